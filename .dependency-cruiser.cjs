@@ -1,0 +1,64 @@
+/**
+ * The dependency rule of house-style §2, enforced in `npm run lint`.
+ * Dependencies point inward to pure code; only composition roots (server/, cli/, plugin/) wire layers together.
+ */
+const layer = (name) => `^src/${name}/`;
+const forbid = (name, from, to, comment) => ({
+  name,
+  severity: "error",
+  comment,
+  from: { path: from },
+  to: { path: to },
+});
+
+module.exports = {
+  forbidden: [
+    forbid("gen-is-generated", layer("gen"), "^src/(?!gen/)", "src/gen only imports itself and @bufbuild"),
+    forbid("util-is-leaf", layer("util"), "^src/(?!util/)", "util/ holds leaf helpers"),
+    forbid(
+      "protocol-inward",
+      layer("protocol"),
+      "^src/(?!(gen|protocol|util)/)",
+      "protocol knows protobuf, not OpenAI",
+    ),
+    forbid(
+      "backend-inward",
+      layer("backend"),
+      "^src/(?!(gen|protocol|backend|util)/)",
+      "backend receives auth by injection",
+    ),
+    forbid("openai-stands-alone", layer("openai"), "^src/(?!(openai|util)/)", "openai knows nothing about Cursor"),
+    forbid("bridge-is-pure", layer("bridge"), "^src/(?!(bridge|openai|backend/types|util)/?)", "bridge: types only"),
+    forbid(
+      "session-inward",
+      layer("session"),
+      "^src/(?!(session|backend|bridge|util)/)",
+      "session uses backend+bridge",
+    ),
+    forbid("auth-inward", layer("auth"), "^src/(?!(auth|util)/)", "auth exposes a TokenSource"),
+    forbid("config-inward", layer("config"), "^src/(?!(config|util)/)", "config is read by roots only"),
+    forbid(
+      "emulator-independent",
+      layer("emulator"),
+      "^src/(?!(gen|emulator|util)/|protocol/envelope)",
+      "the emulator imports the generated schema (and the one envelope codec), never the client side",
+    ),
+    forbid(
+      "config-only-in-roots",
+      "^src/(?!(cli|server|plugin|config)/)",
+      layer("config"),
+      "config is read by roots only",
+    ),
+    forbid("nobody-imports-roots", "^src/(?!(cli|plugin)/)", "^src/(cli|plugin)/", "nothing imports cli or plugin"),
+    forbid("only-cli-imports-server", "^src/(?!(cli|server|plugin)/)", layer("server"), "server is a composition root"),
+    forbid("src-not-tests", "^src/", "^(test|tools|bench)/", "src never imports tests, tools or benchmarks"),
+    { name: "no-circular", severity: "error", from: {}, to: { circular: true } },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "\\.test\\.ts$" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { extensions: [".ts", ".js"] },
+  },
+};

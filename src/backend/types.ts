@@ -1,0 +1,122 @@
+/**
+ * Types shared by the agent client (backend/) and its callers (bridge/, session/, server/).
+ * Plain data only: no I/O, no protobuf.
+ */
+
+/** A JSON value as produced by JSON.parse. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** A tool the caller (OpenAI client, OpenCode…) declares and executes itself. */
+export interface ClientTool {
+  /** Name exactly as the caller declared it; the agent client sanitises it for Cursor and maps it back. */
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  inputSchema: { [key: string]: JsonValue };
+}
+
+/** A tool call the assistant made in an earlier message of the history. */
+export interface HistoryToolCall {
+  id: string;
+  name: string;
+  /** JSON text of the arguments. */
+  arguments: string;
+}
+
+/** One message of the caller's conversation, already normalised from the wire format. */
+export type HistoryMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string }
+  | { role: "assistant"; content: string; toolCalls: HistoryToolCall[] }
+  | { role: "tool"; toolCallId: string; content: string };
+
+/** How the caller wants thinking output; the agent client only needs to know whether to request it. */
+export type ReasoningEffort = "none" | "low" | "medium" | "high";
+
+/** Everything needed to start (or continue) one user turn. */
+export interface TurnRequest {
+  /** Cursor model id as listed by listModels() (aliases such as `auto` already resolved by the caller or not). */
+  model: string;
+  /**
+   * Stable id of the conversation. The agent client keeps the latest checkpoint and blobs under it and continues
+   * from them when `messages` extends what the checkpoint covers; otherwise it rebuilds state from `messages`.
+   */
+  conversationId: string;
+  /** The whole conversation so far, ending with the new user message (or tool results). */
+  messages: HistoryMessage[];
+  /** Tools the caller can run. */
+  tools: ClientTool[];
+}
+
+/** The caller's answer to one `tool-call` event. */
+export interface ToolResult {
+  toolCallId: string;
+  /** Text output of the tool (for errors, the error text). */
+  content: string;
+  isError: boolean;
+}
+
+/** Token counts for a turn so far. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+/** Why a turn segment ended. `tool-calls`: the turn is parked until the caller resumes it with results. */
+export type TurnEndReason = "stop" | "length" | "tool-calls";
+
+/** Events produced by the agent client, named noun-verb; every payload field is required. */
+export type BackendEvent =
+  | { type: "text-delta"; text: string }
+  | { type: "reasoning-delta"; text: string }
+  | { type: "reasoning-end"; durationMs: number }
+  | { type: "tool-call"; toolCallId: string; toolName: string; arguments: string }
+  | { type: "usage"; usage: Usage }
+  | { type: "checkpoint"; conversationId: string }
+  | { type: "turn-end"; reason: TurnEndReason };
+
+/** Model metadata as the agent client reports it. */
+export interface ModelInfo {
+  id: string;
+  displayName: string;
+  aliases: string[];
+  reasoning: boolean;
+  maxMode: boolean;
+}
+
+/** Lifecycle of one Cursor turn as seen by callers. */
+export type AgentTurnStatus = "new" | "streaming" | "parked" | "ended";
+
+/**
+ * One user turn on one upstream `Run` stream. It is consumed in segments: `stream()` yields events until a
+ * `turn-end`; a segment that ends with reason `tool-calls` leaves the upstream stream open (parked) until
+ * `resume()` delivers the results, which yields the next segment on the same stream (no new Run, no replay).
+ * Aborting a segment's signal, or breaking out of its iteration, cancels the turn unless it is parked.
+ */
+export interface AgentTurn {
+  readonly conversationId: string;
+  readonly status: AgentTurnStatus;
+  /** Tool call ids awaiting results while parked; empty otherwise. */
+  readonly pendingToolCallIds: readonly string[];
+  /** The first segment. Call once. */
+  stream(signal?: AbortSignal): AsyncIterable<BackendEvent>;
+  /** Delivers results for every pending tool call and yields the next segment. */
+  resume(results: ToolResult[], signal?: AbortSignal): AsyncIterable<BackendEvent>;
+  /** Cancels (if still open) and releases the stream, timers and heartbeats. Idempotent. */
+  close(reason?: string): Promise<void>;
+}
+
+/** The agent client façade the rest of the bridge depends on. */
+export interface AgentClient {
+  startTurn(request: TurnRequest): AgentTurn;
+  listModels(signal?: AbortSignal): Promise<ModelInfo[]>;
+}
+
+/** Supplies the current Cursor access token; injected into the agent client (backend never imports auth/). */
+export interface TokenSource {
+  /** A valid access token, refreshed if close to expiry. */
+  getAccessToken(signal?: AbortSignal): Promise<string>;
+  /** Called after the upstream said `unauthenticated`: force one refresh; resolves to the new token. */
+  refreshAfterUnauthenticated(rejectedToken: string, signal?: AbortSignal): Promise<string>;
+}
