@@ -1,0 +1,102 @@
+import { describe, expect, it } from "vitest";
+import type { HistoryMessage } from "../backend/types.js";
+import { canonicalJson, EMPTY_HISTORY_FINGERPRINT, fingerprintMessages, fingerprintPrefixes } from "./fingerprint.js";
+
+const history: HistoryMessage[] = [
+  { role: "system", content: "Be brief." },
+  { role: "user", content: "List files" },
+  { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "ls", arguments: '{"path":".","all":true}' }] },
+  { role: "tool", toolCallId: "c1", content: "a.txt\nb.txt" },
+  { role: "assistant", content: "Two files.", toolCalls: [] },
+];
+
+function withMessage(index: number, message: HistoryMessage): HistoryMessage[] {
+  return history.map((existing, i) => (i === index ? message : existing));
+}
+
+describe("fingerprintMessages", () => {
+  const base = fingerprintMessages(history);
+
+  it("is a stable SHA-256 hex digest", () => {
+    expect(base).toMatch(/^[0-9a-f]{64}$/);
+    expect(fingerprintMessages(structuredClone(history))).toBe(base);
+    expect(fingerprintMessages([])).toBe(EMPTY_HISTORY_FINGERPRINT);
+  });
+
+  it("ignores formatting noise: key order and spacing in tool args, surrounding whitespace, CRLF, echoed think tags", () => {
+    const noisy: HistoryMessage[] = [
+      { role: "system", content: "  Be brief.\r\n" },
+      { role: "user", content: "List files \n" },
+      {
+        role: "assistant",
+        content: "\n",
+        toolCalls: [{ id: "c1", name: "ls", arguments: '{ "all": true,\n "path": "." }' }],
+      },
+      { role: "tool", toolCallId: "c1", content: "a.txt\r\nb.txt\n" },
+      { role: "assistant", content: "<think>hmm</think>\n\nTwo files.", toolCalls: [] },
+    ];
+    expect(fingerprintMessages(noisy)).toBe(base);
+  });
+
+  it("changes with every real difference", () => {
+    const variants: HistoryMessage[][] = [
+      withMessage(0, { role: "system", content: "Be verbose." }),
+      withMessage(1, { role: "user", content: "List Files" }),
+      withMessage(1, { role: "system", content: "List files" }),
+      withMessage(2, {
+        role: "assistant",
+        content: "",
+        toolCalls: [{ id: "c2", name: "ls", arguments: '{"path":".","all":true}' }],
+      }),
+      withMessage(2, {
+        role: "assistant",
+        content: "",
+        toolCalls: [{ id: "c1", name: "dir", arguments: '{"path":".","all":true}' }],
+      }),
+      withMessage(2, {
+        role: "assistant",
+        content: "",
+        toolCalls: [{ id: "c1", name: "ls", arguments: '{"path":"/","all":true}' }],
+      }),
+      withMessage(3, { role: "tool", toolCallId: "c1", content: "a.txt" }),
+      withMessage(4, { role: "assistant", content: "Three files.", toolCalls: [] }),
+      history.slice(0, 4),
+      [...history, { role: "user", content: "thanks" }],
+      [history[1]!, history[0]!, ...history.slice(2)],
+    ];
+    const fingerprints = variants.map(fingerprintMessages);
+    for (const fingerprint of fingerprints) expect(fingerprint).not.toBe(base);
+    expect(new Set(fingerprints).size).toBe(variants.length);
+  });
+
+  it("does not confuse content boundaries between fields", () => {
+    const a: HistoryMessage[] = [{ role: "user", content: 'a","b' }];
+    const b: HistoryMessage[] = [
+      { role: "user", content: "a" },
+      { role: "user", content: "b" },
+    ];
+    expect(fingerprintMessages(a)).not.toBe(fingerprintMessages(b));
+  });
+});
+
+describe("fingerprintPrefixes", () => {
+  it("gives the fingerprint of every prefix, so a stored reply is found from the next request", () => {
+    const prefixes = fingerprintPrefixes(history);
+    expect(prefixes).toHaveLength(history.length);
+    prefixes.forEach((fingerprint, index) => {
+      expect(fingerprint).toBe(fingerprintMessages(history.slice(0, index + 1)));
+    });
+    const nextRequest = [...history, { role: "user" as const, content: "And hidden ones?" }];
+    expect(fingerprintPrefixes(nextRequest)[history.length - 1]).toBe(fingerprintMessages(history));
+  });
+});
+
+describe("canonicalJson", () => {
+  it("sorts keys recursively and strips whitespace, keeping arrays in order", () => {
+    expect(canonicalJson('{"b": [ {"y":1,"x":2} ], "a": "é"}')).toBe('{"a":"é","b":[{"x":2,"y":1}]}');
+  });
+
+  it("falls back to trimmed text for invalid JSON", () => {
+    expect(canonicalJson("  {not json ")).toBe("{not json");
+  });
+});

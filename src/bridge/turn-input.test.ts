@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { parseChatCompletionRequest } from "../openai/parse-request.js";
+import { toTurnInput } from "./turn-input.js";
+
+const tool = (name: string) => ({
+  type: "function",
+  function: {
+    name,
+    description: `${name} tool`,
+    parameters: { type: "object", properties: { a: { type: "string" } } },
+  },
+});
+
+function input(body: Record<string, unknown>) {
+  return toTurnInput(parseChatCompletionRequest({ model: "m", ...body }).request);
+}
+
+describe("toTurnInput", () => {
+  it("normalises every message kind into HistoryMessage", () => {
+    const result = input({
+      messages: [
+        { role: "system", content: "s" },
+        {
+          role: "developer",
+          content: [
+            { type: "text", text: "d1" },
+            { type: "text", text: "d2" },
+          ],
+        },
+        { role: "user", content: "u" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c1", type: "function", function: { name: "t", arguments: "{}" } }],
+        },
+        { role: "tool", tool_call_id: "c1", content: [{ type: "text", text: "r" }] },
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: "a" },
+            { type: "refusal", refusal: "no" },
+          ],
+        },
+      ],
+    });
+    expect(result.messages).toEqual([
+      { role: "system", content: "s" },
+      { role: "system", content: "d1\nd2" },
+      { role: "user", content: "u" },
+      { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "t", arguments: "{}" }] },
+      { role: "tool", toolCallId: "c1", content: "r" },
+      { role: "assistant", content: "a\nno", toolCalls: [] },
+    ]);
+    expect(result.warnings).toEqual([]);
+  });
+
+  it("maps tools, defaulting description and schema", () => {
+    const result = input({
+      messages: [{ role: "user", content: "x" }],
+      tools: [tool("a"), { type: "function", function: { name: "b" } }],
+    });
+    expect(result.tools).toEqual([
+      { name: "a", description: "a tool", inputSchema: { type: "object", properties: { a: { type: "string" } } } },
+      { name: "b", description: "", inputSchema: { type: "object", properties: {} } },
+    ]);
+    expect(result.systemHint).toBeUndefined();
+  });
+
+  it("drops tools for tool_choice none, hints for required, narrows and hints for a named tool", () => {
+    const messages = [{ role: "user", content: "x" }];
+    const none = input({ messages, tools: [tool("a")], tool_choice: "none" });
+    expect(none.tools).toEqual([]);
+    expect(none.warnings).toHaveLength(1);
+    const required = input({ messages, tools: [tool("a"), tool("b")], tool_choice: "required" });
+    expect(required.tools.map((t) => t.name)).toEqual(["a", "b"]);
+    expect(required.systemHint).toMatch(/must call/);
+    expect(required.warnings[0]).toMatch(/required/);
+    const named = input({
+      messages,
+      tools: [tool("a"), tool("b")],
+      tool_choice: { type: "function", function: { name: "b" } },
+    });
+    expect(named.tools.map((t) => t.name)).toEqual(["b"]);
+    expect(named.systemHint).toContain("'b'");
+  });
+
+  it("maps reasoning effort, stream flags and unenforceable limits", () => {
+    const messages = [{ role: "user", content: "x" }];
+    expect(input({ messages })).toMatchObject({
+      reasoning: true,
+      reasoningEffort: undefined,
+      stream: false,
+      includeUsage: false,
+    });
+    expect(input({ messages, reasoning_effort: "none" })).toMatchObject({ reasoning: false, reasoningEffort: "none" });
+    expect(input({ messages, reasoning_effort: "minimal" }).reasoningEffort).toBe("low");
+    expect(input({ messages, reasoning_effort: "xhigh" }).reasoningEffort).toBe("high");
+    expect(input({ messages, stream: true, stream_options: { include_usage: true } })).toMatchObject({
+      stream: true,
+      includeUsage: true,
+    });
+    const limited = input({ messages, max_tokens: 5, parallel_tool_calls: false });
+    expect(limited.warnings).toHaveLength(2);
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * zod schemas for the body of `POST /v1/chat/completions`, following the OpenAI Chat Completions reference.
+ * Objects are loose (`z.looseObject`): unknown keys pass through and are reported as ignored by the parser, as
+ * openai-compatible clients (Vercel AI SDK, OpenCode) send extras such as `$schema` in tool schemas.
+ * Only text content is supported; every other content part is rejected with a `custom` issue carrying
+ * `params.kind = "unsupported_content_part"` so the parser can name the exact field.
+ */
+import { z } from "zod";
+
+/** Roles a message may have; anything else is a 400 naming `messages[i].role`. */
+export const MESSAGE_ROLES = ["system", "developer", "user", "assistant", "tool"] as const;
+
+/** Values accepted for `reasoning_effort` (OpenAI's set, including `minimal` and `xhigh`). */
+export const REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
+
+/** A content part of a given set of types; other types fail at `…content[j].type` with a clear message. */
+function contentPart(allowed: readonly string[]) {
+  return z
+    .looseObject({ type: z.string() })
+    .superRefine((part, ctx) => {
+      if (allowed.includes(part.type)) return;
+      ctx.addIssue({
+        code: "custom",
+        path: ["type"],
+        message: `Unsupported content part type '${part.type}': only ${allowed.join(" and ")} parts are supported.`,
+        params: { kind: "unsupported_content_part" },
+      });
+    })
+    .pipe(
+      z.union([
+        z.looseObject({ type: z.literal("text"), text: z.string() }),
+        z.looseObject({ type: z.literal("refusal"), refusal: z.string() }),
+      ]),
+    );
+}
+
+/** Message content: a string or an array of text parts (system, developer, user, tool). */
+const textContent = z.union([z.string(), z.array(contentPart(["text"]))]);
+
+/** Assistant content may also hold refusal parts; `null` is allowed when `tool_calls` carry the reply. */
+const assistantContent = z.union([z.string(), z.array(contentPart(["text", "refusal"]))]).nullish();
+
+const messageToolCall = z.looseObject({
+  id: z.string(),
+  type: z.literal("function").optional(),
+  function: z.looseObject({ name: z.string(), arguments: z.string() }),
+});
+
+const systemMessage = z.looseObject({ role: z.literal("system"), content: textContent, name: z.string().optional() });
+const developerMessage = z.looseObject({
+  role: z.literal("developer"),
+  content: textContent,
+  name: z.string().optional(),
+});
+const userMessage = z.looseObject({ role: z.literal("user"), content: textContent, name: z.string().optional() });
+const assistantMessage = z.looseObject({
+  role: z.literal("assistant"),
+  content: assistantContent,
+  tool_calls: z.array(messageToolCall).nullish(),
+  name: z.string().optional(),
+});
+const toolMessage = z.looseObject({ role: z.literal("tool"), tool_call_id: z.string(), content: textContent });
+
+/** One message of `messages`, discriminated on `role`. */
+export const chatMessageSchema = z.discriminatedUnion("role", [
+  systemMessage,
+  developerMessage,
+  userMessage,
+  assistantMessage,
+  toolMessage,
+]);
+
+/** A function tool declaration; `parameters` is any JSON Schema object (kept verbatim, `$schema` included). */
+export const chatToolSchema = z.looseObject({
+  type: z.literal("function"),
+  function: z.looseObject({
+    name: z.string().min(1),
+    description: z.string().nullish(),
+    parameters: z.record(z.string(), z.json()).nullish(),
+    strict: z.boolean().nullish(),
+  }),
+});
+
+/** `tool_choice`: a mode string or a named function. */
+export const toolChoiceSchema = z.union([
+  z.enum(["auto", "none", "required"]),
+  z.looseObject({ type: z.literal("function"), function: z.looseObject({ name: z.string() }) }),
+]);
+
+const positiveInt = z.number().int().positive().nullish();
+
+/** Request fields the bridge reads; every other top-level key is accepted and reported as ignored. */
+export const chatCompletionRequestSchema = z.looseObject({
+  model: z.string().min(1),
+  messages: z.array(chatMessageSchema).min(1),
+  stream: z.boolean().nullish(),
+  stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
+  tools: z.array(chatToolSchema).nullish(),
+  tool_choice: toolChoiceSchema.nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+  n: z.number().int().min(1).nullish(),
+  max_tokens: positiveInt,
+  max_completion_tokens: positiveInt,
+  reasoning_effort: z.enum(REASONING_EFFORTS).nullish(),
+  user: z.string().nullish(),
+  metadata: z.record(z.string(), z.string()).nullish(),
+});
+
+/** A validated chat completion request (OpenAI field names, loose: extra keys are kept but unused). */
+export type ChatCompletionRequest = z.output<typeof chatCompletionRequestSchema>;
+
+/** One validated message. */
+export type ChatMessage = z.output<typeof chatMessageSchema>;
+
+/** One validated tool declaration. */
+export type ChatTool = z.output<typeof chatToolSchema>;
+
+/** A validated `tool_choice`. */
+export type ToolChoice = z.output<typeof toolChoiceSchema>;
+
+/** Top-level keys the bridge acts on; all others are "ignored params". */
+export const HANDLED_REQUEST_KEYS: ReadonlySet<string> = new Set(Object.keys(chatCompletionRequestSchema.shape));

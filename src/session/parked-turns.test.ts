@@ -1,0 +1,96 @@
+import { describe, expect, it } from "vitest";
+import type { AgentTurn, AgentTurnStatus, BackendEvent } from "../backend/types.js";
+import { createConversationIndex } from "./conversation-index.js";
+import { createParkedTurnRegistry } from "./parked-turns.js";
+
+function fakeTurn(ids: string[], status: AgentTurnStatus = "parked") {
+  const closed: string[] = [];
+  const turn: AgentTurn & { status: AgentTurnStatus } = {
+    conversationId: "c1",
+    status,
+    pendingToolCallIds: ids,
+    stream: () => (async function* (): AsyncGenerator<BackendEvent> {})(),
+    resume: () => (async function* (): AsyncGenerator<BackendEvent> {})(),
+    close: async (reason?: string) => {
+      closed.push(reason ?? "");
+      turn.status = "ended";
+    },
+  };
+  return { turn, closed };
+}
+
+function manualTimers() {
+  const pending: Array<{ fn: () => void; cleared: boolean }> = [];
+  return {
+    setTimer: (fn: () => void) => {
+      const handle = { fn, cleared: false };
+      pending.push(handle);
+      return handle;
+    },
+    clearTimer: (handle: unknown) => {
+      (handle as { cleared: boolean }).cleared = true;
+    },
+    fire: () => {
+      for (const h of pending) if (!h.cleared) h.fn();
+    },
+  };
+}
+
+describe("parked turn registry", () => {
+  it("hands a parked turn to exactly one request whose tool results answer every pending id", () => {
+    const registry = createParkedTurnRegistry();
+    const { turn } = fakeTurn(["call_1", "call_2"]);
+    registry.park({ turn, conversationId: "c1", model: "m" });
+    expect(registry.size()).toBe(1);
+    expect(registry.take(["call_2", "call_1"])?.turn).toBe(turn);
+    expect(registry.take(["call_2", "call_1"])).toBeUndefined();
+    expect(registry.size()).toBe(0);
+  });
+
+  it("refuses a partial or unknown set of ids", () => {
+    const registry = createParkedTurnRegistry();
+    const { turn } = fakeTurn(["call_1", "call_2"]);
+    registry.park({ turn, conversationId: "c1", model: "m" });
+    expect(registry.take(["call_1"])).toBeUndefined();
+    expect(registry.take(["call_9"])).toBeUndefined();
+    expect(registry.take([])).toBeUndefined();
+    expect(registry.size()).toBe(1);
+  });
+
+  it("drops a turn that is no longer parked", () => {
+    const registry = createParkedTurnRegistry();
+    const { turn } = fakeTurn(["call_1"], "ended");
+    registry.park({ turn, conversationId: "c1", model: "m" });
+    expect(registry.take(["call_1"])).toBeUndefined();
+    expect(registry.size()).toBe(0);
+  });
+
+  it("closes parked turns after the TTL and on closeAll", async () => {
+    const timers = manualTimers();
+    const registry = createParkedTurnRegistry({ ttlMs: 1000, setTimer: timers.setTimer, clearTimer: timers.clearTimer });
+    const a = fakeTurn(["a"]);
+    registry.park({ turn: a.turn, conversationId: "c1", model: "m" });
+    timers.fire();
+    expect(a.closed).toEqual(["parked turn expired"]);
+    expect(registry.take(["a"])).toBeUndefined();
+    const b = fakeTurn(["b"]);
+    registry.park({ turn: b.turn, conversationId: "c2", model: "m" });
+    await registry.closeAll();
+    expect(b.closed).toEqual(["server shutting down"]);
+    expect(registry.size()).toBe(0);
+  });
+});
+
+describe("conversation index", () => {
+  it("remembers fingerprints and evicts the least recently used", () => {
+    const index = createConversationIndex({ maxEntries: 2 });
+    index.remember("f1", "c1");
+    index.remember("f2", "c2");
+    expect(index.lookup("f1")).toBe("c1");
+    index.remember("f3", "c3");
+    expect(index.lookup("f2")).toBeUndefined();
+    expect(index.lookup("f1")).toBe("c1");
+    expect(index.lookup("f3")).toBe("c3");
+    expect(index.size()).toBe(2);
+  });
+});

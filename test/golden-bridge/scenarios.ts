@@ -1,0 +1,84 @@
+/**
+ * Golden scenarios for the bridge: test/fixtures/<name>.events.jsonl (one BackendEvent per line) is translated by
+ * toChatCompletionChunks + toSseStream into the exact client bytes, compared with test/fixtures/<name>.sse.
+ * A line `{"$throw":{"code","message"}}` makes the fake backend throw that ProxyError at that point.
+ */
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { BackendEvent } from "../../src/backend/types.js";
+import { type ChunkStreamOptions, toChatCompletionChunks } from "../../src/bridge/chunk-stream.js";
+import { toSseStream } from "../../src/openai/sse.js";
+import { ProxyError, type ProxyErrorCode } from "../../src/util/errors.js";
+
+export const FIXTURES_DIR = fileURLToPath(new URL("../fixtures/", import.meta.url));
+
+/** One golden scenario: the options it runs with, and for client-abort how many frames the client reads. */
+export interface Scenario {
+  name: string;
+  options: Partial<ChunkStreamOptions>;
+  abortAfterFrames?: number;
+}
+
+export const SCENARIOS: Scenario[] = [
+  { name: "plain-text", options: {} },
+  { name: "reasoning-content", options: { reasoning: "reasoning_content" } },
+  { name: "reasoning-think-tags", options: { reasoning: "think-tags" } },
+  { name: "reasoning-none", options: { reasoning: "none" } },
+  { name: "tool-call-single", options: {} },
+  { name: "tool-calls-parallel", options: { includeUsage: true } },
+  { name: "tool-call-unicode-split", options: { toolArgumentsChunkSize: 12 } },
+  { name: "usage", options: { includeUsage: true } },
+  { name: "length", options: { includeUsage: true } },
+  { name: "backend-error-mid-stream", options: {} },
+  { name: "client-abort", options: {}, abortAfterFrames: 3 },
+];
+
+type FixtureLine = BackendEvent | { $throw: { code: ProxyErrorCode; message: string } };
+
+/** Deterministic id generator and clock, injected the way the server injects its providers. */
+export function fixedOptions(overrides: Partial<ChunkStreamOptions>): ChunkStreamOptions {
+  let counter = 0;
+  const nextId = () => `chatcmpl-golden${++counter}`;
+  const clock = () => 1_767_225_600_000;
+  return {
+    id: nextId(),
+    created: Math.floor(clock() / 1000),
+    model: "cursor-test",
+    reasoning: "reasoning_content",
+    includeUsage: false,
+    ...overrides,
+  };
+}
+
+/** A fake backend segment replaying a fixture; `released` turns true when its `finally` runs. */
+export function replay(name: string): { events: AsyncIterable<BackendEvent>; released: () => boolean } {
+  const lines = readFileSync(`${FIXTURES_DIR}${name}.events.jsonl`, "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as FixtureLine);
+  let released = false;
+  async function* events(): AsyncIterable<BackendEvent> {
+    try {
+      for (const line of lines) {
+        if ("$throw" in line) throw new ProxyError(line.$throw.code, line.$throw.message);
+        yield line;
+      }
+    } finally {
+      released = true;
+    }
+  }
+  return { events: events(), released: () => released };
+}
+
+/** Runs a scenario to the bytes the client receives, and reports whether the backend was released. */
+export async function runScenario(scenario: Scenario): Promise<{ sse: string; released: boolean }> {
+  const { events, released } = replay(scenario.name);
+  let sse = "";
+  let frames = 0;
+  for await (const frame of toSseStream(toChatCompletionChunks(events, fixedOptions(scenario.options)))) {
+    sse += frame;
+    frames += 1;
+    if (scenario.abortAfterFrames !== undefined && frames >= scenario.abortAfterFrames) break;
+  }
+  return { sse, released: released() };
+}
