@@ -1,0 +1,52 @@
+/**
+ * One log line per request (issue 5): method, path, model, status, time to first byte, time to first token, total
+ * time, tokens, and how the Cursor turn was reached (new / continued / resumed) and whether it was left parked.
+ */
+import type { MiddlewareHandler } from "hono";
+import { ProxyError } from "../util/errors.js";
+import type { Logger } from "../util/logger.js";
+
+/** Facts gathered while a request is handled. */
+export interface RequestLog {
+  requestId: string;
+  startedAt: number;
+  model?: string;
+  route?: "new" | "continued" | "resumed";
+  parked?: boolean;
+  firstTokenAt?: number;
+  tokens?: number;
+  streamError?: unknown;
+  /** Set by streaming handlers: settles when the body has been fully written or abandoned. */
+  streaming?: Promise<void>;
+}
+
+/** Hono variables set by the app's middleware. */
+export type AppEnv = { Variables: { log: RequestLog } };
+
+/** Creates the access-log middleware; it also sets `x-request-id` on every response. */
+export function accessLog(logger: Logger, now: () => number, newId: () => string): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const log: RequestLog = { requestId: c.req.header("x-request-id")?.slice(0, 100) ?? newId(), startedAt: now() };
+    c.set("log", log);
+    await next();
+    c.header("x-request-id", log.requestId);
+    const headersAt = now();
+    const write = () => {
+      const end = now();
+      const error = log.streamError === undefined ? undefined : ProxyError.from(log.streamError);
+      logger.info(`${c.req.method} ${c.req.path} ${c.res.status}`, {
+        request_id: log.requestId,
+        model: log.model,
+        ttfb_ms: headersAt - log.startedAt,
+        ttft_ms: log.firstTokenAt === undefined ? undefined : log.firstTokenAt - log.startedAt,
+        total_ms: end - log.startedAt,
+        tokens: log.tokens,
+        turn: log.route,
+        parked: log.parked,
+        stream_error: error?.code,
+      });
+    };
+    if (log.streaming) void log.streaming.finally(write);
+    else write();
+  };
+}

@@ -1,0 +1,34 @@
+import type { AgentClient } from "../backend/types.js";
+import type { ReasoningOutput } from "../bridge/chunk-stream.js";
+import type { ConversationIndex } from "../session/conversation-index.js";
+import type { ParkedTurnRegistry } from "../session/parked-turns.js";
+import type { Logger } from "../util/logger.js";
+
+/** Which upstream answers: the real Cursor service or the embedded emulator. */
+export type UpstreamKind = "cursor" | "emulator";
+
+/** Plain options of the HTTP app (already validated by config/). */
+export interface AppOptions {
+  /** Local API key clients must present; undefined = no check (loopback only). */
+  apiKey: string | undefined;
+  /** Allowed CORS origins; empty = no CORS headers at all. */
+  corsOrigins: readonly string[];
+  /** Largest accepted request body. */
+  maxBodyBytes: number;
+  reasoningOutput: ReasoningOutput;
+  upstream: UpstreamKind;
+  /** Whether Cursor credentials are present (reported by /health). */
+  loggedIn: boolean;
+  version: string;
+}
+
+/** Everything the app needs, injected by the composition root (cli/serve) or by tests. */
+export interface AppDeps {
+  agentClient: AgentClient;
+  parked: ParkedTurnRegistry;
+  conversations: ConversationIndex;
+  logger: Logger;
+  options: AppOptions;
+  now: () => number;
+  newId: () => string;
+}
