@@ -1,0 +1,244 @@
+/**
+ * TokenSource implementations. The refreshing source reads the credential store, refreshes on the request path when
+ * the JWT `exp` is within the skew (official CLI: 300 s, cursor-protocol.md §3.3) and refreshes through the exchange
+ * endpoint (§3.2 variant A) with the refresh token, or the API key for API-key logins. Refreshes are single-flight
+ * and there are no timers: nothing runs unless a caller asks for a token.
+ */
+import type { TokenSource } from "../backend/types.js";
+import { ProxyError } from "../util/errors.js";
+import { jwtExpiresAtMs, readJwtClaims, userIdFromSubject } from "../util/jwt.js";
+import { type Logger, silentLogger } from "../util/logger.js";
+import type { CredentialStore, CredentialsInput, StoredCredentials } from "./credential-store.js";
+import { createExchange, type ExchangeFunction } from "./exchange.js";
+import type { FetchLike } from "./http.js";
+
+/** Cursor's API base URL, where `/auth/*` lives (§1.1). */
+export const DEFAULT_CURSOR_API_URL = "https://api2.cursor.sh";
+
+/** Refresh this long before `exp` (official CLI: 300 s, §3.3). */
+export const DEFAULT_REFRESH_SKEW_MS = 5 * 60_000;
+
+/** Options of {@link createRefreshingTokenSource}. */
+export interface RefreshingTokenSourceOptions {
+  store: CredentialStore;
+  /** Replaces the HTTP exchange entirely (tests). @default exchangeForTokens against apiUrl */
+  exchange?: ExchangeFunction;
+  /** @default "https://api2.cursor.sh" */
+  apiUrl?: string;
+  /** @default global fetch */
+  fetch?: FetchLike;
+  /** @default Date.now */
+  now?: () => number;
+  /** @default 300000 */
+  refreshSkewMs?: number;
+  /** @default silentLogger */
+  logger?: Logger;
+}
+
+/** A TokenSource backed by a credential store. */
+export interface RefreshingTokenSource extends TokenSource {
+  /** The credentials currently in use (after any refresh); for `status`. Never print the tokens. */
+  currentCredentials(signal?: AbortSignal): Promise<StoredCredentials>;
+}
+
+function canceled(reason: unknown): ProxyError {
+  return new ProxyError("canceled", "The request was canceled while waiting for a Cursor token.", { cause: reason });
+}
+
+/** Lets one caller stop waiting without canceling the shared work behind `promise`. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) return Promise.reject(canceled(signal.reason));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(canceled(signal.reason));
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+function notLoggedIn(location: string): ProxyError {
+  return new ProxyError(
+    "unauthenticated",
+    `No Cursor credentials found (looked in ${location}); run \`cursor-bridge login\` first.`,
+    { detail: "not_logged_in" },
+  );
+}
+
+function refreshFailed(error: ProxyError): ProxyError {
+  return new ProxyError(
+    "unauthenticated",
+    `Refreshing the Cursor session failed (${error.code}); run \`cursor-bridge login\` again.`,
+    { cause: error, retryable: error.retryable, detail: "refresh_failed" },
+  );
+}
+
+/** The stored record with rotated tokens; identity claims of the new token win over the old ones. */
+function rotated(before: StoredCredentials, accessToken: string, refreshToken: string): CredentialsInput {
+  const { version: _version, savedAt: _savedAt, ...rest } = before;
+  const claims = readJwtClaims(accessToken);
+  const email = claims?.email ?? before.email;
+  const userId = userIdFromSubject(claims?.sub) ?? before.userId;
+  return {
+    ...rest,
+    accessToken,
+    refreshToken,
+    ...(email === undefined ? {} : { email }),
+    ...(userId === undefined ? {} : { userId }),
+  };
+}
+
+/** The production TokenSource: store-backed, refreshing, single-flight. */
+export function createRefreshingTokenSource(options: RefreshingTokenSourceOptions): RefreshingTokenSource {
+  const { store } = options;
+  const exchange =
+    options.exchange ??
+    createExchange({
+      apiUrl: options.apiUrl ?? DEFAULT_CURSOR_API_URL,
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    });
+  const now = options.now ?? Date.now;
+  const skewMs = options.refreshSkewMs ?? DEFAULT_REFRESH_SKEW_MS;
+  const logger = options.logger ?? silentLogger;
+  let cached: StoredCredentials | undefined;
+  let loading: Promise<StoredCredentials> | undefined;
+  let inFlight: Promise<string> | undefined;
+
+  const expiresSoon = (token: string): boolean => {
+    const expiresAt = jwtExpiresAtMs(token);
+    return expiresAt !== undefined && expiresAt - now() < skewMs;
+  };
+  const isExpired = (token: string): boolean => {
+    const expiresAt = jwtExpiresAtMs(token);
+    return expiresAt !== undefined && expiresAt <= now();
+  };
+
+  function current(): Promise<StoredCredentials> {
+    if (cached !== undefined) return Promise.resolve(cached);
+    loading ??= store
+      .load()
+      .then((loaded) => {
+        if (loaded === undefined) throw notLoggedIn(store.location);
+        cached ??= loaded;
+        return cached;
+      })
+      .finally(() => {
+        loading = undefined;
+      });
+    return loading;
+  }
+
+  async function persist(before: StoredCredentials, accessToken: string, refreshToken: string): Promise<void> {
+    const next = rotated(before, accessToken, refreshToken);
+    cached = { ...next, version: 1, savedAt: new Date(now()).toISOString() };
+    try {
+      cached = await store.save(next);
+    } catch (error) {
+      // The new tokens still work for this process; say so loudly because the next start needs them.
+      logger.warn("could not persist refreshed Cursor tokens", { code: ProxyError.from(error).code });
+    }
+  }
+
+  async function doRefresh(forced: boolean): Promise<string> {
+    const before = await current();
+    // Another process (e.g. a fresh `cursor-bridge login`) may have stored newer tokens than the ones we hold.
+    const onDisk = await store.load().catch(() => undefined);
+    if (onDisk !== undefined && onDisk.accessToken !== before.accessToken && !expiresSoon(onDisk.accessToken)) {
+      cached = onDisk;
+      return onDisk.accessToken;
+    }
+    const credential = before.source === "api-key" && before.apiKey !== undefined ? before.apiKey : before.refreshToken;
+    let pair: { accessToken: string; refreshToken: string };
+    try {
+      pair = await exchange(credential);
+    } catch (error) {
+      const proxyError = ProxyError.from(error);
+      if (!forced && proxyError.code !== "unauthenticated" && !isExpired(before.accessToken)) {
+        // A transient failure while the token is still valid: keep using it, the next call retries.
+        logger.warn("Cursor token refresh failed; using the current token until it expires", { code: proxyError.code });
+        return before.accessToken;
+      }
+      throw refreshFailed(proxyError);
+    }
+    await persist(before, pair.accessToken, pair.refreshToken);
+    logger.info("refreshed Cursor session", { source: before.source });
+    return pair.accessToken;
+  }
+
+  function refresh(forced: boolean): Promise<string> {
+    inFlight ??= doRefresh(forced).finally(() => {
+      inFlight = undefined;
+    });
+    return inFlight;
+  }
+
+  return {
+    async getAccessToken(signal) {
+      const credentials = await untilAborted(current(), signal);
+      if (!expiresSoon(credentials.accessToken)) return credentials.accessToken;
+      return untilAborted(refresh(false), signal);
+    },
+    async refreshAfterUnauthenticated(rejectedToken, signal) {
+      const credentials = await untilAborted(current(), signal);
+      if (credentials.accessToken !== rejectedToken) return credentials.accessToken;
+      if (inFlight !== undefined) {
+        const token = await untilAborted(inFlight, signal);
+        if (token !== rejectedToken) return token;
+      }
+      const latest = await untilAborted(current(), signal);
+      if (latest.accessToken !== rejectedToken) return latest.accessToken;
+      const token = await untilAborted(refresh(true), signal);
+      if (token === rejectedToken) {
+        throw new ProxyError("unauthenticated", "Cursor rejected the session; run `cursor-bridge login` again.", {
+          detail: "refresh_failed",
+        });
+      }
+      return token;
+    },
+    currentCredentials(signal) {
+      return untilAborted(current(), signal);
+    },
+  };
+}
+
+/** Options of {@link createStaticTokenSource}. */
+export interface StaticTokenSourceOptions {
+  /** Where the token came from, for messages. @default "CURSOR_ACCESS_TOKEN" */
+  origin?: string;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+/** A fixed token (e.g. from CURSOR_ACCESS_TOKEN): never refreshed, fails clearly once expired or rejected. */
+export function createStaticTokenSource(token: string, options: StaticTokenSourceOptions = {}): TokenSource {
+  const origin = options.origin ?? "CURSOR_ACCESS_TOKEN";
+  const now = options.now ?? Date.now;
+  return {
+    async getAccessToken() {
+      const expiresAt = jwtExpiresAtMs(token);
+      if (expiresAt !== undefined && expiresAt <= now()) {
+        throw new ProxyError(
+          "unauthenticated",
+          `The access token from ${origin} has expired; set a fresh one or run \`cursor-bridge login\`.`,
+          { detail: "token_expired" },
+        );
+      }
+      return token;
+    },
+    async refreshAfterUnauthenticated() {
+      throw new ProxyError(
+        "unauthenticated",
+        `Cursor rejected the access token from ${origin}, which cannot be refreshed; set a fresh one or run \`cursor-bridge login\`.`,
+        { detail: "refresh_unavailable" },
+      );
+    },
+  };
+}

@@ -1,0 +1,189 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ProxyError } from "../util/errors.js";
+import { loadConfig, loadConfigFromSources, resolveConfigFilePath } from "./load.js";
+import { describeConfig, SETTINGS, settingForFlag } from "./settings.js";
+
+const base = { platform: "linux" as const, homedir: "/home/ana" };
+
+function configError(run: () => unknown): ProxyError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ProxyError);
+    return error as ProxyError;
+  }
+  throw new Error("expected loadConfig to throw");
+}
+
+describe("loadConfig", () => {
+  it("returns documented defaults, deeply frozen", () => {
+    const config = loadConfig({ ...base, env: {} });
+    expect(config).toEqual({
+      host: "127.0.0.1",
+      port: 8765,
+      apiKey: undefined,
+      upstream: "auto",
+      cursorApiUrl: "https://api2.cursor.sh",
+      cursorAgentUrl: "https://api2.cursor.sh",
+      cursorWebsiteUrl: "https://cursor.com",
+      clientVersion: undefined,
+      transport: "auto",
+      reasoningOutput: "reasoning_content",
+      maxBodyBytes: 4 * 1024 * 1024,
+      parkedTurnTtlMs: 15 * 60_000,
+      stallTimeoutMs: 60_000,
+      logLevel: "info",
+      logFormat: "text",
+      corsOrigins: [],
+      dataDir: "/home/ana/.local/share/cursor-bridge",
+      configDir: "/home/ana/.config/cursor-bridge",
+      cursorAccessToken: undefined,
+      cursorApiKey: undefined,
+      emulator: { bootstrapLatencyMs: 0, tokensPerSecond: 0 },
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.emulator)).toBe(true);
+    expect(Object.isFrozen(config.corsOrigins)).toBe(true);
+  });
+
+  it("applies flags > env > file > defaults", () => {
+    const file = {
+      path: "/etc/cb.json",
+      data: { port: 1000, host: "localhost", logLevel: "warn", emulator: { tokensPerSecond: 50 } },
+    };
+    const env = {
+      CURSOR_BRIDGE_PORT: "2000",
+      CURSOR_BRIDGE_HOST: "::1",
+      CURSOR_BRIDGE_EMULATOR_BOOTSTRAP_LATENCY_MS: "7",
+    };
+    const config = loadConfig({ ...base, env, file, flags: { port: "3000" } });
+    expect(config.port).toBe(3000);
+    expect(config.host).toBe("::1");
+    expect(config.logLevel).toBe("warn");
+    expect(config.emulator).toEqual({ bootstrapLatencyMs: 7, tokensPerSecond: 50 });
+    expect(loadConfig({ ...base, env, file }).port).toBe(2000);
+    expect(loadConfig({ ...base, env: {}, file }).port).toBe(1000);
+  });
+
+  it("coerces env strings, lists and derived defaults", () => {
+    const config = loadConfig({
+      ...base,
+      env: {
+        CURSOR_API_URL: "http://127.0.0.1:9000",
+        CURSOR_BRIDGE_CORS_ORIGINS: "http://localhost:3000, https://app.example.com,",
+        CURSOR_BRIDGE_EMULATOR_TOKENS_PER_SECOND: "12.5",
+        CURSOR_BRIDGE_PORT: "",
+        CURSOR_ACCESS_TOKEN: "env-token",
+        XDG_DATA_HOME: "/data",
+      },
+    });
+    expect(config.cursorAgentUrl).toBe("http://127.0.0.1:9000");
+    expect(config.corsOrigins).toEqual(["http://localhost:3000", "https://app.example.com"]);
+    expect(config.emulator.tokensPerSecond).toBe(12.5);
+    expect(config.port).toBe(8765);
+    expect(config.cursorAccessToken).toBe("env-token");
+    expect(config.dataDir).toBe("/data/cursor-bridge");
+  });
+
+  it("names every invalid setting with its source and never echoes values", () => {
+    const error = configError(() =>
+      loadConfig({
+        ...base,
+        env: { CURSOR_BRIDGE_PORT: "eighty", CURSOR_BRIDGE_UPSTREAM: "cloud", CURSOR_API_URL: "ftp://x" },
+        file: { path: "/cfg.json", data: { stallTimeoutMs: -1, prot: 1, apiKey: "file-secret-key" } },
+        flags: { maxBodyBytes: "1.5", bogus: "x" },
+      }),
+    );
+    expect(error.code).toBe("invalid_request");
+    expect(error.detail).toBe("invalid_config");
+    const text = error.message;
+    expect(text).toContain("port (from env CURSOR_BRIDGE_PORT): expected an integer");
+    expect(text).toMatch(/upstream \(from env CURSOR_BRIDGE_UPSTREAM\): Invalid option/);
+    expect(text).toContain("cursorApiUrl (from env CURSOR_API_URL)");
+    expect(text).toContain("stallTimeoutMs (from config file /cfg.json)");
+    expect(text).toContain("prot (from config file /cfg.json): unknown setting");
+    expect(text).toContain("apiKey (from config file /cfg.json): secrets are not allowed");
+    expect(text).toContain("maxBodyBytes (from flag --max-body-bytes): expected an integer");
+    expect(text).toContain("bogus (from flags): unknown setting");
+    expect(text).not.toContain("file-secret-key");
+    expect(text).not.toContain("eighty");
+  });
+
+  it("rejects wildcard CORS and relative directories", () => {
+    const error = configError(() =>
+      loadConfig({ ...base, env: { CURSOR_BRIDGE_CORS_ORIGINS: "*", CURSOR_BRIDGE_DATA_DIR: "data" } }),
+    );
+    expect(error.message).toContain("corsOrigins (from env CURSOR_BRIDGE_CORS_ORIGINS): expected an origin");
+    expect(error.message).toContain("dataDir (from env CURSOR_BRIDGE_DATA_DIR): expected an absolute path");
+  });
+
+  it("rejects a file that is not an object", () => {
+    expect(configError(() => loadConfig({ ...base, env: {}, file: { path: "/c.json", data: [1] } })).message).toContain(
+      "config file /c.json: expected a JSON object",
+    );
+  });
+});
+
+describe("config file discovery", () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), "cb-config-"));
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("finds <configDir>/config.json, optional when absent", async () => {
+    const env = { XDG_CONFIG_HOME: root };
+    expect(resolveConfigFilePath({ ...base, env })).toEqual({
+      path: join(root, "cursor-bridge", "config.json"),
+      required: false,
+    });
+    await expect(loadConfigFromSources({ ...base, env })).resolves.toMatchObject({ port: 8765 });
+    await mkdir(join(root, "cursor-bridge"), { recursive: true });
+    await writeFile(join(root, "cursor-bridge", "config.json"), JSON.stringify({ $schema: "x", port: 4321 }));
+    await expect(loadConfigFromSources({ ...base, env })).resolves.toMatchObject({ port: 4321 });
+  });
+
+  it("requires an explicit --config file and reports bad JSON", async () => {
+    const missing = join(root, "nope.json");
+    await expect(loadConfigFromSources({ ...base, env: {}, flags: { config: missing } })).rejects.toMatchObject({
+      code: "invalid_request",
+      message: expect.stringContaining(missing),
+    });
+    const broken = join(root, "broken.json");
+    await writeFile(broken, "{");
+    await expect(loadConfigFromSources({ ...base, env: { CURSOR_BRIDGE_CONFIG: broken } })).rejects.toMatchObject({
+      message: `The config file ${broken} is not valid JSON.`,
+    });
+  });
+
+  it("uses --config-dir for the default file location", () => {
+    expect(resolveConfigFilePath({ ...base, env: {}, flags: { configDir: "/opt/cb" } }).path).toBe(
+      "/opt/cb/config.json",
+    );
+  });
+});
+
+describe("describeConfig", () => {
+  it("lists every setting with flag, env, default and description", () => {
+    const rows = describeConfig();
+    expect(rows).toHaveLength(SETTINGS.length + 1);
+    expect(rows.find((row) => row.name === "port")).toEqual({
+      name: "port",
+      flag: "--port",
+      env: "CURSOR_BRIDGE_PORT",
+      default: "8765",
+      description: "TCP port (0 = any free port)",
+    });
+    for (const row of rows) {
+      expect(row.description.length).toBeGreaterThan(0);
+      if (row.flag !== undefined) expect(settingForFlag(row.flag)).toBe(row.name);
+    }
+    expect(settingForFlag("--nope")).toBeUndefined();
+    expect(rows.find((row) => row.name === "cursorAccessToken")?.flag).toBeUndefined();
+  });
+});

@@ -1,0 +1,174 @@
+/**
+ * Every cursor-bridge setting in one table: its zod schema, flag, environment variable, default and description.
+ * `loadConfig` resolves values from this table and `describeConfig()` prints it for `serve --help`, so the two can
+ * never disagree.
+ */
+import { z } from "zod";
+import { configDir, dataDir, type PathEnvironment } from "../util/paths.js";
+
+/** Where the upstream Cursor backend comes from. */
+export type UpstreamMode = "auto" | "cursor" | "emulator";
+/** Transport to Cursor's agent API (cursor-protocol.md §4.2 / §4.3). */
+export type TransportMode = "auto" | "http2" | "http1";
+/** How reasoning is exposed to OpenAI clients. */
+export type ReasoningOutputMode = "reasoning_content" | "think-tags" | "none";
+
+/** The resolved, frozen configuration. */
+export interface BridgeConfig {
+  /** Interface the server listens on. A non-loopback host requires `apiKey`. @default "127.0.0.1" */
+  readonly host: string;
+  /** TCP port; 0 picks a free port. @default 8765 */
+  readonly port: number;
+  /** Bearer key clients must send to the bridge. Environment or flag only, never the config file. @default none */
+  readonly apiKey: string | undefined;
+  /** `auto` uses Cursor when logged in and the embedded emulator otherwise. @default "auto" */
+  readonly upstream: UpstreamMode;
+  /** Cursor API base URL, also serving `/auth/*` (§1.1). @default "https://api2.cursor.sh" */
+  readonly cursorApiUrl: string;
+  /** Base URL for `agent.v1.AgentService` RPCs (§1.1). @default the value of cursorApiUrl */
+  readonly cursorAgentUrl: string;
+  /** Website hosting the browser login page (§3.1). @default "https://cursor.com" */
+  readonly cursorWebsiteUrl: string;
+  /** `x-cursor-client-version` to send (§2.1). @default detected from installed cursor-agent versions */
+  readonly clientVersion: string | undefined;
+  /** @default "auto" (HTTP/2, falling back to HTTP/1.1 RunSSE + BidiAppend) */
+  readonly transport: TransportMode;
+  /** @default "reasoning_content" */
+  readonly reasoningOutput: ReasoningOutputMode;
+  /** Largest accepted request body in bytes. @default 4194304 (4 MiB) */
+  readonly maxBodyBytes: number;
+  /** How long a turn parked on pending tool calls is kept. @default 900000 (15 min) */
+  readonly parkedTurnTtlMs: number;
+  /** Abort an upstream stream that makes no progress for this long. @default 60000 */
+  readonly stallTimeoutMs: number;
+  /** @default "info" */
+  readonly logLevel: "debug" | "info" | "warn" | "error" | "silent";
+  /** @default "text" */
+  readonly logFormat: "text" | "json";
+  /** Browser origins allowed by CORS. @default [] (no CORS headers) */
+  readonly corsOrigins: readonly string[];
+  /** Blob store and other data. @default platform data dir (see util/paths.ts) */
+  readonly dataDir: string;
+  /** credentials.json and config.json. @default platform config dir (see util/paths.ts) */
+  readonly configDir: string;
+  /** Cursor access token used as-is, without the credential store. Environment only. @default none */
+  readonly cursorAccessToken: string | undefined;
+  /** Cursor user API key (§3.5) to exchange for tokens. Environment only. @default none */
+  readonly cursorApiKey: string | undefined;
+  /** Options of the embedded Cursor backend emulator. */
+  readonly emulator: {
+    /** Delay before the first event of a turn. @default 0 */
+    readonly bootstrapLatencyMs: number;
+    /** Pace of scripted output; 0 streams as fast as possible. @default 0 */
+    readonly tokensPerSecond: number;
+  };
+}
+
+/** How a string from the environment or argv turns into a typed value. */
+export type SettingKind = "string" | "int" | "number" | "list";
+
+/** One row of the settings table. */
+export interface SettingSpec {
+  /** Dotted path in {@link BridgeConfig}, e.g. `port` or `emulator.tokensPerSecond`. */
+  name: string;
+  flag: string | undefined;
+  env: string | undefined;
+  kind: SettingKind;
+  schema: z.ZodType;
+  /** Secrets are never read from the config file and never echoed. */
+  secret: boolean;
+  /** Default value; computed from the platform paths or already resolved settings when needed. */
+  defaultValue: (context: DefaultContext) => unknown;
+  defaultText: string;
+  description: string;
+}
+
+/** What defaults may depend on. */
+export interface DefaultContext {
+  paths: PathEnvironment;
+  resolved: Readonly<Record<string, unknown>>;
+}
+
+const httpUrl = z.url({ protocol: /^https?$/ });
+const positiveInt = z.number().int().positive();
+const absolutePath = z.string().refine((value) => /^([A-Za-z]:[\\/]|[\\/])/.test(value), "expected an absolute path");
+const origin = z.string().regex(/^https?:\/\/[^/\s]+$/, "expected an origin such as http://localhost:3000");
+
+function spec(
+  name: string,
+  flag: string | undefined,
+  env: string | undefined,
+  kind: SettingKind,
+  schema: z.ZodType,
+  defaultValue: unknown,
+  defaultText: string,
+  description: string,
+  secret = false,
+): SettingSpec {
+  const compute =
+    typeof defaultValue === "function" ? (defaultValue as SettingSpec["defaultValue"]) : () => defaultValue;
+  return { name, flag, env, kind, schema, secret, defaultValue: compute, defaultText, description };
+}
+
+const none = undefined;
+
+/** The settings table, in `--help` order. */
+// biome-ignore format: one row per setting reads as a table
+export const SETTINGS: readonly SettingSpec[] = [
+  spec("host", "--host", "CURSOR_BRIDGE_HOST", "string", z.string().min(1), "127.0.0.1", "127.0.0.1", "Interface to listen on; non-loopback requires an API key"),
+  spec("port", "--port", "CURSOR_BRIDGE_PORT", "int", z.number().int().min(0).max(65535), 8765, "8765", "TCP port (0 = any free port)"),
+  spec("apiKey", "--api-key", "CURSOR_BRIDGE_API_KEY", "string", z.string().min(1).optional(), none, "none", "Bearer key clients must send to the bridge", true),
+  spec("upstream", "--upstream", "CURSOR_BRIDGE_UPSTREAM", "string", z.enum(["auto", "cursor", "emulator"]), "auto", "auto", "auto | cursor | emulator"),
+  spec("cursorApiUrl", "--cursor-api-url", "CURSOR_API_URL", "string", httpUrl, "https://api2.cursor.sh", "https://api2.cursor.sh", "Cursor API base URL (RPCs and /auth)"),
+  spec("cursorAgentUrl", "--cursor-agent-url", "CURSOR_AGENT_URL", "string", httpUrl, (c: DefaultContext) => c.resolved.cursorApiUrl, "cursorApiUrl", "Base URL for agent.v1.AgentService"),
+  spec("cursorWebsiteUrl", "--cursor-website-url", "CURSOR_WEBSITE_URL", "string", httpUrl, "https://cursor.com", "https://cursor.com", "Website with the browser login page"),
+  spec("clientVersion", "--client-version", "CURSOR_CLIENT_VERSION", "string", z.string().min(1).optional(), none, "detected", "x-cursor-client-version to send"),
+  spec("transport", "--transport", "CURSOR_BRIDGE_TRANSPORT", "string", z.enum(["auto", "http2", "http1"]), "auto", "auto", "auto | http2 | http1"),
+  spec("reasoningOutput", "--reasoning-output", "CURSOR_BRIDGE_REASONING_OUTPUT", "string", z.enum(["reasoning_content", "think-tags", "none"]), "reasoning_content", "reasoning_content", "reasoning_content | think-tags | none"),
+  spec("maxBodyBytes", "--max-body-bytes", "CURSOR_BRIDGE_MAX_BODY_BYTES", "int", positiveInt, 4 * 1024 * 1024, "4194304", "Largest accepted request body (bytes)"),
+  spec("parkedTurnTtlMs", "--parked-turn-ttl-ms", "CURSOR_BRIDGE_PARKED_TURN_TTL_MS", "int", positiveInt, 15 * 60_000, "900000", "How long a turn waits for tool results (ms)"),
+  spec("stallTimeoutMs", "--stall-timeout-ms", "CURSOR_BRIDGE_STALL_TIMEOUT_MS", "int", positiveInt, 60_000, "60000", "Abort an upstream stream idle this long (ms)"),
+  spec("logLevel", "--log-level", "CURSOR_BRIDGE_LOG_LEVEL", "string", z.enum(["debug", "info", "warn", "error", "silent"]), "info", "info", "debug | info | warn | error | silent"),
+  spec("logFormat", "--log-format", "CURSOR_BRIDGE_LOG_FORMAT", "string", z.enum(["text", "json"]), "text", "text", "text | json"),
+  spec("corsOrigins", "--cors-origins", "CURSOR_BRIDGE_CORS_ORIGINS", "list", z.array(origin), [], "none", "Comma-separated browser origins allowed by CORS"),
+  spec("dataDir", "--data-dir", "CURSOR_BRIDGE_DATA_DIR", "string", absolutePath, (c: DefaultContext) => dataDir(c.paths), "platform data dir", "Blob store and other data"),
+  spec("configDir", "--config-dir", "CURSOR_BRIDGE_CONFIG_DIR", "string", absolutePath, (c: DefaultContext) => configDir(c.paths), "platform config dir", "credentials.json and config.json"),
+  spec("cursorAccessToken", none, "CURSOR_ACCESS_TOKEN", "string", z.string().min(1).optional(), none, "none", "Use this Cursor access token as-is (no refresh)", true),
+  spec("cursorApiKey", none, "CURSOR_API_KEY", "string", z.string().min(1).optional(), none, "none", "Cursor user API key to exchange for tokens", true),
+  spec("emulator.bootstrapLatencyMs", "--emulator-bootstrap-latency-ms", "CURSOR_BRIDGE_EMULATOR_BOOTSTRAP_LATENCY_MS", "int", z.number().int().min(0), 0, "0", "Emulator: delay before the first event (ms)"),
+  spec("emulator.tokensPerSecond", "--emulator-tokens-per-second", "CURSOR_BRIDGE_EMULATOR_TOKENS_PER_SECOND", "number", z.number().min(0), 0, "0 (unpaced)", "Emulator: output pace"),
+];
+
+/** Pseudo-setting naming the config file itself. */
+export const CONFIG_FILE_SETTING = {
+  name: "config",
+  flag: "--config",
+  env: "CURSOR_BRIDGE_CONFIG",
+  defaultText: "<configDir>/config.json",
+  description: "JSON config file (settings by name; secrets not allowed)",
+} as const;
+
+/** One line of `serve --help`. */
+export interface ConfigDescription {
+  name: string;
+  flag: string | undefined;
+  env: string | undefined;
+  default: string;
+  description: string;
+}
+
+/** The settings table for help output. */
+export function describeConfig(): ConfigDescription[] {
+  const rows: ConfigDescription[] = [{ ...CONFIG_FILE_SETTING, default: CONFIG_FILE_SETTING.defaultText }];
+  for (const setting of SETTINGS) {
+    const { name, flag, env, defaultText, description } = setting;
+    rows.push({ name, flag, env, default: defaultText, description });
+  }
+  return rows;
+}
+
+/** The setting a command-line flag sets (`--port` → `port`); undefined for unknown flags. */
+export function settingForFlag(flag: string): string | undefined {
+  if (flag === CONFIG_FILE_SETTING.flag) return CONFIG_FILE_SETTING.name;
+  return SETTINGS.find((setting) => setting.flag === flag)?.name;
+}
