@@ -114,9 +114,4 @@ export interface AgentClient {
 }
 
 /** Supplies the current Cursor access token; injected into the agent client (backend never imports auth/). */
-export interface TokenSource {
-  /** A valid access token, refreshed if close to expiry. */
-  getAccessToken(signal?: AbortSignal): Promise<string>;
-  /** Called after the upstream said `unauthenticated`: force one refresh; resolves to the new token. */
-  refreshAfterUnauthenticated(rejectedToken: string, signal?: AbortSignal): Promise<string>;
-}
+export type { TokenSource } from "../util/token-source.js";

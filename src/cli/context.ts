@@ -1,0 +1,243 @@
+/**
+ * What every command needs, built once from the parsed flags: the resolved configuration (flags > env > file >
+ * defaults, env taken from `io.env`), the credential store, the client version, the credentials to use and a
+ * CursorApi on them. `serve` reuses it through {@link createCliContext}.
+ */
+import { homedir as osHomedir } from "node:os";
+import {
+  type CredentialStatus,
+  type CredentialStore,
+  createFileCredentialStore,
+  createMemoryCredentialStore,
+  createRefreshingTokenSource,
+  createStaticTokenSource,
+  describeCredentials,
+  loginWithApiKey,
+  type RefreshingTokenSource,
+} from "../auth/index.js";
+import { type BridgeConfig, loadConfigFromSources } from "../config/index.js";
+import {
+  type CursorApi,
+  type CursorApiOptions,
+  createCursorApi,
+  type ResolvedClientVersion,
+  resolveClientVersion,
+} from "../protocol/cursor-api.js";
+import { ProxyError } from "../util/errors.js";
+import { jwtExpiresAtMs, readJwtClaims, userIdFromSubject } from "../util/jwt.js";
+import { cursorAgentVersionsDir, type PathEnvironment } from "../util/paths.js";
+import type { TokenSource } from "../util/token-source.js";
+import type { CliFlags } from "./args.js";
+import { type CliIo, createStyle, type Style } from "./io.js";
+
+/** Where the credentials in use come from. */
+export type CredentialOrigin = "store" | "env-access-token" | "env-api-key";
+
+/** Credentials ready for use. `status` is printable (no tokens). */
+export interface ResolvedCredentials {
+  origin: CredentialOrigin;
+  tokenSource: TokenSource;
+  /** For the store: its summary; for env credentials: what the token says (if it could be read). */
+  status: CredentialStatus | undefined;
+}
+
+/** Shared state of one CLI invocation. */
+export interface CliContext {
+  readonly io: CliIo;
+  readonly config: BridgeConfig;
+  readonly json: boolean;
+  readonly style: Style;
+  readonly paths: PathEnvironment;
+  readonly store: CredentialStore;
+  readonly clientVersion: ResolvedClientVersion;
+  now(): number;
+  /** Human progress text: stdout normally, stderr under `--json` so stdout stays one JSON document. */
+  info(text: string): void;
+  /** Prints `value` as JSON on stdout. */
+  printJson(value: unknown): void;
+  /**
+   * CURSOR_ACCESS_TOKEN, else the credential store, else CURSOR_API_KEY; undefined when none is available.
+   * @throws ProxyError when the credential file is corrupt or foreign (the message names the path).
+   */
+  resolveCredentials(): Promise<ResolvedCredentials | undefined>;
+  /** Like {@link resolveCredentials} but throws `unauthenticated` ("run cursor-bridge login") when there are none. */
+  requireCredentials(): Promise<ResolvedCredentials>;
+  /**
+   * A CursorApi on the configured URLs, transport and client version whose unary calls refresh once and retry when
+   * Cursor answers `unauthenticated` (§3.2). `extra` passes a logger or fetch through (serve).
+   */
+  createCursorApi(tokenSource: TokenSource, extra?: Pick<CursorApiOptions, "logger" | "fetch">): CursorApi;
+}
+
+function homedirOf(env: CliIo["env"], platform: NodeJS.Platform): string {
+  const fromEnv = platform === "win32" ? env.USERPROFILE : env.HOME;
+  return fromEnv !== undefined && fromEnv !== "" ? fromEnv : osHomedir();
+}
+
+/** CURSOR_CLIENT_VERSION also feeds config.clientVersion; report it as "env" rather than "config". */
+function clientVersionOf(config: BridgeConfig, paths: PathEnvironment): ResolvedClientVersion {
+  const fromEnv = paths.env.CURSOR_CLIENT_VERSION;
+  const configured = config.clientVersion === fromEnv ? undefined : config.clientVersion;
+  return resolveClientVersion({
+    ...(configured === undefined ? {} : { configured }),
+    env: { CURSOR_CLIENT_VERSION: fromEnv },
+    agentVersionsDir: cursorAgentVersionsDir(paths),
+  });
+}
+
+/** A printable summary of a bare access token (env credentials). */
+function statusOfToken(token: string, location: string, now: number): CredentialStatus {
+  const claims = readJwtClaims(token);
+  const status: CredentialStatus = { location, source: "env", hasApiKey: false, savedAt: "" };
+  if (claims?.email !== undefined) status.email = claims.email;
+  const userId = userIdFromSubject(claims?.sub);
+  if (userId !== undefined) status.userId = userId;
+  const expiresAt = jwtExpiresAtMs(token);
+  if (expiresAt !== undefined) {
+    status.expiresAt = new Date(expiresAt).toISOString();
+    status.expired = expiresAt <= now;
+  }
+  return status;
+}
+
+/** CURSOR_API_KEY without a login: exchanged on first use into memory only, refreshed with the key afterwards. */
+function apiKeyTokenSource(apiKey: string, apiUrl: string): TokenSource {
+  const store = createMemoryCredentialStore();
+  let ready: Promise<RefreshingTokenSource> | undefined;
+  const source = (signal?: AbortSignal): Promise<RefreshingTokenSource> => {
+    ready ??= loginWithApiKey(apiKey, { store, apiUrl, ...(signal === undefined ? {} : { signal }) })
+      .then(() => createRefreshingTokenSource({ store, apiUrl }))
+      .catch((error: unknown) => {
+        ready = undefined;
+        throw error;
+      });
+    return ready;
+  };
+  return {
+    getAccessToken: async (signal) => (await source(signal)).getAccessToken(signal),
+    refreshAfterUnauthenticated: async (rejected, signal) =>
+      (await source(signal)).refreshAfterUnauthenticated(rejected, signal),
+  };
+}
+
+/** Wraps the unary calls with one refresh-and-retry after `unauthenticated` (issue 6, "refresh once on 401"). */
+function withRefreshRetry(api: CursorApi, tokenSource: TokenSource, lastToken: () => string | undefined): CursorApi {
+  const retry = async <T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T> => {
+    try {
+      return await call();
+    } catch (error) {
+      const rejected = lastToken();
+      if (ProxyError.from(error).code !== "unauthenticated" || rejected === undefined) throw error;
+      await tokenSource.refreshAfterUnauthenticated(rejected, signal);
+      return call();
+    }
+  };
+  return {
+    openRun: (first, options) => api.openRun(first, options),
+    getUsableModels: (signal) => retry(() => api.getUsableModels(signal), signal),
+    getDefaultModelForCli: (signal) => retry(() => api.getDefaultModelForCli(signal), signal),
+    nameAgent: (message, signal) => retry(() => api.nameAgent(message, signal), signal),
+    getCurrentPeriodUsage: (signal) => retry(() => api.getCurrentPeriodUsage(signal), signal),
+    close: () => api.close(),
+  };
+}
+
+/** Options for tests and embedders. */
+export interface CliContextOverrides {
+  /** @default process.platform */
+  platform?: NodeJS.Platform;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+/**
+ * Loads the configuration and builds the shared pieces of a command.
+ * @throws ProxyError `invalid_request` for an invalid configuration (exit code 2).
+ */
+export async function createCliContext(
+  io: CliIo,
+  flags: CliFlags,
+  overrides: CliContextOverrides = {},
+): Promise<CliContext> {
+  const platform = overrides.platform ?? process.platform;
+  const now = overrides.now ?? Date.now;
+  const paths: PathEnvironment = { env: io.env, platform, homedir: homedirOf(io.env, platform) };
+  const config = await loadConfigFromSources({ env: io.env, flags: flags.config, platform, homedir: paths.homedir });
+  const store = createFileCredentialStore({ configDir: config.configDir, platform });
+  const clientVersion = clientVersionOf(config, paths);
+
+  const resolveCredentials = async (): Promise<ResolvedCredentials | undefined> => {
+    if (config.cursorAccessToken !== undefined) {
+      const tokenSource = createStaticTokenSource(config.cursorAccessToken, { now });
+      const status = statusOfToken(config.cursorAccessToken, "env CURSOR_ACCESS_TOKEN", now());
+      return { origin: "env-access-token", tokenSource, status };
+    }
+    const stored = await store.load();
+    if (stored !== undefined) {
+      const tokenSource = createRefreshingTokenSource({ store, apiUrl: config.cursorApiUrl, now });
+      return { origin: "store", tokenSource, status: describeCredentials(stored, store.location, now()) };
+    }
+    if (config.cursorApiKey !== undefined) {
+      return {
+        origin: "env-api-key",
+        tokenSource: apiKeyTokenSource(config.cursorApiKey, config.cursorApiUrl),
+        status: undefined,
+      };
+    }
+    return undefined;
+  };
+
+  return {
+    io,
+    config,
+    json: flags.json,
+    style: createStyle(io.isTty && !flags.json),
+    paths,
+    store,
+    clientVersion,
+    now,
+    info: (text) => (flags.json ? io.err(text) : io.out(text)),
+    printJson: (value) => io.out(`${JSON.stringify(value, null, 2)}\n`),
+    resolveCredentials,
+    async requireCredentials() {
+      const credentials = await resolveCredentials();
+      if (credentials !== undefined) return credentials;
+      throw new ProxyError(
+        "unauthenticated",
+        `Not logged in (no credentials in ${store.location}). Run \`cursor-bridge login\` first.`,
+        { detail: "not_logged_in" },
+      );
+    },
+    createCursorApi(tokenSource, extra = {}) {
+      let last: string | undefined;
+      const api = createCursorApi({
+        ...extra,
+        agentUrl: config.cursorAgentUrl,
+        apiUrl: config.cursorApiUrl,
+        clientVersion: clientVersion.version,
+        transport: config.transport,
+        getAccessToken: async (signal) => {
+          last = await tokenSource.getAccessToken(signal);
+          return last;
+        },
+      });
+      return withRefreshRetry(api, tokenSource, () => last);
+    },
+  };
+}
+
+/**
+ * Resolves true when the credential file exists but is corrupt or foreign; the user is told so (the message names
+ * the path) and that `consequence` will happen, so the caller may then pass `overwriteInvalid` (never silently).
+ */
+export async function announceInvalidCredentialFile(ctx: CliContext, consequence: string): Promise<boolean> {
+  try {
+    await ctx.store.load();
+    return false;
+  } catch (error) {
+    const proxyError = ProxyError.from(error);
+    if (proxyError.detail !== "invalid_credentials_file") throw error;
+    ctx.io.err(`${ctx.style.yellow("Warning:")} ${proxyError.message}\n${consequence}\n`);
+    return true;
+  }
+}

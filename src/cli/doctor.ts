@@ -1,0 +1,111 @@
+/**
+ * `cursor-bridge doctor`: checks everything a working bridge needs (Node.js, credentials, token, upstream over
+ * HTTP/2 and HTTP/1.1, directories, port) and prints what to fix. Exit code 1 when any check fails.
+ */
+import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
+import { type Command, EXIT } from "./command.js";
+import { type CliContext, createCliContext } from "./context.js";
+import {
+  type CheckResult,
+  type CheckStatus,
+  checkClientVersion,
+  checkCredentials,
+  checkDirectory,
+  checkNodeVersion,
+  checkPort,
+  checkProbe,
+  checkToken,
+} from "./doctor-checks.js";
+import type { CliIo, Style } from "./io.js";
+import { probeHttp1, probeHttp2 } from "./probe.js";
+
+const HELP = `Usage: cursor-bridge doctor [options]
+
+Check the setup and print what to fix: Node.js version, stored credentials (and their file permissions), whether
+Cursor accepts the token, whether the Cursor API answers over HTTP/2 and over HTTP/1.1, the data and config
+directories, the version string sent to Cursor, and whether the server port is free.
+
+Exit codes: 0 nothing failed (warnings allowed), 1 at least one check failed, 2 bad options or config.
+
+Options:
+  --port <n>    Port to check (default: the configured port, 8765)
+  --host <addr> Interface to check the port on (default 127.0.0.1)
+
+${COMMON_OPTIONS_HELP}
+
+Examples:
+  cursor-bridge doctor
+  cursor-bridge doctor --port 9000
+  cursor-bridge doctor --json | jq '.checks[] | select(.status == "fail")'
+`;
+
+const PROBE_TIMEOUT_MS = 5_000;
+
+/** Runs every check; independent ones run in parallel. */
+export async function runChecks(ctx: CliContext): Promise<CheckResult[]> {
+  const url = ctx.config.cursorApiUrl;
+  const [credentialCheck, http2, http1] = await Promise.all([
+    checkCredentials(ctx),
+    probeHttp2(url, PROBE_TIMEOUT_MS),
+    probeHttp1(url, PROBE_TIMEOUT_MS),
+  ]);
+  const [token, dataDir, configDir, port] = await Promise.all([
+    checkToken(ctx, credentialCheck.credentials),
+    checkDirectory(ctx, "data-dir", "Data directory", ctx.config.dataDir),
+    checkDirectory(ctx, "config-dir", "Config directory", ctx.config.configDir),
+    checkPort(ctx.config.host, ctx.config.port),
+  ]);
+  return [
+    checkNodeVersion(),
+    credentialCheck.result,
+    token,
+    checkProbe(ctx, http2, http1),
+    checkProbe(ctx, http1, http2),
+    checkClientVersion(ctx),
+    configDir,
+    dataDir,
+    port,
+  ];
+}
+
+function badge(status: CheckStatus, style: Style): string {
+  if (status === "ok") return style.green("[ ok ]");
+  if (status === "warn") return style.yellow("[warn]");
+  if (status === "fail") return style.red("[fail]");
+  return style.dim("[skip]");
+}
+
+/** The human report. */
+export function formatChecks(checks: readonly CheckResult[], style: Style): string {
+  const width = Math.max(...checks.map((check) => check.title.length));
+  const lines = checks.map((check) => {
+    const line = `${badge(check.status, style)} ${check.title.padEnd(width)}  ${check.detail}\n`;
+    const showFix = check.fix !== undefined && (check.status === "fail" || check.status === "warn");
+    return showFix ? `${line}       ${" ".repeat(width)}  ${style.cyan(`fix: ${check.fix}`)}\n` : line;
+  });
+  const failed = checks.filter((check) => check.status === "fail").length;
+  const warned = checks.filter((check) => check.status === "warn").length;
+  const summary =
+    failed > 0
+      ? style.red(`${failed} check(s) failed${warned > 0 ? `, ${warned} warning(s)` : ""}; see the fixes above.`)
+      : style.green(warned > 0 ? `No failures, ${warned} warning(s).` : "All checks passed.");
+  return `${lines.join("")}\n${summary}\n`;
+}
+
+async function run(argv: string[], io: CliIo): Promise<number> {
+  const { flags } = parseCommandLine("doctor", argv);
+  const ctx = await createCliContext(io, flags);
+  const checks = await runChecks(ctx);
+  const ok = !checks.some((check) => check.status === "fail");
+  if (ctx.json) ctx.printJson({ ok, checks });
+  else io.out(formatChecks(checks, ctx.style));
+  return ok ? EXIT.ok : EXIT.failure;
+}
+
+/** `cursor-bridge doctor`. */
+export const doctorCommand: Command = {
+  name: "doctor",
+  summary: "Check the setup and print what to fix",
+  help: HELP,
+  run,
+};

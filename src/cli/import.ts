@@ -1,0 +1,93 @@
+/**
+ * `cursor-bridge import`: reuses the credentials Cursor's own clients already hold (cursor-protocol.md §3.4): the
+ * cursor-agent CLI's auth.json or macOS keychain items, or the Cursor IDE's state.vscdb. Reports what was found where,
+ * never the tokens themselves (the import report carries none).
+ */
+import { type ImportCandidateReport, type ImportReport, importCredentials } from "../auth/index.js";
+import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
+import { type Command, EXIT } from "./command.js";
+import { announceInvalidCredentialFile, type CliContext, createCliContext } from "./context.js";
+import { expiryText, identityOf, sourceLabel } from "./format.js";
+import { type CliIo, formatFields, formatTable } from "./io.js";
+
+const HELP = `Usage: cursor-bridge import [options]
+
+Copy an existing Cursor session into cursor-bridge instead of logging in again. Looks in:
+  - the Cursor CLI (cursor-agent): auth.json (~/.config/cursor/auth.json on Linux, ~/.cursor/auth.json on macOS,
+    %APPDATA%\\Cursor\\auth.json on Windows) and, on macOS, its keychain items
+  - the Cursor IDE: state.vscdb in its globalStorage folder (cursorAuth/accessToken, cursorAuth/refreshToken)
+The unexpired session with the latest expiry wins. Tokens are never printed.
+
+${COMMON_OPTIONS_HELP}
+
+Examples:
+  cursor-bridge import
+  cursor-bridge import --json
+`;
+
+const ORIGIN_LABEL: Record<ImportCandidateReport["origin"], string> = {
+  "cli-file": "Cursor CLI auth.json",
+  "cli-keychain": "Cursor CLI keychain",
+  "ide-state": "Cursor IDE state.vscdb",
+};
+
+function candidateDetail(candidate: ImportCandidateReport, now: number): string {
+  const parts: string[] = [];
+  if (candidate.keys.length > 0) parts.push(`keys: ${candidate.keys.join(", ")}`);
+  if (candidate.email !== undefined || candidate.userId !== undefined) parts.push(`user: ${identityOf(candidate)}`);
+  if (candidate.expiresAt !== undefined) parts.push(expiryText(candidate, now));
+  if (candidate.problem !== undefined) parts.push(candidate.problem);
+  return parts.join("; ");
+}
+
+function printReport(ctx: CliContext, report: ImportReport): void {
+  const rows = report.candidates.map((candidate) => [
+    candidate.origin === report.chosen ? `${ORIGIN_LABEL[candidate.origin]} *` : ORIGIN_LABEL[candidate.origin],
+    candidate.status,
+    candidate.location,
+  ]);
+  ctx.io.out(formatTable(["SOURCE", "STATUS", "LOCATION"], rows));
+  for (const candidate of report.candidates) {
+    const detail = candidateDetail(candidate, ctx.now());
+    if (detail !== "") ctx.io.out(`  ${ORIGIN_LABEL[candidate.origin]}: ${detail}\n`);
+  }
+  ctx.io.out("\n");
+}
+
+async function run(argv: string[], io: CliIo): Promise<number> {
+  const { flags } = parseCommandLine("import", argv);
+  const ctx = await createCliContext(io, flags);
+  const overwriteInvalid = await announceInvalidCredentialFile(ctx, "Imported credentials will replace that file.");
+  const { report, status } = await importCredentials({
+    paths: ctx.paths,
+    store: ctx.store,
+    overwriteInvalid,
+    now: ctx.now,
+  });
+  if (ctx.json) {
+    ctx.printJson({ imported: status !== undefined, report, ...(status === undefined ? {} : { status }) });
+    return status === undefined ? EXIT.unauthenticated : EXIT.ok;
+  }
+  printReport(ctx, report);
+  if (status === undefined) {
+    io.err("No usable Cursor credentials found. Run `cursor-bridge login` instead.\n");
+    return EXIT.unauthenticated;
+  }
+  io.out(`${ctx.style.green("Imported; logged in as")} ${ctx.style.bold(identityOf(status))}\n`);
+  io.out(
+    formatFields([
+      ["Source", sourceLabel(status.source)],
+      ["Token", expiryText(status, ctx.now())],
+      ["Saved to", `${status.location} (mode 0600)`],
+    ]),
+  );
+  return EXIT.ok;
+}
+
+/** `cursor-bridge import`. */
+export const importCommand: Command = {
+  name: "import",
+  summary: "Reuse the login of the Cursor CLI or IDE",
+  help: HELP,
+  run,
+};

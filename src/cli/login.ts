@@ -1,0 +1,195 @@
+/**
+ * `cursor-bridge login`: the PKCE browser login (cursor-protocol.md §3.1) or, with `--api-key`, an API-key exchange
+ * (§3.5). Prints the approval URL (and opens a browser when one is available), shows a spinner on a terminal or
+ * plain progress lines otherwise, and stores the tokens in the credential file.
+ */
+import { type CredentialStatus, loginWithApiKey, loginWithBrowser, type PollProgress } from "../auth/index.js";
+import { ProxyError } from "../util/errors.js";
+import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
+import { openInBrowser } from "./browser.js";
+import { type Command, EXIT } from "./command.js";
+import { announceInvalidCredentialFile, type CliContext, createCliContext } from "./context.js";
+import { expiryText, identityOf, sourceLabel } from "./format.js";
+import { formatFields } from "./io.js";
+
+const OPTIONS = {
+  "api-key": { type: "boolean" },
+  "no-browser": { type: "boolean" },
+  timeout: { type: "string" },
+} as const;
+
+const HELP = `Usage: cursor-bridge login [options]
+
+Log in to Cursor. By default this prints a cursor.com link (and opens it in your browser when one is available),
+then waits until you approve the login there. The session is stored in <configDir>/credentials.json (mode 0600).
+
+Options:
+  --api-key            Log in with a Cursor user API key instead of the browser: taken from CURSOR_API_KEY,
+                       else prompted for (input hidden) on a terminal, else read from stdin
+  --no-browser         Only print the login URL (e.g. over SSH)
+  --timeout <seconds>  Give up waiting for the browser approval after this long
+                       (default: Cursor's own schedule, 150 checks, about 24 minutes)
+
+${COMMON_OPTIONS_HELP}
+
+Examples:
+  cursor-bridge login
+  cursor-bridge login --no-browser
+  cursor-bridge login --api-key                       # prompts for the key
+  printf %s "$KEY" | cursor-bridge login --api-key    # key on stdin
+  CURSOR_API_KEY=... cursor-bridge login --api-key --json
+`;
+
+const SPINNER = ["|", "/", "-", "\\"];
+
+function parseTimeoutMs(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds <= 0) {
+    throw new ProxyError("invalid_request", "--timeout expects a positive number of seconds.", { param: "timeout" });
+  }
+  return seconds * 1000;
+}
+
+/** Progress while polling: a spinner on a terminal, one plain line per check otherwise. */
+function createProgress(ctx: CliContext): { onProgress: (p: PollProgress) => void; stop: () => void } {
+  const startedAt = ctx.now();
+  const elapsed = () => `${Math.round((ctx.now() - startedAt) / 1000)}s`;
+  if (!ctx.io.isTty || ctx.json) {
+    return {
+      onProgress: (p) => ctx.io.err(`Waiting for approval in the browser (check ${p.attempt + 1}, ${elapsed()})…\n`),
+      stop: () => undefined,
+    };
+  }
+  let frame = 0;
+  const draw = () =>
+    ctx.io.err(`\r${SPINNER[frame++ % SPINNER.length]} Waiting for approval in the browser… ${elapsed()}`);
+  const timer = setInterval(draw, 120);
+  draw();
+  return {
+    onProgress: () => undefined,
+    stop: () => {
+      clearInterval(timer);
+      ctx.io.err("\r\u001b[K");
+    },
+  };
+}
+
+async function browserLogin(
+  ctx: CliContext,
+  values: Readonly<Record<string, string | boolean | undefined>>,
+  overwriteInvalid: boolean,
+): Promise<CredentialStatus> {
+  const timeoutMs = parseTimeoutMs(typeof values.timeout === "string" ? values.timeout : undefined);
+  const timeoutSignal = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
+  const useBrowser = values["no-browser"] !== true && ctx.io.isTty;
+  let progress: ReturnType<typeof createProgress> | undefined;
+  try {
+    return await loginWithBrowser({
+      store: ctx.store,
+      overwriteInvalid,
+      apiUrl: ctx.config.cursorApiUrl,
+      websiteUrl: ctx.config.cursorWebsiteUrl,
+      now: ctx.now,
+      ...(timeoutSignal === undefined ? {} : { signal: timeoutSignal }),
+      onLoginUrl: async (url) => {
+        ctx.info(`Open this link to log in to Cursor:\n\n  ${url}\n\n`);
+        if (useBrowser) {
+          const opened = await openInBrowser(url, { platform: ctx.paths.platform, env: ctx.io.env });
+          ctx.info(opened ? "Opened it in your browser.\n" : "Could not open a browser; open the link yourself.\n");
+        }
+        progress = createProgress(ctx);
+      },
+      onProgress: (p) => progress?.onProgress(p),
+    });
+  } catch (error) {
+    if (timeoutSignal?.aborted === true) {
+      throw new ProxyError(
+        "timeout",
+        `The login was not approved within ${(timeoutMs ?? 0) / 1000} s. Run \`cursor-bridge login\` again.`,
+        { cause: error, retryable: false },
+      );
+    }
+    throw error;
+  } finally {
+    progress?.stop();
+  }
+}
+
+async function readApiKey(ctx: CliContext): Promise<string> {
+  let key: string | undefined;
+  if (ctx.config.cursorApiKey !== undefined) {
+    ctx.info("Using the API key from CURSOR_API_KEY.\n");
+    key = ctx.config.cursorApiKey;
+  } else if (ctx.io.input?.isTty === true) {
+    key = await ctx.io.input.readSecret("Cursor API key (input hidden): ");
+  } else if (ctx.io.input !== undefined) {
+    key = await ctx.io.input.readAll();
+  }
+  key = key?.trim();
+  if (key === undefined || key === "") {
+    throw new ProxyError(
+      "invalid_request",
+      "No API key given. Type it at the prompt, pipe it on stdin, or set CURSOR_API_KEY.",
+      { param: "api-key" },
+    );
+  }
+  return key;
+}
+
+async function apiKeyLogin(ctx: CliContext, overwriteInvalid: boolean): Promise<CredentialStatus> {
+  const key = await readApiKey(ctx);
+  try {
+    return await loginWithApiKey(key, {
+      store: ctx.store,
+      apiUrl: ctx.config.cursorApiUrl,
+      overwriteInvalid,
+      now: ctx.now,
+    });
+  } catch (error) {
+    const proxyError = ProxyError.from(error);
+    if (proxyError.code !== "unauthenticated") throw error;
+    throw new ProxyError(
+      "unauthenticated",
+      "Cursor rejected the API key. Check it at cursor.com/settings and try again.",
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+function printLoggedIn(ctx: CliContext, status: CredentialStatus): void {
+  if (ctx.json) {
+    ctx.printJson({ loggedIn: true, ...status });
+    return;
+  }
+  ctx.io.out(`${ctx.style.green("Logged in as")} ${ctx.style.bold(identityOf(status))}\n`);
+  ctx.io.out(
+    formatFields([
+      ["Source", sourceLabel(status.source)],
+      ["Token", expiryText(status, ctx.now())],
+      ["Saved to", `${status.location} (mode 0600)`],
+    ]),
+  );
+}
+
+async function run(argv: string[], io: Parameters<Command["run"]>[1]): Promise<number> {
+  const { flags, values } = parseCommandLine("login", argv, OPTIONS);
+  const ctx = await createCliContext(io, flags);
+  const overwriteInvalid = await announceInvalidCredentialFile(ctx, "Logging in will replace that file.");
+  const status =
+    values["api-key"] === true
+      ? await apiKeyLogin(ctx, overwriteInvalid)
+      : await browserLogin(ctx, values, overwriteInvalid);
+  printLoggedIn(ctx, status);
+  return EXIT.ok;
+}
+
+/** `cursor-bridge login`. */
+export const loginCommand: Command = {
+  name: "login",
+  summary: "Log in to Cursor (browser, or --api-key)",
+  help: HELP,
+  run,
+};

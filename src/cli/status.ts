@@ -1,0 +1,107 @@
+/**
+ * `cursor-bridge status`: who is logged in, until when, where the credentials come from, whether the upstream
+ * answers, and which client version is sent. Reads the stored credentials without refreshing them.
+ */
+import type { CredentialStatus } from "../auth/index.js";
+import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
+import { type Command, EXIT } from "./command.js";
+import { type CliContext, type CredentialOrigin, createCliContext } from "./context.js";
+import { expiryText, identityOf, sourceLabel } from "./format.js";
+import { type CliIo, formatFields } from "./io.js";
+import { describeProbe, type ProbeResult, probeHttp1, probeHttp2 } from "./probe.js";
+
+const HELP = `Usage: cursor-bridge status [options]
+
+Show who is logged in, when the session token expires, where the credentials come from, whether the Cursor API
+answers (and over which HTTP version), and the client version sent to Cursor.
+
+Exit codes: 0 logged in and reachable, 3 not logged in, 4 upstream not reachable, 2 bad options or config.
+
+${COMMON_OPTIONS_HELP}
+
+Examples:
+  cursor-bridge status
+  cursor-bridge status --json | jq .credentials.expiresAt
+`;
+
+const PROBE_TIMEOUT_MS = 5_000;
+
+/** Probes the way the client would connect: the configured transport, or HTTP/2 then HTTP/1.1 for `auto`. */
+export async function probeConfiguredTransport(ctx: CliContext): Promise<ProbeResult> {
+  const url = ctx.config.cursorApiUrl;
+  if (ctx.config.transport === "http1") return probeHttp1(url, PROBE_TIMEOUT_MS);
+  const http2 = await probeHttp2(url, PROBE_TIMEOUT_MS);
+  if (http2.reachable || ctx.config.transport === "http2") return http2;
+  const http1 = await probeHttp1(url, PROBE_TIMEOUT_MS);
+  return http1.reachable ? http1 : http2;
+}
+
+function originText(origin: CredentialOrigin, status: CredentialStatus | undefined): string {
+  if (origin === "env-access-token") return "environment (CURSOR_ACCESS_TOKEN, not refreshed)";
+  if (origin === "env-api-key") return "environment (CURSOR_API_KEY, exchanged on first use)";
+  return status === undefined ? "credential file" : `${sourceLabel(status.source)}, ${status.location}`;
+}
+
+function printHuman(
+  ctx: CliContext,
+  credentials: { origin: CredentialOrigin; status: CredentialStatus | undefined } | undefined,
+  probe: ProbeResult,
+): void {
+  const { style } = ctx;
+  const fields: [string, string][] = [];
+  if (credentials === undefined) {
+    ctx.io.out(`${style.yellow("Not logged in.")} Run \`cursor-bridge login\` (or \`cursor-bridge import\`).\n`);
+    fields.push(["Credentials", `none at ${ctx.store.location}`]);
+  } else {
+    const who = credentials.status === undefined ? "an API-key user" : identityOf(credentials.status);
+    const id = credentials.status?.email !== undefined && credentials.status.userId !== undefined;
+    ctx.io.out(`Logged in as ${style.bold(who)}${id ? ` (${credentials.status?.userId})` : ""}\n`);
+    fields.push(["Credentials", originText(credentials.origin, credentials.status)]);
+    if (credentials.status !== undefined) {
+      const expiry = expiryText(credentials.status, ctx.now());
+      const refreshable = credentials.origin === "store" && credentials.status.expired === true;
+      fields.push(["Token", refreshable ? `${expiry}; refreshed on next use` : expiry]);
+    }
+  }
+  const reach = describeProbe(probe);
+  fields.push(["Upstream", `${ctx.config.cursorApiUrl} — ${probe.reachable ? style.green(reach) : style.red(reach)}`]);
+  if (ctx.config.cursorAgentUrl !== ctx.config.cursorApiUrl) fields.push(["Agent URL", ctx.config.cursorAgentUrl]);
+  fields.push(["Upstream mode", ctx.config.upstream]);
+  fields.push(["Client version", `${ctx.clientVersion.version} (${ctx.clientVersion.source})`]);
+  ctx.io.out(formatFields(fields));
+}
+
+async function run(argv: string[], io: CliIo): Promise<number> {
+  const { flags } = parseCommandLine("status", argv);
+  const ctx = await createCliContext(io, flags);
+  const resolved = await ctx.resolveCredentials();
+  const credentials = resolved === undefined ? undefined : { origin: resolved.origin, status: resolved.status };
+  const probe = await probeConfiguredTransport(ctx);
+  if (ctx.json) {
+    ctx.printJson({
+      loggedIn: credentials !== undefined,
+      credentials: credentials === undefined ? null : { origin: credentials.origin, ...credentials.status },
+      credentialFile: ctx.store.location,
+      upstream: {
+        url: ctx.config.cursorApiUrl,
+        agentUrl: ctx.config.cursorAgentUrl,
+        mode: ctx.config.upstream,
+        transport: ctx.config.transport,
+        ...probe,
+      },
+      clientVersion: ctx.clientVersion,
+    });
+  } else {
+    printHuman(ctx, credentials, probe);
+  }
+  if (credentials === undefined) return EXIT.unauthenticated;
+  return probe.reachable ? EXIT.ok : EXIT.unavailable;
+}
+
+/** `cursor-bridge status`. */
+export const statusCommand: Command = {
+  name: "status",
+  summary: "Show the login, token expiry, upstream and client version",
+  help: HELP,
+  run,
+};

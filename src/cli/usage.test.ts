@@ -1,0 +1,40 @@
+import { create } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { GetCurrentPeriodUsageResponseSchema } from "../gen/aiserver/v1/dashboard_pb.js";
+import { createStyle } from "./io.js";
+import { cycleBound, dollars, formatUsage, toUsageReport } from "./usage.js";
+
+describe("usage report", () => {
+  it("reads cycle bounds as epoch ms, or seconds when small, and 0 as unknown", () => {
+    expect(cycleBound(1_767_225_600_000n)).toBe("2026-01-01T00:00:00.000Z");
+    expect(cycleBound(1_767_225_600n)).toBe("2026-01-01T00:00:00.000Z");
+    expect(cycleBound(0n)).toBeNull();
+  });
+
+  it("computes the used fraction and renders a bar, spend limits and the server message", () => {
+    const response = create(GetCurrentPeriodUsageResponseSchema, {
+      billingCycleStart: 1_767_225_600_000n,
+      billingCycleEnd: 1_769_904_000_000n,
+      planUsage: { totalSpend: 1500, includedSpend: 1500, remaining: 500, limit: 2000 },
+      spendLimitUsage: { totalSpend: 250, individualLimit: 1000, individualUsed: 250, limitType: "user" },
+      displayMessage: "You have used 75% of your plan.",
+    });
+    const report = toUsageReport(response);
+    expect(report.planUsage?.usedFraction).toBe(0.75);
+    const text = formatUsage(report, createStyle(false));
+    expect(text).toContain("Billing cycle: 2026-01-01 00:00 UTC → 2026-02-01 00:00 UTC");
+    expect(text).toContain(`Plan usage: [${"#".repeat(23)}${"-".repeat(7)}] 75.0%`);
+    expect(text).toMatch(/Used\s+\$15\.00 of \$20\.00/);
+    expect(text).toMatch(/Your limit\s+\$2\.50 of \$10\.00/);
+    expect(text).toContain("You have used 75% of your plan.");
+  });
+
+  it("handles a missing plan and a plan without limit", () => {
+    expect(formatUsage(toUsageReport(create(GetCurrentPeriodUsageResponseSchema, {})), createStyle(false))).toContain(
+      "Plan usage: not reported by Cursor",
+    );
+    const noLimit = toUsageReport(create(GetCurrentPeriodUsageResponseSchema, { planUsage: { totalSpend: 10 } }));
+    expect(noLimit.planUsage?.usedFraction).toBeNull();
+    expect(dollars(1234)).toBe("$12.34");
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * `cursor-bridge usage`: `aiserver.v1.DashboardService/GetCurrentPeriodUsage` (cursor-protocol.md §1.3) as plan usage
+ * with a bar and the billing cycle. Guesses, stated in the output: amounts are cents (§1.3 says "likely cents") and
+ * the cycle bounds are epoch milliseconds (values below 1e11 are taken as seconds).
+ */
+import type { GetCurrentPeriodUsageResponse } from "../gen/aiserver/v1/dashboard_pb.js";
+import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
+import { type Command, EXIT } from "./command.js";
+import { createCliContext } from "./context.js";
+import { progressBar, shortDate } from "./format.js";
+import { type CliIo, formatFields, type Style } from "./io.js";
+
+const HELP = `Usage: cursor-bridge usage [options]
+
+Show this billing cycle's plan usage from Cursor (what the Cursor dashboard shows), with a bar, plus on-demand
+spend limits when your plan has them. Amounts are shown in dollars, assuming Cursor reports cents.
+
+${COMMON_OPTIONS_HELP}
+
+Examples:
+  cursor-bridge usage
+  cursor-bridge usage --json | jq .planUsage.usedFraction
+`;
+
+/** The JSON shape printed by `usage --json`. */
+export interface UsageReport {
+  billingCycle: { start: string | null; end: string | null };
+  planUsage: {
+    totalSpend: number;
+    includedSpend: number;
+    bonusSpend: number;
+    remaining: number;
+    limit: number;
+    remainingBonus: boolean;
+    bonusTooltip: string;
+    /** totalSpend / limit, null when there is no limit. */
+    usedFraction: number | null;
+  } | null;
+  spendLimitUsage: {
+    totalSpend: number;
+    pooledLimit: number;
+    pooledUsed: number;
+    pooledRemaining: number;
+    individualLimit: number;
+    individualUsed: number;
+    individualRemaining: number;
+    limitType: string;
+  } | null;
+  displayThreshold: number;
+  enabled: boolean;
+  displayMessage: string;
+  /** Unit of the amounts (a guess; see cursor-protocol.md §1.3). */
+  unit: "cents";
+}
+
+/** Epoch ms (or s) → ISO; null for 0 (unset). */
+export function cycleBound(value: bigint): string | null {
+  if (value <= 0n) return null;
+  const number = Number(value);
+  return new Date(number < 1e11 ? number * 1000 : number).toISOString();
+}
+
+/** Converts the protobuf answer into the printable report. */
+export function toUsageReport(response: GetCurrentPeriodUsageResponse): UsageReport {
+  const plan = response.planUsage;
+  const spend = response.spendLimitUsage;
+  return {
+    billingCycle: { start: cycleBound(response.billingCycleStart), end: cycleBound(response.billingCycleEnd) },
+    planUsage:
+      plan === undefined
+        ? null
+        : {
+            totalSpend: plan.totalSpend,
+            includedSpend: plan.includedSpend,
+            bonusSpend: plan.bonusSpend,
+            remaining: plan.remaining,
+            limit: plan.limit,
+            remainingBonus: plan.remainingBonus,
+            bonusTooltip: plan.bonusTooltip,
+            usedFraction: plan.limit > 0 ? plan.totalSpend / plan.limit : null,
+          },
+    spendLimitUsage:
+      spend === undefined
+        ? null
+        : {
+            totalSpend: spend.totalSpend,
+            pooledLimit: spend.pooledLimit,
+            pooledUsed: spend.pooledUsed,
+            pooledRemaining: spend.pooledRemaining,
+            individualLimit: spend.individualLimit,
+            individualUsed: spend.individualUsed,
+            individualRemaining: spend.individualRemaining,
+            limitType: spend.limitType,
+          },
+    displayThreshold: response.displayThreshold,
+    enabled: response.enabled,
+    displayMessage: response.displayMessage,
+    unit: "cents",
+  };
+}
+
+/** 1234 → "$12.34". */
+export function dollars(cents: number): string {
+  return `$${(cents / 100).toFixed(2)}`;
+}
+
+function colourFor(style: Style, fraction: number): (text: string) => string {
+  if (fraction >= 0.9) return style.red;
+  if (fraction >= 0.7) return style.yellow;
+  return style.green;
+}
+
+/** The human rendering of a report. */
+export function formatUsage(report: UsageReport, style: Style): string {
+  const lines: string[] = [];
+  const { start, end } = report.billingCycle;
+  lines.push(`Billing cycle: ${start === null ? "?" : shortDate(start)} → ${end === null ? "?" : shortDate(end)}\n`);
+  const plan = report.planUsage;
+  if (plan === null) lines.push("Plan usage: not reported by Cursor\n");
+  else if (plan.usedFraction === null) lines.push(`Plan usage: ${dollars(plan.totalSpend)} (no plan limit reported)\n`);
+  else {
+    const percent = `${(plan.usedFraction * 100).toFixed(1)}%`;
+    const bar = colourFor(style, plan.usedFraction)(progressBar(plan.usedFraction));
+    lines.push(`Plan usage: ${bar} ${percent}\n`);
+    const fields: [string, string][] = [
+      ["Used", `${dollars(plan.totalSpend)} of ${dollars(plan.limit)}`],
+      ["Remaining", dollars(plan.remaining)],
+      ["Included", dollars(plan.includedSpend)],
+    ];
+    if (plan.bonusSpend > 0) fields.push(["Bonus", dollars(plan.bonusSpend)]);
+    lines.push(formatFields(fields));
+  }
+  const spend = report.spendLimitUsage;
+  if (spend !== null && (spend.individualLimit > 0 || spend.pooledLimit > 0)) {
+    const fields: [string, string][] = [["On-demand spend", dollars(spend.totalSpend)]];
+    if (spend.individualLimit > 0) {
+      fields.push(["Your limit", `${dollars(spend.individualUsed)} of ${dollars(spend.individualLimit)}`]);
+    }
+    if (spend.pooledLimit > 0)
+      fields.push(["Team pool", `${dollars(spend.pooledUsed)} of ${dollars(spend.pooledLimit)}`]);
+    lines.push(formatFields(fields));
+  }
+  if (report.displayMessage !== "") lines.push(`${report.displayMessage}\n`);
+  lines.push(style.dim("Amounts assume Cursor reports cents.\n"));
+  return lines.join("");
+}
+
+async function run(argv: string[], io: CliIo): Promise<number> {
+  const { flags } = parseCommandLine("usage", argv);
+  const ctx = await createCliContext(io, flags);
+  const { tokenSource } = await ctx.requireCredentials();
+  const api = ctx.createCursorApi(tokenSource);
+  let report: UsageReport;
+  try {
+    report = toUsageReport(await api.getCurrentPeriodUsage());
+  } finally {
+    api.close();
+  }
+  if (ctx.json) ctx.printJson(report);
+  else io.out(formatUsage(report, ctx.style));
+  return EXIT.ok;
+}
+
+/** `cursor-bridge usage`. */
+export const usageCommand: Command = {
+  name: "usage",
+  summary: "Show this billing cycle's Cursor plan usage",
+  help: HELP,
+  run,
+};
