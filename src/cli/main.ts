@@ -2,18 +2,12 @@
  * `cursor-bridge` entry point: dispatches to sub-commands, prints help and version, maps unexpected failures to a
  * one-line message and exit code (never a stack trace).
  */
-import { readFileSync } from "node:fs";
 import { ProxyError } from "../util/errors.js";
 import { redactText } from "../util/logger.js";
 import { type Command, EXIT } from "./command.js";
 import { COMMANDS } from "./commands.js";
 import { type CliIo, processIo } from "./io.js";
-
-/** The package version, read from package.json. */
-export function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
-  return pkg.version;
-}
+import { packageVersion } from "./version.js";
 
 function topLevelHelp(commands: readonly Command[]): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -5,7 +5,6 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
-import type { Hono } from "hono";
 import { ProxyError } from "../util/errors.js";
 
 /** A listening server. */
@@ -33,7 +32,10 @@ export interface ListenOptions {
 }
 
 /** Starts listening; rejects with a clear error when the port is taken or the bind is unsafe. */
-export async function listen(app: Hono<never> | Hono, options: ListenOptions): Promise<RunningServer> {
+export async function listen(
+  app: { fetch: (request: Request) => Response | Promise<Response> },
+  options: ListenOptions,
+): Promise<RunningServer> {
   if (!isLoopbackAddress(options.host) && options.apiKey === undefined) {
     throw new ProxyError(
       "invalid_request",
@@ -41,7 +43,7 @@ export async function listen(app: Hono<never> | Hono, options: ListenOptions): P
         "Set --api-key (or CURSOR_BRIDGE_API_KEY), or bind 127.0.0.1.",
     );
   }
-  const server = createAdaptorServer({ fetch: app.fetch, hostname: options.host }) as Server;
+  const server = createAdaptorServer({ fetch: (request) => app.fetch(request), hostname: options.host }) as Server;
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       reject(

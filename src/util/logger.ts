@@ -20,7 +20,10 @@ export interface Logger {
   child(fields: LogFields): Logger;
 }
 
-const SECRET_KEY = /(authorization|token|secret|password|api[-_]?key|cookie|verifier|refresh|access)/i;
+// A key is secret when it names a credential: "accessToken", "refresh_token", "x-api-key", "authorization"…
+// but not counters such as "tokens" or "max_tokens".
+const SECRET_KEY =
+  /(authorization|secret|password|passwd|api[-_]?key|cookie|verifier|credential)|(^|[-_a-z])token$|Token$/i;
 const JWT = /eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g;
 const BEARER = /(Bearer\s+)[^\s",']+/gi;
 const CURSOR_KEY = /\b(cur|key|sk)_[A-Za-z0-9_-]{8,}/g;

@@ -1,0 +1,90 @@
+/**
+ * `cursor-bridge emulator`: the Cursor backend emulator on its own, for pointing a Cursor client (or this bridge
+ * with --cursor-api-url) at it.
+ */
+import { parseArgs } from "node:util";
+import { DEFAULT_EMULATOR_PORT, describeEmulatorDirectives, startEmulator } from "../emulator/index.js";
+import { ProxyError } from "../util/errors.js";
+import { createLogger } from "../util/logger.js";
+import { type Command, EXIT } from "./command.js";
+
+const HELP = `Usage: cursor-bridge emulator [options]
+
+Runs the Cursor backend emulator: a strict, scripted stand-in for Cursor's servers (agent.v1.AgentService/Run over
+HTTP/2 cleartext, RunSSE + BidiAppend over HTTP/1.1, models, usage, and the /auth endpoints) on one port.
+
+Options:
+  --port <n>                     Port (default ${DEFAULT_EMULATOR_PORT}; 0 = any free port)
+  --host <addr>                  Interface (default 127.0.0.1; loopback only)
+  --bootstrap-latency-ms <n>     Delay before the first model output of each Run (default 0)
+  --tokens-per-second <n>        Pace of scripted output (default 0 = unpaced)
+  --log-level <level>            debug | info | warn | error (default info)
+
+${describeEmulatorDirectives()}
+Example:
+  cursor-bridge emulator --port 8766
+  CURSOR_API_URL=http://127.0.0.1:8766 CURSOR_WEBSITE_URL=http://127.0.0.1:8766 cursor-bridge login --no-browser
+`;
+
+function intOption(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new ProxyError("invalid_request", `--${name} must be a whole number ≥ 0.`);
+  return n;
+}
+
+/** `cursor-bridge emulator`. */
+export const emulatorCommand: Command = {
+  name: "emulator",
+  summary: "Run the Cursor backend emulator alone (the upstream of every test and benchmark)",
+  help: HELP,
+  async run(argv, io) {
+    let values: Record<string, string | boolean | undefined>;
+    try {
+      ({ values } = parseArgs({
+        args: argv,
+        strict: true,
+        options: {
+          port: { type: "string" },
+          host: { type: "string" },
+          "bootstrap-latency-ms": { type: "string" },
+          "tokens-per-second": { type: "string" },
+          "log-level": { type: "string" },
+        },
+      }));
+    } catch {
+      throw new ProxyError("invalid_request", "Unknown or malformed option. Run `cursor-bridge emulator --help`.");
+    }
+    const host = typeof values.host === "string" ? values.host : "127.0.0.1";
+    if (!/^(127\.\d+\.\d+\.\d+|localhost|::1)$/.test(host)) {
+      throw new ProxyError(
+        "invalid_request",
+        "The emulator only binds loopback addresses (127.0.0.1, ::1, localhost).",
+      );
+    }
+    const level = values["log-level"];
+    const logger = createLogger({
+      level: level === "debug" || level === "warn" || level === "error" ? level : "info",
+      sink: (line) => io.err(`${line}\n`),
+    });
+    const emulator = await startEmulator({
+      host,
+      port: intOption(values.port as string | undefined, "port", DEFAULT_EMULATOR_PORT),
+      bootstrapLatencyMs: intOption(values["bootstrap-latency-ms"] as string | undefined, "bootstrap-latency-ms", 0),
+      tokensPerSecond: intOption(values["tokens-per-second"] as string | undefined, "tokens-per-second", 0),
+      logger,
+    });
+    io.out(`Cursor backend emulator listening on ${emulator.url} (HTTP/2 cleartext and HTTP/1.1)\n`);
+    await new Promise<void>((resolve) => {
+      const stop = () => {
+        process.off("SIGINT", stop);
+        process.off("SIGTERM", stop);
+        resolve();
+      };
+      process.on("SIGINT", stop);
+      process.on("SIGTERM", stop);
+    });
+    await emulator.close();
+    return EXIT.ok;
+  },
+};

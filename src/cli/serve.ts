@@ -1,0 +1,147 @@
+/**
+ * `cursor-bridge serve` (and `npm start`): the OpenAI-compatible server. Without Cursor credentials it serves the
+ * embedded emulator and says so loudly (banner, /health, owned_by).
+ */
+import { randomUUID } from "node:crypto";
+import { assertSafeBinding } from "../config/host.js";
+import { describeConfig } from "../config/index.js";
+import { createApp } from "../server/app.js";
+import { listen, type RunningServer } from "../server/listen.js";
+import { createConversationIndex } from "../session/conversation-index.js";
+import { createParkedTurnRegistry } from "../session/parked-turns.js";
+import { createLogger, type Logger } from "../util/logger.js";
+import { parseCommandLine } from "./args.js";
+import { type Command, EXIT } from "./command.js";
+import { createCliContext } from "./context.js";
+import type { CliIo } from "./io.js";
+import { createUpstream, type Upstream } from "./upstream.js";
+import { packageVersion } from "./version.js";
+
+function settingsHelp(): string {
+  const rows = describeConfig().filter((row) => row.flag !== undefined || row.env !== undefined);
+  const left = rows.map((row) => (row.flag ? `${row.flag} <value>` : `(env only)`));
+  const width = Math.max(...left.map((l) => l.length));
+  return rows
+    .map((row, i) => {
+      const env = row.env ? `  [env ${row.env}]` : "";
+      return `  ${left[i]?.padEnd(width)}  ${row.description} (default: ${row.default})${env}`;
+    })
+    .join("\n");
+}
+
+const HELP = `Usage: cursor-bridge serve [options]
+       npm start -- [options]
+
+Runs the OpenAI-compatible API (POST /v1/chat/completions, GET /v1/models, GET /health).
+Upstream: Cursor when you are logged in (cursor-bridge login), otherwise the built-in Cursor emulator.
+
+Options (flags > environment > config file > defaults):
+${settingsHelp()}
+  --json  Print the startup line as JSON
+
+Examples:
+  cursor-bridge serve
+  cursor-bridge serve --port 9000 --upstream emulator
+  CURSOR_BRIDGE_API_KEY=secret cursor-bridge serve --host 0.0.0.0
+`;
+
+/** A started bridge: HTTP server + upstream. */
+export interface RunningBridge {
+  server: RunningServer;
+  upstream: Upstream;
+  close(): Promise<void>;
+}
+
+function banner(server: RunningServer, upstream: Upstream, apiKey: boolean): string {
+  const base = `${server.url}/v1`;
+  const lines = [`cursor-bridge ${packageVersion()} listening on ${base}`];
+  if (upstream.kind === "emulator") {
+    const bar = "!".repeat(78);
+    lines.push(
+      bar,
+      "!! UPSTREAM: CURSOR EMULATOR — not your Cursor account. Answers are scripted (see README).",
+      "!! Run `cursor-bridge login`, then restart, to use Cursor's real models.",
+      `!! Emulator at ${upstream.agentUrl}`,
+      bar,
+    );
+  } else {
+    lines.push(`Upstream: Cursor at ${upstream.agentUrl}${upstream.account ? ` as ${upstream.account}` : ""}`);
+  }
+  lines.push(apiKey ? "Clients must send the configured API key." : "No API key required (loopback only).");
+  return `${lines.join("\n")}\n`;
+}
+
+/** Starts the server from a command line; used by the `serve` command and by tests. */
+export async function startBridge(
+  io: CliIo,
+  argv: string[],
+): Promise<{ bridge: RunningBridge; json: boolean; logger: Logger }> {
+  const { flags } = parseCommandLine("serve", argv);
+  const ctx = await createCliContext(io, flags);
+  const { config } = ctx;
+  assertSafeBinding(config);
+  const logger = createLogger({
+    level: config.logLevel,
+    format: config.logFormat,
+    sink: (line) => io.err(`${line}\n`),
+  });
+  const upstream = await createUpstream(ctx, logger);
+  const parked = createParkedTurnRegistry({ ttlMs: config.parkedTurnTtlMs });
+  const app = createApp({
+    agentClient: upstream.agentClient,
+    parked,
+    conversations: createConversationIndex(),
+    logger: logger.child({ component: "http" }),
+    options: {
+      apiKey: config.apiKey,
+      corsOrigins: config.corsOrigins,
+      maxBodyBytes: config.maxBodyBytes,
+      reasoningOutput: config.reasoningOutput,
+      upstream: upstream.kind,
+      loggedIn: upstream.loggedIn,
+      version: packageVersion(),
+    },
+    now: Date.now,
+    newId: () => randomUUID().replaceAll("-", ""),
+  });
+  let server: RunningServer;
+  try {
+    server = await listen(app, { host: config.host, port: config.port, apiKey: config.apiKey });
+  } catch (error) {
+    await upstream.close();
+    throw error;
+  }
+  const close = async () => {
+    await server.close();
+    await parked.closeAll();
+    await upstream.close();
+  };
+  if (flags.json) {
+    io.out(`${JSON.stringify({ url: `${server.url}/v1`, upstream: upstream.kind, upstreamUrl: upstream.agentUrl })}\n`);
+  } else {
+    io.out(banner(server, upstream, config.apiKey !== undefined));
+  }
+  return { bridge: { server, upstream, close }, json: flags.json, logger };
+}
+
+/** `cursor-bridge serve`. */
+export const serveCommand: Command = {
+  name: "serve",
+  summary: "Run the OpenAI-compatible server (Cursor upstream, or the emulator until you log in)",
+  help: HELP,
+  async run(argv, io) {
+    const { bridge, logger } = await startBridge(io, argv);
+    await new Promise<void>((resolve) => {
+      const stop = (signal: NodeJS.Signals) => {
+        logger.info(`received ${signal}, shutting down`);
+        process.off("SIGINT", stop);
+        process.off("SIGTERM", stop);
+        resolve();
+      };
+      process.on("SIGINT", stop);
+      process.on("SIGTERM", stop);
+    });
+    await bridge.close();
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,118 @@
+/**
+ * Chooses and builds the upstream the server talks to: the real Cursor service when credentials exist (or
+ * `--upstream cursor`), otherwise the embedded emulator, started in-process on a free loopback port.
+ */
+import { join } from "node:path";
+import { createAgentClient } from "../backend/agent-client.js";
+import type { AgentClient } from "../backend/types.js";
+import { type Emulator, startEmulator } from "../emulator/index.js";
+import { type CursorApi, createCursorApi } from "../protocol/cursor-api.js";
+import type { UpstreamKind } from "../server/deps.js";
+import { ProxyError } from "../util/errors.js";
+import { readJwtClaims } from "../util/jwt.js";
+import type { Logger } from "../util/logger.js";
+import type { TokenSource } from "../util/token-source.js";
+import type { CliContext } from "./context.js";
+
+/** The upstream a server runs against. */
+export interface Upstream {
+  kind: UpstreamKind;
+  /** Cursor credentials are present (whether or not they are used). */
+  loggedIn: boolean;
+  /** Who is logged in, for the banner (email or user id), when known. */
+  account: string | undefined;
+  agentUrl: string;
+  api: CursorApi;
+  agentClient: AgentClient;
+  /** The embedded emulator when kind is "emulator". */
+  emulator: Emulator | undefined;
+  close(): Promise<void>;
+}
+
+/** Tokens for the embedded emulator: issued by it, re-issued before expiry and after a rejection. */
+function emulatorTokenSource(emulator: Emulator, now: () => number): TokenSource {
+  let token = emulator.issueTokens({ email: "emulator@localhost" }).accessToken;
+  const fresh = () => {
+    token = emulator.issueTokens({ email: "emulator@localhost" }).accessToken;
+    return token;
+  };
+  return {
+    getAccessToken: async () => {
+      const exp = readJwtClaims(token)?.exp;
+      return exp !== undefined && exp * 1000 - now() < 5 * 60_000 ? fresh() : token;
+    },
+    refreshAfterUnauthenticated: async () => fresh(),
+  };
+}
+
+/** Builds the upstream chosen by `config.upstream` (auto: Cursor when logged in, else the emulator). */
+export async function createUpstream(ctx: CliContext, logger: Logger): Promise<Upstream> {
+  const { config } = ctx;
+  const credentials = config.upstream === "emulator" ? undefined : await ctx.resolveCredentials();
+  if (config.upstream === "cursor" && credentials === undefined) {
+    throw new ProxyError(
+      "unauthenticated",
+      "--upstream cursor needs Cursor credentials: run `cursor-bridge login` first.",
+    );
+  }
+  const clientOptions = {
+    logger: logger.child({ component: "agent" }),
+    parkedTurnTtlMs: config.parkedTurnTtlMs,
+    stallTimeoutMs: config.stallTimeoutMs,
+  };
+  if (credentials !== undefined) {
+    const api = ctx.createCursorApi(credentials.tokenSource, { logger: logger.child({ component: "cursor" }) });
+    const agentClient = createAgentClient({
+      ...clientOptions,
+      api,
+      tokenSource: credentials.tokenSource,
+      dataDir: config.dataDir,
+    });
+    return {
+      kind: "cursor",
+      loggedIn: true,
+      account: credentials.status?.email ?? credentials.status?.userId,
+      agentUrl: config.cursorAgentUrl,
+      api,
+      agentClient,
+      emulator: undefined,
+      close: async () => api.close(),
+    };
+  }
+  const emulator = await startEmulator({
+    host: "127.0.0.1",
+    port: 0,
+    bootstrapLatencyMs: config.emulator.bootstrapLatencyMs,
+    tokensPerSecond: config.emulator.tokensPerSecond,
+    logger: logger.child({ component: "emulator" }),
+  });
+  const tokenSource = emulatorTokenSource(emulator, ctx.now);
+  const api = createCursorApi({
+    agentUrl: emulator.url,
+    apiUrl: emulator.url,
+    getAccessToken: (signal) => tokenSource.getAccessToken(signal),
+    clientVersion: ctx.clientVersion.version,
+    transport: config.transport,
+    logger: logger.child({ component: "cursor" }),
+  });
+  const agentClient = createAgentClient({
+    ...clientOptions,
+    api,
+    tokenSource,
+    // Emulator conversations are kept apart from real ones.
+    dataDir: join(config.dataDir, "emulator"),
+  });
+  return {
+    kind: "emulator",
+    loggedIn: false,
+    account: undefined,
+    agentUrl: emulator.url,
+    api,
+    agentClient,
+    emulator,
+    close: async () => {
+      api.close();
+      await emulator.close();
+    },
+  };
+}
