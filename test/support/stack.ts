@@ -1,0 +1,108 @@
+/**
+ * A full cursor-bridge stack for integration tests and benchmarks: the emulator on a port-0 loopback listener, the
+ * real protocol client and agent client (in-memory conversation store unless a data dir is given), the Hono app
+ * and a port-0 HTTP listener. Everything closes in close().
+ */
+import { randomUUID } from "node:crypto";
+import { createAgentClient } from "../../src/backend/agent-client.js";
+import { createMemoryConversationStore } from "../../src/backend/conversation-store.js";
+import type { AgentClient } from "../../src/backend/types.js";
+import { type Emulator, type EmulatorOptions, startEmulator } from "../../src/emulator/index.js";
+import { type CursorApi, createCursorApi } from "../../src/protocol/cursor-api.js";
+import { createApp } from "../../src/server/app.js";
+import type { AppOptions } from "../../src/server/deps.js";
+import { listen, type RunningServer } from "../../src/server/listen.js";
+import { createConversationIndex } from "../../src/session/conversation-index.js";
+import { createParkedTurnRegistry, type ParkedTurnRegistry } from "../../src/session/parked-turns.js";
+import { createLogger, type Logger, silentLogger } from "../../src/util/logger.js";
+
+/** Options of {@link startStack}. */
+export interface StackOptions {
+  emulator?: EmulatorOptions;
+  /** Reuse an emulator (e.g. to restart the bridge against the same upstream). */
+  existingEmulator?: Emulator;
+  app?: Partial<AppOptions>;
+  transport?: "auto" | "http2" | "http1";
+  stallTimeoutMs?: number;
+  parkedTurnTtlMs?: number;
+  /** Collect log lines here (redacted, as in production). */
+  logLines?: string[];
+}
+
+/** A running stack. */
+export interface Stack {
+  emulator: Emulator;
+  server: RunningServer;
+  /** `${server.url}/v1` */
+  baseURL: string;
+  api: CursorApi;
+  agentClient: AgentClient;
+  parked: ParkedTurnRegistry;
+  close(): Promise<void>;
+}
+
+/** Starts emulator + bridge. */
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const emulator =
+    options.existingEmulator ?? (await startEmulator({ port: 0, heartbeatIntervalMs: 200, ...options.emulator }));
+  const lines = options.logLines;
+  const logger: Logger = lines ? createLogger({ level: "debug", sink: (l) => lines.push(l) }) : silentLogger;
+  const token = { value: emulator.issueTokens().accessToken };
+  const tokenSource = {
+    getAccessToken: async () => token.value,
+    refreshAfterUnauthenticated: async () => {
+      token.value = emulator.issueTokens().accessToken;
+      return token.value;
+    },
+  };
+  const api = createCursorApi({
+    agentUrl: emulator.url,
+    apiUrl: emulator.url,
+    getAccessToken: () => tokenSource.getAccessToken(),
+    clientVersion: "cli-2026.01.17-d239e66",
+    transport: options.transport ?? "http2",
+    logger,
+  });
+  const agentClient = createAgentClient({
+    api,
+    tokenSource,
+    conversationStore: createMemoryConversationStore(),
+    logger,
+    stallTimeoutMs: options.stallTimeoutMs ?? 15_000,
+    parkedTurnTtlMs: options.parkedTurnTtlMs ?? 60_000,
+  });
+  const parked = createParkedTurnRegistry({ ttlMs: options.parkedTurnTtlMs ?? 60_000 });
+  const app = createApp({
+    agentClient,
+    parked,
+    conversations: createConversationIndex(),
+    logger,
+    options: {
+      apiKey: undefined,
+      corsOrigins: [],
+      maxBodyBytes: 4 * 1024 * 1024,
+      reasoningOutput: "reasoning_content",
+      upstream: "emulator",
+      loggedIn: false,
+      version: "test",
+      ...options.app,
+    },
+    now: Date.now,
+    newId: () => randomUUID().replaceAll("-", ""),
+  });
+  const server = await listen(app, { host: "127.0.0.1", port: 0, apiKey: options.app?.apiKey });
+  return {
+    emulator,
+    server,
+    baseURL: `${server.url}/v1`,
+    api,
+    agentClient,
+    parked,
+    close: async () => {
+      await server.close();
+      await parked.closeAll();
+      api.close();
+      if (!options.existingEmulator) await emulator.close();
+    },
+  };
+}
