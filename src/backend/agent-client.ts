@@ -1,0 +1,111 @@
+/**
+ * The agent client façade (issue 4): `startTurn()` runs turns against Cursor's agent API (or the emulator) and
+ * `listModels()` lists models. Every edge is injected; defaults for the rest are built here, in one place.
+ */
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import type { CursorApi } from "../protocol/cursor-api.js";
+import { ProxyError } from "../util/errors.js";
+import { type Logger, silentLogger } from "../util/logger.js";
+import { CursorAgentTurn, type TurnDependencies } from "./agent-turn.js";
+import type { ConversationStore } from "./conversation-store.js";
+import { createFileConversationStore } from "./file-conversation-store.js";
+import { createModelCatalog, DEFAULT_MODELS_CACHE_TTL_MS } from "./models.js";
+import type { AgentClient, AgentTurn, TokenSource, TurnRequest } from "./types.js";
+import { defaultWorkspaceEnvironment, type WorkspaceEnvironment } from "./workspace-environment.js";
+
+/** Options of {@link createAgentClient}. */
+export interface AgentClientOptions {
+  /** The Cursor API (its getAccessToken should be the tokenSource's). */
+  api: CursorApi;
+  /** Used to refresh once after `unauthenticated`. */
+  tokenSource: TokenSource;
+  /** Where conversations (checkpoint + blobs) live. @default a file store under `dataDir`/conversations */
+  conversationStore?: ConversationStore;
+  /** cursor-bridge's data directory; required unless `conversationStore` is given. */
+  dataDir?: string;
+  /** @default Date.now */
+  now?: () => number;
+  /** Ids for user messages and fallback tool-call ids. @default crypto.randomUUID */
+  newId?: () => string;
+  /** @default silentLogger */
+  logger?: Logger;
+  /** What the server is told about the workspace. @default defaultWorkspaceEnvironment() */
+  environment?: WorkspaceEnvironment;
+  /** `client_heartbeat` interval (§4.2). @default 5000 */
+  heartbeatIntervalMs?: number;
+  /** How long a turn parked on tool calls stays open without results. @default 900000 (15 min) */
+  parkedTurnTtlMs?: number;
+  /** No real progress (heartbeats do not count) for this long while output is awaited → timeout. @default 120000 */
+  stallTimeoutMs?: number;
+  /**
+   * How long to wait for more parallel tool calls before pausing the segment. The server sends the exec requests of
+   * one model response back to back, so a short quiet window catches all of them (FIN batches within 30 ms, §5.4)
+   * while adding almost no latency. @default 40
+   */
+  toolBatchWindowMs?: number;
+  /** Retries of connection loss before any output: exponential backoff from baseDelayMs. @default {attempts:3, baseDelayMs:250} */
+  retry?: { attempts: number; baseDelayMs: number };
+  /** Lifetime of the cached model list. @default 300000 */
+  modelsCacheTtlMs?: number;
+  /** Grace for the server to end after `cancel_action` before the stream is torn down. @default 250 */
+  cancelGraceMs?: number;
+  /** How long to wait for end-of-stream after `turn_ended`. @default 5000 */
+  drainTimeoutMs?: number;
+}
+
+/** Default of {@link AgentClientOptions.stallTimeoutMs} (the official CLI uses 10 s; models may think longer). */
+export const DEFAULT_STALL_TIMEOUT_MS = 120_000;
+
+function storeFrom(options: AgentClientOptions, logger: Logger, now: () => number): ConversationStore {
+  if (options.conversationStore !== undefined) return options.conversationStore;
+  if (options.dataDir === undefined) {
+    throw new ProxyError("internal", "createAgentClient needs a conversationStore or a dataDir.");
+  }
+  return createFileConversationStore({ dir: join(options.dataDir, "conversations"), logger, now });
+}
+
+/** Creates the agent client. */
+export function createAgentClient(options: AgentClientOptions): AgentClient {
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? Date.now;
+  const store = storeFrom(options, logger, now);
+  const catalog = createModelCatalog({
+    fetch: (signal) => options.api.getUsableModels(signal),
+    ttlMs: options.modelsCacheTtlMs ?? DEFAULT_MODELS_CACHE_TTL_MS,
+    now,
+  });
+  const deps: TurnDependencies = {
+    api: options.api,
+    tokenSource: options.tokenSource,
+    store,
+    catalog,
+    environment: options.environment ?? defaultWorkspaceEnvironment(),
+    logger,
+    now,
+    newId: options.newId ?? randomUUID,
+    timings: {
+      heartbeatIntervalMs: options.heartbeatIntervalMs ?? 5000,
+      stallTimeoutMs: options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
+      toolBatchWindowMs: options.toolBatchWindowMs ?? 40,
+      parkedTurnTtlMs: options.parkedTurnTtlMs ?? 15 * 60 * 1000,
+      cancelGraceMs: options.cancelGraceMs ?? 250,
+      drainTimeoutMs: options.drainTimeoutMs ?? 5000,
+    },
+    retry: options.retry ?? { attempts: 3, baseDelayMs: 250 },
+  };
+  let lastSweep = Number.NEGATIVE_INFINITY;
+  const sweep = () => {
+    // Expired conversations are removed at most hourly, off the request path.
+    if (now() - lastSweep < 60 * 60 * 1000) return;
+    lastSweep = now();
+    store.deleteExpired().catch((error: unknown) => logger.warn("Could not remove expired conversations", { error }));
+  };
+  return {
+    startTurn(request: TurnRequest): AgentTurn {
+      sweep();
+      return new CursorAgentTurn(request, deps);
+    },
+    listModels: (signal) => catalog.list(signal),
+  };
+}

@@ -1,0 +1,307 @@
+/**
+ * One user turn on one upstream Run (cursor-protocol.md §4.4, §5.4), consumed in segments: a segment ends with
+ * `turn-end` `stop`, or with `tool-calls` leaving the stream open (parked, heartbeats continue) until `resume()`
+ * delivers the results on the same stream. The first segment retries connection loss before any output, refreshes
+ * the token once on `unauthenticated`, and rebuilds the state once when a checkpoint or blob is rejected.
+ */
+import type { CursorApi } from "../protocol/cursor-api.js";
+import { ProxyError } from "../util/errors.js";
+import type { Logger } from "../util/logger.js";
+import { type BlobStore, createBlobStore } from "./blob-store.js";
+import type { ConversationStore } from "./conversation-store.js";
+import { historyFingerprint } from "./history-fingerprint.js";
+import type { ModelCatalog } from "./models.js";
+import { resolveModelId } from "./models.js";
+import { buildRunRequest, rebuildPlan, systemPromptOf, type TurnPlan } from "./run-request.js";
+import { RunSession, type SessionTimings } from "./run-session.js";
+import { createToolNameMap, type ToolNameMap } from "./tool-names.js";
+import { TurnChannel } from "./turn-channel.js";
+import { type RecoveryState, recoverFirstSegment } from "./turn-recovery.js";
+import { loadTurnPlan, matchResults, openRunWithDeadline } from "./turn-setup.js";
+import type { AgentTurn, AgentTurnStatus, BackendEvent, TokenSource, ToolResult, TurnRequest } from "./types.js";
+import type { WorkspaceEnvironment } from "./workspace-environment.js";
+
+/** Everything a turn needs, injected by the agent client. */
+export interface TurnDependencies {
+  api: CursorApi;
+  tokenSource: TokenSource;
+  store: ConversationStore;
+  catalog: ModelCatalog;
+  environment: WorkspaceEnvironment;
+  logger: Logger;
+  now: () => number;
+  newId: () => string;
+  timings: SessionTimings & { parkedTurnTtlMs: number; cancelGraceMs: number; drainTimeoutMs: number };
+  retry: { attempts: number; baseDelayMs: number };
+}
+
+/** The AgentTurn implementation. */
+export class CursorAgentTurn implements AgentTurn {
+  readonly conversationId: string;
+  private state: AgentTurnStatus = "new";
+  private readonly toolNames: ToolNameMap;
+  private readonly logger: Logger;
+  private controller: AbortController | undefined;
+  private readonly takenToolCallIds = new Set<string>();
+  private blobs: BlobStore = createBlobStore();
+  private plan: TurnPlan | undefined;
+  private session: RunSession | undefined;
+  private channel = new TurnChannel();
+  /** Tool calls yielded to the caller in the current segment and not yet answered. */
+  private announced: string[] = [];
+  private outputStarted = false;
+  /** The current segment reached its turn-end (set before the event is yielded, so a consumer may stop there). */
+  private settled = false;
+  private expired = false;
+  private saving: Promise<void> = Promise.resolve();
+  private parkTimer: ReturnType<typeof setTimeout> | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly recovery: RecoveryState = { refreshed: false, rebuilt: false, connectionRetries: 0 };
+
+  constructor(
+    private readonly request: TurnRequest,
+    private readonly deps: TurnDependencies,
+  ) {
+    this.conversationId = request.conversationId;
+    this.toolNames = createToolNameMap(request.tools.map((tool) => tool.name));
+    this.logger = deps.logger.child({ conversationId: request.conversationId });
+  }
+
+  get status(): AgentTurnStatus {
+    return this.state;
+  }
+
+  get pendingToolCallIds(): readonly string[] {
+    return this.state === "parked" ? [...this.announced] : [];
+  }
+
+  stream(signal?: AbortSignal): AsyncIterable<BackendEvent> {
+    return this.segment(signal, undefined);
+  }
+
+  resume(results: ToolResult[], signal?: AbortSignal): AsyncIterable<BackendEvent> {
+    return this.segment(signal, results);
+  }
+
+  close(reason = "closed"): Promise<void> {
+    this.closing ??= this.shutdown(reason);
+    return this.closing;
+  }
+
+  private async *segment(
+    signal: AbortSignal | undefined,
+    results: ToolResult[] | undefined,
+  ): AsyncGenerator<BackendEvent> {
+    this.enterSegment(results === undefined);
+    this.settled = false;
+    try {
+      if (results === undefined) await this.openWithRecovery(signal);
+      else await this.deliver(results);
+      this.session?.setStallWatch(true);
+      for (;;) {
+        const item = await this.nextItem(signal, results === undefined);
+        if (item === undefined) continue;
+        if (item.type === "event") {
+          if (item.event.type === "tool-call") this.announced.push(item.event.toolCallId);
+          if (item.event.type !== "checkpoint") this.outputStarted = true;
+          yield item.event;
+        } else if (item.type === "pause") {
+          if (!this.announced.some((id) => this.session?.pending.has(id))) continue;
+          yield* this.finishSegment("tool-calls");
+          return;
+        } else if (item.type === "turn-ended") {
+          this.session?.stream.closeSend();
+          yield* this.drainAndFinish(signal);
+          return;
+        } else {
+          if (this.announced.length > 0 || (this.session?.pending.size ?? 0) > 0) {
+            throw new ProxyError("backend_protocol", "Cursor ended the stream while tool calls were pending.");
+          }
+          yield* this.finishSegment("stop");
+          return;
+        }
+      }
+    } catch (error) {
+      throw signal?.aborted === true
+        ? new ProxyError("canceled", "The turn was canceled.", { cause: error })
+        : ProxyError.from(error);
+    } finally {
+      if (!this.settled) await this.close(signal?.aborted === true ? "canceled" : "error");
+    }
+  }
+
+  private enterSegment(first: boolean): void {
+    if (first ? this.state !== "new" : this.state !== "parked") {
+      if (this.expired) throw new ProxyError("not_found", "The parked turn expired.", { detail: "turn_expired" });
+      throw new ProxyError("invalid_request", first ? "stream() may be called once." : "The turn is not parked.");
+    }
+    clearTimeout(this.parkTimer);
+    this.state = "streaming";
+  }
+
+  /** The next channel item; on a recoverable failure of the first segment, reopens and returns undefined. */
+  private async nextItem(signal: AbortSignal | undefined, first: boolean) {
+    try {
+      return await this.channel.next(signal);
+    } catch (error) {
+      if (!first || this.outputStarted || signal?.aborted === true) throw error;
+      if (!(await this.recover(error, signal))) throw error;
+      await this.openWithRecovery(signal);
+      this.session?.setStallWatch(true);
+      return undefined;
+    }
+  }
+
+  private async openWithRecovery(signal: AbortSignal | undefined): Promise<void> {
+    for (;;) {
+      try {
+        return await this.openAttempt(signal);
+      } catch (error) {
+        if (signal?.aborted === true || !(await this.recover(error, signal))) throw error;
+      }
+    }
+  }
+
+  private recover(error: unknown, signal: AbortSignal | undefined): Promise<boolean> {
+    const session = this.session;
+    this.session = undefined;
+    session?.close();
+    return recoverFirstSegment(ProxyError.from(error), {
+      state: this.recovery,
+      missingBlob: session?.missingBlob ?? false,
+      continuing: this.plan?.kind === "continue",
+      rebuild: () => {
+        this.plan = rebuildPlan(this.request.messages);
+      },
+      tokenSource: this.deps.tokenSource,
+      retry: this.deps.retry,
+      logger: this.logger,
+      signal,
+    });
+  }
+
+  private async openAttempt(signal: AbortSignal | undefined): Promise<void> {
+    let plan = this.plan;
+    if (plan === undefined) {
+      const loaded = await loadTurnPlan(this.deps.store, this.conversationId, this.request.messages, this.logger);
+      plan = loaded.plan;
+      this.plan = plan;
+      this.blobs = loaded.blobs;
+    }
+    const modelId = resolveModelId(this.request.model);
+    const first = buildRunRequest({
+      plan,
+      conversationId: this.conversationId,
+      modelId,
+      reasoning: this.deps.catalog.peek(this.request.model)?.reasoning ?? false,
+      blobs: this.blobs,
+      messageId: this.deps.newId(),
+    });
+    const { stream, controller } = await openRunWithDeadline(
+      this.deps.api,
+      first,
+      signal,
+      this.deps.timings.stallTimeoutMs,
+    );
+    this.controller = controller;
+    this.channel = new TurnChannel();
+    this.session = new RunSession({
+      stream,
+      channel: this.channel,
+      blobs: this.blobs,
+      logger: this.logger,
+      timings: this.deps.timings,
+      exec: {
+        environment: this.deps.environment,
+        tools: this.request.tools,
+        toolNames: this.toolNames,
+        systemPrompt: systemPromptOf(this.request.messages),
+        takenToolCallIds: this.takenToolCallIds,
+        newHex: () => this.deps.newId().replaceAll("-", ""),
+      },
+      onCheckpoint: (bytes) => this.onCheckpoint(bytes),
+    });
+    this.logger.debug("Run opened", { transport: stream.transport, plan: plan.kind, modelId });
+  }
+
+  private onCheckpoint(bytes: Uint8Array): void {
+    const record = {
+      conversationId: this.conversationId,
+      checkpoint: bytes,
+      coveredMessages: this.request.messages.length,
+      fingerprint: historyFingerprint(this.request.messages),
+    };
+    this.saving = this.saving
+      .then(() => this.deps.store.save({ ...record, blobs: this.blobs.snapshot(), updatedAt: this.deps.now() }))
+      .catch((error: unknown) => this.logger.warn("Could not save the conversation checkpoint", { error }));
+    this.channel.push({ type: "event", event: { type: "checkpoint", conversationId: this.conversationId } });
+  }
+
+  private async deliver(results: readonly ToolResult[]): Promise<void> {
+    const session = this.session;
+    if (session === undefined) throw new ProxyError("internal", "A parked turn has no open stream.");
+    const { outputs, unknown } = matchResults(this.announced, session.pending, results);
+    if (unknown > 0) this.logger.debug("Ignoring results for tool calls this turn is not waiting for", { unknown });
+    this.announced = [];
+    await session.deliver(outputs);
+  }
+
+  /** After `turn_ended`, waits briefly for the end-of-stream (and a late checkpoint) before finishing. */
+  private async *drainAndFinish(signal: AbortSignal | undefined): AsyncGenerator<BackendEvent> {
+    const drain = AbortSignal.timeout(this.deps.timings.drainTimeoutMs);
+    const wait = signal === undefined ? drain : AbortSignal.any([signal, drain]);
+    for (;;) {
+      let item: Awaited<ReturnType<TurnChannel["next"]>>;
+      try {
+        item = await this.channel.next(wait);
+      } catch (error) {
+        if (signal?.aborted === true) throw error;
+        this.logger.debug("Run did not end cleanly after turn_ended", { error });
+        break;
+      }
+      if (item.type === "end") break;
+      if (item.type === "event") yield item.event;
+    }
+    yield* this.finishSegment("stop");
+  }
+
+  private async *finishSegment(reason: "stop" | "tool-calls"): AsyncGenerator<BackendEvent> {
+    const session = this.session;
+    const output = session?.outputTokens ?? 0;
+    const total = Math.max(session?.usedTokens ?? 0, output);
+    if (session !== undefined) session.outputTokens = 0;
+    await this.saving;
+    yield { type: "usage", usage: { inputTokens: total - output, outputTokens: output, totalTokens: total } };
+    if (reason === "tool-calls") {
+      this.state = "parked";
+      session?.setStallWatch(false);
+      this.parkTimer = setTimeout(() => {
+        this.expired = true;
+        this.logger.info("Parked turn expired without tool results", { ttlMs: this.deps.timings.parkedTurnTtlMs });
+        void this.close("expired");
+      }, this.deps.timings.parkedTurnTtlMs);
+      this.parkTimer.unref?.();
+    } else {
+      this.state = "ended";
+      session?.close();
+      this.session = undefined;
+    }
+    this.settled = true;
+    yield { type: "turn-end", reason };
+  }
+
+  private async shutdown(reason: string): Promise<void> {
+    clearTimeout(this.parkTimer);
+    const wasOpen = this.state !== "ended";
+    this.state = "ended";
+    const session = this.session;
+    this.session = undefined;
+    if (session !== undefined && wasOpen) {
+      this.logger.debug("Closing turn", { reason });
+      await session.cancel(this.deps.timings.cancelGraceMs);
+    }
+    session?.close();
+    this.controller?.abort(new ProxyError("canceled", `The turn was closed (${reason}).`));
+    await this.saving;
+  }
+}

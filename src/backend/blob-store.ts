@@ -1,0 +1,56 @@
+/**
+ * The client-side KV blob store of cursor-protocol.md §5.3. Blob ids are SHA-256 of the blob bytes (32 raw bytes),
+ * keyed by lowercase hex. Every operation is synchronous so `get_blob_args` / `set_blob_args` are answered at once.
+ */
+import { createHash } from "node:crypto";
+
+/** A content-addressed blob map used for the lifetime of one turn. */
+export interface BlobStore {
+  /** The blob for a raw id, or undefined when unknown. */
+  get(id: Uint8Array): Uint8Array | undefined;
+  /** Stores a blob under the id the server chose (server ids are stored verbatim, §5.3 / §9 item 6). */
+  set(id: Uint8Array, data: Uint8Array): void;
+  /** Stores a blob under its SHA-256 and returns the raw id. */
+  put(data: Uint8Array): Uint8Array;
+  has(id: Uint8Array): boolean;
+  /** Number of blobs held. */
+  readonly size: number;
+  /** A copy of the contents keyed by lowercase hex id. */
+  snapshot(): Map<string, Uint8Array>;
+}
+
+/** SHA-256 of the bytes: the blob id Cursor's clients compute (§5.3). */
+export function blobIdOf(data: Uint8Array): Uint8Array {
+  return new Uint8Array(createHash("sha256").update(data).digest());
+}
+
+/** Lowercase hex of a blob id. */
+export function toHex(id: Uint8Array): string {
+  return Buffer.from(id.buffer, id.byteOffset, id.byteLength).toString("hex");
+}
+
+/** Raw bytes of a hex blob id. */
+export function fromHex(hex: string): Uint8Array {
+  return new Uint8Array(Buffer.from(hex, "hex"));
+}
+
+/** Creates an in-memory blob store, optionally seeded with persisted blobs (hex id → bytes). */
+export function createBlobStore(initial?: Iterable<readonly [string, Uint8Array]>): BlobStore {
+  const blobs = new Map<string, Uint8Array>(initial === undefined ? [] : [...initial].map(([k, v]) => [k, v]));
+  return {
+    get: (id) => blobs.get(toHex(id)),
+    set: (id, data) => {
+      blobs.set(toHex(id), data.slice());
+    },
+    put: (data) => {
+      const id = blobIdOf(data);
+      blobs.set(toHex(id), data.slice());
+      return id;
+    },
+    has: (id) => blobs.has(toHex(id)),
+    get size() {
+      return blobs.size;
+    },
+    snapshot: () => new Map(blobs),
+  };
+}

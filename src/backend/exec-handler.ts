@@ -1,0 +1,137 @@
+/**
+ * Answers `exec_server_message` (cursor-protocol.md §4.7, §5.1, §5.2). Every exec is answered with the same `id` and
+ * `exec_id`, then `exec_client_control_message.stream_close`. Client tool calls (`mcp_args`) and native execs with
+ * an equivalent caller tool become pending calls answered later from the caller's results; everything else is
+ * answered at once (request context, typed rejections). Nothing is ever executed locally.
+ */
+import { create } from "@bufbuild/protobuf";
+import { type AgentClientMessage, AgentClientMessageSchema } from "../gen/agent/v1/agent_pb.js";
+import type { ExecServerMessage } from "../gen/agent/v1/exec_pb.js";
+import type { McpArgs } from "../gen/agent/v1/mcp_pb.js";
+import { redirectNativeExec } from "./native-redirect.js";
+import {
+  type ExecCase,
+  type ExecResultInit,
+  rejectNativeExec,
+  type ToolOutput,
+  toNativeResult,
+} from "./native-results.js";
+import { buildRequestContext, type RequestContextInput } from "./request-context.js";
+import { sanitizeToolCallId } from "./tool-names.js";
+import type { BackendEvent, ClientTool } from "./types.js";
+import { decodeArgumentsMap } from "./value-codec.js";
+
+/** Reason sent when a native exec has no equivalent caller tool. */
+export const NO_EQUIVALENT_TOOL_REASON =
+  "cursor-bridge does not execute tools locally and the client declared no equivalent tool; use the declared tools.";
+
+/** An exec waiting for the caller's tool result. */
+export interface PendingCall {
+  /** The id given to the caller in the `tool-call` event. */
+  toolCallId: string;
+  /** `ExecServerMessage.id`. */
+  execId: number;
+  /** `ExecServerMessage.exec_id`. */
+  execIdString: string;
+  /** The exec's args; decides how the result is encoded. */
+  exec: ExecCase;
+}
+
+/** What to do with one exec. */
+export type ExecOutcome =
+  | { kind: "answered"; replies: AgentClientMessage[] }
+  | { kind: "tool-call"; call: PendingCall; event: BackendEvent & { type: "tool-call" } };
+
+/** Everything the handler needs from the turn. */
+export interface ExecContext extends RequestContextInput {
+  tools: readonly ClientTool[];
+  /** Tool-call ids already used in this turn (ids must be unique for the caller). */
+  takenToolCallIds: ReadonlySet<string>;
+  newHex: () => string;
+}
+
+/** `exec_client_message` with the exec's ids and one result case. */
+export function execReply(execId: number, execIdString: string, result: ExecResultInit): AgentClientMessage {
+  return create(AgentClientMessageSchema, {
+    message: { case: "execClientMessage", value: { id: execId, execId: execIdString, message: result } },
+  });
+}
+
+/** `exec_client_control_message.stream_close{id}` (§5.1 step 3). */
+export function streamClose(execId: number): AgentClientMessage {
+  return create(AgentClientMessageSchema, {
+    message: { case: "execClientControlMessage", value: { message: { case: "streamClose", value: { id: execId } } } },
+  });
+}
+
+/** `exec_client_control_message.heartbeat{id}`, sent while a result is pending (§5.1 step 3). */
+export function execHeartbeat(execId: number): AgentClientMessage {
+  return create(AgentClientMessageSchema, {
+    message: { case: "execClientControlMessage", value: { message: { case: "heartbeat", value: { id: execId } } } },
+  });
+}
+
+function answered(message: ExecServerMessage, results: ExecResultInit[]): ExecOutcome {
+  const replies = results.map((result) => execReply(message.id, message.execId, result));
+  replies.push(streamClose(message.id));
+  return { kind: "answered", replies };
+}
+
+function mcpCall(message: ExecServerMessage, args: McpArgs, ctx: ExecContext): ExecOutcome {
+  const callerName = ctx.toolNames.toCaller(args.toolName) ?? ctx.toolNames.toCaller(args.name);
+  if (callerName === undefined) {
+    const notFound = { name: args.toolName || args.name, availableTools: ctx.toolNames.entries.map(([, m]) => m) };
+    return answered(message, [{ case: "mcpResult", value: { result: { case: "toolNotFound", value: notFound } } }]);
+  }
+  const toolCallId = sanitizeToolCallId(args.toolCallId, ctx.newHex, ctx.takenToolCallIds);
+  const call: PendingCall = { toolCallId, execId: message.id, execIdString: message.execId, exec: message.message };
+  const event = {
+    type: "tool-call",
+    toolCallId,
+    toolName: callerName,
+    arguments: decodeArgumentsMap(args.args),
+  } as const;
+  return { kind: "tool-call", call, event };
+}
+
+/** Decides how to answer one exec. */
+export function handleExec(message: ExecServerMessage, ctx: ExecContext): ExecOutcome {
+  const exec = message.message;
+  if (exec.case === "requestContextArgs") {
+    const requestContext = buildRequestContext(ctx);
+    return answered(message, [
+      { case: "requestContextResult", value: { result: { case: "success", value: { requestContext } } } },
+    ]);
+  }
+  if (exec.case === "mcpArgs") return mcpCall(message, exec.value, ctx);
+  const redirect = redirectNativeExec(exec, ctx.tools);
+  if (redirect === undefined) return answered(message, rejectNativeExec(exec, NO_EQUIVALENT_TOOL_REASON));
+  const toolCallId = sanitizeToolCallId(redirect.nativeToolCallId, ctx.newHex, ctx.takenToolCallIds);
+  const call: PendingCall = { toolCallId, execId: message.id, execIdString: message.execId, exec };
+  const event = { type: "tool-call", toolCallId, toolName: redirect.toolName, arguments: redirect.arguments } as const;
+  return { kind: "tool-call", call, event };
+}
+
+/** The replies that deliver a caller's result for a pending call: result message(s), then stream_close. */
+export function resultReplies(call: PendingCall, output: ToolOutput): AgentClientMessage[] {
+  const results: ExecResultInit[] =
+    call.exec.case === "mcpArgs"
+      ? [
+          {
+            case: "mcpResult",
+            value: {
+              result: {
+                case: "success",
+                value: {
+                  content: [{ content: { case: "text", value: { text: output.content } } }],
+                  isError: output.isError,
+                },
+              },
+            },
+          },
+        ]
+      : toNativeResult(call.exec, output);
+  const replies = results.map((result) => execReply(call.execId, call.execIdString, result));
+  replies.push(streamClose(call.execId));
+  return replies;
+}

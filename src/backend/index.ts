@@ -1,0 +1,17 @@
+/**
+ * Public surface of the agent client (issue 4), for the composition roots (server/, cli/, plugin/) and session/.
+ */
+export { type AgentClientOptions, createAgentClient, DEFAULT_STALL_TIMEOUT_MS } from "./agent-client.js";
+export {
+  type ConversationRecord,
+  type ConversationStore,
+  type ConversationStoreOptions,
+  createMemoryConversationStore,
+  DEFAULT_CONVERSATION_TTL_MS,
+} from "./conversation-store.js";
+export { createFileConversationStore, type FileConversationStoreOptions } from "./file-conversation-store.js";
+export { AUTO_MODEL_ALIAS, resolveModelId } from "./models.js";
+export { NATIVE_TOOL_TABLE } from "./native-redirect.js";
+export { PROVIDER_IDENTIFIER } from "./request-context.js";
+export type * from "./types.js";
+export { defaultWorkspaceEnvironment, type WorkspaceEnvironment } from "./workspace-environment.js";

@@ -1,0 +1,64 @@
+import { create } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { InteractionQuerySchema } from "../gen/agent/v1/interaction_query_pb.js";
+import { rejectInteractionQuery } from "./interaction-query.js";
+import { buildRequestContext, PROVIDER_IDENTIFIER } from "./request-context.js";
+import { createToolNameMap } from "./tool-names.js";
+import { decodeJsonValue } from "./value-codec.js";
+
+describe("buildRequestContext", () => {
+  const tools = [
+    {
+      name: "mcp.fs/read file",
+      description: "Reads.",
+      inputSchema: { type: "object", properties: { p: { type: "string" } } },
+    },
+    { name: "noargs", description: "No schema.", inputSchema: {} },
+  ];
+  const context = buildRequestContext({
+    environment: { osVersion: "linux 6.0", workspacePath: "/w", shell: "bash", timeZone: "Europe/Paris" },
+    tools,
+    toolNames: createToolNameMap(tools.map((t) => t.name)),
+    systemPrompt: "Be brief.",
+  });
+
+  it("describes the workspace", () => {
+    expect(context.env).toMatchObject({
+      osVersion: "linux 6.0",
+      workspacePaths: ["/w"],
+      shell: "bash",
+      timeZone: "Europe/Paris",
+    });
+  });
+
+  it("declares tools under sanitised names with Value-encoded schemas", () => {
+    expect(context.tools.map((t) => [t.name, t.toolName, t.providerIdentifier])).toEqual([
+      ["mcp_fs_read_file", "mcp_fs_read_file", PROVIDER_IDENTIFIER],
+      ["noargs", "noargs", PROVIDER_IDENTIFIER],
+    ]);
+    expect(decodeJsonValue(context.tools[0]?.inputSchema ?? new Uint8Array())).toEqual(tools[0]?.inputSchema);
+    expect(decodeJsonValue(context.tools[1]?.inputSchema ?? new Uint8Array())).toEqual({
+      type: "object",
+      properties: {},
+      required: [],
+    });
+  });
+
+  it("carries the system prompt as cloud_rule", () => {
+    expect(context.cloudRule).toBe("Be brief.");
+  });
+});
+
+describe("rejectInteractionQuery", () => {
+  it("answers with the same id and a rejection of the matching case", () => {
+    const web = create(InteractionQuerySchema, { id: 7, query: { case: "webSearchRequestQuery", value: {} } });
+    const answer = rejectInteractionQuery(web, "no");
+    expect(answer.id).toBe(7);
+    expect(answer.response).toEqual({
+      case: "webSearchRequestResponse",
+      value: { result: { case: "rejected", value: { reason: "no" } } },
+    });
+    const ask = create(InteractionQuerySchema, { id: 8, query: { case: "askQuestionInteractionQuery", value: {} } });
+    expect(rejectInteractionQuery(ask).response?.case).toBe("askQuestionInteractionResponse");
+  });
+});

@@ -1,0 +1,123 @@
+import { create, toBinary } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { ConversationStateStructureSchema } from "../gen/agent/v1/conversation_state_pb.js";
+import { createBlobStore } from "./blob-store.js";
+import type { ConversationRecord } from "./conversation-store.js";
+import { historyFingerprint } from "./history-fingerprint.js";
+import { buildRunRequest, planTurn, rebuildPlan } from "./run-request.js";
+import type { HistoryMessage } from "./types.js";
+
+const base: HistoryMessage[] = [
+  { role: "system", content: "sys" },
+  { role: "user", content: "first" },
+];
+
+function recordFor(covered: readonly HistoryMessage[]): ConversationRecord {
+  const checkpoint = toBinary(ConversationStateStructureSchema, create(ConversationStateStructureSchema, {}));
+  return {
+    conversationId: "c",
+    checkpoint,
+    coveredMessages: covered.length,
+    fingerprint: historyFingerprint(covered),
+    blobs: new Map(),
+    updatedAt: 0,
+  };
+}
+
+describe("planTurn", () => {
+  const reply: HistoryMessage = { role: "assistant", content: "answer", toolCalls: [] };
+
+  it("continues with only the new user message when history extends the checkpoint", () => {
+    const plan = planTurn([...base, reply, { role: "user", content: "second" }], recordFor(base));
+    expect(plan.kind).toBe("continue");
+    expect(plan.userText).toBe("second");
+  });
+
+  it("continues across the assistant/tool messages of a resumed tool round trip", () => {
+    const messages: HistoryMessage[] = [
+      ...base,
+      { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "t", arguments: "{}" }] },
+      { role: "tool", toolCallId: "c1", content: "r" },
+      reply,
+      { role: "user", content: "next" },
+    ];
+    expect(planTurn(messages, recordFor(base)).kind).toBe("continue");
+  });
+
+  it("rebuilds when the history was edited, has extra user messages, or no record exists", () => {
+    const edited: HistoryMessage[] = [
+      base[0] as HistoryMessage,
+      { role: "user", content: "FIRST" },
+      reply,
+      { role: "user", content: "x" },
+    ];
+    expect(planTurn(edited, recordFor(base)).kind).toBe("rebuild");
+    const twoUsers = [...base, reply, { role: "user", content: "a" } as const, { role: "user", content: "b" } as const];
+    expect(planTurn(twoUsers, recordFor(base)).kind).toBe("rebuild");
+    expect(planTurn([...base, reply, { role: "user", content: "x" }], undefined).kind).toBe("rebuild");
+  });
+
+  it("rebuilds with resume when the new input is only tool results", () => {
+    const messages: HistoryMessage[] = [
+      ...base,
+      { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "t", arguments: '{"a":1}' }] },
+      { role: "tool", toolCallId: "c1", content: "r" },
+    ];
+    const plan = planTurn(messages, recordFor(base));
+    expect(plan).toMatchObject({ kind: "rebuild", userText: undefined });
+  });
+});
+
+describe("buildRunRequest", () => {
+  it("puts the system prompt and history in root prompt blobs and the last user message in the action", () => {
+    const blobs = createBlobStore();
+    const messages: HistoryMessage[] = [
+      ...base,
+      { role: "assistant", content: "a", toolCalls: [{ id: "c1", name: "look", arguments: '{"q":1}' }] },
+      { role: "tool", toolCallId: "c1", content: "found" },
+      { role: "user", content: "now" },
+    ];
+    const message = buildRunRequest({
+      plan: rebuildPlan(messages),
+      conversationId: "conv",
+      modelId: "default",
+      reasoning: true,
+      blobs,
+      messageId: "m1",
+    });
+    if (message.message.case !== "runRequest") throw new Error("not a run request");
+    const run = message.message.value;
+    expect(run.conversationId).toBe("conv");
+    expect(run.modelDetails?.modelId).toBe("default");
+    expect(run.modelDetails?.thinkingDetails).toBeDefined();
+    expect(run.requestedModel?.modelId).toBe("default");
+    expect(run.action?.action.case).toBe("userMessageAction");
+    const ids = run.conversationState?.rootPromptMessagesJson ?? [];
+    const decoded = ids.map((id) => JSON.parse(new TextDecoder().decode(blobs.get(id))) as unknown);
+    expect(decoded).toEqual([
+      { role: "system", content: "sys" },
+      { role: "user", content: [{ type: "text", text: "first" }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "a" },
+          { type: "tool-call", toolCallId: "c1", toolName: "look", args: { q: 1 } },
+        ],
+      },
+      { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "look", result: "found" }] },
+    ]);
+    for (const id of ids) expect(id).toHaveLength(32);
+  });
+
+  it("sends resume_action when there is no new user message", () => {
+    const message = buildRunRequest({
+      plan: rebuildPlan([...base, { role: "tool", toolCallId: "x", content: "r" }]),
+      conversationId: "conv",
+      modelId: "m",
+      reasoning: false,
+      blobs: createBlobStore(),
+      messageId: "m1",
+    });
+    expect(message.message.case === "runRequest" && message.message.value.action?.action.case).toBe("resumeAction");
+  });
+});

@@ -1,0 +1,179 @@
+/**
+ * What the first frame of a turn says (cursor-protocol.md §4.5, §4.11, §5.4): either continue from the stored
+ * checkpoint with only the new user message, or rebuild the state from the caller's full history as root prompt
+ * blobs. A turn whose new input is only tool results for a turn that is gone is rebuilt with `resume_action`.
+ */
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { ConversationActionSchema } from "../gen/agent/v1/actions_pb.js";
+import { type AgentClientMessage, AgentClientMessageSchema } from "../gen/agent/v1/agent_pb.js";
+import {
+  type ConversationStateStructure,
+  ConversationStateStructureSchema,
+} from "../gen/agent/v1/conversation_state_pb.js";
+import { AgentMode } from "../gen/agent/v1/enums_pb.js";
+import { ProxyError } from "../util/errors.js";
+import type { BlobStore } from "./blob-store.js";
+import type { ConversationRecord } from "./conversation-store.js";
+import { historyFingerprint } from "./history-fingerprint.js";
+import type { HistoryMessage, JsonValue } from "./types.js";
+
+/** How a turn starts. */
+export type TurnPlan =
+  | { kind: "continue"; checkpoint: ConversationStateStructure; userText: string }
+  | { kind: "rebuild"; history: readonly HistoryMessage[]; userText: string | undefined };
+
+/** The caller's system prompt: every system message, in order, joined by blank lines. */
+export function systemPromptOf(messages: readonly HistoryMessage[]): string {
+  return messages
+    .filter((message) => message.role === "system")
+    .map((message) => message.content)
+    .join("\n\n");
+}
+
+/** The rebuild plan: everything but a trailing user message goes into the root prompt. */
+export function rebuildPlan(messages: readonly HistoryMessage[]): TurnPlan {
+  const last = messages.at(-1);
+  if (last?.role === "user") return { kind: "rebuild", history: messages.slice(0, -1), userText: last.content };
+  return { kind: "rebuild", history: messages, userText: undefined };
+}
+
+/**
+ * Continues from `record` when `messages` extend the history its checkpoint covers and add exactly one new user
+ * message at the end (assistant/tool messages in between were produced inside the checkpointed turn); otherwise
+ * rebuilds. The caller has already checked that the record's blobs are present.
+ */
+export function planTurn(messages: readonly HistoryMessage[], record: ConversationRecord | undefined): TurnPlan {
+  if (messages.length === 0) throw new ProxyError("invalid_request", "A turn needs at least one message.");
+  const last = messages.at(-1);
+  if (record === undefined || last?.role !== "user") return rebuildPlan(messages);
+  const covered = record.coveredMessages;
+  if (covered === 0 || covered > messages.length - 1) return rebuildPlan(messages);
+  const between = messages.slice(covered, -1);
+  if (between.some((message) => message.role === "user" || message.role === "system")) return rebuildPlan(messages);
+  if (historyFingerprint(messages.slice(0, covered)) !== record.fingerprint) return rebuildPlan(messages);
+  let checkpoint: ConversationStateStructure;
+  try {
+    checkpoint = fromBinary(ConversationStateStructureSchema, record.checkpoint);
+  } catch {
+    return rebuildPlan(messages);
+  }
+  return { kind: "continue", checkpoint, userText: last.content };
+}
+
+/** Hex ids the checkpoint references directly that the blob store lacks (a cheap pre-flight check). */
+export function missingCheckpointBlobs(checkpoint: ConversationStateStructure, blobs: BlobStore): number {
+  return [...checkpoint.rootPromptMessagesJson, ...checkpoint.turns].filter((id) => !blobs.has(id)).length;
+}
+
+function toolNameOf(history: readonly HistoryMessage[], toolCallId: string): string {
+  for (const message of history) {
+    if (message.role !== "assistant") continue;
+    const call = message.toolCalls.find((c) => c.id === toolCallId);
+    if (call !== undefined) return call.name;
+  }
+  return "";
+}
+
+function parseArguments(text: string): JsonValue {
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    return text;
+  }
+}
+
+/** One history message as a root prompt JSON message (§4.11: EPH's `{"role":…,"content":[parts]}` form). */
+export function toRootPromptMessage(message: HistoryMessage, history: readonly HistoryMessage[]): JsonValue {
+  switch (message.role) {
+    case "system":
+      return { role: "system", content: message.content };
+    case "user":
+      return { role: "user", content: [{ type: "text", text: message.content }] };
+    case "assistant": {
+      const parts: JsonValue[] = message.content === "" ? [] : [{ type: "text", text: message.content }];
+      for (const call of message.toolCalls) {
+        parts.push({
+          type: "tool-call",
+          toolCallId: call.id,
+          toolName: call.name,
+          args: parseArguments(call.arguments),
+        });
+      }
+      return { role: "assistant", content: parts };
+    }
+    case "tool":
+      return {
+        role: "tool",
+        content: [
+          {
+            type: "tool-result",
+            toolCallId: message.toolCallId,
+            toolName: toolNameOf(history, message.toolCallId),
+            result: message.content,
+          },
+        ],
+      };
+  }
+}
+
+/**
+ * The conversation state of a rebuild: the system prompt and every history message as JSON blobs referenced by
+ * `root_prompt_messages_json` (blob ids, never inline bytes, §4.11).
+ */
+export function buildRootState(history: readonly HistoryMessage[], blobs: BlobStore): ConversationStateStructure {
+  const encoder = new TextEncoder();
+  const ids: Uint8Array[] = [];
+  const systemPrompt = systemPromptOf(history);
+  if (systemPrompt !== "")
+    ids.push(blobs.put(encoder.encode(JSON.stringify({ role: "system", content: systemPrompt }))));
+  for (const message of history) {
+    if (message.role === "system") continue;
+    ids.push(blobs.put(encoder.encode(JSON.stringify(toRootPromptMessage(message, history)))));
+  }
+  return create(ConversationStateStructureSchema, { rootPromptMessagesJson: ids });
+}
+
+/** Inputs of {@link buildRunRequest}. */
+export interface RunRequestInput {
+  plan: TurnPlan;
+  conversationId: string;
+  /** Cursor model id, aliases already resolved (`auto` → `default`). */
+  modelId: string;
+  /** Whether the model is a reasoning model (sets `thinking_details`). */
+  reasoning: boolean;
+  blobs: BlobStore;
+  messageId: string;
+}
+
+/** Builds `AgentClientMessage{run_request}` for the plan. */
+export function buildRunRequest(input: RunRequestInput): AgentClientMessage {
+  const { plan } = input;
+  const state = plan.kind === "continue" ? plan.checkpoint : buildRootState(plan.history, input.blobs);
+  const action =
+    plan.userText === undefined
+      ? create(ConversationActionSchema, { action: { case: "resumeAction", value: {} } })
+      : create(ConversationActionSchema, {
+          action: {
+            case: "userMessageAction",
+            value: { userMessage: { text: plan.userText, messageId: input.messageId, mode: AgentMode.AGENT } },
+          },
+        });
+  return create(AgentClientMessageSchema, {
+    message: {
+      case: "runRequest",
+      value: {
+        conversationState: state,
+        action,
+        modelDetails: {
+          modelId: input.modelId,
+          displayModelId: input.modelId,
+          displayName: input.modelId,
+          displayNameShort: input.modelId,
+          ...(input.reasoning ? { thinkingDetails: {} } : {}),
+        },
+        requestedModel: { modelId: input.modelId },
+        conversationId: input.conversationId,
+      },
+    },
+  });
+}

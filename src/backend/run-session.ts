@@ -1,0 +1,257 @@
+/**
+ * One open Run stream of a turn (cursor-protocol.md §4.4): a pump reads every server message, answers KV, exec,
+ * interaction queries and control messages at once, and hands caller-visible items to the turn through a
+ * {@link TurnChannel}. It owns the stream's timers: client heartbeats every 5 s (§4.2) plus exec heartbeats for
+ * pending calls (§5.1), the stall watchdog (server heartbeats are not progress, §4.2), and the tool-call batch window.
+ */
+import { create, toBinary } from "@bufbuild/protobuf";
+import {
+  type AgentClientMessage,
+  AgentClientMessageSchema,
+  type AgentServerMessage,
+} from "../gen/agent/v1/agent_pb.js";
+import {
+  type ConversationStateStructure,
+  ConversationStateStructureSchema,
+} from "../gen/agent/v1/conversation_state_pb.js";
+import type { InteractionUpdate } from "../gen/agent/v1/interaction_pb.js";
+import type { KvServerMessage } from "../gen/agent/v1/kv_pb.js";
+import type { RunStream } from "../protocol/cursor-api.js";
+import { ProxyError } from "../util/errors.js";
+import type { Logger } from "../util/logger.js";
+import type { BlobStore } from "./blob-store.js";
+import { type ExecContext, execHeartbeat, handleExec, type PendingCall, resultReplies } from "./exec-handler.js";
+import { rejectInteractionQuery } from "./interaction-query.js";
+import type { ToolOutput } from "./native-results.js";
+import type { TurnChannel } from "./turn-channel.js";
+import { unexpectedCancelAsConnectionLoss } from "./turn-setup.js";
+
+/** Timing knobs of a session. */
+export interface SessionTimings {
+  heartbeatIntervalMs: number;
+  stallTimeoutMs: number;
+  toolBatchWindowMs: number;
+}
+
+/** Options of {@link RunSession}. */
+export interface RunSessionOptions {
+  stream: RunStream;
+  channel: TurnChannel;
+  exec: ExecContext & { takenToolCallIds: Set<string> };
+  blobs: BlobStore;
+  logger: Logger;
+  timings: SessionTimings;
+  /** Called with every checkpoint, serialized and parsed. */
+  onCheckpoint(bytes: Uint8Array, state: ConversationStateStructure): void;
+}
+
+const message = (init: Parameters<typeof create<typeof AgentClientMessageSchema>>[1]) =>
+  create(AgentClientMessageSchema, init);
+
+/** The pump, replies and timers of one Run stream. */
+export class RunSession {
+  /** Calls awaiting the caller's results, by tool-call id, in arrival order. */
+  readonly pending = new Map<string, PendingCall>();
+  /** The server asked for a blob we do not have (the next failure is then a "Blob not found", §4.4). */
+  missingBlob = false;
+  /** Σ token_delta since the last reset (§4.6). */
+  outputTokens = 0;
+  /** `token_details.used_tokens` of the latest checkpoint. */
+  usedTokens: number | undefined;
+  private readonly heartbeat: ReturnType<typeof setInterval>;
+  private stallTimer: ReturnType<typeof setTimeout> | undefined;
+  private batchTimer: ReturnType<typeof setTimeout> | undefined;
+  private stallActive = false;
+  private closed = false;
+  readonly done: Promise<void>;
+
+  constructor(private readonly options: RunSessionOptions) {
+    this.heartbeat = setInterval(() => this.sendHeartbeats(), options.timings.heartbeatIntervalMs);
+    this.heartbeat.unref?.();
+    this.done = this.pump();
+  }
+
+  get stream(): RunStream {
+    return this.options.stream;
+  }
+
+  /** Starts (or stops) the stall watchdog: on while the caller waits for output, off while parked. */
+  setStallWatch(active: boolean): void {
+    this.stallActive = active;
+    if (active) this.progress();
+    else clearTimeout(this.stallTimer);
+  }
+
+  /** Sends messages in order; a failed send fails the channel. */
+  async send(messages: readonly AgentClientMessage[]): Promise<void> {
+    for (const item of messages) {
+      try {
+        await this.options.stream.send(item);
+      } catch (error) {
+        const mapped = ProxyError.from(error, "backend_unavailable");
+        this.options.channel.fail(mapped);
+        throw mapped;
+      }
+    }
+  }
+
+  /** Delivers the caller's outputs for the given pending calls (result(s) + stream_close each). */
+  async deliver(outputs: ReadonlyArray<readonly [PendingCall, ToolOutput]>): Promise<void> {
+    for (const [call, output] of outputs) {
+      this.pending.delete(call.toolCallId);
+      await this.send(resultReplies(call, output));
+    }
+  }
+
+  /** `conversation_action.cancel_action`, half-close, a short grace for the server to end, then abort. */
+  async cancel(graceMs: number): Promise<void> {
+    if (this.closed) return;
+    const cancel = message({
+      message: { case: "conversationAction", value: { action: { case: "cancelAction", value: {} } } },
+    });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+    // Both waits share one grace period, so a stream that accepts nothing cannot hold the turn open.
+    const sent = this.options.stream.send(cancel).then(
+      () => this.options.stream.closeSend(),
+      () => undefined,
+    );
+    await Promise.race([sent.then(() => this.done), grace]);
+    clearTimeout(timer);
+    this.close();
+  }
+
+  /** Releases timers and the stream. Idempotent. */
+  close(reason?: unknown): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.heartbeat);
+    clearTimeout(this.stallTimer);
+    clearTimeout(this.batchTimer);
+    this.options.stream.abort(reason);
+  }
+
+  private async pump(): Promise<void> {
+    try {
+      for await (const item of this.options.stream.messages()) await this.handle(item);
+      this.options.channel.push({ type: "end" });
+    } catch (error) {
+      const mapped = ProxyError.from(error, "backend_unavailable");
+      // A cancel we did not send is the server (or a proxy) resetting the stream: connection loss (turn-setup.ts).
+      this.options.channel.fail(this.closed ? mapped : (unexpectedCancelAsConnectionLoss(mapped) as ProxyError));
+    } finally {
+      clearTimeout(this.stallTimer);
+      clearTimeout(this.batchTimer);
+    }
+  }
+
+  private progress(): void {
+    if (!this.stallActive || this.closed) return;
+    clearTimeout(this.stallTimer);
+    const ms = this.options.timings.stallTimeoutMs;
+    this.stallTimer = setTimeout(() => {
+      this.options.logger.warn("Run stalled: no progress from Cursor", { stallTimeoutMs: ms });
+      this.options.channel.fail(
+        new ProxyError("timeout", `Cursor made no progress for ${ms} ms (heartbeats only).`, { detail: "stalled" }),
+      );
+    }, ms);
+  }
+
+  private sendHeartbeats(): void {
+    const beats = [message({ message: { case: "clientHeartbeat", value: {} } })];
+    for (const call of this.pending.values()) beats.push(execHeartbeat(call.execId));
+    for (const beat of beats) this.options.stream.send(beat).catch(() => undefined);
+  }
+
+  private async handle(item: AgentServerMessage): Promise<void> {
+    const m = item.message;
+    if (m.case === "interactionUpdate") return this.handleUpdate(m.value);
+    this.progress();
+    switch (m.case) {
+      case "kvServerMessage":
+        return this.send([this.answerKv(m.value)]);
+      case "execServerMessage": {
+        const outcome = handleExec(m.value, this.options.exec);
+        if (outcome.kind === "answered") return this.send(outcome.replies);
+        this.options.exec.takenToolCallIds.add(outcome.call.toolCallId);
+        this.pending.set(outcome.call.toolCallId, outcome.call);
+        this.options.channel.push({ type: "event", event: outcome.event });
+        this.armBatchWindow();
+        return;
+      }
+      case "conversationCheckpointUpdate": {
+        this.usedTokens = m.value.tokenDetails?.usedTokens ?? this.usedTokens;
+        this.options.onCheckpoint(toBinary(ConversationStateStructureSchema, m.value), m.value);
+        return;
+      }
+      case "execServerControlMessage": {
+        if (m.value.message.case !== "abort") return;
+        const execId = m.value.message.value.id;
+        for (const call of this.pending.values()) if (call.execId === execId) this.pending.delete(call.toolCallId);
+        this.options.logger.debug("Cursor aborted an exec", { execId });
+        return;
+      }
+      case "interactionQuery":
+        return this.send([
+          message({ message: { case: "interactionResponse", value: rejectInteractionQuery(m.value) } }),
+        ]);
+      case undefined:
+        return;
+    }
+  }
+
+  private handleUpdate(update: InteractionUpdate): void {
+    const u = update.message;
+    if (u.case === "heartbeat" || u.case === undefined) return;
+    this.progress();
+    const push = this.options.channel.push.bind(this.options.channel);
+    switch (u.case) {
+      case "textDelta":
+        if (u.value.text !== "") push({ type: "event", event: { type: "text-delta", text: u.value.text } });
+        return;
+      case "thinkingDelta":
+        if (u.value.text !== "") push({ type: "event", event: { type: "reasoning-delta", text: u.value.text } });
+        return;
+      case "thinkingCompleted":
+        push({ type: "event", event: { type: "reasoning-end", durationMs: u.value.thinkingDurationMs } });
+        return;
+      case "tokenDelta":
+        this.outputTokens += u.value.tokens;
+        return;
+      case "turnEnded":
+        clearInterval(this.heartbeat);
+        push({ type: "turn-ended" });
+        return;
+      default:
+        return;
+    }
+  }
+
+  private answerKv(kv: KvServerMessage): AgentClientMessage {
+    const { blobs, logger } = this.options;
+    if (kv.message.case === "getBlobArgs") {
+      const data = blobs.get(kv.message.value.blobId);
+      if (data === undefined) {
+        this.missingBlob = true;
+        logger.warn("Cursor asked for a blob this conversation no longer has", { blobs: blobs.size });
+      }
+      const result = data === undefined ? {} : { blobData: data };
+      return message({
+        message: { case: "kvClientMessage", value: { id: kv.id, message: { case: "getBlobResult", value: result } } },
+      });
+    }
+    if (kv.message.case === "setBlobArgs") blobs.set(kv.message.value.blobId, kv.message.value.blobData);
+    return message({
+      message: { case: "kvClientMessage", value: { id: kv.id, message: { case: "setBlobResult", value: {} } } },
+    });
+  }
+
+  /** FIN batches tool calls arriving within 30 ms (§5.4); the segment pauses once the window passes quietly. */
+  private armBatchWindow(): void {
+    clearTimeout(this.batchTimer);
+    this.batchTimer = setTimeout(
+      () => this.options.channel.push({ type: "pause" }),
+      this.options.timings.toolBatchWindowMs,
+    );
+  }
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { createToolNameMap, MAX_TOOL_NAME_LENGTH, sanitizeToolCallId, sanitizeToolName } from "./tool-names.js";
+
+describe("tool names", () => {
+  it("keeps safe names unchanged", () => {
+    expect(sanitizeToolName("read_file-2")).toBe("read_file-2");
+  });
+
+  it("replaces unsafe characters and truncates to 64", () => {
+    expect(sanitizeToolName("mcp.server/tool name")).toBe("mcp_server_tool_name");
+    expect(sanitizeToolName("x".repeat(100))).toHaveLength(MAX_TOOL_NAME_LENGTH);
+    expect(sanitizeToolName("")).toBe("tool");
+  });
+
+  it("maps every caller name to a unique model name and back exactly", () => {
+    const names = ["a.b", "a/b", "a_b", "é", "ü", "x".repeat(70), `${"x".repeat(64)}y`, "plain"];
+    const map = createToolNameMap(names);
+    const modelNames = names.map((name) => map.toModel(name));
+    expect(new Set(modelNames).size).toBe(names.length);
+    for (const modelName of modelNames) {
+      expect(modelName).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+    }
+    expect(modelNames.map((modelName) => map.toCaller(modelName ?? ""))).toEqual(names);
+    expect(map.entries.map(([caller]) => caller)).toEqual(names);
+  });
+
+  it("ignores duplicate declarations and unknown names", () => {
+    const map = createToolNameMap(["read", "read"]);
+    expect(map.entries).toHaveLength(1);
+    expect(map.toCaller("write")).toBeUndefined();
+    expect(map.toModel("write")).toBeUndefined();
+  });
+
+  it("sanitises tool-call ids and keeps them unique", () => {
+    const taken = new Set<string>();
+    expect(sanitizeToolCallId(" call_1\n", () => "abc", taken)).toBe("call_1");
+    expect(sanitizeToolCallId("", () => "abc", taken)).toBe("call_abc");
+    expect(sanitizeToolCallId("call 2", () => "abc", new Set(["call_2"]))).toBe("call_2_2");
+  });
+});

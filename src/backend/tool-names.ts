@@ -1,0 +1,72 @@
+/**
+ * Tool names and tool-call ids as the model sees them. Caller tool names may contain characters or lengths model
+ * providers reject, so each is sanitised to `[a-zA-Z0-9_-]{1,64}` (unique within one turn) and mapped back exactly
+ * when the model calls it (cursor-protocol.md §5.2; §9 item 7 leaves the accepted name format open, so we stay
+ * inside the strictest common subset).
+ */
+
+/** Longest tool name accepted by the strictest model providers. */
+export const MAX_TOOL_NAME_LENGTH = 64;
+
+const UNSAFE_NAME_CHARS = /[^a-zA-Z0-9_-]/g;
+
+/** Bidirectional mapping between caller tool names and the names declared to Cursor. */
+export interface ToolNameMap {
+  /** The declared (sanitised) name for a caller tool name; undefined for unknown tools. */
+  toModel(callerName: string): string | undefined;
+  /** The caller's exact tool name for a declared name; undefined for names we never declared. */
+  toCaller(modelName: string): string | undefined;
+  /** Every caller name with its declared name, in declaration order. */
+  readonly entries: ReadonlyArray<readonly [callerName: string, modelName: string]>;
+}
+
+/** Sanitises one name without regard to uniqueness. */
+export function sanitizeToolName(name: string): string {
+  const cleaned = name.replace(UNSAFE_NAME_CHARS, "_").slice(0, MAX_TOOL_NAME_LENGTH);
+  return cleaned.length > 0 ? cleaned : "tool";
+}
+
+function uniqueName(base: string, taken: ReadonlySet<string>): string {
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n += 1) {
+    const suffix = `_${n}`;
+    const candidate = `${base.slice(0, MAX_TOOL_NAME_LENGTH - suffix.length)}${suffix}`;
+    if (!taken.has(candidate)) return candidate;
+  }
+}
+
+/**
+ * Builds the mapping for one turn's tools. Duplicate caller names keep their first declaration; names that collide
+ * after sanitising get a numeric suffix (`_2`, `_3`…).
+ */
+export function createToolNameMap(callerNames: readonly string[]): ToolNameMap {
+  const toModel = new Map<string, string>();
+  const toCaller = new Map<string, string>();
+  const entries: Array<readonly [string, string]> = [];
+  for (const callerName of callerNames) {
+    if (toModel.has(callerName)) continue;
+    const modelName = uniqueName(sanitizeToolName(callerName), new Set(toCaller.keys()));
+    toModel.set(callerName, modelName);
+    toCaller.set(modelName, callerName);
+    entries.push([callerName, modelName]);
+  }
+  return {
+    toModel: (name) => toModel.get(name),
+    toCaller: (name) => toCaller.get(name),
+    entries,
+  };
+}
+
+const UNSAFE_ID_CHARS = /[^a-zA-Z0-9_.:-]/g;
+
+/**
+ * Makes a tool-call id safe to hand to OpenAI clients: whitespace and unusual characters become `_`, and an empty id
+ * becomes `call_<hex>` (FIN sanitises ids the same way, commit 432c376, §8). Uniqueness within the turn is the
+ * caller's job (see `taken`).
+ */
+export function sanitizeToolCallId(id: string, fallbackHex: () => string, taken: ReadonlySet<string>): string {
+  const trimmed = id.trim().replace(UNSAFE_ID_CHARS, "_");
+  let candidate = trimmed.length > 0 ? trimmed : `call_${fallbackHex()}`;
+  for (let n = 2; taken.has(candidate); n += 1) candidate = `${trimmed || "call"}_${n}`;
+  return candidate;
+}

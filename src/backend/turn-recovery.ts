@@ -1,0 +1,90 @@
+/**
+ * What the first segment of a turn does when its Run fails before any output (cursor-protocol.md §4.2 retry,
+ * §4.4 "Blob not found", §5.4): refresh the token once on `unauthenticated`; rebuild the state from the caller's
+ * history once when a checkpoint or blob was rejected; retry connection loss with exponential backoff. Anything else
+ * (and anything after output has started) is thrown: never a silent replay.
+ */
+import type { ProxyError } from "../util/errors.js";
+import type { Logger } from "../util/logger.js";
+import type { TokenSource } from "./types.js";
+
+/** Per-turn counters, so each recovery happens a bounded number of times. */
+export interface RecoveryState {
+  refreshed: boolean;
+  rebuilt: boolean;
+  connectionRetries: number;
+}
+
+/** Inputs of {@link recoverFirstSegment}. */
+export interface RecoveryContext {
+  state: RecoveryState;
+  /** The failed attempt was asked for a blob we did not have. */
+  missingBlob: boolean;
+  /** The failed attempt continued from a stored checkpoint. */
+  continuing: boolean;
+  /** Switches the turn to a rebuild from the caller's full history. */
+  rebuild(): void;
+  tokenSource: TokenSource;
+  retry: { attempts: number; baseDelayMs: number };
+  logger: Logger;
+  signal: AbortSignal | undefined;
+}
+
+/** Waits `ms`, rejecting early when `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted === true) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** The agent API reports a rejected state as `internal` ("Blob not found", §4.4) or, with ErrorDetails, not_found. */
+function isStateRejection(error: ProxyError): boolean {
+  return error.detail === "internal" || error.code === "not_found";
+}
+
+/** Decides (and performs the waiting/refreshing for) one recovery; true when the caller should open a new Run. */
+export async function recoverFirstSegment(error: ProxyError, ctx: RecoveryContext): Promise<boolean> {
+  const { state, logger } = ctx;
+  if (error.code === "canceled" || error.code === "timeout") return false;
+  if (error.code === "unauthenticated" && !state.refreshed) {
+    state.refreshed = true;
+    logger.info("Cursor rejected the access token; refreshing once and retrying");
+    const rejected = await ctx.tokenSource.getAccessToken(ctx.signal);
+    await ctx.tokenSource.refreshAfterUnauthenticated(rejected, ctx.signal);
+    return true;
+  }
+  if (!state.rebuilt && (ctx.missingBlob || (ctx.continuing && isStateRejection(error)))) {
+    state.rebuilt = true;
+    logger.warn("Cursor rejected the stored conversation state; rebuilding it from the full history and retrying", {
+      code: error.code,
+      detail: error.detail,
+      missingBlob: ctx.missingBlob,
+    });
+    ctx.rebuild();
+    return true;
+  }
+  if (error.code === "backend_unavailable" && error.retryable && state.connectionRetries < ctx.retry.attempts) {
+    const delay = ctx.retry.baseDelayMs * 2 ** state.connectionRetries;
+    state.connectionRetries += 1;
+    logger.warn("Lost the connection to Cursor before any output; retrying", {
+      attempt: state.connectionRetries,
+      delayMs: delay,
+      detail: error.detail,
+    });
+    await sleep(delay, ctx.signal);
+    return true;
+  }
+  return false;
+}
