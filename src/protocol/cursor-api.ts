@@ -1,0 +1,222 @@
+/**
+ * The Cursor API client (cursor-protocol.md §1.2, §2.1, §4.2, §4.3, §6, §1.3): opens agent Runs over HTTP/2 with an
+ * automatic fallback to HTTP/1.1 RunSSE + BidiAppend, and makes the unary calls the bridge needs. Per-request state
+ * lives in each RunStream; the API object only holds configuration and the shared HTTP/2 sessions.
+ */
+import { randomUUID } from "node:crypto";
+import type { DescService } from "@bufbuild/protobuf";
+import { type CallOptions, type Client, createClient } from "@connectrpc/connect";
+import type { AgentClientMessage } from "../gen/agent/v1/agent_pb.js";
+import { AgentService } from "../gen/agent/v1/agent_service_pb.js";
+import type { ModelDetails } from "../gen/agent/v1/models_pb.js";
+import { DashboardService, type GetCurrentPeriodUsageResponse } from "../gen/aiserver/v1/dashboard_pb.js";
+import { type Logger, silentLogger } from "../util/logger.js";
+import { type ErrorMappingContext, toProxyError } from "./error-mapping.js";
+import { buildCursorHeaders, headersForLog } from "./headers.js";
+import { abortedError, type RunStream, type StartedRun, startHttp2Run } from "./run-stream.js";
+import { startSseRun } from "./sse-run.js";
+import { createTransportPool } from "./transports.js";
+
+export { DEFAULT_CLIENT_VERSION, type ResolvedClientVersion, resolveClientVersion } from "./client-version.js";
+export { toProxyError } from "./error-mapping.js";
+export type { RunStream } from "./run-stream.js";
+
+/** Cursor's production host (§1.1). */
+export const DEFAULT_CURSOR_URL = "https://api2.cursor.sh";
+const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+const DEFAULT_HTTP2_RETRY_MS = 10 * 60 * 1000;
+
+/** Transport choice: `auto` tries HTTP/2 and falls back to HTTP/1.1 when HTTP/2 fails before any server output. */
+export type CursorTransport = "auto" | "http2" | "http1";
+
+/** Options of {@link createCursorApi}. */
+export interface CursorApiOptions {
+  /** Base URL of AgentService/Run, RunSSE and BidiAppend. @default "https://api2.cursor.sh" */
+  agentUrl: string;
+  /** Base URL of the unary RPCs (models, name, usage). @default "https://api2.cursor.sh" */
+  apiUrl: string;
+  /** Returns a valid access token (the backend passes its TokenSource here). */
+  getAccessToken: (signal?: AbortSignal) => Promise<string>;
+  /** `x-cursor-client-version`, e.g. "cli-2026.01.17-d239e66" (see resolveClientVersion). */
+  clientVersion: string;
+  /**
+   * HTTP/2 `Run`, or HTTP/1.1 RunSSE + BidiAppend. `auto` falls back to HTTP/1.1 when HTTP/2 fails before any
+   * server output (never when the server answered with a Connect error) and remembers that for a while.
+   * @default "auto"
+   */
+  transport?: CursorTransport;
+  /** `x-ghost-mode` (privacy mode). @default true */
+  ghostMode?: boolean;
+  /** Request ids (`x-request-id`, and the BidiRequestId on HTTP/1.1). @default crypto.randomUUID */
+  newRequestId?: () => string;
+  /** fetch used by the HTTP/1.1 path (RunSSE, BidiAppend, unary fallbacks). @default globalThis.fetch */
+  fetch?: typeof fetch;
+  /** @default silentLogger */
+  logger?: Logger;
+  /** Largest accepted message in either direction. @default 16 MiB */
+  maxMessageBytes?: number;
+  /** How long an automatic fallback to HTTP/1.1 sticks for a base URL before HTTP/2 is tried again. @default 10 min */
+  http2RetryAfterMs?: number;
+  /** Clock for the fallback memory. @default Date.now */
+  now?: () => number;
+}
+
+/** Per-call options of {@link CursorApi.openRun}. */
+export interface OpenRunOptions {
+  signal?: AbortSignal;
+}
+
+/** The Cursor API, as the backend sees it. */
+export interface CursorApi {
+  /** Opens a Run with `first` (the run_request) as the first client message. */
+  openRun(first: AgentClientMessage, options?: OpenRunOptions): Promise<RunStream>;
+  /** `GetUsableModels` (§6). */
+  getUsableModels(signal?: AbortSignal): Promise<ModelDetails[]>;
+  /** `GetDefaultModelForCli` (§6). */
+  getDefaultModelForCli(signal?: AbortSignal): Promise<ModelDetails | undefined>;
+  /** `NameAgent`: a short title for a chat (§1.2). */
+  nameAgent(userMessage: string, signal?: AbortSignal): Promise<string>;
+  /** `aiserver.v1.DashboardService/GetCurrentPeriodUsage` (§1.3). */
+  getCurrentPeriodUsage(signal?: AbortSignal): Promise<GetCurrentPeriodUsageResponse>;
+  /** Closes the shared HTTP/2 sessions (open runs on them are torn down). */
+  close(): void;
+}
+
+/** A function, not an inline check, so TypeScript does not narrow `aborted` across awaits. */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+/** Creates the Cursor API client. */
+export function createCursorApi(options: CursorApiOptions): CursorApi {
+  const mode = options.transport ?? "auto";
+  const logger = options.logger ?? silentLogger;
+  const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const newRequestId = options.newRequestId ?? randomUUID;
+  const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  const now = options.now ?? Date.now;
+  const retryAfterMs = options.http2RetryAfterMs ?? DEFAULT_HTTP2_RETRY_MS;
+  const pool = createTransportPool({ fetch: fetchFn, maxMessageBytes, logger });
+  const errorContext: ErrorMappingContext = { clientVersion: options.clientVersion };
+  /** Base URL → time of the last HTTP/2 failure that made us fall back. */
+  const http1Since = new Map<string, number>();
+
+  const useHttp1 = (baseUrl: string): boolean => {
+    if (mode !== "auto") return mode === "http1";
+    const since = http1Since.get(baseUrl);
+    if (since === undefined) return false;
+    if (now() - since < retryAfterMs) return true;
+    http1Since.delete(baseUrl);
+    return false;
+  };
+
+  const headersFor = async (requestId: string, streaming: boolean, signal?: AbortSignal) =>
+    buildCursorHeaders({
+      accessToken: await options.getAccessToken(signal),
+      clientVersion: options.clientVersion,
+      ghostMode: options.ghostMode ?? true,
+      requestId,
+      streaming,
+    });
+
+  const fallBack = (baseUrl: string, what: string, error: unknown) => {
+    http1Since.set(baseUrl, now());
+    const mapped = toProxyError(error, errorContext);
+    logger.warn(`HTTP/2 ${what} failed before any server output; falling back to HTTP/1.1`, {
+      baseUrl,
+      code: mapped.code,
+      detail: mapped.detail,
+    });
+  };
+
+  const openHttp1 = (first: AgentClientMessage, requestId: string, signal: AbortSignal | undefined): StartedRun =>
+    startSseRun({
+      pool,
+      fetch: fetchFn,
+      baseUrl: options.agentUrl,
+      headers: (s) => headersFor(requestId, true, s),
+      requestId,
+      first,
+      signal,
+      logger,
+      errorContext,
+      maxMessageBytes,
+    });
+
+  const openRun = async (first: AgentClientMessage, runOptions: OpenRunOptions = {}): Promise<RunStream> => {
+    const { signal } = runOptions;
+    const requestId = newRequestId();
+    try {
+      if (isAborted(signal)) throw abortedError(signal?.reason);
+      if (!useHttp1(options.agentUrl)) {
+        const headers = await headersFor(requestId, false, signal);
+        logger.debug("Opening Run over HTTP/2", { baseUrl: options.agentUrl, headers: headersForLog(headers) });
+        const started = startHttp2Run({
+          pool,
+          baseUrl: options.agentUrl,
+          headers,
+          requestId,
+          first,
+          signal,
+          logger,
+          errorContext,
+        });
+        const outcome = await started.ready;
+        if (outcome.ok) return started.stream;
+        started.stream.abort(outcome.error);
+        if (isAborted(signal)) throw abortedError(signal?.reason);
+        if (mode === "http2") throw outcome.error;
+        fallBack(options.agentUrl, "Run", outcome.error);
+      }
+      logger.debug("Opening RunSSE over HTTP/1.1", { baseUrl: options.agentUrl, requestId });
+      const started = openHttp1(first, requestId, signal);
+      const outcome = await started.ready;
+      if (!outcome.ok) throw outcome.error;
+      return started.stream;
+    } catch (error) {
+      throw toProxyError(error, errorContext);
+    }
+  };
+
+  /** One unary call with the same fallback rule as Run. */
+  const unary = async <S extends DescService, T>(
+    service: S,
+    signal: AbortSignal | undefined,
+    invoke: (client: Client<S>, callOptions: CallOptions) => Promise<T>,
+  ): Promise<T> => {
+    const baseUrl = options.apiUrl;
+    const requestId = newRequestId();
+    try {
+      if (!useHttp1(baseUrl)) {
+        let responded = false;
+        const client = createClient(
+          service,
+          pool.http2(baseUrl, () => (responded = true)),
+        );
+        const headers = await headersFor(requestId, false, signal);
+        try {
+          return await invoke(client, { headers, ...(signal === undefined ? {} : { signal }) });
+        } catch (error) {
+          if (responded || mode === "http2" || isAborted(signal)) throw error;
+          fallBack(baseUrl, service.typeName, error);
+        }
+      }
+      const client = createClient(service, pool.http1(baseUrl));
+      const headers = await headersFor(requestId, true, signal);
+      return await invoke(client, { headers, ...(signal === undefined ? {} : { signal }) });
+    } catch (error) {
+      throw toProxyError(error, errorContext);
+    }
+  };
+
+  return {
+    openRun,
+    getUsableModels: (signal) => unary(AgentService, signal, async (c, o) => (await c.getUsableModels({}, o)).models),
+    getDefaultModelForCli: (signal) =>
+      unary(AgentService, signal, async (c, o) => (await c.getDefaultModelForCli({}, o)).model),
+    nameAgent: (userMessage, signal) =>
+      unary(AgentService, signal, async (c, o) => (await c.nameAgent({ userMessage }, o)).name),
+    getCurrentPeriodUsage: (signal) => unary(DashboardService, signal, (c, o) => c.getCurrentPeriodUsage({}, o)),
+    close: () => pool.close(),
+  };
+}

@@ -1,0 +1,141 @@
+/**
+ * connect-es transports for Cursor: HTTP/2 over one shared session per origin (http2-sessions.ts),
+ * and HTTP/1.1 over the injected `fetch` (unary calls: BidiAppend and the model/usage RPCs).
+ *
+ * Each transport can report when an HTTP response arrived. That is how the automatic fallback tells "HTTP/2 failed
+ * before any server output" (fall back to RunSSE + BidiAppend, §4.3) from "the server answered with an error" (never
+ * fall back): the first rejects before a response, the second resolves one.
+ */
+import { Code, ConnectError, type Transport } from "@connectrpc/connect";
+import type { UniversalClientFn, UniversalClientRequest } from "@connectrpc/connect/protocol";
+import { createTransport } from "@connectrpc/connect/protocol-connect";
+import { createNodeHttpClient } from "@connectrpc/connect-node";
+import type { Logger } from "../util/logger.js";
+import { createHttp2Sessions, type Http2Sessions } from "./http2-sessions.js";
+
+/** Called once an HTTP response (any status) has been received. */
+export type ResponseObserver = () => void;
+
+/** Creates and owns the transports of one CursorApi. */
+export interface TransportPool {
+  /** A Connect transport over HTTP/2 to `baseUrl`, reusing the pool's session for that origin. */
+  http2(baseUrl: string, onResponse?: ResponseObserver): Transport;
+  /** A Connect transport over HTTP/1.1 via `fetch` (unary only). */
+  http1(baseUrl: string, onResponse?: ResponseObserver): Transport;
+  /** Closes every HTTP/2 session (open streams are aborted). */
+  close(): void;
+}
+
+/** Options of {@link createTransportPool}. */
+export interface TransportPoolOptions {
+  fetch: typeof fetch;
+  maxMessageBytes: number;
+  logger: Logger;
+}
+
+function observe(client: UniversalClientFn, onResponse: ResponseObserver | undefined): UniversalClientFn {
+  if (onResponse === undefined) return client;
+  return async (request) => {
+    const response = await client(request);
+    onResponse();
+    return response;
+  };
+}
+
+async function readAll(body: AsyncIterable<Uint8Array>): Promise<Uint8Array<ArrayBuffer>> {
+  const parts: Uint8Array[] = [];
+  let length = 0;
+  for await (const part of body) {
+    parts.push(part);
+    length += part.length;
+  }
+  const out = new Uint8Array(length);
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}
+
+async function* bodyOf(response: Response): AsyncIterable<Uint8Array> {
+  if (response.body === null) return;
+  const reader = response.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+/**
+ * `fetch` rejects with a bare TypeError for every network failure (refused, reset, DNS, blocked port…), often with no
+ * Node code below it. The call site knows it was the network, so it says so with a code instead of leaving the
+ * mapping to guess from text: Unavailable, with the original error as cause. Aborts pass through unchanged.
+ */
+export async function fetchOrUnavailable(
+  fetchFn: typeof fetch,
+  input: string | URL,
+  init: RequestInit,
+): Promise<Response> {
+  try {
+    return await fetchFn(input, init);
+  } catch (error) {
+    if (init.signal?.aborted === true) throw error;
+    throw new ConnectError("Could not reach the Cursor server.", Code.Unavailable, undefined, undefined, error);
+  }
+}
+
+/**
+ * A UniversalClientFn over `fetch` for unary calls: the request body is buffered first, because Node's fetch needs
+ * `duplex: "half"` for streamed bodies and unary Connect bodies are small anyway.
+ */
+export function createUnaryFetchClient(fetchFn: typeof fetch): UniversalClientFn {
+  return async (request: UniversalClientRequest) => {
+    const init: RequestInit = { method: request.method, headers: request.header };
+    if (request.body !== undefined) init.body = await readAll(request.body);
+    if (request.signal !== undefined) init.signal = request.signal;
+    const response = await fetchOrUnavailable(fetchFn, request.url, init);
+    return { status: response.status, header: response.headers, body: bodyOf(response), trailer: new Headers() };
+  };
+}
+
+/** Creates a {@link TransportPool}. */
+export function createTransportPool(options: TransportPoolOptions): TransportPool {
+  const sessions = new Map<string, Http2Sessions>();
+  const sessionFor = (url: string): Http2Sessions => {
+    const origin = new URL(url).origin;
+    let manager = sessions.get(origin);
+    if (manager === undefined) {
+      manager = createHttp2Sessions(origin, options.logger);
+      sessions.set(origin, manager);
+    }
+    return manager;
+  };
+  const h2Client = createNodeHttpClient({ httpVersion: "2", sessionProvider: sessionFor });
+  const h1Client = createUnaryFetchClient(options.fetch);
+  const build = (baseUrl: string, httpClient: UniversalClientFn): Transport =>
+    createTransport({
+      httpClient,
+      baseUrl,
+      useBinaryFormat: true,
+      interceptors: [],
+      acceptCompression: [],
+      sendCompression: null,
+      compressMinBytes: 1024,
+      readMaxBytes: options.maxMessageBytes,
+      writeMaxBytes: options.maxMessageBytes,
+    });
+  return {
+    http2: (baseUrl, onResponse) => build(baseUrl, observe(h2Client, onResponse)),
+    http1: (baseUrl, onResponse) => build(baseUrl, observe(h1Client, onResponse)),
+    close() {
+      for (const manager of sessions.values()) manager.close();
+      sessions.clear();
+    },
+  };
+}
