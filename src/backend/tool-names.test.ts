@@ -33,8 +33,16 @@ describe("tool names", () => {
 
   it("sanitises tool-call ids and keeps them unique", () => {
     const taken = new Set<string>();
-    expect(sanitizeToolCallId(" call_1\n", () => "abc", taken)).toBe("call_1");
+    expect(sanitizeToolCallId(" call_1\n", () => "abc", taken)).toBe("call_1_abc");
     expect(sanitizeToolCallId("", () => "abc", taken)).toBe("call_abc");
-    expect(sanitizeToolCallId("call 2", () => "abc", new Set(["call_2"]))).toBe("call_2_2");
+    const hexes = ["aaa", "bbb"];
+    expect(sanitizeToolCallId("call 2", () => hexes.shift() ?? "", new Set(["call_2_aaa"]))).toBe("call_2_bbb");
+    // Cursor's ids repeat across conversations; ours never do (the server finds parked turns by them).
+    const ids = new Set(
+      Array.from({ length: 1000 }, () =>
+        sanitizeToolCallId("call_12345678", () => crypto.randomUUID().replaceAll("-", ""), taken),
+      ),
+    );
+    expect(ids.size).toBe(1000);
   });
 });

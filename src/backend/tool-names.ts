@@ -60,13 +60,14 @@ export function createToolNameMap(callerNames: readonly string[]): ToolNameMap {
 const UNSAFE_ID_CHARS = /[^a-zA-Z0-9_.:-]/g;
 
 /**
- * Makes a tool-call id safe to hand to OpenAI clients: whitespace and unusual characters become `_`, and an empty id
- * becomes `call_<hex>` (FIN sanitises ids the same way, commit 432c376, §8). Uniqueness within the turn is the
- * caller's job (see `taken`).
+ * Makes a tool-call id safe to hand to OpenAI clients and unique across every turn this process has parked:
+ * whitespace and unusual characters become `_` (FIN sanitises ids the same way, commit 432c376, §8), and a random
+ * suffix is always added. Cursor's own ids (`call_` + 8 digits, §4.6) can repeat across conversations, and the
+ * server finds a parked turn by the ids its follow-up answers, so a shared id would resume the wrong conversation.
  */
-export function sanitizeToolCallId(id: string, fallbackHex: () => string, taken: ReadonlySet<string>): string {
-  const trimmed = id.trim().replace(UNSAFE_ID_CHARS, "_");
-  let candidate = trimmed.length > 0 ? trimmed : `call_${fallbackHex()}`;
-  for (let n = 2; taken.has(candidate); n += 1) candidate = `${trimmed || "call"}_${n}`;
+export function sanitizeToolCallId(id: string, randomHex: () => string, taken: ReadonlySet<string>): string {
+  const base = id.trim().replace(UNSAFE_ID_CHARS, "_") || "call";
+  let candidate = `${base}_${randomHex().slice(0, 12)}`;
+  while (taken.has(candidate)) candidate = `${base}_${randomHex().slice(0, 12)}`;
   return candidate;
 }
