@@ -67,7 +67,11 @@ describe("parked turn registry", () => {
 
   it("closes parked turns after the TTL and on closeAll", async () => {
     const timers = manualTimers();
-    const registry = createParkedTurnRegistry({ ttlMs: 1000, setTimer: timers.setTimer, clearTimer: timers.clearTimer });
+    const registry = createParkedTurnRegistry({
+      ttlMs: 1000,
+      setTimer: timers.setTimer,
+      clearTimer: timers.clearTimer,
+    });
     const a = fakeTurn(["a"]);
     registry.park({ turn: a.turn, conversationId: "c1", model: "m" });
     timers.fire();

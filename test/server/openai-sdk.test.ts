@@ -155,7 +155,7 @@ describe("openai SDK against cursor-bridge + emulator", () => {
         client.chat.completions.create({ model: "auto", messages: [{ role: "user", content: `conversation ${i}` }] }),
       ),
     );
-    results.forEach((r, i) => expect(r.choices[0]?.message.content).toBe(`You said: conversation ${i}`));
+    for (const [i, r] of results.entries()) expect(r.choices[0]?.message.content).toBe(`You said: conversation ${i}`);
   });
 
   it("maps upstream failures to OpenAI errors the SDK understands", async () => {

@@ -88,7 +88,7 @@ describe("lifecycle and failures", () => {
       .create({ model: "gpt-5.2", messages: [{ role: "user", content: "hi" }] })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.APIError);
-    expect([502, 503]).toContain((error as OpenAI.APIError).status);
+    expect([502, 503]).toContain((error as InstanceType<typeof OpenAI.APIError>).status);
   });
 
   it("answers 401 with a login hint when Cursor keeps rejecting the token", async () => {
@@ -96,7 +96,7 @@ describe("lifecycle and failures", () => {
     const client = new OpenAI({ baseURL: s.baseURL, apiKey: "x", maxRetries: 0 });
     const error = (await client.chat.completions
       .create({ model: "auto", messages: [{ role: "user", content: "[[emu:error unauthenticated]]" }] })
-      .catch((e: unknown) => e)) as OpenAI.APIError;
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
     expect(error.status).toBe(401);
     expect(error.message).toMatch(/cursor-bridge login/);
   });
