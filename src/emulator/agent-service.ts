@@ -1,0 +1,137 @@
+/**
+ * Registers the emulated services on a connect-es router (cursor-protocol.md §1.2, §1.3, §4.2, §4.3, §6):
+ * agent.v1.AgentService (Run, RunSSE, GetUsableModels, GetDefaultModelForCli, NameAgent),
+ * aiserver.v1.AiService (the CLI's model calls and NameAgent), aiserver.v1.BidiService/BidiAppend and
+ * aiserver.v1.DashboardService/GetCurrentPeriodUsage.
+ */
+import type { Http2ServerRequest } from "node:http2";
+import { toBinary } from "@bufbuild/protobuf";
+import { type ConnectRouter, createContextKey, type HandlerContext } from "@connectrpc/connect";
+import { type AgentClientMessage, AgentClientMessageSchema } from "../gen/agent/v1/agent_pb.js";
+import { AgentService } from "../gen/agent/v1/agent_service_pb.js";
+import type { NameAgentRequest } from "../gen/agent/v1/models_pb.js";
+import { AiService } from "../gen/aiserver/v1/ai_service_pb.js";
+import { BidiService } from "../gen/aiserver/v1/bidi_pb.js";
+import { DashboardService } from "../gen/aiserver/v1/dashboard_pb.js";
+import type { NodeRequest } from "./auth.js";
+import { type BidiSessions, decodeAppend, requestIdOf } from "./bidi.js";
+import { parseDirectives } from "./directives.js";
+import { defaultModel, usableModels } from "./models.js";
+import { runTurn, type TurnDeps } from "./turn.js";
+import type { InboundMessage } from "./turn-channel.js";
+
+/** The Node request behind a call, for the HTTP version and for dropping the connection. */
+export const nodeRequestKey = createContextKey<NodeRequest | undefined>(undefined, { description: "node request" });
+
+/** Dependencies of {@link registerServices}. */
+export interface ServiceDeps {
+  turn: TurnDeps;
+  bidi: BidiSessions;
+}
+
+function httpVersionOf(context: HandlerContext): "http2" | "http1" {
+  const req = context.values.get(nodeRequestKey);
+  return req?.httpVersionMajor === 2 ? "http2" : "http1";
+}
+
+/** Destroys the connection carrying a call: the whole HTTP/2 session, or the HTTP/1.1 socket. */
+function dropperOf(context: HandlerContext): () => void {
+  return () => {
+    const req = context.values.get(nodeRequestKey);
+    if (req === undefined) return;
+    if (req.httpVersionMajor === 2) (req as Http2ServerRequest).stream.session?.destroy();
+    else req.socket.destroy();
+  };
+}
+
+async function* withSizes(requests: AsyncIterable<AgentClientMessage>): AsyncIterable<InboundMessage> {
+  for await (const message of requests) {
+    yield { message, size: toBinary(AgentClientMessageSchema, message).length };
+  }
+}
+
+/** A chat title from the first words of the message (directives removed). */
+export function nameFor(request: NameAgentRequest): string {
+  const words = parseDirectives(request.userMessage).text.split(/\s+/).filter(Boolean).slice(0, 6);
+  if (words.length === 0) return "New Agent";
+  const title = words.join(" ").replace(/[.?!,;:]+$/, "");
+  return title.charAt(0).toUpperCase() + title.slice(1);
+}
+
+/** Registers every emulated RPC. */
+export function registerServices(router: ConnectRouter, deps: ServiceDeps): void {
+  const { turn, bidi } = deps;
+  const models = { models: usableModels() };
+  router.service(AgentService, {
+    async *run(requests, context) {
+      turn.stats.countRun("Run");
+      yield* runTurn(
+        {
+          httpVersion: httpVersionOf(context),
+          inbound: withSizes(requests),
+          clientSignal: context.signal,
+          clientVersion: context.requestHeader.get("x-cursor-client-version") ?? "",
+          drop: dropperOf(context),
+        },
+        turn,
+      );
+    },
+    async *runSSE(request, context) {
+      turn.stats.countRun("RunSSE");
+      const requestId = requestIdOf(request.requestId, context.requestHeader);
+      const inbound = bidi.open(requestId);
+      try {
+        yield* runTurn(
+          {
+            httpVersion: httpVersionOf(context),
+            inbound,
+            clientSignal: context.signal,
+            clientVersion: context.requestHeader.get("x-cursor-client-version") ?? "",
+            drop: dropperOf(context),
+          },
+          turn,
+        );
+      } finally {
+        bidi.end(requestId);
+      }
+    },
+    getUsableModels: () => models,
+    getDefaultModelForCli: () => ({ model: defaultModel() }),
+    nameAgent: (request) => ({ name: nameFor(request) }),
+  });
+  router.service(AiService, {
+    getUsableModels: () => models,
+    getDefaultModelForCli: () => ({ model: defaultModel() }),
+    nameAgent: (request) => ({ name: nameFor(request) }),
+  });
+  router.service(BidiService, {
+    bidiAppend(request, context) {
+      turn.stats.countAppend();
+      const requestId = requestIdOf(request.requestId?.requestId, context.requestHeader);
+      bidi.append(requestId, Number(request.appendSeqno), decodeAppend(request));
+      return {};
+    },
+  });
+  router.service(DashboardService, {
+    getCurrentPeriodUsage: () => usageSnapshot(turn),
+  });
+}
+
+/** Usage of the current period: 2 (cents, presumably — §1.3 leaves units open) per completed turn. */
+function usageSnapshot(turn: TurnDeps) {
+  const completed = turn.stats.snapshot().turns.filter((t) => t.outcome === "completed").length;
+  const limit = 2000;
+  const spend = Math.min(limit, completed * 2);
+  const now = new Date();
+  const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+  const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+  return {
+    billingCycleStart: BigInt(start),
+    billingCycleEnd: BigInt(end),
+    planUsage: { totalSpend: spend, includedSpend: spend, bonusSpend: 0, remaining: limit - spend, limit },
+    spendLimitUsage: { limitType: "user" },
+    displayThreshold: 50,
+    enabled: true,
+    displayMessage: "",
+  };
+}

@@ -1,0 +1,231 @@
+/**
+ * The emulator's accounts: token issuing, the browser-login handshake and the plain-HTTP auth routes of
+ * cursor-protocol.md §3 (`GET /auth/poll`, `POST /auth/exchange_user_api_key`, a local `/loginDeepControl` page).
+ * Tokens are HS256 JWTs with `exp` (jwt.ts), so login, refresh and expiry work end to end.
+ */
+import { createHash } from "node:crypto";
+import type { ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
+import { base64UrlEncode } from "../util/jwt.js";
+import type { Logger } from "../util/logger.js";
+import type { JwtSigner, TokenIdentity } from "./jwt.js";
+
+type NodeHandler = NonNullable<ConnectNodeAdapterOptions["fallback"]>;
+/** Node request of either HTTP version (connect-node's NodeServerRequest, which its index does not export). */
+export type NodeRequest = Parameters<NodeHandler>[0];
+/** Node response of either HTTP version (connect-node's NodeServerResponse). */
+export type NodeResponse = Parameters<NodeHandler>[1];
+
+/** Who a token or API key belongs to when the caller names nobody. */
+export const DEFAULT_IDENTITY: TokenIdentity = { userId: "user_01EMULATOR0000000000000000", email: "dev@example.com" };
+/** Refresh tokens live 60 days, like a long-lived session. */
+const REFRESH_TTL_SECONDS = 60 * 24 * 3600;
+const MAX_BODY_BYTES = 64 * 1024;
+
+/** A token pair as the auth endpoints return it (§3.1 step 6, §3.2 variant A). */
+export interface TokenPair {
+  accessToken: string;
+  refreshToken: string;
+}
+
+/** Why a bearer was refused. */
+export type AuthFailure = "missing" | "malformed" | "invalid" | "expired";
+
+/** Options of {@link createAuthority}. */
+export interface AuthorityOptions {
+  signer: JwtSigner;
+  accessTokenTtlSeconds: number;
+  logger: Logger;
+}
+
+interface PendingLogin {
+  challenge?: string;
+  approved?: TokenIdentity;
+}
+
+/** Account state of one emulator instance. */
+export interface Authority {
+  issueTokens(options?: { userId?: string; email?: string; expiresInSeconds?: number }): TokenPair;
+  approveLogin(uuid: string, options?: { userId?: string; email?: string }): void;
+  addApiKey(apiKey: string, options?: { userId?: string; email?: string }): void;
+  /** Checks an `authorization` header value for an RPC: only unexpired access (session) tokens pass. */
+  authenticate(header: string | null): { ok: true; identity: TokenIdentity } | { ok: false; failure: AuthFailure };
+  /** Serves the auth routes; false when the path is not one of them. */
+  handle(req: NodeRequest, res: NodeResponse): boolean;
+}
+
+function identityOf(options: { userId?: string; email?: string } | undefined): TokenIdentity {
+  const userId = options?.userId ?? DEFAULT_IDENTITY.userId;
+  const email = options?.email ?? (options?.userId === undefined ? DEFAULT_IDENTITY.email : undefined);
+  return email === undefined ? { userId } : { userId, email };
+}
+
+/** `Bearer <token>` → token; null when missing, "" when malformed. */
+function bearerOf(header: string | null | undefined): string | null {
+  if (header === null || header === undefined || header === "") return null;
+  const match = /^Bearer ([^\s]+)$/.exec(header);
+  return match?.[1] ?? "";
+}
+
+/** Creates the account state and auth routes. */
+export function createAuthority(options: AuthorityOptions): Authority {
+  const { signer, accessTokenTtlSeconds, logger } = options;
+  const pending = new Map<string, PendingLogin>();
+  const apiKeys = new Map<string, TokenIdentity>();
+
+  const issue = (identity: TokenIdentity, ttl = accessTokenTtlSeconds): TokenPair => ({
+    accessToken: signer.sign(identity, "session", ttl),
+    refreshToken: signer.sign(identity, "refresh", Math.max(ttl, REFRESH_TTL_SECONDS)),
+  });
+
+  const poll = (url: URL, res: NodeResponse): void => {
+    const uuid = url.searchParams.get("uuid");
+    const verifier = url.searchParams.get("verifier");
+    if (uuid === null || uuid === "" || verifier === null || verifier === "") {
+      sendJson(res, 400, { error: "uuid and verifier are required" });
+      return;
+    }
+    const login = pending.get(uuid);
+    // §3.1 step 5: 404 means "still pending".
+    if (login?.approved === undefined) {
+      sendJson(res, 404, { error: "Not found" });
+      return;
+    }
+    if (login.challenge !== undefined && challengeOf(verifier) !== login.challenge) {
+      sendJson(res, 403, { error: "verifier does not match the login challenge" });
+      return;
+    }
+    pending.delete(uuid);
+    const tokens = issue(login.approved);
+    const body: Record<string, string> = { ...tokens, authId: `auth0|${login.approved.userId}`, uuid };
+    if (login.challenge !== undefined) body.challenge = login.challenge;
+    sendJson(res, 200, body);
+  };
+
+  const exchange = (req: NodeRequest, res: NodeResponse): void => {
+    const token = bearerOf(req.headers.authorization);
+    if (token === null || token === "") {
+      sendJson(res, 401, { error: "Missing bearer API key or refresh token" });
+      return;
+    }
+    const keyOwner = apiKeys.get(token);
+    if (keyOwner !== undefined) {
+      sendJson(res, 200, issue(keyOwner));
+      return;
+    }
+    // §3.2 variant A: clients refresh OAuth sessions by presenting the refresh token (or, failing that, the access
+    // token) to this endpoint; both are accepted while signed and unexpired.
+    const verified = signer.verify(token);
+    if (!verified.ok) {
+      sendJson(res, 401, { error: verified.reason === "expired" ? "Token expired" : "Invalid API key or token" });
+      return;
+    }
+    const { userId, email } = verified.claims;
+    sendJson(res, 200, issue(email === undefined ? { userId } : { userId, email }));
+  };
+
+  const loginPage = (url: URL, res: NodeResponse): void => {
+    const uuid = url.searchParams.get("uuid") ?? "";
+    const challenge = url.searchParams.get("challenge") ?? "";
+    if (uuid === "" || challenge === "") {
+      sendHtml(res, 400, "<p>Missing uuid or challenge.</p>");
+      return;
+    }
+    const current = pending.get(uuid);
+    pending.set(uuid, { ...current, challenge });
+    sendHtml(
+      res,
+      200,
+      `<h1>cursor-bridge emulator login</h1><p>Approve the login request <code>${escapeHtml(uuid)}</code>?</p>` +
+        `<form method="post" action="/loginDeepControl"><input type="hidden" name="uuid" value="${escapeHtml(uuid)}">` +
+        `<input type="hidden" name="challenge" value="${escapeHtml(challenge)}"><button type="submit">Approve</button></form>`,
+    );
+  };
+
+  const approveFromPage = async (req: NodeRequest, res: NodeResponse): Promise<void> => {
+    const form = new URLSearchParams(await readBody(req));
+    const uuid = form.get("uuid") ?? "";
+    const challenge = form.get("challenge") ?? "";
+    if (uuid === "" || challenge === "") {
+      sendHtml(res, 400, "<p>Missing uuid or challenge.</p>");
+      return;
+    }
+    pending.set(uuid, { challenge, approved: identityOf(undefined) });
+    sendHtml(res, 200, "<h1>Login approved</h1><p>You can close this tab and return to the terminal.</p>");
+  };
+
+  return {
+    issueTokens(opts) {
+      return issue(identityOf(opts), opts?.expiresInSeconds ?? accessTokenTtlSeconds);
+    },
+    approveLogin(uuid, opts) {
+      const current = pending.get(uuid);
+      pending.set(uuid, { ...current, approved: identityOf(opts) });
+    },
+    addApiKey(apiKey, opts) {
+      apiKeys.set(apiKey, identityOf(opts));
+    },
+    authenticate(header) {
+      const token = bearerOf(header);
+      if (token === null) return { ok: false, failure: "missing" };
+      if (token === "") return { ok: false, failure: "malformed" };
+      const verified = signer.verify(token);
+      if (!verified.ok) return { ok: false, failure: verified.reason };
+      if (verified.claims.kind !== "session") return { ok: false, failure: "invalid" };
+      const { userId, email } = verified.claims;
+      return { ok: true, identity: email === undefined ? { userId } : { userId, email } };
+    },
+    handle(req, res) {
+      const url = new URL(req.url ?? "/", "http://emulator.local");
+      const route = `${req.method ?? "GET"} ${url.pathname}`;
+      if (route === "GET /auth/poll") poll(url, res);
+      else if (route === "POST /auth/exchange_user_api_key") exchange(req, res);
+      else if (route === "GET /loginDeepControl") loginPage(url, res);
+      else if (route === "POST /loginDeepControl") {
+        approveFromPage(req, res).catch((error: unknown) => {
+          logger.warn("login approval failed", { error });
+          if (!res.headersSent) sendHtml(res, 400, "<p>Bad request.</p>");
+        });
+      } else return false;
+      return true;
+    },
+  };
+}
+
+/** base64url(SHA-256(verifier)), the PKCE S256 challenge (§3.1 step 2). */
+export function challengeOf(verifier: string): string {
+  return base64UrlEncode(new Uint8Array(createHash("sha256").update(verifier, "ascii").digest()));
+}
+
+function readBody(req: NodeRequest): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new Error("request body too large"));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+/** Writes a JSON response. */
+export function sendJson(res: NodeResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function sendHtml(res: NodeResponse, status: number, body: string): void {
+  const text = `<!doctype html><html><head><meta charset="utf-8"><title>cursor-bridge emulator</title></head><body>${body}</body></html>`;
+  res.writeHead(status, { "content-type": "text/html; charset=utf-8", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

@@ -1,0 +1,58 @@
+/**
+ * Blob ids and the emulator's content-addressed blob cache (cursor-protocol.md §5.3: id = SHA-256 of the data,
+ * 32 raw bytes). The cache only ever holds data that hashes to its id, and it is only consulted for ids the received
+ * state references, so a correct client uploads each blob once while a client that drops blobs still fails.
+ */
+import { createHash } from "node:crypto";
+import { blobNotFound } from "./errors.js";
+
+/** Length of a blob id. */
+export const BLOB_ID_BYTES = 32;
+
+/** SHA-256 of the data: the blob id (§5.3). */
+export function blobIdOf(data: Uint8Array): Uint8Array {
+  return new Uint8Array(createHash("sha256").update(data).digest());
+}
+
+/** Lower-case hex, as clients key their stores. */
+export function hexOf(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+}
+
+/** Throws `internal: Blob not found` unless the bytes look like a blob id (inline data where an id belongs). */
+export function assertBlobId(id: Uint8Array, where: string): void {
+  if (id.length !== BLOB_ID_BYTES) {
+    throw blobNotFound(`${where} holds ${id.length} bytes where a ${BLOB_ID_BYTES}-byte blob id is expected`);
+  }
+}
+
+/** Bounded content-addressed cache shared by the turns of one emulator. */
+export interface BlobCache {
+  get(id: Uint8Array): Uint8Array | undefined;
+  /** Stores the data only when SHA-256(data) equals the id. */
+  put(id: Uint8Array, data: Uint8Array): void;
+}
+
+/** Creates a cache evicting the oldest entries beyond `maxBytes`; `enabled: false` never hits. */
+export function createBlobCache(options: { enabled: boolean; maxBytes?: number }): BlobCache {
+  const entries = new Map<string, Uint8Array>();
+  const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
+  let size = 0;
+  return {
+    get(id) {
+      return options.enabled ? entries.get(hexOf(id)) : undefined;
+    },
+    put(id, data) {
+      if (!options.enabled || id.length !== BLOB_ID_BYTES) return;
+      const key = hexOf(id);
+      if (entries.has(key) || hexOf(blobIdOf(data)) !== key) return;
+      entries.set(key, data);
+      size += data.length;
+      for (const [oldest, value] of entries) {
+        if (size <= maxBytes) break;
+        entries.delete(oldest);
+        size -= value.length;
+      }
+    },
+  };
+}

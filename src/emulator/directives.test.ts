@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { describeEmulatorDirectives, parseDirectives } from "./directives.js";
+
+describe("parseDirectives", () => {
+  it("strips directives from the text and keeps their order", () => {
+    const parsed = parseDirectives('look [[emu:tool search {"q":"a ]] b","n":[1,[2]]}]] then  [[emu:think 5]] done');
+    expect(parsed.text).toBe("look then done");
+    expect(parsed.directives).toEqual([
+      { kind: "tool", name: "search", args: { q: "a ]] b", n: [1, [2]] } },
+      { kind: "think", tokens: 5 },
+    ]);
+    expect(parsed.problems).toEqual([]);
+  });
+
+  it("parses every keyword", () => {
+    const parsed = parseDirectives(
+      '[[emu:native shell {"command":"ls"}]][[emu:tokens 3]][[emu:rate 2.5]][[emu:recall]][[emu:error usage_limit]][[emu:stall 4]][[emu:drop 0]][[emu:tool bare]]',
+    );
+    expect(parsed.directives).toEqual([
+      { kind: "native", native: "shell", args: { command: "ls" } },
+      { kind: "tokens", tokens: 3 },
+      { kind: "rate", tokensPerSecond: 2.5 },
+      { kind: "recall" },
+      { kind: "error", code: "usage_limit" },
+      { kind: "stall", afterTokens: 4 },
+      { kind: "drop", afterTokens: 0 },
+      { kind: "tool", name: "bare", args: {} },
+    ]);
+  });
+
+  it.each([
+    ["[[emu:think many]]", /whole number/],
+    ["[[emu:rate 0]]", /positive/],
+    ["[[emu:error nope]]", /one of/],
+    ["[[emu:native rm {}]]", /kind must be one of/],
+    ["[[emu:tool x {bad json}]]", /not valid JSON/],
+    ["[[emu:tool x [1]]]", /not valid JSON|JSON object/],
+    ["[[emu:frobnicate]]", /Unknown directive/],
+    ["[[emu:recall now]]", /no arguments/],
+    ["hello [[emu:think 3", /Unterminated/],
+  ])("reports %s as a problem", (text, problem) => {
+    const parsed = parseDirectives(text);
+    expect(parsed.directives).toEqual([]);
+    expect(parsed.problems[0]).toMatch(problem);
+  });
+
+  it("leaves text without directives alone", () => {
+    expect(parseDirectives("  plain [[not a directive]] text ")).toEqual({
+      text: "plain [[not a directive]] text",
+      directives: [],
+      problems: [],
+    });
+  });
+
+  it("documents every keyword in the help text", () => {
+    const help = describeEmulatorDirectives();
+    for (const keyword of ["tool", "native", "think", "tokens", "rate", "recall", "error", "stall", "drop"]) {
+      expect(help).toContain(`[[emu:${keyword}`);
+    }
+  });
+});

@@ -1,0 +1,163 @@
+/**
+ * Parser of the scripted model's directives, written in the last user message as `[[emu:KEYWORD …]]`.
+ * The syntax is a public contract (README, outside checks), so it is parsed strictly: anything malformed is reported
+ * as a problem instead of being guessed at.
+ */
+
+/** Native exec kinds a `[[emu:native KIND …]]` directive may name. */
+export const NATIVE_KINDS = ["shell", "read", "ls", "grep", "write", "fetch"] as const;
+/** A native exec kind. */
+export type NativeKind = (typeof NATIVE_KINDS)[number];
+
+/** Error codes a `[[emu:error CODE]]` directive may name. */
+export const ERROR_CODES = ["usage_limit", "unauthenticated", "outdated_client", "internal", "blob_not_found"] as const;
+/** A scripted error. */
+export type ScriptedErrorCode = (typeof ERROR_CODES)[number];
+
+/** JSON object arguments of a tool directive. */
+export type JsonObject = { [key: string]: unknown };
+
+/** One parsed directive. */
+export type Directive =
+  | { kind: "tool"; name: string; args: JsonObject }
+  | { kind: "native"; native: NativeKind; args: JsonObject }
+  | { kind: "think"; tokens: number }
+  | { kind: "tokens"; tokens: number }
+  | { kind: "rate"; tokensPerSecond: number }
+  | { kind: "recall" }
+  | { kind: "error"; code: ScriptedErrorCode }
+  | { kind: "stall"; afterTokens: number }
+  | { kind: "drop"; afterTokens: number };
+
+/** The message with its directives removed, the directives in order, and what could not be parsed. */
+export interface ParsedMessage {
+  text: string;
+  directives: Directive[];
+  problems: string[];
+}
+
+const OPEN = "[[emu:";
+const CLOSE = "]]";
+
+/** Parses every `[[emu:…]]` directive of a message; the remaining text is trimmed with runs of spaces collapsed. */
+export function parseDirectives(message: string): ParsedMessage {
+  const directives: Directive[] = [];
+  const problems: string[] = [];
+  let text = "";
+  let cursor = 0;
+  for (let start = message.indexOf(OPEN); start !== -1; start = message.indexOf(OPEN, cursor)) {
+    text += message.slice(cursor, start);
+    const end = findClose(message, start + OPEN.length);
+    if (end === -1) {
+      problems.push(`Unterminated directive at offset ${start}.`);
+      cursor = message.length;
+      break;
+    }
+    const body = message.slice(start + OPEN.length, end).trim();
+    const parsed = parseBody(body);
+    if (typeof parsed === "string") problems.push(parsed);
+    else directives.push(parsed);
+    cursor = end + CLOSE.length;
+  }
+  text += message.slice(cursor);
+  return { text: text.replace(/[ \t]+/g, " ").trim(), directives, problems };
+}
+
+/** Index of the `]]` closing a directive whose body starts at `from`, skipping over JSON strings and braces. */
+function findClose(message: string, from: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = from; i < message.length; i++) {
+    const c = message[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"' && depth > 0) inString = true;
+    else if (c === "{") depth++;
+    else if (c === "}") depth = Math.max(0, depth - 1);
+    else if (depth === 0 && message.startsWith(CLOSE, i)) return i;
+  }
+  return -1;
+}
+
+function parseBody(body: string): Directive | string {
+  const match = /^([a-z]+)(?:\s+([\s\S]*))?$/.exec(body);
+  if (match === null) return `Malformed directive [[emu:${body}]].`;
+  const keyword = match[1] ?? "";
+  const rest = (match[2] ?? "").trim();
+  switch (keyword) {
+    case "tool":
+    case "native":
+      return parseCall(keyword, rest);
+    case "think":
+    case "tokens":
+    case "stall":
+    case "drop":
+      return parseCount(keyword, rest);
+    case "rate": {
+      const rate = Number(rest);
+      return rest !== "" && Number.isFinite(rate) && rate > 0
+        ? { kind: "rate", tokensPerSecond: rate }
+        : `[[emu:rate]] needs a positive number of tokens per second, got "${rest}".`;
+    }
+    case "recall":
+      return rest === "" ? { kind: "recall" } : "[[emu:recall]] takes no arguments.";
+    case "error":
+      return (ERROR_CODES as readonly string[]).includes(rest)
+        ? { kind: "error", code: rest as ScriptedErrorCode }
+        : `[[emu:error]] needs one of ${ERROR_CODES.join(", ")}, got "${rest}".`;
+    default:
+      return `Unknown directive [[emu:${keyword}]].`;
+  }
+}
+
+function parseCount(keyword: "think" | "tokens" | "stall" | "drop", rest: string): Directive | string {
+  if (!/^\d{1,7}$/.test(rest)) return `[[emu:${keyword}]] needs a whole number, got "${rest}".`;
+  const n = Number(rest);
+  if (keyword === "think") return { kind: "think", tokens: n };
+  if (keyword === "tokens") return { kind: "tokens", tokens: n };
+  if (keyword === "stall") return { kind: "stall", afterTokens: n };
+  return { kind: "drop", afterTokens: n };
+}
+
+function parseCall(keyword: "tool" | "native", rest: string): Directive | string {
+  const match = /^(\S+?)(?:\s+([\s\S]*))?$/.exec(rest);
+  const name = match?.[1];
+  if (match === null || name === undefined || name.startsWith("{")) return `[[emu:${keyword}]] needs a name.`;
+  const argsText = (match[2] ?? "").trim();
+  let args: unknown = {};
+  if (argsText !== "") {
+    try {
+      args = JSON.parse(argsText);
+    } catch {
+      return `[[emu:${keyword} ${name}]] arguments are not valid JSON.`;
+    }
+  }
+  if (typeof args !== "object" || args === null || Array.isArray(args)) {
+    return `[[emu:${keyword} ${name}]] arguments must be a JSON object.`;
+  }
+  if (keyword === "tool") return { kind: "tool", name, args: args as JsonObject };
+  if (!(NATIVE_KINDS as readonly string[]).includes(name)) {
+    return `[[emu:native]] kind must be one of ${NATIVE_KINDS.join(", ")}, got "${name}".`;
+  }
+  return { kind: "native", native: name as NativeKind, args: args as JsonObject };
+}
+
+/** Help text describing the directive syntax (for `cursor-bridge emulator --help` and the README). */
+export function describeEmulatorDirectives(): string {
+  return [
+    "Scripted model directives (write them in the last user message):",
+    "  (none)                          echo: `You said: <text>`, streamed as several text deltas",
+    "  [[emu:tool NAME {json args}]]   call the declared client tool NAME (repeat for parallel calls);",
+    "                                  the reply then contains `NAME returned: <result text>` for each call",
+    "  [[emu:native KIND {json args}]] native exec: shell, read, ls, grep, write or fetch; same kind of reply",
+    "  [[emu:think N]]                 N reasoning tokens before the answer",
+    "  [[emu:tokens N]]                answer with exactly N text tokens",
+    "  [[emu:rate TPS]]                stream text at TPS tokens per second",
+    "  [[emu:recall]]                  `First message: <first user message>` read from the conversation state",
+    "  [[emu:error CODE]]              fail with usage_limit, unauthenticated, outdated_client, internal or",
+    "                                  blob_not_found",
+    "  [[emu:stall N]]                 stop making progress after N tokens (heartbeats only)",
+    "  [[emu:drop N]]                  drop the connection after N tokens",
+  ].join("\n");
+}

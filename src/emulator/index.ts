@@ -1,0 +1,137 @@
+/**
+ * The Cursor backend emulator: a strict stand-in for Cursor's servers (cursor-protocol.md §1.2, §1.3, §2.1, §3, §4,
+ * §5) on one port serving HTTP/2 cleartext and HTTP/1.1. This is the in-process API tests, benchmarks, `npm start`
+ * and the `cursor-bridge emulator` command use.
+ */
+import { randomBytes } from "node:crypto";
+import { createContextValues } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { type Logger, silentLogger } from "../util/logger.js";
+import { nodeRequestKey, registerServices } from "./agent-service.js";
+import { createAuthority, type NodeRequest, type NodeResponse, sendJson } from "./auth.js";
+import { BidiSessions } from "./bidi.js";
+import { createBlobCache } from "./blobs.js";
+import { createJwtSigner } from "./jwt.js";
+import { listenDual } from "./server.js";
+import { createStatsRecorder, type EmulatorStats } from "./stats.js";
+import { createStrictnessInterceptor, DEFAULT_MIN_CLIENT_VERSION } from "./strictness.js";
+
+export { describeEmulatorDirectives } from "./directives.js";
+export type { EmulatorStats, TurnStats } from "./stats.js";
+export { DEFAULT_MIN_CLIENT_VERSION } from "./strictness.js";
+
+/** Default port of `cursor-bridge emulator`. */
+export const DEFAULT_EMULATOR_PORT = 8766;
+
+/** Options of {@link startEmulator}. */
+export interface EmulatorOptions {
+  /** @default 0 (any free port); the CLI uses {@link DEFAULT_EMULATOR_PORT} */
+  port?: number;
+  /** @default "127.0.0.1" */
+  host?: string;
+  /** Delay before the first model output of each Run (benchmarks use 300). @default 0 */
+  bootstrapLatencyMs?: number;
+  /** Pace of text tokens; 0 = as fast as possible. @default 0 */
+  tokensPerSecond?: number;
+  /** Older `x-cursor-client-version`s get the outdated-client error. @default "cli-2025.11.25-d5b3271" */
+  minClientVersion?: string;
+  /** Interval of server `interaction_update.heartbeat` while nothing else is sent. @default 1000 */
+  heartbeatIntervalMs?: number;
+  /** HS256 secret of issued tokens. @default random per instance */
+  jwtSecret?: string;
+  /** @default 3600 */
+  accessTokenTtlSeconds?: number;
+  /**
+   * Keep a content-addressed cache of blobs already fetched or set, so a correct client uploads each blob once
+   * (only ids the received state references are ever read). @default true
+   */
+  cacheBlobs?: boolean;
+  /** @default silent */
+  logger?: Logger;
+}
+
+/** A running emulator. */
+export interface Emulator {
+  /** `http://<host>:<port>` */
+  readonly url: string;
+  stats(): EmulatorStats;
+  resetStats(): void;
+  issueTokens(options?: { userId?: string; email?: string; expiresInSeconds?: number }): {
+    accessToken: string;
+    refreshToken: string;
+  };
+  /** Approves a pending browser login so `GET /auth/poll?uuid=…` answers with tokens. */
+  approveLogin(uuid: string, options?: { userId?: string; email?: string }): void;
+  /** Registers an API key accepted by `POST /auth/exchange_user_api_key`. */
+  addApiKey(apiKey: string, options?: { userId?: string; email?: string }): void;
+  /** Closes every connection and stream; leaves no timer behind. */
+  close(): Promise<void>;
+}
+
+/** Starts an emulator. */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const logger = options.logger ?? silentLogger;
+  const host = options.host ?? "127.0.0.1";
+  const authority = createAuthority({
+    signer: createJwtSigner(options.jwtSecret ?? randomBytes(32).toString("hex")),
+    accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? 3600,
+    logger,
+  });
+  const stats = createStatsRecorder();
+  const bidi = new BidiSessions(logger);
+  const shutdown = new AbortController();
+  const connectHandler = connectNodeAdapter({
+    routes: (router) =>
+      registerServices(router, {
+        bidi,
+        turn: {
+          bootstrapLatencyMs: options.bootstrapLatencyMs ?? 0,
+          tokensPerSecond: options.tokensPerSecond ?? 0,
+          heartbeatIntervalMs: options.heartbeatIntervalMs ?? 1000,
+          cache: createBlobCache({ enabled: options.cacheBlobs ?? true }),
+          stats,
+          logger,
+        },
+      }),
+    interceptors: [
+      createStrictnessInterceptor({
+        authority,
+        minClientVersion: options.minClientVersion ?? DEFAULT_MIN_CLIENT_VERSION,
+      }),
+    ],
+    requireConnectProtocolHeader: true,
+    shutdownSignal: shutdown.signal,
+    contextValues: (req) => createContextValues().set(nodeRequestKey, req),
+    fallback: (req, res) => {
+      if (!authority.handle(req, res)) sendJson(res, 404, { error: "Not found" });
+    },
+  });
+  const handler = (req: NodeRequest, res: NodeResponse): void => {
+    const started = Date.now();
+    res.once("finish", () =>
+      logger.info("request", {
+        method: req.method,
+        path: req.url?.split("?")[0],
+        http: req.httpVersion,
+        status: res.statusCode,
+        ms: Date.now() - started,
+      }),
+    );
+    connectHandler(req, res);
+  };
+  const server = await listenDual(handler, host, options.port ?? 0);
+  const urlHost = host.includes(":") ? `[${host}]` : host;
+  return {
+    url: `http://${urlHost}:${server.port}`,
+    stats: () => stats.snapshot(),
+    resetStats: () => stats.reset(),
+    issueTokens: (opts) => authority.issueTokens(opts),
+    approveLogin: (uuid, opts) => authority.approveLogin(uuid, opts),
+    addApiKey: (apiKey, opts) => authority.addApiKey(apiKey, opts),
+    async close() {
+      shutdown.abort();
+      bidi.closeAll();
+      await server.close();
+    },
+  };
+}

@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { composeReply, fillerText, type ModelInput, planTurn, tokenize } from "./scripted-model.js";
+
+const input = (userText: string, extra: Partial<ModelInput> = {}): ModelInput => ({
+  userText,
+  resume: false,
+  history: [],
+  declaredTools: [],
+  ...extra,
+});
+
+describe("planTurn", () => {
+  it("echoes without directives", () => {
+    expect(planTurn(input("hi there"))).toEqual({ thinkingTokens: 0, calls: [], textParts: ["You said: hi there"] });
+  });
+
+  it("plans declared tool calls in order and refuses undeclared ones", () => {
+    const plan = planTurn(input('[[emu:tool a {"x":1}]] [[emu:tool b]] [[emu:tool c]]', { declaredTools: ["a", "c"] }));
+    expect(plan.calls).toEqual([
+      { kind: "mcp", name: "a", args: { x: 1 } },
+      { kind: "mcp", name: "c", args: {} },
+    ]);
+    expect(
+      composeReply(plan, [
+        { name: "a", text: "1" },
+        { name: "c", text: "3" },
+      ]),
+    ).toBe("Tool b is not available.\na returned: 1\nc returned: 3");
+  });
+
+  it("recalls the first user message from the history, not the request", () => {
+    const history = [
+      { role: "system" as const, text: "sys" },
+      { role: "user" as const, text: "first [[emu:think 2]]" },
+      { role: "assistant" as const, text: "ok" },
+      { role: "user" as const, text: "second" },
+    ];
+    expect(planTurn(input("[[emu:recall]]", { history })).textParts).toEqual(["First message: first"]);
+  });
+
+  it("on resume, answers from tool results after the last user message instead of calling again", () => {
+    const history = [
+      { role: "user" as const, text: "[[emu:tool w]] [[emu:think 3]]" },
+      { role: "assistant" as const, text: "" },
+      { role: "tool-result" as const, name: "w", text: "sunny" },
+    ];
+    const plan = planTurn(input("[[emu:tool w]] [[emu:think 3]]", { resume: true, history, declaredTools: ["w"] }));
+    expect(plan.calls).toEqual([]);
+    expect(plan.thinkingTokens).toBe(3);
+    expect(composeReply(plan, [])).toBe("w returned: sunny");
+  });
+
+  it("carries faults, rate and tokens", () => {
+    const plan = planTurn(input("[[emu:tokens 4]] [[emu:rate 9]] [[emu:drop 2]]"));
+    expect(plan).toEqual({
+      thinkingTokens: 0,
+      calls: [],
+      textParts: [fillerText(4)],
+      tokensPerSecond: 9,
+      fault: { kind: "drop", afterTokens: 2 },
+    });
+  });
+
+  it("reports directive problems instead of echoing", () => {
+    expect(planTurn(input("[[emu:think x]]")).textParts[0]).toMatch(/^Directive error:/);
+  });
+});
+
+describe("tokens", () => {
+  it("tokenize round-trips the text and counts words", () => {
+    const text = "You said:  hello\nworld ";
+    expect(tokenize(text).join("")).toBe(text);
+    expect(tokenize(text)).toHaveLength(4);
+    expect(tokenize(fillerText(25))).toHaveLength(25);
+    expect(tokenize("")).toEqual([]);
+  });
+});

@@ -1,0 +1,162 @@
+/**
+ * The scripted model: a pure function from what the server knows about a turn (the new user message, the history
+ * it rebuilt from the conversation state, the declared client tools) to a deterministic plan, plus the reply that
+ * follows once tool results are in. No I/O and no clock: turn.ts streams the plan.
+ */
+import {
+  type Directive,
+  type JsonObject,
+  type NativeKind,
+  parseDirectives,
+  type ScriptedErrorCode,
+} from "./directives.js";
+
+/** One entry of the conversation as the server rebuilt it from the received state (state.ts). */
+export type HistoryEntry =
+  | { role: "system" | "user" | "assistant"; text: string }
+  | { role: "tool-result"; name: string; text: string };
+
+/** What the model sees of a turn. */
+export interface ModelInput {
+  /** The text that carries the directives: the new user message, or on resume the last user message in the state. */
+  userText: string;
+  /** True for a `resume_action` turn: the client rebuilt the conversation after running tools. */
+  resume: boolean;
+  /** Earlier conversation, oldest first (does not include the new user message). */
+  history: readonly HistoryEntry[];
+  /** Names of the declared client tools. */
+  declaredTools: readonly string[];
+}
+
+/** A tool call the model makes; every call of a plan is issued before any result is awaited. */
+export type PlannedCall =
+  | { kind: "mcp"; name: string; args: JsonObject }
+  | { kind: "native"; native: NativeKind; args: JsonObject };
+
+/** A scripted failure. */
+export type PlannedFault =
+  | { kind: "error"; code: ScriptedErrorCode }
+  | { kind: "stall"; afterTokens: number }
+  | { kind: "drop"; afterTokens: number };
+
+/** The deterministic plan of one turn. */
+export interface TurnPlan {
+  thinkingTokens: number;
+  calls: PlannedCall[];
+  /** Reply parts known before any tool runs (echo, recall, tokens, unavailable tools, directive problems). */
+  textParts: string[];
+  /** Token rate from `[[emu:rate]]`; undefined = the emulator default. */
+  tokensPerSecond?: number;
+  fault?: PlannedFault;
+}
+
+/** A finished tool call, as the reply reports it. */
+export interface CallOutcome {
+  name: string;
+  text: string;
+}
+
+const FILLER = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"];
+
+/** Builds the plan of a turn. */
+export function planTurn(input: ModelInput): TurnPlan {
+  const parsed = parseDirectives(input.userText);
+  const plan: TurnPlan = { thinkingTokens: 0, calls: [], textParts: [] };
+  if (parsed.problems.length > 0) plan.textParts.push(`Directive error: ${parsed.problems.join(" ")}`);
+  const resumedResults = input.resume ? resultsAfterLastUser(input.history) : [];
+  let content = false;
+  for (const directive of parsed.directives) {
+    content = applyDirective(plan, directive, input, resumedResults.length > 0) || content;
+  }
+  if (resumedResults.length > 0) {
+    // A resume after tool results answers from the results in the state instead of calling the tools again.
+    plan.textParts.push(replyFromOutcomes(resumedResults));
+    content = true;
+  }
+  if (!content && parsed.problems.length === 0) plan.textParts.push(`You said: ${parsed.text}`);
+  return plan;
+}
+
+/** Applies one directive to the plan; true when it produces reply content. */
+function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput, answeredFromState: boolean): boolean {
+  switch (directive.kind) {
+    case "tool":
+      if (answeredFromState) return true;
+      if (input.declaredTools.includes(directive.name)) {
+        plan.calls.push({ kind: "mcp", name: directive.name, args: directive.args });
+      } else plan.textParts.push(`Tool ${directive.name} is not available.`);
+      return true;
+    case "native":
+      if (!answeredFromState) plan.calls.push({ kind: "native", native: directive.native, args: directive.args });
+      return true;
+    case "think":
+      plan.thinkingTokens += directive.tokens;
+      return false;
+    case "tokens":
+      plan.textParts.push(fillerText(directive.tokens));
+      return true;
+    case "rate":
+      plan.tokensPerSecond = directive.tokensPerSecond;
+      return false;
+    case "recall":
+      plan.textParts.push(`First message: ${firstUserMessage(input)}`);
+      return true;
+    case "error":
+      plan.fault = { kind: "error", code: directive.code };
+      return false;
+    case "stall":
+      plan.fault = { kind: "stall", afterTokens: directive.afterTokens };
+      return false;
+    case "drop":
+      plan.fault = { kind: "drop", afterTokens: directive.afterTokens };
+      return false;
+  }
+}
+
+/** The first user message of the conversation as the state shows it (directives removed), else the new message. */
+function firstUserMessage(input: ModelInput): string {
+  const first = input.history.find((entry) => entry.role === "user");
+  return parseDirectives(first?.text ?? (input.resume ? "" : input.userText)).text;
+}
+
+function resultsAfterLastUser(history: readonly HistoryEntry[]): CallOutcome[] {
+  const out: CallOutcome[] = [];
+  for (let i = history.length - 1; i >= 0; i--) {
+    const entry = history[i];
+    if (entry === undefined || entry.role === "user") break;
+    if (entry.role === "tool-result") out.unshift({ name: entry.name, text: entry.text });
+  }
+  return out;
+}
+
+/** `NAME returned: <text>` lines, one per call, in call order. */
+export function replyFromOutcomes(outcomes: readonly CallOutcome[]): string {
+  return outcomes.map((outcome) => `${outcome.name} returned: ${outcome.text}`).join("\n");
+}
+
+/** The full reply once the plan's calls have finished. */
+export function composeReply(plan: TurnPlan, outcomes: readonly CallOutcome[]): string {
+  const parts = [...plan.textParts];
+  if (outcomes.length > 0) parts.push(replyFromOutcomes(outcomes));
+  return parts.join("\n");
+}
+
+/** Exactly `count` tokens of deterministic filler. */
+export function fillerText(count: number): string {
+  return Array.from({ length: count }, (_, i) => FILLER[i % FILLER.length]).join(" ");
+}
+
+/** Deterministic reasoning text of `count` tokens. */
+export function thinkingText(count: number): string {
+  return Array.from({ length: count }, (_, i) => `thought${i + 1}`).join(" ");
+}
+
+/** Splits text into tokens: each word with its trailing whitespace (so joining the tokens gives the text back). */
+export function tokenize(text: string): string[] {
+  return text.match(/\s*\S+\s*/g) ?? (text === "" ? [] : [text]);
+}
+
+/** Rough prompt-size estimate used for `token_details.used_tokens`: 4 characters per token. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}

@@ -1,0 +1,71 @@
+/** Counters the in-process API exposes (`Emulator.stats()`), mainly to prove flat upload across turns. */
+
+/** One Run/RunSSE turn as the emulator saw it. */
+export interface TurnStats {
+  conversationId: string;
+  transport: "http2" | "http1";
+  action: string;
+  model: string;
+  /** Every client→server protobuf byte of the turn (run request, blob results, exec results, acks, heartbeats). */
+  requestBytes: number;
+  getBlobRequests: number;
+  startedAt: number;
+  endedAt?: number;
+  outcome?: string;
+}
+
+/** Snapshot returned by `Emulator.stats()`. */
+export interface EmulatorStats {
+  runStreams: number;
+  runSseStreams: number;
+  bidiAppends: number;
+  turns: TurnStats[];
+}
+
+/** Mutable statistics of one emulator. */
+export interface StatsRecorder {
+  snapshot(): EmulatorStats;
+  reset(): void;
+  countRun(method: "Run" | "RunSSE"): void;
+  countAppend(): void;
+  /** Registers a turn; the returned record is updated in place as the turn runs. */
+  openTurn(transport: "http2" | "http1", now: number): TurnStats;
+  /** Sets the outcome once (the first reason wins) and the end time. */
+  closeTurn(turn: TurnStats, outcome: string, now: number): void;
+}
+
+/** Creates an empty recorder. */
+export function createStatsRecorder(): StatsRecorder {
+  let stats: EmulatorStats = { runStreams: 0, runSseStreams: 0, bidiAppends: 0, turns: [] };
+  return {
+    snapshot: () => structuredClone(stats),
+    reset() {
+      stats = { runStreams: 0, runSseStreams: 0, bidiAppends: 0, turns: [] };
+    },
+    countRun(method) {
+      if (method === "Run") stats.runStreams++;
+      else stats.runSseStreams++;
+    },
+    countAppend() {
+      stats.bidiAppends++;
+    },
+    openTurn(transport, now) {
+      const turn: TurnStats = {
+        conversationId: "",
+        transport,
+        action: "",
+        model: "",
+        requestBytes: 0,
+        getBlobRequests: 0,
+        startedAt: now,
+      };
+      stats.turns.push(turn);
+      return turn;
+    },
+    closeTurn(turn, outcome, now) {
+      if (turn.outcome !== undefined) return;
+      turn.outcome = outcome;
+      turn.endedAt = now;
+    },
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * Header rules every RPC must pass (cursor-protocol.md §2.1): a `Bearer` access token that is ours and unexpired,
+ * `x-cursor-client-type: cli`, and an `x-cursor-client-version` of the form `cli-YYYY.MM.DD-<7 hex>` not older than
+ * the configured minimum. `connect-protocol-version` is enforced by connect-es itself (requireConnectProtocolHeader).
+ */
+import type { Interceptor } from "@connectrpc/connect";
+import type { Authority } from "./auth.js";
+import { badRequest, outdatedClient, unauthenticated } from "./errors.js";
+
+const VERSION = /^cli-(\d{4})\.(\d{2})\.(\d{2})-[0-9a-f]{7}$/;
+
+/** The default minimum: the official CLI build the reference was read from (§0, RAPH@restored). */
+export const DEFAULT_MIN_CLIENT_VERSION = "cli-2025.11.25-d5b3271";
+
+/** `cli-YYYY.MM.DD-sha` → YYYYMMDD as a number; undefined when malformed. */
+export function clientVersionDate(version: string): number | undefined {
+  const match = VERSION.exec(version);
+  if (match === null) return undefined;
+  return Number(`${match[1]}${match[2]}${match[3]}`);
+}
+
+/** Options of {@link checkHeaders}. */
+export interface StrictnessOptions {
+  authority: Authority;
+  minClientVersion: string;
+}
+
+/** Throws the Connect error the real service would answer for bad headers; returns the client version otherwise. */
+export function checkHeaders(header: Headers, options: StrictnessOptions): string {
+  const auth = options.authority.authenticate(header.get("authorization"));
+  if (!auth.ok) throw unauthenticated(auth.failure);
+  const clientType = header.get("x-cursor-client-type");
+  if (clientType === null || clientType === "") throw badRequest("Missing x-cursor-client-type header.");
+  if (clientType !== "cli") throw badRequest(`Unsupported x-cursor-client-type "${clientType}".`);
+  const version = header.get("x-cursor-client-version");
+  if (version === null || version === "") throw badRequest("Missing x-cursor-client-version header.");
+  const date = clientVersionDate(version);
+  if (date === undefined) throw badRequest(`Malformed x-cursor-client-version "${version}".`);
+  const minimum = clientVersionDate(options.minClientVersion);
+  if (minimum !== undefined && date < minimum) throw outdatedClient(version);
+  return version;
+}
+
+/** A router interceptor applying {@link checkHeaders} to every RPC before its handler runs. */
+export function createStrictnessInterceptor(options: StrictnessOptions): Interceptor {
+  return (next) => async (request) => {
+    checkHeaders(request.header, options);
+    return next(request);
+  };
+}

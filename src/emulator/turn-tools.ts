@@ -1,0 +1,116 @@
+/**
+ * The tool side of a turn (cursor-protocol.md §4.4 step 3, §5.1, §5.2): the request-context exec that declares the
+ * client tools, and the tool-call round trips of a plan.
+ */
+import { randomInt, randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import type { AgentRunRequest } from "../gen/agent/v1/agent_pb.js";
+import { type ConversationStep, ConversationStepSchema } from "../gen/agent/v1/conversation_state_pb.js";
+import { type RequestContext, RequestContextArgsSchema } from "../gen/agent/v1/request_context_pb.js";
+import { type DeclaredTool, type PreparedCall, prepareCall } from "./exec.js";
+import { type CallOutcome, estimateTokens, type TurnPlan } from "./scripted-model.js";
+import type { TurnChannel } from "./turn-channel.js";
+import type { TokenOutput } from "./turn-output.js";
+
+/** §4.4 step 3: the client answers with its environment, rules and tool declarations. */
+export async function askRequestContext(channel: TurnChannel): Promise<RequestContext | undefined> {
+  const answer = await channel.exec(
+    { case: "requestContextArgs", value: create(RequestContextArgsSchema) },
+    "requestContextResult",
+  );
+  const reply = answer.reply;
+  if (reply?.case !== "requestContextResult" || reply.value.result.case !== "success") return undefined;
+  return reply.value.result.value.requestContext;
+}
+
+/** Client tools from the request context (§5.2) and from run_request.mcp_tools / the action's request context. */
+export function declaredTools(
+  request: AgentRunRequest,
+  context: RequestContext | undefined,
+): Map<string, DeclaredTool> {
+  const action = request.action?.action;
+  const actionContext =
+    action?.case === "userMessageAction" || action?.case === "resumeAction" ? action.value.requestContext : undefined;
+  const definitions = [
+    ...(context?.tools ?? []),
+    ...(request.mcpTools?.mcpTools ?? []),
+    ...(actionContext?.tools ?? []),
+  ];
+  const tools = new Map<string, DeclaredTool>();
+  for (const definition of definitions) {
+    const tool = {
+      name: definition.name,
+      toolName: definition.toolName || definition.name,
+      providerIdentifier: definition.providerIdentifier,
+    };
+    if (!tools.has(tool.toolName)) tools.set(tool.toolName, tool);
+    if (!tools.has(tool.name)) tools.set(tool.name, tool);
+  }
+  return tools;
+}
+
+/** Issues every planned call before waiting for any answer, then reports each completion (§5.1, §5.2). */
+export async function runCalls(
+  channel: TurnChannel,
+  plan: TurnPlan,
+  tools: Map<string, DeclaredTool>,
+  output: TokenOutput,
+  steps: ConversationStep[],
+): Promise<CallOutcome[]> {
+  const prepared: PreparedCall[] = [];
+  for (const [index, planned] of plan.calls.entries()) {
+    const ids = {
+      callId: `call_${randomInt(10_000_000, 100_000_000)}`,
+      modelCallId: `${randomUUID()}-${index}-${randomSuffix()}`,
+    };
+    try {
+      prepared.push(prepareCall(planned, ids, planned.kind === "mcp" ? tools.get(planned.name) : undefined));
+    } catch (error) {
+      const name = planned.kind === "mcp" ? planned.name : planned.native;
+      plan.textParts.push(
+        `Directive error: arguments for ${name} do not fit: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+  const answers = prepared.map((call) => {
+    const { callId, modelCallId } = call;
+    channel.send({
+      message: {
+        case: "interactionUpdate",
+        value: {
+          message: {
+            case: "partialToolCall",
+            value: { callId, modelCallId, toolCall: call.partial, argsTextDelta: call.argsText },
+          },
+        },
+      },
+    });
+    output.count(estimateTokens(call.argsText));
+    channel.send({
+      message: {
+        case: "interactionUpdate",
+        value: { message: { case: "toolCallStarted", value: { callId, modelCallId, toolCall: call.started } } },
+      },
+    });
+    return channel.exec(call.args, call.expectedReply);
+  });
+  const settled = await Promise.all(answers);
+  return prepared.map((call, i) => {
+    const answer = settled[i];
+    const completed = call.complete(answer?.reply ?? { case: undefined });
+    const text = answer?.thrown !== undefined ? `error: ${answer.thrown}` : completed.text;
+    const { callId, modelCallId } = call;
+    channel.send({
+      message: {
+        case: "interactionUpdate",
+        value: { message: { case: "toolCallCompleted", value: { callId, modelCallId, toolCall: completed.toolCall } } },
+      },
+    });
+    steps.push(create(ConversationStepSchema, { message: { case: "toolCall", value: completed.toolCall } }));
+    return { name: call.name, text };
+  });
+}
+
+function randomSuffix(): string {
+  return Array.from({ length: 4 }, () => "abcdefghijklmnopqrstuvwxyz0123456789"[randomInt(36)]).join("");
+}

@@ -1,0 +1,199 @@
+/**
+ * The turn protocol state machine (cursor-protocol.md §4.4): run_request → fetch the state's blobs (`get_blob_args`)
+ * → ask `request_context_args` → stream thinking/text/tool calls, with exec round trips → `set_blob_args` for the new
+ * conversation pieces, each acked → `conversation_checkpoint_update` → `turn_ended` → end of stream.
+ * Transport-neutral: agent-service.ts (HTTP/2 Run) and bidi.ts (RunSSE + BidiAppend) feed it.
+ */
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { AgentRunRequest, AgentServerMessage } from "../gen/agent/v1/agent_pb.js";
+import { type ConversationStep, ConversationStepSchema } from "../gen/agent/v1/conversation_state_pb.js";
+import { ErrorDetails_Error } from "../gen/aiserver/v1/error_pb.js";
+import type { Logger } from "../util/logger.js";
+import type { BlobCache } from "./blobs.js";
+import { badRequest, scriptedError } from "./errors.js";
+import { describeToolCall } from "./exec-results.js";
+import { findModel } from "./models.js";
+import { sleep } from "./queue.js";
+import { composeReply, estimateTokens, planTurn, thinkingText } from "./scripted-model.js";
+import { buildNextState, readConversation } from "./state.js";
+import type { StatsRecorder, TurnStats } from "./stats.js";
+import { ClientGone, type InboundMessage, TurnChannel } from "./turn-channel.js";
+import { ConnectionDropped, TokenOutput } from "./turn-output.js";
+import { askRequestContext, declaredTools, runCalls } from "./turn-tools.js";
+
+/** Emulator-wide settings and shared state a turn needs. */
+export interface TurnDeps {
+  bootstrapLatencyMs: number;
+  tokensPerSecond: number;
+  heartbeatIntervalMs: number;
+  cache: BlobCache;
+  stats: StatsRecorder;
+  logger: Logger;
+}
+
+/** What the transport provides. */
+export interface TurnTransport {
+  httpVersion: "http2" | "http1";
+  inbound: AsyncIterable<InboundMessage>;
+  /** Aborts when the client goes away. */
+  clientSignal: AbortSignal;
+  clientVersion: string;
+  /** Destroys the connection (`[[emu:drop N]]`). */
+  drop(): void;
+}
+
+const FIRST_MESSAGE_TIMEOUT_MS = 30_000;
+
+/** Runs one turn; yields the server messages; throws the Connect error that ends the stream, if any. */
+export async function* runTurn(transport: TurnTransport, deps: TurnDeps): AsyncGenerator<AgentServerMessage> {
+  const record = deps.stats.openTurn(transport.httpVersion, Date.now());
+  const channel = new TurnChannel({
+    inbound: transport.inbound,
+    clientSignal: transport.clientSignal,
+    heartbeatIntervalMs: deps.heartbeatIntervalMs,
+    firstMessageTimeoutMs: FIRST_MESSAGE_TIMEOUT_MS,
+    logger: deps.logger,
+    onInboundBytes: (size) => {
+      record.requestBytes += size;
+    },
+  });
+  const close = (outcome: string): void => deps.stats.closeTurn(record, outcome, Date.now());
+  void drive(channel, transport, deps, record).then(
+    () => {
+      close("completed");
+      channel.outbox.close();
+    },
+    (error: unknown) => {
+      if (channel.cancelled) {
+        // §4.5 cancel_action: stop generating and end the turn cleanly.
+        channel.send({ message: { case: "interactionUpdate", value: { message: { case: "turnEnded", value: {} } } } });
+        close("cancelled");
+        channel.outbox.close();
+      } else if (error instanceof ConnectionDropped) {
+        close("dropped");
+        channel.outbox.close();
+      } else if (error instanceof ClientGone || transport.clientSignal.aborted) {
+        close("client_closed");
+        channel.outbox.close();
+      } else {
+        const connectError = ConnectError.from(error, Code.Internal);
+        close(`error:${Code[connectError.code]}`);
+        deps.logger.info("turn failed", { code: Code[connectError.code], message: connectError.rawMessage });
+        channel.outbox.fail(connectError);
+      }
+    },
+  );
+  try {
+    yield* channel.outbox;
+  } finally {
+    close("client_closed");
+    channel.dispose();
+  }
+}
+
+/** Validates the run request (§4.5) and records what the turn is. */
+function acceptRequest(request: AgentRunRequest, record: TurnStats) {
+  const action = request.action?.action;
+  record.conversationId = request.conversationId ?? "";
+  record.action =
+    action?.case === "userMessageAction"
+      ? "user_message"
+      : action?.case === "resumeAction"
+        ? "resume"
+        : (action?.case ?? "none");
+  const modelId = request.modelDetails?.modelId || request.requestedModel?.modelId || "";
+  record.model = modelId;
+  if (action?.case !== "userMessageAction" && action?.case !== "resumeAction") {
+    throw badRequest(
+      `Unsupported run_request action ${action?.case ?? "(none)"}: expected user_message_action or resume_action.`,
+    );
+  }
+  const model = findModel(modelId);
+  if (model === undefined) {
+    const message = modelId === "" ? "run_request names no model." : `Model "${modelId}" is not available.`;
+    throw badRequest(message, ErrorDetails_Error.BAD_MODEL_NAME);
+  }
+  const userMessage = action.case === "userMessageAction" ? action.value.userMessage : undefined;
+  return { resume: action.case === "resumeAction", model, userMessage };
+}
+
+async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnDeps, record: TurnStats): Promise<void> {
+  const request = await channel.runRequest;
+  const { resume, model, userMessage } = acceptRequest(request, record);
+  const fetchBlobs = (ids: readonly Uint8Array[]): Promise<Uint8Array[]> =>
+    Promise.all(
+      ids.map(async (id) => {
+        const cached = deps.cache.get(id);
+        if (cached !== undefined) return cached;
+        record.getBlobRequests++;
+        const data = await channel.getBlob(id);
+        deps.cache.put(id, data);
+        return data;
+      }),
+    );
+  const conversation = await readConversation(request.conversationState, fetchBlobs, describeToolCall);
+  const context = await askRequestContext(channel);
+  const tools = declaredTools(request, context);
+  const lastUser = [...conversation.history].reverse().find((entry) => entry.role === "user");
+  const plan = planTurn({
+    userText: userMessage?.text ?? lastUser?.text ?? "",
+    resume,
+    history: conversation.history,
+    declaredTools: [...tools.keys()],
+  });
+  if (deps.bootstrapLatencyMs > 0) await sleep(deps.bootstrapLatencyMs, channel.signal);
+  if (plan.fault?.kind === "error") throw scriptedError(plan.fault.code, transport.clientVersion);
+
+  const output = new TokenOutput(channel, {
+    tokensPerSecond: plan.tokensPerSecond ?? deps.tokensPerSecond,
+    fault: plan.fault,
+    drop: transport.drop,
+  });
+  const steps: ConversationStep[] = [];
+  if (plan.thinkingTokens > 0) steps.push(await think(channel, output, plan.thinkingTokens));
+  const outcomes = await runCalls(channel, plan, tools, output, steps);
+  const reply = composeReply(plan, outcomes);
+  await output.stream(reply, "text");
+  await output.finish();
+  steps.push(create(ConversationStepSchema, { message: { case: "assistantMessage", value: { text: reply } } }));
+
+  const promptText = [
+    ...conversation.history.map((entry) => entry.text),
+    context?.cloudRule ?? "",
+    request.customSystemPrompt ?? "",
+    userMessage?.text ?? "",
+  ].join("\n");
+  const next = buildNextState({
+    received: request.conversationState,
+    userMessage,
+    steps,
+    requestId: undefined,
+    usedTokens: estimateTokens(promptText) + output.outputTokens,
+    maxTokens: model.contextWindow,
+  });
+  // §4.4 steps 5-7: every new blob acked before the checkpoint (no ack: heartbeats only, the real failure mode).
+  await Promise.all(
+    next.blobs.map(async (blob) => {
+      await channel.setBlob(blob.id, blob.data);
+      deps.cache.put(blob.id, blob.data);
+    }),
+  );
+  channel.send({ message: { case: "conversationCheckpointUpdate", value: next.state } });
+  channel.send({ message: { case: "interactionUpdate", value: { message: { case: "turnEnded", value: {} } } } });
+}
+
+/** Streams the reasoning tokens, then `thinking_completed`; returns the step to store. */
+async function think(channel: TurnChannel, output: TokenOutput, tokens: number): Promise<ConversationStep> {
+  const started = Date.now();
+  const text = thinkingText(tokens);
+  await output.stream(text, "thinking");
+  const durationMs = Date.now() - started;
+  channel.send({
+    message: {
+      case: "interactionUpdate",
+      value: { message: { case: "thinkingCompleted", value: { thinkingDurationMs: durationMs } } },
+    },
+  });
+  return create(ConversationStepSchema, { message: { case: "thinkingMessage", value: { text, durationMs } } });
+}

@@ -1,0 +1,76 @@
+/** One port, two protocols: the preface sniffing holds up under 1-byte writes, and close() leaves nothing open. */
+import { connect } from "node:net";
+import { describe, expect, it } from "vitest";
+import { startEmulator } from "../../src/emulator/index.js";
+import { agentClient, BlobStore, driveRun, runRequest } from "./support/raw-client.js";
+import { bidiAppend, runSse } from "./support/sse-client.js";
+
+async function writeSlowly(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1");
+    let answer = "";
+    socket.on("data", (chunk) => {
+      answer += chunk.toString("latin1");
+      if (answer.includes("\r\n\r\n")) {
+        socket.destroy();
+        resolve(answer);
+      }
+    });
+    socket.on("error", reject);
+    socket.on("connect", async () => {
+      for (const byte of Buffer.from(text, "latin1")) {
+        socket.write(Buffer.from([byte]));
+        await new Promise((r) => setTimeout(r, 1));
+      }
+    });
+  });
+}
+
+describe("dual-protocol listener", () => {
+  it("routes HTTP/1.1 written one byte at a time", async () => {
+    const emulator = await startEmulator();
+    try {
+      const port = Number(new URL(emulator.url).port);
+      const answer = await writeSlowly(
+        port,
+        "GET /auth/poll?uuid=a&verifier=b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+      );
+      expect(answer.startsWith("HTTP/1.1 404")).toBe(true);
+    } finally {
+      await emulator.close();
+    }
+  });
+
+  it("serves HTTP/2 and HTTP/1.1 on the same port and closes with live connections", async () => {
+    const emulator = await startEmulator();
+    const token = emulator.issueTokens().accessToken;
+    const h2 = await agentClient(emulator.url, token, { httpVersion: "2" }).getUsableModels({});
+    const h1 = await agentClient(emulator.url, token, { httpVersion: "1.1" }).getUsableModels({});
+    expect(h2.models).toHaveLength(h1.models.length);
+    await emulator.close();
+    await expect(fetch(`${emulator.url}/auth/poll`)).rejects.toThrow();
+  });
+
+  it("close() ends stalled Run and RunSSE turns and buffered appends without leaving timers", async () => {
+    const timersBefore = process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+    const emulator = await startEmulator({ heartbeatIntervalMs: 20 });
+    const token = emulator.issueTokens().accessToken;
+    const stalled = driveRun(agentClient(emulator.url, token), runRequest("[[emu:stall 2]]"), new BlobStore());
+    await bidiAppend(emulator.url, token, "stalled-sse", 0, runRequest("[[emu:stall 0]]"));
+    const sse = (async () => {
+      try {
+        for await (const _ of runSse(emulator.url, token, "stalled-sse")) void _;
+      } catch {
+        // the connection goes away on close()
+      }
+    })();
+    await bidiAppend(emulator.url, token, "never-opened", 0, runRequest("x"));
+    await expect.poll(() => emulator.stats().turns.length).toBe(2);
+    await emulator.close();
+    expect((await stalled).error).toBeDefined();
+    await sse;
+    await expect.poll(() => emulator.stats().turns.map((t) => t.outcome)).toEqual(["client_closed", "client_closed"]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(process.getActiveResourcesInfo().filter((r) => r === "Timeout").length).toBeLessThanOrEqual(timersBefore);
+  });
+});

@@ -1,0 +1,185 @@
+/**
+ * Strictness rules (cursor-protocol.md §2.1, §4.1, §4.12): every header rule, token expiry, the outdated-client
+ * error, malformed protobuf, and every scripted error code with its machine-readable ErrorDetails.
+ */
+import { create, toBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Emulator, startEmulator } from "../../src/emulator/index.js";
+import { AgentClientMessageSchema } from "../../src/gen/agent/v1/agent_pb.js";
+import { ErrorDetails_Error, ErrorDetailsSchema } from "../../src/gen/aiserver/v1/error_pb.js";
+import { encodeEnvelope } from "../../src/protocol/envelope.js";
+import { agentClient, BlobStore, CLIENT_VERSION, cursorHeaders, driveRun, runRequest } from "./support/raw-client.js";
+import { connectErrorOf, h2Post } from "./support/raw-http.js";
+
+let emulator: Emulator;
+let token: string;
+
+beforeAll(async () => {
+  emulator = await startEmulator({ heartbeatIntervalMs: 20 });
+  token = emulator.issueTokens().accessToken;
+});
+afterAll(async () => {
+  await emulator.close();
+});
+
+async function unaryError(overrides: Record<string, string | null>, bearer = token): Promise<ConnectError | undefined> {
+  const client = agentClient(emulator.url, bearer, { overrides });
+  return client.getUsableModels({}).then(
+    () => undefined,
+    (error: unknown) => ConnectError.from(error),
+  );
+}
+
+function detailOf(error: ConnectError | undefined): ErrorDetails_Error | undefined {
+  return error?.findDetails(ErrorDetailsSchema)[0]?.error;
+}
+
+describe("authorization", () => {
+  it("missing → unauthenticated (NOT_LOGGED_IN), on unary calls and on Run", async () => {
+    const error = await unaryError({ authorization: null });
+    expect(error?.code).toBe(Code.Unauthenticated);
+    expect(detailOf(error)).toBe(ErrorDetails_Error.NOT_LOGGED_IN);
+    const run = await driveRun(
+      agentClient(emulator.url, token, { overrides: { authorization: null } }),
+      runRequest("hi"),
+      new BlobStore(),
+    );
+    expect(run.error?.code).toBe(Code.Unauthenticated);
+  });
+
+  it("malformed (not `Bearer <token>`) → unauthenticated", async () => {
+    expect((await unaryError({ authorization: `Token ${token}` }))?.code).toBe(Code.Unauthenticated);
+    expect((await unaryError({ authorization: "Bearer" }))?.code).toBe(Code.Unauthenticated);
+  });
+
+  it("a token this emulator did not sign → unauthenticated (AUTH_TOKEN_NOT_FOUND)", async () => {
+    const other = await startEmulator();
+    try {
+      const error = await unaryError({}, other.issueTokens().accessToken);
+      expect(error?.code).toBe(Code.Unauthenticated);
+      expect(detailOf(error)).toBe(ErrorDetails_Error.AUTH_TOKEN_NOT_FOUND);
+    } finally {
+      await other.close();
+    }
+    expect((await unaryError({}, "not-a-jwt"))?.code).toBe(Code.Unauthenticated);
+  });
+
+  it("an expired token → unauthenticated (AUTH_TOKEN_EXPIRED); a refresh token is not an access token", async () => {
+    const expired = await unaryError({}, emulator.issueTokens({ expiresInSeconds: -10 }).accessToken);
+    expect(expired?.code).toBe(Code.Unauthenticated);
+    expect(detailOf(expired)).toBe(ErrorDetails_Error.AUTH_TOKEN_EXPIRED);
+    expect((await unaryError({}, emulator.issueTokens().refreshToken))?.code).toBe(Code.Unauthenticated);
+  });
+});
+
+describe("client headers", () => {
+  it("x-cursor-client-type missing or not `cli` → invalid_argument", async () => {
+    expect((await unaryError({ "x-cursor-client-type": null }))?.code).toBe(Code.InvalidArgument);
+    expect((await unaryError({ "x-cursor-client-type": "ide" }))?.code).toBe(Code.InvalidArgument);
+  });
+
+  it("x-cursor-client-version missing or malformed → invalid_argument", async () => {
+    expect((await unaryError({ "x-cursor-client-version": null }))?.code).toBe(Code.InvalidArgument);
+    expect((await unaryError({ "x-cursor-client-version": "2.6.21" }))?.code).toBe(Code.InvalidArgument);
+  });
+
+  it("a version older than the minimum → failed_precondition with OUTDATED_CLIENT and update wording", async () => {
+    const error = await unaryError({ "x-cursor-client-version": "cli-2025.01.01-abcdef0" });
+    expect(error?.code).toBe(Code.FailedPrecondition);
+    expect(detailOf(error)).toBe(ErrorDetails_Error.OUTDATED_CLIENT);
+    expect(error?.rawMessage).toContain("Please update to the latest version of Cursor.");
+    expect(await unaryError({ "x-cursor-client-version": "cli-2025.11.25-d5b3271" })).toBeUndefined();
+  });
+
+  it("the minimum is configurable", async () => {
+    const strict = await startEmulator({ minClientVersion: "cli-2030.01.01-0000000" });
+    try {
+      const client = agentClient(strict.url, strict.issueTokens().accessToken);
+      const error = await client.getUsableModels({}).catch((e: unknown) => ConnectError.from(e));
+      expect(error).toBeInstanceOf(ConnectError);
+      expect((error as ConnectError).code).toBe(Code.FailedPrecondition);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it("connect-protocol-version missing or wrong → invalid_argument (raw HTTP/2)", async () => {
+    const body = encodeEnvelope(0, toBinary(AgentClientMessageSchema, runRequest("hi")));
+    const base = { ...cursorHeaders(token), "content-type": "application/connect+proto" };
+    const missing = await h2Post(emulator.url, "/agent.v1.AgentService/Run", base, body);
+    expect(connectErrorOf(missing)?.code).toBe("invalid_argument");
+    const wrong = await h2Post(
+      emulator.url,
+      "/agent.v1.AgentService/Run",
+      { ...base, "connect-protocol-version": "2" },
+      body,
+    );
+    expect(connectErrorOf(wrong)?.code).toBe("invalid_argument");
+    const unary = await fetch(`${emulator.url}/agent.v1.AgentService/GetUsableModels`, {
+      method: "POST",
+      headers: { ...cursorHeaders(token), "content-type": "application/proto" },
+      body: new Uint8Array(),
+    });
+    expect(unary.status).toBe(400);
+    expect(((await unary.json()) as { code: string }).code).toBe("invalid_argument");
+  });
+});
+
+describe("malformed protobuf", () => {
+  it("a garbage unary body is an error answer, and the server keeps serving", async () => {
+    const response = await fetch(`${emulator.url}/agent.v1.AgentService/NameAgent`, {
+      method: "POST",
+      headers: { ...cursorHeaders(token), "content-type": "application/proto", "connect-protocol-version": "1" },
+      body: new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]),
+    });
+    expect(response.status).toBeGreaterThanOrEqual(400);
+    const client = agentClient(emulator.url, token);
+    expect((await client.getUsableModels({})).models.length).toBeGreaterThan(0);
+  });
+
+  it("a garbage Run frame ends the stream with an error, never a crash", async () => {
+    const body = encodeEnvelope(0, new Uint8Array([0x0a, 0x05, 0x01]));
+    const response = await h2Post(
+      emulator.url,
+      "/agent.v1.AgentService/Run",
+      { ...cursorHeaders(token), "content-type": "application/connect+proto", "connect-protocol-version": "1" },
+      body,
+    );
+    expect(connectErrorOf(response)?.code).toMatch(/invalid_argument|internal/);
+    const run = await driveRun(agentClient(emulator.url, token), runRequest("still alive"), new BlobStore());
+    expect(run.text).toBe("You said: still alive");
+  });
+
+  it("a first message that is not a run_request is invalid_argument; an unknown model is BAD_MODEL_NAME", async () => {
+    const client = agentClient(emulator.url, token);
+    const cancel = create(AgentClientMessageSchema, {
+      message: { case: "conversationAction", value: { action: { case: "cancelAction", value: {} } } },
+    });
+    expect((await driveRun(client, cancel, new BlobStore())).error?.code).toBe(Code.InvalidArgument);
+    const unknown = await driveRun(client, runRequest("hi", { model: "gpt-2" }), new BlobStore());
+    expect(unknown.error?.code).toBe(Code.InvalidArgument);
+    expect(detailOf(unknown.error)).toBe(ErrorDetails_Error.BAD_MODEL_NAME);
+  });
+});
+
+describe("[[emu:error CODE]]", () => {
+  const cases = [
+    ["usage_limit", Code.ResourceExhausted, ErrorDetails_Error.PRO_USER_USAGE_LIMIT],
+    ["unauthenticated", Code.Unauthenticated, ErrorDetails_Error.AUTH_TOKEN_NOT_FOUND],
+    ["outdated_client", Code.FailedPrecondition, ErrorDetails_Error.OUTDATED_CLIENT],
+    ["internal", Code.Internal, ErrorDetails_Error.UNSPECIFIED],
+    ["blob_not_found", Code.Internal, ErrorDetails_Error.NOT_FOUND],
+  ] as const;
+  it.each(cases)("%s → the matching Connect code with ErrorDetails", async (name, code, detail) => {
+    const result = await driveRun(
+      agentClient(emulator.url, token),
+      runRequest(`[[emu:error ${name}]]`),
+      new BlobStore(),
+    );
+    expect(result.error?.code).toBe(code);
+    expect(result.error?.findDetails(ErrorDetailsSchema)[0]?.error).toBe(detail);
+    if (name === "blob_not_found") expect(result.error?.rawMessage).toBe("Blob not found");
+    if (name === "outdated_client") expect(result.error?.rawMessage).toContain(CLIENT_VERSION);
+  });
+});

@@ -1,0 +1,588 @@
+/**
+ * The turn protocol over HTTP/2 `Run` (cursor-protocol.md §4.4, §5.1, §5.2), driven by a raw connect-es client on
+ * the generated schema: echo, client tool round trips, natives, thinking/tokens, usage, faults, waits and cancel.
+ */
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import { Code } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Emulator, startEmulator } from "../../src/emulator/index.js";
+import type { AgentServerMessage } from "../../src/gen/agent/v1/agent_pb.js";
+import {
+  ConversationStepSchema,
+  ConversationTurnStructureSchema,
+} from "../../src/gen/agent/v1/conversation_state_pb.js";
+import type { ExecServerMessage } from "../../src/gen/agent/v1/exec_pb.js";
+import { McpToolsSchema } from "../../src/gen/agent/v1/mcp_pb.js";
+import {
+  agentClient,
+  BlobStore,
+  type ClientMessageCase,
+  driveRun,
+  runRequest,
+  toolDefinition,
+  updateCases,
+} from "./support/raw-client.js";
+
+let emulator: Emulator;
+let client: ReturnType<typeof agentClient>;
+
+beforeAll(async () => {
+  emulator = await startEmulator({ heartbeatIntervalMs: 20 });
+  client = agentClient(emulator.url, emulator.issueTokens().accessToken);
+});
+afterAll(async () => {
+  await emulator.close();
+});
+
+function mcpReply(exec: ExecServerMessage, text: string): ClientMessageCase {
+  return {
+    case: "execClientMessage",
+    value: {
+      id: exec.id,
+      execId: exec.execId,
+      message: {
+        case: "mcpResult",
+        value: { result: { case: "success", value: { content: [{ content: { case: "text", value: { text } } }] } } },
+      },
+    },
+  };
+}
+
+function execMessages(messages: AgentServerMessage[]): ExecServerMessage[] {
+  return messages.flatMap((m) => (m.message.case === "execServerMessage" ? [m.message.value] : []));
+}
+
+describe("echo", () => {
+  it("streams `You said: <text>` as several text deltas, then checkpoint, turn_ended and a clean end", async () => {
+    const result = await driveRun(client, runRequest("hello there, emulator [[emu:rate 10000]]"), new BlobStore());
+    expect(result.error).toBeUndefined();
+    expect(result.text).toBe("You said: hello there, emulator");
+    const cases = updateCases(result);
+    expect(cases.filter((c) => c === "textDelta").length).toBeGreaterThan(1);
+    expect(cases.at(-1)).toBe("turnEnded");
+    const kinds = result.messages.map((m) => m.message.case);
+    expect(kinds.indexOf("conversationCheckpointUpdate")).toBeLessThan(kinds.lastIndexOf("interactionUpdate"));
+  });
+
+  it("asks request_context_args before any output and the checkpoint's bytes fields are blob ids it set", async () => {
+    const store = new BlobStore();
+    const result = await driveRun(client, runRequest("check the state"), store);
+    const firstExec = execMessages(result.messages)[0];
+    expect(firstExec?.message.case).toBe("requestContextArgs");
+    const checkpoint = result.checkpoint;
+    expect(checkpoint?.turns).toHaveLength(1);
+    const turnId = checkpoint?.turns[0] ?? new Uint8Array();
+    expect(turnId).toHaveLength(32);
+    const turn = fromBinary(ConversationTurnStructureSchema, store.get(turnId) ?? new Uint8Array());
+    expect(turn.turn.case).toBe("agentConversationTurn");
+    if (turn.turn.case !== "agentConversationTurn") return;
+    expect(store.get(turn.turn.value.userMessage)).toBeDefined();
+    const step = fromBinary(
+      ConversationStepSchema,
+      store.get(turn.turn.value.steps.at(-1) ?? new Uint8Array()) ?? new Uint8Array(),
+    );
+    expect(step.message.case === "assistantMessage" && step.message.value.text).toBe("You said: check the state");
+  });
+
+  it("reports usage that adds up: Σ token_delta = output tokens, used_tokens = prompt estimate + output", async () => {
+    const result = await driveRun(client, runRequest("[[emu:tokens 50]]"), new BlobStore());
+    expect(result.text.split(" ")).toHaveLength(50);
+    expect(result.tokens).toBe(50);
+    const details = result.checkpoint?.tokenDetails;
+    expect(details?.maxTokens).toBe(200_000);
+    expect(details?.usedTokens).toBe(result.tokens + Math.ceil("[[emu:tokens 50]]".length / 4) + 0);
+  });
+});
+
+describe("client tools", () => {
+  const tools = [toolDefinition("lookup"), toolDefinition("weather")];
+
+  it("one round trip on one Run: partial → started → mcp_args → result → completed → reply", async () => {
+    const seen: ExecServerMessage[] = [];
+    const result = await driveRun(client, runRequest('[[emu:tool lookup {"q":"cats","n":2}]]'), new BlobStore(), {
+      tools,
+      onExec: (exec) => {
+        seen.push(exec);
+        return mcpReply(exec, "42 cats");
+      },
+    });
+    expect(result.error).toBeUndefined();
+    expect(result.text).toBe("lookup returned: 42 cats");
+    expect(updateCases(result).filter((c) => c !== "tokenDelta" && c !== "textDelta")).toEqual([
+      "partialToolCall",
+      "toolCallStarted",
+      "toolCallCompleted",
+      "turnEnded",
+    ]);
+    const exec = seen[0];
+    expect(exec?.message.case).toBe("mcpArgs");
+    if (exec?.message.case !== "mcpArgs") return;
+    const args = exec.message.value;
+    expect(args.toolName).toBe("lookup");
+    expect(args.providerIdentifier).toBe("test");
+    expect(args.toolCallId).toMatch(/^call_\d{8}$/);
+    const q = fromBinary(ValueSchema, args.args.q ?? new Uint8Array());
+    expect(q.kind).toEqual({ case: "stringValue", value: "cats" });
+    const started = result.messages.find(
+      (m) => m.message.case === "interactionUpdate" && m.message.value.message.case === "toolCallStarted",
+    );
+    const update = started?.message.case === "interactionUpdate" ? started.message.value.message : undefined;
+    expect(update?.case === "toolCallStarted" && update.value.callId).toBe(args.toolCallId);
+    expect(update?.case === "toolCallStarted" && update.value.toolCall?.tool.case).toBe("mcpToolCall");
+  });
+
+  it("parallel directives issue every exec before waiting for any reply", async () => {
+    const pending: ExecServerMessage[] = [];
+    const result = await driveRun(
+      client,
+      runRequest("[[emu:tool lookup {}]] [[emu:tool weather {}]]"),
+      new BlobStore(),
+      {
+        tools,
+        onExec: (exec) => {
+          pending.push(exec);
+          return undefined;
+        },
+        onMessage: (m, send) => {
+          if (pending.length === 2 && m.message.case === "execServerMessage") {
+            // Answer in reverse order once both are out.
+            for (const exec of [...pending].reverse()) {
+              const name = exec.message.case === "mcpArgs" ? exec.message.value.toolName : "?";
+              send({ message: mcpReply(exec, `${name} ok`) });
+              send({
+                message: {
+                  case: "execClientControlMessage",
+                  value: { message: { case: "streamClose", value: { id: exec.id } } },
+                },
+              });
+            }
+          }
+          return undefined;
+        },
+      },
+    );
+    expect(result.error).toBeUndefined();
+    expect(pending).toHaveLength(2);
+    expect(result.text).toBe("lookup returned: lookup ok\nweather returned: weather ok");
+  });
+
+  it("a tool that was not declared is not called", async () => {
+    const result = await driveRun(client, runRequest("[[emu:tool missing {}]]"), new BlobStore(), { tools });
+    expect(result.text).toBe("Tool missing is not available.");
+    expect(execMessages(result.messages).map((e) => e.message.case)).toEqual(["requestContextArgs"]);
+  });
+
+  it("tools declared in run_request.mcp_tools count too", async () => {
+    const first = runRequest("[[emu:tool lookup {}]]");
+    if (first.message.case === "runRequest")
+      first.message.value.mcpTools = create(McpToolsSchema, { mcpTools: [toolDefinition("lookup")] });
+    const result = await driveRun(client, first, new BlobStore(), {
+      onExec: (exec) => mcpReply(exec, "from mcp_tools"),
+    });
+    expect(result.text).toBe("lookup returned: from mcp_tools");
+  });
+});
+
+describe("native execs", () => {
+  it("shell: shell_args with the directive's arguments, answered with shell_result", async () => {
+    let seen: ExecServerMessage | undefined;
+    const result = await driveRun(
+      client,
+      runRequest('[[emu:native shell {"command":"echo hi","working_directory":"/tmp"}]]'),
+      new BlobStore(),
+      {
+        onExec: (exec) => {
+          seen = exec;
+          return {
+            case: "execClientMessage",
+            value: {
+              id: exec.id,
+              execId: exec.execId,
+              message: {
+                case: "shellResult",
+                value: { result: { case: "success", value: { command: "echo hi", exitCode: 0, stdout: "hi\n" } } },
+              },
+            },
+          };
+        },
+      },
+    );
+    expect(seen?.message.case === "shellArgs" && seen.message.value.workingDirectory).toBe("/tmp");
+    expect(result.text).toBe("shell returned: hi");
+    const completed = result.messages.find(
+      (m) => m.message.case === "interactionUpdate" && m.message.value.message.case === "toolCallCompleted",
+    );
+    const update = completed?.message.case === "interactionUpdate" ? completed.message.value.message : undefined;
+    expect(update?.case === "toolCallCompleted" && update.value.toolCall?.tool.case).toBe("shellToolCall");
+  });
+
+  it("read, ls, grep, write and fetch use their exec cases and reply from the typed results", async () => {
+    const replies: Record<string, (exec: ExecServerMessage) => unknown> = {
+      readArgs: (e) => ({
+        id: e.id,
+        execId: e.execId,
+        message: {
+          case: "readResult",
+          value: {
+            result: {
+              case: "success",
+              value: { path: "a.txt", output: { case: "content", value: "file body" }, totalLines: 1 },
+            },
+          },
+        },
+      }),
+      lsArgs: (e) => ({
+        id: e.id,
+        execId: e.execId,
+        message: {
+          case: "lsResult",
+          value: {
+            result: {
+              case: "success",
+              value: {
+                directoryTreeRoot: {
+                  absPath: "/w",
+                  childrenFiles: [{ name: "a.txt" }],
+                  childrenDirs: [{ absPath: "/w/src" }],
+                },
+              },
+            },
+          },
+        },
+      }),
+      grepArgs: (e) => ({
+        id: e.id,
+        execId: e.execId,
+        message: {
+          case: "grepResult",
+          value: {
+            result: {
+              case: "success",
+              value: { workspaceResults: { "/w": { result: { case: "files", value: { files: ["a.txt"] } } } } },
+            },
+          },
+        },
+      }),
+      writeArgs: (e) => ({
+        id: e.id,
+        execId: e.execId,
+        message: {
+          case: "writeResult",
+          value: { result: { case: "success", value: { path: "b.txt", linesCreated: 3 } } },
+        },
+      }),
+      fetchArgs: (e) => ({
+        id: e.id,
+        execId: e.execId,
+        message: {
+          case: "fetchResult",
+          value: { result: { case: "success", value: { url: "http://x", content: "page" } } },
+        },
+      }),
+    };
+    const directive =
+      '[[emu:native read {"path":"a.txt"}]] [[emu:native ls {"path":"/w"}]] [[emu:native grep {"pattern":"x"}]] ' +
+      '[[emu:native write {"path":"b.txt","fileText":"1\\n2\\n3"}]] [[emu:native fetch {"url":"http://x"}]]';
+    const result = await driveRun(client, runRequest(directive), new BlobStore(), {
+      onExec: (exec) => ({ case: "execClientMessage", value: replies[exec.message.case ?? ""]?.(exec) as never }),
+    });
+    expect(result.error).toBeUndefined();
+    expect(result.text).toBe(
+      [
+        "read returned: file body",
+        "ls returned: src/, a.txt",
+        "grep returned: a.txt",
+        "write returned: wrote 3 lines to b.txt",
+        "fetch returned: page",
+      ].join("\n"),
+    );
+  });
+
+  it("arguments that do not fit the exec message become a directive error, not an exec", async () => {
+    const result = await driveRun(client, runRequest('[[emu:native read {"nope":1}]]'), new BlobStore());
+    expect(result.text).toMatch(/^Directive error: arguments for read do not fit/);
+  });
+});
+
+describe("thinking, tokens and rate", () => {
+  it("[[emu:think N]] streams N reasoning tokens, then thinking_completed, then the answer", async () => {
+    const result = await driveRun(client, runRequest("[[emu:think 12]] ponder this"), new BlobStore());
+    expect(result.thinking.split(" ")).toHaveLength(12);
+    const cases = updateCases(result).filter((c) => c !== "tokenDelta");
+    expect(cases.indexOf("thinkingCompleted")).toBeGreaterThan(cases.lastIndexOf("thinkingDelta"));
+    expect(cases.indexOf("textDelta")).toBeGreaterThan(cases.indexOf("thinkingCompleted"));
+    expect(result.tokens).toBe(12 + 4);
+  });
+
+  it("[[emu:tokens N]] [[emu:rate TPS]] streams N tokens one delta each", async () => {
+    const result = await driveRun(client, runRequest("[[emu:tokens 20]] [[emu:rate 2000]]"), new BlobStore());
+    expect(updateCases(result).filter((c) => c === "textDelta")).toHaveLength(20);
+    expect(result.tokens).toBe(20);
+  });
+});
+
+describe("faults and waits", () => {
+  it("[[emu:stall N]] stops after N tokens: heartbeats only, until the client leaves", async () => {
+    const controller = new AbortController();
+    let heartbeatsAfterStall = 0;
+    const result = await driveRun(
+      client,
+      runRequest("[[emu:tokens 10]] [[emu:stall 3]]"),
+      new BlobStore(),
+      {
+        onMessage: (m) => {
+          if (
+            m.message.case === "interactionUpdate" &&
+            m.message.value.message.case === "heartbeat" &&
+            ++heartbeatsAfterStall >= 5
+          ) {
+            controller.abort();
+          }
+          return undefined;
+        },
+      },
+      controller.signal,
+    );
+    expect(result.error?.code).toBe(Code.Canceled);
+    expect(result.tokens).toBe(3);
+    expect(result.turnEnded).toBe(false);
+  });
+
+  it("[[emu:drop N]] drops the connection after N tokens", async () => {
+    const result = await driveRun(client, runRequest("[[emu:tokens 10]] [[emu:drop 4]]"), new BlobStore());
+    expect(result.tokens).toBe(4);
+    expect(result.error).toBeDefined();
+    expect(result.turnEnded).toBe(false);
+  });
+
+  it("an unanswered exec gets heartbeats only, no progress", async () => {
+    const controller = new AbortController();
+    let heartbeats = 0;
+    const result = await driveRun(
+      client,
+      runRequest("[[emu:tool lookup {}]]"),
+      new BlobStore(),
+      {
+        tools: [toolDefinition("lookup")],
+        onExec: () => undefined,
+        onMessage: (m) => {
+          if (
+            m.message.case === "interactionUpdate" &&
+            m.message.value.message.case === "heartbeat" &&
+            ++heartbeats >= 4
+          )
+            controller.abort();
+          return undefined;
+        },
+      },
+      controller.signal,
+    );
+    expect(result.heartbeats).toBeGreaterThanOrEqual(4);
+    expect(updateCases(result)).not.toContain("toolCallCompleted");
+    expect(result.text).toBe("");
+  });
+
+  it("an answered exec without its stream_close makes no progress either", async () => {
+    const controller = new AbortController();
+    const result = await driveRun(
+      client,
+      runRequest("[[emu:tool lookup {}]]"),
+      new BlobStore(),
+      {
+        tools: [toolDefinition("lookup")],
+        closeExecs: false,
+        onExec: (exec) => (exec.message.case === "mcpArgs" ? mcpReply(exec, "x") : undefined),
+        onMessage: (m, send) => {
+          // request_context still needs its close; only the tool exec is left open.
+          if (m.message.case === "execServerMessage" && m.message.value.message.case === "requestContextArgs") {
+            send({
+              message: {
+                case: "execClientControlMessage",
+                value: { message: { case: "streamClose", value: { id: m.message.value.id } } },
+              },
+            });
+          }
+          if (m.message.case === "interactionUpdate" && m.message.value.message.case === "heartbeat")
+            controller.abort();
+          return undefined;
+        },
+      },
+      controller.signal,
+    );
+    expect(updateCases(result)).not.toContain("toolCallCompleted");
+  });
+
+  it("an unacked set_blob_args gets heartbeats only: no checkpoint, no turn_ended", async () => {
+    const controller = new AbortController();
+    let heartbeats = 0;
+    const result = await driveRun(
+      client,
+      runRequest("hi"),
+      new BlobStore(),
+      {
+        ackSets: false,
+        onMessage: (m) => {
+          if (
+            m.message.case === "interactionUpdate" &&
+            m.message.value.message.case === "heartbeat" &&
+            ++heartbeats >= 3
+          )
+            controller.abort();
+          return undefined;
+        },
+      },
+      controller.signal,
+    );
+    expect(result.text).toBe("You said: hi");
+    expect(result.checkpoint).toBeUndefined();
+    expect(result.turnEnded).toBe(false);
+    expect(result.messages.some((m) => m.message.case === "kvServerMessage")).toBe(true);
+  });
+
+  it("a reply with a wrong exec_id or an unknown id is an error; an empty exec_id is accepted", async () => {
+    const wrongExecId = await driveRun(client, runRequest("hi"), new BlobStore(), {
+      answerRequestContext: false,
+      onMessage: (m, send) => {
+        if (m.message.case === "execServerMessage") {
+          send({
+            message: {
+              case: "execClientMessage",
+              value: { id: m.message.value.id, execId: "other", message: { case: "requestContextResult", value: {} } },
+            },
+          });
+        }
+        return undefined;
+      },
+      closeExecs: false,
+      onExec: () => undefined,
+    });
+    expect(wrongExecId.error?.code).toBe(Code.InvalidArgument);
+    const unknownId = await driveRun(client, runRequest("hi"), new BlobStore(), {
+      answerRequestContext: false,
+      onMessage: (m, send) => {
+        if (m.message.case === "execServerMessage") {
+          send({
+            message: {
+              case: "execClientMessage",
+              value: { id: 999, message: { case: "requestContextResult", value: {} } },
+            },
+          });
+        }
+        return undefined;
+      },
+    });
+    expect(unknownId.error?.code).toBe(Code.InvalidArgument);
+    const emptyExecId = await driveRun(client, runRequest("hi"), new BlobStore(), {
+      answerRequestContext: false,
+      onMessage: (m, send) => {
+        if (m.message.case === "execServerMessage") {
+          const id = m.message.value.id;
+          send({
+            message: {
+              case: "execClientMessage",
+              value: {
+                id,
+                message: { case: "requestContextResult", value: { result: { case: "success", value: {} } } },
+              },
+            },
+          });
+          send({
+            message: { case: "execClientControlMessage", value: { message: { case: "streamClose", value: { id } } } },
+          });
+        }
+        return undefined;
+      },
+    });
+    expect(emptyExecId.error).toBeUndefined();
+    expect(emptyExecId.turnEnded).toBe(true);
+  });
+
+  it("a reply with the wrong result case is an error", async () => {
+    const result = await driveRun(client, runRequest('[[emu:native read {"path":"a"}]]'), new BlobStore(), {
+      onExec: (exec) => ({
+        case: "execClientMessage",
+        value: { id: exec.id, execId: exec.execId, message: { case: "lsResult", value: {} } },
+      }),
+    });
+    expect(result.error?.code).toBe(Code.InvalidArgument);
+  });
+
+  it("heartbeats flow while the server waits, and client_heartbeat is accepted", async () => {
+    let answered = false;
+    let heartbeats = 0;
+    let exec: ExecServerMessage | undefined;
+    const result = await driveRun(client, runRequest("[[emu:tool lookup {}]]"), new BlobStore(), {
+      tools: [toolDefinition("lookup")],
+      onExec: (e) => {
+        exec = e;
+        return undefined;
+      },
+      onMessage: (m, send) => {
+        send({ message: { case: "clientHeartbeat", value: {} } });
+        if (m.message.case === "interactionUpdate" && m.message.value.message.case === "heartbeat") heartbeats++;
+        if (!answered && heartbeats >= 3) {
+          if (exec !== undefined) {
+            answered = true;
+            send({ message: mcpReply(exec, "late") });
+            send({
+              message: {
+                case: "execClientControlMessage",
+                value: { message: { case: "streamClose", value: { id: exec.id } } },
+              },
+            });
+          }
+        }
+        return undefined;
+      },
+    });
+    expect(result.error).toBeUndefined();
+    expect(result.heartbeats).toBeGreaterThanOrEqual(3);
+    expect(result.text).toBe("lookup returned: late");
+  });
+
+  it("cancel_action ends the turn cleanly with turn_ended", async () => {
+    let deltas = 0;
+    const result = await driveRun(client, runRequest("[[emu:tokens 500]] [[emu:rate 100]]"), new BlobStore(), {
+      onMessage: (m, send) => {
+        if (m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta" && ++deltas === 1) {
+          send({ message: { case: "conversationAction", value: { action: { case: "cancelAction", value: {} } } } });
+        }
+        return undefined;
+      },
+    });
+    expect(result.error).toBeUndefined();
+    expect(result.turnEnded).toBe(true);
+    expect(result.tokens).toBeLessThan(500);
+    expect(result.checkpoint).toBeUndefined();
+  });
+
+  it("a client that closes the stream ends the turn on the server", async () => {
+    emulator.resetStats();
+    const controller = new AbortController();
+    await driveRun(
+      client,
+      runRequest("[[emu:tokens 500]] [[emu:rate 100]]"),
+      new BlobStore(),
+      {
+        onMessage: (m) => {
+          if (m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta")
+            controller.abort();
+          return undefined;
+        },
+      },
+      controller.signal,
+    );
+    await expect.poll(() => emulator.stats().turns[0]?.outcome).toBe("client_closed");
+  });
+
+  it("a second run_request on a running stream is an error", async () => {
+    const result = await driveRun(client, runRequest("hi"), new BlobStore(), {
+      onMessage: (m, send) => {
+        if (m.message.case === "execServerMessage") send(runRequest("again"));
+        return undefined;
+      },
+    });
+    expect(result.error?.code).toBe(Code.InvalidArgument);
+  });
+});

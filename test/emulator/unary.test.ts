@@ -1,0 +1,98 @@
+/**
+ * Unary RPCs on both paths (cursor-protocol.md §1.2, §1.3, §6): models, default model, NameAgent and usage, over
+ * HTTP/2 and HTTP/1.1, in binary and JSON Connect.
+ */
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Emulator, startEmulator } from "../../src/emulator/index.js";
+import { AiService } from "../../src/gen/aiserver/v1/ai_service_pb.js";
+import { DashboardService } from "../../src/gen/aiserver/v1/dashboard_pb.js";
+import { agentClient, BlobStore, cursorHeaders, driveRun, runRequest } from "./support/raw-client.js";
+
+let emulator: Emulator;
+let token: string;
+beforeAll(async () => {
+  emulator = await startEmulator();
+  token = emulator.issueTokens().accessToken;
+});
+afterAll(async () => {
+  await emulator.close();
+});
+
+function transport(httpVersion: "1.1" | "2") {
+  return createConnectTransport({
+    httpVersion,
+    baseUrl: emulator.url,
+    interceptors: [
+      (next) => (request) => {
+        for (const [k, v] of Object.entries(cursorHeaders(token))) request.header.set(k, v);
+        return next(request);
+      },
+    ],
+  });
+}
+
+describe.each(["2", "1.1"] as const)("over HTTP/%s", (httpVersion) => {
+  it("agent.v1.AgentService and aiserver.v1.AiService list the same models", async () => {
+    const agent = await agentClient(emulator.url, token, { httpVersion }).getUsableModels({});
+    const ai = await createClient(AiService, transport(httpVersion)).getUsableModels({});
+    const ids = agent.models.map((m) => m.modelId);
+    expect(ids).toEqual(ai.models.map((m) => m.modelId));
+    expect(ids).toEqual(
+      expect.arrayContaining([
+        "default",
+        "composer-1",
+        "claude-4.5-sonnet",
+        "claude-4.5-sonnet-thinking",
+        "gpt-5.2",
+        "gpt-5.2-codex-high",
+        "gemini-3-pro",
+      ]),
+    );
+    const thinking = agent.models.find((m) => m.modelId === "claude-4.5-sonnet-thinking");
+    expect(thinking?.thinkingDetails).toBeDefined();
+    expect(agent.models.find((m) => m.modelId === "claude-4.5-sonnet")?.thinkingDetails).toBeUndefined();
+  });
+
+  it("GetDefaultModelForCli is Auto (`default`) on both services", async () => {
+    expect((await agentClient(emulator.url, token, { httpVersion }).getDefaultModelForCli({})).model?.modelId).toBe(
+      "default",
+    );
+    expect((await createClient(AiService, transport(httpVersion)).getDefaultModelForCli({})).model?.displayName).toBe(
+      "Auto",
+    );
+  });
+
+  it("NameAgent titles the chat from the message, without directives", async () => {
+    const agent = agentClient(emulator.url, token, { httpVersion });
+    expect((await agent.nameAgent({ userMessage: "refactor the parser into small modules please now" })).name).toBe(
+      "Refactor the parser into small modules",
+    );
+    expect(
+      (await createClient(AiService, transport(httpVersion)).nameAgent({ userMessage: "[[emu:recall]]" })).name,
+    ).toBe("New Agent");
+  });
+
+  it("GetCurrentPeriodUsage counts completed turns", async () => {
+    const dashboard = createClient(DashboardService, transport(httpVersion));
+    const before = await dashboard.getCurrentPeriodUsage({});
+    await driveRun(agentClient(emulator.url, token), runRequest("count me"), new BlobStore());
+    const after = await dashboard.getCurrentPeriodUsage({});
+    expect(after.enabled).toBe(true);
+    expect((after.planUsage?.totalSpend ?? 0) - (before.planUsage?.totalSpend ?? 0)).toBe(2);
+    expect(after.planUsage?.remaining).toBe((after.planUsage?.limit ?? 0) - (after.planUsage?.totalSpend ?? 0));
+    expect(after.billingCycleEnd).toBeGreaterThan(after.billingCycleStart);
+  });
+});
+
+it("Connect JSON works too (RAPH calls GetUsableModels with `{}`)", async () => {
+  const response = await fetch(`${emulator.url}/aiserver.v1.AiService/GetUsableModels`, {
+    method: "POST",
+    headers: { ...cursorHeaders(token), "content-type": "application/json", "connect-protocol-version": "1" },
+    body: "{}",
+  });
+  expect(response.status).toBe(200);
+  const body = (await response.json()) as { models: { modelId: string }[] };
+  expect(body.models[0]?.modelId).toBe("default");
+});
