@@ -4,10 +4,11 @@
  * endpoint (§3.2 variant A) with the refresh token, or the API key for API-key logins. Refreshes are single-flight
  * and there are no timers: nothing runs unless a caller asks for a token.
  */
-import type { TokenSource } from "../util/token-source.js";
+
 import { ProxyError } from "../util/errors.js";
 import { jwtExpiresAtMs, readJwtClaims, userIdFromSubject } from "../util/jwt.js";
 import { type Logger, silentLogger } from "../util/logger.js";
+import type { TokenSource } from "../util/token-source.js";
 import type { CredentialStore, CredentialsInput, StoredCredentials } from "./credential-store.js";
 import { createExchange, type ExchangeFunction } from "./exchange.js";
 import type { FetchLike } from "./http.js";
