@@ -66,4 +66,24 @@ describe("bin/cursor-bridge.js", () => {
     child.kill("SIGTERM");
     expect(await exit).toBe(0);
   });
+
+  it("runs the emulator alone from the CLI", async () => {
+    const child = spawn(process.execPath, [BIN, "emulator", "--port", "0"], {
+      env: isolatedEnv(),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const url = await new Promise<string>((resolve, reject) => {
+      let buffer = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        buffer += chunk.toString();
+        const match = buffer.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+        if (match?.[1]) resolve(match[1]);
+      });
+      child.once("exit", (code) => reject(new Error(`exited early with ${code}`)));
+    });
+    expect((await fetch(`${url}/auth/poll?uuid=x&verifier=y`)).status).toBe(404);
+    const exit = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    child.kill("SIGINT");
+    expect(await exit).toBe(0);
+  });
 });
