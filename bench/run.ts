@@ -1,0 +1,143 @@
+/**
+ * `npm run bench [-- --quick]`: cursor-bridge side by side with a direct connect-es client and a full-history-replay
+ * baseline, all against the emulator (in a child process) on loopback. Prints a table with every target marked met or
+ * missed and writes bench/results.json. Re-executes itself under `node --expose-gc` (the memory scenario needs
+ * global.gc) without touching package.json's `tsx bench/run.ts`.
+ */
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { fileURLToPath } from "node:url";
+import { startBenchStack } from "./bench-stack.js";
+import { capacityReport, runMemory, runThroughput } from "./capacity.js";
+import { conversationReport, runContinuation, runToolRoundTrips } from "./conversations.js";
+import { overheadTable, overheadTargets, runOverhead } from "./overhead.js";
+import { renderReport, type Table, type TargetResult } from "./report.js";
+import { closeIdleSockets } from "./sse-client.js";
+
+function reexecWithGc(): never {
+  const script = fileURLToPath(import.meta.url);
+  const child = spawnSync(
+    process.execPath,
+    ["--expose-gc", "--import", import.meta.resolve("tsx"), script, ...process.argv.slice(2)],
+    { stdio: "inherit", env: { ...process.env, CURSOR_BRIDGE_BENCH_CHILD: "1" } },
+  );
+  process.exit(child.status ?? 1);
+}
+
+/** Everything that differs between the full and the quick run. */
+function settingsFor(quick: boolean) {
+  return {
+    mode: quick ? "quick" : "full",
+    /** Overhead emulator: bootstrap 0 so the comparison isolates the bridge; realistic token pacing. */
+    overheadEmulator: { bootstrapLatencyMs: 0, tokensPerSecond: 50 },
+    overheadTokens: quick ? 10 : 20,
+    samples: (c: number) => (c === 1 ? (quick ? 10 : 30) : quick ? c : c * 3),
+    /** Conversation emulator: realistic bootstrap latency (quick mode shortens it) and token rate. */
+    conversationEmulator: quick
+      ? { bootstrapLatencyMs: 100, tokensPerSecond: 200 }
+      : { bootstrapLatencyMs: 300, tokensPerSecond: 100 },
+    toolCalls: 10,
+    turns: 20,
+    parked: 1000,
+    throughputStreams: 200,
+    throughputTokens: quick ? 50 : 500,
+    warmup: quick ? 3 : 5,
+  };
+}
+
+async function main(): Promise<void> {
+  if (typeof globalThis.gc !== "function") {
+    if (process.env.CURSOR_BRIDGE_BENCH_CHILD === "1") throw new Error("global.gc is missing even under --expose-gc");
+    reexecWithGc();
+  }
+  const quick = process.argv.includes("--quick");
+  const s = settingsFor(quick);
+  const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+  const tables: Table[] = [];
+  const targets: TargetResult[] = [];
+  const started = performance.now();
+
+  const loadBefore = loadavg();
+  log(
+    `mode ${s.mode}; emulator in a child process; ${cpus().length} CPUs; node ${process.version}; load ${loadBefore.map((l) => l.toFixed(2)).join(" ")}`,
+  );
+  const fast = await startBenchStack(s.overheadEmulator);
+  let overhead: Awaited<ReturnType<typeof runOverhead>>;
+  let memory: Awaited<ReturnType<typeof runMemory>>;
+  let throughput: Awaited<ReturnType<typeof runThroughput>>;
+  try {
+    log("1/5 overhead");
+    overhead = await runOverhead(fast, {
+      concurrencies: [1, 50, 200],
+      samples: s.samples,
+      tokens: s.overheadTokens,
+      warmup: s.warmup,
+    });
+    log("4/5 memory");
+    memory = await runMemory(fast, s.parked);
+    log("5/5 throughput");
+    throughput = await runThroughput(fast, s.throughputStreams, s.throughputTokens);
+  } finally {
+    await fast.close();
+  }
+  const realistic = await startBenchStack(s.conversationEmulator);
+  let tools: Awaited<ReturnType<typeof runToolRoundTrips>>;
+  let continuation: Awaited<ReturnType<typeof runContinuation>>;
+  try {
+    log("2/5 tool round trips");
+    tools = await runToolRoundTrips(realistic, s.toolCalls, s.conversationEmulator.bootstrapLatencyMs);
+    log("3/5 continuation");
+    continuation = await runContinuation(realistic, s.turns);
+  } finally {
+    await realistic.close();
+    closeIdleSockets();
+  }
+
+  tables.push(
+    overheadTable(overhead, [
+      `emulator bootstrap latency 0 ms (isolates the bridge), ${s.overheadEmulator.tokensPerSecond} tokens/s, ${s.overheadTokens} text tokens per reply`,
+      "added = bridge percentile − direct percentile; the bridge path includes the client's HTTP/1.1 SSE hop",
+    ]),
+  );
+  targets.push(...overheadTargets(overhead));
+  const conv = conversationReport(tools, continuation);
+  tables.push(...conv.tables);
+  targets.push(...conv.targets);
+  const cap = capacityReport(memory, throughput);
+  tables.push(...cap.tables);
+  targets.push(...cap.targets);
+
+  const loadAfter = loadavg();
+  const report = renderReport(tables, targets);
+  process.stdout.write(
+    `# cursor-bridge benchmark (${s.mode}${quick ? `: bootstrap ${s.conversationEmulator.bootstrapLatencyMs} ms instead of 300 ms, fewer samples` : ""})\n`,
+  );
+  process.stdout.write(report);
+  process.stdout.write(
+    `\nload average (1/5/15 min) before ${loadBefore.map((l) => l.toFixed(2)).join(" ")}, after ${loadAfter.map((l) => l.toFixed(2)).join(" ")} on ${cpus().length} CPUs\n`,
+  );
+  const results = {
+    mode: s.mode,
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    loadAverage: { before: loadBefore, after: loadAfter },
+    durationMs: Math.round(performance.now() - started),
+    settings: { ...s, samples: [1, 50, 200].map((c) => ({ concurrency: c, samples: s.samples(c) })) },
+    overhead,
+    toolRoundTrips: tools,
+    continuation,
+    memory,
+    throughput,
+    targets,
+  };
+  const out = fileURLToPath(new URL("./results.json", import.meta.url));
+  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  log(`done in ${(results.durationMs / 1000).toFixed(1)} s; wrote ${out}`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,128 @@
+/**
+ * A lean streaming chat client for the benchmark: POSTs `/v1/chat/completions` with `stream: true` over node:http
+ * (keep-alive, no socket limit) and reads the SSE frames as they arrive, recording when the first content delta came.
+ * Lighter than an SDK on purpose, so the client's own cost stays small next to the bridge's.
+ */
+import { Agent, request } from "node:http";
+
+const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
+
+/** A tool call accumulated from streamed deltas. */
+export interface StreamedToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** What one streamed completion produced, with `performance.now()` timings. */
+export interface StreamedCompletion {
+  startedAt: number;
+  firstContentAt: number | undefined;
+  endedAt: number;
+  text: string;
+  /** SSE data frames carrying a non-empty content delta. */
+  contentChunks: number;
+  /** Every SSE data frame except `[DONE]`. */
+  frames: number;
+  toolCalls: StreamedToolCall[];
+  finishReason: string | undefined;
+}
+
+interface ChunkShape {
+  choices?: {
+    delta?: {
+      content?: string | null;
+      tool_calls?: { index: number; id?: string; function?: { name?: string; arguments?: string } }[];
+    };
+    finish_reason?: string | null;
+  }[];
+  error?: { message?: string };
+}
+
+function applyFrame(result: StreamedCompletion, data: string): void {
+  const chunk = JSON.parse(data) as ChunkShape;
+  if (chunk.error !== undefined) throw new Error(`stream error: ${chunk.error.message ?? data}`);
+  result.frames++;
+  const choice = chunk.choices?.[0];
+  const content = choice?.delta?.content;
+  if (typeof content === "string" && content !== "") {
+    result.firstContentAt ??= performance.now();
+    result.text += content;
+    result.contentChunks++;
+  }
+  for (const delta of choice?.delta?.tool_calls ?? []) {
+    const call = result.toolCalls[delta.index] ?? { id: "", name: "", arguments: "" };
+    result.toolCalls[delta.index] = call;
+    if (delta.id) call.id = delta.id;
+    if (delta.function?.name) call.name = delta.function.name;
+    call.arguments += delta.function?.arguments ?? "";
+  }
+  if (choice?.finish_reason) result.finishReason = choice.finish_reason;
+}
+
+/** Streams one completion from `baseURL` (`http://127.0.0.1:PORT/v1`). */
+export function streamCompletion(baseURL: string, body: Record<string, unknown>): Promise<StreamedCompletion> {
+  const payload = Buffer.from(JSON.stringify({ ...body, stream: true }));
+  const result: StreamedCompletion = {
+    startedAt: performance.now(),
+    firstContentAt: undefined,
+    endedAt: 0,
+    text: "",
+    contentChunks: 0,
+    frames: 0,
+    toolCalls: [],
+    finishReason: undefined,
+  };
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${baseURL}/chat/completions`,
+      {
+        method: "POST",
+        agent,
+        headers: {
+          "content-type": "application/json",
+          "content-length": payload.length,
+          authorization: "Bearer bench",
+        },
+      },
+      (res) => {
+        if (res.statusCode !== 200) {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (part: string) => (text += part));
+          res.on("end", () => reject(new Error(`HTTP ${res.statusCode}: ${text}`)));
+          return;
+        }
+        let buffer = "";
+        res.setEncoding("utf8");
+        res.on("data", (part: string) => {
+          buffer += part;
+          try {
+            for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
+              const frame = buffer.slice(0, end);
+              buffer = buffer.slice(end + 2);
+              if (!frame.startsWith("data: ")) continue;
+              const data = frame.slice(6);
+              if (data !== "[DONE]") applyFrame(result, data);
+            }
+          } catch (error) {
+            res.destroy();
+            reject(error);
+          }
+        });
+        res.on("end", () => {
+          result.endedAt = performance.now();
+          resolve(result);
+        });
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
+
+/** Closes idle keep-alive sockets (so the process can exit). */
+export function closeIdleSockets(): void {
+  agent.destroy();
+}

@@ -1,0 +1,113 @@
+/**
+ * The realistic request shape of the conversation scenarios (an agent client such as OpenCode: a system prompt and a
+ * handful of declared tools on every request), in both forms: OpenAI `tools` for cursor-bridge, and MCP tool
+ * definitions for the direct driver (`input_schema` as serialized google.protobuf.Value, cursor-protocol.md §4.5).
+ */
+import { create, fromJson, type JsonValue, toBinary } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import { type McpToolDefinition, McpToolDefinitionSchema } from "../src/gen/agent/v1/mcp_pb.js";
+
+interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: { [key: string]: JsonValue };
+}
+
+const str = (description: string) => ({ type: "string", description });
+
+const TOOL_SPECS: readonly ToolSpec[] = [
+  {
+    name: "bash",
+    description: "Executes a bash command in a persistent shell session with an optional timeout.",
+    parameters: {
+      type: "object",
+      properties: {
+        command: str("The command to execute"),
+        timeout: { type: "number" },
+        description: str("What it does"),
+      },
+      required: ["command", "description"],
+    },
+  },
+  {
+    name: "read",
+    description: "Reads a file from the local filesystem, optionally a line range.",
+    parameters: {
+      type: "object",
+      properties: { filePath: str("Absolute path"), offset: { type: "number" }, limit: { type: "number" } },
+      required: ["filePath"],
+    },
+  },
+  {
+    name: "glob",
+    description: "Fast file pattern matching that works with any codebase size.",
+    parameters: { type: "object", properties: { pattern: str("Glob"), path: str("Directory") }, required: ["pattern"] },
+  },
+  {
+    name: "grep",
+    description: "Searches file contents with regular expressions.",
+    parameters: {
+      type: "object",
+      properties: { pattern: str("Regex"), path: str("Directory"), include: str("File pattern") },
+      required: ["pattern"],
+    },
+  },
+  {
+    name: "edit",
+    description: "Performs exact string replacements in files.",
+    parameters: {
+      type: "object",
+      properties: { filePath: str("Absolute path"), oldString: str("Text to replace"), newString: str("Replacement") },
+      required: ["filePath", "oldString", "newString"],
+    },
+  },
+  {
+    name: "todowrite",
+    description: "Creates and manages a structured task list for the current session.",
+    parameters: {
+      type: "object",
+      properties: {
+        todos: {
+          type: "array",
+          items: { type: "object", properties: { content: { type: "string" }, status: { type: "string" } } },
+        },
+      },
+      required: ["todos"],
+    },
+  },
+];
+
+/** The declared tools as an OpenAI request's `tools`. */
+export const OPENAI_TOOLS = TOOL_SPECS.map((tool) => ({
+  type: "function" as const,
+  function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+}));
+
+/** The same tools as MCP tool definitions for the direct driver. */
+export const MCP_TOOLS: readonly McpToolDefinition[] = TOOL_SPECS.map((tool) =>
+  create(McpToolDefinitionSchema, {
+    name: tool.name,
+    toolName: tool.name,
+    description: tool.description,
+    inputSchema: toBinary(ValueSchema, fromJson(ValueSchema, tool.parameters)),
+    providerIdentifier: "bench",
+  }),
+);
+
+/** A system prompt of realistic size (~1.5 KB). */
+export const SYSTEM_PROMPT = [
+  "You are an interactive coding agent working in the user's repository.",
+  "Be concise and direct. Prefer editing existing files over creating new ones.",
+  "Use the tools to read, search and change code; never guess file contents.",
+  "Before making a change, read the surrounding code and follow its conventions.",
+  "Run the project's tests after a change and report what you ran.",
+  "When a command fails, read the error, fix the cause, and try again once.",
+  "Keep answers short: the user reads them in a terminal.",
+]
+  .join(" ")
+  .repeat(3);
+
+/** A user message of realistic length for turn `n`. */
+export function userMessage(n: number): string {
+  return `Turn ${n}: please look at the module we discussed, keep the public API unchanged, and explain in two sentences what you would change next and why.`;
+}

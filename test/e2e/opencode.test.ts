@@ -1,0 +1,154 @@
+/**
+ * OpenCode (the `opencode-linux-x64` dev dependency, real-clients.md) against `cursor-bridge serve` as an
+ * OpenAI-compatible provider, fully offline in its own temporary HOME: the emulated model asks for `bash` with
+ * `echo <nonce>`, OpenCode runs it, the result flows back on the parked Cursor turn, and the final text carries the
+ * nonce. The main model and OpenCode's `small_model` (title requests) are different models, so the emulator's per-Run
+ * statistics tell the main turn's Runs from the title request's by the model each Run asked for.
+ */
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
+
+const BINARY = fileURLToPath(new URL("../../node_modules/opencode-linux-x64/bin/opencode", import.meta.url));
+const MAIN_MODEL = "composer-1";
+const TITLE_MODEL = "claude-4.5-sonnet";
+const RUN_TIMEOUT_MS = 150_000;
+
+function skipReason(): string | undefined {
+  if (process.platform !== "linux" || process.arch !== "x64") {
+    return `OpenCode's pinned binary is linux-x64 only (this is ${process.platform}-${process.arch})`;
+  }
+  if (!existsSync(BINARY)) return `${BINARY} is missing (npm install the opencode-linux-x64 dev dependency)`;
+  return undefined;
+}
+
+const reason = skipReason();
+if (reason !== undefined) console.log(`skipping the OpenCode end-to-end test: ${reason}`);
+
+/** A loopback port nothing listens on: OpenCode's background npm installs fail fast against it. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+function openCodeConfig(baseURL: string): string {
+  const model = (name: string) => ({ name, tool_call: true });
+  return JSON.stringify({
+    provider: {
+      bridge: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "cursor-bridge",
+        options: { baseURL, apiKey: "e2e" },
+        models: { [MAIN_MODEL]: model(MAIN_MODEL), [TITLE_MODEL]: model(TITLE_MODEL) },
+      },
+    },
+    model: `bridge/${MAIN_MODEL}`,
+    small_model: `bridge/${TITLE_MODEL}`,
+    autoupdate: false,
+    share: "disabled",
+    permission: { bash: "allow", read: "allow", edit: "deny", webfetch: "deny" },
+  });
+}
+
+/** One `--format json` event line. */
+interface OpenCodeEvent {
+  type: string;
+  part?: {
+    type?: string;
+    text?: string;
+    tool?: string;
+    reason?: string;
+    state?: { status?: string; output?: string; input?: unknown };
+  };
+}
+
+function runOpenCode(
+  home: TempHome,
+  env: Record<string, string>,
+  words: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const cwd = join(home.dir, "project");
+  mkdirSync(cwd, { recursive: true });
+  const args = ["run", "-m", `bridge/${MAIN_MODEL}`, "--format", "json", ...words];
+  return new Promise((resolve, reject) => {
+    // stdin must be closed: `opencode run` reads piped stdin into the prompt and would wait for its end.
+    const child = spawn(BINARY, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (part: string) => (stdout += part));
+    child.stderr.setEncoding("utf8").on("data", (part: string) => (stderr += part));
+    const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS);
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? 1, stdout, stderr });
+    });
+  });
+}
+
+describe.skipIf(reason !== undefined)("OpenCode → cursor-bridge serve → emulator", () => {
+  let served: ServedBridge;
+  let home: TempHome;
+
+  beforeAll(async () => {
+    served = await startServedBridge();
+    home = createTempHome("opencode");
+  });
+  afterAll(async () => {
+    await served?.close();
+    home?.remove();
+  });
+
+  it(
+    "runs bash through OpenCode on one Cursor Run and answers with its output",
+    async () => {
+      const nonce = `nonce-${randomBytes(6).toString("hex")}`;
+      const env = {
+        ...home.env,
+        OPENCODE_CONFIG_CONTENT: openCodeConfig(served.baseURL),
+        OPENCODE_DISABLE_MODELS_FETCH: "1",
+        OPENCODE_DISABLE_AUTOUPDATE: "1",
+        OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+        OPENCODE_DISABLE_SHARE: "1",
+        OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+        npm_config_registry: `http://127.0.0.1:${await closedPort()}`,
+      };
+      // `opencode run` wraps every argument containing a space in quotes (escaping inner quotes) before joining them
+      // with spaces, which would break the directive's JSON; space-free words join back to exactly this prompt.
+      // OpenCode 1.18's bash tool requires only `command`.
+      const prompt = `Print the nonce [[emu:tool bash {"command":"echo ${nonce}"}]]`;
+      served.emulator.resetStats();
+      const result = await runOpenCode(home, env, prompt.split(" "));
+      const events = result.stdout
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as OpenCodeEvent);
+      const diagnostics = `exit ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr.slice(-4000)}`;
+      expect(result.code, diagnostics).toBe(0);
+
+      const bash = events.find((e) => e.type === "tool_use" && e.part?.tool === "bash");
+      expect(bash?.part?.state?.status, diagnostics).toBe("completed");
+      expect(bash?.part?.state?.output).toContain(nonce);
+      const texts = events.filter((e) => e.type === "text").map((e) => e.part?.text ?? "");
+      expect(texts.join("\n"), diagnostics).toContain(`bash returned: ${nonce}`);
+      const finishes = events.filter((e) => e.type === "step_finish").map((e) => e.part?.reason);
+      expect(finishes).toEqual(["tool-calls", "stop"]);
+
+      const turns = served.emulator.stats().turns;
+      const mainRuns = turns.filter((t) => t.model === MAIN_MODEL);
+      expect(mainRuns, JSON.stringify(turns)).toHaveLength(1);
+      expect(mainRuns[0]?.outcome).toBe("completed");
+      expect(turns.filter((t) => t.model !== MAIN_MODEL).every((t) => t.model === TITLE_MODEL)).toBe(true);
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+});

@@ -1,0 +1,116 @@
+/**
+ * `cursor-bridge serve` as its users run it: the real CLI (bin/cursor-bridge.js) in a child process with its own
+ * temporary HOME and XDG directories and a minimal environment, pointed at an in-process emulator (so tests can read
+ * the emulator's statistics) with `--upstream cursor` and the emulator's access token in CURSOR_ACCESS_TOKEN.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Emulator, type EmulatorOptions, startEmulator } from "../../../src/emulator/index.js";
+
+const BIN = fileURLToPath(new URL("../../../bin/cursor-bridge.js", import.meta.url));
+const START_TIMEOUT_MS = 30_000;
+
+/** A running `cursor-bridge serve` with its emulator upstream. */
+export interface ServedBridge {
+  emulator: Emulator;
+  /** `http://127.0.0.1:PORT/v1` */
+  baseURL: string;
+  close(): Promise<void>;
+}
+
+/** A throwaway HOME with the four XDG base directories inside it. */
+export interface TempHome {
+  dir: string;
+  /** HOME, XDG_* and a few harmless variables (PATH, LANG, TMPDIR); nothing else from this process. */
+  env: Record<string, string>;
+  remove(): void;
+}
+
+/** Creates a temporary HOME (prefix names the client using it). */
+export function createTempHome(prefix: string): TempHome {
+  const dir = mkdtempSync(join(tmpdir(), `cursor-bridge-e2e-${prefix}-`));
+  const xdg = { XDG_CONFIG_HOME: "config", XDG_DATA_HOME: "data", XDG_CACHE_HOME: "cache", XDG_STATE_HOME: "state" };
+  const env: Record<string, string> = { HOME: dir };
+  for (const [name, sub] of Object.entries(xdg)) {
+    env[name] = join(dir, sub);
+    mkdirSync(env[name], { recursive: true });
+  }
+  for (const name of ["PATH", "LANG", "TMPDIR", "SystemRoot"]) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return { dir, env, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+function waitForUrl(child: ChildProcess, stderr: () => string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(
+      () => reject(new Error(`serve did not start in time; stderr:\n${stderr()}`)),
+      START_TIMEOUT_MS,
+    );
+    child.stdout?.setEncoding("utf8");
+    child.stdout?.on("data", (part: string) => {
+      out += part;
+      const line = out.split("\n")[0];
+      if (!out.includes("\n") || line === undefined) return;
+      clearTimeout(timer);
+      try {
+        resolve((JSON.parse(line) as { url: string }).url);
+      } catch {
+        reject(new Error(`unexpected first line from serve: ${line}`));
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code}; stderr:\n${stderr()}`));
+    });
+  });
+}
+
+/** Starts an emulator and `cursor-bridge serve` against it. */
+export async function startServedBridge(emulatorOptions: EmulatorOptions = {}): Promise<ServedBridge> {
+  const emulator = await startEmulator({ port: 0, ...emulatorOptions });
+  const home = createTempHome("serve");
+  const args = [
+    "serve",
+    "--upstream",
+    "cursor",
+    "--cursor-api-url",
+    emulator.url,
+    "--port",
+    "0",
+    "--json",
+    "--log-level",
+    "warn",
+  ];
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: home.dir,
+    env: { ...home.env, CURSOR_ACCESS_TOKEN: emulator.issueTokens().accessToken },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.setEncoding("utf8");
+  child.stderr?.on("data", (part: string) => (stderr += part));
+  const close = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await emulator.close();
+    home.remove();
+  };
+  try {
+    const baseURL = await waitForUrl(child, () => stderr);
+    return { emulator, baseURL, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
