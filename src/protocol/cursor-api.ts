@@ -57,6 +57,11 @@ export interface CursorApiOptions {
   maxMessageBytes?: number;
   /** How long an automatic fallback to HTTP/1.1 sticks for a base URL before HTTP/2 is tried again. @default 10 min */
   http2RetryAfterMs?: number;
+  /**
+   * Deadline of each unary call (models, name, usage): a server that accepts the connection but never answers must
+   * not hang the caller. Exceeding it is a `timeout` error. @default 30000
+   */
+  unaryTimeoutMs?: number;
   /** Clock for the fallback memory. @default Date.now */
   now?: () => number;
 }
@@ -98,6 +103,7 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
   const retryAfterMs = options.http2RetryAfterMs ?? DEFAULT_HTTP2_RETRY_MS;
   const pool = createTransportPool({ fetch: fetchFn, maxMessageBytes, logger });
   const errorContext: ErrorMappingContext = { clientVersion: options.clientVersion };
+  const timeoutMs = options.unaryTimeoutMs ?? 30_000;
   /** Base URL → time of the last HTTP/2 failure that made us fall back. */
   const http1Since = new Map<string, number>();
 
@@ -195,7 +201,7 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
         );
         const headers = await headersFor(requestId, false, signal);
         try {
-          return await invoke(client, { headers, ...(signal === undefined ? {} : { signal }) });
+          return await invoke(client, { headers, timeoutMs, ...(signal === undefined ? {} : { signal }) });
         } catch (error) {
           if (responded || mode === "http2" || isAborted(signal)) throw error;
           fallBack(baseUrl, service.typeName, error);
@@ -203,7 +209,7 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
       }
       const client = createClient(service, pool.http1(baseUrl));
       const headers = await headersFor(requestId, true, signal);
-      return await invoke(client, { headers, ...(signal === undefined ? {} : { signal }) });
+      return await invoke(client, { headers, timeoutMs, ...(signal === undefined ? {} : { signal }) });
     } catch (error) {
       throw toProxyError(error, errorContext);
     }
