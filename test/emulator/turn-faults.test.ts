@@ -1,0 +1,286 @@
+/**
+ * Failure modes of the turn protocol over HTTP/2 `Run` (cursor-protocol.md §4.4, §5.1, §5.2), driven by a raw
+ * connect-es client on the generated schema: faults, waits, wrong replies, heartbeats and cancel.
+ */
+import { Code } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Emulator, startEmulator } from "../../src/emulator/index.js";
+import type { ExecServerMessage } from "../../src/gen/agent/v1/exec_pb.js";
+import { agentClient, BlobStore, driveRun, runRequest, toolDefinition, updateCases } from "./support/raw-client.js";
+import { mcpReply } from "./support/turn-helpers.js";
+
+let emulator: Emulator;
+let client: ReturnType<typeof agentClient>;
+
+beforeAll(async () => {
+  emulator = await startEmulator({ heartbeatIntervalMs: 20 });
+  client = agentClient(emulator.url, emulator.issueTokens().accessToken);
+});
+afterAll(async () => {
+  await emulator.close();
+});
+
+describe("faults and waits", () => {
+  it("[[emu:stall N]] stops after N tokens: heartbeats only, until the client leaves", async () => {
+    const controller = new AbortController();
+    let heartbeatsAfterStall = 0;
+    const result = await driveRun(
+      client,
+      runRequest("[[emu:tokens 10]] [[emu:stall 3]]"),
+      new BlobStore(),
+      {
+        onMessage: (m) => {
+          if (
+            m.message.case === "interactionUpdate" &&
+            m.message.value.message.case === "heartbeat" &&
+            ++heartbeatsAfterStall >= 5
+          ) {
+            controller.abort();
+          }
+          return undefined;
+        },
+      },
+      controller.signal,
+    );
+    expect(result.error?.code).toBe(Code.Canceled);
+    expect(result.tokens).toBe(3);
+    expect(result.turnEnded).toBe(false);
+  });
+
+  it("[[emu:drop N]] drops the connection after N tokens", async () => {
+    const result = await driveRun(client, runRequest("[[emu:tokens 10]] [[emu:drop 4]]"), new BlobStore());
+    expect(result.tokens).toBe(4);
+    expect(result.error).toBeDefined();
+    expect(result.turnEnded).toBe(false);
+  });
+
+  it("an unanswered exec gets heartbeats only, no progress", async () => {
+    const controller = new AbortController();
+    let heartbeats = 0;
+    const result = await driveRun(
+      client,
+      runRequest("[[emu:tool lookup {}]]"),
+      new BlobStore(),
+      {
+        tools: [toolDefinition("lookup")],
+        onExec: () => undefined,
+        onMessage: (m) => {
+          if (
+            m.message.case === "interactionUpdate" &&
+            m.message.value.message.case === "heartbeat" &&
+            ++heartbeats >= 4
+          )
+            controller.abort();
+          return undefined;
+        },
+      },
+      controller.signal,
+    );
+    expect(result.heartbeats).toBeGreaterThanOrEqual(4);
+    expect(updateCases(result)).not.toContain("toolCallCompleted");
+    expect(result.text).toBe("");
+  });
+
+  it("an answered exec without its stream_close makes no progress either", async () => {
+    const controller = new AbortController();
+    const result = await driveRun(
+      client,
+      runRequest("[[emu:tool lookup {}]]"),
+      new BlobStore(),
+      {
+        tools: [toolDefinition("lookup")],
+        closeExecs: false,
+        onExec: (exec) => (exec.message.case === "mcpArgs" ? mcpReply(exec, "x") : undefined),
+        onMessage: (m, send) => {
+          // request_context still needs its close; only the tool exec is left open.
+          if (m.message.case === "execServerMessage" && m.message.value.message.case === "requestContextArgs") {
+            send({
+              message: {
+                case: "execClientControlMessage",
+                value: { message: { case: "streamClose", value: { id: m.message.value.id } } },
+              },
+            });
+          }
+          if (m.message.case === "interactionUpdate" && m.message.value.message.case === "heartbeat")
+            controller.abort();
+          return undefined;
+        },
+      },
+      controller.signal,
+    );
+    expect(updateCases(result)).not.toContain("toolCallCompleted");
+  });
+
+  it("an unacked set_blob_args gets heartbeats only: no checkpoint, no turn_ended", async () => {
+    const controller = new AbortController();
+    let heartbeats = 0;
+    const result = await driveRun(
+      client,
+      runRequest("hi"),
+      new BlobStore(),
+      {
+        ackSets: false,
+        onMessage: (m) => {
+          if (
+            m.message.case === "interactionUpdate" &&
+            m.message.value.message.case === "heartbeat" &&
+            ++heartbeats >= 3
+          )
+            controller.abort();
+          return undefined;
+        },
+      },
+      controller.signal,
+    );
+    expect(result.text).toBe("You said: hi");
+    expect(result.checkpoint).toBeUndefined();
+    expect(result.turnEnded).toBe(false);
+    expect(result.messages.some((m) => m.message.case === "kvServerMessage")).toBe(true);
+  });
+
+  it("a reply with a wrong exec_id or an unknown id is an error; an empty exec_id is accepted", async () => {
+    const wrongExecId = await driveRun(client, runRequest("hi"), new BlobStore(), {
+      answerRequestContext: false,
+      onMessage: (m, send) => {
+        if (m.message.case === "execServerMessage") {
+          send({
+            message: {
+              case: "execClientMessage",
+              value: { id: m.message.value.id, execId: "other", message: { case: "requestContextResult", value: {} } },
+            },
+          });
+        }
+        return undefined;
+      },
+      closeExecs: false,
+      onExec: () => undefined,
+    });
+    expect(wrongExecId.error?.code).toBe(Code.InvalidArgument);
+    const unknownId = await driveRun(client, runRequest("hi"), new BlobStore(), {
+      answerRequestContext: false,
+      onMessage: (m, send) => {
+        if (m.message.case === "execServerMessage") {
+          send({
+            message: {
+              case: "execClientMessage",
+              value: { id: 999, message: { case: "requestContextResult", value: {} } },
+            },
+          });
+        }
+        return undefined;
+      },
+    });
+    expect(unknownId.error?.code).toBe(Code.InvalidArgument);
+    const emptyExecId = await driveRun(client, runRequest("hi"), new BlobStore(), {
+      answerRequestContext: false,
+      onMessage: (m, send) => {
+        if (m.message.case === "execServerMessage") {
+          const id = m.message.value.id;
+          send({
+            message: {
+              case: "execClientMessage",
+              value: {
+                id,
+                message: { case: "requestContextResult", value: { result: { case: "success", value: {} } } },
+              },
+            },
+          });
+          send({
+            message: { case: "execClientControlMessage", value: { message: { case: "streamClose", value: { id } } } },
+          });
+        }
+        return undefined;
+      },
+    });
+    expect(emptyExecId.error).toBeUndefined();
+    expect(emptyExecId.turnEnded).toBe(true);
+  });
+
+  it("a reply with the wrong result case is an error", async () => {
+    const result = await driveRun(client, runRequest('[[emu:native read {"path":"a"}]]'), new BlobStore(), {
+      onExec: (exec) => ({
+        case: "execClientMessage",
+        value: { id: exec.id, execId: exec.execId, message: { case: "lsResult", value: {} } },
+      }),
+    });
+    expect(result.error?.code).toBe(Code.InvalidArgument);
+  });
+
+  it("heartbeats flow while the server waits, and client_heartbeat is accepted", async () => {
+    let answered = false;
+    let heartbeats = 0;
+    let exec: ExecServerMessage | undefined;
+    const result = await driveRun(client, runRequest("[[emu:tool lookup {}]]"), new BlobStore(), {
+      tools: [toolDefinition("lookup")],
+      onExec: (e) => {
+        exec = e;
+        return undefined;
+      },
+      onMessage: (m, send) => {
+        send({ message: { case: "clientHeartbeat", value: {} } });
+        if (m.message.case === "interactionUpdate" && m.message.value.message.case === "heartbeat") heartbeats++;
+        if (!answered && heartbeats >= 3) {
+          if (exec !== undefined) {
+            answered = true;
+            send({ message: mcpReply(exec, "late") });
+            send({
+              message: {
+                case: "execClientControlMessage",
+                value: { message: { case: "streamClose", value: { id: exec.id } } },
+              },
+            });
+          }
+        }
+        return undefined;
+      },
+    });
+    expect(result.error).toBeUndefined();
+    expect(result.heartbeats).toBeGreaterThanOrEqual(3);
+    expect(result.text).toBe("lookup returned: late");
+  });
+
+  it("cancel_action ends the turn cleanly with turn_ended", async () => {
+    let deltas = 0;
+    const result = await driveRun(client, runRequest("[[emu:tokens 500]] [[emu:rate 100]]"), new BlobStore(), {
+      onMessage: (m, send) => {
+        if (m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta" && ++deltas === 1) {
+          send({ message: { case: "conversationAction", value: { action: { case: "cancelAction", value: {} } } } });
+        }
+        return undefined;
+      },
+    });
+    expect(result.error).toBeUndefined();
+    expect(result.turnEnded).toBe(true);
+    expect(result.tokens).toBeLessThan(500);
+    expect(result.checkpoint).toBeUndefined();
+  });
+
+  it("a client that closes the stream ends the turn on the server", async () => {
+    emulator.resetStats();
+    const controller = new AbortController();
+    await driveRun(
+      client,
+      runRequest("[[emu:tokens 500]] [[emu:rate 100]]"),
+      new BlobStore(),
+      {
+        onMessage: (m) => {
+          if (m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta")
+            controller.abort();
+          return undefined;
+        },
+      },
+      controller.signal,
+    );
+    await expect.poll(() => emulator.stats().turns[0]?.outcome).toBe("client_closed");
+  });
+
+  it("a second run_request on a running stream is an error", async () => {
+    const result = await driveRun(client, runRequest("hi"), new BlobStore(), {
+      onMessage: (m, send) => {
+        if (m.message.case === "execServerMessage") send(runRequest("again"));
+        return undefined;
+      },
+    });
+    expect(result.error?.code).toBe(Code.InvalidArgument);
+  });
+});
