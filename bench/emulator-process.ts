@@ -3,7 +3,6 @@
  * measures only cursor-bridge (and the clients driving it): heap per parked conversation and CPU per chunk would
  * otherwise include the emulator's side of every open Run. Talks to the parent over the fork IPC channel.
  */
-import { setMaxListeners } from "node:events";
 import { type EmulatorOptions, startEmulator } from "../src/emulator/index.js";
 
 /** Requests the parent sends; each reply echoes `id`. */
@@ -17,9 +16,6 @@ export interface EmulatorReady {
 }
 
 async function main(): Promise<void> {
-  // Every Connect handler links its signal to the emulator's one shutdown signal, so hundreds of concurrent Runs
-  // trip Node's default limit of 10 listeners with a (harmless) leak warning; lift the default in this process.
-  setMaxListeners(0);
   const options = JSON.parse(process.env.BENCH_EMULATOR_OPTIONS ?? "{}") as EmulatorOptions;
   const emulator = await startEmulator({ ...options, port: 0, host: "127.0.0.1" });
   const ready: EmulatorReady = { type: "ready", url: emulator.url, accessToken: emulator.issueTokens().accessToken };

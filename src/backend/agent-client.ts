@@ -11,6 +11,7 @@ import { CursorAgentTurn, type TurnDependencies } from "./agent-turn.js";
 import type { ConversationStore } from "./conversation-store.js";
 import { createFileConversationStore } from "./file-conversation-store.js";
 import { createModelCatalog, DEFAULT_MODELS_CACHE_TTL_MS } from "./models.js";
+import { createToolListCache } from "./tool-list-cache.js";
 import type { AgentClient, AgentTurn, TokenSource, TurnRequest } from "./types.js";
 import { defaultWorkspaceEnvironment, type WorkspaceEnvironment } from "./workspace-environment.js";
 
@@ -94,6 +95,7 @@ export function createAgentClient(options: AgentClientOptions): AgentClient {
     },
     retry: options.retry ?? { attempts: 3, baseDelayMs: 250 },
   };
+  const toolLists = createToolListCache();
   let lastSweep = Number.NEGATIVE_INFINITY;
   const sweep = () => {
     // Expired conversations are removed at most hourly, off the request path.
@@ -104,7 +106,7 @@ export function createAgentClient(options: AgentClientOptions): AgentClient {
   return {
     startTurn(request: TurnRequest): AgentTurn {
       sweep();
-      return new CursorAgentTurn(request, deps);
+      return new CursorAgentTurn({ ...request, tools: toolLists.intern(request.tools) }, deps);
     },
     listModels: (signal) => catalog.list(signal),
   };

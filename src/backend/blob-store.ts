@@ -34,23 +34,42 @@ export function fromHex(hex: string): Uint8Array {
   return new Uint8Array(Buffer.from(hex, "hex"));
 }
 
+/** The in-memory store: one Map, methods on the prototype (a parked turn keeps one of these). */
+class MemoryBlobStore implements BlobStore {
+  private readonly blobs: Map<string, Uint8Array>;
+
+  constructor(initial: Iterable<readonly [string, Uint8Array]> | undefined) {
+    this.blobs = new Map(initial === undefined ? [] : [...initial].map(([k, v]) => [k, v]));
+  }
+
+  get(id: Uint8Array): Uint8Array | undefined {
+    return this.blobs.get(toHex(id));
+  }
+
+  set(id: Uint8Array, data: Uint8Array): void {
+    this.blobs.set(toHex(id), data.slice());
+  }
+
+  put(data: Uint8Array): Uint8Array {
+    const id = blobIdOf(data);
+    this.blobs.set(toHex(id), data.slice());
+    return id;
+  }
+
+  has(id: Uint8Array): boolean {
+    return this.blobs.has(toHex(id));
+  }
+
+  get size(): number {
+    return this.blobs.size;
+  }
+
+  snapshot(): Map<string, Uint8Array> {
+    return new Map(this.blobs);
+  }
+}
+
 /** Creates an in-memory blob store, optionally seeded with persisted blobs (hex id → bytes). */
 export function createBlobStore(initial?: Iterable<readonly [string, Uint8Array]>): BlobStore {
-  const blobs = new Map<string, Uint8Array>(initial === undefined ? [] : [...initial].map(([k, v]) => [k, v]));
-  return {
-    get: (id) => blobs.get(toHex(id)),
-    set: (id, data) => {
-      blobs.set(toHex(id), data.slice());
-    },
-    put: (data) => {
-      const id = blobIdOf(data);
-      blobs.set(toHex(id), data.slice());
-      return id;
-    },
-    has: (id) => blobs.has(toHex(id)),
-    get size() {
-      return blobs.size;
-    },
-    snapshot: () => new Map(blobs),
-  };
+  return new MemoryBlobStore(initial);
 }

@@ -60,6 +60,8 @@ export class RunSession {
   usedTokens: number | undefined;
   private readonly heartbeat: ReturnType<typeof setInterval>;
   private stallTimer: ReturnType<typeof setTimeout> | undefined;
+  /** `performance.now()` of the last real progress; the watchdog compares against it instead of re-arming. */
+  private lastProgressAt = 0;
   private batchTimer: ReturnType<typeof setTimeout> | undefined;
   private stallActive = false;
   private closed = false;
@@ -78,8 +80,10 @@ export class RunSession {
   /** Starts (or stops) the stall watchdog: on while the caller waits for output, off while parked. */
   setStallWatch(active: boolean): void {
     this.stallActive = active;
-    if (active) this.progress();
-    else clearTimeout(this.stallTimer);
+    if (active) {
+      this.lastProgressAt = performance.now();
+      if (this.stallTimer === undefined && !this.closed) this.armStallCheck(this.options.timings.stallTimeoutMs);
+    } else this.clearStallCheck();
   }
 
   /** Sends messages in order; a failed send fails the channel. */
@@ -126,7 +130,7 @@ export class RunSession {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.heartbeat);
-    clearTimeout(this.stallTimer);
+    this.clearStallCheck();
     clearTimeout(this.batchTimer);
     this.options.stream.abort(reason);
   }
@@ -140,21 +144,41 @@ export class RunSession {
       // A cancel we did not send is the server (or a proxy) resetting the stream: connection loss (turn-setup.ts).
       this.options.channel.fail(this.closed ? mapped : (unexpectedCancelAsConnectionLoss(mapped) as ProxyError));
     } finally {
-      clearTimeout(this.stallTimer);
+      this.clearStallCheck();
       clearTimeout(this.batchTimer);
     }
   }
 
+  /** Real progress (§4.2): only a timestamp, so a busy stream does not re-arm a timer per message. */
   private progress(): void {
-    if (!this.stallActive || this.closed) return;
-    clearTimeout(this.stallTimer);
-    const ms = this.options.timings.stallTimeoutMs;
+    this.lastProgressAt = performance.now();
+  }
+
+  /**
+   * One timer per stall period: when it fires, the watchdog fails the channel if nothing progressed for the whole
+   * timeout, and otherwise sleeps again until the timeout after the last progress.
+   */
+  private armStallCheck(delayMs: number): void {
     this.stallTimer = setTimeout(() => {
+      this.stallTimer = undefined;
+      if (!this.stallActive || this.closed) return;
+      const ms = this.options.timings.stallTimeoutMs;
+      const remaining = this.lastProgressAt + ms - performance.now();
+      // Timers have millisecond resolution: under 1 ms left counts as elapsed.
+      if (remaining >= 1) {
+        this.armStallCheck(Math.ceil(remaining));
+        return;
+      }
       this.options.logger.warn("Run stalled: no progress from Cursor", { stallTimeoutMs: ms });
       this.options.channel.fail(
         new ProxyError("timeout", `Cursor made no progress for ${ms} ms (heartbeats only).`, { detail: "stalled" }),
       );
-    }, ms);
+    }, delayMs);
+  }
+
+  private clearStallCheck(): void {
+    clearTimeout(this.stallTimer);
+    this.stallTimer = undefined;
   }
 
   private sendHeartbeats(): void {
@@ -249,9 +273,10 @@ export class RunSession {
   /** FIN batches tool calls arriving within 30 ms (§5.4); the segment pauses once the window passes quietly. */
   private armBatchWindow(): void {
     clearTimeout(this.batchTimer);
-    this.batchTimer = setTimeout(
-      () => this.options.channel.push({ type: "pause" }),
-      this.options.timings.toolBatchWindowMs,
-    );
+    this.batchTimer = setTimeout(() => {
+      // Drop the fired timer so a parked session does not keep it.
+      this.batchTimer = undefined;
+      this.options.channel.push({ type: "pause" });
+    }, this.options.timings.toolBatchWindowMs);
   }
 }

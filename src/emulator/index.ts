@@ -4,6 +4,7 @@
  * and the `cursor-bridge emulator` command use.
  */
 import { randomBytes } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { type Logger, silentLogger } from "../util/logger.js";
@@ -80,6 +81,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const stats = createStatsRecorder();
   const bidi = new BidiSessions(logger);
   const shutdown = new AbortController();
+  // Every Connect handler links its call's signal to this one shutdown signal, so hundreds of concurrent Runs are
+  // hundreds of listeners by design, not a leak: lift Node's default limit of 10 for this signal only.
+  setMaxListeners(0, shutdown.signal);
   const connectHandler = connectNodeAdapter({
     routes: (router) =>
       registerServices(router, {

@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ProxyError } from "../util/errors.js";
-import { encodeSseData, encodeSseError, SSE_DONE, toSseStream } from "./sse.js";
-
-async function collect(source: AsyncIterable<string>): Promise<string> {
-  let out = "";
-  for await (const frame of source) out += frame;
-  return out;
-}
+import { encodeSseData, encodeSseError, SSE_DONE, toSseBody } from "./sse.js";
 
 describe("SSE encoding", () => {
   it("encodes one data frame per value, JSON on a single line", () => {
@@ -22,41 +16,47 @@ describe("SSE encoding", () => {
   });
 });
 
-describe("toSseStream", () => {
-  it("ends a successful stream with [DONE]", async () => {
+describe("toSseBody", () => {
+  it("writes one frame per chunk, then [DONE], and reports the end once", async () => {
     async function* chunks() {
       yield { n: 1 };
-      yield { n: 2 };
+      yield { text: "é\n" };
     }
-    expect(await collect(toSseStream(chunks()))).toBe(`data: {"n":1}\n\ndata: {"n":2}\n\n${SSE_DONE}`);
+    let ended = 0;
+    const body = await new Response(toSseBody(chunks(), { onEnd: () => ended++ })).text();
+    expect(body).toBe(`data: {"n":1}\n\ndata: {"text":"é\\n"}\n\n${SSE_DONE}`);
+    expect(ended).toBe(1);
   });
 
-  it("replaces [DONE] with one error frame when the source throws, and reports the error", async () => {
+  it("ends with one error frame when the source throws, and reports the error", async () => {
     const failure = new ProxyError("backend_unavailable", "upstream went away");
     async function* chunks() {
       yield { n: 1 };
       throw failure;
     }
     const seen: unknown[] = [];
-    const out = await collect(toSseStream(chunks(), { onError: (error) => seen.push(error) }));
-    expect(out).toBe(`data: {"n":1}\n\n${encodeSseError(failure)}`);
-    expect(out).not.toContain("[DONE]");
+    const body = await new Response(toSseBody(chunks(), { onError: (error) => seen.push(error) })).text();
+    expect(body).toBe(`data: {"n":1}\n\n${encodeSseError(failure)}`);
+    expect(body).not.toContain("[DONE]");
     expect(seen).toEqual([failure]);
   });
 
-  it("calls the source's return() when the consumer stops early", async () => {
-    let released = false;
+  it("on cancel calls onCancel, then the source's return(), then onEnd", async () => {
+    const order: string[] = [];
     async function* chunks() {
       try {
         for (let n = 0; ; n++) yield { n };
       } finally {
-        released = true;
+        order.push("released");
       }
     }
-    for await (const frame of toSseStream(chunks())) {
-      expect(frame).toBe('data: {"n":0}\n\n');
-      break;
-    }
-    expect(released).toBe(true);
+    const reader = toSseBody(chunks(), {
+      onCancel: (reason) => order.push(`cancel:${String(reason)}`),
+      onEnd: () => order.push("end"),
+    }).getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toBe('data: {"n":0}\n\n');
+    await reader.cancel("gone");
+    expect(order).toEqual(["cancel:gone", "released", "end"]);
   });
 });

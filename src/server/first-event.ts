@@ -18,12 +18,11 @@ export async function primeFirst<T>(source: AsyncIterable<T>): Promise<PrimedIte
   let replayed = false;
   const iterable: AsyncIterable<T> = {
     [Symbol.asyncIterator]: () => ({
-      next: async () => {
-        if (!replayed) {
-          replayed = true;
-          return first;
-        }
-        return iterator.next();
+      // Not `async`: after the replay, next() hands out the source's own promise (no extra hop per item).
+      next: () => {
+        if (replayed) return iterator.next();
+        replayed = true;
+        return Promise.resolve(first);
       },
       return: async (value?: unknown) => {
         await iterator.return?.(value);

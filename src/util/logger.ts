@@ -72,30 +72,55 @@ function formatText(level: LogLevel, message: string, fields: LogFields, now: nu
   return `${time} ${level.toUpperCase().padEnd(5)} ${message}${parts.length > 0 ? ` ${parts.join(" ")}` : ""}`;
 }
 
-/** Creates a logger that redacts every line. */
-export function createLogger(options: LoggerOptions = {}, bound: LogFields = {}): Logger {
-  const threshold = LEVEL_ORDER[options.level ?? "info"];
-  const sink = options.sink ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const now = options.now ?? Date.now;
-  const format = options.format ?? "text";
-  const log = (level: LogLevel, message: string, fields: LogFields = {}) => {
-    if (LEVEL_ORDER[level] < threshold) return;
-    const safeFields = redact({ ...bound, ...fields }) as LogFields;
+/**
+ * A logger with bound fields. Methods live on the prototype: a child logger (one per turn and per parked turn) is a
+ * single small object instead of a set of closures.
+ */
+class BoundLogger implements Logger {
+  constructor(
+    private readonly options: LoggerOptions,
+    private readonly bound: LogFields,
+    private readonly threshold: number,
+    private readonly sink: LogSink,
+  ) {}
+
+  debug(message: string, fields?: LogFields): void {
+    this.log("debug", message, fields);
+  }
+
+  info(message: string, fields?: LogFields): void {
+    this.log("info", message, fields);
+  }
+
+  warn(message: string, fields?: LogFields): void {
+    this.log("warn", message, fields);
+  }
+
+  error(message: string, fields?: LogFields): void {
+    this.log("error", message, fields);
+  }
+
+  child(fields: LogFields): Logger {
+    return new BoundLogger(this.options, { ...this.bound, ...fields }, this.threshold, this.sink);
+  }
+
+  private log(level: LogLevel, message: string, fields: LogFields = {}): void {
+    if (LEVEL_ORDER[level] < this.threshold) return;
+    const safeFields = redact({ ...this.bound, ...fields }) as LogFields;
     const safeMessage = redactText(message);
-    const time = now();
-    sink(
-      format === "json"
+    const time = (this.options.now ?? Date.now)();
+    this.sink(
+      (this.options.format ?? "text") === "json"
         ? JSON.stringify({ time: new Date(time).toISOString(), level, msg: safeMessage, ...safeFields })
         : formatText(level, safeMessage, safeFields, time),
     );
-  };
-  return {
-    debug: (m, f) => log("debug", m, f),
-    info: (m, f) => log("info", m, f),
-    warn: (m, f) => log("warn", m, f),
-    error: (m, f) => log("error", m, f),
-    child: (fields) => createLogger(options, { ...bound, ...fields }),
-  };
+  }
+}
+
+/** Creates a logger that redacts every line. */
+export function createLogger(options: LoggerOptions = {}, bound: LogFields = {}): Logger {
+  const sink = options.sink ?? ((line: string) => process.stderr.write(`${line}\n`));
+  return new BoundLogger(options, bound, LEVEL_ORDER[options.level ?? "info"], sink);
 }
 
 /** A logger that drops everything (tests, library use). */

@@ -1,13 +1,13 @@
 /**
  * Golden scenarios for the bridge: test/fixtures/<name>.events.jsonl (one BackendEvent per line) is translated by
- * toChatCompletionChunks + toSseStream into the exact client bytes, compared with test/fixtures/<name>.sse.
+ * toChatCompletionChunks + toSseBody (the server's own body) into the exact client bytes, compared with test/fixtures/<name>.sse.
  * A line `{"$throw":{"code","message"}}` makes the fake backend throw that ProxyError at that point.
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { BackendEvent } from "../../src/backend/types.js";
 import { type ChunkStreamOptions, toChatCompletionChunks } from "../../src/bridge/chunk-stream.js";
-import { toSseStream } from "../../src/openai/sse.js";
+import { toSseBody } from "../../src/openai/sse.js";
 import { ProxyError, type ProxyErrorCode } from "../../src/util/errors.js";
 
 export const FIXTURES_DIR = fileURLToPath(new URL("../fixtures/", import.meta.url));
@@ -75,10 +75,15 @@ export async function runScenario(scenario: Scenario): Promise<{ sse: string; re
   const { events, released } = replay(scenario.name);
   let sse = "";
   let frames = 0;
-  for await (const frame of toSseStream(toChatCompletionChunks(events, fixedOptions(scenario.options)))) {
-    sse += frame;
+  const reader = toSseBody(toChatCompletionChunks(events, fixedOptions(scenario.options))).getReader();
+  const decoder = new TextDecoder();
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    sse += decoder.decode(read.value);
     frames += 1;
-    if (scenario.abortAfterFrames !== undefined && frames >= scenario.abortAfterFrames) break;
+    if (scenario.abortAfterFrames !== undefined && frames >= scenario.abortAfterFrames) {
+      await reader.cancel();
+      break;
+    }
   }
   return { sse, released: released() };
 }
