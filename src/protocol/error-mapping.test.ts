@@ -5,7 +5,13 @@ import { describe, expect, it } from "vitest";
 import { ErrorDetails_Error as E, ErrorDetailsSchema } from "../gen/aiserver/v1/error_pb.js";
 import { ProxyError, type ProxyErrorCode } from "../util/errors.js";
 import { EnvelopeError } from "./envelope.js";
-import { causeChain, DEFAULT_RATE_LIMIT_RETRY_SECONDS, findNetworkErrorCode, toProxyError } from "./error-mapping.js";
+import {
+  causeChain,
+  DEFAULT_RATE_LIMIT_RETRY_SECONDS,
+  DEFAULT_USAGE_LIMIT_RETRY_SECONDS,
+  findNetworkErrorCode,
+  toProxyError,
+} from "./error-mapping.js";
 
 const withDetails = (code: Code, error: E, metadata?: HeadersInit) =>
   new ConnectError("upstream says no", code, metadata, [
@@ -186,6 +192,8 @@ describe("toProxyError — the inbound mapping table", () => {
     );
     const quota = toProxyError(new ConnectError("x", Code.ResourceExhausted, { "retry-after": "3600" }));
     expect(quota.retryAfterSeconds).toBe(3600);
+    const quotaWithoutHint = toProxyError(new ConnectError("x", Code.ResourceExhausted));
+    expect(quotaWithoutHint.retryAfterSeconds).toBe(DEFAULT_USAGE_LIMIT_RETRY_SECONDS);
   });
 
   it("decodes ErrorDetails that arrived on the wire (base64 in the end-stream JSON, §4.1)", () => {

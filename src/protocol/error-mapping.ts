@@ -19,6 +19,12 @@ export interface ErrorMappingContext {
 /** Default retry hint for rate limits when the server sends no `retry-after` (a guess, not a protocol fact). */
 export const DEFAULT_RATE_LIMIT_RETRY_SECONDS = 30;
 
+/**
+ * Retry hint for Cursor usage limits when the server sends none. The reference documents no reset time (limits
+ * follow the plan's billing cycle), so this is a guess that says "not soon" rather than inviting a retry storm.
+ */
+export const DEFAULT_USAGE_LIMIT_RETRY_SECONDS = 3600;
+
 interface Mapping {
   code: ProxyErrorCode;
   detail: string;
@@ -231,10 +237,8 @@ function fromConnectError(error: ConnectError, original: unknown, ctx: ErrorMapp
   if (mapping.retryable !== undefined) options.retryable = mapping.retryable;
   if (mapping.code === "rate_limited")
     options.retryAfterSeconds = retryAfterOf(error) ?? DEFAULT_RATE_LIMIT_RETRY_SECONDS;
-  if (mapping.code === "quota_exceeded") {
-    const retryAfter = retryAfterOf(error);
-    if (retryAfter !== undefined) options.retryAfterSeconds = retryAfter;
-  }
+  if (mapping.code === "quota_exceeded")
+    options.retryAfterSeconds = retryAfterOf(error) ?? DEFAULT_USAGE_LIMIT_RETRY_SECONDS;
   if (mapping.detail === "model_not_found") options.param = "model";
   return new ProxyError(mapping.code, messageFor(mapping, error, details, ctx), options);
 }

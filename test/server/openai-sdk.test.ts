@@ -161,7 +161,12 @@ describe("openai SDK against cursor-bridge + emulator", () => {
   it("maps upstream failures to OpenAI errors the SDK understands", async () => {
     const ask = (content: string) =>
       client.chat.completions.create({ model: "auto", messages: [{ role: "user", content }] });
-    await expect(ask("[[emu:error usage_limit]]")).rejects.toMatchObject({ status: 429 });
+    const limited = (await ask("[[emu:error usage_limit]]").catch((e: unknown) => e)) as InstanceType<
+      typeof OpenAI.APIError
+    >;
+    expect(limited.status).toBe(429);
+    expect(limited.code).toBe("insufficient_quota");
+    expect(Number(limited.headers?.get("retry-after"))).toBeGreaterThan(0);
     await expect(ask("[[emu:error internal]]")).rejects.toMatchObject({ status: expect.any(Number) });
     await expect(
       client.chat.completions.create({ model: "no-such-model", messages: [{ role: "user", content: "x" }] }),
