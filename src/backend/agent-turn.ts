@@ -248,15 +248,18 @@ export class CursorAgentTurn implements AgentTurn {
 
   /** After `turn_ended`, waits briefly for the end-of-stream (and a late checkpoint) before finishing. */
   private async *drainAndFinish(signal: AbortSignal | undefined): AsyncGenerator<BackendEvent> {
-    const drain = AbortSignal.timeout(this.deps.timings.drainTimeoutMs);
-    const wait = signal === undefined ? drain : AbortSignal.any([signal, drain]);
+    const deadline = performance.now() + this.deps.timings.drainTimeoutMs;
     for (;;) {
-      let item: Awaited<ReturnType<TurnChannel["next"]>>;
+      let item: Awaited<ReturnType<TurnChannel["nextBefore"]>>;
       try {
-        item = await this.channel.next(wait);
+        item = await this.channel.nextBefore(deadline, signal);
       } catch (error) {
         if (signal?.aborted === true) throw error;
         this.logger.debug("Run did not end cleanly after turn_ended", { error });
+        break;
+      }
+      if (item === "timeout") {
+        this.logger.debug("Run did not end cleanly after turn_ended", { error: "no end of stream in time" });
         break;
       }
       if (item.type === "end") break;

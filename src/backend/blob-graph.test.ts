@@ -1,11 +1,12 @@
 import { create, toBinary } from "@bufbuild/protobuf";
+import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 import { describe, expect, it } from "vitest";
 import {
   ConversationStateStructureSchema,
   ConversationStepSchema,
   ConversationTurnStructureSchema,
 } from "../gen/agent/v1/conversation_state_pb.js";
-import { reachableBlobIds } from "./blob-graph.js";
+import { lengthDelimitedValues, reachableBlobIds } from "./blob-graph.js";
 import { blobIdOf, toHex } from "./blob-store.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -52,5 +53,59 @@ describe("reachableBlobIds", () => {
     ]);
     const root = new Uint8Array([0x0a, 32, ...idA]);
     expect(reachableBlobIds(root, blobs)).toEqual(new Set([toHex(idA), toHex(idB)]));
+  });
+});
+
+/** The reference: the same scan with protobuf-es's BinaryReader, where malformed input throws. */
+function referenceValues(bytes: Uint8Array): Uint8Array[] | undefined {
+  const reader = new BinaryReader(bytes);
+  const values: Uint8Array[] = [];
+  try {
+    while (reader.pos < reader.len) {
+      const [fieldNo, wireType] = reader.tag();
+      if (fieldNo <= 0) return undefined;
+      if (wireType === WireType.LengthDelimited) values.push(reader.bytes());
+      else if (wireType === WireType.StartGroup || wireType === WireType.EndGroup) return undefined;
+      else reader.skip(wireType, fieldNo);
+    }
+  } catch {
+    return undefined;
+  }
+  return values;
+}
+
+describe("lengthDelimitedValues", () => {
+  it("accepts and rejects exactly what BinaryReader does", () => {
+    // Deterministic pseudo-random input biased towards wire-format-looking bytes (small tags, varint runs).
+    let seed = 12345;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x7fffffff;
+    };
+    const palette = [0x08, 0x0a, 0x0d, 0x09, 0x0b, 0x0c, 0x12, 0x80, 0xff, 0x0f, 0x10, 0x00, 0x01, 0x20, 0x7f];
+    const inputs: Uint8Array[] = [
+      new Uint8Array([0x0a, 0x80, 0x80, 0x80, 0x80, 0x10]),
+      new Uint8Array([0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]),
+      new Uint8Array([0x88, 0x80, 0x80, 0x80, 0x10, 0x00]),
+      new Uint8Array([0x08, 0x96, 0x01, 0x12, 0x02, 0x68, 0x69, 0x19, 1, 2, 3, 4, 5, 6, 7, 8, 0x25, 1, 2, 3, 4]),
+      new TextEncoder().encode('{"role":"user","content":"hello"}'),
+    ];
+    for (let i = 0; i < 20_000; i++) {
+      const length = Math.floor(random() * 24);
+      inputs.push(
+        Uint8Array.from({ length }, () =>
+          random() < 0.7 ? (palette[Math.floor(random() * palette.length)] ?? 0) : Math.floor(random() * 256),
+        ),
+      );
+    }
+    let valid = 0;
+    for (const input of inputs) {
+      const expected = referenceValues(input);
+      expect(lengthDelimitedValues(input), Buffer.from(input).toString("hex")).toEqual(expected);
+      if (expected !== undefined) valid++;
+    }
+    // The corpus must exercise both outcomes.
+    expect(valid).toBeGreaterThan(1000);
+    expect(valid).toBeLessThan(inputs.length - 1000);
   });
 });

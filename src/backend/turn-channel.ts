@@ -45,19 +45,50 @@ export class TurnChannel {
       if (item !== undefined) return item;
       if (this.failure !== undefined) throw this.failure;
       signal?.throwIfAborted();
-      await new Promise<void>((resolve, reject) => {
-        const onAbort = () => {
-          this.waiter = undefined;
-          reject(signal?.reason);
-        };
-        this.waiter = () => {
-          signal?.removeEventListener("abort", onAbort);
-          this.waiter = undefined;
-          resolve();
-        };
-        signal?.addEventListener("abort", onAbort, { once: true });
-      });
+      await this.wait(signal);
     }
+  }
+
+  /**
+   * Like {@link next}, but resolves `"timeout"` once `performance.now()` passes `deadline` with nothing queued. The
+   * timer is armed only when the call has to wait (after `turn_ended` the end of the stream is usually queued
+   * already), which keeps the per-turn `AbortSignal.timeout` + `AbortSignal.any` pair off the hot path.
+   */
+  async nextBefore(deadline: number, signal?: AbortSignal): Promise<ChannelItem | "timeout"> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timedOut = false;
+    try {
+      for (;;) {
+        const item = this.items.shift();
+        if (item !== undefined) return item;
+        if (this.failure !== undefined) throw this.failure;
+        signal?.throwIfAborted();
+        const remaining = deadline - performance.now();
+        if (timedOut || remaining <= 0) return "timeout";
+        timer ??= setTimeout(() => {
+          timedOut = true;
+          this.wake();
+        }, remaining);
+        await this.wait(signal);
+      }
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+    }
+  }
+
+  private wait(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        this.waiter = undefined;
+        reject(signal?.reason);
+      };
+      this.waiter = () => {
+        signal?.removeEventListener("abort", onAbort);
+        this.waiter = undefined;
+        resolve();
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
   }
 
   private wake(): void {

@@ -3,13 +3,8 @@
  * and its HTTP/2 implementation: a connect-es bidi call whose request side is an {@link AsyncQueue}, so connect-node
  * does the framing.
  */
-import { toBinary } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
-import {
-  type AgentClientMessage,
-  AgentClientMessageSchema,
-  type AgentServerMessage,
-} from "../gen/agent/v1/agent_pb.js";
+import type { AgentClientMessage, AgentServerMessage } from "../gen/agent/v1/agent_pb.js";
 import { AgentService } from "../gen/agent/v1/agent_service_pb.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
@@ -98,17 +93,22 @@ export function startHttp2Run(params: Http2RunParams): StartedRun {
   let responded = false;
   let markResponded: () => void = () => {};
   const respondedPromise = new Promise<void>((resolve) => (markResponded = resolve));
-  const transport = params.pool.http2(params.baseUrl, () => {
-    responded = true;
-    markResponded();
-  });
+  let bytesSent = 0;
+  const transport = params.pool.http2(
+    params.baseUrl,
+    () => {
+      responded = true;
+      markResponded();
+    },
+    // Counted from what connect-es serialized, so each message is encoded once (§4.2 frames are Connect envelopes).
+    (payloadBytes) => (bytesSent += payloadBytes),
+  );
   const client = createClient(AgentService, transport);
   const iterator = client.run(queue, { headers: params.headers, signal: controller.signal })[Symbol.asyncIterator]();
   const firstNext = iterator.next();
   // Observed by messages(); a run aborted before anyone iterates must not raise an unhandled rejection.
   firstNext.catch(() => {});
 
-  let bytesSent = 0;
   let consumed = false;
   let finished = false;
   let endError: ProxyError | undefined;
@@ -136,13 +136,11 @@ export function startHttp2Run(params: Http2RunParams): StartedRun {
     },
     async send(message) {
       if (finished || queue.closed) throw endError ?? streamClosedError();
-      const size = toBinary(AgentClientMessageSchema, message).length;
       try {
         await queue.push(message);
       } catch (error) {
         throw toProxyError(error, params.errorContext);
       }
-      bytesSent += size;
     },
     messages() {
       if (consumed) throw new ProxyError("internal", "RunStream.messages() has a single consumer.");

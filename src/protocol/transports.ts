@@ -16,10 +16,17 @@ import { createHttp2Sessions, type Http2Sessions } from "./http2-sessions.js";
 /** Called once an HTTP response (any status) has been received. */
 export type ResponseObserver = () => void;
 
+/** Called with the payload size of every request message as it is handed to the HTTP/2 stream. */
+export type RequestMessageObserver = (payloadBytes: number) => void;
+
 /** Creates and owns the transports of one CursorApi. */
 export interface TransportPool {
-  /** A Connect transport over HTTP/2 to `baseUrl`, reusing the pool's session for that origin. */
-  http2(baseUrl: string, onResponse?: ResponseObserver): Transport;
+  /**
+   * A Connect transport over HTTP/2 to `baseUrl`, reusing the pool's session for that origin. `onRequestMessage`
+   * sees each request message's serialized size as connect-es wrote it, so callers need not serialize a second time
+   * just to count bytes.
+   */
+  http2(baseUrl: string, onResponse?: ResponseObserver, onRequestMessage?: RequestMessageObserver): Transport;
   /** A Connect transport over HTTP/1.1 via `fetch` (unary only). */
   http1(baseUrl: string, onResponse?: ResponseObserver): Transport;
   /** Closes every HTTP/2 session (open streams are aborted). */
@@ -39,6 +46,38 @@ function observe(client: UniversalClientFn, onResponse: ResponseObserver | undef
     const response = await client(request);
     onResponse();
     return response;
+  };
+}
+
+/** Connect envelope header: 1 flag byte + 4 length bytes (cursor-protocol.md §2.3); compression is off. */
+const ENVELOPE_HEADER_BYTES = 5;
+
+/**
+ * Counts request messages on their way out. connect-es yields exactly one enveloped message per body chunk
+ * (transformJoinEnvelopes), so a chunk's payload is its length minus the envelope header. A plain iterator, not a
+ * generator: one extra promise per message instead of several.
+ */
+function countMessages(client: UniversalClientFn, onMessage: RequestMessageObserver | undefined): UniversalClientFn {
+  if (onMessage === undefined) return client;
+  return (request) => {
+    const body = request.body;
+    if (body === undefined) return client(request);
+    const counted: AsyncIterable<Uint8Array> = {
+      [Symbol.asyncIterator]: () => {
+        const it = body[Symbol.asyncIterator]();
+        const count = (result: IteratorResult<Uint8Array>) => {
+          if (result.done !== true) onMessage(result.value.byteLength - ENVELOPE_HEADER_BYTES);
+          return result;
+        };
+        const counting: AsyncIterator<Uint8Array> = { next: () => it.next().then(count) };
+        // connect-node aborts the request body through throw(); both must reach the queue underneath.
+        const { return: close, throw: fail } = it;
+        if (close !== undefined) counting.return = (value?: unknown) => close.call(it, value);
+        if (fail !== undefined) counting.throw = (error?: unknown) => fail.call(it, error);
+        return counting;
+      },
+    };
+    return client({ ...request, body: counted });
   };
 }
 
@@ -107,13 +146,19 @@ export function createUnaryFetchClient(fetchFn: typeof fetch): UniversalClientFn
 /** Creates a {@link TransportPool}. */
 export function createTransportPool(options: TransportPoolOptions): TransportPool {
   const sessions = new Map<string, Http2Sessions>();
+  // connect-node asks for a session with the full URL of every call; the few distinct URLs (one per RPC) map to
+  // their origin's manager without parsing a URL per call.
+  const byUrl = new Map<string, Http2Sessions>();
   const sessionFor = (url: string): Http2Sessions => {
+    const known = byUrl.get(url);
+    if (known !== undefined) return known;
     const origin = new URL(url).origin;
     let manager = sessions.get(origin);
     if (manager === undefined) {
       manager = createHttp2Sessions(origin, options.logger);
       sessions.set(origin, manager);
     }
+    byUrl.set(url, manager);
     return manager;
   };
   const h2Client = createNodeHttpClient({ httpVersion: "2", sessionProvider: sessionFor });
@@ -131,11 +176,13 @@ export function createTransportPool(options: TransportPoolOptions): TransportPoo
       writeMaxBytes: options.maxMessageBytes,
     });
   return {
-    http2: (baseUrl, onResponse) => build(baseUrl, observe(h2Client, onResponse)),
+    http2: (baseUrl, onResponse, onRequestMessage) =>
+      build(baseUrl, observe(countMessages(h2Client, onRequestMessage), onResponse)),
     http1: (baseUrl, onResponse) => build(baseUrl, observe(h1Client, onResponse)),
     close() {
       for (const manager of sessions.values()) manager.close();
       sessions.clear();
+      byUrl.clear();
     },
   };
 }

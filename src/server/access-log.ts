@@ -2,7 +2,7 @@
  * One log line per request (issue 5): method, path, model, status, time to first byte, time to first token, total
  * time, tokens, and how the Cursor turn was reached (new / continued / resumed) and whether it was left parked.
  */
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 
@@ -23,13 +23,27 @@ export interface RequestLog {
 /** Hono variables set by the app's middleware. */
 export type AppEnv = { Variables: { log: RequestLog } };
 
+/**
+ * Sets a header on the finished response in place. `c.header()` after the handler copies the Response instead; on
+ * @hono/node-server that turns the adapter's lightweight response into a full web Response, which the adapter then
+ * writes on its slow path (a streamed body's headers wait for a timer tick). Headers of a Response built here are
+ * mutable; only a fetched Response's are not, and those still go through `c.header()`.
+ */
+function setResponseHeader(c: Context, name: string, value: string): void {
+  try {
+    c.res.headers.set(name, value);
+  } catch {
+    c.header(name, value);
+  }
+}
+
 /** Creates the access-log middleware; it also sets `x-request-id` on every response. */
 export function accessLog(logger: Logger, now: () => number, newId: () => string): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const log: RequestLog = { requestId: c.req.header("x-request-id")?.slice(0, 100) ?? newId(), startedAt: now() };
     c.set("log", log);
     await next();
-    c.header("x-request-id", log.requestId);
+    setResponseHeader(c, "x-request-id", log.requestId);
     const headersAt = now();
     const write = () => {
       const end = now();

@@ -129,6 +129,22 @@ describe("HTTP edge", () => {
     expect(missing.headers.get("content-type")).toMatch(/application\/json/);
   });
 
+  it("sets x-request-id on streamed, JSON and error responses, echoing the client's id", async () => {
+    const { app } = appWith();
+    const body = { model: "auto", messages: [{ role: "user", content: "x" }] };
+    const streamed = await app.request("/v1/chat/completions", post({ ...body, stream: true }));
+    expect(streamed.headers.get("x-request-id")).toBe("id1");
+    expect(streamed.headers.get("content-type")).toMatch(/text\/event-stream/);
+    expect(await streamed.text()).toMatch(/data: \[DONE\]/);
+    const json = await app.request("/v1/chat/completions", post(body, { "x-request-id": "client-7" }));
+    expect(json.headers.get("x-request-id")).toBe("client-7");
+    const invalid = await app.request("/v1/chat/completions", post("{not json"));
+    expect(invalid.status).toBe(400);
+    expect(invalid.headers.get("x-request-id")).toBe("id1");
+    const missing = await app.request("/nope");
+    expect(missing.headers.get("x-request-id")).toBe("id1");
+  });
+
   it("lists ignored parameters in a response header", async () => {
     const { app } = appWith();
     const res = await app.request(

@@ -3,13 +3,13 @@
  * Routes: POST /v1/chat/completions, GET /v1/models, GET /v1/models/:id, GET /health.
  */
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { toOpenAIModelList } from "../bridge/model-list.js";
 import { toOpenAIError } from "../openai/error-body.js";
 import { ProxyError } from "../util/errors.js";
 import { type AppEnv, accessLog } from "./access-log.js";
 import { requireApiKey } from "./api-key.js";
+import { limitBody } from "./body-limit.js";
 import { handleChatCompletions } from "./chat-completions.js";
 import type { AppDeps } from "./deps.js";
 
@@ -44,13 +44,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   if (options.apiKey !== undefined) app.use("/v1/*", requireApiKey(options.apiKey));
   app.use(
     "/v1/*",
-    bodyLimit({
-      maxSize: options.maxBodyBytes,
-      onError: () => {
-        throw new ProxyError("invalid_request", `The request body is larger than ${options.maxBodyBytes} bytes.`, {
-          status: 413,
-        });
-      },
+    limitBody(options.maxBodyBytes, () => {
+      throw new ProxyError("invalid_request", `The request body is larger than ${options.maxBodyBytes} bytes.`, {
+        status: 413,
+      });
     }),
   );
 

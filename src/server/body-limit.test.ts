@@ -1,0 +1,44 @@
+import { Hono } from "hono";
+import { describe, expect, it } from "vitest";
+import { limitBody } from "./body-limit.js";
+
+function appWithLimit(maxBytes: number) {
+  const app = new Hono();
+  app.use(limitBody(maxBytes, (c) => c.text("too large", 413)));
+  app.post("/echo", async (c) => c.text(await c.req.text()));
+  app.get("/echo", (c) => c.text("get"));
+  return app;
+}
+
+describe("limitBody", () => {
+  it("judges a declared content-length without reading the body", async () => {
+    const app = appWithLimit(8);
+    const small = await app.request("/echo", { method: "POST", body: "12345", headers: { "content-length": "5" } });
+    expect(small.status).toBe(200);
+    expect(await small.text()).toBe("12345");
+    const big = await app.request("/echo", { method: "POST", body: "123456789", headers: { "content-length": "9" } });
+    expect(big.status).toBe(413);
+  });
+
+  it("counts the bytes of a body without a declared length", async () => {
+    const app = appWithLimit(8);
+    const stream = (text: string) =>
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(text));
+          controller.close();
+        },
+      });
+    const init = (text: string) => ({ method: "POST", body: stream(text), duplex: "half" }) as RequestInit;
+    const small = await app.request("/echo", init("1234"));
+    expect(small.status).toBe(200);
+    expect(await small.text()).toBe("1234");
+    expect((await app.request("/echo", init("123456789"))).status).toBe(413);
+  });
+
+  it("passes bodiless methods through", async () => {
+    const res = await appWithLimit(0).request("/echo");
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("get");
+  });
+});
