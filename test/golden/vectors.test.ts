@@ -17,11 +17,10 @@ import { compareWithOlderDecoding, findUnknownFields } from "./proto-walk.js";
 
 const vectorsDir = fileURLToPath(new URL("../../../shared/vectors/", import.meta.url));
 const vectorsFile = `${vectorsDir}agent-toolcall-interaction-updates.captured-2026-01-26.json`;
-const available = existsSync(vectorsFile);
+// Skip only when the whole ../shared/vectors folder is absent (a user's clone); a missing file inside it fails.
+const available = existsSync(vectorsDir);
 if (!available) {
-  console.warn(
-    `golden vectors skipped: ${vectorsFile} not found (the shared vectors folder is absent on this machine)`,
-  );
+  console.warn(`golden vectors skipped: ${vectorsDir} is absent (a user's clone has no ../shared)`);
 }
 
 const VectorSchema = z.object({
