@@ -18,7 +18,16 @@ import { createToolNameMap, type ToolNameMap } from "./tool-names.js";
 import { TurnChannel } from "./turn-channel.js";
 import { type RecoveryState, recoverFirstSegment } from "./turn-recovery.js";
 import { loadTurnPlan, matchResults, openRunWithDeadline } from "./turn-setup.js";
-import type { AgentTurn, AgentTurnStatus, BackendEvent, TokenSource, ToolResult, TurnRequest } from "./types.js";
+import type {
+  AgentTurn,
+  AgentTurnStatus,
+  BackendEvent,
+  ClientTool,
+  HistoryMessage,
+  TokenSource,
+  ToolResult,
+  TurnRequest,
+} from "./types.js";
 import type { WorkspaceEnvironment } from "./workspace-environment.js";
 
 /** Everything a turn needs, injected by the agent client. */
@@ -33,6 +42,21 @@ export interface TurnDependencies {
   newId: () => string;
   timings: SessionTimings & { parkedTurnTtlMs: number; cancelGraceMs: number; drainTimeoutMs: number };
   retry: { attempts: number; baseDelayMs: number };
+}
+
+/**
+ * Tool-name maps by tool list. The agent client interns tool lists (tool-list-cache.ts), so turns with the same tools
+ * share one immutable map instead of holding two Maps each while parked (issue 7).
+ */
+const toolNameMaps = new WeakMap<readonly ClientTool[], ToolNameMap>();
+
+function toolNameMapFor(tools: readonly ClientTool[]): ToolNameMap {
+  let map = toolNameMaps.get(tools);
+  if (map === undefined) {
+    map = createToolNameMap(tools.map((tool) => tool.name));
+    toolNameMaps.set(tools, map);
+  }
+  return map;
 }
 
 /** The AgentTurn implementation. */
@@ -58,12 +82,26 @@ export class CursorAgentTurn implements AgentTurn {
   private closing: Promise<void> | undefined;
   private readonly recovery: RecoveryState = { refreshed: false, rebuilt: false, connectionRetries: 0 };
 
+  private readonly model: string;
+  private readonly tools: readonly ClientTool[];
+  /**
+   * The caller's history. Only the first segment needs it (planning, opening, rebuilding); it is released when that
+   * segment parks, so a parked turn does not hold the whole conversation (issue 7). Checkpoints keep what they need
+   * in {@link checkpointKey}.
+   */
+  private history: readonly HistoryMessage[] | undefined;
+  /** What a saved checkpoint covers: computed once (checkpoints may arrive several times per turn). */
+  private checkpointKey: { coveredMessages: number; fingerprint: string } | undefined;
+
   constructor(
-    private readonly request: TurnRequest,
+    request: TurnRequest,
     private readonly deps: TurnDependencies,
   ) {
     this.conversationId = request.conversationId;
-    this.toolNames = createToolNameMap(request.tools.map((tool) => tool.name));
+    this.model = request.model;
+    this.tools = request.tools;
+    this.history = request.messages;
+    this.toolNames = toolNameMapFor(request.tools);
     this.logger = deps.logger.child({ conversationId: request.conversationId });
   }
 
@@ -171,7 +209,7 @@ export class CursorAgentTurn implements AgentTurn {
       missingBlob: session?.missingBlob ?? false,
       continuing: this.plan?.kind === "continue",
       rebuild: () => {
-        this.plan = rebuildPlan(this.request.messages);
+        this.plan = rebuildPlan(this.messages);
       },
       tokenSource: this.deps.tokenSource,
       retry: this.deps.retry,
@@ -183,17 +221,17 @@ export class CursorAgentTurn implements AgentTurn {
   private async openAttempt(signal: AbortSignal | undefined): Promise<void> {
     let plan = this.plan;
     if (plan === undefined) {
-      const loaded = await loadTurnPlan(this.deps.store, this.conversationId, this.request.messages, this.logger);
+      const loaded = await loadTurnPlan(this.deps.store, this.conversationId, this.messages, this.logger);
       plan = loaded.plan;
       this.plan = plan;
       this.blobs = loaded.blobs;
     }
-    const modelId = resolveModelId(this.request.model);
+    const modelId = resolveModelId(this.model);
     const first = buildRunRequest({
       plan,
       conversationId: this.conversationId,
       modelId,
-      reasoning: this.deps.catalog.peek(this.request.model)?.reasoning ?? false,
+      reasoning: this.deps.catalog.peek(this.model)?.reasoning ?? false,
       blobs: this.blobs,
       messageId: this.deps.newId(),
     });
@@ -213,24 +251,39 @@ export class CursorAgentTurn implements AgentTurn {
       timings: this.deps.timings,
       exec: {
         environment: this.deps.environment,
-        tools: this.request.tools,
+        tools: this.tools,
         toolNames: this.toolNames,
-        systemPrompt: systemPromptOf(this.request.messages),
+        systemPrompt: systemPromptOf(this.messages),
         takenToolCallIds: this.takenToolCallIds,
-        newHex: () => this.deps.newId().replaceAll("-", ""),
+        // Bound methods, not arrow properties: tsx (esbuild keepNames) gives every named arrow its own `name`
+        // property, hidden class and property store, which a parked turn would carry (issue 7).
+        newHex: this.newHex.bind(this),
       },
-      onCheckpoint: (bytes) => this.onCheckpoint(bytes),
+      onCheckpoint: this.onCheckpoint.bind(this),
     });
     this.logger.debug("Run opened", { transport: stream.transport, plan: plan.kind, modelId });
   }
 
-  private onCheckpoint(bytes: Uint8Array): void {
-    const record = {
-      conversationId: this.conversationId,
-      checkpoint: bytes,
-      coveredMessages: this.request.messages.length,
-      fingerprint: historyFingerprint(this.request.messages),
+  private newHex(): string {
+    return this.deps.newId().replaceAll("-", "");
+  }
+
+  /** The history; only the first segment asks for it (see {@link history}). */
+  private get messages(): readonly HistoryMessage[] {
+    if (this.history === undefined) throw new ProxyError("internal", "The turn's history was already released.");
+    return this.history;
+  }
+
+  private checkpointKeyOf(): { coveredMessages: number; fingerprint: string } {
+    this.checkpointKey ??= {
+      coveredMessages: this.messages.length,
+      fingerprint: historyFingerprint(this.messages),
     };
+    return this.checkpointKey;
+  }
+
+  private onCheckpoint(bytes: Uint8Array): void {
+    const record = { conversationId: this.conversationId, checkpoint: bytes, ...this.checkpointKeyOf() };
     this.saving = this.saving
       .then(() => this.deps.store.save({ ...record, blobs: this.blobs.snapshot(), updatedAt: this.deps.now() }))
       .catch((error: unknown) => this.logger.warn("Could not save the conversation checkpoint", { error }));
@@ -277,6 +330,7 @@ export class CursorAgentTurn implements AgentTurn {
     yield { type: "usage", usage: { inputTokens: total - output, outputTokens: output, totalTokens: total } };
     if (reason === "tool-calls") {
       this.state = "parked";
+      this.releaseSetup();
       session?.setStallWatch(false);
       this.parkTimer = setTimeout(() => {
         this.expired = true;
@@ -291,6 +345,18 @@ export class CursorAgentTurn implements AgentTurn {
     }
     this.settled = true;
     yield { type: "turn-end", reason };
+  }
+
+  /**
+   * After the first segment nothing reopens or rebuilds the run (recovery is for the first segment only), so the
+   * history and the plan (a continued checkpoint can be large) need not stay with a parked turn; later checkpoints
+   * only need the key.
+   */
+  private releaseSetup(): void {
+    if (this.history === undefined) return;
+    this.checkpointKeyOf();
+    this.history = undefined;
+    this.plan = undefined;
   }
 
   private async shutdown(reason: string): Promise<void> {

@@ -15,10 +15,21 @@ export interface CursorHeaderInput {
   streaming?: boolean;
 }
 
+/**
+ * The last `authorization` value, reused while the token is unchanged: Node keeps every open HTTP/2 stream's sent
+ * headers, and a fresh concatenation per call would give each parked turn its own copy of the (long) JWT (issue 7).
+ */
+let lastAuthorization = { token: "", value: "" };
+
+function authorizationFor(token: string): string {
+  if (lastAuthorization.token !== token) lastAuthorization = { token, value: `Bearer ${token}` };
+  return lastAuthorization.value;
+}
+
 /** Headers of §2.1 for one call. */
 export function buildCursorHeaders(input: CursorHeaderInput): Record<string, string> {
   const headers: Record<string, string> = {
-    authorization: `Bearer ${input.accessToken}`,
+    authorization: authorizationFor(input.accessToken),
     "x-cursor-client-type": "cli",
     "x-cursor-client-version": input.clientVersion,
     "x-ghost-mode": input.ghostMode ? "true" : "false",

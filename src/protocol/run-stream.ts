@@ -3,7 +3,6 @@
  * and its HTTP/2 implementation: a connect-es bidi call whose request side is an {@link AsyncQueue}, so connect-node
  * does the framing.
  */
-import { createClient } from "@connectrpc/connect";
 import type { AgentClientMessage, AgentServerMessage } from "../gen/agent/v1/agent_pb.js";
 import { AgentService } from "../gen/agent/v1/agent_service_pb.js";
 import { ProxyError } from "../util/errors.js";
@@ -86,107 +85,156 @@ export function linkSignal(signal: AbortSignal | undefined, abort: (reason: unkn
   return () => signal.removeEventListener("abort", listener);
 }
 
+/**
+ * The HTTP/2 RunStream. A class rather than closures over the start parameters: a parked turn keeps its stream open
+ * for minutes, and one object with prototype methods holds far less than a context, a closure per operation and the
+ * run request those closures could reach (heap per parked turn, issue 7).
+ */
+class Http2RunStream implements RunStream {
+  readonly transport = "http2";
+  readonly requestId: string;
+  /** Set once the transport produced an HTTP response (any status). */
+  responded = false;
+  private sent = 0;
+  private consumed = false;
+  private finished = false;
+  private endError: ProxyError | undefined;
+  private iterator: AsyncIterator<AgentServerMessage> | undefined;
+  /** The first `next()`, started at once so the call opens now; dropped once read. */
+  private firstNext: Promise<IteratorResult<AgentServerMessage>> | undefined;
+  private readonly controller = new AbortController();
+  private readonly queue = createAsyncQueue<AgentClientMessage>();
+  private readonly signal: AbortSignal | undefined;
+  private readonly logger: Logger;
+  private readonly errorContext: ErrorMappingContext;
+  /** Resolves when the transport produced an HTTP response. */
+  readonly respondedPromise: Promise<void>;
+
+  constructor(params: Http2RunParams) {
+    this.requestId = params.requestId;
+    this.signal = params.signal;
+    this.logger = params.logger;
+    this.errorContext = params.errorContext;
+    let markResponded: () => void = () => {};
+    this.respondedPromise = new Promise<void>((resolve) => (markResponded = resolve));
+    const transport = params.pool.http2(
+      params.baseUrl,
+      () => {
+        this.responded = true;
+        markResponded();
+      },
+      // Counted from what connect-es serialized, so each message is encoded once (§4.2 frames are Connect envelopes).
+      (payloadBytes) => {
+        this.sent += payloadBytes;
+      },
+    );
+    // The transport directly, not a promise client: the client's wrapper would add one more pending async generator
+    // per open run; errors and the start of the call are the same.
+    const response = transport.stream(
+      AgentService.method.run,
+      this.controller.signal,
+      undefined,
+      params.headers,
+      this.queue,
+      undefined,
+    );
+    this.firstNext = response.then((res) => {
+      this.iterator = res.message[Symbol.asyncIterator]();
+      return this.iterator.next();
+    });
+    // Observed by messages(); a run aborted before anyone iterates must not raise an unhandled rejection.
+    this.firstNext.catch(() => {});
+    if (this.signal?.aborted === true) this.abort(this.signal.reason);
+    else this.signal?.addEventListener("abort", this, { once: true });
+  }
+
+  get bytesSent(): number {
+    return this.sent;
+  }
+
+  /** The first server message (or the failure before it). */
+  get first(): Promise<IteratorResult<AgentServerMessage>> {
+    return this.firstNext ?? Promise.reject(new ProxyError("internal", "The first message was already read."));
+  }
+
+  async send(message: AgentClientMessage): Promise<void> {
+    if (this.finished || this.queue.closed) throw this.endError ?? streamClosedError();
+    try {
+      await this.queue.push(message);
+    } catch (error) {
+      throw toProxyError(error, this.errorContext);
+    }
+  }
+
+  messages(): AsyncIterable<AgentServerMessage> {
+    if (this.consumed) throw new ProxyError("internal", "RunStream.messages() has a single consumer.");
+    this.consumed = true;
+    return this.read();
+  }
+
+  closeSend(): void {
+    this.queue.close();
+  }
+
+  abort(reason?: unknown): void {
+    if (this.finished) return;
+    const error = abortedError(reason);
+    this.finish(error);
+    this.controller.abort(error);
+  }
+
+  /** The caller's signal aborted (EventListener object: no closure per run). */
+  handleEvent(): void {
+    this.abort(this.signal?.reason);
+  }
+
+  private async *read(): AsyncGenerator<AgentServerMessage> {
+    let clean = false;
+    try {
+      let result = await (this.firstNext as Promise<IteratorResult<AgentServerMessage>>);
+      // Consumed: the first server message need not live as long as the run.
+      this.firstNext = undefined;
+      while (result.done !== true) {
+        yield result.value;
+        result = await (this.iterator as AsyncIterator<AgentServerMessage>).next();
+      }
+      clean = true;
+    } catch (error) {
+      const mapped = this.controller.signal.aborted
+        ? abortedError(this.controller.signal.reason)
+        : toProxyError(error, this.errorContext);
+      this.logger.debug("Run stream failed", { requestId: this.requestId, code: mapped.code, detail: mapped.detail });
+      this.finish(mapped);
+      throw mapped;
+    } finally {
+      if (clean) this.finish();
+      else {
+        // Error or early exit: release the HTTP/2 stream too (a no-op when connect already closed it).
+        this.finish(abortedError());
+        this.controller.abort(abortedError());
+      }
+    }
+  }
+
+  private finish(error?: ProxyError): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.endError = error;
+    this.signal?.removeEventListener("abort", this);
+    // Also after a clean end: connect no longer pulls request messages, so queued sends must reject, not hang.
+    this.queue.fail(error ?? streamClosedError());
+  }
+}
+
 /** Starts `Run` over HTTP/2 with `first` as the first request frame. */
 export function startHttp2Run(params: Http2RunParams): StartedRun {
-  const controller = new AbortController();
-  const queue = createAsyncQueue<AgentClientMessage>();
-  let responded = false;
-  let markResponded: () => void = () => {};
-  const respondedPromise = new Promise<void>((resolve) => (markResponded = resolve));
-  let bytesSent = 0;
-  const transport = params.pool.http2(
-    params.baseUrl,
-    () => {
-      responded = true;
-      markResponded();
-    },
-    // Counted from what connect-es serialized, so each message is encoded once (§4.2 frames are Connect envelopes).
-    (payloadBytes) => (bytesSent += payloadBytes),
-  );
-  const client = createClient(AgentService, transport);
-  const iterator = client.run(queue, { headers: params.headers, signal: controller.signal })[Symbol.asyncIterator]();
-  const firstNext = iterator.next();
-  // Observed by messages(); a run aborted before anyone iterates must not raise an unhandled rejection.
-  firstNext.catch(() => {});
-
-  let consumed = false;
-  let finished = false;
-  let endError: ProxyError | undefined;
-  const finish = (error?: ProxyError) => {
-    if (finished) return;
-    finished = true;
-    endError = error;
-    unlink();
-    // Also after a clean end: connect no longer pulls request messages, so queued sends must reject, not hang.
-    queue.fail(error ?? streamClosedError());
-  };
-  const abort = (reason?: unknown) => {
-    if (finished) return;
-    const error = abortedError(reason);
-    finish(error);
-    controller.abort(error);
-  };
-  const unlink = linkSignal(params.signal, abort);
-
-  const stream: RunStream = {
-    transport: "http2",
-    requestId: params.requestId,
-    get bytesSent() {
-      return bytesSent;
-    },
-    async send(message) {
-      if (finished || queue.closed) throw endError ?? streamClosedError();
-      try {
-        await queue.push(message);
-      } catch (error) {
-        throw toProxyError(error, params.errorContext);
-      }
-    },
-    messages() {
-      if (consumed) throw new ProxyError("internal", "RunStream.messages() has a single consumer.");
-      consumed = true;
-      return (async function* () {
-        let clean = false;
-        try {
-          let result = await firstNext;
-          while (result.done !== true) {
-            yield result.value;
-            result = await iterator.next();
-          }
-          clean = true;
-        } catch (error) {
-          const mapped = controller.signal.aborted
-            ? abortedError(controller.signal.reason)
-            : toProxyError(error, params.errorContext);
-          params.logger.debug("Run stream failed", {
-            requestId: params.requestId,
-            code: mapped.code,
-            detail: mapped.detail,
-          });
-          finish(mapped);
-          throw mapped;
-        } finally {
-          if (clean) finish();
-          else {
-            // Error or early exit: release the HTTP/2 stream too (a no-op when connect already closed it).
-            finish(abortedError());
-            controller.abort(abortedError());
-          }
-        }
-      })();
-    },
-    closeSend() {
-      queue.close();
-    },
-    abort,
-  };
-
+  const stream = new Http2RunStream(params);
   stream.send(params.first).catch(() => {});
   const ready = Promise.race([
-    respondedPromise.then(() => ({ ok: true }) as const),
-    firstNext.then(
+    stream.respondedPromise.then(() => ({ ok: true }) as const),
+    stream.first.then(
       () => ({ ok: true }) as const,
-      (error: unknown) => (responded ? ({ ok: true } as const) : ({ ok: false, error } as const)),
+      (error: unknown) => (stream.responded ? ({ ok: true } as const) : ({ ok: false, error } as const)),
     ),
   ]);
   return { stream, ready };

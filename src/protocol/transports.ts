@@ -54,30 +54,46 @@ const ENVELOPE_HEADER_BYTES = 5;
 
 /**
  * Counts request messages on their way out. connect-es yields exactly one enveloped message per body chunk
- * (transformJoinEnvelopes), so a chunk's payload is its length minus the envelope header. A plain iterator, not a
- * generator: one extra promise per message instead of several.
+ * (transformJoinEnvelopes), so a chunk's payload is its length minus the envelope header. A plain iterator object, not
+ * a generator or closures: one extra promise per message, and one small object per open run.
  */
+class CountingBody implements AsyncIterable<Uint8Array>, AsyncIterator<Uint8Array> {
+  private readonly it: AsyncIterator<Uint8Array>;
+
+  constructor(
+    body: AsyncIterable<Uint8Array>,
+    private readonly onMessage: RequestMessageObserver,
+  ) {
+    this.it = body[Symbol.asyncIterator]();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<Uint8Array>> {
+    return this.it.next().then((result) => {
+      if (result.done !== true) this.onMessage(result.value.byteLength - ENVELOPE_HEADER_BYTES);
+      return result;
+    });
+  }
+
+  // connect-node aborts the request body through return()/throw(); both must reach the queue underneath.
+  return(value?: unknown): Promise<IteratorResult<Uint8Array>> {
+    return this.it.return === undefined ? Promise.resolve({ done: true, value: undefined }) : this.it.return(value);
+  }
+
+  throw(error?: unknown): Promise<IteratorResult<Uint8Array>> {
+    return this.it.throw === undefined ? Promise.reject(error) : this.it.throw(error);
+  }
+}
+
 function countMessages(client: UniversalClientFn, onMessage: RequestMessageObserver | undefined): UniversalClientFn {
   if (onMessage === undefined) return client;
   return (request) => {
     const body = request.body;
     if (body === undefined) return client(request);
-    const counted: AsyncIterable<Uint8Array> = {
-      [Symbol.asyncIterator]: () => {
-        const it = body[Symbol.asyncIterator]();
-        const count = (result: IteratorResult<Uint8Array>) => {
-          if (result.done !== true) onMessage(result.value.byteLength - ENVELOPE_HEADER_BYTES);
-          return result;
-        };
-        const counting: AsyncIterator<Uint8Array> = { next: () => it.next().then(count) };
-        // connect-node aborts the request body through throw(); both must reach the queue underneath.
-        const { return: close, throw: fail } = it;
-        if (close !== undefined) counting.return = (value?: unknown) => close.call(it, value);
-        if (fail !== undefined) counting.throw = (error?: unknown) => fail.call(it, error);
-        return counting;
-      },
-    };
-    return client({ ...request, body: counted });
+    return client({ ...request, body: new CountingBody(body, onMessage) });
   };
 }
 
