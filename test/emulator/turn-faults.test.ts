@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import type { ExecServerMessage } from "../../src/gen/agent/v1/exec_pb.js";
 import { agentClient, BlobStore, driveRun, runRequest, toolDefinition, updateCases } from "./support/raw-client.js";
-import { mcpReply } from "./support/turn-helpers.js";
+import { abortAfterHeartbeats, isHeartbeat, mcpReply } from "./support/turn-helpers.js";
 
 let emulator: Emulator;
 let client: ReturnType<typeof agentClient>;
@@ -23,22 +23,12 @@ afterAll(async () => {
 describe("faults and waits", () => {
   it("[[emu:stall N]] stops after N tokens: heartbeats only, until the client leaves", async () => {
     const controller = new AbortController();
-    let heartbeatsAfterStall = 0;
     const result = await driveRun(
       client,
       runRequest("[[emu:tokens 10]] [[emu:stall 3]]"),
       new BlobStore(),
       {
-        onMessage: (m) => {
-          if (
-            m.message.case === "interactionUpdate" &&
-            m.message.value.message.case === "heartbeat" &&
-            ++heartbeatsAfterStall >= 5
-          ) {
-            controller.abort();
-          }
-          return undefined;
-        },
+        onMessage: abortAfterHeartbeats(5, controller),
       },
       controller.signal,
     );
@@ -56,7 +46,6 @@ describe("faults and waits", () => {
 
   it("an unanswered exec gets heartbeats only, no progress", async () => {
     const controller = new AbortController();
-    let heartbeats = 0;
     const result = await driveRun(
       client,
       runRequest("[[emu:tool lookup {}]]"),
@@ -64,15 +53,7 @@ describe("faults and waits", () => {
       {
         tools: [toolDefinition("lookup")],
         onExec: () => undefined,
-        onMessage: (m) => {
-          if (
-            m.message.case === "interactionUpdate" &&
-            m.message.value.message.case === "heartbeat" &&
-            ++heartbeats >= 4
-          )
-            controller.abort();
-          return undefined;
-        },
+        onMessage: abortAfterHeartbeats(4, controller),
       },
       controller.signal,
     );
@@ -101,8 +82,7 @@ describe("faults and waits", () => {
               },
             });
           }
-          if (m.message.case === "interactionUpdate" && m.message.value.message.case === "heartbeat")
-            controller.abort();
+          if (isHeartbeat(m)) controller.abort();
           return undefined;
         },
       },
@@ -113,22 +93,13 @@ describe("faults and waits", () => {
 
   it("an unacked set_blob_args gets heartbeats only: no checkpoint, no turn_ended", async () => {
     const controller = new AbortController();
-    let heartbeats = 0;
     const result = await driveRun(
       client,
       runRequest("hi"),
       new BlobStore(),
       {
         ackSets: false,
-        onMessage: (m) => {
-          if (
-            m.message.case === "interactionUpdate" &&
-            m.message.value.message.case === "heartbeat" &&
-            ++heartbeats >= 3
-          )
-            controller.abort();
-          return undefined;
-        },
+        onMessage: abortAfterHeartbeats(3, controller),
       },
       controller.signal,
     );
@@ -218,7 +189,7 @@ describe("faults and waits", () => {
       },
       onMessage: (m, send) => {
         send({ message: { case: "clientHeartbeat", value: {} } });
-        if (m.message.case === "interactionUpdate" && m.message.value.message.case === "heartbeat") heartbeats++;
+        if (isHeartbeat(m)) heartbeats++;
         if (!answered && heartbeats >= 3) {
           if (exec !== undefined) {
             answered = true;

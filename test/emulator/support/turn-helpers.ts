@@ -24,3 +24,17 @@ export function mcpReply(exec: ExecServerMessage, text: string): ClientMessageCa
 export function execMessages(messages: AgentServerMessage[]): ExecServerMessage[] {
   return messages.flatMap((m) => (m.message.case === "execServerMessage" ? [m.message.value] : []));
 }
+
+/** True for a server `interaction_update.heartbeat`. */
+export function isHeartbeat(message: AgentServerMessage): boolean {
+  return message.message.case === "interactionUpdate" && message.message.value.message.case === "heartbeat";
+}
+
+/** An `onMessage` hook that aborts `controller` once `count` heartbeats have arrived (proof of "no progress"). */
+export function abortAfterHeartbeats(count: number, controller: AbortController): (m: AgentServerMessage) => undefined {
+  let seen = 0;
+  return (m) => {
+    if (isHeartbeat(m) && ++seen >= count) controller.abort();
+    return undefined;
+  };
+}
