@@ -3,6 +3,7 @@
  * with --cursor-api-url) at it.
  */
 import { parseArgs } from "node:util";
+import { isLoopbackHost } from "../config/host.js";
 import { DEFAULT_EMULATOR_PORT, describeEmulatorDirectives, startEmulator } from "../emulator/index.js";
 import { ProxyError } from "../util/errors.js";
 import { createLogger } from "../util/logger.js";
@@ -56,7 +57,7 @@ export const emulatorCommand: Command = {
       throw new ProxyError("invalid_request", "Unknown or malformed option. Run `cursor-bridge emulator --help`.");
     }
     const host = typeof values.host === "string" ? values.host : "127.0.0.1";
-    if (!/^(127\.\d+\.\d+\.\d+|localhost|::1)$/.test(host)) {
+    if (!isLoopbackHost(host)) {
       throw new ProxyError(
         "invalid_request",
         "The emulator only binds loopback addresses (127.0.0.1, ::1, localhost).",

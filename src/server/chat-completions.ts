@@ -117,16 +117,15 @@ async function startSegment(
 ): Promise<RoutedTurn> {
   const routed = routeTurn({ ...deps, newConversationId: deps.newId }, request, signal);
   try {
-    const primed = await primeFirst(routed.events);
-    return { ...routed, events: primed.iterable };
+    return { ...routed, events: await primeFirst(routed.events) };
   } catch (error) {
     // A parked turn whose stream died while waiting: continue from the checkpoint instead (issue 5).
     if (routed.route !== "resumed" || signal.aborted) throw error;
     await routed.turn.close("resume failed");
     deps.logger.warn("parked turn could not be resumed; continuing from the checkpoint", { error });
     const retry = deps.agentClient.startTurn({ ...request, conversationId: routed.conversationId });
-    const primed = await primeFirst(retry.stream(signal));
-    return { route: "continued", turn: retry, conversationId: routed.conversationId, events: primed.iterable };
+    const events = await primeFirst(retry.stream(signal));
+    return { route: "continued", turn: retry, conversationId: routed.conversationId, events };
   }
 }
 

@@ -4,19 +4,12 @@
  * an error frame inside a 200 stream.
  */
 
-/** The first result plus an iterable that replays it and continues with the rest. */
-export interface PrimedIterable<T> {
-  iterable: AsyncIterable<T>;
-  /** Stops the underlying iterator (client went away before we started streaming). */
-  cancel(): Promise<void>;
-}
-
-/** Pulls the first item (throwing its error, if any) and returns an iterable over the whole sequence. */
-export async function primeFirst<T>(source: AsyncIterable<T>): Promise<PrimedIterable<T>> {
+/** Pulls the first item (throwing its error, if any) and returns an iterable that replays it, then the rest. */
+export async function primeFirst<T>(source: AsyncIterable<T>): Promise<AsyncIterable<T>> {
   const iterator = source[Symbol.asyncIterator]();
   const first = await iterator.next();
   let replayed = false;
-  const iterable: AsyncIterable<T> = {
+  return {
     [Symbol.asyncIterator]: () => ({
       // Not `async`: after the replay, next() hands out the source's own promise (no extra hop per item).
       next: () => {
@@ -29,11 +22,5 @@ export async function primeFirst<T>(source: AsyncIterable<T>): Promise<PrimedIte
         return { done: true, value: undefined };
       },
     }),
-  };
-  return {
-    iterable,
-    cancel: async () => {
-      await iterator.return?.();
-    },
   };
 }

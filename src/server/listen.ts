@@ -1,10 +1,11 @@
 /**
  * Binds the app to a Node HTTP server. Refuses a non-loopback address without a local API key (issue 5 security
- * defaults); the check lives here as well as in config/ so no composition root can forget it.
+ * defaults) with config/'s own check, repeated here so no composition root can forget it.
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
+import { assertSafeBinding } from "../config/host.js";
 import { ProxyError } from "../util/errors.js";
 
 /** A listening server. */
@@ -13,15 +14,6 @@ export interface RunningServer {
   readonly port: number;
   /** Stops accepting, drops open connections (keep-alive and streams) and resolves when closed. */
   close(): Promise<void>;
-}
-
-/** True for 127.0.0.0/8, ::1 and localhost. */
-export function isLoopbackAddress(host: string): boolean {
-  const h = host
-    .trim()
-    .toLowerCase()
-    .replace(/^\[|\]$/g, "");
-  return h === "localhost" || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h) || h === "::ffff:127.0.0.1";
 }
 
 /** Listen options. */
@@ -36,13 +28,7 @@ export async function listen(
   app: { fetch: (request: Request) => Response | Promise<Response> },
   options: ListenOptions,
 ): Promise<RunningServer> {
-  if (!isLoopbackAddress(options.host) && options.apiKey === undefined) {
-    throw new ProxyError(
-      "invalid_request",
-      `Refusing to listen on ${options.host} without an API key: anyone on the network could use your Cursor account. ` +
-        "Set --api-key (or CURSOR_BRIDGE_API_KEY), or bind 127.0.0.1.",
-    );
-  }
+  assertSafeBinding(options);
   const server = createAdaptorServer({ fetch: (request) => app.fetch(request), hostname: options.host }) as Server;
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
