@@ -1,0 +1,81 @@
+/**
+ * The conversation engine's public contract: the surface-neutral turn request every API surface (OpenAI Chat
+ * Completions, Anthropic Messages, OpenAI Responses, the OpenCode plugin) translates its wire format into, and the
+ * neutral event stream it translates back. Plain data only: no I/O, no protobuf, no wire format of any surface.
+ *
+ * A surface never decides how a conversation reaches Cursor (resume a parked turn, continue from a checkpoint, start
+ * new), never parks, remembers or expires anything: it calls {@link Engine.startTurn} and writes the events out.
+ */
+import type { BackendEvent, ClientTool, HistoryToolCall, ModelInfo, ReasoningEffort } from "../backend/types.js";
+
+/** One part of a user message. Image bytes are raw (surfaces decode base64 / data URLs before calling the engine). */
+export type MessagePart = { type: "text"; text: string } | { type: "image"; mimeType: string; data: Uint8Array };
+
+/**
+ * A reasoning block the client echoes back in an assistant message (Anthropic `thinking`, Responses `reasoning`).
+ * Carried opaquely: the history key ignores it, so a client that re-sends it differently (or not at all) still
+ * continues the same conversation.
+ */
+export interface ReasoningBlock {
+  text: string;
+  /** Opaque payload the client sent back (signature, encrypted_content); never interpreted by the engine. */
+  opaque?: string;
+}
+
+/** One message of the conversation in the engine's neutral form. */
+export type ConversationMessage =
+  | { role: "user"; parts: MessagePart[] }
+  | { role: "assistant"; text: string; reasoning: ReasoningBlock[]; toolCalls: HistoryToolCall[] }
+  | { role: "tool"; toolCallId: string; content: string; isError: boolean }
+  /**
+   * An instruction placed inside the message list (OpenAI `system`/`developer` messages, Claude Code's rewritten
+   * system reminders, Responses `developer` items). Instructions, not history: the history key ignores them.
+   */
+  | { role: "system"; text: string };
+
+/** How the client constrained tool use. Cursor cannot force a call; the engine turns a constraint into an instruction. */
+export type ToolChoice = "auto" | "none" | "required" | { name: string };
+
+/** Per-request options that change how the turn runs, not which conversation it belongs to. */
+export interface TurnOptions {
+  /** Whether thinking output is wanted at all. */
+  reasoning: boolean;
+  reasoningEffort: ReasoningEffort | undefined;
+  toolChoice: ToolChoice;
+}
+
+/** The surface-neutral request for one turn. */
+export interface EngineRequest {
+  /** The model id or alias the client asked for; the engine resolves it (404 `model_not_found` if unknown). */
+  model: string;
+  /** System instructions from the request's top level (`system`, `instructions`), in order. Not part of history. */
+  instructions: string[];
+  /** The whole conversation as the client sent it, ending with the new user message or tool results. */
+  messages: ConversationMessage[];
+  /** Tools the client declares and executes itself. */
+  tools: ClientTool[];
+  options: TurnOptions;
+}
+
+/** How a turn reached Cursor; the access log's `turn` field. */
+export type TurnRoute = "new" | "continued" | "resumed" | "replayed";
+
+/** A started turn whose first event has already arrived (early upstream failures reject `startTurn` instead). */
+export interface EngineTurn {
+  route: TurnRoute;
+  /** The resolved model. */
+  model: ModelInfo;
+  /**
+   * The turn's events up to and including `turn-end` (reason `tool-calls` means the turn is parked for the
+   * client's results). The engine records the history and parks the turn itself when the stream completes;
+   * abandoning the iteration early cancels the turn.
+   */
+  events: AsyncIterable<BackendEvent>;
+}
+
+/** The one conversation engine behind every surface. */
+export interface Engine {
+  /** Routes (resumed / continued / new / replayed), starts the turn and waits for its first event. */
+  startTurn(request: EngineRequest, signal: AbortSignal): Promise<EngineTurn>;
+  listModels(signal?: AbortSignal): Promise<ModelInfo[]>;
+}
