@@ -23,10 +23,17 @@ export interface HistoryToolCall {
   arguments: string;
 }
 
+/** An image attached to a user message: raw bytes and the sniffed MIME type (png, jpeg, gif or webp). */
+export interface ImageAttachment {
+  mimeType: string;
+  data: Uint8Array;
+}
+
 /** One message of the caller's conversation, already normalised from the wire format. */
 export type HistoryMessage =
   | { role: "system"; content: string }
-  | { role: "user"; content: string }
+  /** `images`: attachments sent to Cursor as `SelectedImage`s of the user message; absent or empty = text only. */
+  | { role: "user"; content: string; images?: readonly ImageAttachment[] }
   | { role: "assistant"; content: string; toolCalls: HistoryToolCall[] }
   | { role: "tool"; toolCallId: string; content: string };
 
