@@ -5,10 +5,9 @@
 import { randomUUID } from "node:crypto";
 import { assertSafeBinding } from "../config/host.js";
 import { describeConfig } from "../config/index.js";
+import { createEngine } from "../engine/index.js";
 import { createApp } from "../server/app.js";
 import { listen, type RunningServer } from "../server/listen.js";
-import { createConversationIndex } from "../session/conversation-index.js";
-import { createParkedTurnRegistry } from "../session/parked-turns.js";
 import { createLogger, type Logger } from "../util/logger.js";
 import { parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
@@ -86,11 +85,13 @@ export async function startBridge(
     sink: (line) => io.err(`${line}\n`),
   });
   const upstream = await createUpstream(ctx, logger);
-  const parked = createParkedTurnRegistry({ ttlMs: config.parkedTurnTtlMs });
-  const app = createApp({
+  const engine = createEngine({
     agentClient: upstream.agentClient,
-    parked,
-    conversations: createConversationIndex(),
+    logger: logger.child({ component: "engine" }),
+    parkedTurnTtlMs: config.parkedTurnTtlMs,
+  });
+  const app = createApp({
+    engine,
     logger: logger.child({ component: "http" }),
     options: {
       apiKey: config.apiKey,
@@ -113,7 +114,7 @@ export async function startBridge(
   }
   const close = async () => {
     await server.close();
-    await parked.closeAll();
+    await engine.closeAll();
     await upstream.close();
   };
   if (flags.json) {
