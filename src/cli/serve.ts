@@ -3,9 +3,10 @@
  * embedded emulator and says so loudly (banner, /health, owned_by).
  */
 import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import { assertSafeBinding } from "../config/host.js";
 import { describeConfig } from "../config/index.js";
-import { createEngine } from "../engine/index.js";
+import { createEngine, createFileConversationIndex } from "../engine/index.js";
 import { createApp } from "../server/app.js";
 import { listen, type RunningServer } from "../server/listen.js";
 import { createLogger, type Logger } from "../util/logger.js";
@@ -85,9 +86,19 @@ export async function startBridge(
     sink: (line) => io.err(`${line}\n`),
   });
   const upstream = await createUpstream(ctx, logger);
+  const engineLogger = logger.child({ component: "engine" });
+  let index: Awaited<ReturnType<typeof createFileConversationIndex>>;
+  try {
+    // Next to the conversation records: the index maps client histories to them and survives restarts.
+    index = await createFileConversationIndex({ dir: join(upstream.dataDir, "conversations"), logger: engineLogger });
+  } catch (error) {
+    await upstream.close();
+    throw error;
+  }
   const engine = createEngine({
     agentClient: upstream.agentClient,
-    logger: logger.child({ component: "engine" }),
+    index,
+    logger: engineLogger,
     parkedTurnTtlMs: config.parkedTurnTtlMs,
   });
   const app = createApp({
@@ -109,6 +120,7 @@ export async function startBridge(
   try {
     server = await listen(app, { host: config.host, port: config.port, apiKey: config.apiKey });
   } catch (error) {
+    await engine.closeAll();
     await upstream.close();
     throw error;
   }

@@ -8,4 +8,5 @@ export {
   createMemoryConversationIndex,
 } from "./conversation-index.js";
 export { type BridgeEngine, createEngine, type EngineOptions } from "./engine.js";
+export { createFileConversationIndex, type FileConversationIndexOptions } from "./file-conversation-index.js";
 export type * from "./types.js";
