@@ -35,8 +35,6 @@ export interface AgentClientOptions {
   environment?: WorkspaceEnvironment;
   /** `client_heartbeat` interval (§4.2). @default 5000 */
   heartbeatIntervalMs?: number;
-  /** How long a turn parked on tool calls stays open without results. @default 900000 (15 min) */
-  parkedTurnTtlMs?: number;
   /** No real progress (heartbeats do not count) for this long while output is awaited → timeout. @default 120000 */
   stallTimeoutMs?: number;
   /**
@@ -89,7 +87,6 @@ export function createAgentClient(options: AgentClientOptions): AgentClient {
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 5000,
       stallTimeoutMs: options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
       toolBatchWindowMs: options.toolBatchWindowMs ?? 40,
-      parkedTurnTtlMs: options.parkedTurnTtlMs ?? 15 * 60 * 1000,
       cancelGraceMs: options.cancelGraceMs ?? 250,
       drainTimeoutMs: options.drainTimeoutMs ?? 5000,
     },

@@ -59,7 +59,6 @@ export async function createUpstream(ctx: CliContext, logger: Logger): Promise<U
   }
   const clientOptions = {
     logger: logger.child({ component: "agent" }),
-    parkedTurnTtlMs: config.parkedTurnTtlMs,
     stallTimeoutMs: config.stallTimeoutMs,
   };
   if (credentials !== undefined) {
