@@ -1,5 +1,5 @@
 /**
- * The agent client façade (issue 4): `startTurn()` runs turns against Cursor's agent API (or the emulator) and
+ * The agent client façade: `startTurn()` runs turns against Cursor's agent API (or the emulator) and
  * `listModels()` lists models. Every edge is injected; defaults for the rest are built here, in one place.
  */
 import { randomUUID } from "node:crypto";

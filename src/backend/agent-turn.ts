@@ -1,5 +1,5 @@
 /**
- * One user turn on one upstream Run (cursor-protocol.md §4.4, §5.4), consumed in segments: a segment ends with
+ * One user turn on one upstream Run (docs/protocol.md §4.4, §5.4), consumed in segments: a segment ends with
  * `turn-end` `stop`, or with `tool-calls` leaving the stream open (parked, heartbeats continue) until `resume()`
  * delivers the results on the same stream. The first segment retries connection loss before any output, refreshes
  * the token once on `unauthenticated`, and rebuilds the state once when a checkpoint or blob is rejected.
