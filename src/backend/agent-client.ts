@@ -25,6 +25,8 @@ export interface AgentClientOptions {
   conversationStore?: ConversationStore;
   /** cursor-bridge's data directory; required unless `conversationStore` is given. */
   dataDir?: string;
+  /** Caps of the default file store (see FileConversationStoreOptions). */
+  storeLimits?: { maxEntries?: number; maxTotalBytes?: number };
   /** @default Date.now */
   now?: () => number;
   /** Ids for user messages and fallback tool-call ids. @default crypto.randomUUID */
@@ -61,7 +63,12 @@ function storeFrom(options: AgentClientOptions, logger: Logger, now: () => numbe
   if (options.dataDir === undefined) {
     throw new ProxyError("internal", "createAgentClient needs a conversationStore or a dataDir.");
   }
-  return createFileConversationStore({ dir: join(options.dataDir, "conversations"), logger, now });
+  return createFileConversationStore({
+    dir: join(options.dataDir, "conversations"),
+    logger,
+    now,
+    ...options.storeLimits,
+  });
 }
 
 /** Creates the agent client. */

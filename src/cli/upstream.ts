@@ -59,6 +59,7 @@ export async function createUpstream(ctx: CliContext, logger: Logger): Promise<U
   }
   const clientOptions = {
     logger: logger.child({ component: "agent" }),
+    storeLimits: { maxEntries: config.maxConversations, maxTotalBytes: config.maxConversationBytes },
     stallTimeoutMs: config.stallTimeoutMs,
   };
   if (credentials !== undefined) {
