@@ -90,7 +90,10 @@ export async function startBridge(
   let index: Awaited<ReturnType<typeof createFileConversationIndex>>;
   try {
     // Next to the conversation records: the index maps client histories to them and survives restarts.
-    index = await createFileConversationIndex({ dir: join(upstream.dataDir, "conversations"), logger: engineLogger });
+    index = await createFileConversationIndex({
+      dir: join(upstream.dataDir, "conversations"),
+      logger: engineLogger,
+    });
   } catch (error) {
     await upstream.close();
     throw error;
@@ -100,6 +103,7 @@ export async function startBridge(
     index,
     logger: engineLogger,
     parkedTurnTtlMs: config.parkedTurnTtlMs,
+    maxParkedTurns: config.maxParkedTurns,
   });
   const app = createApp({
     engine,
