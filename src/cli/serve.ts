@@ -95,6 +95,11 @@ export async function startBridge(
     options: {
       apiKey: config.apiKey,
       corsOrigins: config.corsOrigins,
+      // The bound address is a name clients use; a wildcard address is not (browsers send pages' requests to 0.0.0.0).
+      allowedHosts: ["0.0.0.0", "::", "[::]"].includes(config.host)
+        ? config.allowedHosts
+        : [...config.allowedHosts, config.host],
+      allowedOrigins: config.allowedOrigins,
       maxBodyBytes: config.maxBodyBytes,
       reasoningOutput: config.reasoningOutput,
       upstream: upstream.kind,
@@ -106,7 +111,12 @@ export async function startBridge(
   });
   let server: RunningServer;
   try {
-    server = await listen(app, { host: config.host, port: config.port, apiKey: config.apiKey });
+    server = await listen(app, {
+      host: config.host,
+      port: config.port,
+      apiKey: config.apiKey,
+      bodyTimeoutMs: config.bodyTimeoutMs,
+    });
   } catch (error) {
     await upstream.close();
     throw error;

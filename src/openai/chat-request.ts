@@ -91,7 +91,7 @@ const positiveInt = z.number().int().positive().nullish();
 
 /** Request fields the bridge reads; every other top-level key is accepted and reported as ignored. */
 export const chatCompletionRequestSchema = z.looseObject({
-  model: z.string().min(1),
+  model: z.string().min(1).max(256),
   messages: z.array(chatMessageSchema).min(1),
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),

@@ -12,6 +12,7 @@ import { requireApiKey } from "./api-key.js";
 import { limitBody } from "./body-limit.js";
 import { handleChatCompletions } from "./chat-completions.js";
 import type { AppDeps } from "./deps.js";
+import { guardHost, guardOrigin, requireJson } from "./request-guard.js";
 
 function errorResponse(error: unknown): Response {
   const { status, headers, body } = toOpenAIError(error);
@@ -28,8 +29,18 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.use(accessLog(logger, deps.now, deps.newId));
-  if (options.corsOrigins.length > 0) {
-    app.use(cors({ origin: [...options.corsOrigins], allowHeaders: ["authorization", "content-type", "x-api-key"] }));
+  const allowedOrigins = [...new Set([...(options.allowedOrigins ?? []), ...options.corsOrigins])];
+  const guard = { allowedHosts: options.allowedHosts ?? [], allowedOrigins };
+  app.use(guardHost(guard));
+  app.use(guardOrigin(guard));
+  if (allowedOrigins.length > 0) {
+    app.use(
+      cors({
+        origin: allowedOrigins,
+        allowHeaders: ["authorization", "content-type", "x-api-key", "x-request-id"],
+        exposeHeaders: ["x-request-id", "x-cursor-bridge-ignored-params", "x-cursor-bridge-warnings", "retry-after"],
+      }),
+    );
   }
   app.get("/health", (c) =>
     c.json({
@@ -42,6 +53,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     }),
   );
   if (options.apiKey !== undefined) app.use("/v1/*", requireApiKey(options.apiKey));
+  app.use("/v1/*", requireJson());
   app.use(
     "/v1/*",
     limitBody(options.maxBodyBytes, () => {
