@@ -106,11 +106,11 @@ export function requireJson(): MiddlewareHandler {
     const contentType = c.req.header("content-type");
     if (!isJsonMediaType(contentType)) {
       throw new ProxyError(
-        "invalid_request",
+        "unsupported_media_type",
         `This endpoint takes a JSON body: send \`Content-Type: application/json\` (got ${
           contentType === undefined ? "none" : `\`${clampForMessage(contentType, 100)}\``
         }).`,
-        { status: 415, detail: "unsupported_media_type", param: "content-type" },
+        { detail: "not_json", param: "content-type" },
       );
     }
     await next();
