@@ -208,6 +208,19 @@ describe("parseChatCompletionRequest: every 400 names the field", () => {
     expect(error.message).toContain(`'${param}'`);
   });
 
+  it("bounds what a rejection echoes: an over-long model, a megabyte role, deep nesting", () => {
+    expect(rejection({ model: "m".repeat(257), messages: [user] }).param).toBe("model");
+    const role = rejection({ model: "m", messages: [{ role: "r".repeat(1_000_000), content: "x" }] });
+    expect(role.param).toBe("messages[0].role");
+    expect(role.message.length).toBeLessThan(500);
+    const deep = rejection({
+      model: "m",
+      messages: [user],
+      metadata: JSON.parse(`${"[".repeat(100)}${"]".repeat(100)}`),
+    });
+    expect(deep.detail).toBe("nesting_too_deep");
+  });
+
   it("rejects a body that is not an object", () => {
     for (const body of [null, [], "x", 1]) expect(rejection(body).code).toBe("invalid_request");
   });

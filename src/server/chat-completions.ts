@@ -9,6 +9,7 @@ import { toChatCompletion } from "../bridge/completion.js";
 import { fingerprintMessages } from "../bridge/fingerprint.js";
 import { findModel } from "../bridge/model-list.js";
 import { toTurnInput } from "../bridge/turn-input.js";
+import { headerList } from "../openai/header-list.js";
 import { parseChatCompletionRequest } from "../openai/parse-request.js";
 import { toSseBody } from "../openai/sse.js";
 import { ProxyError } from "../util/errors.js";
@@ -77,8 +78,8 @@ export async function handleChatCompletions(c: Context, deps: AppDeps, log: Requ
   const routed = await startSegment(deps, { model: model.id, messages, tools: input.tools }, abort.signal);
   log.route = routed.route;
   const headers: Record<string, string> = {};
-  if (ignoredParams.length > 0) headers["x-cursor-bridge-ignored-params"] = ignoredParams.join(",");
-  if (input.warnings.length > 0) headers["x-cursor-bridge-warnings"] = input.warnings.join(" | ").slice(0, 1000);
+  if (ignoredParams.length > 0) headers["x-cursor-bridge-ignored-params"] = headerList(ignoredParams, ",");
+  if (input.warnings.length > 0) headers["x-cursor-bridge-warnings"] = headerList(input.warnings, " | ");
 
   const options = {
     id: `chatcmpl-${deps.newId()}`,
