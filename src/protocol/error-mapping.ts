@@ -228,7 +228,7 @@ function messageFor(
     case "rate_limit":
       return `Cursor rate limit: ${upstream}`;
     case "blob_not_found":
-      return `Cursor could not find the conversation state it was asked to continue, even after it was rebuilt: ${upstream}`;
+      return `Cursor could not find the stored conversation state (an upstream state problem; the bridge rebuilds it from the history once before giving up): ${upstream}`;
     case "unauthenticated":
     case "token_expired":
       return `Cursor rejected the login (${mapping.detail.replaceAll("_", " ")}): ${upstream} Run \`cursor-bridge login\` to sign in again.`;
