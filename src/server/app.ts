@@ -39,7 +39,13 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       cors({
         origin: allowedOrigins,
         allowHeaders: ["authorization", "content-type", "x-api-key", "x-request-id"],
-        exposeHeaders: ["x-request-id", "x-cursor-bridge-ignored-params", "x-cursor-bridge-warnings", "retry-after"],
+        exposeHeaders: [
+          "x-request-id",
+          "x-cursor-bridge-ignored-params",
+          "x-cursor-bridge-warnings",
+          "retry-after",
+          "x-should-retry",
+        ],
       }),
     );
   }
