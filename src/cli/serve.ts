@@ -42,7 +42,8 @@ ${settingsHelp()}
 Examples:
   cursor-bridge serve
   cursor-bridge serve --port 9000 --upstream emulator
-  CURSOR_BRIDGE_API_KEY=secret cursor-bridge serve --host 0.0.0.0
+  CURSOR_BRIDGE_API_KEY=secret cursor-bridge serve --host 0.0.0.0 --allowed-hosts my-box.lan
+  cursor-bridge serve --allowed-origins http://localhost:3000   # a browser app you run yourself
 `;
 
 /** A started bridge: HTTP server + upstream. */

@@ -129,8 +129,13 @@ describe("loadConfig", () => {
     ]);
     const fromEnv = loadConfig({ ...base, env, file });
     expect([fromEnv.allowedHosts, fromEnv.allowedOrigins]).toEqual([["env.lan", "*"], ["https://env.example"]]);
-    const fromFlags = loadConfig({ ...base, env, file, flags: { allowedHosts: ["flag.lan"], bodyTimeoutMs: "7" } });
-    expect([fromFlags.allowedHosts, fromFlags.bodyTimeoutMs]).toEqual([["flag.lan"], 7]);
+    const fromFlags = loadConfig({
+      ...base,
+      env,
+      file,
+      flags: { allowedHosts: ["flag.lan,b.lan", "c.lan"], bodyTimeoutMs: "7" },
+    });
+    expect([fromFlags.allowedHosts, fromFlags.bodyTimeoutMs]).toEqual([["flag.lan", "b.lan", "c.lan"], 7]);
     const error = configError(() =>
       loadConfig({ ...base, env: { CURSOR_BRIDGE_ALLOWED_HOSTS: "evil.com/x", CURSOR_BRIDGE_ALLOWED_ORIGINS: "*" } }),
     );
