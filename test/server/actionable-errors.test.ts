@@ -4,6 +4,8 @@
  * retries; a conversation state Cursor cannot find is a 502; a Cursor login problem is told apart from a wrong local
  * API key.
  */
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { generateText } from "ai";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Stack, type StackOptions, startStack } from "../support/stack.js";
@@ -82,4 +84,28 @@ describe("actionable errors through the openai SDK (default settings)", () => {
     expect(local.code).toBe("invalid_api_key");
     expect(local.message).not.toContain("cursor-bridge login");
   });
+
+  it("the AI SDK (default retries) shows a usage limit after its two short backoffs, with the limit named", async () => {
+    // The AI SDK ignores x-should-retry and retries every 429 twice; with no Retry-After it waits 2 s, then 4 s.
+    const s = await stack();
+    let requests = 0;
+    const provider = createOpenAICompatible({
+      name: "cursor-bridge",
+      baseURL: s.baseURL,
+      apiKey: "local",
+      fetch: (input, init) => {
+        requests += 1;
+        return fetch(input, init);
+      },
+    });
+    const started = Date.now();
+    const error = (await generateText({ model: provider("auto"), prompt: "[[emu:error usage_limit]]" }).catch(
+      (e: unknown) => e,
+    )) as Error & { lastError?: { statusCode?: number; responseBody?: string } };
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(requests).toBe(3);
+    expect(error.lastError?.statusCode).toBe(429);
+    expect(error.lastError?.responseBody).toContain("insufficient_quota");
+    expect(error.message).toMatch(/usage limit/i);
+  }, 20_000);
 });
