@@ -57,7 +57,11 @@ const arrays = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
 
 describe("deeply nested JSON", () => {
   it.each([
-    ["5,000 levels in an unknown field", `{"model":"auto","messages":[${user}],"extra":${arrays(5000)}}`, "extra[0][0][0][0][0]"],
+    [
+      "5,000 levels in an unknown field",
+      `{"model":"auto","messages":[${user}],"extra":${arrays(5000)}}`,
+      "extra[0][0][0][0][0]",
+    ],
     [
       "300 levels in tool parameters",
       `{"model":"auto","messages":[${user}],"tools":[{"type":"function","function":{"name":"t","parameters":{"type":"object","properties":{"a":${arrays(300)}}}}}]}`,

@@ -234,7 +234,7 @@ function fuzzRequest(g: Gen, port: number): FuzzRequest {
   if (endpoint < 83) return { method: "GET", path: "/v1/models", headers, body: undefined, label: "models" };
   if (endpoint < 88) {
     const id = encodeURIComponent(
-      g.pick(["auto", "default", "claude-4.5-sonnet", g.string().slice(0, 200).toWellFormed()]) || "x",
+      g.pick(["auto", "default", "claude-4.5-sonnet", g.string().slice(0, 200).replace(/[\ud800-\udfff]/g, "?")]) || "x",
     );
     return { method: "GET", path: `/v1/models/${id}`, headers, body: undefined, label: "model" };
   }
