@@ -233,9 +233,12 @@ function fuzzRequest(g: Gen, port: number): FuzzRequest {
   }
   if (endpoint < 83) return { method: "GET", path: "/v1/models", headers, body: undefined, label: "models" };
   if (endpoint < 88) {
-    const id = encodeURIComponent(
-      g.pick(["auto", "default", "claude-4.5-sonnet", g.string().slice(0, 200).replace(/[\ud800-\udfff]/g, "?")]) || "x",
-    );
+    const random =
+      g
+        .string()
+        .slice(0, 200)
+        .replace(/[\ud800-\udfff]/g, "?") || "x";
+    const id = encodeURIComponent(g.pick(["auto", "default", "claude-4.5-sonnet", random]));
     return { method: "GET", path: `/v1/models/${id}`, headers, body: undefined, label: "model" };
   }
   if (endpoint < 92) return { method: "GET", path: "/health", headers, body: undefined, label: "health" };
