@@ -120,7 +120,10 @@ describe("loadConfig", () => {
       path: "/c.json",
       data: { allowedHosts: ["file.lan"], allowedOrigins: ["http://file:1"], bodyTimeoutMs: 5 },
     };
-    const env = { CURSOR_BRIDGE_ALLOWED_HOSTS: "env.lan,*", CURSOR_BRIDGE_ALLOWED_ORIGINS: "https://env.example" };
+    const env = {
+      CURSOR_BRIDGE_ALLOWED_HOSTS: "env.lan,*",
+      CURSOR_BRIDGE_ALLOWED_ORIGINS: "https://env.example,vscode-webview://abc",
+    };
     const fromFile = loadConfig({ ...base, env: {}, file });
     expect([fromFile.allowedHosts, fromFile.allowedOrigins, fromFile.bodyTimeoutMs]).toEqual([
       ["file.lan"],
@@ -128,7 +131,10 @@ describe("loadConfig", () => {
       5,
     ]);
     const fromEnv = loadConfig({ ...base, env, file });
-    expect([fromEnv.allowedHosts, fromEnv.allowedOrigins]).toEqual([["env.lan", "*"], ["https://env.example"]]);
+    expect([fromEnv.allowedHosts, fromEnv.allowedOrigins]).toEqual([
+      ["env.lan", "*"],
+      ["https://env.example", "vscode-webview://abc"],
+    ]);
     const fromFlags = loadConfig({
       ...base,
       env,

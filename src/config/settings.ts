@@ -101,7 +101,9 @@ const absolutePath = z.string().refine((value) => /^([A-Za-z]:[\\/]|[\\/])/.test
 const hostName = z
   .string()
   .regex(/^(\*|[A-Za-z0-9.-]+|\[?[0-9A-Fa-f:.]+\]?)$/, "expected a host name such as my-box.lan");
-const origin = z.string().regex(/^https?:\/\/[^/\s]+$/, "expected an origin such as http://localhost:3000");
+const origin = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/\s]+$/, "expected an origin such as http://localhost:3000");
 
 function spec(
   name: string,

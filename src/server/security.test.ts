@@ -125,6 +125,13 @@ describe("Origin guard", () => {
     expect((await app.request("/v1/models", { headers: { "sec-fetch-site": "none" } })).status).toBe(200);
   });
 
+  it("allows a configured non-http origin (an editor webview) and still refuses 'null'", async () => {
+    const { app } = appWith({ allowedOrigins: ["vscode-webview://abc123"] });
+    const ok = await app.request("/v1/chat/completions", post({ ...json, origin: "vscode-webview://abc123" }));
+    expect(ok.status).toBe(200);
+    expect((await app.request("/v1/chat/completions", post({ ...json, origin: "null" }))).status).toBe(403);
+  });
+
   it("allows configured origins with CORS headers, and answers their preflight", async () => {
     for (const options of [{ allowedOrigins: ["https://app.example"] }, { corsOrigins: ["https://app.example"] }]) {
       const { app } = appWith(options);
