@@ -49,6 +49,7 @@ const DETAIL_AS_CODE = new Set<ProxyErrorDetail>([
   "blob_not_found",
   "outdated_client",
   "nesting_too_deep",
+  "turn_in_progress",
 ]);
 
 /** Machine-readable OpenAI `code` for every ProxyError code (exhaustive: a new code must choose one). */
@@ -129,8 +130,6 @@ export function toOpenAIError(error: unknown, context: ErrorContext = {}): OpenA
   if (proxyError.retryAfterSeconds !== undefined && proxyError.retryAfterSeconds >= 0) {
     headers["Retry-After"] = String(Math.ceil(proxyError.retryAfterSeconds));
   }
-  // SDKs retry a 409 by default; a conflict we call final must not come back (OpenAI's own header for that).
-  if (proxyError.status === 409 && !proxyError.retryable) headers["x-should-retry"] = "false";
   return {
     status: proxyError.status,
     headers,

@@ -4,9 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { AgentClient, AgentTurn, ModelInfo } from "../backend/types.js";
+import { createEngine } from "../engine/index.js";
 import { MAX_HEADER_LIST_CHARS } from "../openai/header-list.js";
-import { createConversationIndex } from "../session/conversation-index.js";
-import { createParkedTurnRegistry } from "../session/parked-turns.js";
 import { silentLogger } from "../util/logger.js";
 import { createApp } from "./app.js";
 
@@ -32,9 +31,7 @@ function appWithCounter() {
     },
   };
   const app = createApp({
-    agentClient,
-    parked: createParkedTurnRegistry(),
-    conversations: createConversationIndex(),
+    engine: createEngine({ agentClient }),
     logger: silentLogger,
     options: {
       apiKey: undefined,

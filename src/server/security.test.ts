@@ -4,8 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { AgentClient, AgentTurn, ModelInfo } from "../backend/types.js";
-import { createConversationIndex } from "../session/conversation-index.js";
-import { createParkedTurnRegistry } from "../session/parked-turns.js";
+import { createEngine } from "../engine/index.js";
 import { createLogger } from "../util/logger.js";
 import { createApp } from "./app.js";
 import type { AppOptions } from "./deps.js";
@@ -38,9 +37,7 @@ function appWith(options: Partial<AppOptions> = {}) {
   const lines: string[] = [];
   const agentClient = client();
   const app = createApp({
-    agentClient,
-    parked: createParkedTurnRegistry(),
-    conversations: createConversationIndex(),
+    engine: createEngine({ agentClient }),
     logger: createLogger({ sink: (line) => lines.push(line) }),
     options: {
       apiKey: undefined,

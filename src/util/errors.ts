@@ -60,7 +60,8 @@ export interface ProxyErrorDetails {
     | "invalid_argument"
     | "already_exists"
     | "failed_precondition"
-    | "out_of_range";
+    | "out_of_range"
+    | "turn_in_progress";
   request_too_large: "body_too_large";
   unsupported_media_type: "not_json";
   unauthenticated:
