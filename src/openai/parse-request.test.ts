@@ -84,15 +84,26 @@ describe("parseChatCompletionRequest: accepted shapes", () => {
       frequency_penalty: null,
       x_custom: { deep: true },
     });
-    expect(ignoredParams).toEqual([
-      "temperature",
-      "top_p",
-      "seed",
-      "stop",
-      "logit_bias",
-      "response_format",
-      "x_custom",
-    ]);
+    expect(ignoredParams).toEqual(["temperature", "top_p", "seed", "logit_bias", "x_custom"]);
+  });
+
+  it("validates response_format and stop (they are acted on, so not listed as ignored)", () => {
+    const format = { type: "json_schema", json_schema: { name: "answer", schema: { type: "object" }, strict: true } };
+    const { request, ignoredParams } = parseChatCompletionRequest({
+      model: "m",
+      messages: [user],
+      response_format: format,
+      stop: "END",
+    });
+    expect(request.response_format).toEqual(format);
+    expect(ignoredParams).toEqual([]);
+    expect(rejection({ model: "m", messages: [user], response_format: { type: "xml" } }).param).toBe(
+      "response_format.type",
+    );
+    expect(rejection({ model: "m", messages: [user], response_format: { type: "json_schema" } }).param).toBe(
+      "response_format.json_schema",
+    );
+    expect(rejection({ model: "m", messages: [user], stop: 5 }).param).toBe("stop");
   });
 });
 

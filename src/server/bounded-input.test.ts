@@ -107,3 +107,21 @@ describe("bounded x-cursor-bridge-* headers", () => {
     expect(header).toMatch(/^unknown_key_0,unknown_key_1,.*,\.\.\. and \d+ more$/);
   });
 });
+
+describe("parameters that change the output but cannot be honoured", () => {
+  it("answer with x-cursor-bridge-warnings for response_format and stop", async () => {
+    const { app } = appWithCounter();
+    const body = JSON.stringify({
+      model: "auto",
+      messages: [{ role: "user", content: "x" }],
+      response_format: { type: "json_schema", json_schema: { name: "r", schema: { type: "object" } } },
+      stop: ["END"],
+    });
+    const res = await app.request("/v1/chat/completions", post(body));
+    expect(res.status).toBe(200);
+    const warnings = res.headers.get("x-cursor-bridge-warnings") ?? "";
+    expect(warnings).toContain("response_format json_schema is approximated with an instruction");
+    expect(warnings).toContain("stop sequences are not supported");
+    expect(res.headers.get("x-cursor-bridge-ignored-params")).toBeNull();
+  });
+});
