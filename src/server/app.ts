@@ -7,14 +7,16 @@ import { cors } from "hono/cors";
 import { toOpenAIModelList } from "../bridge/model-list.js";
 import { toOpenAIError } from "../openai/error-body.js";
 import { ProxyError } from "../util/errors.js";
+import { clampForMessage } from "../util/logger.js";
 import { type AppEnv, accessLog } from "./access-log.js";
 import { requireApiKey } from "./api-key.js";
 import { limitBody } from "./body-limit.js";
 import { handleChatCompletions } from "./chat-completions.js";
 import type { AppDeps } from "./deps.js";
+import { guardHost, guardOrigin, requireJson } from "./request-guard.js";
 
-function errorResponse(error: unknown): Response {
-  const { status, headers, body } = toOpenAIError(error);
+function errorResponse(error: unknown, requestId: string | undefined): Response {
+  const { status, headers, body } = toOpenAIError(error, { requestId });
   return new Response(JSON.stringify(body), {
     status,
     headers: { ...headers, "content-type": "application/json; charset=utf-8" },
@@ -28,8 +30,24 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.use(accessLog(logger, deps.now, deps.newId));
-  if (options.corsOrigins.length > 0) {
-    app.use(cors({ origin: [...options.corsOrigins], allowHeaders: ["authorization", "content-type", "x-api-key"] }));
+  const allowedOrigins = [...new Set([...(options.allowedOrigins ?? []), ...options.corsOrigins])];
+  const guard = { allowedHosts: options.allowedHosts ?? [], allowedOrigins };
+  app.use(guardHost(guard));
+  app.use(guardOrigin(guard));
+  if (allowedOrigins.length > 0) {
+    app.use(
+      cors({
+        origin: allowedOrigins,
+        allowHeaders: ["authorization", "content-type", "x-api-key", "x-request-id"],
+        exposeHeaders: [
+          "x-request-id",
+          "x-cursor-bridge-ignored-params",
+          "x-cursor-bridge-warnings",
+          "retry-after",
+          "x-should-retry",
+        ],
+      }),
+    );
   }
   app.get("/health", (c) =>
     c.json({
@@ -42,11 +60,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     }),
   );
   if (options.apiKey !== undefined) app.use("/v1/*", requireApiKey(options.apiKey));
+  app.use("/v1/*", requireJson());
   app.use(
     "/v1/*",
     limitBody(options.maxBodyBytes, () => {
-      throw new ProxyError("invalid_request", `The request body is larger than ${options.maxBodyBytes} bytes.`, {
-        status: 413,
+      throw new ProxyError("request_too_large", `The request body is larger than ${options.maxBodyBytes} bytes.`, {
+        detail: "body_too_large",
       });
     }),
   );
@@ -70,12 +89,22 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.post("/v1/chat/completions", (c) => handleChatCompletions(c, deps, c.get("log")));
 
   app.notFound((c) =>
-    errorResponse(new ProxyError("not_found", `No route for ${c.req.method} ${c.req.path}. The API lives under /v1.`)),
+    errorResponse(
+      new ProxyError(
+        "not_found",
+        `No route for ${c.req.method} ${clampForMessage(c.req.path, 200)}. The API lives under /v1.`,
+        { detail: "route_not_found" },
+      ),
+      c.get("log")?.requestId,
+    ),
   );
   app.onError((error, c) => {
     const proxyError = ProxyError.from(error);
-    if (proxyError.code === "internal") logger.error("unhandled error", { path: c.req.path, error });
-    return errorResponse(proxyError);
+    const requestId = c.get("log")?.requestId;
+    if (proxyError.code === "internal") {
+      logger.error("unhandled error", { request_id: requestId, path: clampForMessage(c.req.path, 200), error });
+    }
+    return errorResponse(proxyError, requestId);
   });
   return app;
 }
