@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=overhead,memory,rebuild,tools,…]`: cursor-bridge side by side with a direct connect-es client and a full-history-replay
+ * `npm run bench [-- --quick] [-- --only=overhead,memory,rebuild,tools,memory-budget]`: cursor-bridge side by side with a direct connect-es client and a full-history-replay
  * baseline, all against the emulator (in a child process) on loopback. Prints a table with every target marked met or
  * missed and writes bench/results.json. Re-executes itself under `node --expose-gc` (the memory scenario needs
  * global.gc) without touching package.json's `tsx bench/run.ts`.
@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { startBenchStack } from "./bench-stack.js";
 import { capacityReport, runMemory, runThroughput } from "./capacity.js";
 import { conversationReport, runContinuation, runToolRoundTrips } from "./conversations.js";
+import { memoryBudgetReport, runMemoryBudget } from "./memory-budget.js";
 import { overheadTable, overheadTargets, runOverhead } from "./overhead.js";
 import { REBUILD_TARGET, rebuildReport, runRebuild } from "./rebuild.js";
 import { renderReport, type Table, type TargetResult } from "./report.js";
@@ -127,6 +128,15 @@ async function main(): Promise<void> {
       await realistic.close();
       closeIdleSockets();
     }
+  }
+
+  if (wanted("memory-budget")) {
+    log("memory budget (serve --upstream emulator in its own process)");
+    const memoryBudget = await runMemoryBudget();
+    results.memoryBudget = memoryBudget;
+    const mb = memoryBudgetReport(memoryBudget);
+    tables.push(mb.table);
+    targets.push(...mb.targets);
   }
 
   const loadAfter = loadavg();

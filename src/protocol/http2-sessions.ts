@@ -47,7 +47,7 @@ export function createHttp2Sessions(origin: string, logger: Logger): Http2Sessio
   };
 
   const connectSession = () => {
-    const session = connect(origin);
+    const session = connect(origin, { maxSessionMemory: 1024 });
     session.unref();
     live.set(session, 0);
     session.once("remoteSettings", () => settled.add(session));
