@@ -28,7 +28,18 @@ module.exports = {
       "backend receives auth by injection",
     ),
     forbid("openai-stands-alone", layer("openai"), "^src/(?!(openai|util)/)", "openai knows nothing about Cursor"),
-    forbid("bridge-is-pure", layer("bridge"), "^src/(?!(bridge|openai|backend/types|util)/?)", "bridge: types only"),
+    forbid(
+      "anthropic-stands-alone",
+      layer("anthropic"),
+      "^src/(?!(anthropic|util)/)",
+      "anthropic knows nothing about Cursor",
+    ),
+    forbid(
+      "bridge-is-pure",
+      layer("bridge"),
+      "^src/(?!(bridge|openai|anthropic|backend/types|engine/types|util)/?)",
+      "bridge: wire formats and types only",
+    ),
     forbid(
       "session-inward",
       layer("session"),
