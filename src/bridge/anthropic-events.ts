@@ -49,6 +49,19 @@ export async function* toAnthropicEvents(
   events: AsyncIterable<BackendEvent>,
   options: AnthropicEventOptions,
 ): AsyncGenerator<StreamEvent> {
+  // Taken up front so the source is released in `finally` even when the client leaves before the first pull.
+  const source = events[Symbol.asyncIterator]();
+  try {
+    yield* translate(source, options);
+  } finally {
+    await source.return?.();
+  }
+}
+
+async function* translate(
+  source: AsyncIterator<BackendEvent>,
+  options: AnthropicEventOptions,
+): AsyncGenerator<StreamEvent> {
   const usage: AnthropicUsage = { input_tokens: 0, output_tokens: 0 };
   yield {
     type: "message_start",
@@ -78,7 +91,8 @@ export async function* toAnthropicEvents(
     yield { type: "content_block_stop", index };
     open = undefined;
   }
-  for await (const event of events) {
+  for (let next = await source.next(); next.done !== true; next = await source.next()) {
+    const event = next.value;
     switch (event.type) {
       case "text-delta":
         if (event.text === "") break;

@@ -11,7 +11,7 @@ export interface RequestLog {
   requestId: string;
   startedAt: number;
   model?: string;
-  route?: "new" | "continued" | "resumed";
+  route?: "new" | "continued" | "resumed" | "replayed";
   parked?: boolean;
   firstTokenAt?: number;
   tokens?: number;

@@ -1,9 +1,11 @@
 /**
  * The Hono app factory (house-style §1: `createApp(deps)`; tests call `app.request()` without sockets).
- * Routes: POST /v1/chat/completions, GET /v1/models, GET /v1/models/:id, GET /health.
+ * Routes: POST /v1/chat/completions, POST /v1/messages (+ /count_tokens), GET /v1/models, GET /v1/models/:id,
+ * GET /health. Errors are Anthropic-shaped for Anthropic clients (`anthropic-version` header or a /v1/messages path).
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
+import { toAnthropicModelList } from "../bridge/anthropic-models.js";
 import { toOpenAIModelList } from "../bridge/model-list.js";
 import { toOpenAIError } from "../openai/error-body.js";
 import { ProxyError } from "../util/errors.js";
@@ -12,8 +14,13 @@ import { requireApiKey } from "./api-key.js";
 import { limitBody } from "./body-limit.js";
 import { handleChatCompletions } from "./chat-completions.js";
 import type { AppDeps } from "./deps.js";
+import { anthropicErrorResponse, createMessagesHandlers, PING_INTERVAL_MS } from "./messages.js";
 
-function errorResponse(error: unknown): Response {
+const isAnthropic = (c: Context) =>
+  c.req.header("anthropic-version") !== undefined || c.req.path.startsWith("/v1/messages");
+
+function errorResponse(error: unknown, c: Context): Response {
+  if (isAnthropic(c)) return anthropicErrorResponse(error);
   const { status, headers, body } = toOpenAIError(error);
   return new Response(JSON.stringify(body), {
     status,
@@ -53,6 +60,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.get("/v1/models", async (c) => {
     const models = await deps.agentClient.listModels(c.req.raw.signal);
+    if (isAnthropic(c)) return c.json(toAnthropicModelList(models, new Date(deps.now()).toISOString()));
     return c.json({ object: "list", data: toOpenAIModelList(models, ownedBy, Math.floor(deps.now() / 1000)) });
   });
   app.get("/v1/models/:id{.+}", async (c) => {
@@ -65,17 +73,29 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
         detail: "model_not_found",
       });
     }
+    const createdAt = new Date(deps.now()).toISOString();
+    if (isAnthropic(c)) {
+      return c.json({ type: "model", id: model.id, display_name: model.display_name, created_at: createdAt });
+    }
     return c.json({ ...model, created: Math.floor(deps.now() / 1000) });
   });
   app.post("/v1/chat/completions", (c) => handleChatCompletions(c, deps, c.get("log")));
+  if (deps.engine !== undefined) {
+    const anthropic = createMessagesHandlers({ ...deps, engine: deps.engine, pingIntervalMs: PING_INTERVAL_MS });
+    app.post("/v1/messages", (c) => anthropic.messages(c, c.get("log")));
+    app.post("/v1/messages/count_tokens", (c) => anthropic.countTokens(c));
+  }
 
   app.notFound((c) =>
-    errorResponse(new ProxyError("not_found", `No route for ${c.req.method} ${c.req.path}. The API lives under /v1.`)),
+    errorResponse(
+      new ProxyError("not_found", `No route for ${c.req.method} ${c.req.path}. The API lives under /v1.`),
+      c,
+    ),
   );
   app.onError((error, c) => {
     const proxyError = ProxyError.from(error);
     if (proxyError.code === "internal") logger.error("unhandled error", { path: c.req.path, error });
-    return errorResponse(proxyError);
+    return errorResponse(proxyError, c);
   });
   return app;
 }

@@ -1,5 +1,6 @@
 import type { AgentClient } from "../backend/types.js";
 import type { ReasoningOutput } from "../bridge/chunk-stream.js";
+import type { Engine } from "../engine/types.js";
 import type { ConversationIndex } from "../session/conversation-index.js";
 import type { ParkedTurnRegistry } from "../session/parked-turns.js";
 import type { Logger } from "../util/logger.js";
@@ -25,6 +26,8 @@ export interface AppOptions {
 /** Everything the app needs, injected by the composition root (cli/serve) or by tests. */
 export interface AppDeps {
   agentClient: AgentClient;
+  /** The conversation engine behind the Anthropic Messages surface; without it `/v1/messages` is not served. */
+  engine?: Engine;
   parked: ParkedTurnRegistry;
   conversations: ConversationIndex;
   logger: Logger;
