@@ -133,8 +133,10 @@ describe("POST /v1/messages", () => {
     ]);
     expect(text).toContain('"id":"msg_id1"');
     expect(text).toContain('"usage":{"input_tokens":3,"output_tokens":1}');
+    expect(text).toContain('"model":"claude-sonnet-5-5"');
     expect(requests[0]).toMatchObject({
-      model: "claude-sonnet-5-5",
+      // Claude Code's Anthropic id resolves by family to the Sonnet the upstream lists.
+      model: "claude-4.5-sonnet",
       instructions: ["top"],
       messages: [
         { role: "user", parts: [{ type: "text", text: "hi" }] },

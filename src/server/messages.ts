@@ -12,6 +12,7 @@ import { toAnthropicSseBody } from "../anthropic/sse.js";
 import type { BackendEvent } from "../backend/types.js";
 import { estimateInputTokens } from "../bridge/anthropic-count.js";
 import { toAnthropicEvents, toAnthropicMessage } from "../bridge/anthropic-events.js";
+import { resolveAnthropicModel } from "../bridge/anthropic-models.js";
 import { toEngineRequest } from "../bridge/anthropic-request.js";
 import type { Engine } from "../engine/types.js";
 import { ProxyError } from "../util/errors.js";
@@ -112,8 +113,10 @@ export function createMessagesHandlers(options: MessagesHandlerOptions) {
 
   async function handleMessages(c: Context, log: RequestLog): Promise<Response> {
     const { request: body, ignoredParams } = parseMessagesRequest(await readJson(c));
-    const { request, warnings } = toEngineRequest(body);
-    log.model = body.model;
+    const { request: translated, warnings } = toEngineRequest(body);
+    const models = await options.engine.listModels(c.req.raw.signal);
+    const request = { ...translated, model: resolveAnthropicModel(body.model, models, translated.options.reasoning) };
+    log.model = request.model;
     const abort = new AbortController();
     const onClientGone = () => abort.abort(new ProxyError("canceled", "The client disconnected."));
     c.req.raw.signal.addEventListener("abort", onClientGone, { once: true });
