@@ -1,6 +1,6 @@
 /**
- * One log line per request (issue 5): method, path, model, status, time to first byte, time to first token, total
- * time, tokens, and how the Cursor turn was reached (new / continued / resumed) and whether it was left parked.
+ * One log line per request: method, path, model, status, time to first byte, time to first token, total
+ * time, tokens, and how the Cursor turn was reached (new / continued / resumed / replayed) and whether it was left parked.
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { ProxyError } from "../util/errors.js";

@@ -45,7 +45,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       upstream: options.upstream,
       emulator: options.upstream === "emulator",
       logged_in: options.loggedIn,
-      parked_turns: deps.parked.size(),
+      parked_turns: deps.engine.parkedCount(),
     }),
   );
   if (options.apiKey !== undefined) app.use("/v1/*", requireApiKey(options.apiKey));
@@ -59,13 +59,13 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   );
 
   app.get("/v1/models", async (c) => {
-    const models = await deps.agentClient.listModels(c.req.raw.signal);
+    const models = await deps.engine.listModels(c.req.raw.signal);
     if (isAnthropic(c)) return c.json(toAnthropicModelList(models, new Date(deps.now()).toISOString()));
     return c.json({ object: "list", data: toOpenAIModelList(models, ownedBy, Math.floor(deps.now() / 1000)) });
   });
   app.get("/v1/models/:id{.+}", async (c) => {
     const id = c.req.param("id");
-    const models = toOpenAIModelList(await deps.agentClient.listModels(c.req.raw.signal), ownedBy, 0);
+    const models = toOpenAIModelList(await deps.engine.listModels(c.req.raw.signal), ownedBy, 0);
     const model = models.find((m) => m.id === id);
     if (!model) {
       throw new ProxyError("not_found", `The model \`${id}\` does not exist.`, {
@@ -80,11 +80,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     return c.json({ ...model, created: Math.floor(deps.now() / 1000) });
   });
   app.post("/v1/chat/completions", (c) => handleChatCompletions(c, deps, c.get("log")));
-  if (deps.engine !== undefined) {
-    const anthropic = createMessagesHandlers({ ...deps, engine: deps.engine, pingIntervalMs: PING_INTERVAL_MS });
-    app.post("/v1/messages", (c) => anthropic.messages(c, c.get("log")));
-    app.post("/v1/messages/count_tokens", (c) => anthropic.countTokens(c));
-  }
+  const anthropic = createMessagesHandlers({ ...deps, pingIntervalMs: PING_INTERVAL_MS });
+  app.post("/v1/messages", (c) => anthropic.messages(c, c.get("log")));
+  app.post("/v1/messages/count_tokens", (c) => anthropic.countTokens(c));
 
   app.notFound((c) =>
     errorResponse(

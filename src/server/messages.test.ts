@@ -3,10 +3,8 @@
  * engine and emulator are covered end to end in test/e2e/anthropic-sdk.test.ts).
  */
 import { describe, expect, it } from "vitest";
-import type { AgentClient, BackendEvent, ModelInfo } from "../backend/types.js";
-import type { Engine, EngineRequest, EngineTurn } from "../engine/types.js";
-import { createConversationIndex } from "../session/conversation-index.js";
-import { createParkedTurnRegistry } from "../session/parked-turns.js";
+import type { BackendEvent, ModelInfo } from "../backend/types.js";
+import type { BridgeEngine, EngineRequest, EngineTurn } from "../engine/index.js";
 import { ProxyError } from "../util/errors.js";
 import { silentLogger } from "../util/logger.js";
 import { createApp } from "./app.js";
@@ -20,8 +18,10 @@ const MODELS: ModelInfo[] = [
 function fixtureEngine(script: (request: EngineRequest) => BackendEvent[] | Error | "hang") {
   const requests: EngineRequest[] = [];
   const released: boolean[] = [];
-  const engine: Engine = {
+  const engine: BridgeEngine = {
     listModels: async () => MODELS,
+    parkedCount: () => 0,
+    closeAll: async () => {},
     async startTurn(request, signal): Promise<EngineTurn> {
       requests.push(request);
       const result = script(request);
@@ -61,19 +61,9 @@ async function started(source: AsyncGenerator<BackendEvent>): Promise<AsyncItera
   };
 }
 
-const unusedClient: AgentClient = {
-  listModels: async () => MODELS,
-  startTurn: () => {
-    throw new Error("the Anthropic surface must go through the engine");
-  },
-};
-
-function appWith(engine: Engine, options: Partial<AppOptions> = {}) {
+function appWith(engine: BridgeEngine, options: Partial<AppOptions> = {}) {
   return createApp({
-    agentClient: unusedClient,
     engine,
-    parked: createParkedTurnRegistry(),
-    conversations: createConversationIndex(),
     logger: silentLogger,
     options: {
       apiKey: undefined,

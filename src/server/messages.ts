@@ -14,7 +14,7 @@ import { estimateInputTokens } from "../bridge/anthropic-count.js";
 import { toAnthropicEvents, toAnthropicMessage } from "../bridge/anthropic-events.js";
 import { resolveAnthropicModel } from "../bridge/anthropic-models.js";
 import { toEngineRequest } from "../bridge/anthropic-request.js";
-import type { Engine } from "../engine/types.js";
+import type { Engine } from "../engine/index.js";
 import { ProxyError } from "../util/errors.js";
 import type { RequestLog } from "./access-log.js";
 
@@ -129,6 +129,9 @@ export function createMessagesHandlers(options: MessagesHandlerOptions) {
       throw error;
     }
     log.route = turn.route;
+    const noteParked = () => {
+      if (turn.parked === true) log.parked = true;
+    };
     const headers = warningHeaders(ignoredParams, warnings);
     const translation = {
       id: `msg_${options.newId()}`,
@@ -140,6 +143,7 @@ export function createMessagesHandlers(options: MessagesHandlerOptions) {
     if (body.stream !== true) {
       try {
         const message = await toAnthropicMessage(events, translation);
+        noteParked();
         return c.json(message, 200, headers);
       } finally {
         release();
@@ -152,6 +156,7 @@ export function createMessagesHandlers(options: MessagesHandlerOptions) {
       onError: (error) => (log.streamError = error),
       onCancel: onClientGone,
       onEnd: () => {
+        noteParked();
         release();
         finished();
       },
