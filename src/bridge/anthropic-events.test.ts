@@ -86,3 +86,53 @@ describe("toAnthropicEvents", () => {
     );
   });
 });
+
+describe("releasing the engine's stream", () => {
+  function tracked() {
+    const state = { released: false, started: false };
+    const events: AsyncIterable<BackendEvent> = {
+      [Symbol.asyncIterator]: () => ({
+        next: async () => {
+          state.started = true;
+          return { done: false, value: { type: "text-delta", text: "x" } };
+        },
+        return: async () => {
+          state.released = true;
+          return { done: true, value: undefined };
+        },
+      }),
+    };
+    return { state, events };
+  }
+
+  it("releases the source when the client leaves before the first event was pulled", async () => {
+    const { state, events } = tracked();
+    await toAnthropicEvents(events, options).return?.();
+    expect(state).toEqual({ released: true, started: false });
+  });
+
+  it("releases the source when the client leaves mid-stream", async () => {
+    const { state, events } = tracked();
+    const iterator = toAnthropicEvents(events, options);
+    await iterator.next();
+    await iterator.next();
+    await iterator.return?.();
+    expect(state).toEqual({ released: true, started: true });
+  });
+
+  it("releases the source when translation fails", async () => {
+    const state = { released: false };
+    async function* bad(): AsyncGenerator<BackendEvent> {
+      try {
+        yield { type: "tool-call", toolCallId: "c", toolName: "Bash", arguments: "not json" };
+        yield { type: "turn-end", reason: "stop" };
+      } finally {
+        state.released = true;
+      }
+    }
+    const iterator = toAnthropicEvents(bad(), options);
+    await iterator.next();
+    await expect(iterator.next()).rejects.toThrow("not a JSON object");
+    expect(state.released).toBe(true);
+  });
+});

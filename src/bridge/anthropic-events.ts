@@ -44,18 +44,39 @@ function parseArguments(text: string, toolName: string): Record<string, unknown>
   );
 }
 
-/** Translates one turn's events; throws if the source ends without its `turn-end`. */
-export async function* toAnthropicEvents(
+/**
+ * Translates one turn's events; throws if the source ends without its `turn-end`. Ending the iteration early (the
+ * client left) releases the source, even before the first event was pulled: a generator that never started would
+ * skip its own `finally`, so the release sits in an explicit `return()`.
+ */
+export function toAnthropicEvents(
   events: AsyncIterable<BackendEvent>,
   options: AnthropicEventOptions,
-): AsyncGenerator<StreamEvent> {
-  // Taken up front so the source is released in `finally` even when the client leaves before the first pull.
+): AsyncIterableIterator<StreamEvent> {
   const source = events[Symbol.asyncIterator]();
-  try {
-    yield* translate(source, options);
-  } finally {
+  const release = async () => {
     await source.return?.();
-  }
+  };
+  const inner = (async function* () {
+    try {
+      yield* translate(source, options);
+    } catch (error) {
+      await release();
+      throw error;
+    }
+  })();
+  const iterator: AsyncIterableIterator<StreamEvent> = {
+    next: () => inner.next(),
+    return: async () => {
+      try {
+        return await inner.return(undefined);
+      } finally {
+        await release();
+      }
+    },
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  return iterator;
 }
 
 async function* translate(
