@@ -9,7 +9,6 @@ import { toAnthropicError } from "../anthropic/error-body.js";
 import { parseCountTokensRequest, parseMessagesRequest } from "../anthropic/parse.js";
 import type { CountTokensResponse } from "../anthropic/response.js";
 import { toAnthropicSseBody } from "../anthropic/sse.js";
-import type { BackendEvent } from "../backend/types.js";
 import { estimateInputTokens } from "../bridge/anthropic-count.js";
 import { toAnthropicEvents, toAnthropicMessage } from "../bridge/anthropic-events.js";
 import { resolveAnthropicModel } from "../bridge/anthropic-models.js";
@@ -17,6 +16,7 @@ import { toEngineRequest } from "../bridge/anthropic-request.js";
 import type { Engine } from "../engine/index.js";
 import { ProxyError } from "../util/errors.js";
 import type { RequestLog } from "./access-log.js";
+import { observe, readJson } from "./request-io.js";
 
 /** Anthropic sends `ping` events every few seconds while the model is silent; so do we. */
 export const PING_INTERVAL_MS = 5000;
@@ -38,43 +38,9 @@ export function anthropicErrorResponse(error: unknown): Response {
   });
 }
 
-async function readJson(c: Context): Promise<unknown> {
-  const text = await c.req.text();
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new ProxyError("invalid_request", "The request body is not valid JSON.");
-  }
-}
-
 /** HMAC signer for thinking blocks: the bridge's own signatures are recognisable, and nothing else is claimed. */
 function thinkingSigner(key: Buffer): (text: string) => string {
   return (text) => `cb1.${createHmac("sha256", key).update(text).digest("base64url")}`;
-}
-
-/**
- * Records time to first token and token counts for the access log. A plain iterator (not a generator) so that
- * `return()` always reaches the engine's stream, even before the first pull.
- */
-function observe(events: AsyncIterable<BackendEvent>, log: RequestLog, now: () => number): AsyncIterable<BackendEvent> {
-  const record = (result: IteratorResult<BackendEvent>): IteratorResult<BackendEvent> => {
-    if (result.done === true) return result;
-    const event = result.value;
-    if (log.firstTokenAt === undefined && (event.type === "text-delta" || event.type === "reasoning-delta")) {
-      log.firstTokenAt = now();
-    }
-    if (event.type === "usage") log.tokens = event.usage.totalTokens;
-    return result;
-  };
-  return {
-    [Symbol.asyncIterator]: () => {
-      const iterator = events[Symbol.asyncIterator]();
-      return {
-        next: () => iterator.next().then(record),
-        return: async (value?: unknown) => (await iterator.return?.(value)) ?? { done: true, value: undefined },
-      };
-    },
-  };
 }
 
 function warningHeaders(ignoredParams: string[], warnings: string[]): Record<string, string> {
