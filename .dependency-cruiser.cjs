@@ -29,9 +29,15 @@ module.exports = {
     ),
     forbid("openai-stands-alone", layer("openai"), "^src/(?!(openai|util)/)", "openai knows nothing about Cursor"),
     forbid(
+      "anthropic-stands-alone",
+      layer("anthropic"),
+      "^src/(?!(anthropic|util)/)",
+      "anthropic knows nothing about Cursor",
+    ),
+    forbid(
       "bridge-is-pure",
       layer("bridge"),
-      "^src/(?!(bridge|openai|backend/types|engine/types|util)(/|\\.ts$))",
+      "^src/(?!(bridge|openai|anthropic|backend/types|engine/types|util)(/|\\.ts$))",
       "bridge: pure translation, types only",
     ),
     forbid(
