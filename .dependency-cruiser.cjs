@@ -28,7 +28,18 @@ module.exports = {
       "backend receives auth by injection",
     ),
     forbid("openai-stands-alone", layer("openai"), "^src/(?!(openai|util)/)", "openai knows nothing about Cursor"),
-    forbid("bridge-is-pure", layer("bridge"), "^src/(?!(bridge|openai|backend/types|util)/?)", "bridge: types only"),
+    forbid(
+      "responses-stands-alone",
+      layer("responses"),
+      "^src/(?!(responses|openai|util)/)",
+      "the Responses wire format knows nothing about Cursor",
+    ),
+    forbid(
+      "bridge-is-pure",
+      layer("bridge"),
+      "^src/(?!(bridge|openai|responses|backend/types|engine/types|util)/?)",
+      "bridge: types only",
+    ),
     forbid(
       "session-inward",
       layer("session"),
