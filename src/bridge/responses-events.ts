@@ -30,8 +30,11 @@ export interface ResponseEventsOptions {
   reasoningSummary: boolean;
   /** Attach the bridge's `encrypted_content` to reasoning items (`include: ["reasoning.encrypted_content"]`). */
   includeEncryptedReasoning: boolean;
-  /** Called once with the final response when the turn completed (not when it failed). */
-  onFinish?: (response: ResponseObject) => void;
+  /**
+   * Called once with the final response when the turn completed or was cut (not when it failed); the terminal
+   * event waits for it, so a client that continues with `previous_response_id` right away finds it stored.
+   */
+  onFinish?: (response: ResponseObject) => void | Promise<void>;
 }
 
 /** An event before its sequence number is assigned (distributes over the union). */
@@ -106,7 +109,6 @@ class ResponseBuilder {
     this.response.status = incomplete ? "incomplete" : "completed";
     this.response.incomplete_details = incomplete ? { reason: "max_output_tokens" } : null;
     this.response.usage = toResponseUsage(this.usage);
-    this.options.onFinish?.(structuredClone(this.response));
     return [{ type: incomplete ? "response.incomplete" : "response.completed", response: this.response }];
   }
 
@@ -258,15 +260,27 @@ export async function* toResponseEvents(
   options: ResponseEventsOptions,
 ): AsyncGenerator<ResponseStreamEvent> {
   const builder = new ResponseBuilder(options);
-  yield* builder.stamp(builder.start());
-  let tail: Emitted[];
+  const iterator = events[Symbol.asyncIterator]();
+  let released = false;
   try {
-    for await (const event of events) yield* builder.stamp(builder.handle(event));
-    tail = builder.finish();
-  } catch (error) {
-    tail = builder.fail(error);
+    yield* builder.stamp(builder.start());
+    let tail: Emitted[];
+    try {
+      for (let result = await iterator.next(); result.done !== true; result = await iterator.next()) {
+        yield* builder.stamp(builder.handle(result.value));
+      }
+      released = true;
+      tail = builder.finish();
+      await options.onFinish?.(structuredClone(builder.response));
+    } catch (error) {
+      released = true;
+      tail = builder.fail(error);
+    }
+    yield* builder.stamp(tail);
+  } finally {
+    // The client stopped reading (even before the first backend event was pulled): release the turn.
+    if (!released) await iterator.return?.();
   }
-  yield* builder.stamp(tail);
 }
 
 /** Collects one engine turn into the non-streaming response object; a backend failure is thrown. */
@@ -277,5 +291,6 @@ export async function toResponseObject(
   const builder = new ResponseBuilder(options);
   for await (const event of events) builder.handle(event);
   builder.finish();
+  await options.onFinish?.(structuredClone(builder.response));
   return builder.response;
 }

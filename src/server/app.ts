@@ -1,6 +1,7 @@
 /**
  * The Hono app factory (house-style §1: `createApp(deps)`; tests call `app.request()` without sockets).
- * Routes: POST /v1/chat/completions, GET /v1/models, GET /v1/models/:id, GET /health.
+ * Routes: POST /v1/chat/completions, POST/GET/DELETE /v1/responses (with an engine), GET /v1/models, GET /v1/models/:id,
+ * GET /health.
  */
 import { Hono } from "hono";
 import { cors } from "hono/cors";
@@ -12,6 +13,7 @@ import { requireApiKey } from "./api-key.js";
 import { limitBody } from "./body-limit.js";
 import { handleChatCompletions } from "./chat-completions.js";
 import type { AppDeps } from "./deps.js";
+import { registerResponsesRoutes } from "./responses.js";
 
 function errorResponse(error: unknown): Response {
   const { status, headers, body } = toOpenAIError(error);
@@ -68,6 +70,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     return c.json({ ...model, created: Math.floor(deps.now() / 1000) });
   });
   app.post("/v1/chat/completions", (c) => handleChatCompletions(c, deps, c.get("log")));
+  if (deps.engine && deps.responseStore)
+    registerResponsesRoutes(app, { ...deps, engine: deps.engine, store: deps.responseStore });
 
   app.notFound((c) =>
     errorResponse(new ProxyError("not_found", `No route for ${c.req.method} ${c.req.path}. The API lives under /v1.`)),

@@ -1,5 +1,7 @@
 import type { AgentClient } from "../backend/types.js";
 import type { ReasoningOutput } from "../bridge/chunk-stream.js";
+import type { ResponseStore } from "../engine/response-store.js";
+import type { Engine } from "../engine/types.js";
 import type { ConversationIndex } from "../session/conversation-index.js";
 import type { ParkedTurnRegistry } from "../session/parked-turns.js";
 import type { Logger } from "../util/logger.js";
@@ -27,6 +29,9 @@ export interface AppDeps {
   agentClient: AgentClient;
   parked: ParkedTurnRegistry;
   conversations: ConversationIndex;
+  /** The conversation engine and stored responses behind `/v1/responses`; the route exists only when both are set. */
+  engine?: Engine;
+  responseStore?: ResponseStore;
   logger: Logger;
   options: AppOptions;
   now: () => number;

@@ -36,7 +36,9 @@ function options(finished: ResponseObject[]): ResponseEventsOptions {
     newItemId: (prefix) => `${prefix}_golden${++counter}`,
     reasoningSummary: true,
     includeEncryptedReasoning: true,
-    onFinish: (response) => finished.push(response),
+    onFinish: (response) => {
+      finished.push(response);
+    },
   };
 }
 
