@@ -1,11 +1,12 @@
 /**
  * The Hono app factory (house-style §1: `createApp(deps)`; tests call `app.request()` without sockets).
- * Routes: POST /v1/chat/completions, POST/GET/DELETE /v1/responses (with an engine), GET /v1/models, GET /v1/models/:id,
+ * Routes: POST /v1/chat/completions, POST/GET/DELETE /v1/responses, GET /v1/models, GET /v1/models/:id,
  * GET /health.
  */
 import { Hono } from "hono";
 import { cors } from "hono/cors";
 import { toOpenAIModelList } from "../bridge/model-list.js";
+import { createMemoryResponseStore } from "../engine/response-store.js";
 import { toOpenAIError } from "../openai/error-body.js";
 import { ProxyError } from "../util/errors.js";
 import { type AppEnv, accessLog } from "./access-log.js";
@@ -40,7 +41,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       upstream: options.upstream,
       emulator: options.upstream === "emulator",
       logged_in: options.loggedIn,
-      parked_turns: deps.parked.size(),
+      parked_turns: deps.engine.parkedCount(),
     }),
   );
   if (options.apiKey !== undefined) app.use("/v1/*", requireApiKey(options.apiKey));
@@ -54,12 +55,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   );
 
   app.get("/v1/models", async (c) => {
-    const models = await deps.agentClient.listModels(c.req.raw.signal);
+    const models = await deps.engine.listModels(c.req.raw.signal);
     return c.json({ object: "list", data: toOpenAIModelList(models, ownedBy, Math.floor(deps.now() / 1000)) });
   });
   app.get("/v1/models/:id{.+}", async (c) => {
     const id = c.req.param("id");
-    const models = toOpenAIModelList(await deps.agentClient.listModels(c.req.raw.signal), ownedBy, 0);
+    const models = toOpenAIModelList(await deps.engine.listModels(c.req.raw.signal), ownedBy, 0);
     const model = models.find((m) => m.id === id);
     if (!model) {
       throw new ProxyError("not_found", `The model \`${id}\` does not exist.`, {
@@ -70,8 +71,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     return c.json({ ...model, created: Math.floor(deps.now() / 1000) });
   });
   app.post("/v1/chat/completions", (c) => handleChatCompletions(c, deps, c.get("log")));
-  if (deps.engine && deps.responseStore)
-    registerResponsesRoutes(app, { ...deps, engine: deps.engine, store: deps.responseStore });
+  registerResponsesRoutes(app, { ...deps, store: deps.responseStore ?? createMemoryResponseStore() });
 
   app.notFound((c) =>
     errorResponse(new ProxyError("not_found", `No route for ${c.req.method} ${c.req.path}. The API lives under /v1.`)),

@@ -1,9 +1,6 @@
-import type { AgentClient } from "../backend/types.js";
 import type { ReasoningOutput } from "../bridge/chunk-stream.js";
+import type { BridgeEngine } from "../engine/index.js";
 import type { ResponseStore } from "../engine/response-store.js";
-import type { Engine } from "../engine/types.js";
-import type { ConversationIndex } from "../session/conversation-index.js";
-import type { ParkedTurnRegistry } from "../session/parked-turns.js";
 import type { Logger } from "../util/logger.js";
 
 /** Which upstream answers: the real Cursor service or the embedded emulator. */
@@ -26,11 +23,9 @@ export interface AppOptions {
 
 /** Everything the app needs, injected by the composition root (cli/serve) or by tests. */
 export interface AppDeps {
-  agentClient: AgentClient;
-  parked: ParkedTurnRegistry;
-  conversations: ConversationIndex;
-  /** The conversation engine and stored responses behind `/v1/responses`; the route exists only when both are set. */
-  engine?: Engine;
+  /** The conversation engine: every API surface runs its turns through it. */
+  engine: BridgeEngine;
+  /** Stored responses of `/v1/responses`. @default an in-memory store (serve passes the durable file store) */
   responseStore?: ResponseStore;
   logger: Logger;
   options: AppOptions;

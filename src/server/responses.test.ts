@@ -1,9 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { BackendEvent, ModelInfo } from "../backend/types.js";
+import type { Engine, EngineRequest } from "../engine/index.js";
 import { createMemoryResponseStore } from "../engine/response-store.js";
-import type { Engine, EngineRequest } from "../engine/types.js";
-import { createConversationIndex } from "../session/conversation-index.js";
-import { createParkedTurnRegistry } from "../session/parked-turns.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import { createApp } from "./app.js";
@@ -62,10 +60,7 @@ function appWithEngine<E extends Engine>(engine: E) {
   const store = createMemoryResponseStore({ now });
   let id = 0;
   const app = createApp({
-    agentClient: { listModels: async () => [MODEL], startTurn: () => Promise.reject(new Error("unused")) as never },
-    parked: createParkedTurnRegistry(),
-    conversations: createConversationIndex(),
-    engine,
+    engine: { ...engine, parkedCount: () => 0, closeAll: async () => {} },
     responseStore: store,
     logger,
     options: {

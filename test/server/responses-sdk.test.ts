@@ -7,12 +7,10 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BackendEvent, ModelInfo } from "../../src/backend/types.js";
+import type { BridgeEngine, EngineRequest } from "../../src/engine/index.js";
 import { createMemoryResponseStore } from "../../src/engine/response-store.js";
-import type { Engine, EngineRequest } from "../../src/engine/types.js";
 import { createApp } from "../../src/server/app.js";
 import { listen, type RunningServer } from "../../src/server/listen.js";
-import { createConversationIndex } from "../../src/session/conversation-index.js";
-import { createParkedTurnRegistry } from "../../src/session/parked-turns.js";
 import { ProxyError } from "../../src/util/errors.js";
 import { silentLogger } from "../../src/util/logger.js";
 
@@ -49,7 +47,9 @@ describe("openai SDK responses client against /v1/responses", () => {
   let client: OpenAI;
 
   beforeAll(async () => {
-    const engine: Engine = {
+    const engine: BridgeEngine = {
+      parkedCount: () => 0,
+      closeAll: async () => {},
       listModels: async () => [MODEL],
       async startTurn(request) {
         requests.push(request);
@@ -71,9 +71,6 @@ describe("openai SDK responses client against /v1/responses", () => {
     };
     let id = 0;
     const app = createApp({
-      agentClient: { listModels: async () => [MODEL], startTurn: () => Promise.reject(new Error("unused")) as never },
-      parked: createParkedTurnRegistry(),
-      conversations: createConversationIndex(),
       engine,
       responseStore: createMemoryResponseStore(),
       logger: silentLogger,
