@@ -4,7 +4,8 @@
  * calls `exec_command` with `echo <nonce>`, Codex runs it for real and the result flows back on the same Cursor Run;
  * then a directive calls Codex's free-form `apply_patch` tool and the file it adds exists afterwards.
  * Codex declares `apply_patch` only for models its catalog marks as freeform-patch models, so the test gives it a
- * catalog entry for the emulator's model, derived from Codex's own bundled catalog (`codex debug models`).
+ * catalog entry for the emulator's model, derived from Codex's own bundled catalog (`codex debug models`) with the
+ * plain tool set (no code mode).
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -80,11 +81,14 @@ function execArgs(baseURL: string, catalog: string, prompt: string): string[] {
 /** Codex's bundled catalog entry of a freeform-`apply_patch` model, renamed to the emulator's model. */
 async function writeCatalog(home: TempHome): Promise<string> {
   const listed = await run(home, ["debug", "models"], home.dir);
-  const catalog = JSON.parse(listed.stdout) as { models: { slug: string; apply_patch_tool_type?: string }[] };
-  const entry = catalog.models.find((model) => model.apply_patch_tool_type === "freeform");
+  type Entry = { slug: string; apply_patch_tool_type?: string; tool_mode?: string | null };
+  const catalog = JSON.parse(listed.stdout) as { models: Entry[] };
+  const freeform = catalog.models.filter((model) => model.apply_patch_tool_type === "freeform");
+  const entry = freeform.find((model) => model.tool_mode == null) ?? freeform[0];
   if (entry === undefined) throw new Error(`no freeform apply_patch model in Codex's catalog: ${listed.stderr}`);
   const file = join(home.dir, "catalog.json");
-  writeFileSync(file, JSON.stringify({ models: [{ ...entry, slug: MODEL, display_name: MODEL }] }));
+  // tool_mode null: the plain tool set (a `code_mode_only` entry would hide exec_command behind code mode).
+  writeFileSync(file, JSON.stringify({ models: [{ ...entry, slug: MODEL, display_name: MODEL, tool_mode: null }] }));
   return file;
 }
 
@@ -156,6 +160,7 @@ describe("Codex CLI → cursor-bridge serve (/v1/responses) → emulator", () =>
       const nonce = `patched-${randomBytes(6).toString("hex")}`;
       const cwd = join(home.dir, "patch");
       mkdirSync(cwd, { recursive: true });
+      served.emulator.resetStats();
       const patch = `*** Begin Patch\n*** Add File: hello.txt\n+${nonce}\n*** End Patch\n`;
       const prompt = `Add the file [[emu:tool apply_patch ${JSON.stringify({ input: patch })}]]`;
       const result = await run(home, execArgs(served.baseURL, catalog, prompt), cwd);
@@ -165,6 +170,7 @@ describe("Codex CLI → cursor-bridge serve (/v1/responses) → emulator", () =>
       expect(readFileSync(join(cwd, "hello.txt"), "utf8")).toBe(`${nonce}\n`);
       const messages = events(result.stdout).filter((e) => e.item?.type === "agent_message");
       expect(messages.at(-1)?.item?.text, diagnostics).toContain("apply_patch returned:");
+      expect(served.emulator.stats().turns).toHaveLength(1);
     },
     RUN_TIMEOUT_MS + 30_000,
   );
