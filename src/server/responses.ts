@@ -94,7 +94,7 @@ async function createResponse(c: Context, deps: ResponsesDeps, log: RequestLog):
   const onClientGone = () => abort.abort(new ProxyError("canceled", "The client disconnected."));
   c.req.raw.signal.addEventListener("abort", onClientGone, { once: true });
   const turn = await deps.engine.startTurn(input.request, abort.signal);
-  if (turn.route !== "replayed") log.route = turn.route;
+  log.route = turn.route;
 
   const headers: Record<string, string> = {};
   if (parsed.ignoredParams.length > 0) headers["x-cursor-bridge-ignored-params"] = parsed.ignoredParams.join(",");
@@ -109,6 +109,7 @@ async function createResponse(c: Context, deps: ResponsesDeps, log: RequestLog):
     reasoningSummary: request.reasoning?.summary != null,
     includeEncryptedReasoning: request.include?.includes("reasoning.encrypted_content") === true,
     onFinish: async (response: ResponseObject) => {
+      log.parked = turn.parked === true;
       if (!store) return;
       const record = {
         id,

@@ -105,6 +105,33 @@ describe("openai SDK responses client against cursor-bridge + engine + emulator"
     expect(last).toBeLessThan(JSON.stringify(input).length);
   });
 
+  it("a thinking model's reasoning comes back as the bridge's encrypted_content and continues the conversation", async () => {
+    stack.emulator.resetStats();
+    const input: OpenAI.Responses.ResponseInputItem[] = [{ role: "user", content: "Ponder [[emu:think 4]]" }];
+    const request: Omit<OpenAI.Responses.ResponseCreateParamsNonStreaming, "input"> = {
+      model: "claude-4.5-sonnet-thinking",
+      store: false,
+      reasoning: { effort: "medium", summary: "auto" },
+      include: ["reasoning.encrypted_content"],
+    };
+    const first = await client.responses.create({ ...request, input });
+    const reasoning = first.output.find((item) => item.type === "reasoning");
+    if (reasoning?.type !== "reasoning") throw new Error(`no reasoning item: ${JSON.stringify(first.output)}`);
+    expect(reasoning.summary[0]?.text.length).toBeGreaterThan(0);
+    expect(reasoning.encrypted_content).toMatch(/^cbr1\./);
+    // Codex re-sends the items with fresh ids; the conversation must still continue from its checkpoint.
+    const echoed = (first.output as OpenAI.Responses.ResponseInputItem[]).map((item) => ({
+      ...item,
+      id: `x_${Math.random()}`,
+    }));
+    input.push(...echoed, { role: "user", content: "[[emu:recall]] and now?" });
+    const second = await client.responses.create({ ...request, input });
+    expect(second.output_text).toContain("First message: Ponder");
+    const turns = stack.emulator.stats().turns;
+    expect(turns).toHaveLength(2);
+    expect(turns[1]?.conversationId).toBe(turns[0]?.conversationId);
+  });
+
   it("previous_response_id continues the stored conversation; an unknown one is a 400", async () => {
     const first = await client.responses.create({ model: "auto", input: "Remember badgers" });
     const second = await client.responses.create({
