@@ -1,12 +1,14 @@
 /**
  * The Hono app factory (house-style §1: `createApp(deps)`; tests call `app.request()` without sockets).
- * Routes: POST /v1/chat/completions, POST /v1/messages (+ /count_tokens), GET /v1/models, GET /v1/models/:id,
- * GET /health. Errors are Anthropic-shaped for Anthropic clients (`anthropic-version` header or a /v1/messages path).
+ * Routes: POST /v1/chat/completions, POST /v1/messages (+ /count_tokens), POST/GET/DELETE /v1/responses,
+ * GET /v1/models, GET /v1/models/:id, GET /health. Errors are Anthropic-shaped for Anthropic clients
+ * (`anthropic-version` header or a /v1/messages path).
  */
 import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
 import { toAnthropicModelList } from "../bridge/anthropic-models.js";
 import { toOpenAIModelList } from "../bridge/model-list.js";
+import { createMemoryResponseStore } from "../engine/response-store.js";
 import { toOpenAIError } from "../openai/error-body.js";
 import { ProxyError } from "../util/errors.js";
 import { clampForMessage } from "../util/logger.js";
@@ -17,6 +19,7 @@ import { handleChatCompletions } from "./chat-completions.js";
 import type { AppDeps } from "./deps.js";
 import { anthropicErrorResponse, createMessagesHandlers, PING_INTERVAL_MS } from "./messages.js";
 import { guardHost, guardOrigin, requireJson } from "./request-guard.js";
+import { registerResponsesRoutes } from "./responses.js";
 
 const isAnthropic = (c: Context) =>
   c.req.header("anthropic-version") !== undefined || c.req.path.startsWith("/v1/messages");
@@ -103,6 +106,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const anthropic = createMessagesHandlers({ ...deps, pingIntervalMs: PING_INTERVAL_MS });
   app.post("/v1/messages", (c) => anthropic.messages(c, c.get("log")));
   app.post("/v1/messages/count_tokens", (c) => anthropic.countTokens(c));
+  registerResponsesRoutes(app, { ...deps, store: deps.responseStore ?? createMemoryResponseStore() });
 
   app.notFound((c) =>
     errorResponse(
