@@ -29,9 +29,21 @@ module.exports = {
     ),
     forbid("openai-stands-alone", layer("openai"), "^src/(?!(openai|util)/)", "openai knows nothing about Cursor"),
     forbid(
+      "anthropic-stands-alone",
+      layer("anthropic"),
+      "^src/(?!(anthropic|util)/)",
+      "anthropic knows nothing about Cursor",
+    ),
+    forbid(
+      "responses-stands-alone",
+      layer("responses"),
+      "^src/(?!(responses|openai|util)/)",
+      "the Responses wire format knows nothing about Cursor",
+    ),
+    forbid(
       "bridge-is-pure",
       layer("bridge"),
-      "^src/(?!(bridge|openai|backend/types|engine/types|util)(/|\\.ts$))",
+      "^src/(?!(bridge|openai|anthropic|responses|backend/types|engine/types|util)(/|\\.ts$))",
       "bridge: pure translation, types only",
     ),
     forbid(
@@ -43,8 +55,8 @@ module.exports = {
     forbid(
       "engine-public-entry",
       "^src/(?!(engine|bridge)/)",
-      "^src/engine/(?!index\\.ts$)",
-      "server/ and every surface import only the engine's public entry, src/engine/index.ts",
+      "^src/engine/(?!(index|response-store)\\.ts$)",
+      "server/ and every surface import only the engine's public entry, src/engine/index.ts (and the Responses store)",
     ),
     forbid(
       "bridge-engine-types-only",

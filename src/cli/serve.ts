@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { assertSafeBinding } from "../config/host.js";
 import { describeConfig } from "../config/index.js";
 import { createEngine, createFileConversationIndex } from "../engine/index.js";
+import { createFileResponseStore } from "../engine/response-store.js";
 import { createApp } from "../server/app.js";
 import { listen, type RunningServer } from "../server/listen.js";
 import { createLogger, type Logger } from "../util/logger.js";
@@ -91,7 +92,10 @@ export async function startBridge(
   let index: Awaited<ReturnType<typeof createFileConversationIndex>>;
   try {
     // Next to the conversation records: the index maps client histories to them and survives restarts.
-    index = await createFileConversationIndex({ dir: join(upstream.dataDir, "conversations"), logger: engineLogger });
+    index = await createFileConversationIndex({
+      dir: join(upstream.dataDir, "conversations"),
+      logger: engineLogger,
+    });
   } catch (error) {
     await upstream.close();
     throw error;
@@ -101,9 +105,16 @@ export async function startBridge(
     index,
     logger: engineLogger,
     parkedTurnTtlMs: config.parkedTurnTtlMs,
+    maxParkedTurns: config.maxParkedTurns,
   });
+  // Stored /v1/responses (store: true), next to the conversations; expired ones are removed at startup.
+  const responseStore = createFileResponseStore({ dir: join(upstream.dataDir, "responses"), logger: engineLogger });
+  responseStore
+    .deleteExpired()
+    .catch((error: unknown) => engineLogger.warn("Could not remove expired stored responses", { error }));
   const app = createApp({
     engine,
+    responseStore,
     logger: logger.child({ component: "http" }),
     options: {
       apiKey: config.apiKey,

@@ -55,6 +55,12 @@ export interface BridgeConfig {
   readonly bodyTimeoutMs: number;
   /** Blob store and other data. @default platform data dir (see util/paths.ts) */
   readonly dataDir: string;
+  /** Most turns parked on tool calls at once; beyond it the oldest is closed. @default 5000 */
+  readonly maxParkedTurns: number;
+  /** Most conversations kept in the data directory (oldest removed first). @default 10000 */
+  readonly maxConversations: number;
+  /** Most bytes of conversations kept in the data directory (oldest removed first). @default 1073741824 (1 GiB) */
+  readonly maxConversationBytes: number;
   /** credentials.json and config.json. @default platform config dir (see util/paths.ts) */
   readonly configDir: string;
   /** Cursor access token used as-is, without the credential store. Environment only. @default none */
@@ -146,6 +152,9 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec("allowedOrigins", "--allowed-origins", "CURSOR_BRIDGE_ALLOWED_ORIGINS", "list", z.array(origin), [], "none", "Comma-separated browser origins allowed to call the API (with CORS)"),
   spec("corsOrigins", "--cors-origins", "CURSOR_BRIDGE_CORS_ORIGINS", "list", z.array(origin), [], "none", "Older name of --allowed-origins (both lists count)"),
   spec("dataDir", "--data-dir", "CURSOR_BRIDGE_DATA_DIR", "string", absolutePath, (c: DefaultContext) => dataDir(c.paths), "platform data dir", "Blob store and other data"),
+  spec("maxParkedTurns", "--max-parked-turns", "CURSOR_BRIDGE_MAX_PARKED_TURNS", "int", positiveInt, 5000, "5000", "Most turns parked on tool calls at once (oldest closed beyond)"),
+  spec("maxConversations", "--max-conversations", "CURSOR_BRIDGE_MAX_CONVERSATIONS", "int", positiveInt, 10_000, "10000", "Most stored conversations (oldest removed beyond)"),
+  spec("maxConversationBytes", "--max-conversation-bytes", "CURSOR_BRIDGE_MAX_CONVERSATION_BYTES", "int", positiveInt, 1024 * 1024 * 1024, "1073741824", "Most bytes of stored conversations (oldest removed beyond)"),
   spec("configDir", "--config-dir", "CURSOR_BRIDGE_CONFIG_DIR", "string", absolutePath, (c: DefaultContext) => configDir(c.paths), "platform config dir", "credentials.json and config.json"),
   spec("cursorAccessToken", none, "CURSOR_ACCESS_TOKEN", "string", z.string().min(1).optional(), none, "none", "Use this Cursor access token as-is (no refresh)", true),
   spec("cursorApiKey", none, "CURSOR_API_KEY", "string", z.string().min(1).optional(), none, "none", "Cursor user API key to exchange for tokens", true),

@@ -50,6 +50,7 @@ const DETAIL_AS_CODE = new Set<ProxyErrorDetail>([
   "outdated_client",
   "nesting_too_deep",
   "turn_in_progress",
+  "previous_response_not_found",
 ]);
 
 /** Machine-readable OpenAI `code` for every ProxyError code (exhaustive: a new code must choose one). */

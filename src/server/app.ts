@@ -1,10 +1,14 @@
 /**
  * The Hono app factory (house-style §1: `createApp(deps)`; tests call `app.request()` without sockets).
- * Routes: POST /v1/chat/completions, GET /v1/models, GET /v1/models/:id, GET /health.
+ * Routes: POST /v1/chat/completions, POST /v1/messages (+ /count_tokens), POST/GET/DELETE /v1/responses,
+ * GET /v1/models, GET /v1/models/:id, GET /health. Errors are Anthropic-shaped for Anthropic clients
+ * (`anthropic-version` header or a /v1/messages path).
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
+import { toAnthropicModelList } from "../bridge/anthropic-models.js";
 import { toOpenAIModelList } from "../bridge/model-list.js";
+import { createMemoryResponseStore } from "../engine/response-store.js";
 import { toOpenAIError } from "../openai/error-body.js";
 import { ProxyError } from "../util/errors.js";
 import { clampForMessage } from "../util/logger.js";
@@ -13,9 +17,16 @@ import { requireApiKey } from "./api-key.js";
 import { limitBody } from "./body-limit.js";
 import { handleChatCompletions } from "./chat-completions.js";
 import type { AppDeps } from "./deps.js";
+import { anthropicErrorResponse, createMessagesHandlers, PING_INTERVAL_MS } from "./messages.js";
 import { guardHost, guardOrigin, requireJson } from "./request-guard.js";
+import { registerResponsesRoutes } from "./responses.js";
 
-function errorResponse(error: unknown, requestId: string | undefined): Response {
+const isAnthropic = (c: Context) =>
+  c.req.header("anthropic-version") !== undefined || c.req.path.startsWith("/v1/messages");
+
+function errorResponse(error: unknown, c: Context<AppEnv>): Response {
+  const requestId = c.get("log")?.requestId;
+  if (isAnthropic(c)) return anthropicErrorResponse(error, requestId);
   const { status, headers, body } = toOpenAIError(error, { requestId });
   return new Response(JSON.stringify(body), {
     status,
@@ -72,6 +83,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.get("/v1/models", async (c) => {
     const models = await deps.engine.listModels(c.req.raw.signal);
+    if (isAnthropic(c)) return c.json(toAnthropicModelList(models, new Date(deps.now()).toISOString()));
     return c.json({ object: "list", data: toOpenAIModelList(models, ownedBy, Math.floor(deps.now() / 1000)) });
   });
   app.get("/v1/models/:id{.+}", async (c) => {
@@ -84,9 +96,17 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
         detail: "model_not_found",
       });
     }
+    const createdAt = new Date(deps.now()).toISOString();
+    if (isAnthropic(c)) {
+      return c.json({ type: "model", id: model.id, display_name: model.display_name, created_at: createdAt });
+    }
     return c.json({ ...model, created: Math.floor(deps.now() / 1000) });
   });
   app.post("/v1/chat/completions", (c) => handleChatCompletions(c, deps, c.get("log")));
+  const anthropic = createMessagesHandlers({ ...deps, pingIntervalMs: PING_INTERVAL_MS });
+  app.post("/v1/messages", (c) => anthropic.messages(c, c.get("log")));
+  app.post("/v1/messages/count_tokens", (c) => anthropic.countTokens(c));
+  registerResponsesRoutes(app, { ...deps, store: deps.responseStore ?? createMemoryResponseStore() });
 
   app.notFound((c) =>
     errorResponse(
@@ -95,16 +115,16 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
         `No route for ${c.req.method} ${clampForMessage(c.req.path, 200)}. The API lives under /v1.`,
         { detail: "route_not_found" },
       ),
-      c.get("log")?.requestId,
+      c,
     ),
   );
   app.onError((error, c) => {
     const proxyError = ProxyError.from(error);
-    const requestId = c.get("log")?.requestId;
     if (proxyError.code === "internal") {
+      const requestId = c.get("log")?.requestId;
       logger.error("unhandled error", { request_id: requestId, path: clampForMessage(c.req.path, 200), error });
     }
-    return errorResponse(proxyError, requestId);
+    return errorResponse(proxyError, c);
   });
   return app;
 }

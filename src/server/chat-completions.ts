@@ -3,7 +3,6 @@
  * How the turn reaches Cursor (resumed / continued / new / replayed), parking and remembering are the engine's.
  */
 import type { Context } from "hono";
-import type { BackendEvent } from "../backend/types.js";
 import { toChatCompletionChunks } from "../bridge/chunk-stream.js";
 import { toChatCompletion } from "../bridge/completion.js";
 import { toTurnInput } from "../bridge/turn-input.js";
@@ -13,40 +12,7 @@ import { toSseBody } from "../openai/sse.js";
 import { ProxyError } from "../util/errors.js";
 import type { RequestLog } from "./access-log.js";
 import type { AppDeps } from "./deps.js";
-
-async function readJson(c: Context): Promise<unknown> {
-  const text = await c.req.text();
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new ProxyError("invalid_request", "The request body is not valid JSON.", { param: "body" });
-  }
-}
-
-/**
- * Wraps the events so the access log learns time-to-first-token and token counts. A plain iterator rather than an
- * async generator: this sits on the per-event hot path, and a generator layer costs several promise hops per event.
- */
-function observe(events: AsyncIterable<BackendEvent>, log: RequestLog, now: () => number): AsyncIterable<BackendEvent> {
-  const record = (result: IteratorResult<BackendEvent>): IteratorResult<BackendEvent> => {
-    if (result.done === true) return result;
-    const event = result.value;
-    if (log.firstTokenAt === undefined && (event.type === "text-delta" || event.type === "reasoning-delta")) {
-      log.firstTokenAt = now();
-    }
-    if (event.type === "usage") log.tokens = event.usage.totalTokens;
-    return result;
-  };
-  return {
-    [Symbol.asyncIterator]: () => {
-      const iterator = events[Symbol.asyncIterator]();
-      return {
-        next: () => iterator.next().then(record),
-        return: async (value?: unknown) => (await iterator.return?.(value)) ?? { done: true, value: undefined },
-      };
-    },
-  };
-}
+import { observe, readJson } from "./request-io.js";
 
 /** Handles one chat completion request. */
 export async function handleChatCompletions(c: Context, deps: AppDeps, log: RequestLog): Promise<Response> {

@@ -1,5 +1,6 @@
 import type { ReasoningOutput } from "../bridge/chunk-stream.js";
 import type { BridgeEngine } from "../engine/index.js";
+import type { ResponseStore } from "../engine/response-store.js";
 import type { Logger } from "../util/logger.js";
 
 /** Which upstream answers: the real Cursor service or the embedded emulator. */
@@ -28,6 +29,8 @@ export interface AppOptions {
 export interface AppDeps {
   /** The conversation engine: every API surface runs its turns through it. */
   engine: BridgeEngine;
+  /** Stored responses of `/v1/responses`. @default an in-memory store (serve passes the durable file store) */
+  responseStore?: ResponseStore;
   logger: Logger;
   options: AppOptions;
   now: () => number;

@@ -61,7 +61,8 @@ export interface ProxyErrorDetails {
     | "already_exists"
     | "failed_precondition"
     | "out_of_range"
-    | "turn_in_progress";
+    | "turn_in_progress"
+    | "previous_response_not_found";
   request_too_large: "body_too_large";
   unsupported_media_type: "not_json";
   unauthenticated:

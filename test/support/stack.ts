@@ -74,7 +74,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     conversationStore: createMemoryConversationStore(),
     logger,
     stallTimeoutMs: options.stallTimeoutMs ?? 15_000,
-    parkedTurnTtlMs: options.parkedTurnTtlMs ?? 60_000,
   });
   const engine = createEngine({
     agentClient,

@@ -1,0 +1,68 @@
+/**
+ * SSE framing of the Responses API: every event is `event: <type>\ndata: <json>\n\n` and the stream simply ends
+ * after the terminal event (no `[DONE]`). The chat encoder in `openai/sse.ts` always appends `[DONE]` and a chat
+ * error frame, which Responses clients do not expect, so this is the Responses variant of the same pull-driven body:
+ * one event per read, backpressure reaches the source, cancelling calls the source's `return()`.
+ */
+import { toOpenAIError } from "../openai/error-body.js";
+import type { SseBodyOptions } from "../openai/sse.js";
+
+/** Encodes one event as an SSE frame named after its `type`. */
+export function encodeResponsesEvent(event: { type: string }): string {
+  return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+/**
+ * Encodes an event stream as the bytes the client receives. The translator turns backend failures into `error` and
+ * `response.failed` events itself; an error that still escapes becomes one `error` event (sequence number -1 marks
+ * it as out of band), then the end.
+ */
+export function toResponsesSseBody(
+  events: AsyncIterable<{ type: string }>,
+  options: SseBodyOptions = {},
+): ReadableStream<Uint8Array> {
+  const iterator = events[Symbol.asyncIterator]();
+  const encoder = new TextEncoder();
+  let canceled = false;
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    options.onEnd?.();
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let frame: string | undefined;
+        let last = false;
+        try {
+          const result = await iterator.next();
+          last = result.done === true;
+          if (!last) frame = encodeResponsesEvent(result.value);
+        } catch (error) {
+          options.onError?.(error);
+          const { code, message, param } = toOpenAIError(error).body.error;
+          const event = { type: "error", sequence_number: -1, code, message, param };
+          frame = encodeResponsesEvent(event);
+          last = true;
+        }
+        if (canceled) return;
+        if (frame !== undefined) controller.enqueue(encoder.encode(frame));
+        if (last) {
+          controller.close();
+          end();
+        }
+      },
+      async cancel(reason) {
+        canceled = true;
+        options.onCancel?.(reason);
+        try {
+          await iterator.return?.();
+        } finally {
+          end();
+        }
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
