@@ -4,7 +4,9 @@
  * strings, deep nesting, truncated or non-UTF-8 bodies, wrong content types, methods, hosts, origins and request ids.
  * Every answer must be well-formed: no 500 ever, a 5xx only when Cursor (the emulator) caused it, an OpenAI error
  * body on every error, a complete SSE stream or one error frame on a 200 stream, and the server still healthy at the
- * end. `FUZZ_SEED` and `FUZZ_CASES` reproduce or widen a run; the seed and the counts are printed.
+ * end. `FUZZ_SEED` and `FUZZ_CASES` reproduce or widen a run; the seed and the counts are printed. POST cases go to
+ * chat completions; `FUZZ_SURFACES=all` adds /v1/messages and /v1/responses (still opt-in: they answer some
+ * mutated bodies with a 500 today).
  */
 import { Agent, request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +15,7 @@ import { type FuzzRequest, fuzzRequest, Gen, MAX_BODY, prng } from "./support/fu
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const CASES = Number(process.env.FUZZ_CASES ?? 10_000);
+const SURFACES = process.env.FUZZ_SURFACES === "all" ? "all" : "chat";
 const CONCURRENCY = 12;
 
 interface Answer {
@@ -41,7 +44,8 @@ function send(agent: Agent, port: number, req: FuzzRequest): Promise<Answer> {
 
 const UPSTREAM_CODES = new Set(["upstream_unavailable", "upstream_error", "upstream_timeout", "blob_not_found"]);
 
-function checkErrorBody(text: string): string | undefined {
+/** OpenAI's `{error:{message,type,param,code}}`, or Anthropic's `{type:"error",error:{type,message}}`. */
+function checkErrorBody(text: string, anthropic = false): string | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -52,10 +56,17 @@ function checkErrorBody(text: string): string | undefined {
   if (typeof error !== "object" || error === null) return "no error object";
   if (typeof error.message !== "string" || error.message === "") return "no message";
   if (typeof error.type !== "string") return "no type";
+  if (/\n\s+at /.test(error.message)) return "stack trace in message";
+  if (anthropic) return (parsed as { type?: unknown }).type === "error" ? undefined : "no type: error";
   if (!(error.param === null || typeof error.param === "string")) return "bad param";
   if (!(error.code === null || typeof error.code === "string")) return "bad code";
-  if (/\n\s+at /.test(error.message)) return "stack trace in message";
   return undefined;
+}
+
+/** The machine code of an error body in either shape (Anthropic's carries ours in `error.type` only). */
+function codeOf(text: string): string {
+  const error = (JSON.parse(text) as { error?: { code?: string; type?: string } }).error;
+  return error?.code ?? error?.type ?? "";
 }
 
 /** Undefined when the answer is well-formed; otherwise what is wrong with it. */
@@ -63,16 +74,23 @@ function judge(req: FuzzRequest, answer: Answer, upstream: { count: number }): s
   const { status, headers, body } = answer;
   const type = String(headers["content-type"] ?? "");
   if (status === 500) return "500";
+  const anthropic = req.path.startsWith("/v1/messages");
   if (status > 500) {
-    const code = (JSON.parse(body) as { error?: { code?: string } }).error?.code ?? "";
-    if (!UPSTREAM_CODES.has(code)) return `${status} not caused upstream (${code})`;
+    const code = codeOf(body);
+    if (!UPSTREAM_CODES.has(code) && !(anthropic && status >= 502)) return `${status} not caused upstream (${code})`;
     upstream.count += 1;
   }
   if (status !== 408 && typeof headers["x-request-id"] !== "string") return "no x-request-id";
   if (req.method === "HEAD" || req.method === "OPTIONS" || status === 204) return undefined;
   if (status >= 400) {
     if (!type.includes("application/json")) return `error with content-type ${type}`;
-    return checkErrorBody(body);
+    return checkErrorBody(body, anthropic);
+  }
+  if (type.includes("text/event-stream") && req.path !== "/v1/chat/completions") {
+    // Anthropic and Responses streams end with their own final event (or an error event).
+    const last = body.trim().split("\n\n").at(-1) ?? "";
+    const final = /message_stop|response\.(completed|incomplete|failed)|event: error/.test(last);
+    return final ? undefined : `stream ended without a final event: ${last.slice(0, 120)}`;
   }
   if (type.includes("text/event-stream")) {
     if (body.endsWith("data: [DONE]\n\n")) return undefined;
@@ -108,7 +126,7 @@ describe("seeded fuzzer over every endpoint", () => {
   it(`answers ${CASES} fuzzed requests (seed ${SEED}) with well-formed responses and no 500`, async () => {
     const g = new Gen(prng(SEED));
     const port = stack.server.port;
-    const requests = Array.from({ length: CASES }, () => fuzzRequest(g, port));
+    const requests = Array.from({ length: CASES }, () => fuzzRequest(g, port, SURFACES));
     const byLabel = new Map<string, number>();
     const byStatus = new Map<number, number>();
     const failures: string[] = [];
@@ -148,7 +166,7 @@ describe("seeded fuzzer over every endpoint", () => {
     const statuses = [...byStatus.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}:${n}`);
     const labels = [...byLabel.entries()].sort().map(([l, n]) => `${l}:${n}`);
     process.stdout.write(
-      `reliability: fuzzer seed=${SEED} ran ${CASES} cases in ${seconds} s; statuses ${statuses.join(" ")}; ` +
+      `reliability: fuzzer seed=${SEED} surfaces=${SURFACES} ran ${CASES} cases in ${seconds} s; statuses ${statuses.join(" ")}; ` +
         `upstream-caused 5xx/frames ${upstream.count}; kinds ${labels.join(" ")}; failures ${failures.length}\n`,
     );
     expect(failures).toEqual([]);

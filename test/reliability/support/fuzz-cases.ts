@@ -189,13 +189,35 @@ export interface FuzzRequest {
   label: string;
 }
 
-function chatBody(g: Gen): { body: Buffer; label: string } {
+/** Valid Anthropic Messages and OpenAI Responses shapes (the other two POST surfaces). */
+function baseOther(g: Gen, surface: "messages" | "responses"): Record<string, unknown> {
+  const text = `hello ${g.int(1_000_000)}`;
+  if (surface === "responses") {
+    return g.chance(0.5)
+      ? { model: "auto", input: text }
+      : {
+          model: "auto",
+          instructions: "Be brief.",
+          input: [{ role: "user", content: [{ type: "input_text", text }] }],
+        };
+  }
+  return {
+    model: g.pick(["claude-4.5-sonnet", "auto"]),
+    max_tokens: 100,
+    ...(g.chance(0.3) ? { system: "Be brief." } : {}),
+    messages: [{ role: "user", content: g.chance(0.5) ? text : [{ type: "text", text }] }],
+  };
+}
+
+type Surface = "chat" | "messages" | "responses";
+
+function chatBody(g: Gen, surface: Surface = "chat"): { body: Buffer; label: string } {
   const roll = g.int(100);
   if (roll < 3) return { body: Buffer.alloc(0), label: "empty" };
   if (roll < 6) return { body: Buffer.from(Array.from({ length: g.int(200) }, () => g.int(256))), label: "bytes" };
   if (roll < 8) return { body: Buffer.from(JSON.stringify(g.json())), label: "random-json" };
   if (roll < 9) return { body: Buffer.alloc(MAX_BODY + 10, 0x20), label: "too-large" };
-  const value = baseChat(g);
+  const value = surface === "chat" ? baseChat(g) : baseOther(g, surface);
   const label = roll < 22 ? "valid" : "mutated";
   if (label === "mutated") mutate(g, value);
   const text = JSON.stringify(value);
@@ -203,7 +225,11 @@ function chatBody(g: Gen): { body: Buffer; label: string } {
   return { body: Buffer.from(text), label };
 }
 
-export function fuzzRequest(g: Gen, port: number): FuzzRequest {
+/**
+ * With `surfaces: "chat"` the POST cases all go to /v1/chat/completions; "all" spreads them over /v1/messages and
+ * /v1/responses too (opt-in with FUZZ_SURFACES=all until those surfaces answer every fuzzed body without a 500).
+ */
+export function fuzzRequest(g: Gen, port: number, surfaces: "chat" | "all" = "chat"): FuzzRequest {
   const headers: Record<string, string> = { host: `127.0.0.1:${port}` };
   if (g.chance(0.1)) headers["x-request-id"] = g.pick(["ok-id_1=", "has space", "a".repeat(300), "é", ""]);
   if (g.chance(0.02)) headers.host = g.pick(["evil.example", "localhost", "[::1]:1", "0.0.0.0:1"]);
@@ -211,7 +237,9 @@ export function fuzzRequest(g: Gen, port: number): FuzzRequest {
   if (g.chance(0.03)) headers.authorization = g.pick(["Bearer x", "Basic Zm9vOmJhcg==", "Bearer"]);
   const endpoint = g.int(100);
   if (endpoint < 75) {
-    const { body, label } = chatBody(g);
+    const surface: Surface = surfaces === "chat" || endpoint < 55 ? "chat" : endpoint < 65 ? "messages" : "responses";
+    const path = { chat: "/v1/chat/completions", messages: "/v1/messages", responses: "/v1/responses" }[surface];
+    const { body, label } = chatBody(g, surface);
     headers["content-type"] = g.chance(0.93)
       ? g.pick(["application/json", "application/json; charset=utf-8"])
       : g.pick([
@@ -220,7 +248,7 @@ export function fuzzRequest(g: Gen, port: number): FuzzRequest {
           "multipart/form-data; boundary=x",
           "application/xml",
         ]);
-    return { method: "POST", path: "/v1/chat/completions", headers, body, label: `chat:${label}` };
+    return { method: "POST", path, headers, body, label: `${surface}:${label}` };
   }
   if (endpoint < 83) return { method: "GET", path: "/v1/models", headers, body: undefined, label: "models" };
   if (endpoint < 88) {
