@@ -10,6 +10,7 @@ import { createBaseResponse } from "../bridge/responses-object.js";
 import { toEngineRequest } from "../bridge/responses-request.js";
 import type { Engine } from "../engine/index.js";
 import type { ResponseStore, StoredResponse } from "../engine/response-store.js";
+import { headerList } from "../openai/header-list.js";
 import { parseResponsesRequest, parseStoredItems } from "../responses/parse.js";
 import { toResponsesSseBody } from "../responses/sse.js";
 import type { ResponseObject } from "../responses/types.js";
@@ -97,8 +98,9 @@ async function createResponse(c: Context, deps: ResponsesDeps, log: RequestLog):
   log.route = turn.route;
 
   const headers: Record<string, string> = {};
-  if (parsed.ignoredParams.length > 0) headers["x-cursor-bridge-ignored-params"] = parsed.ignoredParams.join(",");
-  if (input.warnings.length > 0) headers["x-cursor-bridge-warnings"] = input.warnings.join(" | ").slice(0, 1000);
+  if (parsed.ignoredParams.length > 0)
+    headers["x-cursor-bridge-ignored-params"] = headerList(parsed.ignoredParams, ",");
+  if (input.warnings.length > 0) headers["x-cursor-bridge-warnings"] = headerList(input.warnings, " | ");
 
   const id = `resp_${deps.newId()}`;
   const store = request.store !== false;
