@@ -5,7 +5,7 @@
  * are redacted and never carry a stack trace. `x-should-retry: false` tells the Anthropic SDK (and Claude Code) not
  * to retry an error that cannot succeed on retry, such as an exhausted usage limit.
  */
-import { isAbortError, ProxyError } from "../util/errors.js";
+import { isAbortError, ProxyError, type ProxyErrorDetails } from "../util/errors.js";
 import { redactText } from "../util/logger.js";
 
 /** Anthropic's error body (also the payload of the streaming `event: error` frame). */
@@ -22,7 +22,7 @@ export interface AnthropicErrorResponse {
 }
 
 /** `detail` of the local API key check's ProxyError (same value the OpenAI edge knows). */
-const LOCAL_API_KEY_DETAIL = "local_api_key";
+const LOCAL_API_KEY_DETAIL = "local_api_key" satisfies ProxyErrorDetails["unauthenticated"];
 
 function typeFor(error: ProxyError): string {
   const status = error.status;
@@ -36,7 +36,13 @@ function typeFor(error: ProxyError): string {
   return "invalid_request_error";
 }
 
-function messageFor(error: ProxyError): string {
+function messageFor(error: ProxyError, requestId: string | undefined): string {
+  // An internal error is a bug of ours: its message (an exception's text) stays in the log, never in the answer.
+  if (error.code === "internal") {
+    return requestId === undefined
+      ? "Internal server error."
+      : `Internal server error (request id ${requestId}; the server log has the details).`;
+  }
   const message = redactText(error.message).trim() || "Request failed.";
   if (error.code === "unauthenticated" && error.detail !== LOCAL_API_KEY_DETAIL && !message.includes("login")) {
     return `${message} Run \`cursor-bridge login\` to sign in to Cursor.`;
@@ -48,7 +54,10 @@ function messageFor(error: ProxyError): string {
  * Converts anything thrown into the Anthropic error response. Non-ProxyError values become a generic 500 whose
  * message does not echo the original; aborts keep their 499 (the client is gone and never reads it).
  */
-export function toAnthropicError(error: unknown): AnthropicErrorResponse {
+export function toAnthropicError(
+  error: unknown,
+  context: { requestId?: string | undefined } = {},
+): AnthropicErrorResponse {
   const proxyError =
     error instanceof ProxyError
       ? error
@@ -63,6 +72,6 @@ export function toAnthropicError(error: unknown): AnthropicErrorResponse {
   return {
     status: proxyError.status,
     headers,
-    body: { type: "error", error: { type: typeFor(proxyError), message: messageFor(proxyError) } },
+    body: { type: "error", error: { type: typeFor(proxyError), message: messageFor(proxyError, context.requestId) } },
   };
 }

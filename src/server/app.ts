@@ -9,19 +9,22 @@ import { toAnthropicModelList } from "../bridge/anthropic-models.js";
 import { toOpenAIModelList } from "../bridge/model-list.js";
 import { toOpenAIError } from "../openai/error-body.js";
 import { ProxyError } from "../util/errors.js";
+import { clampForMessage } from "../util/logger.js";
 import { type AppEnv, accessLog } from "./access-log.js";
 import { requireApiKey } from "./api-key.js";
 import { limitBody } from "./body-limit.js";
 import { handleChatCompletions } from "./chat-completions.js";
 import type { AppDeps } from "./deps.js";
 import { anthropicErrorResponse, createMessagesHandlers, PING_INTERVAL_MS } from "./messages.js";
+import { guardHost, guardOrigin, requireJson } from "./request-guard.js";
 
 const isAnthropic = (c: Context) =>
   c.req.header("anthropic-version") !== undefined || c.req.path.startsWith("/v1/messages");
 
-function errorResponse(error: unknown, c: Context): Response {
-  if (isAnthropic(c)) return anthropicErrorResponse(error);
-  const { status, headers, body } = toOpenAIError(error);
+function errorResponse(error: unknown, c: Context<AppEnv>): Response {
+  const requestId = c.get("log")?.requestId;
+  if (isAnthropic(c)) return anthropicErrorResponse(error, requestId);
+  const { status, headers, body } = toOpenAIError(error, { requestId });
   return new Response(JSON.stringify(body), {
     status,
     headers: { ...headers, "content-type": "application/json; charset=utf-8" },
@@ -35,8 +38,24 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.use(accessLog(logger, deps.now, deps.newId));
-  if (options.corsOrigins.length > 0) {
-    app.use(cors({ origin: [...options.corsOrigins], allowHeaders: ["authorization", "content-type", "x-api-key"] }));
+  const allowedOrigins = [...new Set([...(options.allowedOrigins ?? []), ...options.corsOrigins])];
+  const guard = { allowedHosts: options.allowedHosts ?? [], allowedOrigins };
+  app.use(guardHost(guard));
+  app.use(guardOrigin(guard));
+  if (allowedOrigins.length > 0) {
+    app.use(
+      cors({
+        origin: allowedOrigins,
+        allowHeaders: ["authorization", "content-type", "x-api-key", "x-request-id"],
+        exposeHeaders: [
+          "x-request-id",
+          "x-cursor-bridge-ignored-params",
+          "x-cursor-bridge-warnings",
+          "retry-after",
+          "x-should-retry",
+        ],
+      }),
+    );
   }
   app.get("/health", (c) =>
     c.json({
@@ -49,11 +68,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     }),
   );
   if (options.apiKey !== undefined) app.use("/v1/*", requireApiKey(options.apiKey));
+  app.use("/v1/*", requireJson());
   app.use(
     "/v1/*",
     limitBody(options.maxBodyBytes, () => {
-      throw new ProxyError("invalid_request", `The request body is larger than ${options.maxBodyBytes} bytes.`, {
-        status: 413,
+      throw new ProxyError("request_too_large", `The request body is larger than ${options.maxBodyBytes} bytes.`, {
+        detail: "body_too_large",
       });
     }),
   );
@@ -86,13 +106,20 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.notFound((c) =>
     errorResponse(
-      new ProxyError("not_found", `No route for ${c.req.method} ${c.req.path}. The API lives under /v1.`),
+      new ProxyError(
+        "not_found",
+        `No route for ${c.req.method} ${clampForMessage(c.req.path, 200)}. The API lives under /v1.`,
+        { detail: "route_not_found" },
+      ),
       c,
     ),
   );
   app.onError((error, c) => {
     const proxyError = ProxyError.from(error);
-    if (proxyError.code === "internal") logger.error("unhandled error", { path: c.req.path, error });
+    const requestId = c.get("log")?.requestId;
+    if (proxyError.code === "internal") {
+      logger.error("unhandled error", { request_id: requestId, path: clampForMessage(c.req.path, 200), error });
+    }
     return errorResponse(proxyError, c);
   });
   return app;

@@ -6,6 +6,7 @@ import type { Context } from "hono";
 import { toChatCompletionChunks } from "../bridge/chunk-stream.js";
 import { toChatCompletion } from "../bridge/completion.js";
 import { toTurnInput } from "../bridge/turn-input.js";
+import { headerList } from "../openai/header-list.js";
 import { parseChatCompletionRequest } from "../openai/parse-request.js";
 import { toSseBody } from "../openai/sse.js";
 import { ProxyError } from "../util/errors.js";
@@ -24,8 +25,8 @@ export async function handleChatCompletions(c: Context, deps: AppDeps, log: Requ
   const turn = await deps.engine.startTurn(input.request, abort.signal);
   log.route = turn.route;
   const headers: Record<string, string> = {};
-  if (ignoredParams.length > 0) headers["x-cursor-bridge-ignored-params"] = ignoredParams.join(",");
-  if (input.warnings.length > 0) headers["x-cursor-bridge-warnings"] = input.warnings.join(" | ").slice(0, 1000);
+  if (ignoredParams.length > 0) headers["x-cursor-bridge-ignored-params"] = headerList(ignoredParams, ",");
+  if (input.warnings.length > 0) headers["x-cursor-bridge-warnings"] = headerList(input.warnings, " | ");
 
   const options = {
     id: `chatcmpl-${deps.newId()}`,

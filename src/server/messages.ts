@@ -30,8 +30,8 @@ export interface MessagesHandlerOptions {
 }
 
 /** Anthropic-shaped JSON error response for anything thrown. */
-export function anthropicErrorResponse(error: unknown): Response {
-  const { status, headers, body } = toAnthropicError(error);
+export function anthropicErrorResponse(error: unknown, requestId?: string): Response {
+  const { status, headers, body } = toAnthropicError(error, { requestId });
   return new Response(JSON.stringify(body), {
     status,
     headers: { ...headers, "content-type": "application/json; charset=utf-8" },
@@ -69,15 +69,8 @@ function loadCounter(): Promise<TokenCounter> {
 export function createMessagesHandlers(options: MessagesHandlerOptions) {
   const sign = thinkingSigner(randomBytes(32));
 
+  /** Errors thrown here reach the app's onError, which logs internal ones and answers in Anthropic's shape. */
   async function messages(c: Context, log: RequestLog): Promise<Response> {
-    try {
-      return await handleMessages(c, log);
-    } catch (error) {
-      return anthropicErrorResponse(error);
-    }
-  }
-
-  async function handleMessages(c: Context, log: RequestLog): Promise<Response> {
     const { request: body, ignoredParams } = parseMessagesRequest(await readJson(c));
     const { request: translated, warnings } = toEngineRequest(body);
     const models = await options.engine.listModels(c.req.raw.signal);
@@ -134,14 +127,10 @@ export function createMessagesHandlers(options: MessagesHandlerOptions) {
   }
 
   async function countTokens(c: Context): Promise<Response> {
-    try {
-      const { request: body } = parseCountTokensRequest(await readJson(c));
-      const { request } = toEngineRequest(body);
-      const result: CountTokensResponse = { input_tokens: estimateInputTokens(request, await loadCounter()) };
-      return c.json(result);
-    } catch (error) {
-      return anthropicErrorResponse(error);
-    }
+    const { request: body } = parseCountTokensRequest(await readJson(c));
+    const { request } = toEngineRequest(body);
+    const result: CountTokensResponse = { input_tokens: estimateInputTokens(request, await loadCounter()) };
+    return c.json(result);
   }
 
   return { messages, countTokens };
