@@ -54,7 +54,10 @@ function messageFor(error: ProxyError, requestId: string | undefined): string {
  * Converts anything thrown into the Anthropic error response. Non-ProxyError values become a generic 500 whose
  * message does not echo the original; aborts keep their 499 (the client is gone and never reads it).
  */
-export function toAnthropicError(error: unknown, requestId?: string): AnthropicErrorResponse {
+export function toAnthropicError(
+  error: unknown,
+  context: { requestId?: string | undefined } = {},
+): AnthropicErrorResponse {
   const proxyError =
     error instanceof ProxyError
       ? error
@@ -69,6 +72,6 @@ export function toAnthropicError(error: unknown, requestId?: string): AnthropicE
   return {
     status: proxyError.status,
     headers,
-    body: { type: "error", error: { type: typeFor(proxyError), message: messageFor(proxyError, requestId) } },
+    body: { type: "error", error: { type: typeFor(proxyError), message: messageFor(proxyError, context.requestId) } },
   };
 }

@@ -177,6 +177,43 @@ describe("POST /v1/messages", () => {
     expect(await res.json()).toMatchObject({ type: "error", error: { type } });
   });
 
+  it("answers every malformed body with a 4xx in Anthropic's shape, never a 500", async () => {
+    const app = appWith(fixtureEngine(() => TEXT).engine);
+    const user = (content: unknown) => ({ ...BASE, messages: [{ role: "user", content }] });
+    const bodies: unknown[] = [
+      "null",
+      "[]",
+      "42",
+      {},
+      { ...BASE },
+      { ...BASE, messages: "hi" },
+      { ...BASE, model: 7, messages: [{ role: "user", content: "x" }] },
+      { ...BASE, max_tokens: 0, messages: [{ role: "user", content: "x" }] },
+      user(null),
+      user([{ type: "text" }]),
+      user([{ type: "image", source: { type: "base64", media_type: "image/png", data: "!!" } }]),
+      user([{ type: "image", source: { type: "base64", media_type: "image/png" } }]),
+      user([{ type: "tool_result", content: "x" }]),
+      user([{ type: "tool_result", tool_use_id: "t", content: [{ type: "document" }] }]),
+      user([{ type: "thinking", thinking: "x" }]),
+      { ...BASE, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t", name: "x", input: [] }] }] },
+      { ...user("x"), tools: [{ name: "" }] },
+      { ...user("x"), tools: [{ name: "a", input_schema: "no" }] },
+      { ...user("x"), tool_choice: { type: "sometimes" } },
+      { ...user("x"), thinking: { type: "enabled", budget_tokens: "lots" } },
+      { ...user("x"), output_config: { effort: "extreme" } },
+      { ...user("x"), system: [{ type: "image" }] },
+    ];
+    for (const body of bodies) {
+      const res = await app.request("/v1/messages", post(body));
+      const json = (await res.json()) as { type: string; error: { type: string; message: string } };
+      expect({ body, status: res.status }).toMatchObject({ status: 400 });
+      expect(json.type).toBe("error");
+      expect(json.error.type).toBe("invalid_request_error");
+      expect(json.error.message.length).toBeGreaterThan(0);
+    }
+  });
+
   it.each([
     [new ProxyError("not_found", "The model `claude-x` does not exist."), 404, "not_found_error"],
     [new ProxyError("rate_limited", "Slow down."), 429, "rate_limit_error"],

@@ -14,7 +14,6 @@ import { toAnthropicEvents, toAnthropicMessage } from "../bridge/anthropic-event
 import { resolveAnthropicModel } from "../bridge/anthropic-models.js";
 import { toEngineRequest } from "../bridge/anthropic-request.js";
 import type { Engine } from "../engine/index.js";
-import { headerList } from "../openai/header-list.js";
 import { ProxyError } from "../util/errors.js";
 import type { RequestLog } from "./access-log.js";
 import { observe, readJson } from "./request-io.js";
@@ -32,7 +31,7 @@ export interface MessagesHandlerOptions {
 
 /** Anthropic-shaped JSON error response for anything thrown. */
 export function anthropicErrorResponse(error: unknown, requestId?: string): Response {
-  const { status, headers, body } = toAnthropicError(error, requestId);
+  const { status, headers, body } = toAnthropicError(error, { requestId });
   return new Response(JSON.stringify(body), {
     status,
     headers: { ...headers, "content-type": "application/json; charset=utf-8" },
@@ -46,8 +45,8 @@ function thinkingSigner(key: Buffer): (text: string) => string {
 
 function warningHeaders(ignoredParams: string[], warnings: string[]): Record<string, string> {
   const headers: Record<string, string> = {};
-  if (ignoredParams.length > 0) headers["x-cursor-bridge-ignored-params"] = headerList(ignoredParams, ",");
-  if (warnings.length > 0) headers["x-cursor-bridge-warnings"] = headerList(warnings, " | ");
+  if (ignoredParams.length > 0) headers["x-cursor-bridge-ignored-params"] = ignoredParams.join(",");
+  if (warnings.length > 0) headers["x-cursor-bridge-warnings"] = warnings.join(" | ").slice(0, 1000);
   return headers;
 }
 
@@ -70,15 +69,8 @@ function loadCounter(): Promise<TokenCounter> {
 export function createMessagesHandlers(options: MessagesHandlerOptions) {
   const sign = thinkingSigner(randomBytes(32));
 
+  /** Errors thrown here reach the app's onError, which logs internal ones and answers in Anthropic's shape. */
   async function messages(c: Context, log: RequestLog): Promise<Response> {
-    try {
-      return await handleMessages(c, log);
-    } catch (error) {
-      return anthropicErrorResponse(error);
-    }
-  }
-
-  async function handleMessages(c: Context, log: RequestLog): Promise<Response> {
     const { request: body, ignoredParams } = parseMessagesRequest(await readJson(c));
     const { request: translated, warnings } = toEngineRequest(body);
     const models = await options.engine.listModels(c.req.raw.signal);
@@ -135,14 +127,10 @@ export function createMessagesHandlers(options: MessagesHandlerOptions) {
   }
 
   async function countTokens(c: Context): Promise<Response> {
-    try {
-      const { request: body } = parseCountTokensRequest(await readJson(c));
-      const { request } = toEngineRequest(body);
-      const result: CountTokensResponse = { input_tokens: estimateInputTokens(request, await loadCounter()) };
-      return c.json(result);
-    } catch (error) {
-      return anthropicErrorResponse(error);
-    }
+    const { request: body } = parseCountTokensRequest(await readJson(c));
+    const { request } = toEngineRequest(body);
+    const result: CountTokensResponse = { input_tokens: estimateInputTokens(request, await loadCounter()) };
+    return c.json(result);
   }
 
   return { messages, countTokens };
