@@ -35,9 +35,15 @@ module.exports = {
       "the Responses wire format knows nothing about Cursor",
     ),
     forbid(
+      "anthropic-stands-alone",
+      layer("anthropic"),
+      "^src/(?!(anthropic|util)/)",
+      "anthropic knows nothing about Cursor",
+    ),
+    forbid(
       "bridge-is-pure",
       layer("bridge"),
-      "^src/(?!(bridge|openai|responses|backend/types|engine/types|util)(/|\\.ts$))",
+      "^src/(?!(bridge|openai|anthropic|responses|backend/types|engine/types|util)(/|\\.ts$))",
       "bridge: pure translation, types only",
     ),
     forbid(

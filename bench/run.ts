@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick]`: cursor-bridge side by side with a direct connect-es client and a full-history-replay
+ * `npm run bench [-- --quick] [-- --only=overhead,memory,rebuild,tools,memory-budget]`: cursor-bridge side by side with a direct connect-es client and a full-history-replay
  * baseline, all against the emulator (in a child process) on loopback. Prints a table with every target marked met or
  * missed and writes bench/results.json. Re-executes itself under `node --expose-gc` (the memory scenario needs
  * global.gc) without touching package.json's `tsx bench/run.ts`.
@@ -11,7 +11,9 @@ import { fileURLToPath } from "node:url";
 import { startBenchStack } from "./bench-stack.js";
 import { capacityReport, runMemory, runThroughput } from "./capacity.js";
 import { conversationReport, runContinuation, runToolRoundTrips } from "./conversations.js";
+import { memoryBudgetReport, runMemoryBudget } from "./memory-budget.js";
 import { overheadTable, overheadTargets, runOverhead } from "./overhead.js";
+import { REBUILD_TARGET, rebuildReport, runRebuild } from "./rebuild.js";
 import { renderReport, type Table, type TargetResult } from "./report.js";
 import { closeIdleSockets } from "./sse-client.js";
 
@@ -43,6 +45,9 @@ function settingsFor(quick: boolean) {
     throughputStreams: 200,
     throughputTokens: quick ? 50 : 500,
     warmup: quick ? 3 : 5,
+    /** Rebuild: history sizes (the target is at 10,000) and repeats per size. */
+    rebuildSizes: [2_500, REBUILD_TARGET.messages],
+    rebuildRepeats: quick ? 1 : 3,
   };
 }
 
@@ -62,51 +67,77 @@ async function main(): Promise<void> {
   log(
     `mode ${s.mode}; emulator in a child process; ${cpus().length} CPUs; node ${process.version}; load ${loadBefore.map((l) => l.toFixed(2)).join(" ")}`,
   );
-  const fast = await startBenchStack(s.overheadEmulator);
-  let overhead: Awaited<ReturnType<typeof runOverhead>>;
-  let memory: Awaited<ReturnType<typeof runMemory>>;
-  let throughput: Awaited<ReturnType<typeof runThroughput>>;
-  try {
-    log("1/5 overhead");
-    overhead = await runOverhead(fast, {
-      concurrencies: [1, 50, 200],
-      samples: s.samples,
-      tokens: s.overheadTokens,
-      warmup: s.warmup,
-    });
-    log("4/5 memory");
-    memory = await runMemory(fast, s.parked);
-    log("5/5 throughput");
-    throughput = await runThroughput(fast, s.throughputStreams, s.throughputTokens);
-  } finally {
-    await fast.close();
+  const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
+  const wanted = (name: string) => only === undefined || only.split(",").includes(name);
+  const results: Record<string, unknown> = {};
+
+  if (wanted("overhead") || wanted("memory") || wanted("throughput") || wanted("rebuild")) {
+    const fast = await startBenchStack(s.overheadEmulator);
+    try {
+      if (wanted("overhead")) {
+        log("overhead");
+        const overhead = await runOverhead(fast, {
+          concurrencies: [1, 50, 200],
+          samples: s.samples,
+          tokens: s.overheadTokens,
+          warmup: s.warmup,
+        });
+        results.overhead = overhead;
+        tables.push(
+          overheadTable(overhead, [
+            `emulator bootstrap latency 0 ms (isolates the bridge), ${s.overheadEmulator.tokensPerSecond} tokens/s, ${s.overheadTokens} text tokens per reply`,
+            "added = bridge percentile − direct percentile; the bridge path includes the client's HTTP/1.1 SSE hop",
+          ]),
+        );
+        targets.push(...overheadTargets(overhead));
+      }
+      if (wanted("memory") || wanted("throughput")) {
+        log("memory per parked conversation");
+        const memory = await runMemory(fast, s.parked);
+        log("throughput");
+        const throughput = await runThroughput(fast, s.throughputStreams, s.throughputTokens);
+        Object.assign(results, { memory, throughput });
+        const cap = capacityReport(memory, throughput);
+        tables.push(...cap.tables);
+        targets.push(...cap.targets);
+      }
+      if (wanted("rebuild")) {
+        log("rebuild from history");
+        const rebuild = await runRebuild(fast, s.rebuildSizes, s.rebuildRepeats);
+        results.rebuild = rebuild;
+        const rb = rebuildReport(rebuild);
+        tables.push(rb.table);
+        targets.push(...rb.targets);
+      }
+    } finally {
+      await fast.close();
+    }
   }
-  const realistic = await startBenchStack(s.conversationEmulator);
-  let tools: Awaited<ReturnType<typeof runToolRoundTrips>>;
-  let continuation: Awaited<ReturnType<typeof runContinuation>>;
-  try {
-    log("2/5 tool round trips");
-    tools = await runToolRoundTrips(realistic, s.toolCalls, s.conversationEmulator.bootstrapLatencyMs);
-    log("3/5 continuation");
-    continuation = await runContinuation(realistic, s.turns);
-  } finally {
-    await realistic.close();
-    closeIdleSockets();
+  if (wanted("tools") || wanted("continuation")) {
+    const realistic = await startBenchStack(s.conversationEmulator);
+    try {
+      log("tool round trips");
+      const tools = await runToolRoundTrips(realistic, s.toolCalls, s.conversationEmulator.bootstrapLatencyMs);
+      log("continuation");
+      const continuation = await runContinuation(realistic, s.turns);
+      Object.assign(results, { toolRoundTrips: tools, continuation });
+      const conv = conversationReport(tools, continuation);
+      tables.push(...conv.tables);
+      targets.push(...conv.targets);
+    } finally {
+      await realistic.close();
+      closeIdleSockets();
+    }
   }
 
-  tables.push(
-    overheadTable(overhead, [
-      `emulator bootstrap latency 0 ms (isolates the bridge), ${s.overheadEmulator.tokensPerSecond} tokens/s, ${s.overheadTokens} text tokens per reply`,
-      "added = bridge percentile − direct percentile; the bridge path includes the client's HTTP/1.1 SSE hop",
-    ]),
-  );
-  targets.push(...overheadTargets(overhead));
-  const conv = conversationReport(tools, continuation);
-  tables.push(...conv.tables);
-  targets.push(...conv.targets);
-  const cap = capacityReport(memory, throughput);
-  tables.push(...cap.tables);
-  targets.push(...cap.targets);
+  if (wanted("memory-budget")) {
+    log("memory budget (serve --upstream emulator in its own process)");
+    const memoryBudget = await runMemoryBudget();
+    results.memoryBudget = memoryBudget;
+    const mb = memoryBudgetReport(memoryBudget);
+    tables.push(mb.table);
+    targets.push(...mb.targets);
+  }
 
   const loadAfter = loadavg();
   const report = renderReport(tables, targets);
@@ -117,24 +148,21 @@ async function main(): Promise<void> {
   process.stdout.write(
     `\nload average (1/5/15 min) before ${loadBefore.map((l) => l.toFixed(2)).join(" ")}, after ${loadAfter.map((l) => l.toFixed(2)).join(" ")} on ${cpus().length} CPUs\n`,
   );
-  const results = {
+  const summary = {
     mode: s.mode,
+    only: only ?? "all",
     date: new Date().toISOString(),
     node: process.version,
     cpus: cpus().length,
     loadAverage: { before: loadBefore, after: loadAfter },
     durationMs: Math.round(performance.now() - started),
     settings: { ...s, samples: [1, 50, 200].map((c) => ({ concurrency: c, samples: s.samples(c) })) },
-    overhead,
-    toolRoundTrips: tools,
-    continuation,
-    memory,
-    throughput,
+    ...results,
     targets,
   };
   const out = fileURLToPath(new URL("./results.json", import.meta.url));
-  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
-  log(`done in ${(results.durationMs / 1000).toFixed(1)} s; wrote ${out}`);
+  writeFileSync(out, `${JSON.stringify(summary, null, 2)}\n`);
+  log(`done in ${(summary.durationMs / 1000).toFixed(1)} s; wrote ${out}`);
 }
 
 main().catch((error: unknown) => {

@@ -1,5 +1,5 @@
 /**
- * The agent client façade (issue 4): `startTurn()` runs turns against Cursor's agent API (or the emulator) and
+ * The agent client façade: `startTurn()` runs turns against Cursor's agent API (or the emulator) and
  * `listModels()` lists models. Every edge is injected; defaults for the rest are built here, in one place.
  */
 import { randomUUID } from "node:crypto";
@@ -25,6 +25,8 @@ export interface AgentClientOptions {
   conversationStore?: ConversationStore;
   /** cursor-bridge's data directory; required unless `conversationStore` is given. */
   dataDir?: string;
+  /** Caps of the default file store (see FileConversationStoreOptions). */
+  storeLimits?: { maxEntries?: number; maxTotalBytes?: number };
   /** @default Date.now */
   now?: () => number;
   /** Ids for user messages and fallback tool-call ids. @default crypto.randomUUID */
@@ -35,8 +37,6 @@ export interface AgentClientOptions {
   environment?: WorkspaceEnvironment;
   /** `client_heartbeat` interval (§4.2). @default 5000 */
   heartbeatIntervalMs?: number;
-  /** How long a turn parked on tool calls stays open without results. @default 900000 (15 min) */
-  parkedTurnTtlMs?: number;
   /** No real progress (heartbeats do not count) for this long while output is awaited → timeout. @default 120000 */
   stallTimeoutMs?: number;
   /**
@@ -63,7 +63,12 @@ function storeFrom(options: AgentClientOptions, logger: Logger, now: () => numbe
   if (options.dataDir === undefined) {
     throw new ProxyError("internal", "createAgentClient needs a conversationStore or a dataDir.");
   }
-  return createFileConversationStore({ dir: join(options.dataDir, "conversations"), logger, now });
+  return createFileConversationStore({
+    dir: join(options.dataDir, "conversations"),
+    logger,
+    now,
+    ...options.storeLimits,
+  });
 }
 
 /** Creates the agent client. */
@@ -89,7 +94,6 @@ export function createAgentClient(options: AgentClientOptions): AgentClient {
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 5000,
       stallTimeoutMs: options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
       toolBatchWindowMs: options.toolBatchWindowMs ?? 40,
-      parkedTurnTtlMs: options.parkedTurnTtlMs ?? 15 * 60 * 1000,
       cancelGraceMs: options.cancelGraceMs ?? 250,
       drainTimeoutMs: options.drainTimeoutMs ?? 5000,
     },

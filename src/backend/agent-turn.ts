@@ -1,5 +1,5 @@
 /**
- * One user turn on one upstream Run (cursor-protocol.md §4.4, §5.4), consumed in segments: a segment ends with
+ * One user turn on one upstream Run (docs/protocol.md §4.4, §5.4), consumed in segments: a segment ends with
  * `turn-end` `stop`, or with `tool-calls` leaving the stream open (parked, heartbeats continue) until `resume()`
  * delivers the results on the same stream. The first segment retries connection loss before any output, refreshes
  * the token once on `unauthenticated`, and rebuilds the state once when a checkpoint or blob is rejected.
@@ -16,6 +16,7 @@ import { buildRunRequest, rebuildPlan, systemPromptOf, type TurnPlan } from "./r
 import { RunSession, type SessionTimings } from "./run-session.js";
 import { createToolNameMap, type ToolNameMap } from "./tool-names.js";
 import { TurnChannel } from "./turn-channel.js";
+import { assertTransition, inSegment, statusOf, type TurnPhase } from "./turn-phase.js";
 import { type RecoveryState, recoverFirstSegment } from "./turn-recovery.js";
 import { loadTurnPlan, matchResults, openRunWithDeadline } from "./turn-setup.js";
 import type {
@@ -40,13 +41,13 @@ export interface TurnDependencies {
   logger: Logger;
   now: () => number;
   newId: () => string;
-  timings: SessionTimings & { parkedTurnTtlMs: number; cancelGraceMs: number; drainTimeoutMs: number };
+  timings: SessionTimings & { cancelGraceMs: number; drainTimeoutMs: number };
   retry: { attempts: number; baseDelayMs: number };
 }
 
 /**
  * Tool-name maps by tool list. The agent client interns tool lists (tool-list-cache.ts), so turns with the same tools
- * share one immutable map instead of holding two Maps each while parked (issue 7).
+ * share one immutable map instead of holding two Maps each while parked (thousands of turns may be parked).
  */
 const toolNameMaps = new WeakMap<readonly ClientTool[], ToolNameMap>();
 
@@ -59,10 +60,14 @@ function toolNameMapFor(tools: readonly ClientTool[]): ToolNameMap {
   return map;
 }
 
+/** The close reason the parked-turn registry gives when a parked turn's TTL runs out. */
+export const EXPIRED_REASON = "parked turn expired";
+
 /** The AgentTurn implementation. */
 export class CursorAgentTurn implements AgentTurn {
   readonly conversationId: string;
-  private state: AgentTurnStatus = "new";
+  /** See turn-phase.ts for the phases and the allowed transitions. */
+  private phase: TurnPhase = "new";
   private readonly toolNames: ToolNameMap;
   private readonly logger: Logger;
   private controller: AbortController | undefined;
@@ -73,12 +78,7 @@ export class CursorAgentTurn implements AgentTurn {
   private channel = new TurnChannel();
   /** Tool calls yielded to the caller in the current segment and not yet answered. */
   private announced: string[] = [];
-  private outputStarted = false;
-  /** The current segment reached its turn-end (set before the event is yielded, so a consumer may stop there). */
-  private settled = false;
-  private expired = false;
   private saving: Promise<void> = Promise.resolve();
-  private parkTimer: ReturnType<typeof setTimeout> | undefined;
   private closing: Promise<void> | undefined;
   private readonly recovery: RecoveryState = { refreshed: false, rebuilt: false, connectionRetries: 0 };
 
@@ -86,7 +86,7 @@ export class CursorAgentTurn implements AgentTurn {
   private readonly tools: readonly ClientTool[];
   /**
    * The caller's history. Only the first segment needs it (planning, opening, rebuilding); it is released when that
-   * segment parks, so a parked turn does not hold the whole conversation (issue 7). Checkpoints keep what they need
+   * segment parks, so a parked turn does not hold the whole conversation. Checkpoints keep what they need
    * in {@link checkpointKey}.
    */
   private history: readonly HistoryMessage[] | undefined;
@@ -106,11 +106,15 @@ export class CursorAgentTurn implements AgentTurn {
   }
 
   get status(): AgentTurnStatus {
-    return this.state;
+    return statusOf(this.phase);
   }
 
   get pendingToolCallIds(): readonly string[] {
-    return this.state === "parked" ? [...this.announced] : [];
+    return this.phase === "parked" ? [...this.announced] : [];
+  }
+
+  private moveTo(phase: TurnPhase): void {
+    this.phase = assertTransition(this.phase, phase);
   }
 
   stream(signal?: AbortSignal): AsyncIterable<BackendEvent> {
@@ -131,7 +135,6 @@ export class CursorAgentTurn implements AgentTurn {
     results: ToolResult[] | undefined,
   ): AsyncGenerator<BackendEvent> {
     this.enterSegment(results === undefined);
-    this.settled = false;
     try {
       if (results === undefined) await this.openWithRecovery(signal);
       else await this.deliver(results);
@@ -141,7 +144,7 @@ export class CursorAgentTurn implements AgentTurn {
         if (item === undefined) continue;
         if (item.type === "event") {
           if (item.event.type === "tool-call") this.announced.push(item.event.toolCallId);
-          if (item.event.type !== "checkpoint") this.outputStarted = true;
+          if (item.event.type !== "checkpoint" && this.phase === "opening") this.moveTo("streaming");
           yield item.event;
         } else if (item.type === "pause") {
           if (!this.announced.some((id) => this.session?.pending.has(id))) continue;
@@ -164,17 +167,18 @@ export class CursorAgentTurn implements AgentTurn {
         ? new ProxyError("canceled", "The turn was canceled.", { cause: error })
         : ProxyError.from(error);
     } finally {
-      if (!this.settled) await this.close(signal?.aborted === true ? "canceled" : "error");
+      if (inSegment(this.phase)) await this.close(signal?.aborted === true ? "canceled" : "error");
     }
   }
 
   private enterSegment(first: boolean): void {
-    if (first ? this.state !== "new" : this.state !== "parked") {
-      if (this.expired) throw new ProxyError("not_found", "The parked turn expired.", { detail: "turn_expired" });
+    if (first ? this.phase !== "new" : this.phase !== "parked") {
+      if (this.phase === "expired") {
+        throw new ProxyError("not_found", "The parked turn expired.", { detail: "turn_expired" });
+      }
       throw new ProxyError("invalid_request", first ? "stream() may be called once." : "The turn is not parked.");
     }
-    clearTimeout(this.parkTimer);
-    this.state = "streaming";
+    this.moveTo(first ? "opening" : "streaming");
   }
 
   /** The next channel item; on a recoverable failure of the first segment, reopens and returns undefined. */
@@ -182,7 +186,7 @@ export class CursorAgentTurn implements AgentTurn {
     try {
       return await this.channel.next(signal);
     } catch (error) {
-      if (!first || this.outputStarted || signal?.aborted === true) throw error;
+      if (!first || this.phase !== "opening" || signal?.aborted === true) throw error;
       if (!(await this.recover(error, signal))) throw error;
       await this.openWithRecovery(signal);
       this.session?.setStallWatch(true);
@@ -256,7 +260,7 @@ export class CursorAgentTurn implements AgentTurn {
         systemPrompt: systemPromptOf(this.messages),
         takenToolCallIds: this.takenToolCallIds,
         // Bound methods, not arrow properties: tsx (esbuild keepNames) gives every named arrow its own `name`
-        // property, hidden class and property store, which a parked turn would carry (issue 7).
+        // property, hidden class and property store, which every parked turn would carry.
         newHex: this.newHex.bind(this),
       },
       onCheckpoint: this.onCheckpoint.bind(this),
@@ -329,21 +333,15 @@ export class CursorAgentTurn implements AgentTurn {
     await this.saving;
     yield { type: "usage", usage: { inputTokens: total - output, outputTokens: output, totalTokens: total } };
     if (reason === "tool-calls") {
-      this.state = "parked";
+      // Parked until resume() or close(); how long it may wait is the parked-turn registry's decision (one TTL).
+      this.moveTo("parked");
       this.releaseSetup();
       session?.setStallWatch(false);
-      this.parkTimer = setTimeout(() => {
-        this.expired = true;
-        this.logger.info("Parked turn expired without tool results", { ttlMs: this.deps.timings.parkedTurnTtlMs });
-        void this.close("expired");
-      }, this.deps.timings.parkedTurnTtlMs);
-      this.parkTimer.unref?.();
     } else {
-      this.state = "ended";
+      this.moveTo("ended");
       session?.close();
       this.session = undefined;
     }
-    this.settled = true;
     yield { type: "turn-end", reason };
   }
 
@@ -360,9 +358,9 @@ export class CursorAgentTurn implements AgentTurn {
   }
 
   private async shutdown(reason: string): Promise<void> {
-    clearTimeout(this.parkTimer);
-    const wasOpen = this.state !== "ended";
-    this.state = "ended";
+    const wasOpen = this.phase !== "ended" && this.phase !== "expired";
+    if (wasOpen) this.moveTo(this.phase === "parked" && reason === EXPIRED_REASON ? "expired" : "ended");
+    if (this.phase === "expired") this.logger.info("Parked turn expired without tool results");
     const session = this.session;
     this.session = undefined;
     if (session !== undefined && wasOpen) {

@@ -2,7 +2,7 @@
  * The client-side KV blob store of cursor-protocol.md §5.3. Blob ids are SHA-256 of the blob bytes (32 raw bytes),
  * keyed by lowercase hex. Every operation is synchronous so `get_blob_args` / `set_blob_args` are answered at once.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
 /** A content-addressed blob map used for the lifetime of one turn. */
 export interface BlobStore {
@@ -10,7 +10,10 @@ export interface BlobStore {
   get(id: Uint8Array): Uint8Array | undefined;
   /** Stores a blob under the id the server chose (server ids are stored verbatim, §5.3 / §9 item 6). */
   set(id: Uint8Array, data: Uint8Array): void;
-  /** Stores a blob under its SHA-256 and returns the raw id. */
+  /**
+   * Stores a blob under its SHA-256 and returns the raw id. The store keeps `data` itself (no copy): callers hand over
+   * bytes they just encoded and do not change them afterwards.
+   */
   put(data: Uint8Array): Uint8Array;
   has(id: Uint8Array): boolean;
   /** Number of blobs held. */
@@ -21,7 +24,8 @@ export interface BlobStore {
 
 /** SHA-256 of the bytes: the blob id Cursor's clients compute (§5.3). */
 export function blobIdOf(data: Uint8Array): Uint8Array {
-  return new Uint8Array(createHash("sha256").update(data).digest());
+  // One-shot hash: a rebuild hashes one blob per history message, and createHash's object per call costs more.
+  return new Uint8Array(hash("sha256", data, "buffer"));
 }
 
 /** Lowercase hex of a blob id. */
@@ -52,7 +56,8 @@ class MemoryBlobStore implements BlobStore {
 
   put(data: Uint8Array): Uint8Array {
     const id = blobIdOf(data);
-    this.blobs.set(toHex(id), data.slice());
+    const key = toHex(id);
+    if (!this.blobs.has(key)) this.blobs.set(key, data);
     return id;
   }
 

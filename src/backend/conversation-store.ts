@@ -1,11 +1,11 @@
 /**
- * Per-conversation persistence of the latest checkpoint and the blobs it needs (cursor-protocol.md §5.3, §5.4): the
+ * Per-conversation persistence of the latest checkpoint and the blobs it needs (docs/protocol.md §5.3, §5.4): the
  * next turn sends the checkpoint back as `conversation_state`, and the server then reads blobs set in earlier turns.
  * Saving drops blobs the checkpoint no longer reaches; records expire after a TTL.
  */
 import { reachableBlobIds } from "./blob-graph.js";
 
-/** Default time a conversation is kept after its last save: 7 days (EPH uses the same TTL, §5.3). */
+/** Default time a conversation is kept after its last save: 7 days (another client, EPH, keeps the same; docs/protocol.md §5.3). */
 export const DEFAULT_CONVERSATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** What is stored for one conversation. */

@@ -7,6 +7,7 @@ import {
   ConversationStateStructureSchema,
   ConversationTurnStructureSchema,
 } from "../gen/agent/v1/conversation_state_pb.js";
+import type { Logger } from "../util/logger.js";
 import { blobIdOf, toHex } from "./blob-store.js";
 import { type ConversationRecord, createMemoryConversationStore } from "./conversation-store.js";
 import { createFileConversationStore, writeFileAtomic } from "./file-conversation-store.js";
@@ -111,6 +112,77 @@ describe("file conversation store", () => {
     const loaded = await s.load("conv-1");
     expect(loaded?.coveredMessages).toBeGreaterThanOrEqual(0);
     expect((await readdir(dir)).filter((n) => n.endsWith(".tmp"))).toEqual([]);
+  });
+});
+
+describe("file conversation store: bounds and sweep", () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = join(await mkdtemp(join(tmpdir(), "cb-store-")), "conversations");
+  });
+  afterEach(async () => rm(join(dir, ".."), { recursive: true, force: true }));
+
+  function capture() {
+    const lines: Array<{ message: string; fields: Record<string, unknown> | undefined }> = [];
+    const logger: Logger = {
+      debug: () => {},
+      info: (message, fields) => lines.push({ message, fields }),
+      warn: (message, fields) => lines.push({ message, fields }),
+      error: () => {},
+      child: () => logger,
+    };
+    return { logger, lines };
+  }
+
+  it("sweeps from metadata: survives a directory where a file should be, logs each removal and why", async () => {
+    let now = 1_000_000;
+    const { logger, lines } = capture();
+    const s = createFileConversationStore({ dir, ttlMs: 10_000, now: () => now, logger });
+    await s.save(sampleRecord(now));
+    now += 5_000;
+    await s.save({ ...sampleRecord(now), conversationId: "conv-2" });
+    await mkdir(join(dir, "looks-like-a-record.json"));
+    await writeFile(join(dir, "empty.json"), "");
+    now += 6_000;
+    expect(await s.deleteExpired()).toBe(2);
+    expect(await s.load("conv-2")).toBeDefined();
+    expect(lines.map((l) => l.message).sort()).toEqual([
+      "removing an empty conversation file",
+      "removing an expired conversation",
+      "skipping an entry of the conversation directory that is not a file",
+    ]);
+    expect((await readdir(dir)).sort()).toHaveLength(2);
+  });
+
+  it("evicts the oldest conversations beyond the entry cap and the size cap", async () => {
+    let now = 1_000_000;
+    const { logger, lines } = capture();
+    const s = createFileConversationStore({ dir, now: () => now, logger, maxEntries: 2 });
+    for (const id of ["a", "b", "c"]) {
+      now += 1_000;
+      await s.save({ ...sampleRecord(now), conversationId: id });
+    }
+    expect(await s.deleteExpired()).toBe(1);
+    expect(await createFileConversationStore({ dir, now: () => now }).load("a")).toBeUndefined();
+    expect(await s.load("c")).toBeDefined();
+    expect(lines[0]?.fields?.reason).toBe("entry cap");
+    const small = createFileConversationStore({ dir, now: () => now, logger, maxTotalBytes: 1 });
+    expect(await small.deleteExpired()).toBe(2);
+    expect(lines.at(-1)?.fields?.reason).toBe("size cap");
+  });
+
+  it("writes nothing for an unchanged record and serves loads from memory", async () => {
+    const now = 1_000_000;
+    const s = createFileConversationStore({ dir, now: () => now });
+    await s.save(sampleRecord(now));
+    const [name] = await readdir(dir);
+    const path = join(dir, name ?? "");
+    const before = (await stat(path)).mtimeMs;
+    await writeFile(path, "{not json");
+    await s.save(sampleRecord(now + 50));
+    expect(await readFile(path, "utf8")).toBe("{not json");
+    expect((await s.load("conv-1"))?.coveredMessages).toBe(2);
+    expect(before).toBe(now);
   });
 });
 

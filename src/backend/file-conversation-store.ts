@@ -1,10 +1,17 @@
 /**
- * File implementation of {@link ConversationStore}: one JSON file per conversation under `dir`, named by the SHA-256
- * of the conversation id (so ids never reach the file system). Writes are atomic (temp file + rename); the directory
- * is 0700 and files 0600, because conversation content is as private as the credentials (brief: security).
+ * File implementation of {@link ConversationStore}, the embedded default: one JSON file per conversation under `dir`,
+ * named by the SHA-256 of the conversation id (so ids never reach the file system). Writes are atomic (temp file +
+ * rename); the directory is 0700 and files 0600, because conversation content is as private as the credentials.
+ *
+ * Off the hot path: recently used records stay in a bounded memory cache (a continued turn does not re-read its
+ * file), a save that changes nothing writes nothing, and saves of one conversation queued behind a running write
+ * are coalesced into one write of the newest record. A file's mtime is its record's `updatedAt`, so the expiry sweep
+ * works from directory metadata alone and never re-reads stored files. The sweep also enforces the entry and size
+ * caps (oldest first), skips what is not a regular file, and logs every removal with its reason.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import type { Dirent } from "node:fs";
+import { chmod, lstat, mkdir, readdir, readFile, rename, rm, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import type { Logger } from "../util/logger.js";
@@ -22,6 +29,12 @@ export interface FileConversationStoreOptions extends ConversationStoreOptions {
   /** Directory holding the conversation files (created 0700). */
   dir: string;
   logger?: Logger;
+  /** Most conversations kept; the sweep removes the oldest beyond it. @default 10_000 */
+  maxEntries?: number;
+  /** Most bytes kept on disk; the sweep removes the oldest beyond it. @default 1 GiB */
+  maxTotalBytes?: number;
+  /** Memory for recently used records. @default 32 MiB */
+  cacheBytes?: number;
 }
 
 const FILE_VERSION = 1;
@@ -87,11 +100,78 @@ export async function writeFileAtomic(path: string, content: string): Promise<vo
   }
 }
 
+/** Same content as far as a continuation is concerned (updatedAt aside). */
+function sameRecord(a: ConversationRecord | undefined, b: ConversationRecord): boolean {
+  if (a === undefined || a.coveredMessages !== b.coveredMessages || a.fingerprint !== b.fingerprint) return false;
+  if (a.blobs.size !== b.blobs.size || !Buffer.from(a.checkpoint).equals(Buffer.from(b.checkpoint))) return false;
+  for (const id of b.blobs.keys()) if (!a.blobs.has(id)) return false;
+  return true;
+}
+
+function sizeOf(record: ConversationRecord): number {
+  let bytes = record.checkpoint.byteLength;
+  for (const blob of record.blobs.values()) bytes += blob.byteLength;
+  return bytes;
+}
+
+/** Records by file name, least recently used first, bounded by their byte size. */
+class RecordCache {
+  private readonly records = new Map<string, ConversationRecord>();
+  private bytes = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  get(name: string): ConversationRecord | undefined {
+    const record = this.records.get(name);
+    if (record !== undefined) {
+      this.records.delete(name);
+      this.records.set(name, record);
+    }
+    return record;
+  }
+
+  set(name: string, record: ConversationRecord): void {
+    this.delete(name);
+    const size = sizeOf(record);
+    if (size > this.maxBytes) return;
+    this.records.set(name, record);
+    this.bytes += size;
+    for (const [oldest, value] of this.records) {
+      if (this.bytes <= this.maxBytes) break;
+      this.records.delete(oldest);
+      this.bytes -= sizeOf(value);
+    }
+  }
+
+  delete(name: string): void {
+    const record = this.records.get(name);
+    if (record === undefined) return;
+    this.records.delete(name);
+    this.bytes -= sizeOf(record);
+  }
+}
+
+interface QueuedSave {
+  record: ConversationRecord;
+  done: Promise<void>;
+}
+
+interface StoredFile {
+  name: string;
+  mtimeMs: number;
+  size: number;
+}
+
 /** Creates the file-backed conversation store. */
 export function createFileConversationStore(options: FileConversationStoreOptions): ConversationStore {
   const ttlMs = options.ttlMs ?? DEFAULT_CONVERSATION_TTL_MS;
   const now = options.now ?? Date.now;
   const logger = options.logger ?? silentLogger;
+  const maxEntries = options.maxEntries ?? 10_000;
+  const maxTotalBytes = options.maxTotalBytes ?? 1024 * 1024 * 1024;
+  const cache = new RecordCache(options.cacheBytes ?? 32 * 1024 * 1024);
+  const queued = new Map<string, QueuedSave>();
+  const writing = new Map<string, Promise<void>>();
   let dirReady: Promise<void> | undefined;
   const ensureDir = () => {
     dirReady ??= (async () => {
@@ -100,71 +180,137 @@ export function createFileConversationStore(options: FileConversationStoreOption
     })();
     return dirReady;
   };
-  const pathOf = (conversationId: string) => join(options.dir, fileNameOf(conversationId));
-  const remove = (path: string) => rm(path, { force: true });
+  const pathOf = (name: string) => join(options.dir, name);
+  const remove = async (name: string) => {
+    cache.delete(name);
+    await rm(pathOf(name), { force: true });
+  };
+  const expired = (updatedAt: number) => now() - updatedAt > ttlMs;
+
+  const write = async (name: string, record: ConversationRecord) => {
+    await ensureDir();
+    await writeFileAtomic(pathOf(name), serialize(record));
+    // The mtime carries updatedAt, so the sweep needs no read.
+    const seconds = record.updatedAt / 1000;
+    await utimes(pathOf(name), seconds, seconds);
+  };
+
+  /** Queues the newest record of a conversation behind its running write; one write per queue. */
+  const enqueue = (name: string, record: ConversationRecord): Promise<void> => {
+    const pending = queued.get(name);
+    if (pending !== undefined) {
+      pending.record = record;
+      return pending.done;
+    }
+    const slot: QueuedSave = { record, done: Promise.resolve() };
+    slot.done = (async () => {
+      await writing.get(name)?.catch(() => undefined);
+      queued.delete(name);
+      const running = write(name, slot.record);
+      writing.set(name, running);
+      try {
+        await running;
+      } finally {
+        if (writing.get(name) === running) writing.delete(name);
+      }
+    })();
+    queued.set(name, slot);
+    return slot.done;
+  };
+
+  const listFiles = async (): Promise<StoredFile[] | undefined> => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(options.dir, { withFileTypes: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw error;
+    }
+    const files: StoredFile[] = [];
+    for (const entry of entries) {
+      const name = entry.name;
+      if (!name.endsWith(".json") && !name.endsWith(".tmp")) continue;
+      if (!entry.isFile()) {
+        logger.warn("skipping an entry of the conversation directory that is not a file", { name });
+        continue;
+      }
+      const info = await lstat(pathOf(name)).catch((error: unknown) => {
+        logger.warn("skipping an unreadable entry of the conversation directory", { name, error });
+        return undefined;
+      });
+      if (info !== undefined) files.push({ name, mtimeMs: info.mtimeMs, size: info.size });
+    }
+    return files;
+  };
 
   return {
     async load(conversationId) {
-      let text: string;
-      try {
-        text = await readFile(pathOf(conversationId), "utf8");
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-        throw error;
+      const name = fileNameOf(conversationId);
+      let record = cache.get(name);
+      if (record === undefined) {
+        let text: string;
+        try {
+          text = await readFile(pathOf(name), "utf8");
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+          throw error;
+        }
+        try {
+          record = deserialize(text);
+        } catch (error) {
+          logger.warn("removing a corrupt conversation file", { name, error });
+          await remove(name);
+          return undefined;
+        }
       }
-      let record: ConversationRecord;
-      try {
-        record = deserialize(text);
-      } catch (error) {
-        logger.warn("discarding unreadable conversation file", { error });
-        await remove(pathOf(conversationId));
+      if (record.conversationId !== conversationId || expired(record.updatedAt)) {
+        await remove(name);
         return undefined;
       }
-      if (record.conversationId !== conversationId || now() - record.updatedAt > ttlMs) {
-        await remove(pathOf(conversationId));
-        return undefined;
-      }
+      cache.set(name, record);
       return record;
     },
     async save(record) {
-      await ensureDir();
-      await writeFileAtomic(pathOf(record.conversationId), serialize(pruneRecord(record)));
+      const name = fileNameOf(record.conversationId);
+      const pruned = pruneRecord(record);
+      // Written only on change (a turn may report the same checkpoint more than once).
+      if (sameRecord(queued.get(name)?.record ?? cache.get(name), pruned)) return queued.get(name)?.done;
+      cache.set(name, pruned);
+      await enqueue(name, pruned);
     },
     async delete(conversationId) {
-      await remove(pathOf(conversationId));
+      await remove(fileNameOf(conversationId));
     },
     async deleteExpired() {
-      let names: string[];
-      try {
-        names = await readdir(options.dir);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
-        throw error;
-      }
+      const files = await listFiles();
+      if (files === undefined) return 0;
       let removed = 0;
-      for (const name of names) {
-        const path = join(options.dir, name);
-        if (name.endsWith(".tmp")) {
-          const info = await stat(path).catch(() => undefined);
-          if (info !== undefined && now() - info.mtimeMs > ttlMs) await remove(path);
+      const kept: StoredFile[] = [];
+      for (const file of files) {
+        if (file.name.endsWith(".tmp")) {
+          if (expired(file.mtimeMs)) await rm(pathOf(file.name), { force: true });
           continue;
         }
-        if (!name.endsWith(".json")) continue;
-        const text = await readFile(path, "utf8").catch(() => undefined);
-        const updatedAt = text === undefined ? undefined : safeUpdatedAt(text);
-        if (updatedAt !== undefined && now() - updatedAt <= ttlMs) continue;
-        await remove(path);
+        if (file.size === 0 || expired(file.mtimeMs)) {
+          if (file.size === 0) logger.warn("removing an empty conversation file", { name: file.name });
+          else logger.info("removing an expired conversation", { name: file.name, reason: "expired" });
+          await remove(file.name);
+          removed += 1;
+        } else kept.push(file);
+      }
+      kept.sort((a, b) => a.mtimeMs - b.mtimeMs);
+      let total = kept.reduce((sum, file) => sum + file.size, 0);
+      let count = kept.length;
+      for (const file of kept) {
+        if (count <= maxEntries && total <= maxTotalBytes) break;
+        const reason = count > maxEntries ? "entry cap" : "size cap";
+        logger.info("removing the oldest conversation", { name: file.name, reason, maxEntries, maxTotalBytes });
+        await remove(file.name);
+        count -= 1;
+        total -= file.size;
         removed += 1;
       }
       return removed;
     },
   };
-}
-
-function safeUpdatedAt(text: string): number | undefined {
-  try {
-    return deserialize(text).updatedAt;
-  } catch {
-    return undefined;
-  }
 }

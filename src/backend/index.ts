@@ -1,5 +1,5 @@
 /**
- * Public surface of the agent client (issue 4), for the composition roots (server/, cli/, plugin/) and session/.
+ * Public surface of the agent client, for the composition roots (server/, cli/, plugin/) and the engine.
  */
 export { type AgentClientOptions, createAgentClient, DEFAULT_STALL_TIMEOUT_MS } from "./agent-client.js";
 export {

@@ -65,13 +65,15 @@ export function missingCheckpointBlobs(checkpoint: ConversationStateStructure, b
   return [...checkpoint.rootPromptMessagesJson, ...checkpoint.turns].filter((id) => !blobs.has(id)).length;
 }
 
-function toolNameOf(history: readonly HistoryMessage[], toolCallId: string): string {
+/** Tool call id → tool name over the whole history, built once (a lookup per tool message made rebuilds quadratic). */
+export function toolNamesOf(history: readonly HistoryMessage[]): ReadonlyMap<string, string> {
+  const names = new Map<string, string>();
   for (const message of history) {
     if (message.role !== "assistant") continue;
-    const call = message.toolCalls.find((c) => c.id === toolCallId);
-    if (call !== undefined) return call.name;
+    // The first call with an id wins, as the earlier linear search did.
+    for (const call of message.toolCalls) if (!names.has(call.id)) names.set(call.id, call.name);
   }
-  return "";
+  return names;
 }
 
 function parseArguments(text: string): JsonValue {
@@ -83,7 +85,7 @@ function parseArguments(text: string): JsonValue {
 }
 
 /** One history message as a root prompt JSON message (§4.11: EPH's `{"role":…,"content":[parts]}` form). */
-export function toRootPromptMessage(message: HistoryMessage, history: readonly HistoryMessage[]): JsonValue {
+export function toRootPromptMessage(message: HistoryMessage, toolNames: ReadonlyMap<string, string>): JsonValue {
   switch (message.role) {
     case "system":
       return { role: "system", content: message.content };
@@ -108,7 +110,7 @@ export function toRootPromptMessage(message: HistoryMessage, history: readonly H
           {
             type: "tool-result",
             toolCallId: message.toolCallId,
-            toolName: toolNameOf(history, message.toolCallId),
+            toolName: toolNames.get(message.toolCallId) ?? "",
             result: message.content,
           },
         ],
@@ -126,9 +128,10 @@ export function buildRootState(history: readonly HistoryMessage[], blobs: BlobSt
   const systemPrompt = systemPromptOf(history);
   if (systemPrompt !== "")
     ids.push(blobs.put(encoder.encode(JSON.stringify({ role: "system", content: systemPrompt }))));
+  const toolNames = toolNamesOf(history);
   for (const message of history) {
     if (message.role === "system") continue;
-    ids.push(blobs.put(encoder.encode(JSON.stringify(toRootPromptMessage(message, history)))));
+    ids.push(blobs.put(encoder.encode(JSON.stringify(toRootPromptMessage(message, toolNames)))));
   }
   return create(ConversationStateStructureSchema, { rootPromptMessagesJson: ids });
 }

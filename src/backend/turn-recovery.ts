@@ -49,9 +49,12 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** The agent API reports a rejected state as `internal` ("Blob not found", §4.4) or, with ErrorDetails, not_found. */
+/**
+ * The agent API reports a rejected state as `internal` ("Blob not found", §4.4): with ErrorDetails that is
+ * `blob_not_found`, without them a bare `internal`; a plain not-found may be the same.
+ */
 function isStateRejection(error: ProxyError): boolean {
-  return error.detail === "internal" || error.code === "not_found";
+  return error.detail === "blob_not_found" || error.detail === "internal" || error.code === "not_found";
 }
 
 /** Decides (and performs the waiting/refreshing for) one recovery; true when the caller should open a new Run. */

@@ -1,6 +1,6 @@
 /**
  * The parts of a turn that run before and between segments: loading the stored conversation and choosing the plan
- * (cursor-protocol.md §5.4), opening a Run with a deadline, and matching the caller's results to pending calls.
+ * (docs/protocol.md §5.4), opening a Run with a deadline, and matching the caller's results to pending calls.
  */
 import type { AgentClientMessage } from "../gen/agent/v1/agent_pb.js";
 import type { CursorApi, RunStream } from "../protocol/cursor-api.js";

@@ -6,6 +6,7 @@
 import type { ClientTool, JsonValue, ReasoningEffort } from "../backend/types.js";
 import type { ConversationMessage, EngineRequest, ToolChoice } from "../engine/types.js";
 import type { ChatCompletionRequest, ChatMessage, ChatTool } from "../openai/chat-request.js";
+import { outputConstraints } from "./response-format.js";
 
 /** What {@link toTurnInput} derives from a validated request. */
 export interface TurnInput {
@@ -96,11 +97,13 @@ export function toTurnInput(request: ChatCompletionRequest): TurnInput {
   for (const key of ["max_tokens", "max_completion_tokens"] as const) {
     if (request[key] != null) warnings.push(`${key} is not enforced by the Cursor backend.`);
   }
+  const constraints = outputConstraints(request.response_format, request.stop);
+  warnings.push(...constraints.warnings);
   const reasoningEffort = toReasoningEffort(request.reasoning_effort);
   return {
     request: {
       model: request.model,
-      instructions: [],
+      instructions: constraints.instruction === undefined ? [] : [constraints.instruction],
       messages: request.messages.map(toConversationMessage),
       tools,
       options: { reasoning: reasoningEffort !== "none", reasoningEffort, toolChoice },

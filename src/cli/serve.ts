@@ -43,7 +43,8 @@ ${settingsHelp()}
 Examples:
   cursor-bridge serve
   cursor-bridge serve --port 9000 --upstream emulator
-  CURSOR_BRIDGE_API_KEY=secret cursor-bridge serve --host 0.0.0.0
+  CURSOR_BRIDGE_API_KEY=secret cursor-bridge serve --host 0.0.0.0 --allowed-hosts my-box.lan
+  cursor-bridge serve --allowed-origins http://localhost:3000   # a browser app you run yourself
 `;
 
 /** A started bridge: HTTP server + upstream. */
@@ -91,7 +92,10 @@ export async function startBridge(
   let index: Awaited<ReturnType<typeof createFileConversationIndex>>;
   try {
     // Next to the conversation records: the index maps client histories to them and survives restarts.
-    index = await createFileConversationIndex({ dir: join(upstream.dataDir, "conversations"), logger: engineLogger });
+    index = await createFileConversationIndex({
+      dir: join(upstream.dataDir, "conversations"),
+      logger: engineLogger,
+    });
   } catch (error) {
     await upstream.close();
     throw error;
@@ -101,6 +105,7 @@ export async function startBridge(
     index,
     logger: engineLogger,
     parkedTurnTtlMs: config.parkedTurnTtlMs,
+    maxParkedTurns: config.maxParkedTurns,
   });
   // Stored /v1/responses (store: true), next to the conversations; expired ones are removed at startup.
   const responseStore = createFileResponseStore({ dir: join(upstream.dataDir, "responses"), logger: engineLogger });
@@ -114,6 +119,11 @@ export async function startBridge(
     options: {
       apiKey: config.apiKey,
       corsOrigins: config.corsOrigins,
+      // The bound address is a name clients use; a wildcard address is not (browsers send pages' requests to 0.0.0.0).
+      allowedHosts: ["0.0.0.0", "::", "[::]"].includes(config.host)
+        ? config.allowedHosts
+        : [...config.allowedHosts, config.host],
+      allowedOrigins: config.allowedOrigins,
       maxBodyBytes: config.maxBodyBytes,
       reasoningOutput: config.reasoningOutput,
       upstream: upstream.kind,
@@ -125,7 +135,12 @@ export async function startBridge(
   });
   let server: RunningServer;
   try {
-    server = await listen(app, { host: config.host, port: config.port, apiKey: config.apiKey });
+    server = await listen(app, {
+      host: config.host,
+      port: config.port,
+      apiKey: config.apiKey,
+      bodyTimeoutMs: config.bodyTimeoutMs,
+    });
   } catch (error) {
     await engine.closeAll();
     await upstream.close();

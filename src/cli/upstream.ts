@@ -59,7 +59,7 @@ export async function createUpstream(ctx: CliContext, logger: Logger): Promise<U
   }
   const clientOptions = {
     logger: logger.child({ component: "agent" }),
-    parkedTurnTtlMs: config.parkedTurnTtlMs,
+    storeLimits: { maxEntries: config.maxConversations, maxTotalBytes: config.maxConversationBytes },
     stallTimeoutMs: config.stallTimeoutMs,
   };
   if (credentials !== undefined) {

@@ -38,7 +38,13 @@ describe("loadConfig", () => {
       logLevel: "info",
       logFormat: "text",
       corsOrigins: [],
+      allowedHosts: [],
+      allowedOrigins: [],
+      bodyTimeoutMs: 30_000,
       dataDir: "/home/ana/.local/share/cursor-bridge",
+      maxParkedTurns: 5000,
+      maxConversations: 10_000,
+      maxConversationBytes: 1024 * 1024 * 1024,
       configDir: "/home/ana/.config/cursor-bridge",
       cursorAccessToken: undefined,
       cursorApiKey: undefined,
@@ -110,6 +116,40 @@ describe("loadConfig", () => {
     expect(text).toContain("bogus (from flags): unknown setting");
     expect(text).not.toContain("file-secret-key");
     expect(text).not.toContain("eighty");
+  });
+
+  it("resolves allowed hosts/origins and the body timeout from flags > env > file", () => {
+    const file = {
+      path: "/c.json",
+      data: { allowedHosts: ["file.lan"], allowedOrigins: ["http://file:1"], bodyTimeoutMs: 5 },
+    };
+    const env = {
+      CURSOR_BRIDGE_ALLOWED_HOSTS: "env.lan,*",
+      CURSOR_BRIDGE_ALLOWED_ORIGINS: "https://env.example,vscode-webview://abc",
+    };
+    const fromFile = loadConfig({ ...base, env: {}, file });
+    expect([fromFile.allowedHosts, fromFile.allowedOrigins, fromFile.bodyTimeoutMs]).toEqual([
+      ["file.lan"],
+      ["http://file:1"],
+      5,
+    ]);
+    const fromEnv = loadConfig({ ...base, env, file });
+    expect([fromEnv.allowedHosts, fromEnv.allowedOrigins]).toEqual([
+      ["env.lan", "*"],
+      ["https://env.example", "vscode-webview://abc"],
+    ]);
+    const fromFlags = loadConfig({
+      ...base,
+      env,
+      file,
+      flags: { allowedHosts: ["flag.lan,b.lan", "c.lan"], bodyTimeoutMs: "7" },
+    });
+    expect([fromFlags.allowedHosts, fromFlags.bodyTimeoutMs]).toEqual([["flag.lan", "b.lan", "c.lan"], 7]);
+    const error = configError(() =>
+      loadConfig({ ...base, env: { CURSOR_BRIDGE_ALLOWED_HOSTS: "evil.com/x", CURSOR_BRIDGE_ALLOWED_ORIGINS: "*" } }),
+    );
+    expect(error.message).toContain("allowedHosts (from env CURSOR_BRIDGE_ALLOWED_HOSTS): expected a host name");
+    expect(error.message).toContain("allowedOrigins (from env CURSOR_BRIDGE_ALLOWED_ORIGINS): expected an origin");
   });
 
   it("rejects wildcard CORS and relative directories", () => {

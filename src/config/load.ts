@@ -74,7 +74,12 @@ function flattenFile(file: ConfigFile, errors: string[]): Map<string, unknown> {
 /** Turns an env/argv string into the setting's type; returns an error text when it cannot. */
 function coerce(setting: SettingSpec, value: unknown): { value: unknown } | { error: string } {
   if (setting.kind === "list") {
-    const items = typeof value === "string" ? value.split(",") : Array.isArray(value) ? value.flatMap(String) : null;
+    const items =
+      typeof value === "string"
+        ? value.split(",")
+        : Array.isArray(value)
+          ? value.flatMap((v) => String(v).split(","))
+          : null;
     if (items === null) return { value };
     return { value: items.map((item) => item.trim()).filter((item) => item !== "") };
   }

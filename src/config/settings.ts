@@ -45,10 +45,22 @@ export interface BridgeConfig {
   readonly logLevel: "debug" | "info" | "warn" | "error" | "silent";
   /** @default "text" */
   readonly logFormat: "text" | "json";
-  /** Browser origins allowed by CORS. @default [] (no CORS headers) */
+  /** Browser origins allowed by CORS (older name of allowedOrigins; both lists count). @default [] */
   readonly corsOrigins: readonly string[];
+  /** Host names served besides loopback (`*` = any); see server/request-guard.ts. @default [] */
+  readonly allowedHosts: readonly string[];
+  /** Browser origins allowed to call the API (CORS headers are sent for them). @default [] */
+  readonly allowedOrigins: readonly string[];
+  /** Drop a request whose body has not fully arrived after this long. @default 30000 */
+  readonly bodyTimeoutMs: number;
   /** Blob store and other data. @default platform data dir (see util/paths.ts) */
   readonly dataDir: string;
+  /** Most turns parked on tool calls at once; beyond it the oldest is closed. @default 5000 */
+  readonly maxParkedTurns: number;
+  /** Most conversations kept in the data directory (oldest removed first). @default 10000 */
+  readonly maxConversations: number;
+  /** Most bytes of conversations kept in the data directory (oldest removed first). @default 1073741824 (1 GiB) */
+  readonly maxConversationBytes: number;
   /** credentials.json and config.json. @default platform config dir (see util/paths.ts) */
   readonly configDir: string;
   /** Cursor access token used as-is, without the credential store. Environment only. @default none */
@@ -92,7 +104,12 @@ export interface DefaultContext {
 const httpUrl = z.url({ protocol: /^https?$/ });
 const positiveInt = z.number().int().positive();
 const absolutePath = z.string().refine((value) => /^([A-Za-z]:[\\/]|[\\/])/.test(value), "expected an absolute path");
-const origin = z.string().regex(/^https?:\/\/[^/\s]+$/, "expected an origin such as http://localhost:3000");
+const hostName = z
+  .string()
+  .regex(/^(\*|[A-Za-z0-9.-]+|\[?[0-9A-Fa-f:.]+\]?)$/, "expected a host name such as my-box.lan");
+const origin = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/\s]+$/, "expected an origin such as http://localhost:3000");
 
 function spec(
   name: string,
@@ -127,11 +144,17 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec("reasoningOutput", "--reasoning-output", "CURSOR_BRIDGE_REASONING_OUTPUT", "string", z.enum(["reasoning_content", "think-tags", "none"]), "reasoning_content", "reasoning_content", "reasoning_content | think-tags | none"),
   spec("maxBodyBytes", "--max-body-bytes", "CURSOR_BRIDGE_MAX_BODY_BYTES", "int", positiveInt, 4 * 1024 * 1024, "4194304", "Largest accepted request body (bytes)"),
   spec("parkedTurnTtlMs", "--parked-turn-ttl-ms", "CURSOR_BRIDGE_PARKED_TURN_TTL_MS", "int", positiveInt, 15 * 60_000, "900000", "How long a turn waits for tool results (ms)"),
+  spec("bodyTimeoutMs", "--body-timeout-ms", "CURSOR_BRIDGE_BODY_TIMEOUT_MS", "int", positiveInt, 30_000, "30000", "Drop a request whose body takes longer than this (ms)"),
   spec("stallTimeoutMs", "--stall-timeout-ms", "CURSOR_BRIDGE_STALL_TIMEOUT_MS", "int", positiveInt, 60_000, "60000", "Abort an upstream stream idle this long (ms)"),
   spec("logLevel", "--log-level", "CURSOR_BRIDGE_LOG_LEVEL", "string", z.enum(["debug", "info", "warn", "error", "silent"]), "info", "info", "debug | info | warn | error | silent"),
   spec("logFormat", "--log-format", "CURSOR_BRIDGE_LOG_FORMAT", "string", z.enum(["text", "json"]), "text", "text", "text | json"),
-  spec("corsOrigins", "--cors-origins", "CURSOR_BRIDGE_CORS_ORIGINS", "list", z.array(origin), [], "none", "Comma-separated browser origins allowed by CORS"),
+  spec("allowedHosts", "--allowed-hosts", "CURSOR_BRIDGE_ALLOWED_HOSTS", "list", z.array(hostName), [], "loopback only", "Comma-separated extra Host names to answer (* = any)"),
+  spec("allowedOrigins", "--allowed-origins", "CURSOR_BRIDGE_ALLOWED_ORIGINS", "list", z.array(origin), [], "none", "Comma-separated browser origins allowed to call the API (with CORS)"),
+  spec("corsOrigins", "--cors-origins", "CURSOR_BRIDGE_CORS_ORIGINS", "list", z.array(origin), [], "none", "Older name of --allowed-origins (both lists count)"),
   spec("dataDir", "--data-dir", "CURSOR_BRIDGE_DATA_DIR", "string", absolutePath, (c: DefaultContext) => dataDir(c.paths), "platform data dir", "Blob store and other data"),
+  spec("maxParkedTurns", "--max-parked-turns", "CURSOR_BRIDGE_MAX_PARKED_TURNS", "int", positiveInt, 5000, "5000", "Most turns parked on tool calls at once (oldest closed beyond)"),
+  spec("maxConversations", "--max-conversations", "CURSOR_BRIDGE_MAX_CONVERSATIONS", "int", positiveInt, 10_000, "10000", "Most stored conversations (oldest removed beyond)"),
+  spec("maxConversationBytes", "--max-conversation-bytes", "CURSOR_BRIDGE_MAX_CONVERSATION_BYTES", "int", positiveInt, 1024 * 1024 * 1024, "1073741824", "Most bytes of stored conversations (oldest removed beyond)"),
   spec("configDir", "--config-dir", "CURSOR_BRIDGE_CONFIG_DIR", "string", absolutePath, (c: DefaultContext) => configDir(c.paths), "platform config dir", "credentials.json and config.json"),
   spec("cursorAccessToken", none, "CURSOR_ACCESS_TOKEN", "string", z.string().min(1).optional(), none, "none", "Use this Cursor access token as-is (no refresh)", true),
   spec("cursorApiKey", none, "CURSOR_API_KEY", "string", z.string().min(1).optional(), none, "none", "Cursor user API key to exchange for tokens", true),

@@ -3,7 +3,7 @@
  * 32 raw bytes). The cache only ever holds data that hashes to its id, and it is only consulted for ids the received
  * state references, so a correct client uploads each blob once while a client that drops blobs still fails.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { blobNotFound } from "./errors.js";
 
 /** Length of a blob id. */
@@ -11,7 +11,8 @@ export const BLOB_ID_BYTES = 32;
 
 /** SHA-256 of the data: the blob id (§5.3). */
 export function blobIdOf(data: Uint8Array): Uint8Array {
-  return new Uint8Array(createHash("sha256").update(data).digest());
+  // One-shot hash: a rebuilt conversation has one blob per history message.
+  return new Uint8Array(hash("sha256", data, "buffer"));
 }
 
 /** Lower-case hex, as clients key their stores. */

@@ -22,7 +22,10 @@ export type DualHandler = (req: NodeRequest, res: NodeResponse) => void;
 /** Starts listening on host:port (0 = any free port). */
 export async function listenDual(handler: DualHandler, host: string, port: number): Promise<DualServer> {
   const http1 = createHttp1Server(handler);
-  const http2 = createHttp2Server({}, handler);
+  // Node refuses new streams (RST_STREAM ENHANCE_YOUR_CALM) once a session buffers more than maxSessionMemory (10 MB
+  // by default): a handful of concurrent multi-megabyte turns on one connection would be refused. Cursor's servers
+  // have no such small limit, so the emulator must not invent one.
+  const http2 = createHttp2Server({ maxSessionMemory: 1024 }, handler);
   const sockets = new Set<Socket>();
   const net = createNetServer((socket) => {
     sockets.add(socket);

@@ -47,6 +47,7 @@ interface ExecWait {
 interface KvWait {
   kind: "getBlobResult" | "setBlobResult";
   resolve(data: Uint8Array | undefined): void;
+  reject(reason: unknown): void;
 }
 
 /** Ends waits when the client asks to cancel (§4.5 cancel_action). */
@@ -101,6 +102,16 @@ export class TurnChannel {
       this.signal.addEventListener("abort", () => reject(this.signal.reason), { once: true });
     });
     this.runRequest.catch(() => undefined);
+    // One listener fails every pending KV wait: a listener per wait made each new wait scan all the others (Node's
+    // EventTarget checks for duplicates), quadratic for a conversation of thousands of blobs.
+    this.signal.addEventListener(
+      "abort",
+      () => {
+        for (const wait of this.kvWaits.values()) wait.reject(this.signal.reason);
+        this.kvWaits.clear();
+      },
+      { once: true },
+    );
     const onClientAbort = (): void => this.abort(new ClientGone(options.clientSignal.reason));
     if (options.clientSignal.aborted) onClientAbort();
     else options.clientSignal.addEventListener("abort", onClientAbort, { once: true });
@@ -190,8 +201,8 @@ export class TurnChannel {
 
   private waitKv(id: number, kind: KvWait["kind"], send: () => void): Promise<Uint8Array | undefined> {
     const done = new Promise<Uint8Array | undefined>((resolve, reject) => {
-      this.kvWaits.set(id, { kind, resolve });
-      this.signal.addEventListener("abort", () => reject(this.signal.reason), { once: true });
+      if (this.signal.aborted) reject(this.signal.reason);
+      else this.kvWaits.set(id, { kind, resolve, reject });
     });
     send();
     return done;

@@ -6,7 +6,6 @@
 
 import { sleep, untilAborted } from "./queue.js";
 import type { PlannedFault } from "./scripted-model.js";
-import { tokenize } from "./scripted-model.js";
 import type { TurnChannel } from "./turn-channel.js";
 
 const DROP_FLUSH_MS = 30;
@@ -28,6 +27,43 @@ export interface TokenOutputOptions {
   drop(): void;
 }
 
+function isSpace(code: number): boolean {
+  if (code < 128) return code === 32 || (code >= 9 && code <= 13);
+  return /\s/.test(String.fromCharCode(code));
+}
+
+/** The number of tokenize() tokens of `text` (runs of non-space; all-space text is one token). */
+export function countTokens(text: string): number {
+  let runs = 0;
+  let inRun = false;
+  for (let i = 0; i < text.length; i++) {
+    const space = isSpace(text.charCodeAt(i));
+    if (!space && !inRun) runs++;
+    inRun = !space;
+  }
+  return runs === 0 && text.length > 0 ? 1 : runs;
+}
+
+/** Where the token `skip` tokens after the one starting at `from` starts (tokens end in their trailing space). */
+export function tokenStart(text: string, from: number, skip: number): number {
+  let seen = 0;
+  let inRun = false;
+  let leading = true;
+  for (let i = from; i < text.length; i++) {
+    const space = isSpace(text.charCodeAt(i));
+    if (!space && !inRun) {
+      // The first run belongs to the token starting at `from` (with its leading space); each later run starts one.
+      if (!leading) {
+        seen++;
+        if (seen === skip) return i;
+      }
+      leading = false;
+    }
+    inRun = !space;
+  }
+  return text.length;
+}
+
 /** Counts and paces output tokens for one turn. */
 export class TokenOutput {
   /** Σ of every token_delta sent: the turn's output tokens. */
@@ -41,23 +77,28 @@ export class TokenOutput {
 
   /** Streams text as `text_delta` (or `thinking_delta`) chunks, each followed by its `token_delta`. */
   async stream(text: string, kind: "text" | "thinking"): Promise<void> {
-    const tokens = tokenize(text);
     const paced = this.options.tokensPerSecond > 0;
     const gated = this.options.fault !== undefined && this.options.fault.kind !== "error";
+    const total = countTokens(text);
     // Unpaced output still arrives as several deltas (up to ~32 per reply); paced or gated output goes token by token.
-    const size = paced || gated ? 1 : Math.max(1, Math.floor(tokens.length / 32));
-    for (let i = 0; i < tokens.length; i += size) {
+    const size = paced || gated ? 1 : Math.max(1, Math.floor(total / 32));
+    // Chunks are slices of `text` cut at token starts (the tokens of tokenize(), never materialised one by one: an
+    // echoed multi-megabyte message would otherwise be an array of ~a million small strings per turn).
+    let start = 0;
+    for (let i = 0; i < total; i += size) {
       await this.gate();
-      const chunk = tokens.slice(i, i + size);
-      const value = { text: chunk.join("") };
+      const count = Math.min(size, total - i);
+      const end = i + count >= total ? text.length : tokenStart(text, start, count);
+      const value = { text: text.slice(start, end) };
+      start = end;
       this.channel.send({
         message: {
           case: "interactionUpdate",
           value: { message: kind === "text" ? { case: "textDelta", value } : { case: "thinkingDelta", value } },
         },
       });
-      this.count(chunk.length);
-      if (paced) await sleep((1000 * chunk.length) / this.options.tokensPerSecond, this.channel.signal);
+      this.count(count);
+      if (paced) await sleep((1000 * count) / this.options.tokensPerSecond, this.channel.signal);
     }
   }
 

@@ -17,7 +17,7 @@ import { type ConversationIndex, LruMap } from "./conversation-index.js";
 export interface FileConversationIndexOptions {
   /** Directory of the log (created 0700); the conversation store's directory is a good place. */
   dir: string;
-  /** @default 10_000 */
+  /** One entry per answered turn, so well above the number of conversations. @default 50_000 */
   maxEntries?: number | undefined;
   /** Entries older than this are forgotten (the conversation records expire too). @default 7 days */
   ttlMs?: number | undefined;
@@ -48,7 +48,7 @@ function parseLine(text: string): Line | undefined {
 
 /** Opens (or creates) the index in `dir`; resolves once the existing log has been read. */
 export async function createFileConversationIndex(options: FileConversationIndexOptions): Promise<ConversationIndex> {
-  const maxEntries = options.maxEntries ?? 10_000;
+  const maxEntries = options.maxEntries ?? 50_000;
   const ttlMs = options.ttlMs ?? 7 * 24 * 60 * 60 * 1000;
   const now = options.now ?? Date.now;
   const logger = options.logger ?? silentLogger;

@@ -137,6 +137,23 @@ const cases: Case[] = [
   ],
   ["a reordered history", request([user("more"), user("List files"), assistant("Two files."), user("more")]), false],
   [
+    "reasoning blocks echoed back differently (opaque payloads are not history)",
+    request(
+      [
+        ...turn1.messages,
+        {
+          role: "assistant",
+          text: "Two files.",
+          reasoning: [{ text: "thinking…", opaque: "signature-abc" }],
+          toolCalls: [{ id: "c1", name: "ls", arguments: '{"path":".","all":true}' }],
+        },
+        user("more"),
+      ],
+      turn1.instructions,
+    ),
+    true,
+  ],
+  [
     "tool results for the reply's call",
     request([
       user("List files"),

@@ -82,4 +82,14 @@ describe("parked turn registry", () => {
     expect(b.closed).toEqual(["server shutting down"]);
     expect(registry.size()).toBe(0);
   });
+
+  it("closes the oldest parked turn beyond the cap", () => {
+    const registry = createParkedTurnRegistry({ maxEntries: 2 });
+    const turns = ["a", "b", "c"].map((id) => fakeTurn([id]));
+    for (const [i, { turn }] of turns.entries()) registry.park({ turn, conversationId: `c${i}`, model: "m" });
+    expect(registry.size()).toBe(2);
+    expect(turns[0]?.closed).toEqual(["too many parked turns"]);
+    expect(registry.take(["a"])).toBeUndefined();
+    expect(registry.take(["c"])?.turn).toBe(turns[2]?.turn);
+  });
 });

@@ -2,6 +2,7 @@
  * Registry of Cursor turns parked on pending client tool calls, keyed by tool_call_id. A follow-up request whose `role:"tool"` messages answer every pending id
  * takes the turn out (single ownership: a turn is handed to exactly one request) and resumes it on the same stream.
  */
+import { EXPIRED_REASON } from "../backend/agent-turn.js";
 import type { AgentTurn } from "../backend/types.js";
 import { type Logger, silentLogger } from "../util/logger.js";
 
@@ -22,7 +23,7 @@ export interface ParkedTurnRegistryOptions {
   /** Timer functions, injectable for tests. @default globalThis.setTimeout/clearTimeout */
   setTimer?: (fn: () => void, ms: number) => unknown;
   clearTimer?: (handle: unknown) => void;
-  /** Most turns parked at once; parking one more closes the oldest. @default 1000 */
+  /** Most turns parked at once; parking one more closes the oldest. @default 5000 */
   maxEntries?: number | undefined;
   logger?: Logger;
 }
@@ -48,7 +49,7 @@ export function createParkedTurnRegistry(options: ParkedTurnRegistryOptions = {}
   const now = options.now ?? Date.now;
   const setTimer = options.setTimer ?? ((fn, ms) => setTimeout(fn, ms).unref());
   const clearTimer = options.clearTimer ?? ((handle) => clearTimeout(handle as ReturnType<typeof setTimeout>));
-  const maxEntries = options.maxEntries ?? 1000;
+  const maxEntries = options.maxEntries ?? 5000;
   const logger = options.logger ?? silentLogger;
   const byId = new Map<string, ParkedEntry>();
   const timers = new Map<ParkedEntry, unknown>();
@@ -69,7 +70,7 @@ export function createParkedTurnRegistry(options: ParkedTurnRegistryOptions = {}
         entry,
         setTimer(() => {
           remove(entry);
-          void entry.turn.close("parked turn expired");
+          void entry.turn.close(EXPIRED_REASON);
         }, ttlMs),
       );
       // Over the cap: the oldest parked turn is closed; its conversation continues from its checkpoint later.

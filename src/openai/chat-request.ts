@@ -89,9 +89,24 @@ export const toolChoiceSchema = z.union([
 
 const positiveInt = z.number().int().positive().nullish();
 
+/** `response_format`: plain text, any JSON object, or JSON matching a schema (OpenAI's three forms). */
+export const responseFormatSchema = z.discriminatedUnion("type", [
+  z.looseObject({ type: z.literal("text") }),
+  z.looseObject({ type: z.literal("json_object") }),
+  z.looseObject({
+    type: z.literal("json_schema"),
+    json_schema: z.looseObject({
+      name: z.string().min(1),
+      description: z.string().nullish(),
+      schema: z.record(z.string(), z.json()).nullish(),
+      strict: z.boolean().nullish(),
+    }),
+  }),
+]);
+
 /** Request fields the bridge reads; every other top-level key is accepted and reported as ignored. */
 export const chatCompletionRequestSchema = z.looseObject({
-  model: z.string().min(1),
+  model: z.string().min(1).max(256),
   messages: z.array(chatMessageSchema).min(1),
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
@@ -104,6 +119,8 @@ export const chatCompletionRequestSchema = z.looseObject({
   reasoning_effort: z.enum(REASONING_EFFORTS).nullish(),
   user: z.string().nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
+  response_format: responseFormatSchema.nullish(),
+  stop: z.union([z.string(), z.array(z.string())]).nullish(),
 });
 
 /** A validated chat completion request (OpenAI field names, loose: extra keys are kept but unused). */
@@ -114,6 +131,9 @@ export type ChatMessage = z.output<typeof chatMessageSchema>;
 
 /** One validated tool declaration. */
 export type ChatTool = z.output<typeof chatToolSchema>;
+
+/** A validated `response_format`. */
+export type ResponseFormat = z.output<typeof responseFormatSchema>;
 
 /** A validated `tool_choice`. */
 export type ToolChoice = z.output<typeof toolChoiceSchema>;

@@ -11,13 +11,7 @@ describe("toOpenAIError status table", () => {
       "invalid_request_error",
       null,
     ],
-    [
-      "too large",
-      new ProxyError("invalid_request", "big", { status: 413 }),
-      413,
-      "invalid_request_error",
-      "request_too_large",
-    ],
+    ["too large", new ProxyError("request_too_large", "big"), 413, "invalid_request_error", "request_too_large"],
     [
       "context length",
       new ProxyError("context_length_exceeded", "long"),
@@ -25,8 +19,29 @@ describe("toOpenAIError status table", () => {
       "invalid_request_error",
       "context_length_exceeded",
     ],
-    ["unauthenticated", new ProxyError("unauthenticated", "no token"), 401, "authentication_error", "invalid_api_key"],
-    ["permission", new ProxyError("permission_denied", "no"), 403, "permission_error", null],
+    [
+      "unsupported media type",
+      new ProxyError("unsupported_media_type", "json please"),
+      415,
+      "invalid_request_error",
+      "unsupported_media_type",
+    ],
+    ["cursor auth", new ProxyError("unauthenticated", "no token"), 401, "authentication_error", "cursor_auth_failed"],
+    [
+      "local api key",
+      new ProxyError("unauthenticated", "wrong key", { detail: LOCAL_API_KEY_DETAIL }),
+      401,
+      "authentication_error",
+      "invalid_api_key",
+    ],
+    ["permission", new ProxyError("permission_denied", "no"), 403, "permission_error", "permission_denied"],
+    [
+      "blob not found after recovery",
+      new ProxyError("backend_protocol", "state gone", { detail: "blob_not_found" }),
+      502,
+      "server_error",
+      "blob_not_found",
+    ],
     [
       "model not found",
       new ProxyError("not_found", "no model", { detail: "model_not_found" }),
@@ -34,7 +49,7 @@ describe("toOpenAIError status table", () => {
       "not_found_error",
       "model_not_found",
     ],
-    ["not found", new ProxyError("not_found", "gone"), 404, "not_found_error", null],
+    ["not found", new ProxyError("not_found", "gone"), 404, "not_found_error", "not_found"],
     ["rate limited", new ProxyError("rate_limited", "slow"), 429, "rate_limit_error", "rate_limit_exceeded"],
     ["quota", new ProxyError("quota_exceeded", "limit"), 429, "insufficient_quota", "insufficient_quota"],
     ["upstream protocol", new ProxyError("backend_protocol", "garbled"), 502, "server_error", "upstream_error"],
@@ -46,7 +61,6 @@ describe("toOpenAIError status table", () => {
       "upstream_unavailable",
     ],
     ["timeout", new ProxyError("timeout", "slow"), 504, "server_error", "upstream_timeout"],
-    ["internal", new ProxyError("internal", "oops"), 500, "server_error", null],
   ];
 
   it.each(cases)("%s", (_name, error, status, type, code) => {
@@ -63,11 +77,21 @@ describe("toOpenAIError status table", () => {
     expect(toOpenAIError(new ProxyError("internal", "x")).body.error.param).toBeNull();
   });
 
-  it("sets Retry-After only when known, rounded up to whole seconds", () => {
+  it("sets Retry-After only when known, rounded up to whole seconds, and x-should-retry always", () => {
     expect(toOpenAIError(new ProxyError("rate_limited", "x", { retryAfterSeconds: 2.2 })).headers).toEqual({
       "Retry-After": "3",
+      "x-should-retry": "true",
     });
-    expect(toOpenAIError(new ProxyError("rate_limited", "x")).headers).toEqual({});
+    expect(toOpenAIError(new ProxyError("rate_limited", "x")).headers).toEqual({ "x-should-retry": "true" });
+  });
+
+  it("answers a usage limit so SDKs do not retry it: 429 insufficient_quota, x-should-retry false", () => {
+    const response = toOpenAIError(
+      new ProxyError("quota_exceeded", "Cursor usage limit reached", { detail: "usage_limit" }),
+    );
+    expect(response.status).toBe(429);
+    expect(response.headers).toEqual({ "x-should-retry": "false" });
+    expect(response.body.error.code).toBe("insufficient_quota");
   });
 
   it("hints at cursor-bridge login for Cursor auth failures but not for the local API key", () => {
@@ -88,9 +112,20 @@ describe("toOpenAIError never leaks internals", () => {
       message: "Internal server error.",
       type: "server_error",
       param: null,
-      code: null,
+      code: "internal_error",
     });
     expect(JSON.stringify(response)).not.toContain("hunter2");
+  });
+
+  it("never echoes the message of an internal error, wrapped or not, and names the request id", () => {
+    const wrapped = ProxyError.from(new TypeError("Cannot read properties of undefined (reading 'x')"));
+    expect(wrapped.code).toBe("internal");
+    const response = toOpenAIError(wrapped, { requestId: "req-42" });
+    expect(response.status).toBe(500);
+    expect(response.body.error.message).toBe(
+      "Internal server error (request id req-42; the server log has the details).",
+    );
+    expect(JSON.stringify(response)).not.toContain("Cannot read");
   });
 
   it("redacts tokens in ProxyError messages", () => {

@@ -2,10 +2,11 @@
  * Outbound error edge (house-style §4): ProxyError → OpenAI error body + HTTP status + headers. The `type` follows
  * the HTTP status the way openai-node picks its error class (400 BadRequest … 429 RateLimit, ≥500 InternalServer);
  * `code` uses the strings OpenAI and OpenCode recognise (`context_length_exceeded`, `insufficient_quota`,
- * `rate_limit_exceeded`, `model_not_found`). Messages are redacted and never carry a stack trace.
+ * `rate_limit_exceeded`, `model_not_found`) and one string per ProxyError code otherwise (the README lists them).
+ * Messages are redacted and never carry a stack trace; an internal error's message is never sent at all.
  */
 
-import { isAbortError, ProxyError } from "../util/errors.js";
+import { isAbortError, ProxyError, type ProxyErrorDetail, type ProxyErrorDetails } from "../util/errors.js";
 import { redactText } from "../util/logger.js";
 
 /** The JSON body OpenAI returns for errors (also the payload of the SSE error frame). */
@@ -21,10 +22,10 @@ export interface OpenAIErrorResponse {
 }
 
 /**
- * `detail` value a ProxyError carries when the proxy's own API key check failed, so the 401 does not tell the user
- * to log in to Cursor.
+ * `detail` of the proxy's own API key check, so the 401 says which key is wrong (the local one, `invalid_api_key`)
+ * instead of telling the user to log in to Cursor (`cursor_auth_failed`).
  */
-export const LOCAL_API_KEY_DETAIL = "local_api_key";
+export const LOCAL_API_KEY_DETAIL = "local_api_key" satisfies ProxyErrorDetails["unauthenticated"];
 
 const LOGIN_HINT = "Run `cursor-bridge login` to sign in to Cursor.";
 
@@ -39,9 +40,29 @@ function typeForStatus(status: number): string {
   return "invalid_request_error";
 }
 
-/** Machine-readable `code` for a ProxyError; `detail` wins when it names a more specific reason. */
+/** Reasons that are sent as the OpenAI `code` themselves (the client can act on them). */
+const DETAIL_AS_CODE = new Set<ProxyErrorDetail>([
+  "model_not_found",
+  "turn_expired",
+  "host_not_allowed",
+  "origin_not_allowed",
+  "blob_not_found",
+  "outdated_client",
+  "nesting_too_deep",
+  "turn_in_progress",
+  "previous_response_not_found",
+]);
+
+/** Machine-readable OpenAI `code` for every ProxyError code (exhaustive: a new code must choose one). */
 function codeFor(error: ProxyError): string | null {
+  if (error.detail !== undefined && DETAIL_AS_CODE.has(error.detail)) return error.detail;
   switch (error.code) {
+    case "invalid_request":
+      return null;
+    case "request_too_large":
+      return "request_too_large";
+    case "unsupported_media_type":
+      return "unsupported_media_type";
     case "context_length_exceeded":
       return "context_length_exceeded";
     case "rate_limited":
@@ -49,9 +70,11 @@ function codeFor(error: ProxyError): string | null {
     case "quota_exceeded":
       return "insufficient_quota";
     case "unauthenticated":
-      return "invalid_api_key";
+      return error.detail === LOCAL_API_KEY_DETAIL ? "invalid_api_key" : "cursor_auth_failed";
+    case "permission_denied":
+      return "permission_denied";
     case "not_found":
-      return error.detail === "model_not_found" ? "model_not_found" : (error.detail ?? null);
+      return "not_found";
     case "backend_unavailable":
       return "upstream_unavailable";
     case "backend_protocol":
@@ -60,9 +83,8 @@ function codeFor(error: ProxyError): string | null {
       return "upstream_timeout";
     case "canceled":
       return "request_canceled";
-    default:
-      if (error.status === 413) return "request_too_large";
-      return error.detail ?? null;
+    case "internal":
+      return "internal_error";
   }
 }
 
@@ -72,7 +94,13 @@ function typeFor(error: ProxyError): string {
   return typeForStatus(error.status);
 }
 
-function messageFor(error: ProxyError): string {
+function messageFor(error: ProxyError, requestId: string | undefined): string {
+  // An internal error is a bug of ours: its message (an exception's text) stays in the log, never in the answer.
+  if (error.code === "internal") {
+    return requestId === undefined
+      ? "Internal server error."
+      : `Internal server error (request id ${requestId}; the server log has the details).`;
+  }
   const message = redactText(error.message).trim() || "Request failed.";
   if (error.code === "unauthenticated" && error.detail !== LOCAL_API_KEY_DETAIL && !message.includes("login")) {
     return `${message} ${LOGIN_HINT}`;
@@ -80,29 +108,35 @@ function messageFor(error: ProxyError): string {
   return message;
 }
 
+/** Context of {@link toOpenAIError}. */
+export interface ErrorContext {
+  /** Named in the message of an internal error, so a user can find its log line. */
+  requestId?: string | undefined;
+}
+
 /**
- * Converts anything thrown into the OpenAI error response. Non-ProxyError values become a generic 500 whose
+ * Converts anything thrown into the OpenAI error response. Anything but a ProxyError becomes a generic 500 whose
  * message does not echo the original (it may hold internals); aborts become 499 `request_canceled`.
+ * `x-should-retry` tells SDKs (openai-node honours it) whether retrying can help, so a usage limit reaches the user
+ * at once instead of after the SDK's retries.
  */
-export function toOpenAIError(error: unknown): OpenAIErrorResponse {
+export function toOpenAIError(error: unknown, context: ErrorContext = {}): OpenAIErrorResponse {
   const proxyError =
     error instanceof ProxyError
       ? error
       : isAbortError(error)
         ? ProxyError.from(error)
-        : new ProxyError("internal", "Internal server error.", { cause: error });
-  const headers: Record<string, string> = {};
+        : new ProxyError("internal", "Internal server error.", { cause: error, detail: "unexpected" });
+  const headers: Record<string, string> = { "x-should-retry": proxyError.retryable ? "true" : "false" };
   if (proxyError.retryAfterSeconds !== undefined && proxyError.retryAfterSeconds >= 0) {
     headers["Retry-After"] = String(Math.ceil(proxyError.retryAfterSeconds));
   }
-  // SDKs retry a 409 by default; a conflict we call final must not come back (OpenAI's own header for that).
-  if (proxyError.status === 409 && !proxyError.retryable) headers["x-should-retry"] = "false";
   return {
     status: proxyError.status,
     headers,
     body: {
       error: {
-        message: messageFor(proxyError),
+        message: messageFor(proxyError, context.requestId),
         type: typeFor(proxyError),
         param: proxyError.param ?? null,
         code: codeFor(proxyError),

@@ -84,15 +84,26 @@ describe("parseChatCompletionRequest: accepted shapes", () => {
       frequency_penalty: null,
       x_custom: { deep: true },
     });
-    expect(ignoredParams).toEqual([
-      "temperature",
-      "top_p",
-      "seed",
-      "stop",
-      "logit_bias",
-      "response_format",
-      "x_custom",
-    ]);
+    expect(ignoredParams).toEqual(["temperature", "top_p", "seed", "logit_bias", "x_custom"]);
+  });
+
+  it("validates response_format and stop (they are acted on, so not listed as ignored)", () => {
+    const format = { type: "json_schema", json_schema: { name: "answer", schema: { type: "object" }, strict: true } };
+    const { request, ignoredParams } = parseChatCompletionRequest({
+      model: "m",
+      messages: [user],
+      response_format: format,
+      stop: "END",
+    });
+    expect(request.response_format).toEqual(format);
+    expect(ignoredParams).toEqual([]);
+    expect(rejection({ model: "m", messages: [user], response_format: { type: "xml" } }).param).toBe(
+      "response_format.type",
+    );
+    expect(rejection({ model: "m", messages: [user], response_format: { type: "json_schema" } }).param).toBe(
+      "response_format.json_schema",
+    );
+    expect(rejection({ model: "m", messages: [user], stop: 5 }).param).toBe("stop");
   });
 });
 
@@ -206,6 +217,19 @@ describe("parseChatCompletionRequest: every 400 names the field", () => {
     expect(error.param).toBe(param);
     expect(error.message).toMatch(message);
     expect(error.message).toContain(`'${param}'`);
+  });
+
+  it("bounds what a rejection echoes: an over-long model, a megabyte role, deep nesting", () => {
+    expect(rejection({ model: "m".repeat(257), messages: [user] }).param).toBe("model");
+    const role = rejection({ model: "m", messages: [{ role: "r".repeat(1_000_000), content: "x" }] });
+    expect(role.param).toBe("messages[0].role");
+    expect(role.message.length).toBeLessThan(500);
+    const deep = rejection({
+      model: "m",
+      messages: [user],
+      metadata: JSON.parse(`${"[".repeat(100)}${"]".repeat(100)}`),
+    });
+    expect(deep.detail).toBe("nesting_too_deep");
   });
 
   it("rejects a body that is not an object", () => {

@@ -5,12 +5,14 @@
  */
 import type { z } from "zod";
 import { ProxyError } from "../util/errors.js";
+import { clampForMessage } from "../util/logger.js";
 import {
   type ChatCompletionRequest,
   chatCompletionRequestSchema,
   HANDLED_REQUEST_KEYS,
   MESSAGE_ROLES,
 } from "./chat-request.js";
+import { assertJsonDepth, chatToolCallArguments } from "./json-limits.js";
 
 type Issue = z.core.$ZodIssue;
 
@@ -29,6 +31,8 @@ export function parseChatCompletionRequest(body: unknown): ParsedChatCompletionR
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ProxyError("invalid_request", "The request body must be a JSON object.");
   }
+  // Before anything walks the body recursively (zod, history normalisation, protobuf): no stack overflow, no Run.
+  assertJsonDepth(body, chatToolCallArguments);
   const result = chatCompletionRequestSchema.safeParse(body);
   if (!result.success) {
     const first = result.error.issues[0];
@@ -53,7 +57,10 @@ function checkSemantics(request: ChatCompletionRequest): void {
   tools.forEach((tool, index) => {
     if (seen.has(tool.function.name)) {
       const param = `tools[${index}].function.name`;
-      throw invalid(param, `Invalid value for '${param}': duplicate tool name '${tool.function.name}'.`);
+      throw invalid(
+        param,
+        `Invalid value for '${param}': duplicate tool name '${clampForMessage(tool.function.name, 100)}'.`,
+      );
     }
     seen.add(tool.function.name);
   });
@@ -65,7 +72,7 @@ function checkSemantics(request: ChatCompletionRequest): void {
   if (typeof choice === "object" && !seen.has(choice.function.name)) {
     throw invalid(
       "tool_choice.function.name",
-      `Invalid value for 'tool_choice.function.name': no tool named '${choice.function.name}' in 'tools'.`,
+      `Invalid value for 'tool_choice.function.name': no tool named '${clampForMessage(choice.function.name, 100)}' in 'tools'.`,
     );
   }
 }
@@ -115,7 +122,7 @@ function issueToError(issue: Issue, prefix: readonly PropertyKey[], body: unknow
     case "invalid_value":
       return invalid(
         param,
-        `Invalid value for '${param}': expected one of ${formatValues(issue.values)}, got ${JSON.stringify(input)}.`,
+        `Invalid value for '${param}': expected one of ${formatValues(issue.values)}, got ${shown(input)}.`,
       );
     case "invalid_union":
       return unionToError(issue, path, body);
@@ -126,6 +133,11 @@ function issueToError(issue: Issue, prefix: readonly PropertyKey[], body: unknow
     default:
       return invalid(param, `Invalid value for '${param}': ${issue.message}.`);
   }
+}
+
+/** A rejected value as the message shows it: JSON, escaped and cut (a client may send a megabyte). */
+function shown(value: unknown): string {
+  return clampForMessage(JSON.stringify(value) ?? String(value), 100);
 }
 
 function formatValues(values: readonly unknown[]): string {
@@ -142,7 +154,7 @@ function unionToError(issue: z.core.$ZodIssueInvalidUnion, path: PropertyKey[], 
   if (issue.discriminator !== undefined) {
     const allowed = "options" in issue && issue.options !== undefined ? issue.options : MESSAGE_ROLES;
     const values = formatValues(allowed);
-    return invalid(param, `Invalid value for '${param}': expected one of ${values}, got ${JSON.stringify(input)}.`);
+    return invalid(param, `Invalid value for '${param}': expected one of ${values}, got ${shown(input)}.`);
   }
   let best: Issue | undefined;
   for (const branch of issue.errors) {

@@ -13,6 +13,7 @@ import { DashboardService, type GetCurrentPeriodUsageResponse } from "../gen/ais
 import { type Logger, silentLogger } from "../util/logger.js";
 import { type ErrorMappingContext, toProxyError } from "./error-mapping.js";
 import { buildCursorHeaders, headersForLog } from "./headers.js";
+import { DEFAULT_HTTP2_BACKOFF, type Http2BackoffOptions, Http2Health } from "./http2-health.js";
 import { abortedError, type RunStream, type StartedRun, startHttp2Run } from "./run-stream.js";
 import { startSseRun } from "./sse-run.js";
 import { createTransportPool } from "./transports.js";
@@ -24,9 +25,11 @@ export type { RunStream } from "./run-stream.js";
 /** Cursor's production host (§1.1). */
 export const DEFAULT_CURSOR_URL = "https://api2.cursor.sh";
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
-const DEFAULT_HTTP2_RETRY_MS = 10 * 60 * 1000;
 
-/** Transport choice: `auto` tries HTTP/2 and falls back to HTTP/1.1 when HTTP/2 fails before any server output. */
+/**
+ * Transport choice: `auto` tries HTTP/2 for every call and falls back to HTTP/1.1 for that call when its HTTP/2
+ * connection fails before any server output (see http2-health.ts for the backoff after repeated failures).
+ */
 export type CursorTransport = "auto" | "http2" | "http1";
 
 /** Options of {@link createCursorApi}. */
@@ -40,8 +43,9 @@ export interface CursorApiOptions {
   /** `x-cursor-client-version`, e.g. "cli-2026.01.17-d239e66" (see resolveClientVersion). */
   clientVersion: string;
   /**
-   * HTTP/2 `Run`, or HTTP/1.1 RunSSE + BidiAppend. `auto` falls back to HTTP/1.1 when HTTP/2 fails before any
-   * server output (never when the server answered with a Connect error) and remembers that for a while.
+   * HTTP/2 `Run`, or HTTP/1.1 RunSSE + BidiAppend. `auto` falls back to HTTP/1.1 for one call when its HTTP/2
+   * connection fails before any server output (never when the server answered, and never for one reset stream on a
+   * working connection); after repeated failures in a row it goes to HTTP/1.1 directly for a growing pause.
    * @default "auto"
    */
   transport?: CursorTransport;
@@ -55,14 +59,14 @@ export interface CursorApiOptions {
   logger?: Logger;
   /** Largest accepted message in either direction. @default 16 MiB */
   maxMessageBytes?: number;
-  /** How long an automatic fallback to HTTP/1.1 sticks for a base URL before HTTP/2 is tried again. @default 10 min */
-  http2RetryAfterMs?: number;
+  /** Pause of `auto` after repeated HTTP/2 connection failures to a base URL. @default 30 s doubling to 10 min */
+  http2Backoff?: Http2BackoffOptions;
   /**
    * Deadline of each unary call (models, name, usage): a server that accepts the connection but never answers must
    * not hang the caller. Exceeding it is a `timeout` error. @default 30000
    */
   unaryTimeoutMs?: number;
-  /** Clock for the fallback memory. @default Date.now */
+  /** Clock of the HTTP/2 backoff. @default Date.now */
   now?: () => number;
 }
 
@@ -100,21 +104,21 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
   const newRequestId = options.newRequestId ?? randomUUID;
   const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const now = options.now ?? Date.now;
-  const retryAfterMs = options.http2RetryAfterMs ?? DEFAULT_HTTP2_RETRY_MS;
+  const backoff = options.http2Backoff ?? DEFAULT_HTTP2_BACKOFF;
   const pool = createTransportPool({ fetch: fetchFn, maxMessageBytes, logger });
   const errorContext: ErrorMappingContext = { clientVersion: options.clientVersion };
   const timeoutMs = options.unaryTimeoutMs ?? 30_000;
-  /** Base URL → time of the last HTTP/2 failure that made us fall back. */
-  const http1Since = new Map<string, number>();
-
-  const useHttp1 = (baseUrl: string): boolean => {
-    if (mode !== "auto") return mode === "http1";
-    const since = http1Since.get(baseUrl);
-    if (since === undefined) return false;
-    if (now() - since < retryAfterMs) return true;
-    http1Since.delete(baseUrl);
-    return false;
+  /** Base URL → its HTTP/2 health (transport `auto`). */
+  const health = new Map<string, Http2Health>();
+  const healthOf = (baseUrl: string): Http2Health => {
+    let known = health.get(baseUrl);
+    if (known === undefined) {
+      known = new Http2Health(backoff, now);
+      health.set(baseUrl, known);
+    }
+    return known;
   };
+  const tryHttp2 = (baseUrl: string): boolean => (mode === "auto" ? healthOf(baseUrl).shouldTry() : mode === "http2");
 
   const headersFor = async (requestId: string, streaming: boolean, signal?: AbortSignal) =>
     buildCursorHeaders({
@@ -125,14 +129,18 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
       streaming,
     });
 
-  const fallBack = (baseUrl: string, what: string, error: unknown) => {
-    http1Since.set(baseUrl, now());
+  const logFallback = (baseUrl: string, what: string, error: unknown) => {
     const mapped = toProxyError(error, errorContext);
-    logger.warn(`HTTP/2 ${what} failed before any server output; falling back to HTTP/1.1`, {
+    logger.warn(`HTTP/2 connection for ${what} failed before any server output; using HTTP/1.1 for this call`, {
       baseUrl,
       code: mapped.code,
       detail: mapped.detail,
     });
+  };
+  /** HTTP/1.1 answered where HTTP/2 could not connect: count it (a pause starts after repeated failures). */
+  const countFailure = (baseUrl: string, attempt: number) => {
+    const pauseMs = healthOf(baseUrl).failed(attempt);
+    if (pauseMs > 0) logger.warn("HTTP/2 failed repeatedly; using HTTP/1.1 for a while", { baseUrl, pauseMs });
   };
 
   const openHttp1 = (first: AgentClientMessage, requestId: string, signal: AbortSignal | undefined): StartedRun =>
@@ -154,7 +162,9 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
     const requestId = newRequestId();
     try {
       if (isAborted(signal)) throw abortedError(signal?.reason);
-      if (!useHttp1(options.agentUrl)) {
+      let failedAttempt: number | undefined;
+      if (tryHttp2(options.agentUrl)) {
+        const attempt = healthOf(options.agentUrl).begin();
         const headers = await headersFor(requestId, false, signal);
         logger.debug("Opening Run over HTTP/2", { baseUrl: options.agentUrl, headers: headersForLog(headers) });
         const started = startHttp2Run({
@@ -168,23 +178,28 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
           errorContext,
         });
         const outcome = await started.ready;
-        if (outcome.ok) return started.stream;
+        if (outcome.ok) {
+          if (mode === "auto") healthOf(options.agentUrl).succeeded();
+          return started.stream;
+        }
         started.stream.abort(outcome.error);
         if (isAborted(signal)) throw abortedError(signal?.reason);
-        if (mode === "http2") throw outcome.error;
-        fallBack(options.agentUrl, "Run", outcome.error);
+        if (mode === "http2" || outcome.connectionFailed !== true) throw outcome.error;
+        logFallback(options.agentUrl, "Run", outcome.error);
+        failedAttempt = attempt;
       }
       logger.debug("Opening RunSSE over HTTP/1.1", { baseUrl: options.agentUrl, requestId });
       const started = openHttp1(first, requestId, signal);
       const outcome = await started.ready;
       if (!outcome.ok) throw outcome.error;
+      if (failedAttempt !== undefined) countFailure(options.agentUrl, failedAttempt);
       return started.stream;
     } catch (error) {
       throw toProxyError(error, errorContext);
     }
   };
 
-  /** One unary call with the same fallback rule as Run. */
+  /** One unary call with the same fallback and backoff rules as Run. */
   const unary = async <S extends DescService, T>(
     service: S,
     signal: AbortSignal | undefined,
@@ -193,23 +208,35 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
     const baseUrl = options.apiUrl;
     const requestId = newRequestId();
     try {
-      if (!useHttp1(baseUrl)) {
+      let failedAttempt: number | undefined;
+      if (tryHttp2(baseUrl)) {
+        const attempt = healthOf(baseUrl).begin();
         let responded = false;
-        const client = createClient(
-          service,
-          pool.http2(baseUrl, () => (responded = true)),
-        );
+        const call = pool.http2(baseUrl, () => {
+          responded = true;
+          if (mode === "auto") healthOf(baseUrl).succeeded();
+        });
+        const client = createClient(service, call.transport);
         const headers = await headersFor(requestId, false, signal);
         try {
           return await invoke(client, { headers, timeoutMs, ...(signal === undefined ? {} : { signal }) });
         } catch (error) {
-          if (responded || mode === "http2" || isAborted(signal)) throw error;
-          fallBack(baseUrl, service.typeName, error);
+          if (responded || mode === "http2" || isAborted(signal) || !call.connectionFailed()) throw error;
+          logFallback(baseUrl, service.typeName, error);
+          failedAttempt = attempt;
         }
       }
-      const client = createClient(service, pool.http1(baseUrl));
+      let answered = false;
+      const client = createClient(
+        service,
+        pool.http1(baseUrl, () => (answered = true)),
+      );
       const headers = await headersFor(requestId, true, signal);
-      return await invoke(client, { headers, timeoutMs, ...(signal === undefined ? {} : { signal }) });
+      try {
+        return await invoke(client, { headers, timeoutMs, ...(signal === undefined ? {} : { signal }) });
+      } finally {
+        if (answered && failedAttempt !== undefined) countFailure(baseUrl, failedAttempt);
+      }
     } catch (error) {
       throw toProxyError(error, errorContext);
     }

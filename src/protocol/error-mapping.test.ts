@@ -5,13 +5,7 @@ import { describe, expect, it } from "vitest";
 import { ErrorDetails_Error as E, ErrorDetailsSchema } from "../gen/aiserver/v1/error_pb.js";
 import { ProxyError, type ProxyErrorCode } from "../util/errors.js";
 import { EnvelopeError } from "./envelope.js";
-import {
-  causeChain,
-  DEFAULT_RATE_LIMIT_RETRY_SECONDS,
-  DEFAULT_USAGE_LIMIT_RETRY_SECONDS,
-  findNetworkErrorCode,
-  toProxyError,
-} from "./error-mapping.js";
+import { causeChain, DEFAULT_RATE_LIMIT_RETRY_SECONDS, findNetworkErrorCode, toProxyError } from "./error-mapping.js";
 
 const withDetails = (code: Code, error: E, metadata?: HeadersInit) =>
   new ConnectError("upstream says no", code, metadata, [
@@ -65,7 +59,7 @@ const rows: Row[] = [
     "outdated_client",
   ),
   row("deprecated", withDetails(Code.Unimplemented, E.DEPRECATED), "backend_protocol", "outdated_client"),
-  row("blob not found", withDetails(Code.Internal, E.NOT_FOUND), "not_found", "blob_not_found"),
+  row("blob not found", withDetails(Code.Internal, E.NOT_FOUND), "backend_protocol", "blob_not_found"),
   row("plain not found", withDetails(Code.NotFound, E.NOT_FOUND), "not_found", "not_found"),
   row("bad model", withDetails(Code.InvalidArgument, E.BAD_MODEL_NAME), "not_found", "model_not_found"),
   row(
@@ -141,8 +135,8 @@ const rows: Row[] = [
   ),
   row("ABORT_ERR", nodeError("ABORT_ERR"), "canceled", "canceled"),
   // Anything else.
-  row("plain error", new Error("??"), "internal", undefined),
-  row("a string", "weird", "internal", undefined),
+  row("plain error", new Error("??"), "internal", "unexpected"),
+  row("a string", "weird", "internal", "unexpected"),
 ];
 
 function row(name: string, error: unknown, code: ProxyErrorCode, detail?: string, retryable?: boolean): Row {
@@ -184,7 +178,7 @@ describe("toProxyError — the inbound mapping table", () => {
     expect(mapped.message).toContain("CURSOR_CLIENT_VERSION");
   });
 
-  it("gives rate limits a retry hint: retry-after when sent, else the default", () => {
+  it("gives short rate limits a retry hint (retry-after when sent, else a short default); usage limits only a sent reset", () => {
     const hinted = toProxyError(withDetails(Code.ResourceExhausted, E.RATE_LIMITED, { "retry-after": "12" }));
     expect(hinted.retryAfterSeconds).toBe(12);
     expect(toProxyError(withDetails(Code.ResourceExhausted, E.RATE_LIMITED)).retryAfterSeconds).toBe(
@@ -192,8 +186,21 @@ describe("toProxyError — the inbound mapping table", () => {
     );
     const quota = toProxyError(new ConnectError("x", Code.ResourceExhausted, { "retry-after": "3600" }));
     expect(quota.retryAfterSeconds).toBe(3600);
+    expect(quota.message).toMatch(/It resets at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in 3600 s\)/);
     const quotaWithoutHint = toProxyError(new ConnectError("x", Code.ResourceExhausted));
-    expect(quotaWithoutHint.retryAfterSeconds).toBe(DEFAULT_USAGE_LIMIT_RETRY_SECONDS);
+    expect(quotaWithoutHint.retryAfterSeconds).toBeUndefined();
+    expect(quotaWithoutHint.message).toContain("did not say when it resets");
+    expect(DEFAULT_RATE_LIMIT_RETRY_SECONDS).toBeLessThanOrEqual(30);
+  });
+
+  it("names the limit of a usage error and the login command on a Cursor auth failure", () => {
+    expect(toProxyError(withDetails(Code.ResourceExhausted, E.FREE_USER_USAGE_LIMIT)).message).toContain(
+      "free plan usage limit",
+    );
+    expect(toProxyError(withDetails(Code.ResourceExhausted, E.USAGE_PRICING_REQUIRED)).message).toContain(
+      "usage-based pricing required",
+    );
+    expect(toProxyError(withDetails(Code.Unauthenticated, E.NOT_LOGGED_IN)).message).toContain("cursor-bridge login");
   });
 
   it("decodes ErrorDetails that arrived on the wire (base64 in the end-stream JSON, §4.1)", () => {

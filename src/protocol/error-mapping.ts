@@ -7,7 +7,14 @@
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorDetails_Error as E, type ErrorDetails, ErrorDetailsSchema } from "../gen/aiserver/v1/error_pb.js";
-import { isAbortError, ProxyError, type ProxyErrorCode, type ProxyErrorOptions } from "../util/errors.js";
+import {
+  isAbortError,
+  type NetworkErrorCode,
+  ProxyError,
+  type ProxyErrorCode,
+  type ProxyErrorDetails,
+  type ProxyErrorOptions,
+} from "../util/errors.js";
 import { CLIENT_VERSION_SETTINGS } from "./client-version.js";
 
 /** Context that makes a mapped message more useful. */
@@ -16,20 +23,20 @@ export interface ErrorMappingContext {
   clientVersion?: string;
 }
 
-/** Default retry hint for rate limits when the server sends no `retry-after` (a guess, not a protocol fact). */
-export const DEFAULT_RATE_LIMIT_RETRY_SECONDS = 30;
+/**
+ * Retry hint for short rate limits when the server sends no `retry-after` (a guess, not a protocol fact). Short on
+ * purpose: SDKs honour it (openai-node retries twice), so the user sees the error within seconds if it persists.
+ */
+export const DEFAULT_RATE_LIMIT_RETRY_SECONDS = 10;
 
 /**
- * Retry hint for Cursor usage limits when the server sends none. The reference documents no reset time (limits
- * follow the plan's billing cycle), so this is a guess that says "not soon" rather than inviting a retry storm.
+ * A code with one of its own reasons. Usage/plan limits carry no default retry hint: they last until the plan's
+ * limit resets, and a long `Retry-After` made SDKs wait silently for an hour. Only a reset time Cursor sends becomes
+ * one.
  */
-export const DEFAULT_USAGE_LIMIT_RETRY_SECONDS = 3600;
-
-interface Mapping {
-  code: ProxyErrorCode;
-  detail: string;
-  retryable?: boolean;
-}
+type Mapping = {
+  [C in ProxyErrorCode]: { code: C; detail: ProxyErrorDetails[C]; retryable?: boolean };
+}[ProxyErrorCode];
 
 const QUOTA: Mapping = { code: "quota_exceeded", detail: "usage_limit", retryable: false };
 const RATE: Mapping = { code: "rate_limited", detail: "rate_limit", retryable: true };
@@ -94,10 +101,11 @@ const BY_ERROR_DETAILS: ReadonlyMap<E, Mapping> = new Map<E, Mapping>([
  * The agent API reports a missing conversation blob as Connect `internal` "Blob not found" (§4.4, EPH `8b167a9`).
  * The text is never matched: the machine-readable form is ErrorDetails NOT_FOUND (or FILE_NOT_FOUND) on an
  * `internal` error, which is what the emulator sends (src/emulator/errors.ts `blobNotFound`). The backend recognises
- * `code === "not_found"` (precisely `detail === "blob_not_found"`) and rebuilds the state once; a bare `internal`
- * (detail "internal") may be the same failure from a server that attaches no details, so the backend treats it alike.
+ * `detail === "blob_not_found"` and rebuilds the state once; a bare `internal` (detail "internal") may be the same
+ * failure from a server that attaches no details, so the backend treats it alike. One that survives the rebuild is
+ * an upstream state problem the caller cannot fix: 502 (`backend_protocol`), not a 404.
  */
-const BLOB_NOT_FOUND: Mapping = { code: "not_found", detail: "blob_not_found", retryable: false };
+const BLOB_NOT_FOUND: Mapping = { code: "backend_protocol", detail: "blob_not_found", retryable: false };
 
 function detailsMapping(details: ErrorDetails | undefined, code: Code): Mapping | undefined {
   if (details === undefined) return undefined;
@@ -130,7 +138,7 @@ const BY_CODE: Record<Code, Mapping> = {
 };
 
 /** Node/undici error codes that mean the connection failed or dropped: backend_unavailable, retryable. */
-const NETWORK_CODES = new Set([
+const NETWORK_CODES = new Set<NetworkErrorCode>([
   "ECONNREFUSED",
   "ECONNRESET",
   "ECONNABORTED",
@@ -163,14 +171,17 @@ export function causeChain(error: unknown): unknown[] {
 }
 
 /** The first Node-style transport error code in the cause chain (ECONNREFUSED, NGHTTP2_*, ERR_HTTP2_*…). */
-export function findNetworkErrorCode(error: unknown): string | undefined {
+export function findNetworkErrorCode(error: unknown): NetworkErrorCode | undefined {
   for (const link of causeChain(error)) {
     if (typeof link !== "object" || link === null) continue;
     const code = (link as { code?: unknown }).code;
-    if (typeof code !== "string") continue;
-    if (NETWORK_CODES.has(code) || code.startsWith("ERR_HTTP2_") || code.startsWith("NGHTTP2_")) return code;
+    if (typeof code === "string" && isNetworkErrorCode(code)) return code;
   }
   return undefined;
+}
+
+function isNetworkErrorCode(code: string): code is NetworkErrorCode {
+  return NETWORK_CODES.has(code as NetworkErrorCode) || code.startsWith("ERR_HTTP2_") || code.startsWith("NGHTTP2_");
 }
 
 /** The first ConnectError in the cause chain. */
@@ -203,6 +214,7 @@ function messageFor(
   error: ConnectError,
   details: ErrorDetails | undefined,
   ctx: ErrorMappingContext,
+  retryAfterSeconds: number | undefined,
 ) {
   const upstream = details?.details?.detail || details?.details?.title || error.rawMessage;
   switch (mapping.detail) {
@@ -212,9 +224,14 @@ function messageFor(
         `to a current cursor-agent version (cli-YYYY.MM.DD-sha), or install/update cursor-agent. Upstream: ${upstream}`
       );
     case "usage_limit":
-      return `Cursor usage limit reached: ${upstream}`;
+      return `Cursor usage limit reached (${usageLimitName(details)}): ${upstream} ${resetText(retryAfterSeconds)}`;
     case "rate_limit":
       return `Cursor rate limit: ${upstream}`;
+    case "blob_not_found":
+      return `Cursor could not find the stored conversation state (an upstream state problem; the bridge rebuilds it from the history once before giving up): ${upstream}`;
+    case "unauthenticated":
+    case "token_expired":
+      return `Cursor rejected the login (${mapping.detail.replaceAll("_", " ")}): ${upstream} Run \`cursor-bridge login\` to sign in again.`;
     default:
       return `Cursor ${mapping.detail.replaceAll("_", " ")}: ${upstream}`;
   }
@@ -232,15 +249,17 @@ function fromConnectError(error: ConnectError, original: unknown, ctx: ErrorMapp
     const network = findNetworkErrorCode(original);
     if (network !== undefined) return networkError(network, original);
   }
-  const mapping = byDetails ?? BY_CODE[error.code] ?? { code: "internal", detail: "unknown_code" };
+  const mapping: Mapping = byDetails ?? BY_CODE[error.code] ?? { code: "backend_protocol", detail: "unknown_code" };
   const options: ProxyErrorOptions = { cause: original, detail: mapping.detail };
   if (mapping.retryable !== undefined) options.retryable = mapping.retryable;
   if (mapping.code === "rate_limited")
     options.retryAfterSeconds = retryAfterOf(error) ?? DEFAULT_RATE_LIMIT_RETRY_SECONDS;
-  if (mapping.code === "quota_exceeded")
-    options.retryAfterSeconds = retryAfterOf(error) ?? DEFAULT_USAGE_LIMIT_RETRY_SECONDS;
+  if (mapping.code === "quota_exceeded") {
+    const reset = retryAfterOf(error);
+    if (reset !== undefined) options.retryAfterSeconds = reset;
+  }
   if (mapping.detail === "model_not_found") options.param = "model";
-  return new ProxyError(mapping.code, messageFor(mapping, error, details, ctx), options);
+  return new ProxyError(mapping.code, messageFor(mapping, error, details, ctx, options.retryAfterSeconds), options);
 }
 
 /** A TimeoutError (AbortSignal.timeout) → timeout; an AbortError → canceled; else undefined. */
@@ -257,7 +276,32 @@ function localCancellation(error: unknown): ProxyError | undefined {
   return undefined;
 }
 
-function networkError(code: string, cause: unknown): ProxyError {
+/** Which limit: the plan's usage limit, a free plan's, or usage-based pricing that must be enabled. */
+function usageLimitName(details: ErrorDetails | undefined): string {
+  switch (details?.error) {
+    case E.FREE_USER_USAGE_LIMIT:
+      return "free plan usage limit";
+    case E.PRO_USER_USAGE_LIMIT:
+      return "plan usage limit";
+    case E.USAGE_PRICING_REQUIRED:
+    case E.USAGE_PRICING_REQUIRED_CHANGEABLE:
+      return "usage-based pricing required";
+    case E.OPENAI_ACCOUNT_LIMIT_EXCEEDED:
+      return "model provider account limit";
+    default:
+      return "usage limit";
+  }
+}
+
+function resetText(retryAfterSeconds: number | undefined): string {
+  if (retryAfterSeconds === undefined) {
+    return "Cursor did not say when it resets; check your plan's usage at https://cursor.com/dashboard. Retrying will not help until then.";
+  }
+  const at = new Date(Date.now() + retryAfterSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  return `It resets at ${at} (in ${retryAfterSeconds} s).`;
+}
+
+function networkError(code: NetworkErrorCode, cause: unknown): ProxyError {
   return new ProxyError("backend_unavailable", `Connection to Cursor failed (${code}).`, {
     cause,
     retryable: true,

@@ -12,6 +12,7 @@ import {
   type ClientHttp2Stream,
   type ClientSessionRequestOptions,
   connect,
+  type Http2Session,
   type OutgoingHttpHeaders,
 } from "node:http2";
 import type { NodeHttpClientOptions } from "@connectrpc/connect-node";
@@ -24,6 +25,11 @@ type NodeHttp2ClientSessionManager = ReturnType<
 
 /** A session manager for one origin. */
 export interface Http2Sessions extends NodeHttp2ClientSessionManager {
+  /**
+   * True once the peer's SETTINGS arrived on `session`: HTTP/2 itself works on this connection, so a failure of one
+   * of its streams is that stream's problem, not a sign that HTTP/2 is unavailable.
+   */
+  handshaken(session: Http2Session): boolean;
   /** Destroys the current session (open streams fail). */
   close(): void;
 }
@@ -33,6 +39,7 @@ export function createHttp2Sessions(origin: string, logger: Logger): Http2Sessio
   let current: { session: ClientHttp2Session; ready: Promise<ClientHttp2Session> } | undefined;
   /** Every session not yet closed (a replaced session may still carry streams), with its open stream count. */
   const live = new Map<ClientHttp2Session, number>();
+  const settled = new WeakSet<Http2Session>();
 
   const usable = (session: ClientHttp2Session) => !session.closed && !session.destroyed;
   const forget = (session: ClientHttp2Session) => {
@@ -40,9 +47,10 @@ export function createHttp2Sessions(origin: string, logger: Logger): Http2Sessio
   };
 
   const connectSession = () => {
-    const session = connect(origin);
+    const session = connect(origin, { maxSessionMemory: 1024 });
     session.unref();
     live.set(session, 0);
+    session.once("remoteSettings", () => settled.add(session));
     const ready = new Promise<ClientHttp2Session>((resolve, reject) => {
       session.once("connect", () => resolve(session));
       session.on("error", (error: Error & { code?: string }) => {
@@ -99,6 +107,7 @@ export function createHttp2Sessions(origin: string, logger: Logger): Http2Sessio
       }
     },
     notifyResponseByteRead() {},
+    handshaken: (session) => settled.has(session),
     close() {
       for (const session of live.keys()) session.destroy();
       live.clear();

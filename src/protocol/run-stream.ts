@@ -37,8 +37,11 @@ export interface RunStream {
 /** Result of starting a run: the stream, and whether the transport produced a response. */
 export interface StartedRun {
   stream: RunStream;
-  /** `ok: true` once the server answered (any answer); `ok: false` when the call failed before any response. */
-  ready: Promise<{ ok: true } | { ok: false; error: unknown }>;
+  /**
+   * `ok: true` once the server answered (any answer); `ok: false` when the call failed before any response, with
+   * `connectionFailed` when the HTTP/2 connection itself failed rather than this one stream (see Http2Call).
+   */
+  ready: Promise<{ ok: true } | { ok: false; error: unknown; connectionFailed?: boolean }>;
 }
 
 /** Parameters of {@link startHttp2Run}. */
@@ -109,6 +112,8 @@ class Http2RunStream implements RunStream {
   private readonly errorContext: ErrorMappingContext;
   /** Resolves when the transport produced an HTTP response. */
   readonly respondedPromise: Promise<void>;
+  /** See Http2Call.connectionFailed. */
+  readonly connectionFailed: () => boolean;
 
   constructor(params: Http2RunParams) {
     this.requestId = params.requestId;
@@ -117,7 +122,7 @@ class Http2RunStream implements RunStream {
     this.errorContext = params.errorContext;
     let markResponded: () => void = () => {};
     this.respondedPromise = new Promise<void>((resolve) => (markResponded = resolve));
-    const transport = params.pool.http2(
+    const call = params.pool.http2(
       params.baseUrl,
       () => {
         this.responded = true;
@@ -128,9 +133,10 @@ class Http2RunStream implements RunStream {
         this.sent += payloadBytes;
       },
     );
+    this.connectionFailed = call.connectionFailed;
     // The transport directly, not a promise client: the client's wrapper would add one more pending async generator
     // per open run; errors and the start of the call are the same.
-    const response = transport.stream(
+    const response = call.transport.stream(
       AgentService.method.run,
       this.controller.signal,
       undefined,
@@ -234,7 +240,10 @@ export function startHttp2Run(params: Http2RunParams): StartedRun {
     stream.respondedPromise.then(() => ({ ok: true }) as const),
     stream.first.then(
       () => ({ ok: true }) as const,
-      (error: unknown) => (stream.responded ? ({ ok: true } as const) : ({ ok: false, error } as const)),
+      (error: unknown) =>
+        stream.responded
+          ? ({ ok: true } as const)
+          : ({ ok: false, error, connectionFailed: stream.connectionFailed() } as const),
     ),
   ]);
   return { stream, ready };

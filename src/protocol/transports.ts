@@ -6,6 +6,8 @@
  * before any server output" (fall back to RunSSE + BidiAppend, §4.3) from "the server answered with an error" (never
  * fall back): the first rejects before a response, the second resolves one.
  */
+
+import type { Http2Session } from "node:http2";
 import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import type { UniversalClientFn, UniversalClientRequest } from "@connectrpc/connect/protocol";
 import { createTransport } from "@connectrpc/connect/protocol-connect";
@@ -19,14 +21,25 @@ export type ResponseObserver = () => void;
 /** Called with the payload size of every request message as it is handed to the HTTP/2 stream. */
 export type RequestMessageObserver = (payloadBytes: number) => void;
 
+/** One HTTP/2 call's transport, and what happened to its connection. */
+export interface Http2Call {
+  transport: Transport;
+  /**
+   * After the call failed without a response: true when the HTTP/2 connection itself failed (it could not be opened,
+   * or it died before the peer's SETTINGS arrived), which is what makes `auto` fall back to HTTP/1.1 for the call;
+   * false for a stream-level failure on a working connection (RST_STREAM), which is the call's own error.
+   */
+  connectionFailed(): boolean;
+}
+
 /** Creates and owns the transports of one CursorApi. */
 export interface TransportPool {
   /**
-   * A Connect transport over HTTP/2 to `baseUrl`, reusing the pool's session for that origin. `onRequestMessage`
-   * sees each request message's serialized size as connect-es wrote it, so callers need not serialize a second time
-   * just to count bytes.
+   * A Connect transport over HTTP/2 to `baseUrl` for one call, reusing the pool's session for that origin.
+   * `onRequestMessage` sees each request message's serialized size as connect-es wrote it, so callers need not
+   * serialize a second time just to count bytes.
    */
-  http2(baseUrl: string, onResponse?: ResponseObserver, onRequestMessage?: RequestMessageObserver): Transport;
+  http2(baseUrl: string, onResponse?: ResponseObserver, onRequestMessage?: RequestMessageObserver): Http2Call;
   /** A Connect transport over HTTP/1.1 via `fetch` (unary only). */
   http1(baseUrl: string, onResponse?: ResponseObserver): Transport;
   /** Closes every HTTP/2 session (open streams are aborted). */
@@ -177,7 +190,41 @@ export function createTransportPool(options: TransportPoolOptions): TransportPoo
     byUrl.set(url, manager);
     return manager;
   };
-  const h2Client = createNodeHttpClient({ httpVersion: "2", sessionProvider: sessionFor });
+  /**
+   * An HTTP/2 client for one call whose session provider remembers the call's stream (or that no stream could be
+   * opened), so the call can tell a connection failure from a stream failure afterwards.
+   */
+  const h2CallClient = (): { client: UniversalClientFn; connectionFailed: () => boolean } => {
+    // The session is captured when the stream opens: a destroyed stream no longer points to it.
+    let session: Http2Session | undefined;
+    let manager: Http2Sessions | undefined;
+    let noStream = false;
+    const client = createNodeHttpClient({
+      httpVersion: "2",
+      sessionProvider: (url) => {
+        const sessions = sessionFor(url);
+        manager = sessions;
+        return {
+          authority: sessions.authority,
+          request: (method, path, headers, requestOptions) =>
+            sessions.request(method, path, headers, requestOptions).then(
+              (opened) => {
+                session = opened.session;
+                return opened;
+              },
+              (error: unknown) => {
+                noStream = true;
+                throw error;
+              },
+            ),
+          notifyResponseByteRead: (opened) => sessions.notifyResponseByteRead(opened),
+        };
+      },
+    });
+    const connectionFailed = () =>
+      noStream || (session !== undefined && manager !== undefined && !manager.handshaken(session));
+    return { client, connectionFailed };
+  };
   const h1Client = createUnaryFetchClient(options.fetch);
   const build = (baseUrl: string, httpClient: UniversalClientFn): Transport =>
     createTransport({
@@ -192,8 +239,13 @@ export function createTransportPool(options: TransportPoolOptions): TransportPoo
       writeMaxBytes: options.maxMessageBytes,
     });
   return {
-    http2: (baseUrl, onResponse, onRequestMessage) =>
-      build(baseUrl, observe(countMessages(h2Client, onRequestMessage), onResponse)),
+    http2: (baseUrl, onResponse, onRequestMessage) => {
+      const { client, connectionFailed } = h2CallClient();
+      return {
+        transport: build(baseUrl, observe(countMessages(client, onRequestMessage), onResponse)),
+        connectionFailed,
+      };
+    },
     http1: (baseUrl, onResponse) => build(baseUrl, observe(h1Client, onResponse)),
     close() {
       for (const manager of sessions.values()) manager.close();

@@ -4,7 +4,18 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { ProxyError } from "../util/errors.js";
-import type { Logger } from "../util/logger.js";
+import { clampForMessage, type Logger } from "../util/logger.js";
+
+/** Longest client-supplied value (path, model) written to the access log. */
+const MAX_LOGGED_VALUE = 200;
+
+/**
+ * A client's `x-request-id` is kept when it is 1–255 word characters, `-` or `=` (the rule of hono's request-id
+ * middleware); anything else (spaces, newlines, quotes, a megabyte) is replaced by a fresh id.
+ */
+export function acceptedRequestId(header: string | undefined): string | undefined {
+  return header !== undefined && header.length <= 255 && /^[\w\-=]+$/.test(header) ? header : undefined;
+}
 
 /** Facts gathered while a request is handled. */
 export interface RequestLog {
@@ -40,7 +51,7 @@ function setResponseHeader(c: Context, name: string, value: string): void {
 /** Creates the access-log middleware; it also sets `x-request-id` on every response. */
 export function accessLog(logger: Logger, now: () => number, newId: () => string): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const log: RequestLog = { requestId: c.req.header("x-request-id")?.slice(0, 100) ?? newId(), startedAt: now() };
+    const log: RequestLog = { requestId: acceptedRequestId(c.req.header("x-request-id")) ?? newId(), startedAt: now() };
     c.set("log", log);
     await next();
     setResponseHeader(c, "x-request-id", log.requestId);
@@ -48,9 +59,10 @@ export function accessLog(logger: Logger, now: () => number, newId: () => string
     const write = () => {
       const end = now();
       const error = log.streamError === undefined ? undefined : ProxyError.from(log.streamError);
-      logger.info(`${c.req.method} ${c.req.path} ${c.res.status}`, {
+      const path = clampForMessage(c.req.path, MAX_LOGGED_VALUE);
+      logger.info(`${c.req.method} ${path} ${c.res.status}`, {
         request_id: log.requestId,
-        model: log.model,
+        model: log.model === undefined ? undefined : clampForMessage(log.model, MAX_LOGGED_VALUE),
         ttfb_ms: headersAt - log.startedAt,
         ttft_ms: log.firstTokenAt === undefined ? undefined : log.firstTokenAt - log.startedAt,
         total_ms: end - log.startedAt,

@@ -1,23 +1,33 @@
 /**
  * The Hono app factory (house-style §1: `createApp(deps)`; tests call `app.request()` without sockets).
- * Routes: POST /v1/chat/completions, POST/GET/DELETE /v1/responses, GET /v1/models, GET /v1/models/:id,
- * GET /health.
+ * Routes: POST /v1/chat/completions, POST/GET/DELETE /v1/responses, POST /v1/messages (+ /count_tokens),
+ * GET /v1/models, GET /v1/models/:id, GET /health. Errors are Anthropic-shaped for Anthropic clients
+ * (`anthropic-version` header or a /v1/messages path).
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
+import { toAnthropicModelList } from "../bridge/anthropic-models.js";
 import { toOpenAIModelList } from "../bridge/model-list.js";
 import { createMemoryResponseStore } from "../engine/response-store.js";
 import { toOpenAIError } from "../openai/error-body.js";
 import { ProxyError } from "../util/errors.js";
+import { clampForMessage } from "../util/logger.js";
 import { type AppEnv, accessLog } from "./access-log.js";
 import { requireApiKey } from "./api-key.js";
 import { limitBody } from "./body-limit.js";
 import { handleChatCompletions } from "./chat-completions.js";
 import type { AppDeps } from "./deps.js";
+import { anthropicErrorResponse, createMessagesHandlers, PING_INTERVAL_MS } from "./messages.js";
+import { guardHost, guardOrigin, requireJson } from "./request-guard.js";
 import { registerResponsesRoutes } from "./responses.js";
 
-function errorResponse(error: unknown): Response {
-  const { status, headers, body } = toOpenAIError(error);
+const isAnthropic = (c: Context) =>
+  c.req.header("anthropic-version") !== undefined || c.req.path.startsWith("/v1/messages");
+
+function errorResponse(error: unknown, c: Context<AppEnv>): Response {
+  const requestId = c.get("log")?.requestId;
+  if (isAnthropic(c)) return anthropicErrorResponse(error, requestId);
+  const { status, headers, body } = toOpenAIError(error, { requestId });
   return new Response(JSON.stringify(body), {
     status,
     headers: { ...headers, "content-type": "application/json; charset=utf-8" },
@@ -31,8 +41,24 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.use(accessLog(logger, deps.now, deps.newId));
-  if (options.corsOrigins.length > 0) {
-    app.use(cors({ origin: [...options.corsOrigins], allowHeaders: ["authorization", "content-type", "x-api-key"] }));
+  const allowedOrigins = [...new Set([...(options.allowedOrigins ?? []), ...options.corsOrigins])];
+  const guard = { allowedHosts: options.allowedHosts ?? [], allowedOrigins };
+  app.use(guardHost(guard));
+  app.use(guardOrigin(guard));
+  if (allowedOrigins.length > 0) {
+    app.use(
+      cors({
+        origin: allowedOrigins,
+        allowHeaders: ["authorization", "content-type", "x-api-key", "x-request-id"],
+        exposeHeaders: [
+          "x-request-id",
+          "x-cursor-bridge-ignored-params",
+          "x-cursor-bridge-warnings",
+          "retry-after",
+          "x-should-retry",
+        ],
+      }),
+    );
   }
   app.get("/health", (c) =>
     c.json({
@@ -45,17 +71,19 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     }),
   );
   if (options.apiKey !== undefined) app.use("/v1/*", requireApiKey(options.apiKey));
+  app.use("/v1/*", requireJson());
   app.use(
     "/v1/*",
     limitBody(options.maxBodyBytes, () => {
-      throw new ProxyError("invalid_request", `The request body is larger than ${options.maxBodyBytes} bytes.`, {
-        status: 413,
+      throw new ProxyError("request_too_large", `The request body is larger than ${options.maxBodyBytes} bytes.`, {
+        detail: "body_too_large",
       });
     }),
   );
 
   app.get("/v1/models", async (c) => {
     const models = await deps.engine.listModels(c.req.raw.signal);
+    if (isAnthropic(c)) return c.json(toAnthropicModelList(models, new Date(deps.now()).toISOString()));
     return c.json({ object: "list", data: toOpenAIModelList(models, ownedBy, Math.floor(deps.now() / 1000)) });
   });
   app.get("/v1/models/:id{.+}", async (c) => {
@@ -68,18 +96,35 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
         detail: "model_not_found",
       });
     }
+    const createdAt = new Date(deps.now()).toISOString();
+    if (isAnthropic(c)) {
+      return c.json({ type: "model", id: model.id, display_name: model.display_name, created_at: createdAt });
+    }
     return c.json({ ...model, created: Math.floor(deps.now() / 1000) });
   });
   app.post("/v1/chat/completions", (c) => handleChatCompletions(c, deps, c.get("log")));
   registerResponsesRoutes(app, { ...deps, store: deps.responseStore ?? createMemoryResponseStore() });
+  const anthropic = createMessagesHandlers({ ...deps, pingIntervalMs: PING_INTERVAL_MS });
+  app.post("/v1/messages", (c) => anthropic.messages(c, c.get("log")));
+  app.post("/v1/messages/count_tokens", (c) => anthropic.countTokens(c));
 
   app.notFound((c) =>
-    errorResponse(new ProxyError("not_found", `No route for ${c.req.method} ${c.req.path}. The API lives under /v1.`)),
+    errorResponse(
+      new ProxyError(
+        "not_found",
+        `No route for ${c.req.method} ${clampForMessage(c.req.path, 200)}. The API lives under /v1.`,
+        { detail: "route_not_found" },
+      ),
+      c,
+    ),
   );
   app.onError((error, c) => {
     const proxyError = ProxyError.from(error);
-    if (proxyError.code === "internal") logger.error("unhandled error", { path: c.req.path, error });
-    return errorResponse(proxyError);
+    if (proxyError.code === "internal") {
+      const requestId = c.get("log")?.requestId;
+      logger.error("unhandled error", { request_id: requestId, path: clampForMessage(c.req.path, 200), error });
+    }
+    return errorResponse(proxyError, c);
   });
   return app;
 }

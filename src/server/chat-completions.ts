@@ -3,49 +3,16 @@
  * How the turn reaches Cursor (resumed / continued / new / replayed), parking and remembering are the engine's.
  */
 import type { Context } from "hono";
-import type { BackendEvent } from "../backend/types.js";
 import { toChatCompletionChunks } from "../bridge/chunk-stream.js";
 import { toChatCompletion } from "../bridge/completion.js";
 import { toTurnInput } from "../bridge/turn-input.js";
+import { headerList } from "../openai/header-list.js";
 import { parseChatCompletionRequest } from "../openai/parse-request.js";
 import { toSseBody } from "../openai/sse.js";
 import { ProxyError } from "../util/errors.js";
 import type { RequestLog } from "./access-log.js";
 import type { AppDeps } from "./deps.js";
-
-async function readJson(c: Context): Promise<unknown> {
-  const text = await c.req.text();
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new ProxyError("invalid_request", "The request body is not valid JSON.", { param: "body" });
-  }
-}
-
-/**
- * Wraps the events so the access log learns time-to-first-token and token counts. A plain iterator rather than an
- * async generator: this sits on the per-event hot path, and a generator layer costs several promise hops per event.
- */
-function observe(events: AsyncIterable<BackendEvent>, log: RequestLog, now: () => number): AsyncIterable<BackendEvent> {
-  const record = (result: IteratorResult<BackendEvent>): IteratorResult<BackendEvent> => {
-    if (result.done === true) return result;
-    const event = result.value;
-    if (log.firstTokenAt === undefined && (event.type === "text-delta" || event.type === "reasoning-delta")) {
-      log.firstTokenAt = now();
-    }
-    if (event.type === "usage") log.tokens = event.usage.totalTokens;
-    return result;
-  };
-  return {
-    [Symbol.asyncIterator]: () => {
-      const iterator = events[Symbol.asyncIterator]();
-      return {
-        next: () => iterator.next().then(record),
-        return: async (value?: unknown) => (await iterator.return?.(value)) ?? { done: true, value: undefined },
-      };
-    },
-  };
-}
+import { observe, readJson } from "./request-io.js";
 
 /** Handles one chat completion request. */
 export async function handleChatCompletions(c: Context, deps: AppDeps, log: RequestLog): Promise<Response> {
@@ -58,8 +25,8 @@ export async function handleChatCompletions(c: Context, deps: AppDeps, log: Requ
   const turn = await deps.engine.startTurn(input.request, abort.signal);
   log.route = turn.route;
   const headers: Record<string, string> = {};
-  if (ignoredParams.length > 0) headers["x-cursor-bridge-ignored-params"] = ignoredParams.join(",");
-  if (input.warnings.length > 0) headers["x-cursor-bridge-warnings"] = input.warnings.join(" | ").slice(0, 1000);
+  if (ignoredParams.length > 0) headers["x-cursor-bridge-ignored-params"] = headerList(ignoredParams, ",");
+  if (input.warnings.length > 0) headers["x-cursor-bridge-warnings"] = headerList(input.warnings, " | ");
 
   const options = {
     id: `chatcmpl-${deps.newId()}`,

@@ -12,6 +12,10 @@ export interface AppOptions {
   apiKey: string | undefined;
   /** Allowed CORS origins; empty = no CORS headers at all. */
   corsOrigins: readonly string[];
+  /** Host names served besides loopback (`*` = any). @default [] */
+  allowedHosts?: readonly string[];
+  /** Browser origins allowed besides the server's own (CORS headers are sent for them too). @default [] */
+  allowedOrigins?: readonly string[];
   /** Largest accepted request body. */
   maxBodyBytes: number;
   reasoningOutput: ReasoningOutput;

@@ -6,6 +6,8 @@
 /** Closed set of error codes used everywhere inside cursor-bridge. */
 export type ProxyErrorCode =
   | "invalid_request"
+  | "request_too_large"
+  | "unsupported_media_type"
   | "unauthenticated"
   | "permission_denied"
   | "not_found"
@@ -18,8 +20,93 @@ export type ProxyErrorCode =
   | "canceled"
   | "internal";
 
+/** Node/undici transport error codes that mean the connection to Cursor failed or dropped. */
+export type NetworkErrorCode =
+  | "ECONNREFUSED"
+  | "ECONNRESET"
+  | "ECONNABORTED"
+  | "EPIPE"
+  | "ETIMEDOUT"
+  | "ENOTFOUND"
+  | "EAI_AGAIN"
+  | "EHOSTUNREACH"
+  | "ENETUNREACH"
+  | "ENETDOWN"
+  | "ERR_STREAM_PREMATURE_CLOSE"
+  | "ERR_STREAM_WRITE_AFTER_END"
+  | "ERR_STREAM_DESTROYED"
+  | "UND_ERR_SOCKET"
+  | "UND_ERR_CONNECT_TIMEOUT"
+  | "UND_ERR_HEADERS_TIMEOUT"
+  | "UND_ERR_BODY_TIMEOUT"
+  | "UND_ERR_CLOSED"
+  | `ERR_HTTP2_${string}`
+  | `NGHTTP2_${string}`;
+
+/**
+ * The closed set of `detail` reasons, per code. Code that branches on a reason compares against these literals, so
+ * a typo or a reason that no longer exists is a type error instead of a branch that silently never runs.
+ */
+export interface ProxyErrorDetails {
+  invalid_request:
+    | "invalid_config"
+    | "unsafe_binding"
+    | "invalid_field"
+    | "nesting_too_deep"
+    | "bad_request"
+    | "file_unsupported"
+    | "image_too_large"
+    | "file_too_long"
+    | "invalid_argument"
+    | "already_exists"
+    | "failed_precondition"
+    | "out_of_range"
+    | "turn_in_progress"
+    | "previous_response_not_found";
+  request_too_large: "body_too_large";
+  unsupported_media_type: "not_json";
+  unauthenticated:
+    | "local_api_key"
+    | "unauthenticated"
+    | "token_expired"
+    | "not_logged_in"
+    | "refresh_failed"
+    | "refresh_unavailable"
+    | "credentials_rejected"
+    | "invalid_credentials_file";
+  permission_denied: "permission_denied" | "host_not_allowed" | "origin_not_allowed";
+  not_found: "model_not_found" | "not_found" | "route_not_found" | "turn_expired";
+  rate_limited: "rate_limit";
+  quota_exceeded: "usage_limit";
+  context_length_exceeded: "max_tokens" | "conversation_too_long";
+  backend_unavailable:
+    | "unknown"
+    | "aborted"
+    | "internal"
+    | "unavailable"
+    | "agent_engine_not_found"
+    | "stream_reset"
+    | "missing_end_stream"
+    | NetworkErrorCode;
+  backend_protocol:
+    | "outdated_client"
+    | "blob_not_found"
+    | "unimplemented"
+    | "data_loss"
+    | "stream_closed"
+    | "unknown_code";
+  timeout: "upstream_timeout" | "deadline_exceeded" | "timeout" | "stalled";
+  canceled: "canceled" | "user_aborted";
+  internal: "unexpected";
+}
+
+/** Every `detail` reason of any code. */
+export type ProxyErrorDetail = ProxyErrorDetails[ProxyErrorCode];
+
 const DEFAULT_STATUS: Record<ProxyErrorCode, number> = {
   invalid_request: 400,
+  request_too_large: 413,
+  unsupported_media_type: 415,
   unauthenticated: 401,
   permission_denied: 403,
   not_found: 404,
@@ -35,6 +122,8 @@ const DEFAULT_STATUS: Record<ProxyErrorCode, number> = {
 
 const DEFAULT_RETRYABLE: Record<ProxyErrorCode, boolean> = {
   invalid_request: false,
+  request_too_large: false,
+  unsupported_media_type: false,
   unauthenticated: false,
   permission_denied: false,
   not_found: false,
@@ -49,7 +138,7 @@ const DEFAULT_RETRYABLE: Record<ProxyErrorCode, boolean> = {
 };
 
 /** Options accepted by the {@link ProxyError} constructor. */
-export interface ProxyErrorOptions {
+export interface ProxyErrorOptions<C extends ProxyErrorCode = ProxyErrorCode> {
   /** HTTP status; defaults from the code. */
   status?: number;
   /** Whether retrying the same request may succeed; defaults from the code. */
@@ -60,20 +149,20 @@ export interface ProxyErrorOptions {
   retryAfterSeconds?: number;
   /** The request field the error is about (OpenAI `param`). */
   param?: string;
-  /** A more specific machine-readable reason, e.g. `model_not_found` or `outdated_client`. */
-  detail?: string;
+  /** A more specific machine-readable reason of this code, e.g. `model_not_found` or `outdated_client`. */
+  detail?: ProxyErrorDetails[C];
 }
 
 /** Typed error with a closed `code`, an HTTP `status`, `retryable` and `cause`. */
-export class ProxyError extends Error {
-  readonly code: ProxyErrorCode;
+export class ProxyError<C extends ProxyErrorCode = ProxyErrorCode> extends Error {
+  readonly code: C;
   readonly status: number;
   readonly retryable: boolean;
   readonly retryAfterSeconds: number | undefined;
   readonly param: string | undefined;
-  readonly detail: string | undefined;
+  readonly detail: ProxyErrorDetail | undefined;
 
-  constructor(code: ProxyErrorCode, message: string, options: ProxyErrorOptions = {}) {
+  constructor(code: C, message: string, options: ProxyErrorOptions<C> = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ProxyError";
     this.code = code;
@@ -89,7 +178,10 @@ export class ProxyError extends Error {
     if (error instanceof ProxyError) return error;
     if (isAbortError(error)) return new ProxyError("canceled", "The request was canceled.", { cause: error });
     const message = error instanceof Error ? error.message : String(error);
-    return new ProxyError(fallback, message, { cause: error });
+    return new ProxyError(fallback, message, {
+      cause: error,
+      ...(fallback === "internal" ? { detail: "unexpected" as const } : {}),
+    });
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createLogger, redact, redactText } from "./logger.js";
+import { clampForMessage, createLogger, MAX_LOG_FIELD_CHARS, redact, redactText } from "./logger.js";
 
 const JWT =
   "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhdXRoMHx1c2VyXzEyMyIsImV4cCI6MTc2NzIyNTYwMH0.c2lnbmF0dXJlLWJ5dGVzLWhlcmU";
@@ -46,5 +46,41 @@ describe("logger redaction", () => {
     logger.info("no");
     logger.error("yes");
     expect(lines).toHaveLength(1);
+  });
+});
+
+describe("log line safety", () => {
+  it("keeps the placeholder of a hint readable while still redacting real bearer tokens", () => {
+    expect(redactText("send `Authorization: Bearer <key>` with the key")).toBe(
+      "send `Authorization: Bearer <key>` with the key",
+    );
+    expect(redactText("Authorization: Bearer abcdef123456")).toBe("Authorization: Bearer [redacted]");
+  });
+
+  it("quotes and escapes client values so a newline cannot forge a line, and cuts huge values", () => {
+    const lines: string[] = [];
+    const logger = createLogger({ sink: (line) => lines.push(line) });
+    const forged = 'gpt\n2026-01-01T00:00:00.000Z INFO  POST /v1/admin 200 model="x"';
+    logger.info("POST /v1/chat/completions\r\n200", { model: forged, path: "/v1/models", huge: "m".repeat(1_000_000) });
+    expect(lines).toHaveLength(1);
+    const line = lines[0] ?? "";
+    expect(line).not.toMatch(/[\n\r]/);
+    expect(line).toContain("POST /v1/chat/completions\\r\\n200");
+    expect(line).toContain(`model=${JSON.stringify(forged)}`);
+    expect(line).toContain("path=/v1/models");
+    expect(line.length).toBeLessThan(2 * MAX_LOG_FIELD_CHARS);
+    expect(line).toContain(`…(+${1_000_000 - MAX_LOG_FIELD_CHARS} chars)`);
+  });
+
+  it("cuts long fields in JSON lines too", () => {
+    const lines: string[] = [];
+    createLogger({ format: "json", sink: (line) => lines.push(line) }).info("x", { model: "m".repeat(5000) });
+    const parsed = JSON.parse(lines[0] ?? "{}") as { model: string };
+    expect(parsed.model.length).toBeLessThan(MAX_LOG_FIELD_CHARS + 30);
+  });
+
+  it("clampForMessage escapes control characters and Unicode line separators", () => {
+    expect(clampForMessage("a\nb\u2028c\u001b[31m", 100)).toBe("a\\nb\\u2028c\\u001b[31m");
+    expect(clampForMessage("abcdef", 3)).toBe("abc…(+3 chars)");
   });
 });

@@ -25,12 +25,39 @@ export interface Logger {
 const SECRET_KEY =
   /(authorization|secret|password|passwd|api[-_]?key|cookie|verifier|credential)|(^|[-_a-z])token$|Token$/i;
 const JWT = /eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g;
-const BEARER = /(Bearer\s+)[^\s",']+/gi;
+// A token, not a placeholder: `Bearer <key>` in a hint documents where a key goes and stays readable.
+const BEARER = /(Bearer\s+)(?![<[])[^\s"',`]+/gi;
 const CURSOR_KEY = /\b(cur|key|sk)_[A-Za-z0-9_-]{8,}/g;
 
 /** Replaces anything that looks like a credential in a string. */
 export function redactText(text: string): string {
   return text.replace(BEARER, "$1[redacted]").replace(JWT, "[redacted-jwt]").replace(CURSOR_KEY, "[redacted-key]");
+}
+
+// C0/C1 controls and the Unicode line separators: each could end a log line or rewrite the terminal.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: a safe word has no control characters
+const SAFE_WORD = /^[^\s"=\\\u0000-\u001f\u007f-\u009f\u2028\u2029]+$/;
+
+/** Longest string field a log line carries; longer values (a 1 MB model name) are cut. */
+export const MAX_LOG_FIELD_CHARS = 1000;
+
+function escapeControl(char: string): string {
+  if (char === "\n") return "\\n";
+  if (char === "\r") return "\\r";
+  if (char === "\t") return "\\t";
+  return `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`;
+}
+
+/**
+ * A client-supplied value made safe to embed in one line of text (a log message, an error message): control
+ * characters escaped, cut to `max` characters with a note of how much was cut.
+ */
+export function clampForMessage(text: string, max: number): string {
+  const cut = text.length > max ? `${text.slice(0, max)}…(+${text.length - max} chars)` : text;
+  return cut.replace(CONTROL, escapeControl);
 }
 
 /** Deep-copies a value with secrets removed (keys that look secret, and token-shaped strings anywhere). */
@@ -64,10 +91,32 @@ export interface LoggerOptions {
   now?: () => number;
 }
 
+/** A text-format field value: bare when it is one safe word, JSON-quoted (so escaped and unforgeable) otherwise. */
+function textValue(value: unknown): string {
+  if (typeof value !== "string") {
+    const json = JSON.stringify(value) ?? String(value);
+    return json.length > MAX_LOG_FIELD_CHARS ? clampForMessage(json, MAX_LOG_FIELD_CHARS) : json;
+  }
+  const text = value.length > MAX_LOG_FIELD_CHARS ? clampForMessage(value, MAX_LOG_FIELD_CHARS) : value;
+  return SAFE_WORD.test(text) ? text : JSON.stringify(text);
+}
+
+/** JSON-format fields: long strings cut (JSON itself escapes everything else). */
+function clampFields(fields: LogFields): LogFields {
+  const out: LogFields = {};
+  for (const [key, value] of Object.entries(fields)) {
+    out[key] =
+      typeof value === "string" && value.length > MAX_LOG_FIELD_CHARS
+        ? clampForMessage(value, MAX_LOG_FIELD_CHARS)
+        : value;
+  }
+  return out;
+}
+
 function formatText(level: LogLevel, message: string, fields: LogFields, now: number): string {
   const parts = Object.entries(fields)
     .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);
+    .map(([k, v]) => `${k}=${textValue(v)}`);
   const time = new Date(now).toISOString();
   return `${time} ${level.toUpperCase().padEnd(5)} ${message}${parts.length > 0 ? ` ${parts.join(" ")}` : ""}`;
 }
@@ -107,11 +156,11 @@ class BoundLogger implements Logger {
   private log(level: LogLevel, message: string, fields: LogFields = {}): void {
     if (LEVEL_ORDER[level] < this.threshold) return;
     const safeFields = redact({ ...this.bound, ...fields }) as LogFields;
-    const safeMessage = redactText(message);
+    const safeMessage = clampForMessage(redactText(message), 4 * MAX_LOG_FIELD_CHARS);
     const time = (this.options.now ?? Date.now)();
     this.sink(
       (this.options.format ?? "text") === "json"
-        ? JSON.stringify({ time: new Date(time).toISOString(), level, msg: safeMessage, ...safeFields })
+        ? JSON.stringify({ time: new Date(time).toISOString(), level, msg: safeMessage, ...clampFields(safeFields) })
         : formatText(level, safeMessage, safeFields, time),
     );
   }

@@ -5,6 +5,7 @@
  */
 import { fromBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EXPIRED_REASON } from "../../src/backend/agent-turn.js";
 import { toHex } from "../../src/backend/blob-store.js";
 import type { ClientTool, HistoryMessage } from "../../src/backend/types.js";
 import { ConversationStateStructureSchema } from "../../src/gen/agent/v1/conversation_state_pb.js";
@@ -237,25 +238,19 @@ describe.each(["http2", "http1"] as const)("agent client over %s", (transport) =
     expect(recalls.map(textOf)).toEqual(ids.map((id) => `First message: hello from ${id}`));
   }, 90_000);
 
-  it("closes a parked turn after its TTL", async () => {
-    const short = await startFixture({ transport, client: { parkedTurnTtlMs: 150 } });
-    try {
-      const turn = short.client.startTurn(
-        userTurn(`${transport}-ttl`, '[[emu:tool lookup {"q":"x"}]]', { tools: [lookupTool] }),
-      );
-      const calls = toolCallsOf(await collect(turn.stream()));
-      expect(turn.status).toBe("parked");
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(turn.status).toBe("ended");
-      const error = await collect(
-        turn.resume([{ toolCallId: calls[0]?.toolCallId ?? "", content: "late", isError: false }]),
-      ).catch((e: unknown) => e);
-      expect((error as ProxyError).code).toBe("not_found");
-      expect((error as ProxyError).detail).toBe("turn_expired");
-      await waitFor(() => short.emulator.stats().turns[0]?.outcome === "cancelled");
-    } finally {
-      await short.close();
-    }
+  it("a parked turn closed as expired (the registry's TTL) answers a late resume with turn_expired", async () => {
+    const turn = fx.client.startTurn(
+      userTurn(`${transport}-ttl`, '[[emu:tool lookup {"q":"x"}]]', { tools: [lookupTool] }),
+    );
+    const calls = toolCallsOf(await collect(turn.stream()));
+    expect(turn.status).toBe("parked");
+    await turn.close(EXPIRED_REASON);
+    expect(turn.status).toBe("ended");
+    const error = await collect(
+      turn.resume([{ toolCallId: calls[0]?.toolCallId ?? "", content: "late", isError: false }]),
+    ).catch((e: unknown) => e);
+    expect((error as ProxyError).code).toBe("not_found");
+    expect((error as ProxyError).detail).toBe("turn_expired");
   });
 
   it("refreshes the token once after unauthenticated and retries", async () => {

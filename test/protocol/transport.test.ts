@@ -135,7 +135,7 @@ describe("no fallback on a Connect error answer", () => {
   });
 
   it.each([
-    ["blob_not_found", { code: "not_found", detail: "blob_not_found" }],
+    ["blob_not_found", { code: "backend_protocol", detail: "blob_not_found" }],
     ["internal", { code: "backend_unavailable", detail: "internal" }],
     ["outdated_client", { code: "backend_protocol", detail: "outdated_client" }],
   ] as const)("maps the emulator's scripted %s error by code and ErrorDetails", async (scripted, expected) => {

@@ -24,6 +24,8 @@ export interface StackOptions {
   transport?: "auto" | "http2" | "http1";
   stallTimeoutMs?: number;
   parkedTurnTtlMs?: number;
+  /** Body timeout of the HTTP listener (ms). */
+  bodyTimeoutMs?: number;
   /** Collect log lines here (redacted, as in production). */
   logLines?: string[];
   /** The engine's conversation index. @default in memory */
@@ -72,7 +74,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     conversationStore: createMemoryConversationStore(),
     logger,
     stallTimeoutMs: options.stallTimeoutMs ?? 15_000,
-    parkedTurnTtlMs: options.parkedTurnTtlMs ?? 60_000,
   });
   const engine = createEngine({
     agentClient,
@@ -96,7 +97,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     now: Date.now,
     newId: () => randomUUID().replaceAll("-", ""),
   });
-  const server = await listen(app, { host: "127.0.0.1", port: 0, apiKey: options.app?.apiKey });
+  const server = await listen(app, {
+    host: "127.0.0.1",
+    port: 0,
+    apiKey: options.app?.apiKey,
+    ...(options.bodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: options.bodyTimeoutMs }),
+  });
   return {
     emulator,
     server,

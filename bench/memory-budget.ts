@@ -1,0 +1,221 @@
+/**
+ * Scenario 7 (memory budget, issue 12): `cursor-bridge serve --upstream emulator` in its own process (the embedded
+ * emulator echoes the text), 30 concurrent non-streaming requests each carrying one 3.9 MB user message. Samples the
+ * RSS of the server's whole process tree while they run and afterwards while it idles. Targets: every request
+ * answered 200, peak RSS ≤ 600 MB, and back under 250 MB within 60 s of idle.
+ */
+import { execFile, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { fmt, type Table, type TargetResult } from "./report.js";
+
+const run = promisify(execFile);
+const MB = 1024 * 1024;
+
+/** The budget. */
+export const MEMORY_BUDGET = { concurrency: 30, messageBytes: 3.9e6, peakMb: 600, idleMb: 250, idleWithinMs: 60_000 };
+
+/** Scenario 7 result. */
+export interface MemoryBudgetResult {
+  concurrency: number;
+  messageBytes: number;
+  statuses: Record<string, number>;
+  baselineMb: number;
+  peakMb: number;
+  /** RSS when the last answer arrived. */
+  afterMb: number;
+  /** RSS at the end of the idle wait, and how long it took to get under the idle target (undefined: never). */
+  idleMb: number;
+  idleUnderTargetAfterMs: number | undefined;
+  durationMs: number;
+}
+
+/** RSS in bytes of `pid` and all its descendants (`ps`, so Linux and macOS). */
+async function treeRss(pid: number): Promise<number> {
+  const { stdout } = await run("ps", ["-A", "-o", "pid=,ppid=,rss="]);
+  const rows = stdout
+    .trim()
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/).map(Number) as [number, number, number]);
+  const tree = new Set([pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [p, parent] of rows) {
+      if (tree.has(parent) && !tree.has(p)) {
+        tree.add(p);
+        grew = true;
+      }
+    }
+  }
+  return rows.reduce((sum, [p, , rss]) => (tree.has(p) ? sum + rss * 1024 : sum), 0);
+}
+
+function post(url: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method: "POST", headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** One user message of about `bytes` bytes of plain text, different per request. */
+function bigMessage(i: number, bytes: number): string {
+  const line = `Request ${i}: the quick brown fox jumps over the lazy dog while the parser reads section ${i}.\n`;
+  return line.repeat(Math.ceil(bytes / line.length)).slice(0, bytes);
+}
+
+async function startServer(dir: string): Promise<{ pid: number; url: string; stop: () => Promise<void> }> {
+  const bin = fileURLToPath(new URL("../bin/cursor-bridge.js", import.meta.url));
+  const child = spawn(
+    process.execPath,
+    [bin, "serve", "--upstream", "emulator", "--port", "0", "--data-dir", join(dir, "data")],
+    {
+      env: { ...process.env, CURSOR_BRIDGE_CONFIG_DIR: join(dir, "config"), CURSOR_BRIDGE_LOG_LEVEL: "warn" },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on (http:\/\/[^\s/]+)/.exec(out);
+      if (match?.[1] !== undefined) {
+        child.stdout?.off("data", onData);
+        resolve(match[1]);
+      }
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.once("exit", (code) => reject(new Error(`serve exited with ${code} before listening:\n${out}`)));
+  });
+  child.stdout?.resume();
+  child.stderr?.resume();
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    // A server that does not finish its graceful shutdown in 10 s is killed (and the harness says so).
+    const timer = setTimeout(() => {
+      process.stderr.write("[bench] serve did not exit within 10 s of SIGTERM; killing it\n");
+      child.kill("SIGKILL");
+    }, 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  if (child.pid === undefined) throw new Error("serve did not start");
+  return { pid: child.pid, url, stop };
+}
+
+/** Scenario 7. */
+export async function runMemoryBudget(
+  concurrency = MEMORY_BUDGET.concurrency,
+  messageBytes = MEMORY_BUDGET.messageBytes,
+): Promise<MemoryBudgetResult> {
+  const dir = await mkdtemp(join(tmpdir(), "cursor-bridge-membudget-"));
+  const server = await startServer(dir);
+  const started = performance.now();
+  try {
+    const url = `${server.url}/v1/chat/completions`;
+    // Warm-up: one small request, so the baseline includes a server that has served.
+    await post(url, JSON.stringify({ model: "auto", messages: [{ role: "user", content: "warm up" }] }));
+    const baseline = await treeRss(server.pid);
+    const bodies = Array.from({ length: concurrency }, (_, i) =>
+      JSON.stringify({ model: "auto", messages: [{ role: "user", content: bigMessage(i, messageBytes) }] }),
+    );
+    let peak = baseline;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        peak = Math.max(peak, await treeRss(server.pid));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    const statuses: Record<string, number> = {};
+    await Promise.all(
+      bodies.map(async (body) => {
+        const status = await post(url, body).catch(() => 0);
+        statuses[status] = (statuses[status] ?? 0) + 1;
+      }),
+    );
+    sampling = false;
+    await sampler;
+    const after = await treeRss(server.pid);
+    peak = Math.max(peak, after);
+    bodies.length = 0;
+    const idleStart = performance.now();
+    let idle = after;
+    let underAfter: number | undefined = after < MEMORY_BUDGET.idleMb * MB ? 0 : undefined;
+    while (underAfter === undefined && performance.now() - idleStart < MEMORY_BUDGET.idleWithinMs) {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      idle = await treeRss(server.pid);
+      if (idle < MEMORY_BUDGET.idleMb * MB) underAfter = performance.now() - idleStart;
+    }
+    return {
+      concurrency,
+      messageBytes,
+      statuses,
+      baselineMb: baseline / MB,
+      peakMb: peak / MB,
+      afterMb: after / MB,
+      idleMb: idle / MB,
+      idleUnderTargetAfterMs: underAfter,
+      durationMs: performance.now() - started,
+    };
+  } finally {
+    await server.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Table and targets of scenario 7. */
+export function memoryBudgetReport(r: MemoryBudgetResult): { table: Table; targets: TargetResult[] } {
+  const ok = r.statuses["200"] ?? 0;
+  const table: Table = {
+    title: `7. Memory budget (${r.concurrency} concurrent ${fmt(r.messageBytes / 1e6, 1)} MB non-streaming requests)`,
+    header: ["answered 200", "baseline MB", "peak MB", "after MB", "idle MB", "under idle target after"],
+    rows: [
+      [
+        `${ok}/${r.concurrency}`,
+        fmt(r.baselineMb, 0),
+        fmt(r.peakMb, 0),
+        fmt(r.afterMb, 0),
+        fmt(r.idleMb, 0),
+        r.idleUnderTargetAfterMs === undefined ? "never" : `${fmt(r.idleUnderTargetAfterMs / 1000, 1)} s`,
+      ],
+    ],
+    notes: [
+      "`cursor-bridge serve --upstream emulator` in its own process; RSS of its whole process tree, sampled every 50 ms",
+      `statuses: ${JSON.stringify(r.statuses)}`,
+    ],
+  };
+  const targets: TargetResult[] = [
+    {
+      scenario: "7. memory budget",
+      target: `all ${r.concurrency} answered 200 and peak RSS ≤ ${MEMORY_BUDGET.peakMb} MB`,
+      measured: `${ok}/${r.concurrency} answered 200, peak ${fmt(r.peakMb, 0)} MB`,
+      met: ok === r.concurrency && r.peakMb <= MEMORY_BUDGET.peakMb,
+    },
+    {
+      scenario: "7. memory budget",
+      target: `RSS < ${MEMORY_BUDGET.idleMb} MB within ${MEMORY_BUDGET.idleWithinMs / 1000} s of idle`,
+      measured:
+        r.idleUnderTargetAfterMs === undefined
+          ? `${fmt(r.idleMb, 0)} MB after ${MEMORY_BUDGET.idleWithinMs / 1000} s`
+          : `under after ${fmt(r.idleUnderTargetAfterMs / 1000, 1)} s`,
+      met: r.idleUnderTargetAfterMs !== undefined,
+    },
+  ];
+  return { table, targets };
+}

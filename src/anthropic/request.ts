@@ -1,0 +1,178 @@
+/**
+ * zod schemas for the body of `POST /v1/messages` (and `/v1/messages/count_tokens`), following Anthropic's Messages
+ * reference and what Claude Code 2.1.330 sends (`../shared/real-clients.md`): `role:"system"` messages inside
+ * `messages[]`, `cache_control` on any block, `defer_loading` on tools, `thinking:{type:"adaptive"}`,
+ * `output_config.effort`, `context_management`. Objects are loose: unknown keys pass and are reported as ignored.
+ * Block types the bridge cannot carry fail with a `custom` issue that names the exact field.
+ */
+import { z } from "zod";
+
+const cacheControl = z.looseObject({ type: z.string() }).nullish();
+
+/** A content block whose type is outside `allowed` fails at `…type` with a message saying what is supported. */
+function block<T extends z.ZodType<unknown, { type: string }>>(allowed: readonly string[], schema: T, where: string) {
+  return z
+    .looseObject({ type: z.string() })
+    .superRefine((value, ctx) => {
+      if (allowed.includes(value.type)) return;
+      const hint =
+        value.type === "document"
+          ? "document blocks are not supported by cursor-bridge."
+          : `only ${allowed.join(", ")} blocks are supported ${where}.`;
+      ctx.addIssue({
+        code: "custom",
+        path: ["type"],
+        message: `Unsupported content block type '${value.type}': ${hint}`,
+      });
+    })
+    .pipe(schema);
+}
+
+export const textBlock = z.looseObject({ type: z.literal("text"), text: z.string(), cache_control: cacheControl });
+
+const base64Source = z.looseObject({
+  type: z.literal("base64"),
+  media_type: z.string(),
+  data: z.string(),
+});
+
+/** Image blocks: only base64 sources; URL and file sources fail with a message saying so. */
+export const imageBlock = z.looseObject({
+  type: z.literal("image"),
+  source: z
+    .looseObject({ type: z.string() })
+    .superRefine((source, ctx) => {
+      if (source.type === "base64") return;
+      ctx.addIssue({
+        code: "custom",
+        path: ["type"],
+        message: `Image source type '${source.type}' is not supported: only base64 image sources are accepted.`,
+      });
+    })
+    .pipe(base64Source),
+  cache_control: cacheControl,
+});
+
+const toolResultContent = z.union([
+  z.string(),
+  z.array(block(["text", "image"], z.discriminatedUnion("type", [textBlock, imageBlock]), "inside a tool_result")),
+]);
+
+export const toolResultBlock = z.looseObject({
+  type: z.literal("tool_result"),
+  tool_use_id: z.string(),
+  content: toolResultContent.optional(),
+  is_error: z.boolean().nullish(),
+  cache_control: cacheControl,
+});
+
+export const toolUseBlock = z.looseObject({
+  type: z.literal("tool_use"),
+  id: z.string(),
+  name: z.string(),
+  input: z.record(z.string(), z.unknown()),
+  cache_control: cacheControl,
+});
+
+export const thinkingBlock = z.looseObject({
+  type: z.literal("thinking"),
+  thinking: z.string(),
+  signature: z.string().optional(),
+});
+
+export const redactedThinkingBlock = z.looseObject({ type: z.literal("redacted_thinking"), data: z.string() });
+
+const USER_BLOCKS = ["text", "image", "tool_result"] as const;
+const ASSISTANT_BLOCKS = ["text", "tool_use", "thinking", "redacted_thinking"] as const;
+
+const userContent = z.union([
+  z.string(),
+  z.array(
+    block(USER_BLOCKS, z.discriminatedUnion("type", [textBlock, imageBlock, toolResultBlock]), "in user messages"),
+  ),
+]);
+const assistantContent = z.union([
+  z.string(),
+  z.array(
+    block(
+      ASSISTANT_BLOCKS,
+      z.discriminatedUnion("type", [textBlock, toolUseBlock, thinkingBlock, redactedThinkingBlock]),
+      "in assistant messages",
+    ),
+  ),
+]);
+const systemContent = z.union([z.string(), z.array(block(["text"], textBlock, "in system content"))]);
+
+/** Roles accepted in `messages[]` (Claude Code places `system` messages inside the list). */
+export const MESSAGE_ROLES = ["user", "assistant", "system"] as const;
+
+const message = z.discriminatedUnion("role", [
+  z.looseObject({ role: z.literal("user"), content: userContent }),
+  z.looseObject({ role: z.literal("assistant"), content: assistantContent }),
+  z.looseObject({ role: z.literal("system"), content: systemContent }),
+]);
+
+const tool = z.looseObject({
+  name: z.string().min(1),
+  type: z.string().nullish(),
+  description: z.string().nullish(),
+  input_schema: z.record(z.string(), z.unknown()).optional(),
+  cache_control: cacheControl,
+  defer_loading: z.boolean().nullish(),
+});
+
+const toolChoice = z.discriminatedUnion("type", [
+  z.looseObject({ type: z.literal("auto"), disable_parallel_tool_use: z.boolean().nullish() }),
+  z.looseObject({ type: z.literal("any"), disable_parallel_tool_use: z.boolean().nullish() }),
+  z.looseObject({ type: z.literal("tool"), name: z.string(), disable_parallel_tool_use: z.boolean().nullish() }),
+  z.looseObject({ type: z.literal("none") }),
+]);
+
+const thinking = z.discriminatedUnion("type", [
+  z.looseObject({ type: z.literal("enabled"), budget_tokens: z.number().int().optional() }),
+  z.looseObject({ type: z.literal("adaptive") }),
+  z.looseObject({ type: z.literal("disabled") }),
+]);
+
+/** Effort levels Anthropic documents for `output_config.effort`. */
+export const EFFORTS = ["low", "medium", "high", "max"] as const;
+
+const requestFields = {
+  model: z.string().min(1),
+  messages: z.array(message).min(1),
+  system: systemContent.optional(),
+  tools: z.array(tool).nullish(),
+  tool_choice: toolChoice.nullish(),
+  thinking: thinking.nullish(),
+  output_config: z.looseObject({ effort: z.enum(EFFORTS).nullish() }).nullish(),
+};
+
+/** `POST /v1/messages`. `max_tokens` is required, as Anthropic requires it. */
+export const messagesRequestSchema = z.looseObject({
+  ...requestFields,
+  max_tokens: z.number().int().min(1),
+  stream: z.boolean().nullish(),
+});
+
+/** `POST /v1/messages/count_tokens`: the same body without `max_tokens` and `stream`. */
+export const countTokensRequestSchema = z.looseObject(requestFields);
+
+export type MessagesRequest = z.infer<typeof messagesRequestSchema>;
+export type CountTokensRequest = z.infer<typeof countTokensRequestSchema>;
+export type AnthropicMessageParam = MessagesRequest["messages"][number];
+export type AnthropicToolParam = NonNullable<MessagesRequest["tools"]>[number];
+
+/**
+ * Top-level keys the bridge acts on; every other key present (including `max_tokens`, which is validated but cannot
+ * be enforced on Cursor) is reported in `x-cursor-bridge-ignored-params`.
+ */
+export const HANDLED_REQUEST_KEYS: ReadonlySet<string> = new Set([
+  "model",
+  "messages",
+  "system",
+  "tools",
+  "tool_choice",
+  "thinking",
+  "output_config",
+  "stream",
+]);

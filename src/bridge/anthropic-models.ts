@@ -1,0 +1,66 @@
+/** Cursor model metadata → Anthropic's `GET /v1/models` list shape (served when the request has `anthropic-version`). */
+import type { AnthropicModel, AnthropicModelList } from "../anthropic/response.js";
+import type { ModelInfo } from "../backend/types.js";
+
+/** `createdAt`: RFC 3339 time stamped on every entry (Cursor reports no release dates). */
+export function toAnthropicModelList(models: readonly ModelInfo[], createdAt: string): AnthropicModelList {
+  const data: AnthropicModel[] = models.map((model) => ({
+    type: "model",
+    id: model.id,
+    display_name: model.displayName,
+    created_at: createdAt,
+  }));
+  return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+}
+
+const FAMILIES = ["opus", "sonnet", "haiku"] as const;
+type Family = (typeof FAMILIES)[number];
+
+/** The numbers in a model id, for "newest" comparisons: `claude-4.5-sonnet` → [4, 5]. */
+function versionOf(id: string): number[] {
+  return (id.match(/\d+/g) ?? []).map(Number);
+}
+
+function compareVersions(a: number[], b: number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const difference = (a[i] ?? -1) - (b[i] ?? -1);
+    if (difference !== 0) return difference;
+  }
+  return 0;
+}
+
+/** The newest non-max model whose id contains `word`, preferring the variant whose thinking matches. */
+function newest(models: readonly ModelInfo[], word: string, reasoning: boolean): ModelInfo | undefined {
+  const candidates = models.filter((m) => !m.maxMode && m.id.toLowerCase().includes(word));
+  return candidates.sort(
+    (a, b) =>
+      compareVersions(versionOf(b.id), versionOf(a.id)) ||
+      Number(b.reasoning === reasoning) - Number(a.reasoning === reasoning),
+  )[0];
+}
+
+/** Where each Anthropic family goes when Cursor lists no model of that family. */
+const FALLBACK: Record<Family, readonly string[]> = { opus: ["sonnet"], sonnet: [], haiku: ["composer"] };
+
+/**
+ * Resolves the model id an Anthropic client sent. Ids Cursor knows (id or alias, case-insensitive, and `auto`) pass
+ * unchanged. Anthropic ids (`claude-opus-5-5`, `claude-sonnet-4-5-20250929`, `claude-3-5-haiku-latest`,
+ * `claude-opus-4-6[1m]`) resolve by family against the upstream's current list: opus → the newest Claude Opus Cursor
+ * lists (else the newest Sonnet), sonnet → the newest Sonnet, haiku → the newest Haiku (else the newest Composer, a
+ * fast model); "newest" compares the numbers in the ids, and a thinking variant is preferred when the request asks
+ * for thinking. Anything else passes unchanged (the engine answers 404 for an unknown id).
+ */
+export function resolveAnthropicModel(requested: string, models: readonly ModelInfo[], reasoning: boolean): string {
+  const wanted = requested.trim().toLowerCase();
+  const known = models.some(
+    (m) => m.id.toLowerCase() === wanted || m.aliases.some((alias) => alias.toLowerCase() === wanted),
+  );
+  if (known || wanted === "auto" || !wanted.startsWith("claude-")) return requested;
+  const family = FAMILIES.find((name) => wanted.includes(name));
+  if (family === undefined) return requested;
+  for (const word of [family, ...FALLBACK[family]]) {
+    const match = newest(models, word, reasoning);
+    if (match !== undefined) return match.id;
+  }
+  return requested;
+}

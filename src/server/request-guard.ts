@@ -1,0 +1,118 @@
+/**
+ * Keeps web pages from using the local server. A page the user visits can send requests to 127.0.0.1 (a "simple"
+ * `text/plain` POST needs no CORS preflight) and, through DNS rebinding, read the answers under its own host name.
+ * Three checks close that:
+ *
+ * - Host: only loopback names/addresses, the address the server is bound to and configured `allowedHosts` are
+ *   served (DNS rebinding arrives with the attacker's host name).
+ * - Origin: a browser request (it carries `Origin`, or `Sec-Fetch-Site` saying another site sent it) is served only
+ *   when it comes from the server's own origin or a configured allowed origin.
+ * - Content type: JSON endpoints require `application/json`, which a page can only send after a CORS preflight.
+ */
+import type { MiddlewareHandler } from "hono";
+import { isLoopbackHost } from "../config/host.js";
+import { ProxyError } from "../util/errors.js";
+import { clampForMessage } from "../util/logger.js";
+
+/** Options of the guards (already validated by config/). */
+export interface GuardOptions {
+  /** Host names (no port) served besides loopback; `*` serves any host. */
+  allowedHosts: readonly string[];
+  /** Browser origins (`scheme://host[:port]`) served besides the server's own. */
+  allowedOrigins: readonly string[];
+}
+
+/** `example.com:8765` → `example.com`; `[::1]:8765` → `::1`; lower-cased. */
+export function hostnameOf(host: string): string {
+  const trimmed = host.trim().toLowerCase();
+  const bracketed = trimmed.match(/^\[([^\]]*)\](?::\d*)?$/);
+  if (bracketed) return bracketed[1] ?? "";
+  // A bare IPv6 address has several colons and no port.
+  if ((trimmed.match(/:/g) ?? []).length > 1) return trimmed;
+  return trimmed.replace(/:\d*$/, "");
+}
+
+/** True when the `Host` value names this server: loopback, or an allowed host. */
+export function hostAllowed(host: string, allowedHosts: readonly string[]): boolean {
+  if (allowedHosts.includes("*")) return true;
+  const name = hostnameOf(host);
+  if (name === "") return false;
+  return isLoopbackHost(name) || allowedHosts.some((allowed) => hostnameOf(allowed) === name);
+}
+
+function normalizeOrigin(origin: string): string {
+  return origin.trim().toLowerCase().replace(/\/+$/, "");
+}
+
+/** Rejects requests for a host name this server does not answer to (DNS rebinding). */
+export function guardHost(options: GuardOptions): MiddlewareHandler {
+  return async (c, next) => {
+    // Over a socket the adapter builds the URL from the Host header; app.request() has no Host header.
+    const host = c.req.header("host") ?? new URL(c.req.url).host;
+    if (!hostAllowed(host, options.allowedHosts)) {
+      const name = clampForMessage(hostnameOf(host), 100);
+      throw new ProxyError(
+        "permission_denied",
+        `Host \`${name}\` is not allowed. cursor-bridge answers loopback names (localhost, 127.0.0.1, ::1) only; ` +
+          `to serve this name, start it with --allowed-hosts ${name} (or CURSOR_BRIDGE_ALLOWED_HOSTS).`,
+        { detail: "host_not_allowed", status: 403 },
+      );
+    }
+    await next();
+  };
+}
+
+/** Rejects browser requests from origins other than the server's own and the configured ones. */
+export function guardOrigin(options: GuardOptions): MiddlewareHandler {
+  const allowed = new Set(options.allowedOrigins.map(normalizeOrigin));
+  return async (c, next) => {
+    const origin = c.req.header("origin");
+    if (origin === undefined) {
+      // No Origin: not a browser's CORS or POST request. A browser's no-cors GET (an <img> or <script> tag) still
+      // says where it came from in Sec-Fetch-Site.
+      const site = c.req.header("sec-fetch-site");
+      if (site === undefined || site === "same-origin" || site === "none") return next();
+      throw originError("(not sent)");
+    }
+    const normalized = normalizeOrigin(origin);
+    const url = new URL(c.req.url);
+    const own = `${url.protocol}//${c.req.header("host") ?? url.host}`.toLowerCase();
+    if (normalized === own || allowed.has(normalized)) return next();
+    throw originError(clampForMessage(origin, 200));
+  };
+}
+
+function originError(origin: string): ProxyError {
+  return new ProxyError(
+    "permission_denied",
+    `Browser requests from origin \`${origin}\` are not allowed. To let a web app use cursor-bridge, start it with ` +
+      "--allowed-origins <origin> (or CURSOR_BRIDGE_ALLOWED_ORIGINS).",
+    { detail: "origin_not_allowed", status: 403 },
+  );
+}
+
+/** True for `application/json` and `application/<x>+json`, with any parameters. */
+export function isJsonMediaType(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  const type = contentType.split(";")[0]?.trim().toLowerCase() ?? "";
+  return type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(type);
+}
+
+/** Requires a JSON content type on requests with a body (POST, PUT, PATCH). */
+export function requireJson(): MiddlewareHandler {
+  return async (c, next) => {
+    const method = c.req.method;
+    if (method !== "POST" && method !== "PUT" && method !== "PATCH") return next();
+    const contentType = c.req.header("content-type");
+    if (!isJsonMediaType(contentType)) {
+      throw new ProxyError(
+        "unsupported_media_type",
+        `This endpoint takes a JSON body: send \`Content-Type: application/json\` (got ${
+          contentType === undefined ? "none" : `\`${clampForMessage(contentType, 100)}\``
+        }).`,
+        { detail: "not_json", param: "content-type" },
+      );
+    }
+    await next();
+  };
+}

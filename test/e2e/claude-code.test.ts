@@ -1,0 +1,126 @@
+/**
+ * Claude Code 2.1.330 (pinned in the test-only package test/clients, real-clients.md) against `cursor-bridge serve`,
+ * fully offline in its own temporary HOME: the emulated model asks for `Bash` with `echo <nonce>`, Claude Code runs
+ * it for real, the result resumes the parked Cursor turn (one Run), and the final result carries the nonce. A second
+ * invocation with `--continue` continues the same Cursor conversation and `[[emu:recall]]` answers the first message.
+ * Claude Code's background model (titles, summaries) is a different model, so the emulator's per-Run statistics
+ * tell the main turns apart by model.
+ */
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
+import { clientBin, ensureTestClients } from "./support/test-clients.js";
+
+const MAIN_MODEL = "claude-4.5-sonnet";
+const BACKGROUND_MODEL = "composer-1";
+const RUN_TIMEOUT_MS = 120_000;
+
+const reason = await ensureTestClients();
+if (reason !== undefined) console.log(`skipping the Claude Code end-to-end test: ${reason}`);
+
+interface ClaudeRun {
+  code: number | null;
+  lines: Array<Record<string, unknown>>;
+  stderr: string;
+}
+
+function runClaude(home: TempHome, cwd: string, baseURL: string, args: string[]): Promise<ClaudeRun> {
+  const tmp = join(home.dir, "tmp");
+  mkdirSync(tmp, { recursive: true });
+  const env = {
+    ...home.env,
+    TMPDIR: tmp,
+    ANTHROPIC_BASE_URL: baseURL,
+    ANTHROPIC_API_KEY: "e2e",
+    ANTHROPIC_DEFAULT_HAIKU_MODEL: BACKGROUND_MODEL,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    CLAUDE_CODE_MAX_RETRIES: "0",
+    DISABLE_AUTOUPDATER: "1",
+  };
+  const fixed = ["--allowedTools", "Bash", "--output-format", "stream-json", "--verbose", "--max-turns", "4"];
+  return new Promise((resolve, reject) => {
+    const child = spawn(clientBin("claude"), [...args, ...fixed, "--model", MAIN_MODEL], {
+      cwd,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout?.setEncoding("utf8").on("data", (part: string) => (stdout += part));
+    child.stderr?.setEncoding("utf8").on("data", (part: string) => (stderr += part));
+    const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS);
+    child.once("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      const lines = stdout
+        .split("\n")
+        .filter((line) => line.trim().startsWith("{"))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      resolve({ code, lines, stderr });
+    });
+  });
+}
+
+function finalResult(run: ClaudeRun): Record<string, unknown> {
+  const result = run.lines.at(-1);
+  if (result?.type !== "result") {
+    throw new Error(
+      `Claude Code ended without a result (exit ${run.code}):\n${run.stderr}\n${JSON.stringify(run.lines)}`,
+    );
+  }
+  return result;
+}
+
+describe.skipIf(reason !== undefined)("Claude Code → cursor-bridge serve → emulator", () => {
+  let served: ServedBridge;
+  let home: TempHome;
+  let project: string;
+  let baseURL: string;
+
+  beforeAll(async () => {
+    served = await startServedBridge();
+    baseURL = served.baseURL.replace(/\/v1$/, "");
+    home = createTempHome("claude");
+    project = join(home.dir, "project");
+    mkdirSync(project);
+  });
+  afterAll(async () => {
+    await served?.close();
+    home?.remove();
+  });
+
+  const mainTurns = () => served.emulator.stats().turns.filter((turn) => turn.model === MAIN_MODEL);
+
+  it("runs `echo <nonce>` through Bash on one Run, then continues the session with --continue", async () => {
+    const nonce = `nonce-${randomBytes(6).toString("hex")}`;
+    const prompt = `Please echo ${nonce}. [[emu:tool Bash {"command":"echo ${nonce}","description":"Print the nonce"}]]`;
+    const first = await runClaude(home, project, baseURL, ["-p", prompt]);
+    const result = finalResult(first);
+    expect(result.subtype).toBe("success");
+    expect(String(result.result)).toContain(`Bash returned: ${nonce}`);
+    const toolUse = first.lines.find(
+      (line) =>
+        line.type === "user" && JSON.stringify(line).includes("tool_result") && JSON.stringify(line).includes(nonce),
+    );
+    expect(toolUse, "Claude Code really ran the command and reported its output").toBeDefined();
+    const afterFirst = mainTurns();
+    expect(afterFirst).toHaveLength(1);
+    expect(afterFirst[0]?.outcome).toBe("completed");
+
+    const second = await runClaude(home, project, baseURL, ["--continue", "-p", "[[emu:recall]]"]);
+    const recall = finalResult(second);
+    expect(recall.subtype).toBe("success");
+    expect(String(recall.result)).toContain("First message:");
+    expect(String(recall.result)).toContain(`Please echo ${nonce}.`);
+    const turns = mainTurns();
+    expect(turns).toHaveLength(2);
+    // Continued: the same Cursor conversation, carried by its checkpoint rather than a replay of the history.
+    expect(turns[1]?.conversationId).toBe(turns[0]?.conversationId);
+  });
+});

@@ -1,0 +1,83 @@
+/**
+ * Anthropic golden SSE: test/fixtures/<events>.events.jsonl translated by toAnthropicEvents + toAnthropicSseBody
+ * (the server's own body) must equal test/fixtures/<name>.sse byte for byte (UPDATE_GOLDEN=1 regenerates), and the
+ * real Anthropic SDK, fed those bytes through an injected fetch, must read them as intended.
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import Anthropic from "@anthropic-ai/sdk";
+import { describe, expect, it } from "vitest";
+import { toAnthropicSseBody } from "../../src/anthropic/sse.js";
+import { toAnthropicEvents } from "../../src/bridge/anthropic-events.js";
+import { FIXTURES_DIR, replay } from "./scenarios.js";
+
+const update = process.env.UPDATE_GOLDEN === "1";
+
+const SCENARIOS = [
+  { name: "anthropic-text", events: "anthropic-text", reasoning: false },
+  { name: "anthropic-tool-use", events: "anthropic-tool-use", reasoning: true },
+  { name: "anthropic-error-mid-stream", events: "backend-error-mid-stream", reasoning: false },
+];
+
+async function run(events: string, reasoning: boolean): Promise<{ sse: string; released: boolean }> {
+  const source = replay(events);
+  const translated = toAnthropicEvents(source.events, {
+    id: "msg_golden1",
+    model: "claude-sonnet-5-5",
+    reasoning,
+    sign: (text) => `sig:${text.length}`,
+  });
+  const sse = await new Response(toAnthropicSseBody(translated, { pingIntervalMs: 0 })).text();
+  return { sse, released: source.released() };
+}
+
+describe("Anthropic golden SSE (test/fixtures/anthropic-*.sse)", () => {
+  it.each(SCENARIOS)("$name", async ({ name, events, reasoning }) => {
+    const { sse, released } = await run(events, reasoning);
+    const file = `${FIXTURES_DIR}${name}.sse`;
+    if (update || !existsSync(file)) {
+      if (!update) throw new Error(`missing golden file ${file}; run with UPDATE_GOLDEN=1`);
+      writeFileSync(file, sse);
+    }
+    expect(sse).toBe(readFileSync(file, "utf8"));
+    expect(released).toBe(true);
+  });
+});
+
+function client(name: string): Anthropic {
+  const body = readFileSync(`${FIXTURES_DIR}${name}.sse`, "utf8");
+  const fetch = async () => new Response(body, { status: 200, headers: { "content-type": "text/event-stream" } });
+  return new Anthropic({ apiKey: "test", baseURL: "http://127.0.0.1:9", fetch, maxRetries: 0 });
+}
+
+const params = { model: "claude-sonnet-5-5", max_tokens: 1024, messages: [{ role: "user" as const, content: "hi" }] };
+
+describe("the Anthropic SDK reads the golden streams", () => {
+  it("accumulates a text turn with its stop reason and usage", async () => {
+    const message = await client("anthropic-text").messages.stream(params).finalMessage();
+    expect(message.content).toEqual([{ type: "text", text: 'Hello, world!\nSecond line with "quotes".' }]);
+    expect(message.stop_reason).toBe("end_turn");
+    expect(message.usage).toMatchObject({ input_tokens: 21, output_tokens: 9 });
+  });
+
+  it("accumulates thinking with its signature, text and two tool calls", async () => {
+    const message = await client("anthropic-tool-use").messages.stream(params).finalMessage();
+    expect(message.stop_reason).toBe("tool_use");
+    expect(message.content).toEqual([
+      { type: "thinking", thinking: "The user wants the file. I will read it.", signature: "sig:40" },
+      { type: "text", text: "Let me read that file." },
+      { type: "tool_use", id: "toolu_call_read_1", name: "Read", input: { file_path: "/tmp/grüße.txt" } },
+      { type: "tool_use", id: "toolu_call_bash_2", name: "Bash", input: { command: "echo 42" } },
+    ]);
+  });
+
+  it("surfaces the mid-stream error event as an APIError carrying Anthropic's error type", async () => {
+    const stream = client("anthropic-error-mid-stream").messages.stream(params);
+    const error = await stream.finalMessage().then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(Anthropic.APIError);
+    expect(String((error as Error).message)).toContain("overloaded_error");
+    expect(String((error as Error).message)).toContain("The Cursor stream closed unexpectedly.");
+  });
+});
