@@ -231,6 +231,16 @@ describe("POST /v1/responses", () => {
     expect(await badItem.json()).toMatchObject({ error: { param: "input[0].call_id" } });
   });
 
+  it("a Cursor usage limit is a 429 with Retry-After, OpenAI-shaped", async () => {
+    const { post } = appWith(
+      () => new ProxyError("rate_limited", "Cursor usage limit reached.", { retryAfterSeconds: 30 }),
+    );
+    const res = await post({ model: "default", input: "hi", stream: true });
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBe("30");
+    expect(await res.json()).toMatchObject({ error: { type: "rate_limit_error", code: "rate_limit_exceeded" } });
+  });
+
   it("a failure mid-stream ends with error + response.failed and stores nothing", async () => {
     const { app, post } = appWith(() => [
       { type: "text-delta", text: "Par" },

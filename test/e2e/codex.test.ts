@@ -12,12 +12,12 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientBinary, ensureClient } from "./support/client-package.js";
 import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
+import { clientBin, ensureTestClients } from "./support/test-clients.js";
 
 const MODEL = "composer-1";
 const RUN_TIMEOUT_MS = 90_000;
-const INSTALL_TIMEOUT_MS = 11 * 60_000;
+const INSTALL_TIMEOUT_MS = 16 * 60_000;
 
 interface Run {
   code: number;
@@ -36,7 +36,7 @@ function run(home: TempHome, args: string[], cwd: string): Promise<Run> {
   mkdirSync(env.TMPDIR, { recursive: true });
   return new Promise((resolve, reject) => {
     // stdin must be closed: codex exec waits on an open stdin.
-    const child = spawn(clientBinary("codex"), args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(clientBin("codex"), args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (part: string) => (stdout += part));
@@ -112,7 +112,7 @@ describe("Codex CLI → cursor-bridge serve (/v1/responses) → emulator", () =>
   let catalog: string;
 
   beforeAll(async () => {
-    skip = await ensureClient("codex");
+    skip = await ensureTestClients();
     if (skip !== undefined) {
       console.log(`skipping the Codex end-to-end tests: ${skip}`);
       return;
