@@ -231,9 +231,9 @@ describe("POST /v1/responses", () => {
     expect(await badItem.json()).toMatchObject({ error: { param: "input[0].call_id" } });
   });
 
-  it("a Cursor usage limit is a 429 with Retry-After, OpenAI-shaped", async () => {
+  it("a short Cursor rate limit is a 429 with its Retry-After, OpenAI-shaped", async () => {
     const { post } = appWith(
-      () => new ProxyError("rate_limited", "Cursor usage limit reached.", { retryAfterSeconds: 30 }),
+      () => new ProxyError("rate_limited", "Cursor rate limit reached.", { retryAfterSeconds: 30 }),
     );
     const res = await post({ model: "default", input: "hi", stream: true });
     expect(res.status).toBe(429);
