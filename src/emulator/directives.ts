@@ -129,8 +129,12 @@ function parseCall(keyword: "tool" | "native", rest: string): Directive | string
   if (argsText !== "") {
     try {
       args = JSON.parse(argsText);
-    } catch {
-      return `[[emu:${keyword} ${name}]] arguments are not valid JSON.`;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return (
+        `[[emu:${keyword} ${name}]] arguments are not valid JSON: ${reason} (got ${argsText}). ` +
+        "Note: some clients quote or escape arguments that contain spaces; write the JSON without spaces."
+      );
     }
   }
   if (typeof args !== "object" || args === null || Array.isArray(args)) {
@@ -149,12 +153,15 @@ export function describeEmulatorDirectives(): string {
     "Scripted model directives (write them in the last user message):",
     "  (none)                          echo: `You said: <text>`, streamed as several text deltas",
     "  [[emu:tool NAME {json args}]]   call the declared client tool NAME (repeat for parallel calls);",
-    "                                  the reply then contains `NAME returned: <result text>` for each call",
+    "                                  the reply then contains `NAME returned: <result text>` for each call;",
+    "                                  a request that declares no tools at all (a title request) gets",
+    "                                  `Tool call: NAME` instead",
     "  [[emu:native KIND {json args}]] native exec: shell, read, ls, grep, write or fetch; same kind of reply",
     "  [[emu:think N]]                 N reasoning tokens before the answer",
     "  [[emu:tokens N]]                answer with exactly N text tokens",
     "  [[emu:rate TPS]]                stream text at TPS tokens per second",
     "  [[emu:recall]]                  `First message: <first user message>` read from the conversation state",
+    "                                  (the directive text itself when that message held only directives)",
     "  [[emu:error CODE]]              fail with usage_limit, unauthenticated, outdated_client, internal or",
     "                                  blob_not_found",
     "  [[emu:stall N]]                 stop making progress after N tokens (heartbeats only)",

@@ -84,6 +84,9 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
       if (answeredFromState) return true;
       if (input.declaredTools.includes(directive.name)) {
         plan.calls.push({ kind: "mcp", name: directive.name, args: directive.args });
+      } else if (input.declaredTools.length === 0) {
+        // A request without tools (a client's title request, say) gets a short plain text, not a tool error.
+        plan.textParts.push(`Tool call: ${directive.name}`);
       } else plan.textParts.push(`Tool ${directive.name} is not available.`);
       return true;
     case "native":
@@ -113,10 +116,15 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
   }
 }
 
-/** The first user message of the conversation as the state shows it (directives removed), else the new message. */
+/**
+ * The first user message of the conversation as the state shows it (directives removed), else the new message; a
+ * message that held only directives is answered with its directive text.
+ */
 function firstUserMessage(input: ModelInput): string {
   const first = input.history.find((entry) => entry.role === "user");
-  return parseDirectives(first?.text ?? (input.resume ? "" : input.userText)).text;
+  const raw = first?.text ?? (input.resume ? "" : input.userText);
+  const text = parseDirectives(raw).text;
+  return text === "" ? raw.trim() : text;
 }
 
 function resultsAfterLastUser(history: readonly HistoryEntry[]): CallOutcome[] {
