@@ -1,5 +1,6 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
+import { AgentRunRequestSchema } from "../gen/agent/v1/agent_pb.js";
 import { ConversationStateStructureSchema } from "../gen/agent/v1/conversation_state_pb.js";
 import { createBlobStore } from "./blob-store.js";
 import type { ConversationRecord } from "./conversation-store.js";
@@ -88,6 +89,8 @@ describe("buildRunRequest", () => {
     if (message.message.case !== "runRequest") throw new Error("not a run request");
     const run = message.message.value;
     expect(run.conversationId).toBe("conv");
+    expect(run.conversationGroupId).toBe("conv");
+    expect(run.runId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(run.modelDetails?.modelId).toBe("default");
     expect(run.modelDetails?.thinkingDetails).toBeDefined();
     expect(run.requestedModel?.modelId).toBe("default");
@@ -119,5 +122,31 @@ describe("buildRunRequest", () => {
       messageId: "m1",
     });
     expect(message.message.case === "runRequest" && message.message.value.action?.action.case).toBe("resumeAction");
+  });
+});
+
+describe("conversation_group_id and run_id (cursor-protocol-addendum.md §4)", () => {
+  it("sends them on the wire as fields 16 and 25, a new run_id per Run", () => {
+    const build = (runId?: string) =>
+      buildRunRequest({
+        plan: rebuildPlan([{ role: "user", content: "hi" }]),
+        conversationId: "conv",
+        modelId: "default",
+        reasoning: false,
+        blobs: createBlobStore(),
+        messageId: "m",
+        ...(runId === undefined ? {} : { runId }),
+      });
+    const first = build();
+    const second = build();
+    if (first.message.case !== "runRequest" || second.message.case !== "runRequest") throw new Error("no run");
+    expect(first.message.value.runId).not.toBe(second.message.value.runId);
+    const fixed = build("r-1");
+    if (fixed.message.case !== "runRequest") throw new Error("no run");
+    const bytes = toBinary(AgentRunRequestSchema, fixed.message.value);
+    const hex = Buffer.from(bytes).toString("hex");
+    // field 16, wire type 2 = 0x82 0x01; field 25, wire type 2 = 0xca 0x01
+    expect(hex).toContain(`8201${Buffer.from([4]).toString("hex")}${Buffer.from("conv").toString("hex")}`);
+    expect(hex).toContain(`ca01${Buffer.from([3]).toString("hex")}${Buffer.from("r-1").toString("hex")}`);
   });
 });

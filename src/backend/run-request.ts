@@ -3,6 +3,7 @@
  * checkpoint with only the new user message, or rebuild the state from the caller's full history as root prompt
  * blobs. A turn whose new input is only tool results for a turn that is gone is rebuilt with `resume_action`.
  */
+import { randomUUID } from "node:crypto";
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { ConversationActionSchema } from "../gen/agent/v1/actions_pb.js";
 import { type AgentClientMessage, AgentClientMessageSchema } from "../gen/agent/v1/agent_pb.js";
@@ -143,6 +144,8 @@ export interface RunRequestInput {
   reasoning: boolean;
   blobs: BlobStore;
   messageId: string;
+  /** `run_id` of this Run; a fresh random UUID when omitted. */
+  runId?: string;
 }
 
 /** Builds `AgentClientMessage{run_request}` for the plan. */
@@ -173,6 +176,9 @@ export function buildRunRequest(input: RunRequestInput): AgentClientMessage {
         },
         requestedModel: { modelId: input.modelId },
         conversationId: input.conversationId,
+        // As the official CLI sends them (cursor-protocol-addendum.md §4): the group is the conversation itself.
+        conversationGroupId: input.conversationId,
+        runId: input.runId ?? randomUUID(),
       },
     },
   });
