@@ -38,6 +38,7 @@ describe("loadConfig", () => {
       logLevel: "info",
       logFormat: "text",
       corsOrigins: [],
+      visionModels: [],
       dataDir: "/home/ana/.local/share/cursor-bridge",
       configDir: "/home/ana/.config/cursor-bridge",
       cursorAccessToken: undefined,

@@ -47,6 +47,11 @@ export interface BridgeConfig {
   readonly logFormat: "text" | "json";
   /** Browser origins allowed by CORS. @default [] (no CORS headers) */
   readonly corsOrigins: readonly string[];
+  /**
+   * Image-input overrides: `id` marks a model as accepting images, `-id` as not (wins over Cursor's answer and the
+   * family table). @default []
+   */
+  readonly visionModels: readonly string[];
   /** Blob store and other data. @default platform data dir (see util/paths.ts) */
   readonly dataDir: string;
   /** credentials.json and config.json. @default platform config dir (see util/paths.ts) */
@@ -131,6 +136,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec("logLevel", "--log-level", "CURSOR_BRIDGE_LOG_LEVEL", "string", z.enum(["debug", "info", "warn", "error", "silent"]), "info", "info", "debug | info | warn | error | silent"),
   spec("logFormat", "--log-format", "CURSOR_BRIDGE_LOG_FORMAT", "string", z.enum(["text", "json"]), "text", "text", "text | json"),
   spec("corsOrigins", "--cors-origins", "CURSOR_BRIDGE_CORS_ORIGINS", "list", z.array(origin), [], "none", "Comma-separated browser origins allowed by CORS"),
+  spec("visionModels", "--vision-models", "CURSOR_BRIDGE_VISION_MODELS", "list", z.array(z.string().regex(/^-?[\w.:/-]+$/)), [], "none", "Comma-separated model ids that accept images (-id: do not)"),
   spec("dataDir", "--data-dir", "CURSOR_BRIDGE_DATA_DIR", "string", absolutePath, (c: DefaultContext) => dataDir(c.paths), "platform data dir", "Blob store and other data"),
   spec("configDir", "--config-dir", "CURSOR_BRIDGE_CONFIG_DIR", "string", absolutePath, (c: DefaultContext) => configDir(c.paths), "platform config dir", "credentials.json and config.json"),
   spec("cursorAccessToken", none, "CURSOR_ACCESS_TOKEN", "string", z.string().min(1).optional(), none, "none", "Use this Cursor access token as-is (no refresh)", true),

@@ -25,6 +25,7 @@ export type Directive =
   | { kind: "tokens"; tokens: number }
   | { kind: "rate"; tokensPerSecond: number }
   | { kind: "recall" }
+  | { kind: "describe-image" }
   | { kind: "error"; code: ScriptedErrorCode }
   | { kind: "stall"; afterTokens: number }
   | { kind: "drop"; afterTokens: number };
@@ -81,7 +82,7 @@ function findClose(message: string, from: number): number {
 }
 
 function parseBody(body: string): Directive | string {
-  const match = /^([a-z]+)(?:\s+([\s\S]*))?$/.exec(body);
+  const match = /^([a-z]+(?:-[a-z]+)*)(?:\s+([\s\S]*))?$/.exec(body);
   if (match === null) return `Malformed directive [[emu:${body}]].`;
   const keyword = match[1] ?? "";
   const rest = (match[2] ?? "").trim();
@@ -102,6 +103,8 @@ function parseBody(body: string): Directive | string {
     }
     case "recall":
       return rest === "" ? { kind: "recall" } : "[[emu:recall]] takes no arguments.";
+    case "describe-image":
+      return rest === "" ? { kind: "describe-image" } : "[[emu:describe-image]] takes no arguments.";
     case "error":
       return (ERROR_CODES as readonly string[]).includes(rest)
         ? { kind: "error", code: rest as ScriptedErrorCode }
@@ -162,6 +165,8 @@ export function describeEmulatorDirectives(): string {
     "  [[emu:rate TPS]]                stream text at TPS tokens per second",
     "  [[emu:recall]]                  `First message: <first user message>` read from the conversation state",
     "                                  (the directive text itself when that message held only directives)",
+    "  [[emu:describe-image]]          one line per image received (earlier turns first), read from the bytes:",
+    "                                  `Image N: <mime> <width>x<height>, <bytes> bytes`",
     "  [[emu:error CODE]]              fail with usage_limit, unauthenticated, outdated_client, internal or",
     "                                  blob_not_found",
     "  [[emu:stall N]]                 stop making progress after N tokens (heartbeats only)",

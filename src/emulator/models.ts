@@ -5,6 +5,7 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { type ModelDetails, ModelDetailsSchema } from "../gen/agent/v1/models_pb.js";
+import { type AvailableModelsResponse, AvailableModelsResponseSchema } from "../gen/aiserver/v1/ai_service_pb.js";
 
 interface ModelEntry {
   id: string;
@@ -77,6 +78,25 @@ function toDetails(entry: ModelEntry): ModelDetails {
 /** Every usable model, Auto first. */
 export function usableModels(): ModelDetails[] {
   return MODELS.map(toDetails);
+}
+
+/** `AiService/AvailableModels`: the legacy IDE list, the one that says which models accept images. */
+export function availableModels(): AvailableModelsResponse {
+  return create(AvailableModelsResponseSchema, {
+    modelNames: MODELS.map((m) => m.id),
+    models: MODELS.map((m) => ({
+      name: m.id,
+      defaultOn: true,
+      supportsAgent: true,
+      supportsThinking: m.thinking,
+      supportsImages: m.images,
+      supportsMaxMode: m.maxMode,
+      supportsNonMaxMode: true,
+      contextTokenLimit: m.contextWindow,
+      clientDisplayName: m.name,
+      serverModelName: m.id,
+    })),
+  });
 }
 
 /** The CLI's default model: Auto (`default`, §6). */

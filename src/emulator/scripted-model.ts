@@ -10,6 +10,7 @@ import {
   parseDirectives,
   type ScriptedErrorCode,
 } from "./directives.js";
+import { describeImages, type ReceivedImage } from "./images.js";
 
 /** One entry of the conversation as the server rebuilt it from the received state (state.ts). */
 export type HistoryEntry =
@@ -26,6 +27,8 @@ export interface ModelInput {
   history: readonly HistoryEntry[];
   /** Names of the declared client tools. */
   declaredTools: readonly string[];
+  /** Images the turn received (earlier turns first, then the new message's), described from their bytes. */
+  images?: readonly ReceivedImage[];
 }
 
 /** A tool call the model makes; every call of a plan is issued before any result is awaited. */
@@ -103,6 +106,9 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
       return false;
     case "recall":
       plan.textParts.push(`First message: ${firstUserMessage(input)}`);
+      return true;
+    case "describe-image":
+      plan.textParts.push(describeImages(input.images ?? []));
       return true;
     case "error":
       plan.fault = { kind: "error", code: directive.code };
