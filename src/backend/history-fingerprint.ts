@@ -1,35 +1,112 @@
 /**
- * Fingerprint of a prefix of the caller's history, stored with a checkpoint so a later turn can tell whether its
- * `messages` still extend what the checkpoint covers (then only the new user message is sent, §5.4) or whether the
- * caller edited history (then state is rebuilt from `messages`). Text is compared after CRLF→LF and trimming, since
- * clients re-serialise messages they send back.
+ * The one history key. A chained SHA-256 over a canonical form of each message answers both questions a turn asks
+ * about a client's history, with the same key of the same prefix:
+ * - "which conversation does this request extend?": after a turn the engine's conversation index maps the key of
+ *   the turn's input → conversation id; a later request looks up the keys of its {@link continuationPrefixes};
+ * - "does the stored checkpoint still cover this prefix?": the checkpoint record stores the key of the same input
+ *   and its length; `planTurn` compares it with the key of that prefix of the new request.
+ * A prefix qualifies when only assistant and tool messages (the turn's own output and tool round trips) lie between
+ * it and the request's new user message, which is what `planTurn` requires too.
+ *
+ * Canonical form (version "v2"), one JSON array per message, chained:
+ * - every text: CRLF/CR → LF, then trimmed at both ends;
+ * - system:    skipped. System/developer messages inside the list are instructions, tracked apart from the history
+ *              (clients such as Claude Code rewrite one on every request);
+ * - user:      ["user", text] or ["user", text, [sha256(image bytes), …]] when images are attached;
+ * - assistant: ["assistant", text, [[id, name, args], …]] where text first loses one leading `<think>…</think>` block
+ *              (a client may echo think-tag output back) and `args` is the arguments JSON re-serialised with object
+ *              keys sorted recursively and no whitespace (unparseable arguments: the trimmed raw text). Reasoning
+ *              blocks a client echoes back never reach this form;
+ * - tool:      ["tool", toolCallId, text];
+ * - chain:     k0 = sha256("cursor-bridge/history/v2"); kN = sha256(kN-1 + "\n" + JSON.stringify(messageN)), hex.
+ *              A skipped message leaves the key unchanged. The key of an empty history is k0.
  */
 import { createHash } from "node:crypto";
 import type { HistoryMessage } from "./types.js";
 
-function normalise(text: string): string {
+const SEED = "cursor-bridge/history/v2";
+const LEADING_THINK = /^\s*<think>[\s\S]*?<\/think>/;
+
+function normaliseText(text: string): string {
   return text.replace(/\r\n?/g, "\n").trim();
 }
 
-function canonical(message: HistoryMessage): unknown[] {
-  switch (message.role) {
-    case "system":
-    case "user":
-      return [message.role, normalise(message.content)];
-    case "assistant":
-      return [
-        "assistant",
-        normalise(message.content),
-        message.toolCalls.map((call) => [call.id, call.name, normalise(call.arguments)]),
-      ];
-    case "tool":
-      return ["tool", message.toolCallId, normalise(message.content)];
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== "object") return value;
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return Object.fromEntries(entries.map(([key, item]) => [key, sortKeys(item)]));
+}
+
+/** JSON text with object keys sorted recursively and no insignificant whitespace; raw trimmed text if unparseable. */
+export function canonicalJson(text: string): string {
+  try {
+    return JSON.stringify(sortKeys(JSON.parse(text)));
+  } catch {
+    return normaliseText(text);
   }
 }
 
-/** Hex SHA-256 fingerprint of `messages` (order-sensitive). */
-export function historyFingerprint(messages: readonly HistoryMessage[]): string {
-  const hash = createHash("sha256").update("cursor-bridge/backend-history/v1");
-  for (const message of messages) hash.update(`\n${JSON.stringify(canonical(message))}`);
-  return hash.digest("hex");
+function sha256(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
 }
+
+/** The canonical form of one message; undefined for messages the key skips (instructions). */
+function canonical(message: HistoryMessage): unknown[] | undefined {
+  switch (message.role) {
+    case "system":
+      return undefined;
+    case "user": {
+      const text = normaliseText(message.content);
+      const images = message.images ?? [];
+      return images.length === 0 ? ["user", text] : ["user", text, images.map((image) => sha256(image.data))];
+    }
+    case "assistant":
+      return [
+        "assistant",
+        normaliseText(message.content.replace(LEADING_THINK, "")),
+        message.toolCalls.map((call) => [call.id, call.name, canonicalJson(call.arguments)]),
+      ];
+    case "tool":
+      return ["tool", message.toolCallId, normaliseText(message.content)];
+  }
+}
+
+/** Key of an empty history (the chain's seed). */
+export const EMPTY_HISTORY_KEY = sha256(SEED);
+
+/** Keys of every prefix: element i covers `messages[0..i]` (a skipped message repeats the previous key). */
+export function historyKeyPrefixes(messages: readonly HistoryMessage[]): string[] {
+  const out: string[] = [];
+  let previous = EMPTY_HISTORY_KEY;
+  for (const message of messages) {
+    const form = canonical(message);
+    if (form !== undefined) previous = sha256(`${previous}\n${JSON.stringify(form)}`);
+    out.push(previous);
+  }
+  return out;
+}
+
+/** Key of a whole history, insensitive to formatting noise (see the module comment for the exact rules). */
+export function historyKey(messages: readonly HistoryMessage[]): string {
+  return historyKeyPrefixes(messages).at(-1) ?? EMPTY_HISTORY_KEY;
+}
+
+/**
+ * Lengths of the prefixes a request may continue from, longest first: every cut inside the run of assistant/tool
+ * messages before the request's final user message (or before its trailing tool results), never the whole request.
+ */
+export function continuationPrefixes(messages: readonly HistoryMessage[]): number[] {
+  let end = messages.length;
+  if (messages[end - 1]?.role === "user") end -= 1;
+  const lengths: number[] = [];
+  for (let cut = end; cut >= 1; cut--) {
+    if (cut < messages.length) lengths.push(cut);
+    const before = messages[cut - 1];
+    if (before?.role !== "assistant" && before?.role !== "tool") break;
+  }
+  return lengths;
+}
+
+/** The key a checkpoint record stores for the messages it covers (the same key as {@link historyKey}). */
+export const historyFingerprint = historyKey;

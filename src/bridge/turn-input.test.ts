@@ -16,7 +16,7 @@ function input(body: Record<string, unknown>) {
 }
 
 describe("toTurnInput", () => {
-  it("normalises every message kind into HistoryMessage", () => {
+  it("translates every message kind into an engine message", () => {
     const result = input({
       messages: [
         { role: "system", content: "s" },
@@ -43,14 +43,15 @@ describe("toTurnInput", () => {
         },
       ],
     });
-    expect(result.messages).toEqual([
-      { role: "system", content: "s" },
-      { role: "system", content: "d1\nd2" },
-      { role: "user", content: "u" },
-      { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "t", arguments: "{}" }] },
-      { role: "tool", toolCallId: "c1", content: "r" },
-      { role: "assistant", content: "a\nno", toolCalls: [] },
+    expect(result.request.messages).toEqual([
+      { role: "system", text: "s" },
+      { role: "system", text: "d1\nd2" },
+      { role: "user", parts: [{ type: "text", text: "u" }] },
+      { role: "assistant", text: "", reasoning: [], toolCalls: [{ id: "c1", name: "t", arguments: "{}" }] },
+      { role: "tool", toolCallId: "c1", content: "r", isError: false },
+      { role: "assistant", text: "a\nno", reasoning: [], toolCalls: [] },
     ]);
+    expect(result.request.instructions).toEqual([]);
     expect(result.warnings).toEqual([]);
   });
 
@@ -59,42 +60,44 @@ describe("toTurnInput", () => {
       messages: [{ role: "user", content: "x" }],
       tools: [tool("a"), { type: "function", function: { name: "b" } }],
     });
-    expect(result.tools).toEqual([
+    expect(result.request.tools).toEqual([
       { name: "a", description: "a tool", inputSchema: { type: "object", properties: { a: { type: "string" } } } },
       { name: "b", description: "", inputSchema: { type: "object", properties: {} } },
     ]);
-    expect(result.systemHint).toBeUndefined();
+    expect(result.request.options.toolChoice).toBe("auto");
   });
 
-  it("drops tools for tool_choice none, hints for required, narrows and hints for a named tool", () => {
+  it("passes tool_choice to the engine and warns that Cursor cannot enforce it", () => {
     const messages = [{ role: "user", content: "x" }];
     const none = input({ messages, tools: [tool("a")], tool_choice: "none" });
-    expect(none.tools).toEqual([]);
+    expect(none.request.options.toolChoice).toBe("none");
     expect(none.warnings).toHaveLength(1);
     const required = input({ messages, tools: [tool("a"), tool("b")], tool_choice: "required" });
-    expect(required.tools.map((t) => t.name)).toEqual(["a", "b"]);
-    expect(required.systemHint).toMatch(/must call/);
+    expect(required.request.tools.map((t) => t.name)).toEqual(["a", "b"]);
+    expect(required.request.options.toolChoice).toBe("required");
     expect(required.warnings[0]).toMatch(/required/);
     const named = input({
       messages,
       tools: [tool("a"), tool("b")],
       tool_choice: { type: "function", function: { name: "b" } },
     });
-    expect(named.tools.map((t) => t.name)).toEqual(["b"]);
-    expect(named.systemHint).toContain("'b'");
+    expect(named.request.options.toolChoice).toEqual({ name: "b" });
+    expect(named.warnings[0]).toContain("'b'");
   });
 
   it("maps reasoning effort, stream flags and unenforceable limits", () => {
     const messages = [{ role: "user", content: "x" }];
     expect(input({ messages })).toMatchObject({
-      reasoning: true,
-      reasoningEffort: undefined,
+      request: { options: { reasoning: true, reasoningEffort: undefined } },
       stream: false,
       includeUsage: false,
     });
-    expect(input({ messages, reasoning_effort: "none" })).toMatchObject({ reasoning: false, reasoningEffort: "none" });
-    expect(input({ messages, reasoning_effort: "minimal" }).reasoningEffort).toBe("low");
-    expect(input({ messages, reasoning_effort: "xhigh" }).reasoningEffort).toBe("high");
+    expect(input({ messages, reasoning_effort: "none" }).request.options).toMatchObject({
+      reasoning: false,
+      reasoningEffort: "none",
+    });
+    expect(input({ messages, reasoning_effort: "minimal" }).request.options.reasoningEffort).toBe("low");
+    expect(input({ messages, reasoning_effort: "xhigh" }).request.options.reasoningEffort).toBe("high");
     expect(input({ messages, stream: true, stream_options: { include_usage: true } })).toMatchObject({
       stream: true,
       includeUsage: true,

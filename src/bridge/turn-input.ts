@@ -1,30 +1,20 @@
 /**
- * OpenAI request → the parts of a backend turn the bridge can decide on its own (messages, tools, reasoning),
- * plus warnings for what Cursor cannot honour (house-style §4: unsupported parameters warn, never fail).
- * The server adds `model` (after alias resolution) and `conversationId` to build the TurnRequest.
+ * OpenAI Chat Completions request → the engine's surface-neutral {@link EngineRequest}, plus what only the chat
+ * surface needs (stream flags) and warnings for what Cursor cannot honour (unsupported parameters warn, never fail).
+ * Model resolution, tool_choice handling and routing are the engine's.
  */
-import type { ClientTool, HistoryMessage, JsonValue, ReasoningEffort } from "../backend/types.js";
+import type { ClientTool, JsonValue, ReasoningEffort } from "../backend/types.js";
+import type { ConversationMessage, EngineRequest, ToolChoice } from "../engine/types.js";
 import type { ChatCompletionRequest, ChatMessage, ChatTool } from "../openai/chat-request.js";
 
 /** What {@link toTurnInput} derives from a validated request. */
 export interface TurnInput {
-  /** The conversation, normalised: system+developer → system, text parts joined with "\n", content null → "". */
-  messages: HistoryMessage[];
-  /** Tools to offer the model; empty when `tool_choice` is "none". */
-  tools: ClientTool[];
-  /** Whether thinking was requested (false only for `reasoning_effort: "none"`). */
-  reasoning: boolean;
-  /** The requested effort mapped onto the backend's scale (minimal → low, xhigh → high); undefined when unset. */
-  reasoningEffort: ReasoningEffort | undefined;
+  /** The engine request: every message in order (system + developer → `system`), tools and options. */
+  request: EngineRequest;
   /** `stream: true`. */
   stream: boolean;
   /** `stream_options.include_usage: true`. */
   includeUsage: boolean;
-  /**
-   * An instruction the server may add as a system message when `tool_choice` forces a call, which Cursor cannot
-   * enforce. Kept out of `messages` so history fingerprints stay independent of it.
-   */
-  systemHint: string | undefined;
   /** Human-readable notes about requested behaviour that is not (or only approximately) honoured. */
   warnings: string[];
 }
@@ -40,18 +30,19 @@ function contentText(content: string | readonly ContentPart[] | null | undefined
   return content.map((part) => (part.type === "text" ? part.text : part.refusal)).join("\n");
 }
 
-/** One OpenAI message → one HistoryMessage. */
-export function toHistoryMessage(message: ChatMessage): HistoryMessage {
+/** One OpenAI message → one engine message. */
+export function toConversationMessage(message: ChatMessage): ConversationMessage {
   switch (message.role) {
     case "system":
     case "developer":
-      return { role: "system", content: contentText(message.content) };
+      return { role: "system", text: contentText(message.content) };
     case "user":
-      return { role: "user", content: contentText(message.content) };
+      return { role: "user", parts: [{ type: "text", text: contentText(message.content) }] };
     case "assistant":
       return {
         role: "assistant",
-        content: contentText(message.content),
+        text: contentText(message.content),
+        reasoning: [],
         toolCalls: (message.tool_calls ?? []).map((call) => ({
           id: call.id,
           name: call.function.name,
@@ -59,7 +50,7 @@ export function toHistoryMessage(message: ChatMessage): HistoryMessage {
         })),
       };
     case "tool":
-      return { role: "tool", toolCallId: message.tool_call_id, content: contentText(message.content) };
+      return { role: "tool", toolCallId: message.tool_call_id, content: contentText(message.content), isError: false };
   }
 }
 
@@ -78,41 +69,27 @@ function toReasoningEffort(effort: ChatCompletionRequest["reasoning_effort"]): R
   return effort;
 }
 
-interface ToolSelection {
-  tools: ClientTool[];
-  systemHint: string | undefined;
-  warnings: string[];
+function toToolChoice(choice: ChatCompletionRequest["tool_choice"]): ToolChoice {
+  if (choice == null || choice === "auto") return "auto";
+  if (choice === "none" || choice === "required") return choice;
+  return { name: choice.function.name };
 }
 
-/** Applies `tool_choice`: none → no tools; required / named → a hint, since Cursor cannot force a call. */
-function selectTools(request: ChatCompletionRequest): ToolSelection {
-  const tools = (request.tools ?? []).map(toClientTool);
-  const choice = request.tool_choice;
-  if (choice == null || choice === "auto" || tools.length === 0) return { tools, systemHint: undefined, warnings: [] };
-  if (choice === "none") {
-    return { tools: [], systemHint: undefined, warnings: ["tool_choice 'none': the tools were not offered."] };
-  }
-  if (choice === "required") {
-    return {
-      tools,
-      systemHint: "You must call at least one of the available tools in this reply.",
-      warnings: ["tool_choice 'required' cannot be enforced; the model is asked to call a tool."],
-    };
-  }
-  const name = choice.function.name;
-  return {
-    tools: tools.filter((tool) => tool.name === name),
-    systemHint: `You must call the tool '${name}' in this reply.`,
-    warnings: [
-      `tool_choice '${name}' cannot be enforced; only that tool is offered and the model is asked to call it.`,
-    ],
-  };
+/** What Cursor cannot enforce about `tool_choice` (the engine turns the constraint into an instruction). */
+function toolChoiceWarnings(choice: ToolChoice, tools: readonly ClientTool[]): string[] {
+  if (choice === "auto" || tools.length === 0) return [];
+  if (choice === "none") return ["tool_choice 'none': the tools were not offered."];
+  if (choice === "required") return ["tool_choice 'required' cannot be enforced; the model is asked to call a tool."];
+  return [
+    `tool_choice '${choice.name}' cannot be enforced; only that tool is offered and the model is asked to call it.`,
+  ];
 }
 
-/** Normalises a validated chat completion request into turn input plus warnings. */
+/** Translates a validated chat completion request into an engine request plus warnings. */
 export function toTurnInput(request: ChatCompletionRequest): TurnInput {
-  const selection = selectTools(request);
-  const warnings = [...selection.warnings];
+  const tools = (request.tools ?? []).map(toClientTool);
+  const toolChoice = toToolChoice(request.tool_choice);
+  const warnings = toolChoiceWarnings(toolChoice, tools);
   if (request.parallel_tool_calls === false) {
     warnings.push("parallel_tool_calls=false cannot be enforced; the model may call several tools at once.");
   }
@@ -121,13 +98,15 @@ export function toTurnInput(request: ChatCompletionRequest): TurnInput {
   }
   const reasoningEffort = toReasoningEffort(request.reasoning_effort);
   return {
-    messages: request.messages.map(toHistoryMessage),
-    tools: selection.tools,
-    reasoning: reasoningEffort !== "none",
-    reasoningEffort,
+    request: {
+      model: request.model,
+      instructions: [],
+      messages: request.messages.map(toConversationMessage),
+      tools,
+      options: { reasoning: reasoningEffort !== "none", reasoningEffort, toolChoice },
+    },
     stream: request.stream === true,
     includeUsage: request.stream_options?.include_usage === true,
-    systemHint: selection.systemHint,
     warnings,
   };
 }

@@ -3,12 +3,12 @@
  * embedded emulator and says so loudly (banner, /health, owned_by).
  */
 import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import { assertSafeBinding } from "../config/host.js";
 import { describeConfig } from "../config/index.js";
+import { createEngine, createFileConversationIndex } from "../engine/index.js";
 import { createApp } from "../server/app.js";
 import { listen, type RunningServer } from "../server/listen.js";
-import { createConversationIndex } from "../session/conversation-index.js";
-import { createParkedTurnRegistry } from "../session/parked-turns.js";
 import { createLogger, type Logger } from "../util/logger.js";
 import { parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
@@ -86,11 +86,23 @@ export async function startBridge(
     sink: (line) => io.err(`${line}\n`),
   });
   const upstream = await createUpstream(ctx, logger);
-  const parked = createParkedTurnRegistry({ ttlMs: config.parkedTurnTtlMs });
-  const app = createApp({
+  const engineLogger = logger.child({ component: "engine" });
+  let index: Awaited<ReturnType<typeof createFileConversationIndex>>;
+  try {
+    // Next to the conversation records: the index maps client histories to them and survives restarts.
+    index = await createFileConversationIndex({ dir: join(upstream.dataDir, "conversations"), logger: engineLogger });
+  } catch (error) {
+    await upstream.close();
+    throw error;
+  }
+  const engine = createEngine({
     agentClient: upstream.agentClient,
-    parked,
-    conversations: createConversationIndex(),
+    index,
+    logger: engineLogger,
+    parkedTurnTtlMs: config.parkedTurnTtlMs,
+  });
+  const app = createApp({
+    engine,
     logger: logger.child({ component: "http" }),
     options: {
       apiKey: config.apiKey,
@@ -108,12 +120,13 @@ export async function startBridge(
   try {
     server = await listen(app, { host: config.host, port: config.port, apiKey: config.apiKey });
   } catch (error) {
+    await engine.closeAll();
     await upstream.close();
     throw error;
   }
   const close = async () => {
     await server.close();
-    await parked.closeAll();
+    await engine.closeAll();
     await upstream.close();
   };
   if (flags.json) {

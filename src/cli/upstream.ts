@@ -24,6 +24,8 @@ export interface Upstream {
   agentUrl: string;
   api: CursorApi;
   agentClient: AgentClient;
+  /** Where this upstream's conversations live (the emulator's apart from real ones). */
+  dataDir: string;
   /** The embedded emulator when kind is "emulator". */
   emulator: Emulator | undefined;
   close(): Promise<void>;
@@ -76,6 +78,7 @@ export async function createUpstream(ctx: CliContext, logger: Logger): Promise<U
       agentUrl: config.cursorAgentUrl,
       api,
       agentClient,
+      dataDir: config.dataDir,
       emulator: undefined,
       close: async () => api.close(),
     };
@@ -110,6 +113,7 @@ export async function createUpstream(ctx: CliContext, logger: Logger): Promise<U
     agentUrl: emulator.url,
     api,
     agentClient,
+    dataDir: join(config.dataDir, "emulator"),
     emulator,
     close: async () => {
       api.close();

@@ -71,6 +71,8 @@ export interface EngineTurn {
    * abandoning the iteration early cancels the turn.
    */
   events: AsyncIterable<BackendEvent>;
+  /** True once the turn ended parked on tool calls (read it after consuming the events; the access log's `parked`). */
+  readonly parked?: boolean;
 }
 
 /** The one conversation engine behind every surface. */

@@ -95,6 +95,8 @@ export function toOpenAIError(error: unknown): OpenAIErrorResponse {
   if (proxyError.retryAfterSeconds !== undefined && proxyError.retryAfterSeconds >= 0) {
     headers["Retry-After"] = String(Math.ceil(proxyError.retryAfterSeconds));
   }
+  // SDKs retry a 409 by default; a conflict we call final must not come back (OpenAI's own header for that).
+  if (proxyError.status === 409 && !proxyError.retryable) headers["x-should-retry"] = "false";
   return {
     status: proxyError.status,
     headers,

@@ -1,6 +1,6 @@
 /**
- * One log line per request (issue 5): method, path, model, status, time to first byte, time to first token, total
- * time, tokens, and how the Cursor turn was reached (new / continued / resumed) and whether it was left parked.
+ * One log line per request: method, path, model, status, time to first byte, time to first token, total
+ * time, tokens, and how the Cursor turn was reached (new / continued / resumed / replayed) and whether it was left parked.
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { ProxyError } from "../util/errors.js";
@@ -11,7 +11,7 @@ export interface RequestLog {
   requestId: string;
   startedAt: number;
   model?: string;
-  route?: "new" | "continued" | "resumed";
+  route?: "new" | "continued" | "resumed" | "replayed";
   parked?: boolean;
   firstTokenAt?: number;
   tokens?: number;

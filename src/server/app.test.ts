@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AgentClient, AgentTurn, BackendEvent, ModelInfo, TurnRequest } from "../backend/types.js";
-import { createConversationIndex } from "../session/conversation-index.js";
-import { createParkedTurnRegistry } from "../session/parked-turns.js";
+import { createEngine } from "../engine/index.js";
 import { ProxyError } from "../util/errors.js";
 import { silentLogger } from "../util/logger.js";
 import { createApp } from "./app.js";
@@ -55,9 +54,7 @@ function appWith(
 ) {
   const lines: string[] = [];
   const app = createApp({
-    agentClient: client,
-    parked: createParkedTurnRegistry(),
-    conversations: createConversationIndex(),
+    engine: createEngine({ agentClient: client }),
     logger: { ...silentLogger, info: (m, f) => lines.push(`${m} ${JSON.stringify(f)}`) },
     options: {
       apiKey: undefined,

@@ -38,7 +38,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       upstream: options.upstream,
       emulator: options.upstream === "emulator",
       logged_in: options.loggedIn,
-      parked_turns: deps.parked.size(),
+      parked_turns: deps.engine.parkedCount(),
     }),
   );
   if (options.apiKey !== undefined) app.use("/v1/*", requireApiKey(options.apiKey));
@@ -52,12 +52,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   );
 
   app.get("/v1/models", async (c) => {
-    const models = await deps.agentClient.listModels(c.req.raw.signal);
+    const models = await deps.engine.listModels(c.req.raw.signal);
     return c.json({ object: "list", data: toOpenAIModelList(models, ownedBy, Math.floor(deps.now() / 1000)) });
   });
   app.get("/v1/models/:id{.+}", async (c) => {
     const id = c.req.param("id");
-    const models = toOpenAIModelList(await deps.agentClient.listModels(c.req.raw.signal), ownedBy, 0);
+    const models = toOpenAIModelList(await deps.engine.listModels(c.req.raw.signal), ownedBy, 0);
     const model = models.find((m) => m.id === id);
     if (!model) {
       throw new ProxyError("not_found", `The model \`${id}\` does not exist.`, {

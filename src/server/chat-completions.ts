@@ -1,21 +1,17 @@
 /**
- * POST /v1/chat/completions: validate, route to a parked/continued/new Cursor turn, translate the segment, and
- * remember what is needed to resume or continue it (parked turn by tool_call_id, history fingerprint → conversation).
+ * POST /v1/chat/completions: parse → translate to an engine request → engine → translate the events back → write.
+ * How the turn reaches Cursor (resumed / continued / new / replayed), parking and remembering are the engine's.
  */
 import type { Context } from "hono";
-import type { BackendEvent, HistoryMessage, ModelInfo } from "../backend/types.js";
-import { type TurnSummary, toChatCompletionChunks } from "../bridge/chunk-stream.js";
+import type { BackendEvent } from "../backend/types.js";
+import { toChatCompletionChunks } from "../bridge/chunk-stream.js";
 import { toChatCompletion } from "../bridge/completion.js";
-import { fingerprintMessages } from "../bridge/fingerprint.js";
-import { findModel } from "../bridge/model-list.js";
 import { toTurnInput } from "../bridge/turn-input.js";
 import { parseChatCompletionRequest } from "../openai/parse-request.js";
 import { toSseBody } from "../openai/sse.js";
 import { ProxyError } from "../util/errors.js";
 import type { RequestLog } from "./access-log.js";
 import type { AppDeps } from "./deps.js";
-import { primeFirst } from "./first-event.js";
-import { type RoutedTurn, routeTurn } from "./turn-routing.js";
 
 async function readJson(c: Context): Promise<unknown> {
   const text = await c.req.text();
@@ -26,19 +22,8 @@ async function readJson(c: Context): Promise<unknown> {
   }
 }
 
-async function resolveModel(deps: AppDeps, requested: string, signal: AbortSignal): Promise<ModelInfo> {
-  const model = findModel(await deps.agentClient.listModels(signal), requested);
-  if (!model) {
-    throw new ProxyError("not_found", `The model \`${requested}\` does not exist. GET /v1/models lists the models.`, {
-      param: "model",
-      detail: "model_not_found",
-    });
-  }
-  return model;
-}
-
 /**
- * Wraps the segment so the access log learns time-to-first-token and token counts. A plain iterator rather than an
+ * Wraps the events so the access log learns time-to-first-token and token counts. A plain iterator rather than an
  * async generator: this sits on the per-event hot path, and a generator layer costs several promise hops per event.
  */
 function observe(events: AsyncIterable<BackendEvent>, log: RequestLog, now: () => number): AsyncIterable<BackendEvent> {
@@ -70,12 +55,8 @@ export async function handleChatCompletions(c: Context, deps: AppDeps, log: Requ
   const abort = new AbortController();
   const onClientGone = () => abort.abort(new ProxyError("canceled", "The client disconnected."));
   c.req.raw.signal.addEventListener("abort", onClientGone, { once: true });
-  const model = await resolveModel(deps, request.model, abort.signal);
-  const messages = input.systemHint
-    ? [{ role: "system" as const, content: input.systemHint }, ...input.messages]
-    : input.messages;
-  const routed = await startSegment(deps, { model: model.id, messages, tools: input.tools }, abort.signal);
-  log.route = routed.route;
+  const turn = await deps.engine.startTurn(input.request, abort.signal);
+  log.route = turn.route;
   const headers: Record<string, string> = {};
   if (ignoredParams.length > 0) headers["x-cursor-bridge-ignored-params"] = ignoredParams.join(",");
   if (input.warnings.length > 0) headers["x-cursor-bridge-warnings"] = input.warnings.join(" | ").slice(0, 1000);
@@ -84,10 +65,12 @@ export async function handleChatCompletions(c: Context, deps: AppDeps, log: Requ
     id: `chatcmpl-${deps.newId()}`,
     created: Math.floor(deps.now() / 1000),
     model: request.model,
-    reasoning: input.reasoning ? deps.options.reasoningOutput : ("none" as const),
-    onFinish: (summary: TurnSummary) => remember(deps, routed, input.messages, summary, model.id, log),
+    reasoning: input.request.options.reasoning ? deps.options.reasoningOutput : ("none" as const),
+    onFinish: () => {
+      log.parked = turn.parked === true;
+    },
   };
-  const events = observe(routed.events, log, deps.now);
+  const events = observe(turn.events, log, deps.now);
   if (!input.stream) {
     const completion = await toChatCompletion(events, options);
     return c.json(completion, 200, headers);
@@ -107,40 +90,4 @@ export async function handleChatCompletions(c: Context, deps: AppDeps, log: Requ
     },
   });
   return c.body(body);
-}
-
-/** Routes the request and waits for the first event so early failures are real HTTP errors. */
-async function startSegment(
-  deps: AppDeps,
-  request: Parameters<typeof routeTurn>[1],
-  signal: AbortSignal,
-): Promise<RoutedTurn> {
-  const routed = routeTurn({ ...deps, newConversationId: deps.newId }, request, signal);
-  try {
-    return { ...routed, events: await primeFirst(routed.events) };
-  } catch (error) {
-    // A parked turn whose stream died while waiting: continue from the checkpoint instead (issue 5).
-    if (routed.route !== "resumed" || signal.aborted) throw error;
-    await routed.turn.close("resume failed");
-    deps.logger.warn("parked turn could not be resumed; continuing from the checkpoint", { error });
-    const retry = deps.agentClient.startTurn({ ...request, conversationId: routed.conversationId });
-    const events = await primeFirst(retry.stream(signal));
-    return { route: "continued", turn: retry, conversationId: routed.conversationId, events };
-  }
-}
-
-function remember(
-  deps: AppDeps,
-  routed: RoutedTurn,
-  history: readonly HistoryMessage[],
-  summary: TurnSummary,
-  model: string,
-  log: RequestLog,
-): void {
-  const conversationId = summary.conversationId ?? routed.conversationId;
-  deps.conversations.remember(fingerprintMessages([...history, summary.message]), conversationId);
-  if (summary.finishReason === "tool_calls" && routed.turn.status === "parked") {
-    deps.parked.park({ turn: routed.turn, conversationId, model });
-    log.parked = true;
-  }
 }

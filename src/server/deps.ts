@@ -1,7 +1,5 @@
-import type { AgentClient } from "../backend/types.js";
 import type { ReasoningOutput } from "../bridge/chunk-stream.js";
-import type { ConversationIndex } from "../session/conversation-index.js";
-import type { ParkedTurnRegistry } from "../session/parked-turns.js";
+import type { BridgeEngine } from "../engine/index.js";
 import type { Logger } from "../util/logger.js";
 
 /** Which upstream answers: the real Cursor service or the embedded emulator. */
@@ -24,9 +22,8 @@ export interface AppOptions {
 
 /** Everything the app needs, injected by the composition root (cli/serve) or by tests. */
 export interface AppDeps {
-  agentClient: AgentClient;
-  parked: ParkedTurnRegistry;
-  conversations: ConversationIndex;
+  /** The conversation engine: every API surface runs its turns through it. */
+  engine: BridgeEngine;
   logger: Logger;
   options: AppOptions;
   now: () => number;

@@ -8,12 +8,11 @@ import { createAgentClient } from "../../src/backend/agent-client.js";
 import { createMemoryConversationStore } from "../../src/backend/conversation-store.js";
 import type { AgentClient } from "../../src/backend/types.js";
 import { type Emulator, type EmulatorOptions, startEmulator } from "../../src/emulator/index.js";
+import { type BridgeEngine, type ConversationIndex, createEngine } from "../../src/engine/index.js";
 import { type CursorApi, createCursorApi } from "../../src/protocol/cursor-api.js";
 import { createApp } from "../../src/server/app.js";
 import type { AppOptions } from "../../src/server/deps.js";
 import { listen, type RunningServer } from "../../src/server/listen.js";
-import { createConversationIndex } from "../../src/session/conversation-index.js";
-import { createParkedTurnRegistry, type ParkedTurnRegistry } from "../../src/session/parked-turns.js";
 import { createLogger, type Logger, silentLogger } from "../../src/util/logger.js";
 
 /** Options of {@link startStack}. */
@@ -27,6 +26,8 @@ export interface StackOptions {
   parkedTurnTtlMs?: number;
   /** Collect log lines here (redacted, as in production). */
   logLines?: string[];
+  /** The engine's conversation index. @default in memory */
+  conversationIndex?: ConversationIndex;
 }
 
 /** A running stack. */
@@ -37,7 +38,9 @@ export interface Stack {
   baseURL: string;
   api: CursorApi;
   agentClient: AgentClient;
-  parked: ParkedTurnRegistry;
+  engine: BridgeEngine;
+  /** Parked turns right now; closeAll closes them (and flushes the engine's index). */
+  parked: { size(): number; closeAll(): Promise<void> };
   close(): Promise<void>;
 }
 
@@ -71,11 +74,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     stallTimeoutMs: options.stallTimeoutMs ?? 15_000,
     parkedTurnTtlMs: options.parkedTurnTtlMs ?? 60_000,
   });
-  const parked = createParkedTurnRegistry({ ttlMs: options.parkedTurnTtlMs ?? 60_000 });
-  const app = createApp({
+  const engine = createEngine({
     agentClient,
-    parked,
-    conversations: createConversationIndex(),
+    logger,
+    parkedTurnTtlMs: options.parkedTurnTtlMs ?? 60_000,
+    ...(options.conversationIndex === undefined ? {} : { index: options.conversationIndex }),
+  });
+  const app = createApp({
+    engine,
     logger,
     options: {
       apiKey: undefined,
@@ -97,10 +103,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     baseURL: `${server.url}/v1`,
     api,
     agentClient,
-    parked,
+    engine,
+    parked: { size: () => engine.parkedCount(), closeAll: () => engine.closeAll() },
     close: async () => {
       await server.close();
-      await parked.closeAll();
+      await engine.closeAll();
       api.close();
       if (!options.existingEmulator) await emulator.close();
     },

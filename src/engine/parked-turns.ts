@@ -1,9 +1,9 @@
 /**
- * Registry of Cursor turns parked on pending client tool calls, keyed by tool_call_id (house-style §3: the
- * tool-call loop is a session problem). A follow-up request whose `role:"tool"` messages answer every pending id
+ * Registry of Cursor turns parked on pending client tool calls, keyed by tool_call_id. A follow-up request whose `role:"tool"` messages answer every pending id
  * takes the turn out (single ownership: a turn is handed to exactly one request) and resumes it on the same stream.
  */
 import type { AgentTurn } from "../backend/types.js";
+import { type Logger, silentLogger } from "../util/logger.js";
 
 /** What the registry remembers about a parked turn besides the turn itself. */
 export interface ParkedEntry {
@@ -16,12 +16,15 @@ export interface ParkedEntry {
 /** Options of {@link createParkedTurnRegistry}. */
 export interface ParkedTurnRegistryOptions {
   /** How long a parked turn may wait for its results before it is closed. @default 15 minutes */
-  ttlMs?: number;
+  ttlMs?: number | undefined;
   /** @default Date.now */
   now?: () => number;
   /** Timer functions, injectable for tests. @default globalThis.setTimeout/clearTimeout */
   setTimer?: (fn: () => void, ms: number) => unknown;
   clearTimer?: (handle: unknown) => void;
+  /** Most turns parked at once; parking one more closes the oldest. @default 1000 */
+  maxEntries?: number | undefined;
+  logger?: Logger;
 }
 
 /** Parked turns by tool call id. */
@@ -45,6 +48,8 @@ export function createParkedTurnRegistry(options: ParkedTurnRegistryOptions = {}
   const now = options.now ?? Date.now;
   const setTimer = options.setTimer ?? ((fn, ms) => setTimeout(fn, ms).unref());
   const clearTimer = options.clearTimer ?? ((handle) => clearTimeout(handle as ReturnType<typeof setTimeout>));
+  const maxEntries = options.maxEntries ?? 1000;
+  const logger = options.logger ?? silentLogger;
   const byId = new Map<string, ParkedEntry>();
   const timers = new Map<ParkedEntry, unknown>();
 
@@ -67,6 +72,14 @@ export function createParkedTurnRegistry(options: ParkedTurnRegistryOptions = {}
           void entry.turn.close("parked turn expired");
         }, ttlMs),
       );
+      // Over the cap: the oldest parked turn is closed; its conversation continues from its checkpoint later.
+      while (timers.size > maxEntries) {
+        const oldest = timers.keys().next().value;
+        if (oldest === undefined) break;
+        remove(oldest);
+        logger.info("closing the oldest parked turn: too many parked turns", { maxEntries });
+        void oldest.turn.close("too many parked turns");
+      }
     },
     take(toolCallIds) {
       const first = toolCallIds[0];

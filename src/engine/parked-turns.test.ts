@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import type { AgentTurn, AgentTurnStatus, BackendEvent } from "../backend/types.js";
-import { createConversationIndex } from "./conversation-index.js";
 import { createParkedTurnRegistry } from "./parked-turns.js";
 
 function fakeTurn(ids: string[], status: AgentTurnStatus = "parked") {
@@ -82,19 +81,5 @@ describe("parked turn registry", () => {
     await registry.closeAll();
     expect(b.closed).toEqual(["server shutting down"]);
     expect(registry.size()).toBe(0);
-  });
-});
-
-describe("conversation index", () => {
-  it("remembers fingerprints and evicts the least recently used", () => {
-    const index = createConversationIndex({ maxEntries: 2 });
-    index.remember("f1", "c1");
-    index.remember("f2", "c2");
-    expect(index.lookup("f1")).toBe("c1");
-    index.remember("f3", "c3");
-    expect(index.lookup("f2")).toBeUndefined();
-    expect(index.lookup("f1")).toBe("c1");
-    expect(index.lookup("f3")).toBe("c3");
-    expect(index.size()).toBe(2);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { HistoryMessage } from "../backend/types.js";
-import { canonicalJson, EMPTY_HISTORY_FINGERPRINT, fingerprintMessages, fingerprintPrefixes } from "./fingerprint.js";
+import { canonicalJson, EMPTY_HISTORY_KEY, historyKey, historyKeyPrefixes } from "./history-fingerprint.js";
+import type { HistoryMessage } from "./types.js";
 
 const history: HistoryMessage[] = [
   { role: "system", content: "Be brief." },
@@ -14,13 +14,13 @@ function withMessage(index: number, message: HistoryMessage): HistoryMessage[] {
   return history.map((existing, i) => (i === index ? message : existing));
 }
 
-describe("fingerprintMessages", () => {
-  const base = fingerprintMessages(history);
+describe("historyKey", () => {
+  const base = historyKey(history);
 
   it("is a stable SHA-256 hex digest", () => {
     expect(base).toMatch(/^[0-9a-f]{64}$/);
-    expect(fingerprintMessages(structuredClone(history))).toBe(base);
-    expect(fingerprintMessages([])).toBe(EMPTY_HISTORY_FINGERPRINT);
+    expect(historyKey(structuredClone(history))).toBe(base);
+    expect(historyKey([])).toBe(EMPTY_HISTORY_KEY);
   });
 
   it("ignores formatting noise: key order and spacing in tool args, surrounding whitespace, CRLF, echoed think tags", () => {
@@ -35,14 +35,17 @@ describe("fingerprintMessages", () => {
       { role: "tool", toolCallId: "c1", content: "a.txt\r\nb.txt\n" },
       { role: "assistant", content: "<think>hmm</think>\n\nTwo files.", toolCalls: [] },
     ];
-    expect(fingerprintMessages(noisy)).toBe(base);
+    expect(historyKey(noisy)).toBe(base);
   });
 
   it("changes with every real difference", () => {
     const variants: HistoryMessage[][] = [
-      withMessage(0, { role: "system", content: "Be verbose." }),
       withMessage(1, { role: "user", content: "List Files" }),
-      withMessage(1, { role: "system", content: "List files" }),
+      withMessage(1, {
+        role: "user",
+        content: "List files",
+        images: [{ mimeType: "image/png", data: new Uint8Array([1]) }],
+      }),
       withMessage(2, {
         role: "assistant",
         content: "",
@@ -62,11 +65,22 @@ describe("fingerprintMessages", () => {
       withMessage(4, { role: "assistant", content: "Three files.", toolCalls: [] }),
       history.slice(0, 4),
       [...history, { role: "user", content: "thanks" }],
-      [history[1]!, history[0]!, ...history.slice(2)],
+      [history[0]!, history[3]!, history[2]!, history[1]!, history[4]!],
     ];
-    const fingerprints = variants.map(fingerprintMessages);
+    const fingerprints = variants.map(historyKey);
     for (const fingerprint of fingerprints) expect(fingerprint).not.toBe(base);
     expect(new Set(fingerprints).size).toBe(variants.length);
+  });
+
+  it("ignores system/developer messages anywhere in the list: they are instructions, not history", () => {
+    const rewritten: HistoryMessage[] = [
+      { role: "system", content: "A different system prompt" },
+      history[1]!,
+      { role: "system", content: "<system-reminder>rewritten on every request</system-reminder>" },
+      ...history.slice(2),
+    ];
+    expect(historyKey(rewritten)).toBe(base);
+    expect(historyKey(history.slice(1))).toBe(base);
   });
 
   it("does not confuse content boundaries between fields", () => {
@@ -75,19 +89,19 @@ describe("fingerprintMessages", () => {
       { role: "user", content: "a" },
       { role: "user", content: "b" },
     ];
-    expect(fingerprintMessages(a)).not.toBe(fingerprintMessages(b));
+    expect(historyKey(a)).not.toBe(historyKey(b));
   });
 });
 
-describe("fingerprintPrefixes", () => {
+describe("historyKeyPrefixes", () => {
   it("gives the fingerprint of every prefix, so a stored reply is found from the next request", () => {
-    const prefixes = fingerprintPrefixes(history);
+    const prefixes = historyKeyPrefixes(history);
     expect(prefixes).toHaveLength(history.length);
     prefixes.forEach((fingerprint, index) => {
-      expect(fingerprint).toBe(fingerprintMessages(history.slice(0, index + 1)));
+      expect(fingerprint).toBe(historyKey(history.slice(0, index + 1)));
     });
     const nextRequest = [...history, { role: "user" as const, content: "And hidden ones?" }];
-    expect(fingerprintPrefixes(nextRequest)[history.length - 1]).toBe(fingerprintMessages(history));
+    expect(historyKeyPrefixes(nextRequest)[history.length - 1]).toBe(historyKey(history));
   });
 });
 

@@ -1,0 +1,289 @@
+/**
+ * The conversation engine: for each surface-neutral request it decides how the turn reaches Cursor, starts it,
+ * watches its events to remember the reply's history key and to park the turn on tool calls, and expires what it
+ * keeps. Routes, in order:
+ * 1. replayed:  the trailing tool results answer a turn another request is resuming (or just resumed) with the
+ *               identical request → that request's events, no new Run. A different request for it → 409;
+ * 2. resumed:   they answer every pending call of a parked turn → resume it on its open Run;
+ * 3. continued: the history extends the input of a turn answered before → continue from its checkpoint;
+ * 4. new:       a new conversation (the agent client rebuilds state from the history if there is any).
+ */
+import { randomUUID } from "node:crypto";
+import {
+  continuationPrefixes,
+  EMPTY_HISTORY_KEY,
+  historyKey,
+  historyKeyPrefixes,
+} from "../backend/history-fingerprint.js";
+import type { AgentClient, AgentTurn, BackendEvent, ModelInfo, ToolResult } from "../backend/types.js";
+import { findModel } from "../bridge/model-list.js";
+import { ProxyError } from "../util/errors.js";
+import { type Logger, silentLogger } from "../util/logger.js";
+import { type ConversationIndex, createMemoryConversationIndex } from "./conversation-index.js";
+import { primeFirst } from "./first-event.js";
+import { type BackendInput, toBackendInput } from "./history.js";
+import { createParkedTurnRegistry, type ParkedTurnRegistry } from "./parked-turns.js";
+import { TurnRecording } from "./recording.js";
+import type { Engine, EngineRequest, EngineTurn, TurnRoute } from "./types.js";
+
+/** Options of {@link createEngine}. */
+export interface EngineOptions {
+  agentClient: AgentClient;
+  /** Where history keys → conversation ids live. @default an in-memory index (lost on restart) */
+  index?: ConversationIndex;
+  /** @default silentLogger */
+  logger?: Logger;
+  /** How long a parked turn waits for its tool results. @default 15 minutes */
+  parkedTurnTtlMs?: number;
+  /** Most turns parked at once; beyond it the oldest is closed (its conversation continues from the checkpoint). */
+  maxParkedTurns?: number;
+  /** How long an identical retry of a resumed request still gets the recorded answer. @default 10 minutes */
+  replayRetentionMs?: number;
+  /** Ids of new conversations. @default crypto.randomUUID (hyphenated, as every Cursor client sends) */
+  newConversationId?: () => string;
+}
+
+/** The engine plus what the composition root needs. */
+export interface BridgeEngine extends Engine {
+  /** Turns parked on tool calls right now (/health). */
+  parkedCount(): number;
+  /** Closes parked turns and flushes the index (shutdown). */
+  closeAll(): Promise<void>;
+}
+
+/** A routed turn before its events are observed. */
+interface Routed {
+  route: TurnRoute;
+  conversationId: string;
+  turn: AgentTurn | undefined;
+  events: AsyncIterable<BackendEvent>;
+}
+
+const MAX_RECORDINGS = 1000;
+
+/** The set of tool call ids a request answers, order-insensitive. */
+function claimKeyOf(results: readonly ToolResult[]): string {
+  return results
+    .map((result) => result.toolCallId)
+    .sort()
+    .join("\n");
+}
+
+/** Creates the engine. */
+export function createEngine(options: EngineOptions): BridgeEngine {
+  const { agentClient } = options;
+  const logger = options.logger ?? silentLogger;
+  const index = options.index ?? createMemoryConversationIndex();
+  const newConversationId = options.newConversationId ?? randomUUID;
+  const retentionMs = options.replayRetentionMs ?? 10 * 60_000;
+  const parked: ParkedTurnRegistry = createParkedTurnRegistry({
+    ttlMs: options.parkedTurnTtlMs,
+    maxEntries: options.maxParkedTurns,
+    logger,
+  });
+  /** Resumes in flight or recently finished, by the tool call ids they answered. */
+  const recordings = new Map<string, TurnRecording>();
+
+  const resolveModel = async (requested: string, signal: AbortSignal): Promise<ModelInfo> => {
+    const model = findModel(await agentClient.listModels(signal), requested);
+    if (model === undefined) {
+      throw new ProxyError("not_found", `The model \`${requested}\` does not exist. GET /v1/models lists the models.`, {
+        param: "model",
+        detail: "model_not_found",
+      });
+    }
+    return model;
+  };
+
+  const keep = (claim: string, recording: TurnRecording) => {
+    recordings.set(claim, recording);
+    while (recordings.size > MAX_RECORDINGS) {
+      const oldest = recordings.keys().next().value;
+      if (oldest === undefined) break;
+      recordings.delete(oldest);
+    }
+  };
+  const release = (claim: string, recording: TurnRecording, error?: unknown) => {
+    recording.finish(error);
+    // A failed resume is not worth replaying: a retry goes through routing again (and continues from the checkpoint).
+    if (error !== undefined) {
+      if (recordings.get(claim) === recording) recordings.delete(claim);
+      return;
+    }
+    setTimeout(() => {
+      if (recordings.get(claim) === recording) recordings.delete(claim);
+    }, retentionMs).unref();
+  };
+
+  const startFresh = (input: BackendInput, model: string, signal: AbortSignal, known?: string): Routed => {
+    let conversationId = known;
+    if (conversationId === undefined) {
+      const keys = historyKeyPrefixes(input.messages);
+      for (const length of continuationPrefixes(input.messages)) {
+        const key = keys[length - 1];
+        if (key === undefined || key === EMPTY_HISTORY_KEY) continue;
+        conversationId = index.lookup(key);
+        if (conversationId !== undefined) break;
+      }
+    }
+    const route: TurnRoute = conversationId === undefined ? "new" : "continued";
+    conversationId ??= newConversationId();
+    const turn = agentClient.startTurn({ model, conversationId, messages: input.messages, tools: input.tools });
+    return { route, conversationId, turn, events: turn.stream(signal) };
+  };
+
+  /** Resumes a parked turn; if its stream died while parked, continues from the checkpoint instead. */
+  const resume = async (
+    entry: { turn: AgentTurn; conversationId: string },
+    input: BackendInput,
+    model: string,
+    signal: AbortSignal,
+  ): Promise<Routed> => {
+    try {
+      const events = await primeFirst(entry.turn.resume(input.trailingResults, signal));
+      return { route: "resumed", conversationId: entry.conversationId, turn: entry.turn, events };
+    } catch (error) {
+      if (signal.aborted) throw error;
+      await entry.turn.close("resume failed");
+      logger.warn("parked turn could not be resumed; continuing from the checkpoint", { error });
+      const routed = startFresh(input, model, signal, entry.conversationId);
+      return { ...routed, events: await primeFirst(routed.events) };
+    }
+  };
+
+  return {
+    async startTurn(request: EngineRequest, signal: AbortSignal): Promise<EngineTurn> {
+      const input = toBackendInput(request);
+      const model = await resolveModel(request.model, signal);
+      const requestKey = historyKey(input.messages);
+      let routed: Routed;
+      let recording: TurnRecording | undefined;
+      let claim = "";
+      if (input.trailingResults.length > 0) {
+        claim = claimKeyOf(input.trailingResults);
+        const existing = recordings.get(claim);
+        if (existing !== undefined && (!existing.done || existing.requestKey === requestKey)) {
+          if (existing.requestKey !== requestKey) {
+            throw new ProxyError(
+              "invalid_request",
+              "Another request with different content is already answering these tool calls.",
+              { status: 409, detail: "turn_in_progress", param: "messages" },
+            );
+          }
+          logger.debug("replaying the answer of an identical request", { claim });
+          return { route: "replayed", model, events: await primeFirst(existing.read(signal)), parked: false };
+        }
+        const entry = parked.take(input.trailingResults.map((result) => result.toolCallId));
+        if (entry !== undefined) {
+          recording = new TurnRecording(requestKey);
+          keep(claim, recording);
+          try {
+            routed = await resume(entry, input, model.id, signal);
+          } catch (error) {
+            release(claim, recording, error);
+            throw error;
+          }
+        }
+      }
+      routed ??= startFresh(input, model.id, signal);
+      if (recording === undefined) routed = { ...routed, events: await primeFirst(routed.events) };
+      const watched = watch(routed, input, model.id, {
+        index,
+        parked,
+        logger,
+        recording,
+        onEnd: (error) => recording && release(claim, recording, error),
+      });
+      return {
+        route: routed.route,
+        model,
+        events: watched.events,
+        get parked() {
+          return watched.parked;
+        },
+      };
+    },
+    listModels: (signal) => agentClient.listModels(signal),
+    parkedCount: () => parked.size(),
+    async closeAll() {
+      await parked.closeAll();
+      await index.close();
+    },
+  };
+}
+
+interface WatchDeps {
+  index: ConversationIndex;
+  parked: ParkedTurnRegistry;
+  logger: Logger;
+  recording: TurnRecording | undefined;
+  onEnd: (error?: unknown) => void;
+}
+
+/**
+ * Observes a turn's events on their way to the surface: before `turn-end` is handed on, makes the key of the turn's
+ * input → conversation durable (the same key its checkpoint record stores) and parks the turn if it waits for tool
+ * results. A plain iterator rather
+ * than an async generator: this sits on the per-event hot path.
+ */
+function watch(
+  routed: Routed,
+  input: BackendInput,
+  model: string,
+  deps: WatchDeps,
+): { events: AsyncIterable<BackendEvent>; readonly parked: boolean } {
+  let conversationId = routed.conversationId;
+  let ended = false;
+  const state = { parked: false };
+  const end = (error?: unknown) => {
+    if (ended) return;
+    ended = true;
+    deps.onEnd(error);
+  };
+  const atTurnEnd = async (reason: string) => {
+    try {
+      await deps.index.remember(historyKey(input.messages), conversationId);
+    } catch (error) {
+      deps.logger.warn("could not record the conversation; its next turn will rebuild it", { error });
+    }
+    const turn = routed.turn;
+    if (reason === "tool-calls" && turn?.status === "parked") {
+      deps.parked.park({ turn, conversationId, model });
+      state.parked = true;
+    }
+  };
+  const observe = async (result: IteratorResult<BackendEvent>): Promise<IteratorResult<BackendEvent>> => {
+    if (result.done === true) {
+      end();
+      return result;
+    }
+    const event = result.value;
+    if (event.type === "checkpoint") conversationId = event.conversationId;
+    else if (event.type === "turn-end") await atTurnEnd(event.reason);
+    deps.recording?.push(event);
+    if (event.type === "turn-end") end();
+    return result;
+  };
+  const events: AsyncIterable<BackendEvent> = {
+    [Symbol.asyncIterator]: () => {
+      const iterator = routed.events[Symbol.asyncIterator]();
+      return {
+        next: () =>
+          iterator.next().then(observe, (error: unknown) => {
+            end(error);
+            throw error;
+          }),
+        return: async (value?: unknown) => {
+          end(ended ? undefined : new ProxyError("canceled", "The request that resumed the turn went away."));
+          return (await iterator.return?.(value)) ?? { done: true, value: undefined };
+        },
+      };
+    },
+  };
+  return {
+    events,
+    get parked() {
+      return state.parked;
+    },
+  };
+}

@@ -1,0 +1,187 @@
+/**
+ * The one history key answers "which conversation does this request extend" (the engine's index) and "does the
+ * stored checkpoint still cover this prefix" (planTurn). These tests drive both questions from the same requests,
+ * through the engine's own translation, and require the same answer every time.
+ */
+import { create, toBinary } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import {
+  continuationPrefixes,
+  historyFingerprint,
+  historyKey,
+  historyKeyPrefixes,
+} from "../backend/history-fingerprint.js";
+import { planTurn } from "../backend/run-request.js";
+import { ConversationStateStructureSchema } from "../gen/agent/v1/conversation_state_pb.js";
+import { toBackendInput } from "./history.js";
+import type { ConversationMessage, EngineRequest } from "./types.js";
+
+const CHECKPOINT = toBinary(ConversationStateStructureSchema, create(ConversationStateStructureSchema, {}));
+
+function request(messages: ConversationMessage[], instructions: string[] = []): EngineRequest {
+  return {
+    model: "m",
+    instructions,
+    messages,
+    tools: [],
+    options: { reasoning: true, reasoningEffort: undefined, toolChoice: "auto" },
+  };
+}
+
+const user = (text: string): ConversationMessage => ({ role: "user", parts: [{ type: "text", text }] });
+const assistant = (text: string, calls: Array<[string, string, string]> = []): ConversationMessage => ({
+  role: "assistant",
+  text,
+  reasoning: [],
+  toolCalls: calls.map(([id, name, args]) => ({ id, name, arguments: args })),
+});
+const tool = (id: string, content: string): ConversationMessage => ({
+  role: "tool",
+  toolCallId: id,
+  content,
+  isError: false,
+});
+
+/** What the engine records after turn 1: the index entry and the checkpoint record (as the agent turn saves it). */
+function afterFirstTurn(turn1: EngineRequest) {
+  const input = toBackendInput(turn1).messages;
+  const indexKey = historyKey(input);
+  const record = {
+    conversationId: "c",
+    checkpoint: CHECKPOINT,
+    coveredMessages: input.length,
+    fingerprint: historyFingerprint(input),
+    blobs: new Map<string, Uint8Array>(),
+    updatedAt: 0,
+  };
+  return { indexKey, record };
+}
+
+/** Both answers for a follow-up request. */
+function answers(state: ReturnType<typeof afterFirstTurn>, next: EngineRequest) {
+  const messages = toBackendInput(next).messages;
+  const prefixes = historyKeyPrefixes(messages);
+  const found = continuationPrefixes(messages).some((length) => prefixes[length - 1] === state.indexKey);
+  const covered = planTurn(messages, state.record).kind === "continue";
+  return { found, covered };
+}
+
+const turn1 = request([{ role: "system", text: "Be brief." }, user("List files")], ["You are helpful."]);
+
+type Case = [name: string, next: EngineRequest, expected: boolean];
+
+const cases: Case[] = [
+  [
+    "the exact echo",
+    request(
+      [...turn1.messages, assistant("Two files.", [["c1", "ls", '{"path":".","all":true}']]), user("more")],
+      turn1.instructions,
+    ),
+    true,
+  ],
+  [
+    "whitespace, CRLF, key order and echoed think tags",
+    request(
+      [
+        { role: "system", text: "Be brief." },
+        user("List files \r\n"),
+        assistant("<think>hm</think>\nTwo files.  ", [["c1", "ls", '{ "all": true, "path": "." }']]),
+        user("more"),
+      ],
+      turn1.instructions,
+    ),
+    true,
+  ],
+  [
+    "instructions rewritten and moved (Claude Code rewrites its system reminder every request)",
+    request(
+      [
+        user("List files"),
+        { role: "system", text: "<system-reminder>changed</system-reminder>" },
+        assistant("Two files.", [["c1", "ls", '{"path":".","all":true}']]),
+        user("more"),
+      ],
+      ["Different top-level instructions"],
+    ),
+    true,
+  ],
+  [
+    "a tool_choice hint on one turn only",
+    {
+      ...request([...turn1.messages, assistant("Two files.", [["c1", "ls", "{}"]]), user("more")]),
+      tools: [{ name: "ls", description: "", inputSchema: {} }],
+      options: { reasoning: true, reasoningEffort: undefined, toolChoice: "required" },
+    },
+    true,
+  ],
+  [
+    "an edited user message",
+    request([user("List all files"), assistant("Two files.", [["c1", "ls", '{"path":".","all":true}']]), user("more")]),
+    false,
+  ],
+  [
+    "an edited reply (the checkpoint holds the model's own reply)",
+    request([user("List files"), assistant("Three files.", [["c1", "ls", '{"path":".","all":true}']]), user("more")]),
+    true,
+  ],
+  [
+    "different tool arguments",
+    request([user("List files"), assistant("Two files.", [["c1", "ls", '{"path":"/"}']]), user("more")]),
+    true,
+  ],
+  ["a dropped reply", request([user("List files"), user("more")]), true],
+  [
+    "an inserted user message",
+    request([user("List files"), user("wait"), assistant("Two files."), user("more")]),
+    false,
+  ],
+  ["a reordered history", request([user("more"), user("List files"), assistant("Two files."), user("more")]), false],
+  [
+    "tool results for the reply's call",
+    request([
+      user("List files"),
+      assistant("Two files.", [["c1", "ls", '{"path":".","all":true}']]),
+      tool("c1", "a"),
+      user("more"),
+    ]),
+    true,
+  ],
+];
+
+describe("one history key for the index and the checkpoint", () => {
+  const state = afterFirstTurn(turn1);
+  for (const [name, next, expected] of cases) {
+    it(`agrees on ${name}`, () => {
+      const { found, covered } = answers(state, next);
+      expect(found).toBe(covered);
+      expect(found).toBe(expected);
+    });
+  }
+
+  it("agrees on randomly perturbed histories", () => {
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const noise = (text: string) => (random() < 0.3 ? ` ${text}\r\n` : random() < 0.3 ? `${text}!` : text);
+    let agreed = 0;
+    for (let round = 0; round < 300; round++) {
+      const words = Array.from({ length: 1 + Math.floor(random() * 3) }, (_, i) => `message ${round}-${i}`);
+      const first = request(words.map(user), random() < 0.5 ? ["sys"] : []);
+      const state = afterFirstTurn(first);
+      const echoed: ConversationMessage[] = [
+        ...words.map((w) => user(noise(w))),
+        ...(random() < 0.2 ? [{ role: "system" as const, text: `reminder ${round}` }] : []),
+        assistant(noise(`reply ${round}`)),
+        user("next"),
+      ];
+      const { found, covered } = answers(state, request(echoed, random() < 0.5 ? ["other"] : []));
+      expect(found).toBe(covered);
+      if (found) agreed += 1;
+    }
+    // Both outcomes occur, so the comparison is not vacuous.
+    expect(agreed).toBeGreaterThan(30);
+    expect(agreed).toBeLessThan(300);
+  });
+});
