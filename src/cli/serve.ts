@@ -4,6 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
+import { bodyLimitForImages } from "../bridge/image-input.js";
 import { assertSafeBinding } from "../config/host.js";
 import { describeConfig } from "../config/index.js";
 import { createEngine, createFileConversationIndex } from "../engine/index.js";
@@ -107,7 +108,8 @@ export async function startBridge(
     options: {
       apiKey: config.apiKey,
       corsOrigins: config.corsOrigins,
-      maxBodyBytes: config.maxBodyBytes,
+      maxBodyBytes: bodyLimitForImages(config.maxBodyBytes, config.maxImageBytes),
+      maxImageBytes: config.maxImageBytes,
       reasoningOutput: config.reasoningOutput,
       upstream: upstream.kind,
       loggedIn: upstream.loggedIn,
