@@ -21,6 +21,8 @@ export interface AgentClientOptions {
   api: CursorApi;
   /** Used to refresh once after `unauthenticated`. */
   tokenSource: TokenSource;
+  /** Image-input overrides (`id` accepts images, `-id` does not). @default [] */
+  visionModels?: readonly string[];
   /** Where conversations (checkpoint + blobs) live. @default a file store under `dataDir`/conversations */
   conversationStore?: ConversationStore;
   /** cursor-bridge's data directory; required unless `conversationStore` is given. */
@@ -78,6 +80,10 @@ export function createAgentClient(options: AgentClientOptions): AgentClient {
   const store = storeFrom(options, logger, now);
   const catalog = createModelCatalog({
     fetch: (signal) => options.api.getUsableModels(signal),
+    ...(options.api.availableModels === undefined
+      ? {}
+      : { fetchAvailable: (signal?: AbortSignal) => options.api.availableModels?.(signal) ?? Promise.resolve([]) }),
+    visionOverrides: options.visionModels ?? [],
     ttlMs: options.modelsCacheTtlMs ?? DEFAULT_MODELS_CACHE_TTL_MS,
     now,
   });

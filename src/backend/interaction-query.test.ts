@@ -25,7 +25,7 @@ describe("interaction queries", () => {
       const response = create(InteractionResponseSchema, rejectInteractionQuery(query));
       expect(response.id).toBe(7);
       const queryNumber = queryFields.find((f) => f.localName === queryCase)?.number;
-      const responseNumber = responseFields.find((f) => f.localName === response.response.case)?.number;
+      const responseNumber = responseFields.find((f) => f.localName === response.result.case)?.number;
       expect(responseNumber, queryCase).toBe(queryNumber);
     }
   });
@@ -36,8 +36,8 @@ describe("interaction queries", () => {
       query: { case: "webSearchRequestQuery", value: { args: { searchTerm: "x" } } },
     });
     const response = create(InteractionResponseSchema, rejectInteractionQuery(query));
-    expect(response.response.case).toBe("webSearchRequestResponse");
-    const value = response.response.value as { result: { case: string; value: { reason: string } } };
+    expect(response.result.case).toBe("webSearchRequestResponse");
+    const value = response.result.value as { result: { case: string; value: { reason: string } } };
     expect(value.result.case).toBe("rejected");
     expect(value.result.value.reason).toBe(INTERACTION_REJECTION_REASON);
   });

@@ -18,27 +18,27 @@ export function rejectInteractionQuery(
   const id = query.id;
   switch (query.query.case) {
     case "webSearchRequestQuery":
-      return { id, response: { case: "webSearchRequestResponse", value: rejected } };
+      return { id, result: { case: "webSearchRequestResponse", value: rejected } };
     case "switchModeRequestQuery":
-      return { id, response: { case: "switchModeRequestResponse", value: rejected } };
+      return { id, result: { case: "switchModeRequestResponse", value: rejected } };
     case "exaSearchRequestQuery":
-      return { id, response: { case: "exaSearchRequestResponse", value: rejected } };
+      return { id, result: { case: "exaSearchRequestResponse", value: rejected } };
     case "exaFetchRequestQuery":
-      return { id, response: { case: "exaFetchRequestResponse", value: rejected } };
+      return { id, result: { case: "exaFetchRequestResponse", value: rejected } };
     case "webFetchRequestQuery":
-      return { id, response: { case: "webFetchRequestResponse", value: rejected } };
+      return { id, result: { case: "webFetchRequestResponse", value: rejected } };
     case "askQuestionInteractionQuery":
-      return { id, response: { case: "askQuestionInteractionResponse", value: { result: rejected } } };
+      return { id, result: { case: "askQuestionInteractionResponse", value: { result: rejected } } };
     case "createPlanRequestQuery":
       return {
         id,
-        response: {
+        result: {
           case: "createPlanRequestResponse",
           value: { result: { result: { case: "error", value: { error: reason } } } },
         },
       };
     case "setupVmEnvironmentArgs":
-      return { id, response: { case: "setupVmEnvironmentResult", value: {} } };
+      return { id, result: { case: "setupVmEnvironmentResult", value: {} } };
     case undefined:
       return { id };
   }

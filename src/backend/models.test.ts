@@ -1,7 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { type ModelDetails, ModelDetailsSchema } from "../gen/agent/v1/models_pb.js";
-import { createModelCatalog, resolveModelId, toModelInfo, toModelList } from "./models.js";
+import { AvailableModelSchema } from "../gen/aiserver/v1/ai_service_pb.js";
+import { createModelCatalog, resolveModelId, toModelInfo, toModelList, visionFor } from "./models.js";
 
 const model = (init: Parameters<typeof create<typeof ModelDetailsSchema>>[1]) => create(ModelDetailsSchema, init);
 
@@ -19,6 +20,7 @@ describe("models", () => {
         aliases: [],
         reasoning: true,
         maxMode: true,
+        vision: false,
       },
     );
     expect(toModelInfo(model({ modelId: "plain" })).reasoning).toBe(false);
@@ -49,5 +51,63 @@ describe("models", () => {
     now = 150;
     await catalog.list();
     expect(calls).toBe(2);
+  });
+});
+
+describe("image support (vision)", () => {
+  it("uses the family table when Cursor does not say, and auto/default always accept images", () => {
+    expect(
+      ["default", "auto", "claude-4.6-opus-high", "gpt-5.3-codex", "gemini-3.1-pro", "composer-1.5"].map((id) =>
+        visionFor(id),
+      ),
+    ).toEqual([true, true, true, true, true, true]);
+    expect(visionFor("grok-code-fast-1")).toBe(false);
+    expect(visionFor("some-new-family-1")).toBe(false);
+  });
+
+  it("prefers Cursor's AvailableModels answer over the table, and config overrides over both", () => {
+    const upstream = new Map([
+      ["claude-4.5-sonnet", false],
+      ["some-new-family-1", true],
+    ]);
+    expect(visionFor("claude-4.5-sonnet", { upstream })).toBe(false);
+    expect(visionFor("some-new-family-1", { upstream })).toBe(true);
+    expect(visionFor("gpt-5.2", { upstream })).toBe(true);
+    const overrides = ["grok-code-fast-1", "-gpt-5.2", "-default"];
+    expect(visionFor("grok-code-fast-1", { overrides, upstream })).toBe(true);
+    expect(visionFor("gpt-5.2", { overrides, upstream })).toBe(false);
+    expect(visionFor("default", { overrides })).toBe(false);
+  });
+
+  it("asks AvailableModels alongside GetUsableModels and falls back to the table when it fails", async () => {
+    const details = [model({ modelId: "claude-4.5-sonnet" }), model({ modelId: "grok-code-fast-1" })] as ModelDetails[];
+    const answering = createModelCatalog({
+      fetch: async () => details,
+      fetchAvailable: async () => [
+        create(AvailableModelSchema, { name: "claude-4.5-sonnet", supportsImages: false }),
+        create(AvailableModelSchema, { name: "grok-code-fast-1", supportsImages: true }),
+      ],
+      ttlMs: 100,
+      now: () => 0,
+    });
+    expect((await answering.list()).map((m) => [m.id, m.vision])).toEqual([
+      ["auto", true],
+      ["claude-4.5-sonnet", false],
+      ["grok-code-fast-1", true],
+    ]);
+    const failing = createModelCatalog({
+      fetch: async () => details,
+      fetchAvailable: async () => {
+        throw new Error("unimplemented");
+      },
+      visionOverrides: ["-claude-4.5-sonnet"],
+      ttlMs: 100,
+      now: () => 0,
+    });
+    expect((await failing.list()).map((m) => [m.id, m.vision])).toEqual([
+      ["auto", true],
+      ["claude-4.5-sonnet", false],
+      ["grok-code-fast-1", false],
+    ]);
   });
 });

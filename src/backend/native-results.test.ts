@@ -125,7 +125,14 @@ describe("rejectNativeExec", () => {
       ],
       [exec({ message: { case: "writeShellStdinArgs", value: {} } }), "writeShellStdinResult", "error"],
       [exec({ message: { case: "diagnosticsArgs", value: {} } }), "diagnosticsResult", undefined],
-      [exec({ message: { case: "computerUseArgs", value: {} } }), "computerUseResult", undefined],
+      [exec({ message: { case: "computerUseArgs", value: {} } }), "computerUseResult", "error"],
+      [exec({ message: { case: "recordScreenArgs", value: {} } }), "recordScreenResult", "failure"],
+      [exec({ message: { case: "listMcpResourcesExecArgs", value: {} } }), "listMcpResourcesExecResult", "rejected"],
+      [
+        exec({ message: { case: "readMcpResourceExecArgs", value: { uri: "r://x" } } }),
+        "readMcpResourceExecResult",
+        "rejected",
+      ],
     ];
     for (const [args, resultCase, inner] of cases) {
       const [result] = rejectNativeExec(args, "no").map(real);

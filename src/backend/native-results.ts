@@ -233,13 +233,16 @@ export function rejectNativeExec(exec: ExecCase, reason: string): ExecResultInit
     case "diagnosticsArgs":
       return [{ case: "diagnosticsResult", value: {} }];
     case "listMcpResourcesExecArgs":
-      return [{ case: "listMcpResourcesExecResult", value: { result: { case: "error", value: { error: reason } } } }];
-    case "readMcpResourceExecArgs":
-      return [{ case: "readMcpResourceExecResult", value: { result: { case: "error", value: { error: reason } } } }];
+      return [{ case: "listMcpResourcesExecResult", value: { result: { case: "rejected", value: { reason } } } }];
+    case "readMcpResourceExecArgs": {
+      const rejected = { uri: exec.value.uri, reason };
+      return [{ case: "readMcpResourceExecResult", value: { result: { case: "rejected", value: rejected } } }];
+    }
+    // The addendum gives these results their error cases, so the model reads why instead of an empty result.
     case "recordScreenArgs":
-      return [{ case: "recordScreenResult", value: {} }];
+      return [{ case: "recordScreenResult", value: { result: { case: "failure", value: { error: reason } } } }];
     case "computerUseArgs":
-      return [{ case: "computerUseResult", value: {} }];
+      return [{ case: "computerUseResult", value: { result: { case: "error", value: { error: reason } } } }];
     case "executeHookArgs":
       return [{ case: "executeHookResult", value: {} }];
     case "mcpArgs":

@@ -54,11 +54,11 @@ describe("rejectInteractionQuery", () => {
     const web = create(InteractionQuerySchema, { id: 7, query: { case: "webSearchRequestQuery", value: {} } });
     const answer = rejectInteractionQuery(web, "no");
     expect(answer.id).toBe(7);
-    expect(answer.response).toEqual({
+    expect(answer.result).toEqual({
       case: "webSearchRequestResponse",
       value: { result: { case: "rejected", value: { reason: "no" } } },
     });
     const ask = create(InteractionQuerySchema, { id: 8, query: { case: "askQuestionInteractionQuery", value: {} } });
-    expect(rejectInteractionQuery(ask).response?.case).toBe("askQuestionInteractionResponse");
+    expect(rejectInteractionQuery(ask).result?.case).toBe("askQuestionInteractionResponse");
   });
 });

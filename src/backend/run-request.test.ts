@@ -1,5 +1,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
+import { gifImage, pngImage } from "../../test/support/images.js";
+import { AgentRunRequestSchema } from "../gen/agent/v1/agent_pb.js";
 import { ConversationStateStructureSchema } from "../gen/agent/v1/conversation_state_pb.js";
 import { createBlobStore } from "./blob-store.js";
 import type { ConversationRecord } from "./conversation-store.js";
@@ -88,6 +90,8 @@ describe("buildRunRequest", () => {
     if (message.message.case !== "runRequest") throw new Error("not a run request");
     const run = message.message.value;
     expect(run.conversationId).toBe("conv");
+    expect(run.conversationGroupId).toBe("conv");
+    expect(run.runId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(run.modelDetails?.modelId).toBe("default");
     expect(run.modelDetails?.thinkingDetails).toBeDefined();
     expect(run.requestedModel?.modelId).toBe("default");
@@ -119,5 +123,108 @@ describe("buildRunRequest", () => {
       messageId: "m1",
     });
     expect(message.message.case === "runRequest" && message.message.value.action?.action.case).toBe("resumeAction");
+  });
+});
+
+describe("conversation_group_id and run_id (cursor-protocol-addendum.md §4)", () => {
+  it("sends them on the wire as fields 16 and 25, a new run_id per Run", () => {
+    const build = (runId?: string) =>
+      buildRunRequest({
+        plan: rebuildPlan([{ role: "user", content: "hi" }]),
+        conversationId: "conv",
+        modelId: "default",
+        reasoning: false,
+        blobs: createBlobStore(),
+        messageId: "m",
+        ...(runId === undefined ? {} : { runId }),
+      });
+    const first = build();
+    const second = build();
+    if (first.message.case !== "runRequest" || second.message.case !== "runRequest") throw new Error("no run");
+    expect(first.message.value.runId).not.toBe(second.message.value.runId);
+    const fixed = build("r-1");
+    if (fixed.message.case !== "runRequest") throw new Error("no run");
+    const bytes = toBinary(AgentRunRequestSchema, fixed.message.value);
+    const hex = Buffer.from(bytes).toString("hex");
+    // field 16, wire type 2 = 0x82 0x01; field 25, wire type 2 = 0xca 0x01
+    expect(hex).toContain(`8201${Buffer.from([4]).toString("hex")}${Buffer.from("conv").toString("hex")}`);
+    expect(hex).toContain(`ca01${Buffer.from([3]).toString("hex")}${Buffer.from("r-1").toString("hex")}`);
+  });
+});
+
+describe("images (cursor-protocol-addendum.md §4)", () => {
+  const png = pngImage(3, 2);
+  const gif = gifImage(9, 4);
+
+  it("sends the new user message's images inline as SelectedImage entries, typed by their bytes", () => {
+    const messages: HistoryMessage[] = [
+      {
+        role: "user",
+        content: "look",
+        images: [
+          { mimeType: "image/jpeg", data: png },
+          { mimeType: "image/gif", data: gif },
+        ],
+      },
+    ];
+    const message = buildRunRequest({
+      plan: rebuildPlan(messages),
+      conversationId: "conv",
+      modelId: "default",
+      reasoning: false,
+      blobs: createBlobStore(),
+      messageId: "m",
+    });
+    if (message.message.case !== "runRequest") throw new Error("no run");
+    const action = message.message.value.action?.action;
+    if (action?.case !== "userMessageAction") throw new Error("no user message");
+    const images = action.value.userMessage?.selectedContext?.selectedImages ?? [];
+    expect(
+      images.map((image) => [image.mimeType, image.path, image.dimension?.width, image.dimension?.height]),
+    ).toEqual([
+      ["image/png", "image-1.png", 3, 2],
+      ["image/gif", "image-2.gif", 9, 4],
+    ]);
+    expect(images[0]?.dataOrBlobId).toEqual({ case: "data", value: png });
+    expect(images[0]?.uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(images[0]?.uuid).not.toBe(images[1]?.uuid);
+    // A turn without images sends no selected_context at all.
+    const plain = buildRunRequest({
+      plan: rebuildPlan([{ role: "user", content: "hi" }]),
+      conversationId: "conv",
+      modelId: "default",
+      reasoning: false,
+      blobs: createBlobStore(),
+      messageId: "m",
+    });
+    const plainAction = plain.message.case === "runRequest" ? plain.message.value.action?.action : undefined;
+    expect(plainAction?.case === "userMessageAction" && plainAction.value.userMessage?.selectedContext).toBeUndefined();
+  });
+
+  it("carries the images of earlier turns of a rebuilt history in their root prompt message", () => {
+    const blobs = createBlobStore();
+    const messages: HistoryMessage[] = [
+      { role: "user", content: "first", images: [{ mimeType: "image/png", data: png }] },
+      { role: "assistant", content: "seen", toolCalls: [] },
+      { role: "user", content: "again" },
+    ];
+    const message = buildRunRequest({
+      plan: rebuildPlan(messages),
+      conversationId: "conv",
+      modelId: "default",
+      reasoning: false,
+      blobs,
+      messageId: "m",
+    });
+    if (message.message.case !== "runRequest") throw new Error("no run");
+    const [firstId] = message.message.value.conversationState?.rootPromptMessagesJson ?? [];
+    const stored = JSON.parse(new TextDecoder().decode(blobs.get(firstId as Uint8Array)));
+    expect(stored).toEqual({
+      role: "user",
+      content: [
+        { type: "text", text: "first" },
+        { type: "image", image: png.toString("base64"), mediaType: "image/png" },
+      ],
+    });
   });
 });

@@ -3,7 +3,8 @@
  * checkpoint with only the new user message, or rebuild the state from the caller's full history as root prompt
  * blobs. A turn whose new input is only tool results for a turn that is gone is rebuilt with `resume_action`.
  */
-import { create, fromBinary } from "@bufbuild/protobuf";
+import { randomUUID } from "node:crypto";
+import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { ConversationActionSchema } from "../gen/agent/v1/actions_pb.js";
 import { type AgentClientMessage, AgentClientMessageSchema } from "../gen/agent/v1/agent_pb.js";
 import {
@@ -11,16 +12,28 @@ import {
   ConversationStateStructureSchema,
 } from "../gen/agent/v1/conversation_state_pb.js";
 import { AgentMode } from "../gen/agent/v1/enums_pb.js";
+import type { SelectedContextSchema } from "../gen/agent/v1/user_message_pb.js";
 import { ProxyError } from "../util/errors.js";
+import { imageExtension, sniffImage } from "../util/image.js";
 import type { BlobStore } from "./blob-store.js";
 import type { ConversationRecord } from "./conversation-store.js";
 import { historyFingerprint } from "./history-fingerprint.js";
-import type { HistoryMessage, JsonValue } from "./types.js";
+import type { HistoryMessage, ImageAttachment, JsonValue } from "./types.js";
 
 /** How a turn starts. */
 export type TurnPlan =
-  | { kind: "continue"; checkpoint: ConversationStateStructure; userText: string }
-  | { kind: "rebuild"; history: readonly HistoryMessage[]; userText: string | undefined };
+  | {
+      kind: "continue";
+      checkpoint: ConversationStateStructure;
+      userText: string;
+      userImages?: readonly ImageAttachment[];
+    }
+  | {
+      kind: "rebuild";
+      history: readonly HistoryMessage[];
+      userText: string | undefined;
+      userImages?: readonly ImageAttachment[];
+    };
 
 /** The caller's system prompt: every system message, in order, joined by blank lines. */
 export function systemPromptOf(messages: readonly HistoryMessage[]): string {
@@ -33,7 +46,9 @@ export function systemPromptOf(messages: readonly HistoryMessage[]): string {
 /** The rebuild plan: everything but a trailing user message goes into the root prompt. */
 export function rebuildPlan(messages: readonly HistoryMessage[]): TurnPlan {
   const last = messages.at(-1);
-  if (last?.role === "user") return { kind: "rebuild", history: messages.slice(0, -1), userText: last.content };
+  if (last?.role === "user") {
+    return { kind: "rebuild", history: messages.slice(0, -1), userText: last.content, ...imagesOf(last) };
+  }
   return { kind: "rebuild", history: messages, userText: undefined };
 }
 
@@ -57,7 +72,35 @@ export function planTurn(messages: readonly HistoryMessage[], record: Conversati
   } catch {
     return rebuildPlan(messages);
   }
-  return { kind: "continue", checkpoint, userText: last.content };
+  return { kind: "continue", checkpoint, userText: last.content, ...imagesOf(last) };
+}
+
+function imagesOf(message: HistoryMessage): { userImages?: readonly ImageAttachment[] } {
+  return message.role === "user" && message.images !== undefined && message.images.length > 0
+    ? { userImages: message.images }
+    : {};
+}
+
+/**
+ * `UserMessage.selected_context` carrying the images inline, as clients that support image input live send them
+ * (cursor-protocol-addendum.md §4): `SelectedImage{data, uuid, path, mime_type, dimension}`.
+ */
+export function selectedImages(images: readonly ImageAttachment[]): MessageInitShape<typeof SelectedContextSchema> {
+  return {
+    selectedImages: images.map((image, index) => {
+      const sniffed = sniffImage(image.data);
+      const mimeType = sniffed?.mimeType ?? image.mimeType;
+      const extension = sniffed === undefined ? "img" : imageExtension(sniffed.mimeType);
+      const { width, height } = sniffed ?? {};
+      return {
+        dataOrBlobId: { case: "data", value: image.data },
+        uuid: randomUUID(),
+        path: `image-${index + 1}.${extension}`,
+        mimeType,
+        ...(width !== undefined && height !== undefined ? { dimension: { width, height } } : {}),
+      };
+    }),
+  };
 }
 
 /** Hex ids the checkpoint references directly that the blob store lacks (a cheap pre-flight check). */
@@ -89,8 +132,15 @@ export function toRootPromptMessage(message: HistoryMessage, toolNames: Readonly
   switch (message.role) {
     case "system":
       return { role: "system", content: message.content };
-    case "user":
-      return { role: "user", content: [{ type: "text", text: message.content }] };
+    case "user": {
+      // Images of earlier turns travel with their message, as AI SDK v5 image parts (base64 data + mediaType).
+      const images = (message.images ?? []).map((image) => ({
+        type: "image",
+        image: Buffer.from(image.data).toString("base64"),
+        mediaType: image.mimeType,
+      }));
+      return { role: "user", content: [{ type: "text", text: message.content }, ...images] };
+    }
     case "assistant": {
       const parts: JsonValue[] = message.content === "" ? [] : [{ type: "text", text: message.content }];
       for (const call of message.toolCalls) {
@@ -146,6 +196,8 @@ export interface RunRequestInput {
   reasoning: boolean;
   blobs: BlobStore;
   messageId: string;
+  /** `run_id` of this Run; a fresh random UUID when omitted. */
+  runId?: string;
 }
 
 /** Builds `AgentClientMessage{run_request}` for the plan. */
@@ -158,7 +210,14 @@ export function buildRunRequest(input: RunRequestInput): AgentClientMessage {
       : create(ConversationActionSchema, {
           action: {
             case: "userMessageAction",
-            value: { userMessage: { text: plan.userText, messageId: input.messageId, mode: AgentMode.AGENT } },
+            value: {
+              userMessage: {
+                text: plan.userText,
+                messageId: input.messageId,
+                mode: AgentMode.AGENT,
+                ...(plan.userImages === undefined ? {} : { selectedContext: selectedImages(plan.userImages) }),
+              },
+            },
           },
         });
   return create(AgentClientMessageSchema, {
@@ -176,6 +235,9 @@ export function buildRunRequest(input: RunRequestInput): AgentClientMessage {
         },
         requestedModel: { modelId: input.modelId },
         conversationId: input.conversationId,
+        // As the official CLI sends them (cursor-protocol-addendum.md §4): the group is the conversation itself.
+        conversationGroupId: input.conversationId,
+        runId: input.runId ?? randomUUID(),
       },
     },
   });

@@ -20,6 +20,7 @@ import type { RunStream } from "../protocol/cursor-api.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import type { BlobStore } from "./blob-store.js";
+import { completedToolOutcome } from "./completed-tool-call.js";
 import { type ExecContext, execHeartbeat, handleExec, type PendingCall, resultReplies } from "./exec-handler.js";
 import { rejectInteractionQuery } from "./interaction-query.js";
 import type { ToolOutput } from "./native-results.js";
@@ -242,6 +243,12 @@ export class RunSession {
       case "tokenDelta":
         this.outputTokens += u.value.tokens;
         return;
+      case "toolCallCompleted": {
+        // Server-side tool failures (read/edit errors, web search, task, todos, lints…) now decode; say what failed.
+        const outcome = u.value.toolCall === undefined ? undefined : completedToolOutcome(u.value.toolCall);
+        if (outcome?.isError === true) this.options.logger.debug("Cursor reports a failed tool call", { ...outcome });
+        return;
+      }
       case "turnEnded":
         clearInterval(this.heartbeat);
         push({ type: "turn-ended" });

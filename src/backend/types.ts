@@ -90,6 +90,8 @@ export interface ModelInfo {
   aliases: string[];
   reasoning: boolean;
   maxMode: boolean;
+  /** Accepts image input (Cursor's AvailableModels answer, else a family table; config overrides win). */
+  vision: boolean;
 }
 
 /** Lifecycle of one Cursor turn as seen by callers. */

@@ -8,6 +8,7 @@ const model = (id: string, reasoning = false, maxMode = false): ModelInfo => ({
   aliases: id === "claude-4.5-sonnet" ? ["sonnet-4.5"] : [],
   reasoning,
   maxMode,
+  vision: false,
 });
 
 const CURSOR = [

@@ -20,7 +20,7 @@ export interface OpenAIModel {
   reasoning: boolean;
   /** Client tools (function calling) are supported; true for every Cursor agent model. */
   tool_calls: boolean;
-  /** Image input; cursor-bridge does not forward images yet, so always false. */
+  /** Image input (Cursor's AvailableModels answer, else the family table; `--vision-models` overrides). */
   vision: boolean;
   /** Cursor "max mode" model. */
   max_mode: boolean;
@@ -51,7 +51,7 @@ export function toOpenAIModel(info: ModelInfo, ownedBy: string, created: number)
     context_window: contextWindowFor(info.id),
     reasoning: info.reasoning,
     tool_calls: true,
-    vision: false,
+    vision: info.vision,
     max_mode: info.maxMode,
   };
 }

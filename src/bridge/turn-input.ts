@@ -4,8 +4,9 @@
  * Model resolution, tool_choice handling and routing are the engine's.
  */
 import type { ClientTool, JsonValue, ReasoningEffort } from "../backend/types.js";
-import type { ConversationMessage, EngineRequest, ToolChoice } from "../engine/types.js";
+import type { ConversationMessage, EngineRequest, MessagePart, ToolChoice } from "../engine/types.js";
 import type { ChatCompletionRequest, ChatMessage, ChatTool } from "../openai/chat-request.js";
+import { DEFAULT_MAX_IMAGE_BYTES, ImageBudget } from "./image-input.js";
 import { outputConstraints } from "./response-format.js";
 
 /** What {@link toTurnInput} derives from a validated request. */
@@ -22,23 +23,47 @@ export interface TurnInput {
 
 const DEFAULT_INPUT_SCHEMA: { [key: string]: JsonValue } = { type: "object", properties: {} };
 
-type ContentPart = { type: "text"; text: string } | { type: "refusal"; refusal: string };
+type ContentPart =
+  | { type: "text"; text: string }
+  | { type: "refusal"; refusal: string }
+  | { type: "image_url"; image_url: { url: string } };
 
-/** Joins text (and refusal) parts; a plain string is returned as is, `null`/absent becomes "". */
+/** Joins text (and refusal) parts; a plain string is returned as is, `null`/absent becomes "". Images are skipped. */
 function contentText(content: string | readonly ContentPart[] | null | undefined): string {
   if (content == null) return "";
   if (typeof content === "string") return content;
-  return content.map((part) => (part.type === "text" ? part.text : part.refusal)).join("\n");
+  return content
+    .flatMap((part) => (part.type === "text" ? [part.text] : part.type === "refusal" ? [part.refusal] : []))
+    .join("\n");
 }
 
-/** One OpenAI message → one engine message. */
-export function toConversationMessage(message: ChatMessage): ConversationMessage {
+/** User content → engine parts: the text first, then each image decoded from its data: URL (in order). */
+function userParts(content: string | readonly ContentPart[], index: number, images: ImageBudget): MessagePart[] {
+  const parts: MessagePart[] = [{ type: "text", text: contentText(content) }];
+  if (typeof content === "string") return parts;
+  content.forEach((part, j) => {
+    if (part.type !== "image_url") return;
+    const image = images.decode(part.image_url.url, `messages[${index}].content[${j}].image_url.url`);
+    parts.push({ type: "image", mimeType: image.mimeType, data: image.data });
+  });
+  return parts;
+}
+
+/**
+ * One OpenAI message → one engine message. `index` names the message in errors; `images` decodes image parts
+ * (400 for http(s) URLs or bytes that are not an image, 413 past the request's image budget).
+ */
+export function toConversationMessage(
+  message: ChatMessage,
+  index = 0,
+  images: ImageBudget = new ImageBudget(),
+): ConversationMessage {
   switch (message.role) {
     case "system":
     case "developer":
       return { role: "system", text: contentText(message.content) };
     case "user":
-      return { role: "user", parts: [{ type: "text", text: contentText(message.content) }] };
+      return { role: "user", parts: userParts(message.content, index, images) };
     case "assistant":
       return {
         role: "assistant",
@@ -86,8 +111,15 @@ function toolChoiceWarnings(choice: ToolChoice, tools: readonly ClientTool[]): s
   ];
 }
 
+/** Options of {@link toTurnInput}. */
+export interface TurnInputOptions {
+  /** Total decoded image bytes accepted in one request. @default DEFAULT_MAX_IMAGE_BYTES (20 MiB) */
+  maxImageBytes?: number | undefined;
+}
+
 /** Translates a validated chat completion request into an engine request plus warnings. */
-export function toTurnInput(request: ChatCompletionRequest): TurnInput {
+export function toTurnInput(request: ChatCompletionRequest, options: TurnInputOptions = {}): TurnInput {
+  const images = new ImageBudget(options.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES);
   const tools = (request.tools ?? []).map(toClientTool);
   const toolChoice = toToolChoice(request.tool_choice);
   const warnings = toolChoiceWarnings(toolChoice, tools);
@@ -104,7 +136,7 @@ export function toTurnInput(request: ChatCompletionRequest): TurnInput {
     request: {
       model: request.model,
       instructions: constraints.instruction === undefined ? [] : [constraints.instruction],
-      messages: request.messages.map(toConversationMessage),
+      messages: request.messages.map((message, index) => toConversationMessage(message, index, images)),
       tools,
       options: { reasoning: reasoningEffort !== "none", reasoningEffort, toolChoice },
     },

@@ -138,6 +138,12 @@ function withRefreshRetry(api: CursorApi, tokenSource: TokenSource, lastToken: (
     getDefaultModelForCli: (signal) => retry(() => api.getDefaultModelForCli(signal), signal),
     nameAgent: (message, signal) => retry(() => api.nameAgent(message, signal), signal),
     getCurrentPeriodUsage: (signal) => retry(() => api.getCurrentPeriodUsage(signal), signal),
+    ...(api.availableModels === undefined
+      ? {}
+      : {
+          availableModels: (signal?: AbortSignal) =>
+            retry(() => api.availableModels?.(signal) ?? Promise.resolve([]), signal),
+        }),
     close: () => api.close(),
   };
 }

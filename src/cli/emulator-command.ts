@@ -19,12 +19,23 @@ Options:
   --host <addr>                  Interface (default 127.0.0.1; loopback only)
   --bootstrap-latency-ms <n>     Delay before the first model output of each Run (default 0)
   --tokens-per-second <n>        Pace of scripted output (default 0 = unpaced)
-  --log-level <level>            debug | info | warn | error (default info)
+  --api-key <key>                Accept this Cursor user API key at /auth/exchange_user_api_key, so
+                                 \`cursor-bridge login --api-key\` and other clients can log in (repeatable; also
+                                 CURSOR_BRIDGE_EMULATOR_API_KEYS, comma-separated)
+  --log-level <level>            debug | info | warn | error (default info; debug also says what a stalled turn
+                                 waits for)
+
+GET /emulator/stats (loopback only) answers JSON: runs (Run + RunSSE calls started), runStreams, runSseStreams,
+bidiAppends and one entry per turn (conversationId, transport, model, requestBytes, getBlobRequests, outcome, …).
 
 ${describeEmulatorDirectives()}
-Example:
+Examples:
   cursor-bridge emulator --port 8766
   CURSOR_API_URL=http://127.0.0.1:8766 CURSOR_WEBSITE_URL=http://127.0.0.1:8766 cursor-bridge login --no-browser
+
+  # log in with an API key instead of the browser
+  cursor-bridge emulator --port 8766 --api-key test-key
+  CURSOR_API_URL=http://127.0.0.1:8766 CURSOR_API_KEY=test-key cursor-bridge login --api-key
 `;
 
 function intOption(value: string | undefined, name: string, fallback: number): number {
@@ -34,13 +45,22 @@ function intOption(value: string | undefined, name: string, fallback: number): n
   return n;
 }
 
+/** Keys from repeated --api-key and the comma-separated environment variable; an empty key is an error. */
+function apiKeysOf(flags: readonly string[] | undefined, env: string | undefined): string[] {
+  const keys = [...(flags ?? []), ...(env === undefined || env === "" ? [] : env.split(","))].map((k) => k.trim());
+  if (keys.some((key) => key === "")) {
+    throw new ProxyError("invalid_request", "--api-key (or CURSOR_BRIDGE_EMULATOR_API_KEYS) holds an empty key.");
+  }
+  return keys;
+}
+
 /** `cursor-bridge emulator`. */
 export const emulatorCommand: Command = {
   name: "emulator",
   summary: "Run the Cursor backend emulator alone (the upstream of every test and benchmark)",
   help: HELP,
   async run(argv, io) {
-    let values: Record<string, string | boolean | undefined>;
+    let values: Record<string, string | boolean | string[] | undefined>;
     try {
       ({ values } = parseArgs({
         args: argv,
@@ -51,6 +71,7 @@ export const emulatorCommand: Command = {
           "bootstrap-latency-ms": { type: "string" },
           "tokens-per-second": { type: "string" },
           "log-level": { type: "string" },
+          "api-key": { type: "string", multiple: true },
         },
       }));
     } catch {
@@ -73,6 +94,7 @@ export const emulatorCommand: Command = {
       port: intOption(values.port as string | undefined, "port", DEFAULT_EMULATOR_PORT),
       bootstrapLatencyMs: intOption(values["bootstrap-latency-ms"] as string | undefined, "bootstrap-latency-ms", 0),
       tokensPerSecond: intOption(values["tokens-per-second"] as string | undefined, "tokens-per-second", 0),
+      apiKeys: apiKeysOf(values["api-key"] as string[] | undefined, io.env.CURSOR_BRIDGE_EMULATOR_API_KEYS),
       logger,
     });
     io.out(`Cursor backend emulator listening on ${emulator.url} (HTTP/2 cleartext and HTTP/1.1)\n`);

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
+import { bodyLimitForImages } from "../bridge/image-input.js";
 import { assertSafeBinding } from "../config/host.js";
 import { describeConfig } from "../config/index.js";
 import { createEngine, createFileConversationIndex } from "../engine/index.js";
@@ -124,7 +125,8 @@ export async function startBridge(
         ? config.allowedHosts
         : [...config.allowedHosts, config.host],
       allowedOrigins: config.allowedOrigins,
-      maxBodyBytes: config.maxBodyBytes,
+      maxBodyBytes: bodyLimitForImages(config.maxBodyBytes, config.maxImageBytes),
+      maxImageBytes: config.maxImageBytes,
       reasoningOutput: config.reasoningOutput,
       upstream: upstream.kind,
       loggedIn: upstream.loggedIn,

@@ -61,6 +61,7 @@ export async function createUpstream(ctx: CliContext, logger: Logger): Promise<U
     logger: logger.child({ component: "agent" }),
     storeLimits: { maxEntries: config.maxConversations, maxTotalBytes: config.maxConversationBytes },
     stallTimeoutMs: config.stallTimeoutMs,
+    visionModels: config.visionModels,
   };
   if (credentials !== undefined) {
     const api = ctx.createCursorApi(credentials.tokenSource, { logger: logger.child({ component: "cursor" }) });

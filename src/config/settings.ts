@@ -37,6 +37,8 @@ export interface BridgeConfig {
   readonly reasoningOutput: ReasoningOutputMode;
   /** Largest accepted request body in bytes. @default 4194304 (4 MiB) */
   readonly maxBodyBytes: number;
+  /** Total decoded image bytes per request; the body limit is raised by their base64 size. @default 20971520 */
+  readonly maxImageBytes: number;
   /** How long a turn parked on pending tool calls is kept. @default 900000 (15 min) */
   readonly parkedTurnTtlMs: number;
   /** Abort an upstream stream that makes no progress for this long. @default 60000 */
@@ -53,6 +55,11 @@ export interface BridgeConfig {
   readonly allowedOrigins: readonly string[];
   /** Drop a request whose body has not fully arrived after this long. @default 30000 */
   readonly bodyTimeoutMs: number;
+  /**
+   * Image-input overrides: `id` marks a model as accepting images, `-id` as not (wins over Cursor's answer and the
+   * family table). @default []
+   */
+  readonly visionModels: readonly string[];
   /** Blob store and other data. @default platform data dir (see util/paths.ts) */
   readonly dataDir: string;
   /** Most turns parked on tool calls at once; beyond it the oldest is closed. @default 5000 */
@@ -143,6 +150,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec("transport", "--transport", "CURSOR_BRIDGE_TRANSPORT", "string", z.enum(["auto", "http2", "http1"]), "auto", "auto", "auto | http2 | http1"),
   spec("reasoningOutput", "--reasoning-output", "CURSOR_BRIDGE_REASONING_OUTPUT", "string", z.enum(["reasoning_content", "think-tags", "none"]), "reasoning_content", "reasoning_content", "reasoning_content | think-tags | none"),
   spec("maxBodyBytes", "--max-body-bytes", "CURSOR_BRIDGE_MAX_BODY_BYTES", "int", positiveInt, 4 * 1024 * 1024, "4194304", "Largest accepted request body (bytes)"),
+  spec("maxImageBytes", "--max-image-bytes", "CURSOR_BRIDGE_MAX_IMAGE_BYTES", "int", positiveInt, 20 * 1024 * 1024, "20971520", "Total image bytes accepted per request (the body limit grows to fit them)"),
   spec("parkedTurnTtlMs", "--parked-turn-ttl-ms", "CURSOR_BRIDGE_PARKED_TURN_TTL_MS", "int", positiveInt, 15 * 60_000, "900000", "How long a turn waits for tool results (ms)"),
   spec("bodyTimeoutMs", "--body-timeout-ms", "CURSOR_BRIDGE_BODY_TIMEOUT_MS", "int", positiveInt, 30_000, "30000", "Drop a request whose body takes longer than this (ms)"),
   spec("stallTimeoutMs", "--stall-timeout-ms", "CURSOR_BRIDGE_STALL_TIMEOUT_MS", "int", positiveInt, 60_000, "60000", "Abort an upstream stream idle this long (ms)"),
@@ -151,6 +159,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec("allowedHosts", "--allowed-hosts", "CURSOR_BRIDGE_ALLOWED_HOSTS", "list", z.array(hostName), [], "loopback only", "Comma-separated extra Host names to answer (* = any)"),
   spec("allowedOrigins", "--allowed-origins", "CURSOR_BRIDGE_ALLOWED_ORIGINS", "list", z.array(origin), [], "none", "Comma-separated browser origins allowed to call the API (with CORS)"),
   spec("corsOrigins", "--cors-origins", "CURSOR_BRIDGE_CORS_ORIGINS", "list", z.array(origin), [], "none", "Older name of --allowed-origins (both lists count)"),
+  spec("visionModels", "--vision-models", "CURSOR_BRIDGE_VISION_MODELS", "list", z.array(z.string().regex(/^-?[\w.:/-]+$/)), [], "none", "Comma-separated model ids that accept images (-id: do not)"),
   spec("dataDir", "--data-dir", "CURSOR_BRIDGE_DATA_DIR", "string", absolutePath, (c: DefaultContext) => dataDir(c.paths), "platform data dir", "Blob store and other data"),
   spec("maxParkedTurns", "--max-parked-turns", "CURSOR_BRIDGE_MAX_PARKED_TURNS", "int", positiveInt, 5000, "5000", "Most turns parked on tool calls at once (oldest closed beyond)"),
   spec("maxConversations", "--max-conversations", "CURSOR_BRIDGE_MAX_CONVERSATIONS", "int", positiveInt, 10_000, "10000", "Most stored conversations (oldest removed beyond)"),

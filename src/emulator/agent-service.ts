@@ -16,7 +16,7 @@ import { DashboardService } from "../gen/aiserver/v1/dashboard_pb.js";
 import type { NodeRequest } from "./auth.js";
 import { type BidiSessions, decodeAppend, requestIdOf } from "./bidi.js";
 import { parseDirectives } from "./directives.js";
-import { defaultModel, usableModels } from "./models.js";
+import { availableModels, defaultModel, usableModels } from "./models.js";
 import { runTurn, type TurnDeps } from "./turn.js";
 import type { InboundMessage } from "./turn-channel.js";
 
@@ -62,6 +62,7 @@ export function nameFor(request: NameAgentRequest): string {
 export function registerServices(router: ConnectRouter, deps: ServiceDeps): void {
   const { turn, bidi } = deps;
   const models = { models: usableModels() };
+  const available = availableModels();
   router.service(AgentService, {
     async *run(requests, context) {
       turn.stats.countRun("Run");
@@ -103,6 +104,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
     getUsableModels: () => models,
     getDefaultModelForCli: () => ({ model: defaultModel() }),
     nameAgent: (request) => ({ name: nameFor(request) }),
+    availableModels: () => available,
   });
   router.service(BidiService, {
     bidiAppend(request, context) {

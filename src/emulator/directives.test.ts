@@ -44,6 +44,12 @@ describe("parseDirectives", () => {
     expect(parsed.problems[0]).toMatch(problem);
   });
 
+  it("says why tool arguments are not JSON and mentions clients that quote arguments with spaces", () => {
+    const [problem] = parseDirectives("[[emu:tool x {'a': 1}]]").problems;
+    expect(problem).toMatch(/^\[\[emu:tool x\]\] arguments are not valid JSON: .+ \(got \{'a': 1\}\)\./);
+    expect(problem).toContain("some clients quote or escape arguments that contain spaces");
+  });
+
   it("leaves text without directives alone", () => {
     expect(parseDirectives("  plain [[not a directive]] text ")).toEqual({
       text: "plain [[not a directive]] text",

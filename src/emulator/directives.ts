@@ -25,6 +25,7 @@ export type Directive =
   | { kind: "tokens"; tokens: number }
   | { kind: "rate"; tokensPerSecond: number }
   | { kind: "recall" }
+  | { kind: "describe-image" }
   | { kind: "error"; code: ScriptedErrorCode }
   | { kind: "stall"; afterTokens: number }
   | { kind: "drop"; afterTokens: number };
@@ -81,7 +82,7 @@ function findClose(message: string, from: number): number {
 }
 
 function parseBody(body: string): Directive | string {
-  const match = /^([a-z]+)(?:\s+([\s\S]*))?$/.exec(body);
+  const match = /^([a-z]+(?:-[a-z]+)*)(?:\s+([\s\S]*))?$/.exec(body);
   if (match === null) return `Malformed directive [[emu:${body}]].`;
   const keyword = match[1] ?? "";
   const rest = (match[2] ?? "").trim();
@@ -102,6 +103,8 @@ function parseBody(body: string): Directive | string {
     }
     case "recall":
       return rest === "" ? { kind: "recall" } : "[[emu:recall]] takes no arguments.";
+    case "describe-image":
+      return rest === "" ? { kind: "describe-image" } : "[[emu:describe-image]] takes no arguments.";
     case "error":
       return (ERROR_CODES as readonly string[]).includes(rest)
         ? { kind: "error", code: rest as ScriptedErrorCode }
@@ -129,8 +132,12 @@ function parseCall(keyword: "tool" | "native", rest: string): Directive | string
   if (argsText !== "") {
     try {
       args = JSON.parse(argsText);
-    } catch {
-      return `[[emu:${keyword} ${name}]] arguments are not valid JSON.`;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return (
+        `[[emu:${keyword} ${name}]] arguments are not valid JSON: ${reason} (got ${argsText}). ` +
+        "Note: some clients quote or escape arguments that contain spaces; write the JSON without spaces."
+      );
     }
   }
   if (typeof args !== "object" || args === null || Array.isArray(args)) {
@@ -149,12 +156,17 @@ export function describeEmulatorDirectives(): string {
     "Scripted model directives (write them in the last user message):",
     "  (none)                          echo: `You said: <text>`, streamed as several text deltas",
     "  [[emu:tool NAME {json args}]]   call the declared client tool NAME (repeat for parallel calls);",
-    "                                  the reply then contains `NAME returned: <result text>` for each call",
+    "                                  the reply then contains `NAME returned: <result text>` for each call;",
+    "                                  a request that declares no tools at all (a title request) gets",
+    "                                  `Tool call: NAME` instead",
     "  [[emu:native KIND {json args}]] native exec: shell, read, ls, grep, write or fetch; same kind of reply",
     "  [[emu:think N]]                 N reasoning tokens before the answer",
     "  [[emu:tokens N]]                answer with exactly N text tokens",
     "  [[emu:rate TPS]]                stream text at TPS tokens per second",
     "  [[emu:recall]]                  `First message: <first user message>` read from the conversation state",
+    "                                  (the directive text itself when that message held only directives)",
+    "  [[emu:describe-image]]          one line per image received (earlier turns first), read from the bytes:",
+    "                                  `Image N: <mime> <width>x<height>, <bytes> bytes`",
     "  [[emu:error CODE]]              fail with usage_limit, unauthenticated, outdated_client, internal or",
     "                                  blob_not_found",
     "  [[emu:stall N]]                 stop making progress after N tokens (heartbeats only)",

@@ -14,7 +14,7 @@ import { BidiSessions } from "./bidi.js";
 import { createBlobCache } from "./blobs.js";
 import { createJwtSigner } from "./jwt.js";
 import { listenDual } from "./server.js";
-import { createStatsRecorder, type EmulatorStats } from "./stats.js";
+import { createStatsRecorder, type EmulatorStats, type StatsRecorder } from "./stats.js";
 import { createStrictnessInterceptor, DEFAULT_MIN_CLIENT_VERSION } from "./strictness.js";
 
 export { describeEmulatorDirectives } from "./directives.js";
@@ -47,6 +47,8 @@ export interface EmulatorOptions {
    * (only ids the received state references are ever read). @default true
    */
   cacheBlobs?: boolean;
+  /** API keys accepted by `POST /auth/exchange_user_api_key` from the start (see {@link Emulator.addApiKey}). */
+  apiKeys?: readonly string[];
   /** @default silent */
   logger?: Logger;
 }
@@ -78,6 +80,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? 3600,
     logger,
   });
+  for (const apiKey of options.apiKeys ?? []) authority.addApiKey(apiKey);
   const stats = createStatsRecorder();
   const bidi = new BidiSessions(logger);
   const shutdown = new AbortController();
@@ -107,6 +110,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     shutdownSignal: shutdown.signal,
     contextValues: (req) => createContextValues().set(nodeRequestKey, req),
     fallback: (req, res) => {
+      if (serveStats(req, res, stats)) return;
       if (!authority.handle(req, res)) sendJson(res, 404, { error: "Not found" });
     },
   });
@@ -138,4 +142,27 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       await server.close();
     },
   };
+}
+
+/**
+ * `GET /emulator/stats`: the `stats()` snapshot plus `runs` (Run + RunSSE calls started), for tests in other
+ * processes. Answers loopback peers only, like the emulator itself; returns false for any other path.
+ */
+function serveStats(req: NodeRequest, res: NodeResponse, stats: StatsRecorder): boolean {
+  if (req.url?.split("?")[0] !== "/emulator/stats") return false;
+  if (!isLoopbackPeer(req.socket.remoteAddress)) {
+    sendJson(res, 403, { error: "The emulator's stats are served to loopback clients only." });
+  } else if (req.method !== "GET") {
+    sendJson(res, 405, { error: "Use GET /emulator/stats." });
+  } else {
+    const snapshot = stats.snapshot();
+    sendJson(res, 200, { runs: snapshot.runStreams + snapshot.runSseStreams, ...snapshot });
+  }
+  return true;
+}
+
+function isLoopbackPeer(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const v4 = address.startsWith("::ffff:") ? address.slice(7) : address;
+  return address === "::1" || /^127\.\d+\.\d+\.\d+$/.test(v4);
 }

@@ -61,6 +61,20 @@ describe("planTurn", () => {
     });
   });
 
+  it("answers a tool directive in a request without any tools (a title request) with a short plain text", () => {
+    const plan = planTurn(input("Generate a title: [[emu:tool lookup {}]]"));
+    expect(plan.calls).toEqual([]);
+    expect(plan.textParts).toEqual(["Tool call: lookup"]);
+  });
+
+  it("recalls a first message that held only a directive as that directive text", () => {
+    const history = [
+      { role: "user" as const, text: " [[emu:think 2]] " },
+      { role: "assistant" as const, text: "ok" },
+    ];
+    expect(planTurn(input("[[emu:recall]]", { history })).textParts).toEqual(["First message: [[emu:think 2]]"]);
+  });
+
   it("reports directive problems instead of echoing", () => {
     expect(planTurn(input("[[emu:think x]]")).textParts[0]).toMatch(/^Directive error:/);
   });

@@ -10,6 +10,7 @@ import {
   parseDirectives,
   type ScriptedErrorCode,
 } from "./directives.js";
+import { describeImages, type ReceivedImage } from "./images.js";
 
 /** One entry of the conversation as the server rebuilt it from the received state (state.ts). */
 export type HistoryEntry =
@@ -26,6 +27,8 @@ export interface ModelInput {
   history: readonly HistoryEntry[];
   /** Names of the declared client tools. */
   declaredTools: readonly string[];
+  /** Images the turn received (earlier turns first, then the new message's), described from their bytes. */
+  images?: readonly ReceivedImage[];
 }
 
 /** A tool call the model makes; every call of a plan is issued before any result is awaited. */
@@ -84,6 +87,9 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
       if (answeredFromState) return true;
       if (input.declaredTools.includes(directive.name)) {
         plan.calls.push({ kind: "mcp", name: directive.name, args: directive.args });
+      } else if (input.declaredTools.length === 0) {
+        // A request without tools (a client's title request, say) gets a short plain text, not a tool error.
+        plan.textParts.push(`Tool call: ${directive.name}`);
       } else plan.textParts.push(`Tool ${directive.name} is not available.`);
       return true;
     case "native":
@@ -101,6 +107,9 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
     case "recall":
       plan.textParts.push(`First message: ${firstUserMessage(input)}`);
       return true;
+    case "describe-image":
+      plan.textParts.push(describeImages(input.images ?? []));
+      return true;
     case "error":
       plan.fault = { kind: "error", code: directive.code };
       return false;
@@ -113,10 +122,15 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
   }
 }
 
-/** The first user message of the conversation as the state shows it (directives removed), else the new message. */
+/**
+ * The first user message of the conversation as the state shows it (directives removed), else the new message; a
+ * message that held only directives is answered with its directive text.
+ */
 function firstUserMessage(input: ModelInput): string {
   const first = input.history.find((entry) => entry.role === "user");
-  return parseDirectives(first?.text ?? (input.resume ? "" : input.userText)).text;
+  const raw = first?.text ?? (input.resume ? "" : input.userText);
+  const text = parseDirectives(raw).text;
+  return text === "" ? raw.trim() : text;
 }
 
 function resultsAfterLastUser(history: readonly HistoryEntry[]): CallOutcome[] {

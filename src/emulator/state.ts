@@ -4,6 +4,7 @@
  * turn blobs with their user-message and step blobs — and at the end of a turn it writes the new pieces as blobs and
  * returns the next state.
  */
+
 import { clone, create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { z } from "zod";
@@ -18,6 +19,7 @@ import {
 import type { ToolCall } from "../gen/agent/v1/tool_calls_pb.js";
 import { type UserMessage, UserMessageSchema } from "../gen/agent/v1/user_message_pb.js";
 import { assertBlobId, blobIdOf } from "./blobs.js";
+import { checkImageBytes, checkSelectedImages, type ReceivedImage } from "./images.js";
 import type { HistoryEntry } from "./scripted-model.js";
 
 /** Fetches blob data by id, in order (through the client's KV store or the cache). */
@@ -28,6 +30,8 @@ export interface ReadConversation {
   history: HistoryEntry[];
   /** Text of the system messages among the root prompt blobs. */
   systemPrompts: string[];
+  /** Images of earlier turns (root prompt image parts, then checkpointed user messages), checked against their bytes. */
+  images: ReceivedImage[];
 }
 
 const partSchema = z.looseObject({
@@ -36,6 +40,9 @@ const partSchema = z.looseObject({
   toolName: z.string().optional(),
   result: z.unknown().optional(),
   output: z.unknown().optional(),
+  image: z.string().optional(),
+  mediaType: z.string().optional(),
+  mimeType: z.string().optional(),
 });
 const promptMessageSchema = z.looseObject({
   role: z.enum(["system", "user", "assistant", "tool"]),
@@ -57,7 +64,7 @@ function asText(value: unknown): string {
 }
 
 /** Root prompt blob (`{"role":…,"content":…}`, §4.11, §5.3) → history entries. */
-function promptEntries(data: Uint8Array, index: number): HistoryEntry[] {
+function promptEntries(data: Uint8Array, index: number, images: ReceivedImage[]): HistoryEntry[] {
   let json: unknown;
   try {
     json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(data));
@@ -77,6 +84,12 @@ function promptEntries(data: Uint8Array, index: number): HistoryEntry[] {
     const part = partSchema.safeParse(raw);
     if (!part.success) continue;
     if (part.data.type === "text" && part.data.text !== undefined) texts.push(part.data.text);
+    if (part.data.type === "image") {
+      // AI SDK image part: base64 `image` plus `mediaType` (v5) or `mimeType` (v4).
+      const where = `root_prompt_messages_json[${index}] image part`;
+      const bytes = Buffer.from(part.data.image ?? "", "base64");
+      images.push(checkImageBytes(bytes, part.data.mediaType ?? part.data.mimeType ?? "", where));
+    }
     if (part.data.type === "tool-result") {
       const text = asText(part.data.output ?? part.data.result ?? "");
       entries.push({ role: "tool-result", name: part.data.toolName ?? fallbackName, text });
@@ -125,7 +138,8 @@ export async function readConversation(
   checkIds(roots, "root_prompt_messages_json");
   checkIds(turnIds, "turns");
   const [rootData, turnData] = await Promise.all([fetchBlobs(roots), fetchBlobs(turnIds)]);
-  const history = rootData.flatMap((data, i) => promptEntries(data, i));
+  const images: ReceivedImage[] = [];
+  const history = rootData.flatMap((data, i) => promptEntries(data, i, images));
   const systemPrompts = history.flatMap((e) => (e.role === "system" ? [e.text] : []));
   const turns = turnData.flatMap((data, i) => {
     const turn = decode(() => fromBinary(ConversationTurnStructureSchema, data), `turns[${i}]`).turn;
@@ -143,6 +157,7 @@ export async function readConversation(
       const data = childData[next++] ?? new Uint8Array();
       const message = decode(() => fromBinary(UserMessageSchema, data), `turns[${turn.index}].user_message`);
       history.push({ role: "user", text: message.text });
+      images.push(...checkSelectedImages(message.selectedContext?.selectedImages ?? []));
     }
     for (const [j] of turn.steps.entries()) {
       const data = childData[next++] ?? new Uint8Array();
@@ -150,7 +165,7 @@ export async function readConversation(
       history.push(...stepEntries(step, describe));
     }
   }
-  return { history, systemPrompts };
+  return { history, systemPrompts, images };
 }
 
 /** A blob the server stores in the client's KV store with `set_blob_args`. */

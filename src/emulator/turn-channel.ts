@@ -1,8 +1,10 @@
 /**
  * The wire side of one turn (cursor-protocol.md §4.4, §5.1, §5.3): an outbox of server messages, a pump that reads
- * client messages and settles what the server waits for (KV answers by `id`, exec answers by `id`/`exec_id` plus their
- * `stream_close`), heartbeats while nothing else is sent, and one AbortSignal that ends every wait when the client
- * cancels, goes away, or breaks the protocol. Transport-neutral: Run and RunSSE both feed it.
+ * client messages and settles what the server waits for (KV answers by `id`; an exec on its result or `throw`, matched
+ * by `id` — cursor-protocol-addendum.md §1: `stream_close` is accepted, never required, except that a streamed shell is
+ * finished by its exit event or a close), heartbeats while nothing else is sent (logging at debug level what it still
+ * waits for), and one AbortSignal that ends every wait when the client cancels, goes away, or breaks the protocol.
+ * Transport-neutral: Run and RunSSE both feed it.
  */
 import { setMaxListeners } from "node:events";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
@@ -39,8 +41,8 @@ type ReplyCase = Exclude<ExecClientMessage["message"]["case"], undefined>;
 interface ExecWait {
   execId: string;
   expected: ReplyCase;
-  answer?: ExecAnswer;
-  closed: boolean;
+  /** Shell-stream events received so far (a `shell_stream` exec sends several). */
+  streamed: ExecClientMessage[];
   resolve(answer: ExecAnswer): void;
 }
 
@@ -83,6 +85,9 @@ export class TurnChannel {
   private readonly controller = new AbortController();
   private readonly kvWaits = new Map<number, KvWait>();
   private readonly execWaits = new Map<number, ExecWait>();
+  /** Execs already settled: a late `stream_close` or heartbeat for them is fine, a second result is not. */
+  private readonly settledExecs = new Set<number>();
+  private lastWaitingLog = "";
   private nextKvId = 1;
   private nextExecId = 1;
   private sentSinceTick = false;
@@ -163,12 +168,15 @@ export class TurnChannel {
     );
   }
 
-  /** Sends an exec request and resolves once both its answer and its `stream_close` arrived (§5.1). */
+  /**
+   * Sends an exec request and resolves on its result or `throw` (addendum §1); a `shell_stream` exec resolves on its
+   * exit event or a `stream_close`, with the last event as the reply.
+   */
   exec(args: ExecArgs, expected: ReplyCase): Promise<ExecAnswer> {
     const id = this.nextExecId++;
     const execId = `exec-${id}-${Math.random().toString(36).slice(2, 10)}`;
     const done = new Promise<ExecAnswer>((resolve, reject) => {
-      this.execWaits.set(id, { execId, expected, closed: false, resolve });
+      this.execWaits.set(id, { execId, expected, streamed: [], resolve });
       this.signal.addEventListener("abort", () => reject(this.signal.reason), { once: true });
     });
     this.send({ message: { case: "execServerMessage", value: { id, execId, message: args } } });
@@ -190,6 +198,7 @@ export class TurnChannel {
 
   private tick(): void {
     if (!this.sentSinceTick && !this.outbox.closed) {
+      this.logWaiting();
       this.outbox.push(
         create(AgentServerMessageSchema, {
           message: { case: "interactionUpdate", value: { message: { case: "heartbeat", value: {} } } },
@@ -197,6 +206,20 @@ export class TurnChannel {
       );
     }
     this.sentSinceTick = false;
+  }
+
+  /** Says at debug level what a heartbeat-only turn waits for, once per change, so a developer sees why it stalls. */
+  private logWaiting(): void {
+    const execs = [...this.execWaits].map(([id, wait]) =>
+      wait.expected === "shellStream"
+        ? `exec ${id}: shell_stream exit or stream_close`
+        : `exec ${id}: ${wait.expected}`,
+    );
+    const kvs = [...this.kvWaits].map(([id, wait]) => `kv ${id}: ${wait.kind}`);
+    const waiting = [...execs, ...kvs].join("; ");
+    if (waiting === this.lastWaitingLog) return;
+    this.lastWaitingLog = waiting;
+    if (waiting !== "") this.options.logger.debug("turn waits for the client", { waiting });
   }
 
   private waitKv(id: number, kind: KvWait["kind"], send: () => void): Promise<Uint8Array | undefined> {
@@ -280,10 +303,13 @@ export class TurnChannel {
     }
   }
 
-  private execWait(id: number, execId?: string): ExecWait {
+  private execWait(id: number, execId?: string): ExecWait | undefined {
     const wait = this.execWaits.get(id);
-    if (wait === undefined) throw badRequest(`Exec reply for unknown id ${id}.`);
-    // §5.1: the real server matches by id; an empty exec_id is accepted, a different non-empty one is not.
+    if (wait === undefined) {
+      if (this.settledExecs.has(id)) return undefined;
+      throw badRequest(`Exec reply for unknown id ${id}.`);
+    }
+    // §5.1, addendum §1: the real server matches by id; an empty exec_id is accepted, a different non-empty one is not.
     if (execId !== undefined && execId !== "" && execId !== wait.execId) {
       throw badRequest(`Exec reply for id ${id} carries exec_id "${execId}", expected "${wait.execId}".`);
     }
@@ -292,32 +318,42 @@ export class TurnChannel {
 
   private onExec(message: ExecClientMessage): void {
     const wait = this.execWait(message.id, message.execId);
-    if (wait.answer !== undefined) throw badRequest(`Exec ${message.id} was answered twice.`);
+    if (wait === undefined) throw badRequest(`Exec ${message.id} was answered twice.`);
     if (message.message.case !== wait.expected) {
       throw badRequest(
         `Exec ${message.id} must be answered with ${wait.expected}, got ${message.message.case ?? "nothing"}.`,
       );
     }
-    wait.answer = { reply: message.message, thrown: undefined };
-    this.settleExec(message.id, wait);
+    if (message.message.case === "shellStream") {
+      wait.streamed.push(message);
+      if (message.message.value.event.case === "exit") this.settleExec(message.id, wait, message.message);
+      return;
+    }
+    this.settleExec(message.id, wait, message.message);
   }
 
   private onExecControl(control: ExecClientControlMessage["message"]): void {
     if (control.case === undefined) throw badRequest("Empty exec_client_control_message.");
     const wait = this.execWait(control.value.id);
-    if (control.case === "heartbeat") return;
-    if (control.case === "throw") {
-      wait.answer ??= { reply: undefined, thrown: control.value.error };
+    // A heartbeat, or a close after the result (optional, addendum §1), for an exec already settled.
+    if (wait === undefined) {
+      if (control.case === "throw") throw badRequest(`Exec ${control.value.id} threw after its result.`);
       return;
     }
-    if (wait.answer === undefined) throw badRequest(`Exec ${control.value.id} was closed without a result or throw.`);
-    wait.closed = true;
-    this.settleExec(control.value.id, wait);
+    if (control.case === "heartbeat") return;
+    if (control.case === "throw") {
+      this.settleExec(control.value.id, wait, undefined, control.value.error);
+      return;
+    }
+    // stream_close: finishes a shell stream; any other exec must have had its result first.
+    const last = wait.streamed.at(-1);
+    if (last === undefined) throw badRequest(`Exec ${control.value.id} was closed without a result or throw.`);
+    this.settleExec(control.value.id, wait, last.message);
   }
 
-  private settleExec(id: number, wait: ExecWait): void {
-    if (wait.answer === undefined || !wait.closed) return;
+  private settleExec(id: number, wait: ExecWait, reply: ExecAnswer["reply"], thrown?: string): void {
     this.execWaits.delete(id);
-    wait.resolve(wait.answer);
+    this.settledExecs.add(id);
+    wait.resolve({ reply, thrown });
   }
 }

@@ -13,6 +13,7 @@ import type { Logger } from "../util/logger.js";
 import type { BlobCache } from "./blobs.js";
 import { badRequest, scriptedError } from "./errors.js";
 import { describeToolCall } from "./exec-results.js";
+import { checkSelectedImages } from "./images.js";
 import { findModel } from "./models.js";
 import { sleep } from "./queue.js";
 import { composeReply, estimateTokens, planTurn, thinkingText } from "./scripted-model.js";
@@ -136,11 +137,14 @@ async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnD
   const context = await askRequestContext(channel);
   const tools = declaredTools(request, context);
   const lastUser = [...conversation.history].reverse().find((entry) => entry.role === "user");
+  const newImages = checkSelectedImages(userMessage?.selectedContext?.selectedImages ?? []);
+  if (newImages.length > 0 && !model.images) throw badRequest(`Model "${model.id}" does not accept image input.`);
   const plan = planTurn({
     userText: userMessage?.text ?? lastUser?.text ?? "",
     resume,
     history: conversation.history,
     declaredTools: [...tools.keys()],
+    images: [...conversation.images, ...newImages],
   });
   if (deps.bootstrapLatencyMs > 0) await sleep(deps.bootstrapLatencyMs, channel.signal);
   if (plan.fault?.kind === "error") throw scriptedError(plan.fault.code, transport.clientVersion);

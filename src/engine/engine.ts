@@ -155,6 +155,11 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     async startTurn(request: EngineRequest, signal: AbortSignal): Promise<EngineTurn> {
       const input = toBackendInput(request);
       const model = await resolveModel(request.model, signal);
+      if (!model.vision && request.messages.some((m) => m.role === "user" && m.parts.some((p) => p.type === "image"))) {
+        throw new ProxyError("invalid_request", `The model \`${model.id}\` does not accept image input.`, {
+          param: "model",
+        });
+      }
       const requestKey = historyKey(input.messages);
       let routed: Routed;
       let recording: TurnRecording | undefined;

@@ -2,8 +2,8 @@
  * zod schemas for the body of `POST /v1/chat/completions`, following the OpenAI Chat Completions reference.
  * Objects are loose (`z.looseObject`): unknown keys pass through and are reported as ignored by the parser, as
  * openai-compatible clients (Vercel AI SDK, OpenCode) send extras such as `$schema` in tool schemas.
- * Only text content is supported; every other content part is rejected with a `custom` issue carrying
- * `params.kind = "unsupported_content_part"` so the parser can name the exact field.
+ * Text content everywhere, plus `image_url` parts in user messages; every other content part is rejected with a
+ * `custom` issue carrying `params.kind = "unsupported_content_part"` so the parser can name the exact field.
  */
 import { z } from "zod";
 
@@ -30,6 +30,10 @@ function contentPart(allowed: readonly string[]) {
       z.union([
         z.looseObject({ type: z.literal("text"), text: z.string() }),
         z.looseObject({ type: z.literal("refusal"), refusal: z.string() }),
+        z.looseObject({
+          type: z.literal("image_url"),
+          image_url: z.looseObject({ url: z.string(), detail: z.string().optional() }),
+        }),
       ]),
     );
 }
@@ -52,7 +56,10 @@ const developerMessage = z.looseObject({
   content: textContent,
   name: z.string().optional(),
 });
-const userMessage = z.looseObject({ role: z.literal("user"), content: textContent, name: z.string().optional() });
+/** User content may also hold images (`image_url` parts with base64 data: URLs). */
+const userContent = z.union([z.string(), z.array(contentPart(["text", "image_url"]))]);
+
+const userMessage = z.looseObject({ role: z.literal("user"), content: userContent, name: z.string().optional() });
 const assistantMessage = z.looseObject({
   role: z.literal("assistant"),
   content: assistantContent,

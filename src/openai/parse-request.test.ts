@@ -118,13 +118,19 @@ describe("parseChatCompletionRequest: every 400 names the field", () => {
     ["unknown role", { model: "m", messages: [user, { role: "bot", content: "x" }] }, "messages[1].role", /"bot"/],
     ["missing role", { model: "m", messages: [{ content: "x" }] }, "messages[0].role", /Missing required/],
     [
-      "image part",
+      "audio part",
       {
         model: "m",
-        messages: [user, user, { role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }],
+        messages: [user, user, { role: "user", content: [{ type: "input_audio", input_audio: { data: "x" } }] }],
       },
       "messages[2].content[0].type",
-      /Unsupported content part type 'image_url'.*messages\[2\]\.content\[0\]\.type/,
+      /Unsupported content part type 'input_audio': only text and image_url.*messages\[2\]\.content\[0\]\.type/,
+    ],
+    [
+      "image part outside a user message",
+      { model: "m", messages: [{ role: "system", content: [{ type: "image_url", image_url: { url: "x" } }] }] },
+      "messages[0].content[0].type",
+      /Unsupported content part type 'image_url': only text parts/,
     ],
     [
       "text part without text",

@@ -9,6 +9,7 @@ import { type CallOptions, type Client, createClient } from "@connectrpc/connect
 import type { AgentClientMessage } from "../gen/agent/v1/agent_pb.js";
 import { AgentService } from "../gen/agent/v1/agent_service_pb.js";
 import type { ModelDetails } from "../gen/agent/v1/models_pb.js";
+import { AiService, type AvailableModel } from "../gen/aiserver/v1/ai_service_pb.js";
 import { DashboardService, type GetCurrentPeriodUsageResponse } from "../gen/aiserver/v1/dashboard_pb.js";
 import { type Logger, silentLogger } from "../util/logger.js";
 import { type ErrorMappingContext, toProxyError } from "./error-mapping.js";
@@ -87,6 +88,8 @@ export interface CursorApi {
   nameAgent(userMessage: string, signal?: AbortSignal): Promise<string>;
   /** `aiserver.v1.DashboardService/GetCurrentPeriodUsage` (§1.3). */
   getCurrentPeriodUsage(signal?: AbortSignal): Promise<GetCurrentPeriodUsageResponse>;
+  /** `aiserver.v1.AiService/AvailableModels`: the legacy list that says which models accept images (optional). */
+  availableModels?(signal?: AbortSignal): Promise<AvailableModel[]>;
   /** Closes the shared HTTP/2 sessions (open runs on them are torn down). */
   close(): void;
 }
@@ -250,6 +253,7 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
     nameAgent: (userMessage, signal) =>
       unary(AgentService, signal, async (c, o) => (await c.nameAgent({ userMessage }, o)).name),
     getCurrentPeriodUsage: (signal) => unary(DashboardService, signal, (c, o) => c.getCurrentPeriodUsage({}, o)),
+    availableModels: (signal) => unary(AiService, signal, async (c, o) => (await c.availableModels({}, o)).models),
     close: () => pool.close(),
   };
 }

@@ -7,13 +7,14 @@ import { createApp } from "./app.js";
 import type { AppOptions } from "./deps.js";
 
 const MODELS: ModelInfo[] = [
-  { id: "default", displayName: "Auto", aliases: [], reasoning: false, maxMode: false },
+  { id: "default", displayName: "Auto", aliases: [], reasoning: false, maxMode: false, vision: true },
   {
     id: "claude-4.5-sonnet-thinking",
     displayName: "Sonnet 4.5 Thinking",
     aliases: [],
     reasoning: true,
     maxMode: false,
+    vision: true,
   },
 ];
 

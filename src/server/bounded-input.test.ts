@@ -9,7 +9,9 @@ import { MAX_HEADER_LIST_CHARS } from "../openai/header-list.js";
 import { silentLogger } from "../util/logger.js";
 import { createApp } from "./app.js";
 
-const MODELS: ModelInfo[] = [{ id: "default", displayName: "Auto", aliases: [], reasoning: false, maxMode: false }];
+const MODELS: ModelInfo[] = [
+  { id: "default", displayName: "Auto", aliases: [], reasoning: false, maxMode: false, vision: false },
+];
 
 function appWithCounter() {
   const counter = { runs: 0 };

@@ -17,7 +17,7 @@ import { observe, readJson } from "./request-io.js";
 /** Handles one chat completion request. */
 export async function handleChatCompletions(c: Context, deps: AppDeps, log: RequestLog): Promise<Response> {
   const { request, ignoredParams } = parseChatCompletionRequest(await readJson(c));
-  const input = toTurnInput(request);
+  const input = toTurnInput(request, { maxImageBytes: deps.options.maxImageBytes });
   log.model = request.model;
   const abort = new AbortController();
   const onClientGone = () => abort.abort(new ProxyError("canceled", "The client disconnected."));

@@ -18,6 +18,8 @@ export interface AppOptions {
   allowedOrigins?: readonly string[];
   /** Largest accepted request body. */
   maxBodyBytes: number;
+  /** Total decoded image bytes accepted in one request. @default 20 MiB */
+  maxImageBytes?: number;
   reasoningOutput: ReasoningOutput;
   upstream: UpstreamKind;
   /** Whether Cursor credentials are present (reported by /health). */

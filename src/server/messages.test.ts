@@ -11,7 +11,7 @@ import { createApp } from "./app.js";
 import type { AppOptions } from "./deps.js";
 
 const MODELS: ModelInfo[] = [
-  { id: "claude-4.5-sonnet", displayName: "Sonnet 4.5", aliases: [], reasoning: true, maxMode: false },
+  { id: "claude-4.5-sonnet", displayName: "Sonnet 4.5", aliases: [], reasoning: true, maxMode: false, vision: false },
 ];
 
 /** Replays `script(request)` as the turn's events; records requests and whether each turn was released. */

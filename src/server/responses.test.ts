@@ -6,7 +6,14 @@ import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import { createApp } from "./app.js";
 
-const MODEL: ModelInfo = { id: "default", displayName: "Auto", aliases: [], reasoning: false, maxMode: false };
+const MODEL: ModelInfo = {
+  id: "default",
+  displayName: "Auto",
+  aliases: [],
+  reasoning: false,
+  maxMode: false,
+  vision: false,
+};
 
 type Script = (request: EngineRequest) => (BackendEvent | Error)[] | Error;
 

@@ -10,7 +10,9 @@ import { createApp } from "./app.js";
 import type { AppOptions } from "./deps.js";
 import { hostAllowed, hostnameOf, isJsonMediaType } from "./request-guard.js";
 
-const MODELS: ModelInfo[] = [{ id: "default", displayName: "Auto", aliases: [], reasoning: false, maxMode: false }];
+const MODELS: ModelInfo[] = [
+  { id: "default", displayName: "Auto", aliases: [], reasoning: false, maxMode: false, vision: false },
+];
 
 function client(): AgentClient & { runs: number } {
   const state = { runs: 0 };

@@ -207,7 +207,7 @@ describe("doctor", () => {
     for (const title of ["Node.js", "Credentials", "Token", "Upstream HTTP/2", "Upstream HTTP/1.1", "Data directory"]) {
       expect(result.out).toMatch(new RegExp(`\\[ ok \\] ${title.replace(/[./]/g, "\\$&")}`));
     }
-    expect(result.out).toContain("accepted by Cursor (7 models)");
+    expect(result.out).toContain("accepted by Cursor (16 models)");
     expect(result.out).toContain("All checks passed.");
   });
 

@@ -74,3 +74,26 @@ describe("dual-protocol listener", () => {
     expect(process.getActiveResourcesInfo().filter((r) => r === "Timeout").length).toBeLessThanOrEqual(timersBefore);
   });
 });
+
+describe("GET /emulator/stats", () => {
+  it("counts Run calls and reports each turn", async () => {
+    const emulator = await startEmulator();
+    try {
+      const token = emulator.issueTokens().accessToken;
+      await driveRun(agentClient(emulator.url, token), runRequest("hi"), new BlobStore());
+      await driveRun(agentClient(emulator.url, token), runRequest("hello"), new BlobStore());
+      const body = (await (await fetch(`${emulator.url}/emulator/stats`)).json()) as {
+        runs: number;
+        turns: { transport: string; outcome: string; requestBytes: number }[];
+      };
+      expect(body.runs).toBe(2);
+      expect(body.turns.map((turn) => [turn.transport, turn.outcome])).toEqual([
+        ["http2", "completed"],
+        ["http2", "completed"],
+      ]);
+      expect(body.turns.every((turn) => turn.requestBytes > 0)).toBe(true);
+    } finally {
+      await emulator.close();
+    }
+  });
+});

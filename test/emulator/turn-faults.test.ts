@@ -6,6 +6,7 @@ import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import type { ExecServerMessage } from "../../src/gen/agent/v1/exec_pb.js";
+import type { Logger } from "../../src/util/logger.js";
 import { agentClient, BlobStore, driveRun, runRequest, toolDefinition, updateCases } from "./support/raw-client.js";
 import { abortAfterHeartbeats, isHeartbeat, mcpReply } from "./support/turn-helpers.js";
 
@@ -62,33 +63,75 @@ describe("faults and waits", () => {
     expect(result.text).toBe("");
   });
 
-  it("an answered exec without its stream_close makes no progress either", async () => {
-    const controller = new AbortController();
-    const result = await driveRun(
-      client,
-      runRequest("[[emu:tool lookup {}]]"),
-      new BlobStore(),
-      {
-        tools: [toolDefinition("lookup")],
-        closeExecs: false,
-        onExec: (exec) => (exec.message.case === "mcpArgs" ? mcpReply(exec, "x") : undefined),
-        onMessage: (m, send) => {
-          // request_context still needs its close; only the tool exec is left open.
-          if (m.message.case === "execServerMessage" && m.message.value.message.case === "requestContextArgs") {
-            send({
-              message: {
-                case: "execClientControlMessage",
-                value: { message: { case: "streamClose", value: { id: m.message.value.id } } },
-              },
-            });
-          }
-          if (isHeartbeat(m)) controller.abort();
-          return undefined;
-        },
+  it("a client that never sends stream_close completes the turn: each exec settles on its result", async () => {
+    const result = await driveRun(client, runRequest("[[emu:tool lookup {}]]"), new BlobStore(), {
+      tools: [toolDefinition("lookup")],
+      closeExecs: false,
+      onExec: (exec) => (exec.message.case === "mcpArgs" ? mcpReply(exec, "x") : undefined),
+    });
+    expect(result.error).toBeUndefined();
+    expect(result.text).toBe("lookup returned: x");
+    expect(result.turnEnded).toBe(true);
+  });
+
+  it("a stream_close before the exec's result is still an error", async () => {
+    const result = await driveRun(client, runRequest("hi"), new BlobStore(), {
+      answerRequestContext: false,
+      onMessage: (m, send) => {
+        if (m.message.case === "execServerMessage") {
+          const id = m.message.value.id;
+          send({
+            message: { case: "execClientControlMessage", value: { message: { case: "streamClose", value: { id } } } },
+          });
+        }
+        return undefined;
       },
-      controller.signal,
-    );
-    expect(updateCases(result)).not.toContain("toolCallCompleted");
+    });
+    expect(result.error?.code).toBe(Code.InvalidArgument);
+    expect(result.error?.rawMessage).toContain("closed without a result");
+  });
+
+  it("a second result for a settled exec is an error", async () => {
+    const result = await driveRun(client, runRequest("[[emu:tool lookup {}]]"), new BlobStore(), {
+      tools: [toolDefinition("lookup")],
+      closeExecs: false,
+      onExec: (exec) => (exec.message.case === "mcpArgs" ? mcpReply(exec, "x") : undefined),
+      onMessage: (m, send) => {
+        if (m.message.case === "execServerMessage" && m.message.value.message.case === "mcpArgs") {
+          send({ message: mcpReply(m.message.value, "again") });
+        }
+        return undefined;
+      },
+    });
+    expect(result.error?.code).toBe(Code.InvalidArgument);
+    expect(result.error?.rawMessage).toContain("answered twice");
+  });
+
+  it("an exec left unanswered is logged at debug level, once, with what the turn waits for", async () => {
+    const debug: { message: string; fields: unknown }[] = [];
+    const logger: Logger = {
+      debug: (message, fields) => debug.push({ message, fields }),
+      info: () => undefined,
+      warn: () => undefined,
+      error: () => undefined,
+      child: () => logger,
+    };
+    const logged = await startEmulator({ heartbeatIntervalMs: 10, logger });
+    try {
+      const loggedClient = agentClient(logged.url, logged.issueTokens().accessToken);
+      const controller = new AbortController();
+      await driveRun(
+        loggedClient,
+        runRequest("[[emu:tool lookup {}]]"),
+        new BlobStore(),
+        { tools: [toolDefinition("lookup")], onExec: () => undefined, onMessage: abortAfterHeartbeats(4, controller) },
+        controller.signal,
+      );
+      const waits = debug.filter((entry) => entry.message === "turn waits for the client");
+      expect(waits).toEqual([{ message: "turn waits for the client", fields: { waiting: "exec 2: mcpResult" } }]);
+    } finally {
+      await logged.close();
+    }
   });
 
   it("an unacked set_blob_args gets heartbeats only: no checkpoint, no turn_ended", async () => {

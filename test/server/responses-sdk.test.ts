@@ -14,7 +14,14 @@ import { listen, type RunningServer } from "../../src/server/listen.js";
 import { ProxyError } from "../../src/util/errors.js";
 import { silentLogger } from "../../src/util/logger.js";
 
-const MODEL: ModelInfo = { id: "default", displayName: "Auto", aliases: ["auto"], reasoning: true, maxMode: false };
+const MODEL: ModelInfo = {
+  id: "default",
+  displayName: "Auto",
+  aliases: ["auto"],
+  reasoning: true,
+  maxMode: false,
+  vision: false,
+};
 
 /** The emulator's echo and tool directives, enough to drive a client through a tool round trip. */
 function scriptedTurn(request: EngineRequest): BackendEvent[] {

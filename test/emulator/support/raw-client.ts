@@ -2,6 +2,7 @@
  * A raw connect-es client for the emulator tests, built only on the generated schema (not the project's own Cursor
  * client): headers, a local blob store, and a scripted "client side" that answers KV and exec requests.
  */
+
 import { createHash } from "node:crypto";
 import { create, fromJson, type JsonValue, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
@@ -17,6 +18,7 @@ import { AgentService } from "../../../src/gen/agent/v1/agent_service_pb.js";
 import type { ConversationStateStructure } from "../../../src/gen/agent/v1/conversation_state_pb.js";
 import type { ExecServerMessage } from "../../../src/gen/agent/v1/exec_pb.js";
 import { McpToolDefinitionSchema } from "../../../src/gen/agent/v1/mcp_pb.js";
+import type { SelectedImageSchema } from "../../../src/gen/agent/v1/selected_context_pb.js";
 
 /** The client version every test sends unless it tests the version rule. */
 export const CLIENT_VERSION = "cli-2026.01.17-d239e66";
@@ -98,6 +100,8 @@ export interface RunRequestOptions {
   conversationId?: string;
   model?: string;
   resume?: boolean;
+  /** `UserMessage.selected_context.selected_images` of the user message. */
+  images?: MessageInitShape<typeof SelectedImageSchema>[];
 }
 
 /** `AgentClientMessage{run_request}` with a user message (or a resume action). */
@@ -110,7 +114,17 @@ export function runRequest(text: string, options: RunRequestOptions = {}): Agent
         action: {
           action: options.resume
             ? { case: "resumeAction", value: {} }
-            : { case: "userMessageAction", value: { userMessage: { text, messageId: "m1", mode: 1 } } },
+            : {
+                case: "userMessageAction",
+                value: {
+                  userMessage: {
+                    text,
+                    messageId: "m1",
+                    mode: 1,
+                    ...(options.images === undefined ? {} : { selectedContext: { selectedImages: options.images } }),
+                  },
+                },
+              },
         },
         modelDetails: { modelId: options.model ?? "composer-1" },
         conversationId: options.conversationId ?? "conv-1",

@@ -8,17 +8,17 @@ import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2"
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { TodoItem } from "./tool_args_pb.js";
 import { file_agent_v1_tool_args } from "./tool_args_pb.js";
+import type { BugfixResultItem, ReflectError, ReflectSuccess, ReportBugfixResultsError, ReportBugfixResultsSuccess, SetupVmEnvironmentSuccess, StartGrindExecutionError, StartGrindExecutionSuccess, StartGrindPlanningError, StartGrindPlanningSuccess, SubagentType, SwitchModeError, SwitchModeRejected, SwitchModeSuccess, TaskError, TaskSuccess, TruncatedToolCallError, TruncatedToolCallSuccess } from "./tool_results_pb.js";
+import { file_agent_v1_tool_results } from "./tool_results_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file agent/v1/agentic_tool_args.proto.
  */
 export const file_agent_v1_agentic_tool_args: GenFile = /*@__PURE__*/
-  fileDesc("CiBhZ2VudC92MS9hZ2VudGljX3Rvb2xfYXJncy5wcm90bxIIYWdlbnQudjEidQoOQ3JlYXRlUGxhbkFyZ3MSDAoEcGxhbhgBIAEoCRIhCgV0b2RvcxgCIAMoCzISLmFnZW50LnYxLlRvZG9JdGVtEhAKCG92ZXJ2aWV3GAMgASgJEgwKBG5hbWUYBCABKAkSEgoKaXNfcHJvamVjdBgFIAEoCCITChFDcmVhdGVQbGFuU3VjY2VzcyIgCg9DcmVhdGVQbGFuRXJyb3ISDQoFZXJyb3IYASABKAkiigEKEENyZWF0ZVBsYW5SZXN1bHQSLgoHc3VjY2VzcxgBIAEoCzIbLmFnZW50LnYxLkNyZWF0ZVBsYW5TdWNjZXNzSAASKgoFZXJyb3IYAiABKAsyGS5hZ2VudC52MS5DcmVhdGVQbGFuRXJyb3JIABIQCghwbGFuX3VyaRgDIAEoCUIICgZyZXN1bHQibQoIVGFza0FyZ3MSEwoLZGVzY3JpcHRpb24YASABKAkSDgoGcHJvbXB0GAIgASgJEhIKBW1vZGVsGAQgASgJSACIAQESEwoGcmVzdW1lGAUgASgJSAGIAQFCCAoGX21vZGVsQgkKB19yZXN1bWUiDAoKVGFza1Jlc3VsdCImChJBcHBseUFnZW50RGlmZkFyZ3MSEAoIYWdlbnRfaWQYASABKAkiiwEKEkFwcGxpZWRBZ2VudENoYW5nZSJ1CgpDaGFuZ2VUeXBlEhsKF0NIQU5HRV9UWVBFX1VOU1BFQ0lGSUVEEAASFwoTQ0hBTkdFX1RZUEVfQ1JFQVRFRBABEhgKFENIQU5HRV9UWVBFX01PRElGSUVEEAISFwoTQ0hBTkdFX1RZUEVfREVMRVRFRBADIhYKFEFwcGx5QWdlbnREaWZmUmVzdWx0Ii4KEUFza1F1ZXN0aW9uT3B0aW9uEgoKAmlkGAEgASgJEg0KBWxhYmVsGAIgASgJIncKE0Fza1F1ZXN0aW9uUXVlc3Rpb24SCgoCaWQYASABKAkSDgoGcHJvbXB0GAIgASgJEiwKB29wdGlvbnMYAyADKAsyGy5hZ2VudC52MS5Bc2tRdWVzdGlvbk9wdGlvbhIWCg5hbGxvd19tdWx0aXBsZRgEIAEoCCKKAQoPQXNrUXVlc3Rpb25BcmdzEg0KBXRpdGxlGAEgASgJEjAKCXF1ZXN0aW9ucxgCIAMoCzIdLmFnZW50LnYxLkFza1F1ZXN0aW9uUXVlc3Rpb24SEQoJcnVuX2FzeW5jGAUgASgIEiMKG2FzeW5jX29yaWdpbmFsX3Rvb2xfY2FsbF9pZBgGIAEoCSJcChFBc2tRdWVzdGlvbkFuc3dlchITCgtxdWVzdGlvbl9pZBgBIAEoCRIbChNzZWxlY3RlZF9vcHRpb25faWRzGAIgAygJEhUKDWZyZWVmb3JtX3RleHQYAyABKAkiQgoSQXNrUXVlc3Rpb25TdWNjZXNzEiwKB2Fuc3dlcnMYASADKAsyGy5hZ2VudC52MS5Bc2tRdWVzdGlvbkFuc3dlciIpChBBc2tRdWVzdGlvbkVycm9yEhUKDWVycm9yX21lc3NhZ2UYASABKAkiJQoTQXNrUXVlc3Rpb25SZWplY3RlZBIOCgZyZWFzb24YASABKAkiEgoQQXNrUXVlc3Rpb25Bc3luYyLbAQoRQXNrUXVlc3Rpb25SZXN1bHQSLwoHc3VjY2VzcxgBIAEoCzIcLmFnZW50LnYxLkFza1F1ZXN0aW9uU3VjY2Vzc0gAEisKBWVycm9yGAIgASgLMhouYWdlbnQudjEuQXNrUXVlc3Rpb25FcnJvckgAEjEKCHJlamVjdGVkGAMgASgLMh0uYWdlbnQudjEuQXNrUXVlc3Rpb25SZWplY3RlZEgAEisKBWFzeW5jGAQgASgLMhouYWdlbnQudjEuQXNrUXVlc3Rpb25Bc3luY0gAQggKBnJlc3VsdCJTCg5Td2l0Y2hNb2RlQXJncxIWCg50YXJnZXRfbW9kZV9pZBgBIAEoCRITCgtleHBsYW5hdGlvbhgCIAEoCRIUCgx0b29sX2NhbGxfaWQYAyABKAkiEgoQU3dpdGNoTW9kZVJlc3VsdCINCgtSZWZsZWN0QXJncyIPCg1SZWZsZWN0UmVzdWx0IkgKFlNldHVwVm1FbnZpcm9ubWVudEFyZ3MSFwoPaW5zdGFsbF9jb21tYW5kGAIgASgJEhUKDXN0YXJ0X2NvbW1hbmQYAyABKAkiGgoYU2V0dXBWbUVudmlyb25tZW50UmVzdWx0IlkKF1N0YXJ0R3JpbmRFeGVjdXRpb25BcmdzEhgKC2V4cGxhbmF0aW9uGAEgASgJSACIAQESFAoMdG9vbF9jYWxsX2lkGAIgASgJQg4KDF9leHBsYW5hdGlvbiIbChlTdGFydEdyaW5kRXhlY3V0aW9uUmVzdWx0IlgKFlN0YXJ0R3JpbmRQbGFubmluZ0FyZ3MSGAoLZXhwbGFuYXRpb24YASABKAlIAIgBARIUCgx0b29sX2NhbGxfaWQYAiABKAlCDgoMX2V4cGxhbmF0aW9uIhoKGFN0YXJ0R3JpbmRQbGFubmluZ1Jlc3VsdCIZChdSZXBvcnRCdWdmaXhSZXN1bHRzQXJncyIbChlSZXBvcnRCdWdmaXhSZXN1bHRzUmVzdWx0IhcKFVRydW5jYXRlZFRvb2xDYWxsQXJncyIZChdUcnVuY2F0ZWRUb29sQ2FsbFJlc3VsdGIGcHJvdG8z", [file_agent_v1_tool_args]);
+  fileDesc("CiBhZ2VudC92MS9hZ2VudGljX3Rvb2xfYXJncy5wcm90bxIIYWdlbnQudjEilgEKDkNyZWF0ZVBsYW5BcmdzEgwKBHBsYW4YASABKAkSIQoFdG9kb3MYAiADKAsyEi5hZ2VudC52MS5Ub2RvSXRlbRIQCghvdmVydmlldxgDIAEoCRIMCgRuYW1lGAQgASgJEhIKCmlzX3Byb2plY3QYBSABKAgSHwoGcGhhc2VzGAYgAygLMg8uYWdlbnQudjEuUGhhc2UiEwoRQ3JlYXRlUGxhblN1Y2Nlc3MiIAoPQ3JlYXRlUGxhbkVycm9yEg0KBWVycm9yGAEgASgJIooBChBDcmVhdGVQbGFuUmVzdWx0Ei4KB3N1Y2Nlc3MYASABKAsyGy5hZ2VudC52MS5DcmVhdGVQbGFuU3VjY2Vzc0gAEioKBWVycm9yGAIgASgLMhkuYWdlbnQudjEuQ3JlYXRlUGxhbkVycm9ySAASEAoIcGxhbl91cmkYAyABKAlCCAoGcmVzdWx0IpwBCghUYXNrQXJncxITCgtkZXNjcmlwdGlvbhgBIAEoCRIOCgZwcm9tcHQYAiABKAkSEgoFbW9kZWwYBCABKAlIAIgBARITCgZyZXN1bWUYBSABKAlIAYgBARItCg1zdWJhZ2VudF90eXBlGAMgASgLMhYuYWdlbnQudjEuU3ViYWdlbnRUeXBlQggKBl9tb2RlbEIJCgdfcmVzdW1lImYKClRhc2tSZXN1bHQSKAoHc3VjY2VzcxgBIAEoCzIVLmFnZW50LnYxLlRhc2tTdWNjZXNzSAASJAoFZXJyb3IYAiABKAsyEy5hZ2VudC52MS5UYXNrRXJyb3JIAEIICgZyZXN1bHQiJgoSQXBwbHlBZ2VudERpZmZBcmdzEhAKCGFnZW50X2lkGAEgASgJIokDChJBcHBsaWVkQWdlbnRDaGFuZ2USDAoEcGF0aBgBIAEoCRI8CgtjaGFuZ2VfdHlwZRgCIAEoDjInLmFnZW50LnYxLkFwcGxpZWRBZ2VudENoYW5nZS5DaGFuZ2VUeXBlEhsKDmJlZm9yZV9jb250ZW50GAMgASgJSACIAQESGgoNYWZ0ZXJfY29udGVudBgEIAEoCUgBiAEBEhIKBWVycm9yGAUgASgJSAKIAQESHgoRbWVzc2FnZV9mb3JfbW9kZWwYBiABKAlIA4gBASJ1CgpDaGFuZ2VUeXBlEhsKF0NIQU5HRV9UWVBFX1VOU1BFQ0lGSUVEEAASFwoTQ0hBTkdFX1RZUEVfQ1JFQVRFRBABEhgKFENIQU5HRV9UWVBFX01PRElGSUVEEAISFwoTQ0hBTkdFX1RZUEVfREVMRVRFRBADQhEKD19iZWZvcmVfY29udGVudEIQCg5fYWZ0ZXJfY29udGVudEIICgZfZXJyb3JCFAoSX21lc3NhZ2VfZm9yX21vZGVsIoQBChRBcHBseUFnZW50RGlmZlJlc3VsdBIyCgdzdWNjZXNzGAEgASgLMh8uYWdlbnQudjEuQXBwbHlBZ2VudERpZmZTdWNjZXNzSAASLgoFZXJyb3IYAiABKAsyHS5hZ2VudC52MS5BcHBseUFnZW50RGlmZkVycm9ySABCCAoGcmVzdWx0Ii4KEUFza1F1ZXN0aW9uT3B0aW9uEgoKAmlkGAEgASgJEg0KBWxhYmVsGAIgASgJIncKE0Fza1F1ZXN0aW9uUXVlc3Rpb24SCgoCaWQYASABKAkSDgoGcHJvbXB0GAIgASgJEiwKB29wdGlvbnMYAyADKAsyGy5hZ2VudC52MS5Bc2tRdWVzdGlvbk9wdGlvbhIWCg5hbGxvd19tdWx0aXBsZRgEIAEoCCKKAQoPQXNrUXVlc3Rpb25BcmdzEg0KBXRpdGxlGAEgASgJEjAKCXF1ZXN0aW9ucxgCIAMoCzIdLmFnZW50LnYxLkFza1F1ZXN0aW9uUXVlc3Rpb24SEQoJcnVuX2FzeW5jGAUgASgIEiMKG2FzeW5jX29yaWdpbmFsX3Rvb2xfY2FsbF9pZBgGIAEoCSJcChFBc2tRdWVzdGlvbkFuc3dlchITCgtxdWVzdGlvbl9pZBgBIAEoCRIbChNzZWxlY3RlZF9vcHRpb25faWRzGAIgAygJEhUKDWZyZWVmb3JtX3RleHQYAyABKAkiQgoSQXNrUXVlc3Rpb25TdWNjZXNzEiwKB2Fuc3dlcnMYASADKAsyGy5hZ2VudC52MS5Bc2tRdWVzdGlvbkFuc3dlciIpChBBc2tRdWVzdGlvbkVycm9yEhUKDWVycm9yX21lc3NhZ2UYASABKAkiJQoTQXNrUXVlc3Rpb25SZWplY3RlZBIOCgZyZWFzb24YASABKAkiEgoQQXNrUXVlc3Rpb25Bc3luYyLbAQoRQXNrUXVlc3Rpb25SZXN1bHQSLwoHc3VjY2VzcxgBIAEoCzIcLmFnZW50LnYxLkFza1F1ZXN0aW9uU3VjY2Vzc0gAEisKBWVycm9yGAIgASgLMhouYWdlbnQudjEuQXNrUXVlc3Rpb25FcnJvckgAEjEKCHJlamVjdGVkGAMgASgLMh0uYWdlbnQudjEuQXNrUXVlc3Rpb25SZWplY3RlZEgAEisKBWFzeW5jGAQgASgLMhouYWdlbnQudjEuQXNrUXVlc3Rpb25Bc3luY0gAQggKBnJlc3VsdCJTCg5Td2l0Y2hNb2RlQXJncxIWCg50YXJnZXRfbW9kZV9pZBgBIAEoCRITCgtleHBsYW5hdGlvbhgCIAEoCRIUCgx0b29sX2NhbGxfaWQYAyABKAkiqgEKEFN3aXRjaE1vZGVSZXN1bHQSLgoHc3VjY2VzcxgBIAEoCzIbLmFnZW50LnYxLlN3aXRjaE1vZGVTdWNjZXNzSAASKgoFZXJyb3IYAiABKAsyGS5hZ2VudC52MS5Td2l0Y2hNb2RlRXJyb3JIABIwCghyZWplY3RlZBgDIAEoCzIcLmFnZW50LnYxLlN3aXRjaE1vZGVSZWplY3RlZEgAQggKBnJlc3VsdCKxAQoLUmVmbGVjdEFyZ3MSIgoadW5leHBlY3RlZF9hY3Rpb25fb3V0Y29tZXMYASABKAkSHQoVcmVsZXZhbnRfaW5zdHJ1Y3Rpb25zGAIgASgJEhkKEXNjZW5hcmlvX2FuYWx5c2lzGAMgASgJEhoKEmNyaXRpY2FsX3N5bnRoZXNpcxgEIAEoCRISCgpuZXh0X3N0ZXBzGAUgASgJEhQKDHRvb2xfY2FsbF9pZBgGIAEoCSJvCg1SZWZsZWN0UmVzdWx0EisKB3N1Y2Nlc3MYASABKAsyGC5hZ2VudC52MS5SZWZsZWN0U3VjY2Vzc0gAEicKBWVycm9yGAIgASgLMhYuYWdlbnQudjEuUmVmbGVjdEVycm9ySABCCAoGcmVzdWx0IkgKFlNldHVwVm1FbnZpcm9ubWVudEFyZ3MSFwoPaW5zdGFsbF9jb21tYW5kGAIgASgJEhUKDXN0YXJ0X2NvbW1hbmQYAyABKAkiXAoYU2V0dXBWbUVudmlyb25tZW50UmVzdWx0EjYKB3N1Y2Nlc3MYASABKAsyIy5hZ2VudC52MS5TZXR1cFZtRW52aXJvbm1lbnRTdWNjZXNzSABCCAoGcmVzdWx0IlkKF1N0YXJ0R3JpbmRFeGVjdXRpb25BcmdzEhgKC2V4cGxhbmF0aW9uGAEgASgJSACIAQESFAoMdG9vbF9jYWxsX2lkGAIgASgJQg4KDF9leHBsYW5hdGlvbiKTAQoZU3RhcnRHcmluZEV4ZWN1dGlvblJlc3VsdBI3CgdzdWNjZXNzGAEgASgLMiQuYWdlbnQudjEuU3RhcnRHcmluZEV4ZWN1dGlvblN1Y2Nlc3NIABIzCgVlcnJvchgCIAEoCzIiLmFnZW50LnYxLlN0YXJ0R3JpbmRFeGVjdXRpb25FcnJvckgAQggKBnJlc3VsdCJYChZTdGFydEdyaW5kUGxhbm5pbmdBcmdzEhgKC2V4cGxhbmF0aW9uGAEgASgJSACIAQESFAoMdG9vbF9jYWxsX2lkGAIgASgJQg4KDF9leHBsYW5hdGlvbiKQAQoYU3RhcnRHcmluZFBsYW5uaW5nUmVzdWx0EjYKB3N1Y2Nlc3MYASABKAsyIy5hZ2VudC52MS5TdGFydEdyaW5kUGxhbm5pbmdTdWNjZXNzSAASMgoFZXJyb3IYAiABKAsyIS5hZ2VudC52MS5TdGFydEdyaW5kUGxhbm5pbmdFcnJvckgAQggKBnJlc3VsdCJXChdSZXBvcnRCdWdmaXhSZXN1bHRzQXJncxIPCgdzdW1tYXJ5GAEgASgJEisKB3Jlc3VsdHMYAiADKAsyGi5hZ2VudC52MS5CdWdmaXhSZXN1bHRJdGVtIpMBChlSZXBvcnRCdWdmaXhSZXN1bHRzUmVzdWx0EjcKB3N1Y2Nlc3MYASABKAsyJC5hZ2VudC52MS5SZXBvcnRCdWdmaXhSZXN1bHRzU3VjY2Vzc0gAEjMKBWVycm9yGAIgASgLMiIuYWdlbnQudjEuUmVwb3J0QnVnZml4UmVzdWx0c0Vycm9ySABCCAoGcmVzdWx0IhcKFVRydW5jYXRlZFRvb2xDYWxsQXJncyKNAQoXVHJ1bmNhdGVkVG9vbENhbGxSZXN1bHQSNQoHc3VjY2VzcxgBIAEoCzIiLmFnZW50LnYxLlRydW5jYXRlZFRvb2xDYWxsU3VjY2Vzc0gAEjEKBWVycm9yGAIgASgLMiAuYWdlbnQudjEuVHJ1bmNhdGVkVG9vbENhbGxFcnJvckgAQggKBnJlc3VsdCJbChNBcHBseUFnZW50RGlmZkVycm9yEg0KBWVycm9yGAEgASgJEjUKD2FwcGxpZWRfY2hhbmdlcxgCIAMoCzIcLmFnZW50LnYxLkFwcGxpZWRBZ2VudENoYW5nZSJOChVBcHBseUFnZW50RGlmZlN1Y2Nlc3MSNQoPYXBwbGllZF9jaGFuZ2VzGAEgAygLMhwuYWdlbnQudjEuQXBwbGllZEFnZW50Q2hhbmdlIjgKBVBoYXNlEgwKBG5hbWUYASABKAkSIQoFdG9kb3MYAiADKAsyEi5hZ2VudC52MS5Ub2RvSXRlbWIGcHJvdG8z", [file_agent_v1_tool_args, file_agent_v1_tool_results]);
 
 /**
- * `phases = 6` exists but its type is unknown, so it is not declared here.
- *
  * @generated from message agent.v1.CreatePlanArgs
  */
 export type CreatePlanArgs = Message<"agent.v1.CreatePlanArgs"> & {
@@ -48,6 +48,11 @@ export type CreatePlanArgs = Message<"agent.v1.CreatePlanArgs"> & {
    * @generated from field: bool is_project = 5;
    */
   isProject: boolean;
+
+  /**
+   * @generated from field: repeated agent.v1.Phase phases = 6;
+   */
+  phases: Phase[];
 };
 
 /**
@@ -122,8 +127,6 @@ export const CreatePlanResultSchema: GenMessage<CreatePlanResult> = /*@__PURE__*
   messageDesc(file_agent_v1_agentic_tool_args, 3);
 
 /**
- * `subagent_type = 3 (SubagentType)` exists but its shape is unknown, so it is not declared here.
- *
  * @generated from message agent.v1.TaskArgs
  */
 export type TaskArgs = Message<"agent.v1.TaskArgs"> & {
@@ -148,6 +151,11 @@ export type TaskArgs = Message<"agent.v1.TaskArgs"> & {
    * @generated from field: optional string resume = 5;
    */
   resume?: string | undefined;
+
+  /**
+   * @generated from field: agent.v1.SubagentType subagent_type = 3;
+   */
+  subagentType?: SubagentType | undefined;
 };
 
 /**
@@ -158,11 +166,25 @@ export const TaskArgsSchema: GenMessage<TaskArgs> = /*@__PURE__*/
   messageDesc(file_agent_v1_agentic_tool_args, 4);
 
 /**
- * Shape unknown: the reference gives no fields for the task result.
- *
  * @generated from message agent.v1.TaskResult
  */
 export type TaskResult = Message<"agent.v1.TaskResult"> & {
+  /**
+   * @generated from oneof agent.v1.TaskResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.TaskSuccess success = 1;
+     */
+    value: TaskSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.TaskError error = 2;
+     */
+    value: TaskError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -190,11 +212,38 @@ export const ApplyAgentDiffArgsSchema: GenMessage<ApplyAgentDiffArgs> = /*@__PUR
   messageDesc(file_agent_v1_agentic_tool_args, 6);
 
 /**
- * Only the nested enum is known; the fields of AppliedAgentChange are not given.
- *
  * @generated from message agent.v1.AppliedAgentChange
  */
 export type AppliedAgentChange = Message<"agent.v1.AppliedAgentChange"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: agent.v1.AppliedAgentChange.ChangeType change_type = 2;
+   */
+  changeType: AppliedAgentChange_ChangeType;
+
+  /**
+   * @generated from field: optional string before_content = 3;
+   */
+  beforeContent?: string | undefined;
+
+  /**
+   * @generated from field: optional string after_content = 4;
+   */
+  afterContent?: string | undefined;
+
+  /**
+   * @generated from field: optional string error = 5;
+   */
+  error?: string | undefined;
+
+  /**
+   * @generated from field: optional string message_for_model = 6;
+   */
+  messageForModel?: string | undefined;
 };
 
 /**
@@ -236,11 +285,25 @@ export const AppliedAgentChange_ChangeTypeSchema: GenEnum<AppliedAgentChange_Cha
   enumDesc(file_agent_v1_agentic_tool_args, 7, 0);
 
 /**
- * Shape unknown: the reference gives no fields for the apply-agent-diff result.
- *
  * @generated from message agent.v1.ApplyAgentDiffResult
  */
 export type ApplyAgentDiffResult = Message<"agent.v1.ApplyAgentDiffResult"> & {
+  /**
+   * @generated from oneof agent.v1.ApplyAgentDiffResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.ApplyAgentDiffSuccess success = 1;
+     */
+    value: ApplyAgentDiffSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.ApplyAgentDiffError error = 2;
+     */
+    value: ApplyAgentDiffError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -496,11 +559,31 @@ export const SwitchModeArgsSchema: GenMessage<SwitchModeArgs> = /*@__PURE__*/
   messageDesc(file_agent_v1_agentic_tool_args, 18);
 
 /**
- * Shape unknown: the reference gives no fields for the switch-mode result.
- *
  * @generated from message agent.v1.SwitchModeResult
  */
 export type SwitchModeResult = Message<"agent.v1.SwitchModeResult"> & {
+  /**
+   * @generated from oneof agent.v1.SwitchModeResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.SwitchModeSuccess success = 1;
+     */
+    value: SwitchModeSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.SwitchModeError error = 2;
+     */
+    value: SwitchModeError;
+    case: "error";
+  } | {
+    /**
+     * @generated from field: agent.v1.SwitchModeRejected rejected = 3;
+     */
+    value: SwitchModeRejected;
+    case: "rejected";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -511,11 +594,38 @@ export const SwitchModeResultSchema: GenMessage<SwitchModeResult> = /*@__PURE__*
   messageDesc(file_agent_v1_agentic_tool_args, 19);
 
 /**
- * Shape unknown: the reference gives no fields for the reflect tool.
- *
  * @generated from message agent.v1.ReflectArgs
  */
 export type ReflectArgs = Message<"agent.v1.ReflectArgs"> & {
+  /**
+   * @generated from field: string unexpected_action_outcomes = 1;
+   */
+  unexpectedActionOutcomes: string;
+
+  /**
+   * @generated from field: string relevant_instructions = 2;
+   */
+  relevantInstructions: string;
+
+  /**
+   * @generated from field: string scenario_analysis = 3;
+   */
+  scenarioAnalysis: string;
+
+  /**
+   * @generated from field: string critical_synthesis = 4;
+   */
+  criticalSynthesis: string;
+
+  /**
+   * @generated from field: string next_steps = 5;
+   */
+  nextSteps: string;
+
+  /**
+   * @generated from field: string tool_call_id = 6;
+   */
+  toolCallId: string;
 };
 
 /**
@@ -526,11 +636,25 @@ export const ReflectArgsSchema: GenMessage<ReflectArgs> = /*@__PURE__*/
   messageDesc(file_agent_v1_agentic_tool_args, 20);
 
 /**
- * Shape unknown: the reference gives no fields for the reflect tool.
- *
  * @generated from message agent.v1.ReflectResult
  */
 export type ReflectResult = Message<"agent.v1.ReflectResult"> & {
+  /**
+   * @generated from oneof agent.v1.ReflectResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.ReflectSuccess success = 1;
+     */
+    value: ReflectSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.ReflectError error = 2;
+     */
+    value: ReflectError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -563,11 +687,19 @@ export const SetupVmEnvironmentArgsSchema: GenMessage<SetupVmEnvironmentArgs> = 
   messageDesc(file_agent_v1_agentic_tool_args, 22);
 
 /**
- * Shape unknown: the reference gives no fields for the setup-VM result.
- *
  * @generated from message agent.v1.SetupVmEnvironmentResult
  */
 export type SetupVmEnvironmentResult = Message<"agent.v1.SetupVmEnvironmentResult"> & {
+  /**
+   * @generated from oneof agent.v1.SetupVmEnvironmentResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.SetupVmEnvironmentSuccess success = 1;
+     */
+    value: SetupVmEnvironmentSuccess;
+    case: "success";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -600,11 +732,25 @@ export const StartGrindExecutionArgsSchema: GenMessage<StartGrindExecutionArgs> 
   messageDesc(file_agent_v1_agentic_tool_args, 24);
 
 /**
- * Shape unknown: the reference gives no fields for this result.
- *
  * @generated from message agent.v1.StartGrindExecutionResult
  */
 export type StartGrindExecutionResult = Message<"agent.v1.StartGrindExecutionResult"> & {
+  /**
+   * @generated from oneof agent.v1.StartGrindExecutionResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.StartGrindExecutionSuccess success = 1;
+     */
+    value: StartGrindExecutionSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.StartGrindExecutionError error = 2;
+     */
+    value: StartGrindExecutionError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -637,11 +783,25 @@ export const StartGrindPlanningArgsSchema: GenMessage<StartGrindPlanningArgs> = 
   messageDesc(file_agent_v1_agentic_tool_args, 26);
 
 /**
- * Shape unknown: the reference gives no fields for this result.
- *
  * @generated from message agent.v1.StartGrindPlanningResult
  */
 export type StartGrindPlanningResult = Message<"agent.v1.StartGrindPlanningResult"> & {
+  /**
+   * @generated from oneof agent.v1.StartGrindPlanningResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.StartGrindPlanningSuccess success = 1;
+     */
+    value: StartGrindPlanningSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.StartGrindPlanningError error = 2;
+     */
+    value: StartGrindPlanningError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -652,11 +812,18 @@ export const StartGrindPlanningResultSchema: GenMessage<StartGrindPlanningResult
   messageDesc(file_agent_v1_agentic_tool_args, 27);
 
 /**
- * Shape unknown: the reference gives no fields (BugfixVerdict is presumably used here).
- *
  * @generated from message agent.v1.ReportBugfixResultsArgs
  */
 export type ReportBugfixResultsArgs = Message<"agent.v1.ReportBugfixResultsArgs"> & {
+  /**
+   * @generated from field: string summary = 1;
+   */
+  summary: string;
+
+  /**
+   * @generated from field: repeated agent.v1.BugfixResultItem results = 2;
+   */
+  results: BugfixResultItem[];
 };
 
 /**
@@ -667,11 +834,25 @@ export const ReportBugfixResultsArgsSchema: GenMessage<ReportBugfixResultsArgs> 
   messageDesc(file_agent_v1_agentic_tool_args, 28);
 
 /**
- * Shape unknown: the reference gives no fields for this result.
- *
  * @generated from message agent.v1.ReportBugfixResultsResult
  */
 export type ReportBugfixResultsResult = Message<"agent.v1.ReportBugfixResultsResult"> & {
+  /**
+   * @generated from oneof agent.v1.ReportBugfixResultsResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.ReportBugfixResultsSuccess success = 1;
+     */
+    value: ReportBugfixResultsSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.ReportBugfixResultsError error = 2;
+     */
+    value: ReportBugfixResultsError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -695,11 +876,25 @@ export const TruncatedToolCallArgsSchema: GenMessage<TruncatedToolCallArgs> = /*
   messageDesc(file_agent_v1_agentic_tool_args, 30);
 
 /**
- * Shape unknown: the reference gives no fields for the truncated-call result.
- *
  * @generated from message agent.v1.TruncatedToolCallResult
  */
 export type TruncatedToolCallResult = Message<"agent.v1.TruncatedToolCallResult"> & {
+  /**
+   * @generated from oneof agent.v1.TruncatedToolCallResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.TruncatedToolCallSuccess success = 1;
+     */
+    value: TruncatedToolCallSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.TruncatedToolCallError error = 2;
+     */
+    value: TruncatedToolCallError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -708,4 +903,67 @@ export type TruncatedToolCallResult = Message<"agent.v1.TruncatedToolCallResult"
  */
 export const TruncatedToolCallResultSchema: GenMessage<TruncatedToolCallResult> = /*@__PURE__*/
   messageDesc(file_agent_v1_agentic_tool_args, 31);
+
+/**
+ * From cursor-protocol-addendum.md (the newer agent.v1 schema).
+ *
+ * @generated from message agent.v1.ApplyAgentDiffError
+ */
+export type ApplyAgentDiffError = Message<"agent.v1.ApplyAgentDiffError"> & {
+  /**
+   * @generated from field: string error = 1;
+   */
+  error: string;
+
+  /**
+   * @generated from field: repeated agent.v1.AppliedAgentChange applied_changes = 2;
+   */
+  appliedChanges: AppliedAgentChange[];
+};
+
+/**
+ * Describes the message agent.v1.ApplyAgentDiffError.
+ * Use `create(ApplyAgentDiffErrorSchema)` to create a new message.
+ */
+export const ApplyAgentDiffErrorSchema: GenMessage<ApplyAgentDiffError> = /*@__PURE__*/
+  messageDesc(file_agent_v1_agentic_tool_args, 32);
+
+/**
+ * @generated from message agent.v1.ApplyAgentDiffSuccess
+ */
+export type ApplyAgentDiffSuccess = Message<"agent.v1.ApplyAgentDiffSuccess"> & {
+  /**
+   * @generated from field: repeated agent.v1.AppliedAgentChange applied_changes = 1;
+   */
+  appliedChanges: AppliedAgentChange[];
+};
+
+/**
+ * Describes the message agent.v1.ApplyAgentDiffSuccess.
+ * Use `create(ApplyAgentDiffSuccessSchema)` to create a new message.
+ */
+export const ApplyAgentDiffSuccessSchema: GenMessage<ApplyAgentDiffSuccess> = /*@__PURE__*/
+  messageDesc(file_agent_v1_agentic_tool_args, 33);
+
+/**
+ * @generated from message agent.v1.Phase
+ */
+export type Phase = Message<"agent.v1.Phase"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: repeated agent.v1.TodoItem todos = 2;
+   */
+  todos: TodoItem[];
+};
+
+/**
+ * Describes the message agent.v1.Phase.
+ * Use `create(PhaseSchema)` to create a new message.
+ */
+export const PhaseSchema: GenMessage<Phase> = /*@__PURE__*/
+  messageDesc(file_agent_v1_agentic_tool_args, 34);
 

@@ -318,6 +318,9 @@ export const ExecClientMessageSchema: GenMessage<ExecClientMessage> = /*@__PURE_
   messageDesc(file_agent_v1_exec, 1);
 
 /**
+ * ExecStreamClose / ExecThrow / ExecHeartbeat are the addendum's ExecClientStreamClose / ExecClientThrow /
+ * ExecClientHeartbeat.
+ *
  * @generated from message agent.v1.ExecStreamClose
  */
 export type ExecStreamClose = Message<"agent.v1.ExecStreamClose"> & {

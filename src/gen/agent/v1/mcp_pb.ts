@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agent/v1/mcp.proto.
  */
 export const file_agent_v1_mcp: GenFile = /*@__PURE__*/
-  fileDesc("ChJhZ2VudC92MS9tY3AucHJvdG8SCGFnZW50LnYxInwKEU1jcFRvb2xEZWZpbml0aW9uEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSFAoMaW5wdXRfc2NoZW1hGAMgASgMEhsKE3Byb3ZpZGVyX2lkZW50aWZpZXIYBCABKAkSEQoJdG9vbF9uYW1lGAUgASgJIjoKCE1jcFRvb2xzEi4KCW1jcF90b29scxgBIAMoCzIbLmFnZW50LnYxLk1jcFRvb2xEZWZpbml0aW9uIjwKD01jcEluc3RydWN0aW9ucxITCgtzZXJ2ZXJfbmFtZRgBIAEoCRIUCgxpbnN0cnVjdGlvbnMYAiABKAkiWAoRTWNwVG9vbERlc2NyaXB0b3ISEQoJdG9vbF9uYW1lGAEgASgJEhwKD2RlZmluaXRpb25fcGF0aBgCIAEoCUgAiAEBQhIKEF9kZWZpbml0aW9uX3BhdGgi1wEKDU1jcERlc2NyaXB0b3ISEwoLc2VydmVyX25hbWUYASABKAkSGQoRc2VydmVyX2lkZW50aWZpZXIYAiABKAkSGAoLZm9sZGVyX3BhdGgYAyABKAlIAIgBARIkChdzZXJ2ZXJfdXNlX2luc3RydWN0aW9ucxgEIAEoCUgBiAEBEioKBXRvb2xzGAUgAygLMhsuYWdlbnQudjEuTWNwVG9vbERlc2NyaXB0b3JCDgoMX2ZvbGRlcl9wYXRoQhoKGF9zZXJ2ZXJfdXNlX2luc3RydWN0aW9ucyJ4ChRNY3BGaWxlU3lzdGVtT3B0aW9ucxIPCgdlbmFibGVkGAEgASgIEh0KFXdvcmtzcGFjZV9wcm9qZWN0X2RpchgCIAEoCRIwCg9tY3BfZGVzY3JpcHRvcnMYAyADKAsyFy5hZ2VudC52MS5NY3BEZXNjcmlwdG9yIrUBCgdNY3BBcmdzEgwKBG5hbWUYASABKAkSKQoEYXJncxgCIAMoCzIbLmFnZW50LnYxLk1jcEFyZ3MuQXJnc0VudHJ5EhQKDHRvb2xfY2FsbF9pZBgDIAEoCRIbChNwcm92aWRlcl9pZGVudGlmaWVyGAQgASgJEhEKCXRvb2xfbmFtZRgFIAEoCRorCglBcmdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgMOgI4ASJqCg5NY3BUZXh0Q29udGVudBIMCgR0ZXh0GAEgASgJEjYKD291dHB1dF9sb2NhdGlvbhgCIAEoCzIYLmFnZW50LnYxLk91dHB1dExvY2F0aW9uSACIAQFCEgoQX291dHB1dF9sb2NhdGlvbiIyCg9NY3BJbWFnZUNvbnRlbnQSDAoEZGF0YRgBIAEoDBIRCgltaW1lX3R5cGUYAiABKAkiewoYTWNwVG9vbFJlc3VsdENvbnRlbnRJdGVtEigKBHRleHQYASABKAsyGC5hZ2VudC52MS5NY3BUZXh0Q29udGVudEgAEioKBWltYWdlGAIgASgLMhkuYWdlbnQudjEuTWNwSW1hZ2VDb250ZW50SABCCQoHY29udGVudCJTCgpNY3BTdWNjZXNzEjMKB2NvbnRlbnQYASADKAsyIi5hZ2VudC52MS5NY3BUb29sUmVzdWx0Q29udGVudEl0ZW0SEAoIaXNfZXJyb3IYAiABKAgiGQoITWNwRXJyb3ISDQoFZXJyb3IYASABKAkiMgoLTWNwUmVqZWN0ZWQSDgoGcmVhc29uGAEgASgJEhMKC2lzX3JlYWRvbmx5GAIgASgIIjkKE01jcFBlcm1pc3Npb25EZW5pZWQSDQoFZXJyb3IYASABKAkSEwoLaXNfcmVhZG9ubHkYAiABKAgiOAoPTWNwVG9vbE5vdEZvdW5kEgwKBG5hbWUYASABKAkSFwoPYXZhaWxhYmxlX3Rvb2xzGAIgAygJIv8BCglNY3BSZXN1bHQSJwoHc3VjY2VzcxgBIAEoCzIULmFnZW50LnYxLk1jcFN1Y2Nlc3NIABIjCgVlcnJvchgCIAEoCzISLmFnZW50LnYxLk1jcEVycm9ySAASKQoIcmVqZWN0ZWQYAyABKAsyFS5hZ2VudC52MS5NY3BSZWplY3RlZEgAEjoKEXBlcm1pc3Npb25fZGVuaWVkGAQgASgLMh0uYWdlbnQudjEuTWNwUGVybWlzc2lvbkRlbmllZEgAEjMKDnRvb2xfbm90X2ZvdW5kGAUgASgLMhkuYWdlbnQudjEuTWNwVG9vbE5vdEZvdW5kSABCCAoGcmVzdWx0IjoKGExpc3RNY3BSZXNvdXJjZXNFeGVjQXJncxITCgZzZXJ2ZXIYASABKAlIAIgBAUIJCgdfc2VydmVyIhkKF0xpc3RNY3BSZXNvdXJjZXNTdWNjZXNzIiYKFUxpc3RNY3BSZXNvdXJjZXNFcnJvchINCgVlcnJvchgCIAEoCSKOAQoaTGlzdE1jcFJlc291cmNlc0V4ZWNSZXN1bHQSNAoHc3VjY2VzcxgBIAEoCzIhLmFnZW50LnYxLkxpc3RNY3BSZXNvdXJjZXNTdWNjZXNzSAASMAoFZXJyb3IYAiABKAsyHy5hZ2VudC52MS5MaXN0TWNwUmVzb3VyY2VzRXJyb3JIAEIICgZyZXN1bHQiZAoXUmVhZE1jcFJlc291cmNlRXhlY0FyZ3MSDgoGc2VydmVyGAEgASgJEgsKA3VyaRgCIAEoCRIaCg1kb3dubG9hZF9wYXRoGAMgASgJSACIAQFCEAoOX2Rvd25sb2FkX3BhdGgiGAoWUmVhZE1jcFJlc291cmNlU3VjY2VzcyIlChRSZWFkTWNwUmVzb3VyY2VFcnJvchINCgVlcnJvchgCIAEoCSKLAQoZUmVhZE1jcFJlc291cmNlRXhlY1Jlc3VsdBIzCgdzdWNjZXNzGAEgASgLMiAuYWdlbnQudjEuUmVhZE1jcFJlc291cmNlU3VjY2Vzc0gAEi8KBWVycm9yGAIgASgLMh4uYWdlbnQudjEuUmVhZE1jcFJlc291cmNlRXJyb3JIAEIICgZyZXN1bHRiBnByb3RvMw", [file_agent_v1_common]);
+  fileDesc("ChJhZ2VudC92MS9tY3AucHJvdG8SCGFnZW50LnYxInwKEU1jcFRvb2xEZWZpbml0aW9uEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSFAoMaW5wdXRfc2NoZW1hGAMgASgMEhsKE3Byb3ZpZGVyX2lkZW50aWZpZXIYBCABKAkSEQoJdG9vbF9uYW1lGAUgASgJIjoKCE1jcFRvb2xzEi4KCW1jcF90b29scxgBIAMoCzIbLmFnZW50LnYxLk1jcFRvb2xEZWZpbml0aW9uIjwKD01jcEluc3RydWN0aW9ucxITCgtzZXJ2ZXJfbmFtZRgBIAEoCRIUCgxpbnN0cnVjdGlvbnMYAiABKAkiWAoRTWNwVG9vbERlc2NyaXB0b3ISEQoJdG9vbF9uYW1lGAEgASgJEhwKD2RlZmluaXRpb25fcGF0aBgCIAEoCUgAiAEBQhIKEF9kZWZpbml0aW9uX3BhdGgi1wEKDU1jcERlc2NyaXB0b3ISEwoLc2VydmVyX25hbWUYASABKAkSGQoRc2VydmVyX2lkZW50aWZpZXIYAiABKAkSGAoLZm9sZGVyX3BhdGgYAyABKAlIAIgBARIkChdzZXJ2ZXJfdXNlX2luc3RydWN0aW9ucxgEIAEoCUgBiAEBEioKBXRvb2xzGAUgAygLMhsuYWdlbnQudjEuTWNwVG9vbERlc2NyaXB0b3JCDgoMX2ZvbGRlcl9wYXRoQhoKGF9zZXJ2ZXJfdXNlX2luc3RydWN0aW9ucyJ4ChRNY3BGaWxlU3lzdGVtT3B0aW9ucxIPCgdlbmFibGVkGAEgASgIEh0KFXdvcmtzcGFjZV9wcm9qZWN0X2RpchgCIAEoCRIwCg9tY3BfZGVzY3JpcHRvcnMYAyADKAsyFy5hZ2VudC52MS5NY3BEZXNjcmlwdG9yIrUBCgdNY3BBcmdzEgwKBG5hbWUYASABKAkSKQoEYXJncxgCIAMoCzIbLmFnZW50LnYxLk1jcEFyZ3MuQXJnc0VudHJ5EhQKDHRvb2xfY2FsbF9pZBgDIAEoCRIbChNwcm92aWRlcl9pZGVudGlmaWVyGAQgASgJEhEKCXRvb2xfbmFtZRgFIAEoCRorCglBcmdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgMOgI4ASJqCg5NY3BUZXh0Q29udGVudBIMCgR0ZXh0GAEgASgJEjYKD291dHB1dF9sb2NhdGlvbhgCIAEoCzIYLmFnZW50LnYxLk91dHB1dExvY2F0aW9uSACIAQFCEgoQX291dHB1dF9sb2NhdGlvbiIyCg9NY3BJbWFnZUNvbnRlbnQSDAoEZGF0YRgBIAEoDBIRCgltaW1lX3R5cGUYAiABKAkiewoYTWNwVG9vbFJlc3VsdENvbnRlbnRJdGVtEigKBHRleHQYASABKAsyGC5hZ2VudC52MS5NY3BUZXh0Q29udGVudEgAEioKBWltYWdlGAIgASgLMhkuYWdlbnQudjEuTWNwSW1hZ2VDb250ZW50SABCCQoHY29udGVudCJTCgpNY3BTdWNjZXNzEjMKB2NvbnRlbnQYASADKAsyIi5hZ2VudC52MS5NY3BUb29sUmVzdWx0Q29udGVudEl0ZW0SEAoIaXNfZXJyb3IYAiABKAgiGQoITWNwRXJyb3ISDQoFZXJyb3IYASABKAkiMgoLTWNwUmVqZWN0ZWQSDgoGcmVhc29uGAEgASgJEhMKC2lzX3JlYWRvbmx5GAIgASgIIjkKE01jcFBlcm1pc3Npb25EZW5pZWQSDQoFZXJyb3IYASABKAkSEwoLaXNfcmVhZG9ubHkYAiABKAgiOAoPTWNwVG9vbE5vdEZvdW5kEgwKBG5hbWUYASABKAkSFwoPYXZhaWxhYmxlX3Rvb2xzGAIgAygJIv8BCglNY3BSZXN1bHQSJwoHc3VjY2VzcxgBIAEoCzIULmFnZW50LnYxLk1jcFN1Y2Nlc3NIABIjCgVlcnJvchgCIAEoCzISLmFnZW50LnYxLk1jcEVycm9ySAASKQoIcmVqZWN0ZWQYAyABKAsyFS5hZ2VudC52MS5NY3BSZWplY3RlZEgAEjoKEXBlcm1pc3Npb25fZGVuaWVkGAQgASgLMh0uYWdlbnQudjEuTWNwUGVybWlzc2lvbkRlbmllZEgAEjMKDnRvb2xfbm90X2ZvdW5kGAUgASgLMhkuYWdlbnQudjEuTWNwVG9vbE5vdEZvdW5kSABCCAoGcmVzdWx0IjoKGExpc3RNY3BSZXNvdXJjZXNFeGVjQXJncxITCgZzZXJ2ZXIYASABKAlIAIgBAUIJCgdfc2VydmVyIkMKF0xpc3RNY3BSZXNvdXJjZXNTdWNjZXNzEigKCXJlc291cmNlcxgBIAMoCzIVLmFnZW50LnYxLk1jcFJlc291cmNlIiYKFUxpc3RNY3BSZXNvdXJjZXNFcnJvchINCgVlcnJvchgBIAEoCSLGAQoaTGlzdE1jcFJlc291cmNlc0V4ZWNSZXN1bHQSNAoHc3VjY2VzcxgBIAEoCzIhLmFnZW50LnYxLkxpc3RNY3BSZXNvdXJjZXNTdWNjZXNzSAASMAoFZXJyb3IYAiABKAsyHy5hZ2VudC52MS5MaXN0TWNwUmVzb3VyY2VzRXJyb3JIABI2CghyZWplY3RlZBgDIAEoCzIiLmFnZW50LnYxLkxpc3RNY3BSZXNvdXJjZXNSZWplY3RlZEgAQggKBnJlc3VsdCJkChdSZWFkTWNwUmVzb3VyY2VFeGVjQXJncxIOCgZzZXJ2ZXIYASABKAkSCwoDdXJpGAIgASgJEhoKDWRvd25sb2FkX3BhdGgYAyABKAlIAIgBAUIQCg5fZG93bmxvYWRfcGF0aCLmAgoWUmVhZE1jcFJlc291cmNlU3VjY2VzcxILCgN1cmkYASABKAkSEQoEbmFtZRgCIAEoCUgBiAEBEhgKC2Rlc2NyaXB0aW9uGAMgASgJSAKIAQESFgoJbWltZV90eXBlGAQgASgJSAOIAQESRgoLYW5ub3RhdGlvbnMYByADKAsyMS5hZ2VudC52MS5SZWFkTWNwUmVzb3VyY2VTdWNjZXNzLkFubm90YXRpb25zRW50cnkSGgoNZG93bmxvYWRfcGF0aBgIIAEoCUgEiAEBEg4KBHRleHQYBSABKAlIABIOCgRibG9iGAYgASgMSAAaMgoQQW5ub3RhdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgkKB2NvbnRlbnRCBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uQgwKCl9taW1lX3R5cGVCEAoOX2Rvd25sb2FkX3BhdGgiMgoUUmVhZE1jcFJlc291cmNlRXJyb3ISDQoFZXJyb3IYAiABKAkSCwoDdXJpGAEgASgJIvoBChlSZWFkTWNwUmVzb3VyY2VFeGVjUmVzdWx0EjMKB3N1Y2Nlc3MYASABKAsyIC5hZ2VudC52MS5SZWFkTWNwUmVzb3VyY2VTdWNjZXNzSAASLwoFZXJyb3IYAiABKAsyHi5hZ2VudC52MS5SZWFkTWNwUmVzb3VyY2VFcnJvckgAEjUKCHJlamVjdGVkGAMgASgLMiEuYWdlbnQudjEuUmVhZE1jcFJlc291cmNlUmVqZWN0ZWRIABI2Cglub3RfZm91bmQYBCABKAsyIS5hZ2VudC52MS5SZWFkTWNwUmVzb3VyY2VOb3RGb3VuZEgAQggKBnJlc3VsdCIqChhMaXN0TWNwUmVzb3VyY2VzUmVqZWN0ZWQSDgoGcmVhc29uGAEgASgJIocCCgtNY3BSZXNvdXJjZRILCgN1cmkYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAMgASgJSAGIAQESFgoJbWltZV90eXBlGAQgASgJSAKIAQESDgoGc2VydmVyGAUgASgJEjsKC2Fubm90YXRpb25zGAYgAygLMiYuYWdlbnQudjEuTWNwUmVzb3VyY2UuQW5ub3RhdGlvbnNFbnRyeRoyChBBbm5vdGF0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uQgwKCl9taW1lX3R5cGUiJgoXUmVhZE1jcFJlc291cmNlTm90Rm91bmQSCwoDdXJpGAEgASgJIjYKF1JlYWRNY3BSZXNvdXJjZVJlamVjdGVkEgsKA3VyaRgBIAEoCRIOCgZyZWFzb24YAiABKAliBnByb3RvMw", [file_agent_v1_common]);
 
 /**
  * A client tool declaration (§5.2).
@@ -405,7 +405,7 @@ export const McpToolNotFoundSchema: GenMessage<McpToolNotFound> = /*@__PURE__*/
   messageDesc(file_agent_v1_mcp, 14);
 
 /**
- * Result of exec `mcp_args` (ExecClientMessage.mcp_result = 11); also the result of ToolCall.mcp_tool_call, which the
+ * The addendum's McpToolResult (its McpToolError is our McpError). Result of exec `mcp_args` (ExecClientMessage.mcp_result = 11); also the result of ToolCall.mcp_tool_call, which the
  * reference calls McpToolResult with cases 1-4 (same numbers).
  *
  * @generated from message agent.v1.McpResult
@@ -474,11 +474,13 @@ export const ListMcpResourcesExecArgsSchema: GenMessage<ListMcpResourcesExecArgs
   messageDesc(file_agent_v1_mcp, 16);
 
 /**
- * Shape unknown: the reference lists no fields (the capture shows an empty success).
- *
  * @generated from message agent.v1.ListMcpResourcesSuccess
  */
 export type ListMcpResourcesSuccess = Message<"agent.v1.ListMcpResourcesSuccess"> & {
+  /**
+   * @generated from field: repeated agent.v1.McpResource resources = 1;
+   */
+  resources: McpResource[];
 };
 
 /**
@@ -489,13 +491,11 @@ export const ListMcpResourcesSuccessSchema: GenMessage<ListMcpResourcesSuccess> 
   messageDesc(file_agent_v1_mcp, 17);
 
 /**
- * Shape assumed to match ReadMcpResourceError (error text in field 2); not given by the reference.
- *
  * @generated from message agent.v1.ListMcpResourcesError
  */
 export type ListMcpResourcesError = Message<"agent.v1.ListMcpResourcesError"> & {
   /**
-   * @generated from field: string error = 2;
+   * @generated from field: string error = 1;
    */
   error: string;
 };
@@ -526,6 +526,12 @@ export type ListMcpResourcesExecResult = Message<"agent.v1.ListMcpResourcesExecR
      */
     value: ListMcpResourcesError;
     case: "error";
+  } | {
+    /**
+     * @generated from field: agent.v1.ListMcpResourcesRejected rejected = 3;
+     */
+    value: ListMcpResourcesRejected;
+    case: "rejected";
   } | { case: undefined; value?: undefined };
 };
 
@@ -566,11 +572,55 @@ export const ReadMcpResourceExecArgsSchema: GenMessage<ReadMcpResourceExecArgs> 
   messageDesc(file_agent_v1_mcp, 20);
 
 /**
- * Shape unknown: the reference lists no fields.
- *
  * @generated from message agent.v1.ReadMcpResourceSuccess
  */
 export type ReadMcpResourceSuccess = Message<"agent.v1.ReadMcpResourceSuccess"> & {
+  /**
+   * @generated from field: string uri = 1;
+   */
+  uri: string;
+
+  /**
+   * @generated from field: optional string name = 2;
+   */
+  name?: string | undefined;
+
+  /**
+   * @generated from field: optional string description = 3;
+   */
+  description?: string | undefined;
+
+  /**
+   * @generated from field: optional string mime_type = 4;
+   */
+  mimeType?: string | undefined;
+
+  /**
+   * @generated from field: map<string, string> annotations = 7;
+   */
+  annotations: { [key: string]: string };
+
+  /**
+   * @generated from field: optional string download_path = 8;
+   */
+  downloadPath?: string | undefined;
+
+  /**
+   * @generated from oneof agent.v1.ReadMcpResourceSuccess.content
+   */
+  content: {
+    /**
+     * @generated from field: string text = 5;
+     */
+    value: string;
+    case: "text";
+  } | {
+    /**
+     * @generated from field: bytes blob = 6;
+     */
+    value: Uint8Array;
+    case: "blob";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -581,8 +631,6 @@ export const ReadMcpResourceSuccessSchema: GenMessage<ReadMcpResourceSuccess> = 
   messageDesc(file_agent_v1_mcp, 21);
 
 /**
- * Error text sits in field 2 (seen in the 2026-01-26 capture); field 1 is unknown and never observed.
- *
  * @generated from message agent.v1.ReadMcpResourceError
  */
 export type ReadMcpResourceError = Message<"agent.v1.ReadMcpResourceError"> & {
@@ -590,6 +638,11 @@ export type ReadMcpResourceError = Message<"agent.v1.ReadMcpResourceError"> & {
    * @generated from field: string error = 2;
    */
   error: string;
+
+  /**
+   * @generated from field: string uri = 1;
+   */
+  uri: string;
 };
 
 /**
@@ -618,6 +671,18 @@ export type ReadMcpResourceExecResult = Message<"agent.v1.ReadMcpResourceExecRes
      */
     value: ReadMcpResourceError;
     case: "error";
+  } | {
+    /**
+     * @generated from field: agent.v1.ReadMcpResourceRejected rejected = 3;
+     */
+    value: ReadMcpResourceRejected;
+    case: "rejected";
+  } | {
+    /**
+     * @generated from field: agent.v1.ReadMcpResourceNotFound not_found = 4;
+     */
+    value: ReadMcpResourceNotFound;
+    case: "notFound";
   } | { case: undefined; value?: undefined };
 };
 
@@ -627,4 +692,104 @@ export type ReadMcpResourceExecResult = Message<"agent.v1.ReadMcpResourceExecRes
  */
 export const ReadMcpResourceExecResultSchema: GenMessage<ReadMcpResourceExecResult> = /*@__PURE__*/
   messageDesc(file_agent_v1_mcp, 23);
+
+/**
+ * From cursor-protocol-addendum.md (the newer agent.v1 schema).
+ *
+ * @generated from message agent.v1.ListMcpResourcesRejected
+ */
+export type ListMcpResourcesRejected = Message<"agent.v1.ListMcpResourcesRejected"> & {
+  /**
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agent.v1.ListMcpResourcesRejected.
+ * Use `create(ListMcpResourcesRejectedSchema)` to create a new message.
+ */
+export const ListMcpResourcesRejectedSchema: GenMessage<ListMcpResourcesRejected> = /*@__PURE__*/
+  messageDesc(file_agent_v1_mcp, 24);
+
+/**
+ * @generated from message agent.v1.McpResource
+ */
+export type McpResource = Message<"agent.v1.McpResource"> & {
+  /**
+   * @generated from field: string uri = 1;
+   */
+  uri: string;
+
+  /**
+   * @generated from field: optional string name = 2;
+   */
+  name?: string | undefined;
+
+  /**
+   * @generated from field: optional string description = 3;
+   */
+  description?: string | undefined;
+
+  /**
+   * @generated from field: optional string mime_type = 4;
+   */
+  mimeType?: string | undefined;
+
+  /**
+   * @generated from field: string server = 5;
+   */
+  server: string;
+
+  /**
+   * @generated from field: map<string, string> annotations = 6;
+   */
+  annotations: { [key: string]: string };
+};
+
+/**
+ * Describes the message agent.v1.McpResource.
+ * Use `create(McpResourceSchema)` to create a new message.
+ */
+export const McpResourceSchema: GenMessage<McpResource> = /*@__PURE__*/
+  messageDesc(file_agent_v1_mcp, 25);
+
+/**
+ * @generated from message agent.v1.ReadMcpResourceNotFound
+ */
+export type ReadMcpResourceNotFound = Message<"agent.v1.ReadMcpResourceNotFound"> & {
+  /**
+   * @generated from field: string uri = 1;
+   */
+  uri: string;
+};
+
+/**
+ * Describes the message agent.v1.ReadMcpResourceNotFound.
+ * Use `create(ReadMcpResourceNotFoundSchema)` to create a new message.
+ */
+export const ReadMcpResourceNotFoundSchema: GenMessage<ReadMcpResourceNotFound> = /*@__PURE__*/
+  messageDesc(file_agent_v1_mcp, 26);
+
+/**
+ * @generated from message agent.v1.ReadMcpResourceRejected
+ */
+export type ReadMcpResourceRejected = Message<"agent.v1.ReadMcpResourceRejected"> & {
+  /**
+   * @generated from field: string uri = 1;
+   */
+  uri: string;
+
+  /**
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agent.v1.ReadMcpResourceRejected.
+ * Use `create(ReadMcpResourceRejectedSchema)` to create a new message.
+ */
+export const ReadMcpResourceRejectedSchema: GenMessage<ReadMcpResourceRejected> = /*@__PURE__*/
+  messageDesc(file_agent_v1_mcp, 27);
 

@@ -6,7 +6,7 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { RecordingMode } from "./enums_pb.js";
+import type { MouseButton, RecordingMode, RequestedFilePathRejectedReason, ScrollDirection } from "./enums_pb.js";
 import { file_agent_v1_enums } from "./enums_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agent/v1/misc_exec.proto.
  */
 export const file_agent_v1_misc_exec: GenFile = /*@__PURE__*/
-  fileDesc("ChhhZ2VudC92MS9taXNjX2V4ZWMucHJvdG8SCGFnZW50LnYxIi4KCUZldGNoQXJncxILCgN1cmwYASABKAkSFAoMdG9vbF9jYWxsX2lkGAIgASgJIlcKDEZldGNoU3VjY2VzcxILCgN1cmwYASABKAkSDwoHY29udGVudBgCIAEoCRITCgtzdGF0dXNfY29kZRgDIAEoBRIUCgxjb250ZW50X3R5cGUYBCABKAkiKAoKRmV0Y2hFcnJvchILCgN1cmwYASABKAkSDQoFZXJyb3IYAiABKAkiaQoLRmV0Y2hSZXN1bHQSKQoHc3VjY2VzcxgBIAEoCzIWLmFnZW50LnYxLkZldGNoU3VjY2Vzc0gAEiUKBWVycm9yGAIgASgLMhQuYWdlbnQudjEuRmV0Y2hFcnJvckgAQggKBnJlc3VsdCKDAQoQUmVjb3JkU2NyZWVuQXJncxIlCgRtb2RlGAEgASgOMhcuYWdlbnQudjEuUmVjb3JkaW5nTW9kZRIUCgx0b29sX2NhbGxfaWQYAiABKAkSHQoQc2F2ZV9hc19maWxlbmFtZRgDIAEoCUgAiAEBQhMKEV9zYXZlX2FzX2ZpbGVuYW1lIhQKElJlY29yZFNjcmVlblJlc3VsdCITChFDb21wdXRlclVzZUFjdGlvbiJVCg9Db21wdXRlclVzZUFyZ3MSFAoMdG9vbF9jYWxsX2lkGAEgASgJEiwKB2FjdGlvbnMYAiADKAsyGy5hZ2VudC52MS5Db21wdXRlclVzZUFjdGlvbiITChFDb21wdXRlclVzZVJlc3VsdCIUChJFeGVjdXRlSG9va1JlcXVlc3QiQAoPRXhlY3V0ZUhvb2tBcmdzEi0KB3JlcXVlc3QYASABKAsyHC5hZ2VudC52MS5FeGVjdXRlSG9va1JlcXVlc3QiEwoRRXhlY3V0ZUhvb2tSZXN1bHRiBnByb3RvMw", [file_agent_v1_enums]);
+  fileDesc("ChhhZ2VudC92MS9taXNjX2V4ZWMucHJvdG8SCGFnZW50LnYxIi4KCUZldGNoQXJncxILCgN1cmwYASABKAkSFAoMdG9vbF9jYWxsX2lkGAIgASgJIlcKDEZldGNoU3VjY2VzcxILCgN1cmwYASABKAkSDwoHY29udGVudBgCIAEoCRITCgtzdGF0dXNfY29kZRgDIAEoBRIUCgxjb250ZW50X3R5cGUYBCABKAkiKAoKRmV0Y2hFcnJvchILCgN1cmwYASABKAkSDQoFZXJyb3IYAiABKAkiaQoLRmV0Y2hSZXN1bHQSKQoHc3VjY2VzcxgBIAEoCzIWLmFnZW50LnYxLkZldGNoU3VjY2Vzc0gAEiUKBWVycm9yGAIgASgLMhQuYWdlbnQudjEuRmV0Y2hFcnJvckgAQggKBnJlc3VsdCKDAQoQUmVjb3JkU2NyZWVuQXJncxIlCgRtb2RlGAEgASgOMhcuYWdlbnQudjEuUmVjb3JkaW5nTW9kZRIUCgx0b29sX2NhbGxfaWQYAiABKAkSHQoQc2F2ZV9hc19maWxlbmFtZRgDIAEoCUgAiAEBQhMKEV9zYXZlX2FzX2ZpbGVuYW1lIokCChJSZWNvcmRTY3JlZW5SZXN1bHQSOwoNc3RhcnRfc3VjY2VzcxgBIAEoCzIiLmFnZW50LnYxLlJlY29yZFNjcmVlblN0YXJ0U3VjY2Vzc0gAEjkKDHNhdmVfc3VjY2VzcxgCIAEoCzIhLmFnZW50LnYxLlJlY29yZFNjcmVlblNhdmVTdWNjZXNzSAASPwoPZGlzY2FyZF9zdWNjZXNzGAMgASgLMiQuYWdlbnQudjEuUmVjb3JkU2NyZWVuRGlzY2FyZFN1Y2Nlc3NIABIwCgdmYWlsdXJlGAQgASgLMh0uYWdlbnQudjEuUmVjb3JkU2NyZWVuRmFpbHVyZUgAQggKBnJlc3VsdCKBBAoRQ29tcHV0ZXJVc2VBY3Rpb24SLwoKbW91c2VfbW92ZRgBIAEoCzIZLmFnZW50LnYxLk1vdXNlTW92ZUFjdGlvbkgAEiYKBWNsaWNrGAIgASgLMhUuYWdlbnQudjEuQ2xpY2tBY3Rpb25IABIvCgptb3VzZV9kb3duGAMgASgLMhkuYWdlbnQudjEuTW91c2VEb3duQWN0aW9uSAASKwoIbW91c2VfdXAYBCABKAsyFy5hZ2VudC52MS5Nb3VzZVVwQWN0aW9uSAASJAoEZHJhZxgFIAEoCzIULmFnZW50LnYxLkRyYWdBY3Rpb25IABIoCgZzY3JvbGwYBiABKAsyFi5hZ2VudC52MS5TY3JvbGxBY3Rpb25IABIkCgR0eXBlGAcgASgLMhQuYWdlbnQudjEuVHlwZUFjdGlvbkgAEiIKA2tleRgIIAEoCzITLmFnZW50LnYxLktleUFjdGlvbkgAEiQKBHdhaXQYCSABKAsyFC5hZ2VudC52MS5XYWl0QWN0aW9uSAASMAoKc2NyZWVuc2hvdBgKIAEoCzIaLmFnZW50LnYxLlNjcmVlbnNob3RBY3Rpb25IABI5Cg9jdXJzb3JfcG9zaXRpb24YCyABKAsyHi5hZ2VudC52MS5DdXJzb3JQb3NpdGlvbkFjdGlvbkgAQggKBmFjdGlvbiJVCg9Db21wdXRlclVzZUFyZ3MSFAoMdG9vbF9jYWxsX2lkGAEgASgJEiwKB2FjdGlvbnMYAiADKAsyGy5hZ2VudC52MS5Db21wdXRlclVzZUFjdGlvbiJ7ChFDb21wdXRlclVzZVJlc3VsdBIvCgdzdWNjZXNzGAEgASgLMhwuYWdlbnQudjEuQ29tcHV0ZXJVc2VTdWNjZXNzSAASKwoFZXJyb3IYAiABKAsyGi5hZ2VudC52MS5Db21wdXRlclVzZUVycm9ySABCCAoGcmVzdWx0ItQBChJFeGVjdXRlSG9va1JlcXVlc3QSNwoLcHJlX2NvbXBhY3QYASABKAsyIC5hZ2VudC52MS5QcmVDb21wYWN0UmVxdWVzdFF1ZXJ5SAASPQoOc3ViYWdlbnRfc3RhcnQYAiABKAsyIy5hZ2VudC52MS5TdWJhZ2VudFN0YXJ0UmVxdWVzdFF1ZXJ5SAASOwoNc3ViYWdlbnRfc3RvcBgDIAEoCzIiLmFnZW50LnYxLlN1YmFnZW50U3RvcFJlcXVlc3RRdWVyeUgAQgkKB3JlcXVlc3QiQAoPRXhlY3V0ZUhvb2tBcmdzEi0KB3JlcXVlc3QYASABKAsyHC5hZ2VudC52MS5FeGVjdXRlSG9va1JlcXVlc3QiRAoRRXhlY3V0ZUhvb2tSZXN1bHQSLwoIcmVzcG9uc2UYASABKAsyHS5hZ2VudC52MS5FeGVjdXRlSG9va1Jlc3BvbnNlIq8BCgtDbGlja0FjdGlvbhItCgpjb29yZGluYXRlGAEgASgLMhQuYWdlbnQudjEuQ29vcmRpbmF0ZUgAiAEBEiUKBmJ1dHRvbhgCIAEoDjIVLmFnZW50LnYxLk1vdXNlQnV0dG9uEg0KBWNvdW50GAMgASgFEhoKDW1vZGlmaWVyX2tleXMYBCABKAlIAYgBAUINCgtfY29vcmRpbmF0ZUIQCg5fbW9kaWZpZXJfa2V5cyLAAQoQQ29tcHV0ZXJVc2VFcnJvchINCgVlcnJvchgBIAEoCRIUCgxhY3Rpb25fY291bnQYAiABKAUSEwoLZHVyYXRpb25fbXMYAyABKAUSEAoDbG9nGAQgASgJSACIAQESFwoKc2NyZWVuc2hvdBgFIAEoCUgBiAEBEhwKD3NjcmVlbnNob3RfcGF0aBgGIAEoCUgCiAEBQgYKBF9sb2dCDQoLX3NjcmVlbnNob3RCEgoQX3NjcmVlbnNob3RfcGF0aCL7AQoSQ29tcHV0ZXJVc2VTdWNjZXNzEhQKDGFjdGlvbl9jb3VudBgBIAEoBRITCgtkdXJhdGlvbl9tcxgCIAEoBRIXCgpzY3JlZW5zaG90GAMgASgJSACIAQESEAoDbG9nGAQgASgJSAGIAQESHAoPc2NyZWVuc2hvdF9wYXRoGAUgASgJSAKIAQESMgoPY3Vyc29yX3Bvc2l0aW9uGAYgASgLMhQuYWdlbnQudjEuQ29vcmRpbmF0ZUgDiAEBQg0KC19zY3JlZW5zaG90QgYKBF9sb2dCEgoQX3NjcmVlbnNob3RfcGF0aEISChBfY3Vyc29yX3Bvc2l0aW9uIiIKCkNvb3JkaW5hdGUSCQoBeBgBIAEoBRIJCgF5GAIgASgFIhYKFEN1cnNvclBvc2l0aW9uQWN0aW9uIlcKCkRyYWdBY3Rpb24SIgoEcGF0aBgBIAMoCzIULmFnZW50LnYxLkNvb3JkaW5hdGUSJQoGYnV0dG9uGAIgASgOMhUuYWdlbnQudjEuTW91c2VCdXR0b24i3wEKE0V4ZWN1dGVIb29rUmVzcG9uc2USOgoLcHJlX2NvbXBhY3QYASABKAsyIy5hZ2VudC52MS5QcmVDb21wYWN0UmVxdWVzdFJlc3BvbnNlSAASQAoOc3ViYWdlbnRfc3RhcnQYAiABKAsyJi5hZ2VudC52MS5TdWJhZ2VudFN0YXJ0UmVxdWVzdFJlc3BvbnNlSAASPgoNc3ViYWdlbnRfc3RvcBgDIAEoCzIlLmFnZW50LnYxLlN1YmFnZW50U3RvcFJlcXVlc3RSZXNwb25zZUgAQgoKCHJlc3BvbnNlIkwKCUtleUFjdGlvbhILCgNrZXkYASABKAkSHQoQaG9sZF9kdXJhdGlvbl9tcxgCIAEoBUgAiAEBQhMKEV9ob2xkX2R1cmF0aW9uX21zIjgKD01vdXNlRG93bkFjdGlvbhIlCgZidXR0b24YASABKA4yFS5hZ2VudC52MS5Nb3VzZUJ1dHRvbiI7Cg9Nb3VzZU1vdmVBY3Rpb24SKAoKY29vcmRpbmF0ZRgBIAEoCzIULmFnZW50LnYxLkNvb3JkaW5hdGUiNgoNTW91c2VVcEFjdGlvbhIlCgZidXR0b24YASABKA4yFS5hZ2VudC52MS5Nb3VzZUJ1dHRvbiLMAgoWUHJlQ29tcGFjdFJlcXVlc3RRdWVyeRIPCgd0cmlnZ2VyGAEgASgJEh0KFWNvbnRleHRfdXNhZ2VfcGVyY2VudBgCIAEoARIWCg5jb250ZXh0X3Rva2VucxgDIAEoAxIbChNjb250ZXh0X3dpbmRvd19zaXplGAQgASgDEhUKDW1lc3NhZ2VfY291bnQYBSABKAUSGwoTbWVzc2FnZXNfdG9fY29tcGFjdBgGIAEoBRIbChNpc19maXJzdF9jb21wYWN0aW9uGAcgASgIEhwKD2NvbnZlcnNhdGlvbl9pZBgIIAEoCUgAiAEBEhoKDWdlbmVyYXRpb25faWQYCSABKAlIAYgBARISCgVtb2RlbBgKIAEoCUgCiAEBQhIKEF9jb252ZXJzYXRpb25faWRCEAoOX2dlbmVyYXRpb25faWRCCAoGX21vZGVsIkcKGVByZUNvbXBhY3RSZXF1ZXN0UmVzcG9uc2USGQoMdXNlcl9tZXNzYWdlGAEgASgJSACIAQFCDwoNX3VzZXJfbWVzc2FnZSIcChpSZWNvcmRTY3JlZW5EaXNjYXJkU3VjY2VzcyIkChNSZWNvcmRTY3JlZW5GYWlsdXJlEg0KBWVycm9yGAEgASgJIssBChdSZWNvcmRTY3JlZW5TYXZlU3VjY2VzcxIMCgRwYXRoGAEgASgJEh0KFXJlY29yZGluZ19kdXJhdGlvbl9tcxgCIAEoAxJbCiNyZXF1ZXN0ZWRfZmlsZV9wYXRoX3JlamVjdGVkX3JlYXNvbhgDIAEoDjIpLmFnZW50LnYxLlJlcXVlc3RlZEZpbGVQYXRoUmVqZWN0ZWRSZWFzb25IAIgBAUImCiRfcmVxdWVzdGVkX2ZpbGVfcGF0aF9yZWplY3RlZF9yZWFzb24iZwoYUmVjb3JkU2NyZWVuU3RhcnRTdWNjZXNzEiUKHXdhc19wcmlvcl9yZWNvcmRpbmdfY2FuY2VsbGVkGAEgASgIEiQKHHdhc19zYXZlX2FzX2ZpbGVuYW1lX2lnbm9yZWQYAiABKAgiEgoQU2NyZWVuc2hvdEFjdGlvbiK4AQoMU2Nyb2xsQWN0aW9uEi0KCmNvb3JkaW5hdGUYASABKAsyFC5hZ2VudC52MS5Db29yZGluYXRlSACIAQESLAoJZGlyZWN0aW9uGAIgASgOMhkuYWdlbnQudjEuU2Nyb2xsRGlyZWN0aW9uEg4KBmFtb3VudBgDIAEoBRIaCg1tb2RpZmllcl9rZXlzGAQgASgJSAGIAQFCDQoLX2Nvb3JkaW5hdGVCEAoOX21vZGlmaWVyX2tleXMikwMKGVN1YmFnZW50U3RhcnRSZXF1ZXN0UXVlcnkSEwoLc3ViYWdlbnRfaWQYASABKAkSFQoNc3ViYWdlbnRfdHlwZRgCIAEoCRIMCgR0YXNrGAMgASgJEh4KFnBhcmVudF9jb252ZXJzYXRpb25faWQYBCABKAkSGQoMdG9vbF9jYWxsX2lkGAUgASgJSACIAQESGwoOc3ViYWdlbnRfbW9kZWwYBiABKAlIAYgBARIaChJpc19wYXJhbGxlbF93b3JrZXIYByABKAgSFwoKZ2l0X2JyYW5jaBgIIAEoCUgCiAEBEhwKD2NvbnZlcnNhdGlvbl9pZBgJIAEoCUgDiAEBEhoKDWdlbmVyYXRpb25faWQYCiABKAlIBIgBARISCgVtb2RlbBgLIAEoCUgFiAEBQg8KDV90b29sX2NhbGxfaWRCEQoPX3N1YmFnZW50X21vZGVsQg0KC19naXRfYnJhbmNoQhIKEF9jb252ZXJzYXRpb25faWRCEAoOX2dlbmVyYXRpb25faWRCCAoGX21vZGVsInIKHFN1YmFnZW50U3RhcnRSZXF1ZXN0UmVzcG9uc2USFwoKcGVybWlzc2lvbhgBIAEoCUgAiAEBEhkKDHVzZXJfbWVzc2FnZRgCIAEoCUgBiAEBQg0KC19wZXJtaXNzaW9uQg8KDV91c2VyX21lc3NhZ2UiowQKGFN1YmFnZW50U3RvcFJlcXVlc3RRdWVyeRITCgtzdWJhZ2VudF9pZBgBIAEoCRIVCg1zdWJhZ2VudF90eXBlGAIgASgJEg4KBnN0YXR1cxgDIAEoCRITCgtkdXJhdGlvbl9tcxgEIAEoAxIUCgdzdW1tYXJ5GAUgASgJSACIAQESHgoWcGFyZW50X2NvbnZlcnNhdGlvbl9pZBgGIAEoCRIVCg1tZXNzYWdlX2NvdW50GAcgASgFEhcKD3Rvb2xfY2FsbF9jb3VudBgIIAEoBRIaCg1lcnJvcl9tZXNzYWdlGAkgASgJSAGIAQESFgoObW9kaWZpZWRfZmlsZXMYCiADKAkSFwoKZ2l0X2JyYW5jaBgLIAEoCUgCiAEBEhwKD2NvbnZlcnNhdGlvbl9pZBgMIAEoCUgDiAEBEhoKDWdlbmVyYXRpb25faWQYDSABKAlIBIgBARISCgVtb2RlbBgOIAEoCUgFiAEBEhIKCmxvb3BfY291bnQYDyABKAUSEQoEdGFzaxgQIAEoCUgGiAEBEhgKC2Rlc2NyaXB0aW9uGBEgASgJSAeIAQFCCgoIX3N1bW1hcnlCEAoOX2Vycm9yX21lc3NhZ2VCDQoLX2dpdF9icmFuY2hCEgoQX2NvbnZlcnNhdGlvbl9pZEIQCg5fZ2VuZXJhdGlvbl9pZEIICgZfbW9kZWxCBwoFX3Rhc2tCDgoMX2Rlc2NyaXB0aW9uIlEKG1N1YmFnZW50U3RvcFJlcXVlc3RSZXNwb25zZRIdChBmb2xsb3d1cF9tZXNzYWdlGAEgASgJSACIAQFCEwoRX2ZvbGxvd3VwX21lc3NhZ2UiGgoKVHlwZUFjdGlvbhIMCgR0ZXh0GAEgASgJIiEKCldhaXRBY3Rpb24SEwoLZHVyYXRpb25fbXMYASABKAViBnByb3RvMw", [file_agent_v1_enums]);
 
 /**
  * @generated from message agent.v1.FetchArgs
@@ -149,11 +149,37 @@ export const RecordScreenArgsSchema: GenMessage<RecordScreenArgs> = /*@__PURE__*
   messageDesc(file_agent_v1_misc_exec, 4);
 
 /**
- * Shape unknown: the reference gives no fields for the record-screen result.
- *
  * @generated from message agent.v1.RecordScreenResult
  */
 export type RecordScreenResult = Message<"agent.v1.RecordScreenResult"> & {
+  /**
+   * @generated from oneof agent.v1.RecordScreenResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.RecordScreenStartSuccess start_success = 1;
+     */
+    value: RecordScreenStartSuccess;
+    case: "startSuccess";
+  } | {
+    /**
+     * @generated from field: agent.v1.RecordScreenSaveSuccess save_success = 2;
+     */
+    value: RecordScreenSaveSuccess;
+    case: "saveSuccess";
+  } | {
+    /**
+     * @generated from field: agent.v1.RecordScreenDiscardSuccess discard_success = 3;
+     */
+    value: RecordScreenDiscardSuccess;
+    case: "discardSuccess";
+  } | {
+    /**
+     * @generated from field: agent.v1.RecordScreenFailure failure = 4;
+     */
+    value: RecordScreenFailure;
+    case: "failure";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -164,11 +190,79 @@ export const RecordScreenResultSchema: GenMessage<RecordScreenResult> = /*@__PUR
   messageDesc(file_agent_v1_misc_exec, 5);
 
 /**
- * Shape unknown: the reference names the type (uses MouseButton / ScrollDirection) but gives no fields.
- *
  * @generated from message agent.v1.ComputerUseAction
  */
 export type ComputerUseAction = Message<"agent.v1.ComputerUseAction"> & {
+  /**
+   * @generated from oneof agent.v1.ComputerUseAction.action
+   */
+  action: {
+    /**
+     * @generated from field: agent.v1.MouseMoveAction mouse_move = 1;
+     */
+    value: MouseMoveAction;
+    case: "mouseMove";
+  } | {
+    /**
+     * @generated from field: agent.v1.ClickAction click = 2;
+     */
+    value: ClickAction;
+    case: "click";
+  } | {
+    /**
+     * @generated from field: agent.v1.MouseDownAction mouse_down = 3;
+     */
+    value: MouseDownAction;
+    case: "mouseDown";
+  } | {
+    /**
+     * @generated from field: agent.v1.MouseUpAction mouse_up = 4;
+     */
+    value: MouseUpAction;
+    case: "mouseUp";
+  } | {
+    /**
+     * @generated from field: agent.v1.DragAction drag = 5;
+     */
+    value: DragAction;
+    case: "drag";
+  } | {
+    /**
+     * @generated from field: agent.v1.ScrollAction scroll = 6;
+     */
+    value: ScrollAction;
+    case: "scroll";
+  } | {
+    /**
+     * @generated from field: agent.v1.TypeAction type = 7;
+     */
+    value: TypeAction;
+    case: "type";
+  } | {
+    /**
+     * @generated from field: agent.v1.KeyAction key = 8;
+     */
+    value: KeyAction;
+    case: "key";
+  } | {
+    /**
+     * @generated from field: agent.v1.WaitAction wait = 9;
+     */
+    value: WaitAction;
+    case: "wait";
+  } | {
+    /**
+     * @generated from field: agent.v1.ScreenshotAction screenshot = 10;
+     */
+    value: ScreenshotAction;
+    case: "screenshot";
+  } | {
+    /**
+     * @generated from field: agent.v1.CursorPositionAction cursor_position = 11;
+     */
+    value: CursorPositionAction;
+    case: "cursorPosition";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -201,11 +295,25 @@ export const ComputerUseArgsSchema: GenMessage<ComputerUseArgs> = /*@__PURE__*/
   messageDesc(file_agent_v1_misc_exec, 7);
 
 /**
- * Shape unknown: the reference gives no fields for the computer-use result.
- *
  * @generated from message agent.v1.ComputerUseResult
  */
 export type ComputerUseResult = Message<"agent.v1.ComputerUseResult"> & {
+  /**
+   * @generated from oneof agent.v1.ComputerUseResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.ComputerUseSuccess success = 1;
+     */
+    value: ComputerUseSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.ComputerUseError error = 2;
+     */
+    value: ComputerUseError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -216,11 +324,31 @@ export const ComputerUseResultSchema: GenMessage<ComputerUseResult> = /*@__PURE_
   messageDesc(file_agent_v1_misc_exec, 8);
 
 /**
- * Shape unknown: a oneof of pre_compact / subagent_start / subagent_stop requests; numbers not given.
- *
  * @generated from message agent.v1.ExecuteHookRequest
  */
 export type ExecuteHookRequest = Message<"agent.v1.ExecuteHookRequest"> & {
+  /**
+   * @generated from oneof agent.v1.ExecuteHookRequest.request
+   */
+  request: {
+    /**
+     * @generated from field: agent.v1.PreCompactRequestQuery pre_compact = 1;
+     */
+    value: PreCompactRequestQuery;
+    case: "preCompact";
+  } | {
+    /**
+     * @generated from field: agent.v1.SubagentStartRequestQuery subagent_start = 2;
+     */
+    value: SubagentStartRequestQuery;
+    case: "subagentStart";
+  } | {
+    /**
+     * @generated from field: agent.v1.SubagentStopRequestQuery subagent_stop = 3;
+     */
+    value: SubagentStopRequestQuery;
+    case: "subagentStop";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -250,11 +378,13 @@ export const ExecuteHookArgsSchema: GenMessage<ExecuteHookArgs> = /*@__PURE__*/
   messageDesc(file_agent_v1_misc_exec, 10);
 
 /**
- * Shape unknown: the reference gives no fields for the hook result.
- *
  * @generated from message agent.v1.ExecuteHookResult
  */
 export type ExecuteHookResult = Message<"agent.v1.ExecuteHookResult"> & {
+  /**
+   * @generated from field: agent.v1.ExecuteHookResponse response = 1;
+   */
+  response?: ExecuteHookResponse | undefined;
 };
 
 /**
@@ -263,4 +393,727 @@ export type ExecuteHookResult = Message<"agent.v1.ExecuteHookResult"> & {
  */
 export const ExecuteHookResultSchema: GenMessage<ExecuteHookResult> = /*@__PURE__*/
   messageDesc(file_agent_v1_misc_exec, 11);
+
+/**
+ * From cursor-protocol-addendum.md (the newer agent.v1 schema).
+ *
+ * @generated from message agent.v1.ClickAction
+ */
+export type ClickAction = Message<"agent.v1.ClickAction"> & {
+  /**
+   * @generated from field: optional agent.v1.Coordinate coordinate = 1;
+   */
+  coordinate?: Coordinate | undefined;
+
+  /**
+   * @generated from field: agent.v1.MouseButton button = 2;
+   */
+  button: MouseButton;
+
+  /**
+   * @generated from field: int32 count = 3;
+   */
+  count: number;
+
+  /**
+   * @generated from field: optional string modifier_keys = 4;
+   */
+  modifierKeys?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.ClickAction.
+ * Use `create(ClickActionSchema)` to create a new message.
+ */
+export const ClickActionSchema: GenMessage<ClickAction> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 12);
+
+/**
+ * @generated from message agent.v1.ComputerUseError
+ */
+export type ComputerUseError = Message<"agent.v1.ComputerUseError"> & {
+  /**
+   * @generated from field: string error = 1;
+   */
+  error: string;
+
+  /**
+   * @generated from field: int32 action_count = 2;
+   */
+  actionCount: number;
+
+  /**
+   * @generated from field: int32 duration_ms = 3;
+   */
+  durationMs: number;
+
+  /**
+   * @generated from field: optional string log = 4;
+   */
+  log?: string | undefined;
+
+  /**
+   * @generated from field: optional string screenshot = 5;
+   */
+  screenshot?: string | undefined;
+
+  /**
+   * @generated from field: optional string screenshot_path = 6;
+   */
+  screenshotPath?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.ComputerUseError.
+ * Use `create(ComputerUseErrorSchema)` to create a new message.
+ */
+export const ComputerUseErrorSchema: GenMessage<ComputerUseError> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 13);
+
+/**
+ * @generated from message agent.v1.ComputerUseSuccess
+ */
+export type ComputerUseSuccess = Message<"agent.v1.ComputerUseSuccess"> & {
+  /**
+   * @generated from field: int32 action_count = 1;
+   */
+  actionCount: number;
+
+  /**
+   * @generated from field: int32 duration_ms = 2;
+   */
+  durationMs: number;
+
+  /**
+   * @generated from field: optional string screenshot = 3;
+   */
+  screenshot?: string | undefined;
+
+  /**
+   * @generated from field: optional string log = 4;
+   */
+  log?: string | undefined;
+
+  /**
+   * @generated from field: optional string screenshot_path = 5;
+   */
+  screenshotPath?: string | undefined;
+
+  /**
+   * @generated from field: optional agent.v1.Coordinate cursor_position = 6;
+   */
+  cursorPosition?: Coordinate | undefined;
+};
+
+/**
+ * Describes the message agent.v1.ComputerUseSuccess.
+ * Use `create(ComputerUseSuccessSchema)` to create a new message.
+ */
+export const ComputerUseSuccessSchema: GenMessage<ComputerUseSuccess> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 14);
+
+/**
+ * @generated from message agent.v1.Coordinate
+ */
+export type Coordinate = Message<"agent.v1.Coordinate"> & {
+  /**
+   * @generated from field: int32 x = 1;
+   */
+  x: number;
+
+  /**
+   * @generated from field: int32 y = 2;
+   */
+  y: number;
+};
+
+/**
+ * Describes the message agent.v1.Coordinate.
+ * Use `create(CoordinateSchema)` to create a new message.
+ */
+export const CoordinateSchema: GenMessage<Coordinate> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 15);
+
+/**
+ * @generated from message agent.v1.CursorPositionAction
+ */
+export type CursorPositionAction = Message<"agent.v1.CursorPositionAction"> & {
+};
+
+/**
+ * Describes the message agent.v1.CursorPositionAction.
+ * Use `create(CursorPositionActionSchema)` to create a new message.
+ */
+export const CursorPositionActionSchema: GenMessage<CursorPositionAction> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 16);
+
+/**
+ * @generated from message agent.v1.DragAction
+ */
+export type DragAction = Message<"agent.v1.DragAction"> & {
+  /**
+   * @generated from field: repeated agent.v1.Coordinate path = 1;
+   */
+  path: Coordinate[];
+
+  /**
+   * @generated from field: agent.v1.MouseButton button = 2;
+   */
+  button: MouseButton;
+};
+
+/**
+ * Describes the message agent.v1.DragAction.
+ * Use `create(DragActionSchema)` to create a new message.
+ */
+export const DragActionSchema: GenMessage<DragAction> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 17);
+
+/**
+ * @generated from message agent.v1.ExecuteHookResponse
+ */
+export type ExecuteHookResponse = Message<"agent.v1.ExecuteHookResponse"> & {
+  /**
+   * @generated from oneof agent.v1.ExecuteHookResponse.response
+   */
+  response: {
+    /**
+     * @generated from field: agent.v1.PreCompactRequestResponse pre_compact = 1;
+     */
+    value: PreCompactRequestResponse;
+    case: "preCompact";
+  } | {
+    /**
+     * @generated from field: agent.v1.SubagentStartRequestResponse subagent_start = 2;
+     */
+    value: SubagentStartRequestResponse;
+    case: "subagentStart";
+  } | {
+    /**
+     * @generated from field: agent.v1.SubagentStopRequestResponse subagent_stop = 3;
+     */
+    value: SubagentStopRequestResponse;
+    case: "subagentStop";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message agent.v1.ExecuteHookResponse.
+ * Use `create(ExecuteHookResponseSchema)` to create a new message.
+ */
+export const ExecuteHookResponseSchema: GenMessage<ExecuteHookResponse> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 18);
+
+/**
+ * @generated from message agent.v1.KeyAction
+ */
+export type KeyAction = Message<"agent.v1.KeyAction"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from field: optional int32 hold_duration_ms = 2;
+   */
+  holdDurationMs?: number | undefined;
+};
+
+/**
+ * Describes the message agent.v1.KeyAction.
+ * Use `create(KeyActionSchema)` to create a new message.
+ */
+export const KeyActionSchema: GenMessage<KeyAction> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 19);
+
+/**
+ * @generated from message agent.v1.MouseDownAction
+ */
+export type MouseDownAction = Message<"agent.v1.MouseDownAction"> & {
+  /**
+   * @generated from field: agent.v1.MouseButton button = 1;
+   */
+  button: MouseButton;
+};
+
+/**
+ * Describes the message agent.v1.MouseDownAction.
+ * Use `create(MouseDownActionSchema)` to create a new message.
+ */
+export const MouseDownActionSchema: GenMessage<MouseDownAction> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 20);
+
+/**
+ * @generated from message agent.v1.MouseMoveAction
+ */
+export type MouseMoveAction = Message<"agent.v1.MouseMoveAction"> & {
+  /**
+   * @generated from field: agent.v1.Coordinate coordinate = 1;
+   */
+  coordinate?: Coordinate | undefined;
+};
+
+/**
+ * Describes the message agent.v1.MouseMoveAction.
+ * Use `create(MouseMoveActionSchema)` to create a new message.
+ */
+export const MouseMoveActionSchema: GenMessage<MouseMoveAction> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 21);
+
+/**
+ * @generated from message agent.v1.MouseUpAction
+ */
+export type MouseUpAction = Message<"agent.v1.MouseUpAction"> & {
+  /**
+   * @generated from field: agent.v1.MouseButton button = 1;
+   */
+  button: MouseButton;
+};
+
+/**
+ * Describes the message agent.v1.MouseUpAction.
+ * Use `create(MouseUpActionSchema)` to create a new message.
+ */
+export const MouseUpActionSchema: GenMessage<MouseUpAction> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 22);
+
+/**
+ * @generated from message agent.v1.PreCompactRequestQuery
+ */
+export type PreCompactRequestQuery = Message<"agent.v1.PreCompactRequestQuery"> & {
+  /**
+   * @generated from field: string trigger = 1;
+   */
+  trigger: string;
+
+  /**
+   * @generated from field: double context_usage_percent = 2;
+   */
+  contextUsagePercent: number;
+
+  /**
+   * @generated from field: int64 context_tokens = 3;
+   */
+  contextTokens: bigint;
+
+  /**
+   * @generated from field: int64 context_window_size = 4;
+   */
+  contextWindowSize: bigint;
+
+  /**
+   * @generated from field: int32 message_count = 5;
+   */
+  messageCount: number;
+
+  /**
+   * @generated from field: int32 messages_to_compact = 6;
+   */
+  messagesToCompact: number;
+
+  /**
+   * @generated from field: bool is_first_compaction = 7;
+   */
+  isFirstCompaction: boolean;
+
+  /**
+   * @generated from field: optional string conversation_id = 8;
+   */
+  conversationId?: string | undefined;
+
+  /**
+   * @generated from field: optional string generation_id = 9;
+   */
+  generationId?: string | undefined;
+
+  /**
+   * @generated from field: optional string model = 10;
+   */
+  model?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.PreCompactRequestQuery.
+ * Use `create(PreCompactRequestQuerySchema)` to create a new message.
+ */
+export const PreCompactRequestQuerySchema: GenMessage<PreCompactRequestQuery> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 23);
+
+/**
+ * @generated from message agent.v1.PreCompactRequestResponse
+ */
+export type PreCompactRequestResponse = Message<"agent.v1.PreCompactRequestResponse"> & {
+  /**
+   * @generated from field: optional string user_message = 1;
+   */
+  userMessage?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.PreCompactRequestResponse.
+ * Use `create(PreCompactRequestResponseSchema)` to create a new message.
+ */
+export const PreCompactRequestResponseSchema: GenMessage<PreCompactRequestResponse> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 24);
+
+/**
+ * @generated from message agent.v1.RecordScreenDiscardSuccess
+ */
+export type RecordScreenDiscardSuccess = Message<"agent.v1.RecordScreenDiscardSuccess"> & {
+};
+
+/**
+ * Describes the message agent.v1.RecordScreenDiscardSuccess.
+ * Use `create(RecordScreenDiscardSuccessSchema)` to create a new message.
+ */
+export const RecordScreenDiscardSuccessSchema: GenMessage<RecordScreenDiscardSuccess> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 25);
+
+/**
+ * @generated from message agent.v1.RecordScreenFailure
+ */
+export type RecordScreenFailure = Message<"agent.v1.RecordScreenFailure"> & {
+  /**
+   * @generated from field: string error = 1;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message agent.v1.RecordScreenFailure.
+ * Use `create(RecordScreenFailureSchema)` to create a new message.
+ */
+export const RecordScreenFailureSchema: GenMessage<RecordScreenFailure> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 26);
+
+/**
+ * @generated from message agent.v1.RecordScreenSaveSuccess
+ */
+export type RecordScreenSaveSuccess = Message<"agent.v1.RecordScreenSaveSuccess"> & {
+  /**
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * @generated from field: int64 recording_duration_ms = 2;
+   */
+  recordingDurationMs: bigint;
+
+  /**
+   * @generated from field: optional agent.v1.RequestedFilePathRejectedReason requested_file_path_rejected_reason = 3;
+   */
+  requestedFilePathRejectedReason?: RequestedFilePathRejectedReason | undefined;
+};
+
+/**
+ * Describes the message agent.v1.RecordScreenSaveSuccess.
+ * Use `create(RecordScreenSaveSuccessSchema)` to create a new message.
+ */
+export const RecordScreenSaveSuccessSchema: GenMessage<RecordScreenSaveSuccess> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 27);
+
+/**
+ * @generated from message agent.v1.RecordScreenStartSuccess
+ */
+export type RecordScreenStartSuccess = Message<"agent.v1.RecordScreenStartSuccess"> & {
+  /**
+   * @generated from field: bool was_prior_recording_cancelled = 1;
+   */
+  wasPriorRecordingCancelled: boolean;
+
+  /**
+   * @generated from field: bool was_save_as_filename_ignored = 2;
+   */
+  wasSaveAsFilenameIgnored: boolean;
+};
+
+/**
+ * Describes the message agent.v1.RecordScreenStartSuccess.
+ * Use `create(RecordScreenStartSuccessSchema)` to create a new message.
+ */
+export const RecordScreenStartSuccessSchema: GenMessage<RecordScreenStartSuccess> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 28);
+
+/**
+ * @generated from message agent.v1.ScreenshotAction
+ */
+export type ScreenshotAction = Message<"agent.v1.ScreenshotAction"> & {
+};
+
+/**
+ * Describes the message agent.v1.ScreenshotAction.
+ * Use `create(ScreenshotActionSchema)` to create a new message.
+ */
+export const ScreenshotActionSchema: GenMessage<ScreenshotAction> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 29);
+
+/**
+ * @generated from message agent.v1.ScrollAction
+ */
+export type ScrollAction = Message<"agent.v1.ScrollAction"> & {
+  /**
+   * @generated from field: optional agent.v1.Coordinate coordinate = 1;
+   */
+  coordinate?: Coordinate | undefined;
+
+  /**
+   * @generated from field: agent.v1.ScrollDirection direction = 2;
+   */
+  direction: ScrollDirection;
+
+  /**
+   * @generated from field: int32 amount = 3;
+   */
+  amount: number;
+
+  /**
+   * @generated from field: optional string modifier_keys = 4;
+   */
+  modifierKeys?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.ScrollAction.
+ * Use `create(ScrollActionSchema)` to create a new message.
+ */
+export const ScrollActionSchema: GenMessage<ScrollAction> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 30);
+
+/**
+ * @generated from message agent.v1.SubagentStartRequestQuery
+ */
+export type SubagentStartRequestQuery = Message<"agent.v1.SubagentStartRequestQuery"> & {
+  /**
+   * @generated from field: string subagent_id = 1;
+   */
+  subagentId: string;
+
+  /**
+   * @generated from field: string subagent_type = 2;
+   */
+  subagentType: string;
+
+  /**
+   * @generated from field: string task = 3;
+   */
+  task: string;
+
+  /**
+   * @generated from field: string parent_conversation_id = 4;
+   */
+  parentConversationId: string;
+
+  /**
+   * @generated from field: optional string tool_call_id = 5;
+   */
+  toolCallId?: string | undefined;
+
+  /**
+   * @generated from field: optional string subagent_model = 6;
+   */
+  subagentModel?: string | undefined;
+
+  /**
+   * @generated from field: bool is_parallel_worker = 7;
+   */
+  isParallelWorker: boolean;
+
+  /**
+   * @generated from field: optional string git_branch = 8;
+   */
+  gitBranch?: string | undefined;
+
+  /**
+   * @generated from field: optional string conversation_id = 9;
+   */
+  conversationId?: string | undefined;
+
+  /**
+   * @generated from field: optional string generation_id = 10;
+   */
+  generationId?: string | undefined;
+
+  /**
+   * @generated from field: optional string model = 11;
+   */
+  model?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.SubagentStartRequestQuery.
+ * Use `create(SubagentStartRequestQuerySchema)` to create a new message.
+ */
+export const SubagentStartRequestQuerySchema: GenMessage<SubagentStartRequestQuery> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 31);
+
+/**
+ * @generated from message agent.v1.SubagentStartRequestResponse
+ */
+export type SubagentStartRequestResponse = Message<"agent.v1.SubagentStartRequestResponse"> & {
+  /**
+   * @generated from field: optional string permission = 1;
+   */
+  permission?: string | undefined;
+
+  /**
+   * @generated from field: optional string user_message = 2;
+   */
+  userMessage?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.SubagentStartRequestResponse.
+ * Use `create(SubagentStartRequestResponseSchema)` to create a new message.
+ */
+export const SubagentStartRequestResponseSchema: GenMessage<SubagentStartRequestResponse> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 32);
+
+/**
+ * @generated from message agent.v1.SubagentStopRequestQuery
+ */
+export type SubagentStopRequestQuery = Message<"agent.v1.SubagentStopRequestQuery"> & {
+  /**
+   * @generated from field: string subagent_id = 1;
+   */
+  subagentId: string;
+
+  /**
+   * @generated from field: string subagent_type = 2;
+   */
+  subagentType: string;
+
+  /**
+   * @generated from field: string status = 3;
+   */
+  status: string;
+
+  /**
+   * @generated from field: int64 duration_ms = 4;
+   */
+  durationMs: bigint;
+
+  /**
+   * @generated from field: optional string summary = 5;
+   */
+  summary?: string | undefined;
+
+  /**
+   * @generated from field: string parent_conversation_id = 6;
+   */
+  parentConversationId: string;
+
+  /**
+   * @generated from field: int32 message_count = 7;
+   */
+  messageCount: number;
+
+  /**
+   * @generated from field: int32 tool_call_count = 8;
+   */
+  toolCallCount: number;
+
+  /**
+   * @generated from field: optional string error_message = 9;
+   */
+  errorMessage?: string | undefined;
+
+  /**
+   * @generated from field: repeated string modified_files = 10;
+   */
+  modifiedFiles: string[];
+
+  /**
+   * @generated from field: optional string git_branch = 11;
+   */
+  gitBranch?: string | undefined;
+
+  /**
+   * @generated from field: optional string conversation_id = 12;
+   */
+  conversationId?: string | undefined;
+
+  /**
+   * @generated from field: optional string generation_id = 13;
+   */
+  generationId?: string | undefined;
+
+  /**
+   * @generated from field: optional string model = 14;
+   */
+  model?: string | undefined;
+
+  /**
+   * @generated from field: int32 loop_count = 15;
+   */
+  loopCount: number;
+
+  /**
+   * @generated from field: optional string task = 16;
+   */
+  task?: string | undefined;
+
+  /**
+   * @generated from field: optional string description = 17;
+   */
+  description?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.SubagentStopRequestQuery.
+ * Use `create(SubagentStopRequestQuerySchema)` to create a new message.
+ */
+export const SubagentStopRequestQuerySchema: GenMessage<SubagentStopRequestQuery> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 33);
+
+/**
+ * @generated from message agent.v1.SubagentStopRequestResponse
+ */
+export type SubagentStopRequestResponse = Message<"agent.v1.SubagentStopRequestResponse"> & {
+  /**
+   * @generated from field: optional string followup_message = 1;
+   */
+  followupMessage?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.SubagentStopRequestResponse.
+ * Use `create(SubagentStopRequestResponseSchema)` to create a new message.
+ */
+export const SubagentStopRequestResponseSchema: GenMessage<SubagentStopRequestResponse> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 34);
+
+/**
+ * @generated from message agent.v1.TypeAction
+ */
+export type TypeAction = Message<"agent.v1.TypeAction"> & {
+  /**
+   * @generated from field: string text = 1;
+   */
+  text: string;
+};
+
+/**
+ * Describes the message agent.v1.TypeAction.
+ * Use `create(TypeActionSchema)` to create a new message.
+ */
+export const TypeActionSchema: GenMessage<TypeAction> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 35);
+
+/**
+ * @generated from message agent.v1.WaitAction
+ */
+export type WaitAction = Message<"agent.v1.WaitAction"> & {
+  /**
+   * @generated from field: int32 duration_ms = 1;
+   */
+  durationMs: number;
+};
+
+/**
+ * Describes the message agent.v1.WaitAction.
+ * Use `create(WaitActionSchema)` to create a new message.
+ */
+export const WaitActionSchema: GenMessage<WaitAction> = /*@__PURE__*/
+  messageDesc(file_agent_v1_misc_exec, 36);
 

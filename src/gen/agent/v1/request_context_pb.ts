@@ -6,7 +6,7 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { CursorRuleSource } from "./enums_pb.js";
+import type { CursorRuleSource, CustomSubagentPermissionMode, PackageType } from "./enums_pb.js";
 import { file_agent_v1_enums } from "./enums_pb.js";
 import type { LsDirectoryTreeNode } from "./file_exec_pb.js";
 import { file_agent_v1_file_exec } from "./file_exec_pb.js";
@@ -18,14 +18,40 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agent/v1/request_context.proto.
  */
 export const file_agent_v1_request_context: GenFile = /*@__PURE__*/
-  fileDesc("Ch5hZ2VudC92MS9yZXF1ZXN0X2NvbnRleHQucHJvdG8SCGFnZW50LnYxIhAKDkN1cnNvclJ1bGVUeXBlIuQBCgpDdXJzb3JSdWxlEhEKCWZ1bGxfcGF0aBgBIAEoCRIPCgdjb250ZW50GAIgASgJEiYKBHR5cGUYAyABKAsyGC5hZ2VudC52MS5DdXJzb3JSdWxlVHlwZRIqCgZzb3VyY2UYBCABKA4yGi5hZ2VudC52MS5DdXJzb3JSdWxlU291cmNlEh4KEWdpdF9yZW1vdGVfb3JpZ2luGAUgASgJSACIAQESGAoLcGFyc2VfZXJyb3IYBiABKAlIAYgBAUIUChJfZ2l0X3JlbW90ZV9vcmlnaW5CDgoMX3BhcnNlX2Vycm9yIs8CChFSZXF1ZXN0Q29udGV4dEVudhISCgpvc192ZXJzaW9uGAEgASgJEhcKD3dvcmtzcGFjZV9wYXRocxgCIAMoCRINCgVzaGVsbBgDIAEoCRIXCg9zYW5kYm94X2VuYWJsZWQYBSABKAgSGAoQdGVybWluYWxzX2ZvbGRlchgHIAEoCRIhChlhZ2VudF9zaGFyZWRfbm90ZXNfZm9sZGVyGAggASgJEicKH2FnZW50X2NvbnZlcnNhdGlvbl9ub3Rlc19mb2xkZXIYCSABKAkSEQoJdGltZV96b25lGAogASgJEhYKDnByb2plY3RfZm9sZGVyGAsgASgJEiAKGGFnZW50X3RyYW5zY3JpcHRzX2ZvbGRlchgMIAEoCRIdChBhcnRpZmFjdHNfZm9sZGVyGA0gASgJSACIAQFCEwoRX2FydGlmYWN0c19mb2xkZXIiGAoWUmVwb3NpdG9yeUluZGV4aW5nSW5mbyJUCgtHaXRSZXBvSW5mbxIMCgRwYXRoGAEgASgJEg4KBnN0YXR1cxgCIAEoCRITCgticmFuY2hfbmFtZRgDIAEoCRISCgpyZW1vdGVfdXJsGAQgASgJIjwKD0RlYnVnTW9kZUNvbmZpZxIQCghsb2dfcGF0aBgBIAEoCRIXCg9zZXJ2ZXJfZW5kcG9pbnQYAiABKAkiEQoPU2tpbGxEZXNjcmlwdG9yIkQKDFNraWxsT3B0aW9ucxI0ChFza2lsbF9kZXNjcmlwdG9ycxgBIAMoCzIZLmFnZW50LnYxLlNraWxsRGVzY3JpcHRvciIQCg5DdXN0b21TdWJhZ2VudCL4CgoOUmVxdWVzdENvbnRleHQSIwoFcnVsZXMYAiADKAsyFC5hZ2VudC52MS5DdXJzb3JSdWxlEigKA2VudhgEIAEoCzIbLmFnZW50LnYxLlJlcXVlc3RDb250ZXh0RW52EjkKD3JlcG9zaXRvcnlfaW5mbxgGIAMoCzIgLmFnZW50LnYxLlJlcG9zaXRvcnlJbmRleGluZ0luZm8SKgoFdG9vbHMYByADKAsyGy5hZ2VudC52MS5NY3BUb29sRGVmaW5pdGlvbhInChpjb252ZXJzYXRpb25fbm90ZXNfbGlzdGluZxgIIAEoCUgAiAEBEiEKFHNoYXJlZF9ub3Rlc19saXN0aW5nGAkgASgJSAGIAQESKAoJZ2l0X3JlcG9zGAsgAygLMhUuYWdlbnQudjEuR2l0UmVwb0luZm8SNgoPcHJvamVjdF9sYXlvdXRzGA0gAygLMh0uYWdlbnQudjEuTHNEaXJlY3RvcnlUcmVlTm9kZRIzChBtY3BfaW5zdHJ1Y3Rpb25zGA4gAygLMhkuYWdlbnQudjEuTWNwSW5zdHJ1Y3Rpb25zEjkKEWRlYnVnX21vZGVfY29uZmlnGA8gASgLMhkuYWdlbnQudjEuRGVidWdNb2RlQ29uZmlnSAKIAQESFwoKY2xvdWRfcnVsZRgQIAEoCUgDiAEBEh8KEndlYl9zZWFyY2hfZW5hYmxlZBgRIAEoCEgEiAEBEjIKDXNraWxsX29wdGlvbnMYEiABKAsyFi5hZ2VudC52MS5Ta2lsbE9wdGlvbnNIBYgBARIuCiFyZXBvc2l0b3J5X2luZm9fc2hvdWxkX3F1ZXJ5X3Byb2QYEyABKAhIBogBARJBCg1maWxlX2NvbnRlbnRzGBQgAygLMiouYWdlbnQudjEuUmVxdWVzdENvbnRleHQuRmlsZUNvbnRlbnRzRW50cnkSIAoTdXNlcl9pbnRlbnRfc3VtbWFyeRgVIAEoCUgHiAEBEjIKEGN1c3RvbV9zdWJhZ2VudHMYFiADKAsyGC5hZ2VudC52MS5DdXN0b21TdWJhZ2VudBJEChdtY3BfZmlsZV9zeXN0ZW1fb3B0aW9ucxgXIAEoCzIeLmFnZW50LnYxLk1jcEZpbGVTeXN0ZW1PcHRpb25zSAiIAQESHgoRd2ViX2ZldGNoX2VuYWJsZWQYGCABKAhICYgBARIlChhob29rc19hZGRpdGlvbmFsX2NvbnRleHQYGSABKAlICogBARInChpjb21taXRfYXR0cmlidXRpb25fbWVzc2FnZRgaIAEoCUgLiAEBEiMKFnByX2F0dHJpYnV0aW9uX21lc3NhZ2UYGyABKAlIDIgBARozChFGaWxlQ29udGVudHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQh0KG19jb252ZXJzYXRpb25fbm90ZXNfbGlzdGluZ0IXChVfc2hhcmVkX25vdGVzX2xpc3RpbmdCFAoSX2RlYnVnX21vZGVfY29uZmlnQg0KC19jbG91ZF9ydWxlQhUKE193ZWJfc2VhcmNoX2VuYWJsZWRCEAoOX3NraWxsX29wdGlvbnNCJAoiX3JlcG9zaXRvcnlfaW5mb19zaG91bGRfcXVlcnlfcHJvZEIWChRfdXNlcl9pbnRlbnRfc3VtbWFyeUIaChhfbWNwX2ZpbGVfc3lzdGVtX29wdGlvbnNCFAoSX3dlYl9mZXRjaF9lbmFibGVkQhsKGV9ob29rc19hZGRpdGlvbmFsX2NvbnRleHRCHQobX2NvbW1pdF9hdHRyaWJ1dGlvbl9tZXNzYWdlQhkKF19wcl9hdHRyaWJ1dGlvbl9tZXNzYWdlInQKElJlcXVlc3RDb250ZXh0QXJncxIdChBub3Rlc19zZXNzaW9uX2lkGAIgASgJSACIAQESGQoMd29ya3NwYWNlX2lkGAMgASgJSAGIAQFCEwoRX25vdGVzX3Nlc3Npb25faWRCDwoNX3dvcmtzcGFjZV9pZCJKChVSZXF1ZXN0Q29udGV4dFN1Y2Nlc3MSMQoPcmVxdWVzdF9jb250ZXh0GAEgASgLMhguYWdlbnQudjEuUmVxdWVzdENvbnRleHQiJAoTUmVxdWVzdENvbnRleHRFcnJvchINCgVlcnJvchgBIAEoCSIoChZSZXF1ZXN0Q29udGV4dFJlamVjdGVkEg4KBnJlYXNvbhgBIAEoCSK6AQoUUmVxdWVzdENvbnRleHRSZXN1bHQSMgoHc3VjY2VzcxgBIAEoCzIfLmFnZW50LnYxLlJlcXVlc3RDb250ZXh0U3VjY2Vzc0gAEi4KBWVycm9yGAIgASgLMh0uYWdlbnQudjEuUmVxdWVzdENvbnRleHRFcnJvckgAEjQKCHJlamVjdGVkGAMgASgLMiAuYWdlbnQudjEuUmVxdWVzdENvbnRleHRSZWplY3RlZEgAQggKBnJlc3VsdGIGcHJvdG8z", [file_agent_v1_enums, file_agent_v1_file_exec, file_agent_v1_mcp]);
+  fileDesc("Ch5hZ2VudC92MS9yZXF1ZXN0X2NvbnRleHQucHJvdG8SCGFnZW50LnYxIosCCg5DdXJzb3JSdWxlVHlwZRIwCgZnbG9iYWwYASABKAsyHi5hZ2VudC52MS5DdXJzb3JSdWxlVHlwZUdsb2JhbEgAEjkKDGZpbGVfZ2xvYmJlZBgCIAEoCzIhLmFnZW50LnYxLkN1cnNvclJ1bGVUeXBlRmlsZUdsb2JzSAASPQoNYWdlbnRfZmV0Y2hlZBgDIAEoCzIkLmFnZW50LnYxLkN1cnNvclJ1bGVUeXBlQWdlbnRGZXRjaGVkSAASRQoRbWFudWFsbHlfYXR0YWNoZWQYBCABKAsyKC5hZ2VudC52MS5DdXJzb3JSdWxlVHlwZU1hbnVhbGx5QXR0YWNoZWRIAEIGCgR0eXBlIuQBCgpDdXJzb3JSdWxlEhEKCWZ1bGxfcGF0aBgBIAEoCRIPCgdjb250ZW50GAIgASgJEiYKBHR5cGUYAyABKAsyGC5hZ2VudC52MS5DdXJzb3JSdWxlVHlwZRIqCgZzb3VyY2UYBCABKA4yGi5hZ2VudC52MS5DdXJzb3JSdWxlU291cmNlEh4KEWdpdF9yZW1vdGVfb3JpZ2luGAUgASgJSACIAQESGAoLcGFyc2VfZXJyb3IYBiABKAlIAYgBAUIUChJfZ2l0X3JlbW90ZV9vcmlnaW5CDgoMX3BhcnNlX2Vycm9yIs8CChFSZXF1ZXN0Q29udGV4dEVudhISCgpvc192ZXJzaW9uGAEgASgJEhcKD3dvcmtzcGFjZV9wYXRocxgCIAMoCRINCgVzaGVsbBgDIAEoCRIXCg9zYW5kYm94X2VuYWJsZWQYBSABKAgSGAoQdGVybWluYWxzX2ZvbGRlchgHIAEoCRIhChlhZ2VudF9zaGFyZWRfbm90ZXNfZm9sZGVyGAggASgJEicKH2FnZW50X2NvbnZlcnNhdGlvbl9ub3Rlc19mb2xkZXIYCSABKAkSEQoJdGltZV96b25lGAogASgJEhYKDnByb2plY3RfZm9sZGVyGAsgASgJEiAKGGFnZW50X3RyYW5zY3JpcHRzX2ZvbGRlchgMIAEoCRIdChBhcnRpZmFjdHNfZm9sZGVyGA0gASgJSACIAQFCEwoRX2FydGlmYWN0c19mb2xkZXIiqwIKFlJlcG9zaXRvcnlJbmRleGluZ0luZm8SHwoXcmVsYXRpdmVfd29ya3NwYWNlX3BhdGgYASABKAkSEwoLcmVtb3RlX3VybHMYAiADKAkSFAoMcmVtb3RlX25hbWVzGAMgAygJEhEKCXJlcG9fbmFtZRgEIAEoCRISCgpyZXBvX293bmVyGAUgASgJEhIKCmlzX3RyYWNrZWQYBiABKAgSEAoIaXNfbG9jYWwYByABKAgSJgoZb3J0aG9nb25hbF90cmFuc2Zvcm1fc2VlZBgIIAEoAUgAiAEBEhUKDXdvcmtzcGFjZV91cmkYCSABKAkSGwoTcGF0aF9lbmNyeXB0aW9uX2tleRgKIAEoCUIcChpfb3J0aG9nb25hbF90cmFuc2Zvcm1fc2VlZCJUCgtHaXRSZXBvSW5mbxIMCgRwYXRoGAEgASgJEg4KBnN0YXR1cxgCIAEoCRITCgticmFuY2hfbmFtZRgDIAEoCRISCgpyZW1vdGVfdXJsGAQgASgJIjwKD0RlYnVnTW9kZUNvbmZpZxIQCghsb2dfcGF0aBgBIAEoCRIXCg9zZXJ2ZXJfZW5kcG9pbnQYAiABKAkiywEKD1NraWxsRGVzY3JpcHRvchIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhMKC2ZvbGRlcl9wYXRoGAMgASgJEg8KB2VuYWJsZWQYBCABKAgSGAoLcGFyc2VfZXJyb3IYBSABKAlIAIgBARIYChByZWFkbWVfZmlsZV9wYXRoGAYgASgJEisKDHBhY2thZ2VfdHlwZRgHIAEoDjIVLmFnZW50LnYxLlBhY2thZ2VUeXBlQg4KDF9wYXJzZV9lcnJvciJECgxTa2lsbE9wdGlvbnMSNAoRc2tpbGxfZGVzY3JpcHRvcnMYASADKAsyGS5hZ2VudC52MS5Ta2lsbERlc2NyaXB0b3IitQEKDkN1c3RvbVN1YmFnZW50EhEKCWZ1bGxfcGF0aBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEg0KBXRvb2xzGAQgAygJEg0KBW1vZGVsGAUgASgJEg4KBnByb21wdBgGIAEoCRI/Cg9wZXJtaXNzaW9uX21vZGUYByABKA4yJi5hZ2VudC52MS5DdXN0b21TdWJhZ2VudFBlcm1pc3Npb25Nb2RlIvgKCg5SZXF1ZXN0Q29udGV4dBIjCgVydWxlcxgCIAMoCzIULmFnZW50LnYxLkN1cnNvclJ1bGUSKAoDZW52GAQgASgLMhsuYWdlbnQudjEuUmVxdWVzdENvbnRleHRFbnYSOQoPcmVwb3NpdG9yeV9pbmZvGAYgAygLMiAuYWdlbnQudjEuUmVwb3NpdG9yeUluZGV4aW5nSW5mbxIqCgV0b29scxgHIAMoCzIbLmFnZW50LnYxLk1jcFRvb2xEZWZpbml0aW9uEicKGmNvbnZlcnNhdGlvbl9ub3Rlc19saXN0aW5nGAggASgJSACIAQESIQoUc2hhcmVkX25vdGVzX2xpc3RpbmcYCSABKAlIAYgBARIoCglnaXRfcmVwb3MYCyADKAsyFS5hZ2VudC52MS5HaXRSZXBvSW5mbxI2Cg9wcm9qZWN0X2xheW91dHMYDSADKAsyHS5hZ2VudC52MS5Mc0RpcmVjdG9yeVRyZWVOb2RlEjMKEG1jcF9pbnN0cnVjdGlvbnMYDiADKAsyGS5hZ2VudC52MS5NY3BJbnN0cnVjdGlvbnMSOQoRZGVidWdfbW9kZV9jb25maWcYDyABKAsyGS5hZ2VudC52MS5EZWJ1Z01vZGVDb25maWdIAogBARIXCgpjbG91ZF9ydWxlGBAgASgJSAOIAQESHwoSd2ViX3NlYXJjaF9lbmFibGVkGBEgASgISASIAQESMgoNc2tpbGxfb3B0aW9ucxgSIAEoCzIWLmFnZW50LnYxLlNraWxsT3B0aW9uc0gFiAEBEi4KIXJlcG9zaXRvcnlfaW5mb19zaG91bGRfcXVlcnlfcHJvZBgTIAEoCEgGiAEBEkEKDWZpbGVfY29udGVudHMYFCADKAsyKi5hZ2VudC52MS5SZXF1ZXN0Q29udGV4dC5GaWxlQ29udGVudHNFbnRyeRIgChN1c2VyX2ludGVudF9zdW1tYXJ5GBUgASgJSAeIAQESMgoQY3VzdG9tX3N1YmFnZW50cxgWIAMoCzIYLmFnZW50LnYxLkN1c3RvbVN1YmFnZW50EkQKF21jcF9maWxlX3N5c3RlbV9vcHRpb25zGBcgASgLMh4uYWdlbnQudjEuTWNwRmlsZVN5c3RlbU9wdGlvbnNICIgBARIeChF3ZWJfZmV0Y2hfZW5hYmxlZBgYIAEoCEgJiAEBEiUKGGhvb2tzX2FkZGl0aW9uYWxfY29udGV4dBgZIAEoCUgKiAEBEicKGmNvbW1pdF9hdHRyaWJ1dGlvbl9tZXNzYWdlGBogASgJSAuIAQESIwoWcHJfYXR0cmlidXRpb25fbWVzc2FnZRgbIAEoCUgMiAEBGjMKEUZpbGVDb250ZW50c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCHQobX2NvbnZlcnNhdGlvbl9ub3Rlc19saXN0aW5nQhcKFV9zaGFyZWRfbm90ZXNfbGlzdGluZ0IUChJfZGVidWdfbW9kZV9jb25maWdCDQoLX2Nsb3VkX3J1bGVCFQoTX3dlYl9zZWFyY2hfZW5hYmxlZEIQCg5fc2tpbGxfb3B0aW9uc0IkCiJfcmVwb3NpdG9yeV9pbmZvX3Nob3VsZF9xdWVyeV9wcm9kQhYKFF91c2VyX2ludGVudF9zdW1tYXJ5QhoKGF9tY3BfZmlsZV9zeXN0ZW1fb3B0aW9uc0IUChJfd2ViX2ZldGNoX2VuYWJsZWRCGwoZX2hvb2tzX2FkZGl0aW9uYWxfY29udGV4dEIdChtfY29tbWl0X2F0dHJpYnV0aW9uX21lc3NhZ2VCGQoXX3ByX2F0dHJpYnV0aW9uX21lc3NhZ2UidAoSUmVxdWVzdENvbnRleHRBcmdzEh0KEG5vdGVzX3Nlc3Npb25faWQYAiABKAlIAIgBARIZCgx3b3Jrc3BhY2VfaWQYAyABKAlIAYgBAUITChFfbm90ZXNfc2Vzc2lvbl9pZEIPCg1fd29ya3NwYWNlX2lkIkoKFVJlcXVlc3RDb250ZXh0U3VjY2VzcxIxCg9yZXF1ZXN0X2NvbnRleHQYASABKAsyGC5hZ2VudC52MS5SZXF1ZXN0Q29udGV4dCIkChNSZXF1ZXN0Q29udGV4dEVycm9yEg0KBWVycm9yGAEgASgJIigKFlJlcXVlc3RDb250ZXh0UmVqZWN0ZWQSDgoGcmVhc29uGAEgASgJIroBChRSZXF1ZXN0Q29udGV4dFJlc3VsdBIyCgdzdWNjZXNzGAEgASgLMh8uYWdlbnQudjEuUmVxdWVzdENvbnRleHRTdWNjZXNzSAASLgoFZXJyb3IYAiABKAsyHS5hZ2VudC52MS5SZXF1ZXN0Q29udGV4dEVycm9ySAASNAoIcmVqZWN0ZWQYAyABKAsyIC5hZ2VudC52MS5SZXF1ZXN0Q29udGV4dFJlamVjdGVkSABCCAoGcmVzdWx0IjEKGkN1cnNvclJ1bGVUeXBlQWdlbnRGZXRjaGVkEhMKC2Rlc2NyaXB0aW9uGAEgASgJIigKF0N1cnNvclJ1bGVUeXBlRmlsZUdsb2JzEg0KBWdsb2JzGAEgAygJIhYKFEN1cnNvclJ1bGVUeXBlR2xvYmFsIiAKHkN1cnNvclJ1bGVUeXBlTWFudWFsbHlBdHRhY2hlZGIGcHJvdG8z", [file_agent_v1_enums, file_agent_v1_file_exec, file_agent_v1_mcp]);
 
 /**
- * Shape unknown: a oneof of rule kinds that includes `global` (CARL sends .cursorrules as type.global); numbers unknown.
- *
  * @generated from message agent.v1.CursorRuleType
  */
 export type CursorRuleType = Message<"agent.v1.CursorRuleType"> & {
+  /**
+   * @generated from oneof agent.v1.CursorRuleType.type
+   */
+  type: {
+    /**
+     * @generated from field: agent.v1.CursorRuleTypeGlobal global = 1;
+     */
+    value: CursorRuleTypeGlobal;
+    case: "global";
+  } | {
+    /**
+     * @generated from field: agent.v1.CursorRuleTypeFileGlobs file_globbed = 2;
+     */
+    value: CursorRuleTypeFileGlobs;
+    case: "fileGlobbed";
+  } | {
+    /**
+     * @generated from field: agent.v1.CursorRuleTypeAgentFetched agent_fetched = 3;
+     */
+    value: CursorRuleTypeAgentFetched;
+    case: "agentFetched";
+  } | {
+    /**
+     * @generated from field: agent.v1.CursorRuleTypeManuallyAttached manually_attached = 4;
+     */
+    value: CursorRuleTypeManuallyAttached;
+    case: "manuallyAttached";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -149,11 +175,58 @@ export const RequestContextEnvSchema: GenMessage<RequestContextEnv> = /*@__PURE_
   messageDesc(file_agent_v1_request_context, 2);
 
 /**
- * Shape unknown: the reference names the type but gives no fields.
- *
  * @generated from message agent.v1.RepositoryIndexingInfo
  */
 export type RepositoryIndexingInfo = Message<"agent.v1.RepositoryIndexingInfo"> & {
+  /**
+   * @generated from field: string relative_workspace_path = 1;
+   */
+  relativeWorkspacePath: string;
+
+  /**
+   * @generated from field: repeated string remote_urls = 2;
+   */
+  remoteUrls: string[];
+
+  /**
+   * @generated from field: repeated string remote_names = 3;
+   */
+  remoteNames: string[];
+
+  /**
+   * @generated from field: string repo_name = 4;
+   */
+  repoName: string;
+
+  /**
+   * @generated from field: string repo_owner = 5;
+   */
+  repoOwner: string;
+
+  /**
+   * @generated from field: bool is_tracked = 6;
+   */
+  isTracked: boolean;
+
+  /**
+   * @generated from field: bool is_local = 7;
+   */
+  isLocal: boolean;
+
+  /**
+   * @generated from field: optional double orthogonal_transform_seed = 8;
+   */
+  orthogonalTransformSeed?: number | undefined;
+
+  /**
+   * @generated from field: string workspace_uri = 9;
+   */
+  workspaceUri: string;
+
+  /**
+   * @generated from field: string path_encryption_key = 10;
+   */
+  pathEncryptionKey: string;
 };
 
 /**
@@ -220,11 +293,43 @@ export const DebugModeConfigSchema: GenMessage<DebugModeConfig> = /*@__PURE__*/
   messageDesc(file_agent_v1_request_context, 5);
 
 /**
- * Shape unknown: the reference names the type but gives no fields.
- *
  * @generated from message agent.v1.SkillDescriptor
  */
 export type SkillDescriptor = Message<"agent.v1.SkillDescriptor"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string description = 2;
+   */
+  description: string;
+
+  /**
+   * @generated from field: string folder_path = 3;
+   */
+  folderPath: string;
+
+  /**
+   * @generated from field: bool enabled = 4;
+   */
+  enabled: boolean;
+
+  /**
+   * @generated from field: optional string parse_error = 5;
+   */
+  parseError?: string | undefined;
+
+  /**
+   * @generated from field: string readme_file_path = 6;
+   */
+  readmeFilePath: string;
+
+  /**
+   * @generated from field: agent.v1.PackageType package_type = 7;
+   */
+  packageType: PackageType;
 };
 
 /**
@@ -252,11 +357,43 @@ export const SkillOptionsSchema: GenMessage<SkillOptions> = /*@__PURE__*/
   messageDesc(file_agent_v1_request_context, 7);
 
 /**
- * Shape unknown: the reference names the type (uses CustomSubagentPermissionMode) but gives no fields.
- *
  * @generated from message agent.v1.CustomSubagent
  */
 export type CustomSubagent = Message<"agent.v1.CustomSubagent"> & {
+  /**
+   * @generated from field: string full_path = 1;
+   */
+  fullPath: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string description = 3;
+   */
+  description: string;
+
+  /**
+   * @generated from field: repeated string tools = 4;
+   */
+  tools: string[];
+
+  /**
+   * @generated from field: string model = 5;
+   */
+  model: string;
+
+  /**
+   * @generated from field: string prompt = 6;
+   */
+  prompt: string;
+
+  /**
+   * @generated from field: agent.v1.CustomSubagentPermissionMode permission_mode = 7;
+   */
+  permissionMode: CustomSubagentPermissionMode;
 };
 
 /**
@@ -503,4 +640,66 @@ export type RequestContextResult = Message<"agent.v1.RequestContextResult"> & {
  */
 export const RequestContextResultSchema: GenMessage<RequestContextResult> = /*@__PURE__*/
   messageDesc(file_agent_v1_request_context, 14);
+
+/**
+ * From cursor-protocol-addendum.md (the newer agent.v1 schema).
+ *
+ * @generated from message agent.v1.CursorRuleTypeAgentFetched
+ */
+export type CursorRuleTypeAgentFetched = Message<"agent.v1.CursorRuleTypeAgentFetched"> & {
+  /**
+   * @generated from field: string description = 1;
+   */
+  description: string;
+};
+
+/**
+ * Describes the message agent.v1.CursorRuleTypeAgentFetched.
+ * Use `create(CursorRuleTypeAgentFetchedSchema)` to create a new message.
+ */
+export const CursorRuleTypeAgentFetchedSchema: GenMessage<CursorRuleTypeAgentFetched> = /*@__PURE__*/
+  messageDesc(file_agent_v1_request_context, 15);
+
+/**
+ * @generated from message agent.v1.CursorRuleTypeFileGlobs
+ */
+export type CursorRuleTypeFileGlobs = Message<"agent.v1.CursorRuleTypeFileGlobs"> & {
+  /**
+   * @generated from field: repeated string globs = 1;
+   */
+  globs: string[];
+};
+
+/**
+ * Describes the message agent.v1.CursorRuleTypeFileGlobs.
+ * Use `create(CursorRuleTypeFileGlobsSchema)` to create a new message.
+ */
+export const CursorRuleTypeFileGlobsSchema: GenMessage<CursorRuleTypeFileGlobs> = /*@__PURE__*/
+  messageDesc(file_agent_v1_request_context, 16);
+
+/**
+ * @generated from message agent.v1.CursorRuleTypeGlobal
+ */
+export type CursorRuleTypeGlobal = Message<"agent.v1.CursorRuleTypeGlobal"> & {
+};
+
+/**
+ * Describes the message agent.v1.CursorRuleTypeGlobal.
+ * Use `create(CursorRuleTypeGlobalSchema)` to create a new message.
+ */
+export const CursorRuleTypeGlobalSchema: GenMessage<CursorRuleTypeGlobal> = /*@__PURE__*/
+  messageDesc(file_agent_v1_request_context, 17);
+
+/**
+ * @generated from message agent.v1.CursorRuleTypeManuallyAttached
+ */
+export type CursorRuleTypeManuallyAttached = Message<"agent.v1.CursorRuleTypeManuallyAttached"> & {
+};
+
+/**
+ * Describes the message agent.v1.CursorRuleTypeManuallyAttached.
+ * Use `create(CursorRuleTypeManuallyAttachedSchema)` to create a new message.
+ */
+export const CursorRuleTypeManuallyAttachedSchema: GenMessage<CursorRuleTypeManuallyAttached> = /*@__PURE__*/
+  messageDesc(file_agent_v1_request_context, 18);
 

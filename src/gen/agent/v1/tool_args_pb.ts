@@ -10,13 +10,15 @@ import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { TodoStatus } from "./enums_pb.js";
 import { file_agent_v1_enums } from "./enums_pb.js";
+import type { EditError, EditFileNotFound, EditReadPermissionDenied, EditRejected, EditWritePermissionDenied, ExaFetchError, ExaFetchRejected, ExaFetchSuccess, ExaSearchError, ExaSearchRejected, ExaSearchSuccess, GenerateImageError, GenerateImageSuccess, ReadLintsToolError, ReadLintsToolSuccess, ReadTodosError, ReadToolError, SemSearchToolError, UpdateTodosError, WebSearchError, WebSearchRejected, WebSearchSuccess } from "./tool_results_pb.js";
+import { file_agent_v1_tool_results } from "./tool_results_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file agent/v1/tool_args.proto.
  */
 export const file_agent_v1_tool_args: GenFile = /*@__PURE__*/
-  fileDesc("ChhhZ2VudC92MS90b29sX2FyZ3MucHJvdG8SCGFnZW50LnYxIlgKDEdsb2JUb29sQXJncxIdChB0YXJnZXRfZGlyZWN0b3J5GAEgASgJSACIAQESFAoMZ2xvYl9wYXR0ZXJuGAIgASgJQhMKEV90YXJnZXRfZGlyZWN0b3J5IokBCg9HbG9iVG9vbFN1Y2Nlc3MSDwoHcGF0dGVybhgBIAEoCRIMCgRwYXRoGAIgASgJEg0KBWZpbGVzGAMgAygJEhMKC3RvdGFsX2ZpbGVzGAQgASgFEhgKEGNsaWVudF90cnVuY2F0ZWQYBSABKAgSGQoRcmlwZ3JlcF90cnVuY2F0ZWQYBiABKAgiHgoNR2xvYlRvb2xFcnJvchINCgVlcnJvchgBIAEoCSJyCg5HbG9iVG9vbFJlc3VsdBIsCgdzdWNjZXNzGAEgASgLMhkuYWdlbnQudjEuR2xvYlRvb2xTdWNjZXNzSAASKAoFZXJyb3IYAiABKAsyFy5hZ2VudC52MS5HbG9iVG9vbEVycm9ySABCCAoGcmVzdWx0IpYBCgxSZWFkVG9vbEFyZ3MSDAoEcGF0aBgBIAEoCRITCgZvZmZzZXQYAiABKAVIAIgBARISCgVsaW1pdBgDIAEoBUgBiAEBEiEKFGluY2x1ZGVfbGluZV9udW1iZXJzGAUgASgISAKIAQFCCQoHX29mZnNldEIICgZfbGltaXRCFwoVX2luY2x1ZGVfbGluZV9udW1iZXJzIjEKCVJlYWRSYW5nZRISCgpzdGFydF9saW5lGAEgASgFEhAKCGVuZF9saW5lGAIgASgFIpgCCg9SZWFkVG9vbFN1Y2Nlc3MSEQoHY29udGVudBgBIAEoCUgAEg4KBGRhdGEYBiABKAxIABIWCgxkYXRhX2Jsb2JfaWQYCSABKAxIABIZCg9jb250ZW50X2Jsb2JfaWQYCiABKAxIABIQCghpc19lbXB0eRgCIAEoCBIWCg5leGNlZWRlZF9saW1pdBgDIAEoCBITCgt0b3RhbF9saW5lcxgEIAEoBRIRCglmaWxlX3NpemUYBSABKAUSDAoEcGF0aBgHIAEoCRInCgpyZWFkX3JhbmdlGAggASgLMhMuYWdlbnQudjEuUmVhZFJhbmdlEhwKFGluY2x1ZGVfbGluZV9udW1iZXJzGAsgASgIQggKBm91dHB1dCJICg5SZWFkVG9vbFJlc3VsdBIsCgdzdWNjZXNzGAEgASgLMhkuYWdlbnQudjEuUmVhZFRvb2xTdWNjZXNzSABCCAoGcmVzdWx0IosBCghUb2RvSXRlbRIKCgJpZBgBIAEoCRIPCgdjb250ZW50GAIgASgJEiQKBnN0YXR1cxgDIAEoDjIULmFnZW50LnYxLlRvZG9TdGF0dXMSEgoKY3JlYXRlZF9hdBgEIAEoAxISCgp1cGRhdGVkX2F0GAUgASgDEhQKDGRlcGVuZGVuY2llcxgGIAMoCSJDCg9VcGRhdGVUb2Rvc0FyZ3MSIQoFdG9kb3MYASADKAsyEi5hZ2VudC52MS5Ub2RvSXRlbRINCgVtZXJnZRgCIAEoCCJfChJVcGRhdGVUb2Rvc1N1Y2Nlc3MSIQoFdG9kb3MYASADKAsyEi5hZ2VudC52MS5Ub2RvSXRlbRITCgt0b3RhbF9jb3VudBgCIAEoBRIRCgl3YXNfbWVyZ2UYAyABKAgiTgoRVXBkYXRlVG9kb3NSZXN1bHQSLwoHc3VjY2VzcxgBIAEoCzIcLmFnZW50LnYxLlVwZGF0ZVRvZG9zU3VjY2Vzc0gAQggKBnJlc3VsdCJPCg1SZWFkVG9kb3NBcmdzEisKDXN0YXR1c19maWx0ZXIYASADKA4yFC5hZ2VudC52MS5Ub2RvU3RhdHVzEhEKCWlkX2ZpbHRlchgCIAMoCSIRCg9SZWFkVG9kb3NSZXN1bHQiSAoIRWRpdEFyZ3MSDAoEcGF0aBgBIAEoCRIbCg5zdHJlYW1fY29udGVudBgGIAEoCUgAiAEBQhEKD19zdHJlYW1fY29udGVudCLcAQoLRWRpdFN1Y2Nlc3MSDAoEcGF0aBgBIAEoCRIYCgtsaW5lc19hZGRlZBgDIAEoBUgAiAEBEhoKDWxpbmVzX3JlbW92ZWQYBCABKAVIAYgBARITCgtkaWZmX3N0cmluZxgFIAEoCRIgChhiZWZvcmVfZnVsbF9maWxlX2NvbnRlbnQYBiABKAkSHwoXYWZ0ZXJfZnVsbF9maWxlX2NvbnRlbnQYByABKAkSDwoHbWVzc2FnZRgIIAEoCUIOCgxfbGluZXNfYWRkZWRCEAoOX2xpbmVzX3JlbW92ZWQiQAoKRWRpdFJlc3VsdBIoCgdzdWNjZXNzGAEgASgLMhUuYWdlbnQudjEuRWRpdFN1Y2Nlc3NIAEIICgZyZXN1bHQiHgoNUmVhZExpbnRzQXJncxINCgVwYXRocxgBIAMoCSIRCg9SZWFkTGludHNSZXN1bHQiUwoRU2VtU2VhcmNoVG9vbEFyZ3MSDQoFcXVlcnkYASABKAkSGgoSdGFyZ2V0X2RpcmVjdG9yaWVzGAIgAygJEhMKC2V4cGxhbmF0aW9uGAMgASgJIj0KFFNlbVNlYXJjaFRvb2xTdWNjZXNzEg8KB3Jlc3VsdHMYASABKAkSFAoMY29kZV9yZXN1bHRzGAIgAygMIlIKE1NlbVNlYXJjaFRvb2xSZXN1bHQSMQoHc3VjY2VzcxgBIAEoCzIeLmFnZW50LnYxLlNlbVNlYXJjaFRvb2xTdWNjZXNzSABCCAoGcmVzdWx0IjoKDVdlYlNlYXJjaEFyZ3MSEwoLc2VhcmNoX3Rlcm0YASABKAkSFAoMdG9vbF9jYWxsX2lkGAIgASgJIhEKD1dlYlNlYXJjaFJlc3VsdCIxCgxXZWJGZXRjaEFyZ3MSCwoDdXJsGAEgASgJEhQKDHRvb2xfY2FsbF9pZBgCIAEoCSIwCg9XZWJGZXRjaFN1Y2Nlc3MSCwoDdXJsGAEgASgJEhAKCG1hcmtkb3duGAIgASgJIisKDVdlYkZldGNoRXJyb3ISCwoDdXJsGAEgASgJEg0KBWVycm9yGAIgASgJIi8KEFdlYkZldGNoUmVqZWN0ZWQSCwoDdXJsGAEgASgJEg4KBnJlYXNvbhgCIAEoCSKiAQoOV2ViRmV0Y2hSZXN1bHQSLAoHc3VjY2VzcxgBIAEoCzIZLmFnZW50LnYxLldlYkZldGNoU3VjY2Vzc0gAEigKBWVycm9yGAIgASgLMhcuYWdlbnQudjEuV2ViRmV0Y2hFcnJvckgAEi4KCHJlamVjdGVkGAMgASgLMhouYWdlbnQudjEuV2ViRmV0Y2hSZWplY3RlZEgAQggKBnJlc3VsdCJXCg1FeGFTZWFyY2hBcmdzEg0KBXF1ZXJ5GAEgASgJEgwKBHR5cGUYAiABKAkSEwoLbnVtX3Jlc3VsdHMYAyABKAUSFAoMdG9vbF9jYWxsX2lkGAQgASgJIhEKD0V4YVNlYXJjaFJlc3VsdCIxCgxFeGFGZXRjaEFyZ3MSCwoDaWRzGAEgAygJEhQKDHRvb2xfY2FsbF9pZBgCIAEoCSIQCg5FeGFGZXRjaFJlc3VsdCJtChFHZW5lcmF0ZUltYWdlQXJncxITCgtkZXNjcmlwdGlvbhgBIAEoCRIWCglmaWxlX3BhdGgYAiABKAlIAIgBARIdChVyZWZlcmVuY2VfaW1hZ2VfcGF0aHMYBSADKAlCDAoKX2ZpbGVfcGF0aCIVChNHZW5lcmF0ZUltYWdlUmVzdWx0YgZwcm90bzM", [file_agent_v1_enums]);
+  fileDesc("ChhhZ2VudC92MS90b29sX2FyZ3MucHJvdG8SCGFnZW50LnYxIlgKDEdsb2JUb29sQXJncxIdChB0YXJnZXRfZGlyZWN0b3J5GAEgASgJSACIAQESFAoMZ2xvYl9wYXR0ZXJuGAIgASgJQhMKEV90YXJnZXRfZGlyZWN0b3J5IokBCg9HbG9iVG9vbFN1Y2Nlc3MSDwoHcGF0dGVybhgBIAEoCRIMCgRwYXRoGAIgASgJEg0KBWZpbGVzGAMgAygJEhMKC3RvdGFsX2ZpbGVzGAQgASgFEhgKEGNsaWVudF90cnVuY2F0ZWQYBSABKAgSGQoRcmlwZ3JlcF90cnVuY2F0ZWQYBiABKAgiHgoNR2xvYlRvb2xFcnJvchINCgVlcnJvchgBIAEoCSJyCg5HbG9iVG9vbFJlc3VsdBIsCgdzdWNjZXNzGAEgASgLMhkuYWdlbnQudjEuR2xvYlRvb2xTdWNjZXNzSAASKAoFZXJyb3IYAiABKAsyFy5hZ2VudC52MS5HbG9iVG9vbEVycm9ySABCCAoGcmVzdWx0IpYBCgxSZWFkVG9vbEFyZ3MSDAoEcGF0aBgBIAEoCRITCgZvZmZzZXQYAiABKAVIAIgBARISCgVsaW1pdBgDIAEoBUgBiAEBEiEKFGluY2x1ZGVfbGluZV9udW1iZXJzGAUgASgISAKIAQFCCQoHX29mZnNldEIICgZfbGltaXRCFwoVX2luY2x1ZGVfbGluZV9udW1iZXJzIjEKCVJlYWRSYW5nZRISCgpzdGFydF9saW5lGAEgASgNEhAKCGVuZF9saW5lGAIgASgNIsoCCg9SZWFkVG9vbFN1Y2Nlc3MSEQoHY29udGVudBgBIAEoCUgAEg4KBGRhdGEYBiABKAxIABIWCgxkYXRhX2Jsb2JfaWQYCSABKAxIABIZCg9jb250ZW50X2Jsb2JfaWQYCiABKAxIABIQCghpc19lbXB0eRgCIAEoCBIWCg5leGNlZWRlZF9saW1pdBgDIAEoCBITCgt0b3RhbF9saW5lcxgEIAEoDRIRCglmaWxlX3NpemUYBSABKA0SDAoEcGF0aBgHIAEoCRIsCgpyZWFkX3JhbmdlGAggASgLMhMuYWdlbnQudjEuUmVhZFJhbmdlSAGIAQESIQoUaW5jbHVkZV9saW5lX251bWJlcnMYCyABKAhIAogBAUIICgZvdXRwdXRCDQoLX3JlYWRfcmFuZ2VCFwoVX2luY2x1ZGVfbGluZV9udW1iZXJzInIKDlJlYWRUb29sUmVzdWx0EiwKB3N1Y2Nlc3MYASABKAsyGS5hZ2VudC52MS5SZWFkVG9vbFN1Y2Nlc3NIABIoCgVlcnJvchgCIAEoCzIXLmFnZW50LnYxLlJlYWRUb29sRXJyb3JIAEIICgZyZXN1bHQiiwEKCFRvZG9JdGVtEgoKAmlkGAEgASgJEg8KB2NvbnRlbnQYAiABKAkSJAoGc3RhdHVzGAMgASgOMhQuYWdlbnQudjEuVG9kb1N0YXR1cxISCgpjcmVhdGVkX2F0GAQgASgDEhIKCnVwZGF0ZWRfYXQYBSABKAMSFAoMZGVwZW5kZW5jaWVzGAYgAygJIkMKD1VwZGF0ZVRvZG9zQXJncxIhCgV0b2RvcxgBIAMoCzISLmFnZW50LnYxLlRvZG9JdGVtEg0KBW1lcmdlGAIgASgIIl8KElVwZGF0ZVRvZG9zU3VjY2VzcxIhCgV0b2RvcxgBIAMoCzISLmFnZW50LnYxLlRvZG9JdGVtEhMKC3RvdGFsX2NvdW50GAIgASgFEhEKCXdhc19tZXJnZRgDIAEoCCJ7ChFVcGRhdGVUb2Rvc1Jlc3VsdBIvCgdzdWNjZXNzGAEgASgLMhwuYWdlbnQudjEuVXBkYXRlVG9kb3NTdWNjZXNzSAASKwoFZXJyb3IYAiABKAsyGi5hZ2VudC52MS5VcGRhdGVUb2Rvc0Vycm9ySABCCAoGcmVzdWx0Ik8KDVJlYWRUb2Rvc0FyZ3MSKwoNc3RhdHVzX2ZpbHRlchgBIAMoDjIULmFnZW50LnYxLlRvZG9TdGF0dXMSEQoJaWRfZmlsdGVyGAIgAygJInUKD1JlYWRUb2Rvc1Jlc3VsdBItCgdzdWNjZXNzGAEgASgLMhouYWdlbnQudjEuUmVhZFRvZG9zU3VjY2Vzc0gAEikKBWVycm9yGAIgASgLMhguYWdlbnQudjEuUmVhZFRvZG9zRXJyb3JIAEIICgZyZXN1bHQiSAoIRWRpdEFyZ3MSDAoEcGF0aBgBIAEoCRIbCg5zdHJlYW1fY29udGVudBgGIAEoCUgAiAEBQhEKD19zdHJlYW1fY29udGVudCKTAgoLRWRpdFN1Y2Nlc3MSDAoEcGF0aBgBIAEoCRIYCgtsaW5lc19hZGRlZBgDIAEoBUgAiAEBEhoKDWxpbmVzX3JlbW92ZWQYBCABKAVIAYgBARIYCgtkaWZmX3N0cmluZxgFIAEoCUgCiAEBEiUKGGJlZm9yZV9mdWxsX2ZpbGVfY29udGVudBgGIAEoCUgDiAEBEh8KF2FmdGVyX2Z1bGxfZmlsZV9jb250ZW50GAcgASgJEg8KB21lc3NhZ2UYCCABKAlCDgoMX2xpbmVzX2FkZGVkQhAKDl9saW5lc19yZW1vdmVkQg4KDF9kaWZmX3N0cmluZ0IbChlfYmVmb3JlX2Z1bGxfZmlsZV9jb250ZW50ItYCCgpFZGl0UmVzdWx0EigKB3N1Y2Nlc3MYASABKAsyFS5hZ2VudC52MS5FZGl0U3VjY2Vzc0gAEjQKDmZpbGVfbm90X2ZvdW5kGAIgASgLMhouYWdlbnQudjEuRWRpdEZpbGVOb3RGb3VuZEgAEkQKFnJlYWRfcGVybWlzc2lvbl9kZW5pZWQYAyABKAsyIi5hZ2VudC52MS5FZGl0UmVhZFBlcm1pc3Npb25EZW5pZWRIABJGChd3cml0ZV9wZXJtaXNzaW9uX2RlbmllZBgEIAEoCzIjLmFnZW50LnYxLkVkaXRXcml0ZVBlcm1pc3Npb25EZW5pZWRIABIqCghyZWplY3RlZBgGIAEoCzIWLmFnZW50LnYxLkVkaXRSZWplY3RlZEgAEiQKBWVycm9yGAcgASgLMhMuYWdlbnQudjEuRWRpdEVycm9ySABCCAoGcmVzdWx0Ih4KDVJlYWRMaW50c0FyZ3MSDQoFcGF0aHMYASADKAkifQoPUmVhZExpbnRzUmVzdWx0EjEKB3N1Y2Nlc3MYASABKAsyHi5hZ2VudC52MS5SZWFkTGludHNUb29sU3VjY2Vzc0gAEi0KBWVycm9yGAIgASgLMhwuYWdlbnQudjEuUmVhZExpbnRzVG9vbEVycm9ySABCCAoGcmVzdWx0IlMKEVNlbVNlYXJjaFRvb2xBcmdzEg0KBXF1ZXJ5GAEgASgJEhoKEnRhcmdldF9kaXJlY3RvcmllcxgCIAMoCRITCgtleHBsYW5hdGlvbhgDIAEoCSI9ChRTZW1TZWFyY2hUb29sU3VjY2VzcxIPCgdyZXN1bHRzGAEgASgJEhQKDGNvZGVfcmVzdWx0cxgCIAMoDCKBAQoTU2VtU2VhcmNoVG9vbFJlc3VsdBIxCgdzdWNjZXNzGAEgASgLMh4uYWdlbnQudjEuU2VtU2VhcmNoVG9vbFN1Y2Nlc3NIABItCgVlcnJvchgCIAEoCzIcLmFnZW50LnYxLlNlbVNlYXJjaFRvb2xFcnJvckgAQggKBnJlc3VsdCI6Cg1XZWJTZWFyY2hBcmdzEhMKC3NlYXJjaF90ZXJtGAEgASgJEhQKDHRvb2xfY2FsbF9pZBgCIAEoCSKmAQoPV2ViU2VhcmNoUmVzdWx0Ei0KB3N1Y2Nlc3MYASABKAsyGi5hZ2VudC52MS5XZWJTZWFyY2hTdWNjZXNzSAASKQoFZXJyb3IYAiABKAsyGC5hZ2VudC52MS5XZWJTZWFyY2hFcnJvckgAEi8KCHJlamVjdGVkGAMgASgLMhsuYWdlbnQudjEuV2ViU2VhcmNoUmVqZWN0ZWRIAEIICgZyZXN1bHQiMQoMV2ViRmV0Y2hBcmdzEgsKA3VybBgBIAEoCRIUCgx0b29sX2NhbGxfaWQYAiABKAkiMAoPV2ViRmV0Y2hTdWNjZXNzEgsKA3VybBgBIAEoCRIQCghtYXJrZG93bhgCIAEoCSIrCg1XZWJGZXRjaEVycm9yEgsKA3VybBgBIAEoCRINCgVlcnJvchgCIAEoCSIiChBXZWJGZXRjaFJlamVjdGVkEg4KBnJlYXNvbhgBIAEoCSKiAQoOV2ViRmV0Y2hSZXN1bHQSLAoHc3VjY2VzcxgBIAEoCzIZLmFnZW50LnYxLldlYkZldGNoU3VjY2Vzc0gAEigKBWVycm9yGAIgASgLMhcuYWdlbnQudjEuV2ViRmV0Y2hFcnJvckgAEi4KCHJlamVjdGVkGAMgASgLMhouYWdlbnQudjEuV2ViRmV0Y2hSZWplY3RlZEgAQggKBnJlc3VsdCJXCg1FeGFTZWFyY2hBcmdzEg0KBXF1ZXJ5GAEgASgJEgwKBHR5cGUYAiABKAkSEwoLbnVtX3Jlc3VsdHMYAyABKAUSFAoMdG9vbF9jYWxsX2lkGAQgASgJIqYBCg9FeGFTZWFyY2hSZXN1bHQSLQoHc3VjY2VzcxgBIAEoCzIaLmFnZW50LnYxLkV4YVNlYXJjaFN1Y2Nlc3NIABIpCgVlcnJvchgCIAEoCzIYLmFnZW50LnYxLkV4YVNlYXJjaEVycm9ySAASLwoIcmVqZWN0ZWQYAyABKAsyGy5hZ2VudC52MS5FeGFTZWFyY2hSZWplY3RlZEgAQggKBnJlc3VsdCIxCgxFeGFGZXRjaEFyZ3MSCwoDaWRzGAEgAygJEhQKDHRvb2xfY2FsbF9pZBgCIAEoCSKiAQoORXhhRmV0Y2hSZXN1bHQSLAoHc3VjY2VzcxgBIAEoCzIZLmFnZW50LnYxLkV4YUZldGNoU3VjY2Vzc0gAEigKBWVycm9yGAIgASgLMhcuYWdlbnQudjEuRXhhRmV0Y2hFcnJvckgAEi4KCHJlamVjdGVkGAMgASgLMhouYWdlbnQudjEuRXhhRmV0Y2hSZWplY3RlZEgAQggKBnJlc3VsdCJtChFHZW5lcmF0ZUltYWdlQXJncxITCgtkZXNjcmlwdGlvbhgBIAEoCRIWCglmaWxlX3BhdGgYAiABKAlIAIgBARIdChVyZWZlcmVuY2VfaW1hZ2VfcGF0aHMYBSADKAlCDAoKX2ZpbGVfcGF0aCKBAQoTR2VuZXJhdGVJbWFnZVJlc3VsdBIxCgdzdWNjZXNzGAEgASgLMh4uYWdlbnQudjEuR2VuZXJhdGVJbWFnZVN1Y2Nlc3NIABItCgVlcnJvchgCIAEoCzIcLmFnZW50LnYxLkdlbmVyYXRlSW1hZ2VFcnJvckgAQggKBnJlc3VsdCJKChBSZWFkVG9kb3NTdWNjZXNzEiEKBXRvZG9zGAEgAygLMhIuYWdlbnQudjEuVG9kb0l0ZW0SEwoLdG90YWxfY291bnQYAiABKAViBnByb3RvMw", [file_agent_v1_enums, file_agent_v1_tool_results]);
 
 /**
  * @generated from message agent.v1.GlobToolArgs
@@ -167,12 +169,12 @@ export const ReadToolArgsSchema: GenMessage<ReadToolArgs> = /*@__PURE__*/
  */
 export type ReadRange = Message<"agent.v1.ReadRange"> & {
   /**
-   * @generated from field: int32 start_line = 1;
+   * @generated from field: uint32 start_line = 1;
    */
   startLine: number;
 
   /**
-   * @generated from field: int32 end_line = 2;
+   * @generated from field: uint32 end_line = 2;
    */
   endLine: number;
 };
@@ -228,14 +230,12 @@ export type ReadToolSuccess = Message<"agent.v1.ReadToolSuccess"> & {
   exceededLimit: boolean;
 
   /**
-   * @generated from field: int32 total_lines = 4;
+   * @generated from field: uint32 total_lines = 4;
    */
   totalLines: number;
 
   /**
-   * 32-bit per the capture decoding (JSON number, not string).
-   *
-   * @generated from field: int32 file_size = 5;
+   * @generated from field: uint32 file_size = 5;
    */
   fileSize: number;
 
@@ -245,14 +245,16 @@ export type ReadToolSuccess = Message<"agent.v1.ReadToolSuccess"> & {
   path: string;
 
   /**
-   * @generated from field: agent.v1.ReadRange read_range = 8;
+   * Presence matters: real traffic carries these set to their empty value.
+   *
+   * @generated from field: optional agent.v1.ReadRange read_range = 8;
    */
   readRange?: ReadRange | undefined;
 
   /**
-   * @generated from field: bool include_line_numbers = 11;
+   * @generated from field: optional bool include_line_numbers = 11;
    */
-  includeLineNumbers: boolean;
+  includeLineNumbers?: boolean | undefined;
 };
 
 /**
@@ -263,8 +265,6 @@ export const ReadToolSuccessSchema: GenMessage<ReadToolSuccess> = /*@__PURE__*/
   messageDesc(file_agent_v1_tool_args, 6);
 
 /**
- * Only the success case (1) is given by the reference; other cases are unknown.
- *
  * @generated from message agent.v1.ReadToolResult
  */
 export type ReadToolResult = Message<"agent.v1.ReadToolResult"> & {
@@ -277,6 +277,12 @@ export type ReadToolResult = Message<"agent.v1.ReadToolResult"> & {
      */
     value: ReadToolSuccess;
     case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.ReadToolError error = 2;
+     */
+    value: ReadToolError;
+    case: "error";
   } | { case: undefined; value?: undefined };
 };
 
@@ -383,8 +389,6 @@ export const UpdateTodosSuccessSchema: GenMessage<UpdateTodosSuccess> = /*@__PUR
   messageDesc(file_agent_v1_tool_args, 10);
 
 /**
- * Only the success case (1) is known.
- *
  * @generated from message agent.v1.UpdateTodosResult
  */
 export type UpdateTodosResult = Message<"agent.v1.UpdateTodosResult"> & {
@@ -397,6 +401,12 @@ export type UpdateTodosResult = Message<"agent.v1.UpdateTodosResult"> & {
      */
     value: UpdateTodosSuccess;
     case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.UpdateTodosError error = 2;
+     */
+    value: UpdateTodosError;
+    case: "error";
   } | { case: undefined; value?: undefined };
 };
 
@@ -432,11 +442,25 @@ export const ReadTodosArgsSchema: GenMessage<ReadTodosArgs> = /*@__PURE__*/
   messageDesc(file_agent_v1_tool_args, 12);
 
 /**
- * Shape unknown: the reference gives no fields for the read-todos result.
- *
  * @generated from message agent.v1.ReadTodosResult
  */
 export type ReadTodosResult = Message<"agent.v1.ReadTodosResult"> & {
+  /**
+   * @generated from oneof agent.v1.ReadTodosResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.ReadTodosSuccess success = 1;
+     */
+    value: ReadTodosSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.ReadTodosError error = 2;
+     */
+    value: ReadTodosError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -490,14 +514,16 @@ export type EditSuccess = Message<"agent.v1.EditSuccess"> & {
   linesRemoved?: number | undefined;
 
   /**
-   * @generated from field: string diff_string = 5;
+   * Presence matters: real traffic carries these set to their empty value.
+   *
+   * @generated from field: optional string diff_string = 5;
    */
-  diffString: string;
+  diffString?: string | undefined;
 
   /**
-   * @generated from field: string before_full_file_content = 6;
+   * @generated from field: optional string before_full_file_content = 6;
    */
-  beforeFullFileContent: string;
+  beforeFullFileContent?: string | undefined;
 
   /**
    * @generated from field: string after_full_file_content = 7;
@@ -518,8 +544,6 @@ export const EditSuccessSchema: GenMessage<EditSuccess> = /*@__PURE__*/
   messageDesc(file_agent_v1_tool_args, 15);
 
 /**
- * Only the success case (1) is given by the reference.
- *
  * @generated from message agent.v1.EditResult
  */
 export type EditResult = Message<"agent.v1.EditResult"> & {
@@ -532,6 +556,36 @@ export type EditResult = Message<"agent.v1.EditResult"> & {
      */
     value: EditSuccess;
     case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.EditFileNotFound file_not_found = 2;
+     */
+    value: EditFileNotFound;
+    case: "fileNotFound";
+  } | {
+    /**
+     * @generated from field: agent.v1.EditReadPermissionDenied read_permission_denied = 3;
+     */
+    value: EditReadPermissionDenied;
+    case: "readPermissionDenied";
+  } | {
+    /**
+     * @generated from field: agent.v1.EditWritePermissionDenied write_permission_denied = 4;
+     */
+    value: EditWritePermissionDenied;
+    case: "writePermissionDenied";
+  } | {
+    /**
+     * @generated from field: agent.v1.EditRejected rejected = 6;
+     */
+    value: EditRejected;
+    case: "rejected";
+  } | {
+    /**
+     * @generated from field: agent.v1.EditError error = 7;
+     */
+    value: EditError;
+    case: "error";
   } | { case: undefined; value?: undefined };
 };
 
@@ -561,10 +615,27 @@ export const ReadLintsArgsSchema: GenMessage<ReadLintsArgs> = /*@__PURE__*/
 
 /**
  * Shape unknown: the reference gives no fields for the read-lints result.
+ * The addendum's ReadLintsToolResult.
  *
  * @generated from message agent.v1.ReadLintsResult
  */
 export type ReadLintsResult = Message<"agent.v1.ReadLintsResult"> & {
+  /**
+   * @generated from oneof agent.v1.ReadLintsResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.ReadLintsToolSuccess success = 1;
+     */
+    value: ReadLintsToolSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.ReadLintsToolError error = 2;
+     */
+    value: ReadLintsToolError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -624,8 +695,6 @@ export const SemSearchToolSuccessSchema: GenMessage<SemSearchToolSuccess> = /*@_
   messageDesc(file_agent_v1_tool_args, 20);
 
 /**
- * The capture shows the result as success=1 {results=1}; other cases unknown.
- *
  * @generated from message agent.v1.SemSearchToolResult
  */
 export type SemSearchToolResult = Message<"agent.v1.SemSearchToolResult"> & {
@@ -638,6 +707,12 @@ export type SemSearchToolResult = Message<"agent.v1.SemSearchToolResult"> & {
      */
     value: SemSearchToolSuccess;
     case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.SemSearchToolError error = 2;
+     */
+    value: SemSearchToolError;
+    case: "error";
   } | { case: undefined; value?: undefined };
 };
 
@@ -671,11 +746,31 @@ export const WebSearchArgsSchema: GenMessage<WebSearchArgs> = /*@__PURE__*/
   messageDesc(file_agent_v1_tool_args, 22);
 
 /**
- * Shape unknown: the reference gives no fields for the web-search result.
- *
  * @generated from message agent.v1.WebSearchResult
  */
 export type WebSearchResult = Message<"agent.v1.WebSearchResult"> & {
+  /**
+   * @generated from oneof agent.v1.WebSearchResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.WebSearchSuccess success = 1;
+     */
+    value: WebSearchSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.WebSearchError error = 2;
+     */
+    value: WebSearchError;
+    case: "error";
+  } | {
+    /**
+     * @generated from field: agent.v1.WebSearchRejected rejected = 3;
+     */
+    value: WebSearchRejected;
+    case: "rejected";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -754,18 +849,11 @@ export const WebFetchErrorSchema: GenMessage<WebFetchError> = /*@__PURE__*/
   messageDesc(file_agent_v1_tool_args, 26);
 
 /**
- * Shape not given; {url=1, reason=2} is a guess by analogy with the other rejections.
- *
  * @generated from message agent.v1.WebFetchRejected
  */
 export type WebFetchRejected = Message<"agent.v1.WebFetchRejected"> & {
   /**
-   * @generated from field: string url = 1;
-   */
-  url: string;
-
-  /**
-   * @generated from field: string reason = 2;
+   * @generated from field: string reason = 1;
    */
   reason: string;
 };
@@ -847,11 +935,31 @@ export const ExaSearchArgsSchema: GenMessage<ExaSearchArgs> = /*@__PURE__*/
   messageDesc(file_agent_v1_tool_args, 29);
 
 /**
- * Shape unknown: the reference gives no fields for the Exa search result.
- *
  * @generated from message agent.v1.ExaSearchResult
  */
 export type ExaSearchResult = Message<"agent.v1.ExaSearchResult"> & {
+  /**
+   * @generated from oneof agent.v1.ExaSearchResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.ExaSearchSuccess success = 1;
+     */
+    value: ExaSearchSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.ExaSearchError error = 2;
+     */
+    value: ExaSearchError;
+    case: "error";
+  } | {
+    /**
+     * @generated from field: agent.v1.ExaSearchRejected rejected = 3;
+     */
+    value: ExaSearchRejected;
+    case: "rejected";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -884,11 +992,31 @@ export const ExaFetchArgsSchema: GenMessage<ExaFetchArgs> = /*@__PURE__*/
   messageDesc(file_agent_v1_tool_args, 31);
 
 /**
- * Shape unknown: the reference gives no fields for the Exa fetch result.
- *
  * @generated from message agent.v1.ExaFetchResult
  */
 export type ExaFetchResult = Message<"agent.v1.ExaFetchResult"> & {
+  /**
+   * @generated from oneof agent.v1.ExaFetchResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.ExaFetchSuccess success = 1;
+     */
+    value: ExaFetchSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.ExaFetchError error = 2;
+     */
+    value: ExaFetchError;
+    case: "error";
+  } | {
+    /**
+     * @generated from field: agent.v1.ExaFetchRejected rejected = 3;
+     */
+    value: ExaFetchRejected;
+    case: "rejected";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -926,11 +1054,25 @@ export const GenerateImageArgsSchema: GenMessage<GenerateImageArgs> = /*@__PURE_
   messageDesc(file_agent_v1_tool_args, 33);
 
 /**
- * Shape unknown: the reference gives no fields for the image-generation result.
- *
  * @generated from message agent.v1.GenerateImageResult
  */
 export type GenerateImageResult = Message<"agent.v1.GenerateImageResult"> & {
+  /**
+   * @generated from oneof agent.v1.GenerateImageResult.result
+   */
+  result: {
+    /**
+     * @generated from field: agent.v1.GenerateImageSuccess success = 1;
+     */
+    value: GenerateImageSuccess;
+    case: "success";
+  } | {
+    /**
+     * @generated from field: agent.v1.GenerateImageError error = 2;
+     */
+    value: GenerateImageError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -939,4 +1081,28 @@ export type GenerateImageResult = Message<"agent.v1.GenerateImageResult"> & {
  */
 export const GenerateImageResultSchema: GenMessage<GenerateImageResult> = /*@__PURE__*/
   messageDesc(file_agent_v1_tool_args, 34);
+
+/**
+ * From cursor-protocol-addendum.md (the newer agent.v1 schema).
+ *
+ * @generated from message agent.v1.ReadTodosSuccess
+ */
+export type ReadTodosSuccess = Message<"agent.v1.ReadTodosSuccess"> & {
+  /**
+   * @generated from field: repeated agent.v1.TodoItem todos = 1;
+   */
+  todos: TodoItem[];
+
+  /**
+   * @generated from field: int32 total_count = 2;
+   */
+  totalCount: number;
+};
+
+/**
+ * Describes the message agent.v1.ReadTodosSuccess.
+ * Use `create(ReadTodosSuccessSchema)` to create a new message.
+ */
+export const ReadTodosSuccessSchema: GenMessage<ReadTodosSuccess> = /*@__PURE__*/
+  messageDesc(file_agent_v1_tool_args, 35);
 

@@ -8,20 +8,134 @@ import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { AgentMode, SimulatedMsgReason } from "./enums_pb.js";
 import { file_agent_v1_enums } from "./enums_pb.js";
+import type { ExtraContextEntry, InvocationContext, SelectedCodeSelection, SelectedConsoleLog, SelectedCursorCommand, SelectedCursorRule, SelectedDocumentation, SelectedExternalLink, SelectedFile, SelectedFolder, SelectedGitCommit, SelectedGitDiff, SelectedGitDiffFromBranchToMain, SelectedGitPRDiffSelection, SelectedImage, SelectedPastChat, SelectedPullRequest, SelectedSubagent, SelectedTerminal, SelectedTerminalSelection, SelectedUIElement, SelectedVideo } from "./selected_context_pb.js";
+import { file_agent_v1_selected_context } from "./selected_context_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file agent/v1/user_message.proto.
  */
 export const file_agent_v1_user_message: GenFile = /*@__PURE__*/
-  fileDesc("ChthZ2VudC92MS91c2VyX21lc3NhZ2UucHJvdG8SCGFnZW50LnYxIhEKD1NlbGVjdGVkQ29udGV4dCL7AwoLVXNlck1lc3NhZ2USDAoEdGV4dBgBIAEoCRISCgptZXNzYWdlX2lkGAIgASgJEjgKEHNlbGVjdGVkX2NvbnRleHQYAyABKAsyGS5hZ2VudC52MS5TZWxlY3RlZENvbnRleHRIAIgBARIhCgRtb2RlGAQgASgOMhMuYWdlbnQudjEuQWdlbnRNb2RlEh0KEGlzX3NpbXVsYXRlZF9tc2cYBSABKAhIAYgBARIfChJiZXN0X29mX25fZ3JvdXBfaWQYBiABKAlIAogBARIoCht0cnlfdXNlX2Jlc3Rfb2Zfbl9wcm9tb3Rpb24YByABKAhIA4gBARIWCglyaWNoX3RleHQYCCABKAlIBIgBARI/ChRzaW11bGF0ZWRfbXNnX3JlYXNvbhgJIAEoDjIcLmFnZW50LnYxLlNpbXVsYXRlZE1zZ1JlYXNvbkgFiAEBEiIKGmNvbnZlcnNhdGlvbl9zdGF0ZV9ibG9iX2lkGAogASgMQhMKEV9zZWxlY3RlZF9jb250ZXh0QhMKEV9pc19zaW11bGF0ZWRfbXNnQhUKE19iZXN0X29mX25fZ3JvdXBfaWRCHgocX3RyeV91c2VfYmVzdF9vZl9uX3Byb21vdGlvbkIMCgpfcmljaF90ZXh0QhcKFV9zaW11bGF0ZWRfbXNnX3JlYXNvbmIGcHJvdG8z", [file_agent_v1_enums]);
+  fileDesc("ChthZ2VudC92MS91c2VyX21lc3NhZ2UucHJvdG8SCGFnZW50LnYxIrQKCg9TZWxlY3RlZENvbnRleHQSMAoPc2VsZWN0ZWRfaW1hZ2VzGAEgAygLMhcuYWdlbnQudjEuU2VsZWN0ZWRJbWFnZRI8ChJpbnZvY2F0aW9uX2NvbnRleHQYAiABKAsyGy5hZ2VudC52MS5JbnZvY2F0aW9uQ29udGV4dEgAiAEBEhUKDWV4dHJhX2NvbnRleHQYAyADKAkSOgoVZXh0cmFfY29udGV4dF9lbnRyaWVzGBAgAygLMhsuYWdlbnQudjEuRXh0cmFDb250ZXh0RW50cnkSJQoFZmlsZXMYBCADKAsyFi5hZ2VudC52MS5TZWxlY3RlZEZpbGUSOAoPY29kZV9zZWxlY3Rpb25zGAUgAygLMh8uYWdlbnQudjEuU2VsZWN0ZWRDb2RlU2VsZWN0aW9uEi0KCXRlcm1pbmFscxgGIAMoCzIaLmFnZW50LnYxLlNlbGVjdGVkVGVybWluYWwSQAoTdGVybWluYWxfc2VsZWN0aW9ucxgHIAMoCzIjLmFnZW50LnYxLlNlbGVjdGVkVGVybWluYWxTZWxlY3Rpb24SKQoHZm9sZGVycxgIIAMoCzIYLmFnZW50LnYxLlNlbGVjdGVkRm9sZGVyEjYKDmV4dGVybmFsX2xpbmtzGAkgAygLMh4uYWdlbnQudjEuU2VsZWN0ZWRFeHRlcm5hbExpbmsSMgoMY3Vyc29yX3J1bGVzGAogAygLMhwuYWdlbnQudjEuU2VsZWN0ZWRDdXJzb3JSdWxlEjAKCGdpdF9kaWZmGBIgASgLMhkuYWdlbnQudjEuU2VsZWN0ZWRHaXREaWZmSAGIAQESVAocZ2l0X2RpZmZfZnJvbV9icmFuY2hfdG9fbWFpbhgLIAEoCzIpLmFnZW50LnYxLlNlbGVjdGVkR2l0RGlmZkZyb21CcmFuY2hUb01haW5IAogBARI4Cg9jdXJzb3JfY29tbWFuZHMYDCADKAsyHy5hZ2VudC52MS5TZWxlY3RlZEN1cnNvckNvbW1hbmQSNwoOZG9jdW1lbnRhdGlvbnMYDSADKAsyHy5hZ2VudC52MS5TZWxlY3RlZERvY3VtZW50YXRpb24SMAoLdWlfZWxlbWVudHMYDiADKAsyGy5hZ2VudC52MS5TZWxlY3RlZFVJRWxlbWVudBIyCgxjb25zb2xlX2xvZ3MYDyADKAsyHC5hZ2VudC52MS5TZWxlY3RlZENvbnNvbGVMb2cSMAoLZ2l0X2NvbW1pdHMYESADKAsyGy5hZ2VudC52MS5TZWxlY3RlZEdpdENvbW1pdBIuCgpwYXN0X2NoYXRzGBMgAygLMhouYWdlbnQudjEuU2VsZWN0ZWRQYXN0Q2hhdBJEChZnaXRfcHJfZGlmZl9zZWxlY3Rpb25zGBQgAygLMiQuYWdlbnQudjEuU2VsZWN0ZWRHaXRQUkRpZmZTZWxlY3Rpb24SPQoWc2VsZWN0ZWRfcHVsbF9yZXF1ZXN0cxgVIAMoCzIdLmFnZW50LnYxLlNlbGVjdGVkUHVsbFJlcXVlc3QSNgoSc2VsZWN0ZWRfc3ViYWdlbnRzGBYgAygLMhouYWdlbnQudjEuU2VsZWN0ZWRTdWJhZ2VudBIwCg9zZWxlY3RlZF92aWRlb3MYFyADKAsyFy5hZ2VudC52MS5TZWxlY3RlZFZpZGVvQhUKE19pbnZvY2F0aW9uX2NvbnRleHRCCwoJX2dpdF9kaWZmQh8KHV9naXRfZGlmZl9mcm9tX2JyYW5jaF90b19tYWluIvsDCgtVc2VyTWVzc2FnZRIMCgR0ZXh0GAEgASgJEhIKCm1lc3NhZ2VfaWQYAiABKAkSOAoQc2VsZWN0ZWRfY29udGV4dBgDIAEoCzIZLmFnZW50LnYxLlNlbGVjdGVkQ29udGV4dEgAiAEBEiEKBG1vZGUYBCABKA4yEy5hZ2VudC52MS5BZ2VudE1vZGUSHQoQaXNfc2ltdWxhdGVkX21zZxgFIAEoCEgBiAEBEh8KEmJlc3Rfb2Zfbl9ncm91cF9pZBgGIAEoCUgCiAEBEigKG3RyeV91c2VfYmVzdF9vZl9uX3Byb21vdGlvbhgHIAEoCEgDiAEBEhYKCXJpY2hfdGV4dBgIIAEoCUgEiAEBEj8KFHNpbXVsYXRlZF9tc2dfcmVhc29uGAkgASgOMhwuYWdlbnQudjEuU2ltdWxhdGVkTXNnUmVhc29uSAWIAQESIgoaY29udmVyc2F0aW9uX3N0YXRlX2Jsb2JfaWQYCiABKAxCEwoRX3NlbGVjdGVkX2NvbnRleHRCEwoRX2lzX3NpbXVsYXRlZF9tc2dCFQoTX2Jlc3Rfb2Zfbl9ncm91cF9pZEIeChxfdHJ5X3VzZV9iZXN0X29mX25fcHJvbW90aW9uQgwKCl9yaWNoX3RleHRCFwoVX3NpbXVsYXRlZF9tc2dfcmVhc29uYgZwcm90bzM", [file_agent_v1_enums, file_agent_v1_selected_context]);
 
 /**
- * Shape unknown: attachments (files, images, terminals…); the reference gives no fields.
- *
  * @generated from message agent.v1.SelectedContext
  */
 export type SelectedContext = Message<"agent.v1.SelectedContext"> & {
+  /**
+   * @generated from field: repeated agent.v1.SelectedImage selected_images = 1;
+   */
+  selectedImages: SelectedImage[];
+
+  /**
+   * @generated from field: optional agent.v1.InvocationContext invocation_context = 2;
+   */
+  invocationContext?: InvocationContext | undefined;
+
+  /**
+   * @generated from field: repeated string extra_context = 3;
+   */
+  extraContext: string[];
+
+  /**
+   * @generated from field: repeated agent.v1.ExtraContextEntry extra_context_entries = 16;
+   */
+  extraContextEntries: ExtraContextEntry[];
+
+  /**
+   * @generated from field: repeated agent.v1.SelectedFile files = 4;
+   */
+  files: SelectedFile[];
+
+  /**
+   * @generated from field: repeated agent.v1.SelectedCodeSelection code_selections = 5;
+   */
+  codeSelections: SelectedCodeSelection[];
+
+  /**
+   * @generated from field: repeated agent.v1.SelectedTerminal terminals = 6;
+   */
+  terminals: SelectedTerminal[];
+
+  /**
+   * @generated from field: repeated agent.v1.SelectedTerminalSelection terminal_selections = 7;
+   */
+  terminalSelections: SelectedTerminalSelection[];
+
+  /**
+   * @generated from field: repeated agent.v1.SelectedFolder folders = 8;
+   */
+  folders: SelectedFolder[];
+
+  /**
+   * @generated from field: repeated agent.v1.SelectedExternalLink external_links = 9;
+   */
+  externalLinks: SelectedExternalLink[];
+
+  /**
+   * @generated from field: repeated agent.v1.SelectedCursorRule cursor_rules = 10;
+   */
+  cursorRules: SelectedCursorRule[];
+
+  /**
+   * @generated from field: optional agent.v1.SelectedGitDiff git_diff = 18;
+   */
+  gitDiff?: SelectedGitDiff | undefined;
+
+  /**
+   * @generated from field: optional agent.v1.SelectedGitDiffFromBranchToMain git_diff_from_branch_to_main = 11;
+   */
+  gitDiffFromBranchToMain?: SelectedGitDiffFromBranchToMain | undefined;
+
+  /**
+   * @generated from field: repeated agent.v1.SelectedCursorCommand cursor_commands = 12;
+   */
+  cursorCommands: SelectedCursorCommand[];
+
+  /**
+   * @generated from field: repeated agent.v1.SelectedDocumentation documentations = 13;
+   */
+  documentations: SelectedDocumentation[];
+
+  /**
+   * @generated from field: repeated agent.v1.SelectedUIElement ui_elements = 14;
+   */
+  uiElements: SelectedUIElement[];
+
+  /**
+   * @generated from field: repeated agent.v1.SelectedConsoleLog console_logs = 15;
+   */
+  consoleLogs: SelectedConsoleLog[];
+
+  /**
+   * @generated from field: repeated agent.v1.SelectedGitCommit git_commits = 17;
+   */
+  gitCommits: SelectedGitCommit[];
+
+  /**
+   * @generated from field: repeated agent.v1.SelectedPastChat past_chats = 19;
+   */
+  pastChats: SelectedPastChat[];
+
+  /**
+   * @generated from field: repeated agent.v1.SelectedGitPRDiffSelection git_pr_diff_selections = 20;
+   */
+  gitPrDiffSelections: SelectedGitPRDiffSelection[];
+
+  /**
+   * @generated from field: repeated agent.v1.SelectedPullRequest selected_pull_requests = 21;
+   */
+  selectedPullRequests: SelectedPullRequest[];
+
+  /**
+   * @generated from field: repeated agent.v1.SelectedSubagent selected_subagents = 22;
+   */
+  selectedSubagents: SelectedSubagent[];
+
+  /**
+   * @generated from field: repeated agent.v1.SelectedVideo selected_videos = 23;
+   */
+  selectedVideos: SelectedVideo[];
 };
 
 /**

@@ -4,16 +4,196 @@
 // @generated from file aiserver/v1/ai_service.proto (package aiserver.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { GetDefaultModelForCliRequestSchema, GetDefaultModelForCliResponseSchema, GetUsableModelsRequestSchema, GetUsableModelsResponseSchema, NameAgentRequestSchema, NameAgentResponseSchema } from "../../agent/v1/models_pb.js";
 import { file_agent_v1_models } from "../../agent/v1/models_pb.js";
+import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file aiserver/v1/ai_service.proto.
  */
 export const file_aiserver_v1_ai_service: GenFile = /*@__PURE__*/
-  fileDesc("ChxhaXNlcnZlci92MS9haV9zZXJ2aWNlLnByb3RvEgthaXNlcnZlci52MTKTAgoJQWlTZXJ2aWNlElYKD0dldFVzYWJsZU1vZGVscxIgLmFnZW50LnYxLkdldFVzYWJsZU1vZGVsc1JlcXVlc3QaIS5hZ2VudC52MS5HZXRVc2FibGVNb2RlbHNSZXNwb25zZRJoChVHZXREZWZhdWx0TW9kZWxGb3JDbGkSJi5hZ2VudC52MS5HZXREZWZhdWx0TW9kZWxGb3JDbGlSZXF1ZXN0GicuYWdlbnQudjEuR2V0RGVmYXVsdE1vZGVsRm9yQ2xpUmVzcG9uc2USRAoJTmFtZUFnZW50EhouYWdlbnQudjEuTmFtZUFnZW50UmVxdWVzdBobLmFnZW50LnYxLk5hbWVBZ2VudFJlc3BvbnNlYgZwcm90bzM", [file_agent_v1_models]);
+  fileDesc("ChxhaXNlcnZlci92MS9haV9zZXJ2aWNlLnByb3RvEgthaXNlcnZlci52MSKTAQoWQXZhaWxhYmxlTW9kZWxzUmVxdWVzdBISCgppc19uaWdodGx5GAEgASgIEiMKG2luY2x1ZGVfbG9uZ19jb250ZXh0X21vZGVscxgCIAEoCBIgChhleGNsdWRlX21heF9uYW1lZF9tb2RlbHMYAyABKAgSHgoWYWRkaXRpb25hbF9tb2RlbF9uYW1lcxgEIAMoCSKgCQoOQXZhaWxhYmxlTW9kZWwSDAoEbmFtZRgBIAEoCRISCgpkZWZhdWx0X29uGAIgASgIEiEKFGlzX2xvbmdfY29udGV4dF9vbmx5GAMgASgISACIAQESGQoMaXNfY2hhdF9vbmx5GAQgASgISAGIAQESGwoOc3VwcG9ydHNfYWdlbnQYBSABKAhIAogBARIfChJkZWdyYWRhdGlvbl9zdGF0dXMYBiABKAVIA4gBARISCgVwcmljZRgHIAEoAUgEiAEBEhkKDHRvb2x0aXBfZGF0YRgIIAEoCUgFiAEBEh4KEXN1cHBvcnRzX3RoaW5raW5nGAkgASgISAaIAQESHAoPc3VwcG9ydHNfaW1hZ2VzGAogASgISAeIAQESIgoVc3VwcG9ydHNfYXV0b19jb250ZXh0GAsgASgISAiIAQESJAoXYXV0b19jb250ZXh0X21heF90b2tlbnMYDCABKAVICYgBARItCiBhdXRvX2NvbnRleHRfZXh0ZW5kZWRfbWF4X3Rva2VucxgNIAEoBUgKiAEBEh4KEXN1cHBvcnRzX21heF9tb2RlGA4gASgISAuIAQESIAoTY29udGV4dF90b2tlbl9saW1pdBgPIAEoBUgMiAEBEi0KIGNvbnRleHRfdG9rZW5fbGltaXRfZm9yX21heF9tb2RlGBAgASgFSA2IAQESIAoTY2xpZW50X2Rpc3BsYXlfbmFtZRgRIAEoCUgOiAEBEh4KEXNlcnZlcl9tb2RlbF9uYW1lGBIgASgJSA+IAQESIgoVc3VwcG9ydHNfbm9uX21heF9tb2RlGBMgASgISBCIAQESJgoZdG9vbHRpcF9kYXRhX2Zvcl9tYXhfbW9kZRgUIAEoCUgRiAEBEjMKJmlzX3JlY29tbWVuZGVkX2Zvcl9iYWNrZ3JvdW5kX2NvbXBvc2VyGBUgASgISBKIAQFCFwoVX2lzX2xvbmdfY29udGV4dF9vbmx5Qg8KDV9pc19jaGF0X29ubHlCEQoPX3N1cHBvcnRzX2FnZW50QhUKE19kZWdyYWRhdGlvbl9zdGF0dXNCCAoGX3ByaWNlQg8KDV90b29sdGlwX2RhdGFCFAoSX3N1cHBvcnRzX3RoaW5raW5nQhIKEF9zdXBwb3J0c19pbWFnZXNCGAoWX3N1cHBvcnRzX2F1dG9fY29udGV4dEIaChhfYXV0b19jb250ZXh0X21heF90b2tlbnNCIwohX2F1dG9fY29udGV4dF9leHRlbmRlZF9tYXhfdG9rZW5zQhQKEl9zdXBwb3J0c19tYXhfbW9kZUIWChRfY29udGV4dF90b2tlbl9saW1pdEIjCiFfY29udGV4dF90b2tlbl9saW1pdF9mb3JfbWF4X21vZGVCFgoUX2NsaWVudF9kaXNwbGF5X25hbWVCFAoSX3NlcnZlcl9tb2RlbF9uYW1lQhgKFl9zdXBwb3J0c19ub25fbWF4X21vZGVCHAoaX3Rvb2x0aXBfZGF0YV9mb3JfbWF4X21vZGVCKQonX2lzX3JlY29tbWVuZGVkX2Zvcl9iYWNrZ3JvdW5kX2NvbXBvc2VyIlsKF0F2YWlsYWJsZU1vZGVsc1Jlc3BvbnNlEhMKC21vZGVsX25hbWVzGAEgAygJEisKBm1vZGVscxgCIAMoCzIbLmFpc2VydmVyLnYxLkF2YWlsYWJsZU1vZGVsMvECCglBaVNlcnZpY2USVgoPR2V0VXNhYmxlTW9kZWxzEiAuYWdlbnQudjEuR2V0VXNhYmxlTW9kZWxzUmVxdWVzdBohLmFnZW50LnYxLkdldFVzYWJsZU1vZGVsc1Jlc3BvbnNlEmgKFUdldERlZmF1bHRNb2RlbEZvckNsaRImLmFnZW50LnYxLkdldERlZmF1bHRNb2RlbEZvckNsaVJlcXVlc3QaJy5hZ2VudC52MS5HZXREZWZhdWx0TW9kZWxGb3JDbGlSZXNwb25zZRJECglOYW1lQWdlbnQSGi5hZ2VudC52MS5OYW1lQWdlbnRSZXF1ZXN0GhsuYWdlbnQudjEuTmFtZUFnZW50UmVzcG9uc2USXAoPQXZhaWxhYmxlTW9kZWxzEiMuYWlzZXJ2ZXIudjEuQXZhaWxhYmxlTW9kZWxzUmVxdWVzdBokLmFpc2VydmVyLnYxLkF2YWlsYWJsZU1vZGVsc1Jlc3BvbnNlYgZwcm90bzM", [file_agent_v1_models]);
+
+/**
+ * cursor-protocol.md §4 notes (ZHW lite.proto).
+ *
+ * @generated from message aiserver.v1.AvailableModelsRequest
+ */
+export type AvailableModelsRequest = Message<"aiserver.v1.AvailableModelsRequest"> & {
+  /**
+   * @generated from field: bool is_nightly = 1;
+   */
+  isNightly: boolean;
+
+  /**
+   * @generated from field: bool include_long_context_models = 2;
+   */
+  includeLongContextModels: boolean;
+
+  /**
+   * @generated from field: bool exclude_max_named_models = 3;
+   */
+  excludeMaxNamedModels: boolean;
+
+  /**
+   * @generated from field: repeated string additional_model_names = 4;
+   */
+  additionalModelNames: string[];
+};
+
+/**
+ * Describes the message aiserver.v1.AvailableModelsRequest.
+ * Use `create(AvailableModelsRequestSchema)` to create a new message.
+ */
+export const AvailableModelsRequestSchema: GenMessage<AvailableModelsRequest> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_ai_service, 0);
+
+/**
+ * @generated from message aiserver.v1.AvailableModel
+ */
+export type AvailableModel = Message<"aiserver.v1.AvailableModel"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: bool default_on = 2;
+   */
+  defaultOn: boolean;
+
+  /**
+   * @generated from field: optional bool is_long_context_only = 3;
+   */
+  isLongContextOnly?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool is_chat_only = 4;
+   */
+  isChatOnly?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool supports_agent = 5;
+   */
+  supportsAgent?: boolean | undefined;
+
+  /**
+   * Type not given by the reference; never read here.
+   *
+   * @generated from field: optional int32 degradation_status = 6;
+   */
+  degradationStatus?: number | undefined;
+
+  /**
+   * @generated from field: optional double price = 7;
+   */
+  price?: number | undefined;
+
+  /**
+   * Type not given by the reference; never read here.
+   *
+   * @generated from field: optional string tooltip_data = 8;
+   */
+  tooltipData?: string | undefined;
+
+  /**
+   * @generated from field: optional bool supports_thinking = 9;
+   */
+  supportsThinking?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool supports_images = 10;
+   */
+  supportsImages?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool supports_auto_context = 11;
+   */
+  supportsAutoContext?: boolean | undefined;
+
+  /**
+   * @generated from field: optional int32 auto_context_max_tokens = 12;
+   */
+  autoContextMaxTokens?: number | undefined;
+
+  /**
+   * @generated from field: optional int32 auto_context_extended_max_tokens = 13;
+   */
+  autoContextExtendedMaxTokens?: number | undefined;
+
+  /**
+   * @generated from field: optional bool supports_max_mode = 14;
+   */
+  supportsMaxMode?: boolean | undefined;
+
+  /**
+   * @generated from field: optional int32 context_token_limit = 15;
+   */
+  contextTokenLimit?: number | undefined;
+
+  /**
+   * @generated from field: optional int32 context_token_limit_for_max_mode = 16;
+   */
+  contextTokenLimitForMaxMode?: number | undefined;
+
+  /**
+   * @generated from field: optional string client_display_name = 17;
+   */
+  clientDisplayName?: string | undefined;
+
+  /**
+   * @generated from field: optional string server_model_name = 18;
+   */
+  serverModelName?: string | undefined;
+
+  /**
+   * @generated from field: optional bool supports_non_max_mode = 19;
+   */
+  supportsNonMaxMode?: boolean | undefined;
+
+  /**
+   * Type not given by the reference; never read here.
+   *
+   * @generated from field: optional string tooltip_data_for_max_mode = 20;
+   */
+  tooltipDataForMaxMode?: string | undefined;
+
+  /**
+   * @generated from field: optional bool is_recommended_for_background_composer = 21;
+   */
+  isRecommendedForBackgroundComposer?: boolean | undefined;
+};
+
+/**
+ * Describes the message aiserver.v1.AvailableModel.
+ * Use `create(AvailableModelSchema)` to create a new message.
+ */
+export const AvailableModelSchema: GenMessage<AvailableModel> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_ai_service, 1);
+
+/**
+ * @generated from message aiserver.v1.AvailableModelsResponse
+ */
+export type AvailableModelsResponse = Message<"aiserver.v1.AvailableModelsResponse"> & {
+  /**
+   * @generated from field: repeated string model_names = 1;
+   */
+  modelNames: string[];
+
+  /**
+   * @generated from field: repeated aiserver.v1.AvailableModel models = 2;
+   */
+  models: AvailableModel[];
+};
+
+/**
+ * Describes the message aiserver.v1.AvailableModelsResponse.
+ * Use `create(AvailableModelsResponseSchema)` to create a new message.
+ */
+export const AvailableModelsResponseSchema: GenMessage<AvailableModelsResponse> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_ai_service, 2);
 
 /**
  * @generated from service aiserver.v1.AiService
@@ -42,6 +222,16 @@ export const AiService: GenService<{
     methodKind: "unary";
     input: typeof NameAgentRequestSchema;
     output: typeof NameAgentResponseSchema;
+  },
+  /**
+   * The IDE's model list (legacy, still served); the only place Cursor says which models accept images (§4 notes).
+   *
+   * @generated from rpc aiserver.v1.AiService.AvailableModels
+   */
+  availableModels: {
+    methodKind: "unary";
+    input: typeof AvailableModelsRequestSchema;
+    output: typeof AvailableModelsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_aiserver_v1_ai_service, 0);

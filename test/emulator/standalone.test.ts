@@ -1,0 +1,95 @@
+/**
+ * `cursor-bridge emulator` as its own process: `--api-key` (repeatable, and CURSOR_BRIDGE_EMULATOR_API_KEYS) lets
+ * `cursor-bridge login --api-key` log in to it, and `GET /emulator/stats` lets another process count upstream Runs.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
+
+function isolatedEnv(extra: Record<string, string> = {}) {
+  const home = mkdtempSync(join(tmpdir(), "cursor-bridge-emu-"));
+  return { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, "c"), XDG_DATA_HOME: join(home, "d"), ...extra };
+}
+
+function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    child.once("exit", (code) => resolve({ code, out, err }));
+  });
+}
+
+let child: ChildProcess;
+let url: string;
+
+beforeAll(async () => {
+  child = spawn(process.execPath, [BIN, "emulator", "--port", "0", "--api-key", "key-one", "--api-key", "key-two"], {
+    env: isolatedEnv({ CURSOR_BRIDGE_EMULATOR_API_KEYS: "key-three, key-four" }),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  url = await new Promise<string>((resolve, reject) => {
+    let buffer = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const match = buffer.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+      if (match?.[1]) resolve(match[1]);
+    });
+    child.once("exit", (code) => reject(new Error(`emulator exited early with ${code}`)));
+  });
+});
+
+afterAll(async () => {
+  const exit = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGINT");
+  await exit;
+});
+
+const exchange = (key: string) =>
+  fetch(`${url}/auth/exchange_user_api_key`, { method: "POST", headers: { authorization: `Bearer ${key}` } });
+
+describe("cursor-bridge emulator --api-key", () => {
+  it("accepts every key from the flags and the environment, and no other", async () => {
+    for (const key of ["key-one", "key-two", "key-three", "key-four"]) {
+      const response = await exchange(key);
+      expect(response.status, key).toBe(200);
+      expect(await response.json()).toMatchObject({ accessToken: expect.any(String) });
+    }
+    expect((await exchange("key-five")).status).toBe(401);
+  });
+
+  it("lets `cursor-bridge login --api-key` log in", async () => {
+    const result = await run(["login", "--api-key"], isolatedEnv({ CURSOR_API_URL: url, CURSOR_API_KEY: "key-two" }));
+    expect(result.err).not.toMatch(/error/i);
+    expect(result.code).toBe(0);
+  });
+
+  it("documents the flag with an example in --help", async () => {
+    const help = await run(["emulator", "--help"], isolatedEnv());
+    expect(help.out).toContain("--api-key <key>");
+    expect(help.out).toContain("CURSOR_BRIDGE_EMULATOR_API_KEYS");
+    expect(help.out).toContain("cursor-bridge login --api-key");
+    expect(help.out).toContain("GET /emulator/stats");
+  });
+});
+
+describe("GET /emulator/stats", () => {
+  it("answers JSON with runs and the per-turn details", async () => {
+    const response = await fetch(`${url}/emulator/stats`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/application\/json/);
+    expect(await response.json()).toEqual({ runs: 0, runStreams: 0, runSseStreams: 0, bidiAppends: 0, turns: [] });
+    expect((await fetch(`${url}/emulator/stats`, { method: "POST" })).status).toBe(405);
+  });
+});
