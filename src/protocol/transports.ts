@@ -168,7 +168,14 @@ export function createUnaryFetchClient(fetchFn: typeof fetch): UniversalClientFn
     if (request.body !== undefined) init.body = await readAll(request.body);
     if (request.signal !== undefined) init.signal = request.signal;
     const response = await fetchOrUnavailable(fetchFn, request.url, init);
-    return { status: response.status, header: response.headers, body: bodyOf(response), trailer: new Headers() };
+    // fetch asks for gzip itself and hands over the body already decoded: drop the encoding and the (compressed)
+    // length, or connect-es (which accepts no compression) rejects any response large enough to be compressed.
+    const header = new Headers(response.headers);
+    if (header.has("content-encoding")) {
+      header.delete("content-encoding");
+      header.delete("content-length");
+    }
+    return { status: response.status, header, body: bodyOf(response), trailer: new Headers() };
   };
 }
 
