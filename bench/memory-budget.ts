@@ -1,5 +1,5 @@
 /**
- * Scenario 7 (memory budget, issue 12): `cursor-bridge serve --upstream emulator` in its own process (the embedded
+ * Scenario 7 (memory budget): `cursor-bridge serve --upstream emulator` in its own process (the embedded
  * emulator echoes the text), 30 concurrent non-streaming requests each carrying one 3.9 MB user message. Samples the
  * RSS of the server's whole process tree while they run and afterwards while it idles. Targets: every request
  * answered 200, peak RSS ≤ 600 MB, and back under 250 MB within 60 s of idle.

@@ -1,7 +1,7 @@
 /**
  * The baseline client of the benchmark: a minimal direct `agent.v1.AgentService/Run` driver built only on the
  * generated schema and connect-es (never on src/backend or src/protocol), so the comparison measures what cursor-bridge
- * adds over talking to Cursor directly. It answers what a turn asks (cursor-protocol.md §4.4): `get_blob_args` from
+ * adds over talking to Cursor directly. It answers what a turn asks (docs/protocol.md §4.4): `get_blob_args` from
  * its own content-addressed store, `set_blob_args` with an ack, `request_context_args` with the declared tools, and
  * client tool calls (`mcp_args`, §5.2) either with a result on the same stream or by abandoning the Run, which is
  * what replaying bridges do.

@@ -1,6 +1,6 @@
 /**
  * Scenario 6 (rebuild cost): a conversation the bridge has never seen arrives with a long history, so the first Run
- * rebuilds it (cursor-protocol.md §4.11: one root prompt blob per message, each fetched by the server with
+ * rebuilds it (docs/protocol.md §4.11: one root prompt blob per message, each fetched by the server with
  * `get_blob_args`). Measures the time from the request to the first content token for a small and a large history of
  * fresh conversations (tool calls and results included), so the per-message cost and its growth are both visible.
  */
@@ -24,7 +24,7 @@ export interface RebuildResult {
   samples: RebuildSample[];
 }
 
-/** Target: a 10,000-message history starts within 1 s (issue 12). */
+/** Target: a 10,000-message history starts within 1 s. */
 export const REBUILD_TARGET = { messages: 10_000, firstContentMs: 1_000 };
 
 type ChatMessage = Record<string, unknown>;

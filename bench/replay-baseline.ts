@@ -1,5 +1,5 @@
 /**
- * The full-history-replay baseline, as existing bridges work (cursor-protocol.md §5.4 "failing pattern" fallback and
+ * The full-history-replay baseline, as existing bridges work (docs/protocol.md §5.4 "failing pattern" fallback and
  * §4.11): every OpenAI request becomes a new `Run`; the earlier conversation is flattened into one prompt blob
  * referenced from `root_prompt_messages_json`; a request carrying tool results becomes a `resume_action` Run whose
  * state holds the current user message, the assistant's tool call and the results; the Run that asked for a tool is

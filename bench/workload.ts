@@ -1,7 +1,7 @@
 /**
  * The realistic request shape of the conversation scenarios (an agent client such as OpenCode: a system prompt and a
  * handful of declared tools on every request), in both forms: OpenAI `tools` for cursor-bridge, and MCP tool
- * definitions for the direct driver (`input_schema` as serialized google.protobuf.Value, cursor-protocol.md §4.5).
+ * definitions for the direct driver (`input_schema` as serialized google.protobuf.Value, docs/protocol.md §4.5).
  */
 import { create, fromJson, type JsonValue, toBinary } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";

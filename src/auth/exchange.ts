@@ -1,5 +1,5 @@
 /**
- * Token exchange, variant A of cursor-protocol.md §3.2: `POST <apiUrl>/auth/exchange_user_api_key` with
+ * Token exchange, variant A of docs/protocol.md §3.2: `POST <apiUrl>/auth/exchange_user_api_key` with
  * `Authorization: Bearer <apiKey or refreshToken>`, JSON body `{}`, answering `{accessToken, refreshToken}`.
  * The official CLI uses it for API keys; current third-party clients use it with the refresh token to refresh OAuth
  * sessions, which is how cursor-bridge refreshes too.

@@ -1,5 +1,5 @@
 /**
- * Readers for the places Cursor's own clients keep tokens (cursor-protocol.md §3.4): the cursor-agent CLI's
+ * Readers for the places Cursor's own clients keep tokens (docs/protocol.md §3.4): the cursor-agent CLI's
  * auth.json, its macOS keychain items, and the Cursor IDE's SQLite `state.vscdb` (read with sql.js, WASM, so no native
  * build). Each reader returns what it found plus a short problem string; problem strings are fixed texts, never
  * parser messages, because those can quote the file (and so a token).

@@ -1,5 +1,5 @@
 /**
- * Finds credentials that Cursor's own clients already hold (cursor-protocol.md §3.4) so `cursor-bridge login --import`
+ * Finds credentials that Cursor's own clients already hold (docs/protocol.md §3.4) so `cursor-bridge login --import`
  * can reuse them. The report says what was found where (paths, key names, email, expiry) and is safe to print: it
  * never contains a token. The tokens travel only in `credentials`, the chosen candidate.
  */

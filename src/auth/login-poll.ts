@@ -1,6 +1,6 @@
 /**
  * Waits for the user to approve a browser login by polling `GET <apiUrl>/auth/poll?uuid=…&verifier=…`
- * (cursor-protocol.md §3.1 step 5). 404 means "not yet"; the official schedule is up to 150 attempts with a delay of
+ * (docs/protocol.md §3.1 step 5). 404 means "not yet"; the official schedule is up to 150 attempts with a delay of
  * min(1000·1.2^attempt, 10000) ms, giving up after 3 consecutive non-404 errors. Sleep, clock and fetch are injected
  * so the whole schedule runs instantly in tests.
  */

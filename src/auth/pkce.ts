@@ -1,5 +1,5 @@
 /**
- * PKCE material for Cursor's browser "deep control" login (cursor-protocol.md §3.1 steps 1–4). The official CLI uses a
+ * PKCE material for Cursor's browser "deep control" login (docs/protocol.md §3.1 steps 1–4). The official CLI uses a
  * 32-byte verifier (43 base64url chars); the challenge is base64url(SHA-256(verifier as ASCII)), both without padding.
  * Web Crypto only, so the plugin can run this under Bun as well.
  */

@@ -1,6 +1,6 @@
 /**
  * TokenSource implementations. The refreshing source reads the credential store, refreshes on the request path when
- * the JWT `exp` is within the skew (official CLI: 300 s, cursor-protocol.md §3.3) and refreshes through the exchange
+ * the JWT `exp` is within the skew (official CLI: 300 s, docs/protocol.md §3.3) and refreshes through the exchange
  * endpoint (§3.2 variant A) with the refresh token, or the API key for API-key logins. Refreshes are single-flight
  * and there are no timers: nothing runs unless a caller asks for a token.
  */

@@ -1,6 +1,6 @@
 /**
  * Which blobs a checkpoint still needs. Every `bytes` field of the *Structure messages is a 32-byte blob id
- * (cursor-protocol.md §4.11), and blobs set by the server may themselves be serialized structures that reference
+ * (docs/protocol.md §4.11), and blobs set by the server may themselves be serialized structures that reference
  * more blobs. Rather than hard-coding today's schema (which the server extends without notice), the walk is
  * schema-free: it parses bytes as protobuf wire format, treats every 32-byte length-delimited value that names a
  * stored blob as a reference, and descends into nested messages and referenced blobs. JSON blobs simply fail to

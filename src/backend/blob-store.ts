@@ -1,5 +1,5 @@
 /**
- * The client-side KV blob store of cursor-protocol.md §5.3. Blob ids are SHA-256 of the blob bytes (32 raw bytes),
+ * The client-side KV blob store of docs/protocol.md §5.3. Blob ids are SHA-256 of the blob bytes (32 raw bytes),
  * keyed by lowercase hex. Every operation is synchronous so `get_blob_args` / `set_blob_args` are answered at once.
  */
 import { hash } from "node:crypto";

@@ -1,6 +1,6 @@
 /**
- * Reads the decoded result Cursor reports in `tool_call_completed` (cursor-protocol.md §4.6; result shapes from
- * cursor-protocol-addendum.md): which case it is (success, error, rejected, file_not_found, …) and the text a person
+ * Reads the decoded result Cursor reports in `tool_call_completed` (docs/protocol.md §4.6; result shapes from
+ * docs/protocol.md): which case it is (success, error, rejected, file_not_found, …) and the text a person
  * or model would need (error messages, rejection reasons, paths). Generic over the ToolCall cases: every
  * `*ToolCall` has `result = 2` holding a `result` oneof whose non-success cases carry their text in a few known
  * fields. Pure.

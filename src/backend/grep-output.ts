@@ -1,5 +1,5 @@
 /**
- * Parses a caller grep/glob tool's text output into a `GrepUnionResult` (cursor-protocol.md §4.7). Two common output
+ * Parses a caller grep/glob tool's text output into a `GrepUnionResult` (docs/protocol.md §4.7). Two common output
  * shapes are understood: ripgrep's `file:line:text` lines and OpenCode's grouped form (`/path/file:` followed by
  * `  Line N: text`). Anything else counts as one file path per line.
  */

@@ -1,5 +1,5 @@
 /**
- * Answers to `interaction_query` (cursor-protocol.md §4.9): every query is answered with the same `id` (the server
+ * Answers to `interaction_query` (docs/protocol.md §4.9): every query is answered with the same `id` (the server
  * waits otherwise). cursor-bridge has no UI to ask the user, so approvals are rejected with a reason, as CARL does.
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";

@@ -1,5 +1,5 @@
 /**
- * Model listing (cursor-protocol.md §6): `GetUsableModels`, cached with a TTL and fetched single-flight. `auto` is
+ * Model listing (docs/protocol.md §6): `GetUsableModels`, cached with a TTL and fetched single-flight. `auto` is
  * Cursor's server-side routing, sent as `model_id = "default"` (EPH commit 5e5e5cd). Image support comes from
  * `AiService/AvailableModels.supports_images` where it answers, else a family table, with config overrides on top.
  */

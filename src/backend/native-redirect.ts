@@ -1,5 +1,5 @@
 /**
- * Redirects Cursor's native execs to the caller's equivalent tools (cursor-protocol.md §5.2: Cursor models call
+ * Redirects Cursor's native execs to the caller's equivalent tools (docs/protocol.md §5.2: Cursor models call
  * their built-in tools before MCP tools, so EPH maps them onto the client's tools). The table below picks the first
  * declared caller tool by name (case-insensitive); arguments are built under the names the tool's JSON Schema
  * declares. cursor-bridge never executes anything itself: no equivalent tool means a typed rejection (§5.1).

@@ -1,6 +1,6 @@
 /**
  * Caller tool text → typed native exec results, and the typed rejections used when no caller tool fits
- * (cursor-protocol.md §4.7 result schemas, §5.1 rejections, §5.2 EPH's conversions). Pure functions.
+ * (docs/protocol.md §4.7 result schemas, §5.1 rejections, §5.2 EPH's conversions). Pure functions.
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import type { ExecClientMessageSchema, ExecServerMessage } from "../gen/agent/v1/exec_pb.js";

@@ -1,5 +1,5 @@
 /**
- * A rebuild from history does work linear in the number of messages (issue 12: a 10,000-message history took 13 s
+ * A rebuild from history does work linear in the number of messages (a 10,000-message history took 13 s
  * to start). Counted, not timed: history elements read and blobs stored per message.
  */
 import { describe, expect, it } from "vitest";

@@ -1,7 +1,7 @@
 /**
- * The answer to `exec_server_message.request_context_args` (cursor-protocol.md §4.4 step 3, §4.5 RequestContext,
+ * The answer to `exec_server_message.request_context_args` (docs/protocol.md §4.4 step 3, §4.5 RequestContext,
  * §5.2): workspace env, the caller's tools as MCP tool definitions and the system prompt as `cloud_rule` (the
- * channel the agent honours; plain system messages are ignored server-side, EPH issue #21).
+ * channel the agent honours; plain system messages are ignored server-side, as another client found).
  */
 import { create } from "@bufbuild/protobuf";
 import { type McpToolDefinition, McpToolDefinitionSchema } from "../gen/agent/v1/mcp_pb.js";

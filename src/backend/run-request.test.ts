@@ -126,7 +126,7 @@ describe("buildRunRequest", () => {
   });
 });
 
-describe("conversation_group_id and run_id (cursor-protocol-addendum.md §4)", () => {
+describe("conversation_group_id and run_id (docs/protocol.md §4.5)", () => {
   it("sends them on the wire as fields 16 and 25, a new run_id per Run", () => {
     const build = (runId?: string) =>
       buildRunRequest({
@@ -152,7 +152,7 @@ describe("conversation_group_id and run_id (cursor-protocol-addendum.md §4)", (
   });
 });
 
-describe("images (cursor-protocol-addendum.md §4)", () => {
+describe("images (docs/protocol.md §5.5)", () => {
   const png = pngImage(3, 2);
   const gif = gifImage(9, 4);
 

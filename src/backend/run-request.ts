@@ -1,5 +1,5 @@
 /**
- * What the first frame of a turn says (cursor-protocol.md §4.5, §4.11, §5.4): either continue from the stored
+ * What the first frame of a turn says (docs/protocol.md §4.5, §4.11, §5.4): either continue from the stored
  * checkpoint with only the new user message, or rebuild the state from the caller's full history as root prompt
  * blobs. A turn whose new input is only tool results for a turn that is gone is rebuilt with `resume_action`.
  */
@@ -83,7 +83,7 @@ function imagesOf(message: HistoryMessage): { userImages?: readonly ImageAttachm
 
 /**
  * `UserMessage.selected_context` carrying the images inline, as clients that support image input live send them
- * (cursor-protocol-addendum.md §4): `SelectedImage{data, uuid, path, mime_type, dimension}`.
+ * (docs/protocol.md §5.5): `SelectedImage{data, uuid, path, mime_type, dimension}`.
  */
 export function selectedImages(images: readonly ImageAttachment[]): MessageInitShape<typeof SelectedContextSchema> {
   return {
@@ -235,7 +235,7 @@ export function buildRunRequest(input: RunRequestInput): AgentClientMessage {
         },
         requestedModel: { modelId: input.modelId },
         conversationId: input.conversationId,
-        // As the official CLI sends them (cursor-protocol-addendum.md §4): the group is the conversation itself.
+        // As the official CLI sends them (docs/protocol.md §4.5): the group is the conversation itself.
         conversationGroupId: input.conversationId,
         runId: input.runId ?? randomUUID(),
       },

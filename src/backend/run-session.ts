@@ -1,5 +1,5 @@
 /**
- * One open Run stream of a turn (cursor-protocol.md §4.4): a pump reads every server message, answers KV, exec,
+ * One open Run stream of a turn (docs/protocol.md §4.4): a pump reads every server message, answers KV, exec,
  * interaction queries and control messages at once, and hands caller-visible items to the turn through a
  * {@link TurnChannel}. It owns the stream's timers: client heartbeats every 5 s (§4.2) plus exec heartbeats for
  * pending calls (§5.1), the stall watchdog (server heartbeats are not progress, §4.2), and the tool-call batch window.

@@ -1,6 +1,6 @@
 /**
  * Clients declare the same tools on every request, and every turn (parked ones too, for up to the parked-turn TTL)
- * keeps its tool list for the request context and exec redirects (cursor-protocol.md §5.2). Interning identical lists
+ * keeps its tool list for the request context and exec redirects (docs/protocol.md §5.2). Interning identical lists
  * lets those turns share one read-only copy instead of holding a parsed copy each.
  */
 import type { ClientTool } from "./types.js";

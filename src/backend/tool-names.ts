@@ -1,7 +1,7 @@
 /**
  * Tool names and tool-call ids as the model sees them. Caller tool names may contain characters or lengths model
  * providers reject, so each is sanitised to `[a-zA-Z0-9_-]{1,64}` (unique within one turn) and mapped back exactly
- * when the model calls it (cursor-protocol.md §5.2; §9 item 7 leaves the accepted name format open, so we stay
+ * when the model calls it (docs/protocol.md §5.2; §9 item 7 leaves the accepted name format open, so we stay
  * inside the strictest common subset).
  */
 

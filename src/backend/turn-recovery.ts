@@ -1,5 +1,5 @@
 /**
- * What the first segment of a turn does when its Run fails before any output (cursor-protocol.md §4.2 retry,
+ * What the first segment of a turn does when its Run fails before any output (docs/protocol.md §4.2 retry,
  * §4.4 "Blob not found", §5.4): refresh the token once on `unauthenticated`; rebuild the state from the caller's
  * history once when a checkpoint or blob was rejected; retry connection loss with exponential backoff. Anything else
  * (and anything after output has started) is thrown: never a silent replay.

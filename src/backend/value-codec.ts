@@ -1,5 +1,5 @@
 /**
- * JSON ⇄ serialized `google.protobuf.Value`. Cursor carries JSON in this form in two places (cursor-protocol.md §4.7,
+ * JSON ⇄ serialized `google.protobuf.Value`. Cursor carries JSON in this form in two places (docs/protocol.md §4.7,
  * §5.2): `McpToolDefinition.input_schema` (the tool's JSON Schema) and every value of `McpArgs.args`.
  */
 import { fromBinary, fromJson, toBinary, toJson } from "@bufbuild/protobuf";

@@ -1,5 +1,5 @@
 /**
- * The workspace description sent in `RequestContext.env` (cursor-protocol.md §4.5 RequestContextEnv). Built once
+ * The workspace description sent in `RequestContext.env` (docs/protocol.md §4.5 RequestContextEnv). Built once
  * from the machine at the composition root (or by this default), never read from globals deeper in the backend.
  */
 import { platform, release } from "node:os";

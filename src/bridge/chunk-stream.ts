@@ -1,5 +1,5 @@
 /**
- * BackendEvent stream → ChatCompletionChunk stream (house-style §3). One explicit state object and one small
+ * BackendEvent stream → ChatCompletionChunk stream. One explicit state object and one small
  * handler per event kind, as copilot-api's translator does. The chunk sequence follows the SSE contract that
  * `@ai-sdk/openai-compatible` and openai-node rely on: a `role: "assistant"` delta first, tool calls with `index`,
  * `id` and `function.name` on their first delta, a final chunk with `finish_reason`, then (if asked) a usage chunk

@@ -1,6 +1,6 @@
 /**
  * Cursor model metadata → OpenAI `/v1/models` objects. Cursor's ModelDetails carries no context window or
- * modality facts (cursor-protocol.md §6: "clients hard-code them"), so those come from a small family table here.
+ * modality facts (docs/protocol.md §6: "clients hard-code them"), so those come from a small family table here.
  */
 import type { ModelInfo } from "../backend/types.js";
 

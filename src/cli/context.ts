@@ -120,7 +120,7 @@ function apiKeyTokenSource(apiKey: string, apiUrl: string): TokenSource {
   };
 }
 
-/** Wraps the unary calls with one refresh-and-retry after `unauthenticated` (issue 6, "refresh once on 401"). */
+/** Wraps the unary calls with one refresh-and-retry after `unauthenticated` (refresh once on 401: a token can expire between two calls). */
 function withRefreshRetry(api: CursorApi, tokenSource: TokenSource, lastToken: () => string | undefined): CursorApi {
   const retry = async <T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T> => {
     try {

@@ -1,5 +1,5 @@
 /**
- * `cursor-bridge import`: reuses the credentials Cursor's own clients already hold (cursor-protocol.md §3.4): the
+ * `cursor-bridge import`: reuses the credentials Cursor's own clients already hold (docs/protocol.md §3.4): the
  * cursor-agent CLI's auth.json or macOS keychain items, or the Cursor IDE's state.vscdb. Reports what was found where,
  * never the tokens themselves (the import report carries none).
  */

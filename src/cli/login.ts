@@ -1,5 +1,5 @@
 /**
- * `cursor-bridge login`: the PKCE browser login (cursor-protocol.md §3.1) or, with `--api-key`, an API-key exchange
+ * `cursor-bridge login`: the PKCE browser login (docs/protocol.md §3.1) or, with `--api-key`, an API-key exchange
  * (§3.5). Prints the approval URL (and opens a browser when one is available), shows a spinner on a terminal or
  * plain progress lines otherwise, and stores the tokens in the credential file.
  */

@@ -1,5 +1,5 @@
 /**
- * `cursor-bridge models`: the models the logged-in account may use (`GetUsableModels`, cursor-protocol.md §6), with
+ * `cursor-bridge models`: the models the logged-in account may use (`GetUsableModels`, docs/protocol.md §6), with
  * the context window from the bridge's family table because Cursor does not report it.
  */
 import { toModelList } from "../backend/models.js";

@@ -1,6 +1,6 @@
 /**
  * Reachability probes for `status` and `doctor`: one unauthenticated Connect request to
- * `agent.v1.AgentService/GetUsableModels` (cursor-protocol.md §1.2, §6) over HTTP/2 or HTTP/1.1. Any HTTP answer,
+ * `agent.v1.AgentService/GetUsableModels` (docs/protocol.md §1.2, §6) over HTTP/2 or HTTP/1.1. Any HTTP answer,
  * including 401, proves the upstream is reachable over that protocol; only a failure to get a response does not.
  * No token is sent, so the probe cannot leak or spend one.
  */

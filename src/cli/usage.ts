@@ -1,5 +1,5 @@
 /**
- * `cursor-bridge usage`: `aiserver.v1.DashboardService/GetCurrentPeriodUsage` (cursor-protocol.md §1.3) as plan usage
+ * `cursor-bridge usage`: `aiserver.v1.DashboardService/GetCurrentPeriodUsage` (docs/protocol.md §1.3) as plan usage
  * with a bar and the billing cycle. Guesses, stated in the output: amounts are cents (§1.3 says "likely cents") and
  * the cycle bounds are epoch milliseconds (values below 1e11 are taken as seconds).
  */
@@ -49,7 +49,7 @@ export interface UsageReport {
   displayThreshold: number;
   enabled: boolean;
   displayMessage: string;
-  /** Unit of the amounts (a guess; see cursor-protocol.md §1.3). */
+  /** Unit of the amounts (a guess; see docs/protocol.md §1.3). */
   unit: "cents";
 }
 

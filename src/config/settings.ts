@@ -8,7 +8,7 @@ import { configDir, dataDir, type PathEnvironment } from "../util/paths.js";
 
 /** Where the upstream Cursor backend comes from. */
 export type UpstreamMode = "auto" | "cursor" | "emulator";
-/** Transport to Cursor's agent API (cursor-protocol.md §4.2 / §4.3). */
+/** Transport to Cursor's agent API (docs/protocol.md §4.2 / §4.3). */
 export type TransportMode = "auto" | "http2" | "http1";
 /** How reasoning is exposed to OpenAI clients. */
 export type ReasoningOutputMode = "reasoning_content" | "think-tags" | "none";

@@ -1,5 +1,5 @@
 /**
- * Registers the emulated services on a connect-es router (cursor-protocol.md §1.2, §1.3, §4.2, §4.3, §6):
+ * Registers the emulated services on a connect-es router (docs/protocol.md §1.2, §1.3, §4.2, §4.3, §6):
  * agent.v1.AgentService (Run, RunSSE, GetUsableModels, GetDefaultModelForCli, NameAgent),
  * aiserver.v1.AiService (the CLI's model calls and NameAgent), aiserver.v1.BidiService/BidiAppend and
  * aiserver.v1.DashboardService/GetCurrentPeriodUsage.

@@ -1,6 +1,6 @@
 /**
  * The emulator's accounts: token issuing, the browser-login handshake and the plain-HTTP auth routes of
- * cursor-protocol.md §3 (`GET /auth/poll`, `POST /auth/exchange_user_api_key`, a local `/loginDeepControl` page).
+ * docs/protocol.md §3 (`GET /auth/poll`, `POST /auth/exchange_user_api_key`, a local `/loginDeepControl` page).
  * Tokens are HS256 JWTs with `exp` (jwt.ts), so login, refresh and expiry work end to end.
  */
 import { createHash } from "node:crypto";

@@ -1,5 +1,5 @@
 /**
- * The HTTP/1.1 "BidiSse" transport (cursor-protocol.md §4.3): `RunSSE` opens the server stream for a request id,
+ * The HTTP/1.1 "BidiSse" transport (docs/protocol.md §4.3): `RunSSE` opens the server stream for a request id,
  * each `BidiAppend` carries one hex-encoded AgentClientMessage with the next `append_seqno` (0, 1, 2…; a gap or a
  * repeat is an error). Appends that arrive before RunSSE opens are buffered, as clients send the first append
  * concurrently with opening the stream (§4.3 step 4).

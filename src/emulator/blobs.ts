@@ -1,5 +1,5 @@
 /**
- * Blob ids and the emulator's content-addressed blob cache (cursor-protocol.md §5.3: id = SHA-256 of the data,
+ * Blob ids and the emulator's content-addressed blob cache (docs/protocol.md §5.3: id = SHA-256 of the data,
  * 32 raw bytes). The cache only ever holds data that hashes to its id, and it is only consulted for ids the received
  * state references, so a correct client uploads each blob once while a client that drops blobs still fails.
  */

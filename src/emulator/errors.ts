@@ -1,6 +1,6 @@
 /**
  * Connect errors the emulator sends, each with a machine-readable `aiserver.v1.ErrorDetails` detail
- * (cursor-protocol.md §4.1: details of type "aiserver.v1.ErrorDetails", §4.12 for the enum).
+ * (docs/protocol.md §4.1: details of type "aiserver.v1.ErrorDetails", §4.12 for the enum).
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorDetails_Error, ErrorDetailsSchema } from "../gen/aiserver/v1/error_pb.js";

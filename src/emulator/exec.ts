@@ -1,5 +1,5 @@
 /**
- * Turns a planned tool call into the wire messages of one exec round trip (cursor-protocol.md §4.7, §4.10, §5.1,
+ * Turns a planned tool call into the wire messages of one exec round trip (docs/protocol.md §4.7, §4.10, §5.1,
  * §5.2): the `exec_server_message` args case, the `ToolCall` shown in partial/started/completed updates, the result
  * case the client must answer with, and the reply text once the result is in.
  */

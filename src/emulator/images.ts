@@ -1,5 +1,5 @@
 /**
- * Image input as the emulator receives it (cursor-protocol-addendum.md §4): `SelectedImage`s in the user message's
+ * Image input as the emulator receives it (docs/protocol.md §5.5): `SelectedImage`s in the user message's
  * `selected_context`, checked strictly against their bytes (format, declared MIME type, declared dimension), and
  * images of earlier turns from the received state. `[[emu:describe-image]]` reports what the bytes say.
  */

@@ -1,5 +1,5 @@
 /**
- * The Cursor backend emulator: a strict stand-in for Cursor's servers (cursor-protocol.md §1.2, §1.3, §2.1, §3, §4,
+ * The Cursor backend emulator: a strict stand-in for Cursor's servers (docs/protocol.md §1.2, §1.3, §2.1, §3, §4,
  * §5) on one port serving HTTP/2 cleartext and HTTP/1.1. This is the in-process API tests, benchmarks, `npm start`
  * and the `cursor-bridge emulator` command use.
  */

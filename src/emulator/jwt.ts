@@ -1,6 +1,6 @@
 /**
  * HS256 JSON Web Tokens for the emulator's auth routes. Claims follow the shape of Cursor's session tokens
- * (cursor-protocol.md §3.3: `sub` = `<provider>|user_<id>`, `time`, `randomness`, `exp`, `iss`, `scope`, `aud`, `type`)
+ * (docs/protocol.md §3.3: `sub` = `<provider>|user_<id>`, `time`, `randomness`, `exp`, `iss`, `scope`, `aud`, `type`)
  * so a client's expiry logic sees what it would see against the real service.
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";

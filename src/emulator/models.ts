@@ -1,5 +1,5 @@
 /**
- * The emulator's model list (cursor-protocol.md §6): ids in Cursor's naming pattern
+ * The emulator's model list (docs/protocol.md §6): ids in Cursor's naming pattern
  * `<family>-<version>[-<effort>][-thinking]`, `default` standing for Auto, `thinking_details` on reasoning models.
  * Context windows are not part of ModelDetails on the wire; the emulator uses them for `token_details.max_tokens`.
  */
@@ -23,7 +23,7 @@ interface ModelEntry {
 type Spec = [id: string, name: string, short: string, flags: string, contextWindow: number, aliases?: string[]];
 
 /**
- * Today's catalogue (cursor-protocol-addendum.md §5 plus the ids earlier releases listed). Flags: `t` thinking,
+ * Today's catalogue (docs/protocol.md §6 plus the ids earlier releases listed). Flags: `t` thinking,
  * `m` max mode, `i` image input.
  */
 const SPECS: readonly Spec[] = [

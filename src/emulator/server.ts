@@ -1,5 +1,5 @@
 /**
- * One TCP port serving HTTP/2 cleartext (prior knowledge) and HTTP/1.1 (cursor-protocol.md §4.2, §4.3): each new
+ * One TCP port serving HTTP/2 cleartext (prior knowledge) and HTTP/1.1 (docs/protocol.md §4.2, §4.3): each new
  * connection is sniffed for the 24-byte HTTP/2 client preface and handed to an http2 or an http1 server.
  */
 import { createServer as createHttp1Server } from "node:http";

@@ -1,5 +1,5 @@
 /**
- * Conversation state as the server sees it (cursor-protocol.md §4.11, §5.3): the emulator keeps no per-conversation
+ * Conversation state as the server sees it (docs/protocol.md §4.11, §5.3): the emulator keeps no per-conversation
  * memory, it rebuilds the history from the received `ConversationStateStructure` — root prompt JSON blobs, then the
  * turn blobs with their user-message and step blobs — and at the end of a turn it writes the new pieces as blobs and
  * returns the next state.

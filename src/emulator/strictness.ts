@@ -1,5 +1,5 @@
 /**
- * Header rules every RPC must pass (cursor-protocol.md §2.1): a `Bearer` access token that is ours and unexpired,
+ * Header rules every RPC must pass (docs/protocol.md §2.1): a `Bearer` access token that is ours and unexpired,
  * `x-cursor-client-type: cli`, and an `x-cursor-client-version` of the form `cli-YYYY.MM.DD-<7 hex>` not older than
  * the configured minimum. `connect-protocol-version` is enforced by connect-es itself (requireConnectProtocolHeader).
  */

@@ -1,7 +1,7 @@
 /**
- * The wire side of one turn (cursor-protocol.md §4.4, §5.1, §5.3): an outbox of server messages, a pump that reads
+ * The wire side of one turn (docs/protocol.md §4.4, §5.1, §5.3): an outbox of server messages, a pump that reads
  * client messages and settles what the server waits for (KV answers by `id`; an exec on its result or `throw`, matched
- * by `id` — cursor-protocol-addendum.md §1: `stream_close` is accepted, never required, except that a streamed shell is
+ * by `id` — docs/protocol.md §5.1: `stream_close` is accepted, never required, except that a streamed shell is
  * finished by its exit event or a close), heartbeats while nothing else is sent (logging at debug level what it still
  * waits for), and one AbortSignal that ends every wait when the client cancels, goes away, or breaks the protocol.
  * Transport-neutral: Run and RunSSE both feed it.

@@ -1,5 +1,5 @@
 /**
- * Streams the scripted model's tokens (cursor-protocol.md §4.6): `thinking_delta`/`text_delta` chunks each followed
+ * Streams the scripted model's tokens (docs/protocol.md §4.6): `thinking_delta`/`text_delta` chunks each followed
  * by a `token_delta` with the chunk's token count, paced at a token rate, with the `stall` and `drop` faults applied
  * at an exact token count.
  */

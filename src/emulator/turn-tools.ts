@@ -1,5 +1,5 @@
 /**
- * The tool side of a turn (cursor-protocol.md §4.4 step 3, §5.1, §5.2): the request-context exec that declares the
+ * The tool side of a turn (docs/protocol.md §4.4 step 3, §5.1, §5.2): the request-context exec that declares the
  * client tools, and the tool-call round trips of a plan.
  */
 import { randomInt, randomUUID } from "node:crypto";

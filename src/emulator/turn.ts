@@ -1,5 +1,5 @@
 /**
- * The turn protocol state machine (cursor-protocol.md §4.4): run_request → fetch the state's blobs (`get_blob_args`)
+ * The turn protocol state machine (docs/protocol.md §4.4): run_request → fetch the state's blobs (`get_blob_args`)
  * → ask `request_context_args` → stream thinking/text/tool calls, with exec round trips → `set_blob_args` for the new
  * conversation pieces, each acked → `conversation_checkpoint_update` → `turn_ended` → end of stream.
  * Transport-neutral: agent-service.ts (HTTP/2 Run) and bidi.ts (RunSSE + BidiAppend) feed it.

@@ -1,8 +1,8 @@
 /**
- * The one SSE encoder (house-style habit 2). OpenAI streams are `data: <json>\n\n` frames ending with
+ * The one SSE encoder. OpenAI streams are `data: <json>\n\n` frames ending with
  * `data: [DONE]\n\n`. An error after the first byte is sent as a single `data: {"error":{…}}` frame and the stream
  * then closes without `[DONE]`: that is the shape openai-node's stream reader and opencode's `parseStreamError` read
- * (house-style §3).
+ *.
  */
 import { toOpenAIError } from "./error-body.js";
 
@@ -32,7 +32,7 @@ export interface SseBodyOptions {
 /**
  * Encodes a chunk stream as the exact bytes the client receives: one frame per chunk, then `[DONE]`; if the source
  * throws, the frames already produced, then the error frame, then the end (no `[DONE]`). It is a pull-driven web
- * `ReadableStream` for the HTTP edge (house-style §3).
+ * `ReadableStream` for the HTTP edge.
  * Each read pulls one chunk from the source and enqueues its frame, so the writer's backpressure reaches the source
  * and there is no intermediate TransformStream or async generator per frame. Cancelling the body calls `onCancel`,
  * then the source's `return()`, so the backend turn is released in its `finally`.

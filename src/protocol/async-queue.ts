@@ -22,7 +22,7 @@ export interface AsyncQueue<T> extends AsyncIterable<T> {
 
 /**
  * The queue: one object that is both the push side and its own iterator. A class, not a closure factory, so an open
- * run holds a single object instead of a context and a closure per operation (heap per parked turn, issue 7).
+ * run holds a single object instead of a context and a closure per operation (heap per parked turn).
  */
 class PushQueue<T> implements AsyncQueue<T>, AsyncIterator<T> {
   private readonly items: Pending<T>[] = [];

@@ -1,5 +1,5 @@
 /**
- * `x-cursor-checksum` builder (cursor-protocol.md §2.4). Only the legacy IDE API wants it; the agent API clients
+ * `x-cursor-checksum` builder (docs/protocol.md §2.4). Only the legacy IDE API wants it; the agent API clients
  * send none. Kept because it is cheap and pinned by vectors/checksum-worked-example.computed.json.
  */
 import { createHash } from "node:crypto";

@@ -1,5 +1,5 @@
 /**
- * Resolves `x-cursor-client-version` (cursor-protocol.md §2.1): `cli-<YYYY.MM.DD>-<7-hex sha>`.
+ * Resolves `x-cursor-client-version` (docs/protocol.md §2.1): `cli-<YYYY.MM.DD>-<7-hex sha>`.
  * Order: configuration, then env CURSOR_CLIENT_VERSION, then the newest installed cursor-agent (its versions folder,
  * §3.4), then a built-in recent default. The server rejects outdated clients (§8), so the source is reported and the
  * outdated-client error names the setting to change.

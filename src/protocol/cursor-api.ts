@@ -1,5 +1,5 @@
 /**
- * The Cursor API client (cursor-protocol.md §1.2, §2.1, §4.2, §4.3, §6, §1.3): opens agent Runs over HTTP/2 with an
+ * The Cursor API client (docs/protocol.md §1.2, §2.1, §4.2, §4.3, §6, §1.3): opens agent Runs over HTTP/2 with an
  * automatic fallback to HTTP/1.1 RunSSE + BidiAppend, and makes the unary calls the bridge needs. Per-request state
  * lives in each RunStream; the API object only holds configuration and the shared HTTP/2 sessions.
  */

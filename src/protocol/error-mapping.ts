@@ -1,6 +1,6 @@
 /**
- * THE inbound error mapping (house-style §4): ConnectError codes, `aiserver.v1.ErrorDetails` in the error details
- * (cursor-protocol.md §4.1, §4.12) and Node error codes found anywhere in the `cause` chain become one ProxyError.
+ * THE inbound error mapping: ConnectError codes, `aiserver.v1.ErrorDetails` in the error details
+ * (docs/protocol.md §4.1, §4.12) and Node error codes found anywhere in the `cause` chain become one ProxyError.
  * Nothing here looks at message text.
  *
  * Order: ProxyError as is → ErrorDetails (most specific) → cancellation → Node transport codes → Connect Code.

@@ -1,5 +1,5 @@
 /**
- * The one place Cursor request headers are built (cursor-protocol.md §2.1). Every call carries them; the HTTP/1.1
+ * The one place Cursor request headers are built (docs/protocol.md §2.1). Every call carries them; the HTTP/1.1
  * "BidiSse" path adds `x-cursor-streaming: true`. `connect-protocol-version` and `content-type` are added by
  * connect-es on its calls and by {@link connectStreamHeaders} on the hand-framed RunSSE request.
  */
@@ -17,7 +17,7 @@ export interface CursorHeaderInput {
 
 /**
  * The last `authorization` value, reused while the token is unchanged: Node keeps every open HTTP/2 stream's sent
- * headers, and a fresh concatenation per call would give each parked turn its own copy of the (long) JWT (issue 7).
+ * headers, and a fresh concatenation per call would give each parked turn its own copy of the (long) JWT.
  */
 let lastAuthorization = { token: "", value: "" };
 

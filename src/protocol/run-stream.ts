@@ -1,5 +1,5 @@
 /**
- * One open `agent.v1.AgentService/Run` conversation turn, whatever the transport (cursor-protocol.md §4.2, §4.3),
+ * One open `agent.v1.AgentService/Run` conversation turn, whatever the transport (docs/protocol.md §4.2, §4.3),
  * and its HTTP/2 implementation: a connect-es bidi call whose request side is an {@link AsyncQueue}, so connect-node
  * does the framing.
  */
@@ -91,7 +91,7 @@ export function linkSignal(signal: AbortSignal | undefined, abort: (reason: unkn
 /**
  * The HTTP/2 RunStream. A class rather than closures over the start parameters: a parked turn keeps its stream open
  * for minutes, and one object with prototype methods holds far less than a context, a closure per operation and the
- * run request those closures could reach (heap per parked turn, issue 7).
+ * run request those closures could reach (heap per parked turn).
  */
 class Http2RunStream implements RunStream {
   readonly transport = "http2";

@@ -1,5 +1,5 @@
 /**
- * HTTP/1.1 "BidiSse" transport (cursor-protocol.md §4.3): `POST /agent.v1.AgentService/RunSSE` carries one
+ * HTTP/1.1 "BidiSse" transport (docs/protocol.md §4.3): `POST /agent.v1.AgentService/RunSSE` carries one
  * `BidiRequestId` envelope and streams enveloped `AgentServerMessage` frames back; every client message is a unary
  * `aiserver.v1.BidiService/BidiAppend` with lower-case hex `data`, the same `request_id` and `append_seqno` 0,1,2…
  * The response body is read with the project's one envelope reader (envelope.ts).

@@ -62,7 +62,7 @@ function observe(client: UniversalClientFn, onResponse: ResponseObserver | undef
   };
 }
 
-/** Connect envelope header: 1 flag byte + 4 length bytes (cursor-protocol.md §2.3); compression is off. */
+/** Connect envelope header: 1 flag byte + 4 length bytes (docs/protocol.md §2.3); compression is off. */
 const ENVELOPE_HEADER_BYTES = 5;
 
 /**

@@ -1,6 +1,6 @@
 /**
  * zod schemas for the body of `POST /v1/responses`, following the OpenAI Responses reference and what Codex CLI
- * sends (`../shared/real-clients.md`). Objects are loose: unknown keys pass. Input items and tools are validated one
+ * sends (observed by driving the real client offline). Objects are loose: unknown keys pass. Input items and tools are validated one
  * by one by the parser (parse.ts) so an error names the exact field (`input[3].call_id`).
  */
 import { z } from "zod";

@@ -1,5 +1,5 @@
 /**
- * Local API key check (issue 5 security defaults): `Authorization: Bearer <key>` or `x-api-key: <key>`, compared in
+ * Local API key check (a security default): `Authorization: Bearer <key>` or `x-api-key: <key>`, compared in
  * constant time over SHA-256 digests so neither content nor length leaks through timing.
  */
 import { createHash, timingSafeEqual } from "node:crypto";

@@ -1,5 +1,5 @@
 /**
- * The Hono app factory (house-style §1: `createApp(deps)`; tests call `app.request()` without sockets).
+ * The Hono app factory (`createApp(deps)`, so tests call `app.request()` without sockets).
  * Routes: POST /v1/chat/completions, POST /v1/messages (+ /count_tokens), POST/GET/DELETE /v1/responses,
  * GET /v1/models, GET /v1/models/:id, GET /health. Errors are Anthropic-shaped for Anthropic clients
  * (`anthropic-version` header or a /v1/messages path).

@@ -1,6 +1,6 @@
 /**
- * Binds the app to a Node HTTP server. Refuses a non-loopback address without a local API key (issue 5 security
- * defaults) with config/'s own check, repeated here so no composition root can forget it.
+ * Binds the app to a Node HTTP server. Refuses a non-loopback address without a local API key (a security
+ * default) with config/'s own check, repeated here so no composition root can forget it.
  */
 import type { Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";

@@ -1,5 +1,5 @@
 /**
- * Reads the claims of a Cursor JWT without verifying it (cursor-protocol.md §3.3). We only need `exp` to decide when
+ * Reads the claims of a Cursor JWT without verifying it (docs/protocol.md §3.3). We only need `exp` to decide when
  * to refresh and `sub`/`email` to show who is logged in; the signature is the server's business. Nothing here throws:
  * junk in, `undefined` out, so callers can feed it whatever a credential file contained.
  */

@@ -1,5 +1,5 @@
 /**
- * Where cursor-bridge keeps its files and where Cursor's own clients keep theirs (cursor-protocol.md §3.4).
+ * Where cursor-bridge keeps its files and where Cursor's own clients keep theirs (docs/protocol.md §3.4).
  * Every function is a pure function of {env, platform, homedir}; nothing here reads process.env or touches the disk,
  * so tests can ask for the Windows or macOS layout on any machine.
  */

@@ -1,6 +1,6 @@
 /**
  * The token contract between auth/ (which implements it) and backend/ (which receives it by injection). It lives in
- * util/ so neither layer imports the other (house-style §2).
+ * util/ so neither layer imports the other.
  */
 
 /** Supplies the current Cursor access token. */

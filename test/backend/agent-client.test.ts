@@ -1,5 +1,5 @@
 /**
- * The agent client against the emulator, over both transports (issue 4 "done when"): echo, tool round trips on one
+ * The agent client against the emulator, over both transports: echo, tool round trips on one
  * Run, parallel calls, native redirect/rejection, flat upload over ten turns, Blob-not-found recovery, stall, cancel,
  * 100 concurrent conversations, parked-turn expiry and refresh-on-unauthenticated.
  */

@@ -13,7 +13,7 @@ afterEach(async () => {
 });
 
 function writeAuthJson(record: Record<string, string>): string {
-  // Linux layout (cursor-protocol.md §3.4): $XDG_CONFIG_HOME/cursor/auth.json.
+  // Linux layout (docs/protocol.md §3.4): $XDG_CONFIG_HOME/cursor/auth.json.
   const path = join(harness.home, ".config", "cursor", "auth.json");
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, JSON.stringify(record));

@@ -1,5 +1,5 @@
 /**
- * The plain-HTTP auth routes (cursor-protocol.md §3): `GET /auth/poll` (404 while pending), the local
+ * The plain-HTTP auth routes (docs/protocol.md §3): `GET /auth/poll` (404 while pending), the local
  * `/loginDeepControl` page, `POST /auth/exchange_user_api_key` for API keys and refresh tokens; tokens are HS256 JWTs.
  */
 import { createHash, randomUUID } from "node:crypto";

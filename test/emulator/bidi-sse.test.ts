@@ -1,5 +1,5 @@
 /**
- * The HTTP/1.1 transport (cursor-protocol.md §4.3): RunSSE + BidiAppend with hex `data`, request ids from the body
+ * The HTTP/1.1 transport (docs/protocol.md §4.3): RunSSE + BidiAppend with hex `data`, request ids from the body
  * and `x-request-id`, strict `append_seqno` order, and appends buffered before RunSSE opens.
  */
 import { randomUUID } from "node:crypto";

@@ -1,5 +1,5 @@
 /**
- * Image input at the emulator (cursor-protocol-addendum.md §4): `SelectedImage`s are checked against their bytes and
+ * Image input at the emulator (docs/protocol.md §5.5): `SelectedImage`s are checked against their bytes and
  * `[[emu:describe-image]]` reports what the bytes say, for the new message and for earlier turns.
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";

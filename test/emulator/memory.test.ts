@@ -1,5 +1,5 @@
 /**
- * Conversation memory without history replay (cursor-protocol.md §4.11, §5.3, §5.4): the emulator answers questions
+ * Conversation memory without history replay (docs/protocol.md §4.11, §5.3, §5.4): the emulator answers questions
  * about earlier turns only from the state and blobs it receives, and a correct client's upload stays flat per turn.
  */
 import { create, toBinary } from "@bufbuild/protobuf";

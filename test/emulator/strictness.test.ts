@@ -1,5 +1,5 @@
 /**
- * Strictness rules (cursor-protocol.md §2.1, §4.1, §4.12): every header rule, token expiry, the outdated-client
+ * Strictness rules (docs/protocol.md §2.1, §4.1, §4.12): every header rule, token expiry, the outdated-client
  * error, malformed protobuf, and every scripted error code with its machine-readable ErrorDetails.
  */
 import { create, toBinary } from "@bufbuild/protobuf";

@@ -1,5 +1,5 @@
 /**
- * Failure modes of the turn protocol over HTTP/2 `Run` (cursor-protocol.md §4.4, §5.1, §5.2), driven by a raw
+ * Failure modes of the turn protocol over HTTP/2 `Run` (docs/protocol.md §4.4, §5.1, §5.2), driven by a raw
  * connect-es client on the generated schema: faults, waits, wrong replies, heartbeats and cancel.
  */
 import { Code } from "@connectrpc/connect";

@@ -1,5 +1,5 @@
 /**
- * The turn protocol over HTTP/2 `Run` (cursor-protocol.md §4.4, §5.1, §5.2), driven by a raw connect-es client on
+ * The turn protocol over HTTP/2 `Run` (docs/protocol.md §4.4, §5.1, §5.2), driven by a raw connect-es client on
  * the generated schema: echo, client tool round trips, natives, thinking/tokens, usage, faults, waits and cancel.
  */
 import { create, fromBinary } from "@bufbuild/protobuf";

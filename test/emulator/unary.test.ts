@@ -1,5 +1,5 @@
 /**
- * Unary RPCs on both paths (cursor-protocol.md §1.2, §1.3, §6): models, default model, NameAgent and usage, over
+ * Unary RPCs on both paths (docs/protocol.md §1.2, §1.3, §6): models, default model, NameAgent and usage, over
  * HTTP/2 and HTTP/1.1, in binary and JSON Connect.
  */
 import { createClient } from "@connectrpc/connect";

@@ -1,6 +1,6 @@
 /**
  * Guards the field numbers other layers depend on against accidental renumbering in proto/. Every number below is
- * copied from the tables of cursor-protocol.md (section cited per row); the captured vectors cover only tool calls.
+ * copied from the tables of docs/protocol.md (section cited per row); the captured vectors cover only tool calls.
  */
 import type { DescMessage } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";

@@ -1,6 +1,6 @@
 /**
  * Helpers for the golden vector tests: find unknown fields anywhere in a decoded message, and compare a decoded
- * message with an older decoder's JSON (cursor-protocol.md §7, vectors/README.md).
+ * message with an older decoder's JSON (docs/protocol.md §7, vectors/README.md).
  */
 
 import type { Message } from "@bufbuild/protobuf";

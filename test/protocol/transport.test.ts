@@ -1,5 +1,5 @@
 /**
- * The Cursor wire layer against the emulator over real sockets, on both transports (cursor-protocol.md §4.2, §4.3):
+ * The Cursor wire layer against the emulator over real sockets, on both transports (docs/protocol.md §4.2, §4.3):
  * a hand-driven echo turn, BidiAppend seqno order, the automatic HTTP/2 → HTTP/1.1 fallback behind an HTTP/1.1-only
  * proxy, no fallback on a Connect error answer, abort mid-stream, the unary RPCs and authentication failures.
  */

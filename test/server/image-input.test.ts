@@ -1,5 +1,5 @@
 /**
- * Image input end to end (issue 11): OpenAI `image_url` data: URLs from the openai SDK and `{type:"image"}` parts
+ * Image input end to end: OpenAI `image_url` data: URLs from the openai SDK and `{type:"image"}` parts
  * from the AI SDK reach the emulator as SelectedImage bytes, which `[[emu:describe-image]]` reads back; the limits
  * (data: URLs only, the per-request image cap, models without image input) are clear 4xx errors.
  */

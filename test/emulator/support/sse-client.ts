@@ -1,5 +1,5 @@
 /**
- * A raw HTTP/1.1 "BidiSse" client (cursor-protocol.md §4.3) for the emulator tests: `RunSSE` over fetch with the
+ * A raw HTTP/1.1 "BidiSse" client (docs/protocol.md §4.3) for the emulator tests: `RunSSE` over fetch with the
  * project's one envelope codec, each client message a `BidiAppend` carrying lower-case hex and the next seqno.
  */
 import { randomUUID } from "node:crypto";

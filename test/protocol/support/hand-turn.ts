@@ -1,6 +1,6 @@
 /**
  * A turn driven by hand for transport tests: builds a minimal valid run_request (one system-prompt blob referenced by
- * `root_prompt_messages_json`, cursor-protocol.md §4.11/§5.3) and answers what the server asks (KV get/set by `id`,
+ * `root_prompt_messages_json`, docs/protocol.md §4.11/§5.3) and answers what the server asks (KV get/set by `id`,
  * `request_context_args` with an empty context, §4.4) so the emulator can finish the turn. This is deliberately not
  * the backend: it only proves the transport carries both directions.
  */
