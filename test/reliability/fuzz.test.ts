@@ -5,8 +5,7 @@
  * Every answer must be well-formed: no 500 ever, a 5xx only when Cursor (the emulator) caused it, an OpenAI error
  * body on every error, a complete SSE stream or one error frame on a 200 stream, and the server still healthy at the
  * end. `FUZZ_SEED` and `FUZZ_CASES` reproduce or widen a run; the seed and the counts are printed. POST cases go to
- * chat completions; `FUZZ_SURFACES=all` adds /v1/messages and /v1/responses (still opt-in: they answer some
- * mutated bodies with a 500 today).
+ * chat completions, /v1/messages and /v1/responses (`FUZZ_SURFACES=chat` keeps them to chat completions).
  */
 import { Agent, request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,7 +14,7 @@ import { type FuzzRequest, fuzzRequest, Gen, MAX_BODY, prng } from "./support/fu
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const CASES = Number(process.env.FUZZ_CASES ?? 10_000);
-const SURFACES = process.env.FUZZ_SURFACES === "all" ? "all" : "chat";
+const SURFACES = process.env.FUZZ_SURFACES === "chat" ? "chat" : "all";
 const CONCURRENCY = 12;
 
 interface Answer {

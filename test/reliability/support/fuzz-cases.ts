@@ -227,7 +227,7 @@ function chatBody(g: Gen, surface: Surface = "chat"): { body: Buffer; label: str
 
 /**
  * With `surfaces: "chat"` the POST cases all go to /v1/chat/completions; "all" spreads them over /v1/messages and
- * /v1/responses too (opt-in with FUZZ_SURFACES=all until those surfaces answer every fuzzed body without a 500).
+ * /v1/responses too.
  */
 export function fuzzRequest(g: Gen, port: number, surfaces: "chat" | "all" = "chat"): FuzzRequest {
   const headers: Record<string, string> = { host: `127.0.0.1:${port}` };
