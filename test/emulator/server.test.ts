@@ -70,8 +70,9 @@ describe("dual-protocol listener", () => {
     expect((await stalled).error).toBeDefined();
     await sse;
     await expect.poll(() => emulator.stats().turns.map((t) => t.outcome)).toEqual(["client_closed", "client_closed"]);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(process.getActiveResourcesInfo().filter((r) => r === "Timeout").length).toBeLessThanOrEqual(timersBefore);
+    await expect
+      .poll(() => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length)
+      .toBeLessThanOrEqual(timersBefore);
   });
 });
 
