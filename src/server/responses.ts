@@ -4,7 +4,7 @@
  * the neutral request to the engine, and writes the events out. Routing, parking and checkpoints are the engine's.
  */
 import type { Context, Hono } from "hono";
-import type { BackendEvent, JsonValue } from "../backend/types.js";
+import type { JsonValue } from "../backend/types.js";
 import { type ResponseEventsOptions, toResponseEvents, toResponseObject } from "../bridge/responses-events.js";
 import { createBaseResponse } from "../bridge/responses-object.js";
 import { toEngineRequest } from "../bridge/responses-request.js";
@@ -17,6 +17,7 @@ import type { ResponseObject } from "../responses/types.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import type { AppEnv, RequestLog } from "./access-log.js";
+import { observe, readJson } from "./request-io.js";
 
 /** What the Responses routes need. */
 export interface ResponsesDeps {
@@ -25,40 +26,6 @@ export interface ResponsesDeps {
   logger: Logger;
   now: () => number;
   newId: () => string;
-}
-
-async function readJson(c: Context): Promise<unknown> {
-  const text = await c.req.text();
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new ProxyError("invalid_request", "The request body is not valid JSON.", { param: "body" });
-  }
-}
-
-/**
- * Records time to first token and token counts for the access log, passing every event through. A plain iterator,
- * not a generator: `return()` must reach the engine's events even before the first one was pulled.
- */
-function observe(events: AsyncIterable<BackendEvent>, log: RequestLog, now: () => number): AsyncIterable<BackendEvent> {
-  const record = (result: IteratorResult<BackendEvent>): IteratorResult<BackendEvent> => {
-    if (result.done === true) return result;
-    const event = result.value;
-    if (log.firstTokenAt === undefined && (event.type === "text-delta" || event.type === "reasoning-delta")) {
-      log.firstTokenAt = now();
-    }
-    if (event.type === "usage") log.tokens = event.usage.totalTokens;
-    return result;
-  };
-  return {
-    [Symbol.asyncIterator]: () => {
-      const iterator = events[Symbol.asyncIterator]();
-      return {
-        next: () => iterator.next().then(record),
-        return: async (value?: unknown) => (await iterator.return?.(value)) ?? { done: true, value: undefined },
-      };
-    },
-  };
 }
 
 async function loadPrevious(store: ResponseStore, id: string): Promise<StoredResponse> {
