@@ -6,7 +6,7 @@ import { ConversationStateStructureSchema } from "../gen/agent/v1/conversation_s
 import { createBlobStore } from "./blob-store.js";
 import type { ConversationRecord } from "./conversation-store.js";
 import { historyFingerprint } from "./history-fingerprint.js";
-import { buildRunRequest, planTurn, rebuildPlan } from "./run-request.js";
+import { buildRootState, buildRunRequest, planTurn, rebuildPlan } from "./run-request.js";
 import type { HistoryMessage } from "./types.js";
 
 const base: HistoryMessage[] = [
@@ -111,6 +111,27 @@ describe("buildRunRequest", () => {
       { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "look", result: "found" }] },
     ]);
     for (const id of ids) expect(id).toHaveLength(32);
+  });
+
+  it("keeps a failed tool result marked as an error when the state is rebuilt", () => {
+    const blobs = createBlobStore();
+    const state = buildRootState(
+      [
+        { role: "user", content: "read it" },
+        { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "read", arguments: "{}" }] },
+        { role: "tool", toolCallId: "c1", content: "ENOENT: no such file", isError: true },
+      ],
+      blobs,
+    );
+    const decoded = state.rootPromptMessagesJson.map(
+      (id) => JSON.parse(new TextDecoder().decode(blobs.get(id))) as { role: string; content: unknown },
+    );
+    expect(decoded.at(-1)).toEqual({
+      role: "tool",
+      content: [
+        { type: "tool-result", toolCallId: "c1", toolName: "read", result: "ENOENT: no such file", isError: true },
+      ],
+    });
   });
 
   it("sends resume_action when there is no new user message", () => {

@@ -162,6 +162,7 @@ export function toRootPromptMessage(message: HistoryMessage, toolNames: Readonly
             toolCallId: message.toolCallId,
             toolName: toolNames.get(message.toolCallId) ?? "",
             result: message.content,
+            ...(message.isError === true ? { isError: true } : {}),
           },
         ],
       };

@@ -35,7 +35,8 @@ export type HistoryMessage =
   /** `images`: attachments sent to Cursor as `SelectedImage`s of the user message; absent or empty = text only. */
   | { role: "user"; content: string; images?: readonly ImageAttachment[] }
   | { role: "assistant"; content: string; toolCalls: HistoryToolCall[] }
-  | { role: "tool"; toolCallId: string; content: string };
+  /** `isError`: the client reported the tool failed (Anthropic `is_error`); a rebuilt state keeps the flag. */
+  | { role: "tool"; toolCallId: string; content: string; isError?: boolean };
 
 /** How the caller wants thinking output; the agent client only needs to know whether to request it. */
 export type ReasoningEffort = "none" | "low" | "medium" | "high";

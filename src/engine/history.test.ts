@@ -85,6 +85,11 @@ describe("toBackendInput", () => {
       { toolCallId: "1", content: "ok", isError: false },
       { toolCallId: "2", content: "boom", isError: true },
     ]);
+    // The history keeps the flag too, so a state rebuilt from it tells Cursor which call failed.
+    expect(input.messages.slice(-2)).toEqual([
+      { role: "tool", toolCallId: "1", content: "ok" },
+      { role: "tool", toolCallId: "2", content: "boom", isError: true },
+    ]);
   });
 
   it("rejects a tool result that answers no earlier call, naming messages[i].tool_call_id", () => {

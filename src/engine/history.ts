@@ -60,7 +60,9 @@ function toHistoryMessage(message: Exclude<ConversationMessage, { role: "system"
     case "assistant":
       return { role: "assistant", content: message.text, toolCalls: message.toolCalls };
     case "tool":
-      return { role: "tool", toolCallId: message.toolCallId, content: message.content };
+      return message.isError
+        ? { role: "tool", toolCallId: message.toolCallId, content: message.content, isError: true }
+        : { role: "tool", toolCallId: message.toolCallId, content: message.content };
   }
 }
 
