@@ -14,6 +14,7 @@ import { toAnthropicEvents, toAnthropicMessage } from "../bridge/anthropic-event
 import { resolveAnthropicModel } from "../bridge/anthropic-models.js";
 import { toEngineRequest } from "../bridge/anthropic-request.js";
 import type { Engine } from "../engine/index.js";
+import { headerList } from "../openai/header-list.js";
 import { ProxyError } from "../util/errors.js";
 import type { RequestLog } from "./access-log.js";
 import { observe, readJson } from "./request-io.js";
@@ -45,8 +46,8 @@ function thinkingSigner(key: Buffer): (text: string) => string {
 
 function warningHeaders(ignoredParams: string[], warnings: string[]): Record<string, string> {
   const headers: Record<string, string> = {};
-  if (ignoredParams.length > 0) headers["x-cursor-bridge-ignored-params"] = ignoredParams.join(",");
-  if (warnings.length > 0) headers["x-cursor-bridge-warnings"] = warnings.join(" | ").slice(0, 1000);
+  if (ignoredParams.length > 0) headers["x-cursor-bridge-ignored-params"] = headerList(ignoredParams, ",");
+  if (warnings.length > 0) headers["x-cursor-bridge-warnings"] = headerList(warnings, " | ");
   return headers;
 }
 
