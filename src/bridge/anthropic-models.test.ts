@@ -42,6 +42,14 @@ describe("resolveAnthropicModel", () => {
     expect(resolveAnthropicModel(requested, CURSOR, reasoning)).toBe(expected);
   });
 
+  it("takes a max-mode model when Cursor lists the family only in max mode", () => {
+    const maxOnly = [model("default"), model("claude-4.5-sonnet", false, true), model("claude-4.6-sonnet", true, true)];
+    expect(resolveAnthropicModel("claude-sonnet-4-5", maxOnly, true)).toBe("claude-4.6-sonnet");
+    expect(resolveAnthropicModel("claude-sonnet-4-5", [...maxOnly, model("claude-4-sonnet")], true)).toBe(
+      "claude-4-sonnet",
+    );
+  });
+
   it("falls back from opus to the newest sonnet, and leaves a family Cursor lacks to the engine's 404", () => {
     const sonnets = [model("claude-4-sonnet"), model("claude-4.5-sonnet")];
     expect(resolveAnthropicModel("claude-opus-5-5", sonnets, false)).toBe("claude-4.5-sonnet");

@@ -31,7 +31,10 @@ function compareVersions(a: number[], b: number[]): number {
 
 /** The newest non-max model whose id contains `word`, preferring the variant whose thinking matches. */
 function newest(models: readonly ModelInfo[], word: string, reasoning: boolean): ModelInfo | undefined {
-  const candidates = models.filter((m) => !m.maxMode && m.id.toLowerCase().includes(word));
+  const family = models.filter((m) => m.id.toLowerCase().includes(word));
+  // Prefer models without max mode; where Cursor marks every model of the family as max mode, take those.
+  const plain = family.filter((m) => !m.maxMode);
+  const candidates = plain.length > 0 ? plain : family;
   return candidates.sort(
     (a, b) =>
       compareVersions(versionOf(b.id), versionOf(a.id)) ||
