@@ -49,7 +49,7 @@ module.exports = {
     forbid(
       "engine-inward",
       layer("engine"),
-      "^src/(?!(engine|backend|bridge|util)/)",
+      "^src/(?!(engine|backend|util)/)",
       "the engine drives the agent client; it knows no HTTP and no surface",
     ),
     forbid(

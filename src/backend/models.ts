@@ -11,6 +11,16 @@ import type { ModelInfo } from "./types.js";
 export const AUTO_MODEL_ALIAS = "auto";
 /** What `auto` is sent as. */
 export const AUTO_MODEL_ID = "default";
+
+/** Finds a model by id or alias (case-insensitive); `auto` is always an alias of Cursor's `default`. */
+export function findModel(models: readonly ModelInfo[], requested: string): ModelInfo | undefined {
+  const wanted = requested.trim().toLowerCase();
+  const target = wanted === AUTO_MODEL_ALIAS ? AUTO_MODEL_ID : wanted;
+  return (
+    models.find((m) => m.id.toLowerCase() === target) ??
+    models.find((m) => m.aliases.some((alias) => alias.toLowerCase() === wanted))
+  );
+}
 /** @default cache lifetime of the model list: 5 minutes. */
 export const DEFAULT_MODELS_CACHE_TTL_MS = 5 * 60 * 1000;
 

@@ -56,16 +56,6 @@ export function toOpenAIModel(info: ModelInfo, ownedBy: string, created: number)
   };
 }
 
-/** Finds a model by id or alias (case-insensitive); `auto` is always an alias of Cursor's `default`. */
-export function findModel(models: readonly ModelInfo[], requested: string): ModelInfo | undefined {
-  const wanted = requested.trim().toLowerCase();
-  const target = wanted === "auto" ? "default" : wanted;
-  return (
-    models.find((m) => m.id.toLowerCase() === target) ??
-    models.find((m) => m.aliases.some((alias) => alias.toLowerCase() === wanted))
-  );
-}
-
 /** The `/v1/models` list: every model, plus alias entries (e.g. `auto`) pointing at the same metadata. */
 export function toOpenAIModelList(models: readonly ModelInfo[], ownedBy: string, created: number): OpenAIModel[] {
   const list = models.map((m) => toOpenAIModel(m, ownedBy, created));

@@ -15,8 +15,8 @@ import {
   historyKey,
   historyKeyPrefixes,
 } from "../backend/history-fingerprint.js";
+import { findModel } from "../backend/models.js";
 import type { AgentClient, AgentTurn, BackendEvent, ModelInfo, ToolResult } from "../backend/types.js";
-import { findModel } from "../bridge/model-list.js";
 import { ProxyError } from "../util/errors.js";
 import { type Logger, silentLogger } from "../util/logger.js";
 import { type ConversationIndex, createMemoryConversationIndex } from "./conversation-index.js";
