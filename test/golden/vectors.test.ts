@@ -1,6 +1,6 @@
 /**
  * Golden tests of the agent.v1 schema against real captured cursor-agent traffic (2026-01-26; docs/protocol.md §7,
- * /work/shared/vectors/README.md). Each vector must decode with zero unknown fields, agree with the older decoder's
+ * ../shared/vectors/README.md). Each vector must decode with zero unknown fields, agree with the older decoder's
  * JSON, and re-encode to the captured bytes exactly; the derived Connect frames must parse through the project's own
  * envelope reader.
  */
