@@ -1,5 +1,6 @@
 /**
- * OpenCode (the `opencode-linux-x64` dev dependency, real-clients.md) against `cursor-bridge serve` as an
+ * OpenCode (its pinned `opencode-linux-x64` binary, in the test-only package test/clients installed on first use)
+ * against `cursor-bridge serve` as an
  * OpenAI-compatible provider, fully offline in its own temporary HOME: the emulated model asks for `bash` with
  * `echo <nonce>`, OpenCode runs it, the result flows back on the parked Cursor turn, and the final text carries the
  * nonce. The main model and OpenCode's `small_model` (title requests) are different models, so the emulator's per-Run
@@ -10,24 +11,26 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
+import { CLIENTS_DIR, ensureTestClients } from "./support/test-clients.js";
 
-const BINARY = fileURLToPath(new URL("../../node_modules/opencode-linux-x64/bin/opencode", import.meta.url));
+const BINARY = join(CLIENTS_DIR, "node_modules", "opencode-linux-x64", "bin", "opencode");
 const MAIN_MODEL = "composer-1";
 const TITLE_MODEL = "claude-4.5-sonnet";
 const RUN_TIMEOUT_MS = 150_000;
 
-function skipReason(): string | undefined {
+async function skipReason(): Promise<string | undefined> {
   if (process.platform !== "linux" || process.arch !== "x64") {
     return `OpenCode's pinned binary is linux-x64 only (this is ${process.platform}-${process.arch})`;
   }
-  if (!existsSync(BINARY)) return `${BINARY} is missing (npm install the opencode-linux-x64 dev dependency)`;
+  const installFailure = await ensureTestClients();
+  if (installFailure !== undefined) return installFailure;
+  if (!existsSync(BINARY)) return `${BINARY} is missing after installing test/clients`;
   return undefined;
 }
 
-const reason = skipReason();
+const reason = await skipReason();
 if (reason !== undefined) console.log(`skipping the OpenCode end-to-end test: ${reason}`);
 
 /** A loopback port nothing listens on: OpenCode's background npm installs fail fast against it. */

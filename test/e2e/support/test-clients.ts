@@ -24,8 +24,12 @@ export function clientBin(name: "claude" | "codex"): string {
 function installed(): boolean {
   const manifest = JSON.parse(readFileSync(join(CLIENTS_DIR, "package.json"), "utf8")) as {
     dependencies: Record<string, string>;
+    optionalDependencies?: Record<string, string>;
   };
-  return Object.entries(manifest.dependencies).every(([name, version]) => {
+  // The optional dependency is OpenCode's linux-x64 binary: npm installs it only on that platform.
+  const linuxX64 = process.platform === "linux" && process.arch === "x64";
+  const pinned = { ...manifest.dependencies, ...(linuxX64 ? manifest.optionalDependencies : {}) };
+  return Object.entries(pinned).every(([name, version]) => {
     const file = join(CLIENTS_DIR, "node_modules", name, "package.json");
     return existsSync(file) && (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version === version;
   });
