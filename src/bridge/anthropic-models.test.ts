@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ModelInfo } from "../backend/types.js";
-import { resolveAnthropicModel, toAnthropicModelList } from "./anthropic-models.js";
+import { parseFamilyOverrides, resolveAnthropicModel, toAnthropicModelList } from "./anthropic-models.js";
 
 const model = (id: string, reasoning = false, maxMode = false): ModelInfo => ({
   id,
@@ -40,6 +40,14 @@ describe("resolveAnthropicModel", () => {
     ["claude-unknown", false, "claude-unknown"],
   ])("%s (thinking %s) → %s", (requested, reasoning, expected) => {
     expect(resolveAnthropicModel(requested, CURSOR, reasoning)).toBe(expected);
+  });
+
+  it("uses the configured model for a family (--anthropic-models) and ignores malformed entries", () => {
+    const overrides = parseFamilyOverrides(["sonnet=composer-1", "opus=", "tiny=x", "haiku"]);
+    expect(overrides).toEqual({ sonnet: "composer-1" });
+    expect(resolveAnthropicModel("claude-sonnet-4-5", CURSOR, false, overrides)).toBe("composer-1");
+    expect(resolveAnthropicModel("claude-opus-5-5", CURSOR, false, overrides)).toBe("claude-4.5-opus-high");
+    expect(resolveAnthropicModel("claude-4.5-sonnet", CURSOR, false, overrides)).toBe("claude-4.5-sonnet");
   });
 
   it("takes a max-mode model when Cursor lists the family only in max mode", () => {

@@ -14,7 +14,20 @@ export function toAnthropicModelList(models: readonly ModelInfo[], createdAt: st
 }
 
 const FAMILIES = ["opus", "sonnet", "haiku"] as const;
-type Family = (typeof FAMILIES)[number];
+/** A Claude model family, as Claude Code's model ids name it. */
+export type Family = (typeof FAMILIES)[number];
+
+/** Parses `family=id` entries (the `--anthropic-models` setting) into overrides; malformed entries are ignored. */
+export function parseFamilyOverrides(entries: readonly string[]): Partial<Record<Family, string>> {
+  const overrides: Partial<Record<Family, string>> = {};
+  for (const entry of entries) {
+    const [family, id] = entry.split("=", 2);
+    if (id !== undefined && id !== "" && (FAMILIES as readonly string[]).includes(family ?? "")) {
+      overrides[family as Family] = id;
+    }
+  }
+  return overrides;
+}
 
 /** The numbers in a model id, for "newest" comparisons: `claude-4.5-sonnet` → [4, 5]. */
 function versionOf(id: string): number[] {
@@ -53,7 +66,12 @@ const FALLBACK: Record<Family, readonly string[]> = { opus: ["sonnet"], sonnet: 
  * fast model); "newest" compares the numbers in the ids, and a thinking variant is preferred when the request asks
  * for thinking. Anything else passes unchanged (the engine answers 404 for an unknown id).
  */
-export function resolveAnthropicModel(requested: string, models: readonly ModelInfo[], reasoning: boolean): string {
+export function resolveAnthropicModel(
+  requested: string,
+  models: readonly ModelInfo[],
+  reasoning: boolean,
+  overrides: Readonly<Partial<Record<Family, string>>> = {},
+): string {
   const wanted = requested.trim().toLowerCase();
   const known = models.some(
     (m) => m.id.toLowerCase() === wanted || m.aliases.some((alias) => alias.toLowerCase() === wanted),
@@ -61,6 +79,8 @@ export function resolveAnthropicModel(requested: string, models: readonly ModelI
   if (known || wanted === "auto" || !wanted.startsWith("claude-")) return requested;
   const family = FAMILIES.find((name) => wanted.includes(name));
   if (family === undefined) return requested;
+  const chosen = overrides[family];
+  if (chosen !== undefined) return chosen;
   for (const word of [family, ...FALLBACK[family]]) {
     const match = newest(models, word, reasoning);
     if (match !== undefined) return match.id;

@@ -119,6 +119,7 @@ export async function startBridge(
     logger: logger.child({ component: "http" }),
     options: {
       apiKey: config.apiKey,
+      anthropicModels: config.anthropicModels,
       corsOrigins: config.corsOrigins,
       // The bound address is a name clients use; a wildcard address is not (browsers send pages' requests to 0.0.0.0).
       allowedHosts: ["0.0.0.0", "::", "[::]"].includes(config.host)

@@ -43,6 +43,7 @@ describe("loadConfig", () => {
       allowedOrigins: [],
       bodyTimeoutMs: 30_000,
       visionModels: [],
+      anthropicModels: [],
       dataDir: "/home/ana/.local/share/cursor-bridge",
       maxParkedTurns: 5000,
       maxConversations: 10_000,

@@ -60,6 +60,11 @@ export interface BridgeConfig {
    * family table). @default []
    */
   readonly visionModels: readonly string[];
+  /**
+   * Which Cursor model serves Claude model ids of a family, as `family=id` (`opus`, `sonnet`, `haiku`); a family not
+   * listed resolves to the newest matching model Cursor lists. @default []
+   */
+  readonly anthropicModels: readonly string[];
   /** Blob store and other data. @default platform data dir (see util/paths.ts) */
   readonly dataDir: string;
   /** Most turns parked on tool calls at once; beyond it the oldest is closed. @default 5000 */
@@ -159,6 +164,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec("allowedHosts", "--allowed-hosts", "CURSOR_BRIDGE_ALLOWED_HOSTS", "list", z.array(hostName), [], "loopback only", "Comma-separated extra Host names to answer (* = any)"),
   spec("allowedOrigins", "--allowed-origins", "CURSOR_BRIDGE_ALLOWED_ORIGINS", "list", z.array(origin), [], "none", "Comma-separated browser origins allowed to call the API (with CORS)"),
   spec("corsOrigins", "--cors-origins", "CURSOR_BRIDGE_CORS_ORIGINS", "list", z.array(origin), [], "none", "Older name of --allowed-origins (both lists count)"),
+  spec("anthropicModels", "--anthropic-models", "CURSOR_BRIDGE_ANTHROPIC_MODELS", "list", z.array(z.string().regex(/^(opus|sonnet|haiku)=[\w.:/-]+$/)), [], "by family", "Cursor model for Claude ids of a family: opus=ID,sonnet=ID,haiku=ID"),
   spec("visionModels", "--vision-models", "CURSOR_BRIDGE_VISION_MODELS", "list", z.array(z.string().regex(/^-?[\w.:/-]+$/)), [], "none", "Comma-separated model ids that accept images (-id: do not)"),
   spec("dataDir", "--data-dir", "CURSOR_BRIDGE_DATA_DIR", "string", absolutePath, (c: DefaultContext) => dataDir(c.paths), "platform data dir", "Blob store and other data"),
   spec("maxParkedTurns", "--max-parked-turns", "CURSOR_BRIDGE_MAX_PARKED_TURNS", "int", positiveInt, 5000, "5000", "Most turns parked on tool calls at once (oldest closed beyond)"),

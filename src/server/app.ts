@@ -103,7 +103,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     return c.json({ ...model, created: Math.floor(deps.now() / 1000) });
   });
   app.post("/v1/chat/completions", (c) => handleChatCompletions(c, deps, c.get("log")));
-  const anthropic = createMessagesHandlers({ ...deps, pingIntervalMs: PING_INTERVAL_MS });
+  const anthropic = createMessagesHandlers({
+    ...deps,
+    pingIntervalMs: PING_INTERVAL_MS,
+    anthropicModels: options.anthropicModels ?? [],
+  });
   app.post("/v1/messages", (c) => anthropic.messages(c, c.get("log")));
   app.post("/v1/messages/count_tokens", (c) => anthropic.countTokens(c));
   registerResponsesRoutes(app, { ...deps, store: deps.responseStore ?? createMemoryResponseStore() });

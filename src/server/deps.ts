@@ -10,6 +10,8 @@ export type UpstreamKind = "cursor" | "emulator";
 export interface AppOptions {
   /** Local API key clients must present; undefined = no check (loopback only). */
   apiKey: string | undefined;
+  /** `family=id` entries choosing the Cursor model for Claude ids (`--anthropic-models`). @default [] */
+  anthropicModels?: readonly string[];
   /** Allowed CORS origins; empty = no CORS headers at all. */
   corsOrigins: readonly string[];
   /** Host names served besides loopback (`*` = any). @default [] */

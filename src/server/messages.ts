@@ -11,7 +11,7 @@ import type { CountTokensResponse } from "../anthropic/response.js";
 import { toAnthropicSseBody } from "../anthropic/sse.js";
 import { estimateInputTokens } from "../bridge/anthropic-count.js";
 import { toAnthropicEvents, toAnthropicMessage } from "../bridge/anthropic-events.js";
-import { resolveAnthropicModel } from "../bridge/anthropic-models.js";
+import { parseFamilyOverrides, resolveAnthropicModel } from "../bridge/anthropic-models.js";
 import { toEngineRequest } from "../bridge/anthropic-request.js";
 import type { Engine } from "../engine/index.js";
 import { headerList } from "../openai/header-list.js";
@@ -28,6 +28,8 @@ export interface MessagesHandlerOptions {
   now: () => number;
   /** Silence after which a streaming response gets a `ping` event. */
   pingIntervalMs: number;
+  /** `family=id` entries choosing the Cursor model for Claude ids of a family (`--anthropic-models`). */
+  anthropicModels?: readonly string[];
 }
 
 /** Anthropic-shaped JSON error response for anything thrown. */
@@ -69,13 +71,17 @@ function loadCounter(): Promise<TokenCounter> {
 /** Creates the two route handlers. */
 export function createMessagesHandlers(options: MessagesHandlerOptions) {
   const sign = thinkingSigner(randomBytes(32));
+  const familyOverrides = parseFamilyOverrides(options.anthropicModels ?? []);
 
   /** Errors thrown here reach the app's onError, which logs internal ones and answers in Anthropic's shape. */
   async function messages(c: Context, log: RequestLog): Promise<Response> {
     const { request: body, ignoredParams } = parseMessagesRequest(await readJson(c));
     const { request: translated, warnings } = toEngineRequest(body);
     const models = await options.engine.listModels(c.req.raw.signal);
-    const request = { ...translated, model: resolveAnthropicModel(body.model, models, translated.options.reasoning) };
+    const request = {
+      ...translated,
+      model: resolveAnthropicModel(body.model, models, translated.options.reasoning, familyOverrides),
+    };
     log.model = request.model;
     const abort = new AbortController();
     const onClientGone = () => abort.abort(new ProxyError("canceled", "The client disconnected."));
