@@ -6,6 +6,7 @@
  */
 import { toOpenAIError } from "../openai/error-body.js";
 import type { SseBodyOptions } from "../openai/sse.js";
+import { pullBody } from "../util/pull-body.js";
 
 /** Encodes one event as an SSE frame named after its `type`. */
 export function encodeResponsesEvent(event: { type: string }): string {
@@ -22,47 +23,21 @@ export function toResponsesSseBody(
   options: SseBodyOptions = {},
 ): ReadableStream<Uint8Array> {
   const iterator = events[Symbol.asyncIterator]();
-  const encoder = new TextEncoder();
-  let canceled = false;
-  let ended = false;
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    options.onEnd?.();
-  };
-  return new ReadableStream<Uint8Array>(
+  return pullBody(
     {
-      async pull(controller) {
-        let frame: string | undefined;
-        let last = false;
-        try {
-          const result = await iterator.next();
-          last = result.done === true;
-          if (!last) frame = encodeResponsesEvent(result.value);
-        } catch (error) {
-          options.onError?.(error);
-          const { code, message, param } = toOpenAIError(error).body.error;
-          const event = { type: "error", sequence_number: -1, code, message, param };
-          frame = encodeResponsesEvent(event);
-          last = true;
-        }
-        if (canceled) return;
-        if (frame !== undefined) controller.enqueue(encoder.encode(frame));
-        if (last) {
-          controller.close();
-          end();
-        }
+      read: async () => {
+        const result = await iterator.next();
+        return result.done === true
+          ? { frame: "", last: true }
+          : { frame: encodeResponsesEvent(result.value), last: false };
       },
-      async cancel(reason) {
-        canceled = true;
-        options.onCancel?.(reason);
-        try {
-          await iterator.return?.();
-        } finally {
-          end();
-        }
+      errorFrame: (error) => {
+        const { code, message, param } = toOpenAIError(error).body.error;
+        const event = { type: "error", sequence_number: -1, code, message, param };
+        return encodeResponsesEvent(event);
       },
+      release: async () => iterator.return?.(),
     },
-    { highWaterMark: 0 },
+    options,
   );
 }
