@@ -147,7 +147,8 @@ export class CursorAgentTurn implements AgentTurn {
           if (item.event.type !== "checkpoint" && this.phase === "opening") this.moveTo("streaming");
           yield item.event;
         } else if (item.type === "pause") {
-          if (!this.announced.some((id) => this.session?.pending.has(id))) continue;
+          // Calls Cursor closed on its own still end the segment: the caller holds them and owes each a result.
+          if (!this.announced.some((id) => this.session?.pending.has(id) || this.session?.settled.has(id))) continue;
           yield* this.finishSegment("tool-calls");
           return;
         } else if (item.type === "turn-ended") {
@@ -299,6 +300,10 @@ export class CursorAgentTurn implements AgentTurn {
     if (session === undefined) throw new ProxyError("internal", "A parked turn has no open stream.");
     const { outputs, unknown } = matchResults(this.announced, session.pending, results);
     if (unknown > 0) this.logger.debug("Ignoring results for tool calls this turn is not waiting for", { unknown });
+    const closed = this.announced.filter((id) => session.settled.delete(id));
+    if (closed.length > 0) {
+      this.logger.info("Not forwarding results of tool calls Cursor already closed", { toolCallIds: closed });
+    }
     this.announced = [];
     await session.deliver(outputs);
   }

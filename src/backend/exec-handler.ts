@@ -33,6 +33,8 @@ export interface PendingCall {
   execId: number;
   /** `ExecServerMessage.exec_id`. */
   execIdString: string;
+  /** The args' `tool_call_id` as Cursor sent it: the `call_id` of its `tool_call_*` updates (§4.6). May be empty. */
+  cursorCallId: string;
   /** The exec's args; decides how the result is encoded. */
   exec: ExecCase;
 }
@@ -84,7 +86,13 @@ function mcpCall(message: ExecServerMessage, args: McpArgs, ctx: ExecContext): E
     return answered(message, [{ case: "mcpResult", value: { result: { case: "toolNotFound", value: notFound } } }]);
   }
   const toolCallId = sanitizeToolCallId(args.toolCallId, ctx.newHex, ctx.takenToolCallIds);
-  const call: PendingCall = { toolCallId, execId: message.id, execIdString: message.execId, exec: message.message };
+  const call: PendingCall = {
+    toolCallId,
+    execId: message.id,
+    execIdString: message.execId,
+    cursorCallId: args.toolCallId,
+    exec: message.message,
+  };
   const event = {
     type: "tool-call",
     toolCallId,
@@ -107,7 +115,13 @@ export function handleExec(message: ExecServerMessage, ctx: ExecContext): ExecOu
   const redirect = redirectNativeExec(exec, ctx.tools);
   if (redirect === undefined) return answered(message, rejectNativeExec(exec, NO_EQUIVALENT_TOOL_REASON));
   const toolCallId = sanitizeToolCallId(redirect.nativeToolCallId, ctx.newHex, ctx.takenToolCallIds);
-  const call: PendingCall = { toolCallId, execId: message.id, execIdString: message.execId, exec };
+  const call: PendingCall = {
+    toolCallId,
+    execId: message.id,
+    execIdString: message.execId,
+    cursorCallId: redirect.nativeToolCallId,
+    exec,
+  };
   const event = { type: "tool-call", toolCallId, toolName: redirect.toolName, arguments: redirect.arguments } as const;
   return { kind: "tool-call", call, event };
 }

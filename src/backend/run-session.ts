@@ -53,6 +53,12 @@ const message = (init: Parameters<typeof create<typeof AgentClientMessageSchema>
 export class RunSession {
   /** Calls awaiting the caller's results, by tool-call id, in arrival order. */
   readonly pending = new Map<string, PendingCall>();
+  /**
+   * Calls handed to the caller that Cursor closed on its own before their result arrived (an exec `abort`, or a
+   * `tool_call_completed` reporting an error, §4.6), by tool-call id → Cursor's explanation. The caller still owes a
+   * result (its history holds the call), but Cursor no longer takes one.
+   */
+  readonly settled = new Map<string, string>();
   /** The server asked for a blob we do not have (the next failure is then a "Blob not found", §4.4). */
   missingBlob = false;
   /** Σ token_delta since the last reset (§4.6). */
@@ -212,7 +218,9 @@ export class RunSession {
       case "execServerControlMessage": {
         if (m.value.message.case !== "abort") return;
         const execId = m.value.message.value.id;
-        for (const call of this.pending.values()) if (call.execId === execId) this.pending.delete(call.toolCallId);
+        for (const call of this.pending.values()) {
+          if (call.execId === execId) this.settle(call, "Cursor cancelled this tool call before its result arrived.");
+        }
         this.options.logger.debug("Cursor aborted an exec", { execId });
         return;
       }
@@ -244,9 +252,15 @@ export class RunSession {
         this.outputTokens += u.value.tokens;
         return;
       case "toolCallCompleted": {
-        // Server-side tool failures (read/edit errors, web search, task, todos, lints…) now decode; say what failed.
+        // Server-side tool failures (read/edit errors, web search, task, todos, lints…) decode; say what failed.
         const outcome = u.value.toolCall === undefined ? undefined : completedToolOutcome(u.value.toolCall);
-        if (outcome?.isError === true) this.options.logger.debug("Cursor reports a failed tool call", { ...outcome });
+        if (outcome?.isError !== true) return;
+        this.options.logger.debug("Cursor reports a failed tool call", { ...outcome });
+        // A failure of a call the caller still holds: Cursor settled it without our result.
+        const callId = u.value.callId;
+        for (const call of this.pending.values()) {
+          if (callId !== "" && call.cursorCallId === callId) this.settle(call, outcome.text);
+        }
         return;
       }
       case "turnEnded":
@@ -256,6 +270,22 @@ export class RunSession {
       default:
         return;
     }
+  }
+
+  /**
+   * Moves a pending call to {@link settled}: no exec heartbeats, no result sent for it. The segment ends at once (a
+   * pause), so what Cursor says next waits for the caller's result instead of following an unanswered call.
+   */
+  private settle(call: PendingCall, explanation: string): void {
+    this.pending.delete(call.toolCallId);
+    this.settled.set(call.toolCallId, explanation);
+    clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
+    this.options.channel.push({ type: "pause" });
+    this.options.logger.info("Cursor closed a tool call before its result arrived", {
+      toolCallId: call.toolCallId,
+      explanation,
+    });
   }
 
   private answerKv(kv: KvServerMessage): AgentClientMessage {

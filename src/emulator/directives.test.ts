@@ -14,7 +14,7 @@ describe("parseDirectives", () => {
 
   it("parses every keyword", () => {
     const parsed = parseDirectives(
-      '[[emu:native shell {"command":"ls"}]][[emu:tokens 3]][[emu:rate 2.5]][[emu:recall]][[emu:error usage_limit]][[emu:stall 4]][[emu:drop 0]][[emu:tool bare]]',
+      '[[emu:native shell {"command":"ls"}]][[emu:tokens 3]][[emu:rate 2.5]][[emu:recall]][[emu:error usage_limit]][[emu:stall 4]][[emu:drop 0]][[emu:tool bare]][[emu:abort-exec 250]]',
     );
     expect(parsed.directives).toEqual([
       { kind: "native", native: "shell", args: { command: "ls" } },
@@ -25,11 +25,13 @@ describe("parseDirectives", () => {
       { kind: "stall", afterTokens: 4 },
       { kind: "drop", afterTokens: 0 },
       { kind: "tool", name: "bare", args: {} },
+      { kind: "abort-exec", afterMs: 250 },
     ]);
   });
 
   it.each([
     ["[[emu:think many]]", /whole number/],
+    ["[[emu:abort-exec soon]]", /whole number/],
     ["[[emu:rate 0]]", /positive/],
     ["[[emu:error nope]]", /one of/],
     ["[[emu:native rm {}]]", /kind must be one of/],
@@ -60,7 +62,18 @@ describe("parseDirectives", () => {
 
   it("documents every keyword in the help text", () => {
     const help = describeEmulatorDirectives();
-    for (const keyword of ["tool", "native", "think", "tokens", "rate", "recall", "error", "stall", "drop"]) {
+    for (const keyword of [
+      "tool",
+      "native",
+      "think",
+      "tokens",
+      "rate",
+      "recall",
+      "error",
+      "stall",
+      "drop",
+      "abort-exec",
+    ]) {
       expect(help).toContain(`[[emu:${keyword}`);
     }
   });

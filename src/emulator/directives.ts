@@ -28,7 +28,8 @@ export type Directive =
   | { kind: "describe-image" }
   | { kind: "error"; code: ScriptedErrorCode }
   | { kind: "stall"; afterTokens: number }
-  | { kind: "drop"; afterTokens: number };
+  | { kind: "drop"; afterTokens: number }
+  | { kind: "abort-exec"; afterMs: number };
 
 /** The message with its directives removed, the directives in order, and what could not be parsed. */
 export interface ParsedMessage {
@@ -94,6 +95,7 @@ function parseBody(body: string): Directive | string {
     case "tokens":
     case "stall":
     case "drop":
+    case "abort-exec":
       return parseCount(keyword, rest);
     case "rate": {
       const rate = Number(rest);
@@ -114,12 +116,13 @@ function parseBody(body: string): Directive | string {
   }
 }
 
-function parseCount(keyword: "think" | "tokens" | "stall" | "drop", rest: string): Directive | string {
+function parseCount(keyword: "think" | "tokens" | "stall" | "drop" | "abort-exec", rest: string): Directive | string {
   if (!/^\d{1,7}$/.test(rest)) return `[[emu:${keyword}]] needs a whole number, got "${rest}".`;
   const n = Number(rest);
   if (keyword === "think") return { kind: "think", tokens: n };
   if (keyword === "tokens") return { kind: "tokens", tokens: n };
   if (keyword === "stall") return { kind: "stall", afterTokens: n };
+  if (keyword === "abort-exec") return { kind: "abort-exec", afterMs: n };
   return { kind: "drop", afterTokens: n };
 }
 
@@ -171,5 +174,8 @@ export function describeEmulatorDirectives(): string {
     "                                  blob_not_found",
     "  [[emu:stall N]]                 stop making progress after N tokens (heartbeats only)",
     "  [[emu:drop N]]                  drop the connection after N tokens",
+    "  [[emu:abort-exec MS]]           abort (exec_server_control_message.abort) every tool call of the turn",
+    "                                  still unanswered after MS ms; the reply then says",
+    "                                  `NAME returned: error: aborted by the server after MS ms`",
   ].join("\n");
 }

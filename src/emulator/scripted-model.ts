@@ -51,6 +51,8 @@ export interface TurnPlan {
   /** Token rate from `[[emu:rate]]`; undefined = the emulator default. */
   tokensPerSecond?: number;
   fault?: PlannedFault;
+  /** `[[emu:abort-exec MS]]`: the server aborts tool calls still unanswered after this many ms. */
+  abortExecAfterMs?: number;
 }
 
 /** A finished tool call, as the reply reports it. */
@@ -118,6 +120,9 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
       return false;
     case "drop":
       plan.fault = { kind: "drop", afterTokens: directive.afterTokens };
+      return false;
+    case "abort-exec":
+      plan.abortExecAfterMs = directive.afterMs;
       return false;
   }
 }

@@ -44,6 +44,8 @@ interface ExecWait {
   /** Shell-stream events received so far (a `shell_stream` exec sends several). */
   streamed: ExecClientMessage[];
   resolve(answer: ExecAnswer): void;
+  /** The `[[emu:abort-exec MS]]` timer, cleared when the exec settles. */
+  abortTimer?: ReturnType<typeof setTimeout>;
 }
 
 interface KvWait {
@@ -87,6 +89,8 @@ export class TurnChannel {
   private readonly execWaits = new Map<number, ExecWait>();
   /** Execs already settled: a late `stream_close` or heartbeat for them is fine, a second result is not. */
   private readonly settledExecs = new Set<number>();
+  /** Execs the server aborted (`[[emu:abort-exec]]`); a late reply to one is ignored, not rejected. */
+  private readonly abortedExecs = new Set<number>();
   private lastWaitingLog = "";
   private nextKvId = 1;
   private nextExecId = 1;
@@ -172,15 +176,31 @@ export class TurnChannel {
    * Sends an exec request and resolves on its result or `throw` (addendum §1); a `shell_stream` exec resolves on its
    * exit event or a `stream_close`, with the last event as the reply.
    */
-  exec(args: ExecArgs, expected: ReplyCase): Promise<ExecAnswer> {
+  exec(args: ExecArgs, expected: ReplyCase, abortAfterMs?: number): Promise<ExecAnswer> {
     const id = this.nextExecId++;
     const execId = `exec-${id}-${Math.random().toString(36).slice(2, 10)}`;
     const done = new Promise<ExecAnswer>((resolve, reject) => {
-      this.execWaits.set(id, { execId, expected, streamed: [], resolve });
+      const wait: ExecWait = { execId, expected, streamed: [], resolve };
+      if (abortAfterMs !== undefined)
+        wait.abortTimer = setTimeout(() => this.abortExec(id, abortAfterMs), abortAfterMs);
+      this.execWaits.set(id, wait);
       this.signal.addEventListener("abort", () => reject(this.signal.reason), { once: true });
     });
     this.send({ message: { case: "execServerMessage", value: { id, execId, message: args } } });
     return done;
+  }
+
+  /**
+   * §5.1 step 4: the server cancels an exec it still waits for with `exec_server_control_message.abort{id}`. The
+   * exec settles as thrown; what the client sends for it later is ignored (the reference does not say the real
+   * server rejects it, so the emulator accepts it).
+   */
+  private abortExec(id: number, afterMs: number): void {
+    const wait = this.execWaits.get(id);
+    if (wait === undefined || this.signal.aborted) return;
+    this.send({ message: { case: "execServerControlMessage", value: { message: { case: "abort", value: { id } } } } });
+    this.abortedExecs.add(id);
+    this.settleExec(id, wait, undefined, `aborted by the server after ${afterMs} ms`);
   }
 
   /** Stops every wait with `reason` (the first reason wins). */
@@ -190,6 +210,7 @@ export class TurnChannel {
 
   /** Clears timers and stops waiting; safe to call twice. */
   dispose(): void {
+    for (const wait of this.execWaits.values()) clearTimeout(wait.abortTimer);
     clearInterval(this.heartbeat);
     clearTimeout(this.firstTimer);
     clearTimeout(this.halfCloseTimer);
@@ -318,6 +339,10 @@ export class TurnChannel {
 
   private onExec(message: ExecClientMessage): void {
     const wait = this.execWait(message.id, message.execId);
+    if (wait === undefined && this.abortedExecs.has(message.id)) {
+      this.options.logger.debug("ignoring a reply to an aborted exec", { id: message.id });
+      return;
+    }
     if (wait === undefined) throw badRequest(`Exec ${message.id} was answered twice.`);
     if (message.message.case !== wait.expected) {
       throw badRequest(
@@ -337,7 +362,9 @@ export class TurnChannel {
     const wait = this.execWait(control.value.id);
     // A heartbeat, or a close after the result (optional, addendum §1), for an exec already settled.
     if (wait === undefined) {
-      if (control.case === "throw") throw badRequest(`Exec ${control.value.id} threw after its result.`);
+      if (control.case === "throw" && !this.abortedExecs.has(control.value.id)) {
+        throw badRequest(`Exec ${control.value.id} threw after its result.`);
+      }
       return;
     }
     if (control.case === "heartbeat") return;
@@ -352,6 +379,7 @@ export class TurnChannel {
   }
 
   private settleExec(id: number, wait: ExecWait, reply: ExecAnswer["reply"], thrown?: string): void {
+    clearTimeout(wait.abortTimer);
     this.execWaits.delete(id);
     this.settledExecs.add(id);
     wait.resolve({ reply, thrown });

@@ -92,7 +92,7 @@ export async function runCalls(
         value: { message: { case: "toolCallStarted", value: { callId, modelCallId, toolCall: call.started } } },
       },
     });
-    return channel.exec(call.args, call.expectedReply);
+    return channel.exec(call.args, call.expectedReply, plan.abortExecAfterMs);
   });
   const settled = await Promise.all(answers);
   return prepared.map((call, i) => {

@@ -97,6 +97,26 @@ describe.each(["http2", "http1"] as const)("agent client over %s", (transport) =
     expect(endOf(second)).toBe("stop");
   });
 
+  it("keeps a call Cursor aborts before its result in the caller's hands, and does not forward its result", async () => {
+    fx.emulator.resetStats();
+    // The emulator aborts the exec at once, well inside the 30 ms batch window, then answers from the abort.
+    const text = '[[emu:native read {"path":"/work/project/a.txt"}]] [[emu:abort-exec 0]]';
+    const turn = fx.client.startTurn(userTurn(`${transport}-aborted`, text, { tools: [readTool] }));
+    const first = await collect(turn.stream());
+    const calls = toolCallsOf(first);
+    expect(calls).toHaveLength(1);
+    // The caller holds the call, so the segment ends with it (a reply ending in "stop" would leave it unanswered).
+    expect(endOf(first)).toBe("tool-calls");
+    expect(textOf(first)).toBe("");
+    expect(turn.status).toBe("parked");
+    const second = await collect(
+      turn.resume([{ toolCallId: calls[0]?.toolCallId ?? "", content: "file body", isError: false }]),
+    );
+    expect(textOf(second)).toBe("read returned: error: aborted by the server after 0 ms");
+    expect(endOf(second)).toBe("stop");
+    expect(runCount(fx)).toBe(1);
+  });
+
   it("rejects a native exec when no equivalent tool is declared", async () => {
     const text = '[[emu:native shell {"command":"rm -rf /"}]]';
     const events = await collect(fx.client.startTurn(userTurn(`${transport}-reject`, text)).stream());
