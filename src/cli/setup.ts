@@ -101,7 +101,8 @@ const AUTO: SetupModel = { id: "auto", name: "Cursor Auto", reasoning: false, vi
 
 async function servedModels(origin: string, apiKey: string | undefined): Promise<ServedModels> {
   const models = await fetchModels(origin, apiKey);
-  if (models !== undefined && models.length > 0) return { models, fromServer: true, source: `the server at ${origin}` };
+  if (models !== undefined && models.length > 0)
+    return { models, fromServer: true, source: `listed by the server at ${origin}` };
   // "auto" (Cursor's Auto) exists on every upstream, the emulator included.
   return {
     models: [AUTO],
@@ -170,6 +171,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   };
   const text = client.render(target);
 
+  if (!ctx.json) io.err(`Models: ${served.source}.\n`);
   if (values.write !== true || client.file === undefined) {
     if (ctx.json) ctx.printJson({ client: client.name, origin, model, modelsFrom: served.source, config: text });
     else io.out(text);

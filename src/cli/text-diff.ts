@@ -25,10 +25,11 @@ function operations(before: string[], after: string[]): Op[] {
   while (i < n || j < m) {
     if (i < n && j < m && before[i] === after[j]) {
       ops.push({ kind: " ", text: before[i] ?? "", oldLine: i++, newLine: j++ });
-    } else if (j < m && (i >= n || at(i, j + 1) >= at(i + 1, j))) {
-      ops.push({ kind: "+", text: after[j] ?? "", oldLine: i, newLine: j++ });
-    } else {
+    } else if (i < n && (j >= m || at(i + 1, j) >= at(i, j + 1))) {
+      // Deletions before insertions, as diff(1) prints them.
       ops.push({ kind: "-", text: before[i] ?? "", oldLine: i++, newLine: j });
+    } else {
+      ops.push({ kind: "+", text: after[j] ?? "", oldLine: i, newLine: j++ });
     }
   }
   return ops;
