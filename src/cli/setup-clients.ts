@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { parseJsonObject } from "./setup-write.js";
 import { mergeToml, rootStringValue, tomlString } from "./toml-merge.js";
 
-/** Provider, profile and plugin id cursor-bridge uses in client configs. */
+/** Provider and plugin id cursor-bridge uses in client configs. */
 export const PROVIDER_ID = "cursor-bridge";
 /** The environment variable holding the local API key (the server reads the same one). */
 export const KEY_ENV = "CURSOR_BRIDGE_API_KEY";
@@ -53,8 +53,8 @@ export interface SetupClient {
     path(paths: SetupPaths): string;
     /** The merged file content; throws MergeRefused when it cannot merge. */
     merge(existing: string | undefined, target: SetupTarget, path: string): string;
-    /** What to run after writing. */
-    next(target: SetupTarget): string;
+    /** What to run after writing `content` (the file as it is now). */
+    next(target: SetupTarget, content: string): string;
   };
 }
 
@@ -202,7 +202,7 @@ function codexProvider(target: SetupTarget): Array<readonly [string, string]> {
   ];
 }
 
-function codexProfile(target: SetupTarget): Array<readonly [string, string]> {
+function codexDefaults(target: SetupTarget): Array<readonly [string, string]> {
   return [
     ["model", tomlString(target.model)],
     ["model_provider", tomlString(PROVIDER_ID)],
@@ -214,22 +214,21 @@ const codexKeyNote = (target: SetupTarget) =>
     ? `Codex sends the key from ${KEY_ENV}: export it (the server's key) before running codex.`
     : `Codex sends the key from ${KEY_ENV}: export ${KEY_ENV}=${PLACEHOLDER_KEY} (any non-empty value) before running codex.`;
 
+const codexOther = (target: SetupTarget) => `codex -c model_provider=${PROVIDER_ID} -m ${target.model}`;
+
 const codex: SetupClient = {
   name: "codex",
   summary: "Codex CLI: a model provider in config.toml (Responses API)",
   render: (target) => {
     const lines = [
       "# ~/.codex/config.toml (or $CODEX_HOME/config.toml)",
-      ...codexProfile(target).map(([key, value]) => `${key} = ${value}`),
+      ...codexDefaults(target).map(([key, value]) => `${key} = ${value}`),
       "",
       `[model_providers.${PROVIDER_ID}]`,
       ...codexProvider(target).map(([key, value]) => `${key} = ${value}`),
       "",
-      `[profiles.${PROVIDER_ID}]`,
-      ...codexProfile(target).map(([key, value]) => `${key} = ${value}`),
-      "",
       `# ${codexKeyNote(target)}`,
-      `# Then: codex (or codex --profile ${PROVIDER_ID} when another provider is your default)`,
+      `# Then: codex (without the two top-level lines: ${codexOther(target)})`,
       "",
     ];
     return lines.join("\n");
@@ -239,18 +238,20 @@ const codex: SetupClient = {
     merge(existing, target) {
       const source = existing ?? "";
       const provider = rootStringValue(source, "model_provider");
-      // The user's default provider (and its model) stay theirs; the profile selects ours.
-      const rootKeys = provider === undefined || provider === PROVIDER_ID ? codexProfile(target) : [];
+      // The user's default provider (and its model) stay theirs; `-c model_provider=…` selects ours per run.
+      const rootKeys = provider === undefined || provider === PROVIDER_ID ? codexDefaults(target) : [];
       return mergeToml(source, {
         rootKeys,
         marker: CODEX_MARKER,
-        tables: [
-          { path: ["model_providers", PROVIDER_ID], body: codexProvider(target) },
-          { path: ["profiles", PROVIDER_ID], body: codexProfile(target) },
-        ],
+        tables: [{ path: ["model_providers", PROVIDER_ID], body: codexProvider(target) }],
       });
     },
-    next: (target) => `${codexKeyNote(target)}\nThen run \`codex\` (or \`codex --profile ${PROVIDER_ID}\`).\n`,
+    next: (target, content) =>
+      `${codexKeyNote(target)}\nThen run ${
+        rootStringValue(content, "model_provider") === PROVIDER_ID
+          ? "`codex`"
+          : `\`${codexOther(target)}\` (your default provider is left as it was)`
+      }.\n`,
   },
 };
 

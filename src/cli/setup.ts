@@ -4,6 +4,7 @@
  * the server lists (asked from the running server when it answers). `--write` merges it into the client's config
  * file, keeping a backup and showing the diff.
  */
+import { readFile } from "node:fs/promises";
 import { ProxyError } from "../util/errors.js";
 import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
@@ -202,7 +203,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         : `Updated ${path} (the previous version is in ${result.backup ?? "the backup"}).\n`,
     );
   }
-  io.out(file.next(target));
+  io.out(file.next(target, await readFile(path, "utf8")));
   return EXIT.ok;
 }
 

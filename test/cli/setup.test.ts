@@ -280,7 +280,7 @@ describe("setup --write", () => {
     expect(readdirSync(harness.home).filter((name) => name.startsWith("commented.json."))).toEqual([]);
   });
 
-  it("merges into $CODEX_HOME/config.toml, keeping another default provider and adding a profile", async () => {
+  it("merges into $CODEX_HOME/config.toml, keeping another default provider", async () => {
     const codexHome = join(harness.home, "codex-home");
     mkdirSync(codexHome, { recursive: true });
     const file = join(codexHome, "config.toml");
@@ -293,8 +293,11 @@ describe("setup --write", () => {
     expect(after).toContain(
       `[model_providers.cursor-bridge]\nname = "cursor-bridge"\nbase_url = "http://127.0.0.1:${port}/v1"`,
     );
-    expect(after).toContain('[profiles.cursor-bridge]\nmodel = "auto"\nmodel_provider = "cursor-bridge"\n');
-    expect(result.out).toContain("codex --profile cursor-bridge");
+    expect(after).toContain('wire_api = "responses"\n');
+    expect(after).not.toContain("[profiles");
+    expect(result.out).toContain(
+      "`codex -c model_provider=cursor-bridge -m auto` (your default provider is left as it was)",
+    );
     expect(readdirSync(codexHome).filter((name) => name.endsWith(".bak"))).toHaveLength(1);
 
     const fresh = join(harness.home, "codex-fresh", "config.toml");
