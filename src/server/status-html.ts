@@ -4,7 +4,7 @@
  * {@link REFRESH_MS} ms. Every value is written with `textContent` (never as markup): model names and user agents
  * come from clients.
  */
-import type { StatusSnapshot } from "./status-page.js";
+import type { StatusSnapshot } from "./status-snapshot.js";
 
 /** How often the page refreshes itself. */
 export const REFRESH_MS = 3_000;

@@ -11,26 +11,17 @@ import type { BridgeEngine } from "../engine/index.js";
 import { clampForMessage } from "../util/logger.js";
 import type { AppEnv } from "./access-log.js";
 import { apiKeyMatches, presentedKey } from "./api-key.js";
-import type { AppOptions, PlanUsage, StatusSources } from "./deps.js";
-import type { RecentRequests, RequestRecord } from "./recent-requests.js";
+import type { AppOptions, StatusSources } from "./deps.js";
+import type { RecentRequests } from "./recent-requests.js";
 import { statusPageHtml } from "./status-html.js";
+import type { StatusSnapshot } from "./status-snapshot.js";
+
+export type { StatusSnapshot } from "./status-snapshot.js";
 
 /** How long a plan usage answer is reused (the page refreshes every few seconds; Cursor need not be asked each time). */
 const USAGE_TTL_MS = 60_000;
 const USAGE_TIMEOUT_MS = 5_000;
 const MODELS_TIMEOUT_MS = 5_000;
-
-/** The JSON the page renders. */
-export interface StatusSnapshot {
-  version: string;
-  now: number;
-  upstream: { kind: AppOptions["upstream"]; url: string | null; loggedIn: boolean; account: string | null };
-  usage: ({ available: true } & PlanUsage) | { available: false; reason: string };
-  models: Array<{ id: string; name: string; reasoning: boolean; vision: boolean; maxMode: boolean }>;
-  modelsError: string | null;
-  parked: Array<{ model: string; ageMs: number; pendingToolCalls: number }>;
-  requests: RequestRecord[];
-}
 
 /** What {@link registerStatusRoutes} needs. */
 export interface StatusDeps {
