@@ -35,7 +35,7 @@ function settingsHelp(): string {
 const HELP = `Usage: cursor-bridge serve [options]
        npm start -- [options]
 
-Runs the OpenAI-compatible API (POST /v1/chat/completions, GET /v1/models, GET /health).
+Runs the OpenAI-compatible API (POST /v1/chat/completions, GET /v1/models, GET /health), and a status page at /.
 Upstream: Cursor when you are logged in (cursor-bridge login), otherwise the built-in Cursor emulator.
 
 Options (flags > environment > config file > defaults):

@@ -98,7 +98,7 @@ async function fetchModels(origin: string, apiKey: string | undefined): Promise<
   }
 }
 
-const AUTO: SetupModel = { id: "auto", name: "Cursor Auto", reasoning: false, vision: true };
+const AUTO: SetupModel = { id: "auto", name: "Auto", reasoning: false, vision: true };
 
 async function servedModels(origin: string, apiKey: string | undefined): Promise<ServedModels> {
   const models = await fetchModels(origin, apiKey);
