@@ -8,6 +8,8 @@
 import { randomBytes } from "node:crypto";
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import type { BridgeEngine } from "../engine/index.js";
+import { LOCAL_API_KEY_DETAIL, toOpenAIError } from "../openai/error-body.js";
+import { ProxyError } from "../util/errors.js";
 import { clampForMessage } from "../util/logger.js";
 import type { AppEnv } from "./access-log.js";
 import { apiKeyMatches, presentedKey } from "./api-key.js";
@@ -68,7 +70,16 @@ function requireKeyForPage(apiKey: string | undefined): MiddlewareHandler<AppEnv
       key = decoded.slice(decoded.indexOf(":") + 1);
     }
     if (key !== undefined && apiKeyMatches(key, apiKey)) return next();
-    return c.text("This cursor-bridge has a local API key: enter it as the password (any user name).\n", 401, {
+    const error = new ProxyError(
+      "unauthenticated",
+      "This cursor-bridge has a local API key: send it as `Authorization: Bearer <key>`, or enter it as the " +
+        "password (any user name) when the browser asks.",
+      { detail: LOCAL_API_KEY_DETAIL },
+    );
+    const { status, headers, body } = toOpenAIError(error, { requestId: c.get("log")?.requestId });
+    return c.json(body, status as 401, {
+      ...headers,
+      // Makes a browser ask for the key; what it then sends is the Basic credential read above.
       "www-authenticate": 'Basic realm="cursor-bridge status", charset="UTF-8"',
       "cache-control": "no-store",
     });

@@ -108,6 +108,9 @@ describe("status page", () => {
       expect(missing.status).toBe(401);
       expect(missing.headers["www-authenticate"]).toBe('Basic realm="cursor-bridge status", charset="UTF-8"');
       expect(missing.body).not.toContain(key);
+      expect(JSON.parse(missing.body)).toMatchObject({
+        error: { code: "invalid_api_key", type: "authentication_error" },
+      });
       const wrong = `Basic ${Buffer.from("me:not-the-key").toString("base64")}`;
       expect((await get(s, path, { authorization: wrong })).status).toBe(401);
       const basic = await get(s, path, { authorization: `Basic ${Buffer.from(`me:${key}`).toString("base64")}` });
