@@ -3,7 +3,7 @@
  * file next to it, write the new one atomically (temporary file + rename, the old file's mode kept), and report the
  * diff. JSON files are merged as data; a JSON-with-comments file is refused rather than stripped of its comments.
  */
-import { copyFile, mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile, realpath, rename, stat, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { unifiedDiff } from "./text-diff.js";
 import { MergeRefused } from "./toml-merge.js";
@@ -91,10 +91,12 @@ async function readIfPresent(path: string): Promise<string | undefined> {
  * @throws MergeRefused from `merge`; nothing is written then.
  */
 export async function writeMergedFile(
-  path: string,
+  shownPath: string,
   merge: (existing: string | undefined) => string,
   now: number,
 ): Promise<WriteResult> {
+  // A symlinked config (dotfile managers) is written through to its target, so the link stays a link.
+  const path = await realpath(shownPath).catch(() => shownPath);
   const existing = await readIfPresent(path);
   const next = merge(existing);
   const diff = unifiedDiff(existing ?? "", next, path);

@@ -129,14 +129,22 @@ function chooseModel(requested: string | undefined, served: ServedModels): strin
 }
 
 function splitClient(argv: string[]): { client: SetupClient; rest: string[] } {
-  const index = argv.findIndex((arg) => !arg.startsWith("-"));
-  const name = index < 0 ? undefined : argv[index];
-  const client = SETUP_CLIENTS.find((entry) => entry.name === name);
-  if (client === undefined) {
-    const which = name === undefined ? "Name a client" : `Unknown client \`${name.slice(0, 40)}\``;
+  const index = argv.findIndex((arg) => names.includes(arg));
+  if (index < 0) {
+    const first = argv[0];
+    // A typo is named; anything else is not echoed (a misplaced argument is often a pasted key).
+    const which =
+      first === undefined || first.startsWith("-")
+        ? "Name a client"
+        : /^[a-z][a-z-]{0,24}$/.test(first)
+          ? `Unknown client \`${first}\``
+          : "Unknown client (the argument is not shown)";
     throw new ProxyError("invalid_request", `${which}: one of ${names.join(", ")}.`);
   }
-  return { client, rest: argv.filter((_, i) => i !== index) };
+  return {
+    client: SETUP_CLIENTS[names.indexOf(argv[index] ?? "")] as SetupClient,
+    rest: argv.filter((_, i) => i !== index),
+  };
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
@@ -186,7 +194,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   } catch (error) {
     if (!(error instanceof MergeRefused)) throw error;
     io.err(`cursor-bridge setup: ${path}: ${error.message}\n`);
-    if (!ctx.json) io.out(text);
+    if (ctx.json) ctx.printJson({ error: { code: "merge_refused", message: error.message, path }, config: text });
+    else io.out(text);
     return EXIT.failure;
   }
   if (ctx.json) {

@@ -38,6 +38,19 @@ function messageOf(error: unknown): string {
   return clampForMessage(error instanceof Error ? error.message : String(error), 200);
 }
 
+/** The URL without a user name or password in it (never shown), or null. */
+function withoutCredentials(url: string | undefined): string | null {
+  if (url === undefined) return null;
+  try {
+    const parsed = new URL(url);
+    parsed.username = "";
+    parsed.password = "";
+    return parsed.href.replace(/\/$/, "");
+  } catch {
+    return null;
+  }
+}
+
 /** Reuses a usage answer (or failure) for {@link USAGE_TTL_MS}. */
 function usageCache(sources: StatusSources | undefined, now: () => number) {
   let cached: { at: number; value: StatusSnapshot["usage"] } | undefined;
@@ -110,7 +123,7 @@ export function registerStatusRoutes(app: Hono<AppEnv>, deps: StatusDeps): void 
       now,
       upstream: {
         kind: deps.options.upstream,
-        url: deps.status?.upstreamUrl ?? null,
+        url: withoutCredentials(deps.status?.upstreamUrl),
         loggedIn: deps.options.loggedIn,
         account: deps.status?.account ?? null,
       },

@@ -5,7 +5,7 @@
  * real OpenCode, Codex and Claude Code runs on written configs are in test/e2e/setup.test.ts.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -171,6 +171,12 @@ describe("setup: printing", () => {
     expect(none.code).toBe(2);
     expect(none.err).toContain("one of opencode, opencode-plugin, claude-code, codex, openai, curl");
     expect((await harness.run(["setup", "vim"])).err).toContain("Unknown client `vim`");
+    const pasted = await harness.run(["setup", "sk-Secret123XYZ"]);
+    expect(pasted.code).toBe(2);
+    expect(pasted.err).toContain("Unknown client (the argument is not shown)");
+    expect(pasted.err).not.toContain("sk-Secret123XYZ");
+    // The client may come after options.
+    expect((await harness.run(["setup", "--port", closedPort, "curl"])).code).toBe(0);
     expect((await harness.run(["setup", "curl"])).err).toContain("pass --port");
     const write = await harness.run(["setup", "claude-code", "--write", "--port", closedPort]);
     expect(write.code).toBe(2);
@@ -265,6 +271,20 @@ describe("setup --write", () => {
     const file = join(xdg, "opencode", "opencode.json");
     expect(result.out).toContain(`Created ${file}.`);
     expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ model: "cursor-bridge/auto" });
+  });
+
+  it("writes through a symlinked config file, keeping the link", async () => {
+    const dir = join(harness.home, "dotfiles");
+    mkdirSync(dir, { recursive: true });
+    const target = join(dir, "opencode.json");
+    writeFileSync(target, '{ "theme": "x" }\n');
+    const link = join(harness.home, "linked-opencode.json");
+    symlinkSync(target, link);
+    const result = await harness.run(["setup", "opencode", "--write", "--file", link, "--port", port]);
+    expect(result.code, result.err).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(readFileSync(target, "utf8"))).toMatchObject({ theme: "x", model: "cursor-bridge/auto" });
+    expect(readdirSync(dir).filter((name) => name.endsWith(".bak"))).toHaveLength(1);
   });
 
   it("leaves a JSONC file alone and says so", async () => {

@@ -220,7 +220,7 @@ describe("status page", () => {
       newId: () => "id",
       status: {
         account: "ada@example.com",
-        upstreamUrl: "https://api2.cursor.sh",
+        upstreamUrl: "https://user:hunter2@api2.cursor.sh/",
         usage: async () => {
           calls++;
           if (fail) throw new Error("Cursor said no");
