@@ -11,6 +11,7 @@ import { type Command, EXIT } from "./command.js";
 import { createCliContext } from "./context.js";
 import type { CliIo } from "./io.js";
 import {
+  KEY_ENV,
   PLACEHOLDER_KEY,
   SETUP_CLIENTS,
   type SetupClient,
@@ -65,10 +66,12 @@ interface ServedModels {
   fromServer: boolean;
   /** Where the list came from, in words. */
   source: string;
+  /** The running server refused the request for want of its API key. */
+  needsKey: boolean;
 }
 
-/** The running server's models (`GET /v1/models`), or undefined when it does not answer with them. */
-async function fetchModels(origin: string, apiKey: string | undefined): Promise<SetupModel[] | undefined> {
+/** The running server's models (`GET /v1/models`), `401` when it wants a key, undefined when it does not answer. */
+async function fetchModels(origin: string, apiKey: string | undefined): Promise<SetupModel[] | 401 | undefined> {
   try {
     const response = await fetch(`${origin}/v1/models`, {
       headers: apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` },
@@ -76,7 +79,7 @@ async function fetchModels(origin: string, apiKey: string | undefined): Promise<
     });
     if (!response.ok) {
       await response.body?.cancel();
-      return undefined;
+      return response.status === 401 ? 401 : undefined;
     }
     const body = (await response.json()) as { data?: unknown };
     if (!Array.isArray(body.data)) return undefined;
@@ -102,14 +105,17 @@ const AUTO: SetupModel = { id: "auto", name: "Auto", reasoning: false, vision: t
 
 async function servedModels(origin: string, apiKey: string | undefined): Promise<ServedModels> {
   const models = await fetchModels(origin, apiKey);
-  if (models !== undefined && models.length > 0)
-    return { models, fromServer: true, source: `listed by the server at ${origin}` };
+  if (Array.isArray(models) && models.length > 0) {
+    return { models, fromServer: true, needsKey: false, source: `listed by the server at ${origin}` };
+  }
   // "auto" (Cursor's Auto) exists on every upstream, the emulator included.
-  return {
-    models: [AUTO],
-    fromServer: false,
-    source: `no server answering at ${origin}; "auto" is served by every upstream`,
-  };
+  const fallback = 'only "auto" (every upstream serves it)';
+  if (models === 401) {
+    const source = `the server at ${origin} requires its API key (set ${KEY_ENV} to list its models), so ${fallback}`;
+    return { models: [AUTO], fromServer: false, needsKey: true, source };
+  }
+  const source = `no server answered at ${origin}, so ${fallback}; start it and run this again to list every model`;
+  return { models: [AUTO], fromServer: false, needsKey: false, source };
 }
 
 function chooseModel(requested: string | undefined, served: ServedModels): string {
@@ -172,7 +178,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const model = chooseModel(typeof values.model === "string" ? values.model : undefined, served);
   const target: SetupTarget = {
     origin,
-    keyRequired: ctx.config.apiKey !== undefined,
+    keyRequired: ctx.config.apiKey !== undefined || served.needsKey,
     model,
     models: served.models.some((entry) => entry.id === model)
       ? served.models

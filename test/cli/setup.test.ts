@@ -164,6 +164,10 @@ describe("setup: printing", () => {
     const curl = await harness.run(["setup", "curl"], { env });
     expect(curl.out).toContain('-H "authorization: Bearer $CURSOR_BRIDGE_API_KEY"');
     // harness.run asserts that KEY appears in no output.
+    const unset = await harness.run(["setup", "opencode", "--port", keyedPort]);
+    expect(unset.code).toBe(0);
+    expect(unset.err).toContain("requires its API key (set CURSOR_BRIDGE_API_KEY to list its models)");
+    expect(unset.out).toContain('"apiKey": "{env:CURSOR_BRIDGE_API_KEY}"');
   });
 
   it("rejects a missing or unknown client, port 0, and --write for clients without a file", async () => {
