@@ -6,6 +6,7 @@ import { loginCommand } from "./login.js";
 import { logoutCommand } from "./logout.js";
 import { modelsCommand } from "./models.js";
 import { serveCommand } from "./serve.js";
+import { setupCommand } from "./setup.js";
 import { statusCommand } from "./status.js";
 import { usageCommand } from "./usage.js";
 
@@ -20,4 +21,5 @@ export const COMMANDS: readonly Command[] = [
   modelsCommand,
   usageCommand,
   doctorCommand,
+  setupCommand,
 ];

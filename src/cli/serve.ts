@@ -17,6 +17,7 @@ import { type Command, EXIT } from "./command.js";
 import { createCliContext } from "./context.js";
 import type { CliIo } from "./io.js";
 import { createUpstream, type Upstream } from "./upstream.js";
+import { planUsageOf } from "./usage.js";
 import { packageVersion } from "./version.js";
 
 function settingsHelp(): string {
@@ -34,7 +35,7 @@ function settingsHelp(): string {
 const HELP = `Usage: cursor-bridge serve [options]
        npm start -- [options]
 
-Runs the OpenAI-compatible API (POST /v1/chat/completions, GET /v1/models, GET /health).
+Runs the OpenAI-compatible API (POST /v1/chat/completions, GET /v1/models, GET /health), and a status page at /.
 Upstream: Cursor when you are logged in (cursor-bridge login), otherwise the built-in Cursor emulator.
 
 Options (flags > environment > config file > defaults):
@@ -135,6 +136,11 @@ export async function startBridge(
     },
     now: Date.now,
     newId: () => randomUUID().replaceAll("-", ""),
+    status: {
+      account: upstream.account,
+      upstreamUrl: upstream.agentUrl,
+      usage: async (signal) => planUsageOf(await upstream.api.getCurrentPeriodUsage(signal)),
+    },
   });
   let server: RunningServer;
   try {

@@ -4,6 +4,7 @@
  * the cycle bounds are epoch milliseconds (values below 1e11 are taken as seconds).
  */
 import type { GetCurrentPeriodUsageResponse } from "../gen/aiserver/v1/dashboard_pb.js";
+import type { PlanUsage } from "../server/deps.js";
 import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
 import { createCliContext } from "./context.js";
@@ -96,6 +97,22 @@ export function toUsageReport(response: GetCurrentPeriodUsageResponse): UsageRep
     enabled: response.enabled,
     displayMessage: response.displayMessage,
     unit: "cents",
+  };
+}
+
+/** The status page's view of the usage (server/deps.ts PlanUsage); undefined when Cursor reports no plan usage. */
+export function planUsageOf(response: GetCurrentPeriodUsageResponse): PlanUsage | undefined {
+  const report = toUsageReport(response);
+  const plan = report.planUsage;
+  if (plan === null) return undefined;
+  return {
+    usedFraction: plan.usedFraction,
+    usedCents: plan.totalSpend,
+    limitCents: plan.limit,
+    remainingCents: plan.remaining,
+    cycleStart: report.billingCycle.start,
+    cycleEnd: report.billingCycle.end,
+    message: report.displayMessage,
   };
 }
 

@@ -22,7 +22,7 @@ import { type Logger, silentLogger } from "../util/logger.js";
 import { type ConversationIndex, createMemoryConversationIndex } from "./conversation-index.js";
 import { primeFirst } from "./first-event.js";
 import { type BackendInput, toBackendInput } from "./history.js";
-import { createParkedTurnRegistry, type ParkedTurnRegistry } from "./parked-turns.js";
+import { createParkedTurnRegistry, type ParkedTurnInfo, type ParkedTurnRegistry } from "./parked-turns.js";
 import { TurnRecording } from "./recording.js";
 import type { Engine, EngineRequest, EngineTurn, TurnRoute } from "./types.js";
 
@@ -47,6 +47,8 @@ export interface EngineOptions {
 export interface BridgeEngine extends Engine {
   /** Turns parked on tool calls right now (/health). */
   parkedCount(): number;
+  /** The parked turns, oldest first (the status page). Optional so embedders' engines need not provide it. */
+  parkedTurns?(): ParkedTurnInfo[];
   /** Closes parked turns and flushes the index (shutdown). */
   closeAll(): Promise<void>;
 }
@@ -210,6 +212,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     },
     listModels: (signal) => agentClient.listModels(signal),
     parkedCount: () => parked.size(),
+    parkedTurns: () => parked.list(),
     async closeAll() {
       await parked.closeAll();
       await index.close();

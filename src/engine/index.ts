@@ -9,4 +9,5 @@ export {
 } from "./conversation-index.js";
 export { type BridgeEngine, createEngine, type EngineOptions } from "./engine.js";
 export { createFileConversationIndex, type FileConversationIndexOptions } from "./file-conversation-index.js";
+export type { ParkedTurnInfo } from "./parked-turns.js";
 export type * from "./types.js";

@@ -46,6 +46,20 @@ describe("parked turn registry", () => {
     expect(registry.size()).toBe(0);
   });
 
+  it("lists what is parked, oldest first, with the model, when it parked and how many calls it waits for", () => {
+    let now = 1000;
+    const registry = createParkedTurnRegistry({ now: () => now });
+    registry.park({ turn: fakeTurn(["call_1", "call_2"]).turn, conversationId: "c1", model: "m1" });
+    now = 2000;
+    registry.park({ turn: fakeTurn(["call_3"]).turn, conversationId: "c2", model: "m2" });
+    expect(registry.list()).toEqual([
+      { model: "m1", parkedAt: 1000, pendingToolCalls: 2 },
+      { model: "m2", parkedAt: 2000, pendingToolCalls: 1 },
+    ]);
+    registry.take(["call_1", "call_2"]);
+    expect(registry.list().map((entry) => entry.model)).toEqual(["m2"]);
+  });
+
   it("refuses a partial or unknown set of ids", () => {
     const registry = createParkedTurnRegistry();
     const { turn } = fakeTurn(["call_1", "call_2"]);

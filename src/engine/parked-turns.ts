@@ -14,6 +14,14 @@ export interface ParkedEntry {
   parkedAt: number;
 }
 
+/** A printable summary of one parked turn. */
+export interface ParkedTurnInfo {
+  model: string;
+  parkedAt: number;
+  /** How many tool calls it waits for. */
+  pendingToolCalls: number;
+}
+
 /** Options of {@link createParkedTurnRegistry}. */
 export interface ParkedTurnRegistryOptions {
   /** How long a parked turn may wait for its results before it is closed. @default 15 minutes */
@@ -39,6 +47,8 @@ export interface ParkedTurnRegistry {
   take(toolCallIds: readonly string[]): ParkedEntry | undefined;
   /** Number of parked turns. */
   size(): number;
+  /** What is parked right now, oldest first (for the status page). */
+  list(): ParkedTurnInfo[];
   /** Closes every parked turn (server shutdown). */
   closeAll(): Promise<void>;
 }
@@ -96,6 +106,12 @@ export function createParkedTurnRegistry(options: ParkedTurnRegistryOptions = {}
       return entry;
     },
     size: () => timers.size,
+    list: () =>
+      [...timers.keys()].map((entry) => ({
+        model: entry.model,
+        parkedAt: entry.parkedAt,
+        pendingToolCalls: entry.turn.pendingToolCallIds.length,
+      })),
     async closeAll() {
       const entries = [...timers.keys()];
       for (const entry of entries) remove(entry);

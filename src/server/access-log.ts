@@ -5,6 +5,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { ProxyError } from "../util/errors.js";
 import { clampForMessage, type Logger } from "../util/logger.js";
+import { clientOf, type RequestRecord, surfaceOf } from "./recent-requests.js";
 
 /** Longest client-supplied value (path, model) written to the access log. */
 const MAX_LOGGED_VALUE = 200;
@@ -48,8 +49,16 @@ function setResponseHeader(c: Context, name: string, value: string): void {
   }
 }
 
-/** Creates the access-log middleware; it also sets `x-request-id` on every response. */
-export function accessLog(logger: Logger, now: () => number, newId: () => string): MiddlewareHandler<AppEnv> {
+/**
+ * Creates the access-log middleware; it also sets `x-request-id` on every response. `onRecord` receives every
+ * `/v1/` request once it is done (the status page's recent requests).
+ */
+export function accessLog(
+  logger: Logger,
+  now: () => number,
+  newId: () => string,
+  onRecord?: (record: RequestRecord) => void,
+): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const log: RequestLog = { requestId: acceptedRequestId(c.req.header("x-request-id")) ?? newId(), startedAt: now() };
     c.set("log", log);
@@ -71,6 +80,23 @@ export function accessLog(logger: Logger, now: () => number, newId: () => string
         parked: log.parked,
         stream_error: error?.code,
       });
+      if (onRecord !== undefined && c.req.path.startsWith("/v1/")) {
+        onRecord({
+          at: log.startedAt,
+          method: c.req.method,
+          path: c.req.path,
+          surface: surfaceOf(c.req.path),
+          client: clientOf(c.req.header("user-agent")),
+          model: log.model,
+          route: log.route,
+          parked: log.parked,
+          ttftMs: log.firstTokenAt === undefined ? undefined : log.firstTokenAt - log.startedAt,
+          totalMs: end - log.startedAt,
+          tokens: log.tokens,
+          status: c.res.status,
+          streamError: error?.code,
+        });
+      }
     };
     if (log.streaming) void log.streaming.finally(write);
     else write();

@@ -1,8 +1,8 @@
 /**
  * The Hono app factory (`createApp(deps)`, so tests call `app.request()` without sockets).
  * Routes: POST /v1/chat/completions, POST /v1/messages (+ /count_tokens), POST/GET/DELETE /v1/responses,
- * GET /v1/models, GET /v1/models/:id, GET /health. Errors are Anthropic-shaped for Anthropic clients
- * (`anthropic-version` header or a /v1/messages path).
+ * GET /v1/models, GET /v1/models/:id, GET /health, and the status page (GET /, GET /status.json). Errors are
+ * Anthropic-shaped for Anthropic clients (`anthropic-version` header or a /v1/messages path).
  */
 import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
@@ -18,8 +18,10 @@ import { limitBody } from "./body-limit.js";
 import { handleChatCompletions } from "./chat-completions.js";
 import type { AppDeps } from "./deps.js";
 import { anthropicErrorResponse, createMessagesHandlers, PING_INTERVAL_MS } from "./messages.js";
+import { createRecentRequests } from "./recent-requests.js";
 import { guardHost, guardOrigin, requireJson } from "./request-guard.js";
 import { registerResponsesRoutes } from "./responses.js";
+import { registerStatusRoutes } from "./status-page.js";
 
 const isAnthropic = (c: Context) =>
   c.req.header("anthropic-version") !== undefined || c.req.path.startsWith("/v1/messages");
@@ -40,7 +42,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const ownedBy = options.upstream === "emulator" ? "cursor-emulator" : "cursor";
   const app = new Hono<AppEnv>();
 
-  app.use(accessLog(logger, deps.now, deps.newId));
+  const recent = createRecentRequests(50);
+  app.use(accessLog(logger, deps.now, deps.newId, (record) => recent.add(record)));
   const allowedOrigins = [...new Set([...(options.allowedOrigins ?? []), ...options.corsOrigins])];
   const guard = { allowedHosts: options.allowedHosts ?? [], allowedOrigins };
   app.use(guardHost(guard));
@@ -70,6 +73,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       parked_turns: deps.engine.parkedCount(),
     }),
   );
+  registerStatusRoutes(app, { engine: deps.engine, options, status: deps.status, recent, now: deps.now });
   if (options.apiKey !== undefined) app.use("/v1/*", requireApiKey(options.apiKey));
   app.use("/v1/*", requireJson());
   app.use(

@@ -29,6 +29,30 @@ export interface AppOptions {
   version: string;
 }
 
+/** This billing cycle's plan usage, as the status page shows it (amounts in cents, as Cursor reports them). */
+export interface PlanUsage {
+  /** Used ÷ limit; null when the plan reports no limit. */
+  usedFraction: number | null;
+  usedCents: number;
+  limitCents: number;
+  remainingCents: number;
+  /** ISO times of the billing cycle, when reported; the end is when usage resets. */
+  cycleStart: string | null;
+  cycleEnd: string | null;
+  /** Cursor's own message about the usage, if any. */
+  message: string;
+}
+
+/** What the status page (`GET /`) shows besides the engine's state; serve passes it. */
+export interface StatusSources {
+  /** Who is logged in (email or user id). */
+  account?: string | undefined;
+  /** The upstream's URL (Cursor's API, or the embedded emulator's loopback URL). */
+  upstreamUrl?: string | undefined;
+  /** Fetches the plan usage; undefined when the upstream does not report it. */
+  usage?: (signal: AbortSignal) => Promise<PlanUsage | undefined>;
+}
+
 /** Everything the app needs, injected by the composition root (cli/serve) or by tests. */
 export interface AppDeps {
   /** The conversation engine: every API surface runs its turns through it. */
@@ -37,6 +61,8 @@ export interface AppDeps {
   responseStore?: ResponseStore;
   logger: Logger;
   options: AppOptions;
+  /** For the status page. @default upstream kind and engine state only */
+  status?: StatusSources;
   now: () => number;
   newId: () => string;
 }

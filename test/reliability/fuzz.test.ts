@@ -102,6 +102,10 @@ function judge(req: FuzzRequest, answer: Answer, upstream: { count: number }): s
     upstream.count += 1;
     return undefined;
   }
+  // The status page is the one HTML answer.
+  if (req.method === "GET" && req.path === "/" && type.startsWith("text/html")) {
+    return body.startsWith("<!doctype html>") ? undefined : "status page is not an HTML document";
+  }
   try {
     JSON.parse(body);
   } catch {

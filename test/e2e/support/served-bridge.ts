@@ -71,8 +71,11 @@ function waitForUrl(child: ChildProcess, stderr: () => string): Promise<string> 
   });
 }
 
-/** Starts an emulator and `cursor-bridge serve` against it. */
-export async function startServedBridge(emulatorOptions: EmulatorOptions = {}): Promise<ServedBridge> {
+/** Starts an emulator and `cursor-bridge serve` against it (`serveEnv` adds variables, e.g. CURSOR_BRIDGE_API_KEY). */
+export async function startServedBridge(
+  emulatorOptions: EmulatorOptions = {},
+  serveEnv: Record<string, string> = {},
+): Promise<ServedBridge> {
   const emulator = await startEmulator({ port: 0, ...emulatorOptions });
   const home = createTempHome("serve");
   const args = [
@@ -89,7 +92,7 @@ export async function startServedBridge(emulatorOptions: EmulatorOptions = {}): 
   ];
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: home.dir,
-    env: { ...home.env, CURSOR_ACCESS_TOKEN: emulator.issueTokens().accessToken },
+    env: { ...home.env, ...serveEnv, CURSOR_ACCESS_TOKEN: emulator.issueTokens().accessToken },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";

@@ -1,0 +1,157 @@
+/**
+ * The status page: `GET /` (one self-contained HTML page, no external assets) and `GET /status.json` (what it
+ * renders, fetched again every few seconds). Both sit behind the app's Host and Origin guards like the API. With a
+ * local API key they need it too: as `Authorization: Bearer`/`x-api-key`, or as the password of HTTP Basic auth,
+ * which is what a browser can send (it asks once, then sends it with the page's own requests). Nothing secret is
+ * shown: no tokens, no keys, no request bodies.
+ */
+import { randomBytes } from "node:crypto";
+import type { Context, Hono, MiddlewareHandler } from "hono";
+import type { BridgeEngine } from "../engine/index.js";
+import { LOCAL_API_KEY_DETAIL, toOpenAIError } from "../openai/error-body.js";
+import { ProxyError } from "../util/errors.js";
+import { clampForMessage } from "../util/logger.js";
+import type { AppEnv } from "./access-log.js";
+import { apiKeyMatches, presentedKey } from "./api-key.js";
+import type { AppOptions, StatusSources } from "./deps.js";
+import type { RecentRequests } from "./recent-requests.js";
+import { statusPageHtml } from "./status-html.js";
+import type { StatusSnapshot } from "./status-snapshot.js";
+
+export type { StatusSnapshot } from "./status-snapshot.js";
+
+/** How long a plan usage answer is reused (the page refreshes every few seconds; Cursor need not be asked each time). */
+const USAGE_TTL_MS = 60_000;
+const USAGE_TIMEOUT_MS = 5_000;
+const MODELS_TIMEOUT_MS = 5_000;
+
+/** What {@link registerStatusRoutes} needs. */
+export interface StatusDeps {
+  engine: BridgeEngine;
+  options: AppOptions;
+  status?: StatusSources | undefined;
+  recent: RecentRequests;
+  now: () => number;
+}
+
+function messageOf(error: unknown): string {
+  return clampForMessage(error instanceof Error ? error.message : String(error), 200);
+}
+
+/** The URL without a user name or password in it (never shown), or null. */
+function withoutCredentials(url: string | undefined): string | null {
+  if (url === undefined) return null;
+  try {
+    const parsed = new URL(url);
+    parsed.username = "";
+    parsed.password = "";
+    return parsed.href.replace(/\/$/, "");
+  } catch {
+    return null;
+  }
+}
+
+/** Reuses a usage answer (or failure) for {@link USAGE_TTL_MS}. */
+function usageCache(sources: StatusSources | undefined, now: () => number) {
+  let cached: { at: number; value: StatusSnapshot["usage"] } | undefined;
+  return async (): Promise<StatusSnapshot["usage"]> => {
+    if (cached !== undefined && now() - cached.at < USAGE_TTL_MS) return cached.value;
+    let value: StatusSnapshot["usage"];
+    if (sources?.usage === undefined) value = { available: false, reason: "not reported by this upstream" };
+    else {
+      try {
+        const usage = await sources.usage(AbortSignal.timeout(USAGE_TIMEOUT_MS));
+        value = usage === undefined ? { available: false, reason: "not reported" } : { available: true, ...usage };
+      } catch (error) {
+        value = { available: false, reason: messageOf(error) };
+      }
+    }
+    cached = { at: now(), value };
+    return value;
+  };
+}
+
+/** Requires the local API key (Bearer, x-api-key, or the Basic-auth password) when one is configured. */
+function requireKeyForPage(apiKey: string | undefined): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (apiKey === undefined) return next();
+    const authorization = c.req.header("authorization");
+    const basic = authorization?.match(/^Basic\s+([A-Za-z0-9+/=]+)\s*$/i)?.[1];
+    let key = presentedKey(authorization, c.req.header("x-api-key"));
+    if (basic !== undefined) {
+      const decoded = Buffer.from(basic, "base64").toString("utf8");
+      key = decoded.slice(decoded.indexOf(":") + 1);
+    }
+    if (key !== undefined && apiKeyMatches(key, apiKey)) return next();
+    const error = new ProxyError(
+      "unauthenticated",
+      "This cursor-bridge has a local API key: send it as `Authorization: Bearer <key>`, or enter it as the " +
+        "password (any user name) when the browser asks.",
+      { detail: LOCAL_API_KEY_DETAIL },
+    );
+    const { status, headers, body } = toOpenAIError(error, { requestId: c.get("log")?.requestId });
+    return c.json(body, status as 401, {
+      ...headers,
+      // Makes a browser ask for the key; what it then sends is the Basic credential read above.
+      "www-authenticate": 'Basic realm="cursor-bridge status", charset="UTF-8"',
+      "cache-control": "no-store",
+    });
+  };
+}
+
+/** Mounts `GET /` and `GET /status.json` (before the /v1 middleware; the Host and Origin guards already ran). */
+export function registerStatusRoutes(app: Hono<AppEnv>, deps: StatusDeps): void {
+  const usage = usageCache(deps.status, deps.now);
+  const snapshot = async (): Promise<StatusSnapshot> => {
+    let models: StatusSnapshot["models"] = [];
+    let modelsError: string | null = null;
+    try {
+      const listed = await deps.engine.listModels(AbortSignal.timeout(MODELS_TIMEOUT_MS));
+      models = listed.map((model) => ({
+        id: model.id,
+        name: model.displayName,
+        reasoning: model.reasoning,
+        vision: model.vision,
+        maxMode: model.maxMode,
+      }));
+    } catch (error) {
+      modelsError = messageOf(error);
+    }
+    const now = deps.now();
+    return {
+      version: deps.options.version,
+      now,
+      upstream: {
+        kind: deps.options.upstream,
+        url: withoutCredentials(deps.status?.upstreamUrl),
+        loggedIn: deps.options.loggedIn,
+        account: deps.status?.account ?? null,
+      },
+      usage: await usage(),
+      models,
+      modelsError,
+      parked: (deps.engine.parkedTurns?.() ?? []).map((entry) => ({
+        model: clampForMessage(entry.model, 80),
+        ageMs: Math.max(0, now - entry.parkedAt),
+        pendingToolCalls: entry.pendingToolCalls,
+      })),
+      requests: deps.recent.list(),
+    };
+  };
+  const guard = requireKeyForPage(deps.options.apiKey);
+  const noStore = { "cache-control": "no-store", "x-content-type-options": "nosniff" };
+
+  app.get("/status.json", guard, async (c) => c.json(await snapshot(), 200, noStore));
+  app.get("/", guard, async (c: Context<AppEnv>) => {
+    const nonce = randomBytes(16).toString("base64");
+    const html = statusPageHtml(await snapshot(), nonce);
+    return c.html(html, 200, {
+      ...noStore,
+      "content-security-policy":
+        `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; ` +
+        "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      "x-frame-options": "DENY",
+      "referrer-policy": "no-referrer",
+    });
+  });
+}

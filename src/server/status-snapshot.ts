@@ -1,0 +1,15 @@
+/** The status page's data: what `GET /status.json` answers and `GET /` embeds. */
+import type { AppOptions, PlanUsage } from "./deps.js";
+import type { RequestRecord } from "./recent-requests.js";
+
+/** The JSON the page renders. */
+export interface StatusSnapshot {
+  version: string;
+  now: number;
+  upstream: { kind: AppOptions["upstream"]; url: string | null; loggedIn: boolean; account: string | null };
+  usage: ({ available: true } & PlanUsage) | { available: false; reason: string };
+  models: Array<{ id: string; name: string; reasoning: boolean; vision: boolean; maxMode: boolean }>;
+  modelsError: string | null;
+  parked: Array<{ model: string; ageMs: number; pendingToolCalls: number }>;
+  requests: RequestRecord[];
+}

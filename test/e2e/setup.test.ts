@@ -1,0 +1,173 @@
+/**
+ * What `cursor-bridge setup` writes and prints works in the real clients (the test-only package test/clients):
+ * against a `cursor-bridge serve` that requires a local API key, `setup codex --write` merges into an existing
+ * config.toml and plain `codex exec` (no `-c` overrides) answers through the bridge; `setup opencode --write` merges
+ * into an existing global opencode.json and plain `opencode run` answers; the shell lines of `setup claude-code`
+ * are all Claude Code needs. The key is only ever in CURSOR_BRIDGE_API_KEY, never in a written file.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
+import { CLIENTS_DIR, clientBin, ensureTestClients } from "./support/test-clients.js";
+
+const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
+const OPENCODE = join(CLIENTS_DIR, "node_modules", "opencode-linux-x64", "bin", "opencode");
+const KEY = "e2e-setup-key-5c1d";
+const RUN_TIMEOUT_MS = 150_000;
+
+const reason = await ensureTestClients();
+if (reason !== undefined) console.log(`skipping the setup end-to-end tests: ${reason}`);
+const openCodeReason =
+  process.platform === "linux" && process.arch === "x64"
+    ? undefined
+    : `OpenCode's pinned binary is linux-x64 only (this is ${process.platform}-${process.arch})`;
+if (openCodeReason !== undefined) console.log(`skipping the OpenCode setup test: ${openCodeReason}`);
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(command: string, args: string[], env: Record<string, string>, cwd: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    // stdin closed: the clients wait on an open stdin.
+    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (part: string) => (stdout += part));
+    child.stderr.setEncoding("utf8").on("data", (part: string) => (stderr += part));
+    const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS);
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+const diagnostics = (result: Run) =>
+  `exit ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr.slice(-4000)}`;
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+describe.skipIf(reason !== undefined)("setup → real clients → cursor-bridge serve (with a local API key)", () => {
+  let served: ServedBridge;
+  let home: TempHome;
+  let env: Record<string, string>;
+  let port: string;
+
+  const setup = (args: string[], extra: Record<string, string> = {}) =>
+    run(process.execPath, [BIN, "setup", ...args, "--port", port], { ...env, ...extra }, home.dir);
+
+  beforeAll(async () => {
+    served = await startServedBridge({}, { CURSOR_BRIDGE_API_KEY: KEY });
+    home = createTempHome("setup");
+    port = new URL(served.baseURL).port;
+    env = { ...home.env, CURSOR_BRIDGE_API_KEY: KEY, NO_COLOR: "1" };
+  });
+  afterAll(async () => {
+    await served?.close();
+    home?.remove();
+  });
+
+  it(
+    "codex: the merged config.toml is all codex exec needs",
+    async () => {
+      const codexHome = join(home.dir, "codex-home");
+      mkdirSync(codexHome, { recursive: true });
+      const configFile = join(codexHome, "config.toml");
+      writeFileSync(configFile, '# mine\napproval_policy = "never"\n\n[analytics]\nenabled = false\n');
+      const written = await setup(["codex", "--write"], { CODEX_HOME: codexHome });
+      expect(written.code, diagnostics(written)).toBe(0);
+      const config = readFileSync(configFile, "utf8");
+      expect(config).toContain('# mine\napproval_policy = "never"\nmodel = "auto"\nmodel_provider = "cursor-bridge"\n');
+      expect(config).not.toContain(KEY);
+
+      const cwd = join(home.dir, "codex-work");
+      mkdirSync(cwd, { recursive: true });
+      const tmp = join(home.dir, "codex-tmp");
+      mkdirSync(tmp, { recursive: true });
+      const args = ["exec", "--skip-git-repo-check", "--ephemeral", "--json", "--disable", "plugins"];
+      args.push("--disable", "unbounded_connection_retries", "-c", "check_for_update_on_startup=false");
+      const result = await run(
+        clientBin("codex"),
+        [...args, "Hello from a written config"],
+        { ...env, CODEX_HOME: codexHome, TMPDIR: tmp },
+        cwd,
+      );
+      expect(result.code, diagnostics(result)).toBe(0);
+      expect(result.stdout, diagnostics(result)).toContain('"text":"You said: Hello from a written config"');
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+
+  it.skipIf(openCodeReason !== undefined)(
+    "opencode: the merged global opencode.json is all opencode run needs",
+    async () => {
+      const configFile = join(home.env.XDG_CONFIG_HOME ?? "", "opencode", "opencode.json");
+      mkdirSync(join(configFile, ".."), { recursive: true });
+      writeFileSync(configFile, JSON.stringify({ autoupdate: false, share: "disabled" }, null, 2));
+      const written = await setup(["opencode", "--write"]);
+      expect(written.code, diagnostics(written)).toBe(0);
+      const config = JSON.parse(readFileSync(configFile, "utf8")) as Record<string, unknown>;
+      expect(config).toMatchObject({ autoupdate: false, share: "disabled", model: "cursor-bridge/auto" });
+      expect(JSON.stringify(config)).not.toContain(KEY);
+
+      const cwd = join(home.dir, "opencode-work");
+      mkdirSync(cwd, { recursive: true });
+      const result = await run(
+        OPENCODE,
+        ["run", "--format", "json", "Hello", "from", "opencode.json"],
+        {
+          ...env,
+          OPENCODE_DISABLE_MODELS_FETCH: "1",
+          OPENCODE_DISABLE_AUTOUPDATE: "1",
+          OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+          OPENCODE_DISABLE_SHARE: "1",
+          OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+          npm_config_registry: `http://127.0.0.1:${await closedPort()}`,
+        },
+        cwd,
+      );
+      expect(result.code, diagnostics(result)).toBe(0);
+      expect(result.stdout, diagnostics(result)).toContain('"text":"You said: Hello from opencode.json"');
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+
+  it(
+    "claude-code: the printed shell lines are all claude needs",
+    async () => {
+      const printed = await setup(["claude-code"]);
+      expect(printed.code, diagnostics(printed)).toBe(0);
+      expect(printed.stdout).not.toContain(KEY);
+      const cwd = join(home.dir, "claude-work");
+      mkdirSync(cwd, { recursive: true });
+      const claude = `'${clientBin("claude")}' -p 'Hello from the printed lines' --output-format stream-json --verbose --max-turns 2`;
+      const result = await run(
+        "sh",
+        ["-c", `${printed.stdout}\nexec ${claude}`],
+        { ...env, CLAUDE_CODE_MAX_RETRIES: "0" },
+        cwd,
+      );
+      expect(result.code, diagnostics(result)).toBe(0);
+      const last = JSON.parse(result.stdout.trim().split("\n").at(-1) ?? "{}") as { subtype?: string; result?: string };
+      expect(last.subtype, diagnostics(result)).toBe("success");
+      expect(last.result).toContain("Hello from the printed lines");
+      expect(last.result).toMatch(/^You said:/);
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+});

@@ -1,0 +1,155 @@
+/**
+ * The status page in a real browser: Debian's headless Chromium loads `GET /` from `cursor-bridge serve` (logged in,
+ * against the emulator posing as Cursor) after requests from several clients went through, runs the page's script
+ * (`--virtual-time-budget` lets its refresh timer fire) and dumps the rendered DOM, which must show the upstream,
+ * the account, the plan usage bar with its reset time, the parked turn, the requests and the models; the access
+ * log must show the page's own `/status.json` refreshes passing the Host and Origin guards. Skips with a printed
+ * reason when Chromium is missing, unless CI=true (then it fails).
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CliIo } from "../../src/cli/io.js";
+import { type RunningBridge, startBridge } from "../../src/cli/serve.js";
+import { type Emulator, startEmulator } from "../../src/emulator/index.js";
+
+function findChromium(): string | undefined {
+  const names = ["chromium", "chromium-browser", "google-chrome"];
+  const dirs = (process.env.PATH ?? "").split(delimiter).filter((dir) => dir !== "");
+  for (const dir of dirs) for (const name of names) if (existsSync(join(dir, name))) return join(dir, name);
+  return existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined;
+}
+
+const CHROMIUM = findChromium();
+if (CHROMIUM === undefined) {
+  if (process.env.CI === "true") throw new Error("Chromium is required under CI=true (.ci/run installs it)");
+  console.log("skipping the status page browser test: no chromium on PATH (Debian package `chromium`)");
+}
+
+/** Runs headless Chromium and resolves with what it printed on stdout. */
+function chromium(args: string[], profile: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const sandbox = process.getuid?.() === 0 ? ["--no-sandbox"] : [];
+  const fixed = ["--headless", "--disable-gpu", "--no-first-run", `--user-data-dir=${profile}`, ...sandbox];
+  return new Promise((resolve, reject) => {
+    const child = spawn(CHROMIUM ?? "chromium", [...fixed, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (part: string) => (stdout += part));
+    child.stderr.setEncoding("utf8").on("data", (part: string) => (stderr += part));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The text of the element with `id` in a dumped DOM (tags removed, whitespace collapsed). */
+function textOf(dom: string, id: string, tag: string): string {
+  const start = dom.indexOf(`id="${id}"`);
+  if (start < 0) return "";
+  const end = dom.indexOf(`</${tag}>`, start);
+  return dom
+    .slice(dom.indexOf(">", start) + 1, end)
+    .replace(/<[^>]*>/g, " ")
+    .replace(/&amp;/g, "&")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+describe.skipIf(CHROMIUM === undefined)("status page in headless Chromium", () => {
+  let emulator: Emulator;
+  let bridge: RunningBridge;
+  let home: string;
+  let token: string;
+  const logLines: string[] = [];
+
+  beforeAll(async () => {
+    emulator = await startEmulator({ port: 0 });
+    home = mkdtempSync(join(tmpdir(), "cursor-bridge-status-"));
+    for (const dir of ["config", "data"]) mkdirSync(join(home, dir));
+    token = emulator.issueTokens({ email: "ada@example.com" }).accessToken;
+    const io: CliIo = {
+      out: () => {},
+      err: (text) => logLines.push(text),
+      isTty: false,
+      env: {
+        HOME: home,
+        XDG_CONFIG_HOME: join(home, "config"),
+        XDG_DATA_HOME: join(home, "data"),
+        CURSOR_ACCESS_TOKEN: token,
+      },
+    };
+    const args = ["--port", "0", "--upstream", "cursor", "--cursor-api-url", emulator.url, "--log-level", "info"];
+    bridge = (await startBridge(io, args)).bridge;
+  });
+  afterAll(async () => {
+    await bridge?.close();
+    await emulator?.close();
+    if (home !== undefined) rmSync(home, { recursive: true, force: true });
+  });
+
+  it("renders the upstream, account, usage, parked turns, requests and models, and refreshes itself", async () => {
+    const base = `${bridge.server.url}/v1`;
+    const openai = new OpenAI({ baseURL: base, apiKey: "x", maxRetries: 0 });
+    await openai.chat.completions.create({ model: "auto", messages: [{ role: "user", content: "hello" }] });
+    const stream = await openai.chat.completions.create({
+      model: "composer-1.5",
+      stream: true,
+      messages: [{ role: "user", content: "stream" }],
+    });
+    for await (const _ of stream) {
+      // drain
+    }
+    await openai.chat.completions.create({
+      model: "composer-1",
+      messages: [{ role: "user", content: 'Park [[emu:tool bash {"command":"ls"}]]' }],
+      tools: [{ type: "function", function: { name: "bash", parameters: { type: "object", properties: {} } } }],
+    });
+    const anthropic = await fetch(`${base}/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "user-agent": "claude-cli/2.1.330 (external, cli)" },
+      body: JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 50, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(anthropic.status).toBe(200);
+    await anthropic.text();
+
+    const profile = mkdtempSync(join(tmpdir(), "cursor-bridge-chromium-"));
+    let result: Awaited<ReturnType<typeof chromium>>;
+    try {
+      result = await chromium(["--virtual-time-budget=7000", "--dump-dom", `${bridge.server.url}/`], profile);
+    } finally {
+      rmSync(profile, { recursive: true, force: true });
+    }
+    const dom = result.stdout;
+    const diagnostics = `exit ${result.code}\n${dom.slice(0, 3000)}\nstderr:\n${result.stderr.slice(-2000)}`;
+    expect(dom, diagnostics).toContain('id="upstream" class="badge cursor"');
+    expect(textOf(dom, "upstream", "span")).toBe("Cursor");
+    expect(textOf(dom, "account", "span")).toBe("Logged in as ada@example.com");
+    const usage = textOf(dom, "usage", "section");
+    expect(usage, diagnostics).toMatch(
+      /^\d+\.\d% used: \$\d+\.\d\d of \$20\.00 Resets \d{4}-\d\d-\d\d 00:00 UTC \(in /,
+    );
+    expect(dom).toMatch(/<div class="bar[^"]*"><div style="width: \d+(\.\d)?%;"><\/div><\/div>/);
+    expect(textOf(dom, "parked", "table")).toMatch(/composer-1 \d+ s 1$/);
+    const requests = textOf(dom, "requests", "table");
+    expect(requests).toMatch(/messages · claude-cli\/2\.1\.330 claude-4\.6-sonnet-medium new \d+ ms \d+ 200/);
+    expect(requests).toMatch(/chat · OpenAI\/JS composer-1 new, parked — \d+ 200/);
+    expect(requests).toMatch(/chat · OpenAI\/JS composer-1\.5 new \d+ ms \d+ 200/);
+    expect(requests).toMatch(/chat · OpenAI\/JS auto new \d+ ms \d+ 200/);
+    expect(textOf(dom, "requests-count", "span")).toBe("(4)");
+    const models = textOf(dom, "models", "ul");
+    expect(models).toContain("composer-1");
+    expect(models).toContain("claude-4.5-sonnet");
+    expect(textOf(dom, "updated", "span")).toMatch(/^Updated /);
+    expect(dom).not.toContain(token);
+    // The page's own refreshes reached /status.json through the guards.
+    expect(logLines.join("").match(/GET \/status\.json 200/g)?.length ?? 0, logLines.join("")).toBeGreaterThanOrEqual(
+      1,
+    );
+  });
+});
