@@ -2,8 +2,8 @@
 /**
  * Builds dist/ from src/: one ESM bundle (dist/main.js, with what is loaded lazily, such as the emulator, as chunks)
  * holding the npm packages too, because loading one file is much faster than resolving hundreds of small modules
- * (zod, protobuf-es, connect) at every start. The large, rarely used packages stay external and load on first use
- * (js-tiktoken for count_tokens, sql.js for `import`). esbuild only transpiles; `npm run typecheck` checks types.
+ * (zod, protobuf-es, connect) at every start. js-tiktoken (22 MB of BPE ranks) stays external and loads on the
+ * first count_tokens request. esbuild only transpiles; `npm run typecheck` checks types.
  *
  * `npm install` runs it (the `prepare` script), and bin/cursor-bridge.js calls {@link ensureFreshBuild} before every
  * start, so a clone never runs stale output: when any source under src/ (or this file) is newer than the last build,
@@ -57,7 +57,7 @@ export async function build() {
     format: "esm",
     platform: "node",
     target: "node20",
-    external: ["esbuild", "js-tiktoken", "sql.js"],
+    external: ["esbuild", "js-tiktoken"],
     // Bundled CommonJS code may call require() for Node's own modules.
     banner: {
       js: 'import { createRequire as __bridgeRequire } from "node:module"; const require = __bridgeRequire(import.meta.url);',
