@@ -5,8 +5,9 @@
  * are redacted and never carry a stack trace. `x-should-retry: false` tells the Anthropic SDK (and Claude Code) not
  * to retry an error that cannot succeed on retry, such as an exhausted usage limit.
  */
-import { isAbortError, ProxyError, type ProxyErrorDetails } from "../util/errors.js";
+
 import { withLauncher } from "../util/command-hint.js";
+import { isAbortError, ProxyError, type ProxyErrorDetails } from "../util/errors.js";
 import { redactText } from "../util/logger.js";
 
 /** Anthropic's error body (also the payload of the streaming `event: error` frame). */

@@ -6,8 +6,8 @@
  * Messages are redacted and never carry a stack trace; an internal error's message is never sent at all.
  */
 
-import { isAbortError, ProxyError, type ProxyErrorDetail, type ProxyErrorDetails } from "../util/errors.js";
 import { withLauncher } from "../util/command-hint.js";
+import { isAbortError, ProxyError, type ProxyErrorDetail, type ProxyErrorDetails } from "../util/errors.js";
 import { redactText } from "../util/logger.js";
 
 /** The JSON body OpenAI returns for errors (also the payload of the SSE error frame). */
