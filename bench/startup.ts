@@ -3,7 +3,7 @@
  * "listening on" line, median of N runs, each in a throwaway HOME (so it serves the embedded emulator), next to the
  * time of `node -e 0` on the same machine. The tracked ratio is start ÷ `node -e` (machine speed cancels out); the
  * absolute target is a 400 ms median for `npm start`. The first, unmeasured run builds dist/ if it is stale.
- * Standalone: `npx tsx bench/startup.ts [runs]`.
+ * Standalone: `npx tsx bench/startup.ts [runs] [checkout]` (another checkout, e.g. to measure a baseline).
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { fmt, type Table, type TargetResult } from "./report.js";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
+let ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const STARTUP_TARGET = { npmStartMedianMs: 400 };
 
 /** Median start times (ms) and their ratio to a bare `node -e 0`. */
@@ -116,6 +116,7 @@ export async function addStartupScenario(
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  if (process.argv[3] !== undefined) ROOT = process.argv[3];
   const result = await runStartup(Number(process.argv[2] ?? 5));
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 }

@@ -63,6 +63,10 @@ describe("hints name a command that works for how the tool was launched", () => 
     try {
       await expect.poll(() => out, { timeout: 20_000 }).toContain("No API key required");
       expect(out).toContain("!! Run `npm run cli -- login`, then restart");
+      // The port opens only when the API serves: the first /health is 200 and the API answers at once.
+      const base = /listening on (http:\/\/\S+)\/v1/.exec(out)?.[1];
+      expect((await fetch(`${base}/health`)).status).toBe(200);
+      expect((await fetch(`${base}/v1/models`)).status).toBe(200);
     } finally {
       const exited = new Promise((resolve) => child.once("exit", resolve));
       child.kill("SIGTERM");
