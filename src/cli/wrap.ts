@@ -2,6 +2,7 @@
  * Wraps help text to a terminal width. Lines that fit stay as written; a longer line breaks at spaces, and its
  * continuation lines are indented to where the line's text starts, or to its description column when the line is a
  * two-column entry ("  --port <n>   Port to listen on"), so options and their descriptions stay aligned.
+ * Command lines under "Examples:" break with a shell backslash, so a pasted example still runs.
  */
 
 /** The description column of a two-column entry ("  --port <n>   Port…"): where its second column starts. */
@@ -44,12 +45,30 @@ function wrapLine(line: string, width: number): string[] {
   return [line.slice(0, column).trimEnd(), ...breakLine(" ".repeat(pad) + line.slice(column), width, pad)];
 }
 
+/** A command line of an Examples section: continued with a shell backslash, so it still runs when pasted. */
+function wrapCommand(line: string, width: number): string[] {
+  if (line.length <= width) return [line];
+  const lead = line.length - line.trimStart().length;
+  // A trailing comment goes above the command: a backslash inside a comment would not continue the line.
+  const commented = /^(\s*)(\S.*?)\s+(#\s.*)$/.exec(line);
+  if (commented?.[1] !== undefined && commented[2] !== undefined && commented[3] !== undefined) {
+    const [, indent, command, comment] = commented;
+    return [...wrapLine(indent + comment, width), ...wrapCommand(indent + command, width)];
+  }
+  const parts = breakLine(line, width - 2, lead + 4);
+  return parts.map((part, i) => (i < parts.length - 1 ? `${part} \\` : part));
+}
+
 /** `text` with every line wrapped to `width` columns (at least 40). */
 export function wrapText(text: string, width: number): string {
   const columns = Math.max(40, Math.floor(width));
+  let examples = false;
   return text
     .split("\n")
-    .flatMap((line) => wrapLine(line, columns))
+    .flatMap((line) => {
+      if (/^\S/.test(line)) examples = /^Examples?:/.test(line);
+      return examples && !line.trimStart().startsWith("#") ? wrapCommand(line, columns) : wrapLine(line, columns);
+    })
     .join("\n");
 }
 

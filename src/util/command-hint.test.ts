@@ -10,8 +10,14 @@ afterEach(() => {
 
 describe("command hints", () => {
   it("recognise npm scripts of this package as a clone, anything else as installed", () => {
-    expect(launcherFromEnv({ npm_lifecycle_event: "start", npm_package_name: "cursor-bridge" })).toBe("npm run cli --");
-    expect(launcherFromEnv({ npm_lifecycle_event: "start", npm_package_name: "my-app" })).toBe("cursor-bridge");
+    const start = { npm_package_name: "cursor-bridge", npm_lifecycle_script: "node bin/cursor-bridge.js serve" };
+    expect(launcherFromEnv(start)).toBe("npm run cli --");
+    expect(launcherFromEnv({ ...start, npm_lifecycle_script: "node bin/cursor-bridge.js" })).toBe("npm run cli --");
+    expect(launcherFromEnv({ ...start, npm_package_name: "my-app" })).toBe("cursor-bridge");
+    // `npm test` runs vitest, whose child processes inherit npm's variables: not a user's launch.
+    expect(launcherFromEnv({ ...start, npm_lifecycle_script: "node tools/sub-packages.mjs && vitest run" })).toBe(
+      "cursor-bridge",
+    );
     expect(launcherFromEnv({})).toBe("cursor-bridge");
   });
 

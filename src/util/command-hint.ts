@@ -14,11 +14,13 @@ const COMMAND_HINT = /`cursor-bridge (?=(serve|emulator|login|logout|import|stat
 let current: Launcher = "cursor-bridge";
 
 /**
- * The launcher for an environment: npm sets `npm_lifecycle_event` and `npm_package_name` for the scripts of the
- * package it runs, so both present with this package's name means `npm start` / `npm run cli` in a clone.
+ * The launcher for an environment: npm sets `npm_package_name` and `npm_lifecycle_script` for the script it runs, so
+ * this package's own script running its bin (`npm start`, `npm run cli`, `npm run emulator`) means a clone. Other
+ * scripts (`npm test` starting the CLI in a child process) and other packages' scripts count as installed.
  */
 export function launcherFromEnv(env: Readonly<Record<string, string | undefined>>): Launcher {
-  return env.npm_lifecycle_event !== undefined && env.npm_package_name === "cursor-bridge"
+  const script = env.npm_lifecycle_script ?? "";
+  return env.npm_package_name === "cursor-bridge" && /^node bin\/cursor-bridge\.js\b/.test(script)
     ? "npm run cli --"
     : "cursor-bridge";
 }
