@@ -6,7 +6,8 @@ const jsonOutput = process.env.VITEST_JSON_OUTPUT;
 export default defineConfig({
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-    exclude: ["test/live/**", "node_modules/**"],
+    exclude: ["test/live/**", "**/node_modules/**"],
+    globalSetup: ["test/support/sub-packages.setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",

@@ -16,6 +16,7 @@ import { overheadTable, overheadTargets, runOverhead } from "./overhead.js";
 import { REBUILD_TARGET, rebuildReport, runRebuild } from "./rebuild.js";
 import { renderReport, type Table, type TargetResult } from "./report.js";
 import { closeIdleSockets } from "./sse-client.js";
+import { addStartupScenario } from "./startup.js";
 
 function reexecWithGc(): never {
   const script = fileURLToPath(import.meta.url);
@@ -138,6 +139,8 @@ async function main(): Promise<void> {
     tables.push(mb.table);
     targets.push(...mb.targets);
   }
+
+  if (wanted("startup")) await addStartupScenario({ results, tables, targets }, log);
 
   const loadAfter = loadavg();
   const report = renderReport(tables, targets);

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx's loader, so the package needs no build step to run from a clone or from npm.
-import { register } from "tsx/esm/api";
+// Runs the compiled CLI in dist/ (built by `npm install` through the `prepare` script). In a clone, dist/ is rebuilt
+// first when src/ is newer (tools/build.mjs says so on stderr), so a start never runs stale output.
+import { ensureFreshBuild } from "../tools/build.mjs";
 
-register();
-const { main } = await import("../src/cli/main.ts");
+await ensureFreshBuild((text) => process.stderr.write(text));
+const { main } = await import("../dist/main.js");
 process.exitCode = await main(process.argv.slice(2));

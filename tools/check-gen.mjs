@@ -4,17 +4,17 @@
  *
  * Regenerates into a temporary directory with the repo's own buf.gen.yaml and compares every file byte for byte
  * (missing, extra and changed files all count). Exit 0 when identical, 1 when not (with the differing files named),
- * 2 when generation itself failed. Runs offline: buf and the local protoc-gen-es plugin come from node_modules/.bin.
+ * 2 when generation itself failed. Runs offline: buf and the local protoc-gen-es plugin come from the tool-only
+ * package tools/gen/, which tools/buf.mjs installs on first use.
  */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { runBuf } from "./buf.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const genDir = path.join(root, "src", "gen");
-const binDir = path.join(root, "node_modules", ".bin");
 
 /** Lists every file below `dir` as a sorted list of slash-separated relative paths ([] when `dir` is absent). */
 function listFiles(dir) {
@@ -32,12 +32,13 @@ function listFiles(dir) {
 }
 
 /** Regenerates into a fresh temp dir and returns that dir's src/gen path; exits 2 if buf fails. */
-function regenerate(outBase) {
-  const result = spawnSync(path.join(binDir, "buf"), ["generate", "--output", outBase], {
-    cwd: root,
-    encoding: "utf8",
-    env: { ...process.env, PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ""}` },
-  });
+async function regenerate(outBase) {
+  let result;
+  try {
+    result = await runBuf(["generate", "--output", outBase]);
+  } catch (error) {
+    result = { error };
+  }
   if (result.error || result.status !== 0) {
     process.stderr.write(`check-gen: buf generate failed (exit ${result.status ?? "none"}).\n`);
     process.stderr.write(`${result.error?.message ?? ""}${result.stderr ?? ""}\n`);
@@ -66,7 +67,7 @@ function compareTrees(committedDir, freshDir) {
 
 const outBase = mkdtempSync(path.join(tmpdir(), "cursor-bridge-gen-"));
 try {
-  const differences = compareTrees(genDir, regenerate(outBase));
+  const differences = compareTrees(genDir, await regenerate(outBase));
   if (differences.length > 0) {
     process.stderr.write(`check-gen: src/gen is out of date with proto/ (${differences.length} file(s)):\n`);
     for (const line of differences) process.stderr.write(`  ${line}\n`);

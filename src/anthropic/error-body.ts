@@ -5,6 +5,8 @@
  * are redacted and never carry a stack trace. `x-should-retry: false` tells the Anthropic SDK (and Claude Code) not
  * to retry an error that cannot succeed on retry, such as an exhausted usage limit.
  */
+
+import { withLauncher } from "../util/command-hint.js";
 import { isAbortError, ProxyError, type ProxyErrorDetails } from "../util/errors.js";
 import { redactText } from "../util/logger.js";
 
@@ -43,9 +45,9 @@ function messageFor(error: ProxyError, requestId: string | undefined): string {
       ? "Internal server error."
       : `Internal server error (request id ${requestId}; the server log has the details).`;
   }
-  const message = redactText(error.message).trim() || "Request failed.";
+  const message = withLauncher(redactText(error.message)).trim() || "Request failed.";
   if (error.code === "unauthenticated" && error.detail !== LOCAL_API_KEY_DETAIL && !message.includes("login")) {
-    return `${message} Run \`cursor-bridge login\` to sign in to Cursor.`;
+    return withLauncher(`${message} Run \`cursor-bridge login\` to sign in to Cursor.`);
   }
   return message;
 }

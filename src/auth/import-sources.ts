@@ -1,13 +1,13 @@
 /**
  * Readers for the places Cursor's own clients keep tokens (docs/protocol.md §3.4): the cursor-agent CLI's
- * auth.json, its macOS keychain items, and the Cursor IDE's SQLite `state.vscdb` (read with sql.js, WASM, so no native
- * build). Each reader returns what it found plus a short problem string; problem strings are fixed texts, never
+ * auth.json, its macOS keychain items, and the Cursor IDE's SQLite `state.vscdb` (read by ./sqlite-table.ts, no native
+ * build and no SQLite engine). Each reader returns what it found plus a short problem string; problem strings are fixed texts, never
  * parser messages, because those can quote the file (and so a token).
  */
 import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
-import type { SqlJsStatic } from "sql.js";
 import { z } from "zod";
+import { readSqliteTable } from "./sqlite-table.js";
 
 /** Tokens found in one place, with the names of the keys that held them. */
 export interface FoundTokens {
@@ -36,15 +36,6 @@ export const defaultCommandRunner: CommandRunner = (file, args, options) =>
       else resolve(stdout);
     });
   });
-
-/** Loads the sql.js module; injectable so callers can supply a preloaded instance. */
-export type SqlJsLoader = () => Promise<SqlJsStatic>;
-
-/** Production loader: imported lazily so the WASM is only loaded when an import actually reads state.vscdb. */
-export const defaultSqlJsLoader: SqlJsLoader = async () => {
-  const module = await import("sql.js");
-  return module.default();
-};
 
 function isMissing(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "ENOENT";
@@ -126,50 +117,34 @@ function toText(value: unknown): string | undefined {
   return trimmed === "" ? undefined : trimmed;
 }
 
-function queryIdeKeys(sql: SqlJsStatic, bytes: Uint8Array): FoundTokens {
-  const db = new sql.Database(bytes);
-  try {
-    const statement = db.prepare("SELECT key, value FROM ItemTable WHERE key IN (?, ?, ?)");
-    const tokens: FoundTokens = { keys: [] };
-    try {
-      statement.bind([IDE_KEYS.accessToken, IDE_KEYS.refreshToken, IDE_KEYS.email]);
-      while (statement.step()) {
-        const [key, raw] = statement.get();
-        const value = toText(raw);
-        if (value === undefined || typeof key !== "string") continue;
-        const field = (Object.keys(IDE_KEYS) as (keyof typeof IDE_KEYS)[]).find((name) => IDE_KEYS[name] === key);
-        if (field === undefined) continue;
-        tokens[field] = value;
-        tokens.keys.push(key);
-      }
-    } finally {
-      statement.free();
-    }
-    return tokens;
-  } finally {
-    db.close();
+/** The IDE's session keys from ItemTable; throws when the bytes are not a database with that table. */
+function queryIdeKeys(bytes: Uint8Array): FoundTokens {
+  const rows = readSqliteTable(bytes, "ItemTable");
+  if (rows === undefined) throw new Error("no ItemTable");
+  const tokens: FoundTokens = { keys: [] };
+  for (const field of Object.keys(IDE_KEYS) as (keyof typeof IDE_KEYS)[]) {
+    const row = rows.find(([key]) => key === IDE_KEYS[field]);
+    const value = row === undefined ? undefined : toText(row[1]);
+    if (value === undefined) continue;
+    tokens[field] = value;
+    tokens.keys.push(IDE_KEYS[field]);
   }
+  return tokens;
 }
 
 /**
  * Reads the Cursor IDE's `state.vscdb`. The file is read into memory once; pages still in a `-wal` file are not seen,
  * which only matters if the IDE wrote the tokens seconds ago.
  */
-export async function readIdeStateDb(path: string, loadSqlJs: SqlJsLoader): Promise<ReadOutcome> {
+export async function readIdeStateDb(path: string): Promise<ReadOutcome> {
   let bytes: Uint8Array;
   try {
     bytes = await readFile(path);
   } catch (error) {
     return isMissing(error) ? { status: "missing" } : { status: "unreadable", problem: "the file could not be read" };
   }
-  let sql: SqlJsStatic;
   try {
-    sql = await loadSqlJs();
-  } catch {
-    return { status: "unreadable", problem: "the SQLite reader (sql.js) could not be loaded" };
-  }
-  try {
-    return { status: "found", tokens: queryIdeKeys(sql, bytes) };
+    return { status: "found", tokens: queryIdeKeys(bytes) };
   } catch {
     return { status: "unreadable", problem: "the file is not a SQLite database with an ItemTable" };
   }

@@ -9,14 +9,12 @@ import type { CredentialSource } from "./credential-store.js";
 import {
   type CommandRunner,
   defaultCommandRunner,
-  defaultSqlJsLoader,
   type FoundTokens,
   KEYCHAIN_SERVICES,
   type ReadOutcome,
   readCliAuthFile,
   readIdeStateDb,
   readKeychain,
-  type SqlJsLoader,
 } from "./import-sources.js";
 
 /** Which store a candidate came from. */
@@ -71,8 +69,6 @@ export interface ImportOptions {
   runCommand?: CommandRunner;
   /** @default 20000 (macOS may show an "allow access" prompt) */
   keychainTimeoutMs?: number;
-  /** @default lazy `import("sql.js")` */
-  loadSqlJs?: SqlJsLoader;
   /** @default Date.now */
   now?: () => number;
 }
@@ -139,7 +135,7 @@ export async function findExistingCredentials(options: ImportOptions): Promise<I
   const candidates: Candidate[] = [
     toCandidate("cli-file", cliPath, await readCliAuthFile(cliPath), now),
     await readKeychainCandidate(options, now),
-    toCandidate("ide-state", idePath, await readIdeStateDb(idePath, options.loadSqlJs ?? defaultSqlJsLoader), now),
+    toCandidate("ide-state", idePath, await readIdeStateDb(idePath), now),
   ];
   const report: ImportReport = { candidates: candidates.map((candidate) => candidate.report) };
   let best: Candidate | undefined;

@@ -18,7 +18,7 @@ export {
   type ImportReport,
   type ImportResult,
 } from "./import.js";
-export type { CommandRunner, SqlJsLoader } from "./import-sources.js";
+export type { CommandRunner } from "./import-sources.js";
 export {
   type ApiKeyLoginOptions,
   type BrowserLoginOptions,

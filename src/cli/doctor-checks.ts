@@ -183,20 +183,40 @@ export async function checkDirectory(ctx: CliContext, id: string, title: string,
   return { ...base, status: "ok", detail: ctx.paths.platform === "win32" ? dir : `${dir} (mode ${mode})` };
 }
 
-/** Whether `serve` could listen on the configured host and port right now. */
+/** The cursor-bridge version answering `/health` on host:port, or undefined when something else (or nothing) is there. */
+export async function servingBridgeVersion(host: string, port: number, timeoutMs = 2_000): Promise<string | undefined> {
+  const address = host === "0.0.0.0" ? "127.0.0.1" : host === "::" || host === "[::]" ? "::1" : host;
+  const url = `http://${address.includes(":") && !address.startsWith("[") ? `[${address}]` : address}:${port}/health`;
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+    const body = (await response.json()) as { version?: unknown; upstream?: unknown };
+    const ours =
+      response.ok && typeof body.version === "string" && ["cursor", "emulator"].includes(String(body.upstream));
+    return ours ? String(body.version) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `serve` could listen on the configured host and port right now, or a cursor-bridge already serves there. */
 export function checkPort(host: string, port: number): Promise<CheckResult> {
   const base = { id: "port", title: "Port" };
   if (port === 0) return Promise.resolve({ ...base, status: "skip", detail: "port 0: any free port is used" });
   return new Promise((resolve) => {
     const server = createServer();
-    server.once("error", (error: NodeJS.ErrnoException) => {
+    server.once("error", async (error: NodeJS.ErrnoException) => {
       const inUse = error.code === "EADDRINUSE";
+      const version = inUse ? await servingBridgeVersion(host, port) : undefined;
+      if (version !== undefined) {
+        resolve({ ...base, status: "ok", detail: `${host}:${port} is served by cursor-bridge ${version}` });
+        return;
+      }
       resolve({
         ...base,
         status: "fail",
-        detail: `${host}:${port} ${inUse ? "is in use" : `cannot be bound (${error.code ?? "error"})`}`,
+        detail: `${host}:${port} ${inUse ? "is in use by another program" : `cannot be bound (${error.code ?? "error"})`}`,
         fix: inUse
-          ? "Stop the other process (perhaps a running cursor-bridge) or pick another port with --port."
+          ? "Stop the other program or pick another port with --port."
           : "Pick another port with --port or another interface with --host.",
       });
     });

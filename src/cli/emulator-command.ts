@@ -4,7 +4,8 @@
  */
 import { parseArgs } from "node:util";
 import { isLoopbackHost } from "../config/host.js";
-import { DEFAULT_EMULATOR_PORT, describeEmulatorDirectives, startEmulator } from "../emulator/index.js";
+import { describeEmulatorDirectives } from "../emulator/directives.js";
+import { DEFAULT_EMULATOR_PORT } from "../emulator/port.js";
 import { ProxyError } from "../util/errors.js";
 import { createLogger } from "../util/logger.js";
 import { type Command, EXIT } from "./command.js";
@@ -89,6 +90,8 @@ export const emulatorCommand: Command = {
       level: level === "debug" || level === "warn" || level === "error" ? level : "info",
       sink: (line) => io.err(`${line}\n`),
     });
+    // Loaded on use: the emulator is code that only this command and a server without Cursor credentials run.
+    const { startEmulator } = await import("../emulator/index.js");
     const emulator = await startEmulator({
       host,
       port: intOption(values.port as string | undefined, "port", DEFAULT_EMULATOR_PORT),

@@ -19,6 +19,8 @@ export interface CliIo {
   err(text: string): void;
   /** True when stdout is a terminal (colour, spinners). */
   isTty: boolean;
+  /** The terminal's width when stdout is a terminal (help wraps to it; 80 otherwise). */
+  columns?: number | undefined;
   env: Readonly<Record<string, string | undefined>>;
   /** Standard input; absent when the host has none (commands then ask for the environment variable instead). */
   input?: CliInput;
@@ -30,6 +32,7 @@ export function processIo(): CliIo {
     out: (text) => process.stdout.write(text),
     err: (text) => process.stderr.write(text),
     isTty: process.stdout.isTTY === true && process.env.NO_COLOR === undefined,
+    columns: process.stdout.isTTY === true ? process.stdout.columns : undefined,
     env: process.env,
     input: {
       isTty: process.stdin.isTTY === true,

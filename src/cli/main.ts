@@ -2,12 +2,14 @@
  * `cursor-bridge` entry point: dispatches to sub-commands, prints help and version, maps unexpected failures to a
  * one-line message and exit code (never a stack trace).
  */
+import { launcherFromEnv, setLauncher, withLauncher } from "../util/command-hint.js";
 import { ProxyError } from "../util/errors.js";
 import { redactText } from "../util/logger.js";
 import { type Command, EXIT } from "./command.js";
 import { COMMANDS } from "./commands.js";
 import { type CliIo, processIo } from "./io.js";
 import { packageVersion } from "./version.js";
+import { helpWidth, wrapText } from "./wrap.js";
 
 function topLevelHelp(commands: readonly Command[]): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -29,39 +31,93 @@ Quick start:
 `;
 }
 
-/** Runs the CLI with the given arguments; resolves to the exit code. */
+/**
+ * Runs the CLI with the given arguments; resolves to the exit code. Hints naming a command are written for how the
+ * process was launched (`npm run cli -- login` from a clone, `cursor-bridge login` when installed), on every line
+ * this prints and in the server's error messages.
+ */
 export async function main(
   argv: string[],
-  io: CliIo = processIo(),
+  rawIo: CliIo = processIo(),
   commands: readonly Command[] = COMMANDS,
 ): Promise<number> {
+  const previous = setLauncher(launcherFromEnv(rawIo.env));
+  const io: CliIo = {
+    ...rawIo,
+    out: (text) => rawIo.out(withLauncher(text)),
+    err: (text) => rawIo.err(withLauncher(text)),
+  };
+  try {
+    return await dispatch(argv, io, commands);
+  } finally {
+    setLauncher(previous);
+  }
+}
+
+const EXIT_NAMES: Record<number, string> = {
+  [EXIT.failure]: "failure",
+  [EXIT.usage]: "usage",
+  [EXIT.unauthenticated]: "unauthenticated",
+  [EXIT.unavailable]: "unavailable",
+};
+
+function exitCodeFor(error: ProxyError): number {
+  if (error.code === "invalid_request") return EXIT.usage;
+  if (error.code === "unauthenticated") return EXIT.unauthenticated;
+  if (error.code === "backend_unavailable" || error.code === "timeout") return EXIT.unavailable;
+  return EXIT.failure;
+}
+
+async function dispatch(argv: string[], io: CliIo, commands: readonly Command[]): Promise<number> {
   const [first, ...rest] = argv;
+  const help = (text: string) => io.out(wrapText(text, helpWidth(io.columns)));
   if (first === undefined || first === "-h" || first === "--help" || first === "help") {
     const target = first === "help" ? commands.find((c) => c.name === rest[0]) : undefined;
-    io.out(target ? target.help : topLevelHelp(commands));
+    help(target ? target.help : topLevelHelp(commands));
     return EXIT.ok;
   }
   if (first === "-v" || first === "--version") {
     io.out(`${packageVersion()}\n`);
     return EXIT.ok;
   }
+  // Under --json, stdout is always one JSON document: a failure that printed none gets {"error": {...}}.
+  const json = rest.includes("--json");
+  let printed = false;
+  let problem = "";
+  const jsonError = (code: string, message: string, exitCode: number) => {
+    if (json && !printed) io.out(`${JSON.stringify({ error: { code, message, exitCode } }, null, 2)}\n`);
+    return exitCode;
+  };
   const command = commands.find((c) => c.name === first);
   if (!command) {
-    io.err(`Unknown command "${first}". Run \`cursor-bridge --help\` for the list of commands.\n`);
-    return EXIT.usage;
+    const message = `Unknown command "${first}". Run \`cursor-bridge --help\` for the list of commands.`;
+    io.err(`${message}\n`);
+    return jsonError("usage", withLauncher(message), EXIT.usage);
   }
   if (rest.includes("--help") || rest.includes("-h")) {
-    io.out(command.help);
+    help(command.help);
     return EXIT.ok;
   }
+  const commandIo: CliIo = {
+    ...io,
+    out: (text) => {
+      printed = true;
+      io.out(text);
+    },
+    err: (text) => {
+      problem += text;
+      io.err(text);
+    },
+  };
   try {
-    return await command.run(rest, io);
+    const code = await command.run(rest, commandIo);
+    if (code === EXIT.ok) return code;
+    const message = withLauncher(redactText(problem.trim())) || `cursor-bridge ${command.name} failed.`;
+    return jsonError(EXIT_NAMES[code] ?? "failure", message, code);
   } catch (error) {
     const proxyError = ProxyError.from(error);
-    io.err(`cursor-bridge ${command.name}: ${redactText(proxyError.message)}\n`);
-    if (proxyError.code === "invalid_request") return EXIT.usage;
-    if (proxyError.code === "unauthenticated") return EXIT.unauthenticated;
-    if (proxyError.code === "backend_unavailable" || proxyError.code === "timeout") return EXIT.unavailable;
-    return EXIT.failure;
+    const message = redactText(proxyError.message);
+    io.err(`cursor-bridge ${command.name}: ${message}\n`);
+    return jsonError(proxyError.code, withLauncher(message), exitCodeFor(proxyError));
   }
 }

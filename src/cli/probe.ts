@@ -80,10 +80,15 @@ export async function probeHttp1(
   }
 }
 
-/** Human text for a probe result, e.g. "reachable over HTTP/2 (HTTP 401)". */
+/**
+ * Human text for a probe result, e.g. "reachable over HTTP/2". The probe carries no credentials, so Cursor's 401 is
+ * the expected answer and not worth showing; a server error (5xx) is shown.
+ */
 export function describeProbe(result: ProbeResult): string {
   const protocol = result.protocol === "http2" ? "HTTP/2" : "HTTP/1.1";
-  return result.reachable
-    ? `reachable over ${protocol} (answered HTTP ${result.status ?? "?"})`
-    : `not reachable over ${protocol} (${result.error ?? "no response"})`;
+  if (!result.reachable) return `not reachable over ${protocol} (${result.error ?? "no response"})`;
+  const serverError = result.status === undefined || result.status >= 500;
+  return serverError
+    ? `reachable over ${protocol}, but it answered HTTP ${result.status ?? "?"}`
+    : `reachable over ${protocol}`;
 }

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { createAgentClient } from "../backend/agent-client.js";
 import type { AgentClient } from "../backend/types.js";
-import { type Emulator, startEmulator } from "../emulator/index.js";
+import type { Emulator } from "../emulator/index.js";
 import { type CursorApi, createCursorApi } from "../protocol/cursor-api.js";
 import type { UpstreamKind } from "../server/deps.js";
 import { ProxyError } from "../util/errors.js";
@@ -47,6 +47,62 @@ function emulatorTokenSource(emulator: Emulator, now: () => number): TokenSource
   };
 }
 
+/** The embedded emulator on a free loopback port, with a token source it issues and a CursorApi pointed at it. */
+async function startEmbeddedEmulator(
+  ctx: CliContext,
+  logger: Logger,
+): Promise<{ emulator: Emulator; tokenSource: TokenSource; api: CursorApi }> {
+  const { config } = ctx;
+  // Loaded only when it serves: a logged-in server never runs the emulator's code.
+  const { startEmulator } = await import("../emulator/index.js");
+  const emulator = await startEmulator({
+    host: "127.0.0.1",
+    port: 0,
+    bootstrapLatencyMs: config.emulator.bootstrapLatencyMs,
+    tokensPerSecond: config.emulator.tokensPerSecond,
+    logger: logger.child({ component: "emulator" }),
+  });
+  const tokenSource = emulatorTokenSource(emulator, ctx.now);
+  const api = createCursorApi({
+    agentUrl: emulator.url,
+    apiUrl: emulator.url,
+    getAccessToken: (signal) => tokenSource.getAccessToken(signal),
+    clientVersion: ctx.clientVersion.version,
+    transport: config.transport,
+    logger: logger.child({ component: "cursor" }),
+  });
+  return { emulator, tokenSource, api };
+}
+
+/** The Cursor API a server started with these settings would use, for commands that show what it would serve. */
+export interface ServedApi {
+  kind: UpstreamKind;
+  api: CursorApi;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the API `serve` would use: Cursor with the stored (or environment) credentials, else (unless
+ * `--upstream cursor`) the embedded emulator, so `models` and `usage` show what the server serves before a login.
+ */
+export async function openServedApi(ctx: CliContext, logger: Logger): Promise<ServedApi> {
+  const credentials = ctx.config.upstream === "emulator" ? undefined : await ctx.resolveCredentials();
+  if (credentials !== undefined) {
+    const api = ctx.createCursorApi(credentials.tokenSource);
+    return { kind: "cursor", api, close: async () => api.close() };
+  }
+  if (ctx.config.upstream === "cursor") await ctx.requireCredentials();
+  const { emulator, api } = await startEmbeddedEmulator(ctx, logger);
+  return {
+    kind: "emulator",
+    api,
+    close: async () => {
+      api.close();
+      await emulator.close();
+    },
+  };
+}
+
 /** Builds the upstream chosen by `config.upstream` (auto: Cursor when logged in, else the emulator). */
 export async function createUpstream(ctx: CliContext, logger: Logger): Promise<Upstream> {
   const { config } = ctx;
@@ -83,22 +139,7 @@ export async function createUpstream(ctx: CliContext, logger: Logger): Promise<U
       close: async () => api.close(),
     };
   }
-  const emulator = await startEmulator({
-    host: "127.0.0.1",
-    port: 0,
-    bootstrapLatencyMs: config.emulator.bootstrapLatencyMs,
-    tokensPerSecond: config.emulator.tokensPerSecond,
-    logger: logger.child({ component: "emulator" }),
-  });
-  const tokenSource = emulatorTokenSource(emulator, ctx.now);
-  const api = createCursorApi({
-    agentUrl: emulator.url,
-    apiUrl: emulator.url,
-    getAccessToken: (signal) => tokenSource.getAccessToken(signal),
-    clientVersion: ctx.clientVersion.version,
-    transport: config.transport,
-    logger: logger.child({ component: "cursor" }),
-  });
+  const { emulator, tokenSource, api } = await startEmbeddedEmulator(ctx, logger);
   const agentClient = createAgentClient({
     ...clientOptions,
     api,

@@ -5,16 +5,19 @@
  */
 import type { GetCurrentPeriodUsageResponse } from "../gen/aiserver/v1/dashboard_pb.js";
 import type { PlanUsage } from "../server/deps.js";
+import { createLogger } from "../util/logger.js";
 import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
 import { createCliContext } from "./context.js";
 import { progressBar, shortDate } from "./format.js";
 import { type CliIo, formatFields, type Style } from "./io.js";
+import { openServedApi } from "./upstream.js";
 
 const HELP = `Usage: cursor-bridge usage [options]
 
 Show this billing cycle's plan usage from Cursor (what the Cursor dashboard shows), with a bar, plus on-demand
-spend limits when your plan has them. Amounts are shown in dollars, assuming Cursor reports cents.
+spend limits when your plan has them. Amounts are shown in dollars, assuming Cursor reports cents. Before you log
+in, it shows the built-in emulator's scripted usage instead, labelled as such.
 
 ${COMMON_OPTIONS_HELP}
 
@@ -23,7 +26,7 @@ Examples:
   cursor-bridge usage --json | jq .planUsage.usedFraction
 `;
 
-/** The JSON shape printed by `usage --json`. */
+/** The JSON shape printed by `usage --json` (with `upstream`: "cursor", or "emulator" before a login). */
 export interface UsageReport {
   billingCycle: { start: string | null; end: string | null };
   planUsage: {
@@ -165,16 +168,25 @@ export function formatUsage(report: UsageReport, style: Style): string {
 async function run(argv: string[], io: CliIo): Promise<number> {
   const { flags } = parseCommandLine("usage", argv);
   const ctx = await createCliContext(io, flags);
-  const { tokenSource } = await ctx.requireCredentials();
-  const api = ctx.createCursorApi(tokenSource);
+  const logger = createLogger({ level: "warn", sink: (line) => io.err(`${line}\n`) });
+  const served = await openServedApi(ctx, logger);
   let report: UsageReport;
   try {
-    report = toUsageReport(await api.getCurrentPeriodUsage());
+    report = toUsageReport(await served.api.getCurrentPeriodUsage());
   } finally {
-    api.close();
+    await served.close();
   }
-  if (ctx.json) ctx.printJson(report);
-  else io.out(formatUsage(report, ctx.style));
+  if (ctx.json) {
+    ctx.printJson({ upstream: served.kind, ...report });
+    return EXIT.ok;
+  }
+  if (served.kind === "emulator") {
+    io.out(
+      `${ctx.style.yellow("Not logged in:")} the built-in Cursor emulator's usage (scripted), not your plan's; ` +
+        "run `cursor-bridge login` to see yours.\n",
+    );
+  }
+  io.out(formatUsage(report, ctx.style));
   return EXIT.ok;
 }
 

@@ -18,11 +18,9 @@ import { createStatsRecorder, type EmulatorStats, type StatsRecorder } from "./s
 import { createStrictnessInterceptor, DEFAULT_MIN_CLIENT_VERSION } from "./strictness.js";
 
 export { describeEmulatorDirectives } from "./directives.js";
+export { DEFAULT_EMULATOR_PORT } from "./port.js";
 export type { EmulatorStats, TurnStats } from "./stats.js";
 export { DEFAULT_MIN_CLIENT_VERSION } from "./strictness.js";
-
-/** Default port of `cursor-bridge emulator`. */
-export const DEFAULT_EMULATOR_PORT = 8766;
 
 /** Options of {@link startEmulator}. */
 export interface EmulatorOptions {

@@ -6,6 +6,7 @@
  * Messages are redacted and never carry a stack trace; an internal error's message is never sent at all.
  */
 
+import { withLauncher } from "../util/command-hint.js";
 import { isAbortError, ProxyError, type ProxyErrorDetail, type ProxyErrorDetails } from "../util/errors.js";
 import { redactText } from "../util/logger.js";
 
@@ -101,9 +102,9 @@ function messageFor(error: ProxyError, requestId: string | undefined): string {
       ? "Internal server error."
       : `Internal server error (request id ${requestId}; the server log has the details).`;
   }
-  const message = redactText(error.message).trim() || "Request failed.";
+  const message = withLauncher(redactText(error.message)).trim() || "Request failed.";
   if (error.code === "unauthenticated" && error.detail !== LOCAL_API_KEY_DETAIL && !message.includes("login")) {
-    return `${message} ${LOGIN_HINT}`;
+    return withLauncher(`${message} ${LOGIN_HINT}`);
   }
   return message;
 }

@@ -36,6 +36,31 @@ function errorResponse(error: unknown, c: Context<AppEnv>): Response {
   });
 }
 
+/**
+ * The 404 for a path no route serves: names the endpoints that exist (read from the app's routes, so new ones are
+ * listed without touching this), and points at /v1 only when the path lacks it.
+ */
+function routeNotFound(app: Hono<AppEnv>, method: string, path: string): ProxyError {
+  const endpoints = new Map<string, Set<string>>();
+  for (const route of app.routes) {
+    if (route.method === "ALL" || route.path.includes("*")) continue;
+    const path = route.path.replace(/\{[^}]*\}/g, ""); // "/v1/models/:id{.+}" → "/v1/models/:id"
+    const methods = endpoints.get(path) ?? new Set<string>();
+    methods.add(route.method);
+    endpoints.set(path, methods);
+  }
+  const list = [...endpoints].map(([route, methods]) => `${[...methods].join("/")} ${route}`).join(", ");
+  const underV1 = path === "/v1" || path.startsWith("/v1/");
+  const hint = underV1 ? "" : " The API lives under /v1.";
+  return new ProxyError(
+    "not_found",
+    `No route for ${method} ${clampForMessage(path, 200)}.${hint} Endpoints: ${list}.`,
+    {
+      detail: "route_not_found",
+    },
+  );
+}
+
 /** Builds the HTTP app from injected dependencies. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const { options, logger } = deps;
@@ -116,16 +141,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.post("/v1/messages/count_tokens", (c) => anthropic.countTokens(c));
   registerResponsesRoutes(app, { ...deps, store: deps.responseStore ?? createMemoryResponseStore() });
 
-  app.notFound((c) =>
-    errorResponse(
-      new ProxyError(
-        "not_found",
-        `No route for ${c.req.method} ${clampForMessage(c.req.path, 200)}. The API lives under /v1.`,
-        { detail: "route_not_found" },
-      ),
-      c,
-    ),
-  );
+  app.notFound((c) => errorResponse(routeNotFound(app, c.req.method, c.req.path), c));
   app.onError((error, c) => {
     const proxyError = ProxyError.from(error);
     if (proxyError.code === "internal") {

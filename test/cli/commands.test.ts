@@ -90,8 +90,8 @@ describe("models", () => {
     expect(body.models.find((m) => m.id === "gpt-5.2")).toMatchObject({ contextWindow: 272_000, reasoning: true });
   });
 
-  it("exits 3 with a login hint when not logged in", async () => {
-    const result = await harness.run(["models"]);
+  it("with --upstream cursor and no login, exits 3 with a login hint", async () => {
+    const result = await harness.run(["models", "--upstream", "cursor"]);
     expect(result.code).toBe(3);
     expect(result.err).toContain("Run `cursor-bridge login` first");
   });

@@ -1,0 +1,44 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { toAnthropicError } from "../anthropic/error-body.js";
+import { toOpenAIError } from "../openai/error-body.js";
+import { launcherFromEnv, setLauncher, withLauncher } from "./command-hint.js";
+import { ProxyError } from "./errors.js";
+
+afterEach(() => {
+  setLauncher("cursor-bridge");
+});
+
+describe("command hints", () => {
+  it("recognise npm scripts of this package as a clone, anything else as installed", () => {
+    const start = { npm_package_name: "cursor-bridge", npm_lifecycle_script: "node bin/cursor-bridge.js serve" };
+    expect(launcherFromEnv(start)).toBe("npm run cli --");
+    expect(launcherFromEnv({ ...start, npm_lifecycle_script: "node bin/cursor-bridge.js" })).toBe("npm run cli --");
+    expect(launcherFromEnv({ ...start, npm_package_name: "my-app" })).toBe("cursor-bridge");
+    // `npm test` runs vitest, whose child processes inherit npm's variables: not a user's launch.
+    expect(launcherFromEnv({ ...start, npm_lifecycle_script: "node tools/sub-packages.mjs && vitest run" })).toBe(
+      "cursor-bridge",
+    );
+    expect(launcherFromEnv({})).toBe("cursor-bridge");
+  });
+
+  it("rewrite only backquoted commands, and only for a clone", () => {
+    const text =
+      "Run `cursor-bridge login` (or `cursor-bridge import`); cursor-bridge serve is fine; `cursor-bridge x`";
+    expect(withLauncher(text)).toBe(text);
+    setLauncher("npm run cli --");
+    expect(withLauncher(text)).toBe(
+      "Run `npm run cli -- login` (or `npm run cli -- import`); cursor-bridge serve is fine; `cursor-bridge x`",
+    );
+  });
+
+  it("reach the server's 401 in both error shapes", () => {
+    setLauncher("npm run cli --");
+    const rejected = new ProxyError("unauthenticated", "Cursor rejected the session; run `cursor-bridge login` again.");
+    expect(toOpenAIError(rejected).body.error.message).toContain("run `npm run cli -- login` again");
+    expect(toAnthropicError(rejected).body.error.message).toContain("run `npm run cli -- login` again");
+    const bare = new ProxyError("unauthenticated", "Token expired.");
+    expect(toOpenAIError(bare).body.error.message).toBe(
+      "Token expired. Run `npm run cli -- login` to sign in to Cursor.",
+    );
+  });
+});

@@ -1,0 +1,49 @@
+/**
+ * bin/cursor-bridge.js runs the compiled dist/, never a stale one: in a copy of the package (src/, bin/, tools/build.mjs,
+ * package.json, node_modules linked), the first start builds dist/ and says so, the next start runs it silently, and
+ * after a source changes the start rebuilds first and runs the changed code.
+ */
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const copy = mkdtempSync(join(tmpdir(), "cursor-bridge-build-"));
+afterAll(() => rmSync(copy, { recursive: true, force: true }));
+
+function run(args: string[]) {
+  const home = join(copy, "home");
+  return spawnSync(process.execPath, [join(copy, "bin", "cursor-bridge.js"), ...args], {
+    encoding: "utf8",
+    env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, "c"), XDG_DATA_HOME: join(home, "d") },
+  });
+}
+
+describe("bin/cursor-bridge.js and dist/", () => {
+  it("builds dist/ on first start, runs it as is while current, and rebuilds it when src/ changes", () => {
+    for (const part of ["src", "bin", "package.json"]) cpSync(join(root, part), join(copy, part), { recursive: true });
+    mkdirSync(join(copy, "tools"));
+    cpSync(join(root, "tools", "build.mjs"), join(copy, "tools", "build.mjs"));
+    symlinkSync(join(root, "node_modules"), join(copy, "node_modules"), "dir");
+
+    const first = run(["--version"]);
+    expect(first.stderr).toMatch(/dist\/ has not been built; building it .* done in \d+ ms/s);
+    expect(first.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    expect(first.status).toBe(0);
+
+    const second = run(["--help"]);
+    expect(second.stderr).toBe("");
+    expect(second.stdout).toMatch(/serve\s+Run the OpenAI-compatible server/);
+
+    // A source edit after the build must show up in the next start, never the old output.
+    const mainTs = join(copy, "src", "cli", "main.ts");
+    writeFileSync(mainTs, readFileSync(mainTs, "utf8").replace("Show help", "Show the freshly built help"));
+    const third = run(["--help"]);
+    expect(third.stderr).toMatch(/src\/ changed since dist\/ was built; building it .* done/s);
+    expect(third.stdout).toContain("Show the freshly built help");
+    expect(run(["--help"]).stderr).toBe("");
+  });
+});
