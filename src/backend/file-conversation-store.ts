@@ -33,7 +33,7 @@ export interface FileConversationStoreOptions extends ConversationStoreOptions {
   maxEntries?: number;
   /** Most bytes kept on disk; the sweep removes the oldest beyond it. @default 1 GiB */
   maxTotalBytes?: number;
-  /** Memory for recently used records. @default 32 MiB */
+  /** Memory for recently used records; a record larger than a quarter of it is not cached. @default 8 MiB */
   cacheBytes?: number;
 }
 
@@ -133,7 +133,7 @@ class RecordCache {
   set(name: string, record: ConversationRecord): void {
     this.delete(name);
     const size = sizeOf(record);
-    if (size > this.maxBytes) return;
+    if (size > this.maxBytes / 4) return;
     this.records.set(name, record);
     this.bytes += size;
     for (const [oldest, value] of this.records) {
@@ -169,7 +169,7 @@ export function createFileConversationStore(options: FileConversationStoreOption
   const logger = options.logger ?? silentLogger;
   const maxEntries = options.maxEntries ?? 10_000;
   const maxTotalBytes = options.maxTotalBytes ?? 1024 * 1024 * 1024;
-  const cache = new RecordCache(options.cacheBytes ?? 32 * 1024 * 1024);
+  const cache = new RecordCache(options.cacheBytes ?? 8 * 1024 * 1024);
   const queued = new Map<string, QueuedSave>();
   const writing = new Map<string, Promise<void>>();
   let dirReady: Promise<void> | undefined;
