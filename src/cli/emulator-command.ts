@@ -4,7 +4,10 @@
  */
 import { parseArgs } from "node:util";
 import { isLoopbackHost } from "../config/host.js";
-import { DEFAULT_EMULATOR_PORT, describeEmulatorDirectives, startEmulator } from "../emulator/index.js";
+// Only the directive help is needed to list and describe the command; the emulator itself is loaded when it runs,
+// so `serve` (which imports every command for the help) does not carry the emulator's modules.
+import { DEFAULT_EMULATOR_PORT } from "../emulator/defaults.js";
+import { describeEmulatorDirectives } from "../emulator/directives.js";
 import { ProxyError } from "../util/errors.js";
 import { createLogger } from "../util/logger.js";
 import { type Command, EXIT } from "./command.js";
@@ -89,6 +92,7 @@ export const emulatorCommand: Command = {
       level: level === "debug" || level === "warn" || level === "error" ? level : "info",
       sink: (line) => io.err(`${line}\n`),
     });
+    const { startEmulator } = await import("../emulator/index.js");
     const emulator = await startEmulator({
       host,
       port: intOption(values.port as string | undefined, "port", DEFAULT_EMULATOR_PORT),

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { createAgentClient } from "../backend/agent-client.js";
 import type { AgentClient } from "../backend/types.js";
-import { type Emulator, startEmulator } from "../emulator/index.js";
+import type { Emulator } from "../emulator/index.js";
 import { type CursorApi, createCursorApi } from "../protocol/cursor-api.js";
 import type { UpstreamKind } from "../server/deps.js";
 import { ProxyError } from "../util/errors.js";
@@ -83,6 +83,8 @@ export async function createUpstream(ctx: CliContext, logger: Logger): Promise<U
       close: async () => api.close(),
     };
   }
+  // Loaded only when it is the upstream: a server talking to Cursor never needs the emulator's modules in memory.
+  const { startEmulator } = await import("../emulator/index.js");
   const emulator = await startEmulator({
     host: "127.0.0.1",
     port: 0,

@@ -17,12 +17,10 @@ import { listenDual } from "./server.js";
 import { createStatsRecorder, type EmulatorStats, type StatsRecorder } from "./stats.js";
 import { createStrictnessInterceptor, DEFAULT_MIN_CLIENT_VERSION } from "./strictness.js";
 
+export { DEFAULT_EMULATOR_PORT } from "./defaults.js";
 export { describeEmulatorDirectives } from "./directives.js";
 export type { EmulatorStats, TurnStats } from "./stats.js";
 export { DEFAULT_MIN_CLIENT_VERSION } from "./strictness.js";
-
-/** Default port of `cursor-bridge emulator`. */
-export const DEFAULT_EMULATOR_PORT = 8766;
 
 /** Options of {@link startEmulator}. */
 export interface EmulatorOptions {
