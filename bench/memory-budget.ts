@@ -64,7 +64,13 @@ function post(url: string, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
-      { method: "POST", headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+      // One connection per request: a kept-alive socket reused just as the server's keep-alive timeout closes it
+      // (the idle pauses here are seconds long) would fail a request for a reason that has nothing to do with memory.
+      {
+        method: "POST",
+        agent: false,
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+      },
       (res) => {
         res.resume();
         res.on("end", () => resolve(res.statusCode ?? 0));

@@ -11,9 +11,9 @@
 import type { MiddlewareHandler } from "hono";
 import { ProxyError } from "../util/errors.js";
 
-/** Defaults: bodies from 1 MiB on are admitted within a 16 MiB budget. */
+/** Defaults: bodies from 1 MiB on are admitted within an 8 MiB budget. */
 export const LARGE_BODY_THRESHOLD_BYTES = 1024 * 1024;
-export const LARGE_BODY_BUDGET_BYTES = 16 * 1024 * 1024;
+export const LARGE_BODY_BUDGET_BYTES = 8 * 1024 * 1024;
 
 /** A byte budget shared by the large requests in flight. */
 export interface BodyGate {
