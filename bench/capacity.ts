@@ -13,6 +13,8 @@ import { OPENAI_TOOLS } from "./workload.js";
 export interface MemoryResult {
   parked: number;
   heapBytesPerConversation: number;
+  /** RSS growth of this process per parked conversation (after the same GCs). */
+  rssBytesPerConversation: number;
   externalBytesPerConversation: number;
   heapReleasedBytes: number;
 }
@@ -59,6 +61,7 @@ export async function runMemory(stack: BenchStack, count: number): Promise<Memor
   return {
     parked: count,
     heapBytesPerConversation: (during.heapUsed - before.heapUsed) / count,
+    rssBytesPerConversation: (during.rss - before.rss) / count,
     externalBytesPerConversation: (during.external - before.external) / count,
     heapReleasedBytes: during.heapUsed - after.heapUsed,
   };
@@ -141,10 +144,17 @@ export function capacityReport(
   const kb = (bytes: number) => fmt(bytes / 1024, 1);
   const memoryTable: Table = {
     title: `4. Memory with ${memory.parked} conversations parked on a tool call`,
-    header: ["", "heap KB / conversation", "external KB / conversation", "heap MB released on close"],
+    header: [
+      "",
+      "RSS KB / conversation",
+      "heap KB / conversation",
+      "external KB / conversation",
+      "heap MB released on close",
+    ],
     rows: [
       [
         "cursor-bridge",
+        kb(memory.rssBytesPerConversation),
         kb(memory.heapBytesPerConversation),
         kb(memory.externalBytesPerConversation),
         fmt(memory.heapReleasedBytes / 1024 / 1024, 1),
@@ -176,6 +186,12 @@ export function capacityReport(
       target: "≤ 64 KB heap per parked conversation",
       measured: `${kb(memory.heapBytesPerConversation)} KB`,
       met: memory.heapBytesPerConversation <= 64 * 1024,
+    },
+    {
+      scenario: "memory",
+      target: "≤ 40 KB RSS per parked conversation",
+      measured: `${kb(memory.rssBytesPerConversation)} KB`,
+      met: memory.rssBytesPerConversation <= 40 * 1024,
     },
   ];
   return { tables: [memoryTable, throughputTable], targets };

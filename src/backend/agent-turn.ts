@@ -90,6 +90,8 @@ export class CursorAgentTurn implements AgentTurn {
    * in {@link checkpointKey}.
    */
   private history: readonly HistoryMessage[] | undefined;
+  /** The caller's `historyKeys` of {@link history}, when given; released with it. */
+  private historyKeys: readonly string[] | undefined;
   /** What a saved checkpoint covers: computed once (checkpoints may arrive several times per turn). */
   private checkpointKey: { coveredMessages: number; fingerprint: string } | undefined;
 
@@ -101,6 +103,7 @@ export class CursorAgentTurn implements AgentTurn {
     this.model = request.model;
     this.tools = request.tools;
     this.history = request.messages;
+    this.historyKeys = request.historyKeys?.length === request.messages.length ? request.historyKeys : undefined;
     this.toolNames = toolNameMapFor(request.tools);
     this.logger = deps.logger.child({ conversationId: request.conversationId });
   }
@@ -226,7 +229,13 @@ export class CursorAgentTurn implements AgentTurn {
   private async openAttempt(signal: AbortSignal | undefined): Promise<void> {
     let plan = this.plan;
     if (plan === undefined) {
-      const loaded = await loadTurnPlan(this.deps.store, this.conversationId, this.messages, this.logger);
+      const loaded = await loadTurnPlan(
+        this.deps.store,
+        this.conversationId,
+        this.messages,
+        this.logger,
+        this.historyKeys,
+      );
       plan = loaded.plan;
       this.plan = plan;
       this.blobs = loaded.blobs;
@@ -282,7 +291,7 @@ export class CursorAgentTurn implements AgentTurn {
   private checkpointKeyOf(): { coveredMessages: number; fingerprint: string } {
     this.checkpointKey ??= {
       coveredMessages: this.messages.length,
-      fingerprint: historyFingerprint(this.messages),
+      fingerprint: this.historyKeys?.at(-1) ?? historyFingerprint(this.messages),
     };
     return this.checkpointKey;
   }
@@ -359,6 +368,7 @@ export class CursorAgentTurn implements AgentTurn {
     if (this.history === undefined) return;
     this.checkpointKeyOf();
     this.history = undefined;
+    this.historyKeys = undefined;
     this.plan = undefined;
   }
 

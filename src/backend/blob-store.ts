@@ -8,7 +8,10 @@ import { hash } from "node:crypto";
 export interface BlobStore {
   /** The blob for a raw id, or undefined when unknown. */
   get(id: Uint8Array): Uint8Array | undefined;
-  /** Stores a blob under the id the server chose (server ids are stored verbatim, §5.3 / §9 item 6). */
+  /**
+   * Stores a blob under the id the server chose (server ids are stored verbatim, §5.3 / §9 item 6). The caller does
+   * not change `data` afterwards; a view of a much larger buffer is copied.
+   */
   set(id: Uint8Array, data: Uint8Array): void;
   /**
    * Stores a blob under its SHA-256 and returns the raw id. The store keeps `data` itself (no copy): callers hand over
@@ -51,7 +54,9 @@ class MemoryBlobStore implements BlobStore {
   }
 
   set(id: Uint8Array, data: Uint8Array): void {
-    this.blobs.set(toHex(id), data.slice());
+    // Server blobs arrive as views into the decoded message's buffer. A view that is most of its buffer is kept as
+    // it is (a multi-megabyte turn blob is not copied again); a small view is copied so it does not pin the rest.
+    this.blobs.set(toHex(id), data.byteLength * 2 >= data.buffer.byteLength ? data : data.slice());
   }
 
   put(data: Uint8Array): Uint8Array {

@@ -53,6 +53,19 @@ describe("file conversation store", () => {
     expect((await stat(join(dir, names[0] ?? ""))).mode & 0o777).toBe(0o600);
   });
 
+  it("keeps a record in memory only when it is small next to the cache (large ones are read from disk again)", async () => {
+    const record = sampleRecord(now);
+    const bytes = record.checkpoint.byteLength + [...record.blobs.values()].reduce((sum, b) => sum + b.byteLength, 0);
+    const roomy = createFileConversationStore({ dir, ttlMs: 10_000, now: () => now, cacheBytes: bytes * 8 });
+    await roomy.save(record);
+    await rm(dir, { recursive: true, force: true });
+    expect((await roomy.load("conv-1"))?.conversationId).toBe("conv-1");
+    const tight = createFileConversationStore({ dir, ttlMs: 10_000, now: () => now, cacheBytes: bytes * 2 });
+    await tight.save(record);
+    await rm(dir, { recursive: true, force: true });
+    expect(await tight.load("conv-1")).toBeUndefined();
+  });
+
   it("round-trips the checkpoint and keeps only reachable blobs (GC)", async () => {
     const record = sampleRecord(now);
     await store().save(record);

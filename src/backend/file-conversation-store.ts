@@ -1,6 +1,8 @@
 /**
- * File implementation of {@link ConversationStore}, the embedded default: one JSON file per conversation under `dir`,
- * named by the SHA-256 of the conversation id (so ids never reach the file system). Writes are atomic (temp file +
+ * File implementation of {@link ConversationStore}, the embedded default: one file per conversation under `dir`,
+ * named by the SHA-256 of the conversation id plus `.json` (so ids never reach the file system; the suffix is kept
+ * from format 1 so existing data directories are swept alike), holding the record in the binary container of
+ * record-file.ts (format 1 JSON files are still read). Writes are atomic (temp file +
  * rename); the directory is 0700 and files 0600, because conversation content is as private as the credentials.
  *
  * Off the hot path: recently used records stay in a bounded memory cache (a continued turn does not re-read its
@@ -11,9 +13,8 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { Dirent } from "node:fs";
-import { chmod, lstat, mkdir, readdir, readFile, rename, rm, utimes, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { z } from "zod";
 import type { Logger } from "../util/logger.js";
 import { silentLogger } from "../util/logger.js";
 import {
@@ -23,6 +24,7 @@ import {
   DEFAULT_CONVERSATION_TTL_MS,
   pruneRecord,
 } from "./conversation-store.js";
+import { decodeRecord, encodeRecord } from "./record-file.js";
 
 /** Options of {@link createFileConversationStore}. */
 export interface FileConversationStoreOptions extends ConversationStoreOptions {
@@ -33,65 +35,27 @@ export interface FileConversationStoreOptions extends ConversationStoreOptions {
   maxEntries?: number;
   /** Most bytes kept on disk; the sweep removes the oldest beyond it. @default 1 GiB */
   maxTotalBytes?: number;
-  /** Memory for recently used records. @default 32 MiB */
+  /** Memory for recently used records; a record larger than a quarter of it is not cached. @default 8 MiB */
   cacheBytes?: number;
 }
-
-const FILE_VERSION = 1;
-
-const storedRecordSchema = z.object({
-  version: z.literal(FILE_VERSION),
-  conversationId: z.string(),
-  checkpoint: z.string(),
-  coveredMessages: z.number().int().nonnegative(),
-  fingerprint: z.string(),
-  updatedAt: z.number(),
-  blobs: z.record(z.string().regex(/^[0-9a-f]+$/), z.string()),
-});
 
 function fileNameOf(conversationId: string): string {
   return `${createHash("sha256").update(conversationId).digest("hex")}.json`;
 }
 
-function toBase64(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
-}
-
-function fromBase64(text: string): Uint8Array {
-  return new Uint8Array(Buffer.from(text, "base64"));
-}
-
-function serialize(record: ConversationRecord): string {
-  const blobs: Record<string, string> = {};
-  for (const [id, data] of record.blobs) blobs[id] = toBase64(data);
-  return JSON.stringify({
-    version: FILE_VERSION,
-    conversationId: record.conversationId,
-    checkpoint: toBase64(record.checkpoint),
-    coveredMessages: record.coveredMessages,
-    fingerprint: record.fingerprint,
-    updatedAt: record.updatedAt,
-    blobs,
-  });
-}
-
-function deserialize(text: string): ConversationRecord {
-  const parsed = storedRecordSchema.parse(JSON.parse(text));
-  return {
-    conversationId: parsed.conversationId,
-    checkpoint: fromBase64(parsed.checkpoint),
-    coveredMessages: parsed.coveredMessages,
-    fingerprint: parsed.fingerprint,
-    updatedAt: parsed.updatedAt,
-    blobs: new Map(Object.entries(parsed.blobs).map(([id, data]) => [id, fromBase64(data)])),
-  };
-}
-
-/** Writes `content` to `path` atomically with mode 0600. */
-export async function writeFileAtomic(path: string, content: string): Promise<void> {
+/** Writes `content` (text, or byte chunks written one after the other) to `path` atomically with mode 0600. */
+export async function writeFileAtomic(path: string, content: string | readonly Uint8Array[]): Promise<void> {
   const temp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
   try {
-    await writeFile(temp, content, { mode: 0o600, flag: "wx" });
+    if (typeof content === "string") await writeFile(temp, content, { mode: 0o600, flag: "wx" });
+    else {
+      const file = await open(temp, "wx", 0o600);
+      try {
+        for (const chunk of content) await file.writeFile(chunk);
+      } finally {
+        await file.close();
+      }
+    }
     await chmod(temp, 0o600);
     await rename(temp, path);
   } catch (error) {
@@ -133,7 +97,7 @@ class RecordCache {
   set(name: string, record: ConversationRecord): void {
     this.delete(name);
     const size = sizeOf(record);
-    if (size > this.maxBytes) return;
+    if (size > this.maxBytes / 4) return;
     this.records.set(name, record);
     this.bytes += size;
     for (const [oldest, value] of this.records) {
@@ -169,7 +133,7 @@ export function createFileConversationStore(options: FileConversationStoreOption
   const logger = options.logger ?? silentLogger;
   const maxEntries = options.maxEntries ?? 10_000;
   const maxTotalBytes = options.maxTotalBytes ?? 1024 * 1024 * 1024;
-  const cache = new RecordCache(options.cacheBytes ?? 32 * 1024 * 1024);
+  const cache = new RecordCache(options.cacheBytes ?? 8 * 1024 * 1024);
   const queued = new Map<string, QueuedSave>();
   const writing = new Map<string, Promise<void>>();
   let dirReady: Promise<void> | undefined;
@@ -189,7 +153,7 @@ export function createFileConversationStore(options: FileConversationStoreOption
 
   const write = async (name: string, record: ConversationRecord) => {
     await ensureDir();
-    await writeFileAtomic(pathOf(name), serialize(record));
+    await writeFileAtomic(pathOf(name), encodeRecord(record));
     // The mtime carries updatedAt, so the sweep needs no read.
     const seconds = record.updatedAt / 1000;
     await utimes(pathOf(name), seconds, seconds);
@@ -248,15 +212,15 @@ export function createFileConversationStore(options: FileConversationStoreOption
       const name = fileNameOf(conversationId);
       let record = cache.get(name);
       if (record === undefined) {
-        let text: string;
+        let bytes: Buffer;
         try {
-          text = await readFile(pathOf(name), "utf8");
+          bytes = await readFile(pathOf(name));
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
           throw error;
         }
         try {
-          record = deserialize(text);
+          record = decodeRecord(bytes);
         } catch (error) {
           logger.warn("removing a corrupt conversation file", { name, error });
           await remove(name);

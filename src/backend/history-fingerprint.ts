@@ -21,7 +21,7 @@
  * - chain:     k0 = sha256("cursor-bridge/history/v2"); kN = sha256(kN-1 + "\n" + JSON.stringify(messageN)), hex.
  *              A skipped message leaves the key unchanged. The key of an empty history is k0.
  */
-import { createHash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 import type { HistoryMessage } from "./types.js";
 
 const SEED = "cursor-bridge/history/v2";
@@ -75,13 +75,24 @@ function canonical(message: HistoryMessage): unknown[] | undefined {
 /** Key of an empty history (the chain's seed). */
 export const EMPTY_HISTORY_KEY = sha256(SEED);
 
+/** Above this many characters a link is hashed in parts rather than as one concatenated (flattened) string. */
+const ONE_SHOT_MAX_CHARS = 64 * 1024;
+
+/** kN from kN-1 and the message's canonical JSON (see the module comment). */
+function chain(previous: string, json: string): string {
+  // The one-shot hash is cheaper for the many small messages of a long history; a multi-megabyte message is hashed
+  // in parts so the concatenation is never materialised. Both give sha256(previous + "\n" + json).
+  if (json.length <= ONE_SHOT_MAX_CHARS) return hash("sha256", `${previous}\n${json}`, "hex");
+  return createHash("sha256").update(previous).update("\n").update(json).digest("hex");
+}
+
 /** Keys of every prefix: element i covers `messages[0..i]` (a skipped message repeats the previous key). */
 export function historyKeyPrefixes(messages: readonly HistoryMessage[]): string[] {
   const out: string[] = [];
   let previous = EMPTY_HISTORY_KEY;
   for (const message of messages) {
     const form = canonical(message);
-    if (form !== undefined) previous = sha256(`${previous}\n${JSON.stringify(form)}`);
+    if (form !== undefined) previous = chain(previous, JSON.stringify(form));
     out.push(previous);
   }
   return out;

@@ -55,9 +55,14 @@ export function rebuildPlan(messages: readonly HistoryMessage[]): TurnPlan {
 /**
  * Continues from `record` when `messages` extend the history its checkpoint covers and add exactly one new user
  * message at the end (assistant/tool messages in between were produced inside the checkpointed turn); otherwise
- * rebuilds. The caller has already checked that the record's blobs are present.
+ * rebuilds. The caller has already checked that the record's blobs are present. `historyKeys`, when given, are
+ * `historyKeyPrefixes(messages)` (so the covered prefix is not hashed again).
  */
-export function planTurn(messages: readonly HistoryMessage[], record: ConversationRecord | undefined): TurnPlan {
+export function planTurn(
+  messages: readonly HistoryMessage[],
+  record: ConversationRecord | undefined,
+  historyKeys?: readonly string[],
+): TurnPlan {
   if (messages.length === 0) throw new ProxyError("invalid_request", "A turn needs at least one message.");
   const last = messages.at(-1);
   if (record === undefined || last?.role !== "user") return rebuildPlan(messages);
@@ -65,7 +70,8 @@ export function planTurn(messages: readonly HistoryMessage[], record: Conversati
   if (covered === 0 || covered > messages.length - 1) return rebuildPlan(messages);
   const between = messages.slice(covered, -1);
   if (between.some((message) => message.role === "user" || message.role === "system")) return rebuildPlan(messages);
-  if (historyFingerprint(messages.slice(0, covered)) !== record.fingerprint) return rebuildPlan(messages);
+  const coveredKey = historyKeys?.[covered - 1] ?? historyFingerprint(messages.slice(0, covered));
+  if (coveredKey !== record.fingerprint) return rebuildPlan(messages);
   let checkpoint: ConversationStateStructure;
   try {
     checkpoint = fromBinary(ConversationStateStructureSchema, record.checkpoint);

@@ -200,7 +200,11 @@ export class RunSession {
     this.progress();
     switch (m.case) {
       case "kvServerMessage":
-        return this.send([this.answerKv(m.value)]);
+        // Answered without waiting for connect to take the answer: a rebuild's thousands of get_blob_args are then
+        // read and answered back to back while the writer frames the answers (the queue keeps them in order; a
+        // failed send fails the channel inside send()).
+        this.send([this.answerKv(m.value)]).catch(() => undefined);
+        return;
       case "execServerMessage": {
         const outcome = handleExec(m.value, this.options.exec);
         if (outcome.kind === "answered") return this.send(outcome.replies);

@@ -21,13 +21,14 @@ export async function loadTurnPlan(
   conversationId: string,
   messages: readonly HistoryMessage[],
   logger: Logger,
+  historyKeys?: readonly string[],
 ): Promise<{ plan: TurnPlan; blobs: BlobStore }> {
   const record = await store.load(conversationId).catch((error: unknown) => {
     logger.warn("Could not load the stored conversation; rebuilding from history", { error });
     return undefined;
   });
   const blobs = createBlobStore(record?.blobs);
-  let plan = planTurn(messages, record);
+  let plan = planTurn(messages, record, historyKeys);
   if (plan.kind === "continue" && missingCheckpointBlobs(plan.checkpoint, blobs) > 0) {
     logger.warn("Stored checkpoint references missing blobs; rebuilding the state from the full history");
     plan = rebuildPlan(messages);

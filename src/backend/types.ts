@@ -54,6 +54,11 @@ export interface TurnRequest {
   messages: HistoryMessage[];
   /** Tools the caller can run. */
   tools: ClientTool[];
+  /**
+   * `historyKeyPrefixes(messages)` when the caller has already computed them (the engine has), so the turn does not
+   * hash the whole history again; computed on demand otherwise.
+   */
+  historyKeys?: readonly string[];
 }
 
 /** The caller's answer to one `tool-call` event. */

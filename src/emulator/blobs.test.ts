@@ -14,14 +14,23 @@ describe("createBlobCache", () => {
   });
 
   it("evicts the oldest entries beyond its size and never hits when disabled", () => {
-    const cache = createBlobCache({ enabled: true, maxBytes: 6 });
-    const second = new TextEncoder().encode("world!");
-    cache.put(id, data);
-    cache.put(blobIdOf(second), second);
-    expect(cache.get(id)).toBeUndefined();
-    expect(cache.get(blobIdOf(second))).toEqual(second);
+    const cache = createBlobCache({ enabled: true, maxBytes: 16 });
+    const blobs = Array.from({ length: 9 }, (_, i) => new Uint8Array([i, i]));
+    for (const blob of blobs) cache.put(blobIdOf(blob), blob);
+    expect(cache.get(blobIdOf(blobs[0] ?? new Uint8Array()))).toBeUndefined();
+    expect(cache.get(blobIdOf(blobs[8] ?? new Uint8Array()))).toEqual(blobs[8]);
     const off = createBlobCache({ enabled: false });
     off.put(id, data);
     expect(off.get(id)).toBeUndefined();
+  });
+
+  it("does not keep a blob larger than an eighth of its size (a few huge blobs would pin it)", () => {
+    const cache = createBlobCache({ enabled: true, maxBytes: 40 });
+    const small = new Uint8Array(5).fill(1);
+    const large = new Uint8Array(6).fill(2);
+    cache.put(blobIdOf(small), small);
+    cache.put(blobIdOf(large), large);
+    expect(cache.get(blobIdOf(small))).toEqual(small);
+    expect(cache.get(blobIdOf(large))).toBeUndefined();
   });
 });

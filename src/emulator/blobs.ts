@@ -34,17 +34,22 @@ export interface BlobCache {
   put(id: Uint8Array, data: Uint8Array): void;
 }
 
-/** Creates a cache evicting the oldest entries beyond `maxBytes`; `enabled: false` never hits. */
+/**
+ * Creates a cache evicting the oldest entries beyond `maxBytes` (default 16 MiB); `enabled: false` never hits. A blob
+ * larger than an eighth of the cache is not kept (the client is asked for it again, as from a server that does not
+ * cache), so a few multi-megabyte conversations cannot pin the cache's whole size for the life of the process.
+ */
 export function createBlobCache(options: { enabled: boolean; maxBytes?: number }): BlobCache {
   const entries = new Map<string, Uint8Array>();
-  const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
+  const maxBytes = options.maxBytes ?? 16 * 1024 * 1024;
+  const maxBlobBytes = maxBytes / 8;
   let size = 0;
   return {
     get(id) {
       return options.enabled ? entries.get(hexOf(id)) : undefined;
     },
     put(id, data) {
-      if (!options.enabled || id.length !== BLOB_ID_BYTES) return;
+      if (!options.enabled || id.length !== BLOB_ID_BYTES || data.length > maxBlobBytes) return;
       const key = hexOf(id);
       if (entries.has(key) || hexOf(blobIdOf(data)) !== key) return;
       entries.set(key, data);

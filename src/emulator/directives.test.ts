@@ -12,6 +12,10 @@ describe("parseDirectives", () => {
     expect(parsed.problems).toEqual([]);
   });
 
+  it("turns every run of blanks and tabs into one space", () => {
+    expect(parseDirectives("a b\tc \t d  e\t\tf\n g").text).toBe("a b c d e f\n g");
+  });
+
   it("parses every keyword", () => {
     const parsed = parseDirectives(
       '[[emu:native shell {"command":"ls"}]][[emu:tokens 3]][[emu:rate 2.5]][[emu:recall]][[emu:error usage_limit]][[emu:stall 4]][[emu:drop 0]][[emu:tool bare]][[emu:abort-exec 250]]',

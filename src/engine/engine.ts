@@ -9,12 +9,7 @@
  * 4. new:       a new conversation (the agent client rebuilds state from the history if there is any).
  */
 import { randomUUID } from "node:crypto";
-import {
-  continuationPrefixes,
-  EMPTY_HISTORY_KEY,
-  historyKey,
-  historyKeyPrefixes,
-} from "../backend/history-fingerprint.js";
+import { continuationPrefixes, EMPTY_HISTORY_KEY, historyKeyPrefixes } from "../backend/history-fingerprint.js";
 import { findModel } from "../backend/models.js";
 import type { AgentClient, AgentTurn, BackendEvent, ModelInfo, ToolResult } from "../backend/types.js";
 import { ProxyError } from "../util/errors.js";
@@ -117,10 +112,16 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     }, retentionMs).unref();
   };
 
-  const startFresh = (input: BackendInput, model: string, signal: AbortSignal, known?: string): Routed => {
+  /** `keys`: the history keys of every prefix of `input.messages`, computed once per request. */
+  const startFresh = (
+    input: BackendInput,
+    keys: readonly string[],
+    model: string,
+    signal: AbortSignal,
+    known?: string,
+  ): Routed => {
     let conversationId = known;
     if (conversationId === undefined) {
-      const keys = historyKeyPrefixes(input.messages);
       for (const length of continuationPrefixes(input.messages)) {
         const key = keys[length - 1];
         if (key === undefined || key === EMPTY_HISTORY_KEY) continue;
@@ -130,7 +131,13 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     }
     const route: TurnRoute = conversationId === undefined ? "new" : "continued";
     conversationId ??= newConversationId();
-    const turn = agentClient.startTurn({ model, conversationId, messages: input.messages, tools: input.tools });
+    const turn = agentClient.startTurn({
+      model,
+      conversationId,
+      messages: input.messages,
+      tools: input.tools,
+      historyKeys: keys,
+    });
     return { route, conversationId, turn, events: turn.stream(signal) };
   };
 
@@ -138,6 +145,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
   const resume = async (
     entry: { turn: AgentTurn; conversationId: string },
     input: BackendInput,
+    keys: readonly string[],
     model: string,
     signal: AbortSignal,
   ): Promise<Routed> => {
@@ -148,7 +156,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       if (signal.aborted) throw error;
       await entry.turn.close("resume failed");
       logger.warn("parked turn could not be resumed; continuing from the checkpoint", { error });
-      const routed = startFresh(input, model, signal, entry.conversationId);
+      const routed = startFresh(input, keys, model, signal, entry.conversationId);
       return { ...routed, events: await primeFirst(routed.events) };
     }
   };
@@ -162,7 +170,9 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           param: "model",
         });
       }
-      const requestKey = historyKey(input.messages);
+      // Every prefix's key, computed once: routing, the replay claim and the index all use them.
+      const keys = historyKeyPrefixes(input.messages);
+      const requestKey = keys.at(-1) ?? EMPTY_HISTORY_KEY;
       let routed: Routed;
       let recording: TurnRecording | undefined;
       let claim = "";
@@ -185,16 +195,16 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           recording = new TurnRecording(requestKey);
           keep(claim, recording);
           try {
-            routed = await resume(entry, input, model.id, signal);
+            routed = await resume(entry, input, keys, model.id, signal);
           } catch (error) {
             release(claim, recording, error);
             throw error;
           }
         }
       }
-      routed ??= startFresh(input, model.id, signal);
+      routed ??= startFresh(input, keys, model.id, signal);
       if (recording === undefined) routed = { ...routed, events: await primeFirst(routed.events) };
-      const watched = watch(routed, input, model.id, {
+      const watched = watch(routed, requestKey, model.id, {
         index,
         parked,
         logger,
@@ -236,7 +246,7 @@ interface WatchDeps {
  */
 function watch(
   routed: Routed,
-  input: BackendInput,
+  requestKey: string,
   model: string,
   deps: WatchDeps,
 ): { events: AsyncIterable<BackendEvent>; readonly parked: boolean } {
@@ -250,7 +260,7 @@ function watch(
   };
   const atTurnEnd = async (reason: string) => {
     try {
-      await deps.index.remember(historyKey(input.messages), conversationId);
+      await deps.index.remember(requestKey, conversationId);
     } catch (error) {
       deps.logger.warn("could not record the conversation; its next turn will rebuild it", { error });
     }

@@ -3,6 +3,7 @@
  * stored checkpoint still cover this prefix" (planTurn). These tests drive both questions from the same requests,
  * through the engine's own translation, and require the same answer every time.
  */
+import { createHash } from "node:crypto";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import {
@@ -12,7 +13,9 @@ import {
   historyKeyPrefixes,
 } from "../backend/history-fingerprint.js";
 import { planTurn } from "../backend/run-request.js";
+import type { AgentClient, AgentTurn, TurnRequest } from "../backend/types.js";
 import { ConversationStateStructureSchema } from "../gen/agent/v1/conversation_state_pb.js";
+import { createEngine } from "./engine.js";
 import { toBackendInput } from "./history.js";
 import type { ConversationMessage, EngineRequest } from "./types.js";
 
@@ -200,5 +203,59 @@ describe("one history key for the index and the checkpoint", () => {
     // Both outcomes occur, so the comparison is not vacuous.
     expect(agreed).toBeGreaterThan(30);
     expect(agreed).toBeLessThan(300);
+  });
+});
+
+describe("history keys computed once per request", () => {
+  it("hashes a multi-megabyte message in parts to the same key as the concatenation", () => {
+    const text = "lorem ipsum ".repeat(20_000);
+    const [, key] = historyKeyPrefixes([
+      { role: "system", content: "" },
+      { role: "user", content: text },
+    ]);
+    const seed = createHash("sha256").update("cursor-bridge/history/v2").digest("hex");
+    const json = JSON.stringify(["user", text.trim()]);
+    expect(key).toBe(createHash("sha256").update(`${seed}\n${json}`).digest("hex"));
+  });
+
+  it("planTurn compares the stored fingerprint with the caller's key of the covered prefix", () => {
+    const messages = toBackendInput(request([user("a"), assistant("b"), user("c")])).messages;
+    const record = { ...afterFirstTurn(request([user("a")])).record, coveredMessages: 3, fingerprint: "given" };
+    const keys = ["k0", "k1", "given", "k3"];
+    expect(planTurn(messages, record, keys).kind).toBe("continue");
+    expect(planTurn(messages, record).kind).toBe("rebuild");
+  });
+
+  it("the engine hands the agent client the keys it routed with", async () => {
+    const seen: TurnRequest[] = [];
+    const turn: AgentTurn = {
+      conversationId: "c",
+      status: "ended",
+      pendingToolCallIds: [],
+      async *stream() {
+        yield { type: "turn-end", reason: "stop" } as const;
+      },
+      resume: () => {
+        throw new Error("not parked");
+      },
+      close: async () => {},
+    };
+    const agentClient: AgentClient = {
+      startTurn: (req) => {
+        seen.push(req);
+        return turn;
+      },
+      listModels: async () => [
+        { id: "m", displayName: "m", aliases: [], reasoning: false, maxMode: false, vision: false },
+      ],
+    };
+    const engine = createEngine({ agentClient });
+    const req = request([user("a"), assistant("b"), user("c")], ["be brief"]);
+    const started = await engine.startTurn(req, new AbortController().signal);
+    for await (const _ of started.events) {
+      // drain
+    }
+    const input = toBackendInput(req).messages;
+    expect(seen[0]?.historyKeys).toEqual(historyKeyPrefixes(input));
   });
 });

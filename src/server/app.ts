@@ -14,6 +14,7 @@ import { ProxyError } from "../util/errors.js";
 import { clampForMessage } from "../util/logger.js";
 import { type AppEnv, accessLog } from "./access-log.js";
 import { requireApiKey } from "./api-key.js";
+import { admitLargeBodies, createBodyGate, LARGE_BODY_BUDGET_BYTES } from "./body-gate.js";
 import { limitBody } from "./body-limit.js";
 import { handleChatCompletions } from "./chat-completions.js";
 import type { AppDeps } from "./deps.js";
@@ -109,6 +110,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       });
     }),
   );
+  // Large bodies are processed a few at a time (memory budget); small requests never wait.
+  app.use("/v1/*", admitLargeBodies(createBodyGate(options.largeBodyBudgetBytes ?? LARGE_BODY_BUDGET_BYTES)));
 
   app.get("/v1/models", async (c) => {
     const models = await deps.engine.listModels(c.req.raw.signal);

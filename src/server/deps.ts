@@ -20,6 +20,8 @@ export interface AppOptions {
   allowedOrigins?: readonly string[];
   /** Largest accepted request body. */
   maxBodyBytes: number;
+  /** Bytes of large request bodies (≥ 1 MiB each) processed at once; more wait their turn. @default 8 MiB */
+  largeBodyBudgetBytes?: number;
   /** Total decoded image bytes accepted in one request. @default 20 MiB */
   maxImageBytes?: number;
   reasoningOutput: ReasoningOutput;

@@ -10,6 +10,9 @@ import type { RequestLog } from "./access-log.js";
 /** The request body as JSON. @throws ProxyError invalid_request when it is not JSON. */
 export async function readJson(c: Context): Promise<unknown> {
   const text = await c.req.text();
+  // hono caches the body text for later readers; nothing reads it again, and a multi-megabyte body would otherwise
+  // stay alive next to the parsed object for the whole turn.
+  c.req.bodyCache = {};
   try {
     return JSON.parse(text) as unknown;
   } catch {

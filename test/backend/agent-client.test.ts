@@ -50,6 +50,14 @@ describe.each(["http2", "http1"] as const)("agent client over %s", (transport) =
     expect(usage?.type === "usage" && usage.usage.outputTokens > 0).toBe(true);
   });
 
+  it("saves the checkpoint under the caller's history key instead of hashing the history again", async () => {
+    const request = userTurn(`${transport}-keys`, "hello");
+    const keys = request.messages.map((_, i) => `caller-key-${i}`);
+    await collect(fx.client.startTurn({ ...request, historyKeys: keys }).stream());
+    const record = await fx.store.load(request.conversationId);
+    expect(record?.fingerprint).toBe(keys.at(-1));
+  });
+
   it("parks on a client tool call and resumes on the same Run", async () => {
     fx.emulator.resetStats();
     const turn = fx.client.startTurn(

@@ -1,0 +1,163 @@
+/**
+ * RunSession against a scripted server stream: a call handed to the caller that Cursor closes on its own (an exec
+ * abort, or a `tool_call_completed` reporting an error before our result, docs/protocol.md §4.6) is settled, ends the
+ * segment, and gets no exec heartbeats or result from us.
+ */
+import { create } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { type AgentServerMessage, AgentServerMessageSchema } from "../gen/agent/v1/agent_pb.js";
+import { ToolCallSchema } from "../gen/agent/v1/tool_calls_pb.js";
+import type { RunStream } from "../protocol/run-stream.js";
+import { silentLogger } from "../util/logger.js";
+import { createBlobStore } from "./blob-store.js";
+import { RunSession } from "./run-session.js";
+import { createToolNameMap } from "./tool-names.js";
+import { type ChannelItem, TurnChannel } from "./turn-channel.js";
+import type { ClientTool } from "./types.js";
+
+const lookup: ClientTool = {
+  name: "lookup",
+  description: "Looks something up.",
+  inputSchema: { type: "object", properties: { q: { type: "string" } } },
+};
+
+/** A RunStream whose server messages the test pushes; `closeServer` ends it. */
+function scriptedStream() {
+  const queue: AgentServerMessage[] = [];
+  let wake: (() => void) | undefined;
+  let ended = false;
+  const sent: string[] = [];
+  const stream: RunStream = {
+    transport: "http2",
+    requestId: "test",
+    bytesSent: 0,
+    send: async (message) => {
+      sent.push(message.message.case ?? "");
+    },
+    async *messages() {
+      for (;;) {
+        const next = queue.shift();
+        if (next !== undefined) yield next;
+        else if (ended) return;
+        else await new Promise<void>((resolve) => (wake = resolve));
+      }
+    },
+    closeSend: () => undefined,
+    abort: () => {
+      ended = true;
+      wake?.();
+    },
+  };
+  return {
+    stream,
+    sent,
+    push(init: ServerInit) {
+      queue.push(create(AgentServerMessageSchema, init));
+      wake?.();
+    },
+  };
+}
+
+type ServerInit = Parameters<typeof create<typeof AgentServerMessageSchema>>[1];
+
+function mcpExec(id: number, toolCallId: string): ServerInit {
+  return {
+    message: {
+      case: "execServerMessage",
+      value: {
+        id,
+        execId: `exec-${id}`,
+        message: { case: "mcpArgs", value: { name: "lookup", toolName: "lookup", toolCallId, args: {} } },
+      },
+    },
+  };
+}
+
+function completed(callId: string, error: string | undefined): ServerInit {
+  const toolCall =
+    error === undefined
+      ? create(ToolCallSchema, {
+          tool: { case: "mcpToolCall", value: { result: { result: { case: "success", value: {} } } } },
+        })
+      : create(ToolCallSchema, {
+          tool: { case: "mcpToolCall", value: { result: { result: { case: "error", value: { error } } } } },
+        });
+  return {
+    message: {
+      case: "interactionUpdate",
+      value: { message: { case: "toolCallCompleted", value: { callId, toolCall } } },
+    },
+  };
+}
+
+async function nextToolCallId(next: () => Promise<ChannelItem>): Promise<string> {
+  const item = await next();
+  if (item.type !== "event" || item.event.type !== "tool-call")
+    throw new Error(`expected a tool call, got ${item.type}`);
+  return item.event.toolCallId;
+}
+
+async function startSession() {
+  const script = scriptedStream();
+  const channel = new TurnChannel();
+  const session = new RunSession({
+    stream: script.stream,
+    channel,
+    exec: {
+      tools: [lookup],
+      toolNames: createToolNameMap(["lookup"]),
+      environment: { osVersion: "linux 6.0", workspacePath: "/w", shell: "bash", timeZone: "UTC" },
+      systemPrompt: "",
+      takenToolCallIds: new Set(),
+      newHex: () => "0123456789abcdef",
+    },
+    blobs: createBlobStore(),
+    logger: silentLogger,
+    // A batch window far longer than the test: any pause the test sees comes from settling.
+    timings: { heartbeatIntervalMs: 60_000, stallTimeoutMs: 60_000, toolBatchWindowMs: 60_000 },
+    onCheckpoint: () => undefined,
+  });
+  const next = async (): Promise<ChannelItem> => channel.next();
+  return { script, session, next };
+}
+
+describe("RunSession: calls Cursor closes on its own", () => {
+  it("settles a pending call whose tool_call_completed reports an error, and pauses the segment", async () => {
+    const { script, session, next } = await startSession();
+    script.push(mcpExec(1, "call_1"));
+    const id = await nextToolCallId(next);
+    // The caller's id is sanitised; Cursor's completion names the call by the args' tool_call_id.
+    script.push(completed("call_1", "the server gave up"));
+    expect(await next()).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(0);
+    expect(session.settled.get(id)).toBe("the server gave up");
+    session.close();
+  });
+
+  it("leaves a pending call alone when the completion is a success or names another call", async () => {
+    const { script, session, next } = await startSession();
+    script.push(mcpExec(1, "call_1"));
+    const id = await nextToolCallId(next);
+    script.push(completed("call_1", undefined));
+    script.push(completed("call_other", "unrelated failure"));
+    script.push({ message: { case: "interactionUpdate", value: { message: { case: "turnEnded", value: {} } } } });
+    expect(await next()).toEqual({ type: "turn-ended" });
+    expect([...session.pending.keys()]).toEqual([id]);
+    expect(session.settled.size).toBe(0);
+    session.close();
+  });
+
+  it("settles a pending call on exec abort", async () => {
+    const { script, session, next } = await startSession();
+    script.push(mcpExec(7, "call_7"));
+    const id = await nextToolCallId(next);
+    script.push({
+      message: { case: "execServerControlMessage", value: { message: { case: "abort", value: { id: 7 } } } },
+    });
+    expect(await next()).toEqual({ type: "pause" });
+    expect(session.settled.get(id)).toContain("cancelled");
+    // Nothing was sent for the call: no result, no stream_close.
+    expect(script.sent).toEqual([]);
+    session.close();
+  });
+});
