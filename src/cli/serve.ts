@@ -3,19 +3,19 @@
  * embedded emulator and says so loudly (banner, /health, owned_by).
  */
 import { randomUUID } from "node:crypto";
-import { join } from "node:path";
 import { bodyLimitForImages } from "../bridge/image-input.js";
 import { assertSafeBinding } from "../config/host.js";
 import { describeConfig } from "../config/index.js";
-import { createEngine, createFileConversationIndex } from "../engine/index.js";
-import { createFileResponseStore } from "../engine/response-store.js";
+import { createEngine } from "../engine/index.js";
 import { createApp } from "../server/app.js";
 import { listen, type RunningServer } from "../server/listen.js";
+import { ProxyError } from "../util/errors.js";
 import { createLogger, type Logger } from "../util/logger.js";
 import { parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
 import { createCliContext } from "./context.js";
 import type { CliIo } from "./io.js";
+import { openStores, type ServeStores } from "./store-setup.js";
 import { createUpstream, type Upstream } from "./upstream.js";
 import { packageVersion } from "./version.js";
 
@@ -88,28 +88,28 @@ export async function startBridge(
     format: config.logFormat,
     sink: (line) => io.err(`${line}\n`),
   });
-  const upstream = await createUpstream(ctx, logger);
   const engineLogger = logger.child({ component: "engine" });
-  let index: Awaited<ReturnType<typeof createFileConversationIndex>>;
-  try {
-    // Next to the conversation records: the index maps client histories to them and survives restarts.
-    index = await createFileConversationIndex({
-      dir: join(upstream.dataDir, "conversations"),
-      logger: engineLogger,
-    });
-  } catch (error) {
+  // The stores (file by default, Redis with --store redis://…) are opened once the upstream's kind is known.
+  let opened: ServeStores | undefined;
+  const upstream = await createUpstream(ctx, logger, async (kind, dataDir) => {
+    opened = await openStores(config, dataDir, kind, engineLogger);
+    return opened.conversationStore;
+  });
+  const stores = opened;
+  if (stores === undefined) {
     await upstream.close();
-    throw error;
+    throw new ProxyError("internal", "The upstream did not open its stores.");
   }
   const engine = createEngine({
     agentClient: upstream.agentClient,
-    index,
+    index: stores.index,
     logger: engineLogger,
     parkedTurnTtlMs: config.parkedTurnTtlMs,
     maxParkedTurns: config.maxParkedTurns,
+    ...(stores.client === undefined ? {} : { storeReady: stores.client.assertReady }),
   });
   // Stored /v1/responses (store: true), next to the conversations; expired ones are removed at startup.
-  const responseStore = createFileResponseStore({ dir: join(upstream.dataDir, "responses"), logger: engineLogger });
+  const { responseStore } = stores;
   responseStore
     .deleteExpired()
     .catch((error: unknown) => engineLogger.warn("Could not remove expired stored responses", { error }));
@@ -146,12 +146,14 @@ export async function startBridge(
     });
   } catch (error) {
     await engine.closeAll();
+    await stores.close();
     await upstream.close();
     throw error;
   }
   const close = async () => {
     await server.close();
     await engine.closeAll();
+    await stores.close();
     await upstream.close();
   };
   if (flags.json) {

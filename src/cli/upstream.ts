@@ -4,6 +4,7 @@
  */
 import { join } from "node:path";
 import { createAgentClient } from "../backend/agent-client.js";
+import type { ConversationStore } from "../backend/index.js";
 import type { AgentClient } from "../backend/types.js";
 import { type Emulator, startEmulator } from "../emulator/index.js";
 import { type CursorApi, createCursorApi } from "../protocol/cursor-api.js";
@@ -47,8 +48,15 @@ function emulatorTokenSource(emulator: Emulator, now: () => number): TokenSource
   };
 }
 
+/** Opens the conversation store of an upstream once its kind is known; undefined = the default file store. */
+export type ConversationStoreOpener = (kind: UpstreamKind, dataDir: string) => Promise<ConversationStore | undefined>;
+
 /** Builds the upstream chosen by `config.upstream` (auto: Cursor when logged in, else the emulator). */
-export async function createUpstream(ctx: CliContext, logger: Logger): Promise<Upstream> {
+export async function createUpstream(
+  ctx: CliContext,
+  logger: Logger,
+  openStore: ConversationStoreOpener = async () => undefined,
+): Promise<Upstream> {
   const { config } = ctx;
   const credentials = config.upstream === "emulator" ? undefined : await ctx.resolveCredentials();
   if (config.upstream === "cursor" && credentials === undefined) {
@@ -64,12 +72,14 @@ export async function createUpstream(ctx: CliContext, logger: Logger): Promise<U
     visionModels: config.visionModels,
   };
   if (credentials !== undefined) {
+    const conversationStore = await openStore("cursor", config.dataDir);
     const api = ctx.createCursorApi(credentials.tokenSource, { logger: logger.child({ component: "cursor" }) });
     const agentClient = createAgentClient({
       ...clientOptions,
       api,
       tokenSource: credentials.tokenSource,
       dataDir: config.dataDir,
+      ...(conversationStore === undefined ? {} : { conversationStore }),
     });
     return {
       kind: "cursor",
@@ -90,6 +100,13 @@ export async function createUpstream(ctx: CliContext, logger: Logger): Promise<U
     tokensPerSecond: config.emulator.tokensPerSecond,
     logger: logger.child({ component: "emulator" }),
   });
+  let conversationStore: ConversationStore | undefined;
+  try {
+    conversationStore = await openStore("emulator", join(config.dataDir, "emulator"));
+  } catch (error) {
+    await emulator.close();
+    throw error;
+  }
   const tokenSource = emulatorTokenSource(emulator, ctx.now);
   const api = createCursorApi({
     agentUrl: emulator.url,
@@ -105,6 +122,7 @@ export async function createUpstream(ctx: CliContext, logger: Logger): Promise<U
     tokenSource,
     // Emulator conversations are kept apart from real ones.
     dataDir: join(config.dataDir, "emulator"),
+    ...(conversationStore === undefined ? {} : { conversationStore }),
   });
   return {
     kind: "emulator",

@@ -41,6 +41,11 @@ export interface EngineOptions {
   replayRetentionMs?: number;
   /** Ids of new conversations. @default crypto.randomUUID (hyphenated, as every Cursor client sends) */
   newConversationId?: () => string;
+  /**
+   * Throws (a 503 naming the store) while a shared store is unreachable, so a turn fails before it starts instead of
+   * running without being recorded. @default always ready (the file store)
+   */
+  storeReady?: () => void;
 }
 
 /** The engine plus what the composition root needs. */
@@ -115,14 +120,19 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     }, retentionMs).unref();
   };
 
-  const startFresh = (input: BackendInput, model: string, signal: AbortSignal, known?: string): Routed => {
+  const startFresh = async (
+    input: BackendInput,
+    model: string,
+    signal: AbortSignal,
+    known?: string,
+  ): Promise<Routed> => {
     let conversationId = known;
     if (conversationId === undefined) {
       const keys = historyKeyPrefixes(input.messages);
       for (const length of continuationPrefixes(input.messages)) {
         const key = keys[length - 1];
         if (key === undefined || key === EMPTY_HISTORY_KEY) continue;
-        conversationId = index.lookup(key);
+        conversationId = await index.lookup(key);
         if (conversationId !== undefined) break;
       }
     }
@@ -146,13 +156,14 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       if (signal.aborted) throw error;
       await entry.turn.close("resume failed");
       logger.warn("parked turn could not be resumed; continuing from the checkpoint", { error });
-      const routed = startFresh(input, model, signal, entry.conversationId);
+      const routed = await startFresh(input, model, signal, entry.conversationId);
       return { ...routed, events: await primeFirst(routed.events) };
     }
   };
 
   return {
     async startTurn(request: EngineRequest, signal: AbortSignal): Promise<EngineTurn> {
+      options.storeReady?.();
       const input = toBackendInput(request);
       const model = await resolveModel(request.model, signal);
       if (!model.vision && request.messages.some((m) => m.role === "user" && m.parts.some((p) => p.type === "image"))) {
@@ -190,7 +201,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           }
         }
       }
-      routed ??= startFresh(input, model.id, signal);
+      routed ??= await startFresh(input, model.id, signal);
       if (recording === undefined) routed = { ...routed, events: await primeFirst(routed.events) };
       const watched = watch(routed, input, model.id, {
         index,

@@ -1,0 +1,62 @@
+/**
+ * Builds the stores `serve` runs on from `--store`: the file stores under the data directory (the default, one
+ * instance), or the shared Redis stores (several instances behind a load balancer). Whatever is chosen sits behind
+ * the same interfaces, so nothing else in the server knows which.
+ */
+import { join } from "node:path";
+import type { ConversationStore } from "../backend/index.js";
+import { connectStore, type StoreClient } from "../cluster/redis-client.js";
+import { createRedisConversationIndex } from "../cluster/redis-conversation-index.js";
+import { createRedisConversationStore } from "../cluster/redis-conversation-store.js";
+import { createRedisResponseStore } from "../cluster/redis-response-store.js";
+import type { BridgeConfig } from "../config/index.js";
+import { type ConversationIndex, createFileConversationIndex } from "../engine/index.js";
+import { createFileResponseStore, type ResponseStore } from "../engine/response-store.js";
+import { ProxyError } from "../util/errors.js";
+import type { Logger } from "../util/logger.js";
+
+/** The stores of one server. */
+export interface ServeStores {
+  index: ConversationIndex;
+  responseStore: ResponseStore;
+  /** The conversation store for the agent client; undefined = its default file store under the data directory. */
+  conversationStore: ConversationStore | undefined;
+  /** The Redis connection when `--store` is Redis. */
+  client: StoreClient | undefined;
+  close(): Promise<void>;
+}
+
+/** True when `--store` names a Redis server. */
+export function isRedisStore(store: string): boolean {
+  return store.startsWith("redis://") || store.startsWith("rediss://");
+}
+
+/** Opens the stores chosen by `config.store`; `namespace` keeps the emulator's data apart from Cursor's. */
+export async function openStores(
+  config: BridgeConfig,
+  dataDir: string,
+  namespace: string,
+  logger: Logger,
+): Promise<ServeStores> {
+  if (!isRedisStore(config.store)) {
+    // Next to the conversation records: the index maps client histories to them and survives restarts.
+    const index = await createFileConversationIndex({ dir: join(dataDir, "conversations"), logger });
+    const responseStore = createFileResponseStore({ dir: join(dataDir, "responses"), logger });
+    return { index, responseStore, conversationStore: undefined, client: undefined, close: () => index.close() };
+  }
+  if (config.clusterSecret === undefined) {
+    throw new ProxyError(
+      "invalid_request",
+      "--store redis://… needs --cluster-secret (or CURSOR_BRIDGE_CLUSTER_SECRET), the same on every instance.",
+      { detail: "invalid_config" },
+    );
+  }
+  const client = await connectStore({ url: config.store, namespace, logger });
+  return {
+    index: createRedisConversationIndex({ client }),
+    responseStore: createRedisResponseStore({ client, logger }),
+    conversationStore: createRedisConversationStore({ client, maxEntries: config.maxConversations, logger }),
+    client,
+    close: () => client.close(),
+  };
+}

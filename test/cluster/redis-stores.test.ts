@@ -1,0 +1,139 @@
+/**
+ * The Redis implementations of the conversation index, the conversation store and the response store, against a
+ * real redis-server: round trips, TTLs carried by every key, content-addressed blobs shared by conversations, the
+ * entry caps, and a fast 503 naming the store while Redis is down (then recovery by itself).
+ */
+import { create, toBinary } from "@bufbuild/protobuf";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { blobIdOf, toHex } from "../../src/backend/blob-store.js";
+import type { ConversationRecord } from "../../src/backend/index.js";
+import { connectStore, type StoreClient } from "../../src/cluster/redis-client.js";
+import { createRedisConversationIndex } from "../../src/cluster/redis-conversation-index.js";
+import { createRedisConversationStore } from "../../src/cluster/redis-conversation-store.js";
+import { createRedisResponseStore } from "../../src/cluster/redis-response-store.js";
+import {
+  ConversationStateStructureSchema,
+  ConversationTurnStructureSchema,
+} from "../../src/gen/agent/v1/conversation_state_pb.js";
+import { ProxyError } from "../../src/util/errors.js";
+import { missingBinaries, type RedisServer, startRedisServer } from "./support/redis-server.js";
+
+const skip = missingBinaries("redis-server", "redis-cli");
+const encoder = new TextEncoder();
+
+function sampleRecord(id: string, now: number, extra = "x"): ConversationRecord {
+  const prompt = encoder.encode('{"role":"system","content":"hi"}');
+  const userMessage = encoder.encode(`user message ${extra}`);
+  const turn = toBinary(
+    ConversationTurnStructureSchema,
+    create(ConversationTurnStructureSchema, {
+      turn: { case: "agentConversationTurn", value: { userMessage: blobIdOf(userMessage), steps: [] } },
+    }),
+  );
+  const orphan = encoder.encode("nobody references me");
+  const checkpoint = toBinary(
+    ConversationStateStructureSchema,
+    create(ConversationStateStructureSchema, { rootPromptMessagesJson: [blobIdOf(prompt)], turns: [blobIdOf(turn)] }),
+  );
+  const blobs = new Map([prompt, userMessage, turn, orphan].map((data) => [toHex(blobIdOf(data)), data] as const));
+  return { conversationId: id, checkpoint, coveredMessages: 2, fingerprint: "f", blobs, updatedAt: now };
+}
+
+describe.skipIf(skip !== undefined)("Redis stores", () => {
+  let server: RedisServer;
+  let client: StoreClient;
+  let now = 1_000_000;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    client = await connectStore({ url: server.url, namespace: "test", timeoutMs: 500 });
+  });
+  afterAll(async () => {
+    await client?.close();
+    await server?.close();
+  });
+  beforeEach(async () => {
+    await client.redis.flushdb();
+    now = Date.now();
+  });
+
+  const keys = async () => (await client.redis.keys("*")).sort();
+
+  it("index: remembers and looks up keys, each entry expiring by itself", async () => {
+    const index = createRedisConversationIndex({ client, ttlMs: 60_000 });
+    await index.remember("k1", "c1");
+    expect(await index.lookup("k1")).toBe("c1");
+    expect(await index.lookup("k2")).toBeUndefined();
+    const ttl = await client.redis.pttl("cursor-bridge:test:idx:k1");
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+  });
+
+  it("conversations: round-trip, garbage-collect unreachable blobs, share blobs between conversations", async () => {
+    const store = createRedisConversationStore({ client, now: () => now });
+    const record = sampleRecord("conv-1", now);
+    await store.save(record);
+    await store.save(sampleRecord("conv-2", now));
+    const loaded = await store.load("conv-1");
+    expect(loaded?.checkpoint).toEqual(record.checkpoint);
+    expect(loaded?.coveredMessages).toBe(2);
+    expect(loaded?.blobs.size).toBe(3);
+    const blobKeys = (await keys()).filter((key) => key.includes(":blob:"));
+    // conv-1 and conv-2 have identical content: three blobs stored once, the orphan never.
+    expect(blobKeys).toHaveLength(3);
+    for (const key of await keys()) expect(await client.redis.pttl(key)).toBeGreaterThan(0);
+    await store.delete("conv-1");
+    expect(await store.load("conv-1")).toBeUndefined();
+    expect(await store.load("conv-2")).toBeDefined();
+  });
+
+  it("conversations: a record whose blobs expired loads without them (the turn then rebuilds)", async () => {
+    const store = createRedisConversationStore({ client, now: () => now });
+    await store.save(sampleRecord("conv-1", now));
+    const blobKeys = (await keys()).filter((key) => key.includes(":blob:"));
+    await client.redis.del(blobKeys[0] ?? "");
+    expect((await store.load("conv-1"))?.blobs.size).toBe(2);
+  });
+
+  it("conversations: the entry cap removes the oldest records", async () => {
+    const store = createRedisConversationStore({ client, now: () => now, maxEntries: 2 });
+    for (let i = 0; i < 4; i += 1) await store.save(sampleRecord(`conv-${i}`, now + i, String(i)));
+    expect(await store.load("conv-0")).toBeUndefined();
+    expect(await store.load("conv-1")).toBeUndefined();
+    expect(await store.load("conv-3")).toBeDefined();
+    expect(await client.redis.zcard("cursor-bridge:test:conv-times")).toBe(2);
+  });
+
+  it("responses: round-trip, delete, bound", async () => {
+    const store = createRedisResponseStore({ client, maxEntries: 2, now: () => now });
+    for (let i = 0; i < 3; i += 1) {
+      await store.put({ id: `resp_${i}`, response: { id: `resp_${i}` }, input: [{ n: i }], storedAt: now + i });
+    }
+    expect(await store.get("resp_0")).toBeUndefined();
+    expect((await store.get("resp_2"))?.input).toEqual([{ n: 2 }]);
+    expect(await store.delete("resp_2")).toBe(true);
+    expect(await store.delete("resp_2")).toBe(false);
+  });
+
+  it("Redis down: a fast 503 naming the store; back by itself when Redis returns", async () => {
+    const own = await connectStore({ url: server.url, namespace: "test", timeoutMs: 500 });
+    try {
+      const index = createRedisConversationIndex({ client: own });
+      await index.remember("k", "c");
+      await server.stop();
+      const error = await index.lookup("k").then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ProxyError);
+      expect((error as ProxyError).status).toBe(503);
+      expect((error as ProxyError).detail).toBe("store_unavailable");
+      expect((error as ProxyError).message).toContain(`redis://127.0.0.1:${server.port}`);
+      await server.start();
+      await expect.poll(() => own.redis.status, { timeout: 10_000 }).toBe("ready");
+      await index.remember("k", "c2");
+      expect(await index.lookup("k")).toBe("c2");
+    } finally {
+      await own.close();
+    }
+  });
+});
