@@ -3,6 +3,7 @@
  * embedded emulator and says so loudly (banner, /health, owned_by).
  */
 import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import { bodyLimitForImages } from "../bridge/image-input.js";
 import { assertSafeBinding } from "../config/host.js";
 import { describeConfig } from "../config/index.js";
@@ -47,6 +48,12 @@ Examples:
   CURSOR_BRIDGE_API_KEY=secret cursor-bridge serve --host 0.0.0.0 --allowed-hosts my-box.lan
   cursor-bridge serve --allowed-origins http://localhost:3000   # a browser app you run yourself
 `;
+
+/** Where other instances reach this one when `--instance-url` is not given. */
+function defaultInstanceUrl(host: string, port: number): string {
+  const name = ["0.0.0.0", "::", "[::]"].includes(host) ? hostname() : host;
+  return `http://${name.includes(":") && !name.startsWith("[") ? `[${name}]` : name}:${port}`;
+}
 
 /** A started bridge: HTTP server + upstream. */
 export interface RunningBridge {
@@ -93,7 +100,7 @@ export async function startBridge(
   let opened: ServeStores | undefined;
   const upstream = await createUpstream(ctx, logger, async (kind, dataDir) => {
     opened = await openStores(config, dataDir, kind, engineLogger);
-    return opened.conversationStore;
+    return { conversationStore: opened.conversationStore, toolCallIdSuffix: opened.cluster?.toolCallIdSuffix };
   });
   const stores = opened;
   if (stores === undefined) {
@@ -107,7 +114,20 @@ export async function startBridge(
     parkedTurnTtlMs: config.parkedTurnTtlMs,
     maxParkedTurns: config.maxParkedTurns,
     ...(stores.client === undefined ? {} : { storeReady: stores.client.assertReady }),
+    ...(stores.cluster === undefined ? {} : { forwarder: stores.cluster.forwarder }),
   });
+  const cluster = stores.cluster;
+  const instanceUrl = cluster === undefined ? undefined : config.instanceUrl;
+  const wildcard = ["0.0.0.0", "::", "[::]"].includes(config.host);
+  // Other instances forward tool results to this one under the name its instance URL gives.
+  const instanceHost =
+    cluster === undefined
+      ? undefined
+      : instanceUrl !== undefined
+        ? new URL(instanceUrl).hostname
+        : wildcard
+          ? hostname()
+          : config.host;
   // Stored /v1/responses (store: true), next to the conversations; expired ones are removed at startup.
   const { responseStore } = stores;
   responseStore
@@ -122,9 +142,10 @@ export async function startBridge(
       anthropicModels: config.anthropicModels,
       corsOrigins: config.corsOrigins,
       // The bound address is a name clients use; a wildcard address is not (browsers send pages' requests to 0.0.0.0).
-      allowedHosts: ["0.0.0.0", "::", "[::]"].includes(config.host)
-        ? config.allowedHosts
-        : [...config.allowedHosts, config.host],
+      allowedHosts: [
+        ...(wildcard ? config.allowedHosts : [...config.allowedHosts, config.host]),
+        ...(instanceHost === undefined ? [] : [instanceHost]),
+      ],
       allowedOrigins: config.allowedOrigins,
       maxBodyBytes: bodyLimitForImages(config.maxBodyBytes, config.maxImageBytes),
       maxImageBytes: config.maxImageBytes,
@@ -135,8 +156,9 @@ export async function startBridge(
     },
     now: Date.now,
     newId: () => randomUUID().replaceAll("-", ""),
+    ...(cluster === undefined ? {} : { cluster: { auth: cluster.auth, signingKey: cluster.signingKey } }),
   });
-  let server: RunningServer;
+  let server: RunningServer | undefined;
   try {
     server = await listen(app, {
       host: config.host,
@@ -144,7 +166,13 @@ export async function startBridge(
       apiKey: config.apiKey,
       bodyTimeoutMs: config.bodyTimeoutMs,
     });
+    if (cluster !== undefined) {
+      const url = instanceUrl ?? defaultInstanceUrl(config.host, server.port);
+      await cluster.directory.register({ tag: cluster.tag, url, startedAt: Date.now() });
+      logger.info("joined the instances sharing the store", { instance: cluster.tag, url });
+    }
   } catch (error) {
+    await server?.close();
     await engine.closeAll();
     await stores.close();
     await upstream.close();

@@ -5,12 +5,15 @@
  */
 import { join } from "node:path";
 import type { ConversationStore } from "../backend/index.js";
+import { type ClusterAuth, createClusterAuth, deriveKey } from "../cluster/cluster-auth.js";
+import { createTurnForwarder } from "../cluster/forwarder.js";
+import { createInstanceDirectory, newInstanceTag, type OwnDirectory, toolCallIdSuffix } from "../cluster/instance.js";
 import { connectStore, type StoreClient } from "../cluster/redis-client.js";
 import { createRedisConversationIndex } from "../cluster/redis-conversation-index.js";
 import { createRedisConversationStore } from "../cluster/redis-conversation-store.js";
 import { createRedisResponseStore } from "../cluster/redis-response-store.js";
 import type { BridgeConfig } from "../config/index.js";
-import { type ConversationIndex, createFileConversationIndex } from "../engine/index.js";
+import { type ConversationIndex, createFileConversationIndex, type TurnForwarder } from "../engine/index.js";
 import { createFileResponseStore, type ResponseStore } from "../engine/response-store.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
@@ -23,7 +26,21 @@ export interface ServeStores {
   conversationStore: ConversationStore | undefined;
   /** The Redis connection when `--store` is Redis. */
   client: StoreClient | undefined;
+  /** This instance among the others sharing the Redis store. */
+  cluster: ClusterMember | undefined;
   close(): Promise<void>;
+}
+
+/** What an instance behind a shared store needs besides the stores. */
+export interface ClusterMember {
+  tag: string;
+  /** Appended to the tool-call ids this instance hands out. */
+  toolCallIdSuffix: string;
+  directory: OwnDirectory;
+  forwarder: TurnForwarder;
+  auth: ClusterAuth;
+  /** Key of the thinking signatures, the same on every instance. */
+  signingKey: Buffer;
 }
 
 /** True when `--store` names a Redis server. */
@@ -42,7 +59,14 @@ export async function openStores(
     // Next to the conversation records: the index maps client histories to them and survives restarts.
     const index = await createFileConversationIndex({ dir: join(dataDir, "conversations"), logger });
     const responseStore = createFileResponseStore({ dir: join(dataDir, "responses"), logger });
-    return { index, responseStore, conversationStore: undefined, client: undefined, close: () => index.close() };
+    return {
+      index,
+      responseStore,
+      conversationStore: undefined,
+      client: undefined,
+      cluster: undefined,
+      close: () => index.close(),
+    };
   }
   if (config.clusterSecret === undefined) {
     throw new ProxyError(
@@ -52,11 +76,25 @@ export async function openStores(
     );
   }
   const client = await connectStore({ url: config.store, namespace, logger });
+  const tag = newInstanceTag();
+  const directory = createInstanceDirectory({ client, logger });
+  const auth = createClusterAuth(config.clusterSecret);
   return {
     index: createRedisConversationIndex({ client }),
     responseStore: createRedisResponseStore({ client, logger }),
     conversationStore: createRedisConversationStore({ client, maxEntries: config.maxConversations, logger }),
     client,
-    close: () => client.close(),
+    cluster: {
+      tag,
+      toolCallIdSuffix: toolCallIdSuffix(tag),
+      directory,
+      forwarder: createTurnForwarder({ selfTag: tag, directory, auth, logger }),
+      auth,
+      signingKey: deriveKey(config.clusterSecret, "thinking signatures"),
+    },
+    close: async () => {
+      await directory.close();
+      await client.close();
+    },
   };
 }

@@ -48,14 +48,29 @@ function emulatorTokenSource(emulator: Emulator, now: () => number): TokenSource
   };
 }
 
-/** Opens the conversation store of an upstream once its kind is known; undefined = the default file store. */
-export type ConversationStoreOpener = (kind: UpstreamKind, dataDir: string) => Promise<ConversationStore | undefined>;
+/** What the stores of an upstream change in its agent client. */
+export interface StoreChoice {
+  /** undefined = the default file store under the data directory. */
+  conversationStore?: ConversationStore | undefined;
+  /** Appended to tool-call ids (the instance tag behind a shared store). */
+  toolCallIdSuffix?: string | undefined;
+}
+
+/** Opens the stores of an upstream once its kind is known. */
+export type ConversationStoreOpener = (kind: UpstreamKind, dataDir: string) => Promise<StoreChoice>;
+
+function clientStoreOptions(choice: StoreChoice): { conversationStore?: ConversationStore; toolCallIdSuffix?: string } {
+  return {
+    ...(choice.conversationStore === undefined ? {} : { conversationStore: choice.conversationStore }),
+    ...(choice.toolCallIdSuffix === undefined ? {} : { toolCallIdSuffix: choice.toolCallIdSuffix }),
+  };
+}
 
 /** Builds the upstream chosen by `config.upstream` (auto: Cursor when logged in, else the emulator). */
 export async function createUpstream(
   ctx: CliContext,
   logger: Logger,
-  openStore: ConversationStoreOpener = async () => undefined,
+  openStore: ConversationStoreOpener = async () => ({}),
 ): Promise<Upstream> {
   const { config } = ctx;
   const credentials = config.upstream === "emulator" ? undefined : await ctx.resolveCredentials();
@@ -72,14 +87,14 @@ export async function createUpstream(
     visionModels: config.visionModels,
   };
   if (credentials !== undefined) {
-    const conversationStore = await openStore("cursor", config.dataDir);
+    const choice = await openStore("cursor", config.dataDir);
     const api = ctx.createCursorApi(credentials.tokenSource, { logger: logger.child({ component: "cursor" }) });
     const agentClient = createAgentClient({
       ...clientOptions,
       api,
       tokenSource: credentials.tokenSource,
       dataDir: config.dataDir,
-      ...(conversationStore === undefined ? {} : { conversationStore }),
+      ...clientStoreOptions(choice),
     });
     return {
       kind: "cursor",
@@ -100,9 +115,9 @@ export async function createUpstream(
     tokensPerSecond: config.emulator.tokensPerSecond,
     logger: logger.child({ component: "emulator" }),
   });
-  let conversationStore: ConversationStore | undefined;
+  let choice: StoreChoice;
   try {
-    conversationStore = await openStore("emulator", join(config.dataDir, "emulator"));
+    choice = await openStore("emulator", join(config.dataDir, "emulator"));
   } catch (error) {
     await emulator.close();
     throw error;
@@ -122,7 +137,7 @@ export async function createUpstream(
     tokenSource,
     // Emulator conversations are kept apart from real ones.
     dataDir: join(config.dataDir, "emulator"),
-    ...(conversationStore === undefined ? {} : { conversationStore }),
+    ...clientStoreOptions(choice),
   });
   return {
     kind: "emulator",

@@ -24,7 +24,7 @@ import { primeFirst } from "./first-event.js";
 import { type BackendInput, toBackendInput } from "./history.js";
 import { createParkedTurnRegistry, type ParkedTurnRegistry } from "./parked-turns.js";
 import { TurnRecording } from "./recording.js";
-import type { Engine, EngineRequest, EngineTurn, TurnRoute } from "./types.js";
+import type { Engine, EngineRequest, EngineTurn, StartTurnOptions, TurnForwarder, TurnRoute } from "./types.js";
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
@@ -46,6 +46,8 @@ export interface EngineOptions {
    * running without being recorded. @default always ready (the file store)
    */
   storeReady?: () => void;
+  /** Forwards tool results for turns parked on another instance (several instances sharing a store). */
+  forwarder?: TurnForwarder;
 }
 
 /** The engine plus what the composition root needs. */
@@ -162,9 +164,19 @@ export function createEngine(options: EngineOptions): BridgeEngine {
   };
 
   return {
-    async startTurn(request: EngineRequest, signal: AbortSignal): Promise<EngineTurn> {
+    async startTurn(request: EngineRequest, signal: AbortSignal, how: StartTurnOptions = {}): Promise<EngineTurn> {
       options.storeReady?.();
       const input = toBackendInput(request);
+      const forwarder = options.forwarder;
+      if (forwarder !== undefined && how.forwarded !== true && input.trailingResults.length > 0) {
+        const owner = forwarder.ownerOf(input.trailingResults.map((result) => result.toolCallId));
+        if (owner !== undefined) {
+          const forwarded = await forwarder.forward(owner, request, signal);
+          if (forwarded !== undefined) return forwarded;
+          // One extra Run: the open Cursor turn died with its instance; the stored state continues it here.
+          logger.warn("the instance holding this parked turn is gone; continuing the conversation here", { owner });
+        }
+      }
       const model = await resolveModel(request.model, signal);
       if (!model.vision && request.messages.some((m) => m.role === "user" && m.parts.some((p) => p.type === "image"))) {
         throw new ProxyError("invalid_request", `The model \`${model.id}\` does not accept image input.`, {

@@ -45,8 +45,11 @@ export function freePort(): Promise<number> {
 export interface RedisServer {
   port: number;
   url: string;
-  /** Stops the server (SIGKILL when `hard`); `start()` brings it back on the same port. */
-  stop(hard?: boolean): Promise<void>;
+  /**
+   * Stops the server: `hard` = SIGKILL, `keep` = SHUTDOWN SAVE first so `start()` brings it back on the same port
+   * with the same keys (an outage rather than a wipe).
+   */
+  stop(how?: "hard" | "keep"): Promise<void>;
   start(): Promise<void>;
   close(): Promise<void>;
 }
@@ -81,12 +84,18 @@ export async function startRedisServer(): Promise<RedisServer> {
     );
     await waitForPing(port);
   };
-  const stop = async (hard = false) => {
+  const stop = async (how?: "hard" | "keep") => {
     const running = child;
     child = undefined;
     if (running === undefined || running.exitCode !== null) return;
     const exited = new Promise<void>((resolve) => running.once("exit", () => resolve()));
-    running.kill(hard ? "SIGKILL" : "SIGTERM");
+    if (how === "keep") {
+      try {
+        execFileSync("redis-cli", ["-p", String(port), "shutdown", "save"], { stdio: "ignore" });
+      } catch {
+        // redis-cli reports the dropped connection of a shutdown as an error
+      }
+    } else running.kill(how === "hard" ? "SIGKILL" : "SIGTERM");
     await exited;
   };
   await start();
