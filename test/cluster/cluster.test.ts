@@ -135,6 +135,33 @@ describe.skipIf(skip !== undefined)("two instances on one Redis behind HAProxy",
     expect(final.runs).toBe(6);
     expect(new Set(final.turns.map((turn) => turn.conversationId)).size).toBe(1);
     expect(survivor.output()).not.toMatch(/unhandled error/);
+    messages.push({ role: "assistant", content: reply });
+
+    // Only instances sharing the secret may hand turns to each other.
+    const unsigned = await fetch(`${survivor.url}/internal/cluster/turn`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-cursor-bridge-cluster": "t=1,s=forged" },
+      body: "{}",
+    });
+    expect(unsigned.status).toBe(403);
+
+    // The instance holding a parked turn dies: the result, sent to another instance, is answered there (one extra
+    // Run, logged), and still by a turn of the same conversation.
+    const third = await startInstance({ emulatorUrl: emulator.url, apiKey: API_KEY, store: redis.url, secret: SECRET });
+    instances.push(third);
+    const direct = (url: string) => new OpenAI({ baseURL: `${url}/v1`, apiKey: "team", maxRetries: 0 });
+    messages.push({ role: "user", content: 'Turn 7 [[emu:tool lookup {"key":"k7"}]]' });
+    const parkedReply = await direct(third.url).chat.completions.create({ model: "auto", messages, tools: [lookup] });
+    const parkedCall = parkedReply.choices[0]?.message.tool_calls?.[0];
+    if (parkedCall?.type !== "function") throw new Error("expected a function tool call");
+    await third.crash();
+    messages.push(parkedReply.choices[0]!.message, { role: "tool", tool_call_id: parkedCall.id, content: "value-7" });
+    const rescued = await direct(survivor.url).chat.completions.create({ model: "auto", messages, tools: [lookup] });
+    expect(rescued.choices[0]?.message.content).toContain("lookup returned: value-7");
+    expect(survivor.output()).toMatch(/the instance holding this parked turn is gone/);
+    const rescuedStats = await stats();
+    expect(rescuedStats.runs).toBe(8);
+    expect(new Set(rescuedStats.turns.map((turn) => turn.conversationId)).size).toBe(1);
 
     // No corrupt or orphaned entries: every key expires by itself, every record decodes and has its blobs, every
     // index entry names a stored conversation.
