@@ -16,7 +16,8 @@ import {
   ConversationTurnStructureSchema,
 } from "../../src/gen/agent/v1/conversation_state_pb.js";
 import { ProxyError } from "../../src/util/errors.js";
-import { missingBinaries, type RedisServer, startRedisServer } from "./support/redis-server.js";
+import { createCliHarness } from "../cli/harness.js";
+import { freePort, missingBinaries, type RedisServer, startRedisServer } from "./support/redis-server.js";
 
 const skip = missingBinaries("redis-server", "redis-cli");
 const encoder = new TextEncoder();
@@ -134,6 +135,30 @@ describe.skipIf(skip !== undefined)("Redis stores", () => {
       expect(await index.lookup("k")).toBe("c2");
     } finally {
       await own.close();
+    }
+  });
+
+  it("doctor checks the store: reachable and writable, or a failure with a fix", async () => {
+    const harness = await createCliHarness();
+    try {
+      const env = { CURSOR_BRIDGE_STORE: server.url, CURSOR_BRIDGE_CLUSTER_SECRET: "a-cluster-secret-of-some-length" };
+      const ok = JSON.parse((await harness.run(["doctor", "--json"], { env })).out) as {
+        checks: Array<{ id: string; status: string; detail: string; fix?: string }>;
+      };
+      expect(ok.checks.find((check) => check.id === "store")).toMatchObject({
+        status: "ok",
+        detail: expect.stringMatching(/^redis:\/\/127\.0\.0\.1:\d+\/0 \(Redis [\d.]+\), \d+ instance\(s\) running$/),
+      });
+      const dead = `redis://127.0.0.1:${await freePort()}/0`;
+      const down = JSON.parse(
+        (await harness.run(["doctor", "--json"], { env: { ...env, CURSOR_BRIDGE_STORE: dead } })).out,
+      ) as { checks: Array<{ id: string; status: string; fix?: string }> };
+      expect(down.checks.find((check) => check.id === "store")).toMatchObject({
+        status: "fail",
+        fix: expect.stringContaining("Start Redis"),
+      });
+    } finally {
+      await harness.close();
     }
   });
 });
