@@ -42,14 +42,14 @@ function track(child: ChildProcess, cleanup: () => void): Proc {
   return { child, output: () => output, crash: () => kill("SIGKILL"), stop: () => kill("SIGTERM") };
 }
 
-/** Polls `url` until it answers (any HTTP status) or the process exits. */
-export async function waitForHttp(url: string, proc: Proc, timeoutMs = 30_000): Promise<void> {
+/** Polls `url` until it answers (any HTTP status, or only 200 when `ok`) or the process exits. */
+export async function waitForHttp(url: string, proc: Proc, timeoutMs = 30_000, ok = false): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (proc.child.exitCode !== null) throw new Error(`process exited early:\n${proc.output()}`);
     try {
-      await fetch(url, { signal: AbortSignal.timeout(1000) });
-      return;
+      const response = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      if (!ok || response.ok) return;
     } catch {
       // not listening yet
     }
@@ -79,12 +79,14 @@ export async function startInstance(options: {
   apiKey: string;
   store: string;
   secret: string;
+  /** @default "info" (the test reads the access log) */
+  logLevel?: string;
 }): Promise<Proc & { url: string; port: number }> {
   const port = await freePort();
   const home = createTempHome("cluster-instance");
   const args = [
     ...["serve", "--upstream", "cursor", "--cursor-api-url", options.emulatorUrl, "--port", String(port)],
-    ...["--store", options.store, "--log-level", "info"],
+    ...["--store", options.store, "--log-level", options.logLevel ?? "info"],
   ];
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: home.dir,
@@ -101,7 +103,7 @@ export async function startInstance(options: {
 export async function startBalancer(ports: readonly number[]): Promise<Proc & { url: string }> {
   const dir = mkdtempSync(join(tmpdir(), "cursor-bridge-haproxy-"));
   const port = await freePort();
-  const servers = ports.map((p, i) => `  server bridge${i} 127.0.0.1:${p} check inter 300ms fall 1 rise 2`);
+  const servers = ports.map((p, i) => `  server bridge${i} 127.0.0.1:${p} check inter 500ms fall 3 rise 1`);
   const config = [
     "global",
     "  maxconn 256",
@@ -113,6 +115,8 @@ export async function startBalancer(ports: readonly number[]): Promise<Proc & { 
     "  timeout connect 1s",
     "  timeout client 60s",
     "  timeout server 60s",
+    // Generous: on a loaded machine a slow /health must not take a live instance out of the rotation.
+    "  timeout check 3s",
     "frontend balancer",
     `  bind 127.0.0.1:${port}`,
     "  default_backend bridges",
@@ -127,6 +131,7 @@ export async function startBalancer(ports: readonly number[]): Promise<Proc & { 
   const child = spawn("haproxy", ["-db", "-f", path], { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
   const proc = track(child, () => rmSync(dir, { recursive: true, force: true }));
   const url = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${url}/health`, proc);
+  // 200 only once HAProxy sees an instance up (it answers 503 itself before).
+  await waitForHttp(`${url}/health`, proc, 30_000, true);
   return { ...proc, url };
 }
