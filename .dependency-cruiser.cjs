@@ -67,8 +67,8 @@ module.exports = {
     forbid(
       "cluster-inward",
       layer("cluster"),
-      "^src/(?!(cluster|engine|backend|util)/)",
-      "cluster/ (shared Redis stores, instance directory, forwarding) implements engine and backend interfaces",
+      "^src/(?!(cluster|engine|backend|auth|util)/)",
+      "cluster/ (shared Redis stores, instance directory, forwarding, shared login) implements engine, backend and auth interfaces",
     ),
     forbid(
       "cluster-only-in-roots",

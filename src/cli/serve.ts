@@ -16,7 +16,8 @@ import { parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
 import { createCliContext } from "./context.js";
 import type { CliIo } from "./io.js";
-import { openStores, type ServeStores } from "./store-setup.js";
+import { withSharedLogin } from "./shared-login.js";
+import { connectSharedStore, openStores, type ServeStores } from "./store-setup.js";
 import { createUpstream, type Upstream } from "./upstream.js";
 import { packageVersion } from "./version.js";
 
@@ -96,15 +97,28 @@ export async function startBridge(
     sink: (line) => io.err(`${line}\n`),
   });
   const engineLogger = logger.child({ component: "engine" });
-  // The stores (file by default, Redis with --store redis://…) are opened once the upstream's kind is known.
+  // With --store redis://… the instances share one connection's worth of state, the Cursor login included.
+  const shared = await connectSharedStore(config, engineLogger);
+  // The stores are opened once the upstream's kind is known (the emulator's data is kept apart from Cursor's).
   let opened: ServeStores | undefined;
-  const upstream = await createUpstream(ctx, logger, async (kind, dataDir) => {
-    opened = await openStores(config, dataDir, kind, engineLogger);
-    return { conversationStore: opened.conversationStore, toolCallIdSuffix: opened.cluster?.toolCallIdSuffix };
-  });
+  let upstream: Upstream;
+  try {
+    upstream = await createUpstream(
+      shared === undefined ? ctx : withSharedLogin(ctx, shared, logger),
+      logger,
+      async (kind, dataDir) => {
+        opened = await openStores(config, dataDir, kind, engineLogger, shared);
+        return { conversationStore: opened.conversationStore, toolCallIdSuffix: opened.cluster?.toolCallIdSuffix };
+      },
+    );
+  } catch (error) {
+    await shared?.close();
+    throw error;
+  }
   const stores = opened;
   if (stores === undefined) {
     await upstream.close();
+    await shared?.close();
     throw new ProxyError("internal", "The upstream did not open its stores.");
   }
   const engine = createEngine({

@@ -8,7 +8,7 @@ import type { ConversationStore } from "../backend/index.js";
 import { type ClusterAuth, createClusterAuth, deriveKey } from "../cluster/cluster-auth.js";
 import { createTurnForwarder } from "../cluster/forwarder.js";
 import { createInstanceDirectory, newInstanceTag, type OwnDirectory, toolCallIdSuffix } from "../cluster/instance.js";
-import { connectStore, type StoreClient } from "../cluster/redis-client.js";
+import { connectStore, namespaced, type StoreClient } from "../cluster/redis-client.js";
 import { createRedisConversationIndex } from "../cluster/redis-conversation-index.js";
 import { createRedisConversationStore } from "../cluster/redis-conversation-store.js";
 import { createRedisResponseStore } from "../cluster/redis-response-store.js";
@@ -48,14 +48,31 @@ export function isRedisStore(store: string): boolean {
   return store.startsWith("redis://") || store.startsWith("rediss://");
 }
 
-/** Opens the stores chosen by `config.store`; `namespace` keeps the emulator's data apart from Cursor's. */
+/** Connects to the shared store when `--store` is Redis (the cluster secret is then required). */
+export async function connectSharedStore(config: BridgeConfig, logger: Logger): Promise<StoreClient | undefined> {
+  if (!isRedisStore(config.store)) return undefined;
+  if (config.clusterSecret === undefined) {
+    throw new ProxyError(
+      "invalid_request",
+      "--store redis://… needs --cluster-secret (or CURSOR_BRIDGE_CLUSTER_SECRET), the same on every instance.",
+      { detail: "invalid_config" },
+    );
+  }
+  return connectStore({ url: config.store, logger });
+}
+
+/**
+ * Opens the stores: the file stores under `dataDir`, or the shared ones on `shared` (its connection is closed with
+ * them); `namespace` keeps the emulator's data apart from Cursor's.
+ */
 export async function openStores(
   config: BridgeConfig,
   dataDir: string,
   namespace: string,
   logger: Logger,
+  shared: StoreClient | undefined,
 ): Promise<ServeStores> {
-  if (!isRedisStore(config.store)) {
+  if (shared === undefined) {
     // Next to the conversation records: the index maps client histories to them and survives restarts.
     const index = await createFileConversationIndex({ dir: join(dataDir, "conversations"), logger });
     const responseStore = createFileResponseStore({ dir: join(dataDir, "responses"), logger });
@@ -68,17 +85,11 @@ export async function openStores(
       close: () => index.close(),
     };
   }
-  if (config.clusterSecret === undefined) {
-    throw new ProxyError(
-      "invalid_request",
-      "--store redis://… needs --cluster-secret (or CURSOR_BRIDGE_CLUSTER_SECRET), the same on every instance.",
-      { detail: "invalid_config" },
-    );
-  }
-  const client = await connectStore({ url: config.store, namespace, logger });
+  const secret = config.clusterSecret ?? "";
+  const client = namespaced(shared, namespace);
   const tag = newInstanceTag();
   const directory = createInstanceDirectory({ client, logger });
-  const auth = createClusterAuth(config.clusterSecret);
+  const auth = createClusterAuth(secret);
   return {
     index: createRedisConversationIndex({ client }),
     responseStore: createRedisResponseStore({ client, logger }),
@@ -90,11 +101,11 @@ export async function openStores(
       directory,
       forwarder: createTurnForwarder({ selfTag: tag, directory, auth, logger }),
       auth,
-      signingKey: deriveKey(config.clusterSecret, "thinking signatures"),
+      signingKey: deriveKey(secret, "thinking signatures"),
     },
     close: async () => {
       await directory.close();
-      await client.close();
+      await shared.close();
     },
   };
 }

@@ -23,8 +23,8 @@ export interface StoreClient {
 /** Options of {@link connectStore}. */
 export interface StoreClientOptions {
   url: string;
-  /** Separates deployments (and the emulator's data from Cursor's) sharing one Redis database. */
-  namespace: string;
+  /** Separates the emulator's data from Cursor's (see {@link namespaced}). @default none: `cursor-bridge:` */
+  namespace?: string;
   logger?: Logger;
   /** How long connecting (and each command) may take. @default 2000 */
   timeoutMs?: number;
@@ -62,6 +62,11 @@ export async function storeCall<T>(client: StoreClient, operation: () => Promise
   }
 }
 
+/** The same connection with keys under `<prefix><namespace>:`. */
+export function namespaced(client: StoreClient, namespace: string): StoreClient {
+  return { ...client, prefix: `${client.prefix}${namespace}:` };
+}
+
 /** Connects to the store; rejects with a 503-shaped error when Redis does not answer within the timeout. */
 export async function connectStore(options: StoreClientOptions): Promise<StoreClient> {
   const logger = options.logger ?? silentLogger;
@@ -96,7 +101,7 @@ export async function connectStore(options: StoreClientOptions): Promise<StoreCl
   return {
     redis,
     label,
-    prefix: `cursor-bridge:${options.namespace}:`,
+    prefix: options.namespace === undefined ? "cursor-bridge:" : `cursor-bridge:${options.namespace}:`,
     assertReady() {
       if (redis.status !== "ready") throw storeUnavailable(label, new Error(`connection ${redis.status}`));
     },

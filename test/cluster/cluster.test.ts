@@ -86,6 +86,9 @@ describe.skipIf(skip !== undefined)("two instances on one Redis behind HAProxy",
     expect((await stats()).runs).toBe(3);
     const forwarded = forwardedCount();
     expect(forwarded).toBeGreaterThan(0);
+    // One login for both: the first instance exchanged CURSOR_API_KEY, the other uses the shared tokens.
+    const exchanged = instances.map((instance) => instance.output().match(/exchanged CURSOR_API_KEY/g)?.length ?? 0);
+    expect(exchanged.reduce((a, b) => a + b, 0)).toBe(1);
 
     // One instance crashes between turns: the next turns go to the survivor and continue from the shared checkpoint.
     const [victim, survivor] = instances;
@@ -169,8 +172,11 @@ describe.skipIf(skip !== undefined)("two instances on one Redis behind HAProxy",
     try {
       const keys = await scan.keys("*");
       expect(keys.length).toBeGreaterThan(0);
+      // The shared login (one record, encrypted) is the only key meant to outlive idleness.
+      expect(keys).toContain("cursor-bridge:credentials");
+      expect(await scan.get("cursor-bridge:credentials")).toMatch(/^cbc1\./);
       for (const key of keys) {
-        if (key.endsWith(":conv-times") || key.endsWith(":resp-times")) continue;
+        if (key.endsWith(":conv-times") || key.endsWith(":resp-times") || key === "cursor-bridge:credentials") continue;
         expect(await scan.pttl(key), key).toBeGreaterThan(0);
       }
       const records = keys.filter((key) => key.includes(":conv:"));

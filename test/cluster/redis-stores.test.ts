@@ -5,11 +5,19 @@
  */
 import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createRefreshingTokenSource } from "../../src/auth/index.js";
 import { blobIdOf, toHex } from "../../src/backend/blob-store.js";
 import type { ConversationRecord } from "../../src/backend/index.js";
+import { deriveKey } from "../../src/cluster/cluster-auth.js";
 import { connectStore, type StoreClient } from "../../src/cluster/redis-client.js";
 import { createRedisConversationIndex } from "../../src/cluster/redis-conversation-index.js";
 import { createRedisConversationStore } from "../../src/cluster/redis-conversation-store.js";
+import {
+  createRedisCredentialStore,
+  createRedisLock,
+  openCredentials,
+  sealCredentials,
+} from "../../src/cluster/redis-credentials.js";
 import { createRedisResponseStore } from "../../src/cluster/redis-response-store.js";
 import {
   ConversationStateStructureSchema,
@@ -160,5 +168,42 @@ describe.skipIf(skip !== undefined)("Redis stores", () => {
     } finally {
       await harness.close();
     }
+  });
+
+  it("shared login: encrypted at rest; concurrent refreshes on two instances spend each refresh token once", async () => {
+    const jwt = (exp: number, n: number) =>
+      `e30.${Buffer.from(JSON.stringify({ exp, sub: "auth0|user", n })).toString("base64url")}.sig`;
+    const secret = "a-cluster-secret-of-some-length";
+    const store = createRedisCredentialStore(client, secret);
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    await store.save({ accessToken: jwt(nowSeconds + 60, 0), refreshToken: "refresh-0", source: "login" });
+    const sealed = (await client.redis.get("cursor-bridge:test:credentials")) ?? "";
+    expect(sealed).not.toContain("refresh-0");
+    expect(openCredentials(deriveKey(secret, "credentials at rest"), sealed)).toContain("refresh-0");
+    expect(openCredentials(deriveKey("another secret!!!!", "credentials at rest"), sealed)).toBeUndefined();
+    expect(openCredentials(deriveKey(secret, "x"), sealCredentials(deriveKey(secret, "x"), "plain"))).toBe("plain");
+
+    // Cursor rotates the refresh token on every exchange and rejects a spent one.
+    let valid = "refresh-0";
+    let exchanges = 0;
+    const exchange = async (refreshToken: string) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      if (refreshToken !== valid) throw new ProxyError("unauthenticated", "refresh token already used");
+      exchanges += 1;
+      valid = `refresh-${exchanges}`;
+      return { accessToken: jwt(nowSeconds + 3600, exchanges), refreshToken: valid };
+    };
+    // Two instances, each with its own view of the shared record, both finding the token about to expire.
+    const instances = [0, 1].map(() =>
+      createRefreshingTokenSource({
+        store: createRedisCredentialStore(client, secret),
+        exchange,
+        refreshLock: createRedisLock(client, "credentials"),
+      }),
+    );
+    const tokens = await Promise.all(instances.map((source) => source.getAccessToken()));
+    expect(exchanges).toBe(1);
+    expect(tokens[0]).toBe(tokens[1]);
+    expect((await store.load())?.refreshToken).toBe("refresh-1");
   });
 });
