@@ -64,6 +64,18 @@ module.exports = {
       "^src/engine/(?!types\\.ts$)",
       "translators see the engine's contract, not its insides",
     ),
+    forbid(
+      "cluster-inward",
+      layer("cluster"),
+      "^src/(?!(cluster|engine|backend|auth|util)/)",
+      "cluster/ (shared Redis stores, instance directory, forwarding, shared login) implements engine, backend and auth interfaces",
+    ),
+    forbid(
+      "cluster-only-in-roots",
+      "^src/(?!(cli|server|cluster)/)",
+      layer("cluster"),
+      "only the composition roots wire the shared store in; everyone else sees the interfaces",
+    ),
     forbid("auth-inward", layer("auth"), "^src/(?!(auth|util)/)", "auth exposes a TokenSource"),
     forbid("config-inward", layer("config"), "^src/(?!(config|util)/)", "config is read by roots only"),
     forbid(

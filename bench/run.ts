@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=overhead,memory,rebuild,tools,memory-budget]`: cursor-bridge side by side with a direct connect-es client and a full-history-replay
+ * `npm run bench [-- --quick] [-- --only=overhead,memory,rebuild,tools,memory-budget,cluster]`: cursor-bridge side by side with a direct connect-es client and a full-history-replay
  * baseline, all against the emulator (in a child process) on loopback. Prints a table with every target marked met or
  * missed and writes bench/results.json. Re-executes itself under `node --expose-gc` (the memory scenario needs
  * global.gc) without touching package.json's `tsx bench/run.ts`.
@@ -10,6 +10,7 @@ import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { startBenchStack } from "./bench-stack.js";
 import { capacityReport, runMemory, runThroughput } from "./capacity.js";
+import { clusterReport, runCluster } from "./cluster.js";
 import { conversationReport, runContinuation, runToolRoundTrips } from "./conversations.js";
 import { memoryBudgetReport, runMemoryBudget } from "./memory-budget.js";
 import { overheadTable, overheadTargets, runOverhead } from "./overhead.js";
@@ -141,6 +142,12 @@ async function main(): Promise<void> {
   }
 
   if (wanted("startup")) await addStartupScenario({ results, tables, targets }, log);
+  if (wanted("cluster")) {
+    log("two instances on one Redis behind HAProxy (issue 18)");
+    const cluster = await runCluster(quick ? 60 : 300, 8);
+    results.cluster = cluster;
+    tables.push(clusterReport(cluster));
+  }
 
   const loadAfter = loadavg();
   const report = renderReport(tables, targets);

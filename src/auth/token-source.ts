@@ -34,6 +34,12 @@ export interface RefreshingTokenSourceOptions {
   refreshSkewMs?: number;
   /** @default silentLogger */
   logger?: Logger;
+  /**
+   * Runs a refresh while holding a lock shared with other processes using the same store (instances sharing one
+   * login): the refresh re-reads the store first, so tokens another process just rotated are used, never refreshed
+   * again with a spent refresh token. @default no lock (this process's single-flight only)
+   */
+  refreshLock?: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
 /** A TokenSource backed by a credential store. */
@@ -156,26 +162,30 @@ export function createRefreshingTokenSource(options: RefreshingTokenSourceOption
       cached = onDisk;
       return onDisk.accessToken;
     }
-    const credential = before.source === "api-key" && before.apiKey !== undefined ? before.apiKey : before.refreshToken;
+    // Tokens another process rotated since we loaded ours: refresh from those (our refresh token may be spent).
+    const base = onDisk !== undefined && onDisk.refreshToken !== before.refreshToken ? onDisk : before;
+    const credential = base.source === "api-key" && base.apiKey !== undefined ? base.apiKey : base.refreshToken;
     let pair: { accessToken: string; refreshToken: string };
     try {
       pair = await exchange(credential);
     } catch (error) {
       const proxyError = ProxyError.from(error);
-      if (!forced && proxyError.code !== "unauthenticated" && !isExpired(before.accessToken)) {
+      if (!forced && proxyError.code !== "unauthenticated" && !isExpired(base.accessToken)) {
         // A transient failure while the token is still valid: keep using it, the next call retries.
         logger.warn("Cursor token refresh failed; using the current token until it expires", { code: proxyError.code });
-        return before.accessToken;
+        cached = base;
+        return base.accessToken;
       }
       throw refreshFailed(proxyError);
     }
-    await persist(before, pair.accessToken, pair.refreshToken);
-    logger.info("refreshed Cursor session", { source: before.source });
+    await persist(base, pair.accessToken, pair.refreshToken);
+    logger.info("refreshed Cursor session", { source: base.source });
     return pair.accessToken;
   }
 
   function refresh(forced: boolean): Promise<string> {
-    inFlight ??= doRefresh(forced).finally(() => {
+    const lock = options.refreshLock;
+    inFlight ??= (lock === undefined ? doRefresh(forced) : lock(() => doRefresh(forced))).finally(() => {
       inFlight = undefined;
     });
     return inFlight;

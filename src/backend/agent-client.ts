@@ -35,6 +35,8 @@ export interface AgentClientOptions {
   newId?: () => string;
   /** @default silentLogger */
   logger?: Logger;
+  /** Appended to every tool-call id handed out: the instance tag when several instances share a store. @default "" */
+  toolCallIdSuffix?: string;
   /** What the server is told about the workspace. @default defaultWorkspaceEnvironment() */
   environment?: WorkspaceEnvironment;
   /** `client_heartbeat` interval (§4.2). @default 5000 */
@@ -104,6 +106,7 @@ export function createAgentClient(options: AgentClientOptions): AgentClient {
       drainTimeoutMs: options.drainTimeoutMs ?? 5000,
     },
     retry: options.retry ?? { attempts: 3, baseDelayMs: 250 },
+    toolCallIdSuffix: options.toolCallIdSuffix,
   };
   const toolLists = createToolListCache();
   let lastSweep = Number.NEGATIVE_INFINITY;

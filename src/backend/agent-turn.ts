@@ -43,6 +43,8 @@ export interface TurnDependencies {
   newId: () => string;
   timings: SessionTimings & { cancelGraceMs: number; drainTimeoutMs: number };
   retry: { attempts: number; baseDelayMs: number };
+  /** Appended to every tool-call id (names this instance when several share a store). */
+  toolCallIdSuffix?: string | undefined;
 }
 
 /**
@@ -272,6 +274,7 @@ export class CursorAgentTurn implements AgentTurn {
         // Bound methods, not arrow properties: tsx (esbuild keepNames) gives every named arrow its own `name`
         // property, hidden class and property store, which every parked turn would carry.
         newHex: this.newHex.bind(this),
+        toolCallIdSuffix: this.deps.toolCallIdSuffix,
       },
       onCheckpoint: this.onCheckpoint.bind(this),
     });

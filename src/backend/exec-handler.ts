@@ -50,6 +50,8 @@ export interface ExecContext extends RequestContextInput {
   /** Tool-call ids already used in this turn (ids must be unique for the caller). */
   takenToolCallIds: ReadonlySet<string>;
   newHex: () => string;
+  /** Appended to every tool-call id handed out (the instance tag when several instances share a store). */
+  toolCallIdSuffix?: string | undefined;
 }
 
 /** `exec_client_message` with the exec's ids and one result case. */
@@ -85,7 +87,7 @@ function mcpCall(message: ExecServerMessage, args: McpArgs, ctx: ExecContext): E
     const notFound = { name: args.toolName || args.name, availableTools: ctx.toolNames.entries.map(([, m]) => m) };
     return answered(message, [{ case: "mcpResult", value: { result: { case: "toolNotFound", value: notFound } } }]);
   }
-  const toolCallId = sanitizeToolCallId(args.toolCallId, ctx.newHex, ctx.takenToolCallIds);
+  const toolCallId = sanitizeToolCallId(args.toolCallId, ctx.newHex, ctx.takenToolCallIds, ctx.toolCallIdSuffix);
   const call: PendingCall = {
     toolCallId,
     execId: message.id,
@@ -114,7 +116,12 @@ export function handleExec(message: ExecServerMessage, ctx: ExecContext): ExecOu
   if (exec.case === "mcpArgs") return mcpCall(message, exec.value, ctx);
   const redirect = redirectNativeExec(exec, ctx.tools);
   if (redirect === undefined) return answered(message, rejectNativeExec(exec, NO_EQUIVALENT_TOOL_REASON));
-  const toolCallId = sanitizeToolCallId(redirect.nativeToolCallId, ctx.newHex, ctx.takenToolCallIds);
+  const toolCallId = sanitizeToolCallId(
+    redirect.nativeToolCallId,
+    ctx.newHex,
+    ctx.takenToolCallIds,
+    ctx.toolCallIdSuffix,
+  );
   const call: PendingCall = {
     toolCallId,
     execId: message.id,

@@ -64,10 +64,17 @@ const UNSAFE_ID_CHARS = /[^a-zA-Z0-9_.:-]/g;
  * whitespace and unusual characters become `_` (FIN sanitises ids the same way, commit 432c376, §8), and a random
  * suffix is always added. Cursor's own ids (`call_` + 8 digits, §4.6) can repeat across conversations, and the
  * server finds a parked turn by the ids its follow-up answers, so a shared id would resume the wrong conversation.
+ * `suffix` (several instances sharing a store) names the instance holding the turn, so a result reaching another
+ * instance can be forwarded to it.
  */
-export function sanitizeToolCallId(id: string, randomHex: () => string, taken: ReadonlySet<string>): string {
+export function sanitizeToolCallId(
+  id: string,
+  randomHex: () => string,
+  taken: ReadonlySet<string>,
+  suffix = "",
+): string {
   const base = id.trim().replace(UNSAFE_ID_CHARS, "_") || "call";
-  let candidate = `${base}_${randomHex().slice(0, 12)}`;
-  while (taken.has(candidate)) candidate = `${base}_${randomHex().slice(0, 12)}`;
+  let candidate = `${base}_${randomHex().slice(0, 12)}${suffix}`;
+  while (taken.has(candidate)) candidate = `${base}_${randomHex().slice(0, 12)}${suffix}`;
   return candidate;
 }

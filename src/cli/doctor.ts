@@ -16,6 +16,7 @@ import {
   checkProbe,
   checkToken,
 } from "./doctor-checks.js";
+import { checkStore } from "./doctor-store.js";
 import type { CliIo, Style } from "./io.js";
 import { probeHttp1, probeHttp2 } from "./probe.js";
 
@@ -23,7 +24,8 @@ const HELP = `Usage: cursor-bridge doctor [options]
 
 Check the setup and print what to fix: Node.js version, stored credentials (and their file permissions), whether
 Cursor accepts the token, whether the Cursor API answers over HTTP/2 and over HTTP/1.1, the data and config
-directories, the version string sent to Cursor, and whether the server port is free.
+directories, the store (--store: the data directory, or a shared Redis: reachable, writable, instances running),
+the version string sent to Cursor, and whether the server port is free.
 
 Exit codes: 0 nothing failed (warnings allowed), 1 at least one check failed, 2 bad options or config.
 
@@ -49,11 +51,12 @@ export async function runChecks(ctx: CliContext): Promise<CheckResult[]> {
     probeHttp2(url, PROBE_TIMEOUT_MS),
     probeHttp1(url, PROBE_TIMEOUT_MS),
   ]);
-  const [token, dataDir, configDir, port] = await Promise.all([
+  const [token, dataDir, configDir, port, store] = await Promise.all([
     checkToken(ctx, credentialCheck.credentials),
     checkDirectory(ctx, "data-dir", "Data directory", ctx.config.dataDir),
     checkDirectory(ctx, "config-dir", "Config directory", ctx.config.configDir),
     checkPort(ctx.config.host, ctx.config.port),
+    checkStore(ctx),
   ]);
   return [
     checkNodeVersion(),
@@ -64,6 +67,7 @@ export async function runChecks(ctx: CliContext): Promise<CheckResult[]> {
     checkClientVersion(ctx),
     configDir,
     dataDir,
+    store,
     port,
   ];
 }

@@ -3,19 +3,21 @@
  * embedded emulator and says so loudly (banner, /health, owned_by).
  */
 import { randomUUID } from "node:crypto";
-import { join } from "node:path";
+import { hostname } from "node:os";
 import { bodyLimitForImages } from "../bridge/image-input.js";
 import { assertSafeBinding } from "../config/host.js";
 import { describeConfig } from "../config/index.js";
-import { createEngine, createFileConversationIndex } from "../engine/index.js";
-import { createFileResponseStore } from "../engine/response-store.js";
+import { createEngine } from "../engine/index.js";
 import { createApp } from "../server/app.js";
 import { listen, type RunningServer } from "../server/listen.js";
+import { ProxyError } from "../util/errors.js";
 import { createLogger, type Logger } from "../util/logger.js";
 import { parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
 import { createCliContext } from "./context.js";
 import type { CliIo } from "./io.js";
+import { withSharedLogin } from "./shared-login.js";
+import { connectSharedStore, openStores, type ServeStores } from "./store-setup.js";
 import { createUpstream, type Upstream } from "./upstream.js";
 import { planUsageOf } from "./usage.js";
 import { packageVersion } from "./version.js";
@@ -48,6 +50,12 @@ Examples:
   CURSOR_BRIDGE_API_KEY=secret cursor-bridge serve --host 0.0.0.0 --allowed-hosts my-box.lan
   cursor-bridge serve --allowed-origins http://localhost:3000   # a browser app you run yourself
 `;
+
+/** Where other instances reach this one when `--instance-url` is not given. */
+function defaultInstanceUrl(host: string, port: number): string {
+  const name = ["0.0.0.0", "::", "[::]"].includes(host) ? hostname() : host;
+  return `http://${name.includes(":") && !name.startsWith("[") ? `[${name}]` : name}:${port}`;
+}
 
 /** A started bridge: HTTP server + upstream. */
 export interface RunningBridge {
@@ -89,28 +97,54 @@ export async function startBridge(
     format: config.logFormat,
     sink: (line) => io.err(`${line}\n`),
   });
-  const upstream = await createUpstream(ctx, logger);
   const engineLogger = logger.child({ component: "engine" });
-  let index: Awaited<ReturnType<typeof createFileConversationIndex>>;
+  // With --store redis://… the instances share one connection's worth of state, the Cursor login included.
+  const shared = await connectSharedStore(config, engineLogger);
+  // The stores are opened once the upstream's kind is known (the emulator's data is kept apart from Cursor's).
+  let opened: ServeStores | undefined;
+  let upstream: Upstream;
   try {
-    // Next to the conversation records: the index maps client histories to them and survives restarts.
-    index = await createFileConversationIndex({
-      dir: join(upstream.dataDir, "conversations"),
-      logger: engineLogger,
-    });
+    upstream = await createUpstream(
+      shared === undefined ? ctx : withSharedLogin(ctx, shared, logger),
+      logger,
+      async (kind, dataDir) => {
+        opened = await openStores(config, dataDir, kind, engineLogger, shared);
+        return { conversationStore: opened.conversationStore, toolCallIdSuffix: opened.cluster?.toolCallIdSuffix };
+      },
+    );
   } catch (error) {
-    await upstream.close();
+    await shared?.close();
     throw error;
+  }
+  const stores = opened;
+  if (stores === undefined) {
+    await upstream.close();
+    await shared?.close();
+    throw new ProxyError("internal", "The upstream did not open its stores.");
   }
   const engine = createEngine({
     agentClient: upstream.agentClient,
-    index,
+    index: stores.index,
     logger: engineLogger,
     parkedTurnTtlMs: config.parkedTurnTtlMs,
     maxParkedTurns: config.maxParkedTurns,
+    ...(stores.client === undefined ? {} : { storeReady: stores.client.assertReady }),
+    ...(stores.cluster === undefined ? {} : { forwarder: stores.cluster.forwarder }),
   });
+  const cluster = stores.cluster;
+  const instanceUrl = cluster === undefined ? undefined : config.instanceUrl;
+  const wildcard = ["0.0.0.0", "::", "[::]"].includes(config.host);
+  // Other instances forward tool results to this one under the name its instance URL gives.
+  const instanceHost =
+    cluster === undefined
+      ? undefined
+      : instanceUrl !== undefined
+        ? new URL(instanceUrl).hostname
+        : wildcard
+          ? hostname()
+          : config.host;
   // Stored /v1/responses (store: true), next to the conversations; expired ones are removed at startup.
-  const responseStore = createFileResponseStore({ dir: join(upstream.dataDir, "responses"), logger: engineLogger });
+  const { responseStore } = stores;
   responseStore
     .deleteExpired()
     .catch((error: unknown) => engineLogger.warn("Could not remove expired stored responses", { error }));
@@ -123,9 +157,10 @@ export async function startBridge(
       anthropicModels: config.anthropicModels,
       corsOrigins: config.corsOrigins,
       // The bound address is a name clients use; a wildcard address is not (browsers send pages' requests to 0.0.0.0).
-      allowedHosts: ["0.0.0.0", "::", "[::]"].includes(config.host)
-        ? config.allowedHosts
-        : [...config.allowedHosts, config.host],
+      allowedHosts: [
+        ...(wildcard ? config.allowedHosts : [...config.allowedHosts, config.host]),
+        ...(instanceHost === undefined ? [] : [instanceHost]),
+      ],
       allowedOrigins: config.allowedOrigins,
       maxBodyBytes: bodyLimitForImages(config.maxBodyBytes, config.maxImageBytes),
       maxImageBytes: config.maxImageBytes,
@@ -141,8 +176,9 @@ export async function startBridge(
       upstreamUrl: upstream.agentUrl,
       usage: async (signal) => planUsageOf(await upstream.api.getCurrentPeriodUsage(signal)),
     },
+    ...(cluster === undefined ? {} : { cluster: { auth: cluster.auth, signingKey: cluster.signingKey } }),
   });
-  let server: RunningServer;
+  let server: RunningServer | undefined;
   try {
     server = await listen(app, {
       host: config.host,
@@ -150,14 +186,22 @@ export async function startBridge(
       apiKey: config.apiKey,
       bodyTimeoutMs: config.bodyTimeoutMs,
     });
+    if (cluster !== undefined) {
+      const url = instanceUrl ?? defaultInstanceUrl(config.host, server.port);
+      await cluster.directory.register({ tag: cluster.tag, url, startedAt: Date.now() });
+      logger.info("joined the instances sharing the store", { instance: cluster.tag, url });
+    }
   } catch (error) {
+    await server?.close();
     await engine.closeAll();
+    await stores.close();
     await upstream.close();
     throw error;
   }
   const close = async () => {
     await server.close();
     await engine.closeAll();
+    await stores.close();
     await upstream.close();
   };
   if (flags.json) {

@@ -4,6 +4,7 @@
  */
 import { join } from "node:path";
 import { createAgentClient } from "../backend/agent-client.js";
+import type { ConversationStore } from "../backend/index.js";
 import type { AgentClient } from "../backend/types.js";
 import type { Emulator } from "../emulator/index.js";
 import { type CursorApi, createCursorApi } from "../protocol/cursor-api.js";
@@ -103,8 +104,30 @@ export async function openServedApi(ctx: CliContext, logger: Logger): Promise<Se
   };
 }
 
+/** What the stores of an upstream change in its agent client. */
+export interface StoreChoice {
+  /** undefined = the default file store under the data directory. */
+  conversationStore?: ConversationStore | undefined;
+  /** Appended to tool-call ids (the instance tag behind a shared store). */
+  toolCallIdSuffix?: string | undefined;
+}
+
+/** Opens the stores of an upstream once its kind is known. */
+export type ConversationStoreOpener = (kind: UpstreamKind, dataDir: string) => Promise<StoreChoice>;
+
+function clientStoreOptions(choice: StoreChoice): { conversationStore?: ConversationStore; toolCallIdSuffix?: string } {
+  return {
+    ...(choice.conversationStore === undefined ? {} : { conversationStore: choice.conversationStore }),
+    ...(choice.toolCallIdSuffix === undefined ? {} : { toolCallIdSuffix: choice.toolCallIdSuffix }),
+  };
+}
+
 /** Builds the upstream chosen by `config.upstream` (auto: Cursor when logged in, else the emulator). */
-export async function createUpstream(ctx: CliContext, logger: Logger): Promise<Upstream> {
+export async function createUpstream(
+  ctx: CliContext,
+  logger: Logger,
+  openStore: ConversationStoreOpener = async () => ({}),
+): Promise<Upstream> {
   const { config } = ctx;
   const credentials = config.upstream === "emulator" ? undefined : await ctx.resolveCredentials();
   if (config.upstream === "cursor" && credentials === undefined) {
@@ -120,12 +143,14 @@ export async function createUpstream(ctx: CliContext, logger: Logger): Promise<U
     visionModels: config.visionModels,
   };
   if (credentials !== undefined) {
+    const choice = await openStore("cursor", config.dataDir);
     const api = ctx.createCursorApi(credentials.tokenSource, { logger: logger.child({ component: "cursor" }) });
     const agentClient = createAgentClient({
       ...clientOptions,
       api,
       tokenSource: credentials.tokenSource,
       dataDir: config.dataDir,
+      ...clientStoreOptions(choice),
     });
     return {
       kind: "cursor",
@@ -140,12 +165,21 @@ export async function createUpstream(ctx: CliContext, logger: Logger): Promise<U
     };
   }
   const { emulator, tokenSource, api } = await startEmbeddedEmulator(ctx, logger);
+  let choice: StoreChoice;
+  try {
+    choice = await openStore("emulator", join(config.dataDir, "emulator"));
+  } catch (error) {
+    api.close();
+    await emulator.close();
+    throw error;
+  }
   const agentClient = createAgentClient({
     ...clientOptions,
     api,
     tokenSource,
     // Emulator conversations are kept apart from real ones.
     dataDir: join(config.dataDir, "emulator"),
+    ...clientStoreOptions(choice),
   });
   return {
     kind: "emulator",

@@ -51,6 +51,9 @@ describe("loadConfig", () => {
       configDir: "/home/ana/.config/cursor-bridge",
       cursorAccessToken: undefined,
       cursorApiKey: undefined,
+      store: "file",
+      instanceUrl: undefined,
+      clusterSecret: undefined,
       emulator: { bootstrapLatencyMs: 0, tokensPerSecond: 0 },
     });
     expect(Object.isFrozen(config)).toBe(true);

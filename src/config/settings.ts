@@ -79,6 +79,12 @@ export interface BridgeConfig {
   readonly cursorAccessToken: string | undefined;
   /** Cursor user API key (§3.5) to exchange for tokens. Environment only. @default none */
   readonly cursorApiKey: string | undefined;
+  /** `file` (the data directory) or a Redis URL shared by several instances. @default "file" */
+  readonly store: string;
+  /** URL other instances reach this one at (tool results forwarded to it). @default http://<host>:<port> */
+  readonly instanceUrl: string | undefined;
+  /** Shared secret of the instances behind one Redis store; required with a Redis store. @default none */
+  readonly clusterSecret: string | undefined;
   /** Options of the embedded Cursor backend emulator. */
   readonly emulator: {
     /** Delay before the first event of a turn. @default 0 */
@@ -173,6 +179,9 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec("configDir", "--config-dir", "CURSOR_BRIDGE_CONFIG_DIR", "string", absolutePath, (c: DefaultContext) => configDir(c.paths), "platform config dir", "credentials.json and config.json"),
   spec("cursorAccessToken", none, "CURSOR_ACCESS_TOKEN", "string", z.string().min(1).optional(), none, "none", "Use this Cursor access token as-is (no refresh)", true),
   spec("cursorApiKey", none, "CURSOR_API_KEY", "string", z.string().min(1).optional(), none, "none", "Cursor user API key to exchange for tokens", true),
+  spec("store", "--store", "CURSOR_BRIDGE_STORE", "string", z.union([z.literal("file"), z.string().regex(/^rediss?:\/\/[^\s]+$/, "expected file or redis://host:port/db")]), "file", "file", "file | redis://host:port/db | rediss://… (shared by several instances)"),
+  spec("instanceUrl", "--instance-url", "CURSOR_BRIDGE_INSTANCE_URL", "string", httpUrl.optional(), none, "http://<host>:<port>", "URL other instances reach this one at (Redis store only)"),
+  spec("clusterSecret", "--cluster-secret", "CURSOR_BRIDGE_CLUSTER_SECRET", "string", z.string().min(16, "use at least 16 characters").optional(), none, "none", "Secret shared by the instances of one Redis store (required with it)", true),
   spec("emulator.bootstrapLatencyMs", "--emulator-bootstrap-latency-ms", "CURSOR_BRIDGE_EMULATOR_BOOTSTRAP_LATENCY_MS", "int", z.number().int().min(0), 0, "0", "Emulator: delay before the first event (ms)"),
   spec("emulator.tokensPerSecond", "--emulator-tokens-per-second", "CURSOR_BRIDGE_EMULATOR_TOKENS_PER_SECOND", "number", z.number().min(0), 0, "0 (unpaced)", "Emulator: output pace"),
 ];

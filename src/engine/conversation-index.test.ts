@@ -6,11 +6,11 @@ describe("memory conversation index", () => {
     const index = createMemoryConversationIndex({ maxEntries: 2 });
     await index.remember("f1", "c1");
     await index.remember("f2", "c2");
-    expect(index.lookup("f1")).toBe("c1");
+    expect(await index.lookup("f1")).toBe("c1");
     await index.remember("f3", "c3");
-    expect(index.lookup("f2")).toBeUndefined();
-    expect(index.lookup("f1")).toBe("c1");
-    expect(index.lookup("f3")).toBe("c3");
+    expect(await index.lookup("f2")).toBeUndefined();
+    expect(await index.lookup("f1")).toBe("c1");
+    expect(await index.lookup("f3")).toBe("c3");
     expect(index.size()).toBe(2);
   });
 });

@@ -15,7 +15,9 @@ export interface ConversationIndexOptions {
 export interface ConversationIndex {
   /** Records the key; the promise resolves once the entry is durable (a crash after that loses nothing). */
   remember(key: string, conversationId: string): Promise<void>;
-  lookup(key: string): string | undefined;
+  /** The conversation of a key; async because a shared store (Redis) answers over the network. */
+  lookup(key: string): Promise<string | undefined>;
+  /** Entries held by this process (a shared store reports what it knows locally, or 0). */
   size(): number;
   /** Flushes pending writes and releases resources. */
   close(): Promise<void>;
@@ -72,7 +74,7 @@ export function createMemoryConversationIndex(options: ConversationIndexOptions 
     async remember(key, conversationId) {
       entries.set(key, conversationId);
     },
-    lookup: (key) => entries.get(key),
+    lookup: async (key) => entries.get(key),
     size: () => entries.size,
     close: async () => {},
   };

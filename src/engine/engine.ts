@@ -19,7 +19,7 @@ import { primeFirst } from "./first-event.js";
 import { type BackendInput, toBackendInput } from "./history.js";
 import { createParkedTurnRegistry, type ParkedTurnInfo, type ParkedTurnRegistry } from "./parked-turns.js";
 import { TurnRecording } from "./recording.js";
-import type { Engine, EngineRequest, EngineTurn, TurnRoute } from "./types.js";
+import type { Engine, EngineRequest, EngineTurn, StartTurnOptions, TurnForwarder, TurnRoute } from "./types.js";
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
@@ -36,6 +36,13 @@ export interface EngineOptions {
   replayRetentionMs?: number;
   /** Ids of new conversations. @default crypto.randomUUID (hyphenated, as every Cursor client sends) */
   newConversationId?: () => string;
+  /**
+   * Throws (a 503 naming the store) while a shared store is unreachable, so a turn fails before it starts instead of
+   * running without being recorded. @default always ready (the file store)
+   */
+  storeReady?: () => void;
+  /** Forwards tool results for turns parked on another instance (several instances sharing a store). */
+  forwarder?: TurnForwarder;
 }
 
 /** The engine plus what the composition root needs. */
@@ -113,19 +120,19 @@ export function createEngine(options: EngineOptions): BridgeEngine {
   };
 
   /** `keys`: the history keys of every prefix of `input.messages`, computed once per request. */
-  const startFresh = (
+  const startFresh = async (
     input: BackendInput,
     keys: readonly string[],
     model: string,
     signal: AbortSignal,
     known?: string,
-  ): Routed => {
+  ): Promise<Routed> => {
     let conversationId = known;
     if (conversationId === undefined) {
       for (const length of continuationPrefixes(input.messages)) {
         const key = keys[length - 1];
         if (key === undefined || key === EMPTY_HISTORY_KEY) continue;
-        conversationId = index.lookup(key);
+        conversationId = await index.lookup(key);
         if (conversationId !== undefined) break;
       }
     }
@@ -156,14 +163,25 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       if (signal.aborted) throw error;
       await entry.turn.close("resume failed");
       logger.warn("parked turn could not be resumed; continuing from the checkpoint", { error });
-      const routed = startFresh(input, keys, model, signal, entry.conversationId);
+      const routed = await startFresh(input, keys, model, signal, entry.conversationId);
       return { ...routed, events: await primeFirst(routed.events) };
     }
   };
 
   return {
-    async startTurn(request: EngineRequest, signal: AbortSignal): Promise<EngineTurn> {
+    async startTurn(request: EngineRequest, signal: AbortSignal, how: StartTurnOptions = {}): Promise<EngineTurn> {
+      options.storeReady?.();
       const input = toBackendInput(request);
+      const forwarder = options.forwarder;
+      if (forwarder !== undefined && how.forwarded !== true && input.trailingResults.length > 0) {
+        const owner = forwarder.ownerOf(input.trailingResults.map((result) => result.toolCallId));
+        if (owner !== undefined) {
+          const forwarded = await forwarder.forward(owner, request, signal);
+          if (forwarded !== undefined) return forwarded;
+          // One extra Run: the open Cursor turn died with its instance; the stored state continues it here.
+          logger.warn("the instance holding this parked turn is gone; continuing the conversation here", { owner });
+        }
+      }
       const model = await resolveModel(request.model, signal);
       if (!model.vision && request.messages.some((m) => m.role === "user" && m.parts.some((p) => p.type === "image"))) {
         throw new ProxyError("invalid_request", `The model \`${model.id}\` does not accept image input.`, {
@@ -202,7 +220,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           }
         }
       }
-      routed ??= startFresh(input, keys, model.id, signal);
+      routed ??= await startFresh(input, keys, model.id, signal);
       if (recording === undefined) routed = { ...routed, events: await primeFirst(routed.events) };
       const watched = watch(routed, requestKey, model.id, {
         index,

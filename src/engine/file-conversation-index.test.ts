@@ -22,7 +22,7 @@ describe("file conversation index", () => {
     await index.remember("k1", "c1");
     expect(lines(dir)).toHaveLength(1);
     const reopened = await createFileConversationIndex({ dir });
-    expect(reopened.lookup("k1")).toBe("c1");
+    expect(await reopened.lookup("k1")).toBe("c1");
   });
 
   it("batches the remembers of one tick into one append and writes nothing for an unchanged entry", async () => {
@@ -33,7 +33,7 @@ describe("file conversation index", () => {
     await index.remember("a", "1");
     expect(lines(dir)).toHaveLength(3);
     await index.remember("a", "9");
-    expect((await createFileConversationIndex({ dir })).lookup("a")).toBe("9");
+    expect(await (await createFileConversationIndex({ dir })).lookup("a")).toBe("9");
   });
 
   it("skips a torn or foreign line with a warning, and forgets entries past the TTL", async () => {
@@ -54,9 +54,9 @@ describe("file conversation index", () => {
       child: () => logger,
     };
     const reopened = await createFileConversationIndex({ dir, now: () => now, ttlMs: 500, logger });
-    expect(reopened.lookup("old")).toBeUndefined();
-    expect(reopened.lookup("new")).toBe("c-new");
-    expect(reopened.lookup("torn")).toBeUndefined();
+    expect(await reopened.lookup("old")).toBeUndefined();
+    expect(await reopened.lookup("new")).toBe("c-new");
+    expect(await reopened.lookup("torn")).toBeUndefined();
     expect(warnings).toEqual(["skipped unreadable lines of the conversation index"]);
   });
 
@@ -70,7 +70,7 @@ describe("file conversation index", () => {
     expect(lines(dir).length).toBeLessThan(2100);
     const reopened = await createFileConversationIndex({ dir, maxEntries: 10 });
     expect(reopened.size()).toBe(10);
-    expect(reopened.lookup("k999")).toBe("c2-999");
-    expect(reopened.lookup("k0")).toBeUndefined();
+    expect(await reopened.lookup("k999")).toBe("c2-999");
+    expect(await reopened.lookup("k0")).toBeUndefined();
   });
 });

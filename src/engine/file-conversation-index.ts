@@ -125,7 +125,7 @@ export async function createFileConversationIndex(options: FileConversationIndex
       scheduled ??= new Promise<void>((resolve) => setImmediate(resolve)).then(flush);
       return scheduled;
     },
-    lookup: (key) => entries.get(key),
+    lookup: async (key) => entries.get(key),
     size: () => entries.size,
     async close() {
       await (scheduled ?? flushing);

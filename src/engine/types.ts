@@ -75,9 +75,26 @@ export interface EngineTurn {
   readonly parked?: boolean;
 }
 
+/** How a turn is started besides its request. */
+export interface StartTurnOptions {
+  /** The request was forwarded by another instance: run it here, never forward it again. */
+  forwarded?: boolean;
+}
+
+/**
+ * Several instances sharing one store: tool-call ids name the instance holding the parked turn, and a result for a
+ * turn parked elsewhere is run there (the composition root injects the HTTP implementation).
+ */
+export interface TurnForwarder {
+  /** The other instance that handed out these tool-call ids; undefined when they are this instance's (or unknown). */
+  ownerOf(toolCallIds: readonly string[]): string | undefined;
+  /** Runs the request on `owner` and relays its turn; undefined when the owner is gone (run it here instead). */
+  forward(owner: string, request: EngineRequest, signal: AbortSignal): Promise<EngineTurn | undefined>;
+}
+
 /** The one conversation engine behind every surface. */
 export interface Engine {
   /** Routes (resumed / continued / new / replayed), starts the turn and waits for its first event. */
-  startTurn(request: EngineRequest, signal: AbortSignal): Promise<EngineTurn>;
+  startTurn(request: EngineRequest, signal: AbortSignal, options?: StartTurnOptions): Promise<EngineTurn>;
   listModels(signal?: AbortSignal): Promise<ModelInfo[]>;
 }

@@ -8,6 +8,7 @@ import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
 import { toAnthropicModelList } from "../bridge/anthropic-models.js";
 import { toOpenAIModelList } from "../bridge/model-list.js";
+import { FORWARD_PATH } from "../cluster/forwarder.js";
 import { createMemoryResponseStore } from "../engine/response-store.js";
 import { toOpenAIError } from "../openai/error-body.js";
 import { ProxyError } from "../util/errors.js";
@@ -17,6 +18,7 @@ import { requireApiKey } from "./api-key.js";
 import { admitLargeBodies, createBodyGate, LARGE_BODY_BUDGET_BYTES } from "./body-gate.js";
 import { limitBody } from "./body-limit.js";
 import { handleChatCompletions } from "./chat-completions.js";
+import { handleForwardedTurn } from "./cluster-route.js";
 import type { AppDeps } from "./deps.js";
 import { anthropicErrorResponse, createMessagesHandlers, PING_INTERVAL_MS } from "./messages.js";
 import { createRecentRequests } from "./recent-requests.js";
@@ -139,10 +141,23 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     ...deps,
     pingIntervalMs: PING_INTERVAL_MS,
     anthropicModels: options.anthropicModels ?? [],
+    signingKey: deps.cluster?.signingKey,
   });
   app.post("/v1/messages", (c) => anthropic.messages(c, c.get("log")));
   app.post("/v1/messages/count_tokens", (c) => anthropic.countTokens(c));
   registerResponsesRoutes(app, { ...deps, store: deps.responseStore ?? createMemoryResponseStore() });
+  const cluster = deps.cluster;
+  if (cluster !== undefined) {
+    app.use(
+      "/internal/*",
+      limitBody(options.maxBodyBytes, () => {
+        throw new ProxyError("request_too_large", `The request body is larger than ${options.maxBodyBytes} bytes.`, {
+          detail: "body_too_large",
+        });
+      }),
+    );
+    app.post(FORWARD_PATH, (c) => handleForwardedTurn(c, deps.engine, cluster.auth));
+  }
 
   app.notFound((c) => errorResponse(routeNotFound(app, c.req.method, c.req.path), c));
   app.onError((error, c) => {

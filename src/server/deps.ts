@@ -1,4 +1,5 @@
 import type { ReasoningOutput } from "../bridge/chunk-stream.js";
+import type { ClusterAuth } from "../cluster/cluster-auth.js";
 import type { BridgeEngine } from "../engine/index.js";
 import type { ResponseStore } from "../engine/response-store.js";
 import type { Logger } from "../util/logger.js";
@@ -67,4 +68,9 @@ export interface AppDeps {
   status?: StatusSources;
   now: () => number;
   newId: () => string;
+  /**
+   * Several instances sharing a store: the signer of requests between them (enables the forwarded-turn route) and
+   * the key every instance signs thinking blocks with. @default a single instance
+   */
+  cluster?: { auth: ClusterAuth; signingKey: Buffer };
 }

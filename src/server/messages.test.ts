@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { BackendEvent, ModelInfo } from "../backend/types.js";
+import { createClusterAuth, deriveKey } from "../cluster/cluster-auth.js";
 import type { BridgeEngine, EngineRequest, EngineTurn } from "../engine/index.js";
 import { ProxyError } from "../util/errors.js";
 import { silentLogger } from "../util/logger.js";
@@ -61,20 +62,21 @@ async function started(source: AsyncGenerator<BackendEvent>): Promise<AsyncItera
   };
 }
 
+const BASE_OPTIONS: AppOptions = {
+  apiKey: undefined,
+  corsOrigins: [],
+  maxBodyBytes: 64 * 1024,
+  reasoningOutput: "reasoning_content",
+  upstream: "emulator",
+  loggedIn: false,
+  version: "0.0.0-test",
+};
+
 function appWith(engine: BridgeEngine, options: Partial<AppOptions> = {}) {
   return createApp({
     engine,
     logger: silentLogger,
-    options: {
-      apiKey: undefined,
-      corsOrigins: [],
-      maxBodyBytes: 64 * 1024,
-      reasoningOutput: "reasoning_content",
-      upstream: "emulator",
-      loggedIn: false,
-      version: "0.0.0-test",
-      ...options,
-    },
+    options: { ...BASE_OPTIONS, ...options },
     now: () => 1_700_000_000_000,
     newId: () => "id1",
   });
@@ -166,6 +168,35 @@ describe("POST /v1/messages", () => {
     };
     expect(message.content[0]?.type).toBe("thinking");
     expect(message.content[0]?.signature).toMatch(/^cb1\.[A-Za-z0-9_-]{43}$/);
+  });
+
+  it("signs thinking with a key from the cluster secret: every instance issues the same signature", async () => {
+    const events: BackendEvent[] = [
+      { type: "reasoning-delta", text: "hmm" },
+      { type: "text-delta", text: "ok" },
+      { type: "turn-end", reason: "stop" },
+    ];
+    const body = { ...BASE, thinking: { type: "adaptive" }, messages: [{ role: "user", content: "x" }] };
+    const signatureOf = async (app: ReturnType<typeof appWith>) => {
+      const message = (await (await app.request("/v1/messages", post(body))).json()) as {
+        content: Array<{ signature?: string }>;
+      };
+      return message.content[0]?.signature;
+    };
+    const instance = (secret: string) =>
+      createApp({
+        engine: fixtureEngine(() => events).engine,
+        logger: silentLogger,
+        options: BASE_OPTIONS,
+        now: () => 1_700_000_000_000,
+        newId: () => "id1",
+        cluster: { auth: createClusterAuth(secret), signingKey: deriveKey(secret, "thinking signatures") },
+      });
+    const secret = "one shared cluster secret";
+    expect(await signatureOf(instance(secret))).toBe(await signatureOf(instance(secret)));
+    expect(await signatureOf(instance(secret))).not.toBe(await signatureOf(instance("another cluster secret")));
+    const single = await signatureOf(appWith(fixtureEngine(() => events).engine));
+    expect(single).not.toBe(await signatureOf(appWith(fixtureEngine(() => events).engine)));
   });
 
   it.each([

@@ -28,6 +28,8 @@ export interface MessagesHandlerOptions {
   now: () => number;
   /** Silence after which a streaming response gets a `ping` event. */
   pingIntervalMs: number;
+  /** Key of the thinking signatures; instances sharing a store derive the same one. @default random per process */
+  signingKey?: Buffer | undefined;
   /** `family=id` entries choosing the Cursor model for Claude ids of a family (`--anthropic-models`). */
   anthropicModels?: readonly string[];
 }
@@ -70,7 +72,7 @@ function loadCounter(): Promise<TokenCounter> {
 
 /** Creates the two route handlers. */
 export function createMessagesHandlers(options: MessagesHandlerOptions) {
-  const sign = thinkingSigner(randomBytes(32));
+  const sign = thinkingSigner(options.signingKey ?? randomBytes(32));
   const familyOverrides = parseFamilyOverrides(options.anthropicModels ?? []);
 
   /** Errors thrown here reach the app's onError, which logs internal ones and answers in Anthropic's shape. */

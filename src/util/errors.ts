@@ -87,6 +87,8 @@ export interface ProxyErrorDetails {
     | "agent_engine_not_found"
     | "stream_reset"
     | "missing_end_stream"
+    | "store_unavailable"
+    | "instance_unreachable"
     | NetworkErrorCode;
   backend_protocol:
     | "outdated_client"

@@ -1,0 +1,111 @@
+/**
+ * Builds the stores `serve` runs on from `--store`: the file stores under the data directory (the default, one
+ * instance), or the shared Redis stores (several instances behind a load balancer). Whatever is chosen sits behind
+ * the same interfaces, so nothing else in the server knows which.
+ */
+import { join } from "node:path";
+import type { ConversationStore } from "../backend/index.js";
+import { type ClusterAuth, createClusterAuth, deriveKey } from "../cluster/cluster-auth.js";
+import { createTurnForwarder } from "../cluster/forwarder.js";
+import { createInstanceDirectory, newInstanceTag, type OwnDirectory, toolCallIdSuffix } from "../cluster/instance.js";
+import { connectStore, namespaced, type StoreClient } from "../cluster/redis-client.js";
+import { createRedisConversationIndex } from "../cluster/redis-conversation-index.js";
+import { createRedisConversationStore } from "../cluster/redis-conversation-store.js";
+import { createRedisResponseStore } from "../cluster/redis-response-store.js";
+import type { BridgeConfig } from "../config/index.js";
+import { type ConversationIndex, createFileConversationIndex, type TurnForwarder } from "../engine/index.js";
+import { createFileResponseStore, type ResponseStore } from "../engine/response-store.js";
+import { ProxyError } from "../util/errors.js";
+import type { Logger } from "../util/logger.js";
+
+/** The stores of one server. */
+export interface ServeStores {
+  index: ConversationIndex;
+  responseStore: ResponseStore;
+  /** The conversation store for the agent client; undefined = its default file store under the data directory. */
+  conversationStore: ConversationStore | undefined;
+  /** The Redis connection when `--store` is Redis. */
+  client: StoreClient | undefined;
+  /** This instance among the others sharing the Redis store. */
+  cluster: ClusterMember | undefined;
+  close(): Promise<void>;
+}
+
+/** What an instance behind a shared store needs besides the stores. */
+export interface ClusterMember {
+  tag: string;
+  /** Appended to the tool-call ids this instance hands out. */
+  toolCallIdSuffix: string;
+  directory: OwnDirectory;
+  forwarder: TurnForwarder;
+  auth: ClusterAuth;
+  /** Key of the thinking signatures, the same on every instance. */
+  signingKey: Buffer;
+}
+
+/** True when `--store` names a Redis server. */
+export function isRedisStore(store: string): boolean {
+  return store.startsWith("redis://") || store.startsWith("rediss://");
+}
+
+/** Connects to the shared store when `--store` is Redis (the cluster secret is then required). */
+export async function connectSharedStore(config: BridgeConfig, logger: Logger): Promise<StoreClient | undefined> {
+  if (!isRedisStore(config.store)) return undefined;
+  if (config.clusterSecret === undefined) {
+    throw new ProxyError(
+      "invalid_request",
+      "--store redis://… needs --cluster-secret (or CURSOR_BRIDGE_CLUSTER_SECRET), the same on every instance.",
+      { detail: "invalid_config" },
+    );
+  }
+  return connectStore({ url: config.store, logger });
+}
+
+/**
+ * Opens the stores: the file stores under `dataDir`, or the shared ones on `shared` (its connection is closed with
+ * them); `namespace` keeps the emulator's data apart from Cursor's.
+ */
+export async function openStores(
+  config: BridgeConfig,
+  dataDir: string,
+  namespace: string,
+  logger: Logger,
+  shared: StoreClient | undefined,
+): Promise<ServeStores> {
+  if (shared === undefined) {
+    // Next to the conversation records: the index maps client histories to them and survives restarts.
+    const index = await createFileConversationIndex({ dir: join(dataDir, "conversations"), logger });
+    const responseStore = createFileResponseStore({ dir: join(dataDir, "responses"), logger });
+    return {
+      index,
+      responseStore,
+      conversationStore: undefined,
+      client: undefined,
+      cluster: undefined,
+      close: () => index.close(),
+    };
+  }
+  const secret = config.clusterSecret ?? "";
+  const client = namespaced(shared, namespace);
+  const tag = newInstanceTag();
+  const directory = createInstanceDirectory({ client, logger });
+  const auth = createClusterAuth(secret);
+  return {
+    index: createRedisConversationIndex({ client }),
+    responseStore: createRedisResponseStore({ client, logger }),
+    conversationStore: createRedisConversationStore({ client, maxEntries: config.maxConversations, logger }),
+    client,
+    cluster: {
+      tag,
+      toolCallIdSuffix: toolCallIdSuffix(tag),
+      directory,
+      forwarder: createTurnForwarder({ selfTag: tag, directory, auth, logger }),
+      auth,
+      signingKey: deriveKey(secret, "thinking signatures"),
+    },
+    close: async () => {
+      await directory.close();
+      await shared.close();
+    },
+  };
+}

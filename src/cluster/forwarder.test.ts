@@ -1,0 +1,142 @@
+import { createServer } from "node:net";
+import { describe, expect, it } from "vitest";
+import type { EngineRequest } from "../engine/index.js";
+import { ProxyError } from "../util/errors.js";
+import { CLUSTER_HEADER, createClusterAuth, deriveKey } from "./cluster-auth.js";
+import { createTurnForwarder, FORWARD_PATH } from "./forwarder.js";
+import { type InstanceDirectory, instanceOfToolCallId, newInstanceTag, toolCallIdSuffix } from "./instance.js";
+import { decodeEngineRequest, encodeEngineRequest, type TurnFrame } from "./wire.js";
+
+const request: EngineRequest = {
+  model: "auto",
+  instructions: [],
+  messages: [
+    { role: "user", parts: [{ type: "image", mimeType: "image/png", data: new Uint8Array([1, 2, 3]) }] },
+    { role: "tool", toolCallId: "call_1_abc_cbxxxxxxxx", content: "r", isError: false },
+  ],
+  tools: [],
+  options: { reasoning: false, reasoningEffort: undefined, toolChoice: "auto" },
+};
+
+const directory = (urls: Record<string, string>): InstanceDirectory => ({
+  urlOf: async (tag) => urls[tag],
+  list: async () => [],
+  close: async () => {},
+});
+
+const ndjson = (frames: TurnFrame[], status = 200) =>
+  new Response(frames.map((frame) => `${JSON.stringify(frame)}\n`).join(""), { status });
+
+describe("instance tags", () => {
+  it("tags ids at the end and reads the tag back, through prefixes clients add", () => {
+    const tag = newInstanceTag();
+    expect(tag).toMatch(/^[a-z0-9]{8}$/);
+    expect(instanceOfToolCallId(`call_1_0123456789ab${toolCallIdSuffix(tag)}`)).toBe(tag);
+    expect(instanceOfToolCallId(`toolu_call_1_0123456789ab${toolCallIdSuffix(tag)}`)).toBe(tag);
+    expect(instanceOfToolCallId("call_1_0123456789ab")).toBeUndefined();
+  });
+});
+
+describe("cluster auth", () => {
+  const auth = createClusterAuth("one shared secret!!");
+  it("accepts its own signature and rejects tampering, a foreign secret and stale requests", () => {
+    const header = auth.sign("body", 1000);
+    expect(auth.verify("body", header, 1000)).toBe(true);
+    expect(auth.verify("body!", header, 1000)).toBe(false);
+    expect(createClusterAuth("another secret!!!!").verify("body", header, 1000)).toBe(false);
+    expect(auth.verify("body", header, 1000 + 61_000)).toBe(false);
+    expect(auth.verify("body", undefined, 1000)).toBe(false);
+  });
+  it("derives the same key from the same secret on every instance, a different one per purpose", () => {
+    expect(deriveKey("s".repeat(16), "a")).toEqual(deriveKey("s".repeat(16), "a"));
+    expect(deriveKey("s".repeat(16), "a")).not.toEqual(deriveKey("s".repeat(16), "b"));
+  });
+});
+
+describe("wire", () => {
+  it("round-trips a request with image bytes", () => {
+    const back = decodeEngineRequest(encodeEngineRequest(request));
+    expect(back).toEqual(request);
+  });
+  it("rejects a body that is not an engine request as a 400", () => {
+    expect(() => decodeEngineRequest('{"model":1}')).toThrow(ProxyError);
+  });
+});
+
+describe("turn forwarder", () => {
+  const auth = createClusterAuth("one shared secret!!");
+
+  it("names the owner only for ids of another instance", () => {
+    const forwarder = createTurnForwarder({ selfTag: "selfself", directory: directory({}), auth });
+    expect(forwarder.ownerOf([`a_0123456789ab${toolCallIdSuffix("selfself")}`])).toBeUndefined();
+    expect(forwarder.ownerOf([`a_0123456789ab${toolCallIdSuffix("otherone")}`])).toBe("otherone");
+    expect(forwarder.ownerOf(["a_0123456789ab"])).toBeUndefined();
+  });
+
+  it("reports an owner that left the directory or does not answer as gone", async () => {
+    const signal = new AbortController().signal;
+    const gone = createTurnForwarder({ selfTag: "selfself", directory: directory({}), auth });
+    expect(await gone.forward("otherone", request, signal)).toBeUndefined();
+    // A port that was just free: nothing listens, the connection is refused (the owner was killed).
+    const port = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, "127.0.0.1", () => {
+        const address = server.address();
+        server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0));
+      });
+    });
+    const refused = createTurnForwarder({
+      selfTag: "selfself",
+      directory: directory({ otherone: `http://127.0.0.1:${port}` }),
+      auth,
+    });
+    expect(await refused.forward("otherone", request, signal)).toBeUndefined();
+  });
+
+  it("signs the request and relays the owner's turn frame by frame", async () => {
+    let seen: { url: string; header: string | null; body: string } | undefined;
+    const forwarder = createTurnForwarder({
+      selfTag: "selfself",
+      directory: directory({ otherone: "http://owner.internal:8765" }),
+      auth,
+      fetch: async (input, init) => {
+        const body = String(init?.body);
+        seen = { url: String(input), header: new Headers(init?.headers).get(CLUSTER_HEADER), body };
+        return ndjson([
+          {
+            type: "start",
+            route: "resumed",
+            model: { id: "m", displayName: "M", aliases: [], reasoning: false, maxMode: false, vision: false },
+          },
+          { type: "event", event: { type: "text-delta", text: "hi" } },
+          { type: "event", event: { type: "turn-end", reason: "tool-calls" } },
+          { type: "end", parked: true },
+        ]);
+      },
+    });
+    const turn = await forwarder.forward("otherone", request, new AbortController().signal);
+    expect(seen?.url).toBe(`http://owner.internal:8765${FORWARD_PATH}`);
+    expect(auth.verify(seen?.body ?? "", seen?.header ?? undefined)).toBe(true);
+    expect(turn?.route).toBe("resumed");
+    const events = [];
+    for await (const event of turn?.events ?? []) events.push(event.type);
+    expect(events).toEqual(["text-delta", "turn-end"]);
+    expect(turn?.parked).toBe(true);
+  });
+
+  it("rethrows the owner's error as the same ProxyError", async () => {
+    const forwarder = createTurnForwarder({
+      selfTag: "selfself",
+      directory: directory({ otherone: "http://owner.internal:8765" }),
+      auth,
+      fetch: async () =>
+        ndjson(
+          [{ type: "error", error: { code: "invalid_request", message: "busy", status: 409, retryable: false } }],
+          409,
+        ),
+    });
+    const error = await forwarder.forward("otherone", request, new AbortController().signal).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProxyError);
+    expect((error as ProxyError).status).toBe(409);
+    expect((error as ProxyError).message).toBe("busy");
+  });
+});

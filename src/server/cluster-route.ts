@@ -1,0 +1,72 @@
+/**
+ * `POST /internal/cluster/turn`: a tool result another instance received for a turn parked here. Only instances
+ * sharing the cluster secret may call it (signed body, see cluster/cluster-auth.ts); the Host and Origin rules apply
+ * as to every request. The turn runs through this instance's engine (never forwarded again) and goes back as
+ * newline-delimited JSON frames that the calling instance turns into its own surface's answer.
+ */
+import type { Context } from "hono";
+import { CLUSTER_HEADER, type ClusterAuth } from "../cluster/cluster-auth.js";
+import { decodeEngineRequest, type TurnFrame, toWireError } from "../cluster/wire.js";
+import type { BridgeEngine } from "../engine/index.js";
+import { ProxyError } from "../util/errors.js";
+import { pullBody } from "../util/pull-body.js";
+import type { AppEnv } from "./access-log.js";
+
+const line = (frame: TurnFrame) => `${JSON.stringify(frame)}\n`;
+
+const NDJSON = { "content-type": "application/x-ndjson; charset=utf-8", "cache-control": "no-store" };
+
+/** Handles one forwarded turn. */
+export async function handleForwardedTurn(
+  c: Context<AppEnv>,
+  engine: BridgeEngine,
+  auth: ClusterAuth,
+): Promise<Response> {
+  const body = await c.req.text();
+  if (!auth.verify(body, c.req.header(CLUSTER_HEADER))) {
+    throw new ProxyError("permission_denied", "This route is for instances sharing the cluster secret.", {
+      detail: "permission_denied",
+    });
+  }
+  const log = c.get("log");
+  let turn: Awaited<ReturnType<BridgeEngine["startTurn"]>>;
+  try {
+    turn = await engine.startTurn(decodeEngineRequest(body), c.req.raw.signal, { forwarded: true });
+  } catch (error) {
+    const wire = toWireError(error);
+    return new Response(line({ type: "error", error: wire }), { status: wire.status, headers: NDJSON });
+  }
+  log.route = turn.route;
+  log.model = turn.model.id;
+  const iterator = turn.events[Symbol.asyncIterator]();
+  let started = false;
+  let resolveDone: () => void = () => {};
+  log.streaming = new Promise<void>((resolve) => {
+    resolveDone = resolve;
+  });
+  const stream = pullBody(
+    {
+      async read() {
+        if (!started) {
+          started = true;
+          return { frame: line({ type: "start", route: turn.route, model: turn.model }), last: false };
+        }
+        const next = await iterator.next();
+        if (next.done === true) {
+          log.parked = turn.parked === true;
+          return { frame: line({ type: "end", parked: turn.parked === true }), last: true };
+        }
+        return { frame: line({ type: "event", event: next.value }), last: false };
+      },
+      errorFrame: (error) => line({ type: "error", error: toWireError(error) }),
+      release: async () => iterator.return?.(),
+    },
+    {
+      onError: (error) => {
+        log.streamError = error;
+      },
+      onEnd: () => resolveDone(),
+    },
+  );
+  return new Response(stream, { status: 200, headers: NDJSON });
+}

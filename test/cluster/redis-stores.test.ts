@@ -1,0 +1,209 @@
+/**
+ * The Redis implementations of the conversation index, the conversation store and the response store, against a
+ * real redis-server: round trips, TTLs carried by every key, content-addressed blobs shared by conversations, the
+ * entry caps, and a fast 503 naming the store while Redis is down (then recovery by itself).
+ */
+import { create, toBinary } from "@bufbuild/protobuf";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createRefreshingTokenSource } from "../../src/auth/index.js";
+import { blobIdOf, toHex } from "../../src/backend/blob-store.js";
+import type { ConversationRecord } from "../../src/backend/index.js";
+import { deriveKey } from "../../src/cluster/cluster-auth.js";
+import { connectStore, type StoreClient } from "../../src/cluster/redis-client.js";
+import { createRedisConversationIndex } from "../../src/cluster/redis-conversation-index.js";
+import { createRedisConversationStore } from "../../src/cluster/redis-conversation-store.js";
+import {
+  createRedisCredentialStore,
+  createRedisLock,
+  openCredentials,
+  sealCredentials,
+} from "../../src/cluster/redis-credentials.js";
+import { createRedisResponseStore } from "../../src/cluster/redis-response-store.js";
+import {
+  ConversationStateStructureSchema,
+  ConversationTurnStructureSchema,
+} from "../../src/gen/agent/v1/conversation_state_pb.js";
+import { ProxyError } from "../../src/util/errors.js";
+import { createCliHarness } from "../cli/harness.js";
+import { freePort, missingBinaries, type RedisServer, startRedisServer } from "./support/redis-server.js";
+
+const skip = missingBinaries("redis-server", "redis-cli");
+const encoder = new TextEncoder();
+
+function sampleRecord(id: string, now: number, extra = "x"): ConversationRecord {
+  const prompt = encoder.encode('{"role":"system","content":"hi"}');
+  const userMessage = encoder.encode(`user message ${extra}`);
+  const turn = toBinary(
+    ConversationTurnStructureSchema,
+    create(ConversationTurnStructureSchema, {
+      turn: { case: "agentConversationTurn", value: { userMessage: blobIdOf(userMessage), steps: [] } },
+    }),
+  );
+  const orphan = encoder.encode("nobody references me");
+  const checkpoint = toBinary(
+    ConversationStateStructureSchema,
+    create(ConversationStateStructureSchema, { rootPromptMessagesJson: [blobIdOf(prompt)], turns: [blobIdOf(turn)] }),
+  );
+  const blobs = new Map([prompt, userMessage, turn, orphan].map((data) => [toHex(blobIdOf(data)), data] as const));
+  return { conversationId: id, checkpoint, coveredMessages: 2, fingerprint: "f", blobs, updatedAt: now };
+}
+
+describe.skipIf(skip !== undefined)("Redis stores", () => {
+  let server: RedisServer;
+  let client: StoreClient;
+  let now = 1_000_000;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    client = await connectStore({ url: server.url, namespace: "test", timeoutMs: 500 });
+  });
+  afterAll(async () => {
+    await client?.close();
+    await server?.close();
+  });
+  beforeEach(async () => {
+    await client.redis.flushdb();
+    now = Date.now();
+  });
+
+  const keys = async () => (await client.redis.keys("*")).sort();
+
+  it("index: remembers and looks up keys, each entry expiring by itself", async () => {
+    const index = createRedisConversationIndex({ client, ttlMs: 60_000 });
+    await index.remember("k1", "c1");
+    expect(await index.lookup("k1")).toBe("c1");
+    expect(await index.lookup("k2")).toBeUndefined();
+    const ttl = await client.redis.pttl("cursor-bridge:test:idx:k1");
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+  });
+
+  it("conversations: round-trip, garbage-collect unreachable blobs, share blobs between conversations", async () => {
+    const store = createRedisConversationStore({ client, now: () => now });
+    const record = sampleRecord("conv-1", now);
+    await store.save(record);
+    await store.save(sampleRecord("conv-2", now));
+    const loaded = await store.load("conv-1");
+    expect(loaded?.checkpoint).toEqual(record.checkpoint);
+    expect(loaded?.coveredMessages).toBe(2);
+    expect(loaded?.blobs.size).toBe(3);
+    const blobKeys = (await keys()).filter((key) => key.includes(":blob:"));
+    // conv-1 and conv-2 have identical content: three blobs stored once, the orphan never.
+    expect(blobKeys).toHaveLength(3);
+    for (const key of await keys()) expect(await client.redis.pttl(key)).toBeGreaterThan(0);
+    await store.delete("conv-1");
+    expect(await store.load("conv-1")).toBeUndefined();
+    expect(await store.load("conv-2")).toBeDefined();
+  });
+
+  it("conversations: a record whose blobs expired loads without them (the turn then rebuilds)", async () => {
+    const store = createRedisConversationStore({ client, now: () => now });
+    await store.save(sampleRecord("conv-1", now));
+    const blobKeys = (await keys()).filter((key) => key.includes(":blob:"));
+    await client.redis.del(blobKeys[0] ?? "");
+    expect((await store.load("conv-1"))?.blobs.size).toBe(2);
+  });
+
+  it("conversations: the entry cap removes the oldest records", async () => {
+    const store = createRedisConversationStore({ client, now: () => now, maxEntries: 2 });
+    for (let i = 0; i < 4; i += 1) await store.save(sampleRecord(`conv-${i}`, now + i, String(i)));
+    expect(await store.load("conv-0")).toBeUndefined();
+    expect(await store.load("conv-1")).toBeUndefined();
+    expect(await store.load("conv-3")).toBeDefined();
+    expect(await client.redis.zcard("cursor-bridge:test:conv-times")).toBe(2);
+  });
+
+  it("responses: round-trip, delete, bound", async () => {
+    const store = createRedisResponseStore({ client, maxEntries: 2, now: () => now });
+    for (let i = 0; i < 3; i += 1) {
+      await store.put({ id: `resp_${i}`, response: { id: `resp_${i}` }, input: [{ n: i }], storedAt: now + i });
+    }
+    expect(await store.get("resp_0")).toBeUndefined();
+    expect((await store.get("resp_2"))?.input).toEqual([{ n: 2 }]);
+    expect(await store.delete("resp_2")).toBe(true);
+    expect(await store.delete("resp_2")).toBe(false);
+  });
+
+  it("Redis down: a fast 503 naming the store; back by itself when Redis returns", async () => {
+    const own = await connectStore({ url: server.url, namespace: "test", timeoutMs: 500 });
+    try {
+      const index = createRedisConversationIndex({ client: own });
+      await index.remember("k", "c");
+      await server.stop();
+      const error = await index.lookup("k").then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ProxyError);
+      expect((error as ProxyError).status).toBe(503);
+      expect((error as ProxyError).detail).toBe("store_unavailable");
+      expect((error as ProxyError).message).toContain(`redis://127.0.0.1:${server.port}`);
+      await server.start();
+      await expect.poll(() => own.redis.status, { timeout: 10_000 }).toBe("ready");
+      await index.remember("k", "c2");
+      expect(await index.lookup("k")).toBe("c2");
+    } finally {
+      await own.close();
+    }
+  });
+
+  it("doctor checks the store: reachable and writable, or a failure with a fix", async () => {
+    const harness = await createCliHarness();
+    try {
+      const env = { CURSOR_BRIDGE_STORE: server.url, CURSOR_BRIDGE_CLUSTER_SECRET: "a-cluster-secret-of-some-length" };
+      const ok = JSON.parse((await harness.run(["doctor", "--json"], { env })).out) as {
+        checks: Array<{ id: string; status: string; detail: string; fix?: string }>;
+      };
+      expect(ok.checks.find((check) => check.id === "store")).toMatchObject({
+        status: "ok",
+        detail: expect.stringMatching(/^redis:\/\/127\.0\.0\.1:\d+\/0 \(Redis [\d.]+\), \d+ instance\(s\) running$/),
+      });
+      const dead = `redis://127.0.0.1:${await freePort()}/0`;
+      const down = JSON.parse(
+        (await harness.run(["doctor", "--json"], { env: { ...env, CURSOR_BRIDGE_STORE: dead } })).out,
+      ) as { checks: Array<{ id: string; status: string; fix?: string }> };
+      expect(down.checks.find((check) => check.id === "store")).toMatchObject({
+        status: "fail",
+        fix: expect.stringContaining("Start Redis"),
+      });
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it("shared login: encrypted at rest; concurrent refreshes on two instances spend each refresh token once", async () => {
+    const jwt = (exp: number, n: number) =>
+      `e30.${Buffer.from(JSON.stringify({ exp, sub: "auth0|user", n })).toString("base64url")}.sig`;
+    const secret = "a-cluster-secret-of-some-length";
+    const store = createRedisCredentialStore(client, secret);
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    await store.save({ accessToken: jwt(nowSeconds + 60, 0), refreshToken: "refresh-0", source: "login" });
+    const sealed = (await client.redis.get("cursor-bridge:test:credentials")) ?? "";
+    expect(sealed).not.toContain("refresh-0");
+    expect(openCredentials(deriveKey(secret, "credentials at rest"), sealed)).toContain("refresh-0");
+    expect(openCredentials(deriveKey("another secret!!!!", "credentials at rest"), sealed)).toBeUndefined();
+    expect(openCredentials(deriveKey(secret, "x"), sealCredentials(deriveKey(secret, "x"), "plain"))).toBe("plain");
+
+    // Cursor rotates the refresh token on every exchange and rejects a spent one.
+    let valid = "refresh-0";
+    let exchanges = 0;
+    const exchange = async (refreshToken: string) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      if (refreshToken !== valid) throw new ProxyError("unauthenticated", "refresh token already used");
+      exchanges += 1;
+      valid = `refresh-${exchanges}`;
+      return { accessToken: jwt(nowSeconds + 3600, exchanges), refreshToken: valid };
+    };
+    // Two instances, each with its own view of the shared record, both finding the token about to expire.
+    const instances = [0, 1].map(() =>
+      createRefreshingTokenSource({
+        store: createRedisCredentialStore(client, secret),
+        exchange,
+        refreshLock: createRedisLock(client, "credentials"),
+      }),
+    );
+    const tokens = await Promise.all(instances.map((source) => source.getAccessToken()));
+    expect(exchanges).toBe(1);
+    expect(tokens[0]).toBe(tokens[1]);
+    expect((await store.load())?.refreshToken).toBe("refresh-1");
+  });
+});
