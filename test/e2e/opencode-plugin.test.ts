@@ -11,6 +11,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -99,6 +100,31 @@ function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** A loopback port that was free a moment ago (`opencode serve --port 0` picks its default port instead). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+/** Approves a browser login on the emulator's page, as a user clicking "Approve" would. */
+async function approveInBrowser(loginUrl: string): Promise<void> {
+  const page = await fetch(loginUrl);
+  expect(page.status).toBe(200);
+  await page.text();
+  const url = new URL(loginUrl);
+  const form = new URLSearchParams({
+    uuid: url.searchParams.get("uuid") ?? "",
+    challenge: url.searchParams.get("challenge") ?? "",
+  });
+  const approved = await fetch(`${url.origin}/loginDeepControl`, { method: "POST", body: form });
+  expect(approved.status).toBe(200);
+  await approved.text();
 }
 
 interface OpenCodeEvent {
@@ -238,6 +264,71 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
       const result = await run.done;
       expect(result.signal).toBe("SIGKILL");
       await expect.poll(() => isAlive(childPid as number), { timeout: CHILD_EXIT_POLL_MS, interval: 50 }).toBe(false);
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+
+  it(
+    "the browser login's authorize() runs through OpenCode and the tokens land in OpenCode's auth store",
+    async () => {
+      // OpenCode's own server drives the plugin's auth method, as `opencode auth login` and the TUI do.
+      const port = await freePort();
+      const { OPENCODE_AUTH_CONTENT: _stored, ...withoutStoredAuth } = env;
+      const serve = spawn(BINARY, ["serve", "--port", String(port), "--hostname", "127.0.0.1"], {
+        cwd: join(home.dir, "project"),
+        env: { ...withoutStoredAuth, CURSOR_WEBSITE_URL: emulator.url },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let output = "";
+      serve.stdout.setEncoding("utf8").on("data", (part: string) => (output += part));
+      serve.stderr.setEncoding("utf8").on("data", (part: string) => (output += part));
+      const exited = new Promise<void>((resolve) => serve.once("exit", () => resolve()));
+      try {
+        await expect.poll(() => output, { timeout: 90_000, interval: 200 }).toContain("listening on");
+        const base = `http://127.0.0.1:${port}`;
+        const methods = (await (await fetch(`${base}/provider/auth`)).json()) as Record<
+          string,
+          Array<{ label: string }>
+        >;
+        const method = (methods.cursor ?? []).findIndex((m) => m.label.startsWith("Log in with Cursor"));
+        expect(method, JSON.stringify(methods)).toBeGreaterThanOrEqual(0);
+
+        const post = (path: string) =>
+          fetch(`${base}${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ method }),
+          });
+        const authorization = (await (await post("/provider/cursor/oauth/authorize")).json()) as {
+          url: string;
+          method: string;
+        };
+        expect(authorization.method).toBe("auto");
+        expect(authorization.url.startsWith(`${emulator.url}/loginDeepControl?`)).toBe(true);
+        await approveInBrowser(authorization.url);
+        const callback = await post("/provider/cursor/oauth/callback");
+        expect(callback.status, await callback.clone().text()).toBe(200);
+        expect(await callback.json()).toBe(true);
+
+        const stored = JSON.parse(
+          readFileSync(join(home.env.XDG_DATA_HOME ?? "", "opencode", "auth.json"), "utf8"),
+        ) as {
+          cursor?: { type: string; access: string; refresh: string; expires: number };
+        };
+        expect(stored.cursor?.type).toBe("oauth");
+        expect(stored.cursor?.expires).toBeGreaterThan(Date.now());
+        // The stored refresh token is a live Cursor session: the emulator exchanges it for a new pair.
+        const exchange = await fetch(`${emulator.url}/auth/exchange_user_api_key`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${stored.cursor?.refresh}`, "content-type": "application/json" },
+          body: "{}",
+        });
+        expect(exchange.status).toBe(200);
+        await exchange.text();
+      } finally {
+        serve.kill("SIGTERM");
+        await exited;
+      }
     },
     RUN_TIMEOUT_MS + 30_000,
   );
