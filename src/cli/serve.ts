@@ -188,10 +188,11 @@ export const serveCommand: Command = {
       process.on("SIGTERM", stop);
       parent?.parentGone.then(() => resolve(true));
     });
-    parent?.close();
-    if (parentGone) {
-      // The plugin's OpenCode is gone: nobody can use this server any more. Close briefly, then exit regardless.
-      logger.info("the OpenCode process that started this bridge exited, shutting down");
+    if (parent !== undefined) {
+      // The plugin stopped us or its OpenCode is gone: nobody will use this server again, and OpenCode expects it
+      // gone within a second. Close briefly (open keep-alive connections must not hold it), then exit regardless.
+      parent.close();
+      if (parentGone) logger.info("the OpenCode process that started this bridge exited, shutting down");
       await Promise.race([bridge.close(), new Promise((resolve) => setTimeout(resolve, 300).unref())]);
       process.exit(EXIT.ok);
     }
