@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { pngImage } from "../../test/support/images.js";
 import { type Emulator, startEmulator } from "../emulator/index.js";
 import { type BridgeChild, type BridgeChildOptions, checkNodeVersion, locateNode, startBridgeChild } from "./child.js";
 import { createCursorPlugin, PLUGIN_BASE_URL } from "./plugin.js";
@@ -114,6 +115,75 @@ describe("OpenCode plugin hooks (Node, real bridge child, emulator)", () => {
 
     await hooks.dispose?.();
     await vi.waitFor(() => expect(isAlive(child.pid)).toBe(false), { timeout: 5_000 });
+  }, 60_000);
+
+  it("streams reasoning and usage, takes images and continues conversations through the loader's fetch", async () => {
+    const { hooks, started } = await plugin("features", { type: "api", key: API_KEY });
+    const loaded = await hooks.auth?.loader?.(async () => ({ type: "api", key: API_KEY }), {});
+    const pluginFetch = loaded?.fetch as typeof fetch;
+    const chat = (body: Record<string, unknown>) =>
+      pluginFetch(`${PLUGIN_BASE_URL}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+
+    const streamed = await chat({
+      model: "claude-4.5-sonnet-thinking",
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: "user", content: "Think first [[emu:think 5]]" }],
+    });
+    expect(streamed.headers.get("content-type")).toContain("text/event-stream");
+    const chunks = (await streamed.text())
+      .split("\n")
+      .filter((line) => line.startsWith("data: {"))
+      .map(
+        (line) => JSON.parse(line.slice(6)) as { choices: Array<{ delta: Record<string, string> }>; usage?: unknown },
+      );
+    const reasoning = chunks.map((c) => c.choices[0]?.delta.reasoning_content ?? "").join("");
+    const text = chunks.map((c) => c.choices[0]?.delta.content ?? "").join("");
+    expect(reasoning.length).toBeGreaterThan(0);
+    expect(text).toContain("You said: Think first");
+    expect(chunks.at(-1)?.usage).toMatchObject({ completion_tokens: expect.any(Number) });
+
+    const png = pngImage(40, 30);
+    const described = await chat({
+      model: "composer-1",
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "What is it? [[emu:describe-image]]" },
+            { type: "image_url", image_url: { url: `data:image/png;base64,${png.toString("base64")}` } },
+          ],
+        },
+      ],
+    });
+    const description = (await described.json()) as { choices: Array<{ message: { content: string } }> };
+    expect(description.choices[0]?.message.content).toContain(`Image 1: image/png 40x30, ${png.length} bytes`);
+
+    const before = emulator.stats().turns.length;
+    const first = [{ role: "user", content: "remember the plugin" }];
+    const answer = (await (await chat({ model: "composer-1", messages: first })).json()) as {
+      choices: Array<{ message: { content: string } }>;
+    };
+    const recalled = (await (
+      await chat({
+        model: "composer-1",
+        messages: [
+          ...first,
+          { role: "assistant", content: answer.choices[0]?.message.content ?? "" },
+          { role: "user", content: "[[emu:recall]]" },
+        ],
+      })
+    ).json()) as { choices: Array<{ message: { content: string } }> };
+    expect(recalled.choices[0]?.message.content).toBe("First message: remember the plugin");
+    const turns = emulator.stats().turns.slice(before);
+    expect(turns).toHaveLength(2);
+    expect(turns[1]?.conversationId).toBe(turns[0]?.conversationId);
+    expect(started).toHaveBeenCalledTimes(1);
+    await hooks.dispose?.();
   }, 60_000);
 
   it("uses the fresh cached list at the next start without starting a bridge", async () => {

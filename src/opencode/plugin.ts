@@ -143,7 +143,7 @@ export function createCursorPlugin(environment: PluginEnvironment): Plugin {
           ...existing,
           name: existing.name ?? "Cursor",
           npm: existing.npm ?? PROVIDER_NPM,
-          options: { baseURL: PLUGIN_BASE_URL, ...existing.options },
+          options: { ...existing.options, baseURL: PLUGIN_BASE_URL },
           models: entries,
         };
       },
@@ -160,11 +160,8 @@ export function createCursorPlugin(environment: PluginEnvironment): Plugin {
       },
       auth: {
         provider: PROVIDER_ID,
-        async loader(getAuth, provider) {
+        async loader(getAuth) {
           loaderAuth = async () => parseAuth(await getAuth().catch(() => undefined));
-          // A provider block pointing at a bridge the user runs themselves is left alone.
-          const options = (provider as { options?: { baseURL?: unknown } } | undefined)?.options;
-          if (typeof options?.baseURL === "string" && options.baseURL !== PLUGIN_BASE_URL) return {};
           return { baseURL: PLUGIN_BASE_URL, apiKey: "cursor-bridge-plugin", fetch: pluginFetch };
         },
         methods: authMethods({ apiUrl, websiteUrl, paths, now }),

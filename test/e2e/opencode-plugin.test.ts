@@ -68,7 +68,7 @@ async function startStandaloneEmulator(): Promise<{ url: string; process: ChildP
 
 interface EmulatorStats {
   runs: number;
-  turns: Array<{ model: string; outcome?: string }>;
+  turns: Array<{ model: string; conversationId: string; outcome?: string }>;
 }
 
 async function emulatorStats(url: string): Promise<EmulatorStats> {
@@ -237,6 +237,31 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
       // One bridge child served this OpenCode process, and it is gone now.
       expect(seen, "the plugin's bridge child was never seen").toHaveLength(1);
       await expect.poll(() => seen.filter(isAlive), { timeout: CHILD_EXIT_POLL_MS }).toEqual([]);
+
+      // The next OpenCode process continues the session from the Cursor checkpoint its (new) bridge child finds on disk.
+      const next = await startOpenCode([
+        "run",
+        "--continue",
+        "-m",
+        `cursor/${MAIN_MODEL}`,
+        "--format",
+        "json",
+        "[[emu:recall]]",
+      ]).done;
+      const nextDiagnostics = `exit ${next.code}\nstdout:\n${next.stdout}\nstderr:\n${next.stderr.slice(-4000)}`;
+      expect(next.code, nextDiagnostics).toBe(0);
+      const recalled = next.stdout
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as OpenCodeEvent)
+        .filter((e) => e.type === "text")
+        .map((e) => e.part?.text ?? "");
+      expect(recalled.join("\n"), nextDiagnostics).toContain("First message: Print the nonce");
+      const continued = (await emulatorStats(emulator.url)).turns
+        .slice(before.turns.length)
+        .filter((t) => t.model === MAIN_MODEL);
+      expect(continued, JSON.stringify(continued)).toHaveLength(2);
+      expect(continued[1]?.conversationId).toBe(continued[0]?.conversationId);
     },
     RUN_TIMEOUT_MS + 30_000,
   );
