@@ -42,7 +42,12 @@ describe("OpenCode plugin hooks (Node, real bridge child, emulator)", () => {
   });
 
   /** A plugin instance in its own XDG directories; `stored` is what OpenCode's auth store holds. */
-  async function plugin(name: string, stored: OpenCodeAuth | undefined, startChild = startBridgeChild) {
+  async function plugin(
+    name: string,
+    stored: OpenCodeAuth | undefined,
+    options: { startChild?: typeof startBridgeChild; set?: (auth: OpenCodeAuth) => Promise<void> } = {},
+  ) {
+    const startChild = options.startChild ?? startBridgeChild;
     const dir = join(home, name);
     const env: Record<string, string | undefined> = {
       PATH: process.env.PATH,
@@ -66,7 +71,14 @@ describe("OpenCode plugin hooks (Node, real bridge child, emulator)", () => {
       binPath: BIN,
       startChild: started,
     })({
-      client: { auth: { set: async ({ body }) => writes.push(body) } },
+      client: {
+        auth: {
+          set: async ({ body }) => {
+            await options.set?.(body);
+            writes.push(body);
+          },
+        },
+      },
       directory: dir,
       worktree: dir,
     });
@@ -183,6 +195,40 @@ describe("OpenCode plugin hooks (Node, real bridge child, emulator)", () => {
     expect(turns).toHaveLength(2);
     expect(turns[1]?.conversationId).toBe(turns[0]?.conversationId);
     expect(started).toHaveBeenCalledTimes(1);
+    await hooks.dispose?.();
+  }, 60_000);
+
+  it("refreshes an expired login for the child and keeps the rotated pair until OpenCode's store takes it", async () => {
+    const old = emulator.issueTokens({ expiresInSeconds: -60 });
+    let attempts = 0;
+    const { hooks, writes } = await plugin("refresh", undefined, {
+      set: async () => {
+        if (++attempts === 1) throw new Error("store busy");
+      },
+    });
+    const stored: OpenCodeAuth = { type: "oauth", refresh: old.refreshToken, access: old.accessToken, expires: 0 };
+    const loaded = await hooks.auth?.loader?.(async () => stored, {});
+    const pluginFetch = loaded?.fetch as typeof fetch;
+    const ask = async () => {
+      const response = await pluginFetch(`${PLUGIN_BASE_URL}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "composer-1", messages: [{ role: "user", content: "refresh me" }] }),
+      });
+      expect(response.status).toBe(200);
+      await response.text();
+    };
+    // The child's token request makes the plugin refresh; the store refuses the first write, the request still
+    // succeeds on the new token, and a later token request writes the rotated pair the plugin kept.
+    await ask();
+    await ask();
+    await vi.waitFor(() => expect(writes).toHaveLength(1));
+    expect(attempts).toBe(2);
+    const written = writes[0];
+    if (written?.type !== "oauth") throw new Error("no oauth record written");
+    expect(written.refresh).not.toBe(old.refreshToken);
+    expect(written.access).not.toBe(old.accessToken);
+    expect(written.expires).toBeGreaterThan(Date.now());
     await hooks.dispose?.();
   }, 60_000);
 

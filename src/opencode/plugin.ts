@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { DEFAULT_CURSOR_API_URL } from "../auth/index.js";
 import { cacheDir, type PathEnvironment } from "../util/paths.js";
+import type { TokenSource } from "../util/token-source.js";
 import { authMethods } from "./auth-methods.js";
 import { type BridgeChild, type BridgeChildOptions, startBridgeChild } from "./child.js";
 import { type BridgeModel, configModels, createModelCache, fetchModels, toCatalogModel } from "./models.js";
@@ -24,6 +25,9 @@ export const FRESH_CACHE_MS = 60 * 60_000;
 export const DISCOVERY_TIMEOUT_MS = 2_000;
 /** How long startup waits when nothing is cached (the first start after a login). */
 export const FIRST_DISCOVERY_TIMEOUT_MS = 20_000;
+
+/** How long one write to OpenCode's auth store may take; after that the tokens wait in memory for the next try. */
+export const AUTH_WRITE_TIMEOUT_MS = 10_000;
 
 /** Where the plugin runs; everything process-wide is passed in so tests can build plugins side by side. */
 export interface PluginEnvironment {
@@ -76,16 +80,41 @@ export function createCursorPlugin(environment: PluginEnvironment): Plugin {
     const apiUrl = env.CURSOR_API_URL?.trim() || DEFAULT_CURSOR_API_URL;
     const websiteUrl = env.CURSOR_WEBSITE_URL?.trim() || "https://cursor.com";
 
-    // Newest source first: what the loader can read, then what the provider hook was given, then the store itself.
+    // Tokens OpenCode's store has not confirmed yet (a write that failed or timed out) come first and are written
+    // again on the next token request, so a rotated refresh token is never dropped. Then the newest source: what the
+    // loader can read, what the provider hook was given, the store itself.
+    let unsaved: OpenCodeAuth | undefined;
     let loaderAuth: (() => Promise<OpenCodeAuth | undefined>) | undefined;
     let hookAuth: OpenCodeAuth | undefined;
+    const persist = async (auth: OpenCodeAuth): Promise<void> => {
+      unsaved = auth;
+      const result = await withTimeout(
+        input.client.auth.set({ path: { id: PROVIDER_ID }, body: auth }),
+        AUTH_WRITE_TIMEOUT_MS,
+      );
+      // The SDK reports a refused write in `error` instead of throwing.
+      const error = (result as { error?: unknown } | undefined)?.error;
+      if (error !== undefined && error !== null) throw new Error("OpenCode refused to store the Cursor tokens");
+      if (unsaved === auth) unsaved = undefined;
+    };
     const access: AuthAccess = {
-      read: async () => (await loaderAuth?.()) ?? hookAuth ?? (await readStoredAuth(paths, PROVIDER_ID)),
-      write: async (auth) => {
-        await input.client.auth.set({ path: { id: PROVIDER_ID }, body: auth });
+      read: async () => unsaved ?? (await loaderAuth?.()) ?? hookAuth ?? (await readStoredAuth(paths, PROVIDER_ID)),
+      write: persist,
+    };
+    const storeTokens = createOpenCodeTokenSource({ auth: access, apiUrl, now });
+    const retryUnsaved = (): void => {
+      if (unsaved !== undefined) persist(unsaved).catch(() => undefined);
+    };
+    const tokenSource: TokenSource = {
+      getAccessToken: (signal) => {
+        retryUnsaved();
+        return storeTokens.getAccessToken(signal);
+      },
+      refreshAfterUnauthenticated: (rejected, signal) => {
+        retryUnsaved();
+        return storeTokens.refreshAfterUnauthenticated(rejected, signal);
       },
     };
-    const tokenSource = createOpenCodeTokenSource({ auth: access, apiUrl, now });
 
     let running: BridgeChild | undefined;
     let starting: Promise<BridgeChild> | undefined;
