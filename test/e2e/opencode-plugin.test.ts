@@ -1,9 +1,10 @@
 /**
- * The OpenCode plugin as its users run it: OpenCode 1.18.33 (test/clients) loads `src/opencode/index.ts` from this
- * repository by path, with a temporary HOME, `OPENCODE_AUTH_CONTENT` holding an API-key credential, and
- * `CURSOR_API_URL` pointing at a standalone emulator (`cursor-bridge emulator --api-key KEY`, its own process, read
- * through `GET /emulator/stats`). The plugin starts the bridge as a Node child; these tests find that child by its
- * command line and HOME in /proc, and check it is gone once OpenCode is — after a normal exit and after `kill -9`.
+ * The OpenCode plugin as its users run it: OpenCode 1.18.33 (test/clients) loads it from this repository's path
+ * (the package entry, `src/opencode/index.ts`), with a temporary HOME, `OPENCODE_AUTH_CONTENT` holding an API-key
+ * credential, and `CURSOR_API_URL` pointing at a standalone emulator (`cursor-bridge emulator --api-key KEY`, its own
+ * process, read through `GET /emulator/stats`). The plugin starts the bridge as a Node child; these tests find that
+ * child by its command line and HOME in /proc, and check it is gone once OpenCode is — after a normal exit and after
+ * `kill -9`.
  *
  * OpenCode installs `@opencode-ai/plugin` from the npm registry before it loads any plugin (its startup hangs when the
  * registry is unreachable), so unlike the provider-block test this one leaves `npm_config_registry` alone.
@@ -20,7 +21,8 @@ import { CLIENTS_DIR, ensureTestClients } from "./support/test-clients.js";
 
 const BINARY = join(CLIENTS_DIR, "node_modules", "opencode-linux-x64", "bin", "opencode");
 const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
-const PLUGIN = new URL("../../src/opencode/index.ts", import.meta.url).href;
+/** The repository itself: OpenCode reads its package.json (`main`, `exports["./server"]`) as it would an installed package. */
+const PLUGIN = new URL("../..", import.meta.url).href.replace(/\/$/, "");
 const API_KEY = `e2e-key-${randomBytes(6).toString("hex")}`;
 const MAIN_MODEL = "composer-1";
 const TITLE_MODEL = "claude-4.5-sonnet";
