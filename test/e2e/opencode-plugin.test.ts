@@ -37,6 +37,19 @@ async function skipReason(): Promise<string | undefined> {
   const installFailure = await ensureTestClients();
   if (installFailure !== undefined) return installFailure;
   if (!existsSync(BINARY)) return `${BINARY} is missing after installing test/clients`;
+  // OpenCode installs @opencode-ai/plugin before loading a plugin and hangs without a registry (fails under CI=true).
+  const registry = (process.env.npm_config_registry ?? "https://registry.npmjs.org").replace(/\/+$/, "");
+  const reachable = await fetch(`${registry}/@opencode-ai%2fplugin`, {
+    method: "HEAD",
+    signal: AbortSignal.timeout(15_000),
+  })
+    .then(() => true)
+    .catch(() => false);
+  if (!reachable) {
+    const why = `the npm registry (${registry}) is unreachable, and OpenCode installs @opencode-ai/plugin from it`;
+    if (process.env.CI === "true") throw new Error(why);
+    return why;
+  }
   return undefined;
 }
 
