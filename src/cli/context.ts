@@ -31,7 +31,8 @@ import type { CliFlags } from "./args.js";
 import { type CliIo, createStyle, type Style } from "./io.js";
 
 /** Where the credentials in use come from. */
-export type CredentialOrigin = "store" | "env-access-token" | "env-api-key";
+/** `parent`: tokens from the OpenCode plugin that started this process (cli/parent-link.ts). */
+export type CredentialOrigin = "store" | "env-access-token" | "env-api-key" | "parent";
 
 /** Credentials ready for use. `status` is printable (no tokens). */
 export interface ResolvedCredentials {
@@ -154,6 +155,8 @@ export interface CliContextOverrides {
   platform?: NodeJS.Platform;
   /** @default Date.now */
   now?: () => number;
+  /** Tokens from the plugin that started this process; wins over every other credential (plugin mode). */
+  parentTokenSource?: TokenSource;
 }
 
 /**
@@ -173,6 +176,9 @@ export async function createCliContext(
   const clientVersion = clientVersionOf(config, paths);
 
   const resolveCredentials = async (): Promise<ResolvedCredentials | undefined> => {
+    if (overrides.parentTokenSource !== undefined) {
+      return { origin: "parent", tokenSource: overrides.parentTokenSource, status: undefined };
+    }
     if (config.cursorAccessToken !== undefined) {
       const tokenSource = createStaticTokenSource(config.cursorAccessToken, { now });
       const status = statusOfToken(config.cursorAccessToken, "env CURSOR_ACCESS_TOKEN", now());

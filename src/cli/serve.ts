@@ -12,10 +12,12 @@ import { createApp } from "../server/app.js";
 import { listen, type RunningServer } from "../server/listen.js";
 import { ProxyError } from "../util/errors.js";
 import { createLogger, type Logger } from "../util/logger.js";
+import { PARENT_IPC_ENV, PARENT_IPC_STDIO } from "../util/parent-ipc.js";
 import { parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
 import { createCliContext } from "./context.js";
 import type { CliIo } from "./io.js";
+import { createParentLink, type ParentLink } from "./parent-link.js";
 import { withSharedLogin } from "./shared-login.js";
 import { connectSharedStore, openStores, type ServeStores } from "./store-setup.js";
 import { createUpstream, type Upstream } from "./upstream.js";
@@ -87,9 +89,10 @@ function banner(server: RunningServer, upstream: Upstream, apiKey: boolean): str
 export async function startBridge(
   io: CliIo,
   argv: string[],
+  parent?: ParentLink,
 ): Promise<{ bridge: RunningBridge; json: boolean; logger: Logger }> {
   const { flags } = parseCommandLine("serve", argv);
-  const ctx = await createCliContext(io, flags);
+  const ctx = await createCliContext(io, flags, parent === undefined ? {} : { parentTokenSource: parent.tokenSource });
   const { config } = ctx;
   assertSafeBinding(config);
   const logger = createLogger({
@@ -218,17 +221,31 @@ export const serveCommand: Command = {
   summary: "Run the OpenAI-compatible server (Cursor upstream, or the emulator until you log in)",
   help: HELP,
   async run(argv, io) {
-    const { bridge, logger } = await startBridge(io, argv);
-    await new Promise<void>((resolve) => {
+    // Started by the OpenCode plugin: tokens come from it over stdio, and its exit ends this process.
+    const parent =
+      io.env[PARENT_IPC_ENV] === PARENT_IPC_STDIO
+        ? createParentLink({ input: process.stdin, output: process.stdout })
+        : undefined;
+    const { bridge, logger } = await startBridge(io, argv, parent);
+    const parentGone = await new Promise<boolean>((resolve) => {
       const stop = (signal: NodeJS.Signals) => {
         logger.info(`received ${signal}, shutting down`);
         process.off("SIGINT", stop);
         process.off("SIGTERM", stop);
-        resolve();
+        resolve(false);
       };
       process.on("SIGINT", stop);
       process.on("SIGTERM", stop);
+      parent?.parentGone.then(() => resolve(true));
     });
+    if (parent !== undefined) {
+      // The plugin stopped us or its OpenCode is gone: nobody will use this server again, and OpenCode expects it
+      // gone within a second. Close briefly (open keep-alive connections must not hold it), then exit regardless.
+      parent.close();
+      if (parentGone) logger.info("the OpenCode process that started this bridge exited, shutting down");
+      await Promise.race([bridge.close(), new Promise((resolve) => setTimeout(resolve, 300).unref())]);
+      process.exit(EXIT.ok);
+    }
     await bridge.close();
     return EXIT.ok;
   },

@@ -1,0 +1,57 @@
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type BridgeModel, configModels, createModelCache, parseModelList, toConfigModel } from "./models.js";
+
+const sonnet: BridgeModel = {
+  id: "claude-4.5-sonnet",
+  display_name: "Claude 4.5 Sonnet",
+  context_window: 200_000,
+  reasoning: false,
+  tool_calls: true,
+  vision: true,
+};
+
+describe("plugin model list", () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("keeps only well-formed /v1/models entries", () => {
+    const body = {
+      object: "list",
+      data: [{ ...sonnet, object: "model", owned_by: "cursor" }, { id: "broken" }, null, { ...sonnet, id: "" }],
+    };
+    expect(parseModelList(body)).toEqual([sonnet]);
+    expect(parseModelList({ data: "nope" })).toEqual([]);
+    expect(parseModelList(undefined)).toEqual([]);
+  });
+
+  it("maps a model to a config entry and lets the user's entries win", () => {
+    expect(toConfigModel({ ...sonnet, display_name: "" }).name).toBe(sonnet.id);
+    const entries = configModels([sonnet, { ...sonnet, id: "composer-1", vision: false }], {
+      "claude-4.5-sonnet": { name: "Mine" },
+    });
+    expect(entries["claude-4.5-sonnet"]).toEqual({ name: "Mine" });
+    expect(entries["composer-1"]).toMatchObject({ attachment: false, modalities: { input: ["text"] } });
+  });
+
+  it("caches per Cursor API URL in a 0600 file and treats a broken file as empty", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cursor-bridge-models-"));
+    dirs.push(dir);
+    const path = join(dir, "nested", "opencode-models.json");
+    const cache = createModelCache(path);
+    expect(await cache.read("http://a")).toBeUndefined();
+    await cache.write("http://a", [sonnet], 1000);
+    await cache.write("http://b", [{ ...sonnet, id: "gpt-5.2" }], 2000);
+    expect(await cache.read("http://a")).toEqual({ savedAt: 1000, models: [sonnet] });
+    expect((await cache.read("http://b"))?.models.map((m) => m.id)).toEqual(["gpt-5.2"]);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    writeFileSync(path, "{not json");
+    expect(await cache.read("http://a")).toBeUndefined();
+    await cache.write("http://a", [sonnet], 3000);
+    expect((await cache.read("http://a"))?.savedAt).toBe(3000);
+  });
+});

@@ -1,0 +1,150 @@
+/**
+ * Cursor's models for OpenCode. The list comes from the bridge child's `GET /v1/models` (Cursor's `GetUsableModels`
+ * plus the bridge's context-window, reasoning and image facts), so the plugin holds no second copy of that logic. The
+ * last list seen is cached on disk per Cursor API URL, so OpenCode's startup never waits long for discovery.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import type { CatalogModel, ConfigModel } from "./types.js";
+
+/** The fields of a bridge `/v1/models` entry the plugin uses. */
+export interface BridgeModel {
+  id: string;
+  display_name: string;
+  context_window: number;
+  reasoning: boolean;
+  tool_calls: boolean;
+  vision: boolean;
+}
+
+/** OpenCode needs an output limit; Cursor reports none and the bridge ignores `max_tokens`. */
+export const OUTPUT_LIMIT = 32_000;
+
+function isBridgeModel(value: unknown): value is BridgeModel {
+  if (typeof value !== "object" || value === null) return false;
+  const m = value as Record<string, unknown>;
+  return (
+    typeof m.id === "string" &&
+    m.id !== "" &&
+    typeof m.display_name === "string" &&
+    typeof m.context_window === "number" &&
+    typeof m.reasoning === "boolean" &&
+    typeof m.tool_calls === "boolean" &&
+    typeof m.vision === "boolean"
+  );
+}
+
+/** The well-formed entries of a `/v1/models` body (anything else is dropped). */
+export function parseModelList(body: unknown): BridgeModel[] {
+  const data = typeof body === "object" && body !== null ? (body as { data?: unknown }).data : undefined;
+  if (!Array.isArray(data)) return [];
+  return data.filter(isBridgeModel).map(({ id, display_name, context_window, reasoning, tool_calls, vision }) => ({
+    id,
+    display_name,
+    context_window,
+    reasoning,
+    tool_calls,
+    vision,
+  }));
+}
+
+/** Reads the list from a running bridge. @throws on a non-200 answer, a bad body or the timeout. */
+export async function fetchModels(baseURL: string, apiKey: string, timeoutMs: number): Promise<BridgeModel[]> {
+  const response = await fetch(`${baseURL}/models`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new Error(`cursor-bridge answered ${response.status} to GET /v1/models`);
+  }
+  const models = parseModelList(await response.json());
+  if (models.length === 0) throw new Error("cursor-bridge listed no models");
+  return models;
+}
+
+/** A config-block model entry (`provider.cursor.models[id]`). */
+export function toConfigModel(model: BridgeModel): ConfigModel {
+  return {
+    name: model.display_name === "" ? model.id : model.display_name,
+    tool_call: model.tool_calls,
+    reasoning: model.reasoning,
+    attachment: model.vision,
+    temperature: false,
+    limit: { context: model.context_window, output: OUTPUT_LIMIT },
+    modalities: { input: model.vision ? ["text", "image"] : ["text"], output: ["text"] },
+  };
+}
+
+/** Config entries for a list; `existing` (the user's own entries) win over generated ones. */
+export function configModels(
+  models: readonly BridgeModel[],
+  existing: Readonly<Record<string, ConfigModel>> = {},
+): Record<string, ConfigModel> {
+  const generated = Object.fromEntries(models.map((m) => [m.id, toConfigModel(m)]));
+  return { ...generated, ...existing };
+}
+
+/** A catalog entry for the `provider.models` hook. */
+export function toCatalogModel(model: BridgeModel, providerID: string, npm: string): CatalogModel {
+  const none = { text: false, audio: false, image: false, video: false, pdf: false };
+  return {
+    id: model.id,
+    providerID,
+    api: { id: model.id, url: "", npm },
+    name: model.display_name === "" ? model.id : model.display_name,
+    capabilities: {
+      temperature: false,
+      reasoning: model.reasoning,
+      attachment: model.vision,
+      toolcall: model.tool_calls,
+      input: { ...none, text: true, image: model.vision },
+      output: { ...none, text: true },
+      interleaved: false,
+    },
+    cost: { input: 0, output: 0, cache: { read: 0, write: 0 } },
+    limit: { context: model.context_window, output: OUTPUT_LIMIT },
+    status: "active",
+    options: {},
+    headers: {},
+    release_date: "",
+  };
+}
+
+/** The on-disk cache of the last list per Cursor API URL. */
+export interface ModelCache {
+  read(apiUrl: string): Promise<{ savedAt: number; models: BridgeModel[] } | undefined>;
+  write(apiUrl: string, models: readonly BridgeModel[], now: number): Promise<void>;
+}
+
+type CacheFile = Record<string, { savedAt: number; models: unknown }>;
+
+async function readCacheFile(path: string): Promise<CacheFile> {
+  try {
+    const value: unknown = JSON.parse(await readFile(path, "utf8"));
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as CacheFile) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** A JSON file cache (written atomically; a missing or broken file is an empty cache). */
+export function createModelCache(path: string): ModelCache {
+  return {
+    async read(apiUrl) {
+      const entry = (await readCacheFile(path))[apiUrl];
+      if (entry === undefined || typeof entry.savedAt !== "number") return undefined;
+      const models = parseModelList({ data: entry.models });
+      return models.length === 0 ? undefined : { savedAt: entry.savedAt, models };
+    },
+    async write(apiUrl, models, now) {
+      const file = await readCacheFile(path);
+      file[apiUrl] = { savedAt: now, models };
+      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+      const temp = `${path}.${randomUUID()}.tmp`;
+      await writeFile(temp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+      await rename(temp, path);
+    },
+  };
+}

@@ -1,0 +1,375 @@
+/**
+ * The OpenCode plugin as its users run it: OpenCode 1.18.33 (test/clients) loads it from this repository's path
+ * (the package entry, `src/opencode/index.ts`), with a temporary HOME, `OPENCODE_AUTH_CONTENT` holding an API-key
+ * credential, and `CURSOR_API_URL` pointing at a standalone emulator (`cursor-bridge emulator --api-key KEY`, its own
+ * process, read through `GET /emulator/stats`). The plugin starts the bridge as a Node child; these tests find that
+ * child by its command line and HOME in /proc, and check it is gone once OpenCode is — after a normal exit and after
+ * `kill -9`.
+ *
+ * OpenCode installs `@opencode-ai/plugin` from the npm registry before it loads any plugin (its startup hangs when the
+ * registry is unreachable), so unlike the provider-block test this one leaves `npm_config_registry` alone.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTempHome, type TempHome } from "./support/served-bridge.js";
+import { CLIENTS_DIR, ensureTestClients } from "./support/test-clients.js";
+
+const BINARY = join(CLIENTS_DIR, "node_modules", "opencode-linux-x64", "bin", "opencode");
+const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
+/** The repository itself: OpenCode reads its package.json (`main`, `exports["./server"]`) as it would an installed package. */
+const PLUGIN = new URL("../..", import.meta.url).href.replace(/\/$/, "");
+const API_KEY = `e2e-key-${randomBytes(6).toString("hex")}`;
+const MAIN_MODEL = "composer-1";
+const TITLE_MODEL = "claude-4.5-sonnet";
+const RUN_TIMEOUT_MS = 150_000;
+/** The child watches OpenCode and exits within a second of it; the poll allows for a loaded 2-core machine. */
+const CHILD_EXIT_POLL_MS = 2_000;
+
+async function skipReason(): Promise<string | undefined> {
+  if (process.platform !== "linux" || process.arch !== "x64") {
+    return `OpenCode's pinned binary is linux-x64 only (this is ${process.platform}-${process.arch})`;
+  }
+  const installFailure = await ensureTestClients();
+  if (installFailure !== undefined) return installFailure;
+  if (!existsSync(BINARY)) return `${BINARY} is missing after installing test/clients`;
+  // OpenCode installs @opencode-ai/plugin before loading a plugin and hangs without a registry (fails under CI=true).
+  const registry = (process.env.npm_config_registry ?? "https://registry.npmjs.org").replace(/\/+$/, "");
+  const reachable = await fetch(`${registry}/@opencode-ai%2fplugin`, {
+    method: "HEAD",
+    signal: AbortSignal.timeout(15_000),
+  })
+    .then(() => true)
+    .catch(() => false);
+  if (!reachable) {
+    const why = `the npm registry (${registry}) is unreachable, and OpenCode installs @opencode-ai/plugin from it`;
+    if (process.env.CI === "true") throw new Error(why);
+    return why;
+  }
+  return undefined;
+}
+
+const reason = await skipReason();
+if (reason !== undefined) console.log(`skipping the OpenCode plugin end-to-end test: ${reason}`);
+
+/** `cursor-bridge emulator --api-key KEY --port 0` in its own process. */
+async function startStandaloneEmulator(): Promise<{ url: string; process: ChildProcess }> {
+  const child = spawn(process.execPath, [BIN, "emulator", "--port", "0", "--api-key", API_KEY], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.setEncoding("utf8").on("data", (part: string) => (stderr += part));
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => reject(new Error(`emulator did not start; stderr:\n${stderr}`)), 30_000);
+    child.stdout?.setEncoding("utf8").on("data", (part: string) => {
+      out += part;
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match?.[1] === undefined) return;
+      clearTimeout(timer);
+      resolve(match[1]);
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`emulator exited with ${code}; stderr:\n${stderr}`));
+    });
+  });
+  return { url, process: child };
+}
+
+interface EmulatorStats {
+  runs: number;
+  turns: Array<{ model: string; conversationId: string; outcome?: string }>;
+}
+
+async function emulatorStats(url: string): Promise<EmulatorStats> {
+  const response = await fetch(`${url}/emulator/stats`);
+  return (await response.json()) as EmulatorStats;
+}
+
+/** Pids of `cursor-bridge.js serve` processes whose HOME is `home` (the plugin's children in that OpenCode HOME). */
+function bridgeChildren(home: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      if (!cmdline.some((arg) => arg.endsWith("cursor-bridge.js")) || !cmdline.includes("serve")) continue;
+      const environ = readFileSync(`/proc/${entry}/environ`, "utf8").split("\0");
+      if (environ.includes(`HOME=${home}`)) pids.push(Number(entry));
+    } catch {
+      // The process ended while we looked, or is not ours to read.
+    }
+  }
+  return pids;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A loopback port that was free a moment ago (`opencode serve --port 0` picks its default port instead). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+/** Approves a browser login on the emulator's page, as a user clicking "Approve" would. */
+async function approveInBrowser(loginUrl: string): Promise<void> {
+  const page = await fetch(loginUrl);
+  expect(page.status).toBe(200);
+  await page.text();
+  const url = new URL(loginUrl);
+  const form = new URLSearchParams({
+    uuid: url.searchParams.get("uuid") ?? "",
+    challenge: url.searchParams.get("challenge") ?? "",
+  });
+  const approved = await fetch(`${url.origin}/loginDeepControl`, { method: "POST", body: form });
+  expect(approved.status).toBe(200);
+  await approved.text();
+}
+
+interface OpenCodeEvent {
+  type: string;
+  part?: { type?: string; text?: string; tool?: string; reason?: string; state?: { status?: string; output?: string } };
+}
+
+describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin → standalone emulator", () => {
+  let emulator: { url: string; process: ChildProcess };
+  let home: TempHome;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    emulator = await startStandaloneEmulator();
+    home = createTempHome("opencode-plugin");
+    env = {
+      ...home.env,
+      CURSOR_API_URL: emulator.url,
+      OPENCODE_AUTH_CONTENT: JSON.stringify({ cursor: { type: "api", key: API_KEY } }),
+      OPENCODE_CONFIG_CONTENT: JSON.stringify({
+        plugin: [PLUGIN],
+        model: `cursor/${MAIN_MODEL}`,
+        small_model: `cursor/${TITLE_MODEL}`,
+        autoupdate: false,
+        share: "disabled",
+        permission: { bash: "allow", read: "allow", edit: "deny", webfetch: "deny" },
+      }),
+      OPENCODE_DISABLE_MODELS_FETCH: "1",
+      OPENCODE_DISABLE_AUTOUPDATE: "1",
+      OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+      OPENCODE_DISABLE_SHARE: "1",
+      OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+    };
+  }, 60_000);
+  afterAll(() => {
+    emulator?.process.kill("SIGTERM");
+    home?.remove();
+  });
+
+  /** Starts OpenCode (stdin closed: `opencode run` would read a piped stdin into the prompt). */
+  function startOpenCode(args: string[]) {
+    const cwd = join(home.dir, "project");
+    mkdirSync(cwd, { recursive: true });
+    const child = spawn(BINARY, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (part: string) => (stdout += part));
+    child.stderr.setEncoding("utf8").on("data", (part: string) => (stderr += part));
+    const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS);
+    const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
+      (resolve, reject) => {
+        child.once("error", reject);
+        child.once("close", (code, signal) => {
+          clearTimeout(timer);
+          resolve({ code, signal, stdout, stderr });
+        });
+      },
+    );
+    return { child, done };
+  }
+
+  it(
+    "lists the emulator's models under provider cursor, and leaves no bridge running",
+    async () => {
+      const result = await startOpenCode(["models", "cursor"]).done;
+      const diagnostics = `exit ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr.slice(-4000)}`;
+      expect(result.code, diagnostics).toBe(0);
+      const listed = result.stdout.split("\n").filter((line) => line.startsWith("cursor/"));
+      for (const id of [MAIN_MODEL, TITLE_MODEL, "gpt-5.2", "gemini-3.1-pro", "auto"]) {
+        expect(listed, diagnostics).toContain(`cursor/${id}`);
+      }
+      await expect.poll(() => bridgeChildren(home.dir), { timeout: CHILD_EXIT_POLL_MS }).toEqual([]);
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+
+  it(
+    "runs bash through OpenCode on one Cursor Run, answers with its output, and the bridge exits with OpenCode",
+    async () => {
+      const nonce = `nonce-${randomBytes(6).toString("hex")}`;
+      // Space-free words: `opencode run` quotes arguments containing spaces, which would break the directive's JSON.
+      const prompt = `Print the nonce [[emu:tool bash {"command":"echo ${nonce}"}]]`;
+      const before = await emulatorStats(emulator.url);
+      const run = startOpenCode(["run", "-m", `cursor/${MAIN_MODEL}`, "--format", "json", ...prompt.split(" ")]);
+      let seen: number[] = [];
+      const watcher = setInterval(() => {
+        seen = [...new Set([...seen, ...bridgeChildren(home.dir)])];
+      }, 100);
+      const result = await run.done;
+      clearInterval(watcher);
+      const diagnostics = `exit ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr.slice(-4000)}`;
+      expect(result.code, diagnostics).toBe(0);
+
+      const events = result.stdout
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as OpenCodeEvent);
+      const bash = events.find((e) => e.type === "tool_use" && e.part?.tool === "bash");
+      expect(bash?.part?.state?.status, diagnostics).toBe("completed");
+      expect(bash?.part?.state?.output).toContain(nonce);
+      const texts = events.filter((e) => e.type === "text").map((e) => e.part?.text ?? "");
+      expect(texts.join("\n"), diagnostics).toContain(`bash returned: ${nonce}`);
+      expect(events.filter((e) => e.type === "step_finish").map((e) => e.part?.reason)).toEqual(["tool-calls", "stop"]);
+
+      const turns = (await emulatorStats(emulator.url)).turns.slice(before.turns.length);
+      const mainRuns = turns.filter((t) => t.model === MAIN_MODEL);
+      expect(mainRuns, JSON.stringify(turns)).toHaveLength(1);
+      expect(mainRuns[0]?.outcome).toBe("completed");
+
+      // One bridge child served this OpenCode process, and it is gone now.
+      expect(seen, "the plugin's bridge child was never seen").toHaveLength(1);
+      await expect.poll(() => seen.filter(isAlive), { timeout: CHILD_EXIT_POLL_MS }).toEqual([]);
+
+      // The next OpenCode process continues the session from the Cursor checkpoint its (new) bridge child finds on disk.
+      const next = await startOpenCode([
+        "run",
+        "--continue",
+        "-m",
+        `cursor/${MAIN_MODEL}`,
+        "--format",
+        "json",
+        "[[emu:recall]]",
+      ]).done;
+      const nextDiagnostics = `exit ${next.code}\nstdout:\n${next.stdout}\nstderr:\n${next.stderr.slice(-4000)}`;
+      expect(next.code, nextDiagnostics).toBe(0);
+      const recalled = next.stdout
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as OpenCodeEvent)
+        .filter((e) => e.type === "text")
+        .map((e) => e.part?.text ?? "");
+      expect(recalled.join("\n"), nextDiagnostics).toContain("First message: Print the nonce");
+      const continued = (await emulatorStats(emulator.url)).turns
+        .slice(before.turns.length)
+        .filter((t) => t.model === MAIN_MODEL);
+      expect(continued, JSON.stringify(continued)).toHaveLength(2);
+      expect(continued[1]?.conversationId).toBe(continued[0]?.conversationId);
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+
+  it(
+    "the bridge child exits when OpenCode is killed with SIGKILL mid-turn",
+    async () => {
+      // A turn that streams for a long time keeps OpenCode (and the bridge child) busy until we kill it.
+      const run = startOpenCode(["run", "-m", `cursor/${MAIN_MODEL}`, "--format", "json", "[[emu:stall", "1]]"]);
+      await expect.poll(() => bridgeChildren(home.dir).length, { timeout: 60_000, interval: 100 }).toBe(1);
+      const [childPid] = bridgeChildren(home.dir);
+      expect(childPid).toBeDefined();
+      // Wait until the turn is under way, so the child is mid-request when OpenCode dies.
+      await expect
+        .poll(
+          async () =>
+            (await emulatorStats(emulator.url)).turns.some((t) => t.model === MAIN_MODEL && t.outcome === undefined),
+          {
+            timeout: 60_000,
+            interval: 100,
+          },
+        )
+        .toBe(true);
+      run.child.kill("SIGKILL");
+      const result = await run.done;
+      expect(result.signal).toBe("SIGKILL");
+      await expect.poll(() => isAlive(childPid as number), { timeout: CHILD_EXIT_POLL_MS, interval: 50 }).toBe(false);
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+
+  it(
+    "the browser login's authorize() runs through OpenCode and the tokens land in OpenCode's auth store",
+    async () => {
+      // OpenCode's own server drives the plugin's auth method, as `opencode auth login` and the TUI do.
+      const port = await freePort();
+      const { OPENCODE_AUTH_CONTENT: _stored, ...withoutStoredAuth } = env;
+      const serve = spawn(BINARY, ["serve", "--port", String(port), "--hostname", "127.0.0.1"], {
+        cwd: join(home.dir, "project"),
+        env: { ...withoutStoredAuth, CURSOR_WEBSITE_URL: emulator.url },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let output = "";
+      serve.stdout.setEncoding("utf8").on("data", (part: string) => (output += part));
+      serve.stderr.setEncoding("utf8").on("data", (part: string) => (output += part));
+      const exited = new Promise<void>((resolve) => serve.once("exit", () => resolve()));
+      try {
+        await expect.poll(() => output, { timeout: 90_000, interval: 200 }).toContain("listening on");
+        const base = `http://127.0.0.1:${port}`;
+        const methods = (await (await fetch(`${base}/provider/auth`)).json()) as Record<
+          string,
+          Array<{ label: string }>
+        >;
+        const method = (methods.cursor ?? []).findIndex((m) => m.label.startsWith("Log in with Cursor"));
+        expect(method, JSON.stringify(methods)).toBeGreaterThanOrEqual(0);
+
+        const post = (path: string) =>
+          fetch(`${base}${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ method }),
+          });
+        const authorization = (await (await post("/provider/cursor/oauth/authorize")).json()) as {
+          url: string;
+          method: string;
+        };
+        expect(authorization.method).toBe("auto");
+        expect(authorization.url.startsWith(`${emulator.url}/loginDeepControl?`)).toBe(true);
+        await approveInBrowser(authorization.url);
+        const callback = await post("/provider/cursor/oauth/callback");
+        expect(callback.status, await callback.clone().text()).toBe(200);
+        expect(await callback.json()).toBe(true);
+
+        const stored = JSON.parse(
+          readFileSync(join(home.env.XDG_DATA_HOME ?? "", "opencode", "auth.json"), "utf8"),
+        ) as {
+          cursor?: { type: string; access: string; refresh: string; expires: number };
+        };
+        expect(stored.cursor?.type).toBe("oauth");
+        expect(stored.cursor?.expires).toBeGreaterThan(Date.now());
+        // The stored refresh token is a live Cursor session: the emulator exchanges it for a new pair.
+        const exchange = await fetch(`${emulator.url}/auth/exchange_user_api_key`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${stored.cursor?.refresh}`, "content-type": "application/json" },
+          body: "{}",
+        });
+        expect(exchange.status).toBe(200);
+        await exchange.text();
+      } finally {
+        serve.kill("SIGTERM");
+        await exited;
+      }
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+});
