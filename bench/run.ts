@@ -11,7 +11,7 @@ import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { startBenchStack } from "./bench-stack.js";
-import { capacityReport, runMemory, runThroughput } from "./capacity.js";
+import { capacityReport, type MemoryResult, runMemory, runThroughput, type ThroughputResult } from "./capacity.js";
 import { conversationReport, runContinuation, runToolRoundTrips } from "./conversations.js";
 import { memoryBudgetReport, runMemoryBudget } from "./memory-budget.js";
 import { overheadTable, overheadTargets, runOverhead } from "./overhead.js";
@@ -47,7 +47,7 @@ function settingsFor(quick: boolean) {
     turns: 20,
     parked: 1000,
     throughputStreams: 200,
-    throughputTokens: quick ? 200 : 500,
+    throughputTokens: quick ? 100 : 500,
     warmup: quick ? 3 : 5,
     /** Rebuild: history sizes (the target is at 10,000) and repeats per size. */
     rebuildSizes: [2_500, REBUILD_TARGET.messages],
@@ -101,16 +101,23 @@ async function main(): Promise<void> {
         targets.push(...overheadTargets(overhead));
       }
       if (wanted("memory") || wanted("throughput")) {
-        log("memory per parked conversation");
-        const memory = await withLoadAverage(() => runMemory(fast, s.parked));
-        memory.result.loadAverage = memory.loadAverage;
-        log("throughput");
-        const throughput = await withLoadAverage(() =>
-          runThroughput(fast, s.throughputStreams, s.throughputTokens, s.repetitions),
-        );
-        throughput.result.loadAverage = throughput.loadAverage;
-        Object.assign(results, { memory: memory.result, throughput: throughput.result });
-        const cap = capacityReport(memory.result, throughput.result);
+        let memory: MemoryResult | undefined;
+        let throughput: ThroughputResult | undefined;
+        if (wanted("memory")) {
+          log("memory per parked conversation");
+          const run = await withLoadAverage(() => runMemory(fast, s.parked));
+          memory = { ...run.result, loadAverage: run.loadAverage };
+          results.memory = memory;
+        }
+        if (wanted("throughput")) {
+          log("throughput");
+          const run = await withLoadAverage(() =>
+            runThroughput(fast, s.throughputStreams, s.throughputTokens, s.repetitions),
+          );
+          throughput = { ...run.result, loadAverage: run.loadAverage };
+          results.throughput = throughput;
+        }
+        const cap = capacityReport(memory, throughput);
         tables.push(...cap.tables);
         targets.push(...cap.targets);
       }
