@@ -159,8 +159,8 @@ export async function runThroughput(
       if (r.contentChunks !== n) throw new Error(`bridge stream: ${r.contentChunks} of ${n} chunks`);
       return r.contentChunks;
     });
-  await direct(Math.min(tokens, 50))();
-  await bridge(Math.min(tokens, 50))();
+  await direct(Math.min(tokens, 20))();
+  await bridge(Math.min(tokens, 20))();
   const directSides: ThroughputSide[] = [];
   const bridgeSides: ThroughputSide[] = [];
   for (let rep = 0; rep < repetitions; rep++) {

@@ -45,9 +45,9 @@ function settingsFor(quick: boolean) {
       : { bootstrapLatencyMs: 300, tokensPerSecond: 100 },
     toolCalls: 10,
     turns: 20,
-    parked: 1000,
+    parked: quick ? 300 : 1000,
     throughputStreams: 200,
-    throughputTokens: quick ? 100 : 500,
+    throughputTokens: quick ? 50 : 100,
     warmup: quick ? 3 : 5,
     /** Rebuild: history sizes (the target is at 10,000) and repeats per size. */
     rebuildSizes: [2_500, REBUILD_TARGET.messages],
