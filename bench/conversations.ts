@@ -5,7 +5,7 @@
  */
 import type { EmulatorStats } from "../src/emulator/index.js";
 import type { BenchStack } from "./bench-stack.js";
-import { ReplayConversation } from "./replay-baseline.js";
+import { PerMessageBlobConversation, ReplayConversation } from "./replay-baseline.js";
 import { fmt, type Row, type Table, type TargetResult } from "./report.js";
 import { type StreamedCompletion, streamCompletion } from "./sse-client.js";
 import { MCP_TOOLS, OPENAI_TOOLS, SYSTEM_PROMPT, userMessage } from "./workload.js";
@@ -60,7 +60,10 @@ export interface ToolRoundTripResult {
   toolCalls: number;
   bootstrapLatencyMs: number;
   bridge: ToolSideResult;
+  /** Full-history replay, a new Run per request, as chat-only bridges do. */
   replay: ToolSideResult;
+  /** Keeps the Run open across a tool call but uploads every message as its own blob on each user turn. */
+  perMessageBlobs: ToolSideResult;
 }
 
 function toolPrompt(i: number): string {
@@ -119,7 +122,30 @@ export async function runToolRoundTrips(
     expectResult(second.text, i);
   }
   const replayResult = sideResult(await stack.emulator.stats(), toolCalls, performance.now() - started);
-  return { toolCalls, bootstrapLatencyMs, bridge: bridgeResult, replay: replayResult };
+
+  await stack.emulator.resetStats();
+  const perMessage = new PerMessageBlobConversation(stack.direct, {
+    model: "default",
+    tools: MCP_TOOLS,
+    systemPrompt: SYSTEM_PROMPT,
+  });
+  started = performance.now();
+  for (let i = 1; i <= toolCalls; i++) {
+    const r = await perMessage.send(toolPrompt(i), () => ({
+      args: { filePath: `/repo/src/module-${i}.ts` },
+      result: `contents of module ${i}`,
+    }));
+    if (r.toolCalls.length !== 1) throw new Error(`per-message-blob turn ${i}: expected one tool call`);
+    expectResult(r.text, i);
+  }
+  const perMessageResult = sideResult(await stack.emulator.stats(), toolCalls, performance.now() - started);
+  return {
+    toolCalls,
+    bootstrapLatencyMs,
+    bridge: bridgeResult,
+    replay: replayResult,
+    perMessageBlobs: perMessageResult,
+  };
 }
 
 /** Scenario 3 result: bytes per turn on each side. */
@@ -172,9 +198,16 @@ export function conversationReport(
   const toolTable: Table = {
     title: `2. Tool round trips: ${tools.toolCalls} user turns × 1 tool call (bootstrap ${tools.bootstrapLatencyMs} ms per Run)`,
     header: ["", "Runs", "Runs/user turn", "Runs/tool result", "bootstrap waits", "total ms", "upstream bytes"],
-    rows: [toolRow("cursor-bridge", tools.bridge), toolRow("replay", tools.replay)],
+    rows: [
+      toolRow("cursor-bridge", tools.bridge),
+      toolRow("full-history replay", tools.replay),
+      toolRow("parked, one blob per message", tools.perMessageBlobs),
+    ],
     notes: [
+      "full-history replay: a new Run per request, as chat-only bridges do (the Run that asked for a tool is abandoned)",
+      "parked, one blob per message: keeps the Run open across the tool call, but each user turn opens a Run listing every earlier message as its own blob",
       `bridge/replay: ${fmt(tools.bridge.runs / tools.replay.runs, 2)}× the Runs, ${fmt(tools.bridge.totalMs / tools.replay.totalMs, 2)}× the time, ${fmt(tools.bridge.requestBytes / tools.replay.requestBytes, 2)}× the bytes`,
+      `bridge/parked one-blob-per-message: ${fmt(tools.bridge.totalMs / tools.perMessageBlobs.totalMs, 2)}× the time, ${fmt(tools.bridge.requestBytes / tools.perMessageBlobs.requestBytes, 2)}× the bytes`,
     ],
   };
   const at = (bytes: number[], n: number) => bytes[n - 1] ?? Number.NaN;
@@ -185,7 +218,7 @@ export function conversationReport(
     header: ["turn", ...picks.map((n) => String(n)), `turn ${cont.turns} / turn 2`],
     rows: [
       ["cursor-bridge", ...picks.map((n) => String(at(cont.bridgeBytes, n))), fmt(ratio(cont.bridgeBytes), 2)],
-      ["replay", ...picks.map((n) => String(at(cont.replayBytes, n))), fmt(ratio(cont.replayBytes), 2)],
+      ["full-history replay", ...picks.map((n) => String(at(cont.replayBytes, n))), fmt(ratio(cont.replayBytes), 2)],
     ],
     notes: [
       "bytes = every client→server protobuf byte of the Run (run_request, blob answers, request context with tools and system prompt, exec answers, acks, heartbeats)",

@@ -13,7 +13,7 @@ export interface RebuildSample {
   messages: number;
   firstContentMs: number;
   msPerMessage: number;
-  /** Bridge-process CPU (this process: bridge + client) from request to first content. */
+  /** Bridge-process CPU from the request to the end of the stream (read over IPC). */
   bridgeCpuMs: number;
   /** Blobs the emulator fetched with `get_blob_args` during the turn. */
   blobsFetched: number;
@@ -56,9 +56,10 @@ export function longHistory(count: number, tag: string): ChatMessage[] {
 async function measure(stack: BenchStack, count: number, tag: string): Promise<RebuildSample> {
   const messages = longHistory(count, tag);
   await stack.emulator.resetStats();
-  const cpu = process.cpuUsage();
+  const cpu = await stack.bridge.cpuUsage();
   const r = await streamCompletion(stack.bridge.baseURL, { model: "auto", messages });
-  const used = process.cpuUsage(cpu);
+  const now = await stack.bridge.cpuUsage();
+  const used = { user: now.user - cpu.user, system: now.system - cpu.system };
   if (r.firstContentAt === undefined) throw new Error(`rebuild of ${count} messages produced no content`);
   const firstContentMs = r.firstContentAt - r.startedAt;
   const stats = await stack.emulator.stats();

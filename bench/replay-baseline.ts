@@ -1,5 +1,6 @@
 /**
- * The full-history-replay baseline, as existing bridges work (docs/protocol.md §5.4 "failing pattern" fallback and
+ * The full-history-replay baseline ("full-history replay, a new Run per request, as chat-only bridges do"), as most
+ * existing bridges work (docs/protocol.md §5.4 "failing pattern" fallback and
  * §4.11): every OpenAI request becomes a new `Run`; the earlier conversation is flattened into one prompt blob
  * referenced from `root_prompt_messages_json`; a request carrying tool results becomes a `resume_action` Run whose
  * state holds the current user message, the assistant's tool call and the results; the Run that asked for a tool is
@@ -107,6 +108,64 @@ export class ReplayConversation {
       onToolCall: () => "abandon",
     });
     this.runs.push(result);
+    return result;
+  }
+}
+
+/**
+ * The second baseline of the tool scenario, for bridges that already park turns: a tool call is answered on the open
+ * Run (no new Run per tool result), but each new user message opens a Run whose state lists every earlier message as
+ * its own root prompt blob (§4.11), instead of continuing from a Cursor checkpoint. The blob store lives as long as
+ * the conversation, so the server can fetch any blob it has not seen.
+ */
+export class PerMessageBlobConversation {
+  private readonly messages: unknown[] = [];
+  private readonly conversationId = newConversationId();
+  private readonly blobs = new RawBlobStore();
+  /** Every Run this conversation opened. */
+  readonly runs: DirectTurnResult[] = [];
+
+  constructor(
+    private readonly client: DirectClient,
+    private readonly options: ReplayOptions,
+  ) {}
+
+  /** Sends a user message; tool calls are answered on the same Run with `answer(call)`. */
+  async send(
+    text: string,
+    answer: (call: { name: string; callId: string }) => { args: unknown; result: string },
+  ): Promise<DirectTurnResult> {
+    const roots = this.messages.map((m) => this.blobs.putJson(m));
+    const answered: ReplayToolResult[] = [];
+    const result = await runDirectTurn(this.client, {
+      state:
+        roots.length === 0 ? undefined : create(ConversationStateStructureSchema, { rootPromptMessagesJson: roots }),
+      userText: text,
+      conversationId: this.conversationId,
+      model: this.options.model,
+      tools: this.options.tools,
+      systemPrompt: this.options.systemPrompt,
+      blobs: this.blobs,
+      onToolCall: (call) => {
+        const { args, result } = answer(call);
+        answered.push({ ...call, args, result });
+        return { result };
+      },
+    });
+    this.runs.push(result);
+    this.messages.push({ role: "user", content: [{ type: "text", text }] });
+    if (answered.length > 0) {
+      this.messages.push({
+        role: "assistant",
+        content: answered.map((r) => ({ type: "tool-call", toolCallId: r.callId, toolName: r.name, args: r.args })),
+      });
+      for (const r of answered)
+        this.messages.push({
+          role: "tool",
+          content: [{ type: "tool-result", toolCallId: r.callId, toolName: r.name, result: r.result }],
+        });
+    }
+    this.messages.push({ role: "assistant", content: [{ type: "text", text: result.text }] });
     return result;
   }
 }

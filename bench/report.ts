@@ -1,4 +1,5 @@
-/** Percentiles, target bookkeeping and the printed table of the benchmark. */
+/** Percentiles, medians with their spread, load averages, target bookkeeping and the printed table of the benchmark. */
+import { loadavg } from "node:os";
 
 /** The p-th percentile (0–100) by nearest rank; NaN for no values. */
 export function percentile(values: readonly number[], p: number): number {
@@ -6,6 +7,51 @@ export function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[rank] ?? Number.NaN;
+}
+
+/** The median of repeated measurements with the lowest and highest of them. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+  /** Every repetition's value, in the order measured. */
+  values: number[];
+}
+
+/** Median (mean of the middle two for an even count), min and max of `values`. */
+export function spreadOf(values: readonly number[]): Spread {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  const median =
+    sorted.length === 0
+      ? Number.NaN
+      : sorted.length % 2 === 1
+        ? (sorted[mid] as number)
+        : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return { median, min: sorted[0] ?? Number.NaN, max: sorted.at(-1) ?? Number.NaN, values: [...values] };
+}
+
+/** `median (min–max)`. */
+export function fmtSpread(s: Spread, digits = 1): string {
+  return `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`;
+}
+
+/** The machine's 1/5/15-minute load averages before and after a scenario. */
+export interface LoadAverage {
+  before: number[];
+  after: number[];
+}
+
+/** Runs `scenario` and records the load average around it. */
+export async function withLoadAverage<T>(scenario: () => Promise<T>): Promise<{ result: T; loadAverage: LoadAverage }> {
+  const before = loadavg();
+  const result = await scenario();
+  return { result, loadAverage: { before, after: loadavg() } };
+}
+
+/** `1.23 1.10 0.98`. */
+export function fmtLoad(load: readonly number[]): string {
+  return load.map((l) => l.toFixed(2)).join(" ");
 }
 
 /** One target and whether the measurement met it. */
@@ -47,6 +93,6 @@ export function renderReport(tables: readonly Table[], targets: readonly TargetR
   }
   out.push("", "## Targets");
   for (const t of targets)
-    out.push(`${t.met ? "MET   " : "MISSED"}  ${t.scenario}: ${t.target} — measured ${t.measured}`);
+    out.push(`${t.scenario}: ${t.target} — measured ${t.measured} — ${t.met ? "met" : "MISSED"}`);
   return `${out.join("\n")}\n`;
 }

@@ -1,21 +1,23 @@
 /**
- * `npm run bench [-- --quick] [-- --only=overhead,memory,rebuild,tools,memory-budget,cluster]`: cursor-bridge side by side with a direct connect-es client and a full-history-replay
- * baseline, all against the emulator (in a child process) on loopback. Prints a table with every target marked met or
- * missed and writes bench/results.json. Re-executes itself under `node --expose-gc` (the memory scenario needs
- * global.gc) without touching package.json's `tsx bench/run.ts`.
+ * `npm run bench [-- --quick] [-- --only=overhead,memory,throughput,rebuild,tools,memory-budget,startup,cluster]`: cursor-bridge side
+ * by side with a direct connect-es client and the replay baselines, all against the emulator on loopback. Three
+ * processes: the emulator and the bridge are children (bench/bench-stack.ts), this one generates the load. Prints
+ * the tables and one line per target ending in `met` or `MISSED`, and writes bench/results.json (ratios with their
+ * spread, and the load average around every scenario). Re-executes itself under `node --expose-gc` without touching
+ * package.json's `tsx bench/run.ts`.
  */
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { startBenchStack } from "./bench-stack.js";
-import { capacityReport, runMemory, runThroughput } from "./capacity.js";
+import { capacityReport, type MemoryResult, runMemory, runThroughput, type ThroughputResult } from "./capacity.js";
 import { clusterReport, runCluster } from "./cluster.js";
 import { conversationReport, runContinuation, runToolRoundTrips } from "./conversations.js";
 import { memoryBudgetReport, runMemoryBudget } from "./memory-budget.js";
 import { overheadTable, overheadTargets, runOverhead } from "./overhead.js";
 import { REBUILD_TARGET, rebuildReport, runRebuild } from "./rebuild.js";
-import { renderReport, type Table, type TargetResult } from "./report.js";
+import { fmtLoad, renderReport, type Table, type TargetResult, withLoadAverage } from "./report.js";
 import { closeIdleSockets } from "./sse-client.js";
 import { addStartupScenario } from "./startup.js";
 
@@ -36,16 +38,18 @@ function settingsFor(quick: boolean) {
     /** Overhead emulator: bootstrap 0 so the comparison isolates the bridge; realistic token pacing. */
     overheadEmulator: { bootstrapLatencyMs: 0, tokensPerSecond: 50 },
     overheadTokens: quick ? 10 : 20,
-    samples: (c: number) => (c === 1 ? (quick ? 10 : 30) : quick ? c : c * 3),
+    /** Rounds per side in one repetition: a round is `concurrency` simultaneous streams. */
+    rounds: (c: number) => (c === 1 ? (quick ? 5 : 10) : quick ? 1 : 2),
+    repetitions: quick ? 3 : 5,
     /** Conversation emulator: realistic bootstrap latency (quick mode shortens it) and token rate. */
     conversationEmulator: quick
       ? { bootstrapLatencyMs: 100, tokensPerSecond: 200 }
       : { bootstrapLatencyMs: 300, tokensPerSecond: 100 },
     toolCalls: 10,
     turns: 20,
-    parked: 1000,
+    parked: quick ? 300 : 1000,
     throughputStreams: 200,
-    throughputTokens: quick ? 50 : 500,
+    throughputTokens: quick ? 50 : 100,
     warmup: quick ? 3 : 5,
     /** Rebuild: history sizes (the target is at 10,000) and repeats per size. */
     rebuildSizes: [2_500, REBUILD_TARGET.messages],
@@ -60,14 +64,17 @@ async function main(): Promise<void> {
   }
   const quick = process.argv.includes("--quick");
   const s = settingsFor(quick);
-  const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+  const started = performance.now();
+  const log = (line: string) =>
+    process.stderr.write(
+      `[bench] ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s  load ${fmtLoad(loadavg())}  ${line}\n`,
+    );
   const tables: Table[] = [];
   const targets: TargetResult[] = [];
-  const started = performance.now();
 
   const loadBefore = loadavg();
   log(
-    `mode ${s.mode}; emulator in a child process; ${cpus().length} CPUs; node ${process.version}; load ${loadBefore.map((l) => l.toFixed(2)).join(" ")}`,
+    `mode ${s.mode}; emulator, bridge and load generator in 3 processes; ${cpus().length} CPUs; node ${process.version}; load ${fmtLoad(loadBefore)}`,
   );
   const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
   const wanted = (name: string) => only === undefined || only.split(",").includes(name);
@@ -80,7 +87,8 @@ async function main(): Promise<void> {
         log("overhead");
         const overhead = await runOverhead(fast, {
           concurrencies: [1, 50, 200],
-          samples: s.samples,
+          rounds: s.rounds,
+          repetitions: s.repetitions,
           tokens: s.overheadTokens,
           warmup: s.warmup,
         });
@@ -88,25 +96,39 @@ async function main(): Promise<void> {
         tables.push(
           overheadTable(overhead, [
             `emulator bootstrap latency 0 ms (isolates the bridge), ${s.overheadEmulator.tokensPerSecond} tokens/s, ${s.overheadTokens} text tokens per reply`,
-            "added = bridge percentile − direct percentile; the bridge path includes the client's HTTP/1.1 SSE hop",
+            "percentiles are medians over the repetitions; ratios are bridge ÷ direct per repetition, median (lowest–highest)",
+            "the bridge path includes the client's HTTP/1.1 SSE hop; load avg = 1-minute load average after the concurrency",
           ]),
         );
         targets.push(...overheadTargets(overhead));
       }
       if (wanted("memory") || wanted("throughput")) {
-        log("memory per parked conversation");
-        const memory = await runMemory(fast, s.parked);
-        log("throughput");
-        const throughput = await runThroughput(fast, s.throughputStreams, s.throughputTokens);
-        Object.assign(results, { memory, throughput });
+        let memory: MemoryResult | undefined;
+        let throughput: ThroughputResult | undefined;
+        if (wanted("memory")) {
+          log("memory per parked conversation");
+          const run = await withLoadAverage(() => runMemory(fast, s.parked));
+          memory = { ...run.result, loadAverage: run.loadAverage };
+          results.memory = memory;
+        }
+        if (wanted("throughput")) {
+          log("throughput");
+          const run = await withLoadAverage(() =>
+            runThroughput(fast, s.throughputStreams, s.throughputTokens, s.repetitions),
+          );
+          throughput = { ...run.result, loadAverage: run.loadAverage };
+          results.throughput = throughput;
+        }
         const cap = capacityReport(memory, throughput);
         tables.push(...cap.tables);
         targets.push(...cap.targets);
       }
       if (wanted("rebuild")) {
         log("rebuild from history");
-        const rebuild = await runRebuild(fast, s.rebuildSizes, s.rebuildRepeats);
-        results.rebuild = rebuild;
+        const { result: rebuild, loadAverage } = await withLoadAverage(() =>
+          runRebuild(fast, s.rebuildSizes, s.rebuildRepeats),
+        );
+        results.rebuild = { ...rebuild, loadAverage };
         const rb = rebuildReport(rebuild);
         tables.push(rb.table);
         targets.push(...rb.targets);
@@ -119,10 +141,17 @@ async function main(): Promise<void> {
     const realistic = await startBenchStack(s.conversationEmulator);
     try {
       log("tool round trips");
-      const tools = await runToolRoundTrips(realistic, s.toolCalls, s.conversationEmulator.bootstrapLatencyMs);
+      const toolRun = await withLoadAverage(() =>
+        runToolRoundTrips(realistic, s.toolCalls, s.conversationEmulator.bootstrapLatencyMs),
+      );
+      const tools = toolRun.result;
       log("continuation");
-      const continuation = await runContinuation(realistic, s.turns);
-      Object.assign(results, { toolRoundTrips: tools, continuation });
+      const contRun = await withLoadAverage(() => runContinuation(realistic, s.turns));
+      const continuation = contRun.result;
+      Object.assign(results, {
+        toolRoundTrips: { ...tools, loadAverage: toolRun.loadAverage },
+        continuation: { ...continuation, loadAverage: contRun.loadAverage },
+      });
       const conv = conversationReport(tools, continuation);
       tables.push(...conv.tables);
       targets.push(...conv.targets);
@@ -134,8 +163,8 @@ async function main(): Promise<void> {
 
   if (wanted("memory-budget")) {
     log("memory budget (serve --upstream emulator in its own process)");
-    const memoryBudget = await runMemoryBudget();
-    results.memoryBudget = memoryBudget;
+    const { result: memoryBudget, loadAverage } = await withLoadAverage(() => runMemoryBudget());
+    results.memoryBudget = { ...memoryBudget, loadAverage };
     const mb = memoryBudgetReport(memoryBudget);
     tables.push(mb.table);
     targets.push(...mb.targets);
@@ -156,7 +185,7 @@ async function main(): Promise<void> {
   );
   process.stdout.write(report);
   process.stdout.write(
-    `\nload average (1/5/15 min) before ${loadBefore.map((l) => l.toFixed(2)).join(" ")}, after ${loadAfter.map((l) => l.toFixed(2)).join(" ")} on ${cpus().length} CPUs\n`,
+    `\nload average (1/5/15 min) before ${fmtLoad(loadBefore)}, after ${fmtLoad(loadAfter)} on ${cpus().length} CPUs\n`,
   );
   const summary = {
     mode: s.mode,
@@ -166,7 +195,7 @@ async function main(): Promise<void> {
     cpus: cpus().length,
     loadAverage: { before: loadBefore, after: loadAfter },
     durationMs: Math.round(performance.now() - started),
-    settings: { ...s, samples: [1, 50, 200].map((c) => ({ concurrency: c, samples: s.samples(c) })) },
+    settings: { ...s, rounds: [1, 50, 200].map((c) => ({ concurrency: c, roundsPerRepetition: s.rounds(c) })) },
     ...results,
     targets,
   };

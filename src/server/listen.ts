@@ -2,11 +2,12 @@
  * Binds the app to a Node HTTP server. Refuses a non-loopback address without a local API key (a security
  * default) with config/'s own check, repeated here so no composition root can forget it.
  */
-import type { Server } from "node:http";
+import { type Server, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import { assertSafeBinding } from "../config/host.js";
 import { ProxyError } from "../util/errors.js";
+import { coalesceWritesPerTurn } from "./write-coalescing.js";
 
 /** A listening server. */
 export interface RunningServer {
@@ -68,7 +69,11 @@ export async function listen(
   assertSafeBinding(options);
   const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
   const server = createAdaptorServer({
-    fetch: (request) => app.fetch(request),
+    fetch: (request, env) => {
+      // Always an HTTP/1.1 ServerResponse here: the server is created without HTTP/2.
+      if (env?.outgoing instanceof ServerResponse) coalesceWritesPerTurn(env.outgoing);
+      return app.fetch(request);
+    },
     hostname: options.host,
     serverOptions: {
       // Node drops a request that has not fully arrived within requestTimeout, checked every
