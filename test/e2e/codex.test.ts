@@ -1,17 +1,8 @@
-/**
- * Codex CLI 0.169.0 (the test-only client package, installed on first use) against `cursor-bridge serve` + the
- * emulator over `/v1/responses`, fully offline in its own HOME / CODEX_HOME (real-clients.md): the emulated model
- * calls `exec_command` with `echo <nonce>`, Codex runs it for real and the result flows back on the same Cursor Run;
- * then a directive calls Codex's free-form `apply_patch` tool and the file it adds exists afterwards.
- * Codex declares `apply_patch` only for models its catalog marks as freeform-patch models, so the test gives it a
- * catalog entry for the emulator's model, derived from Codex's own bundled catalog (`codex debug models`) with the
- * plain tool set (no code mode).
- */
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runClient } from "./support/client-process.js";
 import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
 import { clientBin, ensureTestClients } from "./support/test-clients.js";
 
@@ -25,7 +16,7 @@ interface Run {
   stderr: string;
 }
 
-function run(home: TempHome, args: string[], cwd: string): Promise<Run> {
+async function run(home: TempHome, args: string[], cwd: string): Promise<Run> {
   const env = {
     ...home.env,
     CODEX_HOME: join(home.dir, "codex-home"),
@@ -34,20 +25,8 @@ function run(home: TempHome, args: string[], cwd: string): Promise<Run> {
   };
   mkdirSync(env.CODEX_HOME, { recursive: true });
   mkdirSync(env.TMPDIR, { recursive: true });
-  return new Promise((resolve, reject) => {
-    // stdin must be closed: codex exec waits on an open stdin.
-    const child = spawn(clientBin("codex"), args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (part: string) => (stdout += part));
-    child.stderr.setEncoding("utf8").on("data", (part: string) => (stderr += part));
-    const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS);
-    child.once("error", reject);
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? 1, stdout, stderr });
-    });
-  });
+  const result = await runClient(clientBin("codex"), args, { cwd, env, timeoutMs: RUN_TIMEOUT_MS });
+  return { code: result.code ?? 1, stdout: result.stdout, stderr: result.stderr };
 }
 
 function execArgs(baseURL: string, catalog: string, prompt: string): string[] {

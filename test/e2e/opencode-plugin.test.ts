@@ -16,6 +16,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startClient } from "./support/client-process.js";
 import { createTempHome, type TempHome } from "./support/served-bridge.js";
 import { CLIENTS_DIR, ensureTestClients } from "./support/test-clients.js";
 
@@ -183,22 +184,7 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
   function startOpenCode(args: string[]) {
     const cwd = join(home.dir, "project");
     mkdirSync(cwd, { recursive: true });
-    const child = spawn(BINARY, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (part: string) => (stdout += part));
-    child.stderr.setEncoding("utf8").on("data", (part: string) => (stderr += part));
-    const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS);
-    const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
-      (resolve, reject) => {
-        child.once("error", reject);
-        child.once("close", (code, signal) => {
-          clearTimeout(timer);
-          resolve({ code, signal, stdout, stderr });
-        });
-      },
-    );
-    return { child, done };
+    return startClient(BINARY, args, { cwd, env, timeoutMs: RUN_TIMEOUT_MS });
   }
 
   it(

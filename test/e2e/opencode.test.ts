@@ -1,17 +1,8 @@
-/**
- * OpenCode (its pinned `opencode-linux-x64` binary, in the test-only package test/clients installed on first use)
- * against `cursor-bridge serve` as an
- * OpenAI-compatible provider, fully offline in its own temporary HOME: the emulated model asks for `bash` with
- * `echo <nonce>`, OpenCode runs it, the result flows back on the parked Cursor turn, and the final text carries the
- * nonce. The main model and OpenCode's `small_model` (title requests) are different models, so the emulator's per-Run
- * statistics tell the main turn's Runs from the title request's by the model each Run asked for.
- */
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { closedPort, runClient } from "./support/client-process.js";
 import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
 import { CLIENTS_DIR, ensureTestClients } from "./support/test-clients.js";
 
@@ -32,16 +23,6 @@ async function skipReason(): Promise<string | undefined> {
 
 const reason = await skipReason();
 if (reason !== undefined) console.log(`skipping the OpenCode end-to-end test: ${reason}`);
-
-/** A loopback port nothing listens on: OpenCode's background npm installs fail fast against it. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
-}
 
 function openCodeConfig(baseURL: string): string {
   const model = (name: string) => ({ name, tool_call: true });
@@ -74,7 +55,7 @@ interface OpenCodeEvent {
   };
 }
 
-function runOpenCode(
+async function runOpenCode(
   home: TempHome,
   env: Record<string, string>,
   words: string[],
@@ -82,20 +63,8 @@ function runOpenCode(
   const cwd = join(home.dir, "project");
   mkdirSync(cwd, { recursive: true });
   const args = ["run", "-m", `bridge/${MAIN_MODEL}`, "--format", "json", ...words];
-  return new Promise((resolve, reject) => {
-    // stdin must be closed: `opencode run` reads piped stdin into the prompt and would wait for its end.
-    const child = spawn(BINARY, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (part: string) => (stdout += part));
-    child.stderr.setEncoding("utf8").on("data", (part: string) => (stderr += part));
-    const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS);
-    child.once("error", reject);
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? 1, stdout, stderr });
-    });
-  });
+  const result = await runClient(BINARY, args, { cwd, env, timeoutMs: RUN_TIMEOUT_MS });
+  return { code: result.code ?? 1, stdout: result.stdout, stderr: result.stderr };
 }
 
 describe.skipIf(reason !== undefined)("OpenCode → cursor-bridge serve → emulator", () => {

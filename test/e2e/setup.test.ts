@@ -1,16 +1,8 @@
-/**
- * What `cursor-bridge setup` writes and prints works in the real clients (the test-only package test/clients):
- * against a `cursor-bridge serve` that requires a local API key, `setup codex --write` merges into an existing
- * config.toml and plain `codex exec` (no `-c` overrides) answers through the bridge; `setup opencode --write` merges
- * into an existing global opencode.json and plain `opencode run` answers; the shell lines of `setup claude-code`
- * are all Claude Code needs. The key is only ever in CURSOR_BRIDGE_API_KEY, never in a written file.
- */
-import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ClientRun, closedPort, runClient } from "./support/client-process.js";
 import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
 import { CLIENTS_DIR, clientBin, ensureTestClients } from "./support/test-clients.js";
 
@@ -27,40 +19,11 @@ const openCodeReason =
     : `OpenCode's pinned binary is linux-x64 only (this is ${process.platform}-${process.arch})`;
 if (openCodeReason !== undefined) console.log(`skipping the OpenCode setup test: ${openCodeReason}`);
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+const run = (command: string, args: string[], env: Record<string, string>, cwd: string): Promise<ClientRun> =>
+  runClient(command, args, { cwd, env, timeoutMs: RUN_TIMEOUT_MS });
 
-function run(command: string, args: string[], env: Record<string, string>, cwd: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    // stdin closed: the clients wait on an open stdin.
-    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (part: string) => (stdout += part));
-    child.stderr.setEncoding("utf8").on("data", (part: string) => (stderr += part));
-    const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS);
-    child.once("error", reject);
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-const diagnostics = (result: Run) =>
+const diagnostics = (result: ClientRun) =>
   `exit ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr.slice(-4000)}`;
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
-}
 
 describe.skipIf(reason !== undefined)("setup → real clients → cursor-bridge serve (with a local API key)", () => {
   let served: ServedBridge;

@@ -1,0 +1,65 @@
+/**
+ * Running a real client CLI in an end-to-end test: stdin closed (`opencode run` reads a piped stdin into the prompt,
+ * `codex exec` waits on an open one), output collected, a hard kill after a timeout so a hung client fails the test
+ * instead of hanging it.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+
+/** How a client process ended, with everything it printed. */
+export interface ClientRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A started client: the process (to kill it) and its end. */
+export interface StartedClient {
+  child: ChildProcess;
+  done: Promise<ClientRun>;
+}
+
+/** Starts `command`; it is killed with SIGKILL after `timeoutMs`. */
+export function startClient(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+): StartedClient {
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.setEncoding("utf8").on("data", (part: string) => (stdout += part));
+  child.stderr?.setEncoding("utf8").on("data", (part: string) => (stderr += part));
+  const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs);
+  const done = new Promise<ClientRun>((resolve, reject) => {
+    child.once("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  return { child, done };
+}
+
+/** Runs `command` to its end (see {@link startClient}). */
+export function runClient(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<ClientRun> {
+  return startClient(command, args, options).done;
+}
+
+/** A loopback port nothing listens on: a client's background npm installs fail fast against it. */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
