@@ -30,8 +30,7 @@ import type { TokenSource } from "../util/token-source.js";
 import type { CliFlags } from "./args.js";
 import { type CliIo, createStyle, type Style } from "./io.js";
 
-/** Where the credentials in use come from. */
-/** `parent`: tokens from the OpenCode plugin that started this process (cli/parent-link.ts). */
+/** Where the credentials in use come from; `parent` is the OpenCode plugin that started this process (parent-link.ts). */
 export type CredentialOrigin = "store" | "env-access-token" | "env-api-key" | "parent";
 
 /** Credentials ready for use. `status` is printable (no tokens). */
