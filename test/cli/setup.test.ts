@@ -53,11 +53,14 @@ afterAll(async () => {
   await harness?.close();
 });
 
-/** Runs a shell snippet with only PATH and the harness HOME (async: the bridge answering it runs in this process). */
+/**
+ * Runs a shell snippet with only PATH and the harness HOME (async: the bridge answering it runs in this process). It
+ * runs in test/, whose test-only package holds the SDKs a snippet imports.
+ */
 function sh(script: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn("sh", ["-c", script], {
-      cwd: ROOT,
+      cwd: join(ROOT, "test"),
       env: { PATH: process.env.PATH, HOME: harness.home },
       stdio: ["ignore", "pipe", "pipe"],
     });
