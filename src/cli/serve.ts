@@ -82,6 +82,7 @@ function banner(server: RunningServer, upstream: Upstream, apiKey: boolean): str
     lines.push(`Upstream: Cursor at ${upstream.agentUrl}${upstream.account ? ` as ${upstream.account}` : ""}`);
   }
   lines.push(apiKey ? "Clients must send the configured API key." : "No API key required (loopback only).");
+  lines.push(`Status page: ${server.url}/ · client configs: \`cursor-bridge setup <client>\``);
   return `${lines.join("\n")}\n`;
 }
 

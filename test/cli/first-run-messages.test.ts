@@ -61,8 +61,10 @@ describe("hints name a command that works for how the tool was launched", () => 
     let out = "";
     child.stdout.on("data", (part: Buffer) => (out += part.toString()));
     try {
-      await expect.poll(() => out, { timeout: 20_000 }).toContain("No API key required");
+      await expect.poll(() => out, { timeout: 20_000 }).toContain("Status page:");
       expect(out).toContain("!! Run `npm run cli -- login`, then restart");
+      expect(out).toContain("No API key required");
+      expect(out).toMatch(/Status page: http:\/\/127\.0\.0\.1:\d+\/ · client configs: `npm run cli -- setup <client>`/);
       // The port opens only when the API serves: the first /health is 200 and the API answers at once.
       const base = /listening on (http:\/\/\S+)\/v1/.exec(out)?.[1];
       expect((await fetch(`${base}/health`)).status).toBe(200);
