@@ -150,7 +150,12 @@ describe("buildRunRequest for a continued turn", () => {
       if (s.case !== "toolCall" || s.value.tool.case !== "mcpToolCall") throw new Error("not an mcp tool call");
       return s.value.tool.value;
     });
-    expect(first?.args).toMatchObject({ name: "look_up", toolName: "look_up", toolCallId: "c1" });
+    expect(first?.args).toMatchObject({
+      name: "look_up",
+      toolName: "look_up",
+      toolCallId: "c1",
+      providerIdentifier: "cursor-bridge",
+    });
     expect(JSON.parse(decodeArgumentsMap(first?.args?.args ?? {}))).toEqual({ q: "x" });
     expect(first?.result?.result).toMatchObject({ case: "success" });
     const content = first?.result?.result.case === "success" ? first.result.result.value.content : [];

@@ -16,6 +16,7 @@ import {
 import { AgentMode } from "../gen/agent/v1/enums_pb.js";
 import { type SelectedContextSchema, UserMessageSchema } from "../gen/agent/v1/user_message_pb.js";
 import type { BlobStore } from "./blob-store.js";
+import { PROVIDER_IDENTIFIER } from "./request-context.js";
 import type { HistoryMessage, JsonValue } from "./types.js";
 import { encodeArgumentsMap } from "./value-codec.js";
 
@@ -96,6 +97,7 @@ export function turnSteps(
       const args = {
         name,
         toolName: name,
+        providerIdentifier: PROVIDER_IDENTIFIER,
         toolCallId: call.id,
         args: encodeArgumentsMap(parseArgumentsObject(call.arguments)),
       };
