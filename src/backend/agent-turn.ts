@@ -14,7 +14,7 @@ import type { ModelCatalog } from "./models.js";
 import { resolveModelId } from "./models.js";
 import { buildRunRequest, rebuildPlan, systemPromptOf, type TurnPlan } from "./run-request.js";
 import { RunSession, type SessionTimings } from "./run-session.js";
-import { createToolNameMap, type ToolNameMap } from "./tool-names.js";
+import { createToolNameMap, sanitizeToolName, type ToolNameMap } from "./tool-names.js";
 import { TurnChannel } from "./turn-channel.js";
 import { assertTransition, inSegment, statusOf, type TurnPhase } from "./turn-phase.js";
 import { type RecoveryState, recoverFirstSegment } from "./turn-recovery.js";
@@ -217,7 +217,7 @@ export class CursorAgentTurn implements AgentTurn {
     return recoverFirstSegment(ProxyError.from(error), {
       state: this.recovery,
       missingBlob: session?.missingBlob ?? false,
-      continuing: this.plan?.kind === "continue",
+      continuing: this.plan !== undefined && this.plan.kind !== "rebuild",
       rebuild: () => {
         this.plan = rebuildPlan(this.messages);
       },
@@ -250,6 +250,7 @@ export class CursorAgentTurn implements AgentTurn {
       reasoning: this.deps.catalog.peek(this.model)?.reasoning ?? false,
       blobs: this.blobs,
       messageId: this.deps.newId(),
+      modelToolName: (name) => this.toolNames.toModel(name) ?? sanitizeToolName(name),
     });
     const { stream, controller } = await openRunWithDeadline(
       this.deps.api,

@@ -31,8 +31,7 @@ describe("planTurn", () => {
 
   it("continues with only the new user message when history extends the checkpoint", () => {
     const plan = planTurn([...base, reply, { role: "user", content: "second" }], recordFor(base));
-    expect(plan.kind).toBe("continue");
-    expect(plan.userText).toBe("second");
+    expect(plan).toMatchObject({ kind: "continue", userText: "second" });
   });
 
   it("continues across the assistant/tool messages of a resumed tool round trip", () => {
@@ -59,7 +58,7 @@ describe("planTurn", () => {
     expect(planTurn([...base, reply, { role: "user", content: "x" }], undefined).kind).toBe("rebuild");
   });
 
-  it("rebuilds with resume when the new input is only tool results", () => {
+  it("rebuilds with resume when the new input is only tool results of the checkpointed turn's own user message", () => {
     const messages: HistoryMessage[] = [
       ...base,
       { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "t", arguments: '{"a":1}' }] },

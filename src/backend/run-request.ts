@@ -1,7 +1,9 @@
 /**
  * What the first frame of a turn says (docs/protocol.md §4.5, §4.11, §5.4): either continue from the stored
  * checkpoint with only the new user message, or rebuild the state from the caller's full history as root prompt
- * blobs. A turn whose new input is only tool results for a turn that is gone is rebuilt with `resume_action`.
+ * blobs. A turn whose new input is only tool results for a turn that is gone continues from the checkpoint with that
+ * turn appended (turn-continuation.ts) when the checkpoint covers the history before it; otherwise it is rebuilt, and
+ * both are sent with `resume_action`.
  */
 import { randomUUID } from "node:crypto";
 import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
@@ -18,6 +20,8 @@ import { imageExtension, sniffImage } from "../util/image.js";
 import type { BlobStore } from "./blob-store.js";
 import type { ConversationRecord } from "./conversation-store.js";
 import { historyFingerprint } from "./history-fingerprint.js";
+import { sanitizeToolName } from "./tool-names.js";
+import { continuedTurnState, type InterruptedTurn, interruptedTurnOf } from "./turn-continuation.js";
 import type { HistoryMessage, ImageAttachment, JsonValue } from "./types.js";
 
 /** How a turn starts. */
@@ -27,6 +31,12 @@ export type TurnPlan =
       checkpoint: ConversationStateStructure;
       userText: string;
       userImages?: readonly ImageAttachment[];
+    }
+  | {
+      /** The caller's tool results for a turn whose Run is gone: the checkpoint plus that turn, `resume_action`. */
+      kind: "continue-turn";
+      checkpoint: ConversationStateStructure;
+      turn: InterruptedTurn;
     }
   | {
       kind: "rebuild";
@@ -54,9 +64,10 @@ export function rebuildPlan(messages: readonly HistoryMessage[]): TurnPlan {
 
 /**
  * Continues from `record` when `messages` extend the history its checkpoint covers and add exactly one new user
- * message at the end (assistant/tool messages in between were produced inside the checkpointed turn); otherwise
- * rebuilds. The caller has already checked that the record's blobs are present. `historyKeys`, when given, are
- * `historyKeyPrefixes(messages)` (so the covered prefix is not hashed again).
+ * message at the end (assistant/tool messages in between were produced inside the checkpointed turn), or end with the
+ * tool results of one turn after that history (see {@link interruptedTurnOf}); otherwise rebuilds. The caller has
+ * already checked that the record's blobs are present. `historyKeys`, when given, are `historyKeyPrefixes(messages)`
+ * (so the covered prefix is not hashed again).
  */
 export function planTurn(
   messages: readonly HistoryMessage[],
@@ -65,11 +76,18 @@ export function planTurn(
 ): TurnPlan {
   if (messages.length === 0) throw new ProxyError("invalid_request", "A turn needs at least one message.");
   const last = messages.at(-1);
-  if (record === undefined || last?.role !== "user") return rebuildPlan(messages);
+  if (record === undefined) return rebuildPlan(messages);
   const covered = record.coveredMessages;
   if (covered === 0 || covered > messages.length - 1) return rebuildPlan(messages);
-  const between = messages.slice(covered, -1);
-  if (between.some((message) => message.role === "user" || message.role === "system")) return rebuildPlan(messages);
+  let turn: InterruptedTurn | undefined;
+  if (last?.role === "tool") {
+    turn = interruptedTurnOf(messages, covered);
+    if (turn === undefined) return rebuildPlan(messages);
+  } else {
+    if (last?.role !== "user") return rebuildPlan(messages);
+    const between = messages.slice(covered, -1);
+    if (between.some((message) => message.role === "user" || message.role === "system")) return rebuildPlan(messages);
+  }
   const coveredKey = historyKeys?.[covered - 1] ?? historyFingerprint(messages.slice(0, covered));
   if (coveredKey !== record.fingerprint) return rebuildPlan(messages);
   let checkpoint: ConversationStateStructure;
@@ -78,6 +96,8 @@ export function planTurn(
   } catch {
     return rebuildPlan(messages);
   }
+  if (turn !== undefined) return { kind: "continue-turn", checkpoint, turn };
+  if (last?.role !== "user") return rebuildPlan(messages);
   return { kind: "continue", checkpoint, userText: last.content, ...imagesOf(last) };
 }
 
@@ -205,14 +225,38 @@ export interface RunRequestInput {
   messageId: string;
   /** `run_id` of this Run; a fresh random UUID when omitted. */
   runId?: string;
+  /** The name a caller tool was declared under (a `continue-turn` plan's tool calls). @default sanitizeToolName */
+  modelToolName?: (callerName: string) => string;
+}
+
+/** The conversation state the plan sends. */
+function stateOf(input: RunRequestInput): ConversationStateStructure {
+  const { plan } = input;
+  switch (plan.kind) {
+    case "continue":
+      return plan.checkpoint;
+    case "rebuild":
+      return buildRootState(plan.history, input.blobs);
+    case "continue-turn": {
+      const images = plan.turn.user.images;
+      return continuedTurnState({
+        checkpoint: plan.checkpoint,
+        turn: plan.turn,
+        blobs: input.blobs,
+        messageId: input.messageId,
+        modelToolName: input.modelToolName ?? sanitizeToolName,
+        ...(images === undefined || images.length === 0 ? {} : { selectedContext: selectedImages(images) }),
+      });
+    }
+  }
 }
 
 /** Builds `AgentClientMessage{run_request}` for the plan. */
 export function buildRunRequest(input: RunRequestInput): AgentClientMessage {
   const { plan } = input;
-  const state = plan.kind === "continue" ? plan.checkpoint : buildRootState(plan.history, input.blobs);
+  const state = stateOf(input);
   const action =
-    plan.userText === undefined
+    plan.kind === "continue-turn" || plan.userText === undefined
       ? create(ConversationActionSchema, { action: { case: "resumeAction", value: {} } })
       : create(ConversationActionSchema, {
           action: {

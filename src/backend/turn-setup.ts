@@ -29,11 +29,17 @@ export async function loadTurnPlan(
   });
   const blobs = createBlobStore(record?.blobs);
   let plan = planTurn(messages, record, historyKeys);
-  if (plan.kind === "continue" && missingCheckpointBlobs(plan.checkpoint, blobs) > 0) {
+  if (plan.kind !== "rebuild" && missingCheckpointBlobs(plan.checkpoint, blobs) > 0) {
     logger.warn("Stored checkpoint references missing blobs; rebuilding the state from the full history");
     plan = rebuildPlan(messages);
+  } else if (plan.kind === "continue-turn") {
+    logger.info("Tool results for a turn that is no longer open; continuing it from the stored checkpoint", {
+      steps: plan.turn.steps.length,
+    });
   } else if (record !== undefined && plan.kind === "rebuild") {
-    logger.info("History does not extend the stored checkpoint; rebuilding the state from the full history");
+    logger.info("History does not extend the stored checkpoint; rebuilding the state from the full history", {
+      resume: messages.at(-1)?.role === "tool",
+    });
   }
   return { plan, blobs };
 }

@@ -28,7 +28,7 @@ const lookup: OpenAI.Chat.Completions.ChatCompletionTool = {
 
 interface EmulatorStats {
   runs: number;
-  turns: Array<{ conversationId: string; action: string; requestBytes: number }>;
+  turns: Array<{ conversationId: string; action: string; requestBytes: number; getBlobRequests: number }>;
 }
 
 describe.skipIf(skip !== undefined)("two instances on one Redis behind HAProxy", () => {
@@ -149,7 +149,7 @@ describe.skipIf(skip !== undefined)("two instances on one Redis behind HAProxy",
     expect(unsigned.status).toBe(403);
 
     // The instance holding a parked turn dies: the result, sent to another instance, is answered there (one extra
-    // Run, logged), and still by a turn of the same conversation.
+    // Run, logged), still by a turn of the same conversation, continuing from its checkpoint.
     const third = await startInstance({ emulatorUrl: emulator.url, apiKey: API_KEY, store: redis.url, secret: SECRET });
     instances.push(third);
     const direct = (url: string) => new OpenAI({ baseURL: `${url}/v1`, apiKey: "team", maxRetries: 0 });
@@ -165,6 +165,11 @@ describe.skipIf(skip !== undefined)("two instances on one Redis behind HAProxy",
     const rescuedStats = await stats();
     expect(rescuedStats.runs).toBe(8);
     expect(new Set(rescuedStats.turns.map((turn) => turn.conversationId)).size).toBe(1);
+    // Continued from the checkpoint plus the interrupted turn, not rebuilt: the emulator fetches only that turn's
+    // blobs (the turn, its user message, its one tool-call step), never the whole history (a rebuild fetches 25).
+    const rescuedTurn = rescuedStats.turns.at(-1);
+    expect(rescuedTurn?.action).toBe("resume");
+    expect(rescuedTurn?.getBlobRequests).toBe(3);
 
     // No corrupt or orphaned entries: every key expires by itself, every record decodes and has its blobs, every
     // index entry names a stored conversation.
