@@ -11,16 +11,15 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startClient } from "./support/client-process.js";
+import { closedPort, startClient } from "./support/client-process.js";
 import { createTempHome, type TempHome } from "./support/served-bridge.js";
-import { CLIENTS_DIR, ensureTestClients } from "./support/test-clients.js";
+import { OPENCODE_BINARY, openCodeSkipReason } from "./support/test-clients.js";
 
-const BINARY = join(CLIENTS_DIR, "node_modules", "opencode-linux-x64", "bin", "opencode");
+const BINARY = OPENCODE_BINARY;
 const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
 /** The repository itself: OpenCode reads its package.json (`main`, `exports["./server"]`) as it would an installed package. */
 const PLUGIN = new URL("../..", import.meta.url).href.replace(/\/$/, "");
@@ -32,12 +31,8 @@ const RUN_TIMEOUT_MS = 150_000;
 const CHILD_EXIT_POLL_MS = 2_000;
 
 async function skipReason(): Promise<string | undefined> {
-  if (process.platform !== "linux" || process.arch !== "x64") {
-    return `OpenCode's pinned binary is linux-x64 only (this is ${process.platform}-${process.arch})`;
-  }
-  const installFailure = await ensureTestClients();
-  if (installFailure !== undefined) return installFailure;
-  if (!existsSync(BINARY)) return `${BINARY} is missing after installing test/clients`;
+  const clients = await openCodeSkipReason();
+  if (clients !== undefined) return clients;
   // OpenCode installs @opencode-ai/plugin before loading a plugin and hangs without a registry (fails under CI=true).
   const registry = (process.env.npm_config_registry ?? "https://registry.npmjs.org").replace(/\/+$/, "");
   const reachable = await fetch(`${registry}/@opencode-ai%2fplugin`, {
@@ -116,16 +111,6 @@ function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-/** A loopback port that was free a moment ago (`opencode serve --port 0` picks its default port instead). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
 }
 
 /** Approves a browser login on the emulator's page, as a user clicking "Approve" would. */
@@ -298,7 +283,8 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
     "the browser login's authorize() runs through OpenCode and the tokens land in OpenCode's auth store",
     async () => {
       // OpenCode's own server drives the plugin's auth method, as `opencode auth login` and the TUI do.
-      const port = await freePort();
+      // A port free a moment ago: `opencode serve --port 0` would pick its default port instead.
+      const port = await closedPort();
       const { OPENCODE_AUTH_CONTENT: _stored, ...withoutStoredAuth } = env;
       const serve = spawn(BINARY, ["serve", "--port", String(port), "--hostname", "127.0.0.1"], {
         cwd: join(home.dir, "project"),

@@ -1,27 +1,17 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedPort, runClient } from "./support/client-process.js";
 import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
-import { CLIENTS_DIR, ensureTestClients } from "./support/test-clients.js";
+import { OPENCODE_BINARY, openCodeSkipReason } from "./support/test-clients.js";
 
-const BINARY = join(CLIENTS_DIR, "node_modules", "opencode-linux-x64", "bin", "opencode");
+const BINARY = OPENCODE_BINARY;
 const MAIN_MODEL = "composer-1";
 const TITLE_MODEL = "claude-4.5-sonnet";
 const RUN_TIMEOUT_MS = 150_000;
 
-async function skipReason(): Promise<string | undefined> {
-  if (process.platform !== "linux" || process.arch !== "x64") {
-    return `OpenCode's pinned binary is linux-x64 only (this is ${process.platform}-${process.arch})`;
-  }
-  const installFailure = await ensureTestClients();
-  if (installFailure !== undefined) return installFailure;
-  if (!existsSync(BINARY)) return `${BINARY} is missing after installing test/clients`;
-  return undefined;
-}
-
-const reason = await skipReason();
+const reason = await openCodeSkipReason();
 if (reason !== undefined) console.log(`skipping the OpenCode end-to-end test: ${reason}`);
 
 function openCodeConfig(baseURL: string): string {

@@ -4,10 +4,10 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ClientRun, closedPort, runClient } from "./support/client-process.js";
 import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
-import { CLIENTS_DIR, clientBin, ensureTestClients } from "./support/test-clients.js";
+import { clientBin, ensureTestClients, OPENCODE_BINARY } from "./support/test-clients.js";
 
 const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
-const OPENCODE = join(CLIENTS_DIR, "node_modules", "opencode-linux-x64", "bin", "opencode");
+const OPENCODE = OPENCODE_BINARY;
 const KEY = "e2e-setup-key-5c1d";
 const RUN_TIMEOUT_MS = 150_000;
 

@@ -15,6 +15,20 @@ const LOCK_DIR = join(CLIENTS_DIR, ".install-lock");
 const INSTALL_TIMEOUT_MS = 15 * 60_000;
 const STALE_LOCK_MS = INSTALL_TIMEOUT_MS + 60_000;
 
+/** OpenCode's pinned linux-x64 binary inside test/clients (an optional dependency: installed on linux-x64 only). */
+export const OPENCODE_BINARY = join(CLIENTS_DIR, "node_modules", "opencode-linux-x64", "bin", "opencode");
+
+/** Why the OpenCode tests cannot run here (wrong platform, failed install), or undefined when they can. */
+export async function openCodeSkipReason(): Promise<string | undefined> {
+  if (process.platform !== "linux" || process.arch !== "x64") {
+    return `OpenCode's pinned binary is linux-x64 only (this is ${process.platform}-${process.arch})`;
+  }
+  const installFailure = await ensureTestClients();
+  if (installFailure !== undefined) return installFailure;
+  if (!existsSync(OPENCODE_BINARY)) return `${OPENCODE_BINARY} is missing after installing test/clients`;
+  return undefined;
+}
+
 /** Path of a client's executable inside test/clients. */
 export function clientBin(name: "claude" | "codex"): string {
   return join(CLIENTS_DIR, "node_modules", ".bin", name);
