@@ -13,6 +13,7 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { withDirLock } from "./dir-lock.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const srcDir = path.join(root, "src");
@@ -85,33 +86,17 @@ export async function build() {
   utimesSync(stampFile, startedAt, startedAt);
 }
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Rebuilds dist/ when it is stale (one process at a time; the others wait and then find it current). */
 export async function ensureFreshBuild(log) {
   if (staleReason() === undefined) return;
-  for (;;) {
-    try {
-      mkdirSync(lockDir);
-      break;
-    } catch (error) {
-      if (error?.code !== "EEXIST") throw error;
-      if (existsSync(lockDir) && Date.now() - statSync(lockDir).mtimeMs > LOCK_STALE_MS) {
-        rmSync(lockDir, { recursive: true, force: true });
-      }
-      await sleep(100);
-    }
-  }
-  try {
+  await withDirLock(lockDir, { staleMs: LOCK_STALE_MS, pollMs: 100 }, async () => {
     const reason = staleReason();
     if (reason === undefined) return;
     const started = performance.now();
     log(`cursor-bridge: ${reason}; building it (node tools/build.mjs)...`);
     await build();
     log(` done in ${Math.round(performance.now() - started)} ms.\n`);
-  } finally {
-    rmSync(lockDir, { recursive: true, force: true });
-  }
+  });
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

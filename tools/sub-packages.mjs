@@ -7,19 +7,22 @@
  *                import them by name and Node, vite and tsc all find them in test/node_modules.
  * - `tools/gen/` the protobuf generator (buf, 128 MB, and protoc-gen-es).
  *
- * (The real CLI clients in test/clients/ are installed by the end-to-end tests themselves: test/e2e/support.)
+ * - `test/clients/` the real CLI clients (Claude Code, Codex, OpenCode's binary; about 900 MB), installed by the
+ *                end-to-end tests themselves when they first need them (test/e2e/support/test-clients.ts).
  *
  * Each one is a package.json plus lockfile; "installed" means every package its lockfile lists directly is present
  * at the locked version, otherwise `npm ci --prefix <dir>` runs once (under a lock shared by concurrent runs).
  * Usage: `node tools/sub-packages.mjs test tools/gen`. Progress goes to stdout, npm's output only on failure.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { withDirLock } from "./dir-lock.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const INSTALL_TIMEOUT_MS = 10 * 60_000;
+/** The real CLI clients in test/clients are about 900 MB. */
+const INSTALL_TIMEOUT_MS = 15 * 60_000;
 
 /** The version a package.json in `dir/node_modules/<name>` declares, or undefined when it is not installed. */
 function installedVersion(dir, name) {
@@ -28,11 +31,25 @@ function installedVersion(dir, name) {
   return JSON.parse(readFileSync(file, "utf8")).version;
 }
 
-/** True when every direct dependency in `dir`'s lockfile is installed at its locked version. */
+/** Whether npm installs a locked package on this machine (its `os`/`cpu` lists, `!` negating). */
+function fitsThisMachine(entry) {
+  const fits = (list, value) =>
+    list === undefined ||
+    (!list.includes(`!${value}`) && (list.every((item) => item.startsWith("!")) || list.includes(value)));
+  return fits(entry?.os, process.platform) && fits(entry?.cpu, process.arch);
+}
+
+/**
+ * True when every direct dependency in `dir`'s lockfile is installed at its locked version (optional ones only where
+ * npm installs them: OpenCode's linux-x64 binary in test/clients, say).
+ */
 export function isInstalled(dir) {
   const lock = JSON.parse(readFileSync(path.join(dir, "package-lock.json"), "utf8"));
-  const direct = Object.keys(lock.packages?.[""]?.dependencies ?? {});
-  return direct.every((name) => installedVersion(dir, name) === lock.packages[`node_modules/${name}`]?.version);
+  const top = lock.packages?.[""] ?? {};
+  const entry = (name) => lock.packages[`node_modules/${name}`];
+  const optional = Object.keys(top.optionalDependencies ?? {}).filter((name) => fitsThisMachine(entry(name)));
+  const direct = [...Object.keys(top.dependencies ?? {}), ...optional];
+  return direct.every((name) => installedVersion(dir, name) === entry(name)?.version);
 }
 
 function npmCi(dir) {
@@ -59,41 +76,22 @@ function npmCi(dir) {
   });
 }
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Runs `work` holding `dir/.install-lock` (mkdir is atomic); breaks a lock left behind by a killed run. */
-async function withLock(dir, work) {
-  const lockDir = path.join(dir, ".install-lock");
-  for (;;) {
-    try {
-      mkdirSync(lockDir);
-      break;
-    } catch (error) {
-      if (error?.code !== "EEXIST") throw error;
-      const age = existsSync(lockDir) ? Date.now() - statSync(lockDir).mtimeMs : 0;
-      if (age > INSTALL_TIMEOUT_MS + 60_000) rmSync(lockDir, { recursive: true, force: true });
-      await sleep(300);
-    }
-  }
-  try {
-    return await work();
-  } finally {
-    rmSync(lockDir, { recursive: true, force: true });
-  }
-}
-
 /** Installs the sub-package in `relativeDir` (relative to the repo root) unless it is current; throws on failure. */
 export async function ensureInstalled(relativeDir, log = (line) => process.stdout.write(`${line}\n`)) {
   const dir = path.join(root, relativeDir);
   if (isInstalled(dir)) return;
-  await withLock(dir, async () => {
-    if (isInstalled(dir)) return;
-    const { description = "" } = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
-    log(`Installing ${relativeDir}/ on first use (npm ci --prefix ${relativeDir}): ${description.split(". ")[0]}.`);
-    const failure = await npmCi(dir);
-    if (failure !== undefined) throw new Error(failure);
-    if (!isInstalled(dir)) throw new Error(`npm ci --prefix ${relativeDir} finished but its packages are missing`);
-  });
+  await withDirLock(
+    path.join(dir, ".install-lock"),
+    { staleMs: INSTALL_TIMEOUT_MS + 60_000, pollMs: 300 },
+    async () => {
+      if (isInstalled(dir)) return;
+      const { description = "" } = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
+      log(`Installing ${relativeDir}/ on first use (npm ci --prefix ${relativeDir}): ${description.split(". ")[0]}.`);
+      const failure = await npmCi(dir);
+      if (failure !== undefined) throw new Error(failure);
+      if (!isInstalled(dir)) throw new Error(`npm ci --prefix ${relativeDir} finished but its packages are missing`);
+    },
+  );
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
