@@ -4,6 +4,8 @@
  * history before that turn's user message, the state is the checkpoint plus one new `ConversationTurnStructure` —
  * the user message, the assistant's text and tool calls with their results as steps — sent with `resume_action`,
  * so Cursor receives only the blobs of that one turn instead of the whole history.
+ * Guess: the reference documents these structures as the server writes them; that the real service accepts a turn the
+ * client appended is unverified live (the emulator accepts it); an `internal` or blob-not-found rejection rebuilds once.
  */
 import { clone, create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import {
