@@ -4,18 +4,13 @@
  * timeouts from cutting a long thinking pause). An error after the first byte becomes one `event: error` frame with
  * Anthropic's error body, then the stream closes.
  */
-import { type PullBodyOptions, pullBody } from "../util/pull-body.js";
+import { namedEventFrame, type PullBodyOptions, pullBody } from "../util/pull-body.js";
 import { toAnthropicError } from "./error-body.js";
 import type { StreamEvent } from "./response.js";
 
-/** Encodes one event as its SSE frame. JSON never contains a raw newline, so one `data:` line suffices. */
-export function encodeEvent(event: { type: string }): string {
-  return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
-}
-
 /** Encodes anything thrown as the `event: error` frame. */
 export function encodeErrorEvent(error: unknown): string {
-  return encodeEvent(toAnthropicError(error).body);
+  return namedEventFrame(toAnthropicError(error).body);
 }
 
 export interface AnthropicSseOptions extends PullBodyOptions {
@@ -23,7 +18,7 @@ export interface AnthropicSseOptions extends PullBodyOptions {
   pingIntervalMs: number;
 }
 
-const PING = encodeEvent({ type: "ping" });
+const PING = namedEventFrame({ type: "ping" });
 
 /**
  * Encodes the event stream as a pull-driven body (see util/pull-body.ts: backpressure reaches the source). A read that
@@ -51,7 +46,7 @@ export function toAnthropicSseBody(
         const result = await waitOrPing(pending);
         if (result === "ping") return { frame: PING, last: false };
         pending = undefined;
-        return result.done === true ? { frame: "", last: true } : { frame: encodeEvent(result.value), last: false };
+        return result.done === true ? { frame: "", last: true } : { frame: namedEventFrame(result.value), last: false };
       },
       errorFrame: (error) => {
         pending = undefined;

@@ -6,12 +6,7 @@
  */
 import { toOpenAIError } from "../openai/error-body.js";
 import type { SseBodyOptions } from "../openai/sse.js";
-import { pullBody } from "../util/pull-body.js";
-
-/** Encodes one event as an SSE frame named after its `type`. */
-export function encodeResponsesEvent(event: { type: string }): string {
-  return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
-}
+import { namedEventFrame, pullBody } from "../util/pull-body.js";
 
 /**
  * Encodes an event stream as the bytes the client receives. The translator turns backend failures into `error` and
@@ -27,14 +22,12 @@ export function toResponsesSseBody(
     {
       read: async () => {
         const result = await iterator.next();
-        return result.done === true
-          ? { frame: "", last: true }
-          : { frame: encodeResponsesEvent(result.value), last: false };
+        return result.done === true ? { frame: "", last: true } : { frame: namedEventFrame(result.value), last: false };
       },
       errorFrame: (error) => {
         const { code, message, param } = toOpenAIError(error).body.error;
         const event = { type: "error", sequence_number: -1, code, message, param };
-        return encodeResponsesEvent(event);
+        return namedEventFrame(event);
       },
       release: async () => iterator.return?.(),
     },

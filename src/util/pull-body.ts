@@ -74,3 +74,11 @@ export function pullBody(source: PullSource, options: PullBodyOptions = {}): Rea
     { highWaterMark: 0 },
   );
 }
+
+/**
+ * One SSE frame named after the event's `type` (`event: <type>\ndata: <json>\n\n`), as the Anthropic Messages and
+ * OpenAI Responses streams frame every event. JSON never contains a raw newline, so one `data:` line suffices.
+ */
+export function namedEventFrame(event: { type: string }): string {
+  return `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
