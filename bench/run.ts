@@ -2,8 +2,9 @@
  * `npm run bench [-- --quick] [-- --only=overhead,memory,throughput,rebuild,tools,memory-budget,startup,cluster]`: cursor-bridge side
  * by side with a direct connect-es client and the replay baselines, all against the emulator on loopback. Three
  * processes: the emulator and the bridge are children (bench/bench-stack.ts), this one generates the load. Prints
- * the tables and one line per target ending in `met` or `MISSED`, and writes bench/results.json (ratios with their
- * spread, and the load average around every scenario). Re-executes itself under `node --expose-gc` without touching
+ * the tables and one line per target ending in `met` or `MISSED`, and writes bench/results.json for a full run
+ * (ratios with their spread, and the load average around every scenario; committed with the README's table) or
+ * bench/results-partial.json for `--quick`/`--only`. Re-executes itself under `node --expose-gc` without touching
  * package.json's `tsx bench/run.ts`.
  */
 import { spawnSync } from "node:child_process";
@@ -199,7 +200,10 @@ async function main(): Promise<void> {
     ...results,
     targets,
   };
-  const out = fileURLToPath(new URL("./results.json", import.meta.url));
+  // A full run's results are the record the README's table comes from (committed); a quick or partial run writes
+  // beside it, so trying one scenario never overwrites that record.
+  const name = s.mode === "full" && only === undefined ? "results.json" : "results-partial.json";
+  const out = fileURLToPath(new URL(`./${name}`, import.meta.url));
   writeFileSync(out, `${JSON.stringify(summary, null, 2)}\n`);
   log(`done in ${(summary.durationMs / 1000).toFixed(1)} s; wrote ${out}`);
 }
