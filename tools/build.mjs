@@ -38,6 +38,26 @@ function newestSourceMtime() {
   return newest;
 }
 
+/**
+ * zod's `locales` namespace holds its error messages in 60-odd languages (about 400 KB of the bundle, kept in memory as
+ * source by every process); cursor-bridge never switches from English (zod's default, which zod imports itself). In
+ * dist/, `z.locales` holds English only.
+ */
+const zodEnglishOnly = {
+  name: "zod-english-only",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      args.importer.includes(`${path.sep}zod${path.sep}`)
+        ? { path: args.importer, namespace: "zod-english-only" }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "zod-english-only" }, (args) => ({
+      contents: 'export { default as en } from "../locales/en.js";',
+      resolveDir: path.dirname(args.path),
+    }));
+  },
+};
+
 /** Why dist/ must be (re)built, or undefined when it is current (or when there are no sources to build from). */
 export function staleReason() {
   if (!existsSync(srcDir)) return undefined;
@@ -69,12 +89,13 @@ export async function build() {
     legalComments: "none",
     logLevel: "error",
     write: false,
+    plugins: [zodEnglishOnly],
   });
   const written = new Set(result.outputFiles.map((file) => file.path));
   for (const file of result.outputFiles) {
     mkdirSync(path.dirname(file.path), { recursive: true });
     const temporary = `${file.path}.${process.pid}.tmp`;
-    writeFileSync(temporary, file.contents);
+    writeFileSync(temporary, file.path.endsWith(".js") ? latin1Comments(file.text) : file.contents);
     renameSync(temporary, file.path);
   }
   // Chunks of earlier builds (their names carry a content hash) are no longer referenced.
@@ -84,6 +105,33 @@ export async function build() {
   }
   writeFileSync(stampFile, `${startedAt.toISOString()}\n`);
   utimesSync(stampFile, startedAt, startedAt);
+}
+
+/**
+ * The script with every character above U+00FF in its comments replaced by `?` (one per UTF-16 unit, so source-map
+ * columns hold). V8 keeps each loaded script's source in memory, two bytes a character as soon as one character needs
+ * it: esbuild escapes strings to ASCII but keeps some comments as written (an em dash in a doc comment), which doubled
+ * the 2.3 MB the bundle's sources hold. Code is never touched: esbuild emits a kept comment on lines of its own, and
+ * only those (a line starting with `//`, or the lines of a block comment opened at the start of a line) are
+ * rewritten; a wide character anywhere else (a regex or `String.raw` literal) stays, and the script is two-byte.
+ */
+export function latin1Comments(text) {
+  const wide = /[\u0100-\uffff]/g;
+  if (!/[\u0100-\uffff]/.test(text)) return text;
+  let inBlock = false;
+  return text
+    .split("\n")
+    .map((line) => {
+      const start = line.length - line.trimStart().length;
+      if (!inBlock && line.startsWith("//", start)) return line.replace(wide, "?");
+      if (!inBlock && !line.startsWith("/*", start)) return line;
+      // Inside a block comment: rewrite up to its end (when it ends on this line), leave what follows as it is.
+      const end = line.indexOf("*/", inBlock ? 0 : start + 2);
+      inBlock = end === -1;
+      const cut = inBlock ? line.length : end + 2;
+      return line.slice(0, cut).replace(wide, "?") + line.slice(cut);
+    })
+    .join("\n");
 }
 
 /** Rebuilds dist/ when it is stale (one process at a time; the others wait and then find it current). */

@@ -8,6 +8,7 @@ import { describeEmulatorDirectives } from "../emulator/directives.js";
 import { DEFAULT_EMULATOR_PORT } from "../emulator/port.js";
 import { ProxyError } from "../util/errors.js";
 import { createLogger } from "../util/logger.js";
+import { releaseYoungGeneration } from "../util/young-generation.js";
 import { type Command, EXIT } from "./command.js";
 
 const HELP = `Usage: cursor-bridge emulator [options]
@@ -101,6 +102,7 @@ export const emulatorCommand: Command = {
       logger,
     });
     io.out(`Cursor backend emulator listening on ${emulator.url} (HTTP/2 cleartext and HTTP/1.1)\n`);
+    releaseYoungGeneration();
     await new Promise<void>((resolve) => {
       const stop = () => {
         process.off("SIGINT", stop);

@@ -13,6 +13,7 @@ import { listen, type RunningServer } from "../server/listen.js";
 import { ProxyError } from "../util/errors.js";
 import { createLogger, type Logger } from "../util/logger.js";
 import { PARENT_IPC_ENV, PARENT_IPC_STDIO } from "../util/parent-ipc.js";
+import { releaseYoungGeneration } from "../util/young-generation.js";
 import { parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
 import { createCliContext } from "./context.js";
@@ -228,6 +229,7 @@ export const serveCommand: Command = {
         ? createParentLink({ input: process.stdin, output: process.stdout })
         : undefined;
     const { bridge, logger } = await startBridge(io, argv, parent);
+    releaseYoungGeneration();
     const parentGone = await new Promise<boolean>((resolve) => {
       const stop = (signal: NodeJS.Signals) => {
         logger.info(`received ${signal}, shutting down`);

@@ -4,7 +4,7 @@
  * after a source changes the start rebuilds first and runs the changed code.
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,6 +33,16 @@ describe("bin/cursor-bridge.js and dist/", () => {
     expect(first.stderr).toMatch(/dist\/ has not been built; building it .* done in \d+ ms/s);
     expect(first.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
     expect(first.status).toBe(0);
+
+    // What keeps the bundle's memory down (tools/build.mjs): one-byte sources, zod's English messages only.
+    const scripts = readdirSync(join(copy, "dist"), { recursive: true, encoding: "utf8" }).filter((f) =>
+      f.endsWith(".js"),
+    );
+    for (const script of scripts) {
+      const text = readFileSync(join(copy, "dist", script), "utf8");
+      expect(text, script).not.toMatch(/[\u0100-\uffff]/);
+      expect(text, script).not.toMatch(/zod\/v4\/locales\/(?!en\.js)/);
+    }
 
     const second = run(["--help"]);
     expect(second.stderr).toBe("");
