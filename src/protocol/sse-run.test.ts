@@ -37,6 +37,10 @@ function fakeServer(options: {
   chunkSize?: number;
   status?: number;
   holdOpen?: boolean;
+  /** BidiAppend never answers (until its request is aborted). */
+  appendsHang?: boolean;
+  /** The RunSSE body starts only once this settles. */
+  bodyAfter?: Promise<void>;
 }): FakeServer {
   const server: FakeServer = { appends: [], runSse: [], fetch: undefined as unknown as typeof fetch };
   server.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
@@ -45,6 +49,9 @@ function fakeServer(options: {
     const body = new Uint8Array((init?.body ?? new Uint8Array()) as Uint8Array);
     if (url.endsWith("/aiserver.v1.BidiService/BidiAppend")) {
       const request = fromBinary(BidiAppendRequestSchema, body);
+      if (options.appendsHang === true) {
+        await new Promise((_, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal?.reason)));
+      }
       // Random small delays so that a client which did not serialise its appends would reorder them.
       await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 3)));
       server.appends.push({
@@ -64,7 +71,8 @@ function fakeServer(options: {
     const size = options.chunkSize ?? options.body.length;
     const signal = init?.signal ?? undefined;
     const stream = new ReadableStream<Uint8Array>({
-      start(controller) {
+      async start(controller) {
+        await options.bodyAfter;
         for (let i = 0; i < options.body.length; i += size) controller.enqueue(options.body.slice(i, i + size));
         if (options.holdOpen !== true) controller.close();
         signal?.addEventListener("abort", () => controller.error(signal.reason));
@@ -152,6 +160,18 @@ describe("RunSSE + BidiAppend (§4.3) over an injected fetch", () => {
     );
     expect(run.bytesSent).toBe(expectedBytes);
     run.abort();
+  });
+
+  it("an append still on its way when the server ends the Run cleanly succeeds; a send after the end is refused", async () => {
+    // The server may finish the turn on a tool result without waiting for the stream_close sent after it.
+    let release = () => {};
+    const bodyAfter = new Promise<void>((resolve) => (release = resolve));
+    const run = await api(fakeServer({ body, appendsHang: true, bodyAfter })).openRun(heartbeat());
+    const inFlight = run.send(heartbeat());
+    release();
+    expect(await collect(run.messages())).toEqual(["a", "bc", ""]);
+    await expect(inFlight).resolves.toBeUndefined();
+    await expect(run.send(heartbeat())).rejects.toMatchObject({ detail: "stream_closed" });
   });
 
   it("throws the end-of-stream error mapped by its ErrorDetails", async () => {

@@ -116,6 +116,8 @@ export function startSseRun(params: SseRunParams): StartedRun {
   let chain: Promise<void> = Promise.resolve();
   let failure: ProxyError | undefined;
   let finished = false;
+  /** The server ended the Run cleanly: appends still in flight or queued then are moot, not failures. */
+  let endedCleanly = false;
   let consumed = false;
 
   const fail = (error: ProxyError) => {
@@ -130,6 +132,7 @@ export function startSseRun(params: SseRunParams): StartedRun {
   const unlink = linkSignal(params.signal, abort);
 
   const append = async (bytes: Uint8Array, seqno: number): Promise<void> => {
+    if (endedCleanly) return;
     if (failure !== undefined) throw failure;
     try {
       const headers = await params.headers(controller.signal);
@@ -137,6 +140,9 @@ export function startSseRun(params: SseRunParams): StartedRun {
       await bidi.bidiAppend(request, { headers, signal: controller.signal });
       bytesSent += bytes.length;
     } catch (error) {
+      // The server finished the turn while this append was on its way (e.g. the stream_close after the last tool
+      // result, which it did not wait for): nothing is lost, so the send succeeds as far as the caller can tell.
+      if (endedCleanly) return;
       const mapped = failure ?? toProxyError(error, params.errorContext);
       // A lost append leaves a gap in the seqnos: the whole run is broken, so fail it (messages() throws too).
       fail(mapped);
@@ -191,6 +197,7 @@ export function startSseRun(params: SseRunParams): StartedRun {
         } finally {
           if (clean) {
             finished = true;
+            endedCleanly = true;
             unlink();
             // The turn is over: in-flight appends are moot; release their sockets.
             controller.abort(streamClosedError());
