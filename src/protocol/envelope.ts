@@ -1,6 +1,7 @@
 /**
- * The one Connect envelope reader and writer (docs/protocol.md §4.1). Everything that must frame by hand — the
- * RunSSE + BidiAppend path and the emulator's raw edges — goes through this module; connect-es does the rest.
+ * The one Connect envelope reader and writer (docs/protocol.md §4.1). Everything that frames by hand — the HTTP/2
+ * `Run`, the RunSSE + BidiAppend path and the emulator's raw edges — goes through this module; connect-es does the
+ * rest (the unary calls).
  *
  * Frame: 1 flag byte (0x01 gzip, 0x02 end-of-stream, 0x80 gRPC-Web trailer), 4-byte big-endian length, payload.
  */
