@@ -145,7 +145,8 @@ export class CursorAgentTurn implements AgentTurn {
       else await this.deliver(results);
       this.session?.setStallWatch(true);
       for (;;) {
-        const item = await this.nextItem(signal, results === undefined);
+        // Queued items are taken without a promise hop; only an empty channel waits (and handles failures).
+        const item = this.channel.poll() ?? (await this.nextItem(signal, results === undefined));
         if (item === undefined) continue;
         if (item.type === "event") {
           if (item.event.type === "tool-call") this.announced.push(item.event.toolCallId);
@@ -173,6 +174,7 @@ export class CursorAgentTurn implements AgentTurn {
         ? new ProxyError("canceled", "The turn was canceled.", { cause: error })
         : ProxyError.from(error);
     } finally {
+      this.channel.release();
       if (inSegment(this.phase)) await this.close(signal?.aborted === true ? "canceled" : "error");
     }
   }
@@ -259,6 +261,7 @@ export class CursorAgentTurn implements AgentTurn {
       this.deps.timings.stallTimeoutMs,
     );
     this.controller = controller;
+    this.channel.release();
     this.channel = new TurnChannel();
     this.session = new RunSession({
       stream,

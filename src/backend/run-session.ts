@@ -144,7 +144,11 @@ export class RunSession {
 
   private async pump(): Promise<void> {
     try {
-      for await (const item of this.options.stream.messages()) await this.handle(item);
+      for await (const item of this.options.stream.messages()) {
+        // Most messages are handled synchronously; only a reply that must be sent in order is awaited.
+        const replying = this.handle(item);
+        if (replying !== undefined) await replying;
+      }
       this.options.channel.push({ type: "end" });
     } catch (error) {
       const mapped = ProxyError.from(error, "backend_unavailable");
@@ -194,15 +198,18 @@ export class RunSession {
     for (const beat of beats) this.options.stream.send(beat).catch(() => undefined);
   }
 
-  private async handle(item: AgentServerMessage): Promise<void> {
+  private handle(item: AgentServerMessage): Promise<void> | undefined {
     const m = item.message;
-    if (m.case === "interactionUpdate") return this.handleUpdate(m.value);
+    if (m.case === "interactionUpdate") {
+      this.handleUpdate(m.value);
+      return;
+    }
     this.progress();
     switch (m.case) {
       case "kvServerMessage":
-        // Answered without waiting for connect to take the answer: a rebuild's thousands of get_blob_args are then
-        // read and answered back to back while the writer frames the answers (the queue keeps them in order; a
-        // failed send fails the channel inside send()).
+        // Answered without waiting for the stream to take the answer: a rebuild's thousands of get_blob_args are
+        // then read and answered back to back (sends are written in call order; a failed send fails the channel
+        // inside send()).
         this.send([this.answerKv(m.value)]).catch(() => undefined);
         return;
       case "execServerMessage": {

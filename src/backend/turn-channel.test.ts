@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { ProxyError } from "../util/errors.js";
 import { TurnChannel } from "./turn-channel.js";
@@ -39,5 +40,36 @@ describe("TurnChannel.nextBefore", () => {
     // The channel still works for the next waiter after an abandoned wait.
     channel.push({ type: "end" });
     expect(await channel.nextBefore(later(60_000))).toEqual({ type: "end" });
+  });
+});
+
+describe("TurnChannel waits and signals", () => {
+  it("listens to the caller's signal once across waits, ignores a replaced signal, and drops it on release", async () => {
+    const channel = new TurnChannel();
+    const first = new AbortController();
+    for (let i = 0; i < 3; i++) {
+      const pending = channel.next(first.signal);
+      channel.push({ type: "pause" });
+      expect(await pending).toEqual({ type: "pause" });
+    }
+    expect(getEventListeners(first.signal, "abort")).toHaveLength(1);
+    // A wait under another signal moves the listener; the old signal aborting no longer ends the wait.
+    const second = new AbortController();
+    const pending = channel.next(second.signal);
+    expect(getEventListeners(first.signal, "abort")).toHaveLength(0);
+    first.abort(new ProxyError("canceled", "old request"));
+    channel.push({ type: "end" });
+    expect(await pending).toEqual({ type: "end" });
+    channel.release();
+    expect(getEventListeners(second.signal, "abort")).toHaveLength(0);
+  });
+
+  it("poll takes queued items without waiting and leaves a failure to next()", async () => {
+    const channel = new TurnChannel();
+    channel.push({ type: "pause" });
+    channel.fail(new ProxyError("backend_protocol", "broken"));
+    expect(channel.poll()).toEqual({ type: "pause" });
+    expect(channel.poll()).toBeUndefined();
+    await expect(channel.next()).rejects.toThrow("broken");
   });
 });

@@ -15,11 +15,18 @@ export type ChannelItem =
   /** The server closed the stream cleanly. */
   | { type: "end" };
 
-/** Single-consumer queue of {@link ChannelItem}s. */
+/**
+ * Single-consumer queue of {@link ChannelItem}s. It sits on the per-event hot path, so a wait allocates only its
+ * promise: the channel itself is the abort listener, and it stays registered on the caller's signal across waits
+ * (one add per segment instead of an add and a remove per event) until another signal replaces it or
+ * {@link release} drops it.
+ */
 export class TurnChannel {
   private readonly items: ChannelItem[] = [];
   private failure: ProxyError | undefined;
-  private waiter: (() => void) | undefined;
+  private waiter: { resolve: () => void; reject: (reason: unknown) => void } | undefined;
+  /** The signal the channel listens to (the last one a wait was given). */
+  private watched: AbortSignal | undefined;
 
   push(item: ChannelItem): void {
     if (this.failure !== undefined) return;
@@ -36,6 +43,11 @@ export class TurnChannel {
 
   get failed(): boolean {
     return this.failure !== undefined;
+  }
+
+  /** The next queued item without waiting; undefined when none is queued (a failure is left to {@link next}). */
+  poll(): ChannelItem | undefined {
+    return this.items.shift();
   }
 
   /** The next item; rejects with the failure, or with `canceled` when `signal` aborts first. */
@@ -76,22 +88,34 @@ export class TurnChannel {
     }
   }
 
+  /** Stops listening to the last signal (its segment is over; a parked turn must not keep the request's signal). */
+  release(): void {
+    this.watch(undefined);
+  }
+
+  /** The watched signal aborted: the pending wait rejects with its reason (EventListener object, no closure). */
+  handleEvent(): void {
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.reject(this.watched?.reason);
+  }
+
   private wait(signal: AbortSignal | undefined): Promise<void> {
+    if (signal !== this.watched) this.watch(signal);
     return new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
-        this.waiter = undefined;
-        reject(signal?.reason);
-      };
-      this.waiter = () => {
-        signal?.removeEventListener("abort", onAbort);
-        this.waiter = undefined;
-        resolve();
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
+      this.waiter = { resolve, reject };
     });
   }
 
+  private watch(signal: AbortSignal | undefined): void {
+    this.watched?.removeEventListener("abort", this);
+    this.watched = signal;
+    signal?.addEventListener("abort", this);
+  }
+
   private wake(): void {
-    this.waiter?.();
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.resolve();
   }
 }

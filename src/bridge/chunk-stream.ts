@@ -169,23 +169,17 @@ function handleEvent(state: StreamState, emit: Emit, event: BackendEvent, option
   }
 }
 
+/** Chunk objects share everything but `choices` (and `usage` on the last one). */
+type ChunkBase = Omit<ChatCompletionChunk, "choices" | "usage">;
+
+const DONE: IteratorResult<ChatCompletionChunk> = { done: true, value: undefined };
+
 /**
- * Translates one backend segment into chunks. The finish chunk goes out as soon as `turn-end` arrives; the source
- * is then drained (a backend segment ends right after `turn-end`) so a late usage event still counts. A source
- * that ends without `turn-end` is a `backend_protocol` error. Stopping early calls the source's `return()`.
+ * The translation as a plain async iterator, not an async generator: it sits on the per-event hot path, and a
+ * generator costs several promise hops per event. Chunks already produced are handed out without touching the source.
  */
-export async function* toChatCompletionChunks(
-  events: AsyncIterable<BackendEvent>,
-  options: ChunkStreamOptions,
-): AsyncIterable<ChatCompletionChunk> {
-  const base = {
-    id: options.id,
-    object: "chat.completion.chunk" as const,
-    created: options.created,
-    model: options.model,
-    ...(options.systemFingerprint === undefined ? {} : { system_fingerprint: options.systemFingerprint }),
-  };
-  const state: StreamState = {
+class ChunkIterator implements AsyncIterator<ChatCompletionChunk> {
+  private readonly state: StreamState = {
     toolCalls: [],
     content: "",
     thinkOpen: false,
@@ -193,24 +187,97 @@ export async function* toChatCompletionChunks(
     usage: undefined,
     conversationId: undefined,
   };
-  const pending: ChatCompletionChunk[] = [];
-  const emit: Emit = (delta, finishReason) =>
-    pending.push({ ...base, choices: [{ index: 0, delta, finish_reason: finishReason ?? null, logprobs: null }] });
+  private readonly pending: ChatCompletionChunk[] = [];
+  private readonly source: AsyncIterator<BackendEvent>;
+  /** The source completed or failed, or the reader stopped: nothing more is read from it. */
+  private sourceDone = false;
+  private finished = false;
+  private readonly emit: Emit;
 
-  emit({ role: "assistant", content: "" });
-  yield* pending.splice(0);
-  for await (const event of events) {
-    handleEvent(state, emit, event, options);
-    yield* pending.splice(0);
+  constructor(
+    events: AsyncIterable<BackendEvent>,
+    private readonly options: ChunkStreamOptions,
+    private readonly base: ChunkBase,
+  ) {
+    this.source = events[Symbol.asyncIterator]();
+    this.emit = (delta, finishReason) =>
+      this.pending.push({
+        ...base,
+        choices: [{ index: 0, delta, finish_reason: finishReason ?? null, logprobs: null }],
+      });
+    this.emit({ role: "assistant", content: "" });
   }
-  if (state.finishReason === undefined) {
-    throw new ProxyError("backend_protocol", "The backend stream ended before the turn finished.");
+
+  next(): Promise<IteratorResult<ChatCompletionChunk>> {
+    const chunk = this.pending.shift();
+    if (chunk !== undefined) return Promise.resolve({ done: false, value: chunk });
+    if (this.finished) return Promise.resolve(DONE);
+    return this.read();
   }
-  options.onFinish?.({
-    message: { role: "assistant", content: state.content, toolCalls: state.toolCalls },
-    finishReason: state.finishReason,
-    usage: state.usage,
-    conversationId: state.conversationId,
-  });
-  if (options.includeUsage) yield { ...base, choices: [], usage: toCompletionUsage(state.usage) };
+
+  /** Stopping early releases the source (its `return()`), as leaving a `for await` over it would. */
+  async return(): Promise<IteratorResult<ChatCompletionChunk>> {
+    this.finished = true;
+    this.pending.length = 0;
+    if (!this.sourceDone) {
+      this.sourceDone = true;
+      await this.source.return?.();
+    }
+    return DONE;
+  }
+
+  private async read(): Promise<IteratorResult<ChatCompletionChunk>> {
+    try {
+      for (;;) {
+        const result = await this.source.next();
+        if (result.done === true) {
+          this.sourceDone = true;
+          this.end();
+          // Whatever end() queued is handed out by next(); nothing more is read.
+          this.finished = true;
+        } else handleEvent(this.state, this.emit, result.value, this.options);
+        const chunk = this.pending.shift();
+        if (chunk !== undefined) return { done: false, value: chunk };
+        if (this.finished) return DONE;
+      }
+    } catch (error) {
+      // The source's own error (or the missing turn-end) ends the stream; the source is not asked for more.
+      this.sourceDone = true;
+      this.finished = true;
+      throw error;
+    }
+  }
+
+  private end(): void {
+    const { state, options } = this;
+    if (state.finishReason === undefined) {
+      throw new ProxyError("backend_protocol", "The backend stream ended before the turn finished.");
+    }
+    options.onFinish?.({
+      message: { role: "assistant", content: state.content, toolCalls: state.toolCalls },
+      finishReason: state.finishReason,
+      usage: state.usage,
+      conversationId: state.conversationId,
+    });
+    if (options.includeUsage) this.pending.push({ ...this.base, choices: [], usage: toCompletionUsage(state.usage) });
+  }
+}
+
+/**
+ * Translates one backend segment into chunks. The finish chunk goes out as soon as `turn-end` arrives; the source
+ * is then drained (a backend segment ends right after `turn-end`) so a late usage event still counts. A source
+ * that ends without `turn-end` is a `backend_protocol` error. Stopping early calls the source's `return()`.
+ */
+export function toChatCompletionChunks(
+  events: AsyncIterable<BackendEvent>,
+  options: ChunkStreamOptions,
+): AsyncIterable<ChatCompletionChunk> {
+  const base: ChunkBase = {
+    id: options.id,
+    object: "chat.completion.chunk" as const,
+    created: options.created,
+    model: options.model,
+    ...(options.systemFingerprint === undefined ? {} : { system_fingerprint: options.systemFingerprint }),
+  };
+  return { [Symbol.asyncIterator]: () => new ChunkIterator(events, options, base) };
 }

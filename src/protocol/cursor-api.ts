@@ -13,9 +13,10 @@ import { AiService, type AvailableModel } from "../gen/aiserver/v1/ai_service_pb
 import { DashboardService, type GetCurrentPeriodUsageResponse } from "../gen/aiserver/v1/dashboard_pb.js";
 import { type Logger, silentLogger } from "../util/logger.js";
 import { type ErrorMappingContext, toProxyError } from "./error-mapping.js";
+import { startHttp2Run } from "./h2-run.js";
 import { buildCursorHeaders, headersForLog } from "./headers.js";
 import { DEFAULT_HTTP2_BACKOFF, type Http2BackoffOptions, Http2Health } from "./http2-health.js";
-import { abortedError, type RunStream, type StartedRun, startHttp2Run } from "./run-stream.js";
+import { abortedError, type RunStream, type StartedRun } from "./run-stream.js";
 import { startSseRun } from "./sse-run.js";
 import { createTransportPool } from "./transports.js";
 
@@ -179,6 +180,7 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
           signal,
           logger,
           errorContext,
+          maxMessageBytes,
         });
         const outcome = await started.ready;
         if (outcome.ok) {

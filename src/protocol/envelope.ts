@@ -1,6 +1,7 @@
 /**
- * The one Connect envelope reader and writer (docs/protocol.md §4.1). Everything that must frame by hand — the
- * RunSSE + BidiAppend path and the emulator's raw edges — goes through this module; connect-es does the rest.
+ * The one Connect envelope reader and writer (docs/protocol.md §4.1). Everything that frames by hand — the HTTP/2
+ * `Run`, the RunSSE + BidiAppend path and the emulator's raw edges — goes through this module; connect-es does the
+ * rest (the unary calls).
  *
  * Frame: 1 flag byte (0x01 gzip, 0x02 end-of-stream, 0x80 gRPC-Web trailer), 4-byte big-endian length, payload.
  */
@@ -68,12 +69,14 @@ export function createEnvelopeReader(options: EnvelopeReaderOptions = {}): Envel
     if ((flags & ~KNOWN_FLAGS) !== 0) {
       throw new EnvelopeError(`Invalid envelope flags 0x${flags.toString(16).padStart(2, "0")}: not a Connect frame.`);
     }
-    const length = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength).getUint32(1, false);
+    const length =
+      (((buffer[1] ?? 0) << 24) >>> 0) + ((buffer[2] ?? 0) << 16) + ((buffer[3] ?? 0) << 8) + (buffer[4] ?? 0);
     if (length > max) {
       throw new EnvelopeError(`Envelope declares ${length} bytes, more than the ${max}-byte limit.`);
     }
     if (buffer.length < HEADER_BYTES + length) return undefined;
-    const payload = buffer.slice(HEADER_BYTES, HEADER_BYTES + length);
+    // A copy, also for a Buffer chunk (whose own slice() is a view): decoded `bytes` fields must not pin the chunk.
+    const payload = Uint8Array.prototype.slice.call(buffer, HEADER_BYTES, HEADER_BYTES + length);
     buffer = buffer.subarray(HEADER_BYTES + length);
     return { flags, data: (flags & FLAG_COMPRESSED) !== 0 ? gunzip(payload, max) : payload };
   };

@@ -1,7 +1,7 @@
 /**
  * The one place Cursor request headers are built (docs/protocol.md §2.1). Every call carries them; the HTTP/1.1
  * "BidiSse" path adds `x-cursor-streaming: true`. `connect-protocol-version` and `content-type` are added by
- * connect-es on its calls and by {@link connectStreamHeaders} on the hand-framed RunSSE request.
+ * connect-es on its (unary) calls and by {@link connectStreamHeaders} on the hand-framed `Run` and RunSSE requests.
  */
 import { redact } from "../util/logger.js";
 

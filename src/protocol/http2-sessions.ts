@@ -1,5 +1,6 @@
 /**
- * One HTTP/2 session per origin for connect-node's HTTP/2 client (the `NodeHttp2ClientSessionManager` contract).
+ * One HTTP/2 session per origin, shared by connect-node's HTTP/2 client (the unary calls, through the
+ * `NodeHttp2ClientSessionManager` contract) and the hand-framed `Run` (h2-run.ts).
  *
  * connect-node's own Http2SessionManager drops its "error" listener when a session fails, and Node then emits the
  * session-level error (e.g. ERR_HTTP2_ERROR when the peer answers the preface in HTTP/1.1, the very case that makes us

@@ -5,8 +5,8 @@
  * The response body is read with the project's one envelope reader (envelope.ts).
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { codeFromHttpStatus, errorFromJson, errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { type ConnectError, createClient } from "@connectrpc/connect";
+import { errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
 import {
   type AgentClientMessage,
   AgentClientMessageSchema,
@@ -16,9 +16,9 @@ import {
 import { BidiRequestIdSchema, BidiService } from "../gen/aiserver/v1/bidi_pb.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
+import { endStreamToConnectError, httpStatusError } from "./connect-errors.js";
 import {
   createEnvelopeReader,
-  type EndStreamError,
   EnvelopeError,
   encodeEnvelope,
   FLAG_END_STREAM,
@@ -47,21 +47,9 @@ export interface SseRunParams {
 
 const toHex = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
 
-/** A Connect end-of-stream error as a ConnectError (details stay decodable by findDetails). */
-function endStreamToConnectError(error: EndStreamError, metadata: Record<string, string[]>): ConnectError {
-  const headers = new Headers();
-  for (const [key, values] of Object.entries(metadata)) for (const value of values) headers.append(key, value);
-  const fallback = new ConnectError(error.message, Code.Unknown, headers);
-  try {
-    return errorFromJson({ code: error.code, message: error.message, details: error.details }, headers, fallback);
-  } catch {
-    return fallback;
-  }
-}
-
 /** A non-200 RunSSE answer: the Connect JSON error body when there is one, else the HTTP status mapping. */
 async function httpErrorOf(response: Response): Promise<ConnectError> {
-  const fallback = new ConnectError(`HTTP ${response.status}`, codeFromHttpStatus(response.status), response.headers);
+  const fallback = httpStatusError(response.status, response.headers);
   try {
     return errorFromJsonBytes(new Uint8Array(await response.arrayBuffer()), response.headers, fallback);
   } catch {

@@ -1,6 +1,7 @@
 /**
- * connect-es transports for Cursor: HTTP/2 over one shared session per origin (http2-sessions.ts),
- * and HTTP/1.1 over the injected `fetch` (unary calls: BidiAppend and the model/usage RPCs).
+ * connect-es transports for Cursor's unary calls: HTTP/2 over one shared session per origin (http2-sessions.ts),
+ * and HTTP/1.1 over the injected `fetch` (BidiAppend and the model/usage RPCs). The HTTP/2 `Run` is framed by hand
+ * on the same sessions (h2-run.ts).
  *
  * Each transport can report when an HTTP response arrived. That is how the automatic fallback tells "HTTP/2 failed
  * before any server output" (fall back to RunSSE + BidiAppend, §4.3) from "the server answered with an error" (never
@@ -18,9 +19,6 @@ import { createHttp2Sessions, type Http2Sessions } from "./http2-sessions.js";
 /** Called once an HTTP response (any status) has been received. */
 export type ResponseObserver = () => void;
 
-/** Called with the payload size of every request message as it is handed to the HTTP/2 stream. */
-export type RequestMessageObserver = (payloadBytes: number) => void;
-
 /** One HTTP/2 call's transport, and what happened to its connection. */
 export interface Http2Call {
   transport: Transport;
@@ -34,12 +32,10 @@ export interface Http2Call {
 
 /** Creates and owns the transports of one CursorApi. */
 export interface TransportPool {
-  /**
-   * A Connect transport over HTTP/2 to `baseUrl` for one call, reusing the pool's session for that origin.
-   * `onRequestMessage` sees each request message's serialized size as connect-es wrote it, so callers need not
-   * serialize a second time just to count bytes.
-   */
-  http2(baseUrl: string, onResponse?: ResponseObserver, onRequestMessage?: RequestMessageObserver): Http2Call;
+  /** A Connect transport over HTTP/2 to `baseUrl` for one (unary) call, reusing the pool's session for that origin. */
+  http2(baseUrl: string, onResponse?: ResponseObserver): Http2Call;
+  /** The pool's HTTP/2 sessions for `baseUrl`'s origin, for calls framed by hand (the HTTP/2 `Run`, h2-run.ts). */
+  http2Sessions(baseUrl: string): Http2Sessions;
   /** A Connect transport over HTTP/1.1 via `fetch` (unary only). */
   http1(baseUrl: string, onResponse?: ResponseObserver): Transport;
   /** Closes every HTTP/2 session (open streams are aborted). */
@@ -59,54 +55,6 @@ function observe(client: UniversalClientFn, onResponse: ResponseObserver | undef
     const response = await client(request);
     onResponse();
     return response;
-  };
-}
-
-/** Connect envelope header: 1 flag byte + 4 length bytes (docs/protocol.md §2.3); compression is off. */
-const ENVELOPE_HEADER_BYTES = 5;
-
-/**
- * Counts request messages on their way out. connect-es yields exactly one enveloped message per body chunk
- * (transformJoinEnvelopes), so a chunk's payload is its length minus the envelope header. A plain iterator object, not
- * a generator or closures: one extra promise per message, and one small object per open run.
- */
-class CountingBody implements AsyncIterable<Uint8Array>, AsyncIterator<Uint8Array> {
-  private readonly it: AsyncIterator<Uint8Array>;
-
-  constructor(
-    body: AsyncIterable<Uint8Array>,
-    private readonly onMessage: RequestMessageObserver,
-  ) {
-    this.it = body[Symbol.asyncIterator]();
-  }
-
-  [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
-    return this;
-  }
-
-  next(): Promise<IteratorResult<Uint8Array>> {
-    return this.it.next().then((result) => {
-      if (result.done !== true) this.onMessage(result.value.byteLength - ENVELOPE_HEADER_BYTES);
-      return result;
-    });
-  }
-
-  // connect-node aborts the request body through return()/throw(); both must reach the queue underneath.
-  return(value?: unknown): Promise<IteratorResult<Uint8Array>> {
-    return this.it.return === undefined ? Promise.resolve({ done: true, value: undefined }) : this.it.return(value);
-  }
-
-  throw(error?: unknown): Promise<IteratorResult<Uint8Array>> {
-    return this.it.throw === undefined ? Promise.reject(error) : this.it.throw(error);
-  }
-}
-
-function countMessages(client: UniversalClientFn, onMessage: RequestMessageObserver | undefined): UniversalClientFn {
-  if (onMessage === undefined) return client;
-  return (request) => {
-    const body = request.body;
-    if (body === undefined) return client(request);
-    return client({ ...request, body: new CountingBody(body, onMessage) });
   };
 }
 
@@ -246,13 +194,11 @@ export function createTransportPool(options: TransportPoolOptions): TransportPoo
       writeMaxBytes: options.maxMessageBytes,
     });
   return {
-    http2: (baseUrl, onResponse, onRequestMessage) => {
+    http2: (baseUrl, onResponse) => {
       const { client, connectionFailed } = h2CallClient();
-      return {
-        transport: build(baseUrl, observe(countMessages(client, onRequestMessage), onResponse)),
-        connectionFailed,
-      };
+      return { transport: build(baseUrl, observe(client, onResponse)), connectionFailed };
     },
+    http2Sessions: sessionFor,
     http1: (baseUrl, onResponse) => build(baseUrl, observe(h1Client, onResponse)),
     close() {
       for (const manager of sessions.values()) manager.close();
