@@ -62,7 +62,10 @@ function applyFrame(result: StreamedCompletion, data: string): void {
 
 /** Streams one completion from `baseURL` (`http://127.0.0.1:PORT/v1`). */
 export function streamCompletion(baseURL: string, body: Record<string, unknown>): Promise<StreamedCompletion> {
-  const payload = Buffer.from(JSON.stringify({ ...body, stream: true }));
+  return streamOnce(baseURL, Buffer.from(JSON.stringify({ ...body, stream: true })), true);
+}
+
+function streamOnce(baseURL: string, payload: Buffer, mayRetry: boolean): Promise<StreamedCompletion> {
   const result: StreamedCompletion = {
     startedAt: performance.now(),
     firstContentAt: undefined,
@@ -117,7 +120,13 @@ export function streamCompletion(baseURL: string, body: Record<string, unknown>)
         res.on("error", reject);
       },
     );
-    req.on("error", reject);
+    req.on("error", (error: NodeJS.ErrnoException) => {
+      // A kept-alive socket the server closed (its 5 s keep-alive timeout) just as this request reused it: the
+      // request never reached the server, so sending it again on a fresh socket is what any HTTP client does.
+      if (mayRetry && req.reusedSocket && error.code === "ECONNRESET") {
+        streamOnce(baseURL, payload, false).then(resolve, reject);
+      } else reject(error);
+    });
     req.end(payload);
   });
 }
