@@ -62,12 +62,18 @@ function applyFrame(result: StreamedCompletion, data: string): void {
 
 /** Streams one completion from `baseURL` (`http://127.0.0.1:PORT/v1`). */
 export function streamCompletion(baseURL: string, body: Record<string, unknown>): Promise<StreamedCompletion> {
-  return streamOnce(baseURL, Buffer.from(JSON.stringify({ ...body, stream: true })), true);
+  return streamOnce(baseURL, Buffer.from(JSON.stringify({ ...body, stream: true })), performance.now(), true);
 }
 
-function streamOnce(baseURL: string, payload: Buffer, mayRetry: boolean): Promise<StreamedCompletion> {
+/** `startedAt` is the first attempt's, so a resend's extra time counts against the side that needed it. */
+function streamOnce(
+  baseURL: string,
+  payload: Buffer,
+  startedAt: number,
+  mayRetry: boolean,
+): Promise<StreamedCompletion> {
   const result: StreamedCompletion = {
-    startedAt: performance.now(),
+    startedAt,
     firstContentAt: undefined,
     endedAt: 0,
     text: "",
@@ -124,7 +130,7 @@ function streamOnce(baseURL: string, payload: Buffer, mayRetry: boolean): Promis
       // A kept-alive socket the server closed (its 5 s keep-alive timeout) just as this request reused it: the
       // request never reached the server, so sending it again on a fresh socket is what any HTTP client does.
       if (mayRetry && req.reusedSocket && error.code === "ECONNRESET") {
-        streamOnce(baseURL, payload, false).then(resolve, reject);
+        streamOnce(baseURL, payload, startedAt, false).then(resolve, reject);
       } else reject(error);
     });
     req.end(payload);
