@@ -16,13 +16,8 @@ import {
   type RefreshingTokenSource,
 } from "../auth/index.js";
 import { type BridgeConfig, loadConfigFromSources } from "../config/index.js";
-import {
-  type CursorApi,
-  type CursorApiOptions,
-  createCursorApi,
-  type ResolvedClientVersion,
-  resolveClientVersion,
-} from "../protocol/cursor-api.js";
+import { type ResolvedClientVersion, resolveClientVersion } from "../protocol/client-version.js";
+import type { CursorApi, CursorApiOptions } from "../protocol/cursor-api.js";
 import { ProxyError } from "../util/errors.js";
 import { jwtExpiresAtMs, readJwtClaims, userIdFromSubject } from "../util/jwt.js";
 import { cursorAgentVersionsDir, type PathEnvironment } from "../util/paths.js";
@@ -64,9 +59,11 @@ export interface CliContext {
   requireCredentials(): Promise<ResolvedCredentials>;
   /**
    * A CursorApi on the configured URLs, transport and client version whose unary calls refresh once and retry when
-   * Cursor answers `unauthenticated` (§3.2). `extra` passes a logger or fetch through (serve).
+   * Cursor answers `unauthenticated` (§3.2). `extra` passes a logger or fetch through (serve). Asynchronous because
+   * the protocol code (protobuf registries, Connect) loads on first use: commands that never call Cursor, and
+   * `serve` until it has printed its listening line, do without it.
    */
-  createCursorApi(tokenSource: TokenSource, extra?: Pick<CursorApiOptions, "logger" | "fetch">): CursorApi;
+  createCursorApi(tokenSource: TokenSource, extra?: Pick<CursorApiOptions, "logger" | "fetch">): Promise<CursorApi>;
 }
 
 function homedirOf(env: CliIo["env"], platform: NodeJS.Platform): string {
@@ -219,7 +216,8 @@ export async function createCliContext(
         { detail: "not_logged_in" },
       );
     },
-    createCursorApi(tokenSource, extra = {}) {
+    async createCursorApi(tokenSource, extra = {}) {
+      const { createCursorApi } = await import("../protocol/cursor-api.js");
       let last: string | undefined;
       const api = createCursorApi({
         ...extra,
