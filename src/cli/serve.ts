@@ -100,13 +100,14 @@ function announced(choice: UpstreamChoice, ctx: CliContext, listener: ReservedLi
 
 /**
  * Starts the server from a command line; used by the `serve` command and by tests. Resolves once the API serves;
- * `onListening` runs when the banner has been printed (the port answers from then on, holding requests until then).
+ * `onListening` gets the server's URL when the banner has been printed (requests sent from then on are held until
+ * the API serves, then served).
  */
 export async function startBridge(
   io: CliIo,
   argv: string[],
   parent?: ParentLink,
-  onListening?: () => void,
+  onListening?: (url: string) => void,
 ): Promise<{ bridge: RunningBridge; json: boolean; logger: Logger }> {
   const { flags } = parseCommandLine("serve", argv);
   const ctx = await createCliContext(io, flags, parent === undefined ? {} : { parentTokenSource: parent.tokenSource });
@@ -151,7 +152,7 @@ export async function startBridge(
   } else {
     io.out(banner(server.url, upstream, config.apiKey !== undefined));
   }
-  onListening?.();
+  onListening?.(server.url);
   try {
     const { startRuntime } = await import("./serve-runtime.js");
     const runtime = await startRuntime({ ctx: upstreamCtx, logger, shared, choice, server });

@@ -29,6 +29,8 @@ export interface FetchApp {
 
 /** A bound port whose requests are held until an app serves them. */
 export interface PendingServer extends RunningServer {
+  /** Requests held so far, waiting for {@link serve} (0 once it serves). */
+  readonly waiting: number;
   /** Serves `app` from now on, the held requests first (in arrival order). Once only. */
   serve(app: FetchApp): Promise<void>;
   /**
@@ -155,6 +157,9 @@ export async function bind(options: ListenOptions): Promise<PendingServer> {
   return {
     url: `http://${hostForUrl}:${port}`,
     port,
+    get waiting() {
+      return held.length;
+    },
     close,
     async serve(app) {
       // Loaded here, not at the top: Hono's Node adapter pulls in Node's fetch classes, which the bind does not need.
