@@ -4,17 +4,8 @@
  * CursorApi on them. `serve` reuses it through {@link createCliContext}.
  */
 import { homedir as osHomedir } from "node:os";
-import {
-  type CredentialStatus,
-  type CredentialStore,
-  createFileCredentialStore,
-  createMemoryCredentialStore,
-  createRefreshingTokenSource,
-  createStaticTokenSource,
-  describeCredentials,
-  loginWithApiKey,
-  type RefreshingTokenSource,
-} from "../auth/index.js";
+import { type CredentialStore, createFileCredentialStore } from "../auth/credential-store.js";
+import type { CredentialStatus, RefreshingTokenSource } from "../auth/index.js";
 import { type BridgeConfig, loadConfigFromSources } from "../config/index.js";
 import { type ResolvedClientVersion, resolveClientVersion } from "../protocol/client-version.js";
 import type { CursorApi, CursorApiOptions } from "../protocol/cursor-api.js";
@@ -99,11 +90,14 @@ function statusOfToken(token: string, location: string, now: number): Credential
 
 /** CURSOR_API_KEY without a login: exchanged on first use into memory only, refreshed with the key afterwards. */
 function apiKeyTokenSource(apiKey: string, apiUrl: string): TokenSource {
-  const store = createMemoryCredentialStore();
   let ready: Promise<RefreshingTokenSource> | undefined;
   const source = (signal?: AbortSignal): Promise<RefreshingTokenSource> => {
-    ready ??= loginWithApiKey(apiKey, { store, apiUrl, ...(signal === undefined ? {} : { signal }) })
-      .then(() => createRefreshingTokenSource({ store, apiUrl }))
+    ready ??= import("../auth/index.js")
+      .then(async ({ createMemoryCredentialStore, createRefreshingTokenSource, loginWithApiKey }) => {
+        const store = createMemoryCredentialStore();
+        await loginWithApiKey(apiKey, { store, apiUrl, ...(signal === undefined ? {} : { signal }) });
+        return createRefreshingTokenSource({ store, apiUrl });
+      })
       .catch((error: unknown) => {
         ready = undefined;
         throw error;
@@ -176,12 +170,15 @@ export async function createCliContext(
       return { origin: "parent", tokenSource: overrides.parentTokenSource, status: undefined };
     }
     if (config.cursorAccessToken !== undefined) {
+      const { createStaticTokenSource } = await import("../auth/index.js");
       const tokenSource = createStaticTokenSource(config.cursorAccessToken, { now });
       const status = statusOfToken(config.cursorAccessToken, "env CURSOR_ACCESS_TOKEN", now());
       return { origin: "env-access-token", tokenSource, status };
     }
     const stored = await store.load();
     if (stored !== undefined) {
+      // The token and login code (and its response schemas) load only when there are credentials to use.
+      const { createRefreshingTokenSource, describeCredentials } = await import("../auth/index.js");
       const tokenSource = createRefreshingTokenSource({ store, apiUrl: config.cursorApiUrl, now });
       return { origin: "store", tokenSource, status: describeCredentials(stored, store.location, now()) };
     }
