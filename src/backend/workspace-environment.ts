@@ -25,13 +25,20 @@ export interface WorkspaceEnvironmentInputs {
   timeZone?: string;
 }
 
-/** The one place that reads the machine for the workspace defaults. */
+/**
+ * The one place that reads the machine for the workspace defaults. The time zone is read on first use: asking Intl
+ * loads the ICU time zone data (tens of milliseconds), which a server should not spend before it serves.
+ */
 export function defaultWorkspaceEnvironment(inputs: WorkspaceEnvironmentInputs = {}): WorkspaceEnvironment {
   const os = inputs.platform ?? platform();
+  let timeZone = inputs.timeZone;
   return {
     osVersion: `${os} ${inputs.release ?? release()}`,
     workspacePath: inputs.cwd ?? process.cwd(),
     shell: inputs.shell ?? (os === "win32" ? "powershell" : "bash"),
-    timeZone: inputs.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
+    get timeZone() {
+      timeZone ??= Intl.DateTimeFormat().resolvedOptions().timeZone;
+      return timeZone;
+    },
   };
 }
