@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * Builds dist/ from src/: one ESM bundle (dist/main.js, with what is loaded lazily, such as the emulator, as chunks)
- * holding the npm packages too, because loading one file is much faster than resolving hundreds of small modules
+ * Builds dist/ from src/: one ESM bundle (dist/main.js, with what is loaded lazily, such as serve's runtime and the
+ * emulator, as chunks) holding the npm packages too, because loading one file is much faster than resolving hundreds of small modules
  * (zod, protobuf-es, connect) at every start. js-tiktoken (22 MB of BPE ranks) stays external and loads on the
  * first count_tokens request. esbuild only transpiles; `npm run typecheck` checks types.
  *

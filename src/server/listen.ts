@@ -175,15 +175,11 @@ export async function bind(options: ListenOptions): Promise<PendingServer> {
       switchTo((req, res) => void listener(req, res));
     },
     async fail(message) {
-      const answered: Array<Promise<unknown>> = [];
-      switchTo((_req, res) => {
-        answered.push(new Promise((resolve) => res.once("close", resolve)));
-        answerUnavailable(res, message);
-      });
-      // The answers leave before the connections are dropped (bounded: a client that does not read is cut off).
+      switchTo((_req, res) => answerUnavailable(res, message));
+      // Stop accepting, then let the connections already open send their requests and get the 503 (each answer
+      // closes its connection); whatever is still open after a second is cut off.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      await Promise.race([Promise.all(answered), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
       server.closeAllConnections();
       await closed;
     },

@@ -118,3 +118,34 @@ describe("requests sent the instant serve prints its listening line", () => {
     expect((await keyed.early.with).status).toBe(200);
   });
 });
+
+describe("a start that fails after the listening line", () => {
+  it("answers the held requests 503, closes the port and rejects with the reason", async () => {
+    const harness = await createCliHarness();
+    open.push({ harness });
+    const io: CliIo = { out: () => {}, err: () => {}, isTty: false, env: harness.env };
+    let early: Promise<Answer> | undefined;
+    let url = "";
+    // A data directory that cannot be created: the stores, opened after the line, fail.
+    const started = startBridge(
+      io,
+      ["--port", "0", "--log-level", "silent", "--data-dir", "/dev/null/data"],
+      undefined,
+      (at) => {
+        url = at;
+        early = call(at, "/v1/models");
+      },
+    );
+    await expect(started).rejects.toThrow();
+    const answer = await early;
+    expect(answer?.status).toBe(503);
+    expect(JSON.parse(answer?.body ?? "")).toMatchObject({
+      error: {
+        type: "server_error",
+        code: "backend_unavailable",
+        message: expect.stringMatching(/^cursor-bridge could not start: /),
+      },
+    });
+    await expect(call(url, "/health")).rejects.toThrow(/ECONNREFUSED/);
+  });
+});
