@@ -176,6 +176,9 @@ export async function bind(options: ListenOptions): Promise<PendingServer> {
     },
     async fail(message) {
       switchTo((_req, res) => answerUnavailable(res, message));
+      // Connections still in the accept backlog are accepted in the next poll phase (two immediates span one);
+      // closing the listening socket first would reset them instead of answering.
+      for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
       // Stop accepting, then let the connections already open send their requests and get the 503 (each answer
       // closes its connection); whatever is still open after a second is cut off.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
