@@ -170,15 +170,18 @@ export async function createCliContext(
       return { origin: "parent", tokenSource: overrides.parentTokenSource, status: undefined };
     }
     if (config.cursorAccessToken !== undefined) {
-      const { createStaticTokenSource } = await import("../auth/index.js");
+      const { createStaticTokenSource } = await import("../auth/token-source.js");
       const tokenSource = createStaticTokenSource(config.cursorAccessToken, { now });
       const status = statusOfToken(config.cursorAccessToken, "env CURSOR_ACCESS_TOKEN", now());
       return { origin: "env-access-token", tokenSource, status };
     }
     const stored = await store.load();
     if (stored !== undefined) {
-      // The token and login code (and its response schemas) load only when there are credentials to use.
-      const { createRefreshingTokenSource, describeCredentials } = await import("../auth/index.js");
+      // The token code loads only when there are credentials to use (and the login code not at all).
+      const [{ createRefreshingTokenSource }, { describeCredentials }] = await Promise.all([
+        import("../auth/token-source.js"),
+        import("../auth/credential-status.js"),
+      ]);
       const tokenSource = createRefreshingTokenSource({ store, apiUrl: config.cursorApiUrl, now });
       return { origin: "store", tokenSource, status: describeCredentials(stored, store.location, now()) };
     }
