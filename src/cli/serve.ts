@@ -14,7 +14,7 @@ import { describeConfig } from "../config/index.js";
 import type { UpstreamKind } from "../server/deps.js";
 import { bind, type PendingServer, type RunningServer } from "../server/listen.js";
 import { ProxyError } from "../util/errors.js";
-import { createLogger, type Logger } from "../util/logger.js";
+import { createLogger, type Logger, redactText } from "../util/logger.js";
 import { PARENT_IPC_ENV, PARENT_IPC_STDIO } from "../util/parent-ipc.js";
 import { type ReservedListener, reserveListener } from "../util/reserved-listener.js";
 import { parseCommandLine } from "./args.js";
@@ -158,7 +158,8 @@ export async function startBridge(
     const runtime = await startRuntime({ ctx: upstreamCtx, logger, shared, choice, server });
     return { bridge: { server, upstream: runtime.upstream, close: runtime.close }, json: flags.json, logger };
   } catch (error) {
-    const message = ProxyError.from(error).message;
+    // Sent to whoever asked meanwhile: redacted like every message the server writes.
+    const message = redactText(ProxyError.from(error).message);
     await server.fail(`cursor-bridge could not start: ${message}`);
     await listener?.close();
     throw error;
