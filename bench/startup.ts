@@ -3,10 +3,15 @@
  * "listening on" line, median of N runs, each in a throwaway HOME (so it serves the embedded emulator), next to the
  * time of `node -e 0` on the same machine. The tracked ratio is start ÷ `node -e` (machine speed cancels out); the
  * absolute target is a 400 ms median for `npm start`. The first, unmeasured run builds dist/ if it is stale.
+ *
+ * The server prints its listening line before it has loaded the API (requests meanwhile are held), so each start is
+ * also timed to its first `/health` 200 ("ready": the API serves), asked right after the line and again every 5 ms
+ * until it answers 200; an early line cannot hide a slow start.
  * Standalone: `npx tsx bench/startup.ts [runs] [checkout]` (another checkout, e.g. to measure a baseline).
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,6 +28,9 @@ export interface StartupResult {
   npmStartMs: number;
   binRatio: number;
   npmStartRatio: number;
+  /** Medians to the first `/health` 200 (the API serves). */
+  binReadyMs: number;
+  npmStartReadyMs: number;
 }
 
 const median = (values: number[]) => {
@@ -31,8 +39,41 @@ const median = (values: number[]) => {
   return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
 };
 
-/** Spawns `command`, resolves to the ms until stdout matches `until` (or until exit when absent), then stops it. */
-function timeSpawn(command: string, args: string[], until: RegExp | undefined): Promise<number> {
+/** The status of GET `url` (0 when the connection failed), over a fresh connection. */
+function statusOf(url: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = request(url, { agent: false, timeout: 10_000 }, (res) => {
+      res.resume();
+      res.once("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.once("timeout", () => req.destroy());
+    req.once("error", () => resolve(0));
+    req.end();
+  });
+}
+
+/** Asks `/health` until it answers 200; resolves to that moment (performance.now()). */
+async function firstHealthy(baseUrl: string): Promise<number> {
+  const deadline = performance.now() + 30_000;
+  while (performance.now() < deadline) {
+    if ((await statusOf(`${baseUrl}/health`)) === 200) return performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`${baseUrl}/health did not answer 200 within 30 s`);
+}
+
+interface StartTimes {
+  /** Spawn to the line matching `until` (or to exit when there is none). */
+  lineMs: number;
+  /** Spawn to the first /health 200 (when `ready` was asked for). */
+  readyMs: number | undefined;
+}
+
+/**
+ * Spawns `command`, resolves to the ms until stdout matches `until` (or until exit when absent) and, with `ready`,
+ * until the server it announced answers /health 200; then stops it.
+ */
+function timeSpawn(command: string, args: string[], until: RegExp | undefined, ready = false): Promise<StartTimes> {
   const home = mkdtempSync(join(tmpdir(), "cursor-bridge-startup-"));
   const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, "c"), XDG_DATA_HOME: join(home, "d") };
   const started = performance.now();
@@ -40,56 +81,87 @@ function timeSpawn(command: string, args: string[], until: RegExp | undefined): 
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
   let stderr = "";
   child.stderr.on("data", (part: Buffer) => (stderr += part.toString()));
-  return new Promise<number>((resolve, reject) => {
+  const stop = () => {
+    if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, "SIGTERM");
+  };
+  return new Promise<StartTimes>((resolve, reject) => {
     let out = "";
-    let elapsed: number | undefined;
+    let lineMs: number | undefined;
+    let readyMs: number | undefined;
+    let failure: unknown;
     child.stdout.on("data", (part: Buffer) => {
       out += part.toString();
-      if (elapsed === undefined && until?.test(out)) {
-        elapsed = performance.now() - started;
-        if (child.pid !== undefined) process.kill(-child.pid, "SIGTERM");
+      if (lineMs !== undefined || !until?.test(out)) return;
+      lineMs = performance.now() - started;
+      const base = out.match(/listening on (http:\/\/\S+?)\/v1/)?.[1];
+      if (!ready) stop();
+      else if (base === undefined) {
+        failure = new Error(`no URL in the listening line:\n${out}`);
+        stop();
+      } else {
+        firstHealthy(base)
+          .then((at) => (readyMs = at - started))
+          .catch((error: unknown) => (failure = error))
+          .finally(stop);
       }
     });
     child.once("error", reject);
     child.once("exit", (code) => {
       rmSync(home, { recursive: true, force: true });
-      if (until === undefined && code === 0) resolve(performance.now() - started);
-      else if (elapsed !== undefined) resolve(elapsed);
+      if (failure !== undefined) reject(failure);
+      else if (until === undefined && code === 0) resolve({ lineMs: performance.now() - started, readyMs: undefined });
+      else if (lineMs !== undefined && (!ready || readyMs !== undefined)) resolve({ lineMs, readyMs });
       else reject(new Error(`${command} ${args.join(" ")} exited (${code}) before listening:\n${stderr}`));
     });
   });
 }
 
-async function medianOf(runs: number, once: () => Promise<number>): Promise<number> {
-  const samples: number[] = [];
+async function samplesOf(runs: number, once: () => Promise<StartTimes>): Promise<StartTimes[]> {
+  const samples: StartTimes[] = [];
   for (let i = 0; i < runs; i++) samples.push(await once());
-  return median(samples);
+  return samples;
 }
 
 /** Measures `runs` starts of each kind (after one unmeasured warm-up start that also rebuilds a stale dist/). */
 export async function runStartup(runs: number): Promise<StartupResult> {
   const npm = process.platform === "win32" ? "npm.cmd" : "npm";
   const listening = /listening on /;
-  const bin = () => timeSpawn(process.execPath, ["bin/cursor-bridge.js", "serve", "--port", "0"], listening);
-  const npmStart = () => timeSpawn(npm, ["start", "--silent", "--", "--port", "0"], listening);
+  const bin = () => timeSpawn(process.execPath, ["bin/cursor-bridge.js", "serve", "--port", "0"], listening, true);
+  const npmStart = () => timeSpawn(npm, ["start", "--silent", "--", "--port", "0"], listening, true);
   await bin();
-  const nodeMs = await medianOf(runs, () => timeSpawn(process.execPath, ["-e", "0"], undefined));
-  const binMs = await medianOf(runs, bin);
-  const npmStartMs = await medianOf(runs, npmStart);
-  return { runs, nodeMs, binMs, npmStartMs, binRatio: binMs / nodeMs, npmStartRatio: npmStartMs / nodeMs };
+  const nodeMs = median(
+    (await samplesOf(runs, () => timeSpawn(process.execPath, ["-e", "0"], undefined))).map((s) => s.lineMs),
+  );
+  const binSamples = await samplesOf(runs, bin);
+  const npmSamples = await samplesOf(runs, npmStart);
+  const binMs = median(binSamples.map((s) => s.lineMs));
+  const npmStartMs = median(npmSamples.map((s) => s.lineMs));
+  return {
+    runs,
+    nodeMs,
+    binMs,
+    npmStartMs,
+    binRatio: binMs / nodeMs,
+    npmStartRatio: npmStartMs / nodeMs,
+    binReadyMs: median(binSamples.map((s) => s.readyMs ?? Number.NaN)),
+    npmStartReadyMs: median(npmSamples.map((s) => s.readyMs ?? Number.NaN)),
+  };
 }
 
 /** The scenario's table and its target. */
 export function startupReport(r: StartupResult): { table: Table; targets: TargetResult[] } {
   const table: Table = {
-    title: `Start time to the listening line (median of ${r.runs}, emulator upstream)`,
-    header: ["command", "median ms", "÷ node -e 0"],
+    title: `Start time to the listening line and to the first /health 200 (median of ${r.runs}, emulator upstream)`,
+    header: ["command", "listening ms", "÷ node -e 0", "ready ms (/health 200)"],
     rows: [
-      ["node -e 0", fmt(r.nodeMs), "1.0"],
-      ["node bin/cursor-bridge.js serve", fmt(r.binMs), r.binRatio.toFixed(1)],
-      ["npm start", fmt(r.npmStartMs), r.npmStartRatio.toFixed(1)],
+      ["node -e 0", fmt(r.nodeMs), "1.0", "–"],
+      ["node bin/cursor-bridge.js serve", fmt(r.binMs), r.binRatio.toFixed(1), fmt(r.binReadyMs)],
+      ["npm start", fmt(r.npmStartMs), r.npmStartRatio.toFixed(1), fmt(r.npmStartReadyMs)],
     ],
-    notes: ["ratio = start ÷ `node -e 0` on the same machine (tracked); npm start includes npm's own start-up"],
+    notes: [
+      "ratio = start ÷ `node -e 0` on the same machine (tracked); npm start includes npm's own start-up",
+      "ready = first /health 200 (the API serves; requests sent earlier are held, not refused); not a target",
+    ],
   };
   const targets: TargetResult[] = [
     {

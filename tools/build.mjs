@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * Builds dist/ from src/: one ESM bundle (dist/main.js, with what is loaded lazily, such as the emulator, as chunks)
- * holding the npm packages too, because loading one file is much faster than resolving hundreds of small modules
+ * Builds dist/ from src/: one ESM bundle (dist/main.js, with what is loaded lazily, such as serve's runtime and the
+ * emulator, as chunks) holding the npm packages too, because loading one file is much faster than resolving hundreds of small modules
  * (zod, protobuf-es, connect) at every start. js-tiktoken (22 MB of BPE ranks) stays external and loads on the
  * first count_tokens request. esbuild only transpiles; `npm run typecheck` checks types.
  *
@@ -13,7 +13,6 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { withDirLock } from "./dir-lock.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const srcDir = path.join(root, "src");
@@ -23,15 +22,23 @@ const stampFile = path.join(distDir, ".build-stamp");
 const lockDir = path.join(root, ".dist-build-lock");
 const LOCK_STALE_MS = 120_000;
 
-/** Newest mtime (ms) among the sources that go into dist/: src/ files and folders (deletions touch the folder). */
+/**
+ * Newest mtime (ms) among the sources that go into dist/: src/ files and folders (deletions touch the folder). Every
+ * start runs this, so it is kept to one readdir per folder and one stat per file (paths joined by hand: path.join
+ * costs more than the stat).
+ */
 function newestSourceMtime() {
   let newest = statSync(fileURLToPath(import.meta.url)).mtimeMs;
   const walk = (dir) => {
-    newest = Math.max(newest, statSync(dir).mtimeMs);
+    const own = statSync(dir).mtimeMs;
+    if (own > newest) newest = own;
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
+      const full = `${dir}${path.sep}${entry.name}`;
       if (entry.isDirectory()) walk(full);
-      else if (!entry.name.endsWith(".test.ts")) newest = Math.max(newest, statSync(full).mtimeMs);
+      else if (!entry.name.endsWith(".test.ts")) {
+        const mtime = statSync(full).mtimeMs;
+        if (mtime > newest) newest = mtime;
+      }
     }
   };
   walk(srcDir);
@@ -137,6 +144,7 @@ export function latin1Comments(text) {
 /** Rebuilds dist/ when it is stale (one process at a time; the others wait and then find it current). */
 export async function ensureFreshBuild(log) {
   if (staleReason() === undefined) return;
+  const { withDirLock } = await import("./dir-lock.mjs");
   await withDirLock(lockDir, { staleMs: LOCK_STALE_MS, pollMs: 100 }, async () => {
     const reason = staleReason();
     if (reason === undefined) return;

@@ -6,29 +6,54 @@
 import { randomUUID } from "node:crypto";
 import { chmod, mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { z } from "zod";
 import { ProxyError } from "../util/errors.js";
 
-/** Where a stored credential came from. */
-export const credentialSourceSchema = z.enum(["login", "api-key", "import:cli", "import:ide", "env"]);
+/** Where a stored credential can come from. */
+const CREDENTIAL_SOURCES = ["login", "api-key", "import:cli", "import:ide", "env"] as const;
 
 /** Where a stored credential came from. */
-export type CredentialSource = z.infer<typeof credentialSourceSchema>;
+export type CredentialSource = (typeof CREDENTIAL_SOURCES)[number];
 
-/** On-disk shape, version 1. Strict: a file with other keys is someone else's file. */
-export const storedCredentialsSchema = z.strictObject({
-  version: z.literal(1),
-  accessToken: z.string().min(1),
-  refreshToken: z.string().min(1),
-  apiKey: z.string().min(1).optional(),
-  source: credentialSourceSchema,
-  email: z.string().optional(),
-  userId: z.string().optional(),
-  savedAt: z.string(),
-});
+/** Credentials as stored (on-disk shape, version 1). `savedAt` is an ISO timestamp. */
+export interface StoredCredentials {
+  version: 1;
+  accessToken: string;
+  refreshToken: string;
+  apiKey?: string | undefined;
+  source: CredentialSource;
+  email?: string | undefined;
+  userId?: string | undefined;
+  savedAt: string;
+}
 
-/** Credentials as stored. `savedAt` is an ISO timestamp. */
-export type StoredCredentials = z.infer<typeof storedCredentialsSchema>;
+/**
+ * Checks a parsed credential record. Strict: a record with other keys is someone else's. Hand-written rather than a
+ * zod schema because `serve` reads the file before it prints its listening line, where loading zod costs more than
+ * everything else it does. The refusal names fields, never values.
+ */
+export function checkStoredCredentials(
+  value: unknown,
+): { ok: true; credentials: StoredCredentials } | { ok: false; fields: string[] } {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, fields: ["(root)"] };
+  const record = value as Record<string, unknown>;
+  const fields: string[] = [];
+  const nonEmpty = (key: string) => typeof record[key] === "string" && record[key] !== "";
+  const optionalString = (key: string, min: number) =>
+    record[key] === undefined || (typeof record[key] === "string" && (record[key] as string).length >= min);
+  if (record.version !== 1) fields.push("version");
+  if (!nonEmpty("accessToken")) fields.push("accessToken");
+  if (!nonEmpty("refreshToken")) fields.push("refreshToken");
+  if (!optionalString("apiKey", 1)) fields.push("apiKey");
+  if (!(CREDENTIAL_SOURCES as readonly unknown[]).includes(record.source)) fields.push("source");
+  if (!optionalString("email", 0)) fields.push("email");
+  if (!optionalString("userId", 0)) fields.push("userId");
+  if (typeof record.savedAt !== "string") fields.push("savedAt");
+  const known = new Set(["version", "accessToken", "refreshToken", "apiKey", "source", "email", "userId", "savedAt"]);
+  for (const key of Object.keys(record)) if (!known.has(key)) fields.push(key);
+  return fields.length === 0
+    ? { ok: true, credentials: record as unknown as StoredCredentials }
+    : { ok: false, fields };
+}
 
 /** What callers hand to `save`; version and savedAt are filled in. */
 export type CredentialsInput = Omit<StoredCredentials, "version" | "savedAt">;
@@ -85,18 +110,23 @@ function parseCredentials(path: string, text: string): StoredCredentials {
   } catch (error) {
     throw invalidFileError(path, "not JSON", error);
   }
-  const parsed = storedCredentialsSchema.safeParse(json);
-  if (parsed.success) return parsed.data;
-  const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join(".") || "(root)"))];
-  throw invalidFileError(path, `unexpected or missing fields: ${fields.join(", ")}`);
+  const checked = checkStoredCredentials(json);
+  if (checked.ok) return checked.credentials;
+  throw invalidFileError(path, `unexpected or missing fields: ${checked.fields.join(", ")}`);
 }
 
 /** Validates a record about to be saved; names missing fields only. */
 function toRecord(input: CredentialsInput, savedAt: Date): StoredCredentials {
-  const parsed = storedCredentialsSchema.safeParse({ ...input, version: 1, savedAt: savedAt.toISOString() });
-  if (parsed.success) return parsed.data;
-  const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join(".")))];
-  throw new ProxyError("invalid_request", `Refusing to save incomplete credentials (fields: ${fields.join(", ")}).`);
+  const record = { ...input, version: 1, savedAt: savedAt.toISOString() };
+  // Absent optional fields are left out, as JSON would.
+  for (const key of Object.keys(record) as Array<keyof typeof record>)
+    if (record[key] === undefined) delete record[key];
+  const checked = checkStoredCredentials(record);
+  if (checked.ok) return checked.credentials;
+  throw new ProxyError(
+    "invalid_request",
+    `Refusing to save incomplete credentials (fields: ${checked.fields.join(", ")}).`,
+  );
 }
 
 /** Tightens permissions that are looser than wanted; no-op on Windows. */

@@ -13,9 +13,9 @@ import {
   type FetchLike,
   joinUrl,
   readJsonBody,
+  readTokenPairBody,
   requestSignal,
   type TokenPair,
-  tokenPairBodySchema,
 } from "./http.js";
 
 /** Options of {@link exchangeForTokens}. */
@@ -68,11 +68,11 @@ export async function exchangeForTokens(credential: string, options: ExchangeOpt
     }
     throw error;
   }
-  const parsed = tokenPairBodySchema.safeParse(await readJsonBody(response));
-  if (!parsed.success) {
+  const pair = readTokenPairBody(await readJsonBody(response));
+  if (pair === undefined) {
     throw new ProxyError("backend_protocol", `${WHAT} failed: the answer had no access and refresh token.`);
   }
-  return { accessToken: parsed.data.accessToken, refreshToken: parsed.data.refreshToken };
+  return { accessToken: pair.accessToken, refreshToken: pair.refreshToken };
 }
 
 /** Binds {@link exchangeForTokens} to fixed options, for injection into the token source. */

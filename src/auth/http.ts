@@ -1,9 +1,8 @@
 /**
  * Small HTTP helpers shared by the login poll and the token exchange: the injectable fetch type, per-request
- * timeouts combined with the caller's signal, the token-pair body schema and status → ProxyError classification.
+ * timeouts combined with the caller's signal, the token-pair body check and status → ProxyError classification.
  * Response bodies never go into messages: they may carry tokens.
  */
-import { z } from "zod";
 import { ProxyError } from "../util/errors.js";
 
 /** The subset of `fetch` the auth services use; inject a fake in tests. */
@@ -18,11 +17,19 @@ export interface TokenPair {
   refreshToken: string;
 }
 
-/** `{accessToken, refreshToken}` plus whatever else the server adds (looseObject: upstream payload). */
-export const tokenPairBodySchema = z.looseObject({
-  accessToken: z.string().min(1),
-  refreshToken: z.string().min(1),
-});
+/**
+ * `{accessToken, refreshToken}` (non-empty strings) plus whatever else the server adds, and its optional string
+ * `authId`; undefined when the body is not that. Checked by hand, not with zod: a logged-in `serve` loads this module
+ * before it prints its listening line.
+ */
+export function readTokenPairBody(body: unknown): (TokenPair & { authId?: string }) | undefined {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return undefined;
+  const { accessToken, refreshToken, authId } = body as Record<string, unknown>;
+  if (typeof accessToken !== "string" || accessToken === "") return undefined;
+  if (typeof refreshToken !== "string" || refreshToken === "") return undefined;
+  if (authId !== undefined && typeof authId !== "string") return undefined;
+  return authId === undefined ? { accessToken, refreshToken } : { accessToken, refreshToken, authId };
+}
 
 /** Default time one auth HTTP request may take. */
 export const DEFAULT_AUTH_REQUEST_TIMEOUT_MS = 30_000;

@@ -4,7 +4,6 @@
  * min(1000·1.2^attempt, 10000) ms, giving up after 3 consecutive non-404 errors. Sleep, clock and fetch are injected
  * so the whole schedule runs instantly in tests.
  */
-import { z } from "zod";
 import { isAbortError, ProxyError } from "../util/errors.js";
 import {
   DEFAULT_AUTH_REQUEST_TIMEOUT_MS,
@@ -14,9 +13,9 @@ import {
   type FetchLike,
   joinUrl,
   readJsonBody,
+  readTokenPairBody,
   requestSignal,
   type TokenPair,
-  tokenPairBodySchema,
 } from "./http.js";
 
 /** Tokens returned by a completed login; `authId` is e.g. `auth0|user_01ABC` when the server sends it (§3.1 step 6). */
@@ -55,8 +54,6 @@ export interface PollForLoginOptions {
   /** Per-request timeout. @default 30000 */
   requestTimeoutMs?: number;
 }
-
-const pollBodySchema = tokenPairBodySchema.extend({ authId: z.string().optional() });
 
 /** The official CLI's back-off: min(1000·1.2^attempt, 10000) ms (§3.1 step 5). */
 export function officialPollDelayMs(attempt: number): number {
@@ -109,15 +106,15 @@ async function pollOnce(options: PollForLoginOptions, fetchImpl: FetchLike): Pro
     await response.body?.cancel();
     return { kind: "error", error: errorForStatus(response.status, "Polling the login status") };
   }
-  const parsed = pollBodySchema.safeParse(await readJsonBody(response));
-  if (!parsed.success) {
+  const parsed = readTokenPairBody(await readJsonBody(response));
+  if (parsed === undefined) {
     const error = new ProxyError(
       "backend_protocol",
       "The login poll answered 200 without an access and refresh token.",
     );
     return { kind: "error", error };
   }
-  const { accessToken, refreshToken, authId } = parsed.data;
+  const { accessToken, refreshToken, authId } = parsed;
   return {
     kind: "done",
     tokens: authId === undefined ? { accessToken, refreshToken } : { accessToken, refreshToken, authId },

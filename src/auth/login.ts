@@ -2,44 +2,16 @@
  * The services behind `cursor-bridge login`, `login --api-key`, `login --import` and `status`: each runs one flow
  * end to end and stores the result, so the CLI only parses flags, prints and opens the browser.
  */
-import { jwtExpiresAtMs, readJwtClaims, userIdFromSubject } from "../util/jwt.js";
-import type { CredentialSource, CredentialStore, CredentialsInput, StoredCredentials } from "./credential-store.js";
+import { readJwtClaims, userIdFromSubject } from "../util/jwt.js";
+import { type CredentialStatus, describeCredentials } from "./credential-status.js";
+import type { CredentialSource, CredentialStore, CredentialsInput } from "./credential-store.js";
 import { exchangeForTokens } from "./exchange.js";
 import type { FetchLike, TokenPair } from "./http.js";
 import { findExistingCredentials, type ImportOptions, type ImportReport } from "./import.js";
 import { type PollForLoginOptions, pollForLogin } from "./login-poll.js";
 import { buildLoginUrl, createPkcePair, type PkceRandom } from "./pkce.js";
 
-/** Who is logged in and until when. Printable: no tokens. */
-export interface CredentialStatus {
-  location: string;
-  source: CredentialSource;
-  email?: string;
-  userId?: string;
-  /** Access-token expiry (ISO) when readable from the JWT. */
-  expiresAt?: string;
-  expired?: boolean;
-  hasApiKey: boolean;
-  savedAt: string;
-}
-
-/** Summarises stored credentials without their secrets. */
-export function describeCredentials(credentials: StoredCredentials, location: string, now: number): CredentialStatus {
-  const status: CredentialStatus = {
-    location,
-    source: credentials.source,
-    hasApiKey: credentials.apiKey !== undefined,
-    savedAt: credentials.savedAt,
-  };
-  if (credentials.email !== undefined) status.email = credentials.email;
-  if (credentials.userId !== undefined) status.userId = credentials.userId;
-  const expiresAt = jwtExpiresAtMs(credentials.accessToken);
-  if (expiresAt !== undefined) {
-    status.expiresAt = new Date(expiresAt).toISOString();
-    status.expired = expiresAt <= now;
-  }
-  return status;
-}
+export { type CredentialStatus, describeCredentials };
 
 /** `status`: the stored credentials' summary, or undefined when not logged in. Throws for an invalid file. */
 export async function readCredentialStatus(

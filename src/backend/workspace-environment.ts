@@ -26,14 +26,21 @@ export interface WorkspaceEnvironmentInputs {
   timeZone?: string;
 }
 
-/** The one place that reads the machine for the workspace defaults. */
+/**
+ * The one place that reads the machine for the workspace defaults. The time zone is read on first use (see
+ * {@link systemTimeZone}), so a server spends nothing on it before it serves.
+ */
 export function defaultWorkspaceEnvironment(inputs: WorkspaceEnvironmentInputs = {}): WorkspaceEnvironment {
   const os = inputs.platform ?? platform();
+  let timeZone = inputs.timeZone;
   return {
     osVersion: `${os} ${inputs.release ?? release()}`,
     workspacePath: inputs.cwd ?? process.cwd(),
     shell: inputs.shell ?? (os === "win32" ? "powershell" : "bash"),
-    timeZone: inputs.timeZone ?? systemTimeZone(),
+    get timeZone() {
+      timeZone ??= systemTimeZone();
+      return timeZone;
+    },
   };
 }
 

@@ -4,25 +4,11 @@
  * CursorApi on them. `serve` reuses it through {@link createCliContext}.
  */
 import { homedir as osHomedir } from "node:os";
-import {
-  type CredentialStatus,
-  type CredentialStore,
-  createFileCredentialStore,
-  createMemoryCredentialStore,
-  createRefreshingTokenSource,
-  createStaticTokenSource,
-  describeCredentials,
-  loginWithApiKey,
-  type RefreshingTokenSource,
-} from "../auth/index.js";
+import { type CredentialStore, createFileCredentialStore } from "../auth/credential-store.js";
+import type { CredentialStatus, RefreshingTokenSource } from "../auth/index.js";
 import { type BridgeConfig, loadConfigFromSources } from "../config/index.js";
-import {
-  type CursorApi,
-  type CursorApiOptions,
-  createCursorApi,
-  type ResolvedClientVersion,
-  resolveClientVersion,
-} from "../protocol/cursor-api.js";
+import { type ResolvedClientVersion, resolveClientVersion } from "../protocol/client-version.js";
+import type { CursorApi, CursorApiOptions } from "../protocol/cursor-api.js";
 import { ProxyError } from "../util/errors.js";
 import { jwtExpiresAtMs, readJwtClaims, userIdFromSubject } from "../util/jwt.js";
 import { cursorAgentVersionsDir, type PathEnvironment } from "../util/paths.js";
@@ -64,9 +50,11 @@ export interface CliContext {
   requireCredentials(): Promise<ResolvedCredentials>;
   /**
    * A CursorApi on the configured URLs, transport and client version whose unary calls refresh once and retry when
-   * Cursor answers `unauthenticated` (§3.2). `extra` passes a logger or fetch through (serve).
+   * Cursor answers `unauthenticated` (§3.2). `extra` passes a logger or fetch through (serve). Asynchronous because
+   * the protocol code (protobuf registries, Connect) loads on first use: commands that never call Cursor, and
+   * `serve` until it has printed its listening line, do without it.
    */
-  createCursorApi(tokenSource: TokenSource, extra?: Pick<CursorApiOptions, "logger" | "fetch">): CursorApi;
+  createCursorApi(tokenSource: TokenSource, extra?: Pick<CursorApiOptions, "logger" | "fetch">): Promise<CursorApi>;
 }
 
 function homedirOf(env: CliIo["env"], platform: NodeJS.Platform): string {
@@ -102,11 +90,14 @@ function statusOfToken(token: string, location: string, now: number): Credential
 
 /** CURSOR_API_KEY without a login: exchanged on first use into memory only, refreshed with the key afterwards. */
 function apiKeyTokenSource(apiKey: string, apiUrl: string): TokenSource {
-  const store = createMemoryCredentialStore();
   let ready: Promise<RefreshingTokenSource> | undefined;
   const source = (signal?: AbortSignal): Promise<RefreshingTokenSource> => {
-    ready ??= loginWithApiKey(apiKey, { store, apiUrl, ...(signal === undefined ? {} : { signal }) })
-      .then(() => createRefreshingTokenSource({ store, apiUrl }))
+    ready ??= import("../auth/index.js")
+      .then(async ({ createMemoryCredentialStore, createRefreshingTokenSource, loginWithApiKey }) => {
+        const store = createMemoryCredentialStore();
+        await loginWithApiKey(apiKey, { store, apiUrl, ...(signal === undefined ? {} : { signal }) });
+        return createRefreshingTokenSource({ store, apiUrl });
+      })
       .catch((error: unknown) => {
         ready = undefined;
         throw error;
@@ -179,12 +170,18 @@ export async function createCliContext(
       return { origin: "parent", tokenSource: overrides.parentTokenSource, status: undefined };
     }
     if (config.cursorAccessToken !== undefined) {
+      const { createStaticTokenSource } = await import("../auth/token-source.js");
       const tokenSource = createStaticTokenSource(config.cursorAccessToken, { now });
       const status = statusOfToken(config.cursorAccessToken, "env CURSOR_ACCESS_TOKEN", now());
       return { origin: "env-access-token", tokenSource, status };
     }
     const stored = await store.load();
     if (stored !== undefined) {
+      // The token code loads only when there are credentials to use (and the login code not at all).
+      const [{ createRefreshingTokenSource }, { describeCredentials }] = await Promise.all([
+        import("../auth/token-source.js"),
+        import("../auth/credential-status.js"),
+      ]);
       const tokenSource = createRefreshingTokenSource({ store, apiUrl: config.cursorApiUrl, now });
       return { origin: "store", tokenSource, status: describeCredentials(stored, store.location, now()) };
     }
@@ -219,7 +216,8 @@ export async function createCliContext(
         { detail: "not_logged_in" },
       );
     },
-    createCursorApi(tokenSource, extra = {}) {
+    async createCursorApi(tokenSource, extra = {}) {
+      const { createCursorApi } = await import("../protocol/cursor-api.js");
       let last: string | undefined;
       const api = createCursorApi({
         ...extra,

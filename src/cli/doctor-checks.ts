@@ -102,7 +102,7 @@ export async function checkToken(ctx: CliContext, credentials: ResolvedCredentia
   if (credentials === undefined) return { ...base, status: "skip", detail: "no credentials" };
   const expiry =
     credentials.status === undefined ? "exchanged from the API key" : expiryText(credentials.status, ctx.now());
-  const api = ctx.createCursorApi(credentials.tokenSource);
+  const api = await ctx.createCursorApi(credentials.tokenSource);
   try {
     const models = await api.getUsableModels(AbortSignal.timeout(15_000));
     return { ...base, status: "ok", detail: `${expiry}; accepted by Cursor (${models.length} models)` };

@@ -6,7 +6,7 @@ import { launcherFromEnv, setLauncher, withLauncher } from "../util/command-hint
 import { ProxyError } from "../util/errors.js";
 import { redactText } from "../util/logger.js";
 import { type Command, EXIT } from "./command.js";
-import { COMMANDS } from "./commands.js";
+import { loadCommand, loadCommands } from "./commands.js";
 import { type CliIo, processIo } from "./io.js";
 import { packageVersion } from "./version.js";
 import { helpWidth, wrapText } from "./wrap.js";
@@ -31,16 +31,21 @@ Quick start:
 `;
 }
 
+/** Where the commands come from: a fixed list, or each command's module loaded when needed (commands.ts). */
+interface CommandSource {
+  find(name: string): Promise<Command | undefined>;
+  all(): Promise<readonly Command[]>;
+}
+
+const LAZY_COMMANDS: CommandSource = { find: loadCommand, all: loadCommands };
+
 /**
  * Runs the CLI with the given arguments; resolves to the exit code. Hints naming a command are written for how the
  * process was launched (`npm run cli -- login` from a clone, `cursor-bridge login` when installed), on every line
- * this prints and in the server's error messages.
+ * this prints and in the server's error messages. Only the module of the command that runs is loaded, unless
+ * `commands` gives the list.
  */
-export async function main(
-  argv: string[],
-  rawIo: CliIo = processIo(),
-  commands: readonly Command[] = COMMANDS,
-): Promise<number> {
+export async function main(argv: string[], rawIo: CliIo = processIo(), commands?: readonly Command[]): Promise<number> {
   const previous = setLauncher(launcherFromEnv(rawIo.env));
   const io: CliIo = {
     ...rawIo,
@@ -48,7 +53,11 @@ export async function main(
     err: (text) => rawIo.err(withLauncher(text)),
   };
   try {
-    return await dispatch(argv, io, commands);
+    const source: CommandSource =
+      commands === undefined
+        ? LAZY_COMMANDS
+        : { find: async (name) => commands.find((c) => c.name === name), all: async () => commands };
+    return await dispatch(argv, io, source);
   } finally {
     setLauncher(previous);
   }
@@ -68,12 +77,12 @@ function exitCodeFor(error: ProxyError): number {
   return EXIT.failure;
 }
 
-async function dispatch(argv: string[], io: CliIo, commands: readonly Command[]): Promise<number> {
+async function dispatch(argv: string[], io: CliIo, commands: CommandSource): Promise<number> {
   const [first, ...rest] = argv;
   const help = (text: string) => io.out(wrapText(text, helpWidth(io.columns)));
   if (first === undefined || first === "-h" || first === "--help" || first === "help") {
-    const target = first === "help" ? commands.find((c) => c.name === rest[0]) : undefined;
-    help(target ? target.help : topLevelHelp(commands));
+    const target = first === "help" && rest[0] !== undefined ? await commands.find(rest[0]) : undefined;
+    help(target ? target.help : topLevelHelp(await commands.all()));
     return EXIT.ok;
   }
   if (first === "-v" || first === "--version") {
@@ -88,7 +97,7 @@ async function dispatch(argv: string[], io: CliIo, commands: readonly Command[])
     if (json && !printed) io.out(`${JSON.stringify({ error: { code, message, exitCode } }, null, 2)}\n`);
     return exitCode;
   };
-  const command = commands.find((c) => c.name === first);
+  const command = await commands.find(first);
   if (!command) {
     const message = `Unknown command "${first}". Run \`cursor-bridge --help\` for the list of commands.`;
     io.err(`${message}\n`);

@@ -1,28 +1,30 @@
 /**
  * `cursor-bridge serve` (and `npm start`): the OpenAI-compatible server. Without Cursor credentials it serves the
  * embedded emulator and says so loudly (banner, /health, owned_by).
+ *
+ * The start is ordered to print the listening line early without ever misleading: the configuration, the security
+ * checks and the upstream choice come first (each may refuse to start), then the port is bound (the emulator's too,
+ * so the banner can name it) and the banner printed; only then does serve-runtime.ts load the protocol code, the
+ * emulator, the stores and the app. Requests that arrive meanwhile are held, not refused, and served once the API
+ * serves, through the same checks as any other (server/listen.ts); `/health` is held too, so it answers 200 only
+ * once the API serves.
  */
-import { randomUUID } from "node:crypto";
-import { hostname } from "node:os";
-import { bodyLimitForImages } from "../bridge/image-input.js";
 import { assertSafeBinding } from "../config/host.js";
 import { describeConfig } from "../config/index.js";
-import { createEngine } from "../engine/index.js";
-import { createApp } from "../server/app.js";
-import { listen, type RunningServer } from "../server/listen.js";
+import type { UpstreamKind } from "../server/deps.js";
+import { bind, type PendingServer, type RunningServer } from "../server/listen.js";
 import { ProxyError } from "../util/errors.js";
-import { createLogger, type Logger } from "../util/logger.js";
+import { createLogger, type Logger, redactText } from "../util/logger.js";
 import { PARENT_IPC_ENV, PARENT_IPC_STDIO } from "../util/parent-ipc.js";
+import { type ReservedListener, reserveListener } from "../util/reserved-listener.js";
 import { releaseYoungGeneration } from "../util/young-generation.js";
 import { parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
-import { createCliContext } from "./context.js";
+import { type CliContext, createCliContext } from "./context.js";
 import type { CliIo } from "./io.js";
 import { createParentLink, type ParentLink } from "./parent-link.js";
-import { withSharedLogin } from "./shared-login.js";
-import { connectSharedStore, openStores, type ServeStores } from "./store-setup.js";
-import { createUpstream, type Upstream } from "./upstream.js";
-import { planUsageOf } from "./usage.js";
+import type { Upstream } from "./upstream.js";
+import { chooseUpstream, type UpstreamChoice } from "./upstream-choice.js";
 import { packageVersion } from "./version.js";
 
 function settingsHelp(): string {
@@ -54,12 +56,6 @@ Examples:
   cursor-bridge serve --allowed-origins http://localhost:3000   # a browser app you run yourself
 `;
 
-/** Where other instances reach this one when `--instance-url` is not given. */
-function defaultInstanceUrl(host: string, port: number): string {
-  const name = ["0.0.0.0", "::", "[::]"].includes(host) ? hostname() : host;
-  return `http://${name.includes(":") && !name.startsWith("[") ? `[${name}]` : name}:${port}`;
-}
-
 /** A started bridge: HTTP server + upstream. */
 export interface RunningBridge {
   server: RunningServer;
@@ -67,8 +63,15 @@ export interface RunningBridge {
   close(): Promise<void>;
 }
 
-function banner(server: RunningServer, upstream: Upstream, apiKey: boolean): string {
-  const base = `${server.url}/v1`;
+/** What the banner says about the upstream (known before it is built). */
+interface AnnouncedUpstream {
+  kind: UpstreamKind;
+  agentUrl: string;
+  account: string | undefined;
+}
+
+function banner(url: string, upstream: AnnouncedUpstream, apiKey: boolean): string {
+  const base = `${url}/v1`;
   const lines = [`cursor-bridge ${packageVersion()} listening on ${base}`];
   if (upstream.kind === "emulator") {
     const bar = "!".repeat(78);
@@ -83,15 +86,29 @@ function banner(server: RunningServer, upstream: Upstream, apiKey: boolean): str
     lines.push(`Upstream: Cursor at ${upstream.agentUrl}${upstream.account ? ` as ${upstream.account}` : ""}`);
   }
   lines.push(apiKey ? "Clients must send the configured API key." : "No API key required (loopback only).");
-  lines.push(`Status page: ${server.url}/ · client configs: \`cursor-bridge setup <client>\``);
+  lines.push(`Status page: ${url}/ · client configs: \`cursor-bridge setup <client>\``);
   return `${lines.join("\n")}\n`;
 }
 
-/** Starts the server from a command line; used by the `serve` command and by tests. */
+/** The upstream as the banner names it; the emulator's URL is that of the port bound for it. */
+function announced(choice: UpstreamChoice, ctx: CliContext, listener: ReservedListener | undefined): AnnouncedUpstream {
+  if (choice.kind === "cursor") {
+    const { status } = choice.credentials;
+    return { kind: "cursor", agentUrl: ctx.config.cursorAgentUrl, account: status?.email ?? status?.userId };
+  }
+  return { kind: "emulator", agentUrl: `http://127.0.0.1:${listener?.port}`, account: undefined };
+}
+
+/**
+ * Starts the server from a command line; used by the `serve` command and by tests. Resolves once the API serves;
+ * `onListening` gets the server's URL when the banner has been printed (requests sent from then on are held until
+ * the API serves, then served).
+ */
 export async function startBridge(
   io: CliIo,
   argv: string[],
   parent?: ParentLink,
+  onListening?: (url: string) => void,
 ): Promise<{ bridge: RunningBridge; json: boolean; logger: Logger }> {
   const { flags } = parseCommandLine("serve", argv);
   const ctx = await createCliContext(io, flags, parent === undefined ? {} : { parentTokenSource: parent.tokenSource });
@@ -102,119 +119,52 @@ export async function startBridge(
     format: config.logFormat,
     sink: (line) => io.err(`${line}\n`),
   });
-  const engineLogger = logger.child({ component: "engine" });
-  // With --store redis://… the instances share one connection's worth of state, the Cursor login included.
-  const shared = await connectSharedStore(config, engineLogger);
-  // The stores are opened once the upstream's kind is known (the emulator's data is kept apart from Cursor's).
-  let opened: ServeStores | undefined;
-  let upstream: Upstream;
-  try {
-    upstream = await createUpstream(
-      shared === undefined ? ctx : withSharedLogin(ctx, shared, logger),
-      logger,
-      async (kind, dataDir) => {
-        opened = await openStores(config, dataDir, kind, engineLogger, shared);
-        return { conversationStore: opened.conversationStore, toolCallIdSuffix: opened.cluster?.toolCallIdSuffix };
-      },
-    );
-  } catch (error) {
-    await shared?.close();
-    throw error;
-  }
-  const stores = opened;
-  if (stores === undefined) {
-    await upstream.close();
-    await shared?.close();
-    throw new ProxyError("internal", "The upstream did not open its stores.");
-  }
-  const engine = createEngine({
-    agentClient: upstream.agentClient,
-    index: stores.index,
-    logger: engineLogger,
-    parkedTurnTtlMs: config.parkedTurnTtlMs,
-    maxParkedTurns: config.maxParkedTurns,
-    ...(stores.client === undefined ? {} : { storeReady: stores.client.assertReady }),
-    ...(stores.cluster === undefined ? {} : { forwarder: stores.cluster.forwarder }),
-  });
-  const cluster = stores.cluster;
-  const instanceUrl = cluster === undefined ? undefined : config.instanceUrl;
-  const wildcard = ["0.0.0.0", "::", "[::]"].includes(config.host);
-  // Other instances forward tool results to this one under the name its instance URL gives.
-  const instanceHost =
-    cluster === undefined
+  // With --store redis://… (the configuration accepts `file` or a Redis URL) the instances share one connection's
+  // worth of state, the Cursor login included; the cluster code loads only then.
+  const shared =
+    config.store === "file"
       ? undefined
-      : instanceUrl !== undefined
-        ? new URL(instanceUrl).hostname
-        : wildcard
-          ? hostname()
-          : config.host;
-  // Stored /v1/responses (store: true), next to the conversations; expired ones are removed at startup.
-  const { responseStore } = stores;
-  responseStore
-    .deleteExpired()
-    .catch((error: unknown) => engineLogger.warn("Could not remove expired stored responses", { error }));
-  const app = createApp({
-    engine,
-    responseStore,
-    logger: logger.child({ component: "http" }),
-    options: {
-      apiKey: config.apiKey,
-      anthropicModels: config.anthropicModels,
-      corsOrigins: config.corsOrigins,
-      // The bound address is a name clients use; a wildcard address is not (browsers send pages' requests to 0.0.0.0).
-      allowedHosts: [
-        ...(wildcard ? config.allowedHosts : [...config.allowedHosts, config.host]),
-        ...(instanceHost === undefined ? [] : [instanceHost]),
-      ],
-      allowedOrigins: config.allowedOrigins,
-      maxBodyBytes: bodyLimitForImages(config.maxBodyBytes, config.maxImageBytes),
-      maxImageBytes: config.maxImageBytes,
-      reasoningOutput: config.reasoningOutput,
-      upstream: upstream.kind,
-      loggedIn: upstream.loggedIn,
-      version: packageVersion(),
-    },
-    now: Date.now,
-    newId: () => randomUUID().replaceAll("-", ""),
-    status: {
-      account: upstream.account,
-      upstreamUrl: upstream.agentUrl,
-      usage: async (signal) => planUsageOf(await upstream.api.getCurrentPeriodUsage(signal)),
-    },
-    ...(cluster === undefined ? {} : { cluster: { auth: cluster.auth, signingKey: cluster.signingKey } }),
-  });
-  let server: RunningServer | undefined;
+      : await (await import("./store-setup.js")).connectSharedStore(config, logger.child({ component: "engine" }));
+  let listener: ReservedListener | undefined;
+  let server: PendingServer;
+  let choice: UpstreamChoice;
+  let upstreamCtx = ctx;
   try {
-    server = await listen(app, {
+    if (shared !== undefined) upstreamCtx = (await import("./shared-login.js")).withSharedLogin(ctx, shared, logger);
+    choice = await chooseUpstream(upstreamCtx);
+    if (choice.kind === "emulator") {
+      listener = await reserveListener("127.0.0.1", 0);
+      choice = { kind: "emulator", listener };
+    }
+    server = await bind({
       host: config.host,
       port: config.port,
       apiKey: config.apiKey,
       bodyTimeoutMs: config.bodyTimeoutMs,
     });
-    if (cluster !== undefined) {
-      const url = instanceUrl ?? defaultInstanceUrl(config.host, server.port);
-      await cluster.directory.register({ tag: cluster.tag, url, startedAt: Date.now() });
-      logger.info("joined the instances sharing the store", { instance: cluster.tag, url });
-    }
   } catch (error) {
-    await server?.close();
-    await engine.closeAll();
-    await stores.close();
-    await upstream.close();
+    await listener?.close();
+    await shared?.close();
     throw error;
   }
-  const close = async () => {
-    await server.close();
-    await engine.closeAll();
-    await stores.close();
-    await upstream.close();
-  };
+  const upstream = announced(choice, ctx, listener);
   if (flags.json) {
     io.out(`${JSON.stringify({ url: `${server.url}/v1`, upstream: upstream.kind, upstreamUrl: upstream.agentUrl })}\n`);
   } else {
-    io.out(banner(server, upstream, config.apiKey !== undefined));
+    io.out(banner(server.url, upstream, config.apiKey !== undefined));
   }
-  return { bridge: { server, upstream, close }, json: flags.json, logger };
+  onListening?.(server.url);
+  try {
+    const { startRuntime } = await import("./serve-runtime.js");
+    const runtime = await startRuntime({ ctx: upstreamCtx, logger, shared, choice, server });
+    return { bridge: { server, upstream: runtime.upstream, close: runtime.close }, json: flags.json, logger };
+  } catch (error) {
+    // Sent to whoever asked meanwhile: redacted like every message the server writes.
+    const message = redactText(ProxyError.from(error).message);
+    await server.fail(`cursor-bridge could not start: ${message}`);
+    await listener?.close();
+    throw error;
+  }
 }
 
 /** `cursor-bridge serve`. */
@@ -228,19 +178,37 @@ export const serveCommand: Command = {
       io.env[PARENT_IPC_ENV] === PARENT_IPC_STDIO
         ? createParentLink({ input: process.stdin, output: process.stdout })
         : undefined;
-    const { bridge, logger } = await startBridge(io, argv, parent);
+    // Listened for from the banner on: a signal while the API still loads stops the server once it is up.
+    let signalled: NodeJS.Signals | undefined;
+    let stopListening = () => {};
+    let stopped: Promise<boolean> = new Promise(() => {});
+    const onListening = () => {
+      stopped = new Promise<boolean>((resolve) => {
+        const stop = (signal: NodeJS.Signals) => {
+          signalled = signal;
+          stopListening();
+          resolve(false);
+        };
+        stopListening = () => {
+          process.off("SIGINT", stop);
+          process.off("SIGTERM", stop);
+        };
+        process.on("SIGINT", stop);
+        process.on("SIGTERM", stop);
+        parent?.parentGone.then(() => resolve(true));
+      });
+    };
+    let started: Awaited<ReturnType<typeof startBridge>>;
+    try {
+      started = await startBridge(io, argv, parent, onListening);
+    } catch (error) {
+      stopListening();
+      throw error;
+    }
+    const { bridge, logger } = started;
     releaseYoungGeneration();
-    const parentGone = await new Promise<boolean>((resolve) => {
-      const stop = (signal: NodeJS.Signals) => {
-        logger.info(`received ${signal}, shutting down`);
-        process.off("SIGINT", stop);
-        process.off("SIGTERM", stop);
-        resolve(false);
-      };
-      process.on("SIGINT", stop);
-      process.on("SIGTERM", stop);
-      parent?.parentGone.then(() => resolve(true));
-    });
+    const parentGone = await stopped;
+    if (signalled !== undefined) logger.info(`received ${signalled}, shutting down`);
     if (parent !== undefined) {
       // The plugin stopped us or its OpenCode is gone: nobody will use this server again, and OpenCode expects it
       // gone within a second. Close briefly (open keep-alive connections must not hold it), then exit regardless.

@@ -5,13 +5,9 @@
  */
 import { join } from "node:path";
 import type { ConversationStore } from "../backend/index.js";
-import { type ClusterAuth, createClusterAuth, deriveKey } from "../cluster/cluster-auth.js";
-import { createTurnForwarder } from "../cluster/forwarder.js";
-import { createInstanceDirectory, newInstanceTag, type OwnDirectory, toolCallIdSuffix } from "../cluster/instance.js";
-import { connectStore, namespaced, type StoreClient } from "../cluster/redis-client.js";
-import { createRedisConversationIndex } from "../cluster/redis-conversation-index.js";
-import { createRedisConversationStore } from "../cluster/redis-conversation-store.js";
-import { createRedisResponseStore } from "../cluster/redis-response-store.js";
+import type { ClusterAuth } from "../cluster/cluster-auth.js";
+import type { OwnDirectory } from "../cluster/instance.js";
+import type { StoreClient } from "../cluster/redis-client.js";
 import type { BridgeConfig } from "../config/index.js";
 import { type ConversationIndex, createFileConversationIndex, type TurnForwarder } from "../engine/index.js";
 import { createFileResponseStore, type ResponseStore } from "../engine/response-store.js";
@@ -58,6 +54,8 @@ export async function connectSharedStore(config: BridgeConfig, logger: Logger): 
       { detail: "invalid_config" },
     );
   }
+  // The Redis client (ioredis) and the cluster code load only for a Redis store.
+  const { connectStore } = await import("../cluster/redis-client.js");
   return connectStore({ url: config.store, logger });
 }
 
@@ -85,6 +83,23 @@ export async function openStores(
       close: () => index.close(),
     };
   }
+  const [
+    { createClusterAuth, deriveKey },
+    { createTurnForwarder },
+    { createInstanceDirectory, newInstanceTag, toolCallIdSuffix },
+    { namespaced },
+    { createRedisConversationIndex },
+    { createRedisConversationStore },
+    { createRedisResponseStore },
+  ] = await Promise.all([
+    import("../cluster/cluster-auth.js"),
+    import("../cluster/forwarder.js"),
+    import("../cluster/instance.js"),
+    import("../cluster/redis-client.js"),
+    import("../cluster/redis-conversation-index.js"),
+    import("../cluster/redis-conversation-store.js"),
+    import("../cluster/redis-response-store.js"),
+  ]);
   const secret = config.clusterSecret ?? "";
   const client = namespaced(shared, namespace);
   const tag = newInstanceTag();

@@ -9,11 +9,12 @@ import type { AgentClient } from "../backend/types.js";
 import type { Emulator } from "../emulator/index.js";
 import { type CursorApi, createCursorApi } from "../protocol/cursor-api.js";
 import type { UpstreamKind } from "../server/deps.js";
-import { ProxyError } from "../util/errors.js";
 import { readJwtClaims } from "../util/jwt.js";
 import type { Logger } from "../util/logger.js";
+import type { ReservedListener } from "../util/reserved-listener.js";
 import type { TokenSource } from "../util/token-source.js";
 import type { CliContext } from "./context.js";
+import { chooseUpstream, type UpstreamChoice } from "./upstream-choice.js";
 
 /** The upstream a server runs against. */
 export interface Upstream {
@@ -48,17 +49,22 @@ function emulatorTokenSource(emulator: Emulator, now: () => number): TokenSource
   };
 }
 
-/** The embedded emulator on a free loopback port, with a token source it issues and a CursorApi pointed at it. */
+/**
+ * The embedded emulator on a free loopback port (or on `listener`, bound earlier), with a token source it issues and
+ * a CursorApi pointed at it.
+ */
 async function startEmbeddedEmulator(
   ctx: CliContext,
   logger: Logger,
+  listener?: ReservedListener,
 ): Promise<{ emulator: Emulator; tokenSource: TokenSource; api: CursorApi }> {
   const { config } = ctx;
   // Loaded only when it serves: a logged-in server never runs the emulator's code.
   const { startEmulator } = await import("../emulator/index.js");
   const emulator = await startEmulator({
-    host: "127.0.0.1",
-    port: 0,
+    host: listener?.host ?? "127.0.0.1",
+    port: listener?.port ?? 0,
+    ...(listener === undefined ? {} : { listener }),
     bootstrapLatencyMs: config.emulator.bootstrapLatencyMs,
     tokensPerSecond: config.emulator.tokensPerSecond,
     logger: logger.child({ component: "emulator" }),
@@ -89,7 +95,7 @@ export interface ServedApi {
 export async function openServedApi(ctx: CliContext, logger: Logger): Promise<ServedApi> {
   const credentials = ctx.config.upstream === "emulator" ? undefined : await ctx.resolveCredentials();
   if (credentials !== undefined) {
-    const api = ctx.createCursorApi(credentials.tokenSource);
+    const api = await ctx.createCursorApi(credentials.tokenSource);
     return { kind: "cursor", api, close: async () => api.close() };
   }
   if (ctx.config.upstream === "cursor") await ctx.requireCredentials();
@@ -122,20 +128,19 @@ function clientStoreOptions(choice: StoreChoice): { conversationStore?: Conversa
   };
 }
 
-/** Builds the upstream chosen by `config.upstream` (auto: Cursor when logged in, else the emulator). */
+/**
+ * Builds the upstream `choice` names, by default the one chosen by `config.upstream` (auto: Cursor when logged in,
+ * else the emulator).
+ */
 export async function createUpstream(
   ctx: CliContext,
   logger: Logger,
   openStore: ConversationStoreOpener = async () => ({}),
+  choice?: UpstreamChoice,
 ): Promise<Upstream> {
   const { config } = ctx;
-  const credentials = config.upstream === "emulator" ? undefined : await ctx.resolveCredentials();
-  if (config.upstream === "cursor" && credentials === undefined) {
-    throw new ProxyError(
-      "unauthenticated",
-      "--upstream cursor needs Cursor credentials: run `cursor-bridge login` first.",
-    );
-  }
+  const chosen = choice ?? (await chooseUpstream(ctx));
+  const credentials = chosen.kind === "cursor" ? chosen.credentials : undefined;
   const clientOptions = {
     logger: logger.child({ component: "agent" }),
     storeLimits: { maxEntries: config.maxConversations, maxTotalBytes: config.maxConversationBytes },
@@ -143,14 +148,14 @@ export async function createUpstream(
     visionModels: config.visionModels,
   };
   if (credentials !== undefined) {
-    const choice = await openStore("cursor", config.dataDir);
-    const api = ctx.createCursorApi(credentials.tokenSource, { logger: logger.child({ component: "cursor" }) });
+    const stores = await openStore("cursor", config.dataDir);
+    const api = await ctx.createCursorApi(credentials.tokenSource, { logger: logger.child({ component: "cursor" }) });
     const agentClient = createAgentClient({
       ...clientOptions,
       api,
       tokenSource: credentials.tokenSource,
       dataDir: config.dataDir,
-      ...clientStoreOptions(choice),
+      ...clientStoreOptions(stores),
     });
     return {
       kind: "cursor",
@@ -164,10 +169,11 @@ export async function createUpstream(
       close: async () => api.close(),
     };
   }
-  const { emulator, tokenSource, api } = await startEmbeddedEmulator(ctx, logger);
-  let choice: StoreChoice;
+  const listener = chosen.kind === "emulator" ? chosen.listener : undefined;
+  const { emulator, tokenSource, api } = await startEmbeddedEmulator(ctx, logger, listener);
+  let stores: StoreChoice;
   try {
-    choice = await openStore("emulator", join(config.dataDir, "emulator"));
+    stores = await openStore("emulator", join(config.dataDir, "emulator"));
   } catch (error) {
     api.close();
     await emulator.close();
@@ -179,7 +185,7 @@ export async function createUpstream(
     tokenSource,
     // Emulator conversations are kept apart from real ones.
     dataDir: join(config.dataDir, "emulator"),
-    ...clientStoreOptions(choice),
+    ...clientStoreOptions(stores),
   });
   return {
     kind: "emulator",

@@ -9,10 +9,9 @@ import { ProxyError } from "../util/errors.js";
 import { type Logger, silentLogger } from "../util/logger.js";
 import { CLUSTER_HEADER, type ClusterAuth } from "./cluster-auth.js";
 import { type InstanceDirectory, instanceOfToolCallId } from "./instance.js";
-import { encodeEngineRequest, fromWireError, readFrames, type TurnFrame } from "./wire.js";
+import { encodeEngineRequest, FORWARD_PATH, fromWireError, readFrames, type TurnFrame } from "./wire.js";
 
-/** The path instances accept forwarded turns on. */
-export const FORWARD_PATH = "/internal/cluster/turn";
+export { FORWARD_PATH };
 
 /** Options of {@link createTurnForwarder}. */
 export interface TurnForwarderOptions {

@@ -5,7 +5,7 @@
  * instance that finds tokens another one just rotated uses them instead of spending a refresh token that is gone.
  */
 import { createCipheriv, createDecipheriv, randomBytes, randomUUID } from "node:crypto";
-import { storedCredentialsSchema } from "../auth/credential-store.js";
+import { checkStoredCredentials } from "../auth/credential-store.js";
 import type { CredentialStore, CredentialsInput, StoredCredentials } from "../auth/index.js";
 import { ProxyError } from "../util/errors.js";
 import { deriveKey } from "./cluster-auth.js";
@@ -51,15 +51,15 @@ export function createRedisCredentialStore(
         const sealed = await client.redis.get(redisKey);
         if (sealed === null) return undefined;
         const plain = openCredentials(key, sealed);
-        const parsed = plain === undefined ? undefined : storedCredentialsSchema.safeParse(JSON.parse(plain));
-        if (parsed?.success !== true) {
+        const checked = plain === undefined ? undefined : checkStoredCredentials(JSON.parse(plain));
+        if (checked?.ok !== true) {
           throw new ProxyError(
             "unauthenticated",
             `The shared credentials in ${client.label} cannot be read with this cluster secret; log in again on one instance.`,
             { detail: "invalid_credentials_file" },
           );
         }
-        return parsed.data;
+        return checked.credentials;
       }),
     save: (input: CredentialsInput) =>
       storeCall(client, async () => {

@@ -7,6 +7,9 @@ import type { BackendEvent, ModelInfo } from "../backend/types.js";
 import type { EngineRequest, TurnRoute } from "../engine/index.js";
 import { ProxyError, type ProxyErrorCode } from "../util/errors.js";
 
+/** The path instances accept forwarded turns on. */
+export const FORWARD_PATH = "/internal/cluster/turn";
+
 /** One line of a forwarded turn. */
 export type TurnFrame =
   | { type: "start"; route: TurnRoute; model: ModelInfo }

@@ -156,13 +156,13 @@ export function loadConfig(options: LoadConfigOptions): BridgeConfig {
       errors.push(`${setting.name} (from ${label}): ${coerced.error}`);
       continue;
     }
-    const parsed = setting.schema.safeParse(coerced.value);
-    if (!parsed.success) {
-      errors.push(`${setting.name} (from ${label}): ${parsed.error.issues[0]?.message ?? "invalid value"}`);
+    const checked = setting.check(coerced.value);
+    if (!checked.ok) {
+      errors.push(`${setting.name} (from ${label}): ${checked.message}`);
       continue;
     }
-    resolved[setting.name] = parsed.data;
-    setPath(config, setting.name, parsed.data);
+    resolved[setting.name] = checked.value;
+    setPath(config, setting.name, checked.value);
   }
   if (errors.length > 0) {
     const param = errors[0]?.split(" ")[0];

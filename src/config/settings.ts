@@ -1,10 +1,11 @@
 /**
- * Every cursor-bridge setting in one table: its zod schema, flag, environment variable, default and description.
+ * Every cursor-bridge setting in one table: its check (checks.ts), flag, environment variable, default and description.
  * `loadConfig` resolves values from this table and `describeConfig()` prints it for `serve --help`, so the two can
  * never disagree.
  */
-import { z } from "zod";
+
 import { configDir, dataDir, type PathEnvironment } from "../util/paths.js";
+import { arrayOf, type Check, either, httpUrl, matching, number, oneOf, optional, string } from "./checks.js";
 
 /** Where the upstream Cursor backend comes from. */
 export type UpstreamMode = "auto" | "cursor" | "emulator";
@@ -104,7 +105,8 @@ export interface SettingSpec {
   flag: string | undefined;
   env: string | undefined;
   kind: SettingKind;
-  schema: z.ZodType;
+  /** Validates the value (after the string from env or argv has been turned into `kind`). */
+  check: Check;
   /** Secrets are never read from the config file and never echoed. */
   secret: boolean;
   /** Default value; computed from the platform paths or already resolved settings when needed. */
@@ -119,22 +121,18 @@ export interface DefaultContext {
   resolved: Readonly<Record<string, unknown>>;
 }
 
-const httpUrl = z.url({ protocol: /^https?$/ });
-const positiveInt = z.number().int().positive();
-const absolutePath = z.string().refine((value) => /^([A-Za-z]:[\\/]|[\\/])/.test(value), "expected an absolute path");
-const hostName = z
-  .string()
-  .regex(/^(\*|[A-Za-z0-9.-]+|\[?[0-9A-Fa-f:.]+\]?)$/, "expected a host name such as my-box.lan");
-const origin = z
-  .string()
-  .regex(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/\s]+$/, "expected an origin such as http://localhost:3000");
+const positiveInt = number({ integer: true, min: 1 });
+const absolutePath = matching(/^([A-Za-z]:[\\/]|[\\/])/, "expected an absolute path");
+const hostName = matching(/^(\*|[A-Za-z0-9.-]+|\[?[0-9A-Fa-f:.]+\]?)$/, "expected a host name such as my-box.lan");
+const origin = matching(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/\s]+$/, "expected an origin such as http://localhost:3000");
+const nonEmpty = string(1);
 
 function spec(
   name: string,
   flag: string | undefined,
   env: string | undefined,
   kind: SettingKind,
-  schema: z.ZodType,
+  check: Check,
   defaultValue: unknown,
   defaultText: string,
   description: string,
@@ -142,7 +140,7 @@ function spec(
 ): SettingSpec {
   const compute =
     typeof defaultValue === "function" ? (defaultValue as SettingSpec["defaultValue"]) : () => defaultValue;
-  return { name, flag, env, kind, schema, secret, defaultValue: compute, defaultText, description };
+  return { name, flag, env, kind, check, secret, defaultValue: compute, defaultText, description };
 }
 
 const none = undefined;
@@ -150,40 +148,40 @@ const none = undefined;
 /** The settings table, in `--help` order. */
 // biome-ignore format: one row per setting reads as a table
 export const SETTINGS: readonly SettingSpec[] = [
-  spec("host", "--host", "CURSOR_BRIDGE_HOST", "string", z.string().min(1), "127.0.0.1", "127.0.0.1", "Interface to listen on; non-loopback requires an API key"),
-  spec("port", "--port", "CURSOR_BRIDGE_PORT", "int", z.number().int().min(0).max(65535), 8765, "8765", "TCP port (0 = any free port)"),
-  spec("apiKey", "--api-key", "CURSOR_BRIDGE_API_KEY", "string", z.string().min(1).optional(), none, "none", "Bearer key clients must send to the bridge", true),
-  spec("upstream", "--upstream", "CURSOR_BRIDGE_UPSTREAM", "string", z.enum(["auto", "cursor", "emulator"]), "auto", "auto", "auto | cursor | emulator"),
+  spec("host", "--host", "CURSOR_BRIDGE_HOST", "string", nonEmpty, "127.0.0.1", "127.0.0.1", "Interface to listen on; non-loopback requires an API key"),
+  spec("port", "--port", "CURSOR_BRIDGE_PORT", "int", number({ integer: true, min: 0, max: 65535 }), 8765, "8765", "TCP port (0 = any free port)"),
+  spec("apiKey", "--api-key", "CURSOR_BRIDGE_API_KEY", "string", optional(nonEmpty), none, "none", "Bearer key clients must send to the bridge", true),
+  spec("upstream", "--upstream", "CURSOR_BRIDGE_UPSTREAM", "string", oneOf(["auto", "cursor", "emulator"]), "auto", "auto", "auto | cursor | emulator"),
   spec("cursorApiUrl", "--cursor-api-url", "CURSOR_API_URL", "string", httpUrl, "https://api2.cursor.sh", "https://api2.cursor.sh", "Cursor API base URL (RPCs and /auth)"),
   spec("cursorAgentUrl", "--cursor-agent-url", "CURSOR_AGENT_URL", "string", httpUrl, (c: DefaultContext) => c.resolved.cursorApiUrl, "cursorApiUrl", "Base URL for agent.v1.AgentService"),
   spec("cursorWebsiteUrl", "--cursor-website-url", "CURSOR_WEBSITE_URL", "string", httpUrl, "https://cursor.com", "https://cursor.com", "Website with the browser login page"),
-  spec("clientVersion", "--client-version", "CURSOR_CLIENT_VERSION", "string", z.string().min(1).optional(), none, "detected", "x-cursor-client-version to send"),
-  spec("transport", "--transport", "CURSOR_BRIDGE_TRANSPORT", "string", z.enum(["auto", "http2", "http1"]), "auto", "auto", "auto | http2 | http1"),
-  spec("reasoningOutput", "--reasoning-output", "CURSOR_BRIDGE_REASONING_OUTPUT", "string", z.enum(["reasoning_content", "think-tags", "none"]), "reasoning_content", "reasoning_content", "reasoning_content | think-tags | none"),
+  spec("clientVersion", "--client-version", "CURSOR_CLIENT_VERSION", "string", optional(nonEmpty), none, "detected", "x-cursor-client-version to send"),
+  spec("transport", "--transport", "CURSOR_BRIDGE_TRANSPORT", "string", oneOf(["auto", "http2", "http1"]), "auto", "auto", "auto | http2 | http1"),
+  spec("reasoningOutput", "--reasoning-output", "CURSOR_BRIDGE_REASONING_OUTPUT", "string", oneOf(["reasoning_content", "think-tags", "none"]), "reasoning_content", "reasoning_content", "reasoning_content | think-tags | none"),
   spec("maxBodyBytes", "--max-body-bytes", "CURSOR_BRIDGE_MAX_BODY_BYTES", "int", positiveInt, 4 * 1024 * 1024, "4194304", "Largest accepted request body (bytes)"),
   spec("maxImageBytes", "--max-image-bytes", "CURSOR_BRIDGE_MAX_IMAGE_BYTES", "int", positiveInt, 20 * 1024 * 1024, "20971520", "Total image bytes accepted per request (the body limit grows to fit them)"),
   spec("parkedTurnTtlMs", "--parked-turn-ttl-ms", "CURSOR_BRIDGE_PARKED_TURN_TTL_MS", "int", positiveInt, 15 * 60_000, "900000", "How long a turn waits for tool results (ms)"),
   spec("bodyTimeoutMs", "--body-timeout-ms", "CURSOR_BRIDGE_BODY_TIMEOUT_MS", "int", positiveInt, 30_000, "30000", "Drop a request whose body takes longer than this (ms)"),
   spec("stallTimeoutMs", "--stall-timeout-ms", "CURSOR_BRIDGE_STALL_TIMEOUT_MS", "int", positiveInt, 60_000, "60000", "Abort an upstream stream idle this long (ms)"),
-  spec("logLevel", "--log-level", "CURSOR_BRIDGE_LOG_LEVEL", "string", z.enum(["debug", "info", "warn", "error", "silent"]), "info", "info", "debug | info | warn | error | silent"),
-  spec("logFormat", "--log-format", "CURSOR_BRIDGE_LOG_FORMAT", "string", z.enum(["text", "json"]), "text", "text", "text | json"),
-  spec("allowedHosts", "--allowed-hosts", "CURSOR_BRIDGE_ALLOWED_HOSTS", "list", z.array(hostName), [], "loopback only", "Comma-separated extra Host names to answer (* = any)"),
-  spec("allowedOrigins", "--allowed-origins", "CURSOR_BRIDGE_ALLOWED_ORIGINS", "list", z.array(origin), [], "none", "Comma-separated browser origins allowed to call the API (with CORS)"),
-  spec("corsOrigins", "--cors-origins", "CURSOR_BRIDGE_CORS_ORIGINS", "list", z.array(origin), [], "none", "Older name of --allowed-origins (both lists count)"),
-  spec("anthropicModels", "--anthropic-models", "CURSOR_BRIDGE_ANTHROPIC_MODELS", "list", z.array(z.string().regex(/^(opus|sonnet|haiku)=[\w.:/-]+$/)), [], "by family", "Cursor model for Claude ids of a family: opus=ID,sonnet=ID,haiku=ID"),
-  spec("visionModels", "--vision-models", "CURSOR_BRIDGE_VISION_MODELS", "list", z.array(z.string().regex(/^-?[\w.:/-]+$/)), [], "none", "Comma-separated model ids that accept images (-id: do not)"),
+  spec("logLevel", "--log-level", "CURSOR_BRIDGE_LOG_LEVEL", "string", oneOf(["debug", "info", "warn", "error", "silent"]), "info", "info", "debug | info | warn | error | silent"),
+  spec("logFormat", "--log-format", "CURSOR_BRIDGE_LOG_FORMAT", "string", oneOf(["text", "json"]), "text", "text", "text | json"),
+  spec("allowedHosts", "--allowed-hosts", "CURSOR_BRIDGE_ALLOWED_HOSTS", "list", arrayOf(hostName), [], "loopback only", "Comma-separated extra Host names to answer (* = any)"),
+  spec("allowedOrigins", "--allowed-origins", "CURSOR_BRIDGE_ALLOWED_ORIGINS", "list", arrayOf(origin), [], "none", "Comma-separated browser origins allowed to call the API (with CORS)"),
+  spec("corsOrigins", "--cors-origins", "CURSOR_BRIDGE_CORS_ORIGINS", "list", arrayOf(origin), [], "none", "Older name of --allowed-origins (both lists count)"),
+  spec("anthropicModels", "--anthropic-models", "CURSOR_BRIDGE_ANTHROPIC_MODELS", "list", arrayOf(matching(/^(opus|sonnet|haiku)=[\w.:/-]+$/)), [], "by family", "Cursor model for Claude ids of a family: opus=ID,sonnet=ID,haiku=ID"),
+  spec("visionModels", "--vision-models", "CURSOR_BRIDGE_VISION_MODELS", "list", arrayOf(matching(/^-?[\w.:/-]+$/)), [], "none", "Comma-separated model ids that accept images (-id: do not)"),
   spec("dataDir", "--data-dir", "CURSOR_BRIDGE_DATA_DIR", "string", absolutePath, (c: DefaultContext) => dataDir(c.paths), "platform data dir", "Blob store and other data"),
   spec("maxParkedTurns", "--max-parked-turns", "CURSOR_BRIDGE_MAX_PARKED_TURNS", "int", positiveInt, 5000, "5000", "Most turns parked on tool calls at once (oldest closed beyond)"),
   spec("maxConversations", "--max-conversations", "CURSOR_BRIDGE_MAX_CONVERSATIONS", "int", positiveInt, 10_000, "10000", "Most stored conversations (oldest removed beyond)"),
   spec("maxConversationBytes", "--max-conversation-bytes", "CURSOR_BRIDGE_MAX_CONVERSATION_BYTES", "int", positiveInt, 1024 * 1024 * 1024, "1073741824", "Most bytes of stored conversations (oldest removed beyond)"),
   spec("configDir", "--config-dir", "CURSOR_BRIDGE_CONFIG_DIR", "string", absolutePath, (c: DefaultContext) => configDir(c.paths), "platform config dir", "credentials.json and config.json"),
-  spec("cursorAccessToken", none, "CURSOR_ACCESS_TOKEN", "string", z.string().min(1).optional(), none, "none", "Use this Cursor access token as-is (no refresh)", true),
-  spec("cursorApiKey", none, "CURSOR_API_KEY", "string", z.string().min(1).optional(), none, "none", "Cursor user API key to exchange for tokens", true),
-  spec("store", "--store", "CURSOR_BRIDGE_STORE", "string", z.union([z.literal("file"), z.string().regex(/^rediss?:\/\/[^\s]+$/, "expected file or redis://host:port/db")]), "file", "file", "file | redis://host:port/db | rediss://… (shared by several instances)"),
-  spec("instanceUrl", "--instance-url", "CURSOR_BRIDGE_INSTANCE_URL", "string", httpUrl.optional(), none, "http://<host>:<port>", "URL other instances reach this one at (Redis store only)"),
-  spec("clusterSecret", "--cluster-secret", "CURSOR_BRIDGE_CLUSTER_SECRET", "string", z.string().min(16, "use at least 16 characters").optional(), none, "none", "Secret shared by the instances of one Redis store (required with it)", true),
-  spec("emulator.bootstrapLatencyMs", "--emulator-bootstrap-latency-ms", "CURSOR_BRIDGE_EMULATOR_BOOTSTRAP_LATENCY_MS", "int", z.number().int().min(0), 0, "0", "Emulator: delay before the first event (ms)"),
-  spec("emulator.tokensPerSecond", "--emulator-tokens-per-second", "CURSOR_BRIDGE_EMULATOR_TOKENS_PER_SECOND", "number", z.number().min(0), 0, "0 (unpaced)", "Emulator: output pace"),
+  spec("cursorAccessToken", none, "CURSOR_ACCESS_TOKEN", "string", optional(nonEmpty), none, "none", "Use this Cursor access token as-is (no refresh)", true),
+  spec("cursorApiKey", none, "CURSOR_API_KEY", "string", optional(nonEmpty), none, "none", "Cursor user API key to exchange for tokens", true),
+  spec("store", "--store", "CURSOR_BRIDGE_STORE", "string", either(oneOf(["file"]), matching(/^rediss?:\/\/[^\s]+$/, "expected file or redis://host:port/db")), "file", "file", "file | redis://host:port/db | rediss://… (shared by several instances)"),
+  spec("instanceUrl", "--instance-url", "CURSOR_BRIDGE_INSTANCE_URL", "string", optional(httpUrl), none, "http://<host>:<port>", "URL other instances reach this one at (Redis store only)"),
+  spec("clusterSecret", "--cluster-secret", "CURSOR_BRIDGE_CLUSTER_SECRET", "string", optional(string(16, "use at least 16 characters")), none, "none", "Secret shared by the instances of one Redis store (required with it)", true),
+  spec("emulator.bootstrapLatencyMs", "--emulator-bootstrap-latency-ms", "CURSOR_BRIDGE_EMULATOR_BOOTSTRAP_LATENCY_MS", "int", number({ integer: true, min: 0 }), 0, "0", "Emulator: delay before the first event (ms)"),
+  spec("emulator.tokensPerSecond", "--emulator-tokens-per-second", "CURSOR_BRIDGE_EMULATOR_TOKENS_PER_SECOND", "number", number({ min: 0 }), 0, "0 (unpaced)", "Emulator: output pace"),
 ];
 
 /** Pseudo-setting naming the config file itself. */

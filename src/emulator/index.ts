@@ -8,6 +8,7 @@ import { setMaxListeners } from "node:events";
 import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { type Logger, silentLogger } from "../util/logger.js";
+import type { ReservedListener } from "../util/reserved-listener.js";
 import { nodeRequestKey, registerServices } from "./agent-service.js";
 import { createAuthority, type NodeRequest, type NodeResponse, sendJson } from "./auth.js";
 import { BidiSessions } from "./bidi.js";
@@ -49,6 +50,11 @@ export interface EmulatorOptions {
   apiKeys?: readonly string[];
   /** @default silent */
   logger?: Logger;
+  /**
+   * A port bound earlier (util/reserved-listener.ts) to serve instead of binding host:port, so the caller could print
+   * the emulator's URL before loading it; `host` and `port` must then name that port.
+   */
+  listener?: ReservedListener;
 }
 
 /** A running emulator. */
@@ -125,7 +131,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     );
     connectHandler(req, res);
   };
-  const server = await listenDual(handler, host, options.port ?? 0);
+  const server = await listenDual(handler, host, options.port ?? 0, options.listener);
   const urlHost = host.includes(":") ? `[${host}]` : host;
   return {
     url: `http://${urlHost}:${server.port}`,

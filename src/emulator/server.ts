@@ -5,6 +5,7 @@
 import { createServer as createHttp1Server } from "node:http";
 import { createServer as createHttp2Server } from "node:http2";
 import { createServer as createNetServer, type Socket } from "node:net";
+import type { ReservedListener } from "../util/reserved-listener.js";
 import type { NodeRequest, NodeResponse } from "./auth.js";
 
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
@@ -19,29 +20,43 @@ export interface DualServer {
 /** Request handler shared by both protocols. */
 export type DualHandler = (req: NodeRequest, res: NodeResponse) => void;
 
-/** Starts listening on host:port (0 = any free port). */
-export async function listenDual(handler: DualHandler, host: string, port: number): Promise<DualServer> {
+/** Starts listening on host:port (0 = any free port), or serves a port bound earlier (`reserved`). */
+export async function listenDual(
+  handler: DualHandler,
+  host: string,
+  port: number,
+  reserved?: ReservedListener,
+): Promise<DualServer> {
   const http1 = createHttp1Server(handler);
   // Node refuses new streams (RST_STREAM ENHANCE_YOUR_CALM) once a session buffers more than maxSessionMemory (10 MB
   // by default): a handful of concurrent multi-megabyte turns on one connection would be refused. Cursor's servers
   // have no such small limit, so the emulator must not invent one.
   const http2 = createHttp2Server({ maxSessionMemory: 1024 }, handler);
   const sockets = new Set<Socket>();
-  const net = createNetServer((socket) => {
+  const onConnection = (socket: Socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
     route(socket, http1, http2);
-  });
-  await new Promise<void>((resolve, reject) => {
-    net.once("error", reject);
-    net.listen(port, host, () => {
-      net.off("error", reject);
-      resolve();
+  };
+  let net: ReturnType<typeof createNetServer>;
+  let boundPort: number;
+  if (reserved !== undefined) {
+    net = reserved.server;
+    boundPort = reserved.port;
+    reserved.adopt(onConnection);
+  } else {
+    net = createNetServer(onConnection);
+    await new Promise<void>((resolve, reject) => {
+      net.once("error", reject);
+      net.listen(port, host, () => {
+        net.off("error", reject);
+        resolve();
+      });
     });
-  });
-  const address = net.address();
-  const boundPort = typeof address === "object" && address !== null ? address.port : port;
+    const address = net.address();
+    boundPort = typeof address === "object" && address !== null ? address.port : port;
+  }
   return {
     port: boundPort,
     async close() {

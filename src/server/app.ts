@@ -8,7 +8,7 @@ import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
 import { toAnthropicModelList } from "../bridge/anthropic-models.js";
 import { toOpenAIModelList } from "../bridge/model-list.js";
-import { FORWARD_PATH } from "../cluster/forwarder.js";
+import { FORWARD_PATH } from "../cluster/wire.js";
 import { createMemoryResponseStore } from "../engine/response-store.js";
 import { toOpenAIError } from "../openai/error-body.js";
 import { ProxyError } from "../util/errors.js";

@@ -1,10 +1,15 @@
 /**
  * Binds the app to a Node HTTP server. Refuses a non-loopback address without a local API key (a security
  * default) with config/'s own check, repeated here so no composition root can forget it.
+ *
+ * The port can be bound before the app exists ({@link bind}, used by `serve` to print its listening line before it
+ * loads the API): requests that arrive until {@link PendingServer.serve} are held, unread, and then served by the app
+ * in arrival order, through every check the app makes (Host/Origin, API key, body limits); `/health` is one of them,
+ * so it answers only once the API serves. Node's own limits (header size, {@link ListenOptions.bodyTimeoutMs}) apply
+ * to held requests as to any other.
  */
-import { type Server, ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { createAdaptorServer } from "@hono/node-server";
 import { assertSafeBinding } from "../config/host.js";
 import { ProxyError } from "../util/errors.js";
 import { coalesceWritesPerTurn } from "./write-coalescing.js";
@@ -15,6 +20,24 @@ export interface RunningServer {
   readonly port: number;
   /** Stops accepting, drops open connections (keep-alive and streams) and resolves when closed. */
   close(): Promise<void>;
+}
+
+/** The app's request handler. */
+export interface FetchApp {
+  fetch: (request: Request) => Response | Promise<Response>;
+}
+
+/** A bound port whose requests are held until an app serves them. */
+export interface PendingServer extends RunningServer {
+  /** Requests held so far, waiting for {@link serve} (0 once it serves). */
+  readonly waiting: number;
+  /** Serves `app` from now on, the held requests first (in arrival order). Once only. */
+  serve(app: FetchApp): Promise<void>;
+  /**
+   * For a start that failed: answers the held requests (and any later one) 503 with `message`, then closes the
+   * server like {@link RunningServer.close}.
+   */
+  fail(message: string): Promise<void>;
 }
 
 /** Listen options. */
@@ -61,28 +84,39 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   socket.destroy();
 }
 
-/** Starts listening; rejects with a clear error when the port is taken or the bind is unsafe. */
-export async function listen(
-  app: { fetch: (request: Request) => Response | Promise<Response> },
-  options: ListenOptions,
-): Promise<RunningServer> {
+/** Answers a request the server will never serve (its start failed) with an OpenAI-shaped 503. */
+function answerUnavailable(res: ServerResponse, message: string): void {
+  if (res.headersSent || res.destroyed) return;
+  const body = JSON.stringify({ error: { message, type: "server_error", param: null, code: "backend_unavailable" } });
+  res.writeHead(503, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(body),
+    connection: "close",
+  });
+  res.end(body);
+}
+
+/**
+ * Binds host:port now and holds every request until {@link PendingServer.serve} gives it an app; rejects with a
+ * clear error when the port is taken or the bind is unsafe.
+ */
+export async function bind(options: ListenOptions): Promise<PendingServer> {
   assertSafeBinding(options);
   const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
-  const server = createAdaptorServer({
-    fetch: (request, env) => {
-      // Always an HTTP/1.1 ServerResponse here: the server is created without HTTP/2.
-      if (env?.outgoing instanceof ServerResponse) coalesceWritesPerTurn(env.outgoing);
-      return app.fetch(request);
-    },
-    hostname: options.host,
-    serverOptions: {
+  const held: Array<[IncomingMessage, ServerResponse]> = [];
+  let handle = (req: IncomingMessage, res: ServerResponse): void => {
+    held.push([req, res]);
+  };
+  const server: Server = createServer(
+    {
       // Node drops a request that has not fully arrived within requestTimeout, checked every
       // connectionsCheckingInterval (default 30 s, so a 30 s limit could take 60 s); headers count toward it too.
       requestTimeout: bodyTimeoutMs,
       headersTimeout: Math.min(60_000, bodyTimeoutMs),
       connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(bodyTimeoutMs / 4))),
     },
-  }) as Server;
+    (req, res) => handle(req, res),
+  );
   server.on("clientError", answerClientError);
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
@@ -104,13 +138,60 @@ export async function listen(
   });
   const { port } = server.address() as AddressInfo;
   const hostForUrl = options.host.includes(":") ? `[${options.host}]` : options.host;
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  let settled = false;
+  /** Hands the held requests, then every new one, to `next` (those whose client left meanwhile are dropped). */
+  const switchTo = (next: (req: IncomingMessage, res: ServerResponse) => void) => {
+    if (settled) throw new Error("This server already serves an app.");
+    settled = true;
+    handle = next;
+    for (const [req, res] of held.splice(0)) {
+      if (res.destroyed || req.socket.destroyed) continue;
+      next(req, res);
+    }
+  };
   return {
     url: `http://${hostForUrl}:${port}`,
     port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    get waiting() {
+      return held.length;
+    },
+    close,
+    async serve(app) {
+      // Loaded here, not at the top: Hono's Node adapter pulls in Node's fetch classes, which the bind does not need.
+      const { getRequestListener } = await import("@hono/node-server");
+      const listener = getRequestListener(
+        (request, env) => {
+          // Always an HTTP/1.1 ServerResponse here: the server is created without HTTP/2.
+          if (env?.outgoing instanceof ServerResponse) coalesceWritesPerTurn(env.outgoing);
+          return app.fetch(request);
+        },
+        { hostname: options.host },
+      );
+      switchTo((req, res) => void listener(req, res));
+    },
+    async fail(message) {
+      switchTo((_req, res) => answerUnavailable(res, message));
+      // Connections still in the accept backlog are accepted in the next poll phase (two immediates span one);
+      // closing the listening socket first would reset them instead of answering.
+      for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
+      // Stop accepting, then let the connections already open send their requests and get the 503 (each answer
+      // closes its connection); whatever is still open after a second is cut off.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+      server.closeAllConnections();
+      await closed;
+    },
   };
+}
+
+/** Starts listening and serving `app`; rejects with a clear error when the port is taken or the bind is unsafe. */
+export async function listen(app: FetchApp, options: ListenOptions): Promise<RunningServer> {
+  const server = await bind(options);
+  await server.serve(app);
+  return { url: server.url, port: server.port, close: server.close };
 }

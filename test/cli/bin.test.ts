@@ -54,14 +54,22 @@ describe("bin/cursor-bridge.js", () => {
     });
     const started = JSON.parse(line) as { url: string; upstream: string };
     expect(started.upstream).toBe("emulator");
-    const res = await fetch(`${started.url}/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "auto", messages: [{ role: "user", content: "from a real process" }] }),
-    });
+    // Sent the instant the line appears, while the API may still be loading: held, then answered by the API.
+    const [res, models] = await Promise.all([
+      fetch(`${started.url}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "auto", messages: [{ role: "user", content: "from a real process" }] }),
+      }),
+      fetch(`${started.url}/models`),
+    ]);
     expect(
       ((await res.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]?.message.content,
     ).toBe("You said: from a real process");
+    expect(models.status).toBe(200);
+    const list = (await models.json()) as { data: Array<{ owned_by: string }> };
+    expect(list.data.length).toBeGreaterThan(0);
+    expect(new Set(list.data.map((m) => m.owned_by))).toEqual(new Set(["cursor-emulator"]));
     const exit = new Promise<number | null>((resolve) => child.once("exit", resolve));
     child.kill("SIGTERM");
     expect(await exit).toBe(0);

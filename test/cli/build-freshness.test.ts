@@ -55,5 +55,14 @@ describe("bin/cursor-bridge.js and dist/", () => {
     expect(third.stderr).toMatch(/src\/ changed since dist\/ was built; building it .* done/s);
     expect(third.stdout).toContain("Show the freshly built help");
     expect(run(["--help"]).stderr).toBe("");
+
+    // Rewritten in place deep under src/ (its folder's mtime does not change): still a rebuild.
+    const deep = join(copy, "src", "gen", "agent", "v1", "agent_pb.ts");
+    writeFileSync(deep, readFileSync(deep, "utf8"));
+    expect(run(["--version"]).stderr).toMatch(/src\/ changed since dist\/ was built; building it .* done/s);
+    // A test file is not part of dist/: no rebuild for it.
+    const testFile = join(copy, "src", "cli", "args.test.ts");
+    writeFileSync(testFile, readFileSync(testFile, "utf8"));
+    expect(run(["--version"]).stderr).toBe("");
   });
 });

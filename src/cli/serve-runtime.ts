@@ -1,0 +1,154 @@
+/**
+ * The heavy half of `serve`, loaded once its port is bound and its banner printed (serve.ts): the upstream (the
+ * protocol code and, without credentials, the embedded emulator on the port bound for it), the stores, the engine and
+ * the app, which then serves the bound port, the requests held since the bind first.
+ */
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { bodyLimitForImages } from "../bridge/image-input.js";
+import type { StoreClient } from "../cluster/redis-client.js";
+import { createEngine } from "../engine/index.js";
+import { createApp } from "../server/app.js";
+import type { PendingServer } from "../server/listen.js";
+import { ProxyError } from "../util/errors.js";
+import type { Logger } from "../util/logger.js";
+import type { CliContext } from "./context.js";
+import { openStores, type ServeStores } from "./store-setup.js";
+import { createUpstream, type Upstream } from "./upstream.js";
+import type { UpstreamChoice } from "./upstream-choice.js";
+import { planUsageOf } from "./usage.js";
+import { packageVersion } from "./version.js";
+
+/** Where other instances reach this one when `--instance-url` is not given. */
+function defaultInstanceUrl(host: string, port: number): string {
+  const name = ["0.0.0.0", "::", "[::]"].includes(host) ? hostname() : host;
+  return `http://${name.includes(":") && !name.startsWith("[") ? `[${name}]` : name}:${port}`;
+}
+
+/** What serve.ts has settled before loading this module. */
+export interface RuntimeInput {
+  /** The context the upstream was chosen with (credentials from the shared store behind `--store redis://…`). */
+  ctx: CliContext;
+  logger: Logger;
+  /** The shared store's connection (`--store redis://…`); closed with the stores. */
+  shared: StoreClient | undefined;
+  choice: UpstreamChoice;
+  server: PendingServer;
+}
+
+/** The running API behind the bound port. */
+export interface Runtime {
+  upstream: Upstream;
+  /** Closes the server, the open turns, the stores and the upstream. */
+  close(): Promise<void>;
+}
+
+/** Builds the upstream, stores, engine and app, and lets the app serve `input.server`. */
+export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
+  const { ctx, logger, shared, choice, server } = input;
+  const { config } = ctx;
+  const engineLogger = logger.child({ component: "engine" });
+  // The stores are opened once the upstream's kind is known (the emulator's data is kept apart from Cursor's).
+  let opened: ServeStores | undefined;
+  let upstream: Upstream;
+  try {
+    upstream = await createUpstream(
+      ctx,
+      logger,
+      async (kind, dataDir) => {
+        opened = await openStores(config, dataDir, kind, engineLogger, shared);
+        return { conversationStore: opened.conversationStore, toolCallIdSuffix: opened.cluster?.toolCallIdSuffix };
+      },
+      choice,
+    );
+  } catch (error) {
+    await opened?.close();
+    if (opened === undefined) await shared?.close();
+    throw error;
+  }
+  const stores = opened;
+  if (stores === undefined) {
+    await upstream.close();
+    await shared?.close();
+    throw new ProxyError("internal", "The upstream did not open its stores.");
+  }
+  const engine = createEngine({
+    agentClient: upstream.agentClient,
+    index: stores.index,
+    logger: engineLogger,
+    parkedTurnTtlMs: config.parkedTurnTtlMs,
+    maxParkedTurns: config.maxParkedTurns,
+    ...(stores.client === undefined ? {} : { storeReady: stores.client.assertReady }),
+    ...(stores.cluster === undefined ? {} : { forwarder: stores.cluster.forwarder }),
+  });
+  const cluster = stores.cluster;
+  const instanceUrl = cluster === undefined ? undefined : config.instanceUrl;
+  const wildcard = ["0.0.0.0", "::", "[::]"].includes(config.host);
+  // Other instances forward tool results to this one under the name its instance URL gives.
+  const instanceHost =
+    cluster === undefined
+      ? undefined
+      : instanceUrl !== undefined
+        ? new URL(instanceUrl).hostname
+        : wildcard
+          ? hostname()
+          : config.host;
+  // Stored /v1/responses (store: true), next to the conversations; expired ones are removed at startup.
+  const { responseStore } = stores;
+  responseStore
+    .deleteExpired()
+    .catch((error: unknown) => engineLogger.warn("Could not remove expired stored responses", { error }));
+  const app = createApp({
+    engine,
+    responseStore,
+    logger: logger.child({ component: "http" }),
+    options: {
+      apiKey: config.apiKey,
+      anthropicModels: config.anthropicModels,
+      corsOrigins: config.corsOrigins,
+      // The bound address is a name clients use; a wildcard address is not (browsers send pages' requests to 0.0.0.0).
+      allowedHosts: [
+        ...(wildcard ? config.allowedHosts : [...config.allowedHosts, config.host]),
+        ...(instanceHost === undefined ? [] : [instanceHost]),
+      ],
+      allowedOrigins: config.allowedOrigins,
+      maxBodyBytes: bodyLimitForImages(config.maxBodyBytes, config.maxImageBytes),
+      maxImageBytes: config.maxImageBytes,
+      reasoningOutput: config.reasoningOutput,
+      upstream: upstream.kind,
+      loggedIn: upstream.loggedIn,
+      version: packageVersion(),
+    },
+    now: Date.now,
+    newId: () => randomUUID().replaceAll("-", ""),
+    status: {
+      account: upstream.account,
+      upstreamUrl: upstream.agentUrl,
+      usage: async (signal) => planUsageOf(await upstream.api.getCurrentPeriodUsage(signal)),
+    },
+    ...(cluster === undefined ? {} : { cluster: { auth: cluster.auth, signingKey: cluster.signingKey } }),
+  });
+  const closeRest = async () => {
+    await engine.closeAll();
+    await stores.close();
+    await upstream.close();
+  };
+  try {
+    if (cluster !== undefined) {
+      const url = instanceUrl ?? defaultInstanceUrl(config.host, server.port);
+      await cluster.directory.register({ tag: cluster.tag, url, startedAt: Date.now() });
+      logger.info("joined the instances sharing the store", { instance: cluster.tag, url });
+    }
+    await server.serve(app);
+  } catch (error) {
+    await closeRest();
+    throw error;
+  }
+  return {
+    upstream,
+    close: async () => {
+      await server.close();
+      await closeRest();
+    },
+  };
+}
