@@ -7,10 +7,12 @@
  * The server prints its listening line before it has loaded the API (requests meanwhile are held), so each start is
  * also timed to its first `/health` 200 ("ready": the API serves), asked right after the line and again every 5 ms
  * until it answers 200; an early line cannot hide a slow start.
+ * The floor is measured beside it: a bare `node:http` listener printing the same line, started with `node` and with
+ * `npm start` from a throwaway package, so what npm itself costs on this machine is on the table.
  * Standalone: `npx tsx bench/startup.ts [runs] [checkout]` (another checkout, e.g. to measure a baseline).
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -31,6 +33,12 @@ export interface StartupResult {
   /** Medians to the first `/health` 200 (the API serves). */
   binReadyMs: number;
   npmStartReadyMs: number;
+  /**
+   * The floor on this machine: a bare Node HTTP listener (one ESM file that binds a port and prints the same line),
+   * started with `node` and with `npm start`, medians to its line.
+   */
+  bareNodeMs: number;
+  bareNpmStartMs: number;
 }
 
 const median = (values: number[]) => {
@@ -73,12 +81,18 @@ interface StartTimes {
  * Spawns `command`, resolves to the ms until stdout matches `until` (or until exit when absent) and, with `ready`,
  * until the server it announced answers /health 200; then stops it.
  */
-function timeSpawn(command: string, args: string[], until: RegExp | undefined, ready = false): Promise<StartTimes> {
+function timeSpawn(
+  command: string,
+  args: string[],
+  until: RegExp | undefined,
+  ready = false,
+  cwd = ROOT,
+): Promise<StartTimes> {
   const home = mkdtempSync(join(tmpdir(), "cursor-bridge-startup-"));
   const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, "c"), XDG_DATA_HOME: join(home, "d") };
   const started = performance.now();
   // Its own process group, so stopping it also stops the node that npm starts.
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
   let stderr = "";
   child.stderr.on("data", (part: Buffer) => (stderr += part.toString()));
   const stop = () => {
@@ -134,6 +148,17 @@ export async function runStartup(runs: number): Promise<StartupResult> {
   );
   const binSamples = await samplesOf(runs, bin);
   const npmSamples = await samplesOf(runs, npmStart);
+  const bare = bareListenerPackage();
+  const bareNode = () => timeSpawn(process.execPath, ["listener.mjs"], listening, false, bare);
+  const bareNpm = () => timeSpawn(npm, ["start", "--silent"], listening, false, bare);
+  let bareNodeMs: number;
+  let bareNpmStartMs: number;
+  try {
+    bareNodeMs = median((await samplesOf(runs, bareNode)).map((s) => s.lineMs));
+    bareNpmStartMs = median((await samplesOf(runs, bareNpm)).map((s) => s.lineMs));
+  } finally {
+    rmSync(bare, { recursive: true, force: true });
+  }
   const binMs = median(binSamples.map((s) => s.lineMs));
   const npmStartMs = median(npmSamples.map((s) => s.lineMs));
   return {
@@ -145,7 +170,25 @@ export async function runStartup(runs: number): Promise<StartupResult> {
     npmStartRatio: npmStartMs / nodeMs,
     binReadyMs: median(binSamples.map((s) => s.readyMs ?? Number.NaN)),
     npmStartReadyMs: median(npmSamples.map((s) => s.readyMs ?? Number.NaN)),
+    bareNodeMs,
+    bareNpmStartMs,
   };
+}
+
+/** A throwaway package whose `npm start` runs a bare HTTP listener printing a line like the bridge's. */
+function bareListenerPackage(): string {
+  const dir = mkdtempSync(join(tmpdir(), "cursor-bridge-bare-listener-"));
+  writeFileSync(
+    join(dir, "package.json"),
+    JSON.stringify({ name: "bare-listener", private: true, type: "module", scripts: { start: "node listener.mjs" } }),
+  );
+  writeFileSync(
+    join(dir, "listener.mjs"),
+    'import { createServer } from "node:http";\n' +
+      'const server = createServer((_, res) => res.end("ok"));\n' +
+      'server.listen(0, "127.0.0.1", () => console.log("listening on http://127.0.0.1:" + server.address().port + "/v1"));\n',
+  );
+  return dir;
 }
 
 /** The scenario's table and its target. */
@@ -157,6 +200,8 @@ export function startupReport(r: StartupResult): { table: Table; targets: Target
       ["node -e 0", fmt(r.nodeMs), "1.0", "–"],
       ["node bin/cursor-bridge.js serve", fmt(r.binMs), r.binRatio.toFixed(1), fmt(r.binReadyMs)],
       ["npm start", fmt(r.npmStartMs), r.npmStartRatio.toFixed(1), fmt(r.npmStartReadyMs)],
+      ["floor: node on a bare HTTP listener", fmt(r.bareNodeMs), (r.bareNodeMs / r.nodeMs).toFixed(1), "–"],
+      ["floor: npm start of that listener", fmt(r.bareNpmStartMs), (r.bareNpmStartMs / r.nodeMs).toFixed(1), "–"],
     ],
     notes: [
       "ratio = start ÷ `node -e 0` on the same machine (tracked); npm start includes npm's own start-up",
@@ -167,7 +212,7 @@ export function startupReport(r: StartupResult): { table: Table; targets: Target
     {
       scenario: "startup",
       target: `npm start to listening, median ≤ ${STARTUP_TARGET.npmStartMedianMs} ms`,
-      measured: `${fmt(r.npmStartMs)} ms (${r.npmStartRatio.toFixed(1)}× node -e 0)`,
+      measured: `${fmt(r.npmStartMs)} ms (${r.npmStartRatio.toFixed(1)}× node -e 0; npm start of a bare listener ${fmt(r.bareNpmStartMs)} ms)`,
       met: r.npmStartMs <= STARTUP_TARGET.npmStartMedianMs,
     },
   ];
