@@ -119,3 +119,24 @@ describe("envelope reader", () => {
     expect(() => reader.push(a)).toThrow(/after the end/);
   });
 });
+
+describe("envelope reader on a large frame in many chunks", () => {
+  it("decodes a 1 MiB frame delivered in 1,000 chunks, as a copy that does not share the chunks' memory", () => {
+    const data = Uint8Array.from({ length: 1024 * 1024 }, (_, i) => (i * 7) % 251);
+    const frame = encodeEnvelope(0, data);
+    const reader = createEnvelopeReader();
+    const size = Math.ceil(frame.length / 1000);
+    const chunks: Uint8Array[] = [];
+    const out = [];
+    for (let i = 0; i < frame.length; i += size) {
+      const chunk = frame.slice(i, i + size);
+      chunks.push(chunk);
+      out.push(...reader.push(chunk));
+    }
+    reader.end();
+    expect(out).toHaveLength(1);
+    expect(out[0]?.data).toEqual(data);
+    for (const chunk of chunks) chunk.fill(0);
+    expect(out[0]?.data).toEqual(data);
+  });
+});

@@ -49,52 +49,73 @@ export interface EnvelopeReader {
 /** Creates an envelope reader that buffers across chunks (1-byte chunks, split frames, many frames per chunk). */
 export function createEnvelopeReader(options: EnvelopeReaderOptions = {}): EnvelopeReader {
   const max = options.maxMessageBytes ?? 16 * 1024 * 1024;
-  let buffer: Uint8Array = new Uint8Array(0);
+  // Unread bytes: the chunks as they arrived, the first one read up to `offset`. Chunks are never concatenated, so a
+  // large frame arriving in many chunks costs one copy of its bytes (concatenating on every chunk was quadratic).
+  const chunks: Uint8Array[] = [];
+  let offset = 0;
+  let buffered = 0;
   let ended = false;
 
-  const append = (chunk: Uint8Array) => {
-    if (buffer.length === 0) {
-      buffer = chunk;
-      return;
+  const byteAt = (index: number): number => {
+    let position = offset + index;
+    let k = 0;
+    for (let chunk = chunks[k]; chunk !== undefined && position >= chunk.length; chunk = chunks[++k]) {
+      position -= chunk.length;
     }
-    const next = new Uint8Array(buffer.length + chunk.length);
-    next.set(buffer, 0);
-    next.set(chunk, buffer.length);
-    buffer = next;
+    return chunks[k]?.[position] ?? 0;
+  };
+
+  /** Consumes `count` bytes; with `into`, copies them there. */
+  const consume = (count: number, into?: Uint8Array): void => {
+    let done = 0;
+    while (done < count) {
+      const chunk = chunks[0];
+      if (chunk === undefined) break;
+      const step = Math.min(chunk.length - offset, count - done);
+      into?.set(chunk.subarray(offset, offset + step), done);
+      done += step;
+      offset += step;
+      if (offset === chunk.length) {
+        chunks.shift();
+        offset = 0;
+      }
+    }
+    buffered -= count;
   };
 
   const take = (): Envelope | undefined => {
-    if (buffer.length < HEADER_BYTES) return undefined;
-    const flags = buffer[0] ?? 0;
+    if (buffered < HEADER_BYTES) return undefined;
+    const flags = byteAt(0);
     if ((flags & ~KNOWN_FLAGS) !== 0) {
       throw new EnvelopeError(`Invalid envelope flags 0x${flags.toString(16).padStart(2, "0")}: not a Connect frame.`);
     }
-    const length =
-      (((buffer[1] ?? 0) << 24) >>> 0) + ((buffer[2] ?? 0) << 16) + ((buffer[3] ?? 0) << 8) + (buffer[4] ?? 0);
+    const length = ((byteAt(1) << 24) >>> 0) + (byteAt(2) << 16) + (byteAt(3) << 8) + byteAt(4);
     if (length > max) {
       throw new EnvelopeError(`Envelope declares ${length} bytes, more than the ${max}-byte limit.`);
     }
-    if (buffer.length < HEADER_BYTES + length) return undefined;
-    // A copy, also for a Buffer chunk (whose own slice() is a view): decoded `bytes` fields must not pin the chunk.
-    const payload = Uint8Array.prototype.slice.call(buffer, HEADER_BYTES, HEADER_BYTES + length);
-    buffer = buffer.subarray(HEADER_BYTES + length);
+    if (buffered < HEADER_BYTES + length) return undefined;
+    consume(HEADER_BYTES);
+    // Always a fresh copy (never a view of a chunk): decoded `bytes` fields must not pin the network chunks.
+    const payload = new Uint8Array(length);
+    consume(length, payload);
     return { flags, data: (flags & FLAG_COMPRESSED) !== 0 ? gunzip(payload, max) : payload };
   };
 
   return {
     push(chunk) {
       if (ended) throw new EnvelopeError("Envelope reader received data after the end of the stream.");
-      append(chunk);
+      if (chunk.length > 0) {
+        chunks.push(chunk);
+        buffered += chunk.length;
+      }
       const out: Envelope[] = [];
       for (let frame = take(); frame !== undefined; frame = take()) out.push(frame);
       return out;
     },
     end() {
       ended = true;
-      if (buffer.length > 0) {
-        throw new EnvelopeError(
-          `Stream ended inside a frame (${buffer.length} trailing bytes): the frame is truncated.`,
-        );
+      if (buffered > 0) {
+        throw new EnvelopeError(`Stream ended inside a frame (${buffered} trailing bytes): the frame is truncated.`);
       }
     },
   };
