@@ -55,6 +55,8 @@ function settingsFor(quick: boolean) {
     /** Rebuild: history sizes (the target is at 10,000) and repeats per size. */
     rebuildSizes: [2_500, REBUILD_TARGET.messages],
     rebuildRepeats: quick ? 1 : 3,
+    /** Starts of each kind in the start-time scenario (median reported). */
+    startupRuns: quick ? 3 : 5,
   };
 }
 
@@ -171,7 +173,7 @@ async function main(): Promise<void> {
     targets.push(...mb.targets);
   }
 
-  if (wanted("startup")) await addStartupScenario({ results, tables, targets }, log);
+  if (wanted("startup")) await addStartupScenario({ results, tables, targets }, log, s.startupRuns);
   if (wanted("cluster")) {
     log("two instances on one Redis behind HAProxy (issue 18)");
     const cluster = await runCluster(quick ? 60 : 300, 8);

@@ -223,9 +223,10 @@ export function startupReport(r: StartupResult): { table: Table; targets: Target
 export async function addStartupScenario(
   into: { results: Record<string, unknown>; tables: Table[]; targets: TargetResult[] },
   log: (line: string) => void,
+  runs = 5,
 ): Promise<void> {
   log("start time (npm start to the listening line)");
-  const startup = await runStartup(5);
+  const startup = await runStartup(runs);
   into.results.startup = startup;
   const report = startupReport(startup);
   into.tables.push(report.table);
