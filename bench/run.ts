@@ -40,7 +40,7 @@ function settingsFor(quick: boolean) {
     overheadEmulator: { bootstrapLatencyMs: 0, tokensPerSecond: 50 },
     overheadTokens: quick ? 10 : 20,
     /** Rounds per side in one repetition: a round is `concurrency` simultaneous streams. */
-    rounds: (c: number) => (c === 1 ? (quick ? 5 : 10) : quick ? 1 : 2),
+    rounds: (c: number) => (c === 1 ? (quick ? 3 : 10) : quick ? 1 : 2),
     repetitions: quick ? 3 : 5,
     /** Conversation emulator: realistic bootstrap latency (quick mode shortens it) and token rate. */
     conversationEmulator: quick
@@ -50,7 +50,7 @@ function settingsFor(quick: boolean) {
     turns: 20,
     parked: quick ? 300 : 1000,
     throughputStreams: 200,
-    throughputTokens: quick ? 50 : 100,
+    throughputTokens: quick ? 40 : 100,
     warmup: quick ? 3 : 5,
     /** Rebuild: history sizes (the target is at 10,000) and repeats per size. */
     rebuildSizes: [2_500, REBUILD_TARGET.messages],
