@@ -8,13 +8,12 @@
  * connection-vs-stream failure distinction of the HTTP/1.1 fallback are the same as for the unary calls.
  */
 import { type ClientHttp2Stream, constants, type Http2Session, type IncomingHttpHeaders } from "node:http2";
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
   type AgentClientMessage,
   AgentClientMessageSchema,
   type AgentServerMessage,
-  AgentServerMessageSchema,
 } from "../gen/agent/v1/agent_pb.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
@@ -30,7 +29,7 @@ import {
 import { type ErrorMappingContext, toProxyError } from "./error-mapping.js";
 import { connectStreamHeaders } from "./headers.js";
 import type { Http2Sessions } from "./http2-sessions.js";
-import { abortedError, type RunStream, type StartedRun, streamClosedError } from "./run-stream.js";
+import { abortedError, decodeServerMessage, type RunStream, type StartedRun, streamClosedError } from "./run-stream.js";
 import type { TransportPool } from "./transports.js";
 
 /** Parameters of {@link startHttp2Run}. */
@@ -300,7 +299,7 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
           return;
         }
         if ((frame.flags & FLAG_TRAILER) !== 0) throw new EnvelopeError("Unexpected gRPC-Web trailer on Run.");
-        this.deliver(decodeServerMessage(frame.data));
+        this.deliver(decodeServerMessage(frame.data, "Run"));
       }
     } catch (error) {
       this.fail(error);
@@ -406,14 +405,6 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
       // Nothing more will be read: let the peer's end (or anything after it) drain without buffering.
       if (this.paused) h2.resume();
     } else h2.close(constants.NGHTTP2_CANCEL);
-  }
-}
-
-function decodeServerMessage(data: Uint8Array): AgentServerMessage {
-  try {
-    return fromBinary(AgentServerMessageSchema, data);
-  } catch (error) {
-    throw new EnvelopeError("Run frame is not a valid agent.v1.AgentServerMessage.", error);
   }
 }
 

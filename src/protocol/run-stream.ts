@@ -2,8 +2,14 @@
  * One open `agent.v1.AgentService/Run` conversation turn, whatever the transport (docs/protocol.md §4.2, §4.3), and
  * what its implementations share. HTTP/2: h2-run.ts; HTTP/1.1 RunSSE + BidiAppend: sse-run.ts.
  */
-import type { AgentClientMessage, AgentServerMessage } from "../gen/agent/v1/agent_pb.js";
+import { fromBinary } from "@bufbuild/protobuf";
+import {
+  type AgentClientMessage,
+  type AgentServerMessage,
+  AgentServerMessageSchema,
+} from "../gen/agent/v1/agent_pb.js";
 import { ProxyError } from "../util/errors.js";
+import { EnvelopeError } from "./envelope.js";
 import { toProxyError } from "./error-mapping.js";
 
 /** One open Run, over HTTP/2 (`Run`) or HTTP/1.1 (`RunSSE` + `BidiAppend`). */
@@ -69,4 +75,13 @@ export function linkSignal(signal: AbortSignal | undefined, abort: (reason: unkn
   const listener = () => abort(signal.reason);
   signal.addEventListener("abort", listener, { once: true });
   return () => signal.removeEventListener("abort", listener);
+}
+
+/** Decodes one server frame's payload; `method` names the call in the error (`Run`, `RunSSE`). */
+export function decodeServerMessage(data: Uint8Array, method: string): AgentServerMessage {
+  try {
+    return fromBinary(AgentServerMessageSchema, data);
+  } catch (error) {
+    throw new EnvelopeError(`${method} frame is not a valid agent.v1.AgentServerMessage.`, error);
+  }
 }

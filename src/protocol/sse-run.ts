@@ -4,14 +4,13 @@
  * `aiserver.v1.BidiService/BidiAppend` with lower-case hex `data`, the same `request_id` and `append_seqno` 0,1,2…
  * The response body is read with the project's one envelope reader (envelope.ts).
  */
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { type ConnectError, createClient } from "@connectrpc/connect";
 import { errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
 import {
   type AgentClientMessage,
   AgentClientMessageSchema,
   type AgentServerMessage,
-  AgentServerMessageSchema,
 } from "../gen/agent/v1/agent_pb.js";
 import { BidiRequestIdSchema, BidiService } from "../gen/aiserver/v1/bidi_pb.js";
 import { ProxyError } from "../util/errors.js";
@@ -27,7 +26,14 @@ import {
 } from "./envelope.js";
 import { type ErrorMappingContext, toProxyError } from "./error-mapping.js";
 import { connectStreamHeaders } from "./headers.js";
-import { abortedError, linkSignal, type RunStream, type StartedRun, streamClosedError } from "./run-stream.js";
+import {
+  abortedError,
+  decodeServerMessage,
+  linkSignal,
+  type RunStream,
+  type StartedRun,
+  streamClosedError,
+} from "./run-stream.js";
 import { fetchOrUnavailable, type TransportPool } from "./transports.js";
 
 /** Parameters of {@link startSseRun}. */
@@ -73,7 +79,7 @@ async function* readServerMessages(response: Response, maxMessageBytes: number):
           return;
         }
         if ((frame.flags & FLAG_TRAILER) !== 0) throw new EnvelopeError("Unexpected gRPC-Web trailer on RunSSE.");
-        yield decodeServerMessage(frame.data);
+        yield decodeServerMessage(frame.data, "RunSSE");
       }
     }
     reader.end();
@@ -84,14 +90,6 @@ async function* readServerMessages(response: Response, maxMessageBytes: number):
     });
   } finally {
     body.cancel().catch(() => {});
-  }
-}
-
-function decodeServerMessage(data: Uint8Array): AgentServerMessage {
-  try {
-    return fromBinary(AgentServerMessageSchema, data);
-  } catch (error) {
-    throw new EnvelopeError("RunSSE frame is not a valid agent.v1.AgentServerMessage.", error);
   }
 }
 
