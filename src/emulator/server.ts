@@ -4,8 +4,8 @@
  */
 import { createServer as createHttp1Server } from "node:http";
 import { createServer as createHttp2Server } from "node:http2";
-import { createServer as createNetServer, type Socket } from "node:net";
-import type { ReservedListener } from "../util/reserved-listener.js";
+import type { Socket } from "node:net";
+import { type ReservedListener, reserveListener } from "../util/reserved-listener.js";
 import type { NodeRequest, NodeResponse } from "./auth.js";
 
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
@@ -39,24 +39,11 @@ export async function listenDual(
     socket.on("error", () => socket.destroy());
     route(socket, http1, http2);
   };
-  let net: ReturnType<typeof createNetServer>;
-  let boundPort: number;
-  if (reserved !== undefined) {
-    net = reserved.server;
-    boundPort = reserved.port;
-    reserved.adopt(onConnection);
-  } else {
-    net = createNetServer(onConnection);
-    await new Promise<void>((resolve, reject) => {
-      net.once("error", reject);
-      net.listen(port, host, () => {
-        net.off("error", reject);
-        resolve();
-      });
-    });
-    const address = net.address();
-    boundPort = typeof address === "object" && address !== null ? address.port : port;
-  }
+  // A port `serve` bound before loading the emulator, or one bound here the same way.
+  const listener = reserved ?? (await reserveListener(host, port));
+  listener.adopt(onConnection);
+  const net = listener.server;
+  const boundPort = listener.port;
   return {
     port: boundPort,
     async close() {
