@@ -1,37 +1,12 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { create, toBinary } from "@bufbuild/protobuf";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  ConversationStateStructureSchema,
-  ConversationTurnStructureSchema,
-} from "../gen/agent/v1/conversation_state_pb.js";
+import { ORPHAN_BLOB, sampleRecord } from "../../test/support/conversation-record.js";
 import type { Logger } from "../util/logger.js";
 import { blobIdOf, toHex } from "./blob-store.js";
-import { type ConversationRecord, createMemoryConversationStore } from "./conversation-store.js";
+import { createMemoryConversationStore } from "./conversation-store.js";
 import { createFileConversationStore, writeFileAtomic } from "./file-conversation-store.js";
-
-const encoder = new TextEncoder();
-
-/** A checkpoint referencing a root prompt blob and a turn blob that itself references a user-message blob. */
-function sampleRecord(now: number): ConversationRecord {
-  const prompt = encoder.encode('{"role":"system","content":"hi"}');
-  const userMessage = encoder.encode("user message bytes");
-  const turn = toBinary(
-    ConversationTurnStructureSchema,
-    create(ConversationTurnStructureSchema, {
-      turn: { case: "agentConversationTurn", value: { userMessage: blobIdOf(userMessage), steps: [] } },
-    }),
-  );
-  const orphan = encoder.encode("nobody references me");
-  const checkpoint = toBinary(
-    ConversationStateStructureSchema,
-    create(ConversationStateStructureSchema, { rootPromptMessagesJson: [blobIdOf(prompt)], turns: [blobIdOf(turn)] }),
-  );
-  const blobs = new Map([prompt, userMessage, turn, orphan].map((data) => [toHex(blobIdOf(data)), data] as const));
-  return { conversationId: "conv-1", checkpoint, coveredMessages: 2, fingerprint: "f", blobs, updatedAt: now };
-}
 
 describe("file conversation store", () => {
   let dir: string;
@@ -45,7 +20,7 @@ describe("file conversation store", () => {
   const store = (ttlMs = 10_000) => createFileConversationStore({ dir, ttlMs, now: () => now });
 
   it("creates the directory 0700 and files 0600, leaving no temp files", async () => {
-    await store().save(sampleRecord(now));
+    await store().save(sampleRecord("conv-1", now));
     expect((await stat(dir)).mode & 0o777).toBe(0o700);
     const names = await readdir(dir);
     expect(names).toHaveLength(1);
@@ -54,7 +29,7 @@ describe("file conversation store", () => {
   });
 
   it("keeps a record in memory only when it is small next to the cache (large ones are read from disk again)", async () => {
-    const record = sampleRecord(now);
+    const record = sampleRecord("conv-1", now);
     const bytes = record.checkpoint.byteLength + [...record.blobs.values()].reduce((sum, b) => sum + b.byteLength, 0);
     const roomy = createFileConversationStore({ dir, ttlMs: 10_000, now: () => now, cacheBytes: bytes * 8 });
     await roomy.save(record);
@@ -67,7 +42,7 @@ describe("file conversation store", () => {
   });
 
   it("round-trips the checkpoint and keeps only reachable blobs (GC)", async () => {
-    const record = sampleRecord(now);
+    const record = sampleRecord("conv-1", now);
     await store().save(record);
     const loaded = await store().load("conv-1");
     expect(loaded?.checkpoint).toEqual(record.checkpoint);
@@ -75,13 +50,13 @@ describe("file conversation store", () => {
     expect(loaded?.fingerprint).toBe("f");
     // prompt, turn and the user message the turn references survive; the orphan is collected.
     expect(loaded?.blobs.size).toBe(3);
-    const orphanId = toHex(blobIdOf(encoder.encode("nobody references me")));
+    const orphanId = toHex(blobIdOf(ORPHAN_BLOB));
     expect(loaded?.blobs.has(orphanId)).toBe(false);
     for (const [id, data] of loaded?.blobs ?? []) expect(toHex(blobIdOf(data))).toBe(id);
   });
 
   it("expires records after the TTL and removes them", async () => {
-    await store().save(sampleRecord(now));
+    await store().save(sampleRecord("conv-1", now));
     now += 10_001;
     expect(await store().load("conv-1")).toBeUndefined();
     expect(await readdir(dir)).toHaveLength(0);
@@ -89,9 +64,9 @@ describe("file conversation store", () => {
 
   it("deleteExpired removes only expired records and stale temp files", async () => {
     const s = store();
-    await s.save(sampleRecord(now));
+    await s.save(sampleRecord("conv-1", now));
     now += 5_000;
-    await s.save({ ...sampleRecord(now), conversationId: "conv-2" });
+    await s.save({ ...sampleRecord("conv-1", now), conversationId: "conv-2" });
     await writeFile(join(dir, "leftover.json.abc.tmp"), "x");
     now += 6_000;
     expect(await s.deleteExpired()).toBe(1);
@@ -100,7 +75,7 @@ describe("file conversation store", () => {
   });
 
   it("treats an unreadable file as missing", async () => {
-    await store().save(sampleRecord(now));
+    await store().save(sampleRecord("conv-1", now));
     const [name] = await readdir(dir);
     await writeFile(join(dir, name ?? ""), "{not json");
     expect(await store().load("conv-1")).toBeUndefined();
@@ -121,7 +96,9 @@ describe("file conversation store", () => {
 
   it("survives concurrent saves of the same conversation with one valid file", async () => {
     const s = store();
-    await Promise.all(Array.from({ length: 20 }, (_, i) => s.save({ ...sampleRecord(now), coveredMessages: i })));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => s.save({ ...sampleRecord("conv-1", now), coveredMessages: i })),
+    );
     const loaded = await s.load("conv-1");
     expect(loaded?.coveredMessages).toBeGreaterThanOrEqual(0);
     expect((await readdir(dir)).filter((n) => n.endsWith(".tmp"))).toEqual([]);
@@ -151,9 +128,9 @@ describe("file conversation store: bounds and sweep", () => {
     let now = 1_000_000;
     const { logger, lines } = capture();
     const s = createFileConversationStore({ dir, ttlMs: 10_000, now: () => now, logger });
-    await s.save(sampleRecord(now));
+    await s.save(sampleRecord("conv-1", now));
     now += 5_000;
-    await s.save({ ...sampleRecord(now), conversationId: "conv-2" });
+    await s.save({ ...sampleRecord("conv-1", now), conversationId: "conv-2" });
     await mkdir(join(dir, "looks-like-a-record.json"));
     await writeFile(join(dir, "empty.json"), "");
     now += 6_000;
@@ -173,7 +150,7 @@ describe("file conversation store: bounds and sweep", () => {
     const s = createFileConversationStore({ dir, now: () => now, logger, maxEntries: 2 });
     for (const id of ["a", "b", "c"]) {
       now += 1_000;
-      await s.save({ ...sampleRecord(now), conversationId: id });
+      await s.save({ ...sampleRecord("conv-1", now), conversationId: id });
     }
     expect(await s.deleteExpired()).toBe(1);
     expect(await createFileConversationStore({ dir, now: () => now }).load("a")).toBeUndefined();
@@ -187,12 +164,12 @@ describe("file conversation store: bounds and sweep", () => {
   it("writes nothing for an unchanged record and serves loads from memory", async () => {
     const now = 1_000_000;
     const s = createFileConversationStore({ dir, now: () => now });
-    await s.save(sampleRecord(now));
+    await s.save(sampleRecord("conv-1", now));
     const [name] = await readdir(dir);
     const path = join(dir, name ?? "");
     const before = (await stat(path)).mtimeMs;
     await writeFile(path, "{not json");
-    await s.save(sampleRecord(now + 50));
+    await s.save(sampleRecord("conv-1", now + 50));
     expect(await readFile(path, "utf8")).toBe("{not json");
     expect((await s.load("conv-1"))?.coveredMessages).toBe(2);
     expect(before).toBe(now);
@@ -203,7 +180,7 @@ describe("memory conversation store", () => {
   it("applies the same GC and TTL", async () => {
     let now = 0;
     const s = createMemoryConversationStore({ ttlMs: 100, now: () => now });
-    await s.save(sampleRecord(now));
+    await s.save(sampleRecord("conv-1", now));
     expect((await s.load("conv-1"))?.blobs.size).toBe(3);
     now = 101;
     expect(await s.load("conv-1")).toBeUndefined();

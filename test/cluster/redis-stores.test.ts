@@ -1,13 +1,5 @@
-/**
- * The Redis implementations of the conversation index, the conversation store and the response store, against a
- * real redis-server: round trips, TTLs carried by every key, content-addressed blobs shared by conversations, the
- * entry caps, and a fast 503 naming the store while Redis is down (then recovery by itself).
- */
-import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createRefreshingTokenSource } from "../../src/auth/index.js";
-import { blobIdOf, toHex } from "../../src/backend/blob-store.js";
-import type { ConversationRecord } from "../../src/backend/index.js";
 import { deriveKey } from "../../src/cluster/cluster-auth.js";
 import { connectStore, type StoreClient } from "../../src/cluster/redis-client.js";
 import { createRedisConversationIndex } from "../../src/cluster/redis-conversation-index.js";
@@ -19,34 +11,12 @@ import {
   sealCredentials,
 } from "../../src/cluster/redis-credentials.js";
 import { createRedisResponseStore } from "../../src/cluster/redis-response-store.js";
-import {
-  ConversationStateStructureSchema,
-  ConversationTurnStructureSchema,
-} from "../../src/gen/agent/v1/conversation_state_pb.js";
 import { ProxyError } from "../../src/util/errors.js";
 import { createCliHarness } from "../cli/harness.js";
+import { sampleRecord } from "../support/conversation-record.js";
 import { freePort, missingBinaries, type RedisServer, startRedisServer } from "./support/redis-server.js";
 
 const skip = missingBinaries("redis-server", "redis-cli");
-const encoder = new TextEncoder();
-
-function sampleRecord(id: string, now: number, extra = "x"): ConversationRecord {
-  const prompt = encoder.encode('{"role":"system","content":"hi"}');
-  const userMessage = encoder.encode(`user message ${extra}`);
-  const turn = toBinary(
-    ConversationTurnStructureSchema,
-    create(ConversationTurnStructureSchema, {
-      turn: { case: "agentConversationTurn", value: { userMessage: blobIdOf(userMessage), steps: [] } },
-    }),
-  );
-  const orphan = encoder.encode("nobody references me");
-  const checkpoint = toBinary(
-    ConversationStateStructureSchema,
-    create(ConversationStateStructureSchema, { rootPromptMessagesJson: [blobIdOf(prompt)], turns: [blobIdOf(turn)] }),
-  );
-  const blobs = new Map([prompt, userMessage, turn, orphan].map((data) => [toHex(blobIdOf(data)), data] as const));
-  return { conversationId: id, checkpoint, coveredMessages: 2, fingerprint: "f", blobs, updatedAt: now };
-}
 
 describe.skipIf(skip !== undefined)("Redis stores", () => {
   let server: RedisServer;
