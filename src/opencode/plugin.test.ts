@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { pngImage } from "../../test/support/images.js";
+import { isAlive } from "../../test/support/processes.js";
 import { type Emulator, startEmulator } from "../emulator/index.js";
 import { type BridgeChild, type BridgeChildOptions, checkNodeVersion, locateNode, startBridgeChild } from "./child.js";
 import { createCursorPlugin, PLUGIN_BASE_URL } from "./plugin.js";
@@ -16,15 +17,6 @@ import type { CatalogModel, Hooks, OpenCodeAuth, OpenCodeConfig } from "./types.
 
 const API_KEY = "plugin-hooks-key";
 const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe("OpenCode plugin hooks (Node, real bridge child, emulator)", () => {
   let emulator: Emulator;

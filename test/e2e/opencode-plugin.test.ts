@@ -15,9 +15,10 @@ import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isAlive } from "../support/processes.js";
 import { closedPort, startClient } from "./support/client-process.js";
 import { createTempHome, type TempHome } from "./support/served-bridge.js";
-import { OPENCODE_BINARY, openCodeSkipReason } from "./support/test-clients.js";
+import { OPENCODE_BINARY, OPENCODE_OFFLINE_ENV, openCodeSkipReason } from "./support/test-clients.js";
 
 const BINARY = OPENCODE_BINARY;
 const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
@@ -104,15 +105,6 @@ function bridgeChildren(home: string): number[] {
   return pids;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Approves a browser login on the emulator's page, as a user clicking "Approve" would. */
 async function approveInBrowser(loginUrl: string): Promise<void> {
   const page = await fetch(loginUrl);
@@ -153,11 +145,7 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
         share: "disabled",
         permission: { bash: "allow", read: "allow", edit: "deny", webfetch: "deny" },
       }),
-      OPENCODE_DISABLE_MODELS_FETCH: "1",
-      OPENCODE_DISABLE_AUTOUPDATE: "1",
-      OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
-      OPENCODE_DISABLE_SHARE: "1",
-      OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+      ...OPENCODE_OFFLINE_ENV,
     };
   }, 60_000);
   afterAll(() => {

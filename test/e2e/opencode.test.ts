@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedPort, runClient } from "./support/client-process.js";
 import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
-import { OPENCODE_BINARY, openCodeSkipReason } from "./support/test-clients.js";
+import { OPENCODE_BINARY, OPENCODE_OFFLINE_ENV, openCodeSkipReason } from "./support/test-clients.js";
 
 const BINARY = OPENCODE_BINARY;
 const MAIN_MODEL = "composer-1";
@@ -77,11 +77,7 @@ describe.skipIf(reason !== undefined)("OpenCode → cursor-bridge serve → emul
       const env = {
         ...home.env,
         OPENCODE_CONFIG_CONTENT: openCodeConfig(served.baseURL),
-        OPENCODE_DISABLE_MODELS_FETCH: "1",
-        OPENCODE_DISABLE_AUTOUPDATE: "1",
-        OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
-        OPENCODE_DISABLE_SHARE: "1",
-        OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+        ...OPENCODE_OFFLINE_ENV,
         npm_config_registry: `http://127.0.0.1:${await closedPort()}`,
       };
       // `opencode run` wraps every argument containing a space in quotes (escaping inner quotes) before joining them

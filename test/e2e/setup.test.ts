@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ClientRun, closedPort, runClient } from "./support/client-process.js";
 import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
-import { clientBin, ensureTestClients, OPENCODE_BINARY } from "./support/test-clients.js";
+import { clientBin, ensureTestClients, OPENCODE_BINARY, OPENCODE_OFFLINE_ENV } from "./support/test-clients.js";
 
 const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
 const OPENCODE = OPENCODE_BINARY;
@@ -95,11 +95,7 @@ describe.skipIf(reason !== undefined)("setup → real clients → cursor-bridge 
         ["run", "--format", "json", "Hello", "from", "opencode.json"],
         {
           ...env,
-          OPENCODE_DISABLE_MODELS_FETCH: "1",
-          OPENCODE_DISABLE_AUTOUPDATE: "1",
-          OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
-          OPENCODE_DISABLE_SHARE: "1",
-          OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+          ...OPENCODE_OFFLINE_ENV,
           npm_config_registry: `http://127.0.0.1:${await closedPort()}`,
         },
         cwd,

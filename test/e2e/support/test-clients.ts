@@ -16,6 +16,15 @@ export const CLIENTS_DIR = fileURLToPath(new URL("../../clients/", import.meta.u
 /** OpenCode's pinned linux-x64 binary inside test/clients (an optional dependency: installed on linux-x64 only). */
 export const OPENCODE_BINARY = join(CLIENTS_DIR, "node_modules", "opencode-linux-x64", "bin", "opencode");
 
+/** Environment that keeps OpenCode offline and quiet: no models.dev fetch, update check, default plugins, sharing or LSP downloads. */
+export const OPENCODE_OFFLINE_ENV = {
+  OPENCODE_DISABLE_MODELS_FETCH: "1",
+  OPENCODE_DISABLE_AUTOUPDATE: "1",
+  OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+  OPENCODE_DISABLE_SHARE: "1",
+  OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+} as const;
+
 /** Why the OpenCode tests cannot run here (wrong platform, failed install), or undefined when they can. */
 export async function openCodeSkipReason(): Promise<string | undefined> {
   if (process.platform !== "linux" || process.arch !== "x64") {
