@@ -22,6 +22,7 @@ import {
   createEnvelopeReader,
   EnvelopeError,
   type EnvelopeReader,
+  encodeEnvelope,
   FLAG_END_STREAM,
   FLAG_TRAILER,
   parseEndStream,
@@ -45,8 +46,6 @@ export interface Http2RunParams {
   maxMessageBytes: number;
 }
 
-/** Connect envelope header: 1 flag byte + 4 length bytes (§4.1); we never compress. */
-const HEADER_BYTES = 5;
 /** Decoded messages waiting for the reader before the stream is paused (HTTP/2 flow control then holds the rest). */
 const HIGH_WATER = 64;
 /**
@@ -166,10 +165,7 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
       );
       return Promise.reject(toProxyError(error, this.errorContext));
     }
-    const frame = Buffer.allocUnsafe(HEADER_BYTES + payload.length);
-    frame[0] = 0;
-    frame.writeUInt32BE(payload.length, 1);
-    frame.set(payload, HEADER_BYTES);
+    const frame = encodeEnvelope(0, payload);
     if (this.queued !== undefined) {
       return new Promise<void>((resolve, reject) =>
         this.queued?.push({ frame, payloadBytes: payload.length, resolve, reject }),
