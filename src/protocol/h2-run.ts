@@ -389,10 +389,13 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
       if (error === undefined) w.resolve(DONE);
       else w.reject(error);
     }
-    const rejection = error ?? streamClosedError();
-    for (const q of this.queued ?? []) q.reject(rejection);
+    // Sends still on their way when the server ended the Run cleanly are moot, not failures (as on HTTP/1.1: the
+    // server may end a turn on the last tool result without waiting for what follows it); otherwise they fail.
+    const settle = (sender: { resolve: () => void; reject: (e: unknown) => void }) =>
+      error === undefined ? sender.resolve() : sender.reject(error);
+    for (const q of this.queued ?? []) settle(q);
     this.queued = undefined;
-    for (const d of this.drainWaiters ?? []) d.reject(rejection);
+    for (const d of this.drainWaiters ?? []) settle(d);
     this.drainWaiters = undefined;
     const h2 = this.h2;
     if (h2 === undefined || h2.closed || h2.destroyed) return;

@@ -19,7 +19,8 @@ export interface RunStream {
   /**
    * Sends one client message. h2: a frame on the bidi stream; h1: one BidiAppend (hex `data`, `request_id`,
    * `append_seqno` 0,1,2…). Sends are serialised in call order, so seqnos never reorder. Rejects with a ProxyError
-   * once the stream has failed, ended or been aborted.
+   * once the stream has failed, ended or been aborted; a send still on its way when the server ends the Run cleanly
+   * resolves (the server may finish a turn without waiting for it, so it is moot, not a failure).
    */
   send(message: AgentClientMessage): Promise<void>;
   /**

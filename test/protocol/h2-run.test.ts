@@ -138,4 +138,32 @@ describe("hand-framed HTTP/2 Run", () => {
     // ResourceExhausted without ErrorDetails is Cursor's usage limit (error-mapping.ts); the reset comes from headers.
     expect((await readAll(api)).error).toMatchObject({ code: "quota_exceeded", retryAfterSeconds: 7 });
   });
+
+  it("a send still waiting on flow control when the server ends the Run cleanly succeeds; a later send is refused", async () => {
+    // The server may finish a turn without reading what the client still sends (e.g. a stream_close after the last
+    // tool result). Here it never reads the request body, so a 1 MB message waits for flow control.
+    let endResponse = () => {};
+    const api = await apiAgainst((stream) => {
+      stream.respond(connectResponse);
+      endResponse = () => stream.end(Buffer.concat([textDelta("done"), encodeEndStream()]));
+    });
+    const run = await api.openRun(first);
+    const big = create(AgentClientMessageSchema, {
+      message: {
+        case: "kvClientMessage",
+        value: { id: 1, message: { case: "getBlobResult", value: { blobData: new Uint8Array(1024 * 1024) } } },
+      },
+    });
+    const pending = run.send(big);
+    endResponse();
+    const texts: string[] = [];
+    for await (const message of run.messages()) {
+      if (message.message.case === "interactionUpdate" && message.message.value.message.case === "textDelta") {
+        texts.push(message.message.value.message.value.text);
+      }
+    }
+    expect(texts).toEqual(["done"]);
+    await expect(pending).resolves.toBeUndefined();
+    await expect(run.send(first)).rejects.toMatchObject({ detail: "stream_closed" });
+  });
 });
