@@ -4,12 +4,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import type { CursorApi } from "../protocol/cursor-api.js";
+import type { CursorApi } from "../protocol/cursor/cursor-api.js";
+import type { ConversationStore } from "../stores/conversation-store.js";
+import { createFileConversationStore } from "../stores/file/conversation-store.js";
 import { ProxyError } from "../util/errors.js";
 import { type Logger, silentLogger } from "../util/logger.js";
 import { CursorAgentTurn, type TurnDependencies } from "./agent-turn.js";
-import type { ConversationStore } from "./conversation-store.js";
-import { createFileConversationStore } from "./file-conversation-store.js";
 import { createModelCatalog, DEFAULT_MODELS_CACHE_TTL_MS } from "./models.js";
 import { createToolListCache } from "./tool-list-cache.js";
 import type { AgentClient, AgentTurn, TokenSource, TurnRequest } from "./types.js";

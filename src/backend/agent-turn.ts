@@ -4,11 +4,11 @@
  * delivers the results on the same stream. The first segment retries connection loss before any output, refreshes
  * the token once on `unauthenticated`, and rebuilds the state once when a checkpoint or blob is rejected.
  */
-import type { CursorApi } from "../protocol/cursor-api.js";
+import type { CursorApi } from "../protocol/cursor/cursor-api.js";
+import type { ConversationStore } from "../stores/conversation-store.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import { type BlobStore, createBlobStore } from "./blob-store.js";
-import type { ConversationStore } from "./conversation-store.js";
 import { historyFingerprint } from "./history-fingerprint.js";
 import type { ModelCatalog } from "./models.js";
 import { resolveModelId } from "./models.js";

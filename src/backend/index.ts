@@ -1,15 +1,16 @@
 /**
  * Public surface of the agent client, for the composition roots (server/, cli/, plugin/) and the engine.
  */
-export { type AgentClientOptions, createAgentClient, DEFAULT_STALL_TIMEOUT_MS } from "./agent-client.js";
+
 export {
   type ConversationRecord,
   type ConversationStore,
   type ConversationStoreOptions,
   createMemoryConversationStore,
   DEFAULT_CONVERSATION_TTL_MS,
-} from "./conversation-store.js";
-export { createFileConversationStore, type FileConversationStoreOptions } from "./file-conversation-store.js";
+} from "../stores/conversation-store.js";
+export { createFileConversationStore, type FileConversationStoreOptions } from "../stores/file/conversation-store.js";
+export { type AgentClientOptions, createAgentClient, DEFAULT_STALL_TIMEOUT_MS } from "./agent-client.js";
 export { AUTO_MODEL_ALIAS, resolveModelId } from "./models.js";
 export { NATIVE_TOOL_TABLE } from "./native-redirect.js";
 export { PROVIDER_IDENTIFIER } from "./request-context.js";

@@ -7,7 +7,7 @@ import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { type AgentServerMessage, AgentServerMessageSchema } from "../gen/agent/v1/agent_pb.js";
 import { ToolCallSchema } from "../gen/agent/v1/tool_calls_pb.js";
-import type { RunStream } from "../protocol/run-stream.js";
+import type { RunStream } from "../protocol/cursor/run-stream.js";
 import { silentLogger } from "../util/logger.js";
 import { createBlobStore } from "./blob-store.js";
 import { RunSession } from "./run-session.js";

@@ -5,7 +5,7 @@ import {
   type AgentServerMessage,
   AgentServerMessageSchema,
 } from "../gen/agent/v1/agent_pb.js";
-import type { RunStream } from "../protocol/cursor-api.js";
+import type { RunStream } from "../protocol/cursor/cursor-api.js";
 import { silentLogger } from "../util/logger.js";
 import { createBlobStore } from "./blob-store.js";
 import { RunSession } from "./run-session.js";

@@ -16,7 +16,7 @@ import {
 } from "../gen/agent/v1/conversation_state_pb.js";
 import type { InteractionUpdate } from "../gen/agent/v1/interaction_pb.js";
 import type { KvServerMessage } from "../gen/agent/v1/kv_pb.js";
-import type { RunStream } from "../protocol/cursor-api.js";
+import type { RunStream } from "../protocol/cursor/cursor-api.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import type { BlobStore } from "./blob-store.js";

@@ -6,8 +6,8 @@ import {
   ConversationTurnStructureSchema,
 } from "../gen/agent/v1/conversation_state_pb.js";
 import { UserMessageSchema } from "../gen/agent/v1/user_message_pb.js";
+import type { ConversationRecord } from "../stores/conversation-store.js";
 import { createBlobStore, toHex } from "./blob-store.js";
-import type { ConversationRecord } from "./conversation-store.js";
 import { historyFingerprint } from "./history-fingerprint.js";
 import { buildRunRequest, planTurn } from "./run-request.js";
 import type { HistoryMessage } from "./types.js";

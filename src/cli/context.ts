@@ -7,8 +7,8 @@ import { homedir as osHomedir } from "node:os";
 import { type CredentialStore, createFileCredentialStore } from "../auth/credential-store.js";
 import type { CredentialStatus, RefreshingTokenSource } from "../auth/index.js";
 import { type BridgeConfig, loadConfigFromSources } from "../config/index.js";
-import { type ResolvedClientVersion, resolveClientVersion } from "../protocol/client-version.js";
-import type { CursorApi, CursorApiOptions } from "../protocol/cursor-api.js";
+import { type ResolvedClientVersion, resolveClientVersion } from "../protocol/cursor/client-version.js";
+import type { CursorApi, CursorApiOptions } from "../protocol/cursor/cursor-api.js";
 import { ProxyError } from "../util/errors.js";
 import { jwtExpiresAtMs, readJwtClaims, userIdFromSubject } from "../util/jwt.js";
 import { cursorAgentVersionsDir, type PathEnvironment } from "../util/paths.js";
@@ -217,7 +217,7 @@ export async function createCliContext(
       );
     },
     async createCursorApi(tokenSource, extra = {}) {
-      const { createCursorApi } = await import("../protocol/cursor-api.js");
+      const { createCursorApi } = await import("../protocol/cursor/cursor-api.js");
       let last: string | undefined;
       const api = createCursorApi({
         ...extra,

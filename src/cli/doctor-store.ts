@@ -1,5 +1,5 @@
 /** `cursor-bridge doctor`'s check of the conversation store (`--store`): the data directory, or a shared Redis. */
-import { connectStore, redactStoreUrl } from "../cluster/redis-client.js";
+import { connectStore, redactStoreUrl } from "../stores/redis/client.js";
 import type { CliContext } from "./context.js";
 import type { CheckResult } from "./doctor-checks.js";
 import { isRedisStore } from "./store-setup.js";

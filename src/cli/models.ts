@@ -4,7 +4,7 @@
  * `serve` would serve, the embedded emulator's models, and says so.
  */
 import { toModelList } from "../backend/models.js";
-import { contextWindowFor } from "../bridge/model-list.js";
+import { contextWindowFor } from "../surfaces/kit/model-list.js";
 import { createLogger } from "../util/logger.js";
 import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";

@@ -5,11 +5,11 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { bodyLimitForImages } from "../bridge/image-input.js";
-import type { StoreClient } from "../cluster/redis-client.js";
 import { createEngine } from "../engine/index.js";
 import { createApp } from "../server/app.js";
 import type { PendingServer } from "../server/listen.js";
+import type { StoreClient } from "../stores/redis/client.js";
+import { bodyLimitForImages } from "../surfaces/kit/image-input.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import type { CliContext } from "./context.js";

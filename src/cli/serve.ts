@@ -11,8 +11,8 @@
  */
 import { assertSafeBinding } from "../config/host.js";
 import { describeConfig } from "../config/index.js";
-import type { UpstreamKind } from "../server/deps.js";
 import { bind, type PendingServer, type RunningServer } from "../server/listen.js";
+import type { UpstreamKind } from "../surfaces/kit/deps.js";
 import { ProxyError } from "../util/errors.js";
 import { createLogger, type Logger, redactText } from "../util/logger.js";
 import { PARENT_IPC_ENV, PARENT_IPC_STDIO } from "../util/parent-ipc.js";

@@ -5,8 +5,8 @@
  * `CURSOR_API_KEY` (exchanged once; the tokens are then shared). `CURSOR_ACCESS_TOKEN` stays per instance.
  */
 import { createRefreshingTokenSource, describeCredentials, loginWithApiKey } from "../auth/index.js";
-import type { StoreClient } from "../cluster/redis-client.js";
 import { createRedisCredentialStore, createRedisLock } from "../cluster/redis-credentials.js";
+import type { StoreClient } from "../stores/redis/client.js";
 import type { Logger } from "../util/logger.js";
 import type { CliContext, ResolvedCredentials } from "./context.js";
 

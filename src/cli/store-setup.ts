@@ -7,10 +7,10 @@ import { join } from "node:path";
 import type { ConversationStore } from "../backend/index.js";
 import type { ClusterAuth } from "../cluster/cluster-auth.js";
 import type { OwnDirectory } from "../cluster/instance.js";
-import type { StoreClient } from "../cluster/redis-client.js";
 import type { BridgeConfig } from "../config/index.js";
 import { type ConversationIndex, createFileConversationIndex, type TurnForwarder } from "../engine/index.js";
-import { createFileResponseStore, type ResponseStore } from "../engine/response-store.js";
+import type { StoreClient } from "../stores/redis/client.js";
+import { createFileResponseStore, type ResponseStore } from "../stores/response-store.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 
@@ -55,7 +55,7 @@ export async function connectSharedStore(config: BridgeConfig, logger: Logger): 
     );
   }
   // The Redis client (ioredis) and the cluster code load only for a Redis store.
-  const { connectStore } = await import("../cluster/redis-client.js");
+  const { connectStore } = await import("../stores/redis/client.js");
   return connectStore({ url: config.store, logger });
 }
 
@@ -95,10 +95,10 @@ export async function openStores(
     import("../cluster/cluster-auth.js"),
     import("../cluster/forwarder.js"),
     import("../cluster/instance.js"),
-    import("../cluster/redis-client.js"),
-    import("../cluster/redis-conversation-index.js"),
-    import("../cluster/redis-conversation-store.js"),
-    import("../cluster/redis-response-store.js"),
+    import("../stores/redis/client.js"),
+    import("../stores/redis/conversation-index.js"),
+    import("../stores/redis/conversation-store.js"),
+    import("../stores/redis/response-store.js"),
   ]);
   const secret = config.clusterSecret ?? "";
   const client = namespaced(shared, namespace);

@@ -4,7 +4,7 @@
  * the cycle bounds are epoch milliseconds (values below 1e11 are taken as seconds).
  */
 import type { GetCurrentPeriodUsageResponse } from "../gen/aiserver/v1/dashboard_pb.js";
-import type { PlanUsage } from "../server/deps.js";
+import type { PlanUsage } from "../surfaces/kit/deps.js";
 import { createLogger } from "../util/logger.js";
 import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";

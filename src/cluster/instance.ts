@@ -5,8 +5,8 @@
  * new tag: its old ids name an instance that is gone, and their conversations continue from the stored state.
  */
 import { randomBytes } from "node:crypto";
+import { type StoreClient, storeCall } from "../stores/redis/client.js";
 import { type Logger, silentLogger } from "../util/logger.js";
-import { type StoreClient, storeCall } from "./redis-client.js";
 
 const TAG_PATTERN = /_cb([a-z0-9]{8})$/;
 

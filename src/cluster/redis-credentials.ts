@@ -7,9 +7,9 @@
 import { createCipheriv, createDecipheriv, randomBytes, randomUUID } from "node:crypto";
 import { checkStoredCredentials } from "../auth/credential-store.js";
 import type { CredentialStore, CredentialsInput, StoredCredentials } from "../auth/index.js";
+import { type StoreClient, storeCall } from "../stores/redis/client.js";
 import { ProxyError } from "../util/errors.js";
 import { deriveKey } from "./cluster-auth.js";
-import { type StoreClient, storeCall } from "./redis-client.js";
 
 const FORMAT = "cbc1";
 

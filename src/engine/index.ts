@@ -6,8 +6,8 @@ export {
   type ConversationIndex,
   type ConversationIndexOptions,
   createMemoryConversationIndex,
-} from "./conversation-index.js";
+} from "../stores/conversation-index.js";
+export { createFileConversationIndex, type FileConversationIndexOptions } from "../stores/file/conversation-index.js";
 export { type BridgeEngine, createEngine, type EngineOptions } from "./engine.js";
-export { createFileConversationIndex, type FileConversationIndexOptions } from "./file-conversation-index.js";
 export type { ParkedTurnInfo } from "./parked-turns.js";
 export type * from "./types.js";

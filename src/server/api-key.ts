@@ -4,7 +4,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
-import { LOCAL_API_KEY_DETAIL } from "../openai/error-body.js";
+import { LOCAL_API_KEY_DETAIL } from "../surfaces/kit/openai-error.js";
 import { ProxyError } from "../util/errors.js";
 
 const digest = (value: string) => createHash("sha256").update(value).digest();

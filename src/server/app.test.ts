@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { AgentClient, AgentTurn, BackendEvent, ModelInfo, TurnRequest } from "../backend/types.js";
 import { createEngine } from "../engine/index.js";
+import type { AppOptions } from "../surfaces/kit/deps.js";
 import { ProxyError } from "../util/errors.js";
 import { silentLogger } from "../util/logger.js";
 import { createApp } from "./app.js";
-import type { AppOptions } from "./deps.js";
 
 const MODELS: ModelInfo[] = [
   { id: "default", displayName: "Auto", aliases: [], reasoning: false, maxMode: false, vision: true },

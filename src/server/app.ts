@@ -6,24 +6,24 @@
  */
 import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
-import { toAnthropicModelList } from "../bridge/anthropic-models.js";
-import { toOpenAIModelList } from "../bridge/model-list.js";
 import { FORWARD_PATH } from "../cluster/wire.js";
-import { createMemoryResponseStore } from "../engine/response-store.js";
-import { toOpenAIError } from "../openai/error-body.js";
+import { createMemoryResponseStore } from "../stores/response-store.js";
+import { handleChatCompletions } from "../surfaces/chat/route.js";
+import { type AppEnv, accessLog } from "../surfaces/kit/access-log.js";
+import type { AppDeps } from "../surfaces/kit/deps.js";
+import { toOpenAIModelList } from "../surfaces/kit/model-list.js";
+import { toOpenAIError } from "../surfaces/kit/openai-error.js";
+import { createRecentRequests } from "../surfaces/kit/recent-requests.js";
+import { toAnthropicModelList } from "../surfaces/messages/models.js";
+import { anthropicErrorResponse, createMessagesHandlers, PING_INTERVAL_MS } from "../surfaces/messages/route.js";
+import { registerResponsesRoutes } from "../surfaces/responses/route.js";
 import { ProxyError } from "../util/errors.js";
 import { clampForMessage } from "../util/logger.js";
-import { type AppEnv, accessLog } from "./access-log.js";
 import { requireApiKey } from "./api-key.js";
 import { admitLargeBodies, createBodyGate, LARGE_BODY_BUDGET_BYTES } from "./body-gate.js";
 import { limitBody } from "./body-limit.js";
-import { handleChatCompletions } from "./chat-completions.js";
 import { handleForwardedTurn } from "./cluster-route.js";
-import type { AppDeps } from "./deps.js";
-import { anthropicErrorResponse, createMessagesHandlers, PING_INTERVAL_MS } from "./messages.js";
-import { createRecentRequests } from "./recent-requests.js";
 import { guardHost, guardOrigin, requireJson } from "./request-guard.js";
-import { registerResponsesRoutes } from "./responses.js";
 import { registerStatusRoutes } from "./status-page.js";
 
 const isAnthropic = (c: Context) =>

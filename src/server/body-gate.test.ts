@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
+import { readJson } from "../surfaces/kit/request-io.js";
 import { ProxyError } from "../util/errors.js";
 import { admitLargeBodies, createBodyGate } from "./body-gate.js";
-import { readJson } from "./request-io.js";
 
 /** Settles pending promise callbacks. */
 const flush = () => new Promise((resolve) => setImmediate(resolve));

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { AgentClient, AgentTurn, ModelInfo } from "../backend/types.js";
 import { createEngine } from "../engine/index.js";
-import { MAX_HEADER_LIST_CHARS } from "../openai/header-list.js";
+import { MAX_HEADER_LIST_CHARS } from "../surfaces/kit/header-list.js";
 import { silentLogger } from "../util/logger.js";
 import { createApp } from "./app.js";
 

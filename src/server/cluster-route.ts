@@ -8,9 +8,9 @@ import type { Context } from "hono";
 import { CLUSTER_HEADER, type ClusterAuth } from "../cluster/cluster-auth.js";
 import { decodeEngineRequest, type TurnFrame, toWireError } from "../cluster/wire.js";
 import type { BridgeEngine } from "../engine/index.js";
+import type { AppEnv } from "../surfaces/kit/access-log.js";
 import { ProxyError } from "../util/errors.js";
 import { pullBody } from "../util/pull-body.js";
-import type { AppEnv } from "./access-log.js";
 
 const line = (frame: TurnFrame) => `${JSON.stringify(frame)}\n`;
 

@@ -5,9 +5,9 @@
 import { describe, expect, it } from "vitest";
 import type { AgentClient, AgentTurn, ModelInfo } from "../backend/types.js";
 import { createEngine } from "../engine/index.js";
+import type { AppOptions } from "../surfaces/kit/deps.js";
 import { createLogger } from "../util/logger.js";
 import { createApp } from "./app.js";
-import type { AppOptions } from "./deps.js";
 import { hostAllowed, hostnameOf, isJsonMediaType } from "./request-guard.js";
 
 const MODELS: ModelInfo[] = [

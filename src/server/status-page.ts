@@ -8,13 +8,13 @@
 import { randomBytes } from "node:crypto";
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import type { BridgeEngine } from "../engine/index.js";
-import { LOCAL_API_KEY_DETAIL, toOpenAIError } from "../openai/error-body.js";
+import type { AppEnv } from "../surfaces/kit/access-log.js";
+import type { AppOptions, StatusSources } from "../surfaces/kit/deps.js";
+import { LOCAL_API_KEY_DETAIL, toOpenAIError } from "../surfaces/kit/openai-error.js";
+import type { RecentRequests } from "../surfaces/kit/recent-requests.js";
 import { ProxyError } from "../util/errors.js";
 import { clampForMessage } from "../util/logger.js";
-import type { AppEnv } from "./access-log.js";
 import { apiKeyMatches, presentedKey } from "./api-key.js";
-import type { AppOptions, StatusSources } from "./deps.js";
-import type { RecentRequests } from "./recent-requests.js";
 import { statusPageHtml } from "./status-html.js";
 import type { StatusSnapshot } from "./status-snapshot.js";
 

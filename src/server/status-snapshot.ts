@@ -1,6 +1,6 @@
 /** The status page's data: what `GET /status.json` answers and `GET /` embeds. */
-import type { AppOptions, PlanUsage } from "./deps.js";
-import type { RequestRecord } from "./recent-requests.js";
+import type { AppOptions, PlanUsage } from "../surfaces/kit/deps.js";
+import type { RequestRecord } from "../surfaces/kit/recent-requests.js";
 
 /** The JSON the page renders. */
 export interface StatusSnapshot {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { toAnthropicError } from "../anthropic/error-body.js";
-import { toOpenAIError } from "../openai/error-body.js";
+import { toOpenAIError } from "../surfaces/kit/openai-error.js";
+import { toAnthropicError } from "../surfaces/messages/error-body.js";
 import { launcherFromEnv, setLauncher, withLauncher } from "./command-hint.js";
 import { ProxyError } from "./errors.js";
 

@@ -3,10 +3,10 @@
  * transport, a counting token source and an agent client over an in-memory (or given) conversation store.
  */
 import { type AgentClientOptions, createAgentClient } from "../../src/backend/agent-client.js";
-import { type ConversationStore, createMemoryConversationStore } from "../../src/backend/conversation-store.js";
 import type { AgentClient, BackendEvent, TokenSource, TurnRequest } from "../../src/backend/types.js";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
-import { type CursorApi, createCursorApi } from "../../src/protocol/cursor-api.js";
+import { type CursorApi, createCursorApi } from "../../src/protocol/cursor/cursor-api.js";
+import { type ConversationStore, createMemoryConversationStore } from "../../src/stores/conversation-store.js";
 
 /** A recent client version the emulator accepts. */
 export const CLIENT_VERSION = "cli-2026.01.17-d239e66";

@@ -9,7 +9,7 @@
 import { Redis } from "ioredis";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeRecord } from "../../src/cluster/redis-conversation-store.js";
+import { decodeRecord } from "../../src/stores/redis/conversation-store.js";
 import { type Proc, startBalancer, startInstance, startStandaloneEmulator } from "./support/processes.js";
 import { missingBinaries, type RedisServer, startRedisServer } from "./support/redis-server.js";
 

@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createRefreshingTokenSource } from "../../src/auth/index.js";
 import { deriveKey } from "../../src/cluster/cluster-auth.js";
-import { connectStore, type StoreClient } from "../../src/cluster/redis-client.js";
-import { createRedisConversationIndex } from "../../src/cluster/redis-conversation-index.js";
-import { createRedisConversationStore } from "../../src/cluster/redis-conversation-store.js";
 import {
   createRedisCredentialStore,
   createRedisLock,
   openCredentials,
   sealCredentials,
 } from "../../src/cluster/redis-credentials.js";
-import { createRedisResponseStore } from "../../src/cluster/redis-response-store.js";
+import { connectStore, type StoreClient } from "../../src/stores/redis/client.js";
+import { createRedisConversationIndex } from "../../src/stores/redis/conversation-index.js";
+import { createRedisConversationStore } from "../../src/stores/redis/conversation-store.js";
+import { createRedisResponseStore } from "../../src/stores/redis/response-store.js";
 import { ProxyError } from "../../src/util/errors.js";
 import { createCliHarness } from "../cli/harness.js";
 import { sampleRecord } from "../support/conversation-record.js";

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import { AgentClientMessageSchema } from "../../src/gen/agent/v1/agent_pb.js";
 import { ErrorDetails_Error, ErrorDetailsSchema } from "../../src/gen/aiserver/v1/error_pb.js";
-import { encodeEnvelope } from "../../src/protocol/envelope.js";
+import { encodeEnvelope } from "../../src/protocol/connect/envelope.js";
 import { agentClient, BlobStore, CLIENT_VERSION, cursorHeaders, driveRun, runRequest } from "./support/raw-client.js";
 import { connectErrorOf, h2Post } from "./support/raw-http.js";
 

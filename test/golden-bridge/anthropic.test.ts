@@ -6,8 +6,8 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
-import { toAnthropicSseBody } from "../../src/anthropic/sse.js";
-import { toAnthropicEvents } from "../../src/bridge/anthropic-events.js";
+import { toAnthropicEvents } from "../../src/surfaces/messages/events.js";
+import { toAnthropicSseBody } from "../../src/surfaces/messages/sse.js";
 import { FIXTURES_DIR, replay } from "./scenarios.js";
 
 const update = process.env.UPDATE_GOLDEN === "1";

@@ -5,12 +5,12 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { type ResponseEventsOptions, toResponseEvents } from "../../src/bridge/responses-events.js";
-import { createBaseResponse } from "../../src/bridge/responses-object.js";
-import { toClientTools } from "../../src/bridge/responses-tools.js";
-import { parseResponsesRequest } from "../../src/responses/parse.js";
-import { toResponsesSseBody } from "../../src/responses/sse.js";
-import type { ResponseObject } from "../../src/responses/types.js";
+import { type ResponseEventsOptions, toResponseEvents } from "../../src/surfaces/responses/events.js";
+import { createBaseResponse } from "../../src/surfaces/responses/object.js";
+import { parseResponsesRequest } from "../../src/surfaces/responses/parse.js";
+import { toResponsesSseBody } from "../../src/surfaces/responses/sse.js";
+import { toClientTools } from "../../src/surfaces/responses/tools.js";
+import type { ResponseObject } from "../../src/surfaces/responses/types.js";
 import { FIXTURES_DIR, replay } from "./scenarios.js";
 
 const update = process.env.UPDATE_GOLDEN === "1";

@@ -6,8 +6,8 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { BackendEvent } from "../../src/backend/types.js";
-import { type ChunkStreamOptions, toChatCompletionChunks } from "../../src/bridge/chunk-stream.js";
-import { toSseBody } from "../../src/openai/sse.js";
+import { type ChunkStreamOptions, toChatCompletionChunks } from "../../src/surfaces/chat/chunk-stream.js";
+import { toSseBody } from "../../src/surfaces/kit/sse.js";
 import { ProxyError, type ProxyErrorCode } from "../../src/util/errors.js";
 
 export const FIXTURES_DIR = fileURLToPath(new URL("../fixtures/", import.meta.url));

@@ -12,7 +12,7 @@ import { z } from "zod";
 import { AgentServerMessageSchema } from "../../src/gen/agent/v1/agent_pb.js";
 import { file_agent_v1_interaction } from "../../src/gen/agent/v1/interaction_pb.js";
 import { ToolCallSchema } from "../../src/gen/agent/v1/tool_calls_pb.js";
-import { createEnvelopeReader } from "../../src/protocol/envelope.js";
+import { createEnvelopeReader } from "../../src/protocol/connect/envelope.js";
 import { compareWithOlderDecoding, findUnknownFields } from "./proto-walk.js";
 
 const vectorsDir = fileURLToPath(new URL("../../../shared/vectors/", import.meta.url));

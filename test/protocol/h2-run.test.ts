@@ -8,8 +8,8 @@ import type { AddressInfo } from "node:net";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentClientMessageSchema, AgentServerMessageSchema } from "../../src/gen/agent/v1/agent_pb.js";
-import { type CursorApi, createCursorApi } from "../../src/protocol/cursor-api.js";
-import { encodeEndStream, encodeEnvelope } from "../../src/protocol/envelope.js";
+import { encodeEndStream, encodeEnvelope } from "../../src/protocol/connect/envelope.js";
+import { type CursorApi, createCursorApi } from "../../src/protocol/cursor/cursor-api.js";
 
 type Handler = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => void;
 

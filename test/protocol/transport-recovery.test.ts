@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator } from "../../src/emulator/index.js";
-import { type CursorApi, type CursorApiOptions, createCursorApi } from "../../src/protocol/cursor-api.js";
+import { type CursorApi, type CursorApiOptions, createCursorApi } from "../../src/protocol/cursor/cursor-api.js";
 import { type H2Front, startH2Front } from "./support/h2-front.js";
 import { driveTurn, HandBlobs, runRequest } from "./support/hand-turn.js";
 

@@ -6,7 +6,7 @@
 import { type AddressInfo, createServer } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator } from "../../src/emulator/index.js";
-import { type CursorApi, type CursorApiOptions, createCursorApi } from "../../src/protocol/cursor-api.js";
+import { type CursorApi, type CursorApiOptions, createCursorApi } from "../../src/protocol/cursor/cursor-api.js";
 import { ProxyError } from "../../src/util/errors.js";
 import { startH1Proxy } from "./support/h1-proxy.js";
 import { driveTurn, HandBlobs, runRequest } from "./support/hand-turn.js";

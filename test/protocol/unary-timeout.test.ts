@@ -5,7 +5,7 @@
 import { createServer, type Http2Server, type ServerHttp2Stream } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { createCursorApi } from "../../src/protocol/cursor-api.js";
+import { createCursorApi } from "../../src/protocol/cursor/cursor-api.js";
 import { ProxyError } from "../../src/util/errors.js";
 
 let server: Http2Server | undefined;

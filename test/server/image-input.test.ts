@@ -7,7 +7,7 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText } from "ai";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bodyLimitForImages } from "../../src/bridge/image-input.js";
+import { bodyLimitForImages } from "../../src/surfaces/kit/image-input.js";
 import { gifImage, jpegImage, pngImage } from "../support/images.js";
 import { type Stack, startStack } from "../support/stack.js";
 

@@ -8,9 +8,9 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BackendEvent, ModelInfo } from "../../src/backend/types.js";
 import type { BridgeEngine, EngineRequest } from "../../src/engine/index.js";
-import { createMemoryResponseStore } from "../../src/engine/response-store.js";
 import { createApp } from "../../src/server/app.js";
 import { listen, type RunningServer } from "../../src/server/listen.js";
+import { createMemoryResponseStore } from "../../src/stores/response-store.js";
 import { ProxyError } from "../../src/util/errors.js";
 import { silentLogger } from "../../src/util/logger.js";
 

@@ -9,8 +9,8 @@ import { request as httpRequest } from "node:http";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../src/server/app.js";
-import type { PlanUsage } from "../../src/server/deps.js";
 import type { StatusSnapshot } from "../../src/server/status-page.js";
+import type { PlanUsage } from "../../src/surfaces/kit/deps.js";
 import { silentLogger } from "../../src/util/logger.js";
 import { type Stack, type StackOptions, startStack } from "../support/stack.js";
 

@@ -4,11 +4,11 @@
  */
 import { create, toBinary } from "@bufbuild/protobuf";
 import { blobIdOf, toHex } from "../../src/backend/blob-store.js";
-import type { ConversationRecord } from "../../src/backend/conversation-store.js";
 import {
   ConversationStateStructureSchema,
   ConversationTurnStructureSchema,
 } from "../../src/gen/agent/v1/conversation_state_pb.js";
+import type { ConversationRecord } from "../../src/stores/conversation-store.js";
 
 const encoder = new TextEncoder();
 

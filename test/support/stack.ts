@@ -5,14 +5,14 @@
  */
 import { randomUUID } from "node:crypto";
 import { createAgentClient } from "../../src/backend/agent-client.js";
-import { createMemoryConversationStore } from "../../src/backend/conversation-store.js";
 import type { AgentClient } from "../../src/backend/types.js";
 import { type Emulator, type EmulatorOptions, startEmulator } from "../../src/emulator/index.js";
 import { type BridgeEngine, type ConversationIndex, createEngine } from "../../src/engine/index.js";
-import { type CursorApi, createCursorApi } from "../../src/protocol/cursor-api.js";
+import { type CursorApi, createCursorApi } from "../../src/protocol/cursor/cursor-api.js";
 import { createApp } from "../../src/server/app.js";
-import type { AppOptions } from "../../src/server/deps.js";
 import { listen, type RunningServer } from "../../src/server/listen.js";
+import { createMemoryConversationStore } from "../../src/stores/conversation-store.js";
+import type { AppOptions } from "../../src/surfaces/kit/deps.js";
 import { createLogger, type Logger, silentLogger } from "../../src/util/logger.js";
 
 /** Options of {@link startStack}. */

@@ -1,6 +1,6 @@
 /** Raw HTTP/2 and HTTP/1.1 requests for the rules a connect-es client always satisfies (headers, framing). */
 import { connect } from "node:http2";
-import { createEnvelopeReader, FLAG_END_STREAM, parseEndStream } from "../../../src/protocol/envelope.js";
+import { createEnvelopeReader, FLAG_END_STREAM, parseEndStream } from "../../../src/protocol/connect/envelope.js";
 
 /** A raw response: status, headers, body bytes. */
 export interface RawResponse {

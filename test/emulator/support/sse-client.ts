@@ -16,7 +16,7 @@ import {
   encodeEnvelope,
   FLAG_END_STREAM,
   parseEndStream,
-} from "../../../src/protocol/envelope.js";
+} from "../../../src/protocol/connect/envelope.js";
 import {
   answersFor,
   type BlobStore,

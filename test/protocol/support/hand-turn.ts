@@ -12,7 +12,7 @@ import {
   type AgentServerMessage,
 } from "../../../src/gen/agent/v1/agent_pb.js";
 import { AgentMode } from "../../../src/gen/agent/v1/enums_pb.js";
-import type { RunStream } from "../../../src/protocol/run-stream.js";
+import type { RunStream } from "../../../src/protocol/cursor/run-stream.js";
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 

@@ -1,0 +1,261 @@
+/**
+ * The Cursor API client (docs/protocol.md §1.2, §2.1, §4.2, §4.3, §6, §1.3): opens agent Runs over HTTP/2 with an
+ * automatic fallback to HTTP/1.1 RunSSE + BidiAppend, and makes the unary calls the bridge needs. Per-request state
+ * lives in each RunStream; the API object only holds configuration and the shared HTTP/2 sessions.
+ */
+import { randomUUID } from "node:crypto";
+import type { DescService } from "@bufbuild/protobuf";
+import { type CallOptions, type Client, createClient } from "@connectrpc/connect";
+import type { AgentClientMessage } from "../../gen/agent/v1/agent_pb.js";
+import { AgentService } from "../../gen/agent/v1/agent_service_pb.js";
+import type { ModelDetails } from "../../gen/agent/v1/models_pb.js";
+import { AiService, type AvailableModel } from "../../gen/aiserver/v1/ai_service_pb.js";
+import { DashboardService, type GetCurrentPeriodUsageResponse } from "../../gen/aiserver/v1/dashboard_pb.js";
+import { type Logger, silentLogger } from "../../util/logger.js";
+import { DEFAULT_HTTP2_BACKOFF, type Http2BackoffOptions, Http2Health } from "../connect/http2-health.js";
+import { createTransportPool } from "../connect/transports.js";
+import { type ErrorMappingContext, toProxyError } from "./error-mapping.js";
+import { startHttp2Run } from "./h2-run.js";
+import { buildCursorHeaders, headersForLog } from "./headers.js";
+import { abortedError, type RunStream, type StartedRun } from "./run-stream.js";
+import { startSseRun } from "./sse-run.js";
+
+export { DEFAULT_CLIENT_VERSION, type ResolvedClientVersion, resolveClientVersion } from "./client-version.js";
+export { toProxyError } from "./error-mapping.js";
+export type { RunStream } from "./run-stream.js";
+
+/** Cursor's production host (§1.1). */
+export const DEFAULT_CURSOR_URL = "https://api2.cursor.sh";
+const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Transport choice: `auto` tries HTTP/2 for every call and falls back to HTTP/1.1 for that call when its HTTP/2
+ * connection fails before any server output (see http2-health.ts for the backoff after repeated failures).
+ */
+export type CursorTransport = "auto" | "http2" | "http1";
+
+/** Options of {@link createCursorApi}. */
+export interface CursorApiOptions {
+  /** Base URL of AgentService/Run, RunSSE and BidiAppend. @default "https://api2.cursor.sh" */
+  agentUrl: string;
+  /** Base URL of the unary RPCs (models, name, usage). @default "https://api2.cursor.sh" */
+  apiUrl: string;
+  /** Returns a valid access token (the backend passes its TokenSource here). */
+  getAccessToken: (signal?: AbortSignal) => Promise<string>;
+  /** `x-cursor-client-version`, e.g. "cli-2026.01.17-d239e66" (see resolveClientVersion). */
+  clientVersion: string;
+  /**
+   * HTTP/2 `Run`, or HTTP/1.1 RunSSE + BidiAppend. `auto` falls back to HTTP/1.1 for one call when its HTTP/2
+   * connection fails before any server output (never when the server answered, and never for one reset stream on a
+   * working connection); after repeated failures in a row it goes to HTTP/1.1 directly for a growing pause.
+   * @default "auto"
+   */
+  transport?: CursorTransport;
+  /** `x-ghost-mode` (privacy mode). @default true */
+  ghostMode?: boolean;
+  /** Request ids (`x-request-id`, and the BidiRequestId on HTTP/1.1). @default crypto.randomUUID */
+  newRequestId?: () => string;
+  /** fetch used by the HTTP/1.1 path (RunSSE, BidiAppend, unary fallbacks). @default globalThis.fetch */
+  fetch?: typeof fetch;
+  /** @default silentLogger */
+  logger?: Logger;
+  /** Largest accepted message in either direction. @default 16 MiB */
+  maxMessageBytes?: number;
+  /** Pause of `auto` after repeated HTTP/2 connection failures to a base URL. @default 30 s doubling to 10 min */
+  http2Backoff?: Http2BackoffOptions;
+  /**
+   * Deadline of each unary call (models, name, usage): a server that accepts the connection but never answers must
+   * not hang the caller. Exceeding it is a `timeout` error. @default 30000
+   */
+  unaryTimeoutMs?: number;
+  /** Clock of the HTTP/2 backoff. @default Date.now */
+  now?: () => number;
+}
+
+/** Per-call options of {@link CursorApi.openRun}. */
+export interface OpenRunOptions {
+  signal?: AbortSignal;
+}
+
+/** The Cursor API, as the backend sees it. */
+export interface CursorApi {
+  /** Opens a Run with `first` (the run_request) as the first client message. */
+  openRun(first: AgentClientMessage, options?: OpenRunOptions): Promise<RunStream>;
+  /** `GetUsableModels` (§6). */
+  getUsableModels(signal?: AbortSignal): Promise<ModelDetails[]>;
+  /** `GetDefaultModelForCli` (§6). */
+  getDefaultModelForCli(signal?: AbortSignal): Promise<ModelDetails | undefined>;
+  /** `NameAgent`: a short title for a chat (§1.2). */
+  nameAgent(userMessage: string, signal?: AbortSignal): Promise<string>;
+  /** `aiserver.v1.DashboardService/GetCurrentPeriodUsage` (§1.3). */
+  getCurrentPeriodUsage(signal?: AbortSignal): Promise<GetCurrentPeriodUsageResponse>;
+  /** `aiserver.v1.AiService/AvailableModels`: the legacy list that says which models accept images (optional). */
+  availableModels?(signal?: AbortSignal): Promise<AvailableModel[]>;
+  /** Closes the shared HTTP/2 sessions (open runs on them are torn down). */
+  close(): void;
+}
+
+/** A function, not an inline check, so TypeScript does not narrow `aborted` across awaits. */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+/** Creates the Cursor API client. */
+export function createCursorApi(options: CursorApiOptions): CursorApi {
+  const mode = options.transport ?? "auto";
+  const logger = options.logger ?? silentLogger;
+  const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const newRequestId = options.newRequestId ?? randomUUID;
+  const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  const now = options.now ?? Date.now;
+  const backoff = options.http2Backoff ?? DEFAULT_HTTP2_BACKOFF;
+  const pool = createTransportPool({ fetch: fetchFn, maxMessageBytes, logger });
+  const errorContext: ErrorMappingContext = { clientVersion: options.clientVersion };
+  const timeoutMs = options.unaryTimeoutMs ?? 30_000;
+  /** Base URL → its HTTP/2 health (transport `auto`). */
+  const health = new Map<string, Http2Health>();
+  const healthOf = (baseUrl: string): Http2Health => {
+    let known = health.get(baseUrl);
+    if (known === undefined) {
+      known = new Http2Health(backoff, now);
+      health.set(baseUrl, known);
+    }
+    return known;
+  };
+  const tryHttp2 = (baseUrl: string): boolean => (mode === "auto" ? healthOf(baseUrl).shouldTry() : mode === "http2");
+
+  const headersFor = async (requestId: string, streaming: boolean, signal?: AbortSignal) =>
+    buildCursorHeaders({
+      accessToken: await options.getAccessToken(signal),
+      clientVersion: options.clientVersion,
+      ghostMode: options.ghostMode ?? true,
+      requestId,
+      streaming,
+    });
+
+  const logFallback = (baseUrl: string, what: string, error: unknown) => {
+    const mapped = toProxyError(error, errorContext);
+    logger.warn(`HTTP/2 connection for ${what} failed before any server output; using HTTP/1.1 for this call`, {
+      baseUrl,
+      code: mapped.code,
+      detail: mapped.detail,
+    });
+  };
+  /** HTTP/1.1 answered where HTTP/2 could not connect: count it (a pause starts after repeated failures). */
+  const countFailure = (baseUrl: string, attempt: number) => {
+    const pauseMs = healthOf(baseUrl).failed(attempt);
+    if (pauseMs > 0) logger.warn("HTTP/2 failed repeatedly; using HTTP/1.1 for a while", { baseUrl, pauseMs });
+  };
+
+  const openHttp1 = (first: AgentClientMessage, requestId: string, signal: AbortSignal | undefined): StartedRun =>
+    startSseRun({
+      pool,
+      fetch: fetchFn,
+      baseUrl: options.agentUrl,
+      headers: (s) => headersFor(requestId, true, s),
+      requestId,
+      first,
+      signal,
+      logger,
+      errorContext,
+      maxMessageBytes,
+    });
+
+  const openRun = async (first: AgentClientMessage, runOptions: OpenRunOptions = {}): Promise<RunStream> => {
+    const { signal } = runOptions;
+    const requestId = newRequestId();
+    try {
+      if (isAborted(signal)) throw abortedError(signal?.reason);
+      let failedAttempt: number | undefined;
+      if (tryHttp2(options.agentUrl)) {
+        const attempt = healthOf(options.agentUrl).begin();
+        const headers = await headersFor(requestId, false, signal);
+        logger.debug("Opening Run over HTTP/2", { baseUrl: options.agentUrl, headers: headersForLog(headers) });
+        const started = startHttp2Run({
+          pool,
+          baseUrl: options.agentUrl,
+          headers,
+          requestId,
+          first,
+          signal,
+          logger,
+          errorContext,
+          maxMessageBytes,
+        });
+        const outcome = await started.ready;
+        if (outcome.ok) {
+          if (mode === "auto") healthOf(options.agentUrl).succeeded();
+          return started.stream;
+        }
+        started.stream.abort(outcome.error);
+        if (isAborted(signal)) throw abortedError(signal?.reason);
+        if (mode === "http2" || outcome.connectionFailed !== true) throw outcome.error;
+        logFallback(options.agentUrl, "Run", outcome.error);
+        failedAttempt = attempt;
+      }
+      logger.debug("Opening RunSSE over HTTP/1.1", { baseUrl: options.agentUrl, requestId });
+      const started = openHttp1(first, requestId, signal);
+      const outcome = await started.ready;
+      if (!outcome.ok) throw outcome.error;
+      if (failedAttempt !== undefined) countFailure(options.agentUrl, failedAttempt);
+      return started.stream;
+    } catch (error) {
+      throw toProxyError(error, errorContext);
+    }
+  };
+
+  /** One unary call with the same fallback and backoff rules as Run. */
+  const unary = async <S extends DescService, T>(
+    service: S,
+    signal: AbortSignal | undefined,
+    invoke: (client: Client<S>, callOptions: CallOptions) => Promise<T>,
+  ): Promise<T> => {
+    const baseUrl = options.apiUrl;
+    const requestId = newRequestId();
+    try {
+      let failedAttempt: number | undefined;
+      if (tryHttp2(baseUrl)) {
+        const attempt = healthOf(baseUrl).begin();
+        let responded = false;
+        const call = pool.http2(baseUrl, () => {
+          responded = true;
+          if (mode === "auto") healthOf(baseUrl).succeeded();
+        });
+        const client = createClient(service, call.transport);
+        const headers = await headersFor(requestId, false, signal);
+        try {
+          return await invoke(client, { headers, timeoutMs, ...(signal === undefined ? {} : { signal }) });
+        } catch (error) {
+          if (responded || mode === "http2" || isAborted(signal) || !call.connectionFailed()) throw error;
+          logFallback(baseUrl, service.typeName, error);
+          failedAttempt = attempt;
+        }
+      }
+      let answered = false;
+      const client = createClient(
+        service,
+        pool.http1(baseUrl, () => (answered = true)),
+      );
+      const headers = await headersFor(requestId, true, signal);
+      try {
+        return await invoke(client, { headers, timeoutMs, ...(signal === undefined ? {} : { signal }) });
+      } finally {
+        if (answered && failedAttempt !== undefined) countFailure(baseUrl, failedAttempt);
+      }
+    } catch (error) {
+      throw toProxyError(error, errorContext);
+    }
+  };
+
+  return {
+    openRun,
+    getUsableModels: (signal) => unary(AgentService, signal, async (c, o) => (await c.getUsableModels({}, o)).models),
+    getDefaultModelForCli: (signal) =>
+      unary(AgentService, signal, async (c, o) => (await c.getDefaultModelForCli({}, o)).model),
+    nameAgent: (userMessage, signal) =>
+      unary(AgentService, signal, async (c, o) => (await c.nameAgent({ userMessage }, o)).name),
+    getCurrentPeriodUsage: (signal) => unary(DashboardService, signal, (c, o) => c.getCurrentPeriodUsage({}, o)),
+    availableModels: (signal) => unary(AiService, signal, async (c, o) => (await c.availableModels({}, o)).models),
+    close: () => pool.close(),
+  };
+}

@@ -1,0 +1,327 @@
+/**
+ * THE inbound error mapping: ConnectError codes, `aiserver.v1.ErrorDetails` in the error details
+ * (docs/protocol.md §4.1, §4.12) and Node error codes found anywhere in the `cause` chain become one ProxyError.
+ * Nothing here looks at message text.
+ *
+ * Order: ProxyError as is → ErrorDetails (most specific) → cancellation → Node transport codes → Connect Code.
+ */
+import { Code, ConnectError } from "@connectrpc/connect";
+import { ErrorDetails_Error as E, type ErrorDetails, ErrorDetailsSchema } from "../../gen/aiserver/v1/error_pb.js";
+import {
+  isAbortError,
+  type NetworkErrorCode,
+  ProxyError,
+  type ProxyErrorCode,
+  type ProxyErrorDetails,
+  type ProxyErrorOptions,
+} from "../../util/errors.js";
+import { CLIENT_VERSION_SETTINGS } from "./client-version.js";
+
+/** Context that makes a mapped message more useful. */
+export interface ErrorMappingContext {
+  /** The client version we sent, named in the outdated-client message. */
+  clientVersion?: string;
+}
+
+/**
+ * Retry hint for short rate limits when the server sends no `retry-after` (a guess, not a protocol fact). Short on
+ * purpose: SDKs honour it (openai-node retries twice), so the user sees the error within seconds if it persists.
+ */
+export const DEFAULT_RATE_LIMIT_RETRY_SECONDS = 10;
+
+/**
+ * A code with one of its own reasons. Usage/plan limits carry no default retry hint: they last until the plan's
+ * limit resets, and a long `Retry-After` made SDKs wait silently for an hour. Only a reset time Cursor sends becomes
+ * one.
+ */
+type Mapping = {
+  [C in ProxyErrorCode]: { code: C; detail: ProxyErrorDetails[C]; retryable?: boolean };
+}[ProxyErrorCode];
+
+const QUOTA: Mapping = { code: "quota_exceeded", detail: "usage_limit", retryable: false };
+const RATE: Mapping = { code: "rate_limited", detail: "rate_limit", retryable: true };
+const AUTH: Mapping = { code: "unauthenticated", detail: "unauthenticated" };
+const DENIED: Mapping = { code: "permission_denied", detail: "permission_denied" };
+/** Outdated/deprecated client: not the caller's request, not retryable as is; the user must change a setting. */
+const OUTDATED: Mapping = { code: "backend_protocol", detail: "outdated_client", retryable: false };
+
+/** ErrorDetails.Error → mapping. Values absent here (OPENAI, CUSTOM_MESSAGE, UNSPECIFIED…) fall back to the Code. */
+const BY_ERROR_DETAILS: ReadonlyMap<E, Mapping> = new Map<E, Mapping>([
+  [E.FREE_USER_USAGE_LIMIT, QUOTA],
+  [E.PRO_USER_USAGE_LIMIT, QUOTA],
+  [E.OPENAI_ACCOUNT_LIMIT_EXCEEDED, QUOTA],
+  [E.USAGE_PRICING_REQUIRED, QUOTA],
+  [E.USAGE_PRICING_REQUIRED_CHANGEABLE, QUOTA],
+  [E.FREE_USER_RATE_LIMIT_EXCEEDED, RATE],
+  [E.PRO_USER_RATE_LIMIT_EXCEEDED, RATE],
+  [E.OPENAI_RATE_LIMIT_EXCEEDED, RATE],
+  [E.GENERIC_RATE_LIMIT_EXCEEDED, RATE],
+  [E.GPT_4_VISION_PREVIEW_RATE_LIMIT, RATE],
+  [E.API_KEY_RATE_LIMIT, RATE],
+  [E.RATE_LIMITED, RATE],
+  [E.RATE_LIMITED_CHANGEABLE, RATE],
+  [E.RESOURCE_EXHAUSTED, RATE],
+  [E.DEBOUNCED, RATE],
+  [E.BAD_API_KEY, AUTH],
+  [E.NOT_LOGGED_IN, AUTH],
+  [E.INVALID_AUTH_ID, AUTH],
+  [E.USER_NOT_FOUND, AUTH],
+  [E.AUTH_TOKEN_NOT_FOUND, AUTH],
+  [E.AUTH_TOKEN_EXPIRED, { code: "unauthenticated", detail: "token_expired" }],
+  [E.AGENT_REQUIRES_LOGIN, AUTH],
+  [E.UNAUTHORIZED, AUTH],
+  [E.BAD_USER_API_KEY, AUTH],
+  [E.NOT_HIGH_ENOUGH_PERMISSIONS, DENIED],
+  [E.TASK_NO_PERMISSIONS, DENIED],
+  [E.PRO_USER_ONLY, DENIED],
+  [E.API_KEY_NOT_SUPPORTED, DENIED],
+  [E.GITHUB_NO_USER_CREDENTIALS, DENIED],
+  [E.GITHUB_USER_NO_ACCESS, DENIED],
+  [E.GITHUB_APP_NO_ACCESS, DENIED],
+  [E.GITHUB_MULTIPLE_OWNERS, DENIED],
+  [E.OUTDATED_CLIENT, OUTDATED],
+  [E.DEPRECATED, OUTDATED],
+  [E.BAD_MODEL_NAME, { code: "not_found", detail: "model_not_found" }],
+  [E.MAX_TOKENS, { code: "context_length_exceeded", detail: "max_tokens" }],
+  [E.CONVERSATION_TOO_LONG, { code: "context_length_exceeded", detail: "conversation_too_long" }],
+  [E.TIMEOUT, { code: "timeout", detail: "upstream_timeout" }],
+  [E.USER_ABORTED_REQUEST, { code: "canceled", detail: "user_aborted" }],
+  [E.BAD_REQUEST, { code: "invalid_request", detail: "bad_request" }],
+  [E.FILE_UNSUPPORTED, { code: "invalid_request", detail: "file_unsupported" }],
+  [E.CLAUDE_IMAGE_TOO_LARGE, { code: "invalid_request", detail: "image_too_large" }],
+  [E.SLASH_EDIT_FILE_TOO_LONG, { code: "invalid_request", detail: "file_too_long" }],
+  // With Code.Internal these two mean "Blob not found" (see blobNotFoundMapping); otherwise a plain not-found.
+  [E.NOT_FOUND, { code: "not_found", detail: "not_found", retryable: false }],
+  [E.FILE_NOT_FOUND, { code: "not_found", detail: "not_found", retryable: false }],
+  [E.TASK_UUID_NOT_FOUND, { code: "not_found", detail: "not_found", retryable: false }],
+  [E.AGENT_ENGINE_NOT_FOUND, { code: "backend_unavailable", detail: "agent_engine_not_found" }],
+]);
+
+/**
+ * The agent API reports a missing conversation blob as Connect `internal` "Blob not found" (§4.4, EPH `8b167a9`).
+ * The text is never matched: the machine-readable form is ErrorDetails NOT_FOUND (or FILE_NOT_FOUND) on an
+ * `internal` error, which is what the emulator sends (src/emulator/errors.ts `blobNotFound`). The backend recognises
+ * `detail === "blob_not_found"` and rebuilds the state once; a bare `internal` (detail "internal") may be the same
+ * failure from a server that attaches no details, so the backend treats it alike. One that survives the rebuild is
+ * an upstream state problem the caller cannot fix: 502 (`backend_protocol`), not a 404.
+ */
+const BLOB_NOT_FOUND: Mapping = { code: "backend_protocol", detail: "blob_not_found", retryable: false };
+
+function detailsMapping(details: ErrorDetails | undefined, code: Code): Mapping | undefined {
+  if (details === undefined) return undefined;
+  const notFound = details.error === E.NOT_FOUND || details.error === E.FILE_NOT_FOUND;
+  if (notFound && code === Code.Internal) return BLOB_NOT_FOUND;
+  return BY_ERROR_DETAILS.get(details.error);
+}
+
+/** Connect Code → mapping, used when no ErrorDetails decided. */
+const BY_CODE: Record<Code, Mapping> = {
+  [Code.Canceled]: { code: "canceled", detail: "canceled" },
+  [Code.Unknown]: { code: "backend_unavailable", detail: "unknown" },
+  [Code.InvalidArgument]: { code: "invalid_request", detail: "invalid_argument" },
+  [Code.DeadlineExceeded]: { code: "timeout", detail: "deadline_exceeded" },
+  [Code.NotFound]: { code: "not_found", detail: "not_found" },
+  [Code.AlreadyExists]: { code: "invalid_request", detail: "already_exists" },
+  [Code.PermissionDenied]: DENIED,
+  // RAPH maps gRPC status 8 on the agent stream to "You've hit your usage limit" (§1.3): quota, not a blip.
+  [Code.ResourceExhausted]: QUOTA,
+  [Code.FailedPrecondition]: { code: "invalid_request", detail: "failed_precondition" },
+  [Code.Aborted]: { code: "backend_unavailable", detail: "aborted" },
+  [Code.OutOfRange]: { code: "invalid_request", detail: "out_of_range" },
+  [Code.Unimplemented]: { code: "backend_protocol", detail: "unimplemented", retryable: false },
+  // `internal` covers "Blob not found" (§4.4) as well as real server faults; the text is not classified here.
+  // detail "internal" tells the backend to treat it as a possibly-missing-state failure and rebuild once.
+  [Code.Internal]: { code: "backend_unavailable", detail: "internal", retryable: false },
+  [Code.Unavailable]: { code: "backend_unavailable", detail: "unavailable", retryable: true },
+  [Code.DataLoss]: { code: "backend_protocol", detail: "data_loss" },
+  [Code.Unauthenticated]: AUTH,
+};
+
+/** Node/undici error codes that mean the connection failed or dropped: backend_unavailable, retryable. */
+const NETWORK_CODES = new Set<NetworkErrorCode>([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "ERR_STREAM_PREMATURE_CLOSE",
+  "ERR_STREAM_WRITE_AFTER_END",
+  "ERR_STREAM_DESTROYED",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+  "UND_ERR_CLOSED",
+]);
+
+/** The error itself and every `cause` below it (cycle-safe). */
+export function causeChain(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  let current: unknown = error;
+  while (current !== undefined && current !== null && !chain.includes(current)) {
+    chain.push(current);
+    current = typeof current === "object" ? (current as { cause?: unknown }).cause : undefined;
+  }
+  return chain;
+}
+
+/** The first Node-style transport error code in the cause chain (ECONNREFUSED, NGHTTP2_*, ERR_HTTP2_*…). */
+export function findNetworkErrorCode(error: unknown): NetworkErrorCode | undefined {
+  for (const link of causeChain(error)) {
+    if (typeof link !== "object" || link === null) continue;
+    const code = (link as { code?: unknown }).code;
+    if (typeof code === "string" && isNetworkErrorCode(code)) return code;
+  }
+  return undefined;
+}
+
+function isNetworkErrorCode(code: string): code is NetworkErrorCode {
+  return NETWORK_CODES.has(code as NetworkErrorCode) || code.startsWith("ERR_HTTP2_") || code.startsWith("NGHTTP2_");
+}
+
+/** The first ConnectError in the cause chain. */
+function findConnectError(error: unknown): ConnectError | undefined {
+  for (const link of causeChain(error)) if (link instanceof ConnectError) return link;
+  return undefined;
+}
+
+/** Decodes `aiserver.v1.ErrorDetails` from a ConnectError's details (undefined when absent or undecodable). */
+export function findErrorDetails(error: ConnectError): ErrorDetails | undefined {
+  try {
+    return error.findDetails(ErrorDetailsSchema)[0];
+  } catch {
+    return undefined;
+  }
+}
+
+/** `retry-after` in seconds (delta-seconds or HTTP date) from error metadata. */
+function retryAfterOf(error: ConnectError): number | undefined {
+  const value = error.metadata.get("retry-after");
+  if (value === null || value.trim() === "") return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+function messageFor(
+  mapping: Mapping,
+  error: ConnectError,
+  details: ErrorDetails | undefined,
+  ctx: ErrorMappingContext,
+  retryAfterSeconds: number | undefined,
+) {
+  const upstream = details?.details?.detail || details?.details?.title || error.rawMessage;
+  switch (mapping.detail) {
+    case "outdated_client":
+      return (
+        `Cursor rejected client version ${ctx.clientVersion ?? "(unknown)"} as outdated. Set ${CLIENT_VERSION_SETTINGS} ` +
+        `to a current cursor-agent version (cli-YYYY.MM.DD-sha), or install/update cursor-agent. Upstream: ${upstream}`
+      );
+    case "usage_limit":
+      return `Cursor usage limit reached (${usageLimitName(details)}): ${upstream} ${resetText(retryAfterSeconds)}`;
+    case "rate_limit":
+      return `Cursor rate limit: ${upstream}`;
+    case "blob_not_found":
+      return `Cursor could not find the stored conversation state (an upstream state problem; the bridge rebuilds it from the history once before giving up): ${upstream}`;
+    case "unauthenticated":
+    case "token_expired":
+      return `Cursor rejected the login (${mapping.detail.replaceAll("_", " ")}): ${upstream} Run \`cursor-bridge login\` to sign in again.`;
+    default:
+      return `Cursor ${mapping.detail.replaceAll("_", " ")}: ${upstream}`;
+  }
+}
+
+function fromConnectError(error: ConnectError, original: unknown, ctx: ErrorMappingContext): ProxyError {
+  const details = findErrorDetails(error);
+  const byDetails = detailsMapping(details, error.code);
+  if (byDetails === undefined) {
+    const local = localCancellation(original);
+    if (local !== undefined) return local;
+    if (error.code === Code.Canceled) {
+      return new ProxyError("canceled", "The Cursor request was canceled.", { cause: original, detail: "canceled" });
+    }
+    const network = findNetworkErrorCode(original);
+    if (network !== undefined) return networkError(network, original);
+  }
+  const mapping: Mapping = byDetails ?? BY_CODE[error.code] ?? { code: "backend_protocol", detail: "unknown_code" };
+  const options: ProxyErrorOptions = { cause: original, detail: mapping.detail };
+  if (mapping.retryable !== undefined) options.retryable = mapping.retryable;
+  if (mapping.code === "rate_limited")
+    options.retryAfterSeconds = retryAfterOf(error) ?? DEFAULT_RATE_LIMIT_RETRY_SECONDS;
+  if (mapping.code === "quota_exceeded") {
+    const reset = retryAfterOf(error);
+    if (reset !== undefined) options.retryAfterSeconds = reset;
+  }
+  if (mapping.detail === "model_not_found") options.param = "model";
+  return new ProxyError(mapping.code, messageFor(mapping, error, details, ctx, options.retryAfterSeconds), options);
+}
+
+/** A TimeoutError (AbortSignal.timeout) → timeout; an AbortError → canceled; else undefined. */
+function localCancellation(error: unknown): ProxyError | undefined {
+  const chain = causeChain(error);
+  const isTimeout = (link: unknown) =>
+    typeof link === "object" && link !== null && (link as { name?: unknown }).name === "TimeoutError";
+  if (chain.some(isTimeout)) {
+    return new ProxyError("timeout", "The Cursor request timed out.", { cause: error, detail: "timeout" });
+  }
+  if (chain.some((link) => isAbortError(link) && !isTimeout(link))) {
+    return new ProxyError("canceled", "The Cursor request was canceled.", { cause: error, detail: "canceled" });
+  }
+  return undefined;
+}
+
+/** Which limit: the plan's usage limit, a free plan's, or usage-based pricing that must be enabled. */
+function usageLimitName(details: ErrorDetails | undefined): string {
+  switch (details?.error) {
+    case E.FREE_USER_USAGE_LIMIT:
+      return "free plan usage limit";
+    case E.PRO_USER_USAGE_LIMIT:
+      return "plan usage limit";
+    case E.USAGE_PRICING_REQUIRED:
+    case E.USAGE_PRICING_REQUIRED_CHANGEABLE:
+      return "usage-based pricing required";
+    case E.OPENAI_ACCOUNT_LIMIT_EXCEEDED:
+      return "model provider account limit";
+    default:
+      return "usage limit";
+  }
+}
+
+function resetText(retryAfterSeconds: number | undefined): string {
+  if (retryAfterSeconds === undefined) {
+    return "Cursor did not say when it resets; check your plan's usage at https://cursor.com/dashboard. Retrying will not help until then.";
+  }
+  const at = new Date(Date.now() + retryAfterSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  return `It resets at ${at} (in ${retryAfterSeconds} s).`;
+}
+
+function networkError(code: NetworkErrorCode, cause: unknown): ProxyError {
+  return new ProxyError("backend_unavailable", `Connection to Cursor failed (${code}).`, {
+    cause,
+    retryable: true,
+    detail: code,
+  });
+}
+
+/**
+ * Maps anything thrown by a Cursor call to a ProxyError (by Code, ErrorDetails and Node error codes; never by text).
+ * A ProxyError passes through unchanged.
+ */
+export function toProxyError(error: unknown, context: ErrorMappingContext = {}): ProxyError {
+  // Our own classification wins, also when connect-es wrapped it (an abort reason becomes a ConnectError's cause).
+  const own = causeChain(error).find((link): link is ProxyError => link instanceof ProxyError);
+  if (own !== undefined) return own;
+  const connectError = findConnectError(error);
+  if (connectError !== undefined) return fromConnectError(connectError, error, context);
+  const local = localCancellation(error);
+  if (local !== undefined) return local;
+  const network = findNetworkErrorCode(error);
+  if (network !== undefined) return networkError(network, error);
+  return ProxyError.from(error, "internal");
+}

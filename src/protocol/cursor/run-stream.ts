@@ -1,0 +1,88 @@
+/**
+ * One open `agent.v1.AgentService/Run` conversation turn, whatever the transport (docs/protocol.md §4.2, §4.3), and
+ * what its implementations share. HTTP/2: h2-run.ts; HTTP/1.1 RunSSE + BidiAppend: sse-run.ts.
+ */
+import { fromBinary } from "@bufbuild/protobuf";
+import {
+  type AgentClientMessage,
+  type AgentServerMessage,
+  AgentServerMessageSchema,
+} from "../../gen/agent/v1/agent_pb.js";
+import { ProxyError } from "../../util/errors.js";
+import { EnvelopeError } from "../connect/envelope.js";
+import { toProxyError } from "./error-mapping.js";
+
+/** One open Run, over HTTP/2 (`Run`) or HTTP/1.1 (`RunSSE` + `BidiAppend`). */
+export interface RunStream {
+  readonly transport: "http2" | "http1";
+  readonly requestId: string;
+  /**
+   * Sends one client message. h2: a frame on the bidi stream; h1: one BidiAppend (hex `data`, `request_id`,
+   * `append_seqno` 0,1,2…). Sends are serialised in call order, so seqnos never reorder. Rejects with a ProxyError
+   * once the stream has failed, ended or been aborted; a send still on its way when the server ends the Run cleanly
+   * resolves (the server may finish a turn without waiting for it, so it is moot, not a failure).
+   */
+  send(message: AgentClientMessage): Promise<void>;
+  /**
+   * Server messages. Single consumer; completes on a clean end-of-stream and throws a ProxyError otherwise.
+   * Leaving the loop early aborts the run.
+   */
+  messages(): AsyncIterable<AgentServerMessage>;
+  /** Half-closes our side (h2); a no-op on h1. */
+  closeSend(): void;
+  /** Tears everything down; idempotent; nothing is left pending. */
+  abort(reason?: unknown): void;
+  /** Serialized client-message bytes sent so far. */
+  readonly bytesSent: number;
+}
+
+/** Result of starting a run: the stream, and whether the transport produced a response. */
+export interface StartedRun {
+  stream: RunStream;
+  /**
+   * `ok: true` once the server answered (any answer); `ok: false` when the call failed before any response, with
+   * `connectionFailed` when the HTTP/2 connection itself failed rather than this one stream (see Http2Call).
+   */
+  ready: Promise<{ ok: true } | { ok: false; error: unknown; connectionFailed?: boolean }>;
+}
+
+/** Error for sends after the run is over. */
+export function streamClosedError(cause?: unknown): ProxyError {
+  return new ProxyError("backend_protocol", "Cannot send: the Run stream has ended.", {
+    detail: "stream_closed",
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
+/** Error used to abort a run without an explicit reason. */
+export function abortedError(reason?: unknown): ProxyError {
+  if (reason instanceof ProxyError) return reason;
+  // AbortSignal.timeout() → timeout, an AbortError → canceled; any other reason is a plain cancel.
+  const mapped = reason === undefined ? undefined : toProxyError(reason);
+  if (mapped?.code === "timeout" || mapped?.code === "canceled") return mapped;
+  return new ProxyError("canceled", "The Run was aborted.", {
+    detail: "canceled",
+    ...(reason === undefined ? {} : { cause: reason }),
+  });
+}
+
+/** Links a caller's AbortSignal to `abort`; returns the unlink function. */
+export function linkSignal(signal: AbortSignal | undefined, abort: (reason: unknown) => void): () => void {
+  if (signal === undefined) return () => {};
+  if (signal.aborted) {
+    abort(signal.reason);
+    return () => {};
+  }
+  const listener = () => abort(signal.reason);
+  signal.addEventListener("abort", listener, { once: true });
+  return () => signal.removeEventListener("abort", listener);
+}
+
+/** Decodes one server frame's payload; `method` names the call in the error (`Run`, `RunSSE`). */
+export function decodeServerMessage(data: Uint8Array, method: string): AgentServerMessage {
+  try {
+    return fromBinary(AgentServerMessageSchema, data);
+  } catch (error) {
+    throw new EnvelopeError(`${method} frame is not a valid agent.v1.AgentServerMessage.`, error);
+  }
+}

@@ -1,0 +1,76 @@
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createFileConversationIndex } from "./conversation-index.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "cb-index-"));
+  dirs.push(dir);
+  return dir;
+}
+const lines = (dir: string) => readFileSync(join(dir, "index.jsonl"), "utf8").split("\n").filter(Boolean);
+
+describe("file conversation index", () => {
+  it("is durable once remember resolves and is read back by a new instance", async () => {
+    const dir = tempDir();
+    const index = await createFileConversationIndex({ dir });
+    await index.remember("k1", "c1");
+    expect(lines(dir)).toHaveLength(1);
+    const reopened = await createFileConversationIndex({ dir });
+    expect(await reopened.lookup("k1")).toBe("c1");
+  });
+
+  it("batches the remembers of one tick into one append and writes nothing for an unchanged entry", async () => {
+    const dir = tempDir();
+    const index = await createFileConversationIndex({ dir });
+    await Promise.all([index.remember("a", "1"), index.remember("b", "2"), index.remember("c", "3")]);
+    expect(lines(dir)).toHaveLength(3);
+    await index.remember("a", "1");
+    expect(lines(dir)).toHaveLength(3);
+    await index.remember("a", "9");
+    expect(await (await createFileConversationIndex({ dir })).lookup("a")).toBe("9");
+  });
+
+  it("skips a torn or foreign line with a warning, and forgets entries past the TTL", async () => {
+    const dir = tempDir();
+    let now = 1_000;
+    const index = await createFileConversationIndex({ dir, now: () => now, ttlMs: 500 });
+    await index.remember("old", "c-old");
+    now = 1_400;
+    await index.remember("new", "c-new");
+    appendFileSync(join(dir, "index.jsonl"), '{"k":"torn","c":');
+    now = 1_600;
+    const warnings: string[] = [];
+    const logger = {
+      debug: () => {},
+      info: () => {},
+      warn: (message: string) => warnings.push(message),
+      error: () => {},
+      child: () => logger,
+    };
+    const reopened = await createFileConversationIndex({ dir, now: () => now, ttlMs: 500, logger });
+    expect(await reopened.lookup("old")).toBeUndefined();
+    expect(await reopened.lookup("new")).toBe("c-new");
+    expect(await reopened.lookup("torn")).toBeUndefined();
+    expect(warnings).toEqual(["skipped unreadable lines of the conversation index"]);
+  });
+
+  it("caps entries (least recently used first) and compacts the log", async () => {
+    const dir = tempDir();
+    const index = await createFileConversationIndex({ dir, maxEntries: 10 });
+    for (let round = 0; round < 3; round++) {
+      await Promise.all(Array.from({ length: 1000 }, (_, i) => index.remember(`k${i}`, `c${round}-${i}`)));
+    }
+    expect(index.size()).toBe(10);
+    expect(lines(dir).length).toBeLessThan(2100);
+    const reopened = await createFileConversationIndex({ dir, maxEntries: 10 });
+    expect(reopened.size()).toBe(10);
+    expect(await reopened.lookup("k999")).toBe("c2-999");
+    expect(await reopened.lookup("k0")).toBeUndefined();
+  });
+});

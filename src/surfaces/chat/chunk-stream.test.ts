@@ -1,0 +1,187 @@
+import { describe, expect, it } from "vitest";
+import type { BackendEvent } from "../../backend/types.js";
+import { ProxyError } from "../../util/errors.js";
+import type { ChatCompletionChunk } from "./chat-completion.js";
+import { type ChunkStreamOptions, splitCodePoints, type TurnSummary, toChatCompletionChunks } from "./chunk-stream.js";
+
+const options: ChunkStreamOptions = {
+  id: "chatcmpl-1",
+  created: 1,
+  model: "m",
+  reasoning: "reasoning_content",
+  includeUsage: false,
+};
+
+async function* from(events: BackendEvent[]): AsyncIterable<BackendEvent> {
+  yield* events;
+}
+
+async function chunks(
+  events: BackendEvent[],
+  overrides: Partial<ChunkStreamOptions> = {},
+): Promise<ChatCompletionChunk[]> {
+  const out: ChatCompletionChunk[] = [];
+  for await (const chunk of toChatCompletionChunks(from(events), { ...options, ...overrides })) out.push(chunk);
+  return out;
+}
+
+const deltas = (list: ChatCompletionChunk[]) => list.map((chunk) => chunk.choices[0]?.delta);
+const call = (id: string, name: string, args: string): BackendEvent => ({
+  type: "tool-call",
+  toolCallId: id,
+  toolName: name,
+  arguments: args,
+});
+
+describe("toChatCompletionChunks", () => {
+  it("starts with the assistant role, streams text and ends with finish_reason stop", async () => {
+    const out = await chunks([
+      { type: "text-delta", text: "Hel" },
+      { type: "text-delta", text: "" },
+      { type: "text-delta", text: "lo" },
+      { type: "turn-end", reason: "stop" },
+    ]);
+    expect(deltas(out)).toEqual([{ role: "assistant", content: "" }, { content: "Hel" }, { content: "lo" }, {}]);
+    expect(out.map((chunk) => chunk.choices[0]?.finish_reason)).toEqual([null, null, null, "stop"]);
+    expect(out.every((chunk) => chunk.id === "chatcmpl-1" && chunk.object === "chat.completion.chunk")).toBe(true);
+  });
+
+  it("numbers tool calls 0, 1, 2 per response with id, type and name on the first delta only", async () => {
+    const out = await chunks(
+      [
+        call("a", "read", '{"p":"x"}'),
+        { type: "text-delta", text: "between" },
+        call("b", "ls", "{}"),
+        call("c", "grep", ""),
+        { type: "turn-end", reason: "tool-calls" },
+      ],
+      { toolArgumentsChunkSize: 4 },
+    );
+    const toolDeltas = deltas(out).flatMap((delta) => delta?.tool_calls ?? []);
+    expect(toolDeltas).toEqual([
+      { index: 0, id: "a", type: "function", function: { name: "read", arguments: '{"p"' } },
+      { index: 0, function: { arguments: ':"x"' } },
+      { index: 0, function: { arguments: "}" } },
+      { index: 1, id: "b", type: "function", function: { name: "ls", arguments: "{}" } },
+      { index: 2, id: "c", type: "function", function: { name: "grep", arguments: "{}" } },
+    ]);
+    expect(out.at(-1)?.choices[0]?.finish_reason).toBe("tool_calls");
+  });
+
+  it("reports tool_calls as the finish reason when tool calls were made, even if the backend said stop", async () => {
+    const out = await chunks([call("a", "t", "{}"), { type: "turn-end", reason: "stop" }]);
+    expect(out.at(-1)?.choices[0]?.finish_reason).toBe("tool_calls");
+    const length = await chunks([
+      { type: "text-delta", text: "x" },
+      { type: "turn-end", reason: "length" },
+    ]);
+    expect(length.at(-1)?.choices[0]?.finish_reason).toBe("length");
+  });
+
+  it("routes reasoning to reasoning_content, think tags or nowhere", async () => {
+    const events: BackendEvent[] = [
+      { type: "reasoning-delta", text: "hm" },
+      { type: "reasoning-delta", text: "m" },
+      { type: "reasoning-end", durationMs: 5 },
+      { type: "text-delta", text: "ok" },
+      { type: "turn-end", reason: "stop" },
+    ];
+    expect(deltas(await chunks(events)).slice(1, -1)).toEqual([
+      { reasoning_content: "hm" },
+      { reasoning_content: "m" },
+      { content: "ok" },
+    ]);
+    expect(deltas(await chunks(events, { reasoning: "think-tags" })).slice(1, -1)).toEqual([
+      { content: "<think>hm" },
+      { content: "m" },
+      { content: "</think>\n\n" },
+      { content: "ok" },
+    ]);
+    expect(deltas(await chunks(events, { reasoning: "none" })).slice(1, -1)).toEqual([{ content: "ok" }]);
+  });
+
+  it("closes an open think tag before text even without reasoning-end", async () => {
+    const out = await chunks(
+      [
+        { type: "reasoning-delta", text: "r" },
+        { type: "text-delta", text: "t" },
+        { type: "turn-end", reason: "stop" },
+      ],
+      { reasoning: "think-tags" },
+    );
+    expect(
+      deltas(out)
+        .map((delta) => delta?.content)
+        .join(""),
+    ).toBe("<think>r</think>\n\nt");
+  });
+
+  it("emits a usage chunk after the finish chunk, counting a usage event that arrives after turn-end", async () => {
+    const out = await chunks(
+      [
+        { type: "text-delta", text: "x" },
+        { type: "turn-end", reason: "stop" },
+        { type: "text-delta", text: "late" },
+        { type: "usage", usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5 } },
+      ],
+      { includeUsage: true },
+    );
+    expect(out.at(-1)).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+    });
+    expect(deltas(out.slice(0, -1))).toEqual([{ role: "assistant", content: "" }, { content: "x" }, {}]);
+  });
+
+  it("reports the reply, usage and checkpoint once the segment is complete", async () => {
+    const summaries: TurnSummary[] = [];
+    await chunks(
+      [
+        { type: "text-delta", text: "Let me look." },
+        call("a", "read", '{"p":1}'),
+        { type: "usage", usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } },
+        { type: "checkpoint", conversationId: "conv" },
+        { type: "turn-end", reason: "tool-calls" },
+      ],
+      { onFinish: (summary) => summaries.push(summary) },
+    );
+    expect(summaries).toEqual([
+      {
+        message: {
+          role: "assistant",
+          content: "Let me look.",
+          toolCalls: [{ id: "a", name: "read", arguments: '{"p":1}' }],
+        },
+        finishReason: "tool_calls",
+        usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+        conversationId: "conv",
+      },
+    ]);
+  });
+
+  it("fails with backend_protocol when the source ends without turn-end", async () => {
+    await expect(chunks([{ type: "text-delta", text: "x" }])).rejects.toMatchObject({ code: "backend_protocol" });
+  });
+
+  it("propagates the source's error after the chunks produced so far", async () => {
+    const failure = new ProxyError("backend_unavailable", "gone");
+    async function* failing(): AsyncIterable<BackendEvent> {
+      yield { type: "text-delta", text: "x" };
+      throw failure;
+    }
+    const seen: ChatCompletionChunk[] = [];
+    const run = async () => {
+      for await (const chunk of toChatCompletionChunks(failing(), options)) seen.push(chunk);
+    };
+    await expect(run()).rejects.toBe(failure);
+    expect(deltas(seen)).toEqual([{ role: "assistant", content: "" }, { content: "x" }]);
+  });
+});
+
+describe("splitCodePoints", () => {
+  it("never splits a surrogate pair", () => {
+    expect(splitCodePoints("a😀b😀", 1)).toEqual(["a", "😀", "b", "😀"]);
+    expect(splitCodePoints("abc", undefined)).toEqual(["abc"]);
+    expect(splitCodePoints("abcde", 2)).toEqual(["ab", "cd", "e"]);
+  });
+});

@@ -1,0 +1,104 @@
+/**
+ * One log line per request: method, path, model, status, time to first byte, time to first token, total
+ * time, tokens, and how the Cursor turn was reached (new / continued / resumed / replayed) and whether it was left parked.
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import { ProxyError } from "../../util/errors.js";
+import { clampForMessage, type Logger } from "../../util/logger.js";
+import { clientOf, type RequestRecord, surfaceOf } from "./recent-requests.js";
+
+/** Longest client-supplied value (path, model) written to the access log. */
+const MAX_LOGGED_VALUE = 200;
+
+/**
+ * A client's `x-request-id` is kept when it is 1–255 word characters, `-` or `=` (the rule of hono's request-id
+ * middleware); anything else (spaces, newlines, quotes, a megabyte) is replaced by a fresh id.
+ */
+export function acceptedRequestId(header: string | undefined): string | undefined {
+  return header !== undefined && header.length <= 255 && /^[\w\-=]+$/.test(header) ? header : undefined;
+}
+
+/** Facts gathered while a request is handled. */
+export interface RequestLog {
+  requestId: string;
+  startedAt: number;
+  model?: string;
+  route?: "new" | "continued" | "resumed" | "replayed";
+  parked?: boolean;
+  firstTokenAt?: number;
+  tokens?: number;
+  streamError?: unknown;
+  /** Set by streaming handlers: settles when the body has been fully written or abandoned. */
+  streaming?: Promise<void>;
+}
+
+/** Hono variables set by the app's middleware. */
+export type AppEnv = { Variables: { log: RequestLog } };
+
+/**
+ * Sets a header on the finished response in place. `c.header()` after the handler copies the Response instead; on
+ * @hono/node-server that turns the adapter's lightweight response into a full web Response, which the adapter then
+ * writes on its slow path (a streamed body's headers wait for a timer tick). Headers of a Response built here are
+ * mutable; only a fetched Response's are not, and those still go through `c.header()`.
+ */
+function setResponseHeader(c: Context, name: string, value: string): void {
+  try {
+    c.res.headers.set(name, value);
+  } catch {
+    c.header(name, value);
+  }
+}
+
+/**
+ * Creates the access-log middleware; it also sets `x-request-id` on every response. `onRecord` receives every
+ * `/v1/` request once it is done (the status page's recent requests).
+ */
+export function accessLog(
+  logger: Logger,
+  now: () => number,
+  newId: () => string,
+  onRecord?: (record: RequestRecord) => void,
+): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const log: RequestLog = { requestId: acceptedRequestId(c.req.header("x-request-id")) ?? newId(), startedAt: now() };
+    c.set("log", log);
+    await next();
+    setResponseHeader(c, "x-request-id", log.requestId);
+    const headersAt = now();
+    const write = () => {
+      const end = now();
+      const error = log.streamError === undefined ? undefined : ProxyError.from(log.streamError);
+      const path = clampForMessage(c.req.path, MAX_LOGGED_VALUE);
+      logger.info(`${c.req.method} ${path} ${c.res.status}`, {
+        request_id: log.requestId,
+        model: log.model === undefined ? undefined : clampForMessage(log.model, MAX_LOGGED_VALUE),
+        ttfb_ms: headersAt - log.startedAt,
+        ttft_ms: log.firstTokenAt === undefined ? undefined : log.firstTokenAt - log.startedAt,
+        total_ms: end - log.startedAt,
+        tokens: log.tokens,
+        turn: log.route,
+        parked: log.parked,
+        stream_error: error?.code,
+      });
+      if (onRecord !== undefined && c.req.path.startsWith("/v1/")) {
+        onRecord({
+          at: log.startedAt,
+          method: c.req.method,
+          path: c.req.path,
+          surface: surfaceOf(c.req.path),
+          client: clientOf(c.req.header("user-agent")),
+          model: log.model,
+          route: log.route,
+          parked: log.parked,
+          ttftMs: log.firstTokenAt === undefined ? undefined : log.firstTokenAt - log.startedAt,
+          totalMs: end - log.startedAt,
+          tokens: log.tokens,
+          status: c.res.status,
+          streamError: error?.code,
+        });
+      }
+    };
+    if (log.streaming) void log.streaming.finally(write);
+    else write();
+  };
+}

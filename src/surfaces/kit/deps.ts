@@ -1,0 +1,78 @@
+import type { ClusterAuth } from "../../cluster/cluster-auth.js";
+import type { BridgeEngine } from "../../engine/index.js";
+import type { ResponseStore } from "../../stores/response-store.js";
+import type { Logger } from "../../util/logger.js";
+
+/** How reasoning reaches chat clients: a `reasoning_content` field, `<think>` tags in the text, or not at all. */
+export type ReasoningOutput = "reasoning_content" | "think-tags" | "none";
+
+/** Which upstream answers: the real Cursor service or the embedded emulator. */
+export type UpstreamKind = "cursor" | "emulator";
+
+/** Plain options of the HTTP app (already validated by config/). */
+export interface AppOptions {
+  /** Local API key clients must present; undefined = no check (loopback only). */
+  apiKey: string | undefined;
+  /** `family=id` entries choosing the Cursor model for Claude ids (`--anthropic-models`). @default [] */
+  anthropicModels?: readonly string[];
+  /** Allowed CORS origins; empty = no CORS headers at all. */
+  corsOrigins: readonly string[];
+  /** Host names served besides loopback (`*` = any). @default [] */
+  allowedHosts?: readonly string[];
+  /** Browser origins allowed besides the server's own (CORS headers are sent for them too). @default [] */
+  allowedOrigins?: readonly string[];
+  /** Largest accepted request body. */
+  maxBodyBytes: number;
+  /** Bytes of large request bodies (≥ 1 MiB each) processed at once; more wait their turn. @default 8 MiB */
+  largeBodyBudgetBytes?: number;
+  /** Total decoded image bytes accepted in one request. @default 20 MiB */
+  maxImageBytes?: number;
+  reasoningOutput: ReasoningOutput;
+  upstream: UpstreamKind;
+  /** Whether Cursor credentials are present (reported by /health). */
+  loggedIn: boolean;
+  version: string;
+}
+
+/** This billing cycle's plan usage, as the status page shows it (amounts in cents, as Cursor reports them). */
+export interface PlanUsage {
+  /** Used ÷ limit; null when the plan reports no limit. */
+  usedFraction: number | null;
+  usedCents: number;
+  limitCents: number;
+  remainingCents: number;
+  /** ISO times of the billing cycle, when reported; the end is when usage resets. */
+  cycleStart: string | null;
+  cycleEnd: string | null;
+  /** Cursor's own message about the usage, if any. */
+  message: string;
+}
+
+/** What the status page (`GET /`) shows besides the engine's state; serve passes it. */
+export interface StatusSources {
+  /** Who is logged in (email or user id). */
+  account?: string | undefined;
+  /** The upstream's URL (Cursor's API, or the embedded emulator's loopback URL). */
+  upstreamUrl?: string | undefined;
+  /** Fetches the plan usage; undefined when the upstream does not report it. */
+  usage?: (signal: AbortSignal) => Promise<PlanUsage | undefined>;
+}
+
+/** Everything the app needs, injected by the composition root (cli/serve) or by tests. */
+export interface AppDeps {
+  /** The conversation engine: every API surface runs its turns through it. */
+  engine: BridgeEngine;
+  /** Stored responses of `/v1/responses`. @default an in-memory store (serve passes the durable file store) */
+  responseStore?: ResponseStore;
+  logger: Logger;
+  options: AppOptions;
+  /** For the status page. @default upstream kind and engine state only */
+  status?: StatusSources;
+  now: () => number;
+  newId: () => string;
+  /**
+   * Several instances sharing a store: the signer of requests between them (enables the forwarded-turn route) and
+   * the key every instance signs thinking blocks with. @default a single instance
+   */
+  cluster?: { auth: ClusterAuth; signingKey: Buffer };
+}

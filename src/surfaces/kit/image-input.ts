@@ -1,0 +1,65 @@
+/**
+ * OpenAI `image_url` parts → image bytes for the engine. Only base64 `data:` URLs are accepted (the bridge fetches
+ * nothing on a client's behalf); the bytes decide the type (PNG, JPEG, GIF or WebP, whatever the URL declares); the
+ * decoded images of one request share a byte budget (default 20 MiB, Cursor's live clients cap attachments there).
+ */
+import { ProxyError } from "../../util/errors.js";
+import { type ImageMimeType, sniffImage } from "../../util/image.js";
+
+/** Default total of decoded image bytes accepted in one request. */
+export const DEFAULT_MAX_IMAGE_BYTES = 20 * 1024 * 1024;
+
+/** The body limit that lets a request carry `maxImageBytes` of images (base64 is 4/3 of the bytes) on top of text. */
+export function bodyLimitForImages(maxBodyBytes: number, maxImageBytes: number): number {
+  return maxBodyBytes + Math.ceil(maxImageBytes / 3) * 4;
+}
+
+/** A decoded image. */
+export interface DecodedImage {
+  mimeType: ImageMimeType;
+  data: Uint8Array;
+}
+
+const DATA_URL = /^data:([^;,]*)((?:;[^;,]*)*),(.*)$/s;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function invalid(param: string, message: string): ProxyError {
+  return new ProxyError("invalid_request", message, { param });
+}
+
+/** Counts decoded bytes across one request and refuses the part that goes over the cap (413). */
+export class ImageBudget {
+  private used = 0;
+  constructor(private readonly maxBytes: number = DEFAULT_MAX_IMAGE_BYTES) {}
+
+  /** Decodes the `image_url.url` found at `param` (e.g. `messages[1].content[2].image_url.url`). */
+  decode(url: string, param: string): DecodedImage {
+    if (/^https?:/i.test(url)) {
+      throw invalid(
+        param,
+        `Invalid value for '${param}': only base64 data: URLs are accepted for images (cursor-bridge fetches nothing on a client's behalf); send the image as data:image/png;base64,….`,
+      );
+    }
+    const match = DATA_URL.exec(url);
+    if (match === null || !(match[2] ?? "").split(";").includes("base64")) {
+      throw invalid(param, `Invalid value for '${param}': expected a base64 data: URL (data:<type>;base64,<data>).`);
+    }
+    const payload = (match[3] ?? "").replace(/\s+/g, "");
+    if (!BASE64.test(payload)) throw invalid(param, `Invalid value for '${param}': the data is not valid base64.`);
+    const size = Math.floor((payload.length * 3) / 4) - (payload.endsWith("==") ? 2 : payload.endsWith("=") ? 1 : 0);
+    if (this.used + size > this.maxBytes) {
+      throw new ProxyError(
+        "invalid_request",
+        `'${param}' brings the request's images to ${this.used + size} bytes, over the limit of ${this.maxBytes} bytes (--max-image-bytes).`,
+        { param, status: 413 },
+      );
+    }
+    const data = Buffer.from(payload, "base64");
+    const sniffed = sniffImage(data);
+    if (sniffed === undefined) {
+      throw invalid(param, `Invalid value for '${param}': the image is not PNG, JPEG, GIF or WebP.`);
+    }
+    this.used += data.length;
+    return { mimeType: sniffed.mimeType, data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * Bounds on what a request body may contain beyond its size. Deeply nested JSON is cheap to send and expensive to
+ * process: every recursive walk after parsing (validation, history normalisation, protobuf encoding, logging) can
+ * overflow the stack. The body is checked once, iteratively, right after JSON.parse; so are the JSON texts a body
+ * carries inside strings (tool call `arguments`), which are parsed later.
+ */
+import { ProxyError } from "../../util/errors.js";
+
+/** Deepest nesting accepted anywhere in a request (objects and arrays; the body itself is level 1). */
+export const MAX_JSON_DEPTH = 64;
+
+interface Frame {
+  value: unknown;
+  depth: number;
+  key: PropertyKey | undefined;
+  parent: Frame | undefined;
+}
+
+function pathOf(frame: Frame): PropertyKey[] {
+  const path: PropertyKey[] = [];
+  for (let at: Frame | undefined = frame; at?.key !== undefined; at = at.parent) path.push(at.key);
+  return path.reverse();
+}
+
+/** The path of the first container nested deeper than `max` levels in a parsed value, or undefined. */
+export function findTooDeep(value: unknown, max = MAX_JSON_DEPTH): PropertyKey[] | undefined {
+  const stack: Frame[] = [{ value, depth: 1, key: undefined, parent: undefined }];
+  while (stack.length > 0) {
+    const frame = stack.pop() as Frame;
+    const current = frame.value;
+    if (typeof current !== "object" || current === null) continue;
+    if (frame.depth > max) return pathOf(frame);
+    if (Array.isArray(current)) {
+      for (let i = current.length - 1; i >= 0; i--) {
+        stack.push({ value: current[i], depth: frame.depth + 1, key: i, parent: frame });
+      }
+    } else {
+      for (const [key, item] of Object.entries(current)) {
+        if (typeof item === "object" && item !== null) {
+          stack.push({ value: item, depth: frame.depth + 1, key, parent: frame });
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The nesting depth of a JSON text, counted without parsing it (brackets outside strings). */
+export function jsonTextDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text.charCodeAt(i);
+    if (inString) {
+      if (char === 0x5c) i++;
+      else if (char === 0x22) inString = false;
+    } else if (char === 0x22) inString = true;
+    else if (char === 0x7b || char === 0x5b) deepest = Math.max(deepest, ++depth);
+    else if (char === 0x7d || char === 0x5d) depth--;
+  }
+  return deepest;
+}
+
+/** `["messages", 1, "content"]` → `messages[1].content`. */
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const key of path) out += typeof key === "number" ? `[${key}]` : out === "" ? String(key) : `.${String(key)}`;
+  return out;
+}
+
+/** The field to name: the first few steps of the path, which say where in the request the nesting is. */
+const NAMED_STEPS = 6;
+
+function tooDeep(path: readonly PropertyKey[], inside: string): ProxyError {
+  const param = formatPath(path.slice(0, NAMED_STEPS));
+  const more = path.length > NAMED_STEPS ? "…" : "";
+  return new ProxyError(
+    "invalid_request",
+    `Invalid value for '${param}': JSON is nested more than ${MAX_JSON_DEPTH} levels deep${inside} (at '${param}${more}').`,
+    { param, detail: "nesting_too_deep" },
+  );
+}
+
+/**
+ * Rejects a parsed body nested deeper than {@link MAX_JSON_DEPTH}, and JSON texts inside it at `jsonStrings`
+ * (paths whose string values are JSON, e.g. every `messages[i].tool_calls[j].function.arguments`).
+ * @throws ProxyError `invalid_request` (`nesting_too_deep`) whose `param` names the field.
+ */
+export function assertJsonDepth(
+  body: unknown,
+  jsonStrings: (body: unknown) => Iterable<[PropertyKey[], string]>,
+): void {
+  const deep = findTooDeep(body);
+  if (deep !== undefined) throw tooDeep(deep, "");
+  for (const [path, text] of jsonStrings(body)) {
+    if (jsonTextDepth(text) > MAX_JSON_DEPTH) throw tooDeep(path, " inside this JSON string");
+  }
+}
+
+/** The `function.arguments` strings of the assistant tool calls in a chat completion body. */
+export function* chatToolCallArguments(body: unknown): Iterable<[PropertyKey[], string]> {
+  const messages = (body as { messages?: unknown } | null)?.messages;
+  if (!Array.isArray(messages)) return;
+  for (const [i, message] of messages.entries()) {
+    const calls = (message as { tool_calls?: unknown } | null)?.tool_calls;
+    if (!Array.isArray(calls)) continue;
+    for (const [j, call] of calls.entries()) {
+      const args = (call as { function?: { arguments?: unknown } } | null)?.function?.arguments;
+      if (typeof args === "string") yield [["messages", i, "tool_calls", j, "function", "arguments"], args];
+    }
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * Cursor model metadata → OpenAI `/v1/models` objects. Cursor's ModelDetails carries no context window or
+ * modality facts (docs/protocol.md §6: "clients hard-code them"), so those come from a small family table here.
+ */
+import type { ModelInfo } from "../../backend/types.js";
+
+/** One entry of `GET /v1/models`, OpenAI's shape plus documented extra fields. */
+export interface OpenAIModel {
+  id: string;
+  object: "model";
+  created: number;
+  owned_by: string;
+  /** Human-readable name from Cursor. */
+  display_name: string;
+  /** Other ids that select this model (e.g. `auto` for `default`). */
+  aliases: string[];
+  /** Context window in tokens (from the family table; Cursor does not report it). */
+  context_window: number;
+  /** True when Cursor marks the model as a thinking model (`thinking_details` present). */
+  reasoning: boolean;
+  /** Client tools (function calling) are supported; true for every Cursor agent model. */
+  tool_calls: boolean;
+  /** Image input (Cursor's AvailableModels answer, else the family table; `--vision-models` overrides). */
+  vision: boolean;
+  /** Cursor "max mode" model. */
+  max_mode: boolean;
+}
+
+const CONTEXT_WINDOWS: ReadonlyArray<[RegExp, number]> = [
+  [/^gemini-/, 1_000_000],
+  [/^gpt-5/, 272_000],
+  [/^claude-/, 200_000],
+  [/^grok-/, 256_000],
+  [/^composer-/, 200_000],
+];
+
+/** Context window for a Cursor model id (200k when the family is unknown). */
+export function contextWindowFor(modelId: string): number {
+  return CONTEXT_WINDOWS.find(([pattern]) => pattern.test(modelId))?.[1] ?? 200_000;
+}
+
+/** Builds the OpenAI model object; `ownedBy` says which upstream serves it (e.g. `cursor` or `cursor-emulator`). */
+export function toOpenAIModel(info: ModelInfo, ownedBy: string, created: number): OpenAIModel {
+  return {
+    id: info.id,
+    object: "model",
+    created,
+    owned_by: ownedBy,
+    display_name: info.displayName,
+    aliases: info.aliases,
+    context_window: contextWindowFor(info.id),
+    reasoning: info.reasoning,
+    tool_calls: true,
+    vision: info.vision,
+    max_mode: info.maxMode,
+  };
+}
+
+/** The `/v1/models` list: every model, plus alias entries (e.g. `auto`) pointing at the same metadata. */
+export function toOpenAIModelList(models: readonly ModelInfo[], ownedBy: string, created: number): OpenAIModel[] {
+  const list = models.map((m) => toOpenAIModel(m, ownedBy, created));
+  const ids = new Set(list.map((m) => m.id));
+  for (const model of models) {
+    for (const alias of model.id === "default" ? ["auto", ...model.aliases] : model.aliases) {
+      if (ids.has(alias)) continue;
+      ids.add(alias);
+      list.push({ ...toOpenAIModel(model, ownedBy, created), id: alias, aliases: [model.id] });
+    }
+  }
+  return list;
+}

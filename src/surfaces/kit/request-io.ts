@@ -1,0 +1,51 @@
+/**
+ * Edge helpers every API surface handler shares: reading the JSON body, and watching a turn's events for the access
+ * log (time to first token, token counts).
+ */
+import type { Context } from "hono";
+import type { BackendEvent } from "../../backend/types.js";
+import { ProxyError } from "../../util/errors.js";
+import type { RequestLog } from "./access-log.js";
+
+/** The request body as JSON. @throws ProxyError invalid_request when it is not JSON. */
+export async function readJson(c: Context): Promise<unknown> {
+  const text = await c.req.text();
+  // hono caches the body text for later readers; nothing reads it again, and a multi-megabyte body would otherwise
+  // stay alive next to the parsed object for the whole turn.
+  c.req.bodyCache = {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new ProxyError("invalid_request", "The request body is not valid JSON.", { param: "body" });
+  }
+}
+
+/**
+ * Wraps the events so the access log learns time-to-first-token and token counts. A plain iterator rather than an
+ * async generator: this sits on the per-event hot path, and a generator layer costs several promise hops per event
+ * (and `return()` reaches the engine's stream even before the first pull).
+ */
+export function observe(
+  events: AsyncIterable<BackendEvent>,
+  log: RequestLog,
+  now: () => number,
+): AsyncIterable<BackendEvent> {
+  const record = (result: IteratorResult<BackendEvent>): IteratorResult<BackendEvent> => {
+    if (result.done === true) return result;
+    const event = result.value;
+    if (log.firstTokenAt === undefined && (event.type === "text-delta" || event.type === "reasoning-delta")) {
+      log.firstTokenAt = now();
+    }
+    if (event.type === "usage") log.tokens = event.usage.totalTokens;
+    return result;
+  };
+  return {
+    [Symbol.asyncIterator]: () => {
+      const iterator = events[Symbol.asyncIterator]();
+      return {
+        next: () => iterator.next().then(record),
+        return: async (value?: unknown) => (await iterator.return?.(value)) ?? { done: true, value: undefined },
+      };
+    },
+  };
+}

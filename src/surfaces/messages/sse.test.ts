@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ProxyError } from "../../util/errors.js";
+import { toAnthropicError } from "./error-body.js";
+import type { StreamEvent } from "./response.js";
+import { toAnthropicSseBody } from "./sse.js";
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("toAnthropicSseBody", () => {
+  it("writes a ping while the source is silent, then the pending event", async () => {
+    vi.useFakeTimers();
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    async function* events(): AsyncGenerator<StreamEvent> {
+      yield { type: "message_stop" } as const;
+      await gate;
+      yield { type: "message_stop" } as const;
+    }
+    const reader = toAnthropicSseBody(events(), { pingIntervalMs: 5000 }).getReader();
+    const decoder = new TextDecoder();
+    const read = async () => decoder.decode((await reader.read()).value);
+    expect(await read()).toBe('event: message_stop\ndata: {"type":"message_stop"}\n\n');
+    const second = read();
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(await second).toBe('event: ping\ndata: {"type":"ping"}\n\n');
+    const third = read();
+    release();
+    expect(await third).toBe('event: message_stop\ndata: {"type":"message_stop"}\n\n');
+    expect((await reader.read()).done).toBe(true);
+  });
+
+  it("ends with one error event after a failure and calls the hooks once", async () => {
+    async function* events(): AsyncGenerator<StreamEvent> {
+      yield { type: "ping" };
+      throw new ProxyError("rate_limited", "Slow down.");
+    }
+    const onError = vi.fn();
+    const onEnd = vi.fn();
+    const text = await new Response(toAnthropicSseBody(events(), { pingIntervalMs: 0, onError, onEnd })).text();
+    expect(text).toBe(
+      'event: ping\ndata: {"type":"ping"}\n\n' +
+        'event: error\ndata: {"type":"error","error":{"type":"rate_limit_error","message":"Slow down."}}\n\n',
+    );
+    expect(onError).toHaveBeenCalledTimes(1);
+    expect(onEnd).toHaveBeenCalledTimes(1);
+  });
+
+  it("releases the source when the reader cancels", async () => {
+    let released = false;
+    async function* events(): AsyncGenerator<StreamEvent> {
+      try {
+        yield { type: "ping" };
+        yield { type: "ping" };
+      } finally {
+        released = true;
+      }
+    }
+    const onCancel = vi.fn();
+    const reader = toAnthropicSseBody(events(), { pingIntervalMs: 0, onCancel }).getReader();
+    await reader.read();
+    await reader.cancel("gone");
+    expect(onCancel).toHaveBeenCalledWith("gone");
+    expect(released).toBe(true);
+  });
+});
+
+describe("toAnthropicError", () => {
+  it.each([
+    [new ProxyError("invalid_request", "bad"), 400, "invalid_request_error"],
+    [new ProxyError("unauthenticated", "no key", { detail: "local_api_key" }), 401, "authentication_error"],
+    [new ProxyError("permission_denied", "no"), 403, "permission_error"],
+    [new ProxyError("not_found", "gone"), 404, "not_found_error"],
+    [new ProxyError("invalid_request", "big", { status: 413 }), 413, "request_too_large"],
+    [new ProxyError("rate_limited", "slow"), 429, "rate_limit_error"],
+    [new ProxyError("quota_exceeded", "limit"), 429, "rate_limit_error"],
+    [new ProxyError("internal", "boom"), 500, "api_error"],
+    [new ProxyError("backend_protocol", "odd"), 502, "api_error"],
+    [new ProxyError("backend_unavailable", "down"), 503, "overloaded_error"],
+    [new ProxyError("backend_unavailable", "busy", { status: 529 }), 529, "overloaded_error"],
+  ])("%s → %i %s", (error, status, type) => {
+    const response = toAnthropicError(error);
+    expect(response.status).toBe(status);
+    expect(response.body).toEqual({ type: "error", error: { type, message: expect.any(String) } });
+  });
+
+  it("never echoes a foreign error and tells the SDK not to retry what cannot succeed", () => {
+    const response = toAnthropicError(new Error("secret internals at /home/x"));
+    expect(response.body.error.message).toBe("Internal server error.");
+    expect(toAnthropicError(new ProxyError("quota_exceeded", "limit")).headers["x-should-retry"]).toBe("false");
+    const limited = toAnthropicError(new ProxyError("rate_limited", "slow", { retryAfterSeconds: 2.5 }));
+    expect(limited.headers).toEqual({ "retry-after": "3" });
+  });
+
+  it("adds the login hint to upstream authentication failures only", () => {
+    expect(toAnthropicError(new ProxyError("unauthenticated", "Token expired.")).body.error.message).toContain(
+      "cursor-bridge login",
+    );
+    const local = toAnthropicError(new ProxyError("unauthenticated", "Invalid API key.", { detail: "local_api_key" }));
+    expect(local.body.error.message).toBe("Invalid API key.");
+  });
+});

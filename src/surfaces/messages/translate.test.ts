@@ -1,0 +1,137 @@
+import { describe, expect, it } from "vitest";
+import { ProxyError } from "../../util/errors.js";
+import { estimateInputTokens, IMAGE_TOKENS } from "./count-tokens.js";
+import { parseMessagesRequest } from "./parse.js";
+import { toEngineRequest } from "./translate.js";
+
+const PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+const translate = (body: Record<string, unknown>) =>
+  toEngineRequest(parseMessagesRequest({ model: "claude-opus-5-5", max_tokens: 100, ...body }).request);
+
+describe("toEngineRequest", () => {
+  it("turns a tool round trip with a trailing system message into tool + system messages", () => {
+    const { request, warnings } = translate({
+      system: [
+        { type: "text", text: "You are Claude Code." },
+        { type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } },
+      ],
+      messages: [
+        { role: "user", content: "run echo" },
+        {
+          role: "assistant",
+          content: [
+            { type: "thinking", thinking: "I should run it.", signature: "sig-1" },
+            { type: "redacted_thinking", data: "opaque-data" },
+            { type: "text", text: "Running." },
+            { type: "tool_use", id: "toolu_call_1", name: "Bash", input: { command: "echo hi" } },
+          ],
+        },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "toolu_call_1", content: "hi\n" },
+            {
+              type: "tool_result",
+              tool_use_id: "toolu_call_2",
+              content: [{ type: "text", text: "exit 1" }],
+              is_error: true,
+            },
+          ],
+        },
+        { role: "system", content: [{ type: "text", text: "<system-reminder>todo list</system-reminder>" }] },
+      ],
+    });
+    expect(warnings).toEqual([]);
+    expect(request.instructions).toEqual(["You are Claude Code.", "Be brief."]);
+    expect(request.messages).toEqual([
+      { role: "user", parts: [{ type: "text", text: "run echo" }] },
+      {
+        role: "assistant",
+        text: "Running.",
+        reasoning: [
+          { text: "I should run it.", opaque: "sig-1" },
+          { text: "", opaque: "opaque-data" },
+        ],
+        toolCalls: [{ id: "call_1", name: "Bash", arguments: '{"command":"echo hi"}' }],
+      },
+      { role: "tool", toolCallId: "call_1", content: "hi\n", isError: false },
+      { role: "tool", toolCallId: "call_2", content: "exit 1", isError: true },
+      { role: "system", text: "<system-reminder>todo list</system-reminder>" },
+    ]);
+  });
+
+  it("decodes base64 images and trusts the bytes over the declared media type", () => {
+    const { request } = translate({
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "what is this?" },
+            { type: "image", source: { type: "base64", media_type: "image/jpeg", data: PNG_1PX } },
+          ],
+        },
+      ],
+    });
+    const message = request.messages[0];
+    expect(message?.role).toBe("user");
+    const image = message?.role === "user" ? message.parts[1] : undefined;
+    expect(image?.type === "image" && image.mimeType).toBe("image/png");
+    expect(image?.type === "image" && Array.from(image.data.slice(0, 4))).toEqual([0x89, 0x50, 0x4e, 0x47]);
+  });
+
+  it("rejects image data that is not an image, naming the field", () => {
+    const body = {
+      messages: [
+        {
+          role: "user",
+          content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "aGVsbG8=" } }],
+        },
+      ],
+    };
+    expect(() => translate(body)).toThrow(ProxyError);
+    expect(() => translate(body)).toThrow("messages.0.content.0.source.data: The image data is not a PNG");
+  });
+
+  it("maps tools, tool_choice and thinking, with warnings for what is approximated", () => {
+    const tool = { name: "Bash", description: "Runs", input_schema: { type: "object", additionalProperties: false } };
+    const base = {
+      messages: [{ role: "user", content: "x" }],
+      tools: [tool, { type: "web_search_20250305", name: "web_search" }],
+    };
+    const any = translate({ ...base, tool_choice: { type: "any" }, thinking: { type: "adaptive" } });
+    expect(any.request.tools).toEqual([
+      { name: "Bash", description: "Runs", inputSchema: { type: "object", additionalProperties: false } },
+    ]);
+    expect(any.request.options).toEqual({ reasoning: true, reasoningEffort: undefined, toolChoice: "required" });
+    expect(any.warnings).toHaveLength(2);
+    expect(translate({ ...base, tool_choice: { type: "tool", name: "Bash" } }).request.options.toolChoice).toEqual({
+      name: "Bash",
+    });
+    expect(translate({ ...base, tool_choice: { type: "none" } }).request.options.toolChoice).toBe("none");
+    const budget = translate({ ...base, thinking: { type: "enabled", budget_tokens: 2048 } }).request.options;
+    expect(budget).toMatchObject({ reasoning: true, reasoningEffort: "low" });
+    const effort = translate({ ...base, thinking: { type: "adaptive" }, output_config: { effort: "max" } });
+    expect(effort.request.options.reasoningEffort).toBe("high");
+    const off = translate({ ...base, thinking: { type: "disabled" }, output_config: { effort: "low" } });
+    expect(off.request.options).toMatchObject({ reasoning: false, reasoningEffort: undefined });
+  });
+
+  it("estimates tokens over the same text it sends, plus a flat cost per image", () => {
+    const { request } = translate({
+      system: "sys",
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "one two" },
+            { type: "image", source: { type: "base64", media_type: "image/png", data: PNG_1PX } },
+          ],
+        },
+      ],
+    });
+    const words = (text: string) => text.split(/\s+/).length;
+    // "sys" (1) + "one two" (2) + one image + 2 framed messages (instructions, user) × 3.
+    expect(estimateInputTokens(request, words)).toBe(1 + 2 + IMAGE_TOKENS + 6);
+  });
+});

@@ -1,0 +1,180 @@
+/**
+ * Anthropic Messages request → the engine's surface-neutral {@link EngineRequest}. Pure translation: no routing, no
+ * memory. `system` becomes instructions; `role:"system"` messages anywhere in `messages[]` (Claude Code puts them
+ * even after a `tool_result`) become `{role:"system"}` messages, never user text; tool_result blocks become
+ * `{role:"tool"}` messages; thinking blocks are carried opaquely with their signature.
+ */
+
+import type { ClientTool, HistoryToolCall, JsonValue, ReasoningEffort } from "../../backend/types.js";
+import type {
+  ConversationMessage,
+  EngineRequest,
+  MessagePart,
+  ReasoningBlock,
+  ToolChoice,
+} from "../../engine/types.js";
+import { ProxyError } from "../../util/errors.js";
+import { sniffImageType } from "../kit/image-sniff.js";
+import { fromAnthropicToolId } from "./ids.js";
+import type { AnthropicMessageParam, CountTokensRequest } from "./request.js";
+
+/** The translated request plus what could only be approximated (for `x-cursor-bridge-warnings`). */
+export interface AnthropicTurnInput {
+  request: EngineRequest;
+  warnings: string[];
+}
+
+type TextLike = string | ReadonlyArray<{ text: string }>;
+const joinText = (content: TextLike): string =>
+  typeof content === "string" ? content : content.map((block) => block.text).join("\n\n");
+
+function decodeImage(source: { media_type: string; data: string }, param: string): MessagePart {
+  const data = source.data.replace(/\s+/g, "");
+  if (data === "" || !/^[A-Za-z0-9+/]*={0,2}$/.test(data)) {
+    throw new ProxyError("invalid_request", `${param}: Image data is not valid base64.`, { param });
+  }
+  const bytes = new Uint8Array(Buffer.from(data, "base64"));
+  const mimeType = sniffImageType(bytes);
+  if (mimeType === undefined) {
+    throw new ProxyError(
+      "invalid_request",
+      `${param}: The image data is not a PNG, JPEG, GIF or WebP image (declared ${source.media_type}).`,
+      { param },
+    );
+  }
+  return { type: "image", mimeType, data: bytes };
+}
+
+type UserBlock = Exclude<Extract<AnthropicMessageParam, { role: "user" }>["content"], string>[number];
+type ToolResultBlock = Extract<UserBlock, { type: "tool_result" }>;
+
+function toolResultText(block: ToolResultBlock, warnings: string[]): string {
+  const content = block.content ?? "";
+  if (typeof content === "string") return content;
+  const parts: string[] = [];
+  for (const part of content) {
+    if (part.type === "text") parts.push(part.text);
+    else {
+      parts.push("[image omitted]");
+      warnings.push("images inside tool_result blocks are not forwarded; they were replaced by '[image omitted]'");
+    }
+  }
+  return parts.join("\n");
+}
+
+function userMessages(
+  content: Extract<AnthropicMessageParam, { role: "user" }>["content"],
+  param: string,
+  warnings: string[],
+): ConversationMessage[] {
+  if (typeof content === "string") return [{ role: "user", parts: [{ type: "text", text: content }] }];
+  const out: ConversationMessage[] = [];
+  const parts: MessagePart[] = [];
+  content.forEach((block, index) => {
+    if (block.type === "tool_result") {
+      out.push({
+        role: "tool",
+        toolCallId: fromAnthropicToolId(block.tool_use_id),
+        content: toolResultText(block, warnings),
+        isError: block.is_error === true,
+      });
+    } else if (block.type === "text") {
+      parts.push({ type: "text", text: block.text });
+    } else {
+      parts.push(decodeImage(block.source, `${param}.content.${index}.source.data`));
+    }
+  });
+  if (parts.length > 0) out.push({ role: "user", parts });
+  return out;
+}
+
+function assistantMessage(content: Extract<AnthropicMessageParam, { role: "assistant" }>["content"]) {
+  if (typeof content === "string") {
+    return { role: "assistant" as const, text: content, reasoning: [], toolCalls: [] };
+  }
+  const text: string[] = [];
+  const reasoning: ReasoningBlock[] = [];
+  const toolCalls: HistoryToolCall[] = [];
+  for (const block of content) {
+    if (block.type === "text") text.push(block.text);
+    else if (block.type === "thinking")
+      reasoning.push(
+        block.signature === undefined ? { text: block.thinking } : { text: block.thinking, opaque: block.signature },
+      );
+    else if (block.type === "redacted_thinking") reasoning.push({ text: "", opaque: block.data });
+    else
+      toolCalls.push({ id: fromAnthropicToolId(block.id), name: block.name, arguments: JSON.stringify(block.input) });
+  }
+  return { role: "assistant" as const, text: text.join(""), reasoning, toolCalls };
+}
+
+/** `messages[]` in the engine's neutral form, in order. */
+export function toConversation(messages: readonly AnthropicMessageParam[], warnings: string[]): ConversationMessage[] {
+  return messages.flatMap((message, index): ConversationMessage[] => {
+    if (message.role === "system") return [{ role: "system", text: joinText(message.content) }];
+    if (message.role === "assistant") return [assistantMessage(message.content)];
+    return userMessages(message.content, `messages.${index}`, warnings);
+  });
+}
+
+/** Client tools; server tools (no `input_schema`, e.g. `web_search_…`) cannot run through Cursor and are skipped. */
+export function toClientTools(tools: CountTokensRequest["tools"], warnings: string[]): ClientTool[] {
+  const out: ClientTool[] = [];
+  for (const tool of tools ?? []) {
+    if (tool.input_schema === undefined) {
+      warnings.push(`tool '${tool.name}' (${tool.type ?? "server tool"}) has no input_schema and was skipped`);
+      continue;
+    }
+    out.push({
+      name: tool.name,
+      description: tool.description ?? "",
+      inputSchema: tool.input_schema as { [key: string]: JsonValue },
+    });
+  }
+  return out;
+}
+
+function toToolChoice(choice: CountTokensRequest["tool_choice"], warnings: string[]): ToolChoice {
+  if (choice == null || choice.type === "auto") return "auto";
+  if (choice.type === "none") return "none";
+  warnings.push(`tool_choice '${choice.type}' is approximated with an instruction: Cursor cannot force a tool call`);
+  return choice.type === "any" ? "required" : { name: choice.name };
+}
+
+const EFFORT: Record<string, ReasoningEffort> = { low: "low", medium: "medium", high: "high", max: "high" };
+
+/** `thinking.budget_tokens` → effort when no `output_config.effort` says otherwise. */
+function effortFromBudget(budget: number | undefined): ReasoningEffort | undefined {
+  if (budget === undefined) return undefined;
+  if (budget < 4096) return "low";
+  return budget < 16_384 ? "medium" : "high";
+}
+
+/** `system` → instructions (one per text block, in order). */
+export function toInstructions(system: CountTokensRequest["system"]): string[] {
+  if (system === undefined) return [];
+  if (typeof system === "string") return system === "" ? [] : [system];
+  return system.map((block) => block.text).filter((text) => text !== "");
+}
+
+/** Translates a validated Messages (or count_tokens) request. @throws ProxyError 400 for undecodable images. */
+export function toEngineRequest(body: CountTokensRequest): AnthropicTurnInput {
+  const warnings: string[] = [];
+  const messages = toConversation(body.messages, warnings);
+  const tools = toClientTools(body.tools, warnings);
+  const thinking = body.thinking?.type;
+  const reasoning = thinking === "enabled" || thinking === "adaptive";
+  const requested = body.output_config?.effort;
+  const budget = body.thinking?.type === "enabled" ? body.thinking.budget_tokens : undefined;
+  const reasoningEffort = !reasoning ? undefined : requested != null ? EFFORT[requested] : effortFromBudget(budget);
+  return {
+    request: {
+      model: body.model,
+      instructions: toInstructions(body.system),
+      messages,
+      tools,
+      options: { reasoning, reasoningEffort, toolChoice: toToolChoice(body.tool_choice, warnings) },
+    },
+    warnings: [...new Set(warnings)],
+  };
+}

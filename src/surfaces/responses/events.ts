@@ -1,0 +1,290 @@
+/**
+ * BackendEvent stream → Responses streaming events (or one response object). Each run of reasoning, text or a tool
+ * call becomes one output item, announced with `output_item.added`, filled with deltas and closed with
+ * `output_item.done`; a new kind of output closes the open item first. Every event carries a `sequence_number`.
+ * A backend failure after the stream started becomes an `error` event followed by `response.failed`.
+ */
+import type { BackendEvent, TurnEndReason, Usage } from "../../backend/types.js";
+import { ProxyError } from "../../util/errors.js";
+import { toOpenAIError } from "../kit/openai-error.js";
+import { encodeReasoningToken } from "./reasoning-token.js";
+import { customInput, type ToolMap } from "./tools.js";
+import type { OutputItem, ResponseObject, ResponseStreamEvent, ResponseUsage, SummaryTextPart } from "./types.js";
+
+/** Prefixes of generated item ids. */
+export type ItemIdPrefix = "msg" | "rs" | "fc" | "ctc";
+
+/** Options of the translation; ids are injected so output is deterministic in tests. */
+export interface ResponseEventsOptions {
+  /** The response as created (status `in_progress`, empty output, no usage), echoing the request's fields. */
+  base: ResponseObject;
+  toolMap: ToolMap;
+  newItemId: (prefix: ItemIdPrefix) => string;
+  /** Stream reasoning as summary text (`reasoning.summary` was set). */
+  reasoningSummary: boolean;
+  /** Attach the bridge's `encrypted_content` to reasoning items (`include: ["reasoning.encrypted_content"]`). */
+  includeEncryptedReasoning: boolean;
+  /**
+   * Called once with the final response when the turn completed or was cut (not when it failed); the terminal
+   * event waits for it, so a client that continues with `previous_response_id` right away finds it stored.
+   */
+  onFinish?: (response: ResponseObject) => void | Promise<void>;
+}
+
+/** An event before its sequence number is assigned (distributes over the union). */
+type Emitted = ResponseStreamEvent extends infer E ? (E extends unknown ? Omit<E, "sequence_number"> : never) : never;
+
+/** Converts backend usage to the Responses naming. */
+export function toResponseUsage(usage: Usage | undefined): ResponseUsage {
+  return {
+    input_tokens: usage?.inputTokens ?? 0,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: usage?.outputTokens ?? 0,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: usage?.totalTokens ?? 0,
+  };
+}
+
+/** The state of one response being built. */
+class ResponseBuilder {
+  readonly response: ResponseObject;
+  private open: { item: OutputItem; index: number; text: string } | undefined;
+  private reason: TurnEndReason | undefined;
+  private usage: Usage | undefined;
+  private sequence = 0;
+
+  constructor(private readonly options: ResponseEventsOptions) {
+    this.response = structuredClone(options.base);
+  }
+
+  /** Numbers the events; `type` and `sequence_number` lead each serialized event. */
+  stamp(events: Emitted[]): ResponseStreamEvent[] {
+    return events.map((event) => {
+      const { type, ...rest } = event;
+      return { type, sequence_number: this.sequence++, ...rest } as ResponseStreamEvent;
+    });
+  }
+
+  start(): Emitted[] {
+    return [
+      { type: "response.created", response: structuredClone(this.response) },
+      { type: "response.in_progress", response: structuredClone(this.response) },
+    ];
+  }
+
+  handle(event: BackendEvent): Emitted[] {
+    if (this.reason !== undefined && event.type !== "usage" && event.type !== "checkpoint") return [];
+    switch (event.type) {
+      case "reasoning-delta":
+        return this.reasoningDelta(event.text);
+      case "reasoning-end":
+        return this.open?.item.type === "reasoning" ? this.close() : [];
+      case "text-delta":
+        return this.textDelta(event.text);
+      case "tool-call":
+        return this.toolCall(event.toolCallId, event.toolName, event.arguments);
+      case "usage":
+        this.usage = event.usage;
+        return [];
+      case "checkpoint":
+        return [];
+      case "turn-end":
+        this.reason = event.reason;
+        return this.close();
+    }
+  }
+
+  /** Completes the response; a source that ended without `turn-end` is a `backend_protocol` error. */
+  finish(): Emitted[] {
+    if (this.reason === undefined) {
+      throw new ProxyError("backend_protocol", "The backend stream ended before the turn finished.");
+    }
+    const incomplete = this.reason === "length";
+    this.response.status = incomplete ? "incomplete" : "completed";
+    this.response.incomplete_details = incomplete ? { reason: "max_output_tokens" } : null;
+    this.response.usage = toResponseUsage(this.usage);
+    return [{ type: incomplete ? "response.incomplete" : "response.completed", response: this.response }];
+  }
+
+  /** The error event and `response.failed` for a failure after the stream started. */
+  fail(error: unknown): Emitted[] {
+    const { code, message, param } = toOpenAIError(error).body.error;
+    this.response.status = "failed";
+    this.response.error = { code: code ?? "server_error", message };
+    this.response.usage = this.usage === undefined ? null : toResponseUsage(this.usage);
+    return [
+      { type: "error", code, message, param },
+      { type: "response.failed", response: this.response },
+    ];
+  }
+
+  private add(item: OutputItem): Emitted[] {
+    const index = this.response.output.length;
+    this.response.output.push(item);
+    this.open = { item, index, text: "" };
+    return [{ type: "response.output_item.added", output_index: index, item: structuredClone(item) }];
+  }
+
+  private reasoningDelta(text: string): Emitted[] {
+    const out = this.open?.item.type === "reasoning" ? [] : [...this.close(), ...this.add(this.reasoningItem())];
+    const open = this.open;
+    if (open === undefined) return out;
+    open.text += text;
+    if (!this.options.reasoningSummary) return out;
+    const at = { item_id: open.item.id, output_index: open.index, summary_index: 0 };
+    if (open.text === text) {
+      out.push({ type: "response.reasoning_summary_part.added", ...at, part: { type: "summary_text", text: "" } });
+    }
+    out.push({ type: "response.reasoning_summary_text.delta", ...at, delta: text });
+    return out;
+  }
+
+  private reasoningItem(): OutputItem {
+    return { type: "reasoning", id: this.options.newItemId("rs"), summary: [] };
+  }
+
+  private textDelta(text: string): Emitted[] {
+    const out: Emitted[] = [];
+    let open = this.open;
+    if (open?.item.type !== "message") {
+      const id = this.options.newItemId("msg");
+      out.push(
+        ...this.close(),
+        ...this.add({ type: "message", id, status: "in_progress", role: "assistant", content: [] }),
+      );
+      open = this.open;
+      if (open === undefined) return out;
+      const part = { type: "output_text" as const, text: "", annotations: [], logprobs: [] };
+      out.push({ type: "response.content_part.added", item_id: id, output_index: open.index, content_index: 0, part });
+    }
+    open.text += text;
+    const at = { item_id: open.item.id, output_index: open.index, content_index: 0 };
+    out.push({ type: "response.output_text.delta", ...at, delta: text, logprobs: [] });
+    return out;
+  }
+
+  private toolCall(callId: string, cursorName: string, args: string): Emitted[] {
+    const out = this.close();
+    const target = this.options.toolMap.get(cursorName) ?? { kind: "function", name: cursorName };
+    if (target.kind === "custom") {
+      const input = customInput(args);
+      const id = this.options.newItemId("ctc");
+      out.push(
+        ...this.add({
+          type: "custom_tool_call",
+          id,
+          status: "in_progress",
+          call_id: callId,
+          name: target.name,
+          input: "",
+        }),
+      );
+      const at = { item_id: id, output_index: this.response.output.length - 1 };
+      out.push({ type: "response.custom_tool_call_input.delta", ...at, delta: input });
+      out.push({ type: "response.custom_tool_call_input.done", ...at, input });
+      if (this.open !== undefined) this.open.text = input;
+      return [...out, ...this.close()];
+    }
+    const id = this.options.newItemId("fc");
+    const item: OutputItem = {
+      type: "function_call",
+      id,
+      status: "in_progress",
+      call_id: callId,
+      name: target.name,
+      ...(target.namespace === undefined ? {} : { namespace: target.namespace }),
+      arguments: "",
+    };
+    out.push(...this.add(item));
+    const at = { item_id: id, output_index: this.response.output.length - 1 };
+    out.push({ type: "response.function_call_arguments.delta", ...at, delta: args });
+    out.push({ type: "response.function_call_arguments.done", ...at, name: target.name, arguments: args });
+    if (this.open !== undefined) this.open.text = args;
+    return [...out, ...this.close()];
+  }
+
+  /** Closes the open item (if any) with its `.done` events. */
+  private close(): Emitted[] {
+    const open = this.open;
+    if (open === undefined) return [];
+    this.open = undefined;
+    const { item, index, text } = open;
+    const out: Emitted[] = [];
+    const at = { item_id: item.id, output_index: index };
+    switch (item.type) {
+      case "reasoning": {
+        if (this.options.reasoningSummary && text !== "") {
+          const part: SummaryTextPart = { type: "summary_text", text };
+          out.push({ type: "response.reasoning_summary_text.done", ...at, summary_index: 0, text });
+          out.push({ type: "response.reasoning_summary_part.done", ...at, summary_index: 0, part });
+          item.summary = [part];
+        }
+        if (this.options.includeEncryptedReasoning) item.encrypted_content = encodeReasoningToken(text);
+        break;
+      }
+      case "message": {
+        const part = { type: "output_text" as const, text, annotations: [], logprobs: [] };
+        out.push({ type: "response.output_text.done", ...at, content_index: 0, text, logprobs: [] });
+        out.push({ type: "response.content_part.done", ...at, content_index: 0, part });
+        item.content = [part];
+        item.status = "completed";
+        break;
+      }
+      case "function_call":
+        item.arguments = text;
+        item.status = "completed";
+        break;
+      case "custom_tool_call":
+        item.input = text;
+        item.status = "completed";
+        break;
+    }
+    out.push({ type: "response.output_item.done", output_index: index, item: structuredClone(item) });
+    return out;
+  }
+}
+
+/**
+ * Translates one engine turn into the Responses event stream: `response.created`, `response.in_progress`, the items,
+ * then `response.completed` / `response.incomplete`, or `error` + `response.failed` if the backend fails midway.
+ * Stopping early calls the source's `return()`, which cancels the turn.
+ */
+export async function* toResponseEvents(
+  events: AsyncIterable<BackendEvent>,
+  options: ResponseEventsOptions,
+): AsyncGenerator<ResponseStreamEvent> {
+  const builder = new ResponseBuilder(options);
+  const iterator = events[Symbol.asyncIterator]();
+  let released = false;
+  try {
+    yield* builder.stamp(builder.start());
+    let tail: Emitted[];
+    try {
+      for (let result = await iterator.next(); result.done !== true; result = await iterator.next()) {
+        yield* builder.stamp(builder.handle(result.value));
+      }
+      released = true;
+      tail = builder.finish();
+      await options.onFinish?.(structuredClone(builder.response));
+    } catch (error) {
+      released = true;
+      tail = builder.fail(error);
+    }
+    yield* builder.stamp(tail);
+  } finally {
+    // The client stopped reading (even before the first backend event was pulled): release the turn.
+    if (!released) await iterator.return?.();
+  }
+}
+
+/** Collects one engine turn into the non-streaming response object; a backend failure is thrown. */
+export async function toResponseObject(
+  events: AsyncIterable<BackendEvent>,
+  options: ResponseEventsOptions,
+): Promise<ResponseObject> {
+  const builder = new ResponseBuilder(options);
+  for await (const event of events) builder.handle(event);
+  builder.finish();
+  await options.onFinish?.(structuredClone(builder.response));
+  return builder.response;
+}

@@ -1,0 +1,154 @@
+/**
+ * Validates a `POST /v1/responses` body. Every rejection is a ProxyError("invalid_request") whose `param` is the
+ * exact field path in OpenAI's notation (`input[2].content[0].type`). Item and tool types the bridge cannot use are
+ * kept as `ignored` / `unsupported` entries (the translation warns about them), never rejected.
+ */
+import type { z } from "zod";
+import { ProxyError } from "../../util/errors.js";
+import { formatParamPath } from "../kit/param-path.js";
+import {
+  customToolCallItemSchema,
+  customToolCallOutputItemSchema,
+  customToolSchema,
+  functionCallItemSchema,
+  functionCallOutputItemSchema,
+  functionToolSchema,
+  HANDLED_RESPONSES_KEYS,
+  type InputItem,
+  messageItemSchema,
+  namespaceToolSchema,
+  type ResponsesRequest,
+  reasoningItemSchema,
+  responsesRequestSchema,
+  type Tool,
+} from "./request.js";
+
+/** Result of {@link parseResponsesRequest}. */
+export interface ParsedResponsesRequest {
+  request: ResponsesRequest;
+  /** The `input` as items (a string input becomes one user message). */
+  items: InputItem[];
+  tools: Tool[];
+  /** Top-level keys accepted without effect (temperature, max_output_tokens, text…), in body order. */
+  ignoredParams: string[];
+}
+
+function invalid(param: string, message: string): ProxyError {
+  return new ProxyError("invalid_request", message, { param });
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let current = root;
+  for (const key of path) {
+    if (typeof current !== "object" || current === null) return undefined;
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return current;
+}
+
+/** The deepest issue of a plain union (string | parts), so the error names the innermost field. */
+function deepestBranchIssue(issue: z.core.$ZodIssueInvalidUnion): z.core.$ZodIssue | undefined {
+  let best: z.core.$ZodIssue | undefined;
+  for (const branch of issue.errors) {
+    for (const candidate of branch)
+      if (best === undefined || candidate.path.length > best.path.length) best = candidate;
+  }
+  return best !== undefined && best.path.length > 0 ? best : undefined;
+}
+
+/** Turns a zod issue into a ProxyError naming the field; `prefix` is where the validated value sits. */
+function issueToError(issue: z.core.$ZodIssue, prefix: readonly PropertyKey[], root: unknown): ProxyError {
+  const path = [...prefix, ...issue.path];
+  const param = formatParamPath(path);
+  const input = valueAt(root, path);
+  if (input === undefined) return invalid(param, `Missing required parameter: '${param}'.`);
+  if (issue.code === "invalid_union" && issue.discriminator === undefined) {
+    const deeper = deepestBranchIssue(issue);
+    if (deeper !== undefined) return issueToError(deeper, path, root);
+  }
+  if (issue.code === "invalid_type") {
+    return invalid(param, `Invalid type for '${param}': expected ${issue.expected}.`);
+  }
+  if (issue.code === "invalid_value" || issue.code === "invalid_union") {
+    return invalid(param, `Invalid value for '${param}': ${JSON.stringify(input)} is not supported.`);
+  }
+  return invalid(param, `Invalid value for '${param}': ${issue.message}.`);
+}
+
+function check<T>(schema: z.ZodType<T>, value: unknown, prefix: readonly PropertyKey[], root: unknown): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  throw issue === undefined ? invalid("body", "Invalid request body.") : issueToError(issue, prefix, root);
+}
+
+function parseItem(raw: Record<string, unknown>, index: number, body: unknown): InputItem {
+  const path = ["input", index];
+  const type = raw.type ?? (raw.role !== undefined ? "message" : undefined);
+  switch (type) {
+    case "message":
+      return { ...check(messageItemSchema, raw, path, body), kind: "message" };
+    case "function_call":
+      return { ...check(functionCallItemSchema, raw, path, body), kind: "function_call" };
+    case "function_call_output":
+      return { ...check(functionCallOutputItemSchema, raw, path, body), kind: "function_call_output" };
+    case "custom_tool_call":
+      return { ...check(customToolCallItemSchema, raw, path, body), kind: "custom_tool_call" };
+    case "custom_tool_call_output":
+      return { ...check(customToolCallOutputItemSchema, raw, path, body), kind: "custom_tool_call_output" };
+    case "reasoning":
+      return { ...check(reasoningItemSchema, raw, path, body), kind: "reasoning" };
+    case undefined:
+      throw invalid(`input[${index}].type`, `Missing required parameter: 'input[${index}].type'.`);
+    default:
+      if (typeof type !== "string") {
+        throw invalid(`input[${index}].type`, `Invalid type for 'input[${index}].type': expected string.`);
+      }
+      return { kind: "ignored", type };
+  }
+}
+
+function parseTool(raw: { type: string }, index: number, body: unknown): Tool {
+  const path = ["tools", index];
+  switch (raw.type) {
+    case "function":
+      return { ...check(functionToolSchema, raw, path, body), kind: "function" };
+    case "custom":
+      return { ...check(customToolSchema, raw, path, body), kind: "custom" };
+    case "namespace":
+      return { ...check(namespaceToolSchema, raw, path, body), kind: "namespace" };
+    default:
+      return { kind: "unsupported", type: raw.type };
+  }
+}
+
+/**
+ * Parses and validates a Responses request body.
+ * @throws ProxyError with code `invalid_request`, status 400 and `param` set to the offending field.
+ */
+export function parseResponsesRequest(body: unknown): ParsedResponsesRequest {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new ProxyError("invalid_request", "The request body must be a JSON object.");
+  }
+  const request = check(responsesRequestSchema, body, [], body);
+  if (request.background === true) {
+    throw invalid("background", "Invalid value for 'background': background responses are not supported.");
+  }
+  const items: InputItem[] =
+    typeof request.input === "string"
+      ? [{ kind: "message", role: "user", content: request.input }]
+      : request.input.map((raw, index) => parseItem(raw, index, body));
+  const tools = (request.tools ?? []).map((raw, index) => parseTool(raw, index, body));
+  const ignoredParams = Object.entries(body)
+    .filter(([key, value]) => !HANDLED_RESPONSES_KEYS.has(key) && value !== undefined && value !== null)
+    .map(([key]) => key);
+  return { request, items, tools, ignoredParams };
+}
+
+/** Parses stored input items (already validated once) back into {@link InputItem}s. */
+export function parseStoredItems(raw: readonly unknown[]): InputItem[] {
+  return raw.map((item, index) => {
+    if (typeof item !== "object" || item === null || Array.isArray(item)) return { kind: "ignored", type: "unknown" };
+    return parseItem(item as Record<string, unknown>, index, { input: raw });
+  });
+}

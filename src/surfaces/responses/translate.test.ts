@@ -1,0 +1,192 @@
+import { describe, expect, it } from "vitest";
+import { ProxyError } from "../../util/errors.js";
+import { parseResponsesRequest } from "./parse.js";
+import { encodeReasoningToken } from "./reasoning-token.js";
+import { toEngineRequest } from "./translate.js";
+
+function translate(body: Record<string, unknown>) {
+  const parsed = parseResponsesRequest({ model: "m", ...body });
+  return { ...toEngineRequest(parsed.request, parsed.items, parsed.tools), ignoredParams: parsed.ignoredParams };
+}
+
+function rejection(body: unknown): ProxyError {
+  try {
+    const parsed = parseResponsesRequest(body);
+    toEngineRequest(parsed.request, parsed.items, parsed.tools);
+  } catch (error) {
+    if (error instanceof ProxyError) return error;
+    throw error;
+  }
+  throw new Error("expected a rejection");
+}
+
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
+
+describe("Responses request → EngineRequest", () => {
+  it("a string input is one user message; instructions stay out of the history", () => {
+    const { request } = translate({ input: "hello", instructions: "Be brief." });
+    expect(request.instructions).toEqual(["Be brief."]);
+    expect(request.messages).toEqual([{ role: "user", parts: [{ type: "text", text: "hello" }] }]);
+    expect(request.options).toEqual({ reasoning: true, reasoningEffort: undefined, toolChoice: "auto" });
+  });
+
+  it("folds a Codex history: developer → system, reasoning + message + calls → one assistant, outputs → tool", () => {
+    const ours = encodeReasoningToken("I will list files.");
+    const { request, warnings } = translate({
+      input: [
+        { type: "message", id: "m1", role: "developer", content: [{ type: "input_text", text: "sandbox rules" }] },
+        { type: "message", role: "user", content: [{ type: "input_text", text: "list files" }] },
+        { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "sum" }], encrypted_content: ours },
+        { type: "message", role: "assistant", content: [{ type: "output_text", text: "Listing." }] },
+        { type: "function_call", id: "fc_1", call_id: "c1", name: "exec_command", arguments: '{"cmd":"ls"}' },
+        { type: "function_call", call_id: "c2", name: "read", namespace: "mcp__fs__", arguments: "{}" },
+        { type: "custom_tool_call", call_id: "c3", name: "apply_patch", input: "*** Begin Patch" },
+        { type: "function_call_output", call_id: "c1", output: "a.txt" },
+        {
+          type: "function_call_output",
+          call_id: "c2",
+          output: [
+            { type: "input_text", text: "x" },
+            { type: "input_image", image_url: "data:" },
+          ],
+        },
+        { type: "custom_tool_call_output", call_id: "c3", output: "Done!" },
+        { type: "reasoning", summary: [{ type: "summary_text", text: "foreign" }], encrypted_content: "gAAAAB-openai" },
+        { type: "web_search_call", id: "ws_1", action: { type: "search", query: "q" } },
+      ],
+    });
+    expect(request.messages).toEqual([
+      { role: "system", text: "sandbox rules" },
+      { role: "user", parts: [{ type: "text", text: "list files" }] },
+      {
+        role: "assistant",
+        text: "Listing.",
+        reasoning: [{ text: "I will list files.", opaque: ours }],
+        toolCalls: [
+          { id: "c1", name: "exec_command", arguments: '{"cmd":"ls"}' },
+          { id: "c2", name: "mcp__fs__read", arguments: "{}" },
+          { id: "c3", name: "apply_patch", arguments: '{"input":"*** Begin Patch"}' },
+        ],
+      },
+      { role: "tool", toolCallId: "c1", content: "a.txt", isError: false },
+      { role: "tool", toolCallId: "c2", content: "x", isError: false },
+      { role: "tool", toolCallId: "c3", content: "Done!", isError: false },
+      { role: "assistant", text: "", reasoning: [{ text: "foreign" }], toolCalls: [] },
+    ]);
+    expect(warnings).toEqual([
+      "tool output parts of type 'input_image' were dropped (text only)",
+      "input items of type 'web_search_call' were ignored",
+    ]);
+  });
+
+  it("maps function, namespace and custom tools; built-in tools are dropped with a warning, never an error", () => {
+    const { request, toolMap, warnings } = translate({
+      input: "x",
+      tools: [
+        { type: "function", name: "exec_command", description: "Run", parameters: { type: "object" }, strict: false },
+        { type: "namespace", name: "mcp__fs__", description: "Files", tools: [{ type: "function", name: "read" }] },
+        {
+          type: "custom",
+          name: "apply_patch",
+          description: "Patch",
+          format: { type: "grammar", syntax: "lark", definition: "start: x" },
+        },
+        { type: "web_search" },
+        { type: "tool_search" },
+      ],
+      tool_choice: { type: "function", name: "exec_command" },
+    });
+    expect(request.tools.map((tool) => tool.name)).toEqual(["exec_command", "mcp__fs__read", "apply_patch"]);
+    expect(request.tools[1]?.description).toBe("Files");
+    expect(request.tools[2]?.description).toContain("lark grammar:\nstart: x");
+    expect(request.tools[2]?.inputSchema).toMatchObject({
+      required: ["input"],
+      properties: { input: { type: "string" } },
+    });
+    expect(toolMap.get("mcp__fs__read")).toEqual({ kind: "function", name: "read", namespace: "mcp__fs__" });
+    expect(toolMap.get("apply_patch")).toEqual({ kind: "custom", name: "apply_patch" });
+    expect(request.options.toolChoice).toEqual({ name: "exec_command" });
+    expect(warnings).toEqual(["built-in tools the bridge cannot run were dropped: web_search, tool_search"]);
+  });
+
+  it("decodes data-URL images into raw bytes", () => {
+    const url = `data:image/png;base64,${PNG.toString("base64")}`;
+    const { request } = translate({
+      input: [
+        {
+          role: "user",
+          content: [
+            { type: "input_text", text: "what is this" },
+            { type: "input_image", image_url: url },
+          ],
+        },
+      ],
+    });
+    expect(request.messages[0]).toEqual({
+      role: "user",
+      parts: [
+        { type: "text", text: "what is this" },
+        { type: "image", mimeType: "image/png", data: new Uint8Array(PNG) },
+      ],
+    });
+  });
+
+  it("maps reasoning effort and reports what it cannot honour", () => {
+    const { request, warnings, ignoredParams } = translate({
+      input: "x",
+      reasoning: { effort: "xhigh", summary: "auto" },
+      max_output_tokens: 100,
+      text: { format: { type: "json_schema" }, verbosity: "low" },
+      temperature: 0.2,
+      prompt_cache_key: "k",
+      parallel_tool_calls: false,
+    });
+    expect(request.options.reasoningEffort).toBe("high");
+    expect(warnings).toEqual([
+      "max_output_tokens is not enforced by Cursor",
+      "text.format 'json_schema' is not enforced by Cursor",
+    ]);
+    expect(ignoredParams).toEqual([
+      "max_output_tokens",
+      "text",
+      "temperature",
+      "prompt_cache_key",
+      "parallel_tool_calls",
+    ]);
+    expect(translate({ input: "x", reasoning: { effort: "none" } }).request.options.reasoning).toBe(false);
+  });
+
+  it.each([
+    [{ input: "x" }, "model", "Missing required parameter: 'model'."],
+    [{ model: "m" }, "input", "Missing required parameter: 'input'."],
+    [{ model: "m", input: [{ role: "robot", content: "x" }] }, "input[0].role", undefined],
+    [{ model: "m", input: [{ type: "function_call", name: "f", arguments: "{}" }] }, "input[0].call_id", undefined],
+    [
+      { model: "m", input: [{ role: "user", content: [{ type: "input_file", file_id: "f" }] }] },
+      "input[0].content[0].type",
+      undefined,
+    ],
+    [
+      { model: "m", input: [{ role: "user", content: [{ type: "input_image", image_url: "https://x/y.png" }] }] },
+      "input[0].content[0].image_url",
+      undefined,
+    ],
+    [
+      {
+        model: "m",
+        input: [{ role: "user", content: [{ type: "input_image", image_url: "data:text/plain;base64,aGk=" }] }],
+      },
+      "input[0].content[0].image_url",
+      undefined,
+    ],
+    [{ model: "m", input: [{ id: "x" }] }, "input[0].type", undefined],
+    [{ model: "m", input: "x", tools: [{ type: "function" }] }, "tools[0].name", undefined],
+    [{ model: "m", input: "x", background: true }, "background", undefined],
+    [{ model: "m", input: [] }, "input", undefined],
+  ])("rejects %j at %s", (body, param, message) => {
+    const error = rejection(body);
+    expect(error).toMatchObject({ code: "invalid_request", status: 400, param });
+    expect(error.message).toContain(`'${param}'`);
+    if (message !== undefined) expect(error.message).toBe(message);
+  });
+});

@@ -1,0 +1,193 @@
+/**
+ * A validated Responses request (its items already expanded with a stored `previous_response_id` chain) → the
+ * engine's neutral {@link EngineRequest}. Consecutive assistant-side items (reasoning, assistant message, tool calls)
+ * fold into one assistant message; `instructions` and `system`/`developer` messages are instructions; images must be
+ * data URLs (the bridge never fetches a URL for the client). What cannot be honoured is listed in `warnings`.
+ */
+import type { HistoryToolCall, ReasoningEffort } from "../../backend/types.js";
+import type { ConversationMessage, EngineRequest, MessagePart, ReasoningBlock } from "../../engine/types.js";
+import { ProxyError } from "../../util/errors.js";
+import { decodeReasoningToken } from "./reasoning-token.js";
+import type { ContentPart, InputItem, ResponsesRequest, Tool } from "./request.js";
+import { customHistoryCall, flatToolName, type ToolMap, toClientTools, toToolChoice } from "./tools.js";
+
+/** What {@link toEngineRequest} derives from a request. */
+export interface ResponsesTurnInput {
+  request: EngineRequest;
+  /** Cursor-visible tool name → Responses tool, to map calls back. */
+  toolMap: ToolMap;
+  /** Human-readable notes about what is not (or only approximately) honoured. */
+  warnings: string[];
+}
+
+const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+function invalid(param: string, message: string): ProxyError {
+  return new ProxyError("invalid_request", message, { param });
+}
+
+/** Decodes a `data:image/…;base64,…` URL into an image part. */
+export function imagePart(url: string | null | undefined, param: string): MessagePart {
+  if (url == null) {
+    throw invalid(param, `Invalid value for '${param}': only images given as data URLs are supported (no file_id).`);
+  }
+  const match = /^data:([^;,]+);base64,([A-Za-z0-9+/=\s]*)$/s.exec(url);
+  if (match === null) {
+    throw invalid(param, `Invalid value for '${param}': images must be base64 data URLs (data:image/png;base64,…).`);
+  }
+  const mimeType = (match[1] ?? "").toLowerCase();
+  if (!IMAGE_TYPES.has(mimeType)) {
+    throw invalid(param, `Invalid value for '${param}': unsupported image type '${mimeType}' (png, jpeg, gif, webp).`);
+  }
+  const data = new Uint8Array(Buffer.from(match[2] ?? "", "base64"));
+  if (data.length === 0) throw invalid(param, `Invalid value for '${param}': the image is empty.`);
+  return { type: "image", mimeType, data };
+}
+
+function partText(part: ContentPart): string | undefined {
+  if (part.type === "refusal") return part.refusal;
+  if (part.type === "input_image") return undefined;
+  return part.text;
+}
+
+function joinedText(content: string | readonly ContentPart[]): string {
+  if (typeof content === "string") return content;
+  return content
+    .map(partText)
+    .filter((text) => text !== undefined)
+    .join("\n");
+}
+
+function userParts(content: string | readonly ContentPart[], index: number): MessagePart[] {
+  if (typeof content === "string") return [{ type: "text", text: content }];
+  return content.map((part, j) =>
+    part.type === "input_image"
+      ? imagePart(part.image_url, `input[${index}].content[${j}].image_url`)
+      : { type: "text", text: partText(part) ?? "" },
+  );
+}
+
+function toolOutputText(
+  output: string | readonly { type: string; text?: string | undefined }[],
+  warnings: Set<string>,
+): string {
+  if (typeof output === "string") return output;
+  const texts: string[] = [];
+  for (const part of output) {
+    if (typeof part.text === "string") texts.push(part.text);
+    else warnings.add(`tool output parts of type '${part.type}' were dropped (text only)`);
+  }
+  return texts.join("\n");
+}
+
+function reasoningBlock(item: Extract<InputItem, { kind: "reasoning" }>): ReasoningBlock {
+  const summary = item.summary.map((part) => part.text).join("\n");
+  const token = item.encrypted_content ?? undefined;
+  const text = token === undefined ? undefined : decodeReasoningToken(token);
+  // Only the bridge's own payload is carried back; a foreign one is ignored (its summary still counts as text).
+  return text === undefined || token === undefined ? { text: summary } : { text, opaque: token };
+}
+
+/** Folds the items into neutral messages. */
+export function toConversation(items: readonly InputItem[], warnings: Set<string>): ConversationMessage[] {
+  const messages: ConversationMessage[] = [];
+  let assistant: { text: string[]; reasoning: ReasoningBlock[]; toolCalls: HistoryToolCall[] } | undefined;
+  const flush = () => {
+    if (assistant === undefined) return;
+    messages.push({
+      role: "assistant",
+      text: assistant.text.join("\n"),
+      reasoning: assistant.reasoning,
+      toolCalls: assistant.toolCalls,
+    });
+    assistant = undefined;
+  };
+  const open = (startsNew: boolean) => {
+    if (assistant !== undefined && startsNew) flush();
+    assistant ??= { text: [], reasoning: [], toolCalls: [] };
+    return assistant;
+  };
+  items.forEach((item, index) => {
+    switch (item.kind) {
+      case "message":
+        if (item.role === "assistant") {
+          const current = open(assistant !== undefined && assistant.toolCalls.length > 0);
+          current.text.push(joinedText(item.content));
+          return;
+        }
+        flush();
+        if (item.role === "user") messages.push({ role: "user", parts: userParts(item.content, index) });
+        else messages.push({ role: "system", text: joinedText(item.content) });
+        return;
+      case "reasoning": {
+        const current = open(assistant !== undefined && (assistant.text.length > 0 || assistant.toolCalls.length > 0));
+        current.reasoning.push(reasoningBlock(item));
+        return;
+      }
+      case "function_call":
+        open(false).toolCalls.push({
+          id: item.call_id,
+          name: flatToolName(item.namespace, item.name),
+          arguments: item.arguments,
+        });
+        return;
+      case "custom_tool_call":
+        open(false).toolCalls.push(customHistoryCall(item.call_id, item.name, item.input));
+        return;
+      case "function_call_output":
+      case "custom_tool_call_output":
+        flush();
+        messages.push({
+          role: "tool",
+          toolCallId: item.call_id,
+          content: toolOutputText(item.output, warnings),
+          isError: false,
+        });
+        return;
+      case "ignored":
+        warnings.add(`input items of type '${item.type}' were ignored`);
+        return;
+    }
+  });
+  flush();
+  return messages;
+}
+
+function toEffort(effort: NonNullable<ResponsesRequest["reasoning"]>["effort"]): ReasoningEffort | undefined {
+  if (effort == null) return undefined;
+  if (effort === "minimal") return "low";
+  if (effort === "xhigh") return "high";
+  return effort;
+}
+
+/** Builds the engine request from the parsed request and its full (expanded) item list. */
+export function toEngineRequest(
+  request: ResponsesRequest,
+  items: readonly InputItem[],
+  tools: readonly Tool[],
+): ResponsesTurnInput {
+  const warnings: string[] = [];
+  const itemWarnings = new Set<string>();
+  const messages = toConversation(items, itemWarnings);
+  if (messages.length === 0) {
+    throw invalid("input", "Invalid value for 'input': the request has no input items the bridge can use.");
+  }
+  const clientTools = toClientTools(tools, warnings);
+  const toolChoice = toToolChoice(request.tool_choice, warnings);
+  const effort = request.reasoning?.effort;
+  if (request.max_output_tokens != null) warnings.push("max_output_tokens is not enforced by Cursor");
+  const format = request.text?.format?.type;
+  if (format !== undefined && format !== "text") warnings.push(`text.format '${format}' is not enforced by Cursor`);
+  const instructions = request.instructions ? [request.instructions] : [];
+  return {
+    request: {
+      model: request.model,
+      instructions,
+      messages,
+      tools: clientTools.tools,
+      options: { reasoning: effort !== "none", reasoningEffort: toEffort(effort), toolChoice },
+    },
+    toolMap: clientTools.map,
+    warnings: [...warnings, ...itemWarnings],
+  };
+}
