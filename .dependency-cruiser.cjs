@@ -34,6 +34,12 @@ module.exports = {
       "stores/ holds the store interfaces and their memory, file and Redis implementations; it sees only plain types",
     ),
     forbid(
+      "store-implementations-in-roots",
+      "^src/(?!(cli|server|cluster|stores)/)",
+      "^src/stores/(file|redis)/",
+      "the file and Redis stores are chosen by the composition roots; every other layer sees src/stores/types.ts (and the memory stores)",
+    ),
+    forbid(
       "backend-inward",
       layer("backend"),
       "^src/(?!(gen|protocol|backend|stores|util)/)",
@@ -93,7 +99,12 @@ module.exports = {
       layer("cluster"),
       "only the composition roots wire the shared store in; everyone else sees the interfaces",
     ),
-    forbid("auth-inward", layer("auth"), "^src/(?!(auth|util)/)", "auth exposes a TokenSource"),
+    forbid(
+      "auth-inward",
+      layer("auth"),
+      "^src/(?!(auth|util)/|stores/(types|credentials)\\.ts$|stores/memory/)",
+      "auth exposes a TokenSource; it sees the store interfaces and the in-memory stores, never a file or Redis one",
+    ),
     forbid("config-inward", layer("config"), "^src/(?!(config|util)/)", "config is read by roots only"),
     forbid(
       "emulator-independent",

@@ -2,8 +2,9 @@
  * What a credential record says about who is logged in and until when, without its secrets. Its own module (not
  * login.ts) because a logged-in `serve` prints it in its banner, before it loads any of the login code.
  */
+
+import type { CredentialSource, StoredCredentials } from "../stores/types.js";
 import { jwtExpiresAtMs } from "../util/jwt.js";
-import type { CredentialSource, StoredCredentials } from "./credential-store.js";
 
 /** Who is logged in and until when. Printable: no tokens. */
 export interface CredentialStatus {

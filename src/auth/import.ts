@@ -3,9 +3,10 @@
  * can reuse them. The report says what was found where (paths, key names, email, expiry) and is safe to print: it
  * never contains a token. The tokens travel only in `credentials`, the chosen candidate.
  */
+
+import type { CredentialSource } from "../stores/types.js";
 import { jwtExpiresAtMs, readJwtClaims, userIdFromSubject } from "../util/jwt.js";
 import { cursorCliAuthFile, cursorIdeStateDb, type PathEnvironment } from "../util/paths.js";
-import type { CredentialSource } from "./credential-store.js";
 import {
   type CommandRunner,
   defaultCommandRunner,

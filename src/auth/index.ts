@@ -1,13 +1,12 @@
-/** Public surface of auth/ for the composition roots (cli/, server/, plugin/). */
-export {
-  type CredentialSource,
-  type CredentialStore,
-  type CredentialsInput,
-  createFileCredentialStore,
-  createMemoryCredentialStore,
-  type SaveOptions,
-  type StoredCredentials,
-} from "./credential-store.js";
+/** Public surface of auth/ for the composition roots (cli/, server/, plugin/); the credential stores are in src/stores/. */
+export { createMemoryCredentialStore } from "../stores/memory/credential-store.js";
+export type {
+  CredentialSource,
+  CredentialStore,
+  CredentialsInput,
+  SaveOptions,
+  StoredCredentials,
+} from "../stores/types.js";
 export { createExchange, type ExchangeFunction, exchangeForTokens } from "./exchange.js";
 export type { FetchLike, TokenPair } from "./http.js";
 export {

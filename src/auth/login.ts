@@ -2,9 +2,10 @@
  * The services behind `cursor-bridge login`, `login --api-key`, `login --import` and `status`: each runs one flow
  * end to end and stores the result, so the CLI only parses flags, prints and opens the browser.
  */
+
+import type { CredentialSource, CredentialStore, CredentialsInput } from "../stores/types.js";
 import { readJwtClaims, userIdFromSubject } from "../util/jwt.js";
 import { type CredentialStatus, describeCredentials } from "./credential-status.js";
-import type { CredentialSource, CredentialStore, CredentialsInput } from "./credential-store.js";
 import { exchangeForTokens } from "./exchange.js";
 import type { FetchLike, TokenPair } from "./http.js";
 import { findExistingCredentials, type ImportOptions, type ImportReport } from "./import.js";

@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { createMemoryCredentialStore } from "../stores/memory/credential-store.js";
+import type { CredentialStore, CredentialsInput, StoredCredentials } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
-import {
-  type CredentialStore,
-  type CredentialsInput,
-  createMemoryCredentialStore,
-  type StoredCredentials,
-} from "./credential-store.js";
 import type { TokenPair } from "./http.js";
 import { createRefreshingTokenSource, createStaticTokenSource } from "./token-source.js";
 

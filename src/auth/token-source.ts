@@ -5,11 +5,12 @@
  * and there are no timers: nothing runs unless a caller asks for a token.
  */
 
+import { createMemoryLock } from "../stores/memory/lock.js";
+import type { CredentialStore, CredentialsInput, StoredCredentials, StoreLock } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
 import { jwtExpiresAtMs, readJwtClaims, userIdFromSubject } from "../util/jwt.js";
 import { type Logger, silentLogger } from "../util/logger.js";
 import type { TokenSource } from "../util/token-source.js";
-import type { CredentialStore, CredentialsInput, StoredCredentials } from "./credential-store.js";
 import { createExchange, type ExchangeFunction } from "./exchange.js";
 import type { FetchLike } from "./http.js";
 
@@ -37,9 +38,9 @@ export interface RefreshingTokenSourceOptions {
   /**
    * Runs a refresh while holding a lock shared with other processes using the same store (instances sharing one
    * login): the refresh re-reads the store first, so tokens another process just rotated are used, never refreshed
-   * again with a spent refresh token. @default no lock (this process's single-flight only)
+   * again with a spent refresh token. @default an in-process lock (this process's single-flight only)
    */
-  refreshLock?: <T>(work: () => Promise<T>) => Promise<T>;
+  refreshLock?: StoreLock;
 }
 
 /** A TokenSource backed by a credential store. */
@@ -106,6 +107,7 @@ function rotated(before: StoredCredentials, accessToken: string, refreshToken: s
 /** The production TokenSource: store-backed, refreshing, single-flight. */
 export function createRefreshingTokenSource(options: RefreshingTokenSourceOptions): RefreshingTokenSource {
   const { store } = options;
+  const lock = options.refreshLock ?? createMemoryLock();
   const exchange =
     options.exchange ??
     createExchange({
@@ -184,8 +186,7 @@ export function createRefreshingTokenSource(options: RefreshingTokenSourceOption
   }
 
   function refresh(forced: boolean): Promise<string> {
-    const lock = options.refreshLock;
-    inFlight ??= (lock === undefined ? doRefresh(forced) : lock(() => doRefresh(forced))).finally(() => {
+    inFlight ??= lock(() => doRefresh(forced)).finally(() => {
       inFlight = undefined;
     });
     return inFlight;

@@ -3,11 +3,8 @@
  * `listModels()` lists models. Every edge is injected; defaults for the rest are built here, in one place.
  */
 import { randomUUID } from "node:crypto";
-import { join } from "node:path";
 import type { CursorApi } from "../protocol/cursor/cursor-api.js";
-import type { ConversationStore } from "../stores/conversation-store.js";
-import { createFileConversationStore } from "../stores/file/conversation-store.js";
-import { ProxyError } from "../util/errors.js";
+import type { ConversationStore } from "../stores/types.js";
 import { type Logger, silentLogger } from "../util/logger.js";
 import { CursorAgentTurn, type TurnDependencies } from "./agent-turn.js";
 import { createModelCatalog, DEFAULT_MODELS_CACHE_TTL_MS } from "./models.js";
@@ -23,12 +20,8 @@ export interface AgentClientOptions {
   tokenSource: TokenSource;
   /** Image-input overrides (`id` accepts images, `-id` does not). @default [] */
   visionModels?: readonly string[];
-  /** Where conversations (checkpoint + blobs) live. @default a file store under `dataDir`/conversations */
-  conversationStore?: ConversationStore;
-  /** cursor-bridge's data directory; required unless `conversationStore` is given. */
-  dataDir?: string;
-  /** Caps of the default file store (see FileConversationStoreOptions). */
-  storeLimits?: { maxEntries?: number; maxTotalBytes?: number };
+  /** Where conversations (checkpoint + blobs) live: one of src/stores/, chosen by the composition root. */
+  conversationStore: ConversationStore;
   /** @default Date.now */
   now?: () => number;
   /** Ids for user messages and fallback tool-call ids. @default crypto.randomUUID */
@@ -62,24 +55,11 @@ export interface AgentClientOptions {
 /** Default of {@link AgentClientOptions.stallTimeoutMs} (the official CLI uses 10 s; models may think longer). */
 export const DEFAULT_STALL_TIMEOUT_MS = 120_000;
 
-function storeFrom(options: AgentClientOptions, logger: Logger, now: () => number): ConversationStore {
-  if (options.conversationStore !== undefined) return options.conversationStore;
-  if (options.dataDir === undefined) {
-    throw new ProxyError("internal", "createAgentClient needs a conversationStore or a dataDir.");
-  }
-  return createFileConversationStore({
-    dir: join(options.dataDir, "conversations"),
-    logger,
-    now,
-    ...options.storeLimits,
-  });
-}
-
 /** Creates the agent client. */
 export function createAgentClient(options: AgentClientOptions): AgentClient {
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
-  const store = storeFrom(options, logger, now);
+  const store = options.conversationStore;
   const catalog = createModelCatalog({
     fetch: (signal) => options.api.getUsableModels(signal),
     ...(options.api.availableModels === undefined

@@ -5,10 +5,10 @@
  * the token once on `unauthenticated`, and rebuilds the state once when a checkpoint or blob is rejected.
  */
 import type { CursorApi } from "../protocol/cursor/cursor-api.js";
-import type { ConversationStore } from "../stores/conversation-store.js";
+import { createBlobStore } from "../stores/memory/blob-store.js";
+import type { BlobStore, ConversationStore } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
-import { type BlobStore, createBlobStore } from "./blob-store.js";
 import { historyFingerprint } from "./history-fingerprint.js";
 import type { ModelCatalog } from "./models.js";
 import { resolveModelId } from "./models.js";

@@ -1,15 +1,7 @@
 /**
- * Public surface of the agent client, for the composition roots (server/, cli/, plugin/) and the engine.
+ * Public surface of the agent client, for the composition roots (server/, cli/, plugin/) and the engine. Its
+ * conversation store is one of src/stores/.
  */
-
-export {
-  type ConversationRecord,
-  type ConversationStore,
-  type ConversationStoreOptions,
-  createMemoryConversationStore,
-  DEFAULT_CONVERSATION_TTL_MS,
-} from "../stores/conversation-store.js";
-export { createFileConversationStore, type FileConversationStoreOptions } from "../stores/file/conversation-store.js";
 export { type AgentClientOptions, createAgentClient, DEFAULT_STALL_TIMEOUT_MS } from "./agent-client.js";
 export { AUTO_MODEL_ALIAS, resolveModelId } from "./models.js";
 export { NATIVE_TOOL_TABLE } from "./native-redirect.js";

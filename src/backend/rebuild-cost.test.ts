@@ -3,7 +3,9 @@
  * to start). Counted, not timed: history elements read and blobs stored per message.
  */
 import { describe, expect, it } from "vitest";
-import { type BlobStore, blobIdOf, createBlobStore } from "./blob-store.js";
+import { blobIdOf } from "../stores/blob-id.js";
+import { createBlobStore } from "../stores/memory/blob-store.js";
+import type { BlobStore } from "../stores/types.js";
 import { buildRootState, toolNamesOf } from "./run-request.js";
 import type { HistoryMessage } from "./types.js";
 

@@ -15,10 +15,9 @@ import {
 } from "../gen/agent/v1/conversation_state_pb.js";
 import { AgentMode } from "../gen/agent/v1/enums_pb.js";
 import type { SelectedContextSchema } from "../gen/agent/v1/user_message_pb.js";
-import type { ConversationRecord } from "../stores/conversation-store.js";
+import type { BlobStore, ConversationRecord } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
 import { imageExtension, sniffImage } from "../util/image.js";
-import type { BlobStore } from "./blob-store.js";
 import { historyFingerprint } from "./history-fingerprint.js";
 import { sanitizeToolName } from "./tool-names.js";
 import { continuedTurnState, type InterruptedTurn, interruptedTurnOf } from "./turn-continuation.js";

@@ -6,8 +6,8 @@ import {
   AgentServerMessageSchema,
 } from "../gen/agent/v1/agent_pb.js";
 import type { RunStream } from "../protocol/cursor/cursor-api.js";
+import { createBlobStore } from "../stores/memory/blob-store.js";
 import { silentLogger } from "../util/logger.js";
-import { createBlobStore } from "./blob-store.js";
 import { RunSession } from "./run-session.js";
 import { createToolNameMap } from "./tool-names.js";
 import { TurnChannel } from "./turn-channel.js";

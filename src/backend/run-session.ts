@@ -17,9 +17,9 @@ import {
 import type { InteractionUpdate } from "../gen/agent/v1/interaction_pb.js";
 import type { KvServerMessage } from "../gen/agent/v1/kv_pb.js";
 import type { RunStream } from "../protocol/cursor/cursor-api.js";
+import type { BlobStore } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
-import type { BlobStore } from "./blob-store.js";
 import { completedToolOutcome } from "./completed-tool-call.js";
 import { type ExecContext, execHeartbeat, handleExec, type PendingCall, resultReplies } from "./exec-handler.js";
 import { rejectInteractionQuery } from "./interaction-query.js";

@@ -6,8 +6,9 @@ import {
   ConversationTurnStructureSchema,
 } from "../gen/agent/v1/conversation_state_pb.js";
 import { UserMessageSchema } from "../gen/agent/v1/user_message_pb.js";
-import type { ConversationRecord } from "../stores/conversation-store.js";
-import { createBlobStore, toHex } from "./blob-store.js";
+import { toHex } from "../stores/blob-id.js";
+import { createBlobStore } from "../stores/memory/blob-store.js";
+import type { ConversationRecord } from "../stores/types.js";
 import { historyFingerprint } from "./history-fingerprint.js";
 import { buildRunRequest, planTurn } from "./run-request.js";
 import type { HistoryMessage } from "./types.js";

@@ -17,7 +17,7 @@ import {
 } from "../gen/agent/v1/conversation_state_pb.js";
 import { AgentMode } from "../gen/agent/v1/enums_pb.js";
 import { type SelectedContextSchema, UserMessageSchema } from "../gen/agent/v1/user_message_pb.js";
-import type { BlobStore } from "./blob-store.js";
+import type { BlobStore } from "../stores/types.js";
 import { PROVIDER_IDENTIFIER } from "./request-context.js";
 import type { HistoryMessage, JsonValue } from "./types.js";
 import { encodeArgumentsMap } from "./value-codec.js";

@@ -4,10 +4,10 @@
  */
 import type { AgentClientMessage } from "../gen/agent/v1/agent_pb.js";
 import type { CursorApi, RunStream } from "../protocol/cursor/cursor-api.js";
-import type { ConversationStore } from "../stores/conversation-store.js";
+import { createBlobStore } from "../stores/memory/blob-store.js";
+import type { BlobStore, ConversationStore } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
-import { type BlobStore, createBlobStore } from "./blob-store.js";
 import type { PendingCall } from "./exec-handler.js";
 import type { ToolOutput } from "./native-results.js";
 import { missingCheckpointBlobs, planTurn, rebuildPlan, type TurnPlan } from "./run-request.js";

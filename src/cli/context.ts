@@ -4,11 +4,12 @@
  * CursorApi on them. `serve` reuses it through {@link createCliContext}.
  */
 import { homedir as osHomedir } from "node:os";
-import { type CredentialStore, createFileCredentialStore } from "../auth/credential-store.js";
 import type { CredentialStatus, RefreshingTokenSource } from "../auth/index.js";
 import { type BridgeConfig, loadConfigFromSources } from "../config/index.js";
 import { type ResolvedClientVersion, resolveClientVersion } from "../protocol/cursor/client-version.js";
 import type { CursorApi, CursorApiOptions } from "../protocol/cursor/cursor-api.js";
+import { createFileCredentialStore } from "../stores/file/credential-store.js";
+import type { CredentialStore } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
 import { jwtExpiresAtMs, readJwtClaims, userIdFromSubject } from "../util/jwt.js";
 import { cursorAgentVersionsDir, type PathEnvironment } from "../util/paths.js";

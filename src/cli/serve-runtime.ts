@@ -1,16 +1,15 @@
 /**
  * The heavy half of `serve`, loaded once its port is bound and its banner printed (serve.ts): the upstream (the
- * protocol code and, without credentials, the embedded emulator on the port bound for it), the stores, the engine and
- * the app, which then serves the bound port, the requests held since the bind first.
+ * protocol code and, without credentials, the embedded emulator on the port bound for it), the stores, and the bridge
+ * wired on them by server/wiring.ts (the test stack wires through the same factory), which then serves the bound
+ * port, the requests held since the bind first.
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { createEngine } from "../engine/index.js";
-import { createApp } from "../server/app.js";
 import type { PendingServer } from "../server/listen.js";
+import { wireBridge } from "../server/wiring.js";
 import type { StoreClient } from "../stores/redis/client.js";
 import { bodyLimitForImages } from "../surfaces/kit/image-input.js";
-import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import type { CliContext } from "./context.js";
 import { openStores, type ServeStores } from "./store-setup.js";
@@ -43,44 +42,26 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** Builds the upstream, stores, engine and app, and lets the app serve `input.server`. */
+/** Builds the upstream and the stores, wires the bridge on them (server/wiring.ts) and lets it serve `input.server`. */
 export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
   const { ctx, logger, shared, choice, server } = input;
   const { config } = ctx;
-  const engineLogger = logger.child({ component: "engine" });
-  // The stores are opened once the upstream's kind is known (the emulator's data is kept apart from Cursor's).
-  let opened: ServeStores | undefined;
   let upstream: Upstream;
   try {
-    upstream = await createUpstream(
-      ctx,
-      logger,
-      async (kind, dataDir) => {
-        opened = await openStores(config, dataDir, kind, engineLogger, shared);
-        return { conversationStore: opened.conversationStore, toolCallIdSuffix: opened.cluster?.toolCallIdSuffix };
-      },
-      choice,
-    );
+    upstream = await createUpstream(ctx, logger, choice);
   } catch (error) {
-    await opened?.close();
-    if (opened === undefined) await shared?.close();
+    await shared?.close();
     throw error;
   }
-  const stores = opened;
-  if (stores === undefined) {
+  // The stores are opened once the upstream's kind is known (the emulator's data is kept apart from Cursor's).
+  let stores: ServeStores;
+  try {
+    stores = await openStores(config, upstream.dataDir, upstream.kind, logger.child({ component: "engine" }), shared);
+  } catch (error) {
     await upstream.close();
     await shared?.close();
-    throw new ProxyError("internal", "The upstream did not open its stores.");
+    throw error;
   }
-  const engine = createEngine({
-    agentClient: upstream.agentClient,
-    index: stores.index,
-    logger: engineLogger,
-    parkedTurnTtlMs: config.parkedTurnTtlMs,
-    maxParkedTurns: config.maxParkedTurns,
-    ...(stores.client === undefined ? {} : { storeReady: stores.client.assertReady }),
-    ...(stores.cluster === undefined ? {} : { forwarder: stores.cluster.forwarder }),
-  });
   const cluster = stores.cluster;
   const instanceUrl = cluster === undefined ? undefined : config.instanceUrl;
   const wildcard = ["0.0.0.0", "::", "[::]"].includes(config.host);
@@ -93,40 +74,50 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
         : wildcard
           ? hostname()
           : config.host;
-  // Stored /v1/responses (store: true), next to the conversations; expired ones are removed at startup.
-  const { responseStore } = stores;
-  responseStore
-    .deleteExpired()
-    .catch((error: unknown) => engineLogger.warn("Could not remove expired stored responses", { error }));
-  const app = createApp({
-    engine,
-    responseStore,
-    logger: logger.child({ component: "http" }),
-    options: {
-      apiKey: config.apiKey,
-      anthropicModels: config.anthropicModels,
-      corsOrigins: config.corsOrigins,
-      // The bound address is a name clients use; a wildcard address is not (browsers send pages' requests to 0.0.0.0).
-      allowedHosts: [
-        ...(wildcard ? config.allowedHosts : [...config.allowedHosts, config.host]),
-        ...(instanceHost === undefined ? [] : [instanceHost]),
-      ],
-      allowedOrigins: config.allowedOrigins,
-      maxBodyBytes: bodyLimitForImages(config.maxBodyBytes, config.maxImageBytes),
-      maxImageBytes: config.maxImageBytes,
-      reasoningOutput: config.reasoningOutput,
-      upstream: upstream.kind,
-      loggedIn: upstream.loggedIn,
-      version: packageVersion(),
+  const { engine, app } = wireBridge({
+    api: upstream.api,
+    tokenSource: upstream.tokenSource,
+    // Stored /v1/responses (store: true) sit next to the conversations.
+    stores: { conversations: stores.conversationStore, index: stores.index, responses: stores.responseStore },
+    logger,
+    agent: {
+      stallTimeoutMs: config.stallTimeoutMs,
+      visionModels: config.visionModels,
+      ...(cluster === undefined ? {} : { toolCallIdSuffix: cluster.toolCallIdSuffix }),
     },
-    now: Date.now,
-    newId: () => randomUUID().replaceAll("-", ""),
-    status: {
-      account: upstream.account,
-      upstreamUrl: upstream.agentUrl,
-      usage: async (signal) => planUsageOf(await upstream.api.getCurrentPeriodUsage(signal)),
+    engine: {
+      parkedTurnTtlMs: config.parkedTurnTtlMs,
+      maxParkedTurns: config.maxParkedTurns,
+      ...(stores.client === undefined ? {} : { storeReady: stores.client.assertReady }),
+      ...(cluster === undefined ? {} : { forwarder: cluster.forwarder }),
     },
-    ...(cluster === undefined ? {} : { cluster: { auth: cluster.auth, signingKey: cluster.signingKey } }),
+    app: {
+      options: {
+        apiKey: config.apiKey,
+        anthropicModels: config.anthropicModels,
+        corsOrigins: config.corsOrigins,
+        // The bound address is a name clients use; a wildcard address is not (browsers send pages' requests to 0.0.0.0).
+        allowedHosts: [
+          ...(wildcard ? config.allowedHosts : [...config.allowedHosts, config.host]),
+          ...(instanceHost === undefined ? [] : [instanceHost]),
+        ],
+        allowedOrigins: config.allowedOrigins,
+        maxBodyBytes: bodyLimitForImages(config.maxBodyBytes, config.maxImageBytes),
+        maxImageBytes: config.maxImageBytes,
+        reasoningOutput: config.reasoningOutput,
+        upstream: upstream.kind,
+        loggedIn: upstream.loggedIn,
+        version: packageVersion(),
+      },
+      now: Date.now,
+      newId: () => randomUUID().replaceAll("-", ""),
+      status: {
+        account: upstream.account,
+        upstreamUrl: upstream.agentUrl,
+        usage: async (signal) => planUsageOf(await upstream.api.getCurrentPeriodUsage(signal)),
+      },
+      ...(cluster === undefined ? {} : { cluster: { auth: cluster.auth, signingKey: cluster.signingKey } }),
+    },
   });
   const closeRest = async () => {
     await engine.closeAll();

@@ -5,15 +5,17 @@
  * `CURSOR_API_KEY` (exchanged once; the tokens are then shared). `CURSOR_ACCESS_TOKEN` stays per instance.
  */
 import { createRefreshingTokenSource, describeCredentials, loginWithApiKey } from "../auth/index.js";
-import { createRedisCredentialStore, createRedisLock } from "../cluster/redis-credentials.js";
+import { deriveKey } from "../cluster/cluster-auth.js";
 import type { StoreClient } from "../stores/redis/client.js";
+import { createRedisCredentialStore } from "../stores/redis/credential-store.js";
+import { createRedisLock } from "../stores/redis/lock.js";
 import type { Logger } from "../util/logger.js";
 import type { CliContext, ResolvedCredentials } from "./context.js";
 
 /** The context with credentials resolved from (and refreshed through) the shared store. */
 export function withSharedLogin(ctx: CliContext, client: StoreClient, logger: Logger): CliContext {
   const { config } = ctx;
-  const shared = createRedisCredentialStore(client, config.clusterSecret ?? "");
+  const shared = createRedisCredentialStore(client, deriveKey(config.clusterSecret ?? "", "credentials at rest"));
   const lock = createRedisLock(client, "credentials");
   const seed = () =>
     lock(async () => {

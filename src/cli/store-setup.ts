@@ -4,13 +4,15 @@
  * the same interfaces, so nothing else in the server knows which.
  */
 import { join } from "node:path";
-import type { ConversationStore } from "../backend/index.js";
 import type { ClusterAuth } from "../cluster/cluster-auth.js";
 import type { OwnDirectory } from "../cluster/instance.js";
 import type { BridgeConfig } from "../config/index.js";
-import { type ConversationIndex, createFileConversationIndex, type TurnForwarder } from "../engine/index.js";
+import type { TurnForwarder } from "../engine/index.js";
+import { createFileConversationIndex } from "../stores/file/conversation-index.js";
+import { createFileConversationStore } from "../stores/file/conversation-store.js";
+import { createFileResponseStore } from "../stores/file/response-store.js";
 import type { StoreClient } from "../stores/redis/client.js";
-import { createFileResponseStore, type ResponseStore } from "../stores/response-store.js";
+import type { ConversationIndex, ConversationStore, ResponseStore } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 
@@ -18,8 +20,8 @@ import type { Logger } from "../util/logger.js";
 export interface ServeStores {
   index: ConversationIndex;
   responseStore: ResponseStore;
-  /** The conversation store for the agent client; undefined = its default file store under the data directory. */
-  conversationStore: ConversationStore | undefined;
+  /** The agent client's conversations (checkpoint + blobs). */
+  conversationStore: ConversationStore;
   /** The Redis connection when `--store` is Redis. */
   client: StoreClient | undefined;
   /** This instance among the others sharing the Redis store. */
@@ -74,10 +76,16 @@ export async function openStores(
     // Next to the conversation records: the index maps client histories to them and survives restarts.
     const index = await createFileConversationIndex({ dir: join(dataDir, "conversations"), logger });
     const responseStore = createFileResponseStore({ dir: join(dataDir, "responses"), logger });
+    const conversationStore = createFileConversationStore({
+      dir: join(dataDir, "conversations"),
+      logger,
+      maxEntries: config.maxConversations,
+      maxTotalBytes: config.maxConversationBytes,
+    });
     return {
       index,
       responseStore,
-      conversationStore: undefined,
+      conversationStore,
       client: undefined,
       cluster: undefined,
       close: () => index.close(),

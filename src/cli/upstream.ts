@@ -3,9 +3,6 @@
  * `--upstream cursor`), otherwise the embedded emulator, started in-process on a free loopback port.
  */
 import { join } from "node:path";
-import { createAgentClient } from "../backend/agent-client.js";
-import type { ConversationStore } from "../backend/index.js";
-import type { AgentClient } from "../backend/types.js";
 import type { Emulator } from "../emulator/index.js";
 import { type CursorApi, createCursorApi } from "../protocol/cursor/cursor-api.js";
 import type { UpstreamKind } from "../surfaces/kit/deps.js";
@@ -25,7 +22,8 @@ export interface Upstream {
   account: string | undefined;
   agentUrl: string;
   api: CursorApi;
-  agentClient: AgentClient;
+  /** The tokens `api` runs on (refreshed once after `unauthenticated`). */
+  tokenSource: TokenSource;
   /** Where this upstream's conversations live (the emulator's apart from real ones). */
   dataDir: string;
   /** The embedded emulator when kind is "emulator". */
@@ -110,60 +108,23 @@ export async function openServedApi(ctx: CliContext, logger: Logger): Promise<Se
   };
 }
 
-/** What the stores of an upstream change in its agent client. */
-export interface StoreChoice {
-  /** undefined = the default file store under the data directory. */
-  conversationStore?: ConversationStore | undefined;
-  /** Appended to tool-call ids (the instance tag behind a shared store). */
-  toolCallIdSuffix?: string | undefined;
-}
-
-/** Opens the stores of an upstream once its kind is known. */
-export type ConversationStoreOpener = (kind: UpstreamKind, dataDir: string) => Promise<StoreChoice>;
-
-function clientStoreOptions(choice: StoreChoice): { conversationStore?: ConversationStore; toolCallIdSuffix?: string } {
-  return {
-    ...(choice.conversationStore === undefined ? {} : { conversationStore: choice.conversationStore }),
-    ...(choice.toolCallIdSuffix === undefined ? {} : { toolCallIdSuffix: choice.toolCallIdSuffix }),
-  };
-}
-
 /**
  * Builds the upstream `choice` names, by default the one chosen by `config.upstream` (auto: Cursor when logged in,
  * else the emulator).
  */
-export async function createUpstream(
-  ctx: CliContext,
-  logger: Logger,
-  openStore: ConversationStoreOpener = async () => ({}),
-  choice?: UpstreamChoice,
-): Promise<Upstream> {
+export async function createUpstream(ctx: CliContext, logger: Logger, choice?: UpstreamChoice): Promise<Upstream> {
   const { config } = ctx;
   const chosen = choice ?? (await chooseUpstream(ctx));
   const credentials = chosen.kind === "cursor" ? chosen.credentials : undefined;
-  const clientOptions = {
-    logger: logger.child({ component: "agent" }),
-    storeLimits: { maxEntries: config.maxConversations, maxTotalBytes: config.maxConversationBytes },
-    stallTimeoutMs: config.stallTimeoutMs,
-    visionModels: config.visionModels,
-  };
   if (credentials !== undefined) {
-    const stores = await openStore("cursor", config.dataDir);
     const api = await ctx.createCursorApi(credentials.tokenSource, { logger: logger.child({ component: "cursor" }) });
-    const agentClient = createAgentClient({
-      ...clientOptions,
-      api,
-      tokenSource: credentials.tokenSource,
-      dataDir: config.dataDir,
-      ...clientStoreOptions(stores),
-    });
     return {
       kind: "cursor",
       loggedIn: true,
       account: credentials.status?.email ?? credentials.status?.userId,
       agentUrl: config.cursorAgentUrl,
       api,
-      agentClient,
+      tokenSource: credentials.tokenSource,
       dataDir: config.dataDir,
       emulator: undefined,
       close: async () => api.close(),
@@ -171,29 +132,14 @@ export async function createUpstream(
   }
   const listener = chosen.kind === "emulator" ? chosen.listener : undefined;
   const { emulator, tokenSource, api } = await startEmbeddedEmulator(ctx, logger, listener);
-  let stores: StoreChoice;
-  try {
-    stores = await openStore("emulator", join(config.dataDir, "emulator"));
-  } catch (error) {
-    api.close();
-    await emulator.close();
-    throw error;
-  }
-  const agentClient = createAgentClient({
-    ...clientOptions,
-    api,
-    tokenSource,
-    // Emulator conversations are kept apart from real ones.
-    dataDir: join(config.dataDir, "emulator"),
-    ...clientStoreOptions(stores),
-  });
   return {
     kind: "emulator",
     loggedIn: false,
     account: undefined,
     agentUrl: emulator.url,
     api,
-    agentClient,
+    tokenSource,
+    // Emulator conversations are kept apart from real ones.
     dataDir: join(config.dataDir, "emulator"),
     emulator,
     close: async () => {

@@ -1,13 +1,7 @@
 /**
  * Public entry of the conversation engine: the only module `server/` and the API surfaces may import from the
- * engine (enforced by .dependency-cruiser.cjs).
+ * engine (enforced by .dependency-cruiser.cjs). Its conversation index is one of src/stores/.
  */
-export {
-  type ConversationIndex,
-  type ConversationIndexOptions,
-  createMemoryConversationIndex,
-} from "../stores/conversation-index.js";
-export { createFileConversationIndex, type FileConversationIndexOptions } from "../stores/file/conversation-index.js";
 export { type BridgeEngine, createEngine, type EngineOptions } from "./engine.js";
 export type { ParkedTurnInfo } from "./parked-turns.js";
 export type * from "./types.js";

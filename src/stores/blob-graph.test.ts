@@ -1,13 +1,13 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 import { describe, expect, it } from "vitest";
-import { blobIdOf, toHex } from "../backend/blob-store.js";
 import {
   ConversationStateStructureSchema,
   ConversationStepSchema,
   ConversationTurnStructureSchema,
 } from "../gen/agent/v1/conversation_state_pb.js";
 import { lengthDelimitedValues, reachableBlobIds } from "./blob-graph.js";
+import { blobIdOf, toHex } from "./blob-id.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 

@@ -7,6 +7,7 @@
  * parse as messages and are leaves.
  */
 import { WireType } from "@bufbuild/protobuf/wire";
+import type { ConversationRecord } from "./types.js";
 
 const BLOB_ID_LENGTH = 32;
 const MAX_DEPTH = 24;
@@ -124,4 +125,15 @@ export function reachableBlobIds(root: Uint8Array, blobs: ReadonlyMap<string, Ui
   };
   walk(root, 0);
   return reached;
+}
+
+/** The record with only the blobs its checkpoint reaches (garbage collection, §5.3); every store saves this. */
+export function pruneRecord(record: ConversationRecord): ConversationRecord {
+  const keep = reachableBlobIds(record.checkpoint, record.blobs);
+  const blobs = new Map<string, Uint8Array>();
+  for (const id of keep) {
+    const blob = record.blobs.get(id);
+    if (blob !== undefined) blobs.set(id, blob);
+  }
+  return { ...record, blobs };
 }

@@ -6,9 +6,9 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXPIRED_REASON } from "../../src/backend/agent-turn.js";
-import { toHex } from "../../src/backend/blob-store.js";
 import type { ClientTool, HistoryMessage } from "../../src/backend/types.js";
 import { ConversationStateStructureSchema } from "../../src/gen/agent/v1/conversation_state_pb.js";
+import { toHex } from "../../src/stores/blob-id.js";
 import { ProxyError } from "../../src/util/errors.js";
 import { collect, endOf, type Fixture, startFixture, textOf, toolCallsOf, userTurn } from "./harness.js";
 

@@ -6,7 +6,8 @@ import { type AgentClientOptions, createAgentClient } from "../../src/backend/ag
 import type { AgentClient, BackendEvent, TokenSource, TurnRequest } from "../../src/backend/types.js";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import { type CursorApi, createCursorApi } from "../../src/protocol/cursor/cursor-api.js";
-import { type ConversationStore, createMemoryConversationStore } from "../../src/stores/conversation-store.js";
+import { createMemoryConversationStore } from "../../src/stores/memory/conversation-store.js";
+import type { ConversationStore } from "../../src/stores/types.js";
 
 /** A recent client version the emulator accepts. */
 export const CLIENT_VERSION = "cli-2026.01.17-d239e66";

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createRefreshingTokenSource } from "../../src/auth/index.js";
 import { deriveKey } from "../../src/cluster/cluster-auth.js";
-import {
-  createRedisCredentialStore,
-  createRedisLock,
-  openCredentials,
-  sealCredentials,
-} from "../../src/cluster/redis-credentials.js";
 import { connectStore, type StoreClient } from "../../src/stores/redis/client.js";
 import { createRedisConversationIndex } from "../../src/stores/redis/conversation-index.js";
 import { createRedisConversationStore } from "../../src/stores/redis/conversation-store.js";
+import {
+  createRedisCredentialStore,
+  openCredentials,
+  sealCredentials,
+} from "../../src/stores/redis/credential-store.js";
+import { createRedisLock } from "../../src/stores/redis/lock.js";
 import { createRedisResponseStore } from "../../src/stores/redis/response-store.js";
 import { ProxyError } from "../../src/util/errors.js";
 import { createCliHarness } from "../cli/harness.js";
@@ -144,7 +144,7 @@ describe.skipIf(skip !== undefined)("Redis stores", () => {
     const jwt = (exp: number, n: number) =>
       `e30.${Buffer.from(JSON.stringify({ exp, sub: "auth0|user", n })).toString("base64url")}.sig`;
     const secret = "a-cluster-secret-of-some-length";
-    const store = createRedisCredentialStore(client, secret);
+    const store = createRedisCredentialStore(client, deriveKey(secret, "credentials at rest"));
     const nowSeconds = Math.floor(Date.now() / 1000);
     await store.save({ accessToken: jwt(nowSeconds + 60, 0), refreshToken: "refresh-0", source: "login" });
     const sealed = (await client.redis.get("cursor-bridge:test:credentials")) ?? "";
@@ -166,7 +166,7 @@ describe.skipIf(skip !== undefined)("Redis stores", () => {
     // Two instances, each with its own view of the shared record, both finding the token about to expire.
     const instances = [0, 1].map(() =>
       createRefreshingTokenSource({
-        store: createRedisCredentialStore(client, secret),
+        store: createRedisCredentialStore(client, deriveKey(secret, "credentials at rest")),
         exchange,
         refreshLock: createRedisLock(client, "credentials"),
       }),

@@ -10,7 +10,7 @@ import type { BackendEvent, ModelInfo } from "../../src/backend/types.js";
 import type { BridgeEngine, EngineRequest } from "../../src/engine/index.js";
 import { createApp } from "../../src/server/app.js";
 import { listen, type RunningServer } from "../../src/server/listen.js";
-import { createMemoryResponseStore } from "../../src/stores/response-store.js";
+import { createMemoryResponseStore } from "../../src/stores/memory/response-store.js";
 import { ProxyError } from "../../src/util/errors.js";
 import { silentLogger } from "../../src/util/logger.js";
 

@@ -3,12 +3,12 @@
  * references a user-message blob, plus one orphan blob nothing references (a store's collector must drop it).
  */
 import { create, toBinary } from "@bufbuild/protobuf";
-import { blobIdOf, toHex } from "../../src/backend/blob-store.js";
 import {
   ConversationStateStructureSchema,
   ConversationTurnStructureSchema,
 } from "../../src/gen/agent/v1/conversation_state_pb.js";
-import type { ConversationRecord } from "../../src/stores/conversation-store.js";
+import { blobIdOf, toHex } from "../../src/stores/blob-id.js";
+import type { ConversationRecord } from "../../src/stores/types.js";
 
 const encoder = new TextEncoder();
 

@@ -1,17 +1,19 @@
 /**
  * A full cursor-bridge stack for integration tests and benchmarks: the emulator on a port-0 loopback listener, the
- * real protocol client and agent client (in-memory conversation store unless a data dir is given), the Hono app
+ * real protocol client, the bridge wired by the same factory `serve` uses (src/server/wiring.ts) on memory stores,
  * and a port-0 HTTP listener. Everything closes in close().
  */
 import { randomUUID } from "node:crypto";
-import { createAgentClient } from "../../src/backend/agent-client.js";
 import type { AgentClient } from "../../src/backend/types.js";
 import { type Emulator, type EmulatorOptions, startEmulator } from "../../src/emulator/index.js";
-import { type BridgeEngine, type ConversationIndex, createEngine } from "../../src/engine/index.js";
+import type { BridgeEngine } from "../../src/engine/index.js";
 import { type CursorApi, createCursorApi } from "../../src/protocol/cursor/cursor-api.js";
-import { createApp } from "../../src/server/app.js";
 import { listen, type RunningServer } from "../../src/server/listen.js";
-import { createMemoryConversationStore } from "../../src/stores/conversation-store.js";
+import { wireBridge } from "../../src/server/wiring.js";
+import { createMemoryConversationIndex } from "../../src/stores/memory/conversation-index.js";
+import { createMemoryConversationStore } from "../../src/stores/memory/conversation-store.js";
+import { createMemoryResponseStore } from "../../src/stores/memory/response-store.js";
+import type { ConversationIndex } from "../../src/stores/types.js";
 import type { AppOptions } from "../../src/surfaces/kit/deps.js";
 import { createLogger, type Logger, silentLogger } from "../../src/util/logger.js";
 
@@ -68,34 +70,31 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     transport: options.transport ?? "http2",
     logger,
   });
-  const agentClient = createAgentClient({
+  const { agentClient, engine, app } = wireBridge({
     api,
     tokenSource,
-    conversationStore: createMemoryConversationStore(),
-    logger,
-    stallTimeoutMs: options.stallTimeoutMs ?? 15_000,
-  });
-  const engine = createEngine({
-    agentClient,
-    logger,
-    parkedTurnTtlMs: options.parkedTurnTtlMs ?? 60_000,
-    ...(options.conversationIndex === undefined ? {} : { index: options.conversationIndex }),
-  });
-  const app = createApp({
-    engine,
-    logger,
-    options: {
-      apiKey: undefined,
-      corsOrigins: [],
-      maxBodyBytes: 4 * 1024 * 1024,
-      reasoningOutput: "reasoning_content",
-      upstream: "emulator",
-      loggedIn: false,
-      version: "test",
-      ...options.app,
+    stores: {
+      conversations: createMemoryConversationStore(),
+      index: options.conversationIndex ?? createMemoryConversationIndex(),
+      responses: createMemoryResponseStore(),
     },
-    now: Date.now,
-    newId: () => randomUUID().replaceAll("-", ""),
+    logger,
+    agent: { stallTimeoutMs: options.stallTimeoutMs ?? 15_000 },
+    engine: { parkedTurnTtlMs: options.parkedTurnTtlMs ?? 60_000 },
+    app: {
+      options: {
+        apiKey: undefined,
+        corsOrigins: [],
+        maxBodyBytes: 4 * 1024 * 1024,
+        reasoningOutput: "reasoning_content",
+        upstream: "emulator",
+        loggedIn: false,
+        version: "test",
+        ...options.app,
+      },
+      now: Date.now,
+      newId: () => randomUUID().replaceAll("-", ""),
+    },
   });
   const server = await listen(app, {
     host: "127.0.0.1",

@@ -10,8 +10,9 @@
 import { appendFile, chmod, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Logger, silentLogger } from "../../util/logger.js";
-import { type ConversationIndex, LruMap } from "../conversation-index.js";
-import { writeFileAtomic } from "./conversation-store.js";
+import { LruMap } from "../memory/lru-map.js";
+import type { ConversationIndex } from "../types.js";
+import { writeFileAtomic } from "./atomic-write.js";
 
 /** Options of {@link createFileConversationIndex}. */
 export interface FileConversationIndexOptions {

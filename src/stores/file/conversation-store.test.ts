@@ -3,10 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ORPHAN_BLOB, sampleRecord } from "../../../test/support/conversation-record.js";
-import { blobIdOf, toHex } from "../../backend/blob-store.js";
 import type { Logger } from "../../util/logger.js";
-import { createMemoryConversationStore } from "../conversation-store.js";
-import { createFileConversationStore, writeFileAtomic } from "./conversation-store.js";
+import { blobIdOf, toHex } from "../blob-id.js";
+import { createMemoryConversationStore } from "../memory/conversation-store.js";
+import { writeFileAtomic } from "./atomic-write.js";
+import { createFileConversationStore } from "./conversation-store.js";
 
 describe("file conversation store", () => {
   let dir: string;

@@ -11,19 +11,20 @@
  * works from directory metadata alone and never re-reads stored files. The sweep also enforces the entry and size
  * caps (oldest first), skips what is not a regular file, and logs every removal with its reason.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { Dirent } from "node:fs";
-import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm, utimes, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, readdir, readFile, rm, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "../../util/logger.js";
 import { silentLogger } from "../../util/logger.js";
+import { pruneRecord } from "../blob-graph.js";
 import {
   type ConversationRecord,
   type ConversationStore,
   type ConversationStoreOptions,
   DEFAULT_CONVERSATION_TTL_MS,
-  pruneRecord,
-} from "../conversation-store.js";
+} from "../types.js";
+import { writeFileAtomic } from "./atomic-write.js";
 import { decodeRecord, encodeRecord } from "./record-file.js";
 
 /** Options of {@link createFileConversationStore}. */
@@ -31,8 +32,6 @@ export interface FileConversationStoreOptions extends ConversationStoreOptions {
   /** Directory holding the conversation files (created 0700). */
   dir: string;
   logger?: Logger;
-  /** Most conversations kept; the sweep removes the oldest beyond it. @default 10_000 */
-  maxEntries?: number;
   /** Most bytes kept on disk; the sweep removes the oldest beyond it. @default 1 GiB */
   maxTotalBytes?: number;
   /** Memory for recently used records; a record larger than a quarter of it is not cached. @default 8 MiB */
@@ -41,27 +40,6 @@ export interface FileConversationStoreOptions extends ConversationStoreOptions {
 
 function fileNameOf(conversationId: string): string {
   return `${createHash("sha256").update(conversationId).digest("hex")}.json`;
-}
-
-/** Writes `content` (text, or byte chunks written one after the other) to `path` atomically with mode 0600. */
-export async function writeFileAtomic(path: string, content: string | readonly Uint8Array[]): Promise<void> {
-  const temp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
-  try {
-    if (typeof content === "string") await writeFile(temp, content, { mode: 0o600, flag: "wx" });
-    else {
-      const file = await open(temp, "wx", 0o600);
-      try {
-        for (const chunk of content) await file.writeFile(chunk);
-      } finally {
-        await file.close();
-      }
-    }
-    await chmod(temp, 0o600);
-    await rename(temp, path);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
 }
 
 /** Same content as far as a continuation is concerned (updatedAt aside). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ConversationRecord } from "../conversation-store.js";
+import type { ConversationRecord } from "../types.js";
 import { decodeRecord, encodeRecord } from "./record-file.js";
 
 const record: ConversationRecord = {

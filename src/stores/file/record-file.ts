@@ -15,7 +15,7 @@
  * existing data directories keep working; it is rewritten in format 2 on the conversation's next save.
  */
 import { z } from "zod";
-import type { ConversationRecord } from "../conversation-store.js";
+import type { ConversationRecord } from "../types.js";
 
 const MAGIC = Buffer.from("cbconv2\n", "latin1");
 const HEX_ID = z.string().regex(/^[0-9a-f]+$/);

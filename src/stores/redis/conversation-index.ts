@@ -2,7 +2,7 @@
  * The conversation index in the shared store: one string key per history key (`idx:<key>` → conversation id),
  * written with the conversation TTL so Redis expires it by itself. Every instance sees every entry at once.
  */
-import type { ConversationIndex } from "../conversation-index.js";
+import type { ConversationIndex } from "../types.js";
 import { type StoreClient, storeCall } from "./client.js";
 
 /** Options of {@link createRedisConversationIndex}. */

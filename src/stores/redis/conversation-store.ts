@@ -8,23 +8,18 @@
  */
 
 import { type Logger, silentLogger } from "../../util/logger.js";
+import { pruneRecord } from "../blob-graph.js";
 import {
   type ConversationRecord,
   type ConversationStore,
+  type ConversationStoreOptions,
   DEFAULT_CONVERSATION_TTL_MS,
-  pruneRecord,
-} from "../conversation-store.js";
+} from "../types.js";
 import { type StoreClient, storeCall } from "./client.js";
 
 /** Options of {@link createRedisConversationStore}. */
-export interface RedisConversationStoreOptions {
+export interface RedisConversationStoreOptions extends ConversationStoreOptions {
   client: StoreClient;
-  /** @default 7 days */
-  ttlMs?: number | undefined;
-  /** Most conversations kept; the oldest beyond it are removed on save. @default 10_000 */
-  maxEntries?: number | undefined;
-  /** @default Date.now */
-  now?: () => number;
   logger?: Logger;
 }
 

@@ -5,13 +5,13 @@
  */
 
 import { type Logger, silentLogger } from "../../util/logger.js";
-import { DEFAULT_CONVERSATION_TTL_MS } from "../conversation-store.js";
 import {
+  DEFAULT_CONVERSATION_TTL_MS,
   DEFAULT_MAX_STORED_RESPONSES,
   type ResponseStore,
   type ResponseStoreOptions,
   type StoredResponse,
-} from "../response-store.js";
+} from "../types.js";
 import { type StoreClient, storeCall } from "./client.js";
 
 /** Options of {@link createRedisResponseStore}. */

@@ -2,13 +2,9 @@ import { mkdtemp, readdir, rm, stat, utimes, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  createFileResponseStore,
-  createMemoryResponseStore,
-  type ResponseStore,
-  type ResponseStoreOptions,
-  type StoredResponse,
-} from "./response-store.js";
+import { createMemoryResponseStore } from "../memory/response-store.js";
+import type { ResponseStore, ResponseStoreOptions, StoredResponse } from "../types.js";
+import { createFileResponseStore } from "./response-store.js";
 
 const DAY = 24 * 60 * 60 * 1000;
 

@@ -2,8 +2,10 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ProxyError } from "../util/errors.js";
-import { type CredentialsInput, createFileCredentialStore, createMemoryCredentialStore } from "./credential-store.js";
+import { ProxyError } from "../../util/errors.js";
+import { createMemoryCredentialStore } from "../memory/credential-store.js";
+import type { CredentialsInput } from "../types.js";
+import { createFileCredentialStore } from "./credential-store.js";
 
 const posixOnly = process.platform === "win32";
 if (posixOnly) console.log("credential-store mode tests skipped: POSIX permissions do not exist on Windows");

@@ -1,0 +1,78 @@
+/**
+ * The one place the bridge is put together from its edges: the agent client on a Cursor API (the real service or
+ * the emulator) and a conversation store, the engine on that client and a conversation index, the HTTP app on the
+ * engine and a response store. `serve` (cli/serve-runtime.ts) and the test stack (test/support/stack.ts) both build
+ * through {@link wireBridge}, so what the tests run is what users run; only the edges differ (file or Redis stores
+ * and the chosen upstream in serve, memory stores and a port-0 emulator in the tests).
+ */
+import { type AgentClientOptions, createAgentClient } from "../backend/index.js";
+import type { AgentClient } from "../backend/types.js";
+import { type BridgeEngine, createEngine, type EngineOptions } from "../engine/index.js";
+import type { CursorApi } from "../protocol/cursor/cursor-api.js";
+import type { ConversationIndex, ConversationStore, ResponseStore } from "../stores/types.js";
+import type { AppDeps } from "../surfaces/kit/deps.js";
+import type { Logger } from "../util/logger.js";
+import type { TokenSource } from "../util/token-source.js";
+import { createApp } from "./app.js";
+
+/** The stores one bridge runs on (all from src/stores/: memory, file or Redis). */
+export interface BridgeStores {
+  /** The agent client's conversations (checkpoint + blobs). */
+  conversations: ConversationStore;
+  /** The engine's history key → conversation id index. */
+  index: ConversationIndex;
+  /** Stored `/v1/responses`. */
+  responses: ResponseStore;
+}
+
+/** The edges and settings of {@link wireBridge}. */
+export interface BridgeWiring {
+  /** The Cursor API the turns run against; its getAccessToken should be `tokenSource`'s. */
+  api: CursorApi;
+  tokenSource: TokenSource;
+  stores: BridgeStores;
+  /** The root logger; the agent client, engine and app log under `component=agent|engine|http`. */
+  logger: Logger;
+  /** Agent client settings besides its edges. */
+  agent?: Omit<AgentClientOptions, "api" | "tokenSource" | "conversationStore" | "logger">;
+  /** Engine settings besides its edges. */
+  engine?: Omit<EngineOptions, "agentClient" | "index" | "logger">;
+  /** App settings besides its edges. */
+  app: Omit<AppDeps, "engine" | "responseStore" | "logger">;
+}
+
+/** A wired bridge: the app to serve, and what the caller closes or inspects. */
+export interface WiredBridge {
+  agentClient: AgentClient;
+  engine: BridgeEngine;
+  app: ReturnType<typeof createApp>;
+}
+
+/** Builds agent client, engine and app on the given edges; expired stored responses are removed in the background. */
+export function wireBridge(wiring: BridgeWiring): WiredBridge {
+  const { logger, stores } = wiring;
+  const agentClient = createAgentClient({
+    ...wiring.agent,
+    api: wiring.api,
+    tokenSource: wiring.tokenSource,
+    conversationStore: stores.conversations,
+    logger: logger.child({ component: "agent" }),
+  });
+  const engineLogger = logger.child({ component: "engine" });
+  const engine = createEngine({
+    ...wiring.engine,
+    agentClient,
+    index: stores.index,
+    logger: engineLogger,
+  });
+  stores.responses
+    .deleteExpired()
+    .catch((error: unknown) => engineLogger.warn("Could not remove expired stored responses", { error }));
+  const app = createApp({
+    ...wiring.app,
+    engine,
+    responseStore: stores.responses,
+    logger: logger.child({ component: "http" }),
+  });
+  return { agentClient, engine, app };
+}

@@ -1,0 +1,195 @@
+/**
+ * The one set of store interfaces. Every layer that keeps state (the agent client's conversations and per-turn
+ * blobs, the engine's conversation index, the Responses surface's stored responses, the login's credentials and the
+ * lock that makes a refresh single-flight across instances) sees only these; the implementations sit beside this
+ * module in `memory/`, `file/` and `redis/`, and the composition roots (cli/, server/) choose one. Type-only apart
+ * from the shared defaults, so the lower layers import it without pulling in any implementation.
+ *
+ * What each interface promises is what test/stores/contract.ts checks against every implementation.
+ */
+import type { JsonValue } from "../backend/types.js";
+
+/** Default time a conversation is kept after its last save: 7 days (another client, EPH, keeps the same; docs/protocol.md §5.3). */
+export const DEFAULT_CONVERSATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Default bound of the response stores. */
+export const DEFAULT_MAX_STORED_RESPONSES = 1000;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Conversations (the agent client): checkpoint + blobs per conversation, docs/protocol.md §5.3, §5.4.
+
+/** What is stored for one conversation. */
+export interface ConversationRecord {
+  readonly conversationId: string;
+  /** Serialized `ConversationStateStructure` of the latest `conversation_checkpoint_update`. */
+  readonly checkpoint: Uint8Array;
+  /** How many of the caller's messages (the turn input) the checkpoint covers. */
+  readonly coveredMessages: number;
+  /** History fingerprint of those messages (see backend/history-fingerprint.ts). */
+  readonly fingerprint: string;
+  /** Blobs by lowercase hex id. */
+  readonly blobs: ReadonlyMap<string, Uint8Array>;
+  /** Epoch milliseconds of the save. */
+  readonly updatedAt: number;
+}
+
+/**
+ * Storage of conversation records (file: the default; Redis: shared by instances; memory: tests and benchmarks).
+ * Saving drops blobs the checkpoint no longer reaches; records expire `ttlMs` after `updatedAt`; beyond `maxEntries`
+ * the oldest go first (at the latest by the next `deleteExpired`).
+ */
+export interface ConversationStore {
+  /** The record, or undefined when unknown or expired. */
+  load(conversationId: string): Promise<ConversationRecord | undefined>;
+  /** Replaces the record; blobs not reachable from the checkpoint are not kept. */
+  save(record: ConversationRecord): Promise<void>;
+  delete(conversationId: string): Promise<void>;
+  /** Removes expired records (and enforces the caps); resolves to how many this call removed. */
+  deleteExpired(): Promise<number>;
+}
+
+/** Options shared by the conversation store implementations. */
+export interface ConversationStoreOptions {
+  /** @default 7 days */
+  ttlMs?: number | undefined;
+  /** Most conversations kept; the oldest beyond it are removed. @default 10_000 */
+  maxEntries?: number | undefined;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The conversation index (the engine): history key → conversation id, see engine/history.ts.
+
+/** Options of the memory index. */
+export interface ConversationIndexOptions {
+  /** @default 10_000 */
+  maxEntries?: number;
+}
+
+/** History key → conversation id. The file implementation is durable, the Redis one shared; memory serves tests. */
+export interface ConversationIndex {
+  /** Records the key (the last remember of a key wins); resolves once the entry is durable. */
+  remember(key: string, conversationId: string): Promise<void>;
+  /** The conversation of a key; async because a shared store (Redis) answers over the network. */
+  lookup(key: string): Promise<string | undefined>;
+  /** Entries held by this process (a shared store reports what it knows locally, or 0). */
+  size(): number;
+  /** Flushes pending writes and releases resources. */
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Stored responses (the Responses surface: `store: true`, `previous_response_id`, GET/DELETE /v1/responses/{id}).
+
+/** One stored response. */
+export interface StoredResponse {
+  id: string;
+  /** The response object as returned to the client. */
+  response: { [key: string]: JsonValue };
+  /** Every input item the response answered, earlier stored turns included. */
+  input: JsonValue[];
+  /** Epoch milliseconds of the save. */
+  storedAt: number;
+}
+
+/** Storage of responses by id: records read back are copies; bounded (oldest first) and expiring with the TTL. */
+export interface ResponseStore {
+  /** The record, or undefined when unknown or expired. */
+  get(id: string): Promise<StoredResponse | undefined>;
+  put(record: StoredResponse): Promise<void>;
+  /** Resolves to whether a record existed. */
+  delete(id: string): Promise<boolean>;
+  /** Removes expired records; resolves to how many were removed. */
+  deleteExpired(): Promise<number>;
+}
+
+/** Options shared by the response store implementations. */
+export interface ResponseStoreOptions {
+  /** @default 7 days (the conversation TTL) */
+  ttlMs?: number;
+  /** Most records kept; the oldest are removed beyond it. @default 1000 */
+  maxEntries?: number;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Blobs of one turn (the agent client): the client-side KV store of docs/protocol.md §5.3.
+
+/**
+ * A content-addressed blob map used for the lifetime of one turn. Every operation is synchronous so `get_blob_args` /
+ * `set_blob_args` are answered at once; only the memory implementation exists (a turn's blobs are persisted through
+ * the {@link ConversationStore}).
+ */
+export interface BlobStore {
+  /** The blob for a raw id, or undefined when unknown. */
+  get(id: Uint8Array): Uint8Array | undefined;
+  /**
+   * Stores a blob under the id the server chose (server ids are stored verbatim, §5.3 / §9 item 6). The caller does
+   * not change `data` afterwards; a view of a much larger buffer is copied.
+   */
+  set(id: Uint8Array, data: Uint8Array): void;
+  /**
+   * Stores a blob under its SHA-256 and returns the raw id. The store keeps `data` itself (no copy): callers hand over
+   * bytes they just encoded and do not change them afterwards.
+   */
+  put(data: Uint8Array): Uint8Array;
+  has(id: Uint8Array): boolean;
+  /** Number of blobs held. */
+  readonly size: number;
+  /** A copy of the contents keyed by lowercase hex id. */
+  snapshot(): Map<string, Uint8Array>;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Credentials (auth/ and the composition roots): the single Cursor login, and the lock that makes refreshing it
+// single-flight across processes sharing it.
+
+/** Where a stored credential can come from. */
+export const CREDENTIAL_SOURCES = ["login", "api-key", "import:cli", "import:ide", "env"] as const;
+
+/** Where a stored credential came from. */
+export type CredentialSource = (typeof CREDENTIAL_SOURCES)[number];
+
+/** Credentials as stored (on-disk shape, version 1). `savedAt` is an ISO timestamp. */
+export interface StoredCredentials {
+  version: 1;
+  accessToken: string;
+  refreshToken: string;
+  apiKey?: string | undefined;
+  source: CredentialSource;
+  email?: string | undefined;
+  userId?: string | undefined;
+  savedAt: string;
+}
+
+/** What callers hand to `save`; version and savedAt are filled in. */
+export type CredentialsInput = Omit<StoredCredentials, "version" | "savedAt">;
+
+/** Options of `save`. */
+export interface SaveOptions {
+  /** Replace a file that failed validation (the login command passes this after telling the user). */
+  overwriteInvalid?: boolean;
+}
+
+/** Storage for the single credential record. */
+export interface CredentialStore {
+  /** Human-readable location (a path for the file store); safe to print. */
+  readonly location: string;
+  /** The stored credentials, or undefined if there are none. @throws ProxyError when the record is corrupt or foreign. */
+  load(): Promise<StoredCredentials | undefined>;
+  /**
+   * Replaces the stored credentials. @throws ProxyError `invalid_request` for incomplete credentials, and (file)
+   * when an invalid file exists and overwriteInvalid is not set.
+   */
+  save(credentials: CredentialsInput, options?: SaveOptions): Promise<StoredCredentials>;
+  /** Removes the stored credentials; resolves to whether anything was removed. */
+  clear(): Promise<boolean>;
+}
+
+/**
+ * Runs `work` while holding a lock shared by everyone using the same store: one holder at a time, released when
+ * `work` settles (also when it throws); resolves or rejects as `work` did.
+ */
+export type StoreLock = <T>(work: () => Promise<T>) => Promise<T>;
