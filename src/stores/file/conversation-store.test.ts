@@ -2,10 +2,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ORPHAN_BLOB, sampleRecord } from "../../../test/support/conversation-record.js";
+import { sampleRecord } from "../../../test/support/conversation-record.js";
 import type { Logger } from "../../util/logger.js";
-import { blobIdOf, toHex } from "../blob-id.js";
-import { createMemoryConversationStore } from "../memory/conversation-store.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import { createFileConversationStore } from "./conversation-store.js";
 
@@ -40,20 +38,6 @@ describe("file conversation store", () => {
     await tight.save(record);
     await rm(dir, { recursive: true, force: true });
     expect(await tight.load("conv-1")).toBeUndefined();
-  });
-
-  it("round-trips the checkpoint and keeps only reachable blobs (GC)", async () => {
-    const record = sampleRecord("conv-1", now);
-    await store().save(record);
-    const loaded = await store().load("conv-1");
-    expect(loaded?.checkpoint).toEqual(record.checkpoint);
-    expect(loaded?.coveredMessages).toBe(2);
-    expect(loaded?.fingerprint).toBe("f");
-    // prompt, turn and the user message the turn references survive; the orphan is collected.
-    expect(loaded?.blobs.size).toBe(3);
-    const orphanId = toHex(blobIdOf(ORPHAN_BLOB));
-    expect(loaded?.blobs.has(orphanId)).toBe(false);
-    for (const [id, data] of loaded?.blobs ?? []) expect(toHex(blobIdOf(data))).toBe(id);
   });
 
   it("expires records after the TTL and removes them", async () => {
@@ -174,16 +158,5 @@ describe("file conversation store: bounds and sweep", () => {
     expect(await readFile(path, "utf8")).toBe("{not json");
     expect((await s.load("conv-1"))?.coveredMessages).toBe(2);
     expect(before).toBe(now);
-  });
-});
-
-describe("memory conversation store", () => {
-  it("applies the same GC and TTL", async () => {
-    let now = 0;
-    const s = createMemoryConversationStore({ ttlMs: 100, now: () => now });
-    await s.save(sampleRecord("conv-1", now));
-    expect((await s.load("conv-1"))?.blobs.size).toBe(3);
-    now = 101;
-    expect(await s.load("conv-1")).toBeUndefined();
   });
 });

@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ProxyError } from "../../util/errors.js";
-import { createMemoryCredentialStore } from "../memory/credential-store.js";
 import type { CredentialsInput } from "../types.js";
 import { createFileCredentialStore } from "./credential-store.js";
 
@@ -100,33 +99,5 @@ describe("createFileCredentialStore", () => {
     const store = createFileCredentialStore({ configDir: dir });
     await store.save(input, { overwriteInvalid: true });
     expect((await store.load())?.accessToken).toBe(input.accessToken);
-  });
-
-  it("refuses to save an incomplete record", async () => {
-    const store = createFileCredentialStore({ configDir: dir });
-    const error = (await store.save({ ...input, accessToken: "" }).catch((e: unknown) => e)) as ProxyError;
-    expect(error.code).toBe("invalid_request");
-    expect(error.message).toContain("accessToken");
-    await expect(store.load()).resolves.toBeUndefined();
-  });
-
-  it("clears for logout", async () => {
-    const store = createFileCredentialStore({ configDir: dir });
-    await store.save(input);
-    await expect(store.clear()).resolves.toBe(true);
-    await expect(store.load()).resolves.toBeUndefined();
-    await expect(store.clear()).resolves.toBe(false);
-  });
-});
-
-describe("createMemoryCredentialStore", () => {
-  it("stores, validates and clears", async () => {
-    const store = createMemoryCredentialStore(undefined, fixedNow);
-    await expect(store.load()).resolves.toBeUndefined();
-    await store.save(input);
-    expect((await store.load())?.savedAt).toBe("2026-01-02T03:04:05.000Z");
-    await expect(store.save({ ...input, refreshToken: "" })).rejects.toBeInstanceOf(ProxyError);
-    await expect(store.clear()).resolves.toBe(true);
-    await expect(store.load()).resolves.toBeUndefined();
   });
 });

@@ -2,11 +2,8 @@ import { mkdtemp, readdir, rm, stat, utimes, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createMemoryResponseStore } from "../memory/response-store.js";
-import type { ResponseStore, ResponseStoreOptions, StoredResponse } from "../types.js";
+import type { ResponseStoreOptions, StoredResponse } from "../types.js";
 import { createFileResponseStore } from "./response-store.js";
-
-const DAY = 24 * 60 * 60 * 1000;
 
 function record(id: string, storedAt: number): StoredResponse {
   return {
@@ -28,48 +25,6 @@ async function fileStore(options: ResponseStoreOptions) {
   const dir = join(root, "responses");
   return { store: createFileResponseStore({ ...options, dir }), dir };
 }
-
-const variants: [string, (options: ResponseStoreOptions) => Promise<ResponseStore>][] = [
-  ["memory", async (options) => createMemoryResponseStore(options)],
-  ["file", async (options) => (await fileStore(options)).store],
-];
-
-describe.each(variants)("%s response store", (_name, make) => {
-  it("puts, gets, deletes; unknown ids are undefined / false", async () => {
-    const store = await make({ now: () => 1000 });
-    await store.put(record("resp_a", 1000));
-    expect(await store.get("resp_a")).toEqual(record("resp_a", 1000));
-    expect(await store.get("resp_b")).toBeUndefined();
-    expect(await store.delete("resp_a")).toBe(true);
-    expect(await store.delete("resp_a")).toBe(false);
-    expect(await store.get("resp_a")).toBeUndefined();
-  });
-
-  it("expires records after the TTL (7 days by default)", async () => {
-    let now = 0;
-    const store = await make({ now: () => now });
-    await store.put(record("resp_old", 0));
-    await store.put(record("resp_new", 6 * DAY));
-    now = 7 * DAY + 1;
-    expect(await store.deleteExpired()).toBe(1);
-    expect(await store.get("resp_old")).toBeUndefined();
-    expect(await store.get("resp_new")).toBeDefined();
-    now = 14 * DAY;
-    expect(await store.get("resp_new")).toBeUndefined();
-  });
-
-  it("keeps at most maxEntries records, dropping the oldest", async () => {
-    const store = await make({ maxEntries: 2, now: () => 0 });
-    await store.put(record("resp_1", 0));
-    await store.put(record("resp_2", 0));
-    await store.put(record("resp_3", 0));
-    const present = await Promise.all(
-      ["resp_1", "resp_2", "resp_3"].map(async (id) => (await store.get(id)) !== undefined),
-    );
-    expect(present.filter(Boolean)).toHaveLength(2);
-    expect(await store.get("resp_3")).toBeDefined();
-  });
-});
 
 describe("file response store", () => {
   it("writes 0600 files in a 0700 directory, atomically (no temp files left)", async () => {
