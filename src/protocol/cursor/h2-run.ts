@@ -30,6 +30,7 @@ import {
 import type { Http2Sessions } from "../connect/http2-sessions.js";
 import type { TransportPool } from "../connect/transports.js";
 import { type ErrorMappingContext, toProxyError } from "./error-mapping.js";
+import { assertRunTransition, type RunPhase, runIsOver } from "./h2-run-phase.js";
 import { connectStreamHeaders } from "./headers.js";
 import { abortedError, decodeServerMessage, type RunStream, type StartedRun, streamClosedError } from "./run-stream.js";
 
@@ -89,17 +90,17 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
   readonly requestId: string;
   readonly ready: StartedRun["ready"];
   private sent = 0;
-  private consumed = false;
-  private finished = false;
+  /** See h2-run-phase.ts. */
+  private phase: RunPhase = "opening";
+  /** The caller half-closed the send side (written once the stream is open). */
   private sendClosed = false;
+  private consumed = false;
+  /** The inbox is full and the stream paused (HTTP/2 flow control holds the rest). */
+  private paused = false;
   /** The failure that ended the run; undefined after a clean end or while it runs. */
   private endError: ProxyError | undefined;
   private h2: ClientHttp2Stream | undefined;
   private session: Http2Session | undefined;
-  /** No stream could be opened at all (the session failed). */
-  private noStream = false;
-  private responded = false;
-  private paused = false;
   private reader: EnvelopeReader | undefined;
   private responseHeaders: IncomingHttpHeaders | undefined;
   /** Decoded server messages not yet read. */
@@ -107,8 +108,8 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
   private waiter:
     | { resolve: (r: IteratorResult<AgentServerMessage>) => void; reject: (e: unknown) => void }
     | undefined;
-  /** Sends made before the stream opened. */
-  private queued: Queued[] | undefined = [];
+  /** Sends made while `opening`. */
+  private queued: Queued[] = [];
   /** Senders waiting for `drain`. */
   private drainWaiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> | undefined;
   private settleReady: ((outcome: Awaited<StartedRun["ready"]>) => void) | undefined;
@@ -133,10 +134,7 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
     };
     this.sessions.request("POST", runPath(params.baseUrl), headers, {}).then(
       (stream) => this.attach(stream),
-      (error: unknown) => {
-        this.noStream = true;
-        this.fail(transportError(error));
-      },
+      (error: unknown) => this.fail(transportError(error), "unreachable"),
     );
     if (this.signal?.aborted === true) this.abort(this.signal.reason);
     else this.signal?.addEventListener("abort", this, { once: true });
@@ -152,11 +150,11 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
    * stream-level failure on a working connection (RST_STREAM), which is the call's own error.
    */
   private connectionFailed(): boolean {
-    return this.noStream || (this.session !== undefined && !this.sessions.handshaken(this.session));
+    return this.phase === "unreachable" || (this.session !== undefined && !this.sessions.handshaken(this.session));
   }
 
   send(message: AgentClientMessage): Promise<void> {
-    if (this.finished || this.sendClosed) return Promise.reject(this.endError ?? streamClosedError());
+    if (runIsOver(this.phase) || this.sendClosed) return Promise.reject(this.endError ?? streamClosedError());
     const payload = toBinary(AgentClientMessageSchema, message);
     if (payload.length > this.maxMessageBytes) {
       const error = new ConnectError(
@@ -166,9 +164,9 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
       return Promise.reject(toProxyError(error, this.errorContext));
     }
     const frame = encodeEnvelope(0, payload);
-    if (this.queued !== undefined) {
+    if (this.phase === "opening") {
       return new Promise<void>((resolve, reject) =>
-        this.queued?.push({ frame, payloadBytes: payload.length, resolve, reject }),
+        this.queued.push({ frame, payloadBytes: payload.length, resolve, reject }),
       );
     }
     return this.write(frame, payload.length);
@@ -193,7 +191,9 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
       }
       return Promise.resolve({ done: false, value });
     }
-    if (this.finished) return this.endError === undefined ? Promise.resolve(DONE) : Promise.reject(this.endError);
+    if (runIsOver(this.phase)) {
+      return this.endError === undefined ? Promise.resolve(DONE) : Promise.reject(this.endError);
+    }
     return new Promise((resolve, reject) => {
       this.waiter = { resolve, reject };
     });
@@ -208,12 +208,12 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
   closeSend(): void {
     if (this.sendClosed) return;
     this.sendClosed = true;
-    // Queued frames are written first, then the half-close (see attach).
-    if (this.queued === undefined && this.h2 !== undefined && !this.h2.writableEnded) this.h2.end();
+    // While opening, the queued frames are written first, then the half-close (see attach).
+    if (this.phase !== "opening" && this.h2 !== undefined && !this.h2.writableEnded) this.h2.end();
   }
 
   abort(reason?: unknown): void {
-    if (this.finished) return;
+    if (runIsOver(this.phase)) return;
     this.inbox = [];
     this.finish(abortedError(reason));
   }
@@ -243,12 +243,13 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
   }
 
   private attach(h2: ClientHttp2Stream): void {
-    if (this.finished) {
+    if (runIsOver(this.phase)) {
       // Aborted while the stream was opening.
       h2.on("error", () => {});
       h2.close(constants.NGHTTP2_CANCEL);
       return;
     }
+    this.phase = assertRunTransition(this.phase, "requested");
     this.h2 = h2;
     this.session = h2.session;
     h2.on("response", (headers) => this.onResponse(headers));
@@ -256,13 +257,15 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
     h2.on("end", () => this.onEnd());
     h2.on("error", (error) => this.fail(transportError(error)));
     h2.on("close", () => this.onClose());
-    const queued = this.queued ?? [];
-    this.queued = undefined;
+    const queued = this.queued;
+    this.queued = [];
     for (const q of queued) this.write(q.frame, q.payloadBytes).then(q.resolve, q.reject);
     if (this.sendClosed) h2.end();
   }
 
   private onResponse(headers: IncomingHttpHeaders): void {
+    // Headers that arrive after an abort are moot.
+    if (runIsOver(this.phase)) return;
     this.markResponded();
     const status = Number(headers[":status"] ?? 0);
     if (status !== 200) {
@@ -285,7 +288,7 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
   }
 
   private onData(chunk: Buffer): void {
-    if (this.finished) return;
+    if (runIsOver(this.phase)) return;
     try {
       const reader = this.reader;
       if (reader === undefined) throw new EnvelopeError("Run sent data before a valid response.");
@@ -326,9 +329,9 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
     this.finish();
   }
 
-  /** The response body ended; after a clean end-of-stream frame the run is already finished. */
+  /** The response body ended; after a clean end-of-stream frame the run is already over. */
   private onEnd(): void {
-    if (this.finished) return;
+    if (runIsOver(this.phase)) return;
     // A body that stops without the end-of-stream frame is a dropped connection, not a clean end (§4.2 retry rule).
     this.fail(
       new ProxyError("backend_unavailable", "Run ended without an end-of-stream frame.", {
@@ -339,7 +342,7 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
   }
 
   private onClose(): void {
-    if (this.finished) return;
+    if (runIsOver(this.phase)) return;
     const h2 = this.h2 as ClientHttp2Stream;
     const reset = rstStreamError(h2.rstCode);
     if (reset !== undefined) {
@@ -354,31 +357,35 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
   }
 
   private markResponded(): void {
-    this.responded = true;
+    this.phase = assertRunTransition(this.phase, "responded");
     this.settleReady?.({ ok: true });
     this.settleReady = undefined;
   }
 
-  /** Ends the run with `error` (mapped to a ProxyError), unless it already ended. */
-  private fail(error: unknown): void {
-    if (this.finished) return;
+  /**
+   * Ends the run with `error` (mapped to a ProxyError), unless it already ended; `unreachable` when no stream could
+   * be opened at all.
+   */
+  private fail(error: unknown, to: "failed" | "unreachable" = "failed"): void {
+    if (runIsOver(this.phase)) return;
     const mapped = toProxyError(error, this.errorContext);
     this.logger.debug("Run stream failed", { requestId: this.requestId, code: mapped.code, detail: mapped.detail });
-    this.finish(mapped);
+    this.finish(mapped, to);
   }
 
   /**
    * Ends the run: clean (`error` undefined) after the end-of-stream frame, else failed or aborted. Wakes the reader,
    * rejects waiting senders and releases the HTTP/2 stream (a half-close after a clean end, a reset otherwise).
    */
-  private finish(error?: ProxyError): void {
-    if (this.finished) return;
-    this.finished = true;
+  private finish(error?: ProxyError, to: "failed" | "unreachable" = "failed"): void {
+    if (runIsOver(this.phase)) return;
+    const responded = this.phase === "responded";
+    this.phase = assertRunTransition(this.phase, error === undefined ? "ended" : to);
     this.endError = error;
     this.signal?.removeEventListener("abort", this);
     this.reader = undefined;
     this.responseHeaders = undefined;
-    if (!this.responded) {
+    if (!responded) {
       const outcome = error ?? streamClosedError();
       this.settleReady?.({ ok: false, error: outcome, connectionFailed: this.connectionFailed() });
       this.settleReady = undefined;
@@ -393,8 +400,8 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
     // server may end a turn on the last tool result without waiting for what follows it); otherwise they fail.
     const settle = (sender: { resolve: () => void; reject: (e: unknown) => void }) =>
       error === undefined ? sender.resolve() : sender.reject(error);
-    for (const q of this.queued ?? []) settle(q);
-    this.queued = undefined;
+    for (const q of this.queued) settle(q);
+    this.queued = [];
     for (const d of this.drainWaiters ?? []) settle(d);
     this.drainWaiters = undefined;
     const h2 = this.h2;
