@@ -1,15 +1,25 @@
 /**
  * The dependency rule of house-style §2, enforced in `npm run lint`.
  * Dependencies point inward to pure code; only composition roots (server/, cli/, plugin/) wire layers together.
+ *
+ * Tests next to the source (`*.test.ts` under src/) are checked too, by the rules of the code beside them. Beyond what
+ * that code may import, a test may wire its subject the way a composition root does: with server/ and cluster/, the
+ * emulator (Cursor's stand-in), the file and Redis stores, and the fixtures of test/support/. Anything else a test
+ * needs from another layer says it belongs in test/ (which may import anything).
  */
 const layer = (name) => `^src/${name}/`;
-const forbid = (name, from, to, comment) => ({
-  name,
-  severity: "error",
-  comment,
-  from: { path: from },
-  to: { path: to },
-});
+const TEST_FILE = "\\.test\\.ts$";
+const TEST_WIRING = "^(src/(server|cluster|emulator)/|src/stores/(file|redis)/|test/support/)";
+const forbid = (name, from, to, comment) => [
+  { name, severity: "error", comment, from: { path: from, pathNot: TEST_FILE }, to: { path: to } },
+  {
+    name,
+    severity: "error",
+    comment: `${comment} (a test next to the source may also wire its subject, see the top of this file)`,
+    from: { path: `(?=.*${TEST_FILE})${from}` },
+    to: { path: to, pathNot: TEST_WIRING },
+  },
+];
 
 module.exports = {
   forbidden: [
@@ -133,10 +143,9 @@ module.exports = {
     forbid("only-cli-imports-server", "^src/(?!(cli|server|plugin)/)", layer("server"), "server is a composition root"),
     forbid("src-not-tests", "^src/", "^(test|tools|bench)/", "src never imports tests, tools or benchmarks"),
     { name: "no-circular", severity: "error", from: {}, to: { circular: true } },
-  ],
+  ].flat(),
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "\\.test\\.ts$" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: { extensions: [".ts", ".js"] },
