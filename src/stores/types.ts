@@ -5,7 +5,7 @@
  * module in `memory/`, `file/` and `redis/`, and the composition roots (cli/, server/) choose one. Type-only apart
  * from the shared defaults, so the lower layers import it without pulling in any implementation.
  *
- * What each interface promises is what test/stores/contract.ts checks against every implementation.
+ * What each interface promises is what test/stores/contract/ checks against every implementation.
  */
 import type { JsonValue } from "../backend/types.js";
 

@@ -1,5 +1,5 @@
 /**
- * Runs the store contract (contract.ts) against every implementation in src/stores/: memory, file (a temporary
+ * Runs the store contract (contract/) against every implementation in src/stores/: memory, file (a temporary
  * directory per store) and Redis (Debian's redis-server on a free loopback port, a key namespace per store). Without
  * redis-server the Redis rows are left out with a printed reason, unless CI=true (then this file fails).
  */
@@ -25,14 +25,10 @@ import { createRedisCredentialStore } from "../../src/stores/redis/credential-st
 import { createRedisLock } from "../../src/stores/redis/lock.js";
 import { createRedisResponseStore } from "../../src/stores/redis/response-store.js";
 import { missingBinaries, type RedisServer, startRedisServer } from "../cluster/support/redis-server.js";
-import {
-  blobStoreContract,
-  conversationIndexContract,
-  conversationStoreContract,
-  credentialStoreContract,
-  lockContract,
-  responseStoreContract,
-} from "./contract.js";
+import { blobStoreContract } from "./contract/blobs.js";
+import { conversationIndexContract, conversationStoreContract } from "./contract/conversations.js";
+import { credentialStoreContract, lockContract } from "./contract/credentials.js";
+import { responseStoreContract } from "./contract/responses.js";
 
 // --- file: a fresh temporary directory per store; `reopen` uses the last one ---------------------------------
 const dirs: string[] = [];
