@@ -13,8 +13,3 @@ export function blobIdOf(data: Uint8Array): Uint8Array {
 export function toHex(id: Uint8Array): string {
   return Buffer.from(id.buffer, id.byteOffset, id.byteLength).toString("hex");
 }
-
-/** Raw bytes of a hex blob id. */
-export function fromHex(hex: string): Uint8Array {
-  return new Uint8Array(Buffer.from(hex, "hex"));
-}

@@ -27,11 +27,6 @@ export class LruMap {
     return value;
   }
 
-  /** The value without refreshing recency. */
-  peek(key: string): string | undefined {
-    return this.entries.get(key);
-  }
-
   get size(): number {
     return this.entries.size;
   }
