@@ -389,10 +389,13 @@ describe("addendum 2 fields decode from hand-encoded frames", () => {
   it.each(SERVER_CASES.map((c) => [c.name, c] as const))("%s", (_, c) => check(AgentServerMessageSchema, c));
   it.each(CLIENT_CASES.map((c) => [c.name, c] as const))("%s", (_, c) => check(AgentClientMessageSchema, c));
 
-  it.each(Object.entries(ADDENDUM_2_ERRORS))("ErrorDetails.error = %s decodes to its name (generated names drop the ERROR_ prefix)", (number, name) => {
-    const decoded = fromBinary(ErrorDetailsSchema, new Uint8Array(num(1, Number(number))));
-    expect(ErrorDetails_Error[decoded.error]).toMatch(new RegExp(`^${name}`));
-  });
+  it.each(Object.entries(ADDENDUM_2_ERRORS))(
+    "ErrorDetails.error = %s decodes to its name (generated names drop the ERROR_ prefix)",
+    (number, name) => {
+      const decoded = fromBinary(ErrorDetailsSchema, new Uint8Array(num(1, Number(number))));
+      expect(ErrorDetails_Error[decoded.error]).toMatch(new RegExp(`^${name}`));
+    },
+  );
 
   it("ErrorDetails {details {title 1, detail 2, is_retryable 4, show_request_id 5, …}, is_expected 3}", () => {
     const frame = [
