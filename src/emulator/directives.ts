@@ -4,6 +4,13 @@
  * as a problem instead of being guessed at.
  */
 
+import { ErrorDetails_Error } from "../gen/aiserver/v1/error_pb.js";
+
+/** The enum names of `aiserver.v1.ErrorDetails.Error`, without their `ERROR_` prefix. */
+const ERROR_ENUM_NAMES: ReadonlySet<string> = new Set(
+  Object.keys(ErrorDetails_Error).filter((key) => Number.isNaN(Number(key))),
+);
+
 /** Native exec kinds a `[[emu:native KIND …]]` directive may name. */
 export const NATIVE_KINDS = ["shell", "read", "ls", "grep", "write", "fetch"] as const;
 /** A native exec kind. */
@@ -11,8 +18,11 @@ export type NativeKind = (typeof NATIVE_KINDS)[number];
 
 /** Error codes a `[[emu:error CODE]]` directive may name. */
 export const ERROR_CODES = ["usage_limit", "unauthenticated", "outdated_client", "internal", "blob_not_found"] as const;
-/** A scripted error. */
-export type ScriptedErrorCode = (typeof ERROR_CODES)[number];
+/**
+ * A scripted error: one of the named codes above, or any `aiserver.v1.ErrorDetails.Error` value by its enum name
+ * (`[[emu:error MODEL_BLOCKED]]` or `ERROR_MODEL_BLOCKED`, upper case; `retryable` adds `is_retryable: true`).
+ */
+export type ScriptedErrorCode = (typeof ERROR_CODES)[number] | { name: string; retryable: boolean };
 
 /** JSON object arguments of a tool directive. */
 export type JsonObject = { [key: string]: unknown };
@@ -110,12 +120,26 @@ function parseBody(body: string): Directive | string {
     case "describe-image":
       return rest === "" ? { kind: "describe-image" } : "[[emu:describe-image]] takes no arguments.";
     case "error":
-      return (ERROR_CODES as readonly string[]).includes(rest)
-        ? { kind: "error", code: rest as ScriptedErrorCode }
-        : `[[emu:error]] needs one of ${ERROR_CODES.join(", ")}, got "${rest}".`;
+      return parseError(rest);
     default:
       return `Unknown directive [[emu:${keyword}]].`;
   }
+}
+
+/** `CODE`, or an ErrorDetails.Error enum name (with or without `ERROR_`) optionally followed by `retryable`. */
+function parseError(rest: string): Directive | string {
+  if ((ERROR_CODES as readonly string[]).includes(rest)) {
+    return { kind: "error", code: rest as (typeof ERROR_CODES)[number] };
+  }
+  const match = /^(?:ERROR_)?([A-Z][A-Z0-9_]*)(?:\s+(retryable))?$/.exec(rest);
+  const name = match?.[1];
+  if (match !== null && name !== undefined && ERROR_ENUM_NAMES.has(name)) {
+    return { kind: "error", code: { name, retryable: match[2] !== undefined } };
+  }
+  return (
+    `[[emu:error]] needs one of ${ERROR_CODES.join(", ")}, or an ErrorDetails.Error name such as ` +
+    `MODEL_BLOCKED (optionally followed by "retryable"), got "${rest}".`
+  );
 }
 
 function parseCount(keyword: "think" | "tokens" | "stall" | "drop" | "abort-exec", rest: string): Directive | string {
@@ -174,6 +198,10 @@ export function describeEmulatorDirectives(): string {
     "                                  `Image N: <mime> <width>x<height>, <bytes> bytes`",
     "  [[emu:error CODE]]              fail with usage_limit, unauthenticated, outdated_client, internal or",
     "                                  blob_not_found",
+    '  [[emu:error NAME]]              fail with ErrorDetails{error: ERROR_NAME, details: {title: "Emulated',
+    '                                  NAME", detail}}: any aiserver.v1.ErrorDetails.Error name, upper case,',
+    "                                  with or without ERROR_ (MODEL_BLOCKED, CONVERSATION_TOO_LONG…)",
+    "  [[emu:error NAME retryable]]    the same with is_retryable: true",
     "  [[emu:stall N]]                 stop making progress after N tokens (heartbeats only)",
     "  [[emu:drop N]]                  drop the connection after N tokens",
     "  [[emu:abort-exec MS]]           abort (exec_server_control_message.abort) every tool call of the turn",

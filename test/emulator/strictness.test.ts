@@ -183,3 +183,35 @@ describe("[[emu:error CODE]]", () => {
     if (name === "outdated_client") expect(result.error?.rawMessage).toContain(CLIENT_VERSION);
   });
 });
+
+describe("[[emu:error NAME]] (any ErrorDetails.Error value, cursor-protocol-addendum-2.md §8)", () => {
+  it.each([
+    ["MODEL_BLOCKED", ErrorDetails_Error.MODEL_BLOCKED, Code.PermissionDenied],
+    ["ERROR_CONVERSATION_TOO_LONG", ErrorDetails_Error.CONVERSATION_TOO_LONG, Code.InvalidArgument],
+    ["USAGE_PRICING_REQUIRED", ErrorDetails_Error.USAGE_PRICING_REQUIRED, Code.ResourceExhausted],
+    ["ACCOUNT_CLOSED", ErrorDetails_Error.ACCOUNT_CLOSED, Code.PermissionDenied],
+  ] as const)("%s → ErrorDetails{error, details{title: Emulated NAME, detail}}", async (name, error, code) => {
+    const result = await driveRun(
+      agentClient(emulator.url, token),
+      runRequest(`[[emu:error ${name}]]`),
+      new BlobStore(),
+    );
+    const details = result.error?.findDetails(ErrorDetailsSchema)[0];
+    expect(result.error?.code).toBe(code);
+    expect(details?.error).toBe(error);
+    expect(details?.details?.title).toBe(`Emulated ${name.replace(/^ERROR_/, "")}`);
+    expect(details?.details?.detail).toContain(`ERROR_${name.replace(/^ERROR_/, "")}`);
+    expect(details?.details?.isRetryable).toBeUndefined();
+  });
+
+  it("`retryable` adds is_retryable: true", async () => {
+    const result = await driveRun(
+      agentClient(emulator.url, token),
+      runRequest("[[emu:error PROVIDER_ERROR retryable]]"),
+      new BlobStore(),
+    );
+    const details = result.error?.findDetails(ErrorDetailsSchema)[0];
+    expect(details?.error).toBe(ErrorDetails_Error.PROVIDER_ERROR);
+    expect(details?.details?.isRetryable).toBe(true);
+  });
+});
