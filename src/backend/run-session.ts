@@ -26,6 +26,7 @@ import { rejectInteractionQuery } from "./interaction-query.js";
 import type { ToolOutput } from "./native-results.js";
 import type { TurnChannel } from "./turn-channel.js";
 import { unexpectedCancelAsConnectionLoss } from "./turn-setup.js";
+import { type TurnEndedUsage, turnEndedUsage } from "./turn-usage.js";
 
 /** Timing knobs of a session. */
 export interface SessionTimings {
@@ -44,6 +45,8 @@ export interface RunSessionOptions {
   timings: SessionTimings;
   /** Called with every checkpoint, serialized and parsed. */
   onCheckpoint(bytes: Uint8Array, state: ConversationStateStructure): void;
+  /** Called when Cursor names the model a router picked (`routed_model`, addendum 2 §4). */
+  onRoutedModel?(displayName: string): void;
 }
 
 const message = (init: Parameters<typeof create<typeof AgentClientMessageSchema>>[1]) =>
@@ -65,6 +68,10 @@ export class RunSession {
   outputTokens = 0;
   /** `token_details.used_tokens` of the latest checkpoint. */
   usedTokens: number | undefined;
+  /** Cursor's counts from `turn_ended` (addendum 2 §3), when it sent any. */
+  turnUsage: TurnEndedUsage | undefined;
+  /** `routed_model.display_name` (addendum 2 §4), when Cursor named the model a router picked. */
+  routedModel: string | undefined;
   private readonly heartbeat: ReturnType<typeof setInterval>;
   private stallTimer: ReturnType<typeof setTimeout> | undefined;
   /** `performance.now()` of the last real progress; the watchdog compares against it instead of re-arming. */
@@ -274,7 +281,14 @@ export class RunSession {
         }
         return;
       }
+      case "routedModel":
+        if (u.value.displayName !== "") {
+          this.routedModel = u.value.displayName;
+          this.options.onRoutedModel?.(u.value.displayName);
+        }
+        return;
       case "turnEnded":
+        this.turnUsage = turnEndedUsage(u.value);
         clearInterval(this.heartbeat);
         push({ type: "turn-ended" });
         return;

@@ -33,6 +33,7 @@ export type Directive =
   | { kind: "native"; native: NativeKind; args: JsonObject }
   | { kind: "think"; tokens: number }
   | { kind: "tokens"; tokens: number }
+  | { kind: "cached"; tokens: number }
   | { kind: "rate"; tokensPerSecond: number }
   | { kind: "recall" }
   | { kind: "describe-image" }
@@ -105,6 +106,7 @@ function parseBody(body: string): Directive | string {
       return parseCall(keyword, rest);
     case "think":
     case "tokens":
+    case "cached":
     case "stall":
     case "drop":
     case "abort-exec":
@@ -142,11 +144,15 @@ function parseError(rest: string): Directive | string {
   );
 }
 
-function parseCount(keyword: "think" | "tokens" | "stall" | "drop" | "abort-exec", rest: string): Directive | string {
+function parseCount(
+  keyword: "think" | "tokens" | "cached" | "stall" | "drop" | "abort-exec",
+  rest: string,
+): Directive | string {
   if (!/^\d{1,7}$/.test(rest)) return `[[emu:${keyword}]] needs a whole number, got "${rest}".`;
   const n = Number(rest);
   if (keyword === "think") return { kind: "think", tokens: n };
   if (keyword === "tokens") return { kind: "tokens", tokens: n };
+  if (keyword === "cached") return { kind: "cached", tokens: n };
   if (keyword === "stall") return { kind: "stall", afterTokens: n };
   if (keyword === "abort-exec") return { kind: "abort-exec", afterMs: n };
   return { kind: "drop", afterTokens: n };
@@ -189,7 +195,8 @@ export function describeEmulatorDirectives(): string {
     "                                  a request that declares no tools at all (a title request) gets",
     "                                  `Tool call: NAME` instead",
     "  [[emu:native KIND {json args}]] native exec: shell, read, ls, grep, write or fetch; same kind of reply",
-    "  [[emu:think N]]                 N reasoning tokens before the answer",
+    "  [[emu:think N]]                 N reasoning tokens before the answer (turn_ended reasoning_tokens = N)",
+    "  [[emu:cached N]]                turn_ended reports cache_read_tokens = N (see the usage formulas)",
     "  [[emu:tokens N]]                answer with exactly N text tokens",
     "  [[emu:rate TPS]]                stream text at TPS tokens per second",
     "  [[emu:recall]]                  `First message: <first user message>` read from the conversation state",
@@ -207,5 +214,14 @@ export function describeEmulatorDirectives(): string {
     "  [[emu:abort-exec MS]]           abort (exec_server_control_message.abort) every tool call of the turn",
     "                                  still unanswered after MS ms; the reply then says",
     "                                  `NAME returned: error: aborted by the server after MS ms`",
+    "",
+    "Usage in turn_ended (deterministic; a token is a run of non-blanks, U = tokens of the user message",
+    "with its directives removed):",
+    "  input_tokens = U   cache_write_tokens = U   reasoning_tokens = N of [[emu:think N]] (summed)",
+    "  cache_read_tokens = N of [[emu:cached N]], else the tokens of the conversation read from the state",
+    "  output_tokens = every token_delta of the turn: reply tokens + reasoning tokens + ceil(chars/4) of",
+    "                  each tool call's JSON arguments",
+    'Models: `auto`/`default` is routed to composer-1.5 (routed_model "Composer 1.5" when the client',
+    "sets client_supports_routed_model_update).",
   ].join("\n");
 }

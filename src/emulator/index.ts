@@ -14,6 +14,8 @@ import { createAuthority, type NodeRequest, type NodeResponse, sendJson } from "
 import { BidiSessions } from "./bidi.js";
 import { createBlobCache } from "./blobs.js";
 import { createJwtSigner } from "./jwt.js";
+import { createModelCatalogue } from "./models.js";
+import { handleRest, UsageLedger } from "./rest.js";
 import { listenDual } from "./server.js";
 import { createStatsRecorder, type EmulatorStats, type StatsRecorder } from "./stats.js";
 import { createStrictnessInterceptor, DEFAULT_MIN_CLIENT_VERSION } from "./strictness.js";
@@ -48,6 +50,8 @@ export interface EmulatorOptions {
   cacheBlobs?: boolean;
   /** API keys accepted by `POST /auth/exchange_user_api_key` from the start (see {@link Emulator.addApiKey}). */
   apiKeys?: readonly string[];
+  /** Model ids served besides the built-in catalogue (`emulator --models FILE`, models.ts). */
+  extraModelIds?: readonly string[];
   /** @default silent */
   logger?: Logger;
   /**
@@ -87,6 +91,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   for (const apiKey of options.apiKeys ?? []) authority.addApiKey(apiKey);
   const stats = createStatsRecorder();
   const bidi = new BidiSessions(logger);
+  const models = createModelCatalogue(options.extraModelIds);
+  const usage = new UsageLedger();
   const shutdown = new AbortController();
   // Every Connect handler links its call's signal to this one shutdown signal, so hundreds of concurrent Runs are
   // hundreds of listeners by design, not a leak: lift Node's default limit of 10 for this signal only.
@@ -102,6 +108,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
           cache: createBlobCache({ enabled: options.cacheBlobs ?? true }),
           stats,
           logger,
+          models,
+          usage,
         },
       }),
     interceptors: [
@@ -110,11 +118,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         minClientVersion: options.minClientVersion ?? DEFAULT_MIN_CLIENT_VERSION,
       }),
     ],
-    requireConnectProtocolHeader: true,
+    // Current clients send `connect-protocol-version: 1`; older ones omit it on unary calls, and nothing shows the
+    // real service refusing them (cursor-protocol-addendum-2.md §1): accepted either way.
+    requireConnectProtocolHeader: false,
     shutdownSignal: shutdown.signal,
     contextValues: (req) => createContextValues().set(nodeRequestKey, req),
     fallback: (req, res) => {
       if (serveStats(req, res, stats)) return;
+      if (handleRest(req, res, { authority, models, usage })) return;
       if (!authority.handle(req, res)) sendJson(res, 404, { error: "Not found" });
     },
   });

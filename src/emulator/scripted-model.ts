@@ -53,6 +53,8 @@ export interface TurnPlan {
   fault?: PlannedFault;
   /** `[[emu:abort-exec MS]]`: the server aborts tool calls still unanswered after this many ms. */
   abortExecAfterMs?: number;
+  /** `[[emu:cached N]]`: the cache_read_tokens turn_ended reports. */
+  cachedTokens?: number;
 }
 
 /** A finished tool call, as the reply reports it. */
@@ -103,6 +105,9 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
     case "tokens":
       plan.textParts.push(fillerText(directive.tokens));
       return true;
+    case "cached":
+      plan.cachedTokens = directive.tokens;
+      return false;
     case "rate":
       plan.tokensPerSecond = directive.tokensPerSecond;
       return false;

@@ -2,11 +2,12 @@
  * Strictness rules (docs/protocol.md §2.1, §4.1, §4.12): every header rule, token expiry, the outdated-client
  * error, malformed protobuf, and every scripted error code with its machine-readable ErrorDetails.
  */
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import { AgentClientMessageSchema } from "../../src/gen/agent/v1/agent_pb.js";
+import { GetUsableModelsResponseSchema } from "../../src/gen/agent/v1/models_pb.js";
 import { ErrorDetails_Error, ErrorDetailsSchema } from "../../src/gen/aiserver/v1/error_pb.js";
 import { encodeEnvelope } from "../../src/protocol/connect/envelope.js";
 import { agentClient, BlobStore, CLIENT_VERSION, cursorHeaders, driveRun, runRequest } from "./support/raw-client.js";
@@ -74,7 +75,7 @@ describe("authorization", () => {
 });
 
 describe("client headers", () => {
-  it("x-cursor-client-type missing or not `cli` → invalid_argument", async () => {
+  it("x-cursor-client-type missing or not `cli`/`sdk` → invalid_argument", async () => {
     expect((await unaryError({ "x-cursor-client-type": null }))?.code).toBe(Code.InvalidArgument);
     expect((await unaryError({ "x-cursor-client-type": "ide" }))?.code).toBe(Code.InvalidArgument);
   });
@@ -104,25 +105,36 @@ describe("client headers", () => {
     }
   });
 
-  it("connect-protocol-version missing or wrong → invalid_argument (raw HTTP/2)", async () => {
-    const body = encodeEnvelope(0, toBinary(AgentClientMessageSchema, runRequest("hi")));
-    const base = { ...cursorHeaders(token), "content-type": "application/connect+proto" };
-    const missing = await h2Post(emulator.url, "/agent.v1.AgentService/Run", base, body);
-    expect(connectErrorOf(missing)?.code).toBe("invalid_argument");
-    const wrong = await h2Post(
-      emulator.url,
-      "/agent.v1.AgentService/Run",
-      { ...base, "connect-protocol-version": "2" },
-      body,
-    );
-    expect(connectErrorOf(wrong)?.code).toBe("invalid_argument");
+  it("connect-protocol-version may be absent: older clients omit it on unary calls (addendum 2 §1)", async () => {
     const unary = await fetch(`${emulator.url}/agent.v1.AgentService/GetUsableModels`, {
       method: "POST",
       headers: { ...cursorHeaders(token), "content-type": "application/proto" },
       body: new Uint8Array(),
     });
-    expect(unary.status).toBe(400);
-    expect(((await unary.json()) as { code: string }).code).toBe("invalid_argument");
+    expect(unary.status).toBe(200);
+    const models = fromBinary(GetUsableModelsResponseSchema, new Uint8Array(await unary.arrayBuffer()));
+    expect(models.models.map((m) => m.modelId)).toContain("composer-2");
+  });
+
+  it("x-cursor-client-type sdk with an sdk-<semver> or cli- version is accepted (Cursor's own SDK)", async () => {
+    for (const version of ["sdk-1.0.32", CLIENT_VERSION]) {
+      expect(await unaryError({ "x-cursor-client-type": "sdk", "x-cursor-client-version": version })).toBeUndefined();
+    }
+    expect(
+      await unaryError({ "x-cursor-client-type": "cli", "x-cursor-client-version": "sdk-1.0.32" }),
+    ).toBeUndefined();
+    const run = await driveRun(
+      agentClient(emulator.url, token, {
+        overrides: { "x-cursor-client-type": "sdk", "x-cursor-client-version": "sdk-1.0.32" },
+      }),
+      runRequest("hello sdk", { conversationId: "agent-0b6f3c52-6c1e-4c1a-9d59-2f1a7f4b9e11", model: "composer-2" }),
+      new BlobStore(),
+    );
+    expect(run.error).toBeUndefined();
+    expect(run.text).toBe("You said: hello sdk");
+    expect((await unaryError({ "x-cursor-client-type": "sdk", "x-cursor-client-version": "sdk-one" }))?.code).toBe(
+      Code.InvalidArgument,
+    );
   });
 });
 
