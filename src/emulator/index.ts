@@ -50,6 +50,11 @@ export interface EmulatorOptions {
   cacheBlobs?: boolean;
   /** API keys accepted by `POST /auth/exchange_user_api_key` from the start (see {@link Emulator.addApiKey}). */
   apiKeys?: readonly string[];
+  /**
+   * How long a BidiAppend that arrived ahead of its seqno waits for the gap to fill before the Run fails
+   * (cursor-protocol-addendum-2.md §2). @default 10000
+   */
+  appendGapTimeoutMs?: number;
   /** Model ids served besides the built-in catalogue (`emulator --models FILE`, models.ts). */
   extraModelIds?: readonly string[];
   /** @default silent */
@@ -90,7 +95,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   });
   for (const apiKey of options.apiKeys ?? []) authority.addApiKey(apiKey);
   const stats = createStatsRecorder();
-  const bidi = new BidiSessions(logger);
+  const bidi = new BidiSessions(logger, options.appendGapTimeoutMs);
   const models = createModelCatalogue(options.extraModelIds);
   const usage = new UsageLedger();
   const shutdown = new AbortController();
