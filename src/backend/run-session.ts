@@ -22,7 +22,7 @@ import type { Logger } from "../util/logger.js";
 import type { BlobStore } from "./blob-store.js";
 import { completedToolOutcome } from "./completed-tool-call.js";
 import { type ExecContext, execHeartbeat, handleExec, type PendingCall, resultReplies } from "./exec-handler.js";
-import { rejectInteractionQuery } from "./interaction-query.js";
+import { answerInteractionQuery } from "./interaction-query.js";
 import type { ToolOutput } from "./native-results.js";
 import type { TurnChannel } from "./turn-channel.js";
 import { unexpectedCancelAsConnectionLoss } from "./turn-setup.js";
@@ -244,7 +244,7 @@ export class RunSession {
       }
       case "interactionQuery":
         return this.send([
-          message({ message: { case: "interactionResponse", value: rejectInteractionQuery(m.value) } }),
+          message({ message: { case: "interactionResponse", value: answerInteractionQuery(m.value) } }),
         ]);
       case undefined:
         return;
