@@ -21,6 +21,7 @@ import { createStatsRecorder, type EmulatorStats, type StatsRecorder } from "./s
 import { createStrictnessInterceptor, DEFAULT_MIN_CLIENT_VERSION } from "./strictness.js";
 
 export { describeEmulatorDirectives } from "./directives.js";
+export { parseModelsFile } from "./models.js";
 export { DEFAULT_EMULATOR_PORT } from "./port.js";
 export type { EmulatorStats, TurnStats } from "./stats.js";
 export { DEFAULT_MIN_CLIENT_VERSION } from "./strictness.js";
