@@ -73,6 +73,33 @@ describe("OpenAI chat completions", () => {
     expect(chunks.at(-1)?.usage).toEqual(usage);
   });
 
+  it("a response that ends on tool calls reports what is known; the one ending the turn reports Cursor's counts", async () => {
+    const tools = [{ type: "function", function: { name: "lookup", parameters: { type: "object", properties: {} } } }];
+    const messages: unknown[] = [{ role: "user", content: 'find it [[emu:tool lookup {"q":1}]] [[emu:cached 9]]' }];
+    const first = (await (await post("/chat/completions", { model: "auto", messages, tools })).json()) as {
+      choices: { finish_reason: string; message: { tool_calls: { id: string }[] } }[];
+      usage: Record<string, unknown>;
+    };
+    expect(first.choices[0]?.finish_reason).toBe("tool_calls");
+    // Estimated: output from the stream (ceil(9 chars of {"q":1} / 4) = 2), no Cursor breakdown yet.
+    expect(first.usage).toEqual({ prompt_tokens: 0, completion_tokens: 2, total_tokens: 2 });
+    const call = first.choices[0]?.message.tool_calls[0];
+    messages.push(first.choices[0]?.message, { role: "tool", tool_call_id: call?.id, content: "found" });
+    const second = (await (await post("/chat/completions", { model: "auto", messages, tools })).json()) as {
+      model: string;
+      usage: unknown;
+    };
+    // The whole turn: U = 2 ("find it"); output = 2 (the call's arguments) + 3 ("lookup returned: found").
+    expect(second.model).toBe(SERVED);
+    expect(second.usage).toEqual({
+      prompt_tokens: 2 + 9 + 2,
+      completion_tokens: 5,
+      total_tokens: 18,
+      prompt_tokens_details: { cached_tokens: 9 },
+      completion_tokens_details: { reasoning_tokens: 0 },
+    });
+  });
+
   it("a request for a concrete model keeps its name (no routed_model is sent)", async () => {
     const body = await post("/chat/completions", { model: "composer-2", messages: [{ role: "user", content: "hi" }] });
     expect(((await body.json()) as { model: string }).model).toBe("composer-2");
