@@ -77,6 +77,13 @@ export class RunSession {
   /** `performance.now()` of the last real progress; the watchdog compares against it instead of re-arming. */
   private lastProgressAt = 0;
   private batchTimer: ReturnType<typeof setTimeout> | undefined;
+  /**
+   * `tool_requests_listed.call_count` of the current step (cursor-protocol-addendum-2.md §4) and the calls handed
+   * to the caller since: once all have arrived the segment pauses without waiting out the batch window, which stays
+   * the fallback when Cursor does not say (or counts calls the caller never sees).
+   */
+  private listedCalls: number | undefined;
+  private callsSinceListed = 0;
   private stallActive = false;
   private closed = false;
   readonly done: Promise<void>;
@@ -225,7 +232,14 @@ export class RunSession {
         this.options.exec.takenToolCallIds.add(outcome.call.toolCallId);
         this.pending.set(outcome.call.toolCallId, outcome.call);
         this.options.channel.push({ type: "event", event: outcome.event });
-        this.armBatchWindow();
+        this.callsSinceListed++;
+        if (this.listedCalls !== undefined && this.callsSinceListed >= this.listedCalls) {
+          // Every call Cursor listed for this step has arrived: pause now.
+          this.listedCalls = undefined;
+          clearTimeout(this.batchTimer);
+          this.batchTimer = undefined;
+          this.options.channel.push({ type: "pause" });
+        } else this.armBatchWindow();
         return;
       }
       case "conversationCheckpointUpdate": {
@@ -281,6 +295,10 @@ export class RunSession {
         }
         return;
       }
+      case "toolRequestsListed":
+        this.listedCalls = u.value.callCount > 0 ? u.value.callCount : undefined;
+        this.callsSinceListed = 0;
+        return;
       case "routedModel":
         if (u.value.displayName !== "") {
           this.routedModel = u.value.displayName;
