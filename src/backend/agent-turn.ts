@@ -19,6 +19,7 @@ import { TurnChannel } from "./turn-channel.js";
 import { assertTransition, inSegment, statusOf, type TurnPhase } from "./turn-phase.js";
 import { type RecoveryState, recoverFirstSegment } from "./turn-recovery.js";
 import { loadTurnPlan, matchResults, openRunWithDeadline } from "./turn-setup.js";
+import { segmentUsage } from "./turn-usage.js";
 import type {
   AgentTurn,
   AgentTurnStatus,
@@ -117,6 +118,9 @@ export class CursorAgentTurn implements AgentTurn {
   get pendingToolCallIds(): readonly string[] {
     return this.phase === "parked" ? [...this.announced] : [];
   }
+
+  /** Set by the session when Cursor sends `routed_model`; kept after the session closes. */
+  routedModel: string | undefined;
 
   private moveTo(phase: TurnPhase): void {
     this.phase = assertTransition(this.phase, phase);
@@ -281,8 +285,14 @@ export class CursorAgentTurn implements AgentTurn {
         toolCallIdSuffix: this.deps.toolCallIdSuffix,
       },
       onCheckpoint: this.onCheckpoint.bind(this),
+      onRoutedModel: this.onRoutedModel.bind(this),
     });
     this.logger.debug("Run opened", { transport: stream.transport, plan: plan.kind, modelId });
+  }
+
+  private onRoutedModel(displayName: string): void {
+    this.routedModel = displayName;
+    this.logger.debug("Cursor routed the turn", { displayName });
   }
 
   private newHex(): string {
@@ -348,11 +358,10 @@ export class CursorAgentTurn implements AgentTurn {
 
   private async *finishSegment(reason: "stop" | "tool-calls"): AsyncGenerator<BackendEvent> {
     const session = this.session;
-    const output = session?.outputTokens ?? 0;
-    const total = Math.max(session?.usedTokens ?? 0, output);
+    const usage = segmentUsage(session);
     if (session !== undefined) session.outputTokens = 0;
     await this.saving;
-    yield { type: "usage", usage: { inputTokens: total - output, outputTokens: output, totalTokens: total } };
+    yield { type: "usage", usage };
     if (reason === "tool-calls") {
       // Parked until resume() or close(); how long it may wait is the parked-turn registry's decision (one TTL).
       this.moveTo("parked");

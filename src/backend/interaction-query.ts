@@ -1,6 +1,9 @@
 /**
  * Answers to `interaction_query` (docs/protocol.md §4.9): every query is answered with the same `id` (the server
- * waits otherwise). cursor-bridge has no UI to ask the user, so approvals are rejected with a reason, as CARL does.
+ * waits otherwise), as current clients answer (cursor-protocol-addendum-2.md §7) where the bridge can: a mode switch
+ * is approved and `create_plan` succeeds (empty `plan_uri`). Questions for the user are rejected with a reason
+ * (cursor-bridge has no UI to ask one); web search and fetch approvals are rejected too until the server-tools work
+ * decides them.
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { InteractionQuery, InteractionResponseSchema } from "../gen/agent/v1/interaction_query_pb.js";
@@ -9,8 +12,8 @@ import type { InteractionQuery, InteractionResponseSchema } from "../gen/agent/v
 export const INTERACTION_REJECTION_REASON =
   "Not supported by cursor-bridge: there is no interactive user; continue with the declared tools.";
 
-/** The rejection answering `query`. */
-export function rejectInteractionQuery(
+/** The answer to `query`. */
+export function answerInteractionQuery(
   query: InteractionQuery,
   reason: string = INTERACTION_REJECTION_REASON,
 ): MessageInitShape<typeof InteractionResponseSchema> {
@@ -20,7 +23,7 @@ export function rejectInteractionQuery(
     case "webSearchRequestQuery":
       return { id, result: { case: "webSearchRequestResponse", value: rejected } };
     case "switchModeRequestQuery":
-      return { id, result: { case: "switchModeRequestResponse", value: rejected } };
+      return { id, result: { case: "switchModeRequestResponse", value: { result: { case: "approved", value: {} } } } };
     case "exaSearchRequestQuery":
       return { id, result: { case: "exaSearchRequestResponse", value: rejected } };
     case "exaFetchRequestQuery":
@@ -34,7 +37,7 @@ export function rejectInteractionQuery(
         id,
         result: {
           case: "createPlanRequestResponse",
-          value: { result: { result: { case: "error", value: { error: reason } } } },
+          value: { result: { result: { case: "success", value: {} }, planUri: "" } },
         },
       };
     case "setupVmEnvironmentArgs":

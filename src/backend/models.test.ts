@@ -2,7 +2,8 @@ import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { type ModelDetails, ModelDetailsSchema } from "../gen/agent/v1/models_pb.js";
 import { AvailableModelSchema } from "../gen/aiserver/v1/ai_service_pb.js";
-import { createModelCatalog, resolveModelId, toModelInfo, toModelList, visionFor } from "./models.js";
+import { createModelCatalog, resolveModelId, servedModelId, toModelInfo, toModelList, visionFor } from "./models.js";
+import type { ModelInfo } from "./types.js";
 
 const model = (init: Parameters<typeof create<typeof ModelDetailsSchema>>[1]) => create(ModelDetailsSchema, init);
 
@@ -109,5 +110,28 @@ describe("image support (vision)", () => {
       ["claude-4.5-sonnet", false],
       ["grok-code-fast-1", false],
     ]);
+  });
+});
+
+describe("servedModelId (routed_model, cursor-protocol-addendum-2.md §4)", () => {
+  const list: ModelInfo[] = [
+    { id: "default", displayName: "Auto", aliases: ["auto"], reasoning: false, maxMode: false, vision: true },
+    { id: "composer-1.5", displayName: "Composer 1.5", aliases: [], reasoning: true, maxMode: false, vision: true },
+    {
+      id: "claude-4.6-opus-high",
+      displayName: "Claude 4.6 Opus",
+      aliases: ["opus-4.6"],
+      reasoning: true,
+      maxMode: true,
+      vision: true,
+    },
+  ];
+  it("maps a display name to its id (exact, then case-insensitive), then ids and aliases", () => {
+    expect(servedModelId(list, "Composer 1.5")).toBe("composer-1.5");
+    expect(servedModelId(list, " claude 4.6 opus ")).toBe("claude-4.6-opus-high");
+    expect(servedModelId(list, "opus-4.6")).toBe("claude-4.6-opus-high");
+  });
+  it("keeps the display name when no model matches", () => {
+    expect(servedModelId(list, "Mystery Model 9")).toBe("Mystery Model 9");
   });
 });

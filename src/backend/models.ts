@@ -21,6 +21,21 @@ export function findModel(models: readonly ModelInfo[], requested: string): Mode
     models.find((m) => m.aliases.some((alias) => alias.toLowerCase() === wanted))
   );
 }
+
+/**
+ * The id of the model Cursor says served a turn (`routed_model.display_name`, cursor-protocol-addendum-2.md §4): the
+ * model whose display name (else id or alias) matches; the display name itself when none does.
+ */
+export function servedModelId(models: readonly ModelInfo[], displayName: string): string {
+  const name = displayName.trim();
+  const lower = name.toLowerCase();
+  const match =
+    models.find((m) => m.displayName === name) ??
+    models.find((m) => m.displayName.toLowerCase() === lower) ??
+    findModel(models, name);
+  return match?.id ?? name;
+}
+
 /** @default cache lifetime of the model list: 5 minutes. */
 export const DEFAULT_MODELS_CACHE_TTL_MS = 5 * 60 * 1000;
 

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { InteractionQuerySchema } from "../gen/agent/v1/interaction_query_pb.js";
-import { rejectInteractionQuery } from "./interaction-query.js";
+import { answerInteractionQuery } from "./interaction-query.js";
 import { buildRequestContext, PROVIDER_IDENTIFIER } from "./request-context.js";
 import { createToolNameMap } from "./tool-names.js";
 import { decodeJsonValue } from "./value-codec.js";
@@ -49,16 +49,16 @@ describe("buildRequestContext", () => {
   });
 });
 
-describe("rejectInteractionQuery", () => {
+describe("answerInteractionQuery", () => {
   it("answers with the same id and a rejection of the matching case", () => {
     const web = create(InteractionQuerySchema, { id: 7, query: { case: "webSearchRequestQuery", value: {} } });
-    const answer = rejectInteractionQuery(web, "no");
+    const answer = answerInteractionQuery(web, "no");
     expect(answer.id).toBe(7);
     expect(answer.result).toEqual({
       case: "webSearchRequestResponse",
       value: { result: { case: "rejected", value: { reason: "no" } } },
     });
     const ask = create(InteractionQuerySchema, { id: 8, query: { case: "askQuestionInteractionQuery", value: {} } });
-    expect(rejectInteractionQuery(ask).result?.case).toBe("askQuestionInteractionResponse");
+    expect(answerInteractionQuery(ask).result?.case).toBe("askQuestionInteractionResponse");
   });
 });

@@ -94,6 +94,8 @@ describe("buildRunRequest", () => {
     expect(run.modelDetails?.modelId).toBe("default");
     expect(run.modelDetails?.thinkingDetails).toBeDefined();
     expect(run.requestedModel?.modelId).toBe("default");
+    // Cursor then names the model `auto` picked (routed_model, cursor-protocol-addendum-2.md §4).
+    expect(run.clientSupportsRoutedModelUpdate).toBe(true);
     expect(run.action?.action.case).toBe("userMessageAction");
     const ids = run.conversationState?.rootPromptMessagesJson ?? [];
     const decoded = ids.map((id) => JSON.parse(new TextDecoder().decode(blobs.get(id))) as unknown);

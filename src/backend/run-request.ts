@@ -288,6 +288,8 @@ export function buildRunRequest(input: RunRequestInput): AgentClientMessage {
         // As the official CLI sends them (docs/protocol.md §4.5): the group is the conversation itself.
         conversationGroupId: input.conversationId,
         runId: input.runId ?? randomUUID(),
+        // Cursor then names the model a router (`auto`) picked (routed_model, cursor-protocol-addendum-2.md §4).
+        clientSupportsRoutedModelUpdate: true,
       },
     },
   });

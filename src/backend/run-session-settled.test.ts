@@ -113,7 +113,7 @@ async function startSession() {
     },
     blobs: createBlobStore(),
     logger: silentLogger,
-    // A batch window far longer than the test: any pause the test sees comes from settling.
+    // A batch window far longer than the test: any pause the test sees comes from settling (or a listed count).
     timings: { heartbeatIntervalMs: 60_000, stallTimeoutMs: 60_000, toolBatchWindowMs: 60_000 },
     onCheckpoint: () => undefined,
   });
@@ -158,6 +158,35 @@ describe("RunSession: calls Cursor closes on its own", () => {
     expect(session.settled.get(id)).toContain("cancelled");
     // Nothing was sent for the call: no result, no stream_close.
     expect(script.sent).toEqual([]);
+    session.close();
+  });
+});
+
+describe("RunSession: tool_requests_listed (cursor-protocol-addendum-2.md §4)", () => {
+  const listed = (callCount: number): ServerInit => ({
+    message: { case: "interactionUpdate", value: { message: { case: "toolRequestsListed", value: { callCount } } } },
+  });
+
+  it("pauses as soon as every listed call has arrived, without the batch window", async () => {
+    const { script, session, next } = await startSession();
+    script.push(listed(2));
+    script.push(mcpExec(1, "call_1"));
+    script.push(mcpExec(2, "call_2"));
+    await nextToolCallId(next);
+    await nextToolCallId(next);
+    // The batch window of this harness is far longer than the test: this pause is the listed count's.
+    expect(await next()).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(2);
+    session.close();
+  });
+
+  it("falls back to the batch window while fewer calls than listed have arrived", async () => {
+    const { script, session, next } = await startSession();
+    script.push(listed(3));
+    script.push(mcpExec(1, "call_1"));
+    await nextToolCallId(next);
+    const item = await Promise.race([next(), new Promise((resolve) => setTimeout(() => resolve("waiting"), 100))]);
+    expect(item).toBe("waiting");
     session.close();
   });
 });

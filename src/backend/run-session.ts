@@ -22,10 +22,11 @@ import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import { completedToolOutcome } from "./completed-tool-call.js";
 import { type ExecContext, execHeartbeat, handleExec, type PendingCall, resultReplies } from "./exec-handler.js";
-import { rejectInteractionQuery } from "./interaction-query.js";
+import { answerInteractionQuery } from "./interaction-query.js";
 import type { ToolOutput } from "./native-results.js";
 import type { TurnChannel } from "./turn-channel.js";
 import { unexpectedCancelAsConnectionLoss } from "./turn-setup.js";
+import { type TurnEndedUsage, turnEndedUsage } from "./turn-usage.js";
 
 /** Timing knobs of a session. */
 export interface SessionTimings {
@@ -44,6 +45,8 @@ export interface RunSessionOptions {
   timings: SessionTimings;
   /** Called with every checkpoint, serialized and parsed. */
   onCheckpoint(bytes: Uint8Array, state: ConversationStateStructure): void;
+  /** Called when Cursor names the model a router picked (`routed_model`, addendum 2 §4). */
+  onRoutedModel?(displayName: string): void;
 }
 
 const message = (init: Parameters<typeof create<typeof AgentClientMessageSchema>>[1]) =>
@@ -65,11 +68,22 @@ export class RunSession {
   outputTokens = 0;
   /** `token_details.used_tokens` of the latest checkpoint. */
   usedTokens: number | undefined;
+  /** Cursor's counts from `turn_ended` (addendum 2 §3), when it sent any. */
+  turnUsage: TurnEndedUsage | undefined;
+  /** `routed_model.display_name` (addendum 2 §4), when Cursor named the model a router picked. */
+  routedModel: string | undefined;
   private readonly heartbeat: ReturnType<typeof setInterval>;
   private stallTimer: ReturnType<typeof setTimeout> | undefined;
   /** `performance.now()` of the last real progress; the watchdog compares against it instead of re-arming. */
   private lastProgressAt = 0;
   private batchTimer: ReturnType<typeof setTimeout> | undefined;
+  /**
+   * `tool_requests_listed.call_count` of the current step (cursor-protocol-addendum-2.md §4) and the calls handed
+   * to the caller since: once all have arrived the segment pauses without waiting out the batch window, which stays
+   * the fallback when Cursor does not say (or counts calls the caller never sees).
+   */
+  private listedCalls: number | undefined;
+  private callsSinceListed = 0;
   private stallActive = false;
   private closed = false;
   readonly done: Promise<void>;
@@ -218,7 +232,14 @@ export class RunSession {
         this.options.exec.takenToolCallIds.add(outcome.call.toolCallId);
         this.pending.set(outcome.call.toolCallId, outcome.call);
         this.options.channel.push({ type: "event", event: outcome.event });
-        this.armBatchWindow();
+        this.callsSinceListed++;
+        if (this.listedCalls !== undefined && this.callsSinceListed >= this.listedCalls) {
+          // Every call Cursor listed for this step has arrived: pause now.
+          this.listedCalls = undefined;
+          clearTimeout(this.batchTimer);
+          this.batchTimer = undefined;
+          this.options.channel.push({ type: "pause" });
+        } else this.armBatchWindow();
         return;
       }
       case "conversationCheckpointUpdate": {
@@ -237,7 +258,7 @@ export class RunSession {
       }
       case "interactionQuery":
         return this.send([
-          message({ message: { case: "interactionResponse", value: rejectInteractionQuery(m.value) } }),
+          message({ message: { case: "interactionResponse", value: answerInteractionQuery(m.value) } }),
         ]);
       case undefined:
         return;
@@ -274,7 +295,18 @@ export class RunSession {
         }
         return;
       }
+      case "toolRequestsListed":
+        this.listedCalls = u.value.callCount > 0 ? u.value.callCount : undefined;
+        this.callsSinceListed = 0;
+        return;
+      case "routedModel":
+        if (u.value.displayName !== "") {
+          this.routedModel = u.value.displayName;
+          this.options.onRoutedModel?.(u.value.displayName);
+        }
+        return;
       case "turnEnded":
+        this.turnUsage = turnEndedUsage(u.value);
         clearInterval(this.heartbeat);
         push({ type: "turn-ended" });
         return;

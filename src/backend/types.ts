@@ -69,11 +69,29 @@ export interface ToolResult {
   isError: boolean;
 }
 
-/** Token counts for a turn so far. */
+/**
+ * Token counts of a response (docs/protocol.md §4.6). From Cursor's `TurnEndedUpdate` when the turn ended and Cursor
+ * sent counts; otherwise (a response that ends on tool calls before the turn does, or a server that sends no counts)
+ * estimated: output = Σ token_delta, input = the checkpoint's context size minus that, the rest 0.
+ */
 export interface Usage {
+  /** Every prompt token, cache reads and writes included (OpenAI's `prompt_tokens`). */
   inputTokens: number;
+  /** Every generated token, reasoning included (OpenAI's `completion_tokens`). */
   outputTokens: number;
   totalTokens: number;
+  /*
+   * The breakdown below is optional so that hand-made usages (tests, forwarded turns of an older instance) stay
+   * valid: absent means 0 / estimated. The agent client always sets every field.
+   */
+  /** Prompt tokens read from Cursor's prompt cache (part of inputTokens). */
+  cacheReadTokens?: number;
+  /** Prompt tokens written to the prompt cache (part of inputTokens). */
+  cacheWriteTokens?: number;
+  /** Reasoning tokens (part of outputTokens). */
+  reasoningTokens?: number;
+  /** `cursor`: Cursor's own counts for the turn; `estimate`: derived as above. */
+  source?: "cursor" | "estimate";
 }
 
 /** Why a turn segment ended. `tool-calls`: the turn is parked until the caller resumes it with results. */
@@ -114,6 +132,11 @@ export interface AgentTurn {
   readonly status: AgentTurnStatus;
   /** Tool call ids awaiting results while parked; empty otherwise. */
   readonly pendingToolCallIds: readonly string[];
+  /**
+   * The display name Cursor gave in `routed_model` (the model a router such as `auto` picked,
+   * cursor-protocol-addendum-2.md §4); undefined until it arrives (and from servers that never send it).
+   */
+  readonly routedModel?: string | undefined;
   /** The first segment. Call once. */
   stream(signal?: AbortSignal): AsyncIterable<BackendEvent>;
   /** Delivers results for every pending tool call and yields the next segment. */

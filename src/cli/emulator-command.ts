@@ -2,6 +2,7 @@
  * `cursor-bridge emulator`: the Cursor backend emulator on its own, for pointing a Cursor client (or this bridge
  * with --cursor-api-url) at it.
  */
+import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { isLoopbackHost } from "../config/host.js";
 import { describeEmulatorDirectives } from "../emulator/directives.js";
@@ -24,6 +25,9 @@ Options:
   --api-key <key>                Accept this Cursor user API key at /auth/exchange_user_api_key, so
                                  \`cursor-bridge login --api-key\` and other clients can log in (repeatable; also
                                  CURSOR_BRIDGE_EMULATOR_API_KEYS, comma-separated)
+  --models <file>                Also serve these model ids (one per line, # comments), besides the built-in
+                                 catalogue (Auto routed to composer-1.5, composer-1/1.5/2, claude-4.5/4.6, gpt-5.x
+                                 with their -low/-high/-xhigh[-fast] and -codex variants, gemini-3, grok…)
   --log-level <level>            debug | info | warn | error (default info; debug also says what a stalled turn
                                  waits for)
 
@@ -74,6 +78,7 @@ export const emulatorCommand: Command = {
           "tokens-per-second": { type: "string" },
           "log-level": { type: "string" },
           "api-key": { type: "string", multiple: true },
+          models: { type: "string" },
         },
       }));
     } catch {
@@ -92,8 +97,19 @@ export const emulatorCommand: Command = {
       sink: (line) => io.err(`${line}\n`),
     });
     // Loaded on use: the emulator is code that only this command and a server without Cursor credentials run.
-    const { startEmulator } = await import("../emulator/index.js");
+    const { startEmulator, parseModelsFile } = await import("../emulator/index.js");
+    const modelsFile = values.models as string | undefined;
+    let extraModelIds: string[] = [];
+    if (modelsFile !== undefined) {
+      try {
+        extraModelIds = parseModelsFile(await readFile(modelsFile, "utf8"));
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new ProxyError("invalid_request", `--models ${modelsFile}: ${reason}`);
+      }
+    }
     const emulator = await startEmulator({
+      extraModelIds,
       host,
       port: intOption(values.port as string | undefined, "port", DEFAULT_EMULATOR_PORT),
       bootstrapLatencyMs: intOption(values["bootstrap-latency-ms"] as string | undefined, "bootstrap-latency-ms", 0),

@@ -2,7 +2,8 @@
  * Registers the emulated services on a connect-es router (docs/protocol.md §1.2, §1.3, §4.2, §4.3, §6):
  * agent.v1.AgentService (Run, RunSSE, GetUsableModels, GetDefaultModelForCli, NameAgent),
  * aiserver.v1.AiService (the CLI's model calls and NameAgent), aiserver.v1.BidiService/BidiAppend and
- * aiserver.v1.DashboardService/GetCurrentPeriodUsage.
+ * aiserver.v1.DashboardService (GetCurrentPeriodUsage and the team/privacy RPCs current clients call) and
+ * aiserver.v1.ServerConfigService/GetServerConfig.
  */
 import type { Http2ServerRequest } from "node:http2";
 import { toBinary } from "@bufbuild/protobuf";
@@ -13,12 +14,15 @@ import type { NameAgentRequest } from "../gen/agent/v1/models_pb.js";
 import { AiService } from "../gen/aiserver/v1/ai_service_pb.js";
 import { BidiService } from "../gen/aiserver/v1/bidi_pb.js";
 import { DashboardService } from "../gen/aiserver/v1/dashboard_pb.js";
+import { ServerConfigService } from "../gen/aiserver/v1/server_config_pb.js";
 import type { NodeRequest } from "./auth.js";
 import { type BidiSessions, decodeAppend, requestIdOf } from "./bidi.js";
 import { parseDirectives } from "./directives.js";
-import { availableModels, defaultModel, usableModels } from "./models.js";
 import { runTurn, type TurnDeps } from "./turn.js";
 import type { InboundMessage } from "./turn-channel.js";
+
+/** The emulator's one server configuration (a fixed UUID: the config never changes). */
+const SERVER_CONFIG_VERSION = "00000000-0000-4000-8000-000000000001";
 
 /** The Node request behind a call, for the HTTP version and for dropping the connection. */
 export const nodeRequestKey = createContextKey<NodeRequest | undefined>(undefined, { description: "node request" });
@@ -61,8 +65,9 @@ export function nameFor(request: NameAgentRequest): string {
 /** Registers every emulated RPC. */
 export function registerServices(router: ConnectRouter, deps: ServiceDeps): void {
   const { turn, bidi } = deps;
-  const models = { models: usableModels() };
-  const available = availableModels();
+  const catalogue = turn.models;
+  const models = { models: catalogue.usable() };
+  const available = catalogue.available();
   router.service(AgentService, {
     async *run(requests, context) {
       turn.stats.countRun("Run");
@@ -97,12 +102,12 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
       }
     },
     getUsableModels: () => models,
-    getDefaultModelForCli: () => ({ model: defaultModel() }),
+    getDefaultModelForCli: () => ({ model: catalogue.defaultModel() }),
     nameAgent: (request) => ({ name: nameFor(request) }),
   });
   router.service(AiService, {
     getUsableModels: () => models,
-    getDefaultModelForCli: () => ({ model: defaultModel() }),
+    getDefaultModelForCli: () => ({ model: catalogue.defaultModel() }),
     nameAgent: (request) => ({ name: nameFor(request) }),
     availableModels: () => available,
   });
@@ -114,8 +119,15 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
       return {};
     },
   });
+  // Answered as the real service answers a user who is not in a team (cursor-protocol-addendum-2.md §9).
   router.service(DashboardService, {
     getCurrentPeriodUsage: () => usageSnapshot(turn),
+    getTeamReposOrEmptyIfNotInTeam: () => ({}),
+    getTeamAdminSettingsOrEmptyIfNotInTeam: () => ({}),
+    getUserPrivacyMode: () => ({ isEnforcedByTeam: false }),
+  });
+  router.service(ServerConfigService, {
+    getServerConfig: () => ({ configVersion: SERVER_CONFIG_VERSION, useNlbForNal: false }),
   });
 }
 

@@ -49,6 +49,11 @@ export interface Authority {
   addApiKey(apiKey: string, options?: { userId?: string; email?: string }): void;
   /** Checks an `authorization` header value for an RPC: only unexpired access (session) tokens pass. */
   authenticate(header: string | null): { ok: true; identity: TokenIdentity } | { ok: false; failure: AuthFailure };
+  /**
+   * Checks an `authorization` header of the REST API (`GET /v1/models`, `/v1/agents/{id}/usage`): the raw API key
+   * (cursor-protocol-addendum-2.md §9), or an unexpired access token.
+   */
+  authenticateRest(header: string | null): boolean;
   /** Serves the auth routes; false when the path is not one of them. */
   handle(req: NodeRequest, res: NodeResponse): boolean;
 }
@@ -163,6 +168,13 @@ export function createAuthority(options: AuthorityOptions): Authority {
     },
     addApiKey(apiKey, opts) {
       apiKeys.set(apiKey, identityOf(opts));
+    },
+    authenticateRest(header) {
+      const token = bearerOf(header);
+      if (token === null || token === "") return false;
+      if (apiKeys.has(token)) return true;
+      const verified = signer.verify(token);
+      return verified.ok && verified.claims.kind === "session";
     },
     authenticate(header) {
       const token = bearerOf(header);

@@ -1,8 +1,10 @@
 /**
  * The HTTP/1.1 "BidiSse" transport (docs/protocol.md §4.3): `RunSSE` opens the server stream for a request id,
- * each `BidiAppend` carries one hex-encoded AgentClientMessage with the next `append_seqno` (0, 1, 2…; a gap or a
- * repeat is an error). Appends that arrive before RunSSE opens are buffered, as clients send the first append
- * concurrently with opening the stream (§4.3 step 4).
+ * each `BidiAppend` carries one hex-encoded AgentClientMessage with its `append_seqno` (0, 1, 2…). Current clients
+ * keep up to 16 appends in flight, so they arrive out of order (cursor-protocol-addendum-2.md §2): they are applied
+ * in seqno order, an early one held until the gap before it fills; a gap still open after the bounded wait ends the
+ * Run with an error; a repeated seqno is idempotent. Appends that arrive before RunSSE opens are buffered, as
+ * clients send the first append concurrently with opening the stream (§4.3 step 4).
  */
 import { fromBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -18,9 +20,16 @@ const PENDING_TTL_MS = 30_000;
 /** Ended request ids are remembered this long, so late appends (a trailing heartbeat) are not errors. */
 const ENDED_TTL_MS = 60_000;
 
+/** @default how long an early append waits for the gap before it to fill. */
+export const DEFAULT_APPEND_GAP_TIMEOUT_MS = 10_000;
+
 interface Session {
   queue: AsyncQueue<InboundMessage>;
   nextSeqno: number;
+  /** Appends that arrived ahead of nextSeqno, by seqno. */
+  held: Map<number, InboundMessage>;
+  /** Armed while a gap is open. */
+  gapTimer: NodeJS.Timeout | undefined;
   opened: boolean;
   ended: boolean;
   timer: NodeJS.Timeout | undefined;
@@ -57,7 +66,10 @@ export function decodeAppend(request: BidiAppendRequest): InboundMessage {
 export class BidiSessions {
   private readonly sessions = new Map<string, Session>();
 
-  constructor(private readonly logger: Logger) {}
+  constructor(
+    private readonly logger: Logger,
+    private readonly gapTimeoutMs = DEFAULT_APPEND_GAP_TIMEOUT_MS,
+  ) {}
 
   /** Opens the RunSSE side; its inbound yields the buffered and future appends in seqno order. */
   open(requestId: string): AsyncIterable<InboundMessage> {
@@ -71,19 +83,50 @@ export class BidiSessions {
     return session.queue;
   }
 
-  /** Feeds one append; enforces the seqno order. */
+  /** Feeds one append: applied in seqno order, an early one held (bounded), a repeat ignored. */
   append(requestId: string, seqno: number, item: InboundMessage): void {
     const session = this.sessions.get(requestId) ?? this.create(requestId);
-    if (seqno !== session.nextSeqno) {
-      const kind = seqno < session.nextSeqno ? "repeats" : "skips ahead of";
-      throw badRequest(`append_seqno ${seqno} ${kind} the expected ${session.nextSeqno} for request id ${requestId}.`);
+    if (!Number.isSafeInteger(seqno) || seqno < 0) throw badRequest(`append_seqno ${seqno} is not valid.`);
+    if (seqno < session.nextSeqno || session.held.has(seqno)) {
+      this.logger.debug("repeated append_seqno; ignored", { requestId, seqno });
+      return;
     }
-    session.nextSeqno++;
     if (session.ended) {
       this.logger.debug("append after the RunSSE stream ended; dropped", { requestId, seqno });
       return;
     }
-    session.queue.push(item);
+    session.held.set(seqno, item);
+    for (
+      let next = session.held.get(session.nextSeqno);
+      next !== undefined;
+      next = session.held.get(session.nextSeqno)
+    ) {
+      session.held.delete(session.nextSeqno);
+      session.nextSeqno++;
+      session.queue.push(next);
+    }
+    clearTimeout(session.gapTimer);
+    session.gapTimer = session.held.size === 0 ? undefined : this.armGap(requestId, session);
+  }
+
+  /** A gap that stays open for the bounded wait ends the Run with an error naming the missing seqno. */
+  private armGap(requestId: string, session: Session): NodeJS.Timeout {
+    const missing = session.nextSeqno;
+    const timer = setTimeout(() => {
+      session.gapTimer = undefined;
+      if (session.nextSeqno !== missing || session.held.size === 0) return;
+      const ahead = [...session.held.keys()].sort((a, b) => a - b);
+      this.logger.info("BidiAppend gap never filled", { requestId, missing, ahead });
+      session.held.clear();
+      session.queue.fail(
+        badRequest(
+          `BidiAppend append_seqno ${missing} never arrived within ${this.gapTimeoutMs} ms ` +
+            `(held ${ahead.join(", ")}) for request id ${requestId}.`,
+        ),
+      );
+    }, this.gapTimeoutMs);
+    timer.unref();
+    return timer;
   }
 
   /** Ends a RunSSE stream; its id is remembered for a while. */
@@ -92,6 +135,8 @@ export class BidiSessions {
     if (session === undefined) return;
     session.ended = true;
     session.queue.close();
+    clearTimeout(session.gapTimer);
+    session.held.clear();
     clearTimeout(session.timer);
     session.timer = this.expire(requestId, ENDED_TTL_MS);
   }
@@ -100,6 +145,7 @@ export class BidiSessions {
   closeAll(): void {
     for (const session of this.sessions.values()) {
       clearTimeout(session.timer);
+      clearTimeout(session.gapTimer);
       session.queue.close();
     }
     this.sessions.clear();
@@ -109,6 +155,8 @@ export class BidiSessions {
     const session: Session = {
       queue: new AsyncQueue(),
       nextSeqno: 0,
+      held: new Map(),
+      gapTimer: undefined,
       opened: false,
       ended: false,
       timer: this.expire(requestId, PENDING_TTL_MS),

@@ -33,7 +33,23 @@ describe("parseDirectives", () => {
     ]);
   });
 
+  it("parses [[emu:error NAME]] for every ErrorDetails.Error name, with or without ERROR_, and `retryable`", () => {
+    expect(parseDirectives("[[emu:error MODEL_BLOCKED]]").directives).toEqual([
+      { kind: "error", code: { name: "MODEL_BLOCKED", retryable: false } },
+    ]);
+    expect(parseDirectives("[[emu:error ERROR_ACCOUNT_CLOSED retryable]]").directives).toEqual([
+      { kind: "error", code: { name: "ACCOUNT_CLOSED", retryable: true } },
+    ]);
+    // The lower-case codes keep their meaning: `internal` is not ERROR_INTERNAL.
+    expect(parseDirectives("[[emu:error internal]]").directives).toEqual([{ kind: "error", code: "internal" }]);
+    expect(parseDirectives("[[emu:error INTERNAL]]").directives).toEqual([
+      { kind: "error", code: { name: "INTERNAL", retryable: false } },
+    ]);
+  });
+
   it.each([
+    ["[[emu:error NOT_A_VALUE]]", /ErrorDetails\.Error name/],
+    ["[[emu:error MODEL_BLOCKED soon]]", /ErrorDetails\.Error name/],
     ["[[emu:think many]]", /whole number/],
     ["[[emu:abort-exec soon]]", /whole number/],
     ["[[emu:rate 0]]", /positive/],

@@ -4,6 +4,13 @@
  * as a problem instead of being guessed at.
  */
 
+import { ErrorDetails_Error } from "../gen/aiserver/v1/error_pb.js";
+
+/** The enum names of `aiserver.v1.ErrorDetails.Error`, without their `ERROR_` prefix. */
+const ERROR_ENUM_NAMES: ReadonlySet<string> = new Set(
+  Object.keys(ErrorDetails_Error).filter((key) => Number.isNaN(Number(key))),
+);
+
 /** Native exec kinds a `[[emu:native KIND …]]` directive may name. */
 export const NATIVE_KINDS = ["shell", "read", "ls", "grep", "write", "fetch"] as const;
 /** A native exec kind. */
@@ -11,8 +18,11 @@ export type NativeKind = (typeof NATIVE_KINDS)[number];
 
 /** Error codes a `[[emu:error CODE]]` directive may name. */
 export const ERROR_CODES = ["usage_limit", "unauthenticated", "outdated_client", "internal", "blob_not_found"] as const;
-/** A scripted error. */
-export type ScriptedErrorCode = (typeof ERROR_CODES)[number];
+/**
+ * A scripted error: one of the named codes above, or any `aiserver.v1.ErrorDetails.Error` value by its enum name
+ * (`[[emu:error MODEL_BLOCKED]]` or `ERROR_MODEL_BLOCKED`, upper case; `retryable` adds `is_retryable: true`).
+ */
+export type ScriptedErrorCode = (typeof ERROR_CODES)[number] | { name: string; retryable: boolean };
 
 /** JSON object arguments of a tool directive. */
 export type JsonObject = { [key: string]: unknown };
@@ -23,6 +33,7 @@ export type Directive =
   | { kind: "native"; native: NativeKind; args: JsonObject }
   | { kind: "think"; tokens: number }
   | { kind: "tokens"; tokens: number }
+  | { kind: "cached"; tokens: number }
   | { kind: "rate"; tokensPerSecond: number }
   | { kind: "recall" }
   | { kind: "describe-image" }
@@ -95,6 +106,7 @@ function parseBody(body: string): Directive | string {
       return parseCall(keyword, rest);
     case "think":
     case "tokens":
+    case "cached":
     case "stall":
     case "drop":
     case "abort-exec":
@@ -110,19 +122,37 @@ function parseBody(body: string): Directive | string {
     case "describe-image":
       return rest === "" ? { kind: "describe-image" } : "[[emu:describe-image]] takes no arguments.";
     case "error":
-      return (ERROR_CODES as readonly string[]).includes(rest)
-        ? { kind: "error", code: rest as ScriptedErrorCode }
-        : `[[emu:error]] needs one of ${ERROR_CODES.join(", ")}, got "${rest}".`;
+      return parseError(rest);
     default:
       return `Unknown directive [[emu:${keyword}]].`;
   }
 }
 
-function parseCount(keyword: "think" | "tokens" | "stall" | "drop" | "abort-exec", rest: string): Directive | string {
+/** `CODE`, or an ErrorDetails.Error enum name (with or without `ERROR_`) optionally followed by `retryable`. */
+function parseError(rest: string): Directive | string {
+  if ((ERROR_CODES as readonly string[]).includes(rest)) {
+    return { kind: "error", code: rest as (typeof ERROR_CODES)[number] };
+  }
+  const match = /^(?:ERROR_)?([A-Z][A-Z0-9_]*)(?:\s+(retryable))?$/.exec(rest);
+  const name = match?.[1];
+  if (match !== null && name !== undefined && ERROR_ENUM_NAMES.has(name)) {
+    return { kind: "error", code: { name, retryable: match[2] !== undefined } };
+  }
+  return (
+    `[[emu:error]] needs one of ${ERROR_CODES.join(", ")}, or an ErrorDetails.Error name such as ` +
+    `MODEL_BLOCKED (optionally followed by "retryable"), got "${rest}".`
+  );
+}
+
+function parseCount(
+  keyword: "think" | "tokens" | "cached" | "stall" | "drop" | "abort-exec",
+  rest: string,
+): Directive | string {
   if (!/^\d{1,7}$/.test(rest)) return `[[emu:${keyword}]] needs a whole number, got "${rest}".`;
   const n = Number(rest);
   if (keyword === "think") return { kind: "think", tokens: n };
   if (keyword === "tokens") return { kind: "tokens", tokens: n };
+  if (keyword === "cached") return { kind: "cached", tokens: n };
   if (keyword === "stall") return { kind: "stall", afterTokens: n };
   if (keyword === "abort-exec") return { kind: "abort-exec", afterMs: n };
   return { kind: "drop", afterTokens: n };
@@ -165,7 +195,8 @@ export function describeEmulatorDirectives(): string {
     "                                  a request that declares no tools at all (a title request) gets",
     "                                  `Tool call: NAME` instead",
     "  [[emu:native KIND {json args}]] native exec: shell, read, ls, grep, write or fetch; same kind of reply",
-    "  [[emu:think N]]                 N reasoning tokens before the answer",
+    "  [[emu:think N]]                 N reasoning tokens before the answer (turn_ended reasoning_tokens = N)",
+    "  [[emu:cached N]]                turn_ended reports cache_read_tokens = N (see the usage formulas)",
     "  [[emu:tokens N]]                answer with exactly N text tokens",
     "  [[emu:rate TPS]]                stream text at TPS tokens per second",
     "  [[emu:recall]]                  `First message: <first user message>` read from the conversation state",
@@ -174,10 +205,23 @@ export function describeEmulatorDirectives(): string {
     "                                  `Image N: <mime> <width>x<height>, <bytes> bytes`",
     "  [[emu:error CODE]]              fail with usage_limit, unauthenticated, outdated_client, internal or",
     "                                  blob_not_found",
+    '  [[emu:error NAME]]              fail with ErrorDetails{error: ERROR_NAME, details: {title: "Emulated',
+    '                                  NAME", detail}}: any aiserver.v1.ErrorDetails.Error name, upper case,',
+    "                                  with or without ERROR_ (MODEL_BLOCKED, CONVERSATION_TOO_LONG…)",
+    "  [[emu:error NAME retryable]]    the same with is_retryable: true",
     "  [[emu:stall N]]                 stop making progress after N tokens (heartbeats only)",
     "  [[emu:drop N]]                  drop the connection after N tokens",
     "  [[emu:abort-exec MS]]           abort (exec_server_control_message.abort) every tool call of the turn",
     "                                  still unanswered after MS ms; the reply then says",
     "                                  `NAME returned: error: aborted by the server after MS ms`",
+    "",
+    "Usage in turn_ended (deterministic; a token is a run of non-blanks, U = tokens of the user message",
+    "with its directives removed):",
+    "  input_tokens = U   cache_write_tokens = U   reasoning_tokens = N of [[emu:think N]] (summed)",
+    "  cache_read_tokens = N of [[emu:cached N]], else the tokens of the conversation read from the state",
+    "  output_tokens = every token_delta of the turn: reply tokens + reasoning tokens + ceil(chars/4) of",
+    "                  each tool call's JSON arguments",
+    'Models: `auto`/`default` is routed to composer-1.5 (routed_model "Composer 1.5" when the client',
+    "sets client_supports_routed_model_update).",
   ].join("\n");
 }

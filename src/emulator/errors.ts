@@ -94,8 +94,67 @@ export function internalError(message = "Internal server error"): ConnectError {
   return withDetails(message, Code.Internal, ErrorDetails_Error.UNSPECIFIED, "Internal error", false);
 }
 
+/**
+ * The Connect code the emulator sends with an ErrorDetails value: the code a client falls back on when it does not
+ * know the value (addendum 2 §8: `resource_exhausted` for limits, `unauthenticated` for auth, …). Values not listed
+ * here get `failed_precondition` ("the request cannot be served as it stands").
+ */
+const CODE_OF: Partial<Record<keyof typeof ErrorDetails_Error, Code>> = {
+  UNSPECIFIED: Code.Internal,
+  INTERNAL: Code.Internal,
+  CUSTOM: Code.Unknown,
+  CUSTOM_MESSAGE: Code.Unknown,
+  OPENAI: Code.Unavailable,
+  PROVIDER_ERROR: Code.Unavailable,
+  NETWORK_ERROR: Code.Unavailable,
+  TIMEOUT: Code.DeadlineExceeded,
+  EXTENSION_HOST_TIMEOUT: Code.DeadlineExceeded,
+  USER_ABORTED_REQUEST: Code.Canceled,
+  BAD_API_KEY: Code.Unauthenticated,
+  NOT_LOGGED_IN: Code.Unauthenticated,
+  INVALID_AUTH_ID: Code.Unauthenticated,
+  USER_NOT_FOUND: Code.Unauthenticated,
+  AUTH_TOKEN_NOT_FOUND: Code.Unauthenticated,
+  AUTH_TOKEN_EXPIRED: Code.Unauthenticated,
+  AGENT_REQUIRES_LOGIN: Code.Unauthenticated,
+  UNAUTHORIZED: Code.Unauthenticated,
+  BAD_USER_API_KEY: Code.Unauthenticated,
+  NOT_FOUND: Code.NotFound,
+  FILE_NOT_FOUND: Code.NotFound,
+  BAD_MODEL_NAME: Code.InvalidArgument,
+  BAD_REQUEST: Code.InvalidArgument,
+  CONVERSATION_TOO_LONG: Code.InvalidArgument,
+  MAX_TOKENS: Code.InvalidArgument,
+  NOT_HIGH_ENOUGH_PERMISSIONS: Code.PermissionDenied,
+  MODEL_BLOCKED: Code.PermissionDenied,
+  HOOKS_BLOCKED: Code.PermissionDenied,
+  UNSUPPORTED_REGION: Code.PermissionDenied,
+  ACCOUNT_CLOSED: Code.PermissionDenied,
+  SUSPICIOUS_USAGE_BLOCKED: Code.PermissionDenied,
+};
+for (const name of Object.keys(ErrorDetails_Error) as (keyof typeof ErrorDetails_Error)[]) {
+  if (/RATE_LIMIT|USAGE_LIMIT|PRICING|RESOURCE_EXHAUSTED|SLOW_POOL|ACCOUNT_LIMIT|DEBOUNCED/.test(name)) {
+    CODE_OF[name] = Code.ResourceExhausted;
+  }
+}
+
+/** `[[emu:error NAME]]`: ErrorDetails{error: NAME, details: {title: "Emulated NAME", detail, is_retryable?}}. */
+export function enumError(name: string, retryable: boolean): ConnectError {
+  const key = name as keyof typeof ErrorDetails_Error;
+  const error = ErrorDetails_Error[key];
+  const full = `ERROR_${name}`;
+  const detail = `The emulator was asked to fail this turn with ${full}.`;
+  return new ConnectError(detail, CODE_OF[key] ?? Code.FailedPrecondition, undefined, [
+    {
+      desc: ErrorDetailsSchema,
+      value: { error, details: { title: `Emulated ${name}`, detail, ...(retryable ? { isRetryable: true } : {}) } },
+    },
+  ]);
+}
+
 /** The error a `[[emu:error CODE]]` directive asks for. */
 export function scriptedError(code: ScriptedErrorCode, clientVersion: string): ConnectError {
+  if (typeof code === "object") return enumError(code.name, code.retryable);
   switch (code) {
     case "usage_limit":
       return usageLimit();

@@ -34,6 +34,7 @@ import {
   writeText,
 } from "./exec-results.js";
 import type { PlannedCall } from "./scripted-model.js";
+import { parseShellCommand } from "./shell-parse.js";
 
 /** The init shape of an ExecServerMessage's args oneof. */
 type ExecArgs = Exclude<ExecServerMessage["message"], { case: undefined }>;
@@ -142,6 +143,8 @@ function prepareNative(planned: Extract<PlannedCall, { kind: "native" }>, callId
 
 function nativeShell(json: JsonValue): NativePart {
   const args = fromJson(ShellArgsSchema, json);
+  // Current clients refuse a shell exec without it (cursor-protocol-addendum-2.md §6).
+  args.parsingResult ??= parseShellCommand(args.command);
   return {
     args: { case: "shellArgs", value: args },
     expectedReply: "shellResult",

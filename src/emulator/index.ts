@@ -14,11 +14,14 @@ import { createAuthority, type NodeRequest, type NodeResponse, sendJson } from "
 import { BidiSessions } from "./bidi.js";
 import { createBlobCache } from "./blobs.js";
 import { createJwtSigner } from "./jwt.js";
+import { createModelCatalogue } from "./models.js";
+import { handleRest, UsageLedger } from "./rest.js";
 import { listenDual } from "./server.js";
 import { createStatsRecorder, type EmulatorStats, type StatsRecorder } from "./stats.js";
 import { createStrictnessInterceptor, DEFAULT_MIN_CLIENT_VERSION } from "./strictness.js";
 
 export { describeEmulatorDirectives } from "./directives.js";
+export { parseModelsFile } from "./models.js";
 export { DEFAULT_EMULATOR_PORT } from "./port.js";
 export type { EmulatorStats, TurnStats } from "./stats.js";
 export { DEFAULT_MIN_CLIENT_VERSION } from "./strictness.js";
@@ -48,6 +51,13 @@ export interface EmulatorOptions {
   cacheBlobs?: boolean;
   /** API keys accepted by `POST /auth/exchange_user_api_key` from the start (see {@link Emulator.addApiKey}). */
   apiKeys?: readonly string[];
+  /**
+   * How long a BidiAppend that arrived ahead of its seqno waits for the gap to fill before the Run fails
+   * (cursor-protocol-addendum-2.md §2). @default 10000
+   */
+  appendGapTimeoutMs?: number;
+  /** Model ids served besides the built-in catalogue (`emulator --models FILE`, models.ts). */
+  extraModelIds?: readonly string[];
   /** @default silent */
   logger?: Logger;
   /**
@@ -86,7 +96,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   });
   for (const apiKey of options.apiKeys ?? []) authority.addApiKey(apiKey);
   const stats = createStatsRecorder();
-  const bidi = new BidiSessions(logger);
+  const bidi = new BidiSessions(logger, options.appendGapTimeoutMs);
+  const models = createModelCatalogue(options.extraModelIds);
+  const usage = new UsageLedger();
   const shutdown = new AbortController();
   // Every Connect handler links its call's signal to this one shutdown signal, so hundreds of concurrent Runs are
   // hundreds of listeners by design, not a leak: lift Node's default limit of 10 for this signal only.
@@ -102,6 +114,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
           cache: createBlobCache({ enabled: options.cacheBlobs ?? true }),
           stats,
           logger,
+          models,
+          usage,
         },
       }),
     interceptors: [
@@ -110,11 +124,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         minClientVersion: options.minClientVersion ?? DEFAULT_MIN_CLIENT_VERSION,
       }),
     ],
-    requireConnectProtocolHeader: true,
+    // Current clients send `connect-protocol-version: 1`; older ones omit it on unary calls, and nothing shows the
+    // real service refusing them (cursor-protocol-addendum-2.md §1): accepted either way.
+    requireConnectProtocolHeader: false,
     shutdownSignal: shutdown.signal,
     contextValues: (req) => createContextValues().set(nodeRequestKey, req),
     fallback: (req, res) => {
       if (serveStats(req, res, stats)) return;
+      if (handleRest(req, res, { authority, models, usage })) return;
       if (!authority.handle(req, res)) sendJson(res, 404, { error: "Not found" });
     },
   });

@@ -23,13 +23,16 @@ interface ModelEntry {
 type Spec = [id: string, name: string, short: string, flags: string, contextWindow: number, aliases?: string[]];
 
 /**
- * Today's catalogue (docs/protocol.md §6 plus the ids earlier releases listed). Flags: `t` thinking,
+ * Today's catalogue: the ids of cursor-protocol-addendum-2.md §10 and cursor-protocol.md §6 (EPH, CARL/SUDO and FIN
+ * lists, 2026) plus the ids earlier releases listed; `emulator --models FILE` adds more. Flags: `t` thinking,
  * `m` max mode, `i` image input.
  */
 const SPECS: readonly Spec[] = [
   ["default", "Auto", "Auto", "i", 200_000, ["auto"]],
   ["composer-1", "Composer 1", "Composer", "i", 200_000],
   ["composer-1.5", "Composer 1.5", "Composer 1.5", "ti", 200_000],
+  ["composer-2", "Composer 2", "Composer 2", "ti", 200_000],
+  ["composer-2-fast", "Composer 2 Fast", "Composer 2 Fast", "ti", 200_000],
   ["claude-4.5-sonnet", "Claude 4.5 Sonnet", "Sonnet 4.5", "mi", 200_000, ["sonnet-4.5"]],
   [
     "claude-4.5-sonnet-thinking",
@@ -39,20 +42,57 @@ const SPECS: readonly Spec[] = [
     200_000,
     ["sonnet-4.5-thinking"],
   ],
+  ["claude-4.5-opus-high", "Claude 4.5 Opus", "Opus 4.5", "mi", 200_000],
+  ["claude-4.5-opus-high-thinking", "Claude 4.5 Opus Thinking", "Opus 4.5 Thinking", "tmi", 200_000],
   ["claude-4.6-sonnet-medium", "Claude 4.6 Sonnet", "Sonnet 4.6", "tmi", 200_000, ["sonnet-4.6"]],
   ["claude-4.6-opus-high", "Claude 4.6 Opus", "Opus 4.6", "tmi", 200_000, ["opus-4.6"]],
+  ["claude-4.6-opus-high-thinking", "Claude 4.6 Opus Thinking", "Opus 4.6 Thinking", "tmi", 200_000],
+  ["claude-4-sonnet", "Claude 4 Sonnet", "Sonnet 4", "i", 200_000],
+  ["claude-3.5-sonnet", "Claude 3.5 Sonnet", "Sonnet 3.5", "i", 200_000],
+  ["gpt-4o", "GPT-4o", "GPT-4o", "i", 128_000],
+  ["cursor-small", "Cursor Small", "Cursor Small", "", 128_000],
+  ["gpt-5.1-high", "GPT-5.1 High", "GPT-5.1 High", "tmi", 272_000],
+  ["gpt-5.1-codex-max", "GPT-5.1 Codex Max", "Codex Max", "tmi", 272_000],
+  ["gpt-5.1-codex-max-high", "GPT-5.1 Codex Max High", "Codex Max High", "tmi", 272_000],
   ["gpt-5.2", "GPT-5.2", "GPT-5.2", "tmi", 272_000],
-  ["gpt-5.2-codex", "GPT-5.2 Codex", "Codex 5.2", "tmi", 272_000],
-  ["gpt-5.2-codex-high", "GPT-5.2 Codex High", "Codex High", "tmi", 272_000],
-  ["gpt-5.3-codex", "GPT-5.3 Codex", "Codex 5.3", "tmi", 272_000],
+  ["gpt-5.2-high", "GPT-5.2 High", "GPT-5.2 High", "tmi", 272_000],
+  ...codexVariants("gpt-5.2-codex", "GPT-5.2 Codex", "Codex 5.2"),
+  ...codexVariants("gpt-5.3-codex", "GPT-5.3 Codex", "Codex 5.3"),
   ["gpt-5.3-codex-spark-preview", "GPT-5.3 Codex Spark (Preview)", "Codex Spark", "t", 128_000],
   ["gpt-5.4-medium", "GPT-5.4", "GPT-5.4", "tmi", 272_000],
+  ["gemini-2.5-pro", "Gemini 2.5 Pro", "Gemini 2.5 Pro", "ti", 1_000_000],
   ["gemini-3-pro", "Gemini 3 Pro", "Gemini 3 Pro", "tmi", 1_000_000],
+  ["gemini-3-flash", "Gemini 3 Flash", "Gemini 3 Flash", "ti", 1_000_000],
   ["gemini-3.1-pro", "Gemini 3.1 Pro", "Gemini 3.1 Pro", "tmi", 1_000_000],
   ["grok-code-fast-1", "Grok Code Fast 1", "Grok Code", "", 256_000],
 ];
 
-const MODELS: readonly ModelEntry[] = SPECS.map(([id, name, short, flags, contextWindow, aliases = []]) => ({
+/** `<base>[-low|-high|-xhigh][-fast]` (cursor-protocol.md §6): eight ids per codex family. */
+function codexVariants(base: string, name: string, short: string): Spec[] {
+  const out: Spec[] = [];
+  for (const [effort, label] of [
+    ["", ""],
+    ["-low", " Low"],
+    ["-high", " High"],
+    ["-xhigh", " Extra High"],
+  ]) {
+    for (const [fast, fastLabel] of [
+      ["", ""],
+      ["-fast", " Fast"],
+    ]) {
+      out.push([
+        `${base}${effort}${fast}`,
+        `${name}${label}${fastLabel}`,
+        `${short}${label}${fastLabel}`,
+        "tmi",
+        272_000,
+      ]);
+    }
+  }
+  return out;
+}
+
+const toEntry = ([id, name, short, flags, contextWindow, aliases = []]: Spec): ModelEntry => ({
   id,
   name,
   short,
@@ -61,7 +101,10 @@ const MODELS: readonly ModelEntry[] = SPECS.map(([id, name, short, flags, contex
   images: flags.includes("i"),
   contextWindow,
   aliases,
-}));
+});
+
+/** The model `auto` / `default` is routed to (its display name is sent as `routed_model`, addendum 2 §4). */
+export const AUTO_ROUTES_TO = "composer-1.5";
 
 function toDetails(entry: ModelEntry): ModelDetails {
   return create(ModelDetailsSchema, {
@@ -75,37 +118,80 @@ function toDetails(entry: ModelEntry): ModelDetails {
   });
 }
 
-/** Every usable model, Auto first. */
-export function usableModels(): ModelDetails[] {
-  return MODELS.map(toDetails);
+/** A model the emulator serves. */
+export interface EmulatedModel {
+  id: string;
+  displayName: string;
+  contextWindow: number;
+  images: boolean;
 }
 
-/** `AiService/AvailableModels`: the legacy IDE list, the one that says which models accept images. */
-export function availableModels(): AvailableModelsResponse {
-  return create(AvailableModelsResponseSchema, {
-    modelNames: MODELS.map((m) => m.id),
-    models: MODELS.map((m) => ({
-      name: m.id,
-      defaultOn: true,
-      supportsAgent: true,
-      supportsThinking: m.thinking,
-      supportsImages: m.images,
-      supportsMaxMode: m.maxMode,
-      supportsNonMaxMode: true,
-      contextTokenLimit: m.contextWindow,
-      clientDisplayName: m.name,
-      serverModelName: m.id,
-    })),
-  });
+/** The emulator's model list: the built-in catalogue plus ids added with `emulator --models FILE`. */
+export interface ModelCatalogue {
+  /** Every usable model, Auto first. */
+  usable(): ModelDetails[];
+  /** `AiService/AvailableModels`: the legacy IDE list, the one that says which models accept images. */
+  available(): AvailableModelsResponse;
+  /** The CLI's default model: Auto (`default`, §6). */
+  defaultModel(): ModelDetails;
+  /** The entry for a model id or alias, if the emulator knows it. */
+  find(id: string): EmulatedModel | undefined;
+  /** The model that serves a request for `model`: Auto's pick for `default`, else the model itself. */
+  route(model: EmulatedModel): EmulatedModel;
 }
 
-/** The CLI's default model: Auto (`default`, §6). */
-export function defaultModel(): ModelDetails {
-  return toDetails(MODELS[0] as ModelEntry);
+/**
+ * Builds the catalogue. `extraIds` (one per line of a `--models` file) are served as thinking, image-capable models
+ * with a 200k context window, named by their id.
+ */
+export function createModelCatalogue(extraIds: readonly string[] = []): ModelCatalogue {
+  const models = SPECS.map(toEntry);
+  for (const id of extraIds) {
+    if (!models.some((m) => m.id === id)) models.push(toEntry([id, id, id, "ti", 200_000]));
+  }
+  const find = (id: string): EmulatedModel | undefined => {
+    const entry = models.find((m) => m.id === id || m.aliases.includes(id));
+    return entry === undefined
+      ? undefined
+      : { id: entry.id, displayName: entry.name, contextWindow: entry.contextWindow, images: entry.images };
+  };
+  return {
+    usable: () => models.map(toDetails),
+    available: () =>
+      create(AvailableModelsResponseSchema, {
+        modelNames: models.map((m) => m.id),
+        models: models.map((m) => ({
+          name: m.id,
+          defaultOn: true,
+          supportsAgent: true,
+          supportsThinking: m.thinking,
+          supportsImages: m.images,
+          supportsMaxMode: m.maxMode,
+          supportsNonMaxMode: true,
+          contextTokenLimit: m.contextWindow,
+          clientDisplayName: m.name,
+          serverModelName: m.id,
+        })),
+      }),
+    defaultModel: () => toDetails(models[0] as ModelEntry),
+    find,
+    route: (model) => (model.id === "default" ? (find(AUTO_ROUTES_TO) ?? model) : model),
+  };
 }
 
-/** The entry for a model id or alias, if the emulator knows it. */
-export function findModel(id: string): { id: string; contextWindow: number; images: boolean } | undefined {
-  const entry = MODELS.find((m) => m.id === id || m.aliases.includes(id));
-  return entry === undefined ? undefined : { id: entry.id, contextWindow: entry.contextWindow, images: entry.images };
+/**
+ * Reads a `--models` file: one model id per line; blank lines and `#` comments are skipped. An id is what Cursor's
+ * ids look like (letters, digits, `.`, `_`, `-`); anything else is reported with its line number.
+ */
+export function parseModelsFile(text: string): string[] {
+  const ids: string[] = [];
+  for (const [index, raw] of text.split(/\r?\n/).entries()) {
+    const line = raw.replace(/#.*$/, "").trim();
+    if (line === "") continue;
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(line)) {
+      throw new Error(`line ${index + 1}: "${line}" is not a model id (letters, digits, ".", "_", "-")`);
+    }
+    ids.push(line);
+  }
+  return ids;
 }

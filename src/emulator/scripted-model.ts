@@ -53,6 +53,8 @@ export interface TurnPlan {
   fault?: PlannedFault;
   /** `[[emu:abort-exec MS]]`: the server aborts tool calls still unanswered after this many ms. */
   abortExecAfterMs?: number;
+  /** `[[emu:cached N]]`: the cache_read_tokens turn_ended reports. */
+  cachedTokens?: number;
 }
 
 /** A finished tool call, as the reply reports it. */
@@ -69,13 +71,19 @@ export function planTurn(input: ModelInput): TurnPlan {
   const plan: TurnPlan = { thinkingTokens: 0, calls: [], textParts: [] };
   if (parsed.problems.length > 0) plan.textParts.push(`Directive error: ${parsed.problems.join(" ")}`);
   const resumedResults = input.resume ? resultsAfterLastUser(input.history) : [];
+  // EPH-style recovery: the results came back as assistant text after the call, not as tool results.
+  const textResults = input.resume && resumedResults.length === 0 ? assistantTextAfterLastUser(input.history) : [];
+  const answered = resumedResults.length > 0 || textResults.length > 0;
   let content = false;
   for (const directive of parsed.directives) {
-    content = applyDirective(plan, directive, input, resumedResults.length > 0) || content;
+    content = applyDirective(plan, directive, input, answered) || content;
   }
   if (resumedResults.length > 0) {
     // A resume after tool results answers from the results in the state instead of calling the tools again.
     plan.textParts.push(replyFromOutcomes(resumedResults));
+    content = true;
+  } else if (textResults.length > 0) {
+    plan.textParts.push(`Tool results arrived as text: ${textResults.join(" ")}`);
     content = true;
   }
   if (!content && parsed.problems.length === 0) plan.textParts.push(`You said: ${parsed.text}`);
@@ -103,6 +111,9 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
     case "tokens":
       plan.textParts.push(fillerText(directive.tokens));
       return true;
+    case "cached":
+      plan.cachedTokens = directive.tokens;
+      return false;
     case "rate":
       plan.tokensPerSecond = directive.tokensPerSecond;
       return false;
@@ -144,6 +155,17 @@ function resultsAfterLastUser(history: readonly HistoryEntry[]): CallOutcome[] {
     const entry = history[i];
     if (entry === undefined || entry.role === "user") break;
     if (entry.role === "tool-result") out.unshift({ name: entry.name, text: entry.text });
+  }
+  return out;
+}
+
+/** Non-empty assistant texts after the last user message (the turn already went on from it). */
+function assistantTextAfterLastUser(history: readonly HistoryEntry[]): string[] {
+  const out: string[] = [];
+  for (let i = history.length - 1; i >= 0; i--) {
+    const entry = history[i];
+    if (entry === undefined || entry.role === "user") break;
+    if (entry.role === "assistant" && entry.text.trim() !== "") out.unshift(entry.text.trim());
   }
   return out;
 }

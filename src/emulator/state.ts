@@ -96,6 +96,10 @@ function promptEntries(data: Uint8Array, index: number, images: ReceivedImage[])
     }
   }
   if (texts.length > 0 && role !== "tool") entries.unshift({ role, text: texts.join("") });
+  // A tool message whose result is plain text parts (an EPH-style rebuild) is still that tool's result.
+  if (texts.length > 0 && role === "tool" && entries.length === 0) {
+    entries.push({ role: "tool-result", name: fallbackName, text: texts.join("") });
+  }
   return entries;
 }
 

@@ -1,13 +1,18 @@
 /**
- * Header rules every RPC must pass (docs/protocol.md §2.1): a `Bearer` access token that is ours and unexpired,
- * `x-cursor-client-type: cli`, and an `x-cursor-client-version` of the form `cli-YYYY.MM.DD-<7 hex>` not older than
- * the configured minimum. `connect-protocol-version` is enforced by connect-es itself (requireConnectProtocolHeader).
+ * Header rules every RPC must pass (docs/protocol.md §2.1, cursor-protocol-addendum-2.md §1): a `Bearer` access token
+ * that is ours and unexpired, `x-cursor-client-type` `cli` or `sdk` (Cursor's own TypeScript SDK), and an
+ * `x-cursor-client-version` of the form `cli-YYYY.MM.DD-<7 hex>` (not older than the configured minimum) or
+ * `sdk-<semver>`, with either client type. `connect-protocol-version` may be absent (index.ts).
  */
 import type { Interceptor } from "@connectrpc/connect";
 import type { Authority } from "./auth.js";
 import { badRequest, outdatedClient, unauthenticated } from "./errors.js";
 
 const VERSION = /^cli-(\d{4})\.(\d{2})\.(\d{2})-[0-9a-f]{7}$/;
+/** The SDK's form, e.g. `sdk-1.0.32` (a semver, pre-release and build parts allowed). */
+const SDK_VERSION = /^sdk-\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?$/;
+/** Client types Cursor's own clients send. */
+const CLIENT_TYPES = new Set(["cli", "sdk"]);
 
 /** The default minimum: the official CLI build the reference was read from (§0, RAPH@restored). */
 export const DEFAULT_MIN_CLIENT_VERSION = "cli-2025.11.25-d5b3271";
@@ -31,9 +36,11 @@ export function checkHeaders(header: Headers, options: StrictnessOptions): strin
   if (!auth.ok) throw unauthenticated(auth.failure);
   const clientType = header.get("x-cursor-client-type");
   if (clientType === null || clientType === "") throw badRequest("Missing x-cursor-client-type header.");
-  if (clientType !== "cli") throw badRequest(`Unsupported x-cursor-client-type "${clientType}".`);
+  if (!CLIENT_TYPES.has(clientType)) throw badRequest(`Unsupported x-cursor-client-type "${clientType}".`);
   const version = header.get("x-cursor-client-version");
   if (version === null || version === "") throw badRequest("Missing x-cursor-client-version header.");
+  // No minimum SDK version is known: any well-formed one passes.
+  if (SDK_VERSION.test(version)) return version;
   const date = clientVersionDate(version);
   if (date === undefined) throw badRequest(`Malformed x-cursor-client-version "${version}".`);
   const minimum = clientVersionDate(options.minClientVersion);

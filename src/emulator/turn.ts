@@ -4,23 +4,26 @@
  * conversation pieces, each acked → `conversation_checkpoint_update` → `turn_ended` → end of stream.
  * Transport-neutral: agent-service.ts (HTTP/2 Run) and bidi.ts (RunSSE + BidiAppend) feed it.
  */
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { AgentRunRequest, AgentServerMessage } from "../gen/agent/v1/agent_pb.js";
 import { type ConversationStep, ConversationStepSchema } from "../gen/agent/v1/conversation_state_pb.js";
+import type { TurnEndedUpdateSchema } from "../gen/agent/v1/interaction_pb.js";
 import { ErrorDetails_Error } from "../gen/aiserver/v1/error_pb.js";
 import type { Logger } from "../util/logger.js";
 import type { BlobCache } from "./blobs.js";
+import { parseDirectives } from "./directives.js";
 import { badRequest, scriptedError } from "./errors.js";
 import { describeToolCall } from "./exec-results.js";
 import { checkSelectedImages } from "./images.js";
-import { findModel } from "./models.js";
+import type { ModelCatalogue } from "./models.js";
 import { sleep } from "./queue.js";
-import { composeReply, estimateTokens, planTurn, thinkingText } from "./scripted-model.js";
+import type { UsageLedger } from "./rest.js";
+import { composeReply, estimateTokens, planTurn, type TurnPlan, thinkingText } from "./scripted-model.js";
 import { buildNextState, readConversation } from "./state.js";
 import type { StatsRecorder, TurnStats } from "./stats.js";
 import { ClientGone, type InboundMessage, TurnChannel } from "./turn-channel.js";
-import { ConnectionDropped, TokenOutput } from "./turn-output.js";
+import { ConnectionDropped, countTokens, TokenOutput } from "./turn-output.js";
 import { askRequestContext, declaredTools, runCalls } from "./turn-tools.js";
 
 /** Emulator-wide settings and shared state a turn needs. */
@@ -31,6 +34,9 @@ export interface TurnDeps {
   cache: BlobCache;
   stats: StatsRecorder;
   logger: Logger;
+  models: ModelCatalogue;
+  /** Per-conversation sums of the turns' counts (`GET /v1/agents/{id}/usage`). */
+  usage: UsageLedger;
 }
 
 /** What the transport provides. */
@@ -45,6 +51,8 @@ export interface TurnTransport {
 }
 
 const FIRST_MESSAGE_TIMEOUT_MS = 30_000;
+
+type TurnEndedUpdateInit = MessageInitShape<typeof TurnEndedUpdateSchema>;
 
 /** Runs one turn; yields the server messages; throws the Connect error that ends the stream, if any. */
 export async function* runTurn(transport: TurnTransport, deps: TurnDeps): AsyncGenerator<AgentServerMessage> {
@@ -94,7 +102,7 @@ export async function* runTurn(transport: TurnTransport, deps: TurnDeps): AsyncG
 }
 
 /** Validates the run request (§4.5) and records what the turn is. */
-function acceptRequest(request: AgentRunRequest, record: TurnStats) {
+function acceptRequest(request: AgentRunRequest, record: TurnStats, models: ModelCatalogue) {
   const action = request.action?.action;
   record.conversationId = request.conversationId ?? "";
   record.action =
@@ -110,7 +118,7 @@ function acceptRequest(request: AgentRunRequest, record: TurnStats) {
       `Unsupported run_request action ${action?.case ?? "(none)"}: expected user_message_action or resume_action.`,
     );
   }
-  const model = findModel(modelId);
+  const model = models.find(modelId);
   if (model === undefined) {
     const message = modelId === "" ? "run_request names no model." : `Model "${modelId}" is not available.`;
     throw badRequest(message, ErrorDetails_Error.BAD_MODEL_NAME);
@@ -121,7 +129,7 @@ function acceptRequest(request: AgentRunRequest, record: TurnStats) {
 
 async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnDeps, record: TurnStats): Promise<void> {
   const request = await channel.runRequest;
-  const { resume, model, userMessage } = acceptRequest(request, record);
+  const { resume, model, userMessage } = acceptRequest(request, record, deps.models);
   const fetchBlobs = (ids: readonly Uint8Array[]): Promise<Uint8Array[]> =>
     Promise.all(
       ids.map(async (id) => {
@@ -148,6 +156,16 @@ async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnD
   });
   if (deps.bootstrapLatencyMs > 0) await sleep(deps.bootstrapLatencyMs, channel.signal);
   if (plan.fault?.kind === "error") throw scriptedError(plan.fault.code, transport.clientVersion);
+  // Auto's pick, named before any output to clients that asked for it (cursor-protocol-addendum-2.md §4).
+  const served = deps.models.route(model);
+  if (served !== model && request.clientSupportsRoutedModelUpdate === true) {
+    channel.send({
+      message: {
+        case: "interactionUpdate",
+        value: { message: { case: "routedModel", value: { displayName: served.displayName } } },
+      },
+    });
+  }
 
   const output = new TokenOutput(channel, {
     tokensPerSecond: plan.tokensPerSecond ?? deps.tokensPerSecond,
@@ -184,7 +202,38 @@ async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnD
     }),
   );
   channel.send({ message: { case: "conversationCheckpointUpdate", value: next.state } });
-  channel.send({ message: { case: "interactionUpdate", value: { message: { case: "turnEnded", value: {} } } } });
+  const usage = turnUsage(plan, output.outputTokens, userMessage?.text ?? lastUser?.text ?? "", conversation.history);
+  deps.usage.add(request.conversationId ?? "", {
+    inputTokens: Number(usage.inputTokens),
+    outputTokens: Number(usage.outputTokens),
+    cacheReadTokens: Number(usage.cacheReadTokens),
+    cacheWriteTokens: Number(usage.cacheWriteTokens),
+    reasoningTokens: Number(usage.reasoningTokens),
+  });
+  channel.send({ message: { case: "interactionUpdate", value: { message: { case: "turnEnded", value: usage } } } });
+}
+
+/**
+ * The deterministic counts `turn_ended` carries (cursor-protocol-addendum-2.md §3; the formulas are in README's
+ * directive table and `emulator --help`): U = tokens of the user message without its directives; input = U,
+ * cache write = U, cache read = `[[emu:cached N]]` or the tokens of the conversation read from the state,
+ * reasoning = the `[[emu:think N]]` tokens, output = every token_delta of the turn.
+ */
+function turnUsage(
+  plan: TurnPlan,
+  outputTokens: number,
+  userText: string,
+  history: readonly { text: string }[],
+): TurnEndedUpdateInit {
+  const user = BigInt(countTokens(parseDirectives(userText).text));
+  const cacheRead = plan.cachedTokens ?? countTokens(history.map((entry) => entry.text).join("\n"));
+  return {
+    inputTokens: user,
+    outputTokens: BigInt(outputTokens),
+    cacheReadTokens: BigInt(cacheRead),
+    cacheWriteTokens: user,
+    reasoningTokens: BigInt(plan.thinkingTokens),
+  };
 }
 
 /** Streams the reasoning tokens, then `thinking_completed`; returns the step to store. */

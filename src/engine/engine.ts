@@ -10,7 +10,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { continuationPrefixes, EMPTY_HISTORY_KEY, historyKeyPrefixes } from "../backend/history-fingerprint.js";
-import { findModel } from "../backend/models.js";
+import { findModel, servedModelId } from "../backend/models.js";
 import type { AgentClient, AgentTurn, BackendEvent, ModelInfo, ToolResult } from "../backend/types.js";
 import { createMemoryConversationIndex } from "../stores/memory/conversation-index.js";
 import type { ConversationIndex } from "../stores/types.js";
@@ -86,11 +86,14 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     maxEntries: options.maxParkedTurns,
     logger,
   });
+  /** The latest model list (resolveModel reads it for every turn); maps `routed_model` names to ids. */
+  let catalogue: readonly ModelInfo[] = [];
   /** Resumes in flight or recently finished, by the tool call ids they answered. */
   const recordings = new Map<string, TurnRecording>();
 
   const resolveModel = async (requested: string, signal: AbortSignal): Promise<ModelInfo> => {
-    const model = findModel(await agentClient.listModels(signal), requested);
+    catalogue = await agentClient.listModels(signal);
+    const model = findModel(catalogue, requested);
     if (model === undefined) {
       throw new ProxyError("not_found", `The model \`${requested}\` does not exist. GET /v1/models lists the models.`, {
         param: "model",
@@ -230,12 +233,18 @@ export function createEngine(options: EngineOptions): BridgeEngine {
         recording,
         onEnd: (error) => recording && release(claim, recording, error),
       });
+      const models = catalogue;
+      const turn = routed.turn;
       return {
         route: routed.route,
         model,
         events: watched.events,
         get parked() {
           return watched.parked;
+        },
+        get servedModel() {
+          const name = turn?.routedModel;
+          return name === undefined ? undefined : servedModelId(models, name);
         },
       };
     },

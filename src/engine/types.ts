@@ -73,6 +73,12 @@ export interface EngineTurn {
   events: AsyncIterable<BackendEvent>;
   /** True once the turn ended parked on tool calls (read it after consuming the events; the access log's `parked`). */
   readonly parked?: boolean;
+  /**
+   * The id of the model that served the turn when Cursor named it (`routed_model`, e.g. for `auto`), mapped from its
+   * display name through the model list; undefined when Cursor has not said (use the requested model then). Read
+   * it when the response's `model` is written: after the first event, and again at the end.
+   */
+  readonly servedModel?: string | undefined;
 }
 
 /** How a turn is started besides its request. */

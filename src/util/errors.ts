@@ -62,7 +62,8 @@ export interface ProxyErrorDetails {
     | "failed_precondition"
     | "out_of_range"
     | "turn_in_progress"
-    | "previous_response_not_found";
+    | "previous_response_not_found"
+    | "max_mode_required";
   request_too_large: "body_too_large";
   unsupported_media_type: "not_json";
   unauthenticated:
@@ -74,7 +75,13 @@ export interface ProxyErrorDetails {
     | "refresh_unavailable"
     | "credentials_rejected"
     | "invalid_credentials_file";
-  permission_denied: "permission_denied" | "host_not_allowed" | "origin_not_allowed";
+  permission_denied:
+    | "permission_denied"
+    | "host_not_allowed"
+    | "origin_not_allowed"
+    | "model_blocked"
+    | "account_blocked"
+    | "region_unsupported";
   not_found: "model_not_found" | "not_found" | "route_not_found" | "turn_expired";
   rate_limited: "rate_limit";
   quota_exceeded: "usage_limit";
@@ -85,6 +92,7 @@ export interface ProxyErrorDetails {
     | "internal"
     | "unavailable"
     | "agent_engine_not_found"
+    | "provider_error"
     | "stream_reset"
     | "missing_end_stream"
     | "store_unavailable"

@@ -207,7 +207,8 @@ describe("doctor", () => {
     for (const title of ["Node.js", "Credentials", "Token", "Upstream HTTP/2", "Upstream HTTP/1.1", "Data directory"]) {
       expect(result.out).toMatch(new RegExp(`\\[ ok \\] ${title.replace(/[./]/g, "\\$&")}`));
     }
-    expect(result.out).toContain("accepted by Cursor (16 models)");
+    // The emulator's catalogue (src/emulator/models.ts): addendum 2 §10 and cursor-protocol.md §6 ids.
+    expect(result.out).toContain("accepted by Cursor (44 models)");
     expect(result.out).toContain("All checks passed.");
   });
 

@@ -1,6 +1,7 @@
 /**
  * The HTTP/1.1 transport (docs/protocol.md §4.3): RunSSE + BidiAppend with hex `data`, request ids from the body
- * and `x-request-id`, strict `append_seqno` order, and appends buffered before RunSSE opens.
+ * and `x-request-id`, `append_seqno` order restored from out-of-order appends (bounded), and appends buffered
+ * before RunSSE opens.
  */
 import { randomUUID } from "node:crypto";
 import { create, toBinary } from "@bufbuild/protobuf";
@@ -59,16 +60,75 @@ describe("RunSSE + BidiAppend", () => {
     expect(result.text).toBe("lookup returned: one");
   });
 
-  it("a seqno gap or repeat is an error", async () => {
+  it("a repeated seqno is idempotent (addendum 2 §2)", async () => {
     const requestId = randomUUID();
-    const first = await bidiAppend(emulator.url, token, requestId, 0, runRequest("hi"));
-    expect(first.status).toBe(200);
+    expect((await bidiAppend(emulator.url, token, requestId, 0, runRequest("hi"))).status).toBe(200);
     const heartbeat = create(AgentClientMessageSchema, { message: { case: "clientHeartbeat", value: {} } });
-    const repeat = await bidiAppend(emulator.url, token, requestId, 0, heartbeat);
-    expect(repeat.code).toBe("invalid_argument");
-    const gap = await bidiAppend(emulator.url, token, requestId, 2, heartbeat);
-    expect(gap.code).toBe("invalid_argument");
+    expect((await bidiAppend(emulator.url, token, requestId, 0, heartbeat)).status).toBe(200);
     expect((await bidiAppend(emulator.url, token, requestId, 1, heartbeat)).status).toBe(200);
+    expect((await bidiAppend(emulator.url, token, requestId, 1, heartbeat)).status).toBe(200);
+  });
+
+  it("out-of-order appends are applied in seqno order and the turn completes (up to 16 in flight)", async () => {
+    const requestId = randomUUID();
+    const store = new BlobStore();
+    const heartbeat = create(AgentClientMessageSchema, { message: { case: "clientHeartbeat", value: {} } });
+    // seqno 1 and 2 arrive before 0 (the run request).
+    expect((await bidiAppend(emulator.url, token, requestId, 2, heartbeat)).status).toBe(200);
+    expect((await bidiAppend(emulator.url, token, requestId, 1, heartbeat)).status).toBe(200);
+    expect(
+      (await bidiAppend(emulator.url, token, requestId, 0, runRequest("out of order [[emu:think 2]]"))).status,
+    ).toBe(200);
+    let seqno = 3;
+    let text = "";
+    let ended = false;
+    const pending: Promise<unknown>[] = [];
+    for await (const m of runSse(emulator.url, token, requestId)) {
+      if (m.message.case === "interactionUpdate") {
+        const u = m.message.value.message;
+        if (u.case === "textDelta") text += u.value.text;
+        if (u.case === "turnEnded") ended = true;
+      }
+      // Each answer goes out with a heartbeat numbered before it, the two sent in reverse order and concurrently.
+      for (const answer of answersFor(m as AgentServerMessage, store, {})) {
+        const first = seqno++;
+        const second = seqno++;
+        pending.push(
+          bidiAppend(emulator.url, token, requestId, second, create(AgentClientMessageSchema, answer)),
+          bidiAppend(emulator.url, token, requestId, first, heartbeat),
+        );
+      }
+    }
+    const results = (await Promise.all(pending)) as { status: number }[];
+    expect(results.every((result) => result.status === 200)).toBe(true);
+    expect(text).toBe("You said: out of order");
+    expect(ended).toBe(true);
+  });
+
+  it("a gap that never fills ends the Run with a clear error after the bounded wait", async () => {
+    const strict = await startEmulator({ heartbeatIntervalMs: 20, appendGapTimeoutMs: 150 });
+    try {
+      const bearer = strict.issueTokens().accessToken;
+      const requestId = randomUUID();
+      const heartbeat = create(AgentClientMessageSchema, { message: { case: "clientHeartbeat", value: {} } });
+      expect((await bidiAppend(strict.url, bearer, requestId, 0, runRequest("hi"))).status).toBe(200);
+      // seqno 1 (the request-context answer) never comes; 2 is held.
+      expect((await bidiAppend(strict.url, bearer, requestId, 2, heartbeat)).status).toBe(200);
+      const started = Date.now();
+      const error = await (async () => {
+        try {
+          for await (const _ of runSse(strict.url, bearer, requestId)) void _;
+        } catch (thrown) {
+          return thrown as { code: Code; message: string };
+        }
+        return undefined;
+      })();
+      expect(error?.code).toBe(Code.InvalidArgument);
+      expect(error?.message).toContain("append_seqno 1 never arrived within 150 ms");
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await strict.close();
+    }
   });
 
   it("appends sent before RunSSE opens are buffered and replayed in order", async () => {

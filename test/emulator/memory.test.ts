@@ -117,6 +117,44 @@ describe("recall across Runs", () => {
     expect(result.messages.filter((m) => m.message.case === "execServerMessage")).toHaveLength(1);
   });
 
+  it.each([
+    [
+      "a tool message of plain text parts",
+      { role: "tool", toolName: "weather", content: [{ type: "text", text: "sunny" }] },
+      "weather returned: sunny",
+    ],
+    [
+      "assistant text after the call",
+      { role: "assistant", content: [{ type: "text", text: "weather: sunny" }] },
+      "Tool results arrived as text: weather: sunny",
+    ],
+  ])(
+    "EPH-style recovery: a resume whose result arrives as %s does not call the tool again",
+    async (_, result, reply) => {
+      const { client } = await emulatorWith();
+      const store = new BlobStore();
+      const state = create(ConversationStateStructureSchema, {
+        rootPromptMessagesJson: [
+          store.putJson({ role: "user", content: "[[emu:tool weather {}]]" }),
+          store.putJson({
+            role: "assistant",
+            content: [{ type: "tool-call", toolCallId: "call_1", toolName: "weather", args: {} }],
+          }),
+          store.putJson(result),
+        ],
+      });
+      const run = await driveRun(client, runRequest("", { state, resume: true }), store, {
+        tools: [toolDefinition("weather")],
+      });
+      expect(run.error).toBeUndefined();
+      expect(run.text).toBe(reply);
+      const execs = run.messages.flatMap((m) =>
+        m.message.case === "execServerMessage" ? [m.message.value.message.case] : [],
+      );
+      expect(execs).toEqual(["requestContextArgs"]);
+    },
+  );
+
   it("a malformed root prompt blob is an invalid_argument error", async () => {
     const { client } = await emulatorWith();
     const store = new BlobStore();

@@ -3,7 +3,7 @@
  * `cursor-bridge login --api-key` log in to it, and `GET /emulator/stats` lets another process count upstream Runs.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,9 +33,12 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | n
 
 let child: ChildProcess;
 let url: string;
+const modelsFile = join(mkdtempSync(join(tmpdir(), "cursor-bridge-models-")), "models.txt");
+writeFileSync(modelsFile, "# ids this test adds\nacme-9-pro\n");
 
 beforeAll(async () => {
-  child = spawn(process.execPath, [BIN, "emulator", "--port", "0", "--api-key", "key-one", "--api-key", "key-two"], {
+  const args = ["emulator", "--port", "0", "--api-key", "key-one", "--api-key", "key-two", "--models", modelsFile];
+  child = spawn(process.execPath, [BIN, ...args], {
     env: isolatedEnv({ CURSOR_BRIDGE_EMULATOR_API_KEYS: "key-three, key-four" }),
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -91,5 +94,23 @@ describe("GET /emulator/stats", () => {
     expect(response.headers.get("content-type")).toMatch(/application\/json/);
     expect(await response.json()).toEqual({ runs: 0, runStreams: 0, runSseStreams: 0, bidiAppends: 0, turns: [] });
     expect((await fetch(`${url}/emulator/stats`, { method: "POST" })).status).toBe(405);
+  });
+});
+
+describe("REST endpoints current clients call with the raw API key (cursor-protocol-addendum-2.md §9)", () => {
+  it("GET /v1/models lists the catalogue plus the --models ids; no key is 401", async () => {
+    const listed = await fetch(`${url}/v1/models`, { headers: { authorization: "Bearer key-one" } });
+    expect(listed.status).toBe(200);
+    const { models } = (await listed.json()) as { models: string[] };
+    expect(models).toContain("acme-9-pro");
+    expect(models).toContain("composer-2");
+    expect((await fetch(`${url}/v1/models`)).status).toBe(401);
+  });
+
+  it("GET /v1/agents/{id}/usage is 404 for an agent the emulator has not run", async () => {
+    const unknown = await fetch(`${url}/v1/agents/agent-0b6f3c52-6c1e-4c1a-9d59-2f1a7f4b9e11/usage`, {
+      headers: { authorization: "Bearer key-two" },
+    });
+    expect(unknown.status).toBe(404);
   });
 });

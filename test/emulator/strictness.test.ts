@@ -2,11 +2,12 @@
  * Strictness rules (docs/protocol.md §2.1, §4.1, §4.12): every header rule, token expiry, the outdated-client
  * error, malformed protobuf, and every scripted error code with its machine-readable ErrorDetails.
  */
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import { AgentClientMessageSchema } from "../../src/gen/agent/v1/agent_pb.js";
+import { GetUsableModelsResponseSchema } from "../../src/gen/agent/v1/models_pb.js";
 import { ErrorDetails_Error, ErrorDetailsSchema } from "../../src/gen/aiserver/v1/error_pb.js";
 import { encodeEnvelope } from "../../src/protocol/connect/envelope.js";
 import { agentClient, BlobStore, CLIENT_VERSION, cursorHeaders, driveRun, runRequest } from "./support/raw-client.js";
@@ -74,7 +75,7 @@ describe("authorization", () => {
 });
 
 describe("client headers", () => {
-  it("x-cursor-client-type missing or not `cli` → invalid_argument", async () => {
+  it("x-cursor-client-type missing or not `cli`/`sdk` → invalid_argument", async () => {
     expect((await unaryError({ "x-cursor-client-type": null }))?.code).toBe(Code.InvalidArgument);
     expect((await unaryError({ "x-cursor-client-type": "ide" }))?.code).toBe(Code.InvalidArgument);
   });
@@ -104,25 +105,36 @@ describe("client headers", () => {
     }
   });
 
-  it("connect-protocol-version missing or wrong → invalid_argument (raw HTTP/2)", async () => {
-    const body = encodeEnvelope(0, toBinary(AgentClientMessageSchema, runRequest("hi")));
-    const base = { ...cursorHeaders(token), "content-type": "application/connect+proto" };
-    const missing = await h2Post(emulator.url, "/agent.v1.AgentService/Run", base, body);
-    expect(connectErrorOf(missing)?.code).toBe("invalid_argument");
-    const wrong = await h2Post(
-      emulator.url,
-      "/agent.v1.AgentService/Run",
-      { ...base, "connect-protocol-version": "2" },
-      body,
-    );
-    expect(connectErrorOf(wrong)?.code).toBe("invalid_argument");
+  it("connect-protocol-version may be absent: older clients omit it on unary calls (addendum 2 §1)", async () => {
     const unary = await fetch(`${emulator.url}/agent.v1.AgentService/GetUsableModels`, {
       method: "POST",
       headers: { ...cursorHeaders(token), "content-type": "application/proto" },
       body: new Uint8Array(),
     });
-    expect(unary.status).toBe(400);
-    expect(((await unary.json()) as { code: string }).code).toBe("invalid_argument");
+    expect(unary.status).toBe(200);
+    const models = fromBinary(GetUsableModelsResponseSchema, new Uint8Array(await unary.arrayBuffer()));
+    expect(models.models.map((m) => m.modelId)).toContain("composer-2");
+  });
+
+  it("x-cursor-client-type sdk with an sdk-<semver> or cli- version is accepted (Cursor's own SDK)", async () => {
+    for (const version of ["sdk-1.0.32", CLIENT_VERSION]) {
+      expect(await unaryError({ "x-cursor-client-type": "sdk", "x-cursor-client-version": version })).toBeUndefined();
+    }
+    expect(
+      await unaryError({ "x-cursor-client-type": "cli", "x-cursor-client-version": "sdk-1.0.32" }),
+    ).toBeUndefined();
+    const run = await driveRun(
+      agentClient(emulator.url, token, {
+        overrides: { "x-cursor-client-type": "sdk", "x-cursor-client-version": "sdk-1.0.32" },
+      }),
+      runRequest("hello sdk", { conversationId: "agent-0b6f3c52-6c1e-4c1a-9d59-2f1a7f4b9e11", model: "composer-2" }),
+      new BlobStore(),
+    );
+    expect(run.error).toBeUndefined();
+    expect(run.text).toBe("You said: hello sdk");
+    expect((await unaryError({ "x-cursor-client-type": "sdk", "x-cursor-client-version": "sdk-one" }))?.code).toBe(
+      Code.InvalidArgument,
+    );
   });
 });
 
@@ -181,5 +193,37 @@ describe("[[emu:error CODE]]", () => {
     expect(result.error?.findDetails(ErrorDetailsSchema)[0]?.error).toBe(detail);
     if (name === "blob_not_found") expect(result.error?.rawMessage).toBe("Blob not found");
     if (name === "outdated_client") expect(result.error?.rawMessage).toContain(CLIENT_VERSION);
+  });
+});
+
+describe("[[emu:error NAME]] (any ErrorDetails.Error value, cursor-protocol-addendum-2.md §8)", () => {
+  it.each([
+    ["MODEL_BLOCKED", ErrorDetails_Error.MODEL_BLOCKED, Code.PermissionDenied],
+    ["ERROR_CONVERSATION_TOO_LONG", ErrorDetails_Error.CONVERSATION_TOO_LONG, Code.InvalidArgument],
+    ["USAGE_PRICING_REQUIRED", ErrorDetails_Error.USAGE_PRICING_REQUIRED, Code.ResourceExhausted],
+    ["ACCOUNT_CLOSED", ErrorDetails_Error.ACCOUNT_CLOSED, Code.PermissionDenied],
+  ] as const)("%s → ErrorDetails{error, details{title: Emulated NAME, detail}}", async (name, error, code) => {
+    const result = await driveRun(
+      agentClient(emulator.url, token),
+      runRequest(`[[emu:error ${name}]]`),
+      new BlobStore(),
+    );
+    const details = result.error?.findDetails(ErrorDetailsSchema)[0];
+    expect(result.error?.code).toBe(code);
+    expect(details?.error).toBe(error);
+    expect(details?.details?.title).toBe(`Emulated ${name.replace(/^ERROR_/, "")}`);
+    expect(details?.details?.detail).toContain(`ERROR_${name.replace(/^ERROR_/, "")}`);
+    expect(details?.details?.isRetryable).toBeUndefined();
+  });
+
+  it("`retryable` adds is_retryable: true", async () => {
+    const result = await driveRun(
+      agentClient(emulator.url, token),
+      runRequest("[[emu:error PROVIDER_ERROR retryable]]"),
+      new BlobStore(),
+    );
+    const details = result.error?.findDetails(ErrorDetailsSchema)[0];
+    expect(details?.error).toBe(ErrorDetails_Error.PROVIDER_ERROR);
+    expect(details?.details?.isRetryable).toBe(true);
   });
 });

@@ -6,6 +6,7 @@ import { create, fromBinary } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
+import { parseShellCommand } from "../../src/emulator/shell-parse.js";
 import {
   ConversationStepSchema,
   ConversationTurnStructureSchema,
@@ -158,6 +159,20 @@ describe("client tools", () => {
 });
 
 describe("native execs", () => {
+  it("shell parsing_result splits pipelines and lists, keeps quoted words, flags redirects and substitutions", () => {
+    const parsed = parseShellCommand(`ls -la "my dir" | grep x && echo $(date) > out.txt; cat 'a;b'`);
+    expect(parsed.parsingFailed).toBe(false);
+    expect(parsed.executableCommands.map((c) => [c.name, ...c.args.map((a) => a.value)])).toEqual([
+      ["ls", "-la", "my dir"],
+      ["grep", "x"],
+      ["echo", "$(date)", ">", "out.txt"],
+      ["cat", "a;b"],
+    ]);
+    expect(parsed.hasRedirects).toBe(true);
+    expect(parsed.hasCommandSubstitution).toBe(true);
+    expect(parseShellCommand(`echo "open`).parsingFailed).toBe(true);
+  });
+
   it("shell: shell_args with the directive's arguments, answered with shell_result", async () => {
     let seen: ExecServerMessage | undefined;
     const result = await driveRun(
@@ -182,6 +197,12 @@ describe("native execs", () => {
       },
     );
     expect(seen?.message.case === "shellArgs" && seen.message.value.workingDirectory).toBe("/tmp");
+    // Current clients refuse a shell exec without parsing_result (cursor-protocol-addendum-2.md §6).
+    const parsed = seen?.message.case === "shellArgs" ? seen.message.value.parsingResult : undefined;
+    expect(parsed?.parsingFailed).toBe(false);
+    expect(parsed?.executableCommands.map((c) => [c.name, c.args.map((a) => a.value), c.fullText])).toEqual([
+      ["echo", ["hi"], "echo hi"],
+    ]);
     expect(result.text).toBe("shell returned: hi");
     const completed = result.messages.find(
       (m) => m.message.case === "interactionUpdate" && m.message.value.message.case === "toolCallCompleted",

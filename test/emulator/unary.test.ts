@@ -2,12 +2,18 @@
  * Unary RPCs on both paths (docs/protocol.md §1.2, §1.3, §6): models, default model, NameAgent and usage, over
  * HTTP/2 and HTTP/1.1, in binary and JSON Connect.
  */
+import { toJson } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import { AiService } from "../../src/gen/aiserver/v1/ai_service_pb.js";
-import { DashboardService } from "../../src/gen/aiserver/v1/dashboard_pb.js";
+import {
+  DashboardService,
+  GetTeamAdminSettingsOrEmptyIfNotInTeamResponseSchema,
+  GetTeamReposOrEmptyIfNotInTeamResponseSchema,
+} from "../../src/gen/aiserver/v1/dashboard_pb.js";
+import { ServerConfigService } from "../../src/gen/aiserver/v1/server_config_pb.js";
 import { agentClient, BlobStore, cursorHeaders, driveRun, runRequest } from "./support/raw-client.js";
 
 let emulator: Emulator;
@@ -48,6 +54,8 @@ describe.each(["2", "1.1"] as const)("over HTTP/%s", (httpVersion) => {
         "gpt-5.2",
         "gpt-5.2-codex-high",
         "gemini-3-pro",
+        "composer-2",
+        "gemini-3-flash",
       ]),
     );
     const thinking = agent.models.find((m) => m.modelId === "claude-4.5-sonnet-thinking");
@@ -74,6 +82,23 @@ describe.each(["2", "1.1"] as const)("over HTTP/%s", (httpVersion) => {
     ).toBe("New Agent");
   });
 
+  it("team, privacy and server-config RPCs answer as for a user not in a team (addendum 2 §9)", async () => {
+    const dashboard = createClient(DashboardService, transport(httpVersion));
+    expect(
+      toJson(GetTeamReposOrEmptyIfNotInTeamResponseSchema, await dashboard.getTeamReposOrEmptyIfNotInTeam({})),
+    ).toEqual({});
+    expect(
+      toJson(
+        GetTeamAdminSettingsOrEmptyIfNotInTeamResponseSchema,
+        await dashboard.getTeamAdminSettingsOrEmptyIfNotInTeam({}),
+      ),
+    ).toEqual({});
+    expect((await dashboard.getUserPrivacyMode({})).isEnforcedByTeam).toBe(false);
+    const config = await createClient(ServerConfigService, transport(httpVersion)).getServerConfig({});
+    expect(config.configVersion).toMatch(/^[0-9a-f-]{36}$/);
+    expect(config.useNlbForNal).toBe(false);
+  });
+
   it("GetCurrentPeriodUsage counts completed turns", async () => {
     const dashboard = createClient(DashboardService, transport(httpVersion));
     const before = await dashboard.getCurrentPeriodUsage({});
@@ -95,4 +120,40 @@ it("Connect JSON works too (RAPH calls GetUsableModels with `{}`)", async () => 
   expect(response.status).toBe(200);
   const body = (await response.json()) as { models: { modelId: string }[] };
   expect(body.models[0]?.modelId).toBe("default");
+});
+
+it("turn_ended carries the documented counts, and GET /v1/agents/{id}/usage sums them per agent id", async () => {
+  const agentId = "agent-7d0c2a4e-3f7b-4f1e-8c55-9a0b1c2d3e4f";
+  const run = await driveRun(
+    agentClient(emulator.url, token),
+    runRequest("hi there [[emu:think 2]] [[emu:cached 5]]", { conversationId: agentId }),
+    new BlobStore(),
+  );
+  expect(run.text).toBe("You said: hi there");
+  const ended = run.messages.flatMap((m) =>
+    m.message.case === "interactionUpdate" && m.message.value.message.case === "turnEnded"
+      ? [m.message.value.message.value]
+      : [],
+  );
+  // U = 2 ("hi there"); output = 4 reply tokens + 2 reasoning tokens.
+  expect(ended[0]).toMatchObject({
+    inputTokens: 2n,
+    outputTokens: 6n,
+    cacheReadTokens: 5n,
+    cacheWriteTokens: 2n,
+    reasoningTokens: 2n,
+  });
+  const usage = await fetch(`${emulator.url}/v1/agents/${agentId}/usage`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  expect(usage.status).toBe(200);
+  expect(await usage.json()).toEqual({
+    agentId,
+    turns: 1,
+    inputTokens: 2,
+    outputTokens: 6,
+    cacheReadTokens: 5,
+    cacheWriteTokens: 2,
+    reasoningTokens: 2,
+  });
 });

@@ -32,6 +32,10 @@ describe("resolveClientVersion", () => {
     });
   });
 
+  it("defaults to the newest version the references name (cursor-protocol.md §3)", () => {
+    expect(DEFAULT_CLIENT_VERSION).toBe("cli-2026.02.13-41ac335");
+  });
+
   it("treats blank settings as unset and adds the cli- prefix to bare versions", () => {
     expect(resolveClientVersion({ configured: "  ", env: { CURSOR_CLIENT_VERSION: "2026.01.09-231024f" } })).toEqual({
       version: "cli-2026.01.09-231024f",

@@ -8,8 +8,8 @@ import { readdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { cursorAgentVersionsDir } from "../../util/paths.js";
 
-/** The newest CLI version seen in the reference (CARL/SUDO target, §2.1); used when nothing else is known. */
-export const DEFAULT_CLIENT_VERSION = "cli-2026.01.17-d239e66";
+/** The newest CLI version the references name (cursor-protocol.md §3); used when nothing else is known. */
+export const DEFAULT_CLIENT_VERSION = "cli-2026.02.13-41ac335";
 
 /** The setting names an outdated-client message points at. */
 export const CLIENT_VERSION_SETTINGS = "--client-version / CURSOR_CLIENT_VERSION";

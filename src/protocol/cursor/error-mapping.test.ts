@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { ErrorDetails_Error as E, ErrorDetailsSchema } from "../../gen/aiserver/v1/error_pb.js";
 import { ProxyError, type ProxyErrorCode } from "../../util/errors.js";
 import { EnvelopeError } from "../connect/envelope.js";
-import { causeChain, DEFAULT_RATE_LIMIT_RETRY_SECONDS, findNetworkErrorCode, toProxyError } from "./error-mapping.js";
+import { causeChain, findNetworkErrorCode, toProxyError } from "./error-mapping.js";
 
 const withDetails = (code: Code, error: E, metadata?: HeadersInit) =>
   new ConnectError("upstream says no", code, metadata, [
@@ -178,19 +178,16 @@ describe("toProxyError — the inbound mapping table", () => {
     expect(mapped.message).toContain("CURSOR_CLIENT_VERSION");
   });
 
-  it("gives short rate limits a retry hint (retry-after when sent, else a short default); usage limits only a sent reset", () => {
+  it("gives a retry delay only when Cursor says when (retry-after), for rate and usage limits alike", () => {
     const hinted = toProxyError(withDetails(Code.ResourceExhausted, E.RATE_LIMITED, { "retry-after": "12" }));
     expect(hinted.retryAfterSeconds).toBe(12);
-    expect(toProxyError(withDetails(Code.ResourceExhausted, E.RATE_LIMITED)).retryAfterSeconds).toBe(
-      DEFAULT_RATE_LIMIT_RETRY_SECONDS,
-    );
+    expect(toProxyError(withDetails(Code.ResourceExhausted, E.RATE_LIMITED)).retryAfterSeconds).toBeUndefined();
     const quota = toProxyError(new ConnectError("x", Code.ResourceExhausted, { "retry-after": "3600" }));
     expect(quota.retryAfterSeconds).toBe(3600);
     expect(quota.message).toMatch(/It resets at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in 3600 s\)/);
     const quotaWithoutHint = toProxyError(new ConnectError("x", Code.ResourceExhausted));
     expect(quotaWithoutHint.retryAfterSeconds).toBeUndefined();
     expect(quotaWithoutHint.message).toContain("did not say when it resets");
-    expect(DEFAULT_RATE_LIMIT_RETRY_SECONDS).toBeLessThanOrEqual(30);
   });
 
   it("names the limit of a usage error and the login command on a Cursor auth failure", () => {

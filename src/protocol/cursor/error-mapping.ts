@@ -1,7 +1,7 @@
 /**
  * THE inbound error mapping: ConnectError codes, `aiserver.v1.ErrorDetails` in the error details
  * (docs/protocol.md §4.1, §4.12) and Node error codes found anywhere in the `cause` chain become one ProxyError.
- * Nothing here looks at message text.
+ * Nothing here looks at message text, except the one title that marks a client-version refusal (OUTDATED_TITLE).
  *
  * Order: ProxyError as is → ErrorDetails (most specific) → cancellation → Node transport codes → Connect Code.
  */
@@ -24,18 +24,12 @@ export interface ErrorMappingContext {
 }
 
 /**
- * Retry hint for short rate limits when the server sends no `retry-after` (a guess, not a protocol fact). Short on
- * purpose: SDKs honour it (openai-node retries twice), so the user sees the error within seconds if it persists.
- */
-export const DEFAULT_RATE_LIMIT_RETRY_SECONDS = 10;
-
-/**
- * A code with one of its own reasons. Usage/plan limits carry no default retry hint: they last until the plan's
- * limit resets, and a long `Retry-After` made SDKs wait silently for an hour. Only a reset time Cursor sends becomes
- * one.
+ * A code with one of its own reasons. No mapping carries a retry delay: `Retry-After` is set only when Cursor says
+ * when (its `retry-after` metadata); usage/plan limits last until the plan's limit resets, and a guessed delay made
+ * SDKs wait silently.
  */
 type Mapping = {
-  [C in ProxyErrorCode]: { code: C; detail: ProxyErrorDetails[C]; retryable?: boolean };
+  [C in ProxyErrorCode]: { code: C; detail: ProxyErrorDetails[C]; retryable?: boolean; param?: "model" };
 }[ProxyErrorCode];
 
 const QUOTA: Mapping = { code: "quota_exceeded", detail: "usage_limit", retryable: false };
@@ -44,58 +38,102 @@ const AUTH: Mapping = { code: "unauthenticated", detail: "unauthenticated" };
 const DENIED: Mapping = { code: "permission_denied", detail: "permission_denied" };
 /** Outdated/deprecated client: not the caller's request, not retryable as is; the user must change a setting. */
 const OUTDATED: Mapping = { code: "backend_protocol", detail: "outdated_client", retryable: false };
+const NOT_FOUND: Mapping = { code: "not_found", detail: "not_found", retryable: false };
+const MODEL_GONE: Mapping = { code: "not_found", detail: "model_not_found", param: "model" };
+const UNAVAILABLE: Mapping = { code: "backend_unavailable", detail: "unavailable", retryable: true };
+const INVALID: Mapping = { code: "invalid_request", detail: "bad_request" };
+/** The value names no kind of failure of its own (Cursor's text says what): the Connect code decides. */
+const BY_CODE_ONLY = "connect-code" as const;
 
-/** ErrorDetails.Error → mapping. Values absent here (OPENAI, CUSTOM_MESSAGE, UNSPECIFIED…) fall back to the Code. */
-const BY_ERROR_DETAILS: ReadonlyMap<E, Mapping> = new Map<E, Mapping>([
-  [E.FREE_USER_USAGE_LIMIT, QUOTA],
-  [E.PRO_USER_USAGE_LIMIT, QUOTA],
-  [E.OPENAI_ACCOUNT_LIMIT_EXCEEDED, QUOTA],
-  [E.USAGE_PRICING_REQUIRED, QUOTA],
-  [E.USAGE_PRICING_REQUIRED_CHANGEABLE, QUOTA],
-  [E.FREE_USER_RATE_LIMIT_EXCEEDED, RATE],
-  [E.PRO_USER_RATE_LIMIT_EXCEEDED, RATE],
-  [E.OPENAI_RATE_LIMIT_EXCEEDED, RATE],
-  [E.GENERIC_RATE_LIMIT_EXCEEDED, RATE],
-  [E.GPT_4_VISION_PREVIEW_RATE_LIMIT, RATE],
-  [E.API_KEY_RATE_LIMIT, RATE],
-  [E.RATE_LIMITED, RATE],
-  [E.RATE_LIMITED_CHANGEABLE, RATE],
-  [E.RESOURCE_EXHAUSTED, RATE],
-  [E.DEBOUNCED, RATE],
+/**
+ * Every ErrorDetails.Error value (cursor-protocol-addendum-2.md §8 and the older references' 15, 16, 17, 19, 24, 26,
+ * 27, 32) → mapping. `error-table.test.ts` fails when a value of the enum is missing here.
+ */
+export const BY_ERROR_DETAILS: ReadonlyMap<E, Mapping | typeof BY_CODE_ONLY> = new Map<
+  E,
+  Mapping | typeof BY_CODE_ONLY
+>([
+  [E.UNSPECIFIED, BY_CODE_ONLY],
   [E.BAD_API_KEY, AUTH],
   [E.NOT_LOGGED_IN, AUTH],
   [E.INVALID_AUTH_ID, AUTH],
+  [E.NOT_HIGH_ENOUGH_PERMISSIONS, DENIED],
+  [E.BAD_MODEL_NAME, MODEL_GONE],
   [E.USER_NOT_FOUND, AUTH],
+  [E.FREE_USER_RATE_LIMIT_EXCEEDED, RATE],
+  [E.PRO_USER_RATE_LIMIT_EXCEEDED, RATE],
+  [E.FREE_USER_USAGE_LIMIT, QUOTA],
+  [E.PRO_USER_USAGE_LIMIT, QUOTA],
   [E.AUTH_TOKEN_NOT_FOUND, AUTH],
   [E.AUTH_TOKEN_EXPIRED, { code: "unauthenticated", detail: "token_expired" }],
-  [E.AGENT_REQUIRES_LOGIN, AUTH],
-  [E.UNAUTHORIZED, AUTH],
-  [E.BAD_USER_API_KEY, AUTH],
-  [E.NOT_HIGH_ENOUGH_PERMISSIONS, DENIED],
+  // The model provider failed; Cursor's text says how.
+  [E.OPENAI, BY_CODE_ONLY],
+  [E.OPENAI_RATE_LIMIT_EXCEEDED, RATE],
+  [E.OPENAI_ACCOUNT_LIMIT_EXCEEDED, QUOTA],
+  [E.TASK_UUID_NOT_FOUND, NOT_FOUND],
   [E.TASK_NO_PERMISSIONS, DENIED],
+  [E.AGENT_REQUIRES_LOGIN, AUTH],
+  [E.AGENT_ENGINE_NOT_FOUND, { code: "backend_unavailable", detail: "agent_engine_not_found" }],
+  [E.MAX_TOKENS, { code: "context_length_exceeded", detail: "max_tokens" }],
+  [E.USER_ABORTED_REQUEST, { code: "canceled", detail: "user_aborted" }],
+  [E.GENERIC_RATE_LIMIT_EXCEEDED, RATE],
   [E.PRO_USER_ONLY, DENIED],
   [E.API_KEY_NOT_SUPPORTED, DENIED],
+  [E.TIMEOUT, { code: "timeout", detail: "upstream_timeout" }],
+  [E.SLASH_EDIT_FILE_TOO_LONG, { code: "invalid_request", detail: "file_too_long" }],
+  [E.FILE_UNSUPPORTED, { code: "invalid_request", detail: "file_unsupported" }],
+  // Bridges have seen the version refusal arrive as this value with title "Update Required" (see OUTDATED_TITLE).
+  [E.GPT_4_VISION_PREVIEW_RATE_LIMIT, RATE],
+  [E.CUSTOM_MESSAGE, BY_CODE_ONLY],
+  [E.OUTDATED_CLIENT, OUTDATED],
+  [E.CLAUDE_IMAGE_TOO_LARGE, { code: "invalid_request", detail: "image_too_large" }],
+  [E.GITGRAPH_NOT_FOUND, NOT_FOUND],
+  // With Code.Internal these two mean "Blob not found" (see blobNotFoundMapping); otherwise a plain not-found.
+  [E.FILE_NOT_FOUND, NOT_FOUND],
+  [E.API_KEY_RATE_LIMIT, RATE],
+  // A newer request superseded this one: trying again helps.
+  [E.DEBOUNCED, RATE],
+  [E.BAD_REQUEST, INVALID],
+  [E.REPOSITORY_SERVICE_REPOSITORY_IS_NOT_INITIALIZED, { code: "invalid_request", detail: "failed_precondition" }],
+  [E.UNAUTHORIZED, AUTH],
+  [E.NOT_FOUND, NOT_FOUND],
+  [E.DEPRECATED, OUTDATED],
+  [E.RESOURCE_EXHAUSTED, RATE],
+  [E.BAD_USER_API_KEY, AUTH],
+  [E.CONVERSATION_TOO_LONG, { code: "context_length_exceeded", detail: "conversation_too_long" }],
+  [E.USAGE_PRICING_REQUIRED, QUOTA],
+  [E.USAGE_PRICING_REQUIRED_CHANGEABLE, QUOTA],
   [E.GITHUB_NO_USER_CREDENTIALS, DENIED],
   [E.GITHUB_USER_NO_ACCESS, DENIED],
   [E.GITHUB_APP_NO_ACCESS, DENIED],
   [E.GITHUB_MULTIPLE_OWNERS, DENIED],
-  [E.OUTDATED_CLIENT, OUTDATED],
-  [E.DEPRECATED, OUTDATED],
-  [E.BAD_MODEL_NAME, { code: "not_found", detail: "model_not_found" }],
-  [E.MAX_TOKENS, { code: "context_length_exceeded", detail: "max_tokens" }],
-  [E.CONVERSATION_TOO_LONG, { code: "context_length_exceeded", detail: "conversation_too_long" }],
-  [E.TIMEOUT, { code: "timeout", detail: "upstream_timeout" }],
-  [E.USER_ABORTED_REQUEST, { code: "canceled", detail: "user_aborted" }],
-  [E.BAD_REQUEST, { code: "invalid_request", detail: "bad_request" }],
-  [E.FILE_UNSUPPORTED, { code: "invalid_request", detail: "file_unsupported" }],
-  [E.CLAUDE_IMAGE_TOO_LARGE, { code: "invalid_request", detail: "image_too_large" }],
-  [E.SLASH_EDIT_FILE_TOO_LONG, { code: "invalid_request", detail: "file_too_long" }],
-  // With Code.Internal these two mean "Blob not found" (see blobNotFoundMapping); otherwise a plain not-found.
-  [E.NOT_FOUND, { code: "not_found", detail: "not_found", retryable: false }],
-  [E.FILE_NOT_FOUND, { code: "not_found", detail: "not_found", retryable: false }],
-  [E.TASK_UUID_NOT_FOUND, { code: "not_found", detail: "not_found", retryable: false }],
-  [E.AGENT_ENGINE_NOT_FOUND, { code: "backend_unavailable", detail: "agent_engine_not_found" }],
+  [E.RATE_LIMITED, RATE],
+  [E.RATE_LIMITED_CHANGEABLE, RATE],
+  [E.CUSTOM, BY_CODE_ONLY],
+  // A hook of the user's (or the team's) refused the request.
+  [E.HOOKS_BLOCKED, DENIED],
+  [E.SUSPICIOUS_USAGE_BLOCKED, { code: "permission_denied", detail: "account_blocked" }],
+  [E.EXTENSION_HOST_TIMEOUT, { code: "timeout", detail: "upstream_timeout" }],
+  [E.NETWORK_ERROR, UNAVAILABLE],
+  [E.PROVIDER_ERROR, { code: "backend_unavailable", detail: "provider_error", retryable: true }],
+  [E.MODEL_BLOCKED, { code: "permission_denied", detail: "model_blocked", param: "model" }],
+  // Same as a bare `internal` (the backend may rebuild a missing state once, as for Code.Internal).
+  [E.INTERNAL, { code: "backend_unavailable", detail: "internal", retryable: false }],
+  [E.MAX_MODE_REQUIRED, { code: "invalid_request", detail: "max_mode_required", param: "model" }],
+  [E.MODEL_NO_LONGER_SUPPORTED, MODEL_GONE],
+  // Continuing would be billed beyond the plan: the user must accept usage-based pricing first.
+  [E.PRICING_WARNING, QUOTA],
+  [E.SLOW_POOL, RATE],
+  [E.UNSUPPORTED_REGION, { code: "permission_denied", detail: "region_unsupported" }],
+  [E.ACCOUNT_CLOSED, { code: "permission_denied", detail: "account_blocked" }],
 ]);
+
+/**
+ * The title Cursor gives a client-version refusal. A refusal has arrived as `resource_exhausted` + ErrorDetails
+ * GPT_4_VISION_PREVIEW_RATE_LIMIT with this title (cursor-protocol-addendum-2.md §8): the title, not the enum value,
+ * tells it from a rate limit, so this one title is compared (case-insensitively). The only text this module reads.
+ */
+const OUTDATED_TITLE = "update required";
 
 /**
  * The agent API reports a missing conversation blob as Connect `internal` "Blob not found" (§4.4, EPH `8b167a9`).
@@ -109,9 +147,11 @@ const BLOB_NOT_FOUND: Mapping = { code: "backend_protocol", detail: "blob_not_fo
 
 function detailsMapping(details: ErrorDetails | undefined, code: Code): Mapping | undefined {
   if (details === undefined) return undefined;
+  if (details.details?.title.trim().toLowerCase() === OUTDATED_TITLE) return OUTDATED;
   const notFound = details.error === E.NOT_FOUND || details.error === E.FILE_NOT_FOUND;
   if (notFound && code === Code.Internal) return BLOB_NOT_FOUND;
-  return BY_ERROR_DETAILS.get(details.error);
+  const mapping = BY_ERROR_DETAILS.get(details.error);
+  return mapping === BY_CODE_ONLY ? undefined : mapping;
 }
 
 /** Connect Code → mapping, used when no ErrorDetails decided. */
@@ -216,7 +256,7 @@ function messageFor(
   ctx: ErrorMappingContext,
   retryAfterSeconds: number | undefined,
 ) {
-  const upstream = details?.details?.detail || details?.details?.title || error.rawMessage;
+  const upstream = upstreamText(error, details);
   switch (mapping.detail) {
     case "outdated_client":
       return (
@@ -237,6 +277,19 @@ function messageFor(
   }
 }
 
+/**
+ * What Cursor said: its title and detail together (current clients show both), else the Connect message. A detail
+ * that already starts with the title is not repeated.
+ */
+function upstreamText(error: ConnectError, details: ErrorDetails | undefined): string {
+  const title = details?.details?.title.trim() ?? "";
+  const detail = details?.details?.detail.trim() ?? "";
+  if (title === "" && detail === "") return error.rawMessage;
+  if (title === "" || detail.startsWith(title)) return detail;
+  if (detail === "") return title;
+  return `${title}: ${detail}`;
+}
+
 function fromConnectError(error: ConnectError, original: unknown, ctx: ErrorMappingContext): ProxyError {
   const details = findErrorDetails(error);
   const byDetails = detailsMapping(details, error.code);
@@ -252,13 +305,13 @@ function fromConnectError(error: ConnectError, original: unknown, ctx: ErrorMapp
   const mapping: Mapping = byDetails ?? BY_CODE[error.code] ?? { code: "backend_protocol", detail: "unknown_code" };
   const options: ProxyErrorOptions = { cause: original, detail: mapping.detail };
   if (mapping.retryable !== undefined) options.retryable = mapping.retryable;
-  if (mapping.code === "rate_limited")
-    options.retryAfterSeconds = retryAfterOf(error) ?? DEFAULT_RATE_LIMIT_RETRY_SECONDS;
-  if (mapping.code === "quota_exceeded") {
-    const reset = retryAfterOf(error);
-    if (reset !== undefined) options.retryAfterSeconds = reset;
-  }
-  if (mapping.detail === "model_not_found") options.param = "model";
+  // Current clients trust `is_retryable` when Cursor sends it (addendum 2 §8); so does `x-should-retry`.
+  const isRetryable = details?.details?.isRetryable;
+  if (isRetryable !== undefined) options.retryable = isRetryable;
+  // Retry-After only when Cursor says when.
+  const retryAfter = retryAfterOf(error);
+  if (retryAfter !== undefined) options.retryAfterSeconds = retryAfter;
+  if (mapping.param !== undefined) options.param = mapping.param;
   return new ProxyError(mapping.code, messageFor(mapping, error, details, ctx, options.retryAfterSeconds), options);
 }
 
@@ -288,6 +341,8 @@ function usageLimitName(details: ErrorDetails | undefined): string {
       return "usage-based pricing required";
     case E.OPENAI_ACCOUNT_LIMIT_EXCEEDED:
       return "model provider account limit";
+    case E.PRICING_WARNING:
+      return "usage-based pricing must be accepted";
     default:
       return "usage limit";
   }

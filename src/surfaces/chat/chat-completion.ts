@@ -12,6 +12,9 @@ export interface CompletionUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Present when Cursor counted the turn (docs/protocol.md §4.6). */
+  prompt_tokens_details?: { cached_tokens: number };
+  completion_tokens_details?: { reasoning_tokens: number };
 }
 
 /** One tool call fragment in a streamed delta; `id`, `type` and `function.name` only on the first for an index. */

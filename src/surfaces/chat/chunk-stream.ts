@@ -58,13 +58,21 @@ interface StreamState {
 
 type Emit = (delta: ChatCompletionChunkDelta, finishReason?: FinishReason) => void;
 
-/** Converts backend usage into OpenAI's field names. */
+/**
+ * Converts backend usage into OpenAI's field names; Cursor's own counts (docs/protocol.md §4.6) add the cached and
+ * reasoning breakdown (both already part of the prompt and completion totals, as in OpenAI's API).
+ */
 export function toCompletionUsage(usage: Usage | undefined): CompletionUsage {
-  return {
+  const out: CompletionUsage = {
     prompt_tokens: usage?.inputTokens ?? 0,
     completion_tokens: usage?.outputTokens ?? 0,
     total_tokens: usage?.totalTokens ?? 0,
   };
+  if (usage?.source === "cursor") {
+    out.prompt_tokens_details = { cached_tokens: usage.cacheReadTokens ?? 0 };
+    out.completion_tokens_details = { reasoning_tokens: usage.reasoningTokens ?? 0 };
+  }
+  return out;
 }
 
 /** Splits text into pieces of at most `size` code points, never inside a surrogate pair. */

@@ -24,6 +24,9 @@ export async function handleChatCompletions(c: Context, deps: AppDeps, log: Requ
   c.req.raw.signal.addEventListener("abort", onClientGone, { once: true });
   const turn = await deps.engine.startTurn(input.request, abort.signal);
   log.route = turn.route;
+  // The model that served the turn when Cursor named it (`auto` → its pick), else the requested one.
+  const model = turn.servedModel ?? request.model;
+  log.model = model;
   const headers: Record<string, string> = {};
   if (ignoredParams.length > 0) headers["x-cursor-bridge-ignored-params"] = headerList(ignoredParams, ",");
   if (input.warnings.length > 0) headers["x-cursor-bridge-warnings"] = headerList(input.warnings, " | ");
@@ -31,7 +34,7 @@ export async function handleChatCompletions(c: Context, deps: AppDeps, log: Requ
   const options = {
     id: `chatcmpl-${deps.newId()}`,
     created: Math.floor(deps.now() / 1000),
-    model: request.model,
+    model,
     reasoning: input.request.options.reasoning ? deps.options.reasoningOutput : ("none" as const),
     onFinish: () => {
       log.parked = turn.parked === true;

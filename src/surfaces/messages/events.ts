@@ -4,7 +4,7 @@
  * its `signature_delta`), text, tool_use (one `input_json_delta` with the whole arguments object).
  */
 
-import type { BackendEvent, TurnEndReason } from "../../backend/types.js";
+import type { BackendEvent, TurnEndReason, Usage } from "../../backend/types.js";
 import { ProxyError } from "../../util/errors.js";
 import { toAnthropicToolId } from "./ids.js";
 import type { AnthropicMessage, AnthropicUsage, ResponseContentBlock, StopReason, StreamEvent } from "./response.js";
@@ -72,6 +72,22 @@ export function toAnthropicEvents(
     [Symbol.asyncIterator]: () => iterator,
   };
   return iterator;
+}
+
+/**
+ * Backend usage in Anthropic's naming: `input_tokens` excludes cache reads and writes, which Cursor's own counts
+ * (docs/protocol.md §4.6) report separately.
+ */
+export function toAnthropicUsage(usage: Usage): AnthropicUsage {
+  if (usage.source !== "cursor") return { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens };
+  const cacheRead = usage.cacheReadTokens ?? 0;
+  const cacheWrite = usage.cacheWriteTokens ?? 0;
+  return {
+    input_tokens: Math.max(0, usage.inputTokens - cacheRead - cacheWrite),
+    output_tokens: usage.outputTokens,
+    cache_read_input_tokens: cacheRead,
+    cache_creation_input_tokens: cacheWrite,
+  };
 }
 
 async function* translate(
@@ -152,8 +168,7 @@ async function* translate(
         break;
       }
       case "usage":
-        usage.input_tokens = event.usage.inputTokens;
-        usage.output_tokens = event.usage.outputTokens;
+        Object.assign(usage, toAnthropicUsage(event.usage));
         break;
       case "turn-end":
         stop = STOP_REASON[event.reason];

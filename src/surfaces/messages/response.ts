@@ -6,8 +6,12 @@
 export type StopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "refusal";
 
 export interface AnthropicUsage {
+  /** Prompt tokens neither read from nor written to the cache, as in Anthropic's API. */
   input_tokens: number;
   output_tokens: number;
+  /** Present when Cursor counted the turn (docs/protocol.md §4.6). */
+  cache_read_input_tokens?: number;
+  cache_creation_input_tokens?: number;
 }
 
 export type ResponseContentBlock =

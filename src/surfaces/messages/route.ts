@@ -97,13 +97,15 @@ export function createMessagesHandlers(options: MessagesHandlerOptions) {
       throw error;
     }
     log.route = turn.route;
+    // The model that served the turn when Cursor named it (`auto` → its pick), else the requested one.
+    if (turn.servedModel !== undefined) log.model = turn.servedModel;
     const noteParked = () => {
       if (turn.parked === true) log.parked = true;
     };
     const headers = warningHeaders(ignoredParams, warnings);
     const translation = {
       id: `msg_${options.newId()}`,
-      model: body.model,
+      model: turn.servedModel ?? body.model,
       reasoning: request.options.reasoning,
       sign,
     };

@@ -38,9 +38,9 @@ type Emitted = ResponseStreamEvent extends infer E ? (E extends unknown ? Omit<E
 export function toResponseUsage(usage: Usage | undefined): ResponseUsage {
   return {
     input_tokens: usage?.inputTokens ?? 0,
-    input_tokens_details: { cached_tokens: 0 },
+    input_tokens_details: { cached_tokens: usage?.cacheReadTokens ?? 0 },
     output_tokens: usage?.outputTokens ?? 0,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: usage?.reasoningTokens ?? 0 },
     total_tokens: usage?.totalTokens ?? 0,
   };
 }

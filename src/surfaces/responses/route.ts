@@ -63,6 +63,9 @@ async function createResponse(c: Context, deps: ResponsesDeps, log: RequestLog):
   c.req.raw.signal.addEventListener("abort", onClientGone, { once: true });
   const turn = await deps.engine.startTurn(input.request, abort.signal);
   log.route = turn.route;
+  // The model that served the turn when Cursor named it (`auto` → its pick), else the requested one.
+  const model = turn.servedModel ?? request.model;
+  log.model = model;
 
   const headers: Record<string, string> = {};
   if (parsed.ignoredParams.length > 0)
@@ -72,7 +75,7 @@ async function createResponse(c: Context, deps: ResponsesDeps, log: RequestLog):
   const id = `resp_${deps.newId()}`;
   const store = request.store !== false;
   const options: ResponseEventsOptions = {
-    base: createBaseResponse(request, { id, createdAt: Math.floor(deps.now() / 1000) }),
+    base: { ...createBaseResponse(request, { id, createdAt: Math.floor(deps.now() / 1000) }), model },
     toolMap: input.toolMap,
     newItemId: (prefix) => `${prefix}_${deps.newId()}`,
     reasoningSummary: request.reasoning?.summary != null,

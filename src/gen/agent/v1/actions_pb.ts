@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agent/v1/actions.proto.
  */
 export const file_agent_v1_actions: GenFile = /*@__PURE__*/
-  fileDesc("ChZhZ2VudC92MS9hY3Rpb25zLnByb3RvEghhZ2VudC52MSK/AQoRVXNlck1lc3NhZ2VBY3Rpb24SKwoMdXNlcl9tZXNzYWdlGAEgASgLMhUuYWdlbnQudjEuVXNlck1lc3NhZ2USMQoPcmVxdWVzdF9jb250ZXh0GAIgASgLMhguYWdlbnQudjEuUmVxdWVzdENvbnRleHQSKQocc2VuZF90b19pbnRlcmFjdGlvbl9saXN0ZW5lchgDIAEoCEgAiAEBQh8KHV9zZW5kX3RvX2ludGVyYWN0aW9uX2xpc3RlbmVyIkEKDFJlc3VtZUFjdGlvbhIxCg9yZXF1ZXN0X2NvbnRleHQYAiABKAsyGC5hZ2VudC52MS5SZXF1ZXN0Q29udGV4dCIOCgxDYW5jZWxBY3Rpb24iEQoPU3VtbWFyaXplQWN0aW9uIlQKElNoZWxsQ29tbWFuZEFjdGlvbhItCg1zaGVsbF9jb21tYW5kGAEgASgLMhYuYWdlbnQudjEuU2hlbGxDb21tYW5kEg8KB2V4ZWNfaWQYAiABKAkiggEKD1N0YXJ0UGxhbkFjdGlvbhIrCgx1c2VyX21lc3NhZ2UYASABKAsyFS5hZ2VudC52MS5Vc2VyTWVzc2FnZRIxCg9yZXF1ZXN0X2NvbnRleHQYAiABKAsyGC5hZ2VudC52MS5SZXF1ZXN0Q29udGV4dBIPCgdpc19zcGVjGAMgASgIIhQKBFBsYW4SDAoEcGxhbhgBIAEoCSKWAQoRRXhlY3V0ZVBsYW5BY3Rpb24SMQoPcmVxdWVzdF9jb250ZXh0GAEgASgLMhguYWdlbnQudjEuUmVxdWVzdENvbnRleHQSHAoEcGxhbhgCIAEoCzIOLmFnZW50LnYxLlBsYW4SFQoNcGxhbl9maWxlX3VyaRgDIAEoCRIZChFwbGFuX2ZpbGVfY29udGVudBgEIAEoCSKgAQogQXN5bmNBc2tRdWVzdGlvbkNvbXBsZXRpb25BY3Rpb24SHQoVb3JpZ2luYWxfdG9vbF9jYWxsX2lkGAEgASgJEjAKDW9yaWdpbmFsX2FyZ3MYAiABKAsyGS5hZ2VudC52MS5Bc2tRdWVzdGlvbkFyZ3MSKwoGcmVzdWx0GAMgASgLMhsuYWdlbnQudjEuQXNrUXVlc3Rpb25SZXN1bHQiKwoUQ2FuY2VsU3ViYWdlbnRBY3Rpb24SEwoLc3ViYWdlbnRfaWQYASABKAkiwwQKEkNvbnZlcnNhdGlvbkFjdGlvbhI6ChN1c2VyX21lc3NhZ2VfYWN0aW9uGAEgASgLMhsuYWdlbnQudjEuVXNlck1lc3NhZ2VBY3Rpb25IABIvCg1yZXN1bWVfYWN0aW9uGAIgASgLMhYuYWdlbnQudjEuUmVzdW1lQWN0aW9uSAASLwoNY2FuY2VsX2FjdGlvbhgDIAEoCzIWLmFnZW50LnYxLkNhbmNlbEFjdGlvbkgAEjUKEHN1bW1hcml6ZV9hY3Rpb24YBCABKAsyGS5hZ2VudC52MS5TdW1tYXJpemVBY3Rpb25IABI8ChRzaGVsbF9jb21tYW5kX2FjdGlvbhgFIAEoCzIcLmFnZW50LnYxLlNoZWxsQ29tbWFuZEFjdGlvbkgAEjYKEXN0YXJ0X3BsYW5fYWN0aW9uGAYgASgLMhkuYWdlbnQudjEuU3RhcnRQbGFuQWN0aW9uSAASOgoTZXhlY3V0ZV9wbGFuX2FjdGlvbhgHIAEoCzIbLmFnZW50LnYxLkV4ZWN1dGVQbGFuQWN0aW9uSAASWgokYXN5bmNfYXNrX3F1ZXN0aW9uX2NvbXBsZXRpb25fYWN0aW9uGAggASgLMiouYWdlbnQudjEuQXN5bmNBc2tRdWVzdGlvbkNvbXBsZXRpb25BY3Rpb25IABJAChZjYW5jZWxfc3ViYWdlbnRfYWN0aW9uGAogASgLMh4uYWdlbnQudjEuQ2FuY2VsU3ViYWdlbnRBY3Rpb25IAEIICgZhY3Rpb25iBnByb3RvMw", [file_agent_v1_agentic_tool_args, file_agent_v1_request_context, file_agent_v1_shell_exec, file_agent_v1_user_message]);
+  fileDesc("ChZhZ2VudC92MS9hY3Rpb25zLnByb3RvEghhZ2VudC52MSKaAgoRVXNlck1lc3NhZ2VBY3Rpb24SKwoMdXNlcl9tZXNzYWdlGAEgASgLMhUuYWdlbnQudjEuVXNlck1lc3NhZ2USMQoPcmVxdWVzdF9jb250ZXh0GAIgASgLMhguYWdlbnQudjEuUmVxdWVzdENvbnRleHQSKQocc2VuZF90b19pbnRlcmFjdGlvbl9saXN0ZW5lchgDIAEoCEgAiAEBEkAKFGNvbnZlcnNhdGlvbl9oaXN0b3J5GAcgASgLMh0uYWdlbnQudjEuQ29udmVyc2F0aW9uSGlzdG9yeUgBiAEBQh8KHV9zZW5kX3RvX2ludGVyYWN0aW9uX2xpc3RlbmVyQhcKFV9jb252ZXJzYXRpb25faGlzdG9yeSKDAQoTQ29udmVyc2F0aW9uSGlzdG9yeRI2CghtZXNzYWdlcxgBIAMoCzIkLmFnZW50LnYxLkNvbnZlcnNhdGlvbkhpc3RvcnlNZXNzYWdlEh4KEXJlcGxhY2VfdXNlcl9pbmZvGAIgASgISACIAQFCFAoSX3JlcGxhY2VfdXNlcl9pbmZvIt8BChpDb252ZXJzYXRpb25IaXN0b3J5TWVzc2FnZRI4CgR1c2VyGAEgASgLMiguYWdlbnQudjEuQ29udmVyc2F0aW9uSGlzdG9yeVVzZXJNZXNzYWdlSAASQgoJYXNzaXN0YW50GAIgASgLMi0uYWdlbnQudjEuQ29udmVyc2F0aW9uSGlzdG9yeUFzc2lzdGFudE1lc3NhZ2VIABI4CgR0b29sGAMgASgLMiguYWdlbnQudjEuQ29udmVyc2F0aW9uSGlzdG9yeVRvb2xNZXNzYWdlSABCCQoHbWVzc2FnZSInChdDb252ZXJzYXRpb25IaXN0b3J5VGV4dBIMCgR0ZXh0GAEgASgJIk4KGENvbnZlcnNhdGlvbkhpc3RvcnlJbWFnZRIMCgRkYXRhGAEgASgJEhYKCW1pbWVfdHlwZRgCIAEoCUgAiAEBQgwKCl9taW1lX3R5cGUikwEKHkNvbnZlcnNhdGlvbkhpc3RvcnlVc2VyQ29udGVudBIxCgR0ZXh0GAEgASgLMiEuYWdlbnQudjEuQ29udmVyc2F0aW9uSGlzdG9yeVRleHRIABIzCgVpbWFnZRgCIAEoCzIiLmFnZW50LnYxLkNvbnZlcnNhdGlvbkhpc3RvcnlJbWFnZUgAQgkKB2NvbnRlbnQiWwoeQ29udmVyc2F0aW9uSGlzdG9yeVVzZXJNZXNzYWdlEjkKB2NvbnRlbnQYASADKAsyKC5hZ2VudC52MS5Db252ZXJzYXRpb25IaXN0b3J5VXNlckNvbnRlbnQiUgocQ29udmVyc2F0aW9uSGlzdG9yeVJlYXNvbmluZxIMCgR0ZXh0GAEgASgJEhYKCXNpZ25hdHVyZRgCIAEoCUgAiAEBQgwKCl9zaWduYXR1cmUiNAokQ29udmVyc2F0aW9uSGlzdG9yeVJlZGFjdGVkUmVhc29uaW5nEgwKBGRhdGEYASABKAkiWQobQ29udmVyc2F0aW9uSGlzdG9yeVRvb2xDYWxsEhQKDHRvb2xfY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSEQoJYXJnc19qc29uGAMgASgJIqoCCiNDb252ZXJzYXRpb25IaXN0b3J5QXNzaXN0YW50Q29udGVudBIxCgR0ZXh0GAEgASgLMiEuYWdlbnQudjEuQ29udmVyc2F0aW9uSGlzdG9yeVRleHRIABI7CglyZWFzb25pbmcYAiABKAsyJi5hZ2VudC52MS5Db252ZXJzYXRpb25IaXN0b3J5UmVhc29uaW5nSAASTAoScmVkYWN0ZWRfcmVhc29uaW5nGAMgASgLMi4uYWdlbnQudjEuQ29udmVyc2F0aW9uSGlzdG9yeVJlZGFjdGVkUmVhc29uaW5nSAASOgoJdG9vbF9jYWxsGAQgASgLMiUuYWdlbnQudjEuQ29udmVyc2F0aW9uSGlzdG9yeVRvb2xDYWxsSABCCQoHY29udGVudCJlCiNDb252ZXJzYXRpb25IaXN0b3J5QXNzaXN0YW50TWVzc2FnZRI+Cgdjb250ZW50GAEgAygLMi0uYWdlbnQudjEuQ29udmVyc2F0aW9uSGlzdG9yeUFzc2lzdGFudENvbnRlbnQiqAEKHkNvbnZlcnNhdGlvbkhpc3RvcnlUb29sTWVzc2FnZRIUCgx0b29sX2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEjkKB2NvbnRlbnQYAyADKAsyKC5hZ2VudC52MS5Db252ZXJzYXRpb25IaXN0b3J5VXNlckNvbnRlbnQSFQoIaXNfZXJyb3IYBCABKAhIAIgBAUILCglfaXNfZXJyb3IiQQoMUmVzdW1lQWN0aW9uEjEKD3JlcXVlc3RfY29udGV4dBgCIAEoCzIYLmFnZW50LnYxLlJlcXVlc3RDb250ZXh0Ih4KDENhbmNlbEFjdGlvbhIOCgZyZWFzb24YASABKAkiEQoPU3VtbWFyaXplQWN0aW9uIlQKElNoZWxsQ29tbWFuZEFjdGlvbhItCg1zaGVsbF9jb21tYW5kGAEgASgLMhYuYWdlbnQudjEuU2hlbGxDb21tYW5kEg8KB2V4ZWNfaWQYAiABKAkiggEKD1N0YXJ0UGxhbkFjdGlvbhIrCgx1c2VyX21lc3NhZ2UYASABKAsyFS5hZ2VudC52MS5Vc2VyTWVzc2FnZRIxCg9yZXF1ZXN0X2NvbnRleHQYAiABKAsyGC5hZ2VudC52MS5SZXF1ZXN0Q29udGV4dBIPCgdpc19zcGVjGAMgASgIIhQKBFBsYW4SDAoEcGxhbhgBIAEoCSKWAQoRRXhlY3V0ZVBsYW5BY3Rpb24SMQoPcmVxdWVzdF9jb250ZXh0GAEgASgLMhguYWdlbnQudjEuUmVxdWVzdENvbnRleHQSHAoEcGxhbhgCIAEoCzIOLmFnZW50LnYxLlBsYW4SFQoNcGxhbl9maWxlX3VyaRgDIAEoCRIZChFwbGFuX2ZpbGVfY29udGVudBgEIAEoCSKgAQogQXN5bmNBc2tRdWVzdGlvbkNvbXBsZXRpb25BY3Rpb24SHQoVb3JpZ2luYWxfdG9vbF9jYWxsX2lkGAEgASgJEjAKDW9yaWdpbmFsX2FyZ3MYAiABKAsyGS5hZ2VudC52MS5Bc2tRdWVzdGlvbkFyZ3MSKwoGcmVzdWx0GAMgASgLMhsuYWdlbnQudjEuQXNrUXVlc3Rpb25SZXN1bHQiKwoUQ2FuY2VsU3ViYWdlbnRBY3Rpb24SEwoLc3ViYWdlbnRfaWQYASABKAkiwwQKEkNvbnZlcnNhdGlvbkFjdGlvbhI6ChN1c2VyX21lc3NhZ2VfYWN0aW9uGAEgASgLMhsuYWdlbnQudjEuVXNlck1lc3NhZ2VBY3Rpb25IABIvCg1yZXN1bWVfYWN0aW9uGAIgASgLMhYuYWdlbnQudjEuUmVzdW1lQWN0aW9uSAASLwoNY2FuY2VsX2FjdGlvbhgDIAEoCzIWLmFnZW50LnYxLkNhbmNlbEFjdGlvbkgAEjUKEHN1bW1hcml6ZV9hY3Rpb24YBCABKAsyGS5hZ2VudC52MS5TdW1tYXJpemVBY3Rpb25IABI8ChRzaGVsbF9jb21tYW5kX2FjdGlvbhgFIAEoCzIcLmFnZW50LnYxLlNoZWxsQ29tbWFuZEFjdGlvbkgAEjYKEXN0YXJ0X3BsYW5fYWN0aW9uGAYgASgLMhkuYWdlbnQudjEuU3RhcnRQbGFuQWN0aW9uSAASOgoTZXhlY3V0ZV9wbGFuX2FjdGlvbhgHIAEoCzIbLmFnZW50LnYxLkV4ZWN1dGVQbGFuQWN0aW9uSAASWgokYXN5bmNfYXNrX3F1ZXN0aW9uX2NvbXBsZXRpb25fYWN0aW9uGAggASgLMiouYWdlbnQudjEuQXN5bmNBc2tRdWVzdGlvbkNvbXBsZXRpb25BY3Rpb25IABJAChZjYW5jZWxfc3ViYWdlbnRfYWN0aW9uGAogASgLMh4uYWdlbnQudjEuQ2FuY2VsU3ViYWdlbnRBY3Rpb25IAEIICgZhY3Rpb25iBnByb3RvMw", [file_agent_v1_agentic_tool_args, file_agent_v1_request_context, file_agent_v1_shell_exec, file_agent_v1_user_message]);
 
 /**
  * @generated from message agent.v1.UserMessageAction
@@ -40,6 +40,13 @@ export type UserMessageAction = Message<"agent.v1.UserMessageAction"> & {
    * @generated from field: optional bool send_to_interaction_listener = 3;
    */
   sendToInteractionListener?: boolean | undefined;
+
+  /**
+   * Client-supplied history (addendum 2 §5). When the server honours it is not known: nothing depends on it.
+   *
+   * @generated from field: optional agent.v1.ConversationHistory conversation_history = 7;
+   */
+  conversationHistory?: ConversationHistory | undefined;
 };
 
 /**
@@ -48,6 +55,306 @@ export type UserMessageAction = Message<"agent.v1.UserMessageAction"> & {
  */
 export const UserMessageActionSchema: GenMessage<UserMessageAction> = /*@__PURE__*/
   messageDesc(file_agent_v1_actions, 0);
+
+/**
+ * @generated from message agent.v1.ConversationHistory
+ */
+export type ConversationHistory = Message<"agent.v1.ConversationHistory"> & {
+  /**
+   * @generated from field: repeated agent.v1.ConversationHistoryMessage messages = 1;
+   */
+  messages: ConversationHistoryMessage[];
+
+  /**
+   * @generated from field: optional bool replace_user_info = 2;
+   */
+  replaceUserInfo?: boolean | undefined;
+};
+
+/**
+ * Describes the message agent.v1.ConversationHistory.
+ * Use `create(ConversationHistorySchema)` to create a new message.
+ */
+export const ConversationHistorySchema: GenMessage<ConversationHistory> = /*@__PURE__*/
+  messageDesc(file_agent_v1_actions, 1);
+
+/**
+ * @generated from message agent.v1.ConversationHistoryMessage
+ */
+export type ConversationHistoryMessage = Message<"agent.v1.ConversationHistoryMessage"> & {
+  /**
+   * @generated from oneof agent.v1.ConversationHistoryMessage.message
+   */
+  message: {
+    /**
+     * @generated from field: agent.v1.ConversationHistoryUserMessage user = 1;
+     */
+    value: ConversationHistoryUserMessage;
+    case: "user";
+  } | {
+    /**
+     * @generated from field: agent.v1.ConversationHistoryAssistantMessage assistant = 2;
+     */
+    value: ConversationHistoryAssistantMessage;
+    case: "assistant";
+  } | {
+    /**
+     * @generated from field: agent.v1.ConversationHistoryToolMessage tool = 3;
+     */
+    value: ConversationHistoryToolMessage;
+    case: "tool";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message agent.v1.ConversationHistoryMessage.
+ * Use `create(ConversationHistoryMessageSchema)` to create a new message.
+ */
+export const ConversationHistoryMessageSchema: GenMessage<ConversationHistoryMessage> = /*@__PURE__*/
+  messageDesc(file_agent_v1_actions, 2);
+
+/**
+ * @generated from message agent.v1.ConversationHistoryText
+ */
+export type ConversationHistoryText = Message<"agent.v1.ConversationHistoryText"> & {
+  /**
+   * @generated from field: string text = 1;
+   */
+  text: string;
+};
+
+/**
+ * Describes the message agent.v1.ConversationHistoryText.
+ * Use `create(ConversationHistoryTextSchema)` to create a new message.
+ */
+export const ConversationHistoryTextSchema: GenMessage<ConversationHistoryText> = /*@__PURE__*/
+  messageDesc(file_agent_v1_actions, 3);
+
+/**
+ * `data` is base64 text, not bytes (addendum 2 §5).
+ *
+ * @generated from message agent.v1.ConversationHistoryImage
+ */
+export type ConversationHistoryImage = Message<"agent.v1.ConversationHistoryImage"> & {
+  /**
+   * @generated from field: string data = 1;
+   */
+  data: string;
+
+  /**
+   * @generated from field: optional string mime_type = 2;
+   */
+  mimeType?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.ConversationHistoryImage.
+ * Use `create(ConversationHistoryImageSchema)` to create a new message.
+ */
+export const ConversationHistoryImageSchema: GenMessage<ConversationHistoryImage> = /*@__PURE__*/
+  messageDesc(file_agent_v1_actions, 4);
+
+/**
+ * @generated from message agent.v1.ConversationHistoryUserContent
+ */
+export type ConversationHistoryUserContent = Message<"agent.v1.ConversationHistoryUserContent"> & {
+  /**
+   * @generated from oneof agent.v1.ConversationHistoryUserContent.content
+   */
+  content: {
+    /**
+     * @generated from field: agent.v1.ConversationHistoryText text = 1;
+     */
+    value: ConversationHistoryText;
+    case: "text";
+  } | {
+    /**
+     * @generated from field: agent.v1.ConversationHistoryImage image = 2;
+     */
+    value: ConversationHistoryImage;
+    case: "image";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message agent.v1.ConversationHistoryUserContent.
+ * Use `create(ConversationHistoryUserContentSchema)` to create a new message.
+ */
+export const ConversationHistoryUserContentSchema: GenMessage<ConversationHistoryUserContent> = /*@__PURE__*/
+  messageDesc(file_agent_v1_actions, 5);
+
+/**
+ * @generated from message agent.v1.ConversationHistoryUserMessage
+ */
+export type ConversationHistoryUserMessage = Message<"agent.v1.ConversationHistoryUserMessage"> & {
+  /**
+   * @generated from field: repeated agent.v1.ConversationHistoryUserContent content = 1;
+   */
+  content: ConversationHistoryUserContent[];
+};
+
+/**
+ * Describes the message agent.v1.ConversationHistoryUserMessage.
+ * Use `create(ConversationHistoryUserMessageSchema)` to create a new message.
+ */
+export const ConversationHistoryUserMessageSchema: GenMessage<ConversationHistoryUserMessage> = /*@__PURE__*/
+  messageDesc(file_agent_v1_actions, 6);
+
+/**
+ * @generated from message agent.v1.ConversationHistoryReasoning
+ */
+export type ConversationHistoryReasoning = Message<"agent.v1.ConversationHistoryReasoning"> & {
+  /**
+   * @generated from field: string text = 1;
+   */
+  text: string;
+
+  /**
+   * @generated from field: optional string signature = 2;
+   */
+  signature?: string | undefined;
+};
+
+/**
+ * Describes the message agent.v1.ConversationHistoryReasoning.
+ * Use `create(ConversationHistoryReasoningSchema)` to create a new message.
+ */
+export const ConversationHistoryReasoningSchema: GenMessage<ConversationHistoryReasoning> = /*@__PURE__*/
+  messageDesc(file_agent_v1_actions, 7);
+
+/**
+ * @generated from message agent.v1.ConversationHistoryRedactedReasoning
+ */
+export type ConversationHistoryRedactedReasoning = Message<"agent.v1.ConversationHistoryRedactedReasoning"> & {
+  /**
+   * @generated from field: string data = 1;
+   */
+  data: string;
+};
+
+/**
+ * Describes the message agent.v1.ConversationHistoryRedactedReasoning.
+ * Use `create(ConversationHistoryRedactedReasoningSchema)` to create a new message.
+ */
+export const ConversationHistoryRedactedReasoningSchema: GenMessage<ConversationHistoryRedactedReasoning> = /*@__PURE__*/
+  messageDesc(file_agent_v1_actions, 8);
+
+/**
+ * @generated from message agent.v1.ConversationHistoryToolCall
+ */
+export type ConversationHistoryToolCall = Message<"agent.v1.ConversationHistoryToolCall"> & {
+  /**
+   * @generated from field: string tool_call_id = 1;
+   */
+  toolCallId: string;
+
+  /**
+   * @generated from field: string tool_name = 2;
+   */
+  toolName: string;
+
+  /**
+   * @generated from field: string args_json = 3;
+   */
+  argsJson: string;
+};
+
+/**
+ * Describes the message agent.v1.ConversationHistoryToolCall.
+ * Use `create(ConversationHistoryToolCallSchema)` to create a new message.
+ */
+export const ConversationHistoryToolCallSchema: GenMessage<ConversationHistoryToolCall> = /*@__PURE__*/
+  messageDesc(file_agent_v1_actions, 9);
+
+/**
+ * @generated from message agent.v1.ConversationHistoryAssistantContent
+ */
+export type ConversationHistoryAssistantContent = Message<"agent.v1.ConversationHistoryAssistantContent"> & {
+  /**
+   * @generated from oneof agent.v1.ConversationHistoryAssistantContent.content
+   */
+  content: {
+    /**
+     * @generated from field: agent.v1.ConversationHistoryText text = 1;
+     */
+    value: ConversationHistoryText;
+    case: "text";
+  } | {
+    /**
+     * @generated from field: agent.v1.ConversationHistoryReasoning reasoning = 2;
+     */
+    value: ConversationHistoryReasoning;
+    case: "reasoning";
+  } | {
+    /**
+     * @generated from field: agent.v1.ConversationHistoryRedactedReasoning redacted_reasoning = 3;
+     */
+    value: ConversationHistoryRedactedReasoning;
+    case: "redactedReasoning";
+  } | {
+    /**
+     * @generated from field: agent.v1.ConversationHistoryToolCall tool_call = 4;
+     */
+    value: ConversationHistoryToolCall;
+    case: "toolCall";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message agent.v1.ConversationHistoryAssistantContent.
+ * Use `create(ConversationHistoryAssistantContentSchema)` to create a new message.
+ */
+export const ConversationHistoryAssistantContentSchema: GenMessage<ConversationHistoryAssistantContent> = /*@__PURE__*/
+  messageDesc(file_agent_v1_actions, 10);
+
+/**
+ * @generated from message agent.v1.ConversationHistoryAssistantMessage
+ */
+export type ConversationHistoryAssistantMessage = Message<"agent.v1.ConversationHistoryAssistantMessage"> & {
+  /**
+   * @generated from field: repeated agent.v1.ConversationHistoryAssistantContent content = 1;
+   */
+  content: ConversationHistoryAssistantContent[];
+};
+
+/**
+ * Describes the message agent.v1.ConversationHistoryAssistantMessage.
+ * Use `create(ConversationHistoryAssistantMessageSchema)` to create a new message.
+ */
+export const ConversationHistoryAssistantMessageSchema: GenMessage<ConversationHistoryAssistantMessage> = /*@__PURE__*/
+  messageDesc(file_agent_v1_actions, 11);
+
+/**
+ * @generated from message agent.v1.ConversationHistoryToolMessage
+ */
+export type ConversationHistoryToolMessage = Message<"agent.v1.ConversationHistoryToolMessage"> & {
+  /**
+   * @generated from field: string tool_call_id = 1;
+   */
+  toolCallId: string;
+
+  /**
+   * @generated from field: string tool_name = 2;
+   */
+  toolName: string;
+
+  /**
+   * @generated from field: repeated agent.v1.ConversationHistoryUserContent content = 3;
+   */
+  content: ConversationHistoryUserContent[];
+
+  /**
+   * @generated from field: optional bool is_error = 4;
+   */
+  isError?: boolean | undefined;
+};
+
+/**
+ * Describes the message agent.v1.ConversationHistoryToolMessage.
+ * Use `create(ConversationHistoryToolMessageSchema)` to create a new message.
+ */
+export const ConversationHistoryToolMessageSchema: GenMessage<ConversationHistoryToolMessage> = /*@__PURE__*/
+  messageDesc(file_agent_v1_actions, 12);
 
 /**
  * Continue after tool results or a reconnect; an empty request_context is fine.
@@ -66,15 +373,19 @@ export type ResumeAction = Message<"agent.v1.ResumeAction"> & {
  * Use `create(ResumeActionSchema)` to create a new message.
  */
 export const ResumeActionSchema: GenMessage<ResumeAction> = /*@__PURE__*/
-  messageDesc(file_agent_v1_actions, 1);
+  messageDesc(file_agent_v1_actions, 13);
 
 /**
- * Empty in the 2026.01 schema. Newer IDEs send a `reason` string (e.g. "user_stopped_generation") whose field number
- * is unknown, so it is not declared.
+ * `reason` (e.g. "user_stopped_generation") is field 1 (addendum 2 §5). Field 3,
+ * `interrupted_pending_tool_call_resolutions`, has no stated type, so it is not declared.
  *
  * @generated from message agent.v1.CancelAction
  */
 export type CancelAction = Message<"agent.v1.CancelAction"> & {
+  /**
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
 };
 
 /**
@@ -82,7 +393,7 @@ export type CancelAction = Message<"agent.v1.CancelAction"> & {
  * Use `create(CancelActionSchema)` to create a new message.
  */
 export const CancelActionSchema: GenMessage<CancelAction> = /*@__PURE__*/
-  messageDesc(file_agent_v1_actions, 2);
+  messageDesc(file_agent_v1_actions, 14);
 
 /**
  * @generated from message agent.v1.SummarizeAction
@@ -95,7 +406,7 @@ export type SummarizeAction = Message<"agent.v1.SummarizeAction"> & {
  * Use `create(SummarizeActionSchema)` to create a new message.
  */
 export const SummarizeActionSchema: GenMessage<SummarizeAction> = /*@__PURE__*/
-  messageDesc(file_agent_v1_actions, 3);
+  messageDesc(file_agent_v1_actions, 15);
 
 /**
  * @generated from message agent.v1.ShellCommandAction
@@ -117,7 +428,7 @@ export type ShellCommandAction = Message<"agent.v1.ShellCommandAction"> & {
  * Use `create(ShellCommandActionSchema)` to create a new message.
  */
 export const ShellCommandActionSchema: GenMessage<ShellCommandAction> = /*@__PURE__*/
-  messageDesc(file_agent_v1_actions, 4);
+  messageDesc(file_agent_v1_actions, 16);
 
 /**
  * @generated from message agent.v1.StartPlanAction
@@ -144,7 +455,7 @@ export type StartPlanAction = Message<"agent.v1.StartPlanAction"> & {
  * Use `create(StartPlanActionSchema)` to create a new message.
  */
 export const StartPlanActionSchema: GenMessage<StartPlanAction> = /*@__PURE__*/
-  messageDesc(file_agent_v1_actions, 5);
+  messageDesc(file_agent_v1_actions, 17);
 
 /**
  * @generated from message agent.v1.Plan
@@ -161,7 +472,7 @@ export type Plan = Message<"agent.v1.Plan"> & {
  * Use `create(PlanSchema)` to create a new message.
  */
 export const PlanSchema: GenMessage<Plan> = /*@__PURE__*/
-  messageDesc(file_agent_v1_actions, 6);
+  messageDesc(file_agent_v1_actions, 18);
 
 /**
  * @generated from message agent.v1.ExecutePlanAction
@@ -193,7 +504,7 @@ export type ExecutePlanAction = Message<"agent.v1.ExecutePlanAction"> & {
  * Use `create(ExecutePlanActionSchema)` to create a new message.
  */
 export const ExecutePlanActionSchema: GenMessage<ExecutePlanAction> = /*@__PURE__*/
-  messageDesc(file_agent_v1_actions, 7);
+  messageDesc(file_agent_v1_actions, 19);
 
 /**
  * @generated from message agent.v1.AsyncAskQuestionCompletionAction
@@ -220,7 +531,7 @@ export type AsyncAskQuestionCompletionAction = Message<"agent.v1.AsyncAskQuestio
  * Use `create(AsyncAskQuestionCompletionActionSchema)` to create a new message.
  */
 export const AsyncAskQuestionCompletionActionSchema: GenMessage<AsyncAskQuestionCompletionAction> = /*@__PURE__*/
-  messageDesc(file_agent_v1_actions, 8);
+  messageDesc(file_agent_v1_actions, 20);
 
 /**
  * @generated from message agent.v1.CancelSubagentAction
@@ -237,7 +548,7 @@ export type CancelSubagentAction = Message<"agent.v1.CancelSubagentAction"> & {
  * Use `create(CancelSubagentActionSchema)` to create a new message.
  */
 export const CancelSubagentActionSchema: GenMessage<CancelSubagentAction> = /*@__PURE__*/
-  messageDesc(file_agent_v1_actions, 9);
+  messageDesc(file_agent_v1_actions, 21);
 
 /**
  * `inject_context_action` exists in newer IDEs with an unknown field number; field 9 is not given by any source.
@@ -310,5 +621,5 @@ export type ConversationAction = Message<"agent.v1.ConversationAction"> & {
  * Use `create(ConversationActionSchema)` to create a new message.
  */
 export const ConversationActionSchema: GenMessage<ConversationAction> = /*@__PURE__*/
-  messageDesc(file_agent_v1_actions, 10);
+  messageDesc(file_agent_v1_actions, 22);
 

@@ -30,7 +30,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agent/v1/agent.proto.
  */
 export const file_agent_v1_agent: GenFile = /*@__PURE__*/
-  fileDesc("ChRhZ2VudC92MS9hZ2VudC5wcm90bxIIYWdlbnQudjEilwUKD0FnZW50UnVuUmVxdWVzdBJAChJjb252ZXJzYXRpb25fc3RhdGUYASABKAsyJC5hZ2VudC52MS5Db252ZXJzYXRpb25TdGF0ZVN0cnVjdHVyZRIsCgZhY3Rpb24YAiABKAsyHC5hZ2VudC52MS5Db252ZXJzYXRpb25BY3Rpb24SLQoNbW9kZWxfZGV0YWlscxgDIAEoCzIWLmFnZW50LnYxLk1vZGVsRGV0YWlscxIlCgltY3BfdG9vbHMYBCABKAsyEi5hZ2VudC52MS5NY3BUb29scxIcCg9jb252ZXJzYXRpb25faWQYBSABKAlIAIgBARJEChdtY3BfZmlsZV9zeXN0ZW1fb3B0aW9ucxgGIAEoCzIeLmFnZW50LnYxLk1jcEZpbGVTeXN0ZW1PcHRpb25zSAGIAQESMgoNc2tpbGxfb3B0aW9ucxgHIAEoCzIWLmFnZW50LnYxLlNraWxsT3B0aW9uc0gCiAEBEiEKFGN1c3RvbV9zeXN0ZW1fcHJvbXB0GAggASgJSAOIAQESNgoPcmVxdWVzdGVkX21vZGVsGAkgASgLMhguYWdlbnQudjEuUmVxdWVzdGVkTW9kZWxIBIgBARIiChVjb252ZXJzYXRpb25fZ3JvdXBfaWQYECABKAlIBYgBARITCgZydW5faWQYGSABKAlIBogBAUISChBfY29udmVyc2F0aW9uX2lkQhoKGF9tY3BfZmlsZV9zeXN0ZW1fb3B0aW9uc0IQCg5fc2tpbGxfb3B0aW9uc0IXChVfY3VzdG9tX3N5c3RlbV9wcm9tcHRCEgoQX3JlcXVlc3RlZF9tb2RlbEIYChZfY29udmVyc2F0aW9uX2dyb3VwX2lkQgkKB19ydW5faWQiEQoPQ2xpZW50SGVhcnRiZWF0Iq0ECg5QcmV3YXJtUmVxdWVzdBItCg1tb2RlbF9kZXRhaWxzGAEgASgLMhYuYWdlbnQudjEuTW9kZWxEZXRhaWxzEhcKD2NvbnZlcnNhdGlvbl9pZBgCIAEoCRJAChJjb252ZXJzYXRpb25fc3RhdGUYAyABKAsyJC5hZ2VudC52MS5Db252ZXJzYXRpb25TdGF0ZVN0cnVjdHVyZRIlCgltY3BfdG9vbHMYBCABKAsyEi5hZ2VudC52MS5NY3BUb29scxJEChdtY3BfZmlsZV9zeXN0ZW1fb3B0aW9ucxgFIAEoCzIeLmFnZW50LnYxLk1jcEZpbGVTeXN0ZW1PcHRpb25zSACIAQESHwoSYmVzdF9vZl9uX2dyb3VwX2lkGAYgASgJSAGIAQESKAobdHJ5X3VzZV9iZXN0X29mX25fcHJvbW90aW9uGAcgASgISAKIAQESIQoUY3VzdG9tX3N5c3RlbV9wcm9tcHQYCCABKAlIA4gBARI2Cg9yZXF1ZXN0ZWRfbW9kZWwYCSABKAsyGC5hZ2VudC52MS5SZXF1ZXN0ZWRNb2RlbEgEiAEBQhoKGF9tY3BfZmlsZV9zeXN0ZW1fb3B0aW9uc0IVChNfYmVzdF9vZl9uX2dyb3VwX2lkQh4KHF90cnlfdXNlX2Jlc3Rfb2Zfbl9wcm9tb3Rpb25CFwoVX2N1c3RvbV9zeXN0ZW1fcHJvbXB0QhIKEF9yZXF1ZXN0ZWRfbW9kZWwi+AMKEkFnZW50Q2xpZW50TWVzc2FnZRIwCgtydW5fcmVxdWVzdBgBIAEoCzIZLmFnZW50LnYxLkFnZW50UnVuUmVxdWVzdEgAEjoKE2V4ZWNfY2xpZW50X21lc3NhZ2UYAiABKAsyGy5hZ2VudC52MS5FeGVjQ2xpZW50TWVzc2FnZUgAEjYKEWt2X2NsaWVudF9tZXNzYWdlGAMgASgLMhkuYWdlbnQudjEuS3ZDbGllbnRNZXNzYWdlSAASOwoTY29udmVyc2F0aW9uX2FjdGlvbhgEIAEoCzIcLmFnZW50LnYxLkNvbnZlcnNhdGlvbkFjdGlvbkgAEkkKG2V4ZWNfY2xpZW50X2NvbnRyb2xfbWVzc2FnZRgFIAEoCzIiLmFnZW50LnYxLkV4ZWNDbGllbnRDb250cm9sTWVzc2FnZUgAEj0KFGludGVyYWN0aW9uX3Jlc3BvbnNlGAYgASgLMh0uYWdlbnQudjEuSW50ZXJhY3Rpb25SZXNwb25zZUgAEjUKEGNsaWVudF9oZWFydGJlYXQYByABKAsyGS5hZ2VudC52MS5DbGllbnRIZWFydGJlYXRIABIzCg9wcmV3YXJtX3JlcXVlc3QYCCABKAsyGC5hZ2VudC52MS5QcmV3YXJtUmVxdWVzdEgAQgkKB21lc3NhZ2UiogMKEkFnZW50U2VydmVyTWVzc2FnZRI5ChJpbnRlcmFjdGlvbl91cGRhdGUYASABKAsyGy5hZ2VudC52MS5JbnRlcmFjdGlvblVwZGF0ZUgAEjoKE2V4ZWNfc2VydmVyX21lc3NhZ2UYAiABKAsyGy5hZ2VudC52MS5FeGVjU2VydmVyTWVzc2FnZUgAEk4KHmNvbnZlcnNhdGlvbl9jaGVja3BvaW50X3VwZGF0ZRgDIAEoCzIkLmFnZW50LnYxLkNvbnZlcnNhdGlvblN0YXRlU3RydWN0dXJlSAASNgoRa3Zfc2VydmVyX21lc3NhZ2UYBCABKAsyGS5hZ2VudC52MS5LdlNlcnZlck1lc3NhZ2VIABJJChtleGVjX3NlcnZlcl9jb250cm9sX21lc3NhZ2UYBSABKAsyIi5hZ2VudC52MS5FeGVjU2VydmVyQ29udHJvbE1lc3NhZ2VIABI3ChFpbnRlcmFjdGlvbl9xdWVyeRgHIAEoCzIaLmFnZW50LnYxLkludGVyYWN0aW9uUXVlcnlIAEIJCgdtZXNzYWdlYgZwcm90bzM", [file_agent_v1_actions, file_agent_v1_conversation_state, file_agent_v1_exec, file_agent_v1_interaction, file_agent_v1_interaction_query, file_agent_v1_kv, file_agent_v1_mcp, file_agent_v1_models, file_agent_v1_request_context]);
+  fileDesc("ChRhZ2VudC92MS9hZ2VudC5wcm90bxIIYWdlbnQudjEixwcKD0FnZW50UnVuUmVxdWVzdBJAChJjb252ZXJzYXRpb25fc3RhdGUYASABKAsyJC5hZ2VudC52MS5Db252ZXJzYXRpb25TdGF0ZVN0cnVjdHVyZRIsCgZhY3Rpb24YAiABKAsyHC5hZ2VudC52MS5Db252ZXJzYXRpb25BY3Rpb24SLQoNbW9kZWxfZGV0YWlscxgDIAEoCzIWLmFnZW50LnYxLk1vZGVsRGV0YWlscxIlCgltY3BfdG9vbHMYBCABKAsyEi5hZ2VudC52MS5NY3BUb29scxIcCg9jb252ZXJzYXRpb25faWQYBSABKAlIAIgBARJEChdtY3BfZmlsZV9zeXN0ZW1fb3B0aW9ucxgGIAEoCzIeLmFnZW50LnYxLk1jcEZpbGVTeXN0ZW1PcHRpb25zSAGIAQESMgoNc2tpbGxfb3B0aW9ucxgHIAEoCzIWLmFnZW50LnYxLlNraWxsT3B0aW9uc0gCiAEBEiEKFGN1c3RvbV9zeXN0ZW1fcHJvbXB0GAggASgJSAOIAQESNgoPcmVxdWVzdGVkX21vZGVsGAkgASgLMhguYWdlbnQudjEuUmVxdWVzdGVkTW9kZWxIBIgBARIiChVjb252ZXJzYXRpb25fZ3JvdXBfaWQYECABKAlIBYgBARIqCh1jbGllbnRfc3VwcG9ydHNfaW5saW5lX2ltYWdlcxgTIAEoCEgGiAEBEhMKBnJ1bl9pZBgZIAEoCUgHiAEBEh0KEGFnZW50X3Nlc3Npb25faWQYGiABKAlICIgBARIwCiNjbGllbnRfc3VwcG9ydHNfcm91dGVkX21vZGVsX3VwZGF0ZRgcIAEoCEgJiAEBEjsKEnN5c3RlbV9wcm9tcHRfc3BlYxgdIAEoCzIaLmFnZW50LnYxLlN5c3RlbVByb21wdFNwZWNICogBAUISChBfY29udmVyc2F0aW9uX2lkQhoKGF9tY3BfZmlsZV9zeXN0ZW1fb3B0aW9uc0IQCg5fc2tpbGxfb3B0aW9uc0IXChVfY3VzdG9tX3N5c3RlbV9wcm9tcHRCEgoQX3JlcXVlc3RlZF9tb2RlbEIYChZfY29udmVyc2F0aW9uX2dyb3VwX2lkQiAKHl9jbGllbnRfc3VwcG9ydHNfaW5saW5lX2ltYWdlc0IJCgdfcnVuX2lkQhMKEV9hZ2VudF9zZXNzaW9uX2lkQiYKJF9jbGllbnRfc3VwcG9ydHNfcm91dGVkX21vZGVsX3VwZGF0ZUIVChNfc3lzdGVtX3Byb21wdF9zcGVjIj8KEFN5c3RlbVByb21wdFNwZWMSEQoHcmVwbGFjZRgBIAEoCUgAEhAKBmFwcGVuZBgCIAEoCUgAQgYKBHNwZWMiEQoPQ2xpZW50SGVhcnRiZWF0Iq0ECg5QcmV3YXJtUmVxdWVzdBItCg1tb2RlbF9kZXRhaWxzGAEgASgLMhYuYWdlbnQudjEuTW9kZWxEZXRhaWxzEhcKD2NvbnZlcnNhdGlvbl9pZBgCIAEoCRJAChJjb252ZXJzYXRpb25fc3RhdGUYAyABKAsyJC5hZ2VudC52MS5Db252ZXJzYXRpb25TdGF0ZVN0cnVjdHVyZRIlCgltY3BfdG9vbHMYBCABKAsyEi5hZ2VudC52MS5NY3BUb29scxJEChdtY3BfZmlsZV9zeXN0ZW1fb3B0aW9ucxgFIAEoCzIeLmFnZW50LnYxLk1jcEZpbGVTeXN0ZW1PcHRpb25zSACIAQESHwoSYmVzdF9vZl9uX2dyb3VwX2lkGAYgASgJSAGIAQESKAobdHJ5X3VzZV9iZXN0X29mX25fcHJvbW90aW9uGAcgASgISAKIAQESIQoUY3VzdG9tX3N5c3RlbV9wcm9tcHQYCCABKAlIA4gBARI2Cg9yZXF1ZXN0ZWRfbW9kZWwYCSABKAsyGC5hZ2VudC52MS5SZXF1ZXN0ZWRNb2RlbEgEiAEBQhoKGF9tY3BfZmlsZV9zeXN0ZW1fb3B0aW9uc0IVChNfYmVzdF9vZl9uX2dyb3VwX2lkQh4KHF90cnlfdXNlX2Jlc3Rfb2Zfbl9wcm9tb3Rpb25CFwoVX2N1c3RvbV9zeXN0ZW1fcHJvbXB0QhIKEF9yZXF1ZXN0ZWRfbW9kZWwi+AMKEkFnZW50Q2xpZW50TWVzc2FnZRIwCgtydW5fcmVxdWVzdBgBIAEoCzIZLmFnZW50LnYxLkFnZW50UnVuUmVxdWVzdEgAEjoKE2V4ZWNfY2xpZW50X21lc3NhZ2UYAiABKAsyGy5hZ2VudC52MS5FeGVjQ2xpZW50TWVzc2FnZUgAEjYKEWt2X2NsaWVudF9tZXNzYWdlGAMgASgLMhkuYWdlbnQudjEuS3ZDbGllbnRNZXNzYWdlSAASOwoTY29udmVyc2F0aW9uX2FjdGlvbhgEIAEoCzIcLmFnZW50LnYxLkNvbnZlcnNhdGlvbkFjdGlvbkgAEkkKG2V4ZWNfY2xpZW50X2NvbnRyb2xfbWVzc2FnZRgFIAEoCzIiLmFnZW50LnYxLkV4ZWNDbGllbnRDb250cm9sTWVzc2FnZUgAEj0KFGludGVyYWN0aW9uX3Jlc3BvbnNlGAYgASgLMh0uYWdlbnQudjEuSW50ZXJhY3Rpb25SZXNwb25zZUgAEjUKEGNsaWVudF9oZWFydGJlYXQYByABKAsyGS5hZ2VudC52MS5DbGllbnRIZWFydGJlYXRIABIzCg9wcmV3YXJtX3JlcXVlc3QYCCABKAsyGC5hZ2VudC52MS5QcmV3YXJtUmVxdWVzdEgAQgkKB21lc3NhZ2UiogMKEkFnZW50U2VydmVyTWVzc2FnZRI5ChJpbnRlcmFjdGlvbl91cGRhdGUYASABKAsyGy5hZ2VudC52MS5JbnRlcmFjdGlvblVwZGF0ZUgAEjoKE2V4ZWNfc2VydmVyX21lc3NhZ2UYAiABKAsyGy5hZ2VudC52MS5FeGVjU2VydmVyTWVzc2FnZUgAEk4KHmNvbnZlcnNhdGlvbl9jaGVja3BvaW50X3VwZGF0ZRgDIAEoCzIkLmFnZW50LnYxLkNvbnZlcnNhdGlvblN0YXRlU3RydWN0dXJlSAASNgoRa3Zfc2VydmVyX21lc3NhZ2UYBCABKAsyGS5hZ2VudC52MS5LdlNlcnZlck1lc3NhZ2VIABJJChtleGVjX3NlcnZlcl9jb250cm9sX21lc3NhZ2UYBSABKAsyIi5hZ2VudC52MS5FeGVjU2VydmVyQ29udHJvbE1lc3NhZ2VIABI3ChFpbnRlcmFjdGlvbl9xdWVyeRgHIAEoCzIaLmFnZW50LnYxLkludGVyYWN0aW9uUXVlcnlIAEIJCgdtZXNzYWdlYgZwcm90bzM", [file_agent_v1_actions, file_agent_v1_conversation_state, file_agent_v1_exec, file_agent_v1_interaction, file_agent_v1_interaction_query, file_agent_v1_kv, file_agent_v1_mcp, file_agent_v1_models, file_agent_v1_request_context]);
 
 /**
  * First client frame of a turn.
@@ -78,11 +78,15 @@ export type AgentRunRequest = Message<"agent.v1.AgentRunRequest"> & {
   skillOptions?: SkillOptions | undefined;
 
   /**
+   * Access-gated according to the SDK's documentation (addendum 2 §5).
+   *
    * @generated from field: optional string custom_system_prompt = 8;
    */
   customSystemPrompt?: string | undefined;
 
   /**
+   * Current clients send it instead of model_details (addendum 2 §5).
+   *
    * @generated from field: optional agent.v1.RequestedModel requested_model = 9;
    */
   requestedModel?: RequestedModel | undefined;
@@ -95,11 +99,33 @@ export type AgentRunRequest = Message<"agent.v1.AgentRunRequest"> & {
   conversationGroupId?: string | undefined;
 
   /**
+   * @generated from field: optional bool client_supports_inline_images = 19;
+   */
+  clientSupportsInlineImages?: boolean | undefined;
+
+  /**
    * A fresh id per Run (string; cursor-protocol-addendum.md §4).
    *
    * @generated from field: optional string run_id = 25;
    */
   runId?: string | undefined;
+
+  /**
+   * @generated from field: optional string agent_session_id = 26;
+   */
+  agentSessionId?: string | undefined;
+
+  /**
+   * When true the server names the model a router picked in InteractionUpdate.routed_model (addendum 2 §4).
+   *
+   * @generated from field: optional bool client_supports_routed_model_update = 28;
+   */
+  clientSupportsRoutedModelUpdate?: boolean | undefined;
+
+  /**
+   * @generated from field: optional agent.v1.SystemPromptSpec system_prompt_spec = 29;
+   */
+  systemPromptSpec?: SystemPromptSpec | undefined;
 };
 
 /**
@@ -108,6 +134,37 @@ export type AgentRunRequest = Message<"agent.v1.AgentRunRequest"> & {
  */
 export const AgentRunRequestSchema: GenMessage<AgentRunRequest> = /*@__PURE__*/
   messageDesc(file_agent_v1_agent, 0);
+
+/**
+ * Replaces or extends the system prompt (addendum 2 §5).
+ *
+ * @generated from message agent.v1.SystemPromptSpec
+ */
+export type SystemPromptSpec = Message<"agent.v1.SystemPromptSpec"> & {
+  /**
+   * @generated from oneof agent.v1.SystemPromptSpec.spec
+   */
+  spec: {
+    /**
+     * @generated from field: string replace = 1;
+     */
+    value: string;
+    case: "replace";
+  } | {
+    /**
+     * @generated from field: string append = 2;
+     */
+    value: string;
+    case: "append";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message agent.v1.SystemPromptSpec.
+ * Use `create(SystemPromptSpecSchema)` to create a new message.
+ */
+export const SystemPromptSpecSchema: GenMessage<SystemPromptSpec> = /*@__PURE__*/
+  messageDesc(file_agent_v1_agent, 1);
 
 /**
  * Keep-alive sent every 5 s by 2026.01+ clients.
@@ -122,7 +179,7 @@ export type ClientHeartbeat = Message<"agent.v1.ClientHeartbeat"> & {
  * Use `create(ClientHeartbeatSchema)` to create a new message.
  */
 export const ClientHeartbeatSchema: GenMessage<ClientHeartbeat> = /*@__PURE__*/
-  messageDesc(file_agent_v1_agent, 1);
+  messageDesc(file_agent_v1_agent, 2);
 
 /**
  * Cache pre-warm (2026.01+).
@@ -181,7 +238,7 @@ export type PrewarmRequest = Message<"agent.v1.PrewarmRequest"> & {
  * Use `create(PrewarmRequestSchema)` to create a new message.
  */
 export const PrewarmRequestSchema: GenMessage<PrewarmRequest> = /*@__PURE__*/
-  messageDesc(file_agent_v1_agent, 2);
+  messageDesc(file_agent_v1_agent, 3);
 
 /**
  * Client → server frame of AgentService/Run (or one BidiAppend of the RunSSE transport).
@@ -248,7 +305,7 @@ export type AgentClientMessage = Message<"agent.v1.AgentClientMessage"> & {
  * Use `create(AgentClientMessageSchema)` to create a new message.
  */
 export const AgentClientMessageSchema: GenMessage<AgentClientMessage> = /*@__PURE__*/
-  messageDesc(file_agent_v1_agent, 3);
+  messageDesc(file_agent_v1_agent, 4);
 
 /**
  * Server → client frame of AgentService/Run and RunSSE. Field 6 is not given by any source.
@@ -303,5 +360,5 @@ export type AgentServerMessage = Message<"agent.v1.AgentServerMessage"> & {
  * Use `create(AgentServerMessageSchema)` to create a new message.
  */
 export const AgentServerMessageSchema: GenMessage<AgentServerMessage> = /*@__PURE__*/
-  messageDesc(file_agent_v1_agent, 4);
+  messageDesc(file_agent_v1_agent, 5);
 

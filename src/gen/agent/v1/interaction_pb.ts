@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agent/v1/interaction.proto.
  */
 export const file_agent_v1_interaction: GenFile = /*@__PURE__*/
-  fileDesc("ChphZ2VudC92MS9pbnRlcmFjdGlvbi5wcm90bxIIYWdlbnQudjEiHwoPVGV4dERlbHRhVXBkYXRlEgwKBHRleHQYASABKAkiZgoVVG9vbENhbGxTdGFydGVkVXBkYXRlEg8KB2NhbGxfaWQYASABKAkSJQoJdG9vbF9jYWxsGAIgASgLMhIuYWdlbnQudjEuVG9vbENhbGwSFQoNbW9kZWxfY2FsbF9pZBgDIAEoCSJoChdUb29sQ2FsbENvbXBsZXRlZFVwZGF0ZRIPCgdjYWxsX2lkGAEgASgJEiUKCXRvb2xfY2FsbBgCIAEoCzISLmFnZW50LnYxLlRvb2xDYWxsEhUKDW1vZGVsX2NhbGxfaWQYAyABKAkibAoTVGhpbmtpbmdEZWx0YVVwZGF0ZRIMCgR0ZXh0GAEgASgJEjQKDnRoaW5raW5nX3N0eWxlGAIgASgOMhcuYWdlbnQudjEuVGhpbmtpbmdTdHlsZUgAiAEBQhEKD190aGlua2luZ19zdHlsZSI3ChdUaGlua2luZ0NvbXBsZXRlZFVwZGF0ZRIcChR0aGlua2luZ19kdXJhdGlvbl9tcxgBIAEoBSJIChlVc2VyTWVzc2FnZUFwcGVuZGVkVXBkYXRlEisKDHVzZXJfbWVzc2FnZRgBIAEoCzIVLmFnZW50LnYxLlVzZXJNZXNzYWdlIn8KFVBhcnRpYWxUb29sQ2FsbFVwZGF0ZRIPCgdjYWxsX2lkGAEgASgJEiUKCXRvb2xfY2FsbBgCIAEoCzISLmFnZW50LnYxLlRvb2xDYWxsEhcKD2FyZ3NfdGV4dF9kZWx0YRgDIAEoCRIVCg1tb2RlbF9jYWxsX2lkGAQgASgJIiIKEFRva2VuRGVsdGFVcGRhdGUSDgoGdG9rZW5zGAEgASgFIiAKDVN1bW1hcnlVcGRhdGUSDwoHc3VtbWFyeRgBIAEoCSIWChRTdW1tYXJ5U3RhcnRlZFVwZGF0ZSJEChZTdW1tYXJ5Q29tcGxldGVkVXBkYXRlEhkKDGhvb2tfbWVzc2FnZRgBIAEoCUgAiAEBQg8KDV9ob29rX21lc3NhZ2Ui1wEKFlNoZWxsT3V0cHV0RGVsdGFVcGRhdGUSLQoGc3Rkb3V0GAEgASgLMhsuYWdlbnQudjEuU2hlbGxTdHJlYW1TdGRvdXRIABItCgZzdGRlcnIYAiABKAsyGy5hZ2VudC52MS5TaGVsbFN0cmVhbVN0ZGVyckgAEikKBGV4aXQYAyABKAsyGS5hZ2VudC52MS5TaGVsbFN0cmVhbUV4aXRIABIrCgVzdGFydBgEIAEoCzIaLmFnZW50LnYxLlNoZWxsU3RyZWFtU3RhcnRIAEIHCgVldmVudCIRCg9IZWFydGJlYXRVcGRhdGUiEQoPVHVybkVuZGVkVXBkYXRlIisKGFNoZWxsVG9vbENhbGxTdGRvdXREZWx0YRIPCgdjb250ZW50GAEgASgJIisKGFNoZWxsVG9vbENhbGxTdGRlcnJEZWx0YRIPCgdjb250ZW50GAEgASgJIokBChJTaGVsbFRvb2xDYWxsRGVsdGESNAoGc3Rkb3V0GAEgASgLMiIuYWdlbnQudjEuU2hlbGxUb29sQ2FsbFN0ZG91dERlbHRhSAASNAoGc3RkZXJyGAIgASgLMiIuYWdlbnQudjEuU2hlbGxUb29sQ2FsbFN0ZGVyckRlbHRhSABCBwoFZGVsdGEiLwoRVGFza1Rvb2xDYWxsRGVsdGESGgoSaW50ZXJhY3Rpb25fdXBkYXRlGAEgASgMIjEKEUVkaXRUb29sQ2FsbERlbHRhEhwKFHN0cmVhbV9jb250ZW50X2RlbHRhGAEgASgJItEBCg1Ub29sQ2FsbERlbHRhEj0KFXNoZWxsX3Rvb2xfY2FsbF9kZWx0YRgBIAEoCzIcLmFnZW50LnYxLlNoZWxsVG9vbENhbGxEZWx0YUgAEjsKFHRhc2tfdG9vbF9jYWxsX2RlbHRhGAIgASgLMhsuYWdlbnQudjEuVGFza1Rvb2xDYWxsRGVsdGFIABI7ChRlZGl0X3Rvb2xfY2FsbF9kZWx0YRgDIAEoCzIbLmFnZW50LnYxLkVkaXRUb29sQ2FsbERlbHRhSABCBwoFZGVsdGEibwoTVG9vbENhbGxEZWx0YVVwZGF0ZRIPCgdjYWxsX2lkGAEgASgJEjAKD3Rvb2xfY2FsbF9kZWx0YRgCIAEoCzIXLmFnZW50LnYxLlRvb2xDYWxsRGVsdGESFQoNbW9kZWxfY2FsbF9pZBgDIAEoCSIkChFTdGVwU3RhcnRlZFVwZGF0ZRIPCgdzdGVwX2lkGAEgASgEIkAKE1N0ZXBDb21wbGV0ZWRVcGRhdGUSDwoHc3RlcF9pZBgBIAEoBBIYChBzdGVwX2R1cmF0aW9uX21zGAIgASgDIu8HChFJbnRlcmFjdGlvblVwZGF0ZRIvCgp0ZXh0X2RlbHRhGAEgASgLMhkuYWdlbnQudjEuVGV4dERlbHRhVXBkYXRlSAASPAoRdG9vbF9jYWxsX3N0YXJ0ZWQYAiABKAsyHy5hZ2VudC52MS5Ub29sQ2FsbFN0YXJ0ZWRVcGRhdGVIABJAChN0b29sX2NhbGxfY29tcGxldGVkGAMgASgLMiEuYWdlbnQudjEuVG9vbENhbGxDb21wbGV0ZWRVcGRhdGVIABI3Cg50aGlua2luZ19kZWx0YRgEIAEoCzIdLmFnZW50LnYxLlRoaW5raW5nRGVsdGFVcGRhdGVIABI/ChJ0aGlua2luZ19jb21wbGV0ZWQYBSABKAsyIS5hZ2VudC52MS5UaGlua2luZ0NvbXBsZXRlZFVwZGF0ZUgAEkQKFXVzZXJfbWVzc2FnZV9hcHBlbmRlZBgGIAEoCzIjLmFnZW50LnYxLlVzZXJNZXNzYWdlQXBwZW5kZWRVcGRhdGVIABI8ChFwYXJ0aWFsX3Rvb2xfY2FsbBgHIAEoCzIfLmFnZW50LnYxLlBhcnRpYWxUb29sQ2FsbFVwZGF0ZUgAEjEKC3Rva2VuX2RlbHRhGAggASgLMhouYWdlbnQudjEuVG9rZW5EZWx0YVVwZGF0ZUgAEioKB3N1bW1hcnkYCSABKAsyFy5hZ2VudC52MS5TdW1tYXJ5VXBkYXRlSAASOQoPc3VtbWFyeV9zdGFydGVkGAogASgLMh4uYWdlbnQudjEuU3VtbWFyeVN0YXJ0ZWRVcGRhdGVIABI9ChFzdW1tYXJ5X2NvbXBsZXRlZBgLIAEoCzIgLmFnZW50LnYxLlN1bW1hcnlDb21wbGV0ZWRVcGRhdGVIABI+ChJzaGVsbF9vdXRwdXRfZGVsdGEYDCABKAsyIC5hZ2VudC52MS5TaGVsbE91dHB1dERlbHRhVXBkYXRlSAASLgoJaGVhcnRiZWF0GA0gASgLMhkuYWdlbnQudjEuSGVhcnRiZWF0VXBkYXRlSAASLwoKdHVybl9lbmRlZBgOIAEoCzIZLmFnZW50LnYxLlR1cm5FbmRlZFVwZGF0ZUgAEjgKD3Rvb2xfY2FsbF9kZWx0YRgPIAEoCzIdLmFnZW50LnYxLlRvb2xDYWxsRGVsdGFVcGRhdGVIABIzCgxzdGVwX3N0YXJ0ZWQYECABKAsyGy5hZ2VudC52MS5TdGVwU3RhcnRlZFVwZGF0ZUgAEjcKDnN0ZXBfY29tcGxldGVkGBEgASgLMh0uYWdlbnQudjEuU3RlcENvbXBsZXRlZFVwZGF0ZUgAQgkKB21lc3NhZ2ViBnByb3RvMw", [file_agent_v1_enums, file_agent_v1_shell_exec, file_agent_v1_tool_calls, file_agent_v1_user_message]);
+  fileDesc("ChphZ2VudC92MS9pbnRlcmFjdGlvbi5wcm90bxIIYWdlbnQudjEiOQoPVGV4dERlbHRhVXBkYXRlEgwKBHRleHQYASABKAkSGAoQaXNfc2VydmVyX25vdGljZRgCIAEoCCJmChVUb29sQ2FsbFN0YXJ0ZWRVcGRhdGUSDwoHY2FsbF9pZBgBIAEoCRIlCgl0b29sX2NhbGwYAiABKAsyEi5hZ2VudC52MS5Ub29sQ2FsbBIVCg1tb2RlbF9jYWxsX2lkGAMgASgJImgKF1Rvb2xDYWxsQ29tcGxldGVkVXBkYXRlEg8KB2NhbGxfaWQYASABKAkSJQoJdG9vbF9jYWxsGAIgASgLMhIuYWdlbnQudjEuVG9vbENhbGwSFQoNbW9kZWxfY2FsbF9pZBgDIAEoCSJsChNUaGlua2luZ0RlbHRhVXBkYXRlEgwKBHRleHQYASABKAkSNAoOdGhpbmtpbmdfc3R5bGUYAiABKA4yFy5hZ2VudC52MS5UaGlua2luZ1N0eWxlSACIAQFCEQoPX3RoaW5raW5nX3N0eWxlIjcKF1RoaW5raW5nQ29tcGxldGVkVXBkYXRlEhwKFHRoaW5raW5nX2R1cmF0aW9uX21zGAEgASgFIkgKGVVzZXJNZXNzYWdlQXBwZW5kZWRVcGRhdGUSKwoMdXNlcl9tZXNzYWdlGAEgASgLMhUuYWdlbnQudjEuVXNlck1lc3NhZ2UifwoVUGFydGlhbFRvb2xDYWxsVXBkYXRlEg8KB2NhbGxfaWQYASABKAkSJQoJdG9vbF9jYWxsGAIgASgLMhIuYWdlbnQudjEuVG9vbENhbGwSFwoPYXJnc190ZXh0X2RlbHRhGAMgASgJEhUKDW1vZGVsX2NhbGxfaWQYBCABKAkiIgoQVG9rZW5EZWx0YVVwZGF0ZRIOCgZ0b2tlbnMYASABKAUiIAoNU3VtbWFyeVVwZGF0ZRIPCgdzdW1tYXJ5GAEgASgJIhYKFFN1bW1hcnlTdGFydGVkVXBkYXRlIkQKFlN1bW1hcnlDb21wbGV0ZWRVcGRhdGUSGQoMaG9va19tZXNzYWdlGAEgASgJSACIAQFCDwoNX2hvb2tfbWVzc2FnZSLXAQoWU2hlbGxPdXRwdXREZWx0YVVwZGF0ZRItCgZzdGRvdXQYASABKAsyGy5hZ2VudC52MS5TaGVsbFN0cmVhbVN0ZG91dEgAEi0KBnN0ZGVychgCIAEoCzIbLmFnZW50LnYxLlNoZWxsU3RyZWFtU3RkZXJySAASKQoEZXhpdBgDIAEoCzIZLmFnZW50LnYxLlNoZWxsU3RyZWFtRXhpdEgAEisKBXN0YXJ0GAQgASgLMhouYWdlbnQudjEuU2hlbGxTdHJlYW1TdGFydEgAQgcKBWV2ZW50IhEKD0hlYXJ0YmVhdFVwZGF0ZSKNAgoPVHVybkVuZGVkVXBkYXRlEhkKDGlucHV0X3Rva2VucxgBIAEoA0gAiAEBEhoKDW91dHB1dF90b2tlbnMYAiABKANIAYgBARIeChFjYWNoZV9yZWFkX3Rva2VucxgDIAEoA0gCiAEBEh8KEmNhY2hlX3dyaXRlX3Rva2VucxgEIAEoA0gDiAEBEh0KEHJlYXNvbmluZ190b2tlbnMYBSABKANIBIgBAUIPCg1faW5wdXRfdG9rZW5zQhAKDl9vdXRwdXRfdG9rZW5zQhQKEl9jYWNoZV9yZWFkX3Rva2Vuc0IVChNfY2FjaGVfd3JpdGVfdG9rZW5zQhMKEV9yZWFzb25pbmdfdG9rZW5zIikKEVJvdXRlZE1vZGVsVXBkYXRlEhQKDGRpc3BsYXlfbmFtZRgBIAEoCSIuChhUb29sUmVxdWVzdHNMaXN0ZWRVcGRhdGUSEgoKY2FsbF9jb3VudBgBIAEoDSIrChhTaGVsbFRvb2xDYWxsU3Rkb3V0RGVsdGESDwoHY29udGVudBgBIAEoCSIrChhTaGVsbFRvb2xDYWxsU3RkZXJyRGVsdGESDwoHY29udGVudBgBIAEoCSKJAQoSU2hlbGxUb29sQ2FsbERlbHRhEjQKBnN0ZG91dBgBIAEoCzIiLmFnZW50LnYxLlNoZWxsVG9vbENhbGxTdGRvdXREZWx0YUgAEjQKBnN0ZGVychgCIAEoCzIiLmFnZW50LnYxLlNoZWxsVG9vbENhbGxTdGRlcnJEZWx0YUgAQgcKBWRlbHRhIi8KEVRhc2tUb29sQ2FsbERlbHRhEhoKEmludGVyYWN0aW9uX3VwZGF0ZRgBIAEoDCIxChFFZGl0VG9vbENhbGxEZWx0YRIcChRzdHJlYW1fY29udGVudF9kZWx0YRgBIAEoCSLRAQoNVG9vbENhbGxEZWx0YRI9ChVzaGVsbF90b29sX2NhbGxfZGVsdGEYASABKAsyHC5hZ2VudC52MS5TaGVsbFRvb2xDYWxsRGVsdGFIABI7ChR0YXNrX3Rvb2xfY2FsbF9kZWx0YRgCIAEoCzIbLmFnZW50LnYxLlRhc2tUb29sQ2FsbERlbHRhSAASOwoUZWRpdF90b29sX2NhbGxfZGVsdGEYAyABKAsyGy5hZ2VudC52MS5FZGl0VG9vbENhbGxEZWx0YUgAQgcKBWRlbHRhIm8KE1Rvb2xDYWxsRGVsdGFVcGRhdGUSDwoHY2FsbF9pZBgBIAEoCRIwCg90b29sX2NhbGxfZGVsdGEYAiABKAsyFy5hZ2VudC52MS5Ub29sQ2FsbERlbHRhEhUKDW1vZGVsX2NhbGxfaWQYAyABKAkiJAoRU3RlcFN0YXJ0ZWRVcGRhdGUSDwoHc3RlcF9pZBgBIAEoBCJAChNTdGVwQ29tcGxldGVkVXBkYXRlEg8KB3N0ZXBfaWQYASABKAQSGAoQc3RlcF9kdXJhdGlvbl9tcxgCIAEoAyKmCQoRSW50ZXJhY3Rpb25VcGRhdGUSLwoKdGV4dF9kZWx0YRgBIAEoCzIZLmFnZW50LnYxLlRleHREZWx0YVVwZGF0ZUgAEjwKEXRvb2xfY2FsbF9zdGFydGVkGAIgASgLMh8uYWdlbnQudjEuVG9vbENhbGxTdGFydGVkVXBkYXRlSAASQAoTdG9vbF9jYWxsX2NvbXBsZXRlZBgDIAEoCzIhLmFnZW50LnYxLlRvb2xDYWxsQ29tcGxldGVkVXBkYXRlSAASNwoOdGhpbmtpbmdfZGVsdGEYBCABKAsyHS5hZ2VudC52MS5UaGlua2luZ0RlbHRhVXBkYXRlSAASPwoSdGhpbmtpbmdfY29tcGxldGVkGAUgASgLMiEuYWdlbnQudjEuVGhpbmtpbmdDb21wbGV0ZWRVcGRhdGVIABJEChV1c2VyX21lc3NhZ2VfYXBwZW5kZWQYBiABKAsyIy5hZ2VudC52MS5Vc2VyTWVzc2FnZUFwcGVuZGVkVXBkYXRlSAASPAoRcGFydGlhbF90b29sX2NhbGwYByABKAsyHy5hZ2VudC52MS5QYXJ0aWFsVG9vbENhbGxVcGRhdGVIABIxCgt0b2tlbl9kZWx0YRgIIAEoCzIaLmFnZW50LnYxLlRva2VuRGVsdGFVcGRhdGVIABIqCgdzdW1tYXJ5GAkgASgLMhcuYWdlbnQudjEuU3VtbWFyeVVwZGF0ZUgAEjkKD3N1bW1hcnlfc3RhcnRlZBgKIAEoCzIeLmFnZW50LnYxLlN1bW1hcnlTdGFydGVkVXBkYXRlSAASPQoRc3VtbWFyeV9jb21wbGV0ZWQYCyABKAsyIC5hZ2VudC52MS5TdW1tYXJ5Q29tcGxldGVkVXBkYXRlSAASPgoSc2hlbGxfb3V0cHV0X2RlbHRhGAwgASgLMiAuYWdlbnQudjEuU2hlbGxPdXRwdXREZWx0YVVwZGF0ZUgAEi4KCWhlYXJ0YmVhdBgNIAEoCzIZLmFnZW50LnYxLkhlYXJ0YmVhdFVwZGF0ZUgAEi8KCnR1cm5fZW5kZWQYDiABKAsyGS5hZ2VudC52MS5UdXJuRW5kZWRVcGRhdGVIABI4Cg90b29sX2NhbGxfZGVsdGEYDyABKAsyHS5hZ2VudC52MS5Ub29sQ2FsbERlbHRhVXBkYXRlSAASMwoMc3RlcF9zdGFydGVkGBAgASgLMhsuYWdlbnQudjEuU3RlcFN0YXJ0ZWRVcGRhdGVIABI3Cg5zdGVwX2NvbXBsZXRlZBgRIAEoCzIdLmFnZW50LnYxLlN0ZXBDb21wbGV0ZWRVcGRhdGVIABIzCgxyb3V0ZWRfbW9kZWwYGCABKAsyGy5hZ2VudC52MS5Sb3V0ZWRNb2RlbFVwZGF0ZUgAEkIKFHRvb2xfcmVxdWVzdHNfbGlzdGVkGBsgASgLMiIuYWdlbnQudjEuVG9vbFJlcXVlc3RzTGlzdGVkVXBkYXRlSAASIgoVbWVzc2FnZV9zdGFydGVkX2F0X21zGBkgASgESAGIAQFCCQoHbWVzc2FnZUIYChZfbWVzc2FnZV9zdGFydGVkX2F0X21zYgZwcm90bzM", [file_agent_v1_enums, file_agent_v1_shell_exec, file_agent_v1_tool_calls, file_agent_v1_user_message]);
 
 /**
  * @generated from message agent.v1.TextDeltaUpdate
@@ -30,6 +30,13 @@ export type TextDeltaUpdate = Message<"agent.v1.TextDeltaUpdate"> & {
    * @generated from field: string text = 1;
    */
   text: string;
+
+  /**
+   * The text is a notice from Cursor, not model output (cursor-protocol-addendum-2.md §4).
+   *
+   * @generated from field: bool is_server_notice = 2;
+   */
+  isServerNotice: boolean;
 };
 
 /**
@@ -308,9 +315,36 @@ export const HeartbeatUpdateSchema: GenMessage<HeartbeatUpdate> = /*@__PURE__*/
   messageDesc(file_agent_v1_interaction, 12);
 
 /**
+ * The turn's token counts (cursor-protocol-addendum-2.md §3); current clients take usage from these. The checkpoint's
+ * token_details stays the conversation's context size, not the turn's usage.
+ *
  * @generated from message agent.v1.TurnEndedUpdate
  */
 export type TurnEndedUpdate = Message<"agent.v1.TurnEndedUpdate"> & {
+  /**
+   * @generated from field: optional int64 input_tokens = 1;
+   */
+  inputTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: optional int64 output_tokens = 2;
+   */
+  outputTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: optional int64 cache_read_tokens = 3;
+   */
+  cacheReadTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: optional int64 cache_write_tokens = 4;
+   */
+  cacheWriteTokens?: bigint | undefined;
+
+  /**
+   * @generated from field: optional int64 reasoning_tokens = 5;
+   */
+  reasoningTokens?: bigint | undefined;
 };
 
 /**
@@ -319,6 +353,45 @@ export type TurnEndedUpdate = Message<"agent.v1.TurnEndedUpdate"> & {
  */
 export const TurnEndedUpdateSchema: GenMessage<TurnEndedUpdate> = /*@__PURE__*/
   messageDesc(file_agent_v1_interaction, 13);
+
+/**
+ * The model a router (`auto`) picked, by display name; sent when the run request set
+ * client_supports_routed_model_update (addendum 2 §4).
+ *
+ * @generated from message agent.v1.RoutedModelUpdate
+ */
+export type RoutedModelUpdate = Message<"agent.v1.RoutedModelUpdate"> & {
+  /**
+   * @generated from field: string display_name = 1;
+   */
+  displayName: string;
+};
+
+/**
+ * Describes the message agent.v1.RoutedModelUpdate.
+ * Use `create(RoutedModelUpdateSchema)` to create a new message.
+ */
+export const RoutedModelUpdateSchema: GenMessage<RoutedModelUpdate> = /*@__PURE__*/
+  messageDesc(file_agent_v1_interaction, 14);
+
+/**
+ * How many tool calls the current step makes (addendum 2 §4); whether every client type receives it is not known.
+ *
+ * @generated from message agent.v1.ToolRequestsListedUpdate
+ */
+export type ToolRequestsListedUpdate = Message<"agent.v1.ToolRequestsListedUpdate"> & {
+  /**
+   * @generated from field: uint32 call_count = 1;
+   */
+  callCount: number;
+};
+
+/**
+ * Describes the message agent.v1.ToolRequestsListedUpdate.
+ * Use `create(ToolRequestsListedUpdateSchema)` to create a new message.
+ */
+export const ToolRequestsListedUpdateSchema: GenMessage<ToolRequestsListedUpdate> = /*@__PURE__*/
+  messageDesc(file_agent_v1_interaction, 15);
 
 /**
  * @generated from message agent.v1.ShellToolCallStdoutDelta
@@ -335,7 +408,7 @@ export type ShellToolCallStdoutDelta = Message<"agent.v1.ShellToolCallStdoutDelt
  * Use `create(ShellToolCallStdoutDeltaSchema)` to create a new message.
  */
 export const ShellToolCallStdoutDeltaSchema: GenMessage<ShellToolCallStdoutDelta> = /*@__PURE__*/
-  messageDesc(file_agent_v1_interaction, 14);
+  messageDesc(file_agent_v1_interaction, 16);
 
 /**
  * @generated from message agent.v1.ShellToolCallStderrDelta
@@ -352,7 +425,7 @@ export type ShellToolCallStderrDelta = Message<"agent.v1.ShellToolCallStderrDelt
  * Use `create(ShellToolCallStderrDeltaSchema)` to create a new message.
  */
 export const ShellToolCallStderrDeltaSchema: GenMessage<ShellToolCallStderrDelta> = /*@__PURE__*/
-  messageDesc(file_agent_v1_interaction, 15);
+  messageDesc(file_agent_v1_interaction, 17);
 
 /**
  * @generated from message agent.v1.ShellToolCallDelta
@@ -381,7 +454,7 @@ export type ShellToolCallDelta = Message<"agent.v1.ShellToolCallDelta"> & {
  * Use `create(ShellToolCallDeltaSchema)` to create a new message.
  */
 export const ShellToolCallDeltaSchema: GenMessage<ShellToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_agent_v1_interaction, 16);
+  messageDesc(file_agent_v1_interaction, 18);
 
 /**
  * @generated from message agent.v1.TaskToolCallDelta
@@ -400,7 +473,7 @@ export type TaskToolCallDelta = Message<"agent.v1.TaskToolCallDelta"> & {
  * Use `create(TaskToolCallDeltaSchema)` to create a new message.
  */
 export const TaskToolCallDeltaSchema: GenMessage<TaskToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_agent_v1_interaction, 17);
+  messageDesc(file_agent_v1_interaction, 19);
 
 /**
  * @generated from message agent.v1.EditToolCallDelta
@@ -417,7 +490,7 @@ export type EditToolCallDelta = Message<"agent.v1.EditToolCallDelta"> & {
  * Use `create(EditToolCallDeltaSchema)` to create a new message.
  */
 export const EditToolCallDeltaSchema: GenMessage<EditToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_agent_v1_interaction, 18);
+  messageDesc(file_agent_v1_interaction, 20);
 
 /**
  * @generated from message agent.v1.ToolCallDelta
@@ -452,7 +525,7 @@ export type ToolCallDelta = Message<"agent.v1.ToolCallDelta"> & {
  * Use `create(ToolCallDeltaSchema)` to create a new message.
  */
 export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_agent_v1_interaction, 19);
+  messageDesc(file_agent_v1_interaction, 21);
 
 /**
  * @generated from message agent.v1.ToolCallDeltaUpdate
@@ -479,7 +552,7 @@ export type ToolCallDeltaUpdate = Message<"agent.v1.ToolCallDeltaUpdate"> & {
  * Use `create(ToolCallDeltaUpdateSchema)` to create a new message.
  */
 export const ToolCallDeltaUpdateSchema: GenMessage<ToolCallDeltaUpdate> = /*@__PURE__*/
-  messageDesc(file_agent_v1_interaction, 20);
+  messageDesc(file_agent_v1_interaction, 22);
 
 /**
  * 2026.01 schema; absent in the Nov-2025 schema.
@@ -498,7 +571,7 @@ export type StepStartedUpdate = Message<"agent.v1.StepStartedUpdate"> & {
  * Use `create(StepStartedUpdateSchema)` to create a new message.
  */
 export const StepStartedUpdateSchema: GenMessage<StepStartedUpdate> = /*@__PURE__*/
-  messageDesc(file_agent_v1_interaction, 21);
+  messageDesc(file_agent_v1_interaction, 23);
 
 /**
  * 2026.01 schema; absent in the Nov-2025 schema.
@@ -522,7 +595,7 @@ export type StepCompletedUpdate = Message<"agent.v1.StepCompletedUpdate"> & {
  * Use `create(StepCompletedUpdateSchema)` to create a new message.
  */
 export const StepCompletedUpdateSchema: GenMessage<StepCompletedUpdate> = /*@__PURE__*/
-  messageDesc(file_agent_v1_interaction, 22);
+  messageDesc(file_agent_v1_interaction, 24);
 
 /**
  * AgentServerMessage.interaction_update (1).
@@ -635,7 +708,26 @@ export type InteractionUpdate = Message<"agent.v1.InteractionUpdate"> & {
      */
     value: StepCompletedUpdate;
     case: "stepCompleted";
+  } | {
+    /**
+     * @generated from field: agent.v1.RoutedModelUpdate routed_model = 24;
+     */
+    value: RoutedModelUpdate;
+    case: "routedModel";
+  } | {
+    /**
+     * @generated from field: agent.v1.ToolRequestsListedUpdate tool_requests_listed = 27;
+     */
+    value: ToolRequestsListedUpdate;
+    case: "toolRequestsListed";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * Outside the oneof (addendum 2 §4 gives it as an optional field of InteractionUpdate).
+   *
+   * @generated from field: optional uint64 message_started_at_ms = 25;
+   */
+  messageStartedAtMs?: bigint | undefined;
 };
 
 /**
@@ -643,5 +735,5 @@ export type InteractionUpdate = Message<"agent.v1.InteractionUpdate"> & {
  * Use `create(InteractionUpdateSchema)` to create a new message.
  */
 export const InteractionUpdateSchema: GenMessage<InteractionUpdate> = /*@__PURE__*/
-  messageDesc(file_agent_v1_interaction, 23);
+  messageDesc(file_agent_v1_interaction, 25);
 

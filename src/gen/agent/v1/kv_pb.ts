@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agent/v1/kv.proto.
  */
 export const file_agent_v1_kv: GenFile = /*@__PURE__*/
-  fileDesc("ChFhZ2VudC92MS9rdi5wcm90bxIIYWdlbnQudjEiHgoLR2V0QmxvYkFyZ3MSDwoHYmxvYl9pZBgBIAEoDCIxCgtTZXRCbG9iQXJncxIPCgdibG9iX2lkGAEgASgMEhEKCWJsb2JfZGF0YRgCIAEoDCLLAQoPS3ZTZXJ2ZXJNZXNzYWdlEgoKAmlkGAEgASgNEi4KDWdldF9ibG9iX2FyZ3MYAiABKAsyFS5hZ2VudC52MS5HZXRCbG9iQXJnc0gAEi4KDXNldF9ibG9iX2FyZ3MYAyABKAsyFS5hZ2VudC52MS5TZXRCbG9iQXJnc0gAEjAKDHNwYW5fY29udGV4dBgEIAEoCzIVLmFnZW50LnYxLlNwYW5Db250ZXh0SAGIAQFCCQoHbWVzc2FnZUIPCg1fc3Bhbl9jb250ZXh0IjUKDUdldEJsb2JSZXN1bHQSFgoJYmxvYl9kYXRhGAEgASgMSACIAQFCDAoKX2Jsb2JfZGF0YSIaCgdLdkVycm9yEg8KB21lc3NhZ2UYASABKAkiQAoNU2V0QmxvYlJlc3VsdBIlCgVlcnJvchgBIAEoCzIRLmFnZW50LnYxLkt2RXJyb3JIAIgBAUIICgZfZXJyb3IikAEKD0t2Q2xpZW50TWVzc2FnZRIKCgJpZBgBIAEoDRIyCg9nZXRfYmxvYl9yZXN1bHQYAiABKAsyFy5hZ2VudC52MS5HZXRCbG9iUmVzdWx0SAASMgoPc2V0X2Jsb2JfcmVzdWx0GAMgASgLMhcuYWdlbnQudjEuU2V0QmxvYlJlc3VsdEgAQgkKB21lc3NhZ2ViBnByb3RvMw", [file_agent_v1_common]);
+  fileDesc("ChFhZ2VudC92MS9rdi5wcm90bxIIYWdlbnQudjEiHgoLR2V0QmxvYkFyZ3MSDwoHYmxvYl9pZBgBIAEoDCIxCgtTZXRCbG9iQXJncxIPCgdibG9iX2lkGAEgASgMEhEKCWJsb2JfZGF0YRgCIAEoDCLLAQoPS3ZTZXJ2ZXJNZXNzYWdlEgoKAmlkGAEgASgNEi4KDWdldF9ibG9iX2FyZ3MYAiABKAsyFS5hZ2VudC52MS5HZXRCbG9iQXJnc0gAEi4KDXNldF9ibG9iX2FyZ3MYAyABKAsyFS5hZ2VudC52MS5TZXRCbG9iQXJnc0gAEjAKDHNwYW5fY29udGV4dBgEIAEoCzIVLmFnZW50LnYxLlNwYW5Db250ZXh0SAGIAQFCCQoHbWVzc2FnZUIPCg1fc3Bhbl9jb250ZXh0ImYKDUdldEJsb2JSZXN1bHQSFgoJYmxvYl9kYXRhGAEgASgMSACIAQESJQoFZXJyb3IYAiABKAsyES5hZ2VudC52MS5LdkVycm9ySAGIAQFCDAoKX2Jsb2JfZGF0YUIICgZfZXJyb3IiGgoHS3ZFcnJvchIPCgdtZXNzYWdlGAEgASgJIkAKDVNldEJsb2JSZXN1bHQSJQoFZXJyb3IYASABKAsyES5hZ2VudC52MS5LdkVycm9ySACIAQFCCAoGX2Vycm9yIpABCg9LdkNsaWVudE1lc3NhZ2USCgoCaWQYASABKA0SMgoPZ2V0X2Jsb2JfcmVzdWx0GAIgASgLMhcuYWdlbnQudjEuR2V0QmxvYlJlc3VsdEgAEjIKD3NldF9ibG9iX3Jlc3VsdBgDIAEoCzIXLmFnZW50LnYxLlNldEJsb2JSZXN1bHRIAEIJCgdtZXNzYWdlYgZwcm90bzM", [file_agent_v1_common]);
 
 /**
  * @generated from message agent.v1.GetBlobArgs
@@ -106,6 +106,13 @@ export type GetBlobResult = Message<"agent.v1.GetBlobResult"> & {
    * @generated from field: optional bytes blob_data = 1;
    */
   blobData?: Uint8Array | undefined;
+
+  /**
+   * GetBlobResult.Error { message = 1 } (addendum 2 §6): the same shape as KvError.
+   *
+   * @generated from field: optional agent.v1.KvError error = 2;
+   */
+  error?: KvError | undefined;
 };
 
 /**

@@ -721,6 +721,8 @@ export type SelectedImage = Message<"agent.v1.SelectedImage"> & {
   mimeType: string;
 
   /**
+   * `prompt_upload_ref = 10` exists (addendum 2 §5) but its type is not stated, so it is not declared.
+   *
    * @generated from oneof agent.v1.SelectedImage.data_or_blob_id
    */
   dataOrBlobId: {

@@ -4,15 +4,15 @@
 // @generated from file aiserver/v1/dashboard.proto (package aiserver.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file aiserver/v1/dashboard.proto.
  */
 export const file_aiserver_v1_dashboard: GenFile = /*@__PURE__*/
-  fileDesc("ChthaXNlcnZlci92MS9kYXNoYm9hcmQucHJvdG8SC2Fpc2VydmVyLnYxIh4KHEdldEN1cnJlbnRQZXJpb2RVc2FnZVJlcXVlc3QinwEKCVBsYW5Vc2FnZRITCgt0b3RhbF9zcGVuZBgBIAEoBRIWCg5pbmNsdWRlZF9zcGVuZBgCIAEoBRITCgtib251c19zcGVuZBgDIAEoBRIRCglyZW1haW5pbmcYBCABKAUSDQoFbGltaXQYBSABKAUSFwoPcmVtYWluaW5nX2JvbnVzGAYgASgIEhUKDWJvbnVzX3Rvb2x0aXAYByABKAki0AEKD1NwZW5kTGltaXRVc2FnZRITCgt0b3RhbF9zcGVuZBgBIAEoBRIUCgxwb29sZWRfbGltaXQYAiABKAUSEwoLcG9vbGVkX3VzZWQYAyABKAUSGAoQcG9vbGVkX3JlbWFpbmluZxgEIAEoBRIYChBpbmRpdmlkdWFsX2xpbWl0GAUgASgFEhcKD2luZGl2aWR1YWxfdXNlZBgGIAEoBRIcChRpbmRpdmlkdWFsX3JlbWFpbmluZxgHIAEoBRISCgpsaW1pdF90eXBlGAggASgJIoECCh1HZXRDdXJyZW50UGVyaW9kVXNhZ2VSZXNwb25zZRIbChNiaWxsaW5nX2N5Y2xlX3N0YXJ0GAEgASgDEhkKEWJpbGxpbmdfY3ljbGVfZW5kGAIgASgDEioKCnBsYW5fdXNhZ2UYAyABKAsyFi5haXNlcnZlci52MS5QbGFuVXNhZ2USNwoRc3BlbmRfbGltaXRfdXNhZ2UYBCABKAsyHC5haXNlcnZlci52MS5TcGVuZExpbWl0VXNhZ2USGQoRZGlzcGxheV90aHJlc2hvbGQYBSABKAUSDwoHZW5hYmxlZBgGIAEoCBIXCg9kaXNwbGF5X21lc3NhZ2UYByABKAkyggEKEERhc2hib2FyZFNlcnZpY2USbgoVR2V0Q3VycmVudFBlcmlvZFVzYWdlEikuYWlzZXJ2ZXIudjEuR2V0Q3VycmVudFBlcmlvZFVzYWdlUmVxdWVzdBoqLmFpc2VydmVyLnYxLkdldEN1cnJlbnRQZXJpb2RVc2FnZVJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChthaXNlcnZlci92MS9kYXNoYm9hcmQucHJvdG8SC2Fpc2VydmVyLnYxIh4KHEdldEN1cnJlbnRQZXJpb2RVc2FnZVJlcXVlc3QinwEKCVBsYW5Vc2FnZRITCgt0b3RhbF9zcGVuZBgBIAEoBRIWCg5pbmNsdWRlZF9zcGVuZBgCIAEoBRITCgtib251c19zcGVuZBgDIAEoBRIRCglyZW1haW5pbmcYBCABKAUSDQoFbGltaXQYBSABKAUSFwoPcmVtYWluaW5nX2JvbnVzGAYgASgIEhUKDWJvbnVzX3Rvb2x0aXAYByABKAki0AEKD1NwZW5kTGltaXRVc2FnZRITCgt0b3RhbF9zcGVuZBgBIAEoBRIUCgxwb29sZWRfbGltaXQYAiABKAUSEwoLcG9vbGVkX3VzZWQYAyABKAUSGAoQcG9vbGVkX3JlbWFpbmluZxgEIAEoBRIYChBpbmRpdmlkdWFsX2xpbWl0GAUgASgFEhcKD2luZGl2aWR1YWxfdXNlZBgGIAEoBRIcChRpbmRpdmlkdWFsX3JlbWFpbmluZxgHIAEoBRISCgpsaW1pdF90eXBlGAggASgJIoECCh1HZXRDdXJyZW50UGVyaW9kVXNhZ2VSZXNwb25zZRIbChNiaWxsaW5nX2N5Y2xlX3N0YXJ0GAEgASgDEhkKEWJpbGxpbmdfY3ljbGVfZW5kGAIgASgDEioKCnBsYW5fdXNhZ2UYAyABKAsyFi5haXNlcnZlci52MS5QbGFuVXNhZ2USNwoRc3BlbmRfbGltaXRfdXNhZ2UYBCABKAsyHC5haXNlcnZlci52MS5TcGVuZExpbWl0VXNhZ2USGQoRZGlzcGxheV90aHJlc2hvbGQYBSABKAUSDwoHZW5hYmxlZBgGIAEoCBIXCg9kaXNwbGF5X21lc3NhZ2UYByABKAkiJwolR2V0VGVhbVJlcG9zT3JFbXB0eUlmTm90SW5UZWFtUmVxdWVzdCIoCiZHZXRUZWFtUmVwb3NPckVtcHR5SWZOb3RJblRlYW1SZXNwb25zZSIvCi1HZXRUZWFtQWRtaW5TZXR0aW5nc09yRW1wdHlJZk5vdEluVGVhbVJlcXVlc3QiMAouR2V0VGVhbUFkbWluU2V0dGluZ3NPckVtcHR5SWZOb3RJblRlYW1SZXNwb25zZSIbChlHZXRVc2VyUHJpdmFjeU1vZGVSZXF1ZXN0IpIBChpHZXRVc2VyUHJpdmFjeU1vZGVSZXNwb25zZRIuCgxwcml2YWN5X21vZGUYASABKA4yGC5haXNlcnZlci52MS5Qcml2YWN5TW9kZRInCh9ob3Vyc19yZW1haW5pbmdfaW5fZ3JhY2VfcGVyaW9kGAIgASgFEhsKE2lzX2VuZm9yY2VkX2J5X3RlYW0YAyABKAgqZgoLUHJpdmFjeU1vZGUSHAoYUFJJVkFDWV9NT0RFX1VOU1BFQ0lGSUVEEAASGwoXUFJJVkFDWV9NT0RFX05PX1NUT1JBR0UQARIcChhQUklWQUNZX01PREVfTk9fVFJBSU5JTkcQAjKZBAoQRGFzaGJvYXJkU2VydmljZRJuChVHZXRDdXJyZW50UGVyaW9kVXNhZ2USKS5haXNlcnZlci52MS5HZXRDdXJyZW50UGVyaW9kVXNhZ2VSZXF1ZXN0GiouYWlzZXJ2ZXIudjEuR2V0Q3VycmVudFBlcmlvZFVzYWdlUmVzcG9uc2USiQEKHkdldFRlYW1SZXBvc09yRW1wdHlJZk5vdEluVGVhbRIyLmFpc2VydmVyLnYxLkdldFRlYW1SZXBvc09yRW1wdHlJZk5vdEluVGVhbVJlcXVlc3QaMy5haXNlcnZlci52MS5HZXRUZWFtUmVwb3NPckVtcHR5SWZOb3RJblRlYW1SZXNwb25zZRKhAQomR2V0VGVhbUFkbWluU2V0dGluZ3NPckVtcHR5SWZOb3RJblRlYW0SOi5haXNlcnZlci52MS5HZXRUZWFtQWRtaW5TZXR0aW5nc09yRW1wdHlJZk5vdEluVGVhbVJlcXVlc3QaOy5haXNlcnZlci52MS5HZXRUZWFtQWRtaW5TZXR0aW5nc09yRW1wdHlJZk5vdEluVGVhbVJlc3BvbnNlEmUKEkdldFVzZXJQcml2YWN5TW9kZRImLmFpc2VydmVyLnYxLkdldFVzZXJQcml2YWN5TW9kZVJlcXVlc3QaJy5haXNlcnZlci52MS5HZXRVc2VyUHJpdmFjeU1vZGVSZXNwb25zZWIGcHJvdG8z");
 
 /**
  * @generated from message aiserver.v1.GetCurrentPeriodUsageRequest
@@ -176,6 +176,129 @@ export const GetCurrentPeriodUsageResponseSchema: GenMessage<GetCurrentPeriodUsa
   messageDesc(file_aiserver_v1_dashboard, 3);
 
 /**
+ * The *OrEmptyIfNotInTeam RPCs current clients call (cursor-protocol-addendum-2.md §9). Their fields are not given by
+ * the references; for a user who is not in a team the answer is the empty message, which is all the emulator sends.
+ *
+ * @generated from message aiserver.v1.GetTeamReposOrEmptyIfNotInTeamRequest
+ */
+export type GetTeamReposOrEmptyIfNotInTeamRequest = Message<"aiserver.v1.GetTeamReposOrEmptyIfNotInTeamRequest"> & {
+};
+
+/**
+ * Describes the message aiserver.v1.GetTeamReposOrEmptyIfNotInTeamRequest.
+ * Use `create(GetTeamReposOrEmptyIfNotInTeamRequestSchema)` to create a new message.
+ */
+export const GetTeamReposOrEmptyIfNotInTeamRequestSchema: GenMessage<GetTeamReposOrEmptyIfNotInTeamRequest> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_dashboard, 4);
+
+/**
+ * @generated from message aiserver.v1.GetTeamReposOrEmptyIfNotInTeamResponse
+ */
+export type GetTeamReposOrEmptyIfNotInTeamResponse = Message<"aiserver.v1.GetTeamReposOrEmptyIfNotInTeamResponse"> & {
+};
+
+/**
+ * Describes the message aiserver.v1.GetTeamReposOrEmptyIfNotInTeamResponse.
+ * Use `create(GetTeamReposOrEmptyIfNotInTeamResponseSchema)` to create a new message.
+ */
+export const GetTeamReposOrEmptyIfNotInTeamResponseSchema: GenMessage<GetTeamReposOrEmptyIfNotInTeamResponse> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_dashboard, 5);
+
+/**
+ * @generated from message aiserver.v1.GetTeamAdminSettingsOrEmptyIfNotInTeamRequest
+ */
+export type GetTeamAdminSettingsOrEmptyIfNotInTeamRequest = Message<"aiserver.v1.GetTeamAdminSettingsOrEmptyIfNotInTeamRequest"> & {
+};
+
+/**
+ * Describes the message aiserver.v1.GetTeamAdminSettingsOrEmptyIfNotInTeamRequest.
+ * Use `create(GetTeamAdminSettingsOrEmptyIfNotInTeamRequestSchema)` to create a new message.
+ */
+export const GetTeamAdminSettingsOrEmptyIfNotInTeamRequestSchema: GenMessage<GetTeamAdminSettingsOrEmptyIfNotInTeamRequest> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_dashboard, 6);
+
+/**
+ * @generated from message aiserver.v1.GetTeamAdminSettingsOrEmptyIfNotInTeamResponse
+ */
+export type GetTeamAdminSettingsOrEmptyIfNotInTeamResponse = Message<"aiserver.v1.GetTeamAdminSettingsOrEmptyIfNotInTeamResponse"> & {
+};
+
+/**
+ * Describes the message aiserver.v1.GetTeamAdminSettingsOrEmptyIfNotInTeamResponse.
+ * Use `create(GetTeamAdminSettingsOrEmptyIfNotInTeamResponseSchema)` to create a new message.
+ */
+export const GetTeamAdminSettingsOrEmptyIfNotInTeamResponseSchema: GenMessage<GetTeamAdminSettingsOrEmptyIfNotInTeamResponse> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_dashboard, 7);
+
+/**
+ * @generated from message aiserver.v1.GetUserPrivacyModeRequest
+ */
+export type GetUserPrivacyModeRequest = Message<"aiserver.v1.GetUserPrivacyModeRequest"> & {
+};
+
+/**
+ * Describes the message aiserver.v1.GetUserPrivacyModeRequest.
+ * Use `create(GetUserPrivacyModeRequestSchema)` to create a new message.
+ */
+export const GetUserPrivacyModeRequestSchema: GenMessage<GetUserPrivacyModeRequest> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_dashboard, 8);
+
+/**
+ * @generated from message aiserver.v1.GetUserPrivacyModeResponse
+ */
+export type GetUserPrivacyModeResponse = Message<"aiserver.v1.GetUserPrivacyModeResponse"> & {
+  /**
+   * @generated from field: aiserver.v1.PrivacyMode privacy_mode = 1;
+   */
+  privacyMode: PrivacyMode;
+
+  /**
+   * @generated from field: int32 hours_remaining_in_grace_period = 2;
+   */
+  hoursRemainingInGracePeriod: number;
+
+  /**
+   * @generated from field: bool is_enforced_by_team = 3;
+   */
+  isEnforcedByTeam: boolean;
+};
+
+/**
+ * Describes the message aiserver.v1.GetUserPrivacyModeResponse.
+ * Use `create(GetUserPrivacyModeResponseSchema)` to create a new message.
+ */
+export const GetUserPrivacyModeResponseSchema: GenMessage<GetUserPrivacyModeResponse> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_dashboard, 9);
+
+/**
+ * cursor-protocol.md §5 and §7 (privacy modes ≥ 3 turn ghost mode off).
+ *
+ * @generated from enum aiserver.v1.PrivacyMode
+ */
+export enum PrivacyMode {
+  /**
+   * @generated from enum value: PRIVACY_MODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: PRIVACY_MODE_NO_STORAGE = 1;
+   */
+  NO_STORAGE = 1,
+
+  /**
+   * @generated from enum value: PRIVACY_MODE_NO_TRAINING = 2;
+   */
+  NO_TRAINING = 2,
+}
+
+/**
+ * Describes the enum aiserver.v1.PrivacyMode.
+ */
+export const PrivacyModeSchema: GenEnum<PrivacyMode> = /*@__PURE__*/
+  enumDesc(file_aiserver_v1_dashboard, 0);
+
+/**
  * @generated from service aiserver.v1.DashboardService
  */
 export const DashboardService: GenService<{
@@ -186,6 +309,30 @@ export const DashboardService: GenService<{
     methodKind: "unary";
     input: typeof GetCurrentPeriodUsageRequestSchema;
     output: typeof GetCurrentPeriodUsageResponseSchema;
+  },
+  /**
+   * @generated from rpc aiserver.v1.DashboardService.GetTeamReposOrEmptyIfNotInTeam
+   */
+  getTeamReposOrEmptyIfNotInTeam: {
+    methodKind: "unary";
+    input: typeof GetTeamReposOrEmptyIfNotInTeamRequestSchema;
+    output: typeof GetTeamReposOrEmptyIfNotInTeamResponseSchema;
+  },
+  /**
+   * @generated from rpc aiserver.v1.DashboardService.GetTeamAdminSettingsOrEmptyIfNotInTeam
+   */
+  getTeamAdminSettingsOrEmptyIfNotInTeam: {
+    methodKind: "unary";
+    input: typeof GetTeamAdminSettingsOrEmptyIfNotInTeamRequestSchema;
+    output: typeof GetTeamAdminSettingsOrEmptyIfNotInTeamResponseSchema;
+  },
+  /**
+   * @generated from rpc aiserver.v1.DashboardService.GetUserPrivacyMode
+   */
+  getUserPrivacyMode: {
+    methodKind: "unary";
+    input: typeof GetUserPrivacyModeRequestSchema;
+    output: typeof GetUserPrivacyModeResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_aiserver_v1_dashboard, 0);

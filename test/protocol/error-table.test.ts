@@ -1,0 +1,164 @@
+/**
+ * One row per `aiserver.v1.ErrorDetails.Error` value (cursor-protocol-addendum-2.md §8 and the older references):
+ * what the caller gets (status, OpenAI error code), the `x-should-retry` header without `is_retryable` and with it
+ * (true and false), `Retry-After` only when Cursor says when, and a message carrying Cursor's title and detail.
+ * Every value of the generated enum must have a row, so a value added to proto/ without a decision fails here.
+ */
+import { Code, ConnectError } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import { ErrorDetails_Error as E, ErrorDetailsSchema } from "../../src/gen/aiserver/v1/error_pb.js";
+import { BY_ERROR_DETAILS, toProxyError } from "../../src/protocol/cursor/error-mapping.js";
+import { toOpenAIError } from "../../src/surfaces/kit/openai-error.js";
+
+/** status, OpenAI `error.code`, `x-should-retry` when Cursor sends no `is_retryable`. */
+type Expected = [status: number, code: string | null, retry: boolean];
+const QUOTA: Expected = [429, "insufficient_quota", false];
+const RATE: Expected = [429, "rate_limit_exceeded", true];
+const AUTH: Expected = [401, "cursor_auth_failed", false];
+const DENIED: Expected = [403, "permission_denied", false];
+const OUTDATED: Expected = [502, "outdated_client", false];
+const NOT_FOUND: Expected = [404, "not_found", false];
+const MODEL_GONE: Expected = [404, "model_not_found", false];
+const INVALID: Expected = [400, null, false];
+/** Values whose Connect code decides; these rows send `unknown`. */
+const BY_CODE: Expected = [503, "upstream_unavailable", true];
+
+const TABLE: Record<keyof typeof E, Expected> = {
+  UNSPECIFIED: BY_CODE,
+  BAD_API_KEY: AUTH,
+  NOT_LOGGED_IN: AUTH,
+  INVALID_AUTH_ID: AUTH,
+  NOT_HIGH_ENOUGH_PERMISSIONS: DENIED,
+  BAD_MODEL_NAME: MODEL_GONE,
+  USER_NOT_FOUND: AUTH,
+  FREE_USER_RATE_LIMIT_EXCEEDED: RATE,
+  PRO_USER_RATE_LIMIT_EXCEEDED: RATE,
+  FREE_USER_USAGE_LIMIT: QUOTA,
+  PRO_USER_USAGE_LIMIT: QUOTA,
+  AUTH_TOKEN_NOT_FOUND: AUTH,
+  AUTH_TOKEN_EXPIRED: AUTH,
+  OPENAI: BY_CODE,
+  OPENAI_RATE_LIMIT_EXCEEDED: RATE,
+  OPENAI_ACCOUNT_LIMIT_EXCEEDED: QUOTA,
+  TASK_UUID_NOT_FOUND: NOT_FOUND,
+  TASK_NO_PERMISSIONS: DENIED,
+  AGENT_REQUIRES_LOGIN: AUTH,
+  AGENT_ENGINE_NOT_FOUND: [503, "upstream_unavailable", true],
+  MAX_TOKENS: [400, "context_length_exceeded", false],
+  USER_ABORTED_REQUEST: [499, "request_canceled", false],
+  GENERIC_RATE_LIMIT_EXCEEDED: RATE,
+  PRO_USER_ONLY: DENIED,
+  API_KEY_NOT_SUPPORTED: DENIED,
+  TIMEOUT: [504, "upstream_timeout", true],
+  SLASH_EDIT_FILE_TOO_LONG: INVALID,
+  FILE_UNSUPPORTED: INVALID,
+  GPT_4_VISION_PREVIEW_RATE_LIMIT: RATE,
+  CUSTOM_MESSAGE: BY_CODE,
+  OUTDATED_CLIENT: OUTDATED,
+  CLAUDE_IMAGE_TOO_LARGE: INVALID,
+  GITGRAPH_NOT_FOUND: NOT_FOUND,
+  FILE_NOT_FOUND: NOT_FOUND,
+  API_KEY_RATE_LIMIT: RATE,
+  DEBOUNCED: RATE,
+  BAD_REQUEST: INVALID,
+  REPOSITORY_SERVICE_REPOSITORY_IS_NOT_INITIALIZED: INVALID,
+  UNAUTHORIZED: AUTH,
+  NOT_FOUND: NOT_FOUND,
+  DEPRECATED: OUTDATED,
+  RESOURCE_EXHAUSTED: RATE,
+  BAD_USER_API_KEY: AUTH,
+  CONVERSATION_TOO_LONG: [400, "context_length_exceeded", false],
+  USAGE_PRICING_REQUIRED: QUOTA,
+  USAGE_PRICING_REQUIRED_CHANGEABLE: QUOTA,
+  GITHUB_NO_USER_CREDENTIALS: DENIED,
+  GITHUB_USER_NO_ACCESS: DENIED,
+  GITHUB_APP_NO_ACCESS: DENIED,
+  GITHUB_MULTIPLE_OWNERS: DENIED,
+  RATE_LIMITED: RATE,
+  RATE_LIMITED_CHANGEABLE: RATE,
+  CUSTOM: BY_CODE,
+  HOOKS_BLOCKED: DENIED,
+  SUSPICIOUS_USAGE_BLOCKED: DENIED,
+  EXTENSION_HOST_TIMEOUT: [504, "upstream_timeout", true],
+  NETWORK_ERROR: [503, "upstream_unavailable", true],
+  PROVIDER_ERROR: [503, "upstream_unavailable", true],
+  MODEL_BLOCKED: DENIED,
+  INTERNAL: [503, "upstream_unavailable", false],
+  MAX_MODE_REQUIRED: INVALID,
+  MODEL_NO_LONGER_SUPPORTED: MODEL_GONE,
+  PRICING_WARNING: QUOTA,
+  SLOW_POOL: RATE,
+  UNSUPPORTED_REGION: DENIED,
+  ACCOUNT_CLOSED: DENIED,
+};
+
+const names = Object.keys(E).filter((key) => Number.isNaN(Number(key))) as (keyof typeof E)[];
+
+function cursorError(
+  error: E,
+  options: { isRetryable?: boolean; title?: string; retryAfter?: string; code?: Code } = {},
+): ConnectError {
+  const title = options.title ?? `Title of ${E[error]}`;
+  const details = { title, detail: `Detail of ${E[error]}.`, isRetryable: options.isRetryable };
+  const metadata = options.retryAfter === undefined ? undefined : { "retry-after": options.retryAfter };
+  return new ConnectError("connect message", options.code ?? Code.Unknown, metadata, [
+    { desc: ErrorDetailsSchema, value: { error, details } },
+  ]);
+}
+
+const answer = (error: ConnectError) => toOpenAIError(toProxyError(error, { clientVersion: "cli-2020.01.01-0000000" }));
+
+describe("every ErrorDetails.Error value has a row and a mapping", () => {
+  it("the table covers the generated enum (addendum 2 §8 values 52-65 included) and the mapping does too", () => {
+    expect(names.length).toBeGreaterThanOrEqual(66);
+    expect(Object.keys(TABLE).sort()).toEqual([...names].sort());
+    for (const name of names) expect(BY_ERROR_DETAILS.has(E[name]), name).toBe(true);
+  });
+
+  it.each(names)("%s", (name) => {
+    const [status, code, retry] = TABLE[name];
+    const error = E[name];
+    const plain = answer(cursorError(error));
+    expect(plain.status).toBe(status);
+    expect(plain.body.error.code).toBe(code);
+    expect(plain.headers["x-should-retry"]).toBe(String(retry));
+    expect(plain.headers["Retry-After"]).toBeUndefined();
+    // Cursor's title and detail both reach the caller (internal errors aside, none of these is one).
+    expect(plain.body.error.message).toContain(`Title of ${name}`);
+    expect(plain.body.error.message).toContain(`Detail of ${name}.`);
+    // is_retryable, when sent, decides x-should-retry.
+    expect(answer(cursorError(error, { isRetryable: true })).headers["x-should-retry"]).toBe("true");
+    expect(answer(cursorError(error, { isRetryable: false })).headers["x-should-retry"]).toBe("false");
+    // Retry-After only when Cursor says when.
+    expect(answer(cursorError(error, { retryAfter: "42" })).headers["Retry-After"]).toBe("42");
+  });
+});
+
+describe("titles and codes that override the enum", () => {
+  it('a title "Update Required" is an outdated-client refusal whatever enum value carries it', () => {
+    for (const error of [E.GPT_4_VISION_PREVIEW_RATE_LIMIT, E.RESOURCE_EXHAUSTED, E.UNSPECIFIED, E.CUSTOM]) {
+      const mapped = toProxyError(cursorError(error, { title: "Update Required", code: Code.ResourceExhausted }), {
+        clientVersion: "cli-2020.01.01-0000000",
+      });
+      expect(mapped.detail).toBe("outdated_client");
+      expect(mapped.status).toBe(502);
+      expect(mapped.message).toContain("Update Required");
+      expect(mapped.message).toContain("--client-version / CURSOR_CLIENT_VERSION");
+      expect(mapped.message).toContain("cli-2020.01.01-0000000");
+    }
+    // The same enum value with another title stays a rate limit.
+    expect(toProxyError(cursorError(E.GPT_4_VISION_PREVIEW_RATE_LIMIT)).code).toBe("rate_limited");
+  });
+
+  it("NOT_FOUND on `internal` is a missing blob, a value that defers to the code follows it", () => {
+    expect(toProxyError(cursorError(E.NOT_FOUND, { code: Code.Internal })).detail).toBe("blob_not_found");
+    expect(toProxyError(cursorError(E.CUSTOM, { code: Code.Unauthenticated })).code).toBe("unauthenticated");
+  });
+
+  it("the message is the Connect message when Cursor sends neither title nor detail", () => {
+    const bare = new ConnectError("plain words", Code.ResourceExhausted, undefined, [
+      { desc: ErrorDetailsSchema, value: { error: E.RATE_LIMITED } },
+    ]);
+    expect(toProxyError(bare).message).toContain("plain words");
+  });
+});
