@@ -66,6 +66,11 @@ export interface EngineTurn {
   /** The resolved model. */
   model: ModelInfo;
   /**
+   * The Cursor model that served the turn, which the surfaces name in the response's `model` field. Today the
+   * resolved model's id; the model Cursor reports it routed to plugs in here. @default model.id
+   */
+  readonly servedModel?: string;
+  /**
    * The turn's events up to and including `turn-end` (reason `tool-calls` means the turn is parked for the
    * client's results). The engine records the history and parks the turn itself when the stream completes;
    * abandoning the iteration early cancels the turn.
@@ -75,10 +80,25 @@ export interface EngineTurn {
   readonly parked?: boolean;
 }
 
+/**
+ * What the request log needs to explain a turn, filled in by the engine as it learns it (so a turn that fails before
+ * its first event still names its conversation and Run).
+ */
+export interface TurnTrace {
+  /** The bridge's request id, carried into the turn's debug lines ("Run opened"). */
+  readonly requestId?: string;
+  /** The Cursor conversation the turn belongs to, once routed. */
+  conversationId?: string | undefined;
+  /** The upstream Run (its `x-request-id`), once one is open for the turn. */
+  runId?: string | undefined;
+}
+
 /** How a turn is started besides its request. */
 export interface StartTurnOptions {
   /** The request was forwarded by another instance: run it here, never forward it again. */
   forwarded?: boolean;
+  /** Filled in with the conversation and Run as the engine learns them (the request log's `conv=` and `run=`). */
+  trace?: TurnTrace;
 }
 
 /**
