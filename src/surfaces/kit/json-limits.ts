@@ -111,3 +111,13 @@ export function* chatToolCallArguments(body: unknown): Iterable<[PropertyKey[], 
     }
   }
 }
+
+/** The `arguments` strings of the `function_call` items in a Responses body's `input`. */
+export function* responsesFunctionCallArguments(body: unknown): Iterable<[PropertyKey[], string]> {
+  const input = (body as { input?: unknown } | null)?.input;
+  if (!Array.isArray(input)) return;
+  for (const [i, item] of input.entries()) {
+    const args = (item as { arguments?: unknown } | null)?.arguments;
+    if (typeof args === "string") yield [["input", i, "arguments"], args];
+  }
+}
