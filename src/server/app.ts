@@ -113,6 +113,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     guards,
     routeNotFound: (method, path) => routeNotFound(app, method, path),
   };
+  app.route("/v1", createModelsApp(deps, models.aliases, guards));
   app.route("/v1", createChatApp(surface, options));
   app.route(
     "/v1",
@@ -122,7 +123,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     "/v1",
     createResponsesApp({ ...surface, store: deps.responseStore ?? createMemoryResponseStore() }, options),
   );
-  app.route("/v1", createModelsApp(deps, models.aliases, guards));
   // Any other /v1 path: the same guards (an API key is asked for before the 404 lists the endpoints).
   for (const guard of guards) app.use("/v1/*", guard);
 

@@ -140,7 +140,7 @@ describe.skipIf(CHROMIUM === undefined)("status page in headless Chromium", () =
     expect(requests).toMatch(/messages · claude-cli\/2\.1\.330 claude-4\.6-sonnet-medium new \d+ ms \d+ 200/);
     expect(requests).toMatch(/chat · OpenAI\/JS composer-1 new, parked — \d+ 200/);
     expect(requests).toMatch(/chat · OpenAI\/JS composer-1\.5 new \d+ ms \d+ 200/);
-    expect(requests).toMatch(/chat · OpenAI\/JS auto new \d+ ms \d+ 200/);
+    expect(requests).toMatch(/chat · OpenAI\/JS default new \d+ ms \d+ 200/);
     expect(textOf(dom, "requests-count", "span")).toBe("(4)");
     const models = textOf(dom, "models", "ul");
     expect(models).toContain("composer-1");

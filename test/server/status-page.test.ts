@@ -163,7 +163,7 @@ describe("status page", () => {
       ["models", undefined, undefined, undefined, 404],
       ["chat", "composer-1", "resumed", false, 200],
       ["chat", "composer-1", "new", true, 200],
-      ["chat", "auto", "new", false, 200],
+      ["chat", "default", "new", false, 200],
     ]);
     expect(status.requests[0]?.client).toBe("curl/8.5.0");
     expect(status.requests[1]?.client).toMatch(/^OpenAI\//);

@@ -105,7 +105,7 @@ export async function runSurface(
   log.model = served.model;
   log.route = served.route;
   const noteParked = () => {
-    if (served.parked) log.parked = true;
+    log.parked = served.parked;
   };
   const headers = noteHeaders(input);
   const events = observe(started.events, log, kit.now);
