@@ -62,10 +62,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use(accessLog(logger, deps.now, deps.newId, (record) => recent.add(record)));
   const allowedOrigins = [...new Set([...(options.allowedOrigins ?? []), ...options.corsOrigins])];
   const guard = { allowedHosts: options.allowedHosts ?? [], allowedOrigins };
-  app.use(guardHost(guard));
-  app.use(guardOrigin(guard));
+  // Host and Origin first, then CORS: on every path (each door runs them itself, so their 403s are in its shape).
+  const edge: MiddlewareHandler<AppEnv>[] = [guardHost(guard), guardOrigin(guard)];
   if (allowedOrigins.length > 0) {
-    app.use(
+    edge.push(
       cors({
         origin: allowedOrigins,
         allowHeaders: ["authorization", "content-type", "x-api-key", "x-request-id"],
@@ -79,30 +79,22 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       }),
     );
   }
-  app.get("/health", (c) =>
-    c.json({
-      status: "ok",
-      version: options.version,
-      upstream: options.upstream,
-      emulator: options.upstream === "emulator",
-      logged_in: options.loggedIn,
-      parked_turns: deps.engine.parkedCount(),
-    }),
-  );
-  registerStatusRoutes(app, { engine: deps.engine, options, status: deps.status, recent, now: deps.now });
   const tooLarge = limitBody(options.maxBodyBytes, () => {
     throw new ProxyError("request_too_large", `The request body is larger than ${options.maxBodyBytes} bytes.`, {
       detail: "body_too_large",
     });
   });
-  // The guards of every API request. Each door installs them on its own paths, so their errors are in its shape;
-  // large bodies are processed a few at a time (one memory budget for all doors), small requests never wait.
-  const guards: MiddlewareHandler<AppEnv>[] = [
+  // The guards of every API request: local API key, JSON content type, body size, and large bodies processed a few
+  // at a time (one memory budget for all doors; small requests never wait).
+  const api: MiddlewareHandler<AppEnv>[] = [
     ...(options.apiKey === undefined ? [] : [requireApiKey(options.apiKey)]),
     requireJson(),
     tooLarge,
     admitLargeBodies(createBodyGate(options.largeBodyBudgetBytes ?? LARGE_BODY_BUDGET_BYTES)),
   ];
+  // Each door installs all of them on its own paths, so whatever they refuse is answered in the door's shape; a door
+  // answers without calling on, so the app-wide copies below never run twice for its paths.
+  const guards = [...edge, ...api];
   const models = createModelNames({ aliases: options.modelAliases, anthropicModels: options.anthropicModels });
   const surface: SurfaceDeps = {
     engine: deps.engine,
@@ -123,8 +115,20 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     "/v1",
     createResponsesApp({ ...surface, store: deps.responseStore ?? createMemoryResponseStore() }, options),
   );
+  for (const middleware of edge) app.use(middleware);
+  app.get("/health", (c) =>
+    c.json({
+      status: "ok",
+      version: options.version,
+      upstream: options.upstream,
+      emulator: options.upstream === "emulator",
+      logged_in: options.loggedIn,
+      parked_turns: deps.engine.parkedCount(),
+    }),
+  );
+  registerStatusRoutes(app, { engine: deps.engine, options, status: deps.status, recent, now: deps.now });
   // Any other /v1 path: the same guards (an API key is asked for before the 404 lists the endpoints).
-  for (const guard of guards) app.use("/v1/*", guard);
+  for (const middleware of api) app.use("/v1/*", middleware);
 
   const cluster = deps.cluster;
   if (cluster !== undefined) {

@@ -48,6 +48,18 @@ describe.each(DOORS.map((door) => [door.name, door] as const))("%s door", (_name
     });
   });
 
+  it("a foreign Host → 403 in the door's own shape", async () => {
+    const { app: server, runs } = app();
+    const response = await server.request(door.path, {
+      method: "POST",
+      headers: { "content-type": "application/json", host: "evil.example" },
+      body: JSON.stringify(door.basic("auto")),
+    });
+    expect(response.status).toBe(403);
+    expect((await errorOf(door, response)).message).toContain("evil.example");
+    expect(runs).toHaveLength(0);
+  });
+
   it("a 300-character model → 400 naming model", async () => {
     const { response, runs } = await send(door, door.basic("m".repeat(300)));
     expect(response.status).toBe(400);
