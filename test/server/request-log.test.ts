@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { ProxyError } from "../../src/util/errors.js";
 import { createLogger } from "../../src/util/logger.js";
+import { startStack } from "../support/stack.js";
 import { appWithRecorder, DOORS, post } from "./doors.js";
 
 function capture(format: "text" | "json") {
@@ -71,5 +72,32 @@ describe("the status page's recent requests", () => {
     };
     expect(status.requests[0]).toMatchObject({ status: 404, errorCode: "not_found" });
     expect(status.requests[0]?.errorMessage).toContain("The model `no-such-model` does not exist.");
+  });
+});
+
+describe("through the real agent client and the emulator", () => {
+  it("the debug 'Run opened' line carries the request id and the Run the access line names", async () => {
+    const lines: string[] = [];
+    const stack = await startStack({ logLines: lines });
+    try {
+      const response = await fetch(`${stack.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-request-id": "req-trace-1" },
+        body: JSON.stringify({ model: "auto", messages: [{ role: "user", content: "hi" }] }),
+      });
+      expect(response.status).toBe(200);
+      await response.text();
+      const access = accessLine(lines, "/v1/chat/completions");
+      const run = / run=(\S+)/.exec(access)?.[1];
+      const conv = / conv=(\S+)/.exec(access)?.[1];
+      expect(run).toMatch(/^[0-9a-f-]{36}$/);
+      expect(access).toMatch(/ model=default /);
+      const opened = lines.find((line) => line.includes("Run opened"));
+      expect(opened).toContain("requestId=req-trace-1");
+      expect(opened).toContain(`run=${run}`);
+      expect(opened).toContain(`conversationId=${conv}`);
+    } finally {
+      await stack.close();
+    }
   });
 });
