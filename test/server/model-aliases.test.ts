@@ -4,6 +4,7 @@
  * served, and /v1/models lists the aliases with what they resolve to (in both of its shapes).
  */
 import { describe, expect, it } from "vitest";
+import { parseCommandLine } from "../../src/cli/args.js";
 import { loadConfig } from "../../src/config/index.js";
 import { appWithRecorder, DOORS, post } from "./doors.js";
 
@@ -30,7 +31,8 @@ describe("model aliases in the configuration", () => {
       env: { CURSOR_BRIDGE_MODEL_ALIASES: "gpt-4o=gpt-5.2, sonnet=claude-4.5-sonnet" },
     });
     expect(env.modelAliases).toEqual(["gpt-4o=gpt-5.2", "sonnet=claude-4.5-sonnet"]);
-    const flags = loadConfig({ ...paths, flags: { modelAliases: ["x=gpt-5.2", "y=default"] } });
+    const argv = ["--model-alias", "x=gpt-5.2", "--model-alias", "y=default"];
+    const flags = loadConfig({ ...paths, flags: parseCommandLine("serve", argv).flags.config });
     expect(flags.modelAliases).toEqual(["x=gpt-5.2", "y=default"]);
   });
 
