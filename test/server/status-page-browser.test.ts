@@ -110,6 +110,9 @@ describe.skipIf(CHROMIUM === undefined)("status page in headless Chromium", () =
       messages: [{ role: "user", content: 'Park [[emu:tool bash {"command":"ls"}]]' }],
       tools: [{ type: "function", function: { name: "bash", parameters: { type: "object", properties: {} } } }],
     });
+    await expect(
+      openai.chat.completions.create({ model: "no-such-model", messages: [{ role: "user", content: "x" }] }),
+    ).rejects.toThrow();
     const anthropic = await fetch(`${base}/messages`, {
       method: "POST",
       headers: { "content-type": "application/json", "user-agent": "claude-cli/2.1.330 (external, cli)" },
@@ -141,7 +144,11 @@ describe.skipIf(CHROMIUM === undefined)("status page in headless Chromium", () =
     expect(requests).toMatch(/chat · OpenAI\/JS composer-1 new, parked — \d+ 200/);
     expect(requests).toMatch(/chat · OpenAI\/JS composer-1\.5 new \d+ ms \d+ 200/);
     expect(requests).toMatch(/chat · OpenAI\/JS default new \d+ ms \d+ 200/);
-    expect(textOf(dom, "requests-count", "span")).toBe("(4)");
+    expect(textOf(dom, "requests-count", "span")).toBe("(5)");
+    // A failed request shows its error code, and the reason the client was told on hover.
+    expect(dom).toMatch(
+      /<td class="num bad" title="The model `no-such-model` does not exist\.[^"]*">404 \(not_found\)<\/td>/,
+    );
     const models = textOf(dom, "models", "ul");
     expect(models).toContain("composer-1");
     expect(models).toContain("claude-4.5-sonnet");
