@@ -2,7 +2,8 @@
  * Tool call arguments a client sends back in its history, normalised once by the surface's parser, before any
  * translator sees them: every door hands the engine a JSON object text, and anything else is a 400 naming the field
  * (never a mid-stream failure after the Run has started). Chat `tool_calls[].function.arguments` and Responses
- * `function_call.arguments` are JSON texts; an Anthropic `tool_use.input` is the object itself.
+ * `function_call.arguments` are JSON texts checked here; an Anthropic `tool_use.input` is the object itself, which
+ * the Messages schema requires to be an object (a 400 naming `messages.i.content.j.input` otherwise).
  */
 import { ProxyError } from "../../util/errors.js";
 
@@ -32,10 +33,4 @@ export function normalizeToolArguments(text: string, param: string): string {
   }
   if (!isObject(value)) throw invalid(param, "the tool call's arguments must be a JSON object.");
   return text;
-}
-
-/** An Anthropic `tool_use.input`. @throws ProxyError invalid_request (400) at `param` when it is not an object. */
-export function toolInputArguments(input: unknown, param: string): string {
-  if (!isObject(input)) throw invalid(param, "the tool call's input must be a JSON object.");
-  return JSON.stringify(input);
 }
