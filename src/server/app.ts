@@ -136,9 +136,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     app.post(FORWARD_PATH, (c) => handleForwardedTurn(c, deps.engine, cluster.auth));
   }
 
-  app.notFound((c) =>
-    openAIErrorResponse(routeNotFound(app, c.req.method, c.req.path), { requestId: c.get("log")?.requestId }),
-  );
+  // Thrown rather than answered, so the request log names its code like every other failure.
+  app.all("*", (c) => {
+    throw routeNotFound(app, c.req.method, c.req.path);
+  });
   app.onError((error, c) => {
     const proxyError = ProxyError.from(error);
     const requestId = c.get("log")?.requestId;

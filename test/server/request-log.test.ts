@@ -60,6 +60,17 @@ describe.each(DOORS.map((door) => [door.name, door] as const))("the %s door's lo
   });
 });
 
+describe("a path no door serves", () => {
+  it("logs its 404 with the code, like every other failure", async () => {
+    const { lines, logger } = capture("text");
+    const { app } = appWithRecorder({}, logger);
+    expect((await app.request("/v1/chat/complete", post({}))).status).toBe(404);
+    expect((await app.request("/v2/nothing", post({}))).status).toBe(404);
+    expect(accessLine(lines, "/v1/chat/complete")).toMatch(/ 404 .* code=not_found /);
+    expect(accessLine(lines, "/v2/nothing")).toMatch(/ 404 .* code=not_found /);
+  });
+});
+
 describe("the status page's recent requests", () => {
   it("keep the error code and the reason the client was told", async () => {
     const { app } = appWithRecorder();
