@@ -76,6 +76,19 @@ describe("/v1/models", () => {
     expect(one).toMatchObject({ id: "gpt-4o", resolves_to: "gpt-5.2" });
   });
 
+  it("lists an alias whose target Cursor does not list with bare facts, and a request for it is a 404", async () => {
+    const { app, runs } = appWithRecorder({ modelAliases: ["old=gpt-4-turbo"] });
+    const list = (await (await app.request("/v1/models")).json()) as { data: Array<Record<string, unknown>> };
+    expect(list.data.find((m) => m.id === "old")).toMatchObject({
+      resolves_to: "gpt-4-turbo",
+      display_name: "gpt-4-turbo",
+    });
+    const response = await app.request("/v1/chat/completions", post(DOORS[0]?.basic("old")));
+    expect(response.status).toBe(404);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toContain("gpt-4-turbo");
+    expect(runs).toHaveLength(0);
+  });
+
   it("lists them in Anthropic's shape for Anthropic clients", async () => {
     const { app } = appWithRecorder({ modelAliases: aliasesFromConfigFile() });
     const response = await app.request("/v1/models", { headers: { "anthropic-version": "2023-06-01" } });
