@@ -10,6 +10,7 @@ import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
 import { createCliContext } from "./context.js";
 import type { CliIo } from "./io.js";
+import { DEFAULT_PORT, findRunningServer, portGiven } from "./runtime-file.js";
 import {
   KEY_ENV,
   PLACEHOLDER_KEY,
@@ -41,7 +42,8 @@ Options:
                    <file>.cursor-bridge-<time>.bak and the diff is printed. A JSONC file (with comments) is left alone.
   --file <path>    Write to this file instead (with --write)
   --model <id>     The model to select (default: auto); checked against the running server's list
-  --host, --port   The server's address (default: as \`serve\` would listen)
+  --host, --port   The server's address (default: the running server's, as its runtime file in the data
+                   directory records it; else as \`serve\` would listen)
 ${COMMON_OPTIONS_HELP}
 
 Examples:
@@ -68,6 +70,8 @@ interface ServedModels {
   source: string;
   /** The running server refused the request for want of its API key. */
   needsKey: boolean;
+  /** False when nothing answered at the address. */
+  answered: boolean;
 }
 
 /** The running server's models (`GET /v1/models`), `401` when it wants a key, undefined when it does not answer. */
@@ -106,16 +110,16 @@ const AUTO: SetupModel = { id: "auto", name: "Auto", reasoning: false, vision: t
 async function servedModels(origin: string, apiKey: string | undefined): Promise<ServedModels> {
   const models = await fetchModels(origin, apiKey);
   if (Array.isArray(models) && models.length > 0) {
-    return { models, fromServer: true, needsKey: false, source: `listed by the server at ${origin}` };
+    return { models, fromServer: true, needsKey: false, answered: true, source: `listed by the server at ${origin}` };
   }
   // "auto" (Cursor's Auto) exists on every upstream, the emulator included.
   const fallback = 'only "auto" (every upstream serves it)';
   if (models === 401) {
     const source = `the server at ${origin} requires its API key (set ${KEY_ENV} to list its models), so ${fallback}`;
-    return { models: [AUTO], fromServer: false, needsKey: true, source };
+    return { models: [AUTO], fromServer: false, needsKey: true, answered: true, source };
   }
   const source = `no server answered at ${origin}, so ${fallback}; start it and run this again to list every model`;
-  return { models: [AUTO], fromServer: false, needsKey: false, source };
+  return { models: [AUTO], fromServer: false, needsKey: false, answered: models !== undefined, source };
 }
 
 function chooseModel(requested: string | undefined, served: ServedModels): string {
@@ -161,7 +165,13 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     model: { type: "string" },
   });
   const ctx = await createCliContext(io, flags);
-  if (ctx.config.port === 0) {
+  // Without a port, the server `serve` recorded as running (its runtime file) wins over the configured default.
+  const running = portGiven(flags.config, io.env, ctx.config.port)
+    ? undefined
+    : await findRunningServer(ctx.config.dataDir);
+  const host = running?.host ?? ctx.config.host;
+  const port = running?.port ?? ctx.config.port;
+  if (port === 0) {
     throw new ProxyError("invalid_request", "The server's port is chosen when it starts (port 0): pass --port.");
   }
   if (values.file !== undefined && values.write !== true) {
@@ -173,7 +183,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       `${client.name} is configured with environment variables or a command line, not a file: run \`cursor-bridge setup ${client.name}\` and use what it prints.`,
     );
   }
-  const origin = clientOrigin(ctx.config.host, ctx.config.port);
+  const origin = clientOrigin(host, port);
   const served = await servedModels(origin, ctx.config.apiKey);
   const model = chooseModel(typeof values.model === "string" ? values.model : undefined, served);
   const target: SetupTarget = {
@@ -186,7 +196,16 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   };
   const text = client.render(target);
 
-  if (!ctx.json) io.err(`Models: ${served.source}.\n`);
+  if (!ctx.json) {
+    if (running !== undefined) io.err(`Server: the cursor-bridge running at ${origin} (pid ${running.pid}).\n`);
+    io.err(`Models: ${served.source}.\n`);
+    if (served.answered === false) {
+      const serve = port === DEFAULT_PORT ? "`cursor-bridge serve`" : `\`cursor-bridge serve --port ${port}\``;
+      io.err(
+        `Warning: nothing serves ${origin} right now: start it with ${serve} before using this configuration (or pass --port with the running server's port).\n`,
+      );
+    }
+  }
   if (values.write !== true || client.file === undefined) {
     if (ctx.json) ctx.printJson({ client: client.name, origin, model, modelsFrom: served.source, config: text });
     else io.out(text);
