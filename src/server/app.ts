@@ -25,6 +25,7 @@ import { limitBody } from "./body-limit.js";
 import { handleForwardedTurn } from "./cluster-route.js";
 import { guardHost, guardOrigin, requireJson } from "./request-guard.js";
 import { registerStatusRoutes } from "./status-page.js";
+import { steerUsageLimits } from "./usage-limit-steering.js";
 
 const isAnthropic = (c: Context) =>
   c.req.header("anthropic-version") !== undefined || c.req.path.startsWith("/v1/messages");
@@ -114,6 +115,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   );
   // Large bodies are processed a few at a time (memory budget); small requests never wait.
   app.use("/v1/*", admitLargeBodies(createBodyGate(options.largeBodyBudgetBytes ?? LARGE_BODY_BUDGET_BYTES)));
+  // OpenCode and Codex hide a 429 usage limit behind their own retries or text: each gets a form it shows at once.
+  app.use("/v1/*", steerUsageLimits());
 
   app.get("/v1/models", async (c) => {
     const models = await deps.engine.listModels(c.req.raw.signal);

@@ -13,15 +13,14 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isAlive } from "../support/processes.js";
 import { closedPort, startClient } from "./support/client-process.js";
+import { emulatorStats, pluginSkipReason, startStandaloneEmulator } from "./support/plugin-env.js";
 import { createTempHome, type TempHome } from "./support/served-bridge.js";
-import { OPENCODE_BINARY, OPENCODE_OFFLINE_ENV, openCodeSkipReason } from "./support/test-clients.js";
+import { OPENCODE_BINARY, OPENCODE_OFFLINE_ENV } from "./support/test-clients.js";
 
 const BINARY = OPENCODE_BINARY;
-const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
 /** The repository itself: OpenCode reads its package.json (`main`, `exports["./server"]`) as it would an installed package. */
 const PLUGIN = new URL("../..", import.meta.url).href.replace(/\/$/, "");
 const API_KEY = `e2e-key-${randomBytes(6).toString("hex")}`;
@@ -31,62 +30,8 @@ const RUN_TIMEOUT_MS = 150_000;
 /** The child watches OpenCode and exits within a second of it; the poll allows for a loaded 2-core machine. */
 const CHILD_EXIT_POLL_MS = 2_000;
 
-async function skipReason(): Promise<string | undefined> {
-  const clients = await openCodeSkipReason();
-  if (clients !== undefined) return clients;
-  // OpenCode installs @opencode-ai/plugin before loading a plugin and hangs without a registry (fails under CI=true).
-  const registry = (process.env.npm_config_registry ?? "https://registry.npmjs.org").replace(/\/+$/, "");
-  const reachable = await fetch(`${registry}/@opencode-ai%2fplugin`, {
-    method: "HEAD",
-    signal: AbortSignal.timeout(15_000),
-  })
-    .then(() => true)
-    .catch(() => false);
-  if (!reachable) {
-    const why = `the npm registry (${registry}) is unreachable, and OpenCode installs @opencode-ai/plugin from it`;
-    if (process.env.CI === "true") throw new Error(why);
-    return why;
-  }
-  return undefined;
-}
-
-const reason = await skipReason();
+const reason = await pluginSkipReason();
 if (reason !== undefined) console.log(`skipping the OpenCode plugin end-to-end test: ${reason}`);
-
-/** `cursor-bridge emulator --api-key KEY --port 0` in its own process. */
-async function startStandaloneEmulator(): Promise<{ url: string; process: ChildProcess }> {
-  const child = spawn(process.execPath, [BIN, "emulator", "--port", "0", "--api-key", API_KEY], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stderr = "";
-  child.stderr?.setEncoding("utf8").on("data", (part: string) => (stderr += part));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`emulator did not start; stderr:\n${stderr}`)), 30_000);
-    child.stdout?.setEncoding("utf8").on("data", (part: string) => {
-      out += part;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match?.[1] === undefined) return;
-      clearTimeout(timer);
-      resolve(match[1]);
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`emulator exited with ${code}; stderr:\n${stderr}`));
-    });
-  });
-  return { url, process: child };
-}
-
-interface EmulatorStats {
-  runs: number;
-  turns: Array<{ model: string; conversationId: string; outcome?: string }>;
-}
-
-async function emulatorStats(url: string): Promise<EmulatorStats> {
-  const response = await fetch(`${url}/emulator/stats`);
-  return (await response.json()) as EmulatorStats;
-}
 
 /** Pids of `cursor-bridge.js serve` processes whose HOME is `home` (the plugin's children in that OpenCode HOME). */
 function bridgeChildren(home: string): number[] {
@@ -131,7 +76,7 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    emulator = await startStandaloneEmulator();
+    emulator = await startStandaloneEmulator(API_KEY);
     home = createTempHome("opencode-plugin");
     env = {
       ...home.env,
