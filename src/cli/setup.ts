@@ -5,6 +5,7 @@
  * file, keeping a backup and showing the diff.
  */
 import { readFile } from "node:fs/promises";
+import { pathToFileURL } from "node:url";
 import { ProxyError } from "../util/errors.js";
 import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
@@ -21,6 +22,7 @@ import {
 } from "./setup-clients.js";
 import { writeMergedFile } from "./setup-write.js";
 import { MergeRefused } from "./toml-merge.js";
+import { packageRoot } from "./version.js";
 
 const names = SETUP_CLIENTS.map((client) => client.name);
 const width = Math.max(...names.map((name) => name.length));
@@ -88,7 +90,7 @@ async function fetchModels(origin: string, apiKey: string | undefined): Promise<
     const body = (await response.json()) as { data?: unknown };
     if (!Array.isArray(body.data)) return undefined;
     return body.data.flatMap(
-      (entry: { id?: unknown; display_name?: unknown; reasoning?: unknown; vision?: unknown }) =>
+      (entry: { id?: unknown; display_name?: unknown; reasoning?: unknown; vision?: unknown; aliases?: unknown }) =>
         typeof entry.id === "string"
           ? [
               {
@@ -96,6 +98,9 @@ async function fetchModels(origin: string, apiKey: string | undefined): Promise<
                 name: typeof entry.display_name === "string" ? entry.display_name : entry.id,
                 reasoning: entry.reasoning === true,
                 vision: entry.vision === true,
+                aliases: Array.isArray(entry.aliases)
+                  ? entry.aliases.filter((alias): alias is string => typeof alias === "string")
+                  : [],
               },
             ]
           : [],
@@ -105,7 +110,7 @@ async function fetchModels(origin: string, apiKey: string | undefined): Promise<
   }
 }
 
-const AUTO: SetupModel = { id: "auto", name: "Auto", reasoning: false, vision: true };
+const AUTO: SetupModel = { id: "auto", name: "Auto", reasoning: false, vision: true, aliases: [] };
 
 async function servedModels(origin: string, apiKey: string | undefined): Promise<ServedModels> {
   const models = await fetchModels(origin, apiKey);
@@ -190,9 +195,10 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     origin,
     keyRequired: ctx.config.apiKey !== undefined || served.needsKey,
     model,
+    pluginEntry: pathToFileURL(packageRoot()).href,
     models: served.models.some((entry) => entry.id === model)
       ? served.models
-      : [...served.models, { id: model, name: model, reasoning: false, vision: false }],
+      : [...served.models, { id: model, name: model, reasoning: false, vision: false, aliases: [] }],
   };
   const text = client.render(target);
 

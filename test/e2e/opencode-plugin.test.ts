@@ -1,6 +1,7 @@
 /**
- * The OpenCode plugin as its users run it: OpenCode 1.18.33 (test/clients) loads it from this repository's path
- * (the package entry, `src/opencode/index.ts`), with a temporary HOME, `OPENCODE_AUTH_CONTENT` holding an API-key
+ * The OpenCode plugin as its users run it: OpenCode 1.18.33 (test/clients) loads it from the entry `cursor-bridge setup
+ * opencode-plugin --write` put in the global opencode.json (this repository's path; the package entry is
+ * `src/opencode/index.ts`), with a temporary HOME, `OPENCODE_AUTH_CONTENT` holding an API-key
  * credential, and `CURSOR_API_URL` pointing at a standalone emulator (`cursor-bridge emulator --api-key KEY`, its own
  * process, read through `GET /emulator/stats`). The plugin starts the bridge as a Node child; these tests find that
  * child by its command line and HOME in /proc, and check it is gone once OpenCode is â€” after a normal exit and after
@@ -13,9 +14,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isAlive } from "../support/processes.js";
-import { closedPort, startClient } from "./support/client-process.js";
+import { closedPort, runClient, startClient } from "./support/client-process.js";
 import { emulatorStats, pluginSkipReason, startStandaloneEmulator } from "./support/plugin-env.js";
 import { createTempHome, type TempHome } from "./support/served-bridge.js";
 import { OPENCODE_BINARY, OPENCODE_OFFLINE_ENV } from "./support/test-clients.js";
@@ -23,6 +25,7 @@ import { OPENCODE_BINARY, OPENCODE_OFFLINE_ENV } from "./support/test-clients.js
 const BINARY = OPENCODE_BINARY;
 /** The repository itself: OpenCode reads its package.json (`main`, `exports["./server"]`) as it would an installed package. */
 const PLUGIN = new URL("../..", import.meta.url).href.replace(/\/$/, "");
+const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
 const API_KEY = `e2e-key-${randomBytes(6).toString("hex")}`;
 const MAIN_MODEL = "composer-1";
 const TITLE_MODEL = "claude-4.5-sonnet";
@@ -78,12 +81,20 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
   beforeAll(async () => {
     emulator = await startStandaloneEmulator(API_KEY);
     home = createTempHome("opencode-plugin");
+    // The plugin entry comes from `setup opencode-plugin --write`, as the README tells users: the global opencode.json.
+    const setup = await runClient(process.execPath, [BIN, "setup", "opencode-plugin", "--write"], {
+      cwd: home.dir,
+      env: { ...home.env, NO_COLOR: "1" },
+      timeoutMs: 60_000,
+    });
+    expect(setup.code, setup.stderr).toBe(0);
+    const written = JSON.parse(readFileSync(join(home.env.XDG_CONFIG_HOME ?? "", "opencode", "opencode.json"), "utf8"));
+    expect(written).toMatchObject({ plugin: [PLUGIN] });
     env = {
       ...home.env,
       CURSOR_API_URL: emulator.url,
       OPENCODE_AUTH_CONTENT: JSON.stringify({ cursor: { type: "api", key: API_KEY } }),
       OPENCODE_CONFIG_CONTENT: JSON.stringify({
-        plugin: [PLUGIN],
         model: `cursor/${MAIN_MODEL}`,
         small_model: `cursor/${TITLE_MODEL}`,
         autoupdate: false,
