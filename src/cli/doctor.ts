@@ -17,6 +17,7 @@ import {
   checkToken,
   type PortTarget,
 } from "./doctor-checks.js";
+import { checkOpenCodePlugin } from "./doctor-opencode.js";
 import { checkStore } from "./doctor-store.js";
 import type { CliIo, Style } from "./io.js";
 import { probeHttp1, probeHttp2 } from "./probe.js";
@@ -27,7 +28,8 @@ const HELP = `Usage: cursor-bridge doctor [options]
 Check the setup and print what to fix: Node.js version, stored credentials (and their file permissions), whether
 Cursor accepts the token, whether the Cursor API answers over HTTP/2 and over HTTP/1.1, the data and config
 directories, the store (--store: the data directory, or a shared Redis: reachable, writable, instances running),
-the version string sent to Cursor, and whether a cursor-bridge serves its port (without --port: the port a running
+the version string sent to Cursor, the OpenCode plugin entries of opencode.json (when one names cursor-bridge),
+and whether a cursor-bridge serves its port (without --port: the port a running
 \`serve\` recorded in its runtime file, else the configured one), or else whether \`serve\` could listen there.
 
 Exit codes: 0 nothing failed (warnings allowed), 1 at least one check failed, 2 bad options or config.
@@ -69,6 +71,7 @@ export async function runChecks(ctx: CliContext, explicitPort = false): Promise<
     checkPort(await portTarget(ctx, explicitPort)),
     checkStore(ctx),
   ]);
+  const openCodePlugin = checkOpenCodePlugin({ env: ctx.io.env, homedir: ctx.paths.homedir });
   return [
     checkNodeVersion(),
     credentialCheck.result,
@@ -80,6 +83,7 @@ export async function runChecks(ctx: CliContext, explicitPort = false): Promise<
     dataDir,
     store,
     port,
+    ...(openCodePlugin.status === "skip" ? [] : [openCodePlugin]),
   ];
 }
 

@@ -140,7 +140,8 @@ function smallModel(target: SetupTarget): { small_model?: string } {
   return fast === undefined ? {} : { small_model: `${PROVIDER_ID}/${fast}` };
 }
 
-function openCodePath(paths: SetupPaths): string {
+/** The global opencode.json (`$OPENCODE_CONFIG` wins). */
+export function openCodePath(paths: SetupPaths): string {
   const explicit = set(paths.env, "OPENCODE_CONFIG");
   if (explicit !== undefined) return explicit;
   const configHome = set(paths.env, "XDG_CONFIG_HOME") ?? join(paths.homedir, ".config");
@@ -186,9 +187,13 @@ const opencode: SetupClient = {
   },
 };
 
-/** Plugin entries that name cursor-bridge: the bare package name (never published), or a path ending in its root. */
-function isOurPluginEntry(entry: unknown, ours: string): boolean {
-  return entry === PROVIDER_ID || entry === ours || entry === `${ours}/`;
+/**
+ * Plugin entries that name cursor-bridge: the bare package name (never published), this installation, or a `file:`
+ * path of a folder named cursor-bridge (another or a removed installation: two would register the provider twice).
+ */
+export function isOurPluginEntry(entry: unknown, ours: string): boolean {
+  if (typeof entry !== "string") return false;
+  return entry === PROVIDER_ID || entry === ours || entry === `${ours}/` || /^file:.*\/cursor-bridge\/?$/.test(entry);
 }
 
 const pluginNext = (target: SetupTarget) =>

@@ -11,8 +11,10 @@ afterEach(() => {
 describe("command hints", () => {
   it("recognise npm scripts of this package as a clone, anything else as installed", () => {
     const start = { npm_package_name: "cursor-bridge", npm_lifecycle_script: "node bin/cursor-bridge.js serve" };
-    expect(launcherFromEnv(start)).toBe("npm run cli --");
-    expect(launcherFromEnv({ ...start, npm_lifecycle_script: "node bin/cursor-bridge.js" })).toBe("npm run cli --");
+    expect(launcherFromEnv(start)).toBe("npm run --silent cli --");
+    expect(launcherFromEnv({ ...start, npm_lifecycle_script: "node bin/cursor-bridge.js" })).toBe(
+      "npm run --silent cli --",
+    );
     expect(launcherFromEnv({ ...start, npm_package_name: "my-app" })).toBe("cursor-bridge");
     // `npm test` runs vitest, whose child processes inherit npm's variables: not a user's launch.
     expect(launcherFromEnv({ ...start, npm_lifecycle_script: "node tools/sub-packages.mjs && vitest run" })).toBe(
@@ -25,20 +27,20 @@ describe("command hints", () => {
     const text =
       "Run `cursor-bridge login` (or `cursor-bridge import`); cursor-bridge serve is fine; `cursor-bridge x`";
     expect(withLauncher(text)).toBe(text);
-    setLauncher("npm run cli --");
+    setLauncher("npm run --silent cli --");
     expect(withLauncher(text)).toBe(
-      "Run `npm run cli -- login` (or `npm run cli -- import`); cursor-bridge serve is fine; `cursor-bridge x`",
+      "Run `npm run --silent cli -- login` (or `npm run --silent cli -- import`); cursor-bridge serve is fine; `cursor-bridge x`",
     );
   });
 
   it("reach the server's 401 in both error shapes", () => {
-    setLauncher("npm run cli --");
+    setLauncher("npm run --silent cli --");
     const rejected = new ProxyError("unauthenticated", "Cursor rejected the session; run `cursor-bridge login` again.");
-    expect(toOpenAIError(rejected).body.error.message).toContain("run `npm run cli -- login` again");
-    expect(toAnthropicError(rejected).body.error.message).toContain("run `npm run cli -- login` again");
+    expect(toOpenAIError(rejected).body.error.message).toContain("run `npm run --silent cli -- login` again");
+    expect(toAnthropicError(rejected).body.error.message).toContain("run `npm run --silent cli -- login` again");
     const bare = new ProxyError("unauthenticated", "Token expired.");
     expect(toOpenAIError(bare).body.error.message).toBe(
-      "Token expired. Run `npm run cli -- login` to sign in to Cursor.",
+      "Token expired. Run `npm run --silent cli -- login` to sign in to Cursor.",
     );
   });
 });
