@@ -250,7 +250,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
 /** `cursor-bridge setup`. */
 export const setupCommand: Command = {
   name: "setup",
-  summary: "Print (or --write) a client's configuration: opencode, claude-code, codex, openai, curl",
+  summary: `Print (or --write) a client's configuration: ${names.join(", ")}`,
   help: HELP,
   run,
 };
