@@ -147,7 +147,14 @@ export async function startBridge(
     if (shared !== undefined) upstreamCtx = (await import("./shared-login.js")).withSharedLogin(ctx, shared, logger);
     choice = await chooseUpstream(upstreamCtx);
     if (choice.kind === "emulator") {
-      listener = await reserveListener("127.0.0.1", 0);
+      listener = await reserveListener("127.0.0.1", config.emulator.port).catch((error: NodeJS.ErrnoException) => {
+        const why = error.code === "EADDRINUSE" ? "is already in use" : `cannot be bound (${error.code ?? "error"})`;
+        throw new ProxyError(
+          "invalid_request",
+          `The embedded emulator's port ${config.emulator.port} on 127.0.0.1 ${why}: pick another with --emulator-port (0 = any free port).`,
+          { cause: error },
+        );
+      });
       choice = { kind: "emulator", listener };
     }
     server = await bind({

@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -135,5 +136,29 @@ describe("port in use", () => {
     expect(second.code).toBe(2);
     expect(second.err).toContain(`Port ${port} on 127.0.0.1 is already in use by cursor-bridge`);
     expect(second.err).toContain("`cursor-bridge setup <client>` finds it");
+  });
+});
+
+describe("--emulator-port", () => {
+  it("puts the embedded emulator on that port, and says so when it is taken", async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const port = (taken.address() as AddressInfo).port;
+    const refused = await harness.run(["serve", "--upstream", "emulator", "--emulator-port", String(port)]);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain(`The embedded emulator's port ${port} on 127.0.0.1 is already in use`);
+    await new Promise<void>((resolve) => taken.close(() => resolve()));
+
+    let banner = "";
+    const io: CliIo = { out: (text) => (banner += text), err: () => {}, isTty: false, env: harness.env };
+    const started = await startBridge(io, ["--port", "0", "--upstream", "emulator", "--emulator-port", String(port)]);
+    try {
+      expect(banner).toContain(`Emulator at http://127.0.0.1:${port}`);
+      const stats = await fetch(`http://127.0.0.1:${port}/emulator/stats`);
+      expect(stats.status).toBe(200);
+      await stats.text();
+    } finally {
+      await started.bridge.close();
+    }
   });
 });
