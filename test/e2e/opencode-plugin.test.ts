@@ -197,6 +197,28 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
   );
 
   it(
+    "a wrong stored API key fails the run with Cursor's reason and what to do, not a bare 'Failed to authorize'",
+    async () => {
+      const cwd = join(home.dir, "project");
+      mkdirSync(cwd, { recursive: true });
+      const wrong = JSON.stringify({ cursor: { type: "api", key: "e2e-not-a-registered-key" } });
+      // Without a working key the plugin lists no models but `auto` (always there).
+      const result = await startClient(BINARY, ["run", "-m", "cursor/auto", "--format", "json", "Hello"], {
+        cwd,
+        env: { ...env, OPENCODE_AUTH_CONTENT: wrong },
+        timeoutMs: RUN_TIMEOUT_MS,
+      }).done;
+      const output = `${result.stdout}\n${result.stderr}`;
+      const diagnostics = `exit ${result.code}\n${output.slice(-4000)}`;
+      expect(result.code, diagnostics).not.toBe(0);
+      expect(output, diagnostics).toContain("Cursor rejected the API key stored for provider cursor");
+      expect(output, diagnostics).toContain("opencode auth login");
+      expect(output).not.toContain("e2e-not-a-registered-key");
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+
+  it(
     "the bridge child exits when OpenCode is killed with SIGKILL mid-turn",
     async () => {
       // A turn that streams for a long time keeps OpenCode (and the bridge child) busy until we kill it.
