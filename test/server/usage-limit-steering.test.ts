@@ -1,8 +1,10 @@
 /**
  * A usage limit as each client gets it (the real clients are driven in test/e2e/usage-limit.test.ts): a 429
  * `insufficient_quota` for everyone, except OpenCode (a 402, which it does not retry, with the remaining time in
- * words) and Codex on /v1/responses (a `response.failed` stream whose error it shows verbatim).
+ * words) and Codex on /v1/responses (a `response.failed` stream whose error it shows verbatim). The Anthropic SDK
+ * with its default retries shows it after one request (the openai SDK and the AI SDK: actionable-errors.test.ts).
  */
+import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { durationInWords, steeredClient, withDurationsInWords } from "../../src/server/usage-limit-steering.js";
 import { type Stack, startStack } from "../support/stack.js";
@@ -68,6 +70,26 @@ describe("usage limits per client", () => {
     expect(events.map((event) => event.type)).toEqual(["response.created", "response.failed"]);
     expect(events[1]?.response.status).toBe("failed");
     expect(events[1]?.response.error?.message).toMatch(/^Cursor usage limit reached.*resets/);
+  });
+
+  it("the Anthropic SDK (default retries) shows the bridge's message after one request", async () => {
+    let requests = 0;
+    const client = new Anthropic({
+      baseURL: stack.baseURL.replace(/\/v1$/, ""),
+      apiKey: "local",
+      fetch: (input, init) => {
+        requests += 1;
+        return fetch(input, init);
+      },
+    });
+    const started = Date.now();
+    const error = (await client.messages
+      .create({ model: "auto", max_tokens: 64, messages: [{ role: "user", content: LIMIT }] })
+      .catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>;
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(requests).toBe(1);
+    expect(error).toBeInstanceOf(Anthropic.RateLimitError);
+    expect(error.message).toMatch(/Cursor usage limit reached.*resets/);
   });
 
   it("recognises the clients by User-Agent only", () => {
