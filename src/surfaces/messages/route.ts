@@ -10,7 +10,7 @@ import { ProxyError } from "../../util/errors.js";
 import type { RequestLog } from "../kit/access-log.js";
 import { headerList } from "../kit/header-list.js";
 import { observe, readJson } from "../kit/request-io.js";
-import { estimateInputTokens } from "./count-tokens.js";
+import { countInputTokens } from "./count-tokens.js";
 import { toAnthropicError } from "./error-body.js";
 import { toAnthropicEvents, toAnthropicMessage } from "./events.js";
 import { parseFamilyOverrides, resolveAnthropicModel } from "./models.js";
@@ -53,21 +53,6 @@ function warningHeaders(ignoredParams: string[], warnings: string[]): Record<str
   if (ignoredParams.length > 0) headers["x-cursor-bridge-ignored-params"] = headerList(ignoredParams, ",");
   if (warnings.length > 0) headers["x-cursor-bridge-warnings"] = headerList(warnings, " | ");
   return headers;
-}
-
-type TokenCounter = (text: string) => number;
-let counter: Promise<TokenCounter> | undefined;
-
-/** o200k_base BPE, loaded on first use (the ranks are a few MB; most servers never count). */
-function loadCounter(): Promise<TokenCounter> {
-  counter ??= Promise.all([import("js-tiktoken/lite"), import("js-tiktoken/ranks/o200k_base")]).then(
-    ([{ Tiktoken }, { default: ranks }]) => {
-      const encoding = new Tiktoken(ranks);
-      // Special-token text (`<|endoftext|>`) is counted as ordinary text instead of throwing.
-      return (text: string) => encoding.encode(text, [], []).length;
-    },
-  );
-  return counter;
 }
 
 /** Creates the two route handlers. */
@@ -138,7 +123,7 @@ export function createMessagesHandlers(options: MessagesHandlerOptions) {
   async function countTokens(c: Context): Promise<Response> {
     const { request: body } = parseCountTokensRequest(await readJson(c));
     const { request } = toEngineRequest(body);
-    const result: CountTokensResponse = { input_tokens: estimateInputTokens(request, await loadCounter()) };
+    const result: CountTokensResponse = { input_tokens: await countInputTokens(request) };
     return c.json(result);
   }
 
