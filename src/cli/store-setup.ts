@@ -13,6 +13,7 @@ import type { StoreClient } from "../stores/redis/client.js";
 import { createFileResponseStore, type ResponseStore } from "../stores/response-store.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
+import { ensurePrivateDir } from "../util/private-dir.js";
 
 /** The stores of one server. */
 export interface ServeStores {
@@ -71,6 +72,9 @@ export async function openStores(
   shared: StoreClient | undefined,
 ): Promise<ServeStores> {
   if (shared === undefined) {
+    // The data dir holds every conversation: the user's alone, even when it existed before with a looser mode.
+    await ensurePrivateDir(config.dataDir, { logger });
+    if (dataDir !== config.dataDir) await ensurePrivateDir(dataDir, { logger });
     // Next to the conversation records: the index maps client histories to them and survives restarts.
     const index = await createFileConversationIndex({ dir: join(dataDir, "conversations"), logger });
     const responseStore = createFileResponseStore({ dir: join(dataDir, "responses"), logger });
@@ -91,6 +95,7 @@ export async function openStores(
     { createRedisConversationIndex },
     { createRedisConversationStore },
     { createRedisResponseStore },
+    { createRedisNonceStore },
   ] = await Promise.all([
     import("../cluster/cluster-auth.js"),
     import("../cluster/forwarder.js"),
@@ -99,12 +104,13 @@ export async function openStores(
     import("../stores/redis/conversation-index.js"),
     import("../stores/redis/conversation-store.js"),
     import("../stores/redis/response-store.js"),
+    import("../cluster/redis-nonces.js"),
   ]);
   const secret = config.clusterSecret ?? "";
   const client = namespaced(shared, namespace);
   const tag = newInstanceTag();
   const directory = createInstanceDirectory({ client, logger });
-  const auth = createClusterAuth(secret);
+  const auth = createClusterAuth(secret, { nonces: createRedisNonceStore(client) });
   return {
     index: createRedisConversationIndex({ client }),
     responseStore: createRedisResponseStore({ client, logger }),
