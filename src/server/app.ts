@@ -104,12 +104,19 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   registerStatusRoutes(app, { engine: deps.engine, options, status: deps.status, recent, now: deps.now });
   if (options.apiKey !== undefined) app.use("/v1/*", requireApiKey(options.apiKey));
   app.use("/v1/*", requireJson());
+  // Refused from content-length before the body is read: a body over the limit can never be served.
+  const imageHint =
+    options.maxImageBytes === undefined
+      ? ""
+      : ` It allows for ${(options.maxImageBytes / 1024 / 1024).toFixed(0)} MiB of images (--max-image-bytes); a larger image cannot be sent.`;
   app.use(
     "/v1/*",
     limitBody(options.maxBodyBytes, () => {
-      throw new ProxyError("request_too_large", `The request body is larger than ${options.maxBodyBytes} bytes.`, {
-        detail: "body_too_large",
-      });
+      throw new ProxyError(
+        "request_too_large",
+        `The request body is larger than ${options.maxBodyBytes} bytes.${imageHint}`,
+        { detail: "body_too_large" },
+      );
     }),
   );
   // Large bodies are processed a few at a time (memory budget); small requests never wait.

@@ -63,7 +63,7 @@ export interface ProxyErrorDetails {
     | "out_of_range"
     | "turn_in_progress"
     | "previous_response_not_found";
-  request_too_large: "body_too_large";
+  request_too_large: "body_too_large" | "message_too_large";
   unsupported_media_type: "not_json";
   unauthenticated:
     | "local_api_key"

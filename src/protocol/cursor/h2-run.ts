@@ -31,7 +31,14 @@ import type { Http2Sessions } from "../connect/http2-sessions.js";
 import type { TransportPool } from "../connect/transports.js";
 import { type ErrorMappingContext, toProxyError } from "./error-mapping.js";
 import { connectStreamHeaders } from "./headers.js";
-import { abortedError, decodeServerMessage, type RunStream, type StartedRun, streamClosedError } from "./run-stream.js";
+import {
+  abortedError,
+  decodeServerMessage,
+  messageTooLargeError,
+  type RunStream,
+  type StartedRun,
+  streamClosedError,
+} from "./run-stream.js";
 
 /** Parameters of {@link startHttp2Run}. */
 export interface Http2RunParams {
@@ -159,11 +166,7 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
     if (this.finished || this.sendClosed) return Promise.reject(this.endError ?? streamClosedError());
     const payload = toBinary(AgentClientMessageSchema, message);
     if (payload.length > this.maxMessageBytes) {
-      const error = new ConnectError(
-        `Message of ${payload.length} bytes is larger than the ${this.maxMessageBytes}-byte limit.`,
-        Code.ResourceExhausted,
-      );
-      return Promise.reject(toProxyError(error, this.errorContext));
+      return Promise.reject(messageTooLargeError(payload.length, this.maxMessageBytes, "HTTP/2"));
     }
     const frame = encodeEnvelope(0, payload);
     if (this.queued !== undefined) {
@@ -410,6 +413,8 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
 /** Starts `Run` over HTTP/2 with `first` as the first request frame. */
 export function startHttp2Run(params: Http2RunParams): StartedRun {
   const stream = new Http2RunStream(params);
-  stream.send(params.first).catch(() => {});
+  // A first message that cannot be sent (too large, or the stream failed first) ends the run with that error; the
+  // server would otherwise wait for a run_request that never comes.
+  stream.send(params.first).catch((error: unknown) => stream.abort(error));
   return { stream, ready: stream.ready };
 }
