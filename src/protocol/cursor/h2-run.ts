@@ -51,6 +51,8 @@ export interface Http2RunParams {
   logger: Logger;
   errorContext: ErrorMappingContext;
   maxMessageBytes: number;
+  /** On a connection of its own (closed with the run), not the pool's shared one. */
+  freshConnection?: boolean;
 }
 
 /** Decoded messages waiting for the reader before the stream is paused (HTTP/2 flow control then holds the rest). */
@@ -120,6 +122,7 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
   private drainWaiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> | undefined;
   private settleReady: ((outcome: Awaited<StartedRun["ready"]>) => void) | undefined;
   private readonly sessions: Http2Sessions;
+  private readonly ownsSessions: boolean;
   private readonly signal: AbortSignal | undefined;
   private readonly logger: Logger;
   private readonly errorContext: ErrorMappingContext;
@@ -132,7 +135,10 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
     this.errorContext = params.errorContext;
     this.maxMessageBytes = params.maxMessageBytes;
     this.ready = new Promise((resolve) => (this.settleReady = resolve));
-    this.sessions = params.pool.http2Sessions(params.baseUrl);
+    this.ownsSessions = params.freshConnection === true;
+    this.sessions = this.ownsSessions
+      ? params.pool.privateHttp2Sessions(params.baseUrl)
+      : params.pool.http2Sessions(params.baseUrl);
     const headers = {
       ...params.headers,
       ...connectStreamHeaders(),
@@ -143,6 +149,7 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
       (error: unknown) => {
         this.noStream = true;
         this.fail(transportError(error));
+        this.releaseOwnSessions();
       },
     );
     if (this.signal?.aborted === true) this.abort(this.signal.reason);
@@ -246,6 +253,8 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
   }
 
   private attach(h2: ClientHttp2Stream): void {
+    // A connection of the run's own goes with its stream.
+    h2.once("close", () => this.releaseOwnSessions());
     if (this.finished) {
       // Aborted while the stream was opening.
       h2.on("error", () => {});
@@ -339,6 +348,10 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
         detail: "missing_end_stream",
       }),
     );
+  }
+
+  private releaseOwnSessions(): void {
+    if (this.ownsSessions) this.sessions.close();
   }
 
   private onClose(): void {
