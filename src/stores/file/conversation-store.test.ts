@@ -6,7 +6,7 @@ import { ORPHAN_BLOB, sampleRecord } from "../../../test/support/conversation-re
 import { blobIdOf, toHex } from "../../backend/blob-store.js";
 import type { Logger } from "../../util/logger.js";
 import { createMemoryConversationStore } from "../conversation-store.js";
-import { createFileConversationStore, writeFileAtomic } from "./conversation-store.js";
+import { createFileConversationStore, sizeOf, writeFileAtomic } from "./conversation-store.js";
 
 describe("file conversation store", () => {
   let dir: string;
@@ -30,7 +30,11 @@ describe("file conversation store", () => {
 
   it("keeps a record in memory only when it is small next to the cache (large ones are read from disk again)", async () => {
     const record = sampleRecord("conv-1", now);
-    const bytes = record.checkpoint.byteLength + [...record.blobs.values()].reduce((sum, b) => sum + b.byteLength, 0);
+    // Bytes plus the per-record and per-blob object overhead the cache charges.
+    const bytes = sizeOf(record);
+    expect(bytes).toBeGreaterThan(
+      record.checkpoint.byteLength + [...record.blobs.values()].reduce((sum, b) => sum + b.byteLength, 0) + 512,
+    );
     const roomy = createFileConversationStore({ dir, ttlMs: 10_000, now: () => now, cacheBytes: bytes * 8 });
     await roomy.save(record);
     await rm(dir, { recursive: true, force: true });
