@@ -24,6 +24,7 @@ import { completedToolOutcome } from "./completed-tool-call.js";
 import { type ExecContext, execHeartbeat, handleExec, type PendingCall, resultReplies } from "./exec-handler.js";
 import { rejectInteractionQuery } from "./interaction-query.js";
 import type { ToolOutput } from "./native-results.js";
+import { SurfaceExecRunner } from "./surface-exec-runner.js";
 import type { TurnChannel } from "./turn-channel.js";
 import { unexpectedCancelAsConnectionLoss } from "./turn-setup.js";
 
@@ -72,9 +73,20 @@ export class RunSession {
   private batchTimer: ReturnType<typeof setTimeout> | undefined;
   private stallActive = false;
   private closed = false;
+  /** Execs the turn's surface executor runs (ACP); undefined without one. */
+  private readonly surfaceExecs: SurfaceExecRunner | undefined;
   readonly done: Promise<void>;
 
   constructor(private readonly options: RunSessionOptions) {
+    const executor = options.exec.executor;
+    this.surfaceExecs =
+      executor === undefined
+        ? undefined
+        : new SurfaceExecRunner(
+            executor,
+            (replies) => this.send(replies),
+            () => undefined,
+          );
     this.heartbeat = setInterval(() => this.sendHeartbeats(), options.timings.heartbeatIntervalMs);
     this.heartbeat.unref?.();
     this.done = this.pump();
@@ -136,6 +148,7 @@ export class RunSession {
   close(reason?: unknown): void {
     if (this.closed) return;
     this.closed = true;
+    this.surfaceExecs?.close();
     clearInterval(this.heartbeat);
     this.clearStallCheck();
     clearTimeout(this.batchTimer);
@@ -175,6 +188,12 @@ export class RunSession {
       if (!this.stallActive || this.closed) return;
       const ms = this.options.timings.stallTimeoutMs;
       const remaining = this.lastProgressAt + ms - performance.now();
+      // An exec the surface runs (the editor asking its user, a long command) is the client's time, not a stall.
+      if ((this.surfaceExecs?.active ?? 0) > 0) {
+        this.progress();
+        this.armStallCheck(ms);
+        return;
+      }
       // Timers have millisecond resolution: under 1 ms left counts as elapsed.
       if (remaining >= 1) {
         this.armStallCheck(Math.ceil(remaining));
@@ -195,6 +214,7 @@ export class RunSession {
   private sendHeartbeats(): void {
     const beats = [message({ message: { case: "clientHeartbeat", value: {} } })];
     for (const call of this.pending.values()) beats.push(execHeartbeat(call.execId));
+    if (this.surfaceExecs !== undefined) beats.push(...this.surfaceExecs.heartbeats());
     for (const beat of beats) this.options.stream.send(beat).catch(() => undefined);
   }
 
@@ -215,6 +235,11 @@ export class RunSession {
       case "execServerMessage": {
         const outcome = handleExec(m.value, this.options.exec);
         if (outcome.kind === "answered") return this.send(outcome.replies);
+        if (outcome.kind === "run") {
+          this.options.exec.takenToolCallIds.add(outcome.toolCallId);
+          this.surfaceExecs?.start(m.value, outcome.exec, outcome.toolCallId);
+          return;
+        }
         this.options.exec.takenToolCallIds.add(outcome.call.toolCallId);
         this.pending.set(outcome.call.toolCallId, outcome.call);
         this.options.channel.push({ type: "event", event: outcome.event });
@@ -229,6 +254,7 @@ export class RunSession {
       case "execServerControlMessage": {
         if (m.value.message.case !== "abort") return;
         const execId = m.value.message.value.id;
+        this.surfaceExecs?.abort(execId);
         for (const call of this.pending.values()) {
           if (call.execId === execId) this.settle(call, "Cursor cancelled this tool call before its result arrived.");
         }

@@ -126,6 +126,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     model: string,
     signal: AbortSignal,
     known?: string,
+    surface: Pick<EngineRequest, "executor" | "mode"> = {},
   ): Promise<Routed> => {
     let conversationId = known;
     if (conversationId === undefined) {
@@ -144,6 +145,8 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       messages: input.messages,
       tools: input.tools,
       historyKeys: keys,
+      ...(surface.executor === undefined ? {} : { executor: surface.executor }),
+      ...(surface.mode === undefined ? {} : { mode: surface.mode }),
     });
     return { route, conversationId, turn, events: turn.stream(signal) };
   };
@@ -220,7 +223,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           }
         }
       }
-      routed ??= await startFresh(input, keys, model.id, signal);
+      routed ??= await startFresh(input, keys, model.id, signal, undefined, request);
       if (recording === undefined) routed = { ...routed, events: await primeFirst(routed.events) };
       const watched = watch(routed, requestKey, model.id, {
         index,
