@@ -63,6 +63,8 @@ interface LiveSession {
   mcp: McpHub;
   alwaysAllowed: Set<string>;
   running: AbortController | undefined;
+  /** What the editor has not been told yet about the session's MCP servers. */
+  notice: string | undefined;
 }
 
 function isMode(id: string): id is AcpModeId {
@@ -115,25 +117,18 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
     await client.notify("session/update", { sessionId: session.record.id, update });
   };
 
-  const attach = async (record: AcpSessionRecord, servers: McpServer[], client: AgentContext) => {
+  const attach = async (record: AcpSessionRecord, servers: McpServer[]) => {
     const previous = live.get(record.id);
     previous?.running?.abort();
     await previous?.mcp.close();
     const mcp = await openMcpHub(servers, { cwd: record.cwd, version: deps.version, logger });
-    const session: LiveSession = { record, mcp, alwaysAllowed: new Set(), running: undefined };
+    // Told in the next prompt's stream (and in the response's _meta): a failed server leaves the others working.
+    const notice =
+      mcp.failures.length === 0
+        ? undefined
+        : mcp.failures.map((f) => `MCP server ${f.server} failed to start: ${f.error}`).join("\n");
+    const session: LiveSession = { record, mcp, alwaysAllowed: new Set(), running: undefined, notice };
     live.set(record.id, session);
-    if (mcp.failures.length > 0) {
-      const text = mcp.failures.map((f) => `MCP server ${f.server} failed to start: ${f.error}`).join("\n");
-      // After the response, so the editor knows the session id.
-      setTimeout(() => {
-        client
-          .notify("session/update", {
-            sessionId: record.id,
-            update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `${text}\n` } },
-          })
-          .catch(() => undefined);
-      }, 0);
-    }
     return session;
   };
 
@@ -176,7 +171,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       }
       return {};
     })
-    .onRequest("session/new", async ({ params, client }) => {
+    .onRequest("session/new", async ({ params }) => {
       if (!isAbsolute(params.cwd)) throw RequestError.invalidParams(undefined, "cwd must be an absolute path.");
       const record: AcpSessionRecord = {
         id: deps.newSessionId(),
@@ -189,14 +184,14 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       };
       const options = await configOptions(record);
       await save(record);
-      const session = await attach(record, params.mcpServers, client);
+      const session = await attach(record, params.mcpServers);
       return { sessionId: record.id, modes: modes(record), configOptions: options, ...mcpMeta(session) };
     })
     .onRequest("session/load", async ({ params, client }) => {
       const record = live.get(params.sessionId)?.record ?? (await (await stack()).sessions.get(params.sessionId));
       if (record === undefined) throw RequestError.sessionNotFound(params.sessionId);
       if (isAbsolute(params.cwd)) record.cwd = params.cwd;
-      const session = await attach(record, params.mcpServers, client);
+      const session = await attach(record, params.mcpServers);
       for (const update of record.transcript) {
         await client.notify("session/update", { sessionId: record.id, update: update as unknown as SessionUpdate });
       }
@@ -212,8 +207,13 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       const controller = new AbortController();
       session.running = controller;
       const emit = emitter(client, session);
-      for (const block of params.prompt)
+      for (const block of params.prompt) {
         remember(session.record, { sessionUpdate: "user_message_chunk", content: block });
+      }
+      if (session.notice !== undefined) {
+        await emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `${session.notice}\n` } });
+        session.notice = undefined;
+      }
       const executor = createSessionExecutor({
         id: session.record.id,
         cwd: session.record.cwd,
