@@ -25,15 +25,17 @@ import { packageVersion } from "./version.js";
 
 const HELP = `Usage: cursor-bridge acp [options]
 
-Speaks the Agent Client Protocol (ACP) on stdin/stdout, for editors that host agents: Zed, JetBrains IDEs, Neovim
-(CodeCompanion, avante.nvim). Started by the editor, not by you: \`cursor-bridge setup zed|jetbrains|neovim\` prints
-the entry for the editor's settings. Upstream: Cursor when you are logged in (cursor-bridge login), otherwise the
-built-in Cursor emulator. Logs go to stderr.
+Speaks the Agent Client Protocol (ACP) on stdin/stdout, for editors that host
+agents: Zed, JetBrains IDEs, Neovim (CodeCompanion, avante.nvim). The editor
+starts it: \`cursor-bridge setup zed|jetbrains|neovim\` prints the entry for its
+settings. Upstream: Cursor when you are logged in (cursor-bridge login),
+otherwise the built-in Cursor emulator. Logs go to stderr only.
 
 Options:
-  --model <id>                The model new sessions start on (default: default); the editor can switch
-  --upstream <auto|cursor|emulator>, --store <file|redis://…>, --log-level <level> and every setting of
-  \`cursor-bridge serve --help\` apply as there.
+  --model <id>     The model new sessions start on (default: default); the
+                   editor can switch to any model Cursor lists
+  Every setting of \`cursor-bridge serve --help\` (--upstream, --store,
+  --log-level, --data-dir, ...) applies as there.
 
 ${COMMON_OPTIONS_HELP}`;
 
