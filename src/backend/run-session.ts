@@ -24,6 +24,7 @@ import { completedToolOutcome } from "./completed-tool-call.js";
 import { type ExecContext, execHeartbeat, handleExec, type PendingCall, resultReplies } from "./exec-handler.js";
 import { rejectInteractionQuery } from "./interaction-query.js";
 import type { ToolOutput } from "./native-results.js";
+import { todosOf } from "./surface-exec.js";
 import { SurfaceExecRunner } from "./surface-exec-runner.js";
 import type { TurnChannel } from "./turn-channel.js";
 import { unexpectedCancelAsConnectionLoss } from "./turn-setup.js";
@@ -289,6 +290,8 @@ export class RunSession {
         this.outputTokens += u.value.tokens;
         return;
       case "toolCallCompleted": {
+        const todos = this.options.exec.executor?.onTodos === undefined ? undefined : todosOf(u.value.toolCall);
+        if (todos !== undefined) this.options.exec.executor?.onTodos?.(todos);
         // Server-side tool failures (read/edit errors, web search, task, todos, lints…) decode; say what failed.
         const outcome = u.value.toolCall === undefined ? undefined : completedToolOutcome(u.value.toolCall);
         if (outcome?.isError !== true) return;

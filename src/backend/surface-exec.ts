@@ -3,9 +3,12 @@
  * data, and the surface's answer becomes the typed result(s) of that exec (the same conversion a caller tool's text
  * gets, native-results.ts). Pure functions; surface-exec-runner.ts runs them while the Run stays open.
  */
+
+import { TodoStatus } from "../gen/agent/v1/enums_pb.js";
+import type { ToolCall } from "../gen/agent/v1/tool_calls_pb.js";
 import { type ExecCase, type ExecResultInit, rejectNativeExec, toNativeResult } from "./native-results.js";
 import type { ToolNameMap } from "./tool-names.js";
-import type { SurfaceExec, SurfaceExecResult } from "./types.js";
+import type { SurfaceExec, SurfaceExecResult, SurfaceTodo } from "./types.js";
 import { decodeArgumentsMap } from "./value-codec.js";
 
 /** The plain form of an exec, or undefined for an exec no surface runs (it is rejected as without an executor). */
@@ -54,4 +57,19 @@ export function surfaceResults(exec: ExecCase, result: SurfaceExecResult): ExecR
   if (exec.case !== "mcpArgs") return toNativeResult(exec, result);
   const content = [{ content: { case: "text" as const, value: { text: result.content } } }];
   return [{ case: "mcpResult", value: { result: { case: "success", value: { content, isError: result.isError } } } }];
+}
+
+const TODO_STATUS: Partial<Record<TodoStatus, SurfaceTodo["status"]>> = {
+  [TodoStatus.PENDING]: "pending",
+  [TodoStatus.IN_PROGRESS]: "in_progress",
+  [TodoStatus.COMPLETED]: "completed",
+  [TodoStatus.CANCELLED]: "cancelled",
+};
+
+/** The todo list of a completed `update_todos` tool call (its result, else its args); undefined for other calls. */
+export function todosOf(toolCall: ToolCall | undefined): SurfaceTodo[] | undefined {
+  if (toolCall?.tool.case !== "updateTodosToolCall") return undefined;
+  const call = toolCall.tool.value;
+  const items = call.result?.result.case === "success" ? call.result.result.value.todos : (call.args?.todos ?? []);
+  return items.map((item) => ({ content: item.content, status: TODO_STATUS[item.status] ?? "pending" }));
 }

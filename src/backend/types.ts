@@ -95,6 +95,14 @@ export interface SurfaceExecutor {
   readonly workspacePath: string;
   /** Runs one exec; `signal` aborts when Cursor aborts the exec or the turn ends. Never rejects for tool failures. */
   run(exec: SurfaceExec & { toolCallId: string }, signal: AbortSignal): Promise<SurfaceExecResult>;
+  /** Cursor's agent updated its todo list (an `update_todos` tool call it runs itself). */
+  onTodos?(todos: SurfaceTodo[]): void;
+}
+
+/** One entry of Cursor's todo list. */
+export interface SurfaceTodo {
+  content: string;
+  status: "pending" | "in_progress" | "completed" | "cancelled";
 }
 
 /** The caller's answer to one `tool-call` event. */

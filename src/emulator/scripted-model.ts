@@ -9,6 +9,7 @@ import {
   type NativeKind,
   parseDirectives,
   type ScriptedErrorCode,
+  type ScriptedTodo,
 } from "./directives.js";
 import { describeImages, type ReceivedImage } from "./images.js";
 
@@ -53,6 +54,8 @@ export interface TurnPlan {
   fault?: PlannedFault;
   /** `[[emu:abort-exec MS]]`: the server aborts tool calls still unanswered after this many ms. */
   abortExecAfterMs?: number;
+  /** `[[emu:todos …]]`: Cursor's todo list, sent as an update_todos tool call before the reply. */
+  todos?: ScriptedTodo[];
 }
 
 /** A finished tool call, as the reply reports it. */
@@ -124,6 +127,10 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
     case "abort-exec":
       plan.abortExecAfterMs = directive.afterMs;
       return false;
+    case "todos":
+      plan.todos = directive.todos;
+      plan.textParts.push(`Todos: ${directive.todos.length}`);
+      return true;
   }
 }
 

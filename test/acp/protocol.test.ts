@@ -138,6 +138,22 @@ describe("prompts and streaming", () => {
     expect(textOf(updates, "agent_thought_chunk").length).toBeGreaterThan(0);
   });
 
+  it("turns Cursor's todo list into a plan", async () => {
+    const { prompt } = await editor();
+    const { updates } = await prompt(
+      '[[emu:todos {"write tests":"completed","ship it":"in_progress","drop":"cancelled"}]]',
+    );
+    const plan = updates.map((n) => n.update).find((u) => u.sessionUpdate === "plan");
+    expect(plan).toEqual({
+      sessionUpdate: "plan",
+      entries: [
+        { content: "write tests", priority: "medium", status: "completed" },
+        { content: "ship it", priority: "medium", status: "in_progress" },
+      ],
+    });
+    expect(textOf(updates)).toBe("Todos: 3");
+  });
+
   it("takes images, resource links and embedded resources", async () => {
     const { agent, session, script } = await editor();
     const png = pngImage(3, 2).toString("base64");

@@ -172,6 +172,17 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
 
   return {
     workspacePath: cwd,
+    onTodos(todos) {
+      // ACP plans have no cancelled entries: a cancelled todo leaves the plan.
+      const entries = todos
+        .filter((todo) => todo.status !== "cancelled")
+        .map((todo) => ({
+          content: todo.content,
+          priority: "medium" as const,
+          status: todo.status as "pending" | "in_progress" | "completed",
+        }));
+      session.emit({ sessionUpdate: "plan", entries }).catch(() => undefined);
+    },
     async run(exec, signal) {
       const { toolCallId } = exec;
       const display = displayOf(exec, cwd);
