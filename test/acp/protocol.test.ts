@@ -101,6 +101,13 @@ describe("initialize and sessions", () => {
     ).rejects.toMatchObject({ code: -32002 });
   });
 
+  it("answers session/load of an unknown session with resource-not-found", async () => {
+    const { agent } = await editor();
+    await expect(agent.request("session/load", { sessionId: "never-was", cwd, mcpServers: [] })).rejects.toMatchObject({
+      code: -32002,
+    });
+  });
+
   it("switches modes with current_mode_update and refuses an unknown mode", async () => {
     const { agent, session, script } = await editor();
     await agent.request("session/set_mode", { sessionId: session.sessionId, modeId: "plan" });
