@@ -5,10 +5,14 @@
  * a missing editor capability, a refused permission, paths outside cwd).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ClientCapabilities, PROTOCOL_VERSION, type SessionNotification } from "@agentclientprotocol/sdk";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { pngImage } from "../support/images.js";
 import { type AcpUpstream, type Connected, connectEditor, startUpstream } from "./support.js";
 
@@ -304,5 +308,63 @@ describe("Cursor's execs through the editor", () => {
     expect(textOf(ls.updates)).toContain("answer.ts");
     const outside = await prompt('[[emu:native ls {"path":"/etc"}]]');
     expect(textOf(outside.updates)).toContain("rejected: /etc is outside the session's folder");
+  });
+});
+
+/** A stateless MCP server over streamable HTTP with one tool, `echo`. */
+async function startHttpMcpServer(): Promise<{ url: string; calls: string[]; server: Server }> {
+  const calls: string[] = [];
+  const server = createServer(async (req, res) => {
+    const mcp = new McpServer({ name: "web", version: "1.0.0" });
+    mcp.registerTool("echo", { description: "Echoes", inputSchema: { text: z.string() } }, async ({ text }) => {
+      calls.push(text);
+      return { content: [{ type: "text", text: `echo: ${text}` }] };
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on("close", () => {
+      void transport.close();
+      void mcp.close();
+    });
+    await mcp.connect(transport);
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString("utf8");
+    await transport.handleRequest(req, res, text === "" ? undefined : JSON.parse(text));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? address.port : 0;
+  return { url: `http://127.0.0.1:${port}/mcp`, calls, server };
+}
+
+describe("MCP servers from session/new", () => {
+  it("offers an HTTP server's tools to Cursor, routes the call, and reports a server that fails", async () => {
+    const http = await startHttpMcpServer();
+    try {
+      const connected = connectEditor(upstream);
+      open.push(connected);
+      const agent = connected.connection.agent;
+      await agent.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: FULL });
+      const session = await agent.request("session/new", {
+        cwd,
+        mcpServers: [
+          { type: "http", name: "web", url: http.url, headers: [] },
+          { name: "dead", command: join(cwd, "no-such-server"), args: [], env: [] },
+        ],
+      });
+      expect(JSON.stringify(session._meta)).toContain('"server":"dead"');
+      await agent.request("session/prompt", {
+        sessionId: session.sessionId,
+        prompt: [{ type: "text", text: '[[emu:tool web__echo {"text":"over-http"}]]' }],
+      });
+      const text = textOf(connected.script.updates);
+      expect(text).toContain("MCP server dead failed to start");
+      expect(text).toContain("web__echo returned: echo: over-http");
+      expect(http.calls).toEqual(["over-http"]);
+      expect(toolUpdates(connected.script.updates)[0]).toMatchObject({ title: "web__echo", kind: "other" });
+    } finally {
+      http.server.closeAllConnections();
+      await new Promise((resolve) => http.server.close(resolve));
+    }
   });
 });
