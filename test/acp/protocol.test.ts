@@ -320,7 +320,7 @@ async function startHttpMcpServer(): Promise<{ url: string; calls: string[]; ser
       calls.push(text);
       return { content: [{ type: "text", text: `echo: ${text}` }] };
     });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const transport = new StreamableHTTPServerTransport({}); // no session id generator: stateless;
     res.on("close", () => {
       void transport.close();
       void mcp.close();
