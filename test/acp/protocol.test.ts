@@ -211,6 +211,22 @@ describe("prompts and streaming", () => {
     await expect(running).resolves.toMatchObject({ stopReason: "cancelled" });
   });
 
+  it("serves several sessions from one agent, each continuing its own Cursor conversation", async () => {
+    const { agent, session: first, script } = await editor();
+    const second = await agent.request("session/new", { cwd, mcpServers: [] });
+    const say = async (sessionId: string, text: string) => {
+      script.updates.length = 0;
+      await agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+      return textOf(script.updates.filter((n) => n.sessionId === sessionId));
+    };
+    await say(first.sessionId, "alpha");
+    await say(second.sessionId, "beta");
+    const runs = upstream.emulator.stats().runStreams;
+    expect(await say(first.sessionId, "[[emu:recall]]")).toBe("First message: alpha");
+    expect(await say(second.sessionId, "[[emu:recall]]")).toBe("First message: beta");
+    expect(upstream.emulator.stats().runStreams - runs).toBe(2);
+  });
+
   it("replays a stored session to a new agent on session/load", async () => {
     const first = await editor();
     await first.prompt("remember me");
