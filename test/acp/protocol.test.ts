@@ -384,3 +384,36 @@ describe("MCP servers from session/new", () => {
     }
   });
 });
+
+describe("the Run while the editor works", () => {
+  it("waits for a slow permission answer without calling it a stall", async () => {
+    const slow = await startUpstream({ stallTimeoutMs: 1500 });
+    const connected = connectEditor(slow);
+    try {
+      const agent = connected.connection.agent;
+      await agent.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: FULL });
+      const session = await agent.request("session/new", { cwd, mcpServers: [] });
+      connected.script.permissionDelayMs = 4000; // well past the stall timeout
+      connected.script.terminal = { output: "slow but fine\n", exitCode: 0 };
+      const response = await agent.request("session/prompt", {
+        sessionId: session.sessionId,
+        prompt: [{ type: "text", text: '[[emu:native shell {"command":"make"}]]' }],
+      });
+      expect(response.stopReason).toBe("end_turn");
+      expect(textOf(connected.script.updates)).toContain("shell returned: slow but fine");
+    } finally {
+      await connected.closeAgent();
+      connected.connection.close();
+      await slow.close();
+    }
+  });
+
+  it("kills the editor's command when Cursor aborts the exec", async () => {
+    const { prompt, script } = await editor();
+    script.terminalHangs = true;
+    const { response, updates } = await prompt('[[emu:abort-exec 300]] [[emu:native shell {"command":"sleep 100"}]]');
+    expect(response.stopReason).toBe("end_turn");
+    expect(script.calls.some((c) => c.method === "terminal/kill")).toBe(true);
+    expect(textOf(updates)).toContain("shell returned: error: aborted by the server after 300 ms");
+  });
+});

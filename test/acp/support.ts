@@ -29,7 +29,7 @@ export interface AcpUpstream {
   close(): Promise<void>;
 }
 
-export async function startUpstream(): Promise<AcpUpstream> {
+export async function startUpstream(options: { stallTimeoutMs?: number } = {}): Promise<AcpUpstream> {
   const emulator = await startEmulator({ port: 0, heartbeatIntervalMs: 200 });
   const token = emulator.issueTokens().accessToken;
   const tokenSource = { getAccessToken: async () => token, refreshAfterUnauthenticated: async () => token };
@@ -46,6 +46,7 @@ export async function startUpstream(): Promise<AcpUpstream> {
     tokenSource,
     conversationStore: createMemoryConversationStore(),
     logger: silentLogger,
+    ...(options.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: options.stallTimeoutMs }),
   });
   const engine = createEngine({ agentClient, logger: silentLogger });
   return {
@@ -64,6 +65,10 @@ export async function startUpstream(): Promise<AcpUpstream> {
 export interface EditorScript {
   files: Map<string, string>;
   permission: "allow-once" | "allow-always" | "reject-once" | "cancelled";
+  /** How long the user takes to answer a permission request. */
+  permissionDelayMs: number;
+  /** Commands run until `terminal/kill` when true. */
+  terminalHangs: boolean;
   /** Output and exit code of every terminal command. */
   terminal: { output: string; exitCode: number };
   /** Calls the agent made, by method. */
@@ -100,17 +105,22 @@ export function connectEditor(upstream: AcpUpstream): Connected {
   const script: EditorScript = {
     files: new Map(),
     permission: "allow-once",
+    permissionDelayMs: 0,
+    terminalHangs: false,
     terminal: { output: "", exitCode: 0 },
     calls: [],
     updates: [],
   };
   const log = (method: string, params: unknown) => script.calls.push({ method, params });
+  let kill = () => {};
+  const killed = new Promise<void>((resolve) => (kill = resolve));
   const editor = client({ name: "scripted-editor" })
     .onNotification("session/update", ({ params }) => {
       script.updates.push(params);
     })
-    .onRequest("session/request_permission", ({ params }): RequestPermissionResponse => {
+    .onRequest("session/request_permission", async ({ params }): Promise<RequestPermissionResponse> => {
       log("session/request_permission", params);
+      await new Promise((resolve) => setTimeout(resolve, script.permissionDelayMs));
       return script.permission === "cancelled"
         ? { outcome: { outcome: "cancelled" } }
         : { outcome: { outcome: "selected", optionId: script.permission } };
@@ -130,13 +140,20 @@ export function connectEditor(upstream: AcpUpstream): Connected {
       log("terminal/create", params);
       return { terminalId: "term-1" };
     })
-    .onRequest("terminal/wait_for_exit", () => ({ exitCode: script.terminal.exitCode }))
+    .onRequest("terminal/wait_for_exit", async () => {
+      if (script.terminalHangs) await killed;
+      return script.terminalHangs ? { exitCode: null, signal: "SIGKILL" } : { exitCode: script.terminal.exitCode };
+    })
     .onRequest("terminal/output", () => ({
       output: script.terminal.output,
       truncated: false,
       exitStatus: { exitCode: script.terminal.exitCode },
     }))
-    .onRequest("terminal/kill", () => ({}))
+    .onRequest("terminal/kill", ({ params }) => {
+      log("terminal/kill", params);
+      kill();
+      return {};
+    })
     .onRequest("terminal/release", ({ params }) => {
       log("terminal/release", params);
       return {};
