@@ -75,7 +75,8 @@ describe("authenticate", { timeout: 60_000 }, () => {
 
   it("logs in with the API key flow, then the stored login works", async () => {
     const init = await call(1, "initialize", { protocolVersion: 1 });
-    expect((init.result?.authMethods as Array<{ id: string }>).map((m) => m.id)).toEqual([
+    const methods = (init.result?.authMethods ?? []) as Array<{ id: string }>;
+    expect(methods.map((m) => m.id)).toEqual([
       "cursor-login",
       "cursor-browser",
       "cursor-api-key",
