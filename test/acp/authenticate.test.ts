@@ -76,11 +76,7 @@ describe("authenticate", { timeout: 60_000 }, () => {
   it("logs in with the API key flow, then the stored login works", async () => {
     const init = await call(1, "initialize", { protocolVersion: 1 });
     const methods = (init.result?.authMethods ?? []) as Array<{ id: string }>;
-    expect(methods.map((m) => m.id)).toEqual([
-      "cursor-login",
-      "cursor-browser",
-      "cursor-api-key",
-    ]);
+    expect(methods.map((m) => m.id)).toEqual(["cursor-login", "cursor-browser", "cursor-api-key"]);
     const unknown = await call(3, "authenticate", { methodId: "nope" });
     expect(unknown.error?.code).toBe(-32602);
     const login = await call(4, "authenticate", { methodId: "cursor-api-key" });
