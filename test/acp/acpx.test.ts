@@ -143,6 +143,8 @@ describe.skipIf(skipReason !== undefined)("acpx drives cursor-bridge acp", { tim
   });
 
   it("cancels a turn mid-stream with Cursor's CancelAction", async () => {
+    // Past --ttl 1 of the previous prompt: a fresh agent process, so acpx's queue-owner race cannot refuse it.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
     const started = startClient(
       ACPX,
       [
@@ -162,7 +164,9 @@ describe.skipIf(skipReason !== undefined)("acpx drives cursor-bridge acp", { tim
     );
     // Wait until the turn streams, then cancel it from a second acpx process.
     const deadline = Date.now() + 30_000;
-    while (!emulator.stats().turns.some((t) => t.outcome === undefined) && Date.now() < deadline) {
+    let ended = false;
+    void started.done.then(() => (ended = true));
+    while (!ended && !emulator.stats().turns.some((t) => t.outcome === undefined) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
