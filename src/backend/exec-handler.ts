@@ -2,7 +2,8 @@
  * Answers `exec_server_message` (docs/protocol.md §4.7, §5.1, §5.2). Every exec is answered with the same `id` and
  * `exec_id`, then `exec_client_control_message.stream_close`. Client tool calls (`mcp_args`) and native execs with
  * an equivalent caller tool become pending calls answered later from the caller's results; everything else is
- * answered at once (request context, typed rejections). Nothing is ever executed locally.
+ * answered at once (request context, typed rejections). Nothing is executed here: a turn with a surface executor
+ * (ACP) hands every native and MCP exec to it instead (outcome `run`, surface-exec-runner.ts).
  */
 import { create } from "@bufbuild/protobuf";
 import { type AgentClientMessage, AgentClientMessageSchema } from "../gen/agent/v1/agent_pb.js";
