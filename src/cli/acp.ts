@@ -16,6 +16,7 @@ import { acpSessionStoreOver } from "../surfaces/acp/session-store.js";
 import { ProxyError } from "../util/errors.js";
 import { createLogger, type Logger } from "../util/logger.js";
 import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
+import { openInBrowser } from "./browser.js";
 import { type Command, EXIT } from "./command.js";
 import { type CliContext, createCliContext } from "./context.js";
 import type { CliIo } from "./io.js";
@@ -86,7 +87,7 @@ async function buildStack(ctx: CliContext, logger: Logger, shared: StoreClient |
 }
 
 /** The login flows of `cursor-bridge login`, with their output on stderr (stdout is the protocol). */
-function authFor(ctx: CliContext, io: CliIo, onChange: () => void): AcpAuth {
+function authFor(ctx: CliContext, io: CliIo, settings: string[], onChange: () => void): AcpAuth {
   return {
     methods: AUTH_METHODS,
     async authenticate(methodId) {
@@ -94,17 +95,42 @@ function authFor(ctx: CliContext, io: CliIo, onChange: () => void): AcpAuth {
         await ctx.requireCredentials();
         return;
       }
-      const quiet: CliIo = { ...io, out: io.err, isTty: false };
-      delete (quiet as { input?: unknown }).input;
-      const { loginCommand } = await import("./login.js");
       const argv =
         methodId === "cursor-api-key" ? ["--api-key"] : methodId === "cursor-browser" ? ["--no-browser"] : undefined;
       if (argv === undefined) throw new ProxyError("invalid_request", `Unknown authentication method ${methodId}.`);
-      const code = await loginCommand.run(argv, quiet);
+      // login's text goes to stderr (stdout is the protocol) and stdin is never read; the browser login's link is
+      // opened here, since login only opens a browser from a terminal.
+      let opened = methodId !== "cursor-browser";
+      const quiet: CliIo = {
+        out: (text) => {
+          io.err(text);
+          const url = /https?:\/\/\S+/.exec(text)?.[0];
+          if (url !== undefined && !opened) {
+            opened = true;
+            void openInBrowser(url, { platform: process.platform, env: io.env });
+          }
+        },
+        err: io.err,
+        isTty: false,
+        env: io.env,
+      };
+      const { loginCommand } = await import("./login.js");
+      const code = await loginCommand.run([...argv, ...settings], quiet);
       if (code !== EXIT.ok) throw new ProxyError("unauthenticated", "The login did not complete.");
       onChange();
     },
   };
+}
+
+/** The command line without acp's own options: the settings (--cursor-api-url, --config…) a login run shares. */
+function settingsArgv(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--model") i++;
+    else if (!arg.startsWith("--model=") && arg !== "--json") out.push(arg);
+  }
+  return out;
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
@@ -136,7 +162,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   };
   const acp = createAcpAgent({
     stack,
-    auth: authFor(ctx, io, rebuild),
+    auth: authFor(ctx, io, settingsArgv(argv), rebuild),
     logger: logger.child({ component: "acp" }),
     version: packageVersion(),
     defaultModel: typeof values.model === "string" ? values.model : "default",

@@ -31,11 +31,10 @@ describe("authenticate", { timeout: 60_000 }, () => {
     home = createTempHome("acp-auth");
     const env = {
       ...home.env,
-      CURSOR_API_URL: emulator.url,
       CURSOR_BRIDGE_CONFIG_DIR: join(home.dir, "cb-config"),
       CURSOR_API_KEY: "acp-test-key",
     };
-    child = spawn(process.execPath, [BIN, "acp", "--upstream", "cursor", "--cursor-agent-url", emulator.url], {
+    child = spawn(process.execPath, [BIN, "acp", "--upstream", "cursor", "--cursor-api-url", emulator.url, "--model", "composer-1"], {
       cwd: home.dir,
       env,
       stdio: ["pipe", "pipe", "pipe"],
