@@ -34,11 +34,15 @@ describe("authenticate", { timeout: 60_000 }, () => {
       CURSOR_BRIDGE_CONFIG_DIR: join(home.dir, "cb-config"),
       CURSOR_API_KEY: "acp-test-key",
     };
-    child = spawn(process.execPath, [BIN, "acp", "--upstream", "cursor", "--cursor-api-url", emulator.url, "--model", "composer-1"], {
-      cwd: home.dir,
-      env,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    child = spawn(
+      process.execPath,
+      [BIN, "acp", "--upstream", "cursor", "--cursor-api-url", emulator.url, "--model", "composer-1"],
+      {
+        cwd: home.dir,
+        env,
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
     let buffer = "";
     child.stdout?.setEncoding("utf8").on("data", (part: string) => {
       buffer += part;
