@@ -146,6 +146,9 @@ describe("prompts and streaming", () => {
     const { response, updates } = await prompt("[[emu:think 3]] hello agent");
     expect(response.stopReason).toBe("end_turn");
     expect(textOf(updates)).toBe("You said: hello agent");
+    const usage = (response._meta?.["cursor-bridge"] as { usage?: Record<string, number> } | undefined)?.usage;
+    expect(usage?.outputTokens).toBeGreaterThan(0);
+    expect(usage?.totalTokens).toBe((usage?.inputTokens ?? 0) + (usage?.outputTokens ?? 0));
     expect(textOf(updates, "agent_thought_chunk").length).toBeGreaterThan(0);
   });
 
@@ -188,6 +191,18 @@ describe("prompts and streaming", () => {
     const echoed = textOf(script.updates);
     expect(echoed).toContain("[@answer.ts]");
     expect(echoed).toContain("remember the milk");
+  });
+
+  it("turns an upstream failure into a JSON-RPC error and keeps the session usable", async () => {
+    const { agent, session, prompt } = await editor();
+    const failed = agent.request("session/prompt", {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "[[emu:error usage_limit]]" }],
+    });
+    await expect(failed).rejects.toMatchObject({ code: -32603, data: { code: expect.any(String) } });
+    const next = await prompt("still here");
+    expect(next.response.stopReason).toBe("end_turn");
+    expect(textOf(next.updates)).toBe("You said: still here");
   });
 
   it("refuses audio with invalid params", async () => {

@@ -68,26 +68,16 @@ export async function runPrompt(
     }
   } catch (error) {
     if (!signal.aborted) {
-      // The user message stays out of the conversation: the prompt failed before Cursor answered it.
-      if (text === "") throw toRequestError(error);
+      // What Cursor said before failing stays in the conversation; a prompt that failed before any answer leaves none.
+      if (text !== "") record.messages = [...messages, { role: "assistant", text, reasoning: [], toolCalls: [] }];
+      throw toRequestError(error);
     }
-    stopReason = signal.aborted ? "cancelled" : stopReason;
   }
   if (signal.aborted) stopReason = "cancelled";
   record.messages = [...messages, { role: "assistant", text, reasoning: [], toolCalls: [] }];
-  const meta =
-    usage === undefined
-      ? {}
-      : {
-          _meta: {
-            "cursor-bridge": {
-              usage: {
-                inputTokens: usage.inputTokens,
-                outputTokens: usage.outputTokens,
-                totalTokens: usage.totalTokens,
-              },
-            },
-          },
-        };
-  return { stopReason, ...meta };
+  if (usage === undefined) return { stopReason };
+  const tokens = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, totalTokens: usage.totalTokens };
+  // `usage` is the draft field of ACP's unstable schema (clients on the stable one drop it); `_meta` carries the same.
+  const response = { stopReason, usage: tokens, _meta: { "cursor-bridge": { usage: tokens } } };
+  return response;
 }
