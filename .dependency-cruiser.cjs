@@ -86,6 +86,12 @@ module.exports = {
       "surfaces never import each other; what two share belongs in surfaces/kit/",
     ),
     forbid(
+      "surfaces-apart-acp",
+      "^src/surfaces/(acp)/",
+      "^src/surfaces/(chat|messages|responses)/",
+      "the ACP surface shares nothing with the HTTP surfaces but the kit",
+    ),
+    forbid(
       "engine-inward",
       layer("engine"),
       "^src/(?!(engine|backend|stores|util)/)",

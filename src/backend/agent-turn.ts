@@ -21,11 +21,13 @@ import { type RecoveryState, recoverFirstSegment } from "./turn-recovery.js";
 import { loadTurnPlan, matchResults, openRunWithDeadline } from "./turn-setup.js";
 import { segmentUsage } from "./turn-usage.js";
 import type {
+  AgentModeName,
   AgentTurn,
   AgentTurnStatus,
   BackendEvent,
   ClientTool,
   HistoryMessage,
+  SurfaceExecutor,
   TokenSource,
   ToolResult,
   TurnRequest,
@@ -91,6 +93,9 @@ export class CursorAgentTurn implements AgentTurn {
 
   private readonly model: string;
   private readonly tools: readonly ClientTool[];
+  /** Runs the turn's execs on the caller's side (ACP); undefined = redirect to caller tools or reject. */
+  private readonly executor: SurfaceExecutor | undefined;
+  private readonly mode: AgentModeName | undefined;
   /**
    * The caller's history. Only the first segment needs it (planning, opening, rebuilding); it is released when that
    * segment parks, so a parked turn does not hold the whole conversation. Checkpoints keep what they need
@@ -109,6 +114,8 @@ export class CursorAgentTurn implements AgentTurn {
     this.conversationId = request.conversationId;
     this.model = request.model;
     this.tools = request.tools;
+    this.executor = request.executor;
+    this.mode = request.mode;
     this.history = request.messages;
     this.historyKeys = request.historyKeys?.length === request.messages.length ? request.historyKeys : undefined;
     this.toolNames = toolNameMapFor(request.tools);
@@ -266,6 +273,7 @@ export class CursorAgentTurn implements AgentTurn {
       blobs: this.blobs,
       messageId: this.deps.newId(),
       modelToolName: (name) => this.toolNames.toModel(name) ?? sanitizeToolName(name),
+      mode: this.mode,
     });
     const { stream, controller } = await openRunWithDeadline(
       this.deps.api,
@@ -284,7 +292,10 @@ export class CursorAgentTurn implements AgentTurn {
       logger: this.logger,
       timings: this.deps.timings,
       exec: {
-        environment: this.deps.environment,
+        environment:
+          this.executor === undefined
+            ? this.deps.environment
+            : { ...this.deps.environment, workspacePath: this.executor.workspacePath },
         tools: this.tools,
         toolNames: this.toolNames,
         systemPrompt: systemPromptOf(this.messages),
@@ -293,6 +304,7 @@ export class CursorAgentTurn implements AgentTurn {
         // property, hidden class and property store, which every parked turn would carry.
         newHex: this.newHex.bind(this),
         toolCallIdSuffix: this.deps.toolCallIdSuffix,
+        executor: this.executor,
       },
       onCheckpoint: this.onCheckpoint.bind(this),
       onRoutedModel: this.onRoutedModel.bind(this),

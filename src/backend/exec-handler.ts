@@ -2,7 +2,8 @@
  * Answers `exec_server_message` (docs/protocol.md §4.7, §5.1, §5.2). Every exec is answered with the same `id` and
  * `exec_id`, then `exec_client_control_message.stream_close`. Client tool calls (`mcp_args`) and native execs with
  * an equivalent caller tool become pending calls answered later from the caller's results; everything else is
- * answered at once (request context, typed rejections). Nothing is ever executed locally.
+ * answered at once (request context, typed rejections). Nothing is executed here: a turn with a surface executor
+ * (ACP) hands every native and MCP exec to it instead (outcome `run`, surface-exec-runner.ts).
  */
 import { create } from "@bufbuild/protobuf";
 import { type AgentClientMessage, AgentClientMessageSchema } from "../gen/agent/v1/agent_pb.js";
@@ -17,13 +18,17 @@ import {
   toNativeResult,
 } from "./native-results.js";
 import { buildRequestContext, type RequestContextInput } from "./request-context.js";
+import { execToolCallId, toSurfaceExec } from "./surface-exec.js";
 import { sanitizeToolCallId } from "./tool-names.js";
-import type { BackendEvent, ClientTool } from "./types.js";
+import type { BackendEvent, ClientTool, SurfaceExec, SurfaceExecutor } from "./types.js";
 import { decodeArgumentsMap } from "./value-codec.js";
 
 /** Reason sent when a native exec has no equivalent caller tool. */
 export const NO_EQUIVALENT_TOOL_REASON =
   "cursor-bridge does not execute tools locally and the client declared no equivalent tool; use the declared tools.";
+
+/** Reason sent for an exec a surface with an executor does not run (computer use, hooks, MCP resources…). */
+export const NO_SURFACE_EXEC_REASON = "cursor-bridge does not run this kind of tool here.";
 
 /** An exec waiting for the caller's tool result. */
 export interface PendingCall {
@@ -42,7 +47,9 @@ export interface PendingCall {
 /** What to do with one exec. */
 export type ExecOutcome =
   | { kind: "answered"; replies: AgentClientMessage[] }
-  | { kind: "tool-call"; call: PendingCall; event: BackendEvent & { type: "tool-call" } };
+  | { kind: "tool-call"; call: PendingCall; event: BackendEvent & { type: "tool-call" } }
+  /** The turn's {@link SurfaceExecutor} runs it (surface-exec.ts). */
+  | { kind: "run"; exec: SurfaceExec; toolCallId: string };
 
 /** Everything the handler needs from the turn. */
 export interface ExecContext extends RequestContextInput {
@@ -52,6 +59,8 @@ export interface ExecContext extends RequestContextInput {
   newHex: () => string;
   /** Appended to every tool-call id handed out (the instance tag when several instances share a store). */
   toolCallIdSuffix?: string | undefined;
+  /** Runs native and MCP execs on the caller's side (ACP); see TurnRequest.executor. */
+  executor?: SurfaceExecutor | undefined;
 }
 
 /** `exec_client_message` with the exec's ids and one result case. */
@@ -112,6 +121,12 @@ export function handleExec(message: ExecServerMessage, ctx: ExecContext): ExecOu
     return answered(message, [
       { case: "requestContextResult", value: { result: { case: "success", value: { requestContext } } } },
     ]);
+  }
+  if (ctx.executor !== undefined) {
+    const surfaceExec = toSurfaceExec(exec, ctx.toolNames);
+    if (surfaceExec === undefined) return answered(message, rejectNativeExec(exec, NO_SURFACE_EXEC_REASON));
+    const id = sanitizeToolCallId(execToolCallId(exec), ctx.newHex, ctx.takenToolCallIds, ctx.toolCallIdSuffix);
+    return { kind: "run", exec: surfaceExec, toolCallId: id };
   }
   if (exec.case === "mcpArgs") return mcpCall(message, exec.value, ctx);
   const redirect = redirectNativeExec(exec, ctx.tools);

@@ -18,6 +18,8 @@ export type ExecCase = ExecServerMessage["message"];
 export interface ToolOutput {
   content: string;
   isError: boolean;
+  /** A shell's real exit code, when the caller knows it (else 1 for an error, 0 otherwise). */
+  exitCode?: number | undefined;
 }
 
 function lineCount(text: string): number {
@@ -139,7 +141,7 @@ export function toNativeResult(exec: ExecCase, output: ToolOutput): ExecResultIn
     }
     case "shellArgs": {
       const { command, workingDirectory } = exec.value;
-      const common = { command, workingDirectory, exitCode: isError ? 1 : 0 };
+      const common = { command, workingDirectory, exitCode: output.exitCode ?? (isError ? 1 : 0) };
       const result = isError
         ? { case: "failure" as const, value: { ...common, stderr: content, interleavedOutput: content } }
         : { case: "success" as const, value: { ...common, stdout: content, interleavedOutput: content } };
@@ -153,7 +155,10 @@ export function toNativeResult(exec: ExecCase, output: ToolOutput): ExecResultIn
       return [
         { case: "shellStream", value: { event: { case: "start", value: {} } } },
         { case: "shellStream", value: { event: data } },
-        { case: "shellStream", value: { event: { case: "exit", value: { code: isError ? 1 : 0, cwd } } } },
+        {
+          case: "shellStream",
+          value: { event: { case: "exit", value: { code: output.exitCode ?? (isError ? 1 : 0), cwd } } },
+        },
       ];
     }
     case "lsArgs": {

@@ -21,7 +21,7 @@ import { imageExtension, sniffImage } from "../util/image.js";
 import { historyFingerprint } from "./history-fingerprint.js";
 import { sanitizeToolName } from "./tool-names.js";
 import { continuedTurnState, type InterruptedTurn, interruptedTurnOf } from "./turn-continuation.js";
-import type { HistoryMessage, ImageAttachment, JsonValue } from "./types.js";
+import type { AgentModeName, HistoryMessage, ImageAttachment, JsonValue } from "./types.js";
 
 /** How a turn starts. */
 export type TurnPlan =
@@ -226,7 +226,15 @@ export interface RunRequestInput {
   runId?: string;
   /** The name a caller tool was declared under (a `continue-turn` plan's tool calls). @default sanitizeToolName */
   modelToolName?: (callerName: string) => string;
+  /** @default "agent" */
+  mode?: AgentModeName | undefined;
 }
+
+const AGENT_MODES: Record<AgentModeName, AgentMode> = {
+  agent: AgentMode.AGENT,
+  ask: AgentMode.ASK,
+  plan: AgentMode.PLAN,
+};
 
 /** The conversation state the plan sends. */
 function stateOf(input: RunRequestInput): ConversationStateStructure {
@@ -264,7 +272,7 @@ export function buildRunRequest(input: RunRequestInput): AgentClientMessage {
               userMessage: {
                 text: plan.userText,
                 messageId: input.messageId,
-                mode: AgentMode.AGENT,
+                mode: AGENT_MODES[input.mode ?? "agent"],
                 ...(plan.userImages === undefined ? {} : { selectedContext: selectedImages(plan.userImages) }),
               },
             },

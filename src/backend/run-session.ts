@@ -24,6 +24,8 @@ import { completedToolOutcome } from "./completed-tool-call.js";
 import { type ExecContext, execHeartbeat, handleExec, type PendingCall, resultReplies } from "./exec-handler.js";
 import { answerInteractionQuery } from "./interaction-query.js";
 import type { ToolOutput } from "./native-results.js";
+import { todosOf } from "./surface-exec.js";
+import { SurfaceExecRunner } from "./surface-exec-runner.js";
 import type { TurnChannel } from "./turn-channel.js";
 import { unexpectedCancelAsConnectionLoss } from "./turn-setup.js";
 import { type TurnEndedUsage, turnEndedUsage } from "./turn-usage.js";
@@ -86,9 +88,20 @@ export class RunSession {
   private callsSinceListed = 0;
   private stallActive = false;
   private closed = false;
+  /** Execs the turn's surface executor runs (ACP); undefined without one. */
+  private readonly surfaceExecs: SurfaceExecRunner | undefined;
   readonly done: Promise<void>;
 
   constructor(private readonly options: RunSessionOptions) {
+    const executor = options.exec.executor;
+    this.surfaceExecs =
+      executor === undefined
+        ? undefined
+        : new SurfaceExecRunner(
+            executor,
+            (replies) => this.send(replies),
+            () => undefined,
+          );
     this.heartbeat = setInterval(() => this.sendHeartbeats(), options.timings.heartbeatIntervalMs);
     this.heartbeat.unref?.();
     this.done = this.pump();
@@ -150,6 +163,7 @@ export class RunSession {
   close(reason?: unknown): void {
     if (this.closed) return;
     this.closed = true;
+    this.surfaceExecs?.close();
     clearInterval(this.heartbeat);
     this.clearStallCheck();
     clearTimeout(this.batchTimer);
@@ -189,6 +203,12 @@ export class RunSession {
       if (!this.stallActive || this.closed) return;
       const ms = this.options.timings.stallTimeoutMs;
       const remaining = this.lastProgressAt + ms - performance.now();
+      // An exec the surface runs (the editor asking its user, a long command) is the client's time, not a stall.
+      if ((this.surfaceExecs?.active ?? 0) > 0) {
+        this.progress();
+        this.armStallCheck(ms);
+        return;
+      }
       // Timers have millisecond resolution: under 1 ms left counts as elapsed.
       if (remaining >= 1) {
         this.armStallCheck(Math.ceil(remaining));
@@ -209,6 +229,7 @@ export class RunSession {
   private sendHeartbeats(): void {
     const beats = [message({ message: { case: "clientHeartbeat", value: {} } })];
     for (const call of this.pending.values()) beats.push(execHeartbeat(call.execId));
+    if (this.surfaceExecs !== undefined) beats.push(...this.surfaceExecs.heartbeats());
     for (const beat of beats) this.options.stream.send(beat).catch(() => undefined);
   }
 
@@ -229,6 +250,11 @@ export class RunSession {
       case "execServerMessage": {
         const outcome = handleExec(m.value, this.options.exec);
         if (outcome.kind === "answered") return this.send(outcome.replies);
+        if (outcome.kind === "run") {
+          this.options.exec.takenToolCallIds.add(outcome.toolCallId);
+          this.surfaceExecs?.start(m.value, outcome.exec, outcome.toolCallId);
+          return;
+        }
         this.options.exec.takenToolCallIds.add(outcome.call.toolCallId);
         this.pending.set(outcome.call.toolCallId, outcome.call);
         this.options.channel.push({ type: "event", event: outcome.event });
@@ -250,6 +276,7 @@ export class RunSession {
       case "execServerControlMessage": {
         if (m.value.message.case !== "abort") return;
         const execId = m.value.message.value.id;
+        this.surfaceExecs?.abort(execId);
         for (const call of this.pending.values()) {
           if (call.execId === execId) this.settle(call, "Cursor cancelled this tool call before its result arrived.");
         }
@@ -284,6 +311,8 @@ export class RunSession {
         this.outputTokens += u.value.tokens;
         return;
       case "toolCallCompleted": {
+        const todos = this.options.exec.executor?.onTodos === undefined ? undefined : todosOf(u.value.toolCall);
+        if (todos !== undefined) this.options.exec.executor?.onTodos?.(todos);
         // Server-side tool failures (read/edit errors, web search, task, todos, lints…) decode; say what failed.
         const outcome = u.value.toolCall === undefined ? undefined : completedToolOutcome(u.value.toolCall);
         if (outcome?.isError !== true) return;

@@ -63,6 +63,50 @@ export interface TurnRequest {
   requestId?: string;
   /** Told the upstream Run's id (its `x-request-id`) each time the turn opens a Run. */
   onRunOpened?: (runId: string) => void;
+  /**
+   * Runs Cursor's execs (native and MCP) on the caller's side while the Run stays open, instead of the default
+   * (redirect to a declared caller tool and park, or a typed rejection). ACP sets it: there the bridge is the agent.
+   */
+  executor?: SurfaceExecutor;
+  /** Cursor's agent mode for the new user message. @default "agent" */
+  mode?: AgentModeName;
+}
+
+/** Cursor's agent modes a caller may pick (`AgentMode`). */
+export type AgentModeName = "agent" | "ask" | "plan";
+
+/** One Cursor exec a surface runs itself, as plain data (docs/protocol.md §4.7 args, without protobuf). */
+export type SurfaceExec =
+  | { kind: "read"; path: string }
+  | { kind: "write"; path: string; text: string }
+  | { kind: "delete"; path: string }
+  | { kind: "shell"; command: string; workingDirectory: string; timeoutMs: number | undefined }
+  | { kind: "ls"; path: string }
+  | { kind: "grep"; pattern: string; path: string | undefined; glob: string | undefined; caseInsensitive: boolean }
+  | { kind: "glob"; pattern: string; path: string | undefined }
+  | { kind: "fetch"; url: string }
+  /** A call of a declared caller tool (an MCP tool definition); `toolName` is the caller's name. */
+  | { kind: "mcp"; toolName: string; arguments: string };
+
+/** How a surface answered an exec: text output (typed per exec like a caller tool's result), or a typed rejection. */
+export type SurfaceExecResult =
+  | { kind: "output"; content: string; isError: boolean; exitCode?: number }
+  | { kind: "rejected"; reason: string };
+
+/** Runs Cursor's execs for one turn (see {@link TurnRequest.executor}). */
+export interface SurfaceExecutor {
+  /** The workspace root Cursor is told about (RequestContext env). */
+  readonly workspacePath: string;
+  /** Runs one exec; `signal` aborts when Cursor aborts the exec or the turn ends. Never rejects for tool failures. */
+  run(exec: SurfaceExec & { toolCallId: string }, signal: AbortSignal): Promise<SurfaceExecResult>;
+  /** Cursor's agent updated its todo list (an `update_todos` tool call it runs itself). */
+  onTodos?(todos: SurfaceTodo[]): void;
+}
+
+/** One entry of Cursor's todo list. */
+export interface SurfaceTodo {
+  content: string;
+  status: "pending" | "in_progress" | "completed" | "cancelled";
 }
 
 /** The caller's answer to one `tool-call` event. */

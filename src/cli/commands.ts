@@ -18,6 +18,7 @@ export const COMMAND_LOADERS: ReadonlyArray<{ name: string; load(): Promise<Comm
   { name: "usage", load: async () => (await others()).usageCommand },
   { name: "doctor", load: async () => (await others()).doctorCommand },
   { name: "setup", load: async () => (await others()).setupCommand },
+  { name: "acp", load: async () => (await import("./acp.js")).acpCommand },
 ];
 
 /** The command named `name`, loaded; undefined for an unknown name. */

@@ -20,6 +20,7 @@ import {
   type SetupModel,
   type SetupTarget,
 } from "./setup-clients.js";
+import { EDITORS_HELP, namesEditor, runEditorSetup } from "./setup-editors.js";
 import { writeMergedFile } from "./setup-write.js";
 import { MergeRefused } from "./toml-merge.js";
 import { packageRoot } from "./version.js";
@@ -34,6 +35,7 @@ environment and the config file, as \`serve\` reads them), the key to send, and 
 the running server when it answers, else "auto"). Clients:
 ${SETUP_CLIENTS.map((client) => `  ${client.name.padEnd(width)}  ${client.summary}`).join("\n")}
 
+${EDITORS_HELP}
 Without a local API key any key works ("${PLACEHOLDER_KEY}"); with one (--api-key / CURSOR_BRIDGE_API_KEY), the
 configuration reads it from CURSOR_BRIDGE_API_KEY and never contains it.
 
@@ -163,6 +165,7 @@ function splitClient(argv: string[]): { client: SetupClient; rest: string[] } {
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
+  if (namesEditor(argv)) return runEditorSetup(argv, io);
   const { client, rest } = splitClient(argv);
   const { flags, values } = parseCommandLine("setup", rest, {
     write: { type: "boolean" },

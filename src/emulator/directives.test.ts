@@ -59,6 +59,8 @@ describe("parseDirectives", () => {
     ["[[emu:tool x [1]]]", /not valid JSON|JSON object/],
     ["[[emu:frobnicate]]", /Unknown directive/],
     ["[[emu:recall now]]", /no arguments/],
+    ['[[emu:todos {"a":"done"}]]', /status must be one of/],
+    ["[[emu:todos [1]]]", /JSON object/],
     ["hello [[emu:think 3", /Unterminated/],
   ])("reports %s as a problem", (text, problem) => {
     const parsed = parseDirectives(text);
@@ -70,6 +72,18 @@ describe("parseDirectives", () => {
     const [problem] = parseDirectives("[[emu:tool x {'a': 1}]]").problems;
     expect(problem).toMatch(/^\[\[emu:tool x\]\] arguments are not valid JSON: .+ \(got \{'a': 1\}\)\./);
     expect(problem).toContain("some clients quote or escape arguments that contain spaces");
+  });
+
+  it("parses a todo list in order", () => {
+    expect(parseDirectives('[[emu:todos {"write tests":"completed","ship":"pending"}]]').directives).toEqual([
+      {
+        kind: "todos",
+        todos: [
+          { content: "write tests", status: "completed" },
+          { content: "ship", status: "pending" },
+        ],
+      },
+    ]);
   });
 
   it("leaves text without directives alone", () => {
@@ -111,6 +125,7 @@ describe("parseDirectives", () => {
       "stall",
       "drop",
       "abort-exec",
+      "todos",
     ]) {
       expect(help).toContain(`[[emu:${keyword}`);
     }

@@ -40,7 +40,16 @@ export type Directive =
   | { kind: "error"; code: ScriptedErrorCode }
   | { kind: "stall"; afterTokens: number }
   | { kind: "drop"; afterTokens: number }
-  | { kind: "abort-exec"; afterMs: number };
+  | { kind: "abort-exec"; afterMs: number }
+  | { kind: "todos"; todos: ScriptedTodo[] };
+
+/** Statuses a `[[emu:todos …]]` entry may have. */
+export const TODO_STATUSES = ["pending", "in_progress", "completed", "cancelled"] as const;
+/** One entry of Cursor's todo list. */
+export interface ScriptedTodo {
+  content: string;
+  status: (typeof TODO_STATUSES)[number];
+}
 
 /** The message with its directives removed, the directives in order, and what could not be parsed. */
 export interface ParsedMessage {
@@ -134,6 +143,8 @@ function parseBody(body: string): Directive | string {
     }
     case "recall":
       return rest === "" ? { kind: "recall" } : "[[emu:recall]] takes no arguments.";
+    case "todos":
+      return parseTodos(rest);
     case "describe-image":
       return rest === "" ? { kind: "describe-image" } : "[[emu:describe-image]] takes no arguments.";
     case "error":
@@ -200,6 +211,27 @@ function parseCall(keyword: "tool" | "native", rest: string): Directive | string
   return { kind: "native", native: name as NativeKind, args: args as JsonObject };
 }
 
+/** `{"<content>":"<status>",…}`: Cursor's todo list, in order. */
+function parseTodos(rest: string): Directive | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(rest);
+  } catch {
+    return `[[emu:todos]] needs a JSON object of todo → status, got "${rest}".`;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return "[[emu:todos]] needs a JSON object of todo → status.";
+  }
+  const todos: ScriptedTodo[] = [];
+  for (const [content, status] of Object.entries(value)) {
+    if (!(TODO_STATUSES as readonly unknown[]).includes(status)) {
+      return `[[emu:todos]] status must be one of ${TODO_STATUSES.join(", ")}, got "${String(status)}".`;
+    }
+    todos.push({ content, status: status as ScriptedTodo["status"] });
+  }
+  return { kind: "todos", todos };
+}
+
 /** Help text describing the directive syntax (for `cursor-bridge emulator --help` and the README). */
 export function describeEmulatorDirectives(): string {
   return [
@@ -229,6 +261,10 @@ export function describeEmulatorDirectives(): string {
     "  [[emu:abort-exec MS]]           abort (exec_server_control_message.abort) every tool call of the turn",
     "                                  still unanswered after MS ms; the reply then says",
     "                                  `NAME returned: error: aborted by the server after MS ms`",
+    '  [[emu:todos {"TODO":"STATUS"}]]',
+    "                                  Cursor's todo list (an update_todos call);",
+    "                                  status pending, in_progress, completed or",
+    "                                  cancelled; then the reply `Todos: N`",
     "",
     "Usage in turn_ended (deterministic; a token is a run of non-blanks, U = tokens of the user message",
     "with its directives removed):",

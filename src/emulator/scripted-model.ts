@@ -9,6 +9,7 @@ import {
   type NativeKind,
   parseDirectives,
   type ScriptedErrorCode,
+  type ScriptedTodo,
 } from "./directives.js";
 import { describeImages, type ReceivedImage } from "./images.js";
 
@@ -55,6 +56,8 @@ export interface TurnPlan {
   abortExecAfterMs?: number;
   /** `[[emu:cached N]]`: the cache_read_tokens turn_ended reports. */
   cachedTokens?: number;
+  /** `[[emu:todos …]]`: Cursor's todo list, sent as an update_todos tool call before the reply. */
+  todos?: ScriptedTodo[];
 }
 
 /** A finished tool call, as the reply reports it. */
@@ -135,6 +138,10 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
     case "abort-exec":
       plan.abortExecAfterMs = directive.afterMs;
       return false;
+    case "todos":
+      plan.todos = directive.todos;
+      plan.textParts.push(`Todos: ${directive.todos.length}`);
+      return true;
   }
 }
 

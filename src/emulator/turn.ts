@@ -24,6 +24,7 @@ import { buildNextState, readConversation } from "./state.js";
 import type { StatsRecorder, TurnStats } from "./stats.js";
 import { ClientGone, type InboundMessage, TurnChannel } from "./turn-channel.js";
 import { ConnectionDropped, countTokens, TokenOutput } from "./turn-output.js";
+import { sendTodos } from "./turn-todos.js";
 import { askRequestContext, declaredTools, runCalls } from "./turn-tools.js";
 
 /** Emulator-wide settings and shared state a turn needs. */
@@ -174,6 +175,7 @@ async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnD
   });
   const steps: ConversationStep[] = [];
   if (plan.thinkingTokens > 0) steps.push(await think(channel, output, plan.thinkingTokens));
+  if (plan.todos !== undefined) steps.push(sendTodos(channel, plan.todos));
   const outcomes = await runCalls(channel, plan, tools, output, steps);
   const reply = composeReply(plan, outcomes);
   await output.stream(reply, "text");

@@ -139,6 +139,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     signal: AbortSignal,
     trace: TurnTrace | undefined,
     known?: string,
+    surface: Pick<EngineRequest, "executor" | "mode"> = {},
   ): Promise<Routed> => {
     let conversationId = known;
     if (conversationId === undefined) {
@@ -166,6 +167,8 @@ export function createEngine(options: EngineOptions): BridgeEngine {
               trace.runId = runId;
             },
           }),
+      ...(surface.executor === undefined ? {} : { executor: surface.executor }),
+      ...(surface.mode === undefined ? {} : { mode: surface.mode }),
     });
     return { route, conversationId, turn, events: turn.stream(signal) };
   };
@@ -247,7 +250,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           }
         }
       }
-      routed ??= await startFresh(input, keys, model.id, signal, how.trace);
+      routed ??= await startFresh(input, keys, model.id, signal, how.trace, undefined, request);
       if (recording === undefined) routed = { ...routed, events: await primeFirst(routed.events) };
       const watched = watch(routed, requestKey, model.id, {
         index,

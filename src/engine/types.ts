@@ -6,7 +6,15 @@
  * A surface never decides how a conversation reaches Cursor (resume a parked turn, continue from a checkpoint, start
  * new), never parks, remembers or expires anything: it calls {@link Engine.startTurn} and writes the events out.
  */
-import type { BackendEvent, ClientTool, HistoryToolCall, ModelInfo, ReasoningEffort } from "../backend/types.js";
+import type {
+  AgentModeName,
+  BackendEvent,
+  ClientTool,
+  HistoryToolCall,
+  ModelInfo,
+  ReasoningEffort,
+  SurfaceExecutor,
+} from "../backend/types.js";
 
 /** One part of a user message. Image bytes are raw (surfaces decode base64 / data URLs before calling the engine). */
 export type MessagePart = { type: "text"; text: string } | { type: "image"; mimeType: string; data: Uint8Array };
@@ -55,6 +63,13 @@ export interface EngineRequest {
   /** Tools the client declares and executes itself. */
   tools: ClientTool[];
   options: TurnOptions;
+  /**
+   * Runs Cursor's native and MCP execs on the surface's side while the Run stays open (ACP, where the bridge is the
+   * editor's agent). Without it, native execs are redirected to `tools` (the turn parks) or rejected.
+   */
+  executor?: SurfaceExecutor;
+  /** Cursor's agent mode (ACP `session/set_mode`). @default "agent" */
+  mode?: AgentModeName;
 }
 
 /** How a turn reached Cursor; the access log's `turn` field. */

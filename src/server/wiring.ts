@@ -2,7 +2,8 @@
  * The one place the bridge is put together from its edges: the agent client on a Cursor API (the real service or
  * the emulator) and a conversation store, the engine on that client and a conversation index, the HTTP app on the
  * engine and a response store. `serve` (cli/serve-runtime.ts) and the test stack (test/support/stack.ts) both build
- * through {@link wireBridge}, so what the tests run is what users run; only the edges differ (file or Redis stores
+ * through {@link wireBridge} (and `cursor-bridge acp` through {@link wireEngine}, the same without the app), so what
+ * the tests run is what users run; only the edges differ (file or Redis stores
  * and the chosen upstream in serve, memory stores and a port-0 emulator in the tests).
  */
 import { type AgentClientOptions, createAgentClient } from "../backend/index.js";
@@ -25,31 +26,40 @@ export interface BridgeStores {
   responses: ResponseStore;
 }
 
-/** The edges and settings of {@link wireBridge}. */
-export interface BridgeWiring {
+/** The edges and settings of {@link wireEngine}: everything but the HTTP app. */
+export interface EngineWiring {
   /** The Cursor API the turns run against; its getAccessToken should be `tokenSource`'s. */
   api: CursorApi;
   tokenSource: TokenSource;
-  stores: BridgeStores;
-  /** The root logger; the agent client, engine and app log under `component=agent|engine|http`. */
+  stores: Omit<BridgeStores, "responses">;
+  /** The root logger; the agent client and engine log under `component=agent|engine`. */
   logger: Logger;
   /** Agent client settings besides its edges. */
   agent?: Omit<AgentClientOptions, "api" | "tokenSource" | "conversationStore" | "logger">;
   /** Engine settings besides its edges. */
   engine?: Omit<EngineOptions, "agentClient" | "index" | "logger">;
+}
+
+/** The edges and settings of {@link wireBridge}. */
+export interface BridgeWiring extends EngineWiring {
+  stores: BridgeStores;
   /** App settings besides its edges. */
   app: Omit<AppDeps, "engine" | "responseStore" | "logger">;
 }
 
-/** A wired bridge: the app to serve, and what the caller closes or inspects. */
-export interface WiredBridge {
+/** A wired engine: what a surface without the HTTP app (ACP) runs on. */
+export interface WiredEngine {
   agentClient: AgentClient;
   engine: BridgeEngine;
+}
+
+/** A wired bridge: the app to serve, and what the caller closes or inspects. */
+export interface WiredBridge extends WiredEngine {
   app: ReturnType<typeof createApp>;
 }
 
-/** Builds agent client, engine and app on the given edges; expired stored responses are removed in the background. */
-export function wireBridge(wiring: BridgeWiring): WiredBridge {
+/** Builds the agent client and the engine on the given edges (`serve`, the test stack and `acp` share it). */
+export function wireEngine(wiring: EngineWiring): WiredEngine {
   const { logger, stores } = wiring;
   const agentClient = createAgentClient({
     ...wiring.agent,
@@ -58,16 +68,24 @@ export function wireBridge(wiring: BridgeWiring): WiredBridge {
     conversationStore: stores.conversations,
     logger: logger.child({ component: "agent" }),
   });
-  const engineLogger = logger.child({ component: "engine" });
   const engine = createEngine({
     ...wiring.engine,
     agentClient,
     index: stores.index,
-    logger: engineLogger,
+    logger: logger.child({ component: "engine" }),
   });
+  return { agentClient, engine };
+}
+
+/** Builds agent client, engine and app on the given edges; expired stored responses are removed in the background. */
+export function wireBridge(wiring: BridgeWiring): WiredBridge {
+  const { logger, stores } = wiring;
+  const { agentClient, engine } = wireEngine(wiring);
   stores.responses
     .deleteExpired()
-    .catch((error: unknown) => engineLogger.warn("Could not remove expired stored responses", { error }));
+    .catch((error: unknown) =>
+      logger.child({ component: "engine" }).warn("Could not remove expired stored responses", { error }),
+    );
   const app = createApp({
     ...wiring.app,
     engine,

@@ -1,0 +1,65 @@
+/**
+ * Runs a turn's surface execs ({@link SurfaceExecutor}) while the Run stays open: exec heartbeats go out for every
+ * exec in flight, an exec `abort` aborts its signal, and closing the Run aborts them all.
+ */
+import type { AgentClientMessage } from "../gen/agent/v1/agent_pb.js";
+import type { ExecServerMessage } from "../gen/agent/v1/exec_pb.js";
+import { execHeartbeat, execReply, streamClose } from "./exec-handler.js";
+import { surfaceResults } from "./surface-exec.js";
+import type { SurfaceExec, SurfaceExecResult, SurfaceExecutor } from "./types.js";
+
+/** Runs surface execs for one Run and sends their answers. */
+export class SurfaceExecRunner {
+  private readonly running = new Map<number, AbortController>();
+  private closed = false;
+
+  constructor(
+    private readonly executor: SurfaceExecutor,
+    private readonly send: (messages: readonly AgentClientMessage[]) => Promise<void>,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** Execs in flight (the stall watchdog waits while any is: the editor may be asking its user). */
+  get active(): number {
+    return this.running.size;
+  }
+
+  /** Starts one exec; its answer is sent when the surface resolves (never for an exec aborted meanwhile). */
+  start(message: ExecServerMessage, exec: SurfaceExec, toolCallId: string): void {
+    const controller = new AbortController();
+    this.running.set(message.id, controller);
+    const answer = async (): Promise<void> => {
+      let result: SurfaceExecResult;
+      try {
+        result = await this.executor.run({ ...exec, toolCallId }, controller.signal);
+      } catch (error) {
+        result = { kind: "output", content: error instanceof Error ? error.message : String(error), isError: true };
+      }
+      if (controller.signal.aborted || this.closed) return;
+      this.running.delete(message.id);
+      const replies = surfaceResults(message.message, result).map((r) => execReply(message.id, message.execId, r));
+      replies.push(streamClose(message.id));
+      await this.send(replies);
+    };
+    answer().catch(this.onError);
+  }
+
+  /** Exec heartbeats for the execs in flight (§5.1). */
+  heartbeats(): AgentClientMessage[] {
+    return [...this.running.keys()].map((id) => execHeartbeat(id));
+  }
+
+  /** Cursor aborted exec `execId`: abort its run; no answer is sent. */
+  abort(execId: number): void {
+    const controller = this.running.get(execId);
+    this.running.delete(execId);
+    controller?.abort(new Error("Cursor aborted this exec."));
+  }
+
+  /** The Run ended: abort every exec still running. */
+  close(): void {
+    this.closed = true;
+    for (const controller of this.running.values()) controller.abort(new Error("The turn ended."));
+    this.running.clear();
+  }
+}

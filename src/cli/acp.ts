@@ -1,0 +1,202 @@
+/**
+ * `cursor-bridge acp`: the Agent Client Protocol agent on stdin/stdout for Zed, JetBrains, Neovim and other ACP
+ * editors. Same credentials and settings as `serve` (stored login, CURSOR_API_KEY, CURSOR_API_URL, config file,
+ * `--store`); logs go to stderr only, since stdout carries the protocol. The engine, the upstream and the stores are
+ * built on first use, and rebuilt after an `authenticate` that changed the login.
+ */
+import { randomUUID } from "node:crypto";
+import { Readable, Writable } from "node:stream";
+import type { AuthMethod } from "@agentclientprotocol/sdk";
+import { ndJsonStream } from "@agentclientprotocol/sdk";
+import { wireEngine } from "../server/wiring.js";
+import type { StoreClient } from "../stores/redis/client.js";
+import type { AcpAuth, AcpStack } from "../surfaces/acp/agent.js";
+import { createAcpAgent } from "../surfaces/acp/agent.js";
+import { acpSessionStoreOver } from "../surfaces/acp/session-store.js";
+import { ProxyError } from "../util/errors.js";
+import { createLogger, type Logger } from "../util/logger.js";
+import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
+import { openInBrowser } from "./browser.js";
+import { type Command, EXIT } from "./command.js";
+import { type CliContext, createCliContext } from "./context.js";
+import type { CliIo } from "./io.js";
+import { openStores } from "./store-setup.js";
+import { createUpstream } from "./upstream.js";
+import { packageVersion } from "./version.js";
+
+const HELP = `Usage: cursor-bridge acp [options]
+
+Speaks the Agent Client Protocol (ACP) on stdin/stdout, for editors that host
+agents: Zed, JetBrains IDEs, Neovim (CodeCompanion, avante.nvim). The editor
+starts it: \`cursor-bridge setup zed|jetbrains|neovim\` prints the entry for its
+settings. Upstream: Cursor when you are logged in (cursor-bridge login),
+otherwise the built-in Cursor emulator. Logs go to stderr only.
+
+Options:
+  --model <id>     The model new sessions start on (default: default); the
+                   editor can switch to any model Cursor lists
+  Every setting of \`cursor-bridge serve --help\` (--upstream, --store,
+  --log-level, --data-dir, ...) applies as there.
+
+${COMMON_OPTIONS_HELP}`;
+
+const AUTH_METHODS: AuthMethod[] = [
+  { id: "cursor-login", name: "Stored cursor-bridge login", description: "The login `cursor-bridge login` saved" },
+  { id: "cursor-browser", name: "Log in with the browser", description: "Cursor's browser login (PKCE)" },
+  { id: "cursor-api-key", name: "Cursor API key", description: "The key in CURSOR_API_KEY" },
+];
+
+interface Built extends AcpStack {
+  close(): Promise<void>;
+}
+
+/** Builds the upstream, stores and engine the way serve-runtime.ts does (server/wiring.ts), without the HTTP app. */
+async function buildStack(ctx: CliContext, logger: Logger, shared: StoreClient | undefined): Promise<Built> {
+  const { config } = ctx;
+  const upstream = await createUpstream(ctx, logger);
+  let stores: Awaited<ReturnType<typeof openStores>>;
+  try {
+    stores = await openStores(config, upstream.dataDir, upstream.kind, logger.child({ component: "engine" }), shared);
+  } catch (error) {
+    await upstream.close();
+    throw error;
+  }
+  if (upstream.kind === "emulator") {
+    logger.warn("UPSTREAM: CURSOR EMULATOR, not your Cursor account; run `cursor-bridge login` for real models");
+  }
+  const cluster = stores.cluster;
+  const { engine } = wireEngine({
+    api: upstream.api,
+    tokenSource: upstream.tokenSource,
+    stores: { conversations: stores.conversationStore, index: stores.index },
+    logger,
+    agent: {
+      stallTimeoutMs: config.stallTimeoutMs,
+      visionModels: config.visionModels,
+      ...(cluster === undefined ? {} : { toolCallIdSuffix: cluster.toolCallIdSuffix }),
+    },
+    engine: {
+      parkedTurnTtlMs: config.parkedTurnTtlMs,
+      maxParkedTurns: config.maxParkedTurns,
+      ...(stores.client === undefined ? {} : { storeReady: stores.client.assertReady }),
+    },
+  });
+  return {
+    engine,
+    sessions: acpSessionStoreOver(stores.responseStore),
+    close: async () => {
+      await engine.closeAll();
+      await stores.close();
+      await upstream.close();
+    },
+  };
+}
+
+/** The login flows of `cursor-bridge login`, with their output on stderr (stdout is the protocol). */
+function authFor(ctx: CliContext, io: CliIo, settings: string[], onChange: () => void): AcpAuth {
+  return {
+    methods: AUTH_METHODS,
+    async authenticate(methodId) {
+      if (methodId === "cursor-login") {
+        await ctx.requireCredentials();
+        return;
+      }
+      const argv =
+        methodId === "cursor-api-key" ? ["--api-key"] : methodId === "cursor-browser" ? ["--no-browser"] : undefined;
+      if (argv === undefined) throw new ProxyError("invalid_request", `Unknown authentication method ${methodId}.`);
+      // login's text goes to stderr (stdout is the protocol) and stdin is never read; the browser login's link is
+      // opened here, since login only opens a browser from a terminal.
+      let opened = methodId !== "cursor-browser";
+      const quiet: CliIo = {
+        out: (text) => {
+          io.err(text);
+          const url = /https?:\/\/\S+/.exec(text)?.[0];
+          if (url !== undefined && !opened) {
+            opened = true;
+            void openInBrowser(url, { platform: process.platform, env: io.env });
+          }
+        },
+        err: io.err,
+        isTty: false,
+        env: io.env,
+      };
+      const { loginCommand } = await import("./login.js");
+      const code = await loginCommand.run([...argv, ...settings], quiet);
+      if (code !== EXIT.ok) throw new ProxyError("unauthenticated", "The login did not complete.");
+      onChange();
+    },
+  };
+}
+
+/** The command line without acp's own options: the settings (--cursor-api-url, --config…) a login run shares. */
+function settingsArgv(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--model") i++;
+    else if (!arg.startsWith("--model=") && arg !== "--json") out.push(arg);
+  }
+  return out;
+}
+
+async function run(argv: string[], io: CliIo): Promise<number> {
+  const { flags, values } = parseCommandLine("acp", argv, { model: { type: "string" } });
+  // Human text of the context (and of a login) goes to stderr: stdout carries ACP.
+  const errIo: CliIo = { ...io, out: io.err };
+  const ctx = await createCliContext(errIo, flags);
+  const logger = createLogger({
+    level: ctx.config.logLevel,
+    format: ctx.config.logFormat,
+    sink: (l) => io.err(`${l}\n`),
+  });
+  const shared =
+    ctx.config.store === "file"
+      ? undefined
+      : await (await import("./store-setup.js")).connectSharedStore(ctx.config, logger);
+  let built: Promise<Built> | undefined;
+  const stack = () => {
+    built ??= buildStack(ctx, logger, shared).catch((error: unknown) => {
+      built = undefined;
+      throw error;
+    });
+    return built;
+  };
+  const rebuild = () => {
+    const old = built;
+    built = undefined;
+    void old?.then((b) => b.close()).catch(() => undefined);
+  };
+  const acp = createAcpAgent({
+    stack,
+    auth: authFor(ctx, io, settingsArgv(argv), rebuild),
+    logger: logger.child({ component: "acp" }),
+    version: packageVersion(),
+    defaultModel: typeof values.model === "string" ? values.model : "default",
+    newSessionId: randomUUID,
+    now: Date.now,
+  });
+  const connection = acp.app.connect(
+    ndJsonStream(
+      Writable.toWeb(process.stdout) as WritableStream<Uint8Array>,
+      Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>,
+    ),
+  );
+  const stop = () => connection.close();
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
+  await connection.closed;
+  process.off("SIGTERM", stop);
+  process.off("SIGINT", stop);
+  await acp.close();
+  await (await built?.catch(() => undefined))?.close();
+  await shared?.close();
+  return EXIT.ok;
+}
+
+/** `cursor-bridge acp`. */
+export const acpCommand: Command = {
+  name: "acp",
+  summary: "Run as an Agent Client Protocol agent on stdio (Zed, JetBrains, Neovim)",
+  help: HELP,
+  run,
+};

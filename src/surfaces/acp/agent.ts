@@ -1,0 +1,280 @@
+/**
+ * `cursor-bridge acp`: an Agent Client Protocol agent (the official SDK's AgentApp) on the same engine as every
+ * other surface. One process serves many sessions; each session keeps its conversation and replayable updates in
+ * the engine's store for stored records, so `session/load` works after a restart.
+ */
+
+import { isAbsolute } from "node:path";
+import {
+  type AgentApp,
+  type AgentContext,
+  type AuthMethod,
+  agent,
+  type ClientCapabilities,
+  type McpServer,
+  PROTOCOL_VERSION,
+  RequestError,
+  type SessionConfigOption,
+  type SessionModeState,
+  type SessionUpdate,
+} from "@agentclientprotocol/sdk";
+import type { JsonValue } from "../../backend/types.js";
+import type { Engine } from "../../engine/index.js";
+import type { Logger } from "../../util/logger.js";
+import { createSessionExecutor } from "./executor.js";
+import { type McpHub, openMcpHub } from "./mcp-hub.js";
+import { promptParts } from "./prompt.js";
+import type { AcpModeId, AcpSessionRecord, AcpSessionStore } from "./session-store.js";
+import { runPrompt, toRequestError } from "./turn.js";
+
+/** The engine and the session store, built on first use (after `authenticate` when the login changed). */
+export interface AcpStack {
+  engine: Engine;
+  sessions: AcpSessionStore;
+}
+
+/** Logins the editor may pick. */
+export interface AcpAuth {
+  methods: AuthMethod[];
+  /** Runs the method's flow (stored login, browser, API key); throws a readable error when it fails. */
+  authenticate(methodId: string): Promise<void>;
+}
+
+/** What the agent is built from. */
+export interface AcpAgentDeps {
+  stack(): Promise<AcpStack>;
+  auth: AcpAuth;
+  logger: Logger;
+  version: string;
+  /** The model a new session starts on. */
+  defaultModel: string;
+  newSessionId(): string;
+  now(): number;
+}
+
+const MODES: SessionModeState["availableModes"] = [
+  { id: "agent", name: "Agent", description: "Cursor's agent: reads, edits and runs commands" },
+  { id: "plan", name: "Plan", description: "Plans the change before making it" },
+  { id: "ask", name: "Ask", description: "Answers questions without changing anything" },
+];
+
+interface LiveSession {
+  record: AcpSessionRecord;
+  mcp: McpHub;
+  alwaysAllowed: Set<string>;
+  running: AbortController | undefined;
+  /** What the editor has not been told yet about the session's MCP servers. */
+  notice: string | undefined;
+}
+
+function isMode(id: string): id is AcpModeId {
+  return MODES.some((mode) => mode.id === id);
+}
+
+/** The agent app (`app.connect(ndJsonStream(...))` serves it) and the shutdown of its sessions' MCP servers. */
+export interface AcpAgent {
+  app: AgentApp;
+  close(): Promise<void>;
+}
+
+/** Builds the agent. */
+export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
+  const live = new Map<string, LiveSession>();
+  let capabilities: ClientCapabilities = {};
+  const { logger } = deps;
+
+  const stack = async () => {
+    try {
+      return await deps.stack();
+    } catch (error) {
+      throw toRequestError(error);
+    }
+  };
+
+  const modes = (record: AcpSessionRecord): SessionModeState => ({ currentModeId: record.mode, availableModes: MODES });
+
+  const configOptions = async (record: AcpSessionRecord): Promise<SessionConfigOption[]> => {
+    const models = await (await stack()).engine.listModels();
+    return [
+      {
+        id: "model",
+        name: "Model",
+        category: "model",
+        type: "select",
+        currentValue: record.model,
+        options: models.map((m) => ({ value: m.id, name: m.displayName })),
+      },
+    ];
+  };
+
+  const save = async (record: AcpSessionRecord) => {
+    record.updatedAt = deps.now();
+    await (await stack()).sessions.put(record);
+  };
+
+  const emitter = (client: AgentContext, session: LiveSession) => async (update: SessionUpdate) => {
+    remember(session.record, update);
+    await client.notify("session/update", { sessionId: session.record.id, update });
+  };
+
+  const attach = async (record: AcpSessionRecord, servers: McpServer[]) => {
+    const previous = live.get(record.id);
+    previous?.running?.abort();
+    await previous?.mcp.close();
+    const mcp = await openMcpHub(servers, { cwd: record.cwd, version: deps.version, logger });
+    // Told in the next prompt's stream (and in the response's _meta): a failed server leaves the others working.
+    const notice =
+      mcp.failures.length === 0
+        ? undefined
+        : mcp.failures.map((f) => `MCP server ${f.server} failed to start: ${f.error}`).join("\n");
+    const session: LiveSession = { record, mcp, alwaysAllowed: new Set(), running: undefined, notice };
+    live.set(record.id, session);
+    return session;
+  };
+
+  const sessionOf = (id: string) => {
+    const session = live.get(id);
+    if (session === undefined) throw RequestError.sessionNotFound(id);
+    return session;
+  };
+
+  const mcpMeta = (session: LiveSession) =>
+    session.mcp.failures.length === 0
+      ? {}
+      : { _meta: { "cursor-bridge": { mcpFailures: session.mcp.failures as unknown as JsonValue } } };
+
+  const close = async () => {
+    for (const session of live.values()) session.running?.abort();
+    await Promise.allSettled([...live.values()].map((session) => session.mcp.close()));
+    live.clear();
+  };
+
+  const app = agent({ name: "cursor-bridge" })
+    .onRequest("initialize", ({ params }) => {
+      capabilities = params.clientCapabilities ?? {};
+      return {
+        protocolVersion: PROTOCOL_VERSION,
+        agentCapabilities: {
+          loadSession: true,
+          promptCapabilities: { image: true, audio: false, embeddedContext: true },
+          mcpCapabilities: { http: true, sse: false },
+        },
+        authMethods: deps.auth.methods,
+        agentInfo: { name: "cursor-bridge", title: "Cursor (cursor-bridge)", version: deps.version },
+      };
+    })
+    .onRequest("authenticate", async ({ params }) => {
+      try {
+        await deps.auth.authenticate(params.methodId);
+      } catch (error) {
+        throw toRequestError(error);
+      }
+      return {};
+    })
+    .onRequest("session/new", async ({ params }) => {
+      if (!isAbsolute(params.cwd)) throw RequestError.invalidParams(undefined, "cwd must be an absolute path.");
+      const record: AcpSessionRecord = {
+        id: deps.newSessionId(),
+        cwd: params.cwd,
+        mode: "agent",
+        model: deps.defaultModel,
+        messages: [],
+        transcript: [],
+        updatedAt: deps.now(),
+      };
+      const options = await configOptions(record);
+      await save(record);
+      const session = await attach(record, params.mcpServers);
+      return { sessionId: record.id, modes: modes(record), configOptions: options, ...mcpMeta(session) };
+    })
+    .onRequest("session/load", async ({ params, client }) => {
+      const record = live.get(params.sessionId)?.record ?? (await (await stack()).sessions.get(params.sessionId));
+      if (record === undefined) throw RequestError.sessionNotFound(params.sessionId);
+      if (isAbsolute(params.cwd)) record.cwd = params.cwd;
+      const session = await attach(record, params.mcpServers);
+      for (const update of record.transcript) {
+        await client.notify("session/update", { sessionId: record.id, update: update as unknown as SessionUpdate });
+      }
+      return { modes: modes(record), configOptions: await configOptions(record), ...mcpMeta(session) };
+    })
+    .onRequest("session/prompt", async ({ params, client }) => {
+      const session = sessionOf(params.sessionId);
+      if (session.running !== undefined) {
+        throw RequestError.invalidRequest(undefined, "A prompt is already running in this session.");
+      }
+      const parts = promptParts(params.prompt);
+      const { engine } = await stack();
+      const controller = new AbortController();
+      session.running = controller;
+      const emit = emitter(client, session);
+      for (const block of params.prompt) {
+        remember(session.record, { sessionUpdate: "user_message_chunk", content: block });
+      }
+      if (session.notice !== undefined) {
+        await emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `${session.notice}\n` } });
+        session.notice = undefined;
+      }
+      const executor = createSessionExecutor({
+        id: session.record.id,
+        cwd: session.record.cwd,
+        client,
+        capabilities,
+        mcp: session.mcp,
+        alwaysAllowed: session.alwaysAllowed,
+        emit,
+      });
+      try {
+        return await runPrompt(
+          engine,
+          { record: session.record, tools: session.mcp.tools, executor, emit },
+          parts,
+          controller.signal,
+        );
+      } finally {
+        session.running = undefined;
+        await save(session.record).catch((error: unknown) => logger.warn("could not save the session", { error }));
+      }
+    })
+    .onNotification("session/cancel", ({ params }) => {
+      live.get(params.sessionId)?.running?.abort();
+    })
+    .onRequest("session/set_mode", async ({ params, client }) => {
+      const session = sessionOf(params.sessionId);
+      if (!isMode(params.modeId)) throw RequestError.invalidParams(undefined, `Unknown mode ${params.modeId}.`);
+      session.record.mode = params.modeId;
+      await emitter(client, session)({ sessionUpdate: "current_mode_update", currentModeId: params.modeId });
+      await save(session.record);
+      return {};
+    })
+    .onRequest("session/set_config_option", async ({ params }) => {
+      const session = sessionOf(params.sessionId);
+      if (params.configId !== "model" || typeof params.value !== "string") {
+        throw RequestError.invalidParams(undefined, `Unknown configuration option ${params.configId}.`);
+      }
+      const models = await (await stack()).engine.listModels();
+      if (!models.some((m) => m.id === params.value || m.aliases.includes(params.value as string))) {
+        throw RequestError.invalidParams(undefined, `Cursor has no model ${params.value}.`);
+      }
+      session.record.model = params.value;
+      await save(session.record);
+      return { configOptions: await configOptions(session.record) };
+    });
+  return { app, close };
+}
+
+/** Keeps an update for `session/load`, merging consecutive text chunks of the same kind. */
+function remember(record: AcpSessionRecord, update: SessionUpdate): void {
+  const last = record.transcript.at(-1) as
+    | { sessionUpdate?: string; content?: { type?: string; text?: string } }
+    | undefined;
+  if (
+    (update.sessionUpdate === "agent_message_chunk" || update.sessionUpdate === "agent_thought_chunk") &&
+    update.content.type === "text" &&
+    last?.sessionUpdate === update.sessionUpdate &&
+    last.content?.type === "text"
+  ) {
+    last.content.text = `${last.content.text ?? ""}${update.content.text}`;
+    return;
+  }
+  record.transcript.push(JSON.parse(JSON.stringify(update)) as JsonValue);
+}

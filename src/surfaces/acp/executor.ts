@@ -1,0 +1,242 @@
+/**
+ * Runs Cursor's execs for one ACP session, the way the issue asks for an agent the user invited into the editor:
+ * reads through `fs/read_text_file` (unsaved buffers are seen), writes through `fs/write_text_file` after
+ * `session/request_permission`, shell commands in the editor's terminal after permission, ls/grep/glob by the bridge
+ * read-only inside `cwd`, MCP calls to the session's MCP servers. Without the editor capability an exec is rejected
+ * (a typed rejection Cursor understands), never run some other way; a refused permission is a rejected result.
+ * Every exec is shown as a `tool_call` and settled with a `tool_call_update`.
+ */
+import type {
+  AgentContext,
+  ClientCapabilities,
+  PermissionOptionKind,
+  RequestPermissionResponse,
+  SessionUpdate,
+  ToolCallContent,
+} from "@agentclientprotocol/sdk";
+import type { SurfaceExec, SurfaceExecResult, SurfaceExecutor } from "../../backend/types.js";
+import { globFiles, grepFiles, listDirectory, OutsideCwdError } from "./local-search.js";
+import type { McpHub } from "./mcp-hub.js";
+import { absolutePath, displayOf } from "./tool-display.js";
+
+/** Most terminal output kept for Cursor (the editor truncates from the start beyond it). */
+const TERMINAL_OUTPUT_LIMIT = 256 * 1024;
+
+/** What the executor needs from its session. */
+export interface ExecutorSession {
+  id: string;
+  cwd: string;
+  client: AgentContext;
+  capabilities: ClientCapabilities;
+  mcp: McpHub;
+  /** Exec kinds the user allowed "always" in this session. */
+  alwaysAllowed: Set<string>;
+  /** Sends a `session/update` (and keeps it for `session/load`). */
+  emit(update: SessionUpdate): Promise<void>;
+}
+
+type Permission = "allowed" | "rejected" | "cancelled";
+
+const OPTIONS: Array<{ optionId: string; name: string; kind: PermissionOptionKind }> = [
+  { optionId: "allow-once", name: "Allow", kind: "allow_once" },
+  { optionId: "allow-always", name: "Allow always", kind: "allow_always" },
+  { optionId: "reject-once", name: "Reject", kind: "reject_once" },
+];
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The executor of one session. */
+export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor {
+  const { client, cwd } = session;
+  const fs = session.capabilities.fs;
+
+  const ask = async (kind: string, toolCallId: string, signal: AbortSignal): Promise<Permission> => {
+    if (session.alwaysAllowed.has(kind)) return "allowed";
+    const response: RequestPermissionResponse = await client.request(
+      "session/request_permission",
+      { sessionId: session.id, toolCall: { toolCallId }, options: OPTIONS },
+      { cancellationSignal: signal },
+    );
+    if (response.outcome.outcome === "cancelled" || signal.aborted) return "cancelled";
+    const option = OPTIONS.find((o) => o.optionId === (response.outcome as { optionId: string }).optionId);
+    if (option?.kind === "allow_always") session.alwaysAllowed.add(kind);
+    return option?.kind === "allow_once" || option?.kind === "allow_always" ? "allowed" : "rejected";
+  };
+
+  const readText = async (path: string, signal: AbortSignal): Promise<string> => {
+    const read = await client.request(
+      "fs/read_text_file",
+      { sessionId: session.id, path },
+      { cancellationSignal: signal },
+    );
+    return read.content;
+  };
+
+  const shell = async (
+    exec: Extract<SurfaceExec, { kind: "shell" }>,
+    toolCallId: string,
+    signal: AbortSignal,
+  ): Promise<SurfaceExecResult> => {
+    const terminal = await client.createTerminal(
+      {
+        sessionId: session.id,
+        command: "/bin/sh",
+        args: ["-c", exec.command],
+        cwd: exec.workingDirectory === "" ? cwd : absolutePath(cwd, exec.workingDirectory),
+        outputByteLimit: TERMINAL_OUTPUT_LIMIT,
+      },
+      { cancellationSignal: signal },
+    );
+    try {
+      await session.emit({
+        sessionUpdate: "tool_call_update",
+        toolCallId,
+        status: "in_progress",
+        content: [{ type: "terminal", terminalId: terminal.id }],
+      });
+      const onAbort = () => void terminal.kill().catch(() => undefined);
+      signal.addEventListener("abort", onAbort, { once: true });
+      const timer =
+        exec.timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => void terminal.kill().catch(() => undefined), exec.timeoutMs);
+      let exit: Awaited<ReturnType<typeof terminal.waitForExit>>;
+      try {
+        exit = await terminal.waitForExit();
+      } finally {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+      }
+      const output = await terminal.currentOutput();
+      const exitCode = exit.exitCode ?? (exit.signal ? 128 : 0);
+      const text = exit.signal ? `${output.output}\n(killed by ${exit.signal})` : output.output;
+      return { kind: "output", content: text, isError: exitCode !== 0, exitCode };
+    } finally {
+      await terminal.release().catch(() => undefined);
+    }
+  };
+
+  const runExec = async (
+    exec: SurfaceExec,
+    toolCallId: string,
+    signal: AbortSignal,
+  ): Promise<{ result: SurfaceExecResult; content?: ToolCallContent[] }> => {
+    switch (exec.kind) {
+      case "read": {
+        if (fs?.readTextFile !== true) return rejected("The editor does not offer fs/read_text_file.");
+        const text = await readText(absolutePath(cwd, exec.path), signal);
+        return { result: { kind: "output", content: text, isError: false } };
+      }
+      case "write": {
+        if (fs?.writeTextFile !== true) return rejected("The editor does not offer fs/write_text_file.");
+        const path = absolutePath(cwd, exec.path);
+        let oldText: string | null = null;
+        if (fs.readTextFile === true) oldText = await readText(path, signal).catch(() => null);
+        const diff: ToolCallContent[] = [{ type: "diff", path, oldText, newText: exec.text }];
+        await session.emit({ sessionUpdate: "tool_call_update", toolCallId, content: diff });
+        const permission = await ask("write", toolCallId, signal);
+        if (permission !== "allowed")
+          return { ...rejected(`The user ${permission} the write of ${path}.`), content: diff };
+        await client.request(
+          "fs/write_text_file",
+          { sessionId: session.id, path, content: exec.text },
+          { cancellationSignal: signal },
+        );
+        return { result: { kind: "output", content: `Wrote ${path}`, isError: false }, content: diff };
+      }
+      case "shell": {
+        if (session.capabilities.terminal !== true) return rejected("The editor does not offer terminals.");
+        const permission = await ask("shell", toolCallId, signal);
+        if (permission !== "allowed") return rejected(`The user ${permission} running \`${exec.command}\`.`);
+        return { result: await shell(exec, toolCallId, signal) };
+      }
+      case "ls":
+        return output(await listDirectory(cwd, exec.path));
+      case "grep":
+        return output(await grepFiles(cwd, exec));
+      case "glob":
+        return output(await globFiles(cwd, exec.pattern, exec.path));
+      case "mcp": {
+        if (!session.mcp.has(exec.toolName)) return rejected(`No MCP tool named ${exec.toolName} in this session.`);
+        const result = await session.mcp.call(exec.toolName, exec.arguments, signal);
+        return { result: { kind: "output", ...result } };
+      }
+      case "delete":
+        return rejected("ACP has no file deletion; ask the user to delete the file.");
+      case "fetch":
+        return rejected("cursor-bridge does not fetch URLs for an ACP session.");
+    }
+  };
+
+  return {
+    workspacePath: cwd,
+    onTodos(todos) {
+      // ACP plans have no cancelled entries: a cancelled todo leaves the plan.
+      const entries = todos
+        .filter((todo) => todo.status !== "cancelled")
+        .map((todo) => ({
+          content: todo.content,
+          priority: "medium" as const,
+          status: todo.status as "pending" | "in_progress" | "completed",
+        }));
+      session.emit({ sessionUpdate: "plan", entries }).catch(() => undefined);
+    },
+    async run(exec, signal) {
+      const { toolCallId } = exec;
+      const display = displayOf(exec, cwd);
+      const rawInput = exec.kind === "mcp" ? safeJson(exec.arguments) : { ...exec, toolCallId: undefined };
+      await session.emit({ sessionUpdate: "tool_call", toolCallId, status: "pending", rawInput, ...display });
+      let outcome: { result: SurfaceExecResult; content?: ToolCallContent[] };
+      try {
+        outcome = await runExec(exec, toolCallId, signal);
+      } catch (error) {
+        outcome =
+          error instanceof OutsideCwdError
+            ? rejected(error.message)
+            : { result: { kind: "output", content: messageOf(error), isError: true } };
+      }
+      const { result } = outcome;
+      const text = result.kind === "rejected" ? `Rejected: ${result.reason}` : result.content;
+      const failed = result.kind === "rejected" || result.isError;
+      const content: ToolCallContent[] = [
+        ...(outcome.content ?? []),
+        ...(exec.kind === "shell" && result.kind === "output" ? [] : [textContent(text)]),
+      ];
+      await session
+        .emit({
+          sessionUpdate: "tool_call_update",
+          toolCallId,
+          status: failed ? "failed" : "completed",
+          ...(content.length > 0 ? { content } : {}),
+          rawOutput:
+            result.kind === "rejected"
+              ? { rejected: result.reason }
+              : { output: result.content, exitCode: result.exitCode },
+        })
+        .catch(() => undefined);
+      return result;
+    },
+  };
+}
+
+function rejected(reason: string): { result: SurfaceExecResult } {
+  return { result: { kind: "rejected", reason } };
+}
+
+function output(text: string): { result: SurfaceExecResult } {
+  return { result: { kind: "output", content: text, isError: false } };
+}
+
+function textContent(text: string): ToolCallContent {
+  return { type: "content", content: { type: "text", text } };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

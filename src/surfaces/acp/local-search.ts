@@ -1,0 +1,132 @@
+/**
+ * The execs the bridge runs itself for an ACP session: ls, grep and glob, read-only and only inside the session's
+ * `cwd` (a path outside it is refused). Bounded walks: at most {@link MAX_ENTRIES} files are visited, dependency and
+ * VCS folders are skipped, and files larger than {@link MAX_GREP_BYTES} are not searched.
+ */
+import { readdir, readFile, realpath, stat } from "node:fs/promises";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+
+const MAX_ENTRIES = 5000;
+const MAX_GREP_BYTES = 1024 * 1024;
+const MAX_MATCHES = 500;
+const SKIPPED = new Set([".git", "node_modules", ".hg", ".svn"]);
+
+/** A path refused because it leaves the session's folder. */
+export class OutsideCwdError extends Error {}
+
+/** `path` (absolute, or relative to `cwd`) resolved, refusing anything outside `cwd` (symbolic links followed). */
+export async function insideCwd(cwd: string, path: string | undefined): Promise<string> {
+  const root = await realpath(cwd);
+  const target = resolve(root, path === undefined || path === "" ? "." : path);
+  let real = target;
+  try {
+    real = await realpath(target);
+  } catch {
+    // A path that does not exist yet is judged by its name alone.
+  }
+  for (const candidate of [target, real]) {
+    const rel = relative(root, candidate);
+    if (rel.startsWith("..") || isAbsolute(rel)) {
+      throw new OutsideCwdError(`${path} is outside the session's folder ${cwd}; only paths inside it are searched.`);
+    }
+  }
+  return real;
+}
+
+/** Every file under `dir` (absolute paths), directories with a trailing `/`, bounded. */
+async function walk(dir: string, withDirs: boolean): Promise<string[]> {
+  const out: string[] = [];
+  const queue = [dir];
+  while (queue.length > 0 && out.length < MAX_ENTRIES) {
+    const current = queue.shift() as string;
+    let entries: import("node:fs").Dirent[];
+    try {
+      entries = await readdir(current, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    entries.sort((a, b) => a.name.localeCompare(b.name));
+    for (const entry of entries) {
+      if (out.length >= MAX_ENTRIES) break;
+      const full = join(current, entry.name);
+      if (entry.isDirectory()) {
+        if (SKIPPED.has(entry.name)) continue;
+        if (withDirs) out.push(`${full}/`);
+        queue.push(full);
+      } else if (entry.isFile()) out.push(full);
+    }
+  }
+  return out;
+}
+
+/** Lists a directory recursively: one absolute path per line (folders end in `/`). */
+export async function listDirectory(cwd: string, path: string): Promise<string> {
+  const dir = await insideCwd(cwd, path);
+  const info = await stat(dir);
+  if (!info.isDirectory()) throw new Error(`${path} is not a directory.`);
+  return (await walk(dir, true)).join("\n");
+}
+
+/** A glob pattern as a regular expression over `/`-separated relative paths (`**`, `*`, `?`, `{a,b}`). */
+export function globToRegExp(pattern: string): RegExp {
+  let out = "";
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i] as string;
+    if (c === "*") {
+      if (pattern[i + 1] === "*") {
+        const slash = pattern[i + 2] === "/";
+        out += slash ? "(?:.*/)?" : ".*";
+        i += slash ? 2 : 1;
+      } else out += "[^/]*";
+    } else if (c === "?") out += "[^/]";
+    else if (c === "{") {
+      const end = pattern.indexOf("}", i);
+      if (end === -1) out += "\\{";
+      else {
+        const options = pattern.slice(i + 1, end).split(",");
+        out += `(?:${options.map((o) => o.replace(/[.+^${}()|[\]\\*?]/g, "\\$&")).join("|")})`;
+        i = end;
+      }
+    } else out += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+  }
+  // A pattern without a folder matches the file name at any depth (as ripgrep's --glob does).
+  return new RegExp(pattern.includes("/") ? `^${out}$` : `(?:^|/)${out}$`);
+}
+
+function relativePosix(root: string, file: string): string {
+  return relative(root, file).split(sep).join("/");
+}
+
+/** Files under `path` whose relative path matches `pattern`, one absolute path per line. */
+export async function globFiles(cwd: string, pattern: string, path: string | undefined): Promise<string> {
+  const root = await insideCwd(cwd, path);
+  const re = globToRegExp(pattern);
+  const files = (await walk(root, false)).filter((file) => re.test(relativePosix(root, file)));
+  return files.join("\n");
+}
+
+/** Lines matching `pattern` as `file:line:text` (ripgrep's form), or `no matches`. */
+export async function grepFiles(
+  cwd: string,
+  search: { pattern: string; path: string | undefined; glob: string | undefined; caseInsensitive: boolean },
+): Promise<string> {
+  const root = await insideCwd(cwd, search.path);
+  const re = new RegExp(search.pattern, search.caseInsensitive ? "i" : "");
+  const include = search.glob === undefined ? undefined : globToRegExp(search.glob);
+  const info = await stat(root);
+  const files = info.isDirectory() ? await walk(root, false) : [root];
+  const lines: string[] = [];
+  for (const file of files) {
+    if (lines.length >= MAX_MATCHES) break;
+    if (include !== undefined && !include.test(relativePosix(root, file))) continue;
+    const size = (await stat(file)).size;
+    if (size > MAX_GREP_BYTES) continue;
+    const text = await readFile(file, "utf8");
+    if (text.includes("\u0000")) continue;
+    const fileLines = text.split(/\r?\n/);
+    for (let i = 0; i < fileLines.length && lines.length < MAX_MATCHES; i++) {
+      if (re.test(fileLines[i] as string)) lines.push(`${file}:${i + 1}:${fileLines[i]}`);
+    }
+  }
+  return lines.length === 0 ? "no matches" : lines.join("\n");
+}

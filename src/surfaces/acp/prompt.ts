@@ -1,0 +1,43 @@
+/**
+ * An ACP prompt (content blocks) as the engine's user message: text as is, images decoded (and sniffed: the bytes
+ * must be PNG, JPEG, GIF or WebP), resource links as a mention of the resource, embedded text resources inlined
+ * with their URI. Audio is refused (initialize says `audio: false`).
+ */
+import { type ContentBlock, RequestError } from "@agentclientprotocol/sdk";
+import type { MessagePart } from "../../engine/index.js";
+import { sniffImage } from "../../util/image.js";
+
+/** The user message parts of a prompt. Throws an `invalid_params` RequestError for content it cannot take. */
+export function promptParts(blocks: readonly ContentBlock[]): MessagePart[] {
+  const parts: MessagePart[] = [];
+  const text = (value: string) => parts.push({ type: "text", text: value });
+  for (const block of blocks) {
+    switch (block.type) {
+      case "text":
+        text(block.text);
+        break;
+      case "image": {
+        const data = new Uint8Array(Buffer.from(block.data, "base64"));
+        const sniffed = sniffImage(data);
+        if (sniffed === undefined) {
+          throw RequestError.invalidParams(undefined, "An image block is not PNG, JPEG, GIF or WebP data.");
+        }
+        parts.push({ type: "image", mimeType: sniffed.mimeType, data });
+        break;
+      }
+      case "resource_link":
+        text(`[@${block.name}](${block.uri})`);
+        break;
+      case "resource": {
+        const resource = block.resource;
+        if ("text" in resource) text(`<context uri="${resource.uri}">\n${resource.text}\n</context>`);
+        else text(`[@${resource.uri}] (binary resource, ${resource.mimeType ?? "unknown type"})`);
+        break;
+      }
+      case "audio":
+        throw RequestError.invalidParams(undefined, "cursor-bridge does not take audio prompts.");
+    }
+  }
+  if (parts.length === 0) throw RequestError.invalidParams(undefined, "The prompt is empty.");
+  return parts;
+}

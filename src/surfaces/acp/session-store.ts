@@ -1,0 +1,102 @@
+/**
+ * ACP sessions as stored records: the conversation the engine continues (its neutral messages) and the session
+ * updates a `session/load` replays. Kept in the engine's store for stored records (the file or Redis
+ * {@link ResponseStore}, under an `acp-session:` id), so a session loads after a restart and on any instance.
+ */
+import type { JsonValue } from "../../backend/types.js";
+import type { ConversationMessage, MessagePart } from "../../engine/index.js";
+import type { ResponseStore } from "../../stores/response-store.js";
+
+/** Cursor's agent modes as ACP session modes. */
+export type AcpModeId = "agent" | "plan" | "ask";
+
+/** One session as stored. */
+export interface AcpSessionRecord {
+  id: string;
+  cwd: string;
+  mode: AcpModeId;
+  /** The model id or alias the session runs on. */
+  model: string;
+  /** The conversation so far (user and assistant messages), as the engine continues it. */
+  messages: ConversationMessage[];
+  /** `session/update` payloads (the `update` field) replayed by `session/load`, oldest first, bounded. */
+  transcript: JsonValue[];
+  updatedAt: number;
+}
+
+/** Where sessions live. */
+export interface AcpSessionStore {
+  get(id: string): Promise<AcpSessionRecord | undefined>;
+  put(record: AcpSessionRecord): Promise<void>;
+}
+
+/** Most replayed updates kept per session (older ones are dropped from the replay, never from the conversation). */
+export const MAX_TRANSCRIPT_ENTRIES = 2000;
+
+const PREFIX = "acp-session:";
+
+type StoredPart = { type: "text"; text: string } | { type: "image"; mimeType: string; base64: string };
+
+function partToJson(part: MessagePart): StoredPart {
+  return part.type === "text"
+    ? part
+    : { type: "image", mimeType: part.mimeType, base64: Buffer.from(part.data).toString("base64") };
+}
+
+function partFromJson(part: StoredPart): MessagePart {
+  return part.type === "text"
+    ? { type: "text", text: part.text }
+    : { type: "image", mimeType: part.mimeType, data: new Uint8Array(Buffer.from(part.base64, "base64")) };
+}
+
+function messageToJson(message: ConversationMessage): JsonValue {
+  if (message.role === "user") return { role: "user", parts: message.parts.map(partToJson) };
+  return JSON.parse(JSON.stringify(message)) as JsonValue;
+}
+
+function messageFromJson(value: JsonValue): ConversationMessage | undefined {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
+  const role = value.role;
+  if (role === "user" && Array.isArray(value.parts)) {
+    return { role: "user", parts: (value.parts as unknown as StoredPart[]).map(partFromJson) };
+  }
+  if (role === "assistant" && typeof value.text === "string") {
+    return { role: "assistant", text: value.text, reasoning: [], toolCalls: [] };
+  }
+  return undefined;
+}
+
+function isMode(value: unknown): value is AcpModeId {
+  return value === "agent" || value === "plan" || value === "ask";
+}
+
+/** Sessions stored beside the stored responses (file or Redis), under their own id prefix. */
+export function acpSessionStoreOver(store: ResponseStore): AcpSessionStore {
+  return {
+    async get(id) {
+      const stored = await store.get(PREFIX + id);
+      if (stored === undefined) return undefined;
+      const { cwd, mode, model, transcript, updatedAt } = stored.response;
+      if (typeof cwd !== "string" || !isMode(mode) || typeof model !== "string") return undefined;
+      const messages = stored.input.map(messageFromJson).filter((m): m is ConversationMessage => m !== undefined);
+      return {
+        id,
+        cwd,
+        mode,
+        model,
+        messages,
+        transcript: Array.isArray(transcript) ? transcript : [],
+        updatedAt: typeof updatedAt === "number" ? updatedAt : stored.storedAt,
+      };
+    },
+    async put(record) {
+      const transcript = record.transcript.slice(-MAX_TRANSCRIPT_ENTRIES);
+      await store.put({
+        id: PREFIX + record.id,
+        response: { cwd: record.cwd, mode: record.mode, model: record.model, transcript, updatedAt: record.updatedAt },
+        input: record.messages.map(messageToJson),
+        storedAt: record.updatedAt,
+      });
+    },
+  };
+}

@@ -1,0 +1,83 @@
+/**
+ * One `session/prompt`: the session's conversation plus the new user message goes to the engine (which continues
+ * the Cursor conversation from its checkpoint: one Run per prompt), with the session's executor running Cursor's
+ * execs through the editor. Text and reasoning stream back as `agent_message_chunk` / `agent_thought_chunk`; a
+ * `session/cancel` aborts the turn (the engine sends Cursor's CancelAction) and the prompt ends `cancelled`.
+ */
+import { type PromptResponse, RequestError, type StopReason } from "@agentclientprotocol/sdk";
+import type { SurfaceExecutor, Usage } from "../../backend/types.js";
+import type { ConversationMessage, Engine, MessagePart } from "../../engine/index.js";
+import { ProxyError } from "../../util/errors.js";
+import type { AcpSessionRecord } from "./session-store.js";
+
+/** What a prompt needs from its session. */
+export interface PromptSession {
+  record: AcpSessionRecord;
+  tools: import("../../backend/types.js").ClientTool[];
+  executor: SurfaceExecutor;
+  emit(update: import("@agentclientprotocol/sdk").SessionUpdate): Promise<void>;
+}
+
+/** An engine failure as the JSON-RPC error the editor shows. */
+export function toRequestError(error: unknown): RequestError {
+  if (error instanceof RequestError) return error;
+  const proxy = ProxyError.from(error);
+  if (proxy.code === "unauthenticated") return RequestError.authRequired({ code: proxy.code }, proxy.message);
+  if (proxy.code === "invalid_request" || proxy.code === "not_found") {
+    return RequestError.invalidParams({ code: proxy.code }, proxy.message);
+  }
+  return RequestError.internalError({ code: proxy.code, retryable: proxy.retryable }, proxy.message);
+}
+
+/** Runs one prompt to its end; the conversation (partial on cancel) is appended to `session.record.messages`. */
+export async function runPrompt(
+  engine: Engine,
+  session: PromptSession,
+  parts: MessagePart[],
+  signal: AbortSignal,
+): Promise<PromptResponse> {
+  const { record } = session;
+  const messages: ConversationMessage[] = [...record.messages, { role: "user", parts }];
+  let text = "";
+  let stopReason: StopReason = "end_turn";
+  let usage: Usage | undefined;
+  try {
+    const turn = await engine.startTurn(
+      {
+        model: record.model,
+        instructions: [],
+        messages,
+        tools: session.tools,
+        options: { reasoning: true, reasoningEffort: undefined, toolChoice: "auto" },
+        executor: session.executor,
+        mode: record.mode,
+      },
+      signal,
+    );
+    for await (const event of turn.events) {
+      if (event.type === "text-delta") {
+        text += event.text;
+        await session.emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: event.text } });
+      } else if (event.type === "reasoning-delta") {
+        await session.emit({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: event.text } });
+      } else if (event.type === "usage") usage = event.usage;
+      else if (event.type === "turn-end") {
+        if (event.reason === "length") stopReason = "max_tokens";
+        break;
+      }
+    }
+  } catch (error) {
+    if (!signal.aborted) {
+      // What Cursor said before failing stays in the conversation; a prompt that failed before any answer leaves none.
+      if (text !== "") record.messages = [...messages, { role: "assistant", text, reasoning: [], toolCalls: [] }];
+      throw toRequestError(error);
+    }
+  }
+  if (signal.aborted) stopReason = "cancelled";
+  record.messages = [...messages, { role: "assistant", text, reasoning: [], toolCalls: [] }];
+  if (usage === undefined) return { stopReason };
+  const tokens = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, totalTokens: usage.totalTokens };
+  // `usage` is the draft field of ACP's unstable schema (clients on the stable one drop it); `_meta` carries the same.
+  const response = { stopReason, usage: tokens, _meta: { "cursor-bridge": { usage: tokens } } };
+  return response;
+}

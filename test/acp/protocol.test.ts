@@ -1,0 +1,434 @@
+/**
+ * The ACP agent against the SDK's client side, in-process, on the real engine and emulator: every update type the
+ * agent sends (message and thought chunks, tool calls with kind, locations, diff and terminal content, mode
+ * updates, the replay of session/load) and the error paths (unknown session, mode, model, auth method, audio,
+ * a missing editor capability, a refused permission, paths outside cwd).
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type ClientCapabilities, PROTOCOL_VERSION, type SessionNotification } from "@agentclientprotocol/sdk";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { pngImage } from "../support/images.js";
+import { type AcpUpstream, type Connected, connectEditor, startUpstream } from "./support.js";
+
+const FULL: ClientCapabilities = { fs: { readTextFile: true, writeTextFile: true }, terminal: true };
+
+let upstream: AcpUpstream;
+let cwd: string;
+const open: Connected[] = [];
+
+beforeAll(async () => {
+  upstream = await startUpstream();
+  cwd = mkdtempSync(join(tmpdir(), "cursor-bridge-acp-"));
+  mkdirSync(join(cwd, "src"));
+  writeFileSync(join(cwd, "src", "answer.ts"), "export const answer = 42;\n");
+});
+
+afterEach(async () => {
+  for (const c of open.splice(0)) {
+    await c.closeAgent();
+    c.connection.close();
+  }
+});
+
+afterAll(async () => {
+  await upstream.close();
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+async function editor(capabilities: ClientCapabilities = FULL) {
+  const connected = connectEditor(upstream);
+  open.push(connected);
+  const agent = connected.connection.agent;
+  const init = await agent.request("initialize", {
+    protocolVersion: PROTOCOL_VERSION,
+    clientCapabilities: capabilities,
+  });
+  const session = await agent.request("session/new", { cwd, mcpServers: [] });
+  const prompt = async (text: string) => {
+    connected.script.updates.length = 0;
+    const response = await agent.request("session/prompt", {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text }],
+    });
+    return { response, updates: [...connected.script.updates] };
+  };
+  return { ...connected, agent, init, session, prompt };
+}
+
+function textOf(updates: SessionNotification[], kind = "agent_message_chunk"): string {
+  return updates
+    .map((n) => n.update)
+    .filter((u) => u.sessionUpdate === kind)
+    .map((u) => ("content" in u && !Array.isArray(u.content) && u.content?.type === "text" ? u.content.text : ""))
+    .join("");
+}
+
+function toolUpdates(updates: SessionNotification[]) {
+  return updates
+    .map((n) => n.update)
+    .filter((u) => u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update");
+}
+
+describe("initialize and sessions", () => {
+  it("announces the protocol version, capabilities and auth methods", async () => {
+    const { init, session } = await editor();
+    expect(init.protocolVersion).toBe(PROTOCOL_VERSION);
+    expect(init.agentCapabilities).toMatchObject({
+      loadSession: true,
+      promptCapabilities: { image: true, embeddedContext: true },
+      mcpCapabilities: { http: true },
+    });
+    expect(init.authMethods?.map((m) => m.id)).toEqual(["cursor-login"]);
+    expect(session.modes?.availableModes.map((m) => m.id)).toEqual(["agent", "plan", "ask"]);
+    const models = session.configOptions?.find((o) => o.id === "model");
+    expect(models && "options" in models ? models.options.map((o) => ("value" in o ? o.value : "")) : []).toContain(
+      "composer-1",
+    );
+  });
+
+  it("authenticates with a known method and refuses an unknown one", async () => {
+    const { agent } = await editor();
+    await expect(agent.request("authenticate", { methodId: "cursor-login" })).resolves.toBeDefined();
+    await expect(agent.request("authenticate", { methodId: "nope" })).rejects.toMatchObject({ code: -32603 });
+  });
+
+  it("answers an unknown session with resource-not-found", async () => {
+    const { agent } = await editor();
+    await expect(
+      agent.request("session/prompt", { sessionId: "no-such-session", prompt: [{ type: "text", text: "hi" }] }),
+    ).rejects.toMatchObject({ code: -32002 });
+  });
+
+  it("answers session/load of an unknown session with resource-not-found", async () => {
+    const { agent } = await editor();
+    await expect(agent.request("session/load", { sessionId: "never-was", cwd, mcpServers: [] })).rejects.toMatchObject({
+      code: -32002,
+    });
+  });
+
+  it("switches modes with current_mode_update and refuses an unknown mode", async () => {
+    const { agent, session, script } = await editor();
+    await agent.request("session/set_mode", { sessionId: session.sessionId, modeId: "plan" });
+    expect(script.updates.map((n) => n.update)).toContainEqual({
+      sessionUpdate: "current_mode_update",
+      currentModeId: "plan",
+    });
+    await expect(
+      agent.request("session/set_mode", { sessionId: session.sessionId, modeId: "yolo" }),
+    ).rejects.toMatchObject({
+      code: -32602,
+    });
+  });
+
+  it("picks a model Cursor lists and refuses one it does not", async () => {
+    const { agent, session } = await editor();
+    const set = await agent.request("session/set_config_option", {
+      sessionId: session.sessionId,
+      configId: "model",
+      value: "gpt-5.2",
+    });
+    expect(set.configOptions[0]).toMatchObject({ currentValue: "gpt-5.2" });
+    await expect(
+      agent.request("session/set_config_option", { sessionId: session.sessionId, configId: "model", value: "gpt-0" }),
+    ).rejects.toMatchObject({ code: -32602 });
+  });
+});
+
+describe("prompts and streaming", () => {
+  it("streams text and thoughts and ends the turn", async () => {
+    const { prompt } = await editor();
+    const { response, updates } = await prompt("[[emu:think 3]] hello agent");
+    expect(response.stopReason).toBe("end_turn");
+    expect(textOf(updates)).toBe("You said: hello agent");
+    const usage = (response._meta?.["cursor-bridge"] as { usage?: Record<string, number> } | undefined)?.usage;
+    expect(usage?.outputTokens).toBeGreaterThan(0);
+    expect(usage?.totalTokens).toBe((usage?.inputTokens ?? 0) + (usage?.outputTokens ?? 0));
+    expect(textOf(updates, "agent_thought_chunk").length).toBeGreaterThan(0);
+  });
+
+  it("turns Cursor's todo list into a plan", async () => {
+    const { prompt } = await editor();
+    const { updates } = await prompt(
+      '[[emu:todos {"write tests":"completed","ship it":"in_progress","drop":"cancelled"}]]',
+    );
+    const plan = updates.map((n) => n.update).find((u) => u.sessionUpdate === "plan");
+    expect(plan).toEqual({
+      sessionUpdate: "plan",
+      entries: [
+        { content: "write tests", priority: "medium", status: "completed" },
+        { content: "ship it", priority: "medium", status: "in_progress" },
+      ],
+    });
+    expect(textOf(updates)).toBe("Todos: 3");
+  });
+
+  it("takes images, resource links and embedded resources", async () => {
+    const { agent, session, script } = await editor();
+    const png = pngImage(3, 2).toString("base64");
+    await agent.request("session/prompt", {
+      sessionId: session.sessionId,
+      prompt: [
+        { type: "text", text: "[[emu:describe-image]]" },
+        { type: "image", mimeType: "image/png", data: png },
+      ],
+    });
+    expect(textOf(script.updates)).toMatch(/^Image 1: image\/png 3x2, \d+ bytes/);
+    script.updates.length = 0;
+    await agent.request("session/prompt", {
+      sessionId: session.sessionId,
+      prompt: [
+        { type: "text", text: "see" },
+        { type: "resource_link", name: "answer.ts", uri: `file://${cwd}/src/answer.ts` },
+        { type: "resource", resource: { uri: "file:///notes.md", text: "remember the milk" } },
+      ],
+    });
+    const echoed = textOf(script.updates);
+    expect(echoed).toContain("[@answer.ts]");
+    expect(echoed).toContain("remember the milk");
+  });
+
+  it("turns an upstream failure into a JSON-RPC error and keeps the session usable", async () => {
+    const { agent, session, prompt } = await editor();
+    const failed = agent.request("session/prompt", {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "[[emu:error usage_limit]]" }],
+    });
+    await expect(failed).rejects.toMatchObject({ code: -32603, data: { code: expect.any(String) } });
+    const next = await prompt("still here");
+    expect(next.response.stopReason).toBe("end_turn");
+    expect(textOf(next.updates)).toBe("You said: still here");
+  });
+
+  it("refuses audio with invalid params", async () => {
+    const { agent, session } = await editor();
+    await expect(
+      agent.request("session/prompt", {
+        sessionId: session.sessionId,
+        prompt: [{ type: "audio", mimeType: "audio/wav", data: "AAAA" }],
+      }),
+    ).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it("cancels a running turn: stopReason cancelled", async () => {
+    const { agent, session, connection } = await editor();
+    const running = agent.request("session/prompt", {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "[[emu:tokens 2000]] [[emu:rate 50]]" }],
+    });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await connection.agent.notify("session/cancel", { sessionId: session.sessionId });
+    await expect(running).resolves.toMatchObject({ stopReason: "cancelled" });
+  });
+
+  it("serves several sessions from one agent, each continuing its own Cursor conversation", async () => {
+    const { agent, session: first, script } = await editor();
+    const second = await agent.request("session/new", { cwd, mcpServers: [] });
+    const say = async (sessionId: string, text: string) => {
+      script.updates.length = 0;
+      await agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+      return textOf(script.updates.filter((n) => n.sessionId === sessionId));
+    };
+    await say(first.sessionId, "alpha");
+    await say(second.sessionId, "beta");
+    const runs = upstream.emulator.stats().runStreams;
+    expect(await say(first.sessionId, "[[emu:recall]]")).toBe("First message: alpha");
+    expect(await say(second.sessionId, "[[emu:recall]]")).toBe("First message: beta");
+    expect(upstream.emulator.stats().runStreams - runs).toBe(2);
+  });
+
+  it("replays a stored session to a new agent on session/load", async () => {
+    const first = await editor();
+    await first.prompt("remember me");
+    const second = connectEditor(upstream);
+    open.push(second);
+    await second.connection.agent.request("initialize", {
+      protocolVersion: PROTOCOL_VERSION,
+      clientCapabilities: FULL,
+    });
+    await second.connection.agent.request("session/load", { sessionId: first.session.sessionId, cwd, mcpServers: [] });
+    const replayed = second.script.updates.map((n) => n.update);
+    expect(replayed[0]).toMatchObject({ sessionUpdate: "user_message_chunk", content: { text: "remember me" } });
+    expect(replayed[1]).toMatchObject({
+      sessionUpdate: "agent_message_chunk",
+      content: { text: "You said: remember me" },
+    });
+    const next = await second.connection.agent.request("session/prompt", {
+      sessionId: first.session.sessionId,
+      prompt: [{ type: "text", text: "[[emu:recall]]" }],
+    });
+    expect(next.stopReason).toBe("end_turn");
+    expect(textOf(second.script.updates)).toContain("First message: remember me");
+  });
+});
+
+describe("Cursor's execs through the editor", () => {
+  it("reads through fs/read_text_file, shown as a read tool call with its location", async () => {
+    const { prompt, script } = await editor();
+    const path = join(cwd, "src", "answer.ts");
+    script.files.set(path, "unsaved buffer text\n");
+    const { updates } = await prompt(`[[emu:native read {"path":"src/answer.ts"}]]`);
+    expect(textOf(updates)).toContain("read returned: unsaved buffer text");
+    const [call, done] = toolUpdates(updates);
+    expect(call).toMatchObject({ sessionUpdate: "tool_call", kind: "read", status: "pending", locations: [{ path }] });
+    expect(done).toMatchObject({ sessionUpdate: "tool_call_update", status: "completed" });
+  });
+
+  it("writes after permission, with diff content, and remembers allow-always", async () => {
+    const { prompt, script } = await editor();
+    const path = join(cwd, "src", "answer.ts");
+    script.files.set(path, "old\n");
+    script.permission = "allow-always";
+    const { updates } = await prompt(`[[emu:native write {"path":"${path}","fileText":"new\\n"}]]`);
+    expect(script.files.get(path)).toBe("new\n");
+    expect(textOf(updates)).toContain("write returned: wrote 1 lines");
+    expect(toolUpdates(updates)[0]).toMatchObject({ kind: "edit", locations: [{ path }] });
+    const diff = toolUpdates(updates).find((u) => JSON.stringify(u).includes('"diff"'));
+    expect(JSON.stringify(diff)).toContain('"oldText":"old\\n"');
+    script.permission = "reject-once";
+    await prompt(`[[emu:native write {"path":"${path}","fileText":"again\\n"}]]`);
+    expect(script.files.get(path)).toBe("again\n");
+    expect(script.calls.filter((c) => c.method === "session/request_permission")).toHaveLength(1);
+  });
+
+  it("turns a refused write into a rejected result", async () => {
+    const { prompt, script } = await editor();
+    const path = join(cwd, "src", "answer.ts");
+    script.files.set(path, "keep\n");
+    script.permission = "reject-once";
+    const { response, updates } = await prompt(`[[emu:native write {"path":"${path}","fileText":"lost\\n"}]]`);
+    expect(response.stopReason).toBe("end_turn");
+    expect(script.files.get(path)).toBe("keep\n");
+    expect(textOf(updates)).toContain("write returned: rejected: The user rejected the write");
+    expect(toolUpdates(updates).at(-1)).toMatchObject({ status: "failed" });
+  });
+
+  it("runs shell commands in a terminal and returns the exit code", async () => {
+    const { prompt, script } = await editor();
+    script.terminal = { output: "boom\n", exitCode: 3 };
+    const { updates } = await prompt('[[emu:native shell {"command":"make test"}]]');
+    const create = script.calls.find((c) => c.method === "terminal/create");
+    expect(create?.params).toMatchObject({ command: "/bin/sh", args: ["-c", "make test"], cwd });
+    expect(script.calls.some((c) => c.method === "terminal/release")).toBe(true);
+    expect(textOf(updates)).toContain("shell returned: failed with exit code 3: boom");
+    expect(JSON.stringify(toolUpdates(updates))).toContain('"terminalId":"term-1"');
+    expect(toolUpdates(updates)[0]).toMatchObject({ kind: "execute", title: "make test" });
+  });
+
+  it("rejects execs the editor has no capability for, never running them another way", async () => {
+    const { prompt, script } = await editor({});
+    script.files.set(join(cwd, "x"), "x");
+    const read = await prompt(`[[emu:native read {"path":"${join(cwd, "x")}"}]]`);
+    expect(textOf(read.updates)).toContain("read returned: rejected: The editor does not offer fs/read_text_file");
+    const shell = await prompt('[[emu:native shell {"command":"true"}]]');
+    expect(textOf(shell.updates)).toContain("shell returned: rejected: The editor does not offer terminals");
+    expect(script.calls).toHaveLength(0);
+  });
+
+  it("runs grep and ls itself inside cwd and refuses paths outside it", async () => {
+    const { prompt } = await editor();
+    const grep = await prompt('[[emu:native grep {"pattern":"answer = \\\\d+"}]]');
+    expect(textOf(grep.updates)).toContain("answer.ts");
+    expect(toolUpdates(grep.updates)[0]).toMatchObject({ kind: "search" });
+    const ls = await prompt(`[[emu:native ls {"path":"${cwd}"}]]`);
+    expect(textOf(ls.updates)).toContain("answer.ts");
+    const outside = await prompt('[[emu:native ls {"path":"/etc"}]]');
+    expect(textOf(outside.updates)).toContain("rejected: /etc is outside the session's folder");
+  });
+});
+
+/** A stateless MCP server over streamable HTTP with one tool, `echo`. */
+async function startHttpMcpServer(): Promise<{ url: string; calls: string[]; server: Server }> {
+  const calls: string[] = [];
+  const server = createServer(async (req, res) => {
+    const mcp = new McpServer({ name: "web", version: "1.0.0" });
+    mcp.registerTool("echo", { description: "Echoes", inputSchema: { text: z.string() } }, async ({ text }) => {
+      calls.push(text);
+      return { content: [{ type: "text", text: `echo: ${text}` }] };
+    });
+    const transport = new StreamableHTTPServerTransport({}); // no session id generator: stateless;
+    res.on("close", () => {
+      void transport.close();
+      void mcp.close();
+    });
+    await mcp.connect(transport);
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString("utf8");
+    await transport.handleRequest(req, res, text === "" ? undefined : JSON.parse(text));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? address.port : 0;
+  return { url: `http://127.0.0.1:${port}/mcp`, calls, server };
+}
+
+describe("MCP servers from session/new", () => {
+  it("offers an HTTP server's tools to Cursor, routes the call, and reports a server that fails", async () => {
+    const http = await startHttpMcpServer();
+    try {
+      const connected = connectEditor(upstream);
+      open.push(connected);
+      const agent = connected.connection.agent;
+      await agent.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: FULL });
+      const session = await agent.request("session/new", {
+        cwd,
+        mcpServers: [
+          { type: "http", name: "web", url: http.url, headers: [] },
+          { name: "dead", command: join(cwd, "no-such-server"), args: [], env: [] },
+        ],
+      });
+      expect(JSON.stringify(session._meta)).toContain('"server":"dead"');
+      await agent.request("session/prompt", {
+        sessionId: session.sessionId,
+        prompt: [{ type: "text", text: '[[emu:tool web__echo {"text":"over-http"}]]' }],
+      });
+      const text = textOf(connected.script.updates);
+      expect(text).toContain("MCP server dead failed to start");
+      expect(text).toContain("web__echo returned: echo: over-http");
+      expect(http.calls).toEqual(["over-http"]);
+      expect(toolUpdates(connected.script.updates)[0]).toMatchObject({ title: "web__echo", kind: "other" });
+    } finally {
+      http.server.closeAllConnections();
+      await new Promise((resolve) => http.server.close(resolve));
+    }
+  });
+});
+
+describe("the Run while the editor works", () => {
+  it("waits for a slow permission answer without calling it a stall", async () => {
+    const slow = await startUpstream({ stallTimeoutMs: 1500 });
+    const connected = connectEditor(slow);
+    try {
+      const agent = connected.connection.agent;
+      await agent.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: FULL });
+      const session = await agent.request("session/new", { cwd, mcpServers: [] });
+      connected.script.permissionDelayMs = 4000; // well past the stall timeout
+      connected.script.terminal = { output: "slow but fine\n", exitCode: 0 };
+      const response = await agent.request("session/prompt", {
+        sessionId: session.sessionId,
+        prompt: [{ type: "text", text: '[[emu:native shell {"command":"make"}]]' }],
+      });
+      expect(response.stopReason).toBe("end_turn");
+      expect(textOf(connected.script.updates)).toContain("shell returned: slow but fine");
+    } finally {
+      await connected.closeAgent();
+      connected.connection.close();
+      await slow.close();
+    }
+  });
+
+  it("kills the editor's command when Cursor aborts the exec", async () => {
+    const { prompt, script } = await editor();
+    script.terminalHangs = true;
+    const { response, updates } = await prompt('[[emu:abort-exec 300]] [[emu:native shell {"command":"sleep 100"}]]');
+    expect(response.stopReason).toBe("end_turn");
+    expect(script.calls.some((c) => c.method === "terminal/kill")).toBe(true);
+    expect(textOf(updates)).toContain("shell returned: error: aborted by the server after 300 ms");
+  });
+});

@@ -1,0 +1,84 @@
+/**
+ * `cursor-bridge acp` as a process on stdio: malformed JSON-RPC gets well-formed errors and the process keeps
+ * serving; stdout carries nothing but protocol messages (logs go to stderr).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTempHome, type TempHome } from "../e2e/support/served-bridge.js";
+
+const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
+
+interface Reply {
+  jsonrpc: string;
+  id: number | string | null;
+  result?: { protocolVersion?: number };
+  error?: { code: number; message: string };
+}
+
+describe("cursor-bridge acp on stdio", { timeout: 60_000 }, () => {
+  let home: TempHome;
+  let child: ChildProcess;
+  const lines: string[] = [];
+  let stderr = "";
+
+  beforeAll(() => {
+    home = createTempHome("acp-stdio");
+    child = spawn(process.execPath, [BIN, "acp", "--upstream", "emulator", "--log-level", "debug"], {
+      cwd: home.dir,
+      env: home.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let buffer = "";
+    child.stdout?.setEncoding("utf8").on("data", (part: string) => {
+      buffer += part;
+      const parts = buffer.split("\n");
+      buffer = parts.pop() ?? "";
+      lines.push(...parts.filter((line) => line !== ""));
+    });
+    child.stderr?.setEncoding("utf8").on("data", (part: string) => (stderr += part));
+  });
+
+  afterAll(async () => {
+    if (child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.stdin?.end();
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+    home.remove();
+  });
+
+  const reply = async (id: number | null, count: number): Promise<Reply> => {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const replies = lines.map((line) => JSON.parse(line) as Reply).filter((r) => r.id === id);
+      if (replies.length >= count) return replies[count - 1] as Reply;
+      if (Date.now() > deadline) throw new Error(`no reply ${id}; stdout: ${lines.join("\n")}\nstderr: ${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  const send = (text: string) => child.stdin?.write(`${text}\n`);
+
+  it("answers malformed input with JSON-RPC errors and keeps serving", async () => {
+    send("this is not json");
+    const parse = await reply(null, 1);
+    expect(parse).toMatchObject({ jsonrpc: "2.0", error: { code: -32700 } });
+    send('{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"one"}}');
+    expect(await reply(2, 1)).toMatchObject({ jsonrpc: "2.0", error: { code: -32602 } });
+    send('{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":1}}');
+    expect((await reply(3, 1)).result?.protocolVersion).toBe(1);
+    send('{"jsonrpc":"2.0","id":4,"method":"no/such/method","params":{}}');
+    expect(await reply(4, 1)).toMatchObject({ jsonrpc: "2.0", error: { code: -32601 } });
+    send('{"jsonrpc":"2.0","id":5,"method":"session/new","params":{"cwd":"relative/dir","mcpServers":[]}}');
+    expect(await reply(5, 1)).toMatchObject({ error: { code: -32602, message: expect.stringContaining("absolute") } });
+    send('{"jsonrpc":"2.0","id":6,"method":"session/prompt","params":{"sessionId":"gone","prompt":[]}}');
+    expect(await reply(6, 1)).toMatchObject({ error: { code: -32002 } });
+    send('{"jsonrpc":"2.0","id":7}');
+    send('{"jsonrpc":"2.0","id":8,"method":"initialize","params":{"protocolVersion":1}}');
+    expect((await reply(8, 1)).result?.protocolVersion).toBe(1);
+    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
+    expect(child.exitCode).toBeNull();
+  });
+});

@@ -1,0 +1,164 @@
+/**
+ * The ACP agent in-process for protocol tests: the emulator, the real protocol and agent client and engine, the
+ * sessions in a memory store, and a scripted editor (the SDK's ClientApp) whose fs, terminal and permission answers
+ * each test sets. Every `session/update` the agent sends is collected.
+ */
+import { randomUUID } from "node:crypto";
+import {
+  type AgentApp,
+  type ClientConnection,
+  client,
+  type RequestPermissionResponse,
+  type SessionNotification,
+} from "@agentclientprotocol/sdk";
+import { createAgentClient } from "../../src/backend/agent-client.js";
+import { type Emulator, startEmulator } from "../../src/emulator/index.js";
+import { type BridgeEngine, createEngine } from "../../src/engine/index.js";
+import { type CursorApi, createCursorApi } from "../../src/protocol/cursor/cursor-api.js";
+import { createMemoryConversationStore } from "../../src/stores/memory/conversation-store.js";
+import { createMemoryResponseStore } from "../../src/stores/memory/response-store.js";
+import type { ResponseStore } from "../../src/stores/types.js";
+import { type AcpAuth, createAcpAgent } from "../../src/surfaces/acp/agent.js";
+import { acpSessionStoreOver } from "../../src/surfaces/acp/session-store.js";
+import { silentLogger } from "../../src/util/logger.js";
+
+/** The upstream side: emulator, engine and the store the sessions live in. */
+export interface AcpUpstream {
+  emulator: Emulator;
+  engine: BridgeEngine;
+  responses: ResponseStore;
+  close(): Promise<void>;
+}
+
+export async function startUpstream(options: { stallTimeoutMs?: number } = {}): Promise<AcpUpstream> {
+  const emulator = await startEmulator({ port: 0, heartbeatIntervalMs: 200 });
+  const token = emulator.issueTokens().accessToken;
+  const tokenSource = { getAccessToken: async () => token, refreshAfterUnauthenticated: async () => token };
+  const api: CursorApi = createCursorApi({
+    agentUrl: emulator.url,
+    apiUrl: emulator.url,
+    getAccessToken: async () => token,
+    clientVersion: "cli-2026.01.17-d239e66",
+    transport: "http2",
+    logger: silentLogger,
+  });
+  const agentClient = createAgentClient({
+    api,
+    tokenSource,
+    conversationStore: createMemoryConversationStore(),
+    logger: silentLogger,
+    ...(options.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: options.stallTimeoutMs }),
+  });
+  const engine = createEngine({ agentClient, logger: silentLogger });
+  return {
+    emulator,
+    engine,
+    responses: createMemoryResponseStore(),
+    close: async () => {
+      await engine.closeAll();
+      api.close();
+      await emulator.close();
+    },
+  };
+}
+
+/** A scripted editor's answers. */
+export interface EditorScript {
+  files: Map<string, string>;
+  permission: "allow-once" | "allow-always" | "reject-once" | "cancelled";
+  /** How long the user takes to answer a permission request. */
+  permissionDelayMs: number;
+  /** Commands run until `terminal/kill` when true. */
+  terminalHangs: boolean;
+  /** Output and exit code of every terminal command. */
+  terminal: { output: string; exitCode: number };
+  /** Calls the agent made, by method. */
+  calls: Array<{ method: string; params: unknown }>;
+  updates: SessionNotification[];
+}
+
+/** A connected editor and agent. */
+export interface Connected {
+  connection: ClientConnection;
+  script: EditorScript;
+  agentApp: AgentApp;
+  closeAgent(): Promise<void>;
+}
+
+const AUTH: AcpAuth = {
+  methods: [{ id: "cursor-login", name: "Stored login" }],
+  authenticate: async (id) => {
+    if (id !== "cursor-login") throw new Error(`Unknown authentication method ${id}.`);
+  },
+};
+
+/** A fresh agent (as a new process would be) on `upstream`, connected to a scripted editor. */
+export function connectEditor(upstream: AcpUpstream): Connected {
+  const acp = createAcpAgent({
+    stack: async () => ({ engine: upstream.engine, sessions: acpSessionStoreOver(upstream.responses) }),
+    auth: AUTH,
+    logger: silentLogger,
+    version: "test",
+    defaultModel: "composer-1",
+    newSessionId: randomUUID,
+    now: Date.now,
+  });
+  const script: EditorScript = {
+    files: new Map(),
+    permission: "allow-once",
+    permissionDelayMs: 0,
+    terminalHangs: false,
+    terminal: { output: "", exitCode: 0 },
+    calls: [],
+    updates: [],
+  };
+  const log = (method: string, params: unknown) => script.calls.push({ method, params });
+  let kill = () => {};
+  const killed = new Promise<void>((resolve) => (kill = resolve));
+  const editor = client({ name: "scripted-editor" })
+    .onNotification("session/update", ({ params }) => {
+      script.updates.push(params);
+    })
+    .onRequest("session/request_permission", async ({ params }): Promise<RequestPermissionResponse> => {
+      log("session/request_permission", params);
+      await new Promise((resolve) => setTimeout(resolve, script.permissionDelayMs));
+      return script.permission === "cancelled"
+        ? { outcome: { outcome: "cancelled" } }
+        : { outcome: { outcome: "selected", optionId: script.permission } };
+    })
+    .onRequest("fs/read_text_file", ({ params }) => {
+      log("fs/read_text_file", params);
+      const content = script.files.get(params.path);
+      if (content === undefined) throw new Error(`no such file ${params.path}`);
+      return { content };
+    })
+    .onRequest("fs/write_text_file", ({ params }) => {
+      log("fs/write_text_file", params);
+      script.files.set(params.path, params.content);
+      return {};
+    })
+    .onRequest("terminal/create", ({ params }) => {
+      log("terminal/create", params);
+      return { terminalId: "term-1" };
+    })
+    .onRequest("terminal/wait_for_exit", async () => {
+      if (script.terminalHangs) await killed;
+      return script.terminalHangs ? { exitCode: null, signal: "SIGKILL" } : { exitCode: script.terminal.exitCode };
+    })
+    .onRequest("terminal/output", () => ({
+      output: script.terminal.output,
+      truncated: false,
+      exitStatus: { exitCode: script.terminal.exitCode },
+    }))
+    .onRequest("terminal/kill", ({ params }) => {
+      log("terminal/kill", params);
+      kill();
+      return {};
+    })
+    .onRequest("terminal/release", ({ params }) => {
+      log("terminal/release", params);
+      return {};
+    });
+  const connection = editor.connect(acp.app);
+  return { connection, script, agentApp: acp.app, closeAgent: acp.close };
+}
