@@ -30,6 +30,7 @@ import type {
   ToolResult,
   TurnRequest,
 } from "./types.js";
+import { WebToolPolicy } from "./web-tools.js";
 import type { WorkspaceEnvironment } from "./workspace-environment.js";
 
 /** Everything a turn needs, injected by the agent client. */
@@ -87,6 +88,8 @@ export class CursorAgentTurn implements AgentTurn {
 
   private readonly model: string;
   private readonly tools: readonly ClientTool[];
+  /** Web search / fetch verdicts and counts for the whole turn (every Run and segment of it). */
+  readonly web: WebToolPolicy;
   /**
    * The caller's history. Only the first segment needs it (planning, opening, rebuilding); it is released when that
    * segment parks, so a parked turn does not hold the whole conversation. Checkpoints keep what they need
@@ -105,6 +108,7 @@ export class CursorAgentTurn implements AgentTurn {
     this.conversationId = request.conversationId;
     this.model = request.model;
     this.tools = request.tools;
+    this.web = new WebToolPolicy(request.serverTools);
     this.history = request.messages;
     this.historyKeys = request.historyKeys?.length === request.messages.length ? request.historyKeys : undefined;
     this.toolNames = toolNameMapFor(request.tools);
@@ -284,6 +288,7 @@ export class CursorAgentTurn implements AgentTurn {
         newHex: this.newHex.bind(this),
         toolCallIdSuffix: this.deps.toolCallIdSuffix,
       },
+      web: this.web,
       onCheckpoint: this.onCheckpoint.bind(this),
       onRoutedModel: this.onRoutedModel.bind(this),
     });

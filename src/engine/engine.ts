@@ -147,6 +147,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       conversationId,
       messages: input.messages,
       tools: input.tools,
+      ...(input.serverTools === undefined ? {} : { serverTools: input.serverTools }),
       historyKeys: keys,
     });
     return { route, conversationId, turn, events: turn.stream(signal) };

@@ -6,7 +6,14 @@
  * A surface never decides how a conversation reaches Cursor (resume a parked turn, continue from a checkpoint, start
  * new), never parks, remembers or expires anything: it calls {@link Engine.startTurn} and writes the events out.
  */
-import type { BackendEvent, ClientTool, HistoryToolCall, ModelInfo, ReasoningEffort } from "../backend/types.js";
+import type {
+  BackendEvent,
+  ClientTool,
+  HistoryToolCall,
+  ModelInfo,
+  ReasoningEffort,
+  ServerTools,
+} from "../backend/types.js";
 
 /** One part of a user message. Image bytes are raw (surfaces decode base64 / data URLs before calling the engine). */
 export type MessagePart = { type: "text"; text: string } | { type: "image"; mimeType: string; data: Uint8Array };
@@ -54,6 +61,11 @@ export interface EngineRequest {
   messages: ConversationMessage[];
   /** Tools the client declares and executes itself. */
   tools: ClientTool[];
+  /**
+   * Server-side tools the client offered (web search / fetch, run by Cursor); absent = none, and Cursor's web
+   * queries are rejected.
+   */
+  serverTools?: ServerTools;
   options: TurnOptions;
 }
 

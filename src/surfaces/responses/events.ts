@@ -87,6 +87,8 @@ class ResponseBuilder {
         this.usage = event.usage;
         return [];
       case "checkpoint":
+      case "web-search":
+      case "web-fetch":
         return [];
       case "turn-end":
         this.reason = event.reason;
