@@ -55,7 +55,12 @@ export interface TurnPlan {
   abortExecAfterMs?: number;
   /** `[[emu:cached N]]`: the cache_read_tokens turn_ended reports. */
   cachedTokens?: number;
+  /** `[[emu:web-search]]` / `[[emu:web-fetch]]`: Cursor-side web tool calls, run before the client tools. */
+  webCalls: PlannedWebCall[];
 }
+
+/** A server-side web tool call the model makes (cursor-protocol-addendum-2.md §7). */
+export type PlannedWebCall = { kind: "search"; query: string } | { kind: "fetch"; url: string };
 
 /** A finished tool call, as the reply reports it. */
 export interface CallOutcome {
@@ -68,7 +73,7 @@ const FILLER = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
 /** Builds the plan of a turn. */
 export function planTurn(input: ModelInput): TurnPlan {
   const parsed = parseDirectives(input.userText);
-  const plan: TurnPlan = { thinkingTokens: 0, calls: [], textParts: [] };
+  const plan: TurnPlan = { thinkingTokens: 0, calls: [], textParts: [], webCalls: [] };
   if (parsed.problems.length > 0) plan.textParts.push(`Directive error: ${parsed.problems.join(" ")}`);
   const resumedResults = input.resume ? resultsAfterLastUser(input.history) : [];
   // EPH-style recovery: the results came back as assistant text after the call, not as tool results.
@@ -135,6 +140,12 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
     case "abort-exec":
       plan.abortExecAfterMs = directive.afterMs;
       return false;
+    case "web-search":
+      if (!answeredFromState) plan.webCalls.push({ kind: "search", query: directive.query });
+      return true;
+    case "web-fetch":
+      if (!answeredFromState) plan.webCalls.push({ kind: "fetch", url: directive.url });
+      return true;
   }
 }
 

@@ -25,6 +25,7 @@ import type { StatsRecorder, TurnStats } from "./stats.js";
 import { ClientGone, type InboundMessage, TurnChannel } from "./turn-channel.js";
 import { ConnectionDropped, countTokens, TokenOutput } from "./turn-output.js";
 import { askRequestContext, declaredTools, runCalls } from "./turn-tools.js";
+import { runWebCalls } from "./turn-web.js";
 
 /** Emulator-wide settings and shared state a turn needs. */
 export interface TurnDeps {
@@ -174,6 +175,8 @@ async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnD
   });
   const steps: ConversationStep[] = [];
   if (plan.thinkingTokens > 0) steps.push(await think(channel, output, plan.thinkingTokens));
+  const webLines = await runWebCalls(channel, plan.webCalls, steps, deps.stats);
+  plan.textParts.push(...webLines);
   const outcomes = await runCalls(channel, plan, tools, output, steps);
   const reply = composeReply(plan, outcomes);
   await output.stream(reply, "text");
