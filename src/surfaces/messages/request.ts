@@ -82,8 +82,24 @@ export const thinkingBlock = z.looseObject({
 
 export const redactedThinkingBlock = z.looseObject({ type: z.literal("redacted_thinking"), data: z.string() });
 
+/**
+ * Server tool blocks of an earlier answer (web search / fetch, issue #27) that clients re-send: carried opaquely and
+ * left out of the history, like thinking signatures.
+ */
+export const serverToolBlock = z.looseObject({
+  type: z.enum(["server_tool_use", "web_search_tool_result", "web_fetch_tool_result"]),
+});
+
 const USER_BLOCKS = ["text", "image", "tool_result"] as const;
-const ASSISTANT_BLOCKS = ["text", "tool_use", "thinking", "redacted_thinking"] as const;
+const ASSISTANT_BLOCKS = [
+  "text",
+  "tool_use",
+  "thinking",
+  "redacted_thinking",
+  "server_tool_use",
+  "web_search_tool_result",
+  "web_fetch_tool_result",
+] as const;
 
 const userContent = z.union([
   z.string(),
@@ -96,7 +112,7 @@ const assistantContent = z.union([
   z.array(
     block(
       ASSISTANT_BLOCKS,
-      z.discriminatedUnion("type", [textBlock, toolUseBlock, thinkingBlock, redactedThinkingBlock]),
+      z.union([textBlock, toolUseBlock, thinkingBlock, redactedThinkingBlock, serverToolBlock]),
       "in assistant messages",
     ),
   ),

@@ -97,7 +97,11 @@ describe("toEngineRequest", () => {
     const tool = { name: "Bash", description: "Runs", input_schema: { type: "object", additionalProperties: false } };
     const base = {
       messages: [{ role: "user", content: "x" }],
-      tools: [tool, { type: "web_search_20250305", name: "web_search" }],
+      tools: [
+        tool,
+        { type: "code_execution_20250825", name: "code_execution" },
+        { type: "web_search_20250305", name: "web_search", max_uses: 2, blocked_domains: ["x.test"] },
+      ],
     };
     const any = translate({ ...base, tool_choice: { type: "any" }, thinking: { type: "adaptive" } });
     expect(any.request.tools).toEqual([
@@ -105,6 +109,9 @@ describe("toEngineRequest", () => {
     ]);
     expect(any.request.options).toEqual({ reasoning: true, reasoningEffort: undefined, toolChoice: "required" });
     expect(any.warnings).toHaveLength(2);
+    // Web search is offered to Cursor as a server tool, with its limits (#27); no warning for it.
+    expect(any.request.serverTools).toEqual({ webSearch: { maxUses: 2, blockedDomains: ["x.test"] } });
+    expect(any.warnings.join(" ")).not.toContain("web_search");
     expect(translate({ ...base, tool_choice: { type: "tool", name: "Bash" } }).request.options.toolChoice).toEqual({
       name: "Bash",
     });
