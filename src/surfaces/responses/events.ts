@@ -4,15 +4,22 @@
  * `output_item.done`; a new kind of output closes the open item first. Every event carries a `sequence_number`.
  * A backend failure after the stream started becomes an `error` event followed by `response.failed`.
  */
-import type { BackendEvent, TurnEndReason, Usage } from "../../backend/types.js";
+import type { BackendEvent, TurnEndReason, Usage, WebReference } from "../../backend/types.js";
 import { ProxyError } from "../../util/errors.js";
 import { toOpenAIError } from "../kit/openai-error.js";
 import { encodeReasoningToken } from "./reasoning-token.js";
 import { customInput, type ToolMap } from "./tools.js";
-import type { OutputItem, ResponseObject, ResponseStreamEvent, ResponseUsage, SummaryTextPart } from "./types.js";
+import type {
+  OutputItem,
+  ResponseObject,
+  ResponseStreamEvent,
+  ResponseUsage,
+  SummaryTextPart,
+  UrlCitation,
+} from "./types.js";
 
 /** Prefixes of generated item ids. */
-export type ItemIdPrefix = "msg" | "rs" | "fc" | "ctc";
+export type ItemIdPrefix = "msg" | "rs" | "fc" | "ctc" | "ws";
 
 /** Options of the translation; ids are injected so output is deterministic in tests. */
 export interface ResponseEventsOptions {
@@ -22,6 +29,8 @@ export interface ResponseEventsOptions {
   newItemId: (prefix: ItemIdPrefix) => string;
   /** Stream reasoning as summary text (`reasoning.summary` was set). */
   reasoningSummary: boolean;
+  /** List the results on `web_search_call` items (`include: ["web_search_call.action.sources"]`). */
+  includeWebSources?: boolean;
   /** Attach the bridge's `encrypted_content` to reasoning items (`include: ["reasoning.encrypted_content"]`). */
   includeEncryptedReasoning: boolean;
   /**
@@ -52,6 +61,8 @@ class ResponseBuilder {
   private reason: TurnEndReason | undefined;
   private usage: Usage | undefined;
   private sequence = 0;
+  /** Results of the turn's searches: a message naming one of their URLs cites it. */
+  private readonly references: WebReference[] = [];
 
   constructor(private readonly options: ResponseEventsOptions) {
     this.response = structuredClone(options.base);
@@ -87,9 +98,10 @@ class ResponseBuilder {
         this.usage = event.usage;
         return [];
       case "checkpoint":
+        return [];
       case "web-search":
       case "web-fetch":
-        return [];
+        return this.webCall(event);
       case "turn-end":
         this.reason = event.reason;
         return this.close();
@@ -205,6 +217,51 @@ class ResponseBuilder {
     return [...out, ...this.close()];
   }
 
+  /** A `web_search_call` item for a search (action `search`) or a fetch (action `open_page`), already finished. */
+  private webCall(event: Extract<BackendEvent, { type: "web-search" | "web-fetch" }>): Emitted[] {
+    const out = this.close();
+    const id = this.options.newItemId("ws");
+    const ok = event.status === "completed";
+    if (event.type === "web-search" && ok) this.references.push(...event.references);
+    const sources =
+      event.type === "web-search" && ok && this.options.includeWebSources === true
+        ? { sources: event.references.map((reference) => ({ type: "url" as const, url: reference.url })) }
+        : {};
+    const action =
+      event.type === "web-search"
+        ? { type: "search" as const, query: event.query, ...sources }
+        : { type: "open_page" as const, url: event.url };
+    const item: OutputItem = { type: "web_search_call", id, status: "in_progress", action };
+    out.push(...this.add(item));
+    this.open = undefined;
+    const at = { item_id: id, output_index: this.response.output.length - 1 };
+    out.push({ type: "response.web_search_call.in_progress", ...at });
+    out.push({ type: "response.web_search_call.searching", ...at });
+    if (ok) out.push({ type: "response.web_search_call.completed", ...at });
+    item.status = ok ? "completed" : "failed";
+    out.push({ type: "response.output_item.done", output_index: at.output_index, item: structuredClone(item) });
+    return out;
+  }
+
+  /** `url_citation`s for a finished text: each result URL the text names, at its first occurrence. */
+  private citations(text: string): UrlCitation[] {
+    const out: UrlCitation[] = [];
+    const seen = new Set<string>();
+    for (const reference of this.references) {
+      const start = text.indexOf(reference.url);
+      if (start === -1 || seen.has(reference.url)) continue;
+      seen.add(reference.url);
+      out.push({
+        type: "url_citation",
+        start_index: start,
+        end_index: start + reference.url.length,
+        url: reference.url,
+        title: reference.title,
+      });
+    }
+    return out.sort((a, b) => a.start_index - b.start_index);
+  }
+
   /** Closes the open item (if any) with its `.done` events. */
   private close(): Emitted[] {
     const open = this.open;
@@ -225,7 +282,17 @@ class ResponseBuilder {
         break;
       }
       case "message": {
-        const part = { type: "output_text" as const, text, annotations: [], logprobs: [] };
+        const annotations = this.citations(text);
+        annotations.forEach((annotation, annotationIndex) => {
+          out.push({
+            type: "response.output_text.annotation.added",
+            ...at,
+            content_index: 0,
+            annotation_index: annotationIndex,
+            annotation,
+          });
+        });
+        const part = { type: "output_text" as const, text, annotations, logprobs: [] };
         out.push({ type: "response.output_text.done", ...at, content_index: 0, text, logprobs: [] });
         out.push({ type: "response.content_part.done", ...at, content_index: 0, part });
         item.content = [part];

@@ -80,6 +80,7 @@ async function createResponse(c: Context, deps: ResponsesDeps, log: RequestLog):
     newItemId: (prefix) => `${prefix}_${deps.newId()}`,
     reasoningSummary: request.reasoning?.summary != null,
     includeEncryptedReasoning: request.include?.includes("reasoning.encrypted_content") === true,
+    includeWebSources: request.include?.includes("web_search_call.action.sources") === true,
     onFinish: async (response: ResponseObject) => {
       log.parked = turn.parked === true;
       if (!store) return;

@@ -145,7 +145,8 @@ export function toConversation(items: readonly InputItem[], warnings: Set<string
         });
         return;
       case "ignored":
-        warnings.add(`input items of type '${item.type}' were ignored`);
+        // A web_search_call the bridge produced comes back with the history: Cursor's state holds the search.
+        if (item.type !== "web_search_call") warnings.add(`input items of type '${item.type}' were ignored`);
         return;
     }
   });
@@ -185,6 +186,7 @@ export function toEngineRequest(
       instructions,
       messages,
       tools: clientTools.tools,
+      ...(clientTools.serverTools === undefined ? {} : { serverTools: clientTools.serverTools }),
       options: { reasoning: effort !== "none", reasoningEffort: toEffort(effort), toolChoice },
     },
     toolMap: clientTools.map,
