@@ -70,6 +70,10 @@ export const EXPIRED_REASON = "parked turn expired";
 /** The AgentTurn implementation. */
 export class CursorAgentTurn implements AgentTurn {
   readonly conversationId: string;
+  /** The `x-request-id` of the Run opened last. */
+  runId: string | undefined;
+  /** Only the first segment opens Runs; released with the setup so a parked turn keeps no caller closure. */
+  private onRunOpened: ((runId: string) => void) | undefined;
   /** See turn-phase.ts for the phases and the allowed transitions. */
   private phase: TurnPhase = "new";
   private readonly toolNames: ToolNameMap;
@@ -112,7 +116,12 @@ export class CursorAgentTurn implements AgentTurn {
     this.history = request.messages;
     this.historyKeys = request.historyKeys?.length === request.messages.length ? request.historyKeys : undefined;
     this.toolNames = toolNameMapFor(request.tools);
-    this.logger = deps.logger.child({ conversationId: request.conversationId });
+    this.onRunOpened = request.onRunOpened;
+    this.logger = deps.logger.child(
+      request.requestId === undefined
+        ? { conversationId: request.conversationId }
+        : { conversationId: request.conversationId, requestId: request.requestId },
+    );
   }
 
   get status(): AgentTurnStatus {
@@ -292,7 +301,9 @@ export class CursorAgentTurn implements AgentTurn {
       onCheckpoint: this.onCheckpoint.bind(this),
       onRoutedModel: this.onRoutedModel.bind(this),
     });
-    this.logger.debug("Run opened", { transport: stream.transport, plan: plan.kind, modelId });
+    this.runId = stream.requestId;
+    this.onRunOpened?.(stream.requestId);
+    this.logger.debug("Run opened", { transport: stream.transport, plan: plan.kind, modelId, run: stream.requestId });
   }
 
   private onRoutedModel(displayName: string): void {
@@ -391,6 +402,7 @@ export class CursorAgentTurn implements AgentTurn {
     this.history = undefined;
     this.historyKeys = undefined;
     this.plan = undefined;
+    this.onRunOpened = undefined;
   }
 
   private async shutdown(reason: string): Promise<void> {

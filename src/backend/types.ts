@@ -91,6 +91,10 @@ export interface TurnRequest {
   historyKeys?: readonly string[];
   /** Server-side tools the caller offered; absent = every web search and fetch query is rejected. */
   serverTools?: ServerTools;
+  /** The bridge request that started the turn, named in the turn's debug lines. */
+  requestId?: string;
+  /** Told the upstream Run's id (its `x-request-id`) each time the turn opens a Run. */
+  onRunOpened?: (runId: string) => void;
 }
 
 /** The caller's answer to one `tool-call` event. */
@@ -172,6 +176,8 @@ export type AgentTurnStatus = "new" | "streaming" | "parked" | "ended";
  */
 export interface AgentTurn {
   readonly conversationId: string;
+  /** The id (`x-request-id`) of the turn's current upstream Run; undefined before one is open. */
+  readonly runId?: string | undefined;
   readonly status: AgentTurnStatus;
   /** Tool call ids awaiting results while parked; empty otherwise. */
   readonly pendingToolCallIds: readonly string[];

@@ -95,6 +95,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
       options: {
         apiKey: config.apiKey,
         anthropicModels: config.anthropicModels,
+        modelAliases: config.modelAliases,
         corsOrigins: config.corsOrigins,
         // The bound address is a name clients use; a wildcard address is not (browsers send pages' requests to 0.0.0.0).
         allowedHosts: [

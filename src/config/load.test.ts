@@ -44,6 +44,7 @@ describe("loadConfig", () => {
       bodyTimeoutMs: 30_000,
       visionModels: [],
       anthropicModels: [],
+      modelAliases: [],
       dataDir: "/home/ana/.local/share/cursor-bridge",
       maxParkedTurns: 5000,
       maxConversations: 10_000,

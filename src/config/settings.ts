@@ -66,6 +66,11 @@ export interface BridgeConfig {
    * listed resolves to the newest matching model Cursor lists. @default []
    */
   readonly anthropicModels: readonly string[];
+  /**
+   * Model aliases for every API surface and `/v1/models`, as `NAME=ID` entries (the config file may also give an
+   * object `{"NAME": "ID"}`); a client asking for NAME is served by the Cursor model ID. @default []
+   */
+  readonly modelAliases: readonly string[];
   /** Blob store and other data. @default platform data dir (see util/paths.ts) */
   readonly dataDir: string;
   /** Most turns parked on tool calls at once; beyond it the oldest is closed. @default 5000 */
@@ -145,6 +150,14 @@ function spec(
 
 const none = undefined;
 
+const MODEL_ALIAS = /^[^\s=,]{1,256}=[\w.:/[\]-]{1,256}$/;
+const aliasEntries = arrayOf(matching(MODEL_ALIAS, "expected NAME=ID, e.g. gpt-4o=gpt-5.2"));
+/** `NAME=ID` entries; the config file may give them as an object of NAME → ID. */
+const modelAliases: Check = (value) => {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return aliasEntries(value);
+  return aliasEntries(Object.entries(value).map(([name, id]) => (typeof id === "string" ? `${name}=${id}` : name)));
+};
+
 /** The settings table, in `--help` order. */
 // biome-ignore format: one row per setting reads as a table
 export const SETTINGS: readonly SettingSpec[] = [
@@ -169,6 +182,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec("allowedOrigins", "--allowed-origins", "CURSOR_BRIDGE_ALLOWED_ORIGINS", "list", arrayOf(origin), [], "none", "Comma-separated browser origins allowed to call the API (with CORS)"),
   spec("corsOrigins", "--cors-origins", "CURSOR_BRIDGE_CORS_ORIGINS", "list", arrayOf(origin), [], "none", "Older name of --allowed-origins (both lists count)"),
   spec("anthropicModels", "--anthropic-models", "CURSOR_BRIDGE_ANTHROPIC_MODELS", "list", arrayOf(matching(/^(opus|sonnet|haiku)=[\w.:/-]+$/)), [], "by family", "Cursor model for Claude ids of a family: opus=ID,sonnet=ID,haiku=ID"),
+  spec("modelAliases", "--model-alias", "CURSOR_BRIDGE_MODEL_ALIASES", "list", modelAliases, [], "none", "Model alias NAME=ID for every surface and /v1/models (repeatable; env: comma-separated)"),
   spec("visionModels", "--vision-models", "CURSOR_BRIDGE_VISION_MODELS", "list", arrayOf(matching(/^-?[\w.:/-]+$/)), [], "none", "Comma-separated model ids that accept images (-id: do not)"),
   spec("dataDir", "--data-dir", "CURSOR_BRIDGE_DATA_DIR", "string", absolutePath, (c: DefaultContext) => dataDir(c.paths), "platform data dir", "Blob store and other data"),
   spec("maxParkedTurns", "--max-parked-turns", "CURSOR_BRIDGE_MAX_PARKED_TURNS", "int", positiveInt, 5000, "5000", "Most turns parked on tool calls at once (oldest closed beyond)"),

@@ -20,7 +20,15 @@ import { primeFirst } from "./first-event.js";
 import { type BackendInput, toBackendInput } from "./history.js";
 import { createParkedTurnRegistry, type ParkedTurnInfo, type ParkedTurnRegistry } from "./parked-turns.js";
 import { TurnRecording } from "./recording.js";
-import type { Engine, EngineRequest, EngineTurn, StartTurnOptions, TurnForwarder, TurnRoute } from "./types.js";
+import type {
+  Engine,
+  EngineRequest,
+  EngineTurn,
+  StartTurnOptions,
+  TurnForwarder,
+  TurnRoute,
+  TurnTrace,
+} from "./types.js";
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
@@ -129,6 +137,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     keys: readonly string[],
     model: string,
     signal: AbortSignal,
+    trace: TurnTrace | undefined,
     known?: string,
   ): Promise<Routed> => {
     let conversationId = known;
@@ -142,6 +151,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     }
     const route: TurnRoute = conversationId === undefined ? "new" : "continued";
     conversationId ??= newConversationId();
+    if (trace !== undefined) trace.conversationId = conversationId;
     const turn = agentClient.startTurn({
       model,
       conversationId,
@@ -149,6 +159,14 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       tools: input.tools,
       ...(input.serverTools === undefined ? {} : { serverTools: input.serverTools }),
       historyKeys: keys,
+      ...(trace === undefined
+        ? {}
+        : {
+            ...(trace.requestId === undefined ? {} : { requestId: trace.requestId }),
+            onRunOpened: (runId: string) => {
+              trace.runId = runId;
+            },
+          }),
     });
     return { route, conversationId, turn, events: turn.stream(signal) };
   };
@@ -160,7 +178,12 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     keys: readonly string[],
     model: string,
     signal: AbortSignal,
+    trace: TurnTrace | undefined,
   ): Promise<Routed> => {
+    if (trace !== undefined) {
+      trace.conversationId = entry.conversationId;
+      trace.runId = entry.turn.runId;
+    }
     try {
       const events = await primeFirst(entry.turn.resume(input.trailingResults, signal));
       return { route: "resumed", conversationId: entry.conversationId, turn: entry.turn, events };
@@ -168,7 +191,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       if (signal.aborted) throw error;
       await entry.turn.close("resume failed");
       logger.warn("parked turn could not be resumed; continuing from the checkpoint", { error });
-      const routed = await startFresh(input, keys, model, signal, entry.conversationId);
+      const routed = await startFresh(input, keys, model, signal, trace, entry.conversationId);
       return { ...routed, events: await primeFirst(routed.events) };
     }
   };
@@ -218,14 +241,14 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           recording = new TurnRecording(requestKey);
           keep(claim, recording);
           try {
-            routed = await resume(entry, input, keys, model.id, signal);
+            routed = await resume(entry, input, keys, model.id, signal, how.trace);
           } catch (error) {
             release(claim, recording, error);
             throw error;
           }
         }
       }
-      routed ??= await startFresh(input, keys, model.id, signal);
+      routed ??= await startFresh(input, keys, model.id, signal, how.trace);
       if (recording === undefined) routed = { ...routed, events: await primeFirst(routed.events) };
       const watched = watch(routed, requestKey, model.id, {
         index,

@@ -93,10 +93,25 @@ export interface EngineTurn {
   readonly servedModel?: string | undefined;
 }
 
+/**
+ * What the request log needs to explain a turn, filled in by the engine as it learns it (so a turn that fails before
+ * its first event still names its conversation and Run).
+ */
+export interface TurnTrace {
+  /** The bridge's request id, carried into the turn's debug lines ("Run opened"). */
+  readonly requestId?: string;
+  /** The Cursor conversation the turn belongs to, once routed. */
+  conversationId?: string | undefined;
+  /** The upstream Run (its `x-request-id`), once one is open for the turn. */
+  runId?: string | undefined;
+}
+
 /** How a turn is started besides its request. */
 export interface StartTurnOptions {
   /** The request was forwarded by another instance: run it here, never forward it again. */
   forwarded?: boolean;
+  /** Filled in with the conversation and Run as the engine learns them (the request log's `conv=` and `run=`). */
+  trace?: TurnTrace;
 }
 
 /**

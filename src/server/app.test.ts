@@ -90,7 +90,7 @@ describe("HTTP edge", () => {
     expect(body.choices[0]?.message.content).toBe("hi");
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/POST \/v1\/chat\/completions 200/);
-    expect(lines[0]).toMatch(/"model":"auto".*"total_ms":0.*"turn":"new"/);
+    expect(lines[0]).toMatch(/"model":"default".*"total_ms":0.*"turn":"new"/);
   });
 
   it("rejects malformed JSON, bad fields, unknown models and n>1 with OpenAI error bodies", async () => {

@@ -1,43 +1,32 @@
 /**
- * The Hono app factory (`createApp(deps)`, so tests call `app.request()` without sockets).
- * Routes: POST /v1/chat/completions, POST /v1/messages (+ /count_tokens), POST/GET/DELETE /v1/responses,
- * GET /v1/models, GET /v1/models/:id, GET /health, and the status page (GET /, GET /status.json). Errors are
- * Anthropic-shaped for Anthropic clients (`anthropic-version` header or a /v1/messages path).
+ * The Hono app factory (`createApp(deps)`, so tests call `app.request()` without sockets). Every API door is its own
+ * sub-app mounted under /v1 with `app.route()`, answering its errors in its own shape: chat completions and
+ * responses OpenAI's, messages Anthropic's; /v1/models OpenAI's unless the request carries `anthropic-version`.
+ * Besides them: GET /health, the status page (GET /, GET /status.json) and, with several instances, the forwarded
+ * turn route. Anything else is a 404 naming the endpoints that exist.
  */
-import { type Context, Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { FORWARD_PATH } from "../cluster/wire.js";
 import { createMemoryResponseStore } from "../stores/response-store.js";
-import { handleChatCompletions } from "../surfaces/chat/route.js";
+import { createChatApp } from "../surfaces/chat/route.js";
 import { type AppEnv, accessLog } from "../surfaces/kit/access-log.js";
 import type { AppDeps } from "../surfaces/kit/deps.js";
-import { toOpenAIModelList } from "../surfaces/kit/model-list.js";
-import { toOpenAIError } from "../surfaces/kit/openai-error.js";
+import { createModelNames } from "../surfaces/kit/model-names.js";
+import { openAIErrorResponse } from "../surfaces/kit/openai-error.js";
 import { createRecentRequests } from "../surfaces/kit/recent-requests.js";
-import { toAnthropicModelList } from "../surfaces/messages/models.js";
-import { anthropicErrorResponse, createMessagesHandlers, PING_INTERVAL_MS } from "../surfaces/messages/route.js";
-import { registerResponsesRoutes } from "../surfaces/responses/route.js";
+import type { SurfaceDeps } from "../surfaces/kit/surface-app.js";
+import { createMessagesApp } from "../surfaces/messages/route.js";
+import { createResponsesApp } from "../surfaces/responses/route.js";
 import { ProxyError } from "../util/errors.js";
 import { clampForMessage } from "../util/logger.js";
 import { requireApiKey } from "./api-key.js";
 import { admitLargeBodies, createBodyGate, LARGE_BODY_BUDGET_BYTES } from "./body-gate.js";
 import { limitBody } from "./body-limit.js";
 import { handleForwardedTurn } from "./cluster-route.js";
+import { createModelsApp } from "./models-route.js";
 import { guardHost, guardOrigin, requireJson } from "./request-guard.js";
 import { registerStatusRoutes } from "./status-page.js";
-
-const isAnthropic = (c: Context) =>
-  c.req.header("anthropic-version") !== undefined || c.req.path.startsWith("/v1/messages");
-
-function errorResponse(error: unknown, c: Context<AppEnv>): Response {
-  const requestId = c.get("log")?.requestId;
-  if (isAnthropic(c)) return anthropicErrorResponse(error, requestId);
-  const { status, headers, body } = toOpenAIError(error, { requestId });
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { ...headers, "content-type": "application/json; charset=utf-8" },
-  });
-}
 
 /**
  * The 404 for a path no route serves: names the endpoints that exist (read from the app's routes, so new ones are
@@ -67,17 +56,16 @@ function routeNotFound(app: Hono<AppEnv>, method: string, path: string): ProxyEr
 /** Builds the HTTP app from injected dependencies. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const { options, logger } = deps;
-  const ownedBy = options.upstream === "emulator" ? "cursor-emulator" : "cursor";
   const app = new Hono<AppEnv>();
 
   const recent = createRecentRequests(50);
   app.use(accessLog(logger, deps.now, deps.newId, (record) => recent.add(record)));
   const allowedOrigins = [...new Set([...(options.allowedOrigins ?? []), ...options.corsOrigins])];
   const guard = { allowedHosts: options.allowedHosts ?? [], allowedOrigins };
-  app.use(guardHost(guard));
-  app.use(guardOrigin(guard));
+  // Host and Origin first, then CORS: on every path (each door runs them itself, so their 403s are in its shape).
+  const edge: MiddlewareHandler<AppEnv>[] = [guardHost(guard), guardOrigin(guard)];
   if (allowedOrigins.length > 0) {
-    app.use(
+    edge.push(
       cors({
         origin: allowedOrigins,
         allowHeaders: ["authorization", "content-type", "x-api-key", "x-request-id"],
@@ -91,6 +79,43 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       }),
     );
   }
+  const tooLarge = limitBody(options.maxBodyBytes, () => {
+    throw new ProxyError("request_too_large", `The request body is larger than ${options.maxBodyBytes} bytes.`, {
+      detail: "body_too_large",
+    });
+  });
+  // The guards of every API request: local API key, JSON content type, body size, and large bodies processed a few
+  // at a time (one memory budget for all doors; small requests never wait).
+  const api: MiddlewareHandler<AppEnv>[] = [
+    ...(options.apiKey === undefined ? [] : [requireApiKey(options.apiKey)]),
+    requireJson(),
+    tooLarge,
+    admitLargeBodies(createBodyGate(options.largeBodyBudgetBytes ?? LARGE_BODY_BUDGET_BYTES)),
+  ];
+  // Each door installs all of them on its own paths, so whatever they refuse is answered in the door's shape; a door
+  // answers without calling on, so the app-wide copies below never run twice for its paths.
+  const guards = [...edge, ...api];
+  const models = createModelNames({ aliases: options.modelAliases, anthropicModels: options.anthropicModels });
+  const surface: SurfaceDeps = {
+    engine: deps.engine,
+    models,
+    now: deps.now,
+    newId: deps.newId,
+    logger,
+    guards,
+    routeNotFound: (method, path) => routeNotFound(app, method, path),
+  };
+  app.route("/v1", createModelsApp(deps, models.aliases, guards));
+  app.route("/v1", createChatApp(surface, options));
+  app.route(
+    "/v1",
+    createMessagesApp(surface, { signingKey: deps.cluster?.signingKey, maxImageBytes: options.maxImageBytes }),
+  );
+  app.route(
+    "/v1",
+    createResponsesApp({ ...surface, store: deps.responseStore ?? createMemoryResponseStore() }, options),
+  );
+  for (const middleware of edge) app.use(middleware);
   app.get("/health", (c) =>
     c.json({
       status: "ok",
@@ -102,71 +127,26 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     }),
   );
   registerStatusRoutes(app, { engine: deps.engine, options, status: deps.status, recent, now: deps.now });
-  if (options.apiKey !== undefined) app.use("/v1/*", requireApiKey(options.apiKey));
-  app.use("/v1/*", requireJson());
-  app.use(
-    "/v1/*",
-    limitBody(options.maxBodyBytes, () => {
-      throw new ProxyError("request_too_large", `The request body is larger than ${options.maxBodyBytes} bytes.`, {
-        detail: "body_too_large",
-      });
-    }),
-  );
-  // Large bodies are processed a few at a time (memory budget); small requests never wait.
-  app.use("/v1/*", admitLargeBodies(createBodyGate(options.largeBodyBudgetBytes ?? LARGE_BODY_BUDGET_BYTES)));
+  // Any other /v1 path: the same guards (an API key is asked for before the 404 lists the endpoints).
+  for (const middleware of api) app.use("/v1/*", middleware);
 
-  app.get("/v1/models", async (c) => {
-    const models = await deps.engine.listModels(c.req.raw.signal);
-    if (isAnthropic(c)) return c.json(toAnthropicModelList(models, new Date(deps.now()).toISOString()));
-    return c.json({ object: "list", data: toOpenAIModelList(models, ownedBy, Math.floor(deps.now() / 1000)) });
-  });
-  app.get("/v1/models/:id{.+}", async (c) => {
-    const id = c.req.param("id");
-    const models = toOpenAIModelList(await deps.engine.listModels(c.req.raw.signal), ownedBy, 0);
-    const model = models.find((m) => m.id === id);
-    if (!model) {
-      throw new ProxyError("not_found", `The model \`${id}\` does not exist.`, {
-        param: "model",
-        detail: "model_not_found",
-      });
-    }
-    const createdAt = new Date(deps.now()).toISOString();
-    if (isAnthropic(c)) {
-      return c.json({ type: "model", id: model.id, display_name: model.display_name, created_at: createdAt });
-    }
-    return c.json({ ...model, created: Math.floor(deps.now() / 1000) });
-  });
-  app.post("/v1/chat/completions", (c) => handleChatCompletions(c, deps, c.get("log")));
-  const anthropic = createMessagesHandlers({
-    ...deps,
-    pingIntervalMs: PING_INTERVAL_MS,
-    anthropicModels: options.anthropicModels ?? [],
-    signingKey: deps.cluster?.signingKey,
-  });
-  app.post("/v1/messages", (c) => anthropic.messages(c, c.get("log")));
-  app.post("/v1/messages/count_tokens", (c) => anthropic.countTokens(c));
-  registerResponsesRoutes(app, { ...deps, store: deps.responseStore ?? createMemoryResponseStore() });
   const cluster = deps.cluster;
   if (cluster !== undefined) {
-    app.use(
-      "/internal/*",
-      limitBody(options.maxBodyBytes, () => {
-        throw new ProxyError("request_too_large", `The request body is larger than ${options.maxBodyBytes} bytes.`, {
-          detail: "body_too_large",
-        });
-      }),
-    );
+    app.use("/internal/*", tooLarge);
     app.post(FORWARD_PATH, (c) => handleForwardedTurn(c, deps.engine, cluster.auth));
   }
 
-  app.notFound((c) => errorResponse(routeNotFound(app, c.req.method, c.req.path), c));
+  // Thrown rather than answered, so the request log names its code like every other failure.
+  app.all("*", (c) => {
+    throw routeNotFound(app, c.req.method, c.req.path);
+  });
   app.onError((error, c) => {
     const proxyError = ProxyError.from(error);
+    const requestId = c.get("log")?.requestId;
     if (proxyError.code === "internal") {
-      const requestId = c.get("log")?.requestId;
       logger.error("unhandled error", { request_id: requestId, path: clampForMessage(c.req.path, 200), error });
     }
-    return errorResponse(proxyError, c);
+    return openAIErrorResponse(proxyError, { requestId });
   });
   return app;
 }

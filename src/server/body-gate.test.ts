@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import { readJson } from "../surfaces/kit/request-io.js";
+import { readJson } from "../surfaces/kit/json-body.js";
 import { ProxyError } from "../util/errors.js";
 import { admitLargeBodies, createBodyGate } from "./body-gate.js";
 

@@ -59,7 +59,7 @@ const when = (iso, now) => { const t = Date.parse(iso); if (!isFinite(t)) return
 function fill(table, rows, empty) {
   const body = table.tBodies[0]; body.replaceChildren();
   if (rows.length === 0) { const tr = el("tr"); const td = el("td", empty, "empty"); td.colSpan = table.tHead.rows[0].cells.length; tr.append(td); body.append(tr); return; }
-  for (const cells of rows) { const tr = el("tr"); for (const [text, cls] of cells) tr.append(el("td", text, cls)); body.append(tr); }
+  for (const cells of rows) { const tr = el("tr"); for (const [text, cls, title] of cells) { const td = el("td", text, cls); if (title) td.title = title; tr.append(td); } body.append(tr); }
 }
 function render(s) {
   const up = $("upstream");
@@ -84,7 +84,7 @@ function render(s) {
     [new Date(r.at).toLocaleTimeString()], [r.surface + (r.client ? " · " + r.client : "")], [r.model || "—"],
     [(r.route || "—") + (r.parked ? ", parked" : "")], [r.ttftMs === undefined ? "—" : r.ttftMs + " ms", "num"],
     [r.tokens === undefined ? "—" : r.tokens, "num"],
-    [r.status + (r.streamError ? " (" + r.streamError + ")" : ""), "num " + (r.status >= 400 || r.streamError ? "bad" : "ok")],
+    [r.status + (r.errorCode ? " (" + r.errorCode + ")" : ""), "num " + (r.status >= 400 || r.streamError ? "bad" : "ok"), r.errorMessage || ""],
   ]), "No requests yet.");
   const models = $("models"); models.replaceChildren();
   $("models-count").textContent = "(" + s.models.length + ")";

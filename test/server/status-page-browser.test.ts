@@ -110,6 +110,9 @@ describe.skipIf(CHROMIUM === undefined)("status page in headless Chromium", () =
       messages: [{ role: "user", content: 'Park [[emu:tool bash {"command":"ls"}]]' }],
       tools: [{ type: "function", function: { name: "bash", parameters: { type: "object", properties: {} } } }],
     });
+    await expect(
+      openai.chat.completions.create({ model: "no-such-model", messages: [{ role: "user", content: "x" }] }),
+    ).rejects.toThrow();
     const anthropic = await fetch(`${base}/messages`, {
       method: "POST",
       headers: { "content-type": "application/json", "user-agent": "claude-cli/2.1.330 (external, cli)" },
@@ -137,11 +140,14 @@ describe.skipIf(CHROMIUM === undefined)("status page in headless Chromium", () =
     expect(dom).toMatch(/<div class="bar[^"]*"><div style="width: \d+(\.\d)?%;"><\/div><\/div>/);
     expect(textOf(dom, "parked", "table")).toMatch(/composer-1 \d+ s 1$/);
     const requests = textOf(dom, "requests", "table");
-    expect(requests).toMatch(/messages · claude-cli\/2\.1\.330 claude-4\.6-sonnet-medium new \d+ ms \d+ 200/);
+    expect(requests).toMatch(/messages · claude-cli\/2\.1\.330 claude-4-sonnet new \d+ ms \d+ 200/);
     expect(requests).toMatch(/chat · OpenAI\/JS composer-1 new, parked — \d+ 200/);
     expect(requests).toMatch(/chat · OpenAI\/JS composer-1\.5 new \d+ ms \d+ 200/);
-    expect(requests).toMatch(/chat · OpenAI\/JS auto new \d+ ms \d+ 200/);
-    expect(textOf(dom, "requests-count", "span")).toBe("(4)");
+    expect(textOf(dom, "requests-count", "span")).toBe("(5)");
+    // A failed request shows its error code, and the reason the client was told on hover.
+    expect(dom).toMatch(
+      /<td class="num bad" title="The model `no-such-model` does not exist\.[^"]*">404 \(not_found\)<\/td>/,
+    );
     const models = textOf(dom, "models", "ul");
     expect(models).toContain("composer-1");
     expect(models).toContain("claude-4.5-sonnet");

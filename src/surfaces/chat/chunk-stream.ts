@@ -13,9 +13,9 @@ import type {
   Usage,
   WebReference,
 } from "../../backend/types.js";
-import { ProxyError } from "../../util/errors.js";
 /** Where reasoning goes: the `reasoning_content` delta field, `<think>…</think>` inside `content`, or nowhere. */
 import type { ReasoningOutput } from "../kit/deps.js";
+import { turnNeverEnded } from "../kit/run-surface.js";
 import type {
   ChatCompletionChunk,
   ChatCompletionChunkDelta,
@@ -43,7 +43,7 @@ export interface ChunkStreamOptions {
   id: string;
   /** Unix seconds shared by every chunk. */
   created: number;
-  /** Model name echoed to the client (what it asked for). */
+  /** The model the response names (the Cursor model that served). */
   model: string;
   reasoning: ReasoningOutput;
   /** Emit the usage chunk after the final chunk (`stream_options.include_usage`). */
@@ -289,9 +289,7 @@ class ChunkIterator implements AsyncIterator<ChatCompletionChunk> {
 
   private end(): void {
     const { state, options } = this;
-    if (state.finishReason === undefined) {
-      throw new ProxyError("backend_protocol", "The backend stream ended before the turn finished.");
-    }
+    if (state.finishReason === undefined) throw turnNeverEnded();
     options.onFinish?.({
       message: { role: "assistant", content: state.content, toolCalls: state.toolCalls },
       finishReason: state.finishReason,

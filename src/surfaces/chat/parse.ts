@@ -6,8 +6,10 @@
 import type { z } from "zod";
 import { ProxyError } from "../../util/errors.js";
 import { clampForMessage } from "../../util/logger.js";
-import { assertJsonDepth, chatToolCallArguments } from "../kit/json-limits.js";
+import { checkJsonBody } from "../kit/json-body.js";
+import { chatToolCallArguments } from "../kit/json-limits.js";
 import { formatParamPath } from "../kit/param-path.js";
+import { normalizeToolArguments } from "../kit/tool-arguments.js";
 import {
   type ChatCompletionRequest,
   chatCompletionRequestSchema,
@@ -28,12 +30,9 @@ export interface ParsedChatCompletionRequest {
  * Parses and validates a chat completion request body.
  * @throws ProxyError with code `invalid_request`, status 400 and `param` set to the offending field.
  */
-export function parseChatCompletionRequest(body: unknown): ParsedChatCompletionRequest {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new ProxyError("invalid_request", "The request body must be a JSON object.");
-  }
+export function parseChatCompletionRequest(raw: unknown): ParsedChatCompletionRequest {
   // Before anything walks the body recursively (zod, history normalisation, protobuf): no stack overflow, no Run.
-  assertJsonDepth(body, chatToolCallArguments);
+  const body = checkJsonBody(raw, { jsonStrings: chatToolCallArguments });
   const result = chatCompletionRequestSchema.safeParse(body);
   if (!result.success) {
     const first = result.error.issues[0];
@@ -42,6 +41,13 @@ export function parseChatCompletionRequest(body: unknown): ParsedChatCompletionR
   }
   const request = result.data;
   checkSemantics(request);
+  request.messages.forEach((message, i) => {
+    if (message.role !== "assistant") return;
+    message.tool_calls?.forEach((call, j) => {
+      const param = `messages[${i}].tool_calls[${j}].function.arguments`;
+      call.function.arguments = normalizeToolArguments(call.function.arguments, param);
+    });
+  });
   const ignoredParams = Object.entries(body)
     .filter(([key, value]) => !HANDLED_REQUEST_KEYS.has(key) && value !== undefined && value !== null)
     .map(([key]) => key);

@@ -1,63 +1,52 @@
 /**
- * POST /v1/chat/completions: parse → translate to an engine request → engine → translate the events back → write.
- * How the turn reaches Cursor (resumed / continued / new / replayed), parking and remembering are the engine's.
+ * The Chat Completions door (`POST /v1/chat/completions`), its own sub-app with OpenAI-shaped errors: parse →
+ * translate to an engine request → the kit's runSurface (model names, engine, abort, log, headers) → chunks or one
+ * completion. How the turn reaches Cursor (resumed / continued / new / replayed), parking and remembering are the
+ * engine's.
  */
-import type { Context } from "hono";
-import { ProxyError } from "../../util/errors.js";
-import type { RequestLog } from "../kit/access-log.js";
-import type { AppDeps } from "../kit/deps.js";
-import { headerList } from "../kit/header-list.js";
-import { observe, readJson } from "../kit/request-io.js";
+import type { Hono } from "hono";
+import type { AppEnv } from "../kit/access-log.js";
+import type { ReasoningOutput } from "../kit/deps.js";
+import { readJson } from "../kit/json-body.js";
+import { openAIErrorResponse } from "../kit/openai-error.js";
+import { runSurface } from "../kit/run-surface.js";
 import { toSseBody } from "../kit/sse.js";
+import { closeSurfaceApp, createSurfaceApp, type SurfaceDeps } from "../kit/surface-app.js";
 import { toChatCompletionChunks } from "./chunk-stream.js";
 import { toChatCompletion } from "./completion.js";
 import { parseChatCompletionRequest } from "./parse.js";
 import { toTurnInput } from "./translate.js";
 
-/** Handles one chat completion request. */
-export async function handleChatCompletions(c: Context, deps: AppDeps, log: RequestLog): Promise<Response> {
-  const { request, ignoredParams } = parseChatCompletionRequest(await readJson(c));
-  const input = toTurnInput(request, { maxImageBytes: deps.options.maxImageBytes });
-  log.model = request.model;
-  const abort = new AbortController();
-  const onClientGone = () => abort.abort(new ProxyError("canceled", "The client disconnected."));
-  c.req.raw.signal.addEventListener("abort", onClientGone, { once: true });
-  const turn = await deps.engine.startTurn(input.request, abort.signal);
-  log.route = turn.route;
-  // The model that served the turn when Cursor named it (`auto` → its pick), else the requested one.
-  const model = turn.servedModel ?? request.model;
-  log.model = model;
-  const headers: Record<string, string> = {};
-  if (ignoredParams.length > 0) headers["x-cursor-bridge-ignored-params"] = headerList(ignoredParams, ",");
-  if (input.warnings.length > 0) headers["x-cursor-bridge-warnings"] = headerList(input.warnings, " | ");
+/** Options of the chat door. */
+export interface ChatOptions {
+  reasoningOutput: ReasoningOutput;
+  /** Total decoded image bytes accepted in one request. @default 20 MiB */
+  maxImageBytes?: number | undefined;
+}
 
-  const options = {
-    id: `chatcmpl-${deps.newId()}`,
-    created: Math.floor(deps.now() / 1000),
-    model,
-    reasoning: input.request.options.reasoning ? deps.options.reasoningOutput : ("none" as const),
-    onFinish: () => {
-      log.parked = turn.parked === true;
-    },
-  };
-  const events = observe(turn.events, log, deps.now);
-  if (!input.stream) {
-    const completion = await toChatCompletion(events, options);
-    return c.json(completion, 200, headers);
-  }
-  for (const [name, value] of Object.entries(headers)) c.header(name, value);
-  c.header("content-type", "text/event-stream; charset=utf-8");
-  c.header("cache-control", "no-cache");
-  let finished: () => void = () => {};
-  log.streaming = new Promise<void>((resolve) => (finished = resolve));
-  const chunks = toChatCompletionChunks(events, { ...options, includeUsage: input.includeUsage });
-  const body = toSseBody(chunks, {
-    onError: (error) => (log.streamError = error),
-    onCancel: onClientGone,
-    onEnd: () => {
-      c.req.raw.signal.removeEventListener("abort", onClientGone);
-      finished();
-    },
+/** The chat sub-app, mounted under /v1. */
+export function createChatApp(deps: SurfaceDeps, options: ChatOptions): Hono<AppEnv> {
+  const app = createSurfaceApp(deps, "/chat", openAIErrorResponse);
+  app.post("/chat/completions", async (c) => {
+    const { request, ignoredParams } = parseChatCompletionRequest(await readJson(c));
+    const input = toTurnInput(request, { maxImageBytes: options.maxImageBytes });
+    const base = {
+      id: `chatcmpl-${deps.newId()}`,
+      created: Math.floor(deps.now() / 1000),
+      reasoning: input.request.options.reasoning ? options.reasoningOutput : ("none" as const),
+    };
+    return runSurface(
+      c,
+      deps,
+      { request: input.request, ignoredParams, warnings: input.warnings, stream: input.stream },
+      {
+        json: (events, turn) => toChatCompletion(events, { ...base, model: turn.model }),
+        stream: (events, turn, callbacks) =>
+          toSseBody(toChatCompletionChunks(events, { ...base, model: turn.model, includeUsage: input.includeUsage }), {
+            ...callbacks,
+          }),
+      },
+    );
   });
-  return c.body(body);
+  return closeSurfaceApp(app, deps, "/chat");
 }

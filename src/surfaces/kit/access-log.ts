@@ -1,10 +1,13 @@
 /**
- * One log line per request: method, path, model, status, time to first byte, time to first token, total
- * time, tokens, and how the Cursor turn was reached (new / continued / resumed / replayed) and whether it was left parked.
+ * One log line that explains a request: method, path, status, the request id, the resolved Cursor model (`model`),
+ * the conversation (`conv`) and upstream Run (`run`) where there was one, the error code on failures (`code`), time to
+ * first byte, time to first token, total time, tokens, and how the Cursor turn was reached (new / continued /
+ * resumed / replayed) and whether it was left parked. JSON logs carry the same keys.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { ProxyError } from "../../util/errors.js";
+import type { TurnTrace } from "../../engine/index.js";
 import { clampForMessage, type Logger } from "../../util/logger.js";
+import { decideError } from "./error-policy.js";
 import { clientOf, type RequestRecord, surfaceOf } from "./recent-requests.js";
 
 /** Longest client-supplied value (path, model) written to the access log. */
@@ -22,7 +25,10 @@ export function acceptedRequestId(header: string | undefined): string | undefine
 export interface RequestLog {
   requestId: string;
   startedAt: number;
+  /** The client's model id until it is resolved, then the Cursor model that served. */
   model?: string;
+  /** Conversation and Run, filled in by the engine (`conv=`, `run=`). */
+  trace?: TurnTrace;
   route?: "new" | "continued" | "resumed" | "replayed";
   parked?: boolean;
   firstTokenAt?: number;
@@ -65,20 +71,26 @@ export function accessLog(
     await next();
     setResponseHeader(c, "x-request-id", log.requestId);
     const headersAt = now();
+    // The error a surface's handler answered with (hono keeps it on the context), else one after the headers.
+    const failure = c.error;
     const write = () => {
       const end = now();
-      const error = log.streamError === undefined ? undefined : ProxyError.from(log.streamError);
+      const streamError = log.streamError === undefined ? undefined : decideError(log.streamError);
+      const failed = streamError ?? (failure === undefined ? undefined : decideError(failure));
       const path = clampForMessage(c.req.path, MAX_LOGGED_VALUE);
       logger.info(`${c.req.method} ${path} ${c.res.status}`, {
         request_id: log.requestId,
         model: log.model === undefined ? undefined : clampForMessage(log.model, MAX_LOGGED_VALUE),
+        conv: log.trace?.conversationId,
+        run: log.trace?.runId,
+        code: failed?.error.code,
         ttfb_ms: headersAt - log.startedAt,
         ttft_ms: log.firstTokenAt === undefined ? undefined : log.firstTokenAt - log.startedAt,
         total_ms: end - log.startedAt,
         tokens: log.tokens,
         turn: log.route,
         parked: log.parked,
-        stream_error: error?.code,
+        stream_error: streamError?.error.code,
       });
       if (onRecord !== undefined && c.req.path.startsWith("/v1/")) {
         onRecord({
@@ -94,7 +106,9 @@ export function accessLog(
           totalMs: end - log.startedAt,
           tokens: log.tokens,
           status: c.res.status,
-          streamError: error?.code,
+          streamError: streamError?.error.code,
+          errorCode: failed?.error.code,
+          errorMessage: failed === undefined ? undefined : clampForMessage(failed.message, MAX_LOGGED_VALUE),
         });
       }
     };

@@ -15,6 +15,8 @@ export interface AppOptions {
   apiKey: string | undefined;
   /** `family=id` entries choosing the Cursor model for Claude ids (`--anthropic-models`). @default [] */
   anthropicModels?: readonly string[];
+  /** `NAME=ID` model aliases for every surface and `/v1/models` (`--model-alias`). @default [] */
+  modelAliases?: readonly string[];
   /** Allowed CORS origins; empty = no CORS headers at all. */
   corsOrigins: readonly string[];
   /** Host names served besides loopback (`*` = any). @default [] */

@@ -1,7 +1,9 @@
 /**
- * OpenAI `image_url` parts → image bytes for the engine. Only base64 `data:` URLs are accepted (the bridge fetches
- * nothing on a client's behalf); the bytes decide the type (PNG, JPEG, GIF or WebP, whatever the URL declares); the
- * decoded images of one request share a byte budget (default 20 MiB, Cursor's live clients cap attachments there).
+ * The one image decoder of every API door: a data URL (OpenAI `image_url`, Responses `input_image`) or a base64
+ * source (Anthropic `image` blocks) → image bytes for the engine. Only base64 data is accepted (the bridge fetches
+ * nothing on a client's behalf); the bytes decide the type (PNG, JPEG, GIF or WebP, whatever the client declares),
+ * anything else is a 400 naming the part; the decoded images of one request share a byte budget (default 20 MiB,
+ * Cursor's live clients cap attachments there), and the part that goes over it is a 413 naming it.
  */
 import { ProxyError } from "../../util/errors.js";
 import { type ImageMimeType, sniffImage } from "../../util/image.js";
@@ -32,7 +34,7 @@ export class ImageBudget {
   private used = 0;
   constructor(private readonly maxBytes: number = DEFAULT_MAX_IMAGE_BYTES) {}
 
-  /** Decodes the `image_url.url` found at `param` (e.g. `messages[1].content[2].image_url.url`). */
+  /** Decodes the data URL found at `param` (e.g. `messages[1].content[2].image_url.url`). */
   decode(url: string, param: string): DecodedImage {
     if (/^https?:/i.test(url)) {
       throw invalid(
@@ -44,14 +46,21 @@ export class ImageBudget {
     if (match === null || !(match[2] ?? "").split(";").includes("base64")) {
       throw invalid(param, `Invalid value for '${param}': expected a base64 data: URL (data:<type>;base64,<data>).`);
     }
-    const payload = (match[3] ?? "").replace(/\s+/g, "");
-    if (!BASE64.test(payload)) throw invalid(param, `Invalid value for '${param}': the data is not valid base64.`);
+    return this.decodeBase64(match[3] ?? "", param);
+  }
+
+  /** Decodes the base64 image data found at `param` (e.g. `messages.0.content.1.source.data`). */
+  decodeBase64(base64: string, param: string): DecodedImage {
+    const payload = base64.replace(/\s+/g, "");
+    if (payload === "" || !BASE64.test(payload)) {
+      throw invalid(param, `Invalid value for '${param}': the image data is not valid base64.`);
+    }
     const size = Math.floor((payload.length * 3) / 4) - (payload.endsWith("==") ? 2 : payload.endsWith("=") ? 1 : 0);
     if (this.used + size > this.maxBytes) {
       throw new ProxyError(
         "invalid_request",
         `'${param}' brings the request's images to ${this.used + size} bytes, over the limit of ${this.maxBytes} bytes (--max-image-bytes).`,
-        { param, status: 413 },
+        { param, status: 413, detail: "image_too_large" },
       );
     }
     const data = Buffer.from(payload, "base64");

@@ -5,6 +5,7 @@
  * carries inside strings (tool call `arguments`), which are parsed later.
  */
 import { ProxyError } from "../../util/errors.js";
+import { formatParamPath } from "./param-path.js";
 
 /** Deepest nesting accepted anywhere in a request (objects and arrays; the body itself is level 1). */
 export const MAX_JSON_DEPTH = 64;
@@ -62,18 +63,11 @@ export function jsonTextDepth(text: string): number {
   return deepest;
 }
 
-/** `["messages", 1, "content"]` → `messages[1].content`. */
-function formatPath(path: readonly PropertyKey[]): string {
-  let out = "";
-  for (const key of path) out += typeof key === "number" ? `[${key}]` : out === "" ? String(key) : `.${String(key)}`;
-  return out;
-}
-
 /** The field to name: the first few steps of the path, which say where in the request the nesting is. */
 const NAMED_STEPS = 6;
 
 function tooDeep(path: readonly PropertyKey[], inside: string): ProxyError {
-  const param = formatPath(path.slice(0, NAMED_STEPS));
+  const param = formatParamPath(path.slice(0, NAMED_STEPS));
   const more = path.length > NAMED_STEPS ? "…" : "";
   return new ProxyError(
     "invalid_request",
@@ -109,5 +103,15 @@ export function* chatToolCallArguments(body: unknown): Iterable<[PropertyKey[], 
       const args = (call as { function?: { arguments?: unknown } } | null)?.function?.arguments;
       if (typeof args === "string") yield [["messages", i, "tool_calls", j, "function", "arguments"], args];
     }
+  }
+}
+
+/** The `arguments` strings of the `function_call` items in a Responses body's `input`. */
+export function* responsesFunctionCallArguments(body: unknown): Iterable<[PropertyKey[], string]> {
+  const input = (body as { input?: unknown } | null)?.input;
+  if (!Array.isArray(input)) return;
+  for (const [i, item] of input.entries()) {
+    const args = (item as { arguments?: unknown } | null)?.arguments;
+    if (typeof args === "string") yield [["input", i, "arguments"], args];
   }
 }

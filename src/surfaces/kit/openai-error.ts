@@ -6,9 +6,10 @@
  * Messages are redacted and never carry a stack trace; an internal error's message is never sent at all.
  */
 
-import { withLauncher } from "../../util/command-hint.js";
-import { isAbortError, ProxyError, type ProxyErrorDetail, type ProxyErrorDetails } from "../../util/errors.js";
-import { redactText } from "../../util/logger.js";
+import type { ProxyError, ProxyErrorDetail } from "../../util/errors.js";
+import { decideError, type ErrorContext, errorJsonResponse, LOCAL_API_KEY_DETAIL } from "./error-policy.js";
+
+export { LOCAL_API_KEY_DETAIL };
 
 /** The JSON body OpenAI returns for errors (also the payload of the SSE error frame). */
 export interface OpenAIErrorBody {
@@ -21,14 +22,6 @@ export interface OpenAIErrorResponse {
   headers: Record<string, string>;
   body: OpenAIErrorBody;
 }
-
-/**
- * `detail` of the proxy's own API key check, so the 401 says which key is wrong (the local one, `invalid_api_key`)
- * instead of telling the user to log in to Cursor (`cursor_auth_failed`).
- */
-export const LOCAL_API_KEY_DETAIL = "local_api_key" satisfies ProxyErrorDetails["unauthenticated"];
-
-const LOGIN_HINT = "Run `cursor-bridge login` to sign in to Cursor.";
 
 function typeForStatus(status: number): string {
   if (status === 401) return "authentication_error";
@@ -50,6 +43,7 @@ const DETAIL_AS_CODE = new Set<ProxyErrorDetail>([
   "blob_not_found",
   "outdated_client",
   "nesting_too_deep",
+  "image_too_large",
   "turn_in_progress",
   "previous_response_not_found",
 ]);
@@ -95,53 +89,31 @@ function typeFor(error: ProxyError): string {
   return typeForStatus(error.status);
 }
 
-function messageFor(error: ProxyError, requestId: string | undefined): string {
-  // An internal error is a bug of ours: its message (an exception's text) stays in the log, never in the answer.
-  if (error.code === "internal") {
-    return requestId === undefined
-      ? "Internal server error."
-      : `Internal server error (request id ${requestId}; the server log has the details).`;
-  }
-  const message = withLauncher(redactText(error.message)).trim() || "Request failed.";
-  if (error.code === "unauthenticated" && error.detail !== LOCAL_API_KEY_DETAIL && !message.includes("login")) {
-    return withLauncher(`${message} ${LOGIN_HINT}`);
-  }
-  return message;
-}
-
-/** Context of {@link toOpenAIError}. */
-export interface ErrorContext {
-  /** Named in the message of an internal error, so a user can find its log line. */
-  requestId?: string | undefined;
-}
-
 /**
- * Converts anything thrown into the OpenAI error response. Anything but a ProxyError becomes a generic 500 whose
+ * Converts anything thrown (status, retry headers and message decided by kit/error-policy.ts) into the OpenAI error response. Anything but a ProxyError becomes a generic 500 whose
  * message does not echo the original (it may hold internals); aborts become 499 `request_canceled`.
  * `x-should-retry` tells SDKs (openai-node honours it) whether retrying can help, so a usage limit reaches the user
  * at once instead of after the SDK's retries.
  */
 export function toOpenAIError(error: unknown, context: ErrorContext = {}): OpenAIErrorResponse {
-  const proxyError =
-    error instanceof ProxyError
-      ? error
-      : isAbortError(error)
-        ? ProxyError.from(error)
-        : new ProxyError("internal", "Internal server error.", { cause: error, detail: "unexpected" });
-  const headers: Record<string, string> = { "x-should-retry": proxyError.retryable ? "true" : "false" };
-  if (proxyError.retryAfterSeconds !== undefined && proxyError.retryAfterSeconds >= 0) {
-    headers["Retry-After"] = String(Math.ceil(proxyError.retryAfterSeconds));
-  }
+  const decision = decideError(error, context);
+  const proxyError = decision.error;
   return {
-    status: proxyError.status,
-    headers,
+    status: decision.status,
+    headers: decision.headers,
     body: {
       error: {
-        message: messageFor(proxyError, context.requestId),
+        message: decision.message,
         type: typeFor(proxyError),
         param: proxyError.param ?? null,
         code: codeFor(proxyError),
       },
     },
   };
+}
+
+/** The OpenAI-shaped JSON error response for anything thrown (every OpenAI door's error handler). */
+export function openAIErrorResponse(error: unknown, context: ErrorContext = {}): Response {
+  const decision = decideError(error, context);
+  return errorJsonResponse(decision, toOpenAIError(decision.error, context).body);
 }

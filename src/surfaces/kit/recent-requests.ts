@@ -25,6 +25,10 @@ export interface RequestRecord {
   status: number;
   /** The error code when the stream failed after the status was sent. */
   streamError: string | undefined;
+  /** The error code of a failed request (before or after the status was sent). */
+  errorCode?: string | undefined;
+  /** What the client was told about the failure (the status page shows it on hover). */
+  errorMessage?: string | undefined;
 }
 
 /** The ring buffer. */
@@ -63,6 +67,7 @@ export function createRecentRequests(capacity = 50): RecentRequests {
   return {
     add(record) {
       const kept = { ...record, path: clamp(record.path) ?? "", model: clamp(record.model) };
+      if (record.errorMessage !== undefined) kept.errorMessage = record.errorMessage.slice(0, 300);
       if (records.length < capacity) records.push(kept);
       else records[next] = kept;
       next = (next + 1) % capacity;

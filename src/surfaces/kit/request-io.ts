@@ -1,24 +1,6 @@
-/**
- * Edge helpers every API surface handler shares: reading the JSON body, and watching a turn's events for the access
- * log (time to first token, token counts).
- */
-import type { Context } from "hono";
+/** Watching a turn's events for the access log (time to first token, token counts). */
 import type { BackendEvent } from "../../backend/types.js";
-import { ProxyError } from "../../util/errors.js";
 import type { RequestLog } from "./access-log.js";
-
-/** The request body as JSON. @throws ProxyError invalid_request when it is not JSON. */
-export async function readJson(c: Context): Promise<unknown> {
-  const text = await c.req.text();
-  // hono caches the body text for later readers; nothing reads it again, and a multi-megabyte body would otherwise
-  // stay alive next to the parsed object for the whole turn.
-  c.req.bodyCache = {};
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new ProxyError("invalid_request", "The request body is not valid JSON.", { param: "body" });
-  }
-}
 
 /**
  * Wraps the events so the access log learns time-to-first-token and token counts. A plain iterator rather than an

@@ -6,6 +6,7 @@
 
 import type { BackendEvent, TurnEndReason, Usage, WebReference } from "../../backend/types.js";
 import { ProxyError } from "../../util/errors.js";
+import { turnNeverEnded } from "../kit/run-surface.js";
 import { toAnthropicToolId } from "./ids.js";
 import type { AnthropicMessage, AnthropicUsage, ResponseContentBlock, StopReason, StreamEvent } from "./response.js";
 import { citationsFor, webBlocks } from "./web-blocks.js";
@@ -204,7 +205,7 @@ async function* translate(
     }
   }
   yield* close();
-  if (stop === undefined) throw new ProxyError("backend_protocol", "The upstream turn ended without finishing.");
+  if (stop === undefined) throw turnNeverEnded();
   if (web.web_search_requests + web.web_fetch_requests > 0) usage.server_tool_use = web;
   yield { type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage };
   yield { type: "message_stop" };

@@ -1,68 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { ModelInfo } from "../../backend/types.js";
-import { parseFamilyOverrides, resolveAnthropicModel, toAnthropicModelList } from "./models.js";
+import { toAnthropicModelList } from "./models.js";
 
-const model = (id: string, reasoning = false, maxMode = false): ModelInfo => ({
+const model = (id: string): ModelInfo => ({
   id,
   displayName: id,
-  aliases: id === "claude-4.5-sonnet" ? ["sonnet-4.5"] : [],
-  reasoning,
-  maxMode,
+  aliases: [],
+  reasoning: false,
+  maxMode: false,
   vision: false,
-});
-
-const CURSOR = [
-  model("default"),
-  model("composer-1"),
-  model("composer-2"),
-  model("claude-4.5-sonnet"),
-  model("claude-4.5-sonnet-thinking", true),
-  model("claude-4-sonnet"),
-  model("claude-4.1-opus"),
-  model("claude-4.6-opus", false, true),
-  model("claude-4.5-opus-high"),
-  model("claude-4.5-opus-high-thinking", true),
-];
-
-describe("resolveAnthropicModel", () => {
-  it.each([
-    ["claude-4.5-sonnet", false, "claude-4.5-sonnet"],
-    ["SONNET-4.5", false, "SONNET-4.5"],
-    ["auto", false, "auto"],
-    ["claude-sonnet-5-5", false, "claude-4.5-sonnet"],
-    ["claude-sonnet-5-5", true, "claude-4.5-sonnet-thinking"],
-    ["claude-sonnet-4-5-20250929", false, "claude-4.5-sonnet"],
-    ["claude-opus-5-5[1m]", false, "claude-4.5-opus-high"],
-    ["claude-opus-5-5", true, "claude-4.5-opus-high-thinking"],
-    ["claude-3-5-haiku-latest", false, "composer-2"],
-    ["claude-haiku-5-5", false, "composer-2"],
-    ["gpt-4o", false, "gpt-4o"],
-    ["claude-unknown", false, "claude-unknown"],
-  ])("%s (thinking %s) → %s", (requested, reasoning, expected) => {
-    expect(resolveAnthropicModel(requested, CURSOR, reasoning)).toBe(expected);
-  });
-
-  it("uses the configured model for a family (--anthropic-models) and ignores malformed entries", () => {
-    const overrides = parseFamilyOverrides(["sonnet=composer-1", "opus=", "tiny=x", "haiku"]);
-    expect(overrides).toEqual({ sonnet: "composer-1" });
-    expect(resolveAnthropicModel("claude-sonnet-4-5", CURSOR, false, overrides)).toBe("composer-1");
-    expect(resolveAnthropicModel("claude-opus-5-5", CURSOR, false, overrides)).toBe("claude-4.5-opus-high");
-    expect(resolveAnthropicModel("claude-4.5-sonnet", CURSOR, false, overrides)).toBe("claude-4.5-sonnet");
-  });
-
-  it("takes a max-mode model when Cursor lists the family only in max mode", () => {
-    const maxOnly = [model("default"), model("claude-4.5-sonnet", false, true), model("claude-4.6-sonnet", true, true)];
-    expect(resolveAnthropicModel("claude-sonnet-4-5", maxOnly, true)).toBe("claude-4.6-sonnet");
-    expect(resolveAnthropicModel("claude-sonnet-4-5", [...maxOnly, model("claude-4-sonnet")], true)).toBe(
-      "claude-4-sonnet",
-    );
-  });
-
-  it("falls back from opus to the newest sonnet, and leaves a family Cursor lacks to the engine's 404", () => {
-    const sonnets = [model("claude-4-sonnet"), model("claude-4.5-sonnet")];
-    expect(resolveAnthropicModel("claude-opus-5-5", sonnets, false)).toBe("claude-4.5-sonnet");
-    expect(resolveAnthropicModel("claude-sonnet-5-5", [model("gpt-5.2")], false)).toBe("claude-sonnet-5-5");
-  });
 });
 
 describe("toAnthropicModelList", () => {

@@ -5,6 +5,7 @@
  */
 import type { z } from "zod";
 import { ProxyError } from "../../util/errors.js";
+import { checkJsonBody } from "../kit/json-body.js";
 import {
   type CountTokensRequest,
   countTokensRequestSchema,
@@ -31,10 +32,9 @@ export function parseCountTokensRequest(body: unknown): Parsed<CountTokensReques
   return parseWith(countTokensRequestSchema, body);
 }
 
-function parseWith<T>(schema: z.ZodType<T>, body: unknown): Parsed<T> {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new ProxyError("invalid_request", "The request body must be a JSON object.");
-  }
+function parseWith<T>(schema: z.ZodType<T>, raw: unknown): Parsed<T> {
+  // The kit's limits (object, nesting anywhere, model length) before zod or a translator walks the body.
+  const body = checkJsonBody(raw);
   const result = schema.safeParse(body);
   if (!result.success) {
     const first = result.error.issues[0];

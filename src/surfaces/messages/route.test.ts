@@ -125,7 +125,7 @@ describe("POST /v1/messages", () => {
     ]);
     expect(text).toContain('"id":"msg_id1"');
     expect(text).toContain('"usage":{"input_tokens":3,"output_tokens":1}');
-    expect(text).toContain('"model":"claude-sonnet-5-5"');
+    expect(text).toContain('"model":"claude-4.5-sonnet"');
     expect(requests[0]).toMatchObject({
       // Claude Code's Anthropic id resolves by family to the Sonnet the upstream lists.
       model: "claude-4.5-sonnet",

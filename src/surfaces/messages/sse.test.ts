@@ -90,7 +90,8 @@ describe("toAnthropicError", () => {
     expect(response.body.error.message).toBe("Internal server error.");
     expect(toAnthropicError(new ProxyError("quota_exceeded", "limit")).headers["x-should-retry"]).toBe("false");
     const limited = toAnthropicError(new ProxyError("rate_limited", "slow", { retryAfterSeconds: 2.5 }));
-    expect(limited.headers).toEqual({ "retry-after": "3" });
+    // x-should-retry means the same on every door: "true" when a retry can help, "false" when it cannot.
+    expect(limited.headers).toEqual({ "Retry-After": "3", "x-should-retry": "true" });
   });
 
   it("adds the login hint to upstream authentication failures only", () => {

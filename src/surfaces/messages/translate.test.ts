@@ -90,7 +90,9 @@ describe("toEngineRequest", () => {
       ],
     };
     expect(() => translate(body)).toThrow(ProxyError);
-    expect(() => translate(body)).toThrow("messages.0.content.0.source.data: The image data is not a PNG");
+    expect(() => translate(body)).toThrow(
+      "'messages.0.content.0.source.data': the image is not PNG, JPEG, GIF or WebP",
+    );
   });
 
   it("maps tools, tool_choice and thinking, with warnings for what is approximated", () => {

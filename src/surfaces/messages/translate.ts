@@ -13,8 +13,7 @@ import type {
   ReasoningBlock,
   ToolChoice,
 } from "../../engine/types.js";
-import { ProxyError } from "../../util/errors.js";
-import { sniffImageType } from "../kit/image-sniff.js";
+import { ImageBudget } from "../kit/image-input.js";
 import { fromAnthropicToolId } from "./ids.js";
 import type { AnthropicMessageParam, CountTokensRequest } from "./request.js";
 import { toServerTools, webToolKind } from "./web-blocks.js";
@@ -28,23 +27,6 @@ export interface AnthropicTurnInput {
 type TextLike = string | ReadonlyArray<{ text: string }>;
 const joinText = (content: TextLike): string =>
   typeof content === "string" ? content : content.map((block) => block.text).join("\n\n");
-
-function decodeImage(source: { media_type: string; data: string }, param: string): MessagePart {
-  const data = source.data.replace(/\s+/g, "");
-  if (data === "" || !/^[A-Za-z0-9+/]*={0,2}$/.test(data)) {
-    throw new ProxyError("invalid_request", `${param}: Image data is not valid base64.`, { param });
-  }
-  const bytes = new Uint8Array(Buffer.from(data, "base64"));
-  const mimeType = sniffImageType(bytes);
-  if (mimeType === undefined) {
-    throw new ProxyError(
-      "invalid_request",
-      `${param}: The image data is not a PNG, JPEG, GIF or WebP image (declared ${source.media_type}).`,
-      { param },
-    );
-  }
-  return { type: "image", mimeType, data: bytes };
-}
 
 type UserBlock = Exclude<Extract<AnthropicMessageParam, { role: "user" }>["content"], string>[number];
 type ToolResultBlock = Extract<UserBlock, { type: "tool_result" }>;
@@ -67,6 +49,7 @@ function userMessages(
   content: Extract<AnthropicMessageParam, { role: "user" }>["content"],
   param: string,
   warnings: string[],
+  images: ImageBudget,
 ): ConversationMessage[] {
   if (typeof content === "string") return [{ role: "user", parts: [{ type: "text", text: content }] }];
   const out: ConversationMessage[] = [];
@@ -82,7 +65,8 @@ function userMessages(
     } else if (block.type === "text") {
       parts.push({ type: "text", text: block.text });
     } else {
-      parts.push(decodeImage(block.source, `${param}.content.${index}.source.data`));
+      const image = images.decodeBase64(block.source.data, `${param}.content.${index}.source.data`);
+      parts.push({ type: "image", mimeType: image.mimeType, data: image.data });
     }
   });
   if (parts.length > 0) out.push({ role: "user", parts });
@@ -110,11 +94,15 @@ function assistantMessage(content: Extract<AnthropicMessageParam, { role: "assis
 }
 
 /** `messages[]` in the engine's neutral form, in order. */
-export function toConversation(messages: readonly AnthropicMessageParam[], warnings: string[]): ConversationMessage[] {
+export function toConversation(
+  messages: readonly AnthropicMessageParam[],
+  warnings: string[],
+  images: ImageBudget = new ImageBudget(),
+): ConversationMessage[] {
   return messages.flatMap((message, index): ConversationMessage[] => {
     if (message.role === "system") return [{ role: "system", text: joinText(message.content) }];
     if (message.role === "assistant") return [assistantMessage(message.content)];
-    return userMessages(message.content, `messages.${index}`, warnings);
+    return userMessages(message.content, `messages.${index}`, warnings, images);
   });
 }
 
@@ -167,10 +155,13 @@ function serverTools(tools: CountTokensRequest["tools"]): Pick<EngineRequest, "s
   return offered === undefined ? {} : { serverTools: offered };
 }
 
-/** Translates a validated Messages (or count_tokens) request. @throws ProxyError 400 for undecodable images. */
-export function toEngineRequest(body: CountTokensRequest): AnthropicTurnInput {
+/**
+ * Translates a validated Messages (or count_tokens) request; `images` is the request's image budget.
+ * @throws ProxyError 400 for bytes that are no image, 413 past the image budget (both naming the part).
+ */
+export function toEngineRequest(body: CountTokensRequest, images: ImageBudget = new ImageBudget()): AnthropicTurnInput {
   const warnings: string[] = [];
-  const messages = toConversation(body.messages, warnings);
+  const messages = toConversation(body.messages, warnings, images);
   const tools = toClientTools(body.tools, warnings);
   const thinking = body.thinking?.type;
   const reasoning = thinking === "enabled" || thinking === "adaptive";

@@ -5,8 +5,8 @@
  * A backend failure after the stream started becomes an `error` event followed by `response.failed`.
  */
 import type { BackendEvent, TurnEndReason, Usage, WebReference } from "../../backend/types.js";
-import { ProxyError } from "../../util/errors.js";
 import { toOpenAIError } from "../kit/openai-error.js";
+import { turnNeverEnded } from "../kit/run-surface.js";
 import { encodeReasoningToken } from "./reasoning-token.js";
 import { customInput, type ToolMap } from "./tools.js";
 import type {
@@ -110,9 +110,7 @@ class ResponseBuilder {
 
   /** Completes the response; a source that ended without `turn-end` is a `backend_protocol` error. */
   finish(): Emitted[] {
-    if (this.reason === undefined) {
-      throw new ProxyError("backend_protocol", "The backend stream ended before the turn finished.");
-    }
+    if (this.reason === undefined) throw turnNeverEnded();
     const incomplete = this.reason === "length";
     this.response.status = incomplete ? "incomplete" : "completed";
     this.response.incomplete_details = incomplete ? { reason: "max_output_tokens" } : null;

@@ -5,7 +5,10 @@
  */
 import type { z } from "zod";
 import { ProxyError } from "../../util/errors.js";
+import { checkJsonBody } from "../kit/json-body.js";
+import { responsesFunctionCallArguments } from "../kit/json-limits.js";
 import { formatParamPath } from "../kit/param-path.js";
+import { normalizeToolArguments } from "../kit/tool-arguments.js";
 import {
   customToolCallItemSchema,
   customToolCallOutputItemSchema,
@@ -133,10 +136,9 @@ function parseTool(raw: { type: string }, index: number, body: unknown): Tool {
  * Parses and validates a Responses request body.
  * @throws ProxyError with code `invalid_request`, status 400 and `param` set to the offending field.
  */
-export function parseResponsesRequest(body: unknown): ParsedResponsesRequest {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new ProxyError("invalid_request", "The request body must be a JSON object.");
-  }
+export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
+  // The kit's limits (object, nesting anywhere, model length) before zod or a translator walks the body.
+  const body = checkJsonBody(raw, { jsonStrings: responsesFunctionCallArguments });
   const request = check(responsesRequestSchema, body, [], body);
   if (request.background === true) {
     throw invalid("background", "Invalid value for 'background': background responses are not supported.");
@@ -144,12 +146,18 @@ export function parseResponsesRequest(body: unknown): ParsedResponsesRequest {
   const items: InputItem[] =
     typeof request.input === "string"
       ? [{ kind: "message", role: "user", content: request.input }]
-      : request.input.map((raw, index) => parseItem(raw, index, body));
+      : request.input.map((raw, index) => clientItem(parseItem(raw, index, body), index));
   const tools = (request.tools ?? []).map((raw, index) => parseTool(raw, index, body));
   const ignoredParams = Object.entries(body)
     .filter(([key, value]) => !HANDLED_RESPONSES_KEYS.has(key) && value !== undefined && value !== null)
     .map(([key]) => key);
   return { request, items, tools, ignoredParams };
+}
+
+/** A client's own item: its function call arguments normalised (a 400 naming the field when they are no object). */
+function clientItem(item: InputItem, index: number): InputItem {
+  if (item.kind !== "function_call") return item;
+  return { ...item, arguments: normalizeToolArguments(item.arguments, `input[${index}].arguments`) };
 }
 
 /** Parses stored input items (already validated once) back into {@link InputItem}s. */

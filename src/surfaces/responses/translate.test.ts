@@ -20,7 +20,7 @@ function rejection(body: unknown): ProxyError {
   throw new Error("expected a rejection");
 }
 
-const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
 
 describe("Responses request → EngineRequest", () => {
   it("a string input is one user message; instructions stay out of the history", () => {

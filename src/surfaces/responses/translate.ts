@@ -7,6 +7,7 @@
 import type { HistoryToolCall, ReasoningEffort } from "../../backend/types.js";
 import type { ConversationMessage, EngineRequest, MessagePart, ReasoningBlock } from "../../engine/types.js";
 import { ProxyError } from "../../util/errors.js";
+import { ImageBudget } from "../kit/image-input.js";
 import { decodeReasoningToken } from "./reasoning-token.js";
 import type { ContentPart, InputItem, ResponsesRequest, Tool } from "./request.js";
 import { customHistoryCall, flatToolName, type ToolMap, toClientTools, toToolChoice } from "./tools.js";
@@ -20,28 +21,17 @@ export interface ResponsesTurnInput {
   warnings: string[];
 }
 
-const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
-
 function invalid(param: string, message: string): ProxyError {
   return new ProxyError("invalid_request", message, { param });
 }
 
-/** Decodes a `data:image/…;base64,…` URL into an image part. */
-export function imagePart(url: string | null | undefined, param: string): MessagePart {
+/** Decodes an `input_image` part's data URL into an image part (the bytes decide its type). */
+export function imagePart(url: string | null | undefined, param: string, images: ImageBudget): MessagePart {
   if (url == null) {
     throw invalid(param, `Invalid value for '${param}': only images given as data URLs are supported (no file_id).`);
   }
-  const match = /^data:([^;,]+);base64,([A-Za-z0-9+/=\s]*)$/s.exec(url);
-  if (match === null) {
-    throw invalid(param, `Invalid value for '${param}': images must be base64 data URLs (data:image/png;base64,…).`);
-  }
-  const mimeType = (match[1] ?? "").toLowerCase();
-  if (!IMAGE_TYPES.has(mimeType)) {
-    throw invalid(param, `Invalid value for '${param}': unsupported image type '${mimeType}' (png, jpeg, gif, webp).`);
-  }
-  const data = new Uint8Array(Buffer.from(match[2] ?? "", "base64"));
-  if (data.length === 0) throw invalid(param, `Invalid value for '${param}': the image is empty.`);
-  return { type: "image", mimeType, data };
+  const image = images.decode(url, param);
+  return { type: "image", mimeType: image.mimeType, data: image.data };
 }
 
 function partText(part: ContentPart): string | undefined {
@@ -58,11 +48,11 @@ function joinedText(content: string | readonly ContentPart[]): string {
     .join("\n");
 }
 
-function userParts(content: string | readonly ContentPart[], index: number): MessagePart[] {
+function userParts(content: string | readonly ContentPart[], index: number, images: ImageBudget): MessagePart[] {
   if (typeof content === "string") return [{ type: "text", text: content }];
   return content.map((part, j) =>
     part.type === "input_image"
-      ? imagePart(part.image_url, `input[${index}].content[${j}].image_url`)
+      ? imagePart(part.image_url, `input[${index}].content[${j}].image_url`, images)
       : { type: "text", text: partText(part) ?? "" },
   );
 }
@@ -89,7 +79,11 @@ function reasoningBlock(item: Extract<InputItem, { kind: "reasoning" }>): Reason
 }
 
 /** Folds the items into neutral messages. */
-export function toConversation(items: readonly InputItem[], warnings: Set<string>): ConversationMessage[] {
+export function toConversation(
+  items: readonly InputItem[],
+  warnings: Set<string>,
+  images: ImageBudget = new ImageBudget(),
+): ConversationMessage[] {
   const messages: ConversationMessage[] = [];
   let assistant: { text: string[]; reasoning: ReasoningBlock[]; toolCalls: HistoryToolCall[] } | undefined;
   const flush = () => {
@@ -116,7 +110,7 @@ export function toConversation(items: readonly InputItem[], warnings: Set<string
           return;
         }
         flush();
-        if (item.role === "user") messages.push({ role: "user", parts: userParts(item.content, index) });
+        if (item.role === "user") messages.push({ role: "user", parts: userParts(item.content, index, images) });
         else messages.push({ role: "system", text: joinedText(item.content) });
         return;
       case "reasoning": {
@@ -166,10 +160,11 @@ export function toEngineRequest(
   request: ResponsesRequest,
   items: readonly InputItem[],
   tools: readonly Tool[],
+  images: ImageBudget = new ImageBudget(),
 ): ResponsesTurnInput {
   const warnings: string[] = [];
   const itemWarnings = new Set<string>();
-  const messages = toConversation(items, itemWarnings);
+  const messages = toConversation(items, itemWarnings, images);
   if (messages.length === 0) {
     throw invalid("input", "Invalid value for 'input': the request has no input items the bridge can use.");
   }

@@ -1,0 +1,96 @@
+/**
+ * `GET /v1/models` and `GET /v1/models/{id}`: the models Cursor lists, their built-in aliases (`auto`) and the user's
+ * model aliases (`--model-alias NAME=ID`, with `resolves_to` naming the Cursor model). OpenAI-shaped, or Anthropic's
+ * shape when the request carries `anthropic-version` (Claude Code lists models that way); errors follow the same
+ * choice. Its own sub-app, like the API surfaces.
+ */
+import { type Context, Hono, type MiddlewareHandler } from "hono";
+import type { ModelInfo } from "../backend/types.js";
+import type { AppEnv } from "../surfaces/kit/access-log.js";
+import type { AppDeps } from "../surfaces/kit/deps.js";
+import { type OpenAIModel, toOpenAIModel, toOpenAIModelList } from "../surfaces/kit/model-list.js";
+import type { ModelAlias } from "../surfaces/kit/model-names.js";
+import { openAIErrorResponse } from "../surfaces/kit/openai-error.js";
+import { anthropicErrorResponse } from "../surfaces/messages/error-body.js";
+import { toAnthropicModelList } from "../surfaces/messages/models.js";
+import { ProxyError } from "../util/errors.js";
+
+/** A `/v1/models` entry for a user alias. */
+export type AliasModel = OpenAIModel & { resolves_to: string };
+
+const wantsAnthropic = (c: Context) => c.req.header("anthropic-version") !== undefined;
+
+/** The alias entries: the target's metadata under the alias's name (a target Cursor does not list: bare facts). */
+export function aliasModels(
+  aliases: readonly ModelAlias[],
+  models: readonly ModelInfo[],
+  ownedBy: string,
+  created: number,
+): AliasModel[] {
+  return aliases.map(({ name, target }) => {
+    const info = models.find((model) => model.id.toLowerCase() === target.toLowerCase()) ?? {
+      id: target,
+      displayName: target,
+      aliases: [],
+      reasoning: false,
+      maxMode: false,
+      vision: false,
+    };
+    return { ...toOpenAIModel(info, ownedBy, created), id: name, aliases: [], resolves_to: info.id };
+  });
+}
+
+/** The models sub-app, mounted under /v1. */
+export function createModelsApp(
+  deps: AppDeps,
+  aliases: readonly ModelAlias[],
+  guards: readonly MiddlewareHandler<AppEnv>[],
+): Hono<AppEnv> {
+  const ownedBy = deps.options.upstream === "emulator" ? "cursor-emulator" : "cursor";
+  const app = new Hono<AppEnv>();
+  for (const guard of guards) app.use("/models/*", guard);
+  const list = async (c: Context, created: number) => {
+    const models = await deps.engine.listModels(c.req.raw.signal);
+    const names = new Set(aliases.map((alias) => alias.name.toLowerCase()));
+    const own = toOpenAIModelList(models, ownedBy, created).filter((model) => !names.has(model.id.toLowerCase()));
+    return { models, all: [...own, ...aliasModels(aliases, models, ownedBy, created)] };
+  };
+  app.get("/models", async (c) => {
+    const created = Math.floor(deps.now() / 1000);
+    const { models, all } = await list(c, created);
+    if (!wantsAnthropic(c)) return c.json({ object: "list", data: all });
+    const createdAt = new Date(deps.now()).toISOString();
+    const anthropic = toAnthropicModelList(models, createdAt);
+    const data = [
+      ...anthropic.data,
+      ...aliases.map((alias) => ({
+        type: "model" as const,
+        id: alias.name,
+        display_name: `${alias.name} → ${alias.target}`,
+        created_at: createdAt,
+      })),
+    ];
+    return c.json({ ...anthropic, data, last_id: data.at(-1)?.id ?? null });
+  });
+  app.get("/models/:id{.+}", async (c) => {
+    const id = c.req.param("id");
+    const { all } = await list(c, Math.floor(deps.now() / 1000));
+    const model = all.find((m) => m.id === id);
+    if (!model) {
+      throw new ProxyError("not_found", `The model \`${id}\` does not exist.`, {
+        param: "model",
+        detail: "model_not_found",
+      });
+    }
+    if (wantsAnthropic(c)) {
+      const createdAt = new Date(deps.now()).toISOString();
+      return c.json({ type: "model", id: model.id, display_name: model.display_name, created_at: createdAt });
+    }
+    return c.json(model);
+  });
+  app.onError((error, c) => {
+    const context = { requestId: c.get("log")?.requestId };
+    return wantsAnthropic(c) ? anthropicErrorResponse(error, context) : openAIErrorResponse(error, context);
+  });
+  return app;
+}

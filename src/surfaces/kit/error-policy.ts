@@ -1,0 +1,74 @@
+/**
+ * What every API door answers for an error, decided once: the HTTP status, whether a retry can help
+ * (`x-should-retry`, which openai-node and the Anthropic SDK both honour, "true" or "false" on every door), when
+ * (`Retry-After`), and the message a client may see (redacted, never a stack, never an internal error's text, the
+ * login hint for Cursor auth failures). A surface only renders this in its own shape (kit/openai-error.ts for the
+ * OpenAI doors, messages/error-body.ts for Anthropic's).
+ */
+import { withLauncher } from "../../util/command-hint.js";
+import { isAbortError, ProxyError, type ProxyErrorDetails } from "../../util/errors.js";
+import { redactText } from "../../util/logger.js";
+
+/**
+ * `detail` of the proxy's own API key check, so the 401 says which key is wrong (the local one) instead of telling
+ * the user to log in to Cursor.
+ */
+export const LOCAL_API_KEY_DETAIL = "local_api_key" satisfies ProxyErrorDetails["unauthenticated"];
+
+const LOGIN_HINT = "Run `cursor-bridge login` to sign in to Cursor.";
+
+/** The decision every surface renders. */
+export interface ErrorDecision {
+  /** The error as a ProxyError (anything else became a generic `internal`, aborts `canceled`). */
+  error: ProxyError;
+  status: number;
+  /** `x-should-retry` and, when known, `Retry-After` (whole seconds, rounded up). */
+  headers: Record<string, string>;
+  /** What the client may read. */
+  message: string;
+}
+
+/** Context of {@link decideError}. */
+export interface ErrorContext {
+  /** Named in the message of an internal error, so a user can find its log line. */
+  requestId?: string | undefined;
+}
+
+/** Anything thrown → ProxyError: foreign errors become a generic `internal` whose text is never sent. */
+export function asProxyError(error: unknown): ProxyError {
+  if (error instanceof ProxyError) return error;
+  if (isAbortError(error)) return ProxyError.from(error);
+  return new ProxyError("internal", "Internal server error.", { cause: error, detail: "unexpected" });
+}
+
+function messageFor(error: ProxyError, requestId: string | undefined): string {
+  // An internal error is a bug of ours: its message (an exception's text) stays in the log, never in the answer.
+  if (error.code === "internal") {
+    return requestId === undefined
+      ? "Internal server error."
+      : `Internal server error (request id ${requestId}; the server log has the details).`;
+  }
+  const message = withLauncher(redactText(error.message)).trim() || "Request failed.";
+  if (error.code === "unauthenticated" && error.detail !== LOCAL_API_KEY_DETAIL && !message.includes("login")) {
+    return withLauncher(`${message} ${LOGIN_HINT}`);
+  }
+  return message;
+}
+
+/** Decides status, retry headers and message for anything thrown. */
+export function decideError(thrown: unknown, context: ErrorContext = {}): ErrorDecision {
+  const error = asProxyError(thrown);
+  const headers: Record<string, string> = { "x-should-retry": error.retryable ? "true" : "false" };
+  if (error.retryAfterSeconds !== undefined && error.retryAfterSeconds >= 0) {
+    headers["Retry-After"] = String(Math.ceil(error.retryAfterSeconds));
+  }
+  return { error, status: error.status, headers, message: messageFor(error, context.requestId) };
+}
+
+/** A JSON error response from a decision and the surface's body. */
+export function errorJsonResponse(decision: ErrorDecision, body: unknown): Response {
+  return new Response(JSON.stringify(body), {
+    status: decision.status,
+    headers: { ...decision.headers, "content-type": "application/json; charset=utf-8" },
+  });
+}

@@ -1,0 +1,146 @@
+/**
+ * The one way a surface runs a turn, whatever its wire format: resolve the model name (aliases, Anthropic families),
+ * start the turn on the engine with an abort that follows the client (the listener is removed on every path: turn
+ * failed to start, JSON answered or failed, stream ended, failed or canceled), fill the request log (resolved model,
+ * route, conversation, Run, parked, first token, tokens), set the ignored-params / warnings headers, and answer as
+ * JSON or as a stream. A surface supplies only its translation and its two renderers.
+ */
+import type { Context } from "hono";
+import type { BackendEvent } from "../../backend/types.js";
+import type { Engine, EngineRequest, TurnRoute, TurnTrace } from "../../engine/index.js";
+import { ProxyError } from "../../util/errors.js";
+import type { PullBodyOptions } from "../../util/pull-body.js";
+import type { AppEnv } from "./access-log.js";
+import { headerList } from "./header-list.js";
+import type { ModelNames } from "./model-names.js";
+import { observe } from "./request-io.js";
+
+/** A translated request, ready to run. */
+export interface SurfaceRequest {
+  /** The engine request, `model` as the client sent it (the kit resolves aliases). */
+  request: EngineRequest;
+  /** Top-level keys accepted without effect (`x-cursor-bridge-ignored-params`). */
+  ignoredParams: readonly string[];
+  /** What could only be approximated (`x-cursor-bridge-warnings`). */
+  warnings: readonly string[];
+  /** Answer as a stream (else one JSON body). */
+  stream: boolean;
+}
+
+/** What a renderer knows about the running turn. */
+export interface ServedTurn {
+  /** The Cursor model that serves the turn: what the response's `model` field names. */
+  model: string;
+  route: TurnRoute;
+  /** True once the turn ended parked on tool calls (read it after the events are consumed). */
+  readonly parked: boolean;
+}
+
+/** How a surface writes a turn out. */
+export interface SurfaceRenderer {
+  /** Folds the events into the JSON body. */
+  json(events: AsyncIterable<BackendEvent>, turn: ServedTurn): Promise<unknown>;
+  /** Encodes the events as the streamed body; `callbacks` must reach the body (kit bookkeeping lives there). */
+  stream(events: AsyncIterable<BackendEvent>, turn: ServedTurn, callbacks: PullBodyOptions): ReadableStream<Uint8Array>;
+}
+
+/** What the kit needs from the app. */
+export interface SurfaceKit {
+  engine: Engine;
+  models: ModelNames;
+  now: () => number;
+}
+
+/** Content type of every streamed answer (SSE). */
+const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
+
+function noteHeaders(input: SurfaceRequest): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (input.ignoredParams.length > 0) headers["x-cursor-bridge-ignored-params"] = headerList(input.ignoredParams, ",");
+  if (input.warnings.length > 0) headers["x-cursor-bridge-warnings"] = headerList(input.warnings, " | ");
+  return headers;
+}
+
+/** Runs one turn for a surface and answers it. Errors before the answer reach the surface's error handler. */
+export async function runSurface(
+  c: Context<AppEnv>,
+  kit: SurfaceKit,
+  input: SurfaceRequest,
+  renderer: SurfaceRenderer,
+): Promise<Response> {
+  const log = c.get("log");
+  const clientSignal = c.req.raw.signal;
+  log.model = input.request.model;
+  const model = await kit.models.resolve(input.request.model, input.request.options.reasoning, () =>
+    kit.engine.listModels(clientSignal),
+  );
+  log.model = model;
+  const trace: TurnTrace = { requestId: log.requestId };
+  log.trace = trace;
+
+  const abort = new AbortController();
+  const onClientGone = () => abort.abort(new ProxyError("canceled", "The client disconnected."));
+  clientSignal.addEventListener("abort", onClientGone, { once: true });
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    clientSignal.removeEventListener("abort", onClientGone);
+  };
+
+  let started: Awaited<ReturnType<Engine["startTurn"]>>;
+  try {
+    started = await kit.engine.startTurn({ ...input.request, model }, abort.signal, { trace });
+  } catch (error) {
+    release();
+    throw error;
+  }
+  const served: ServedTurn = {
+    model: started.servedModel ?? started.model.id,
+    route: started.route,
+    get parked() {
+      return started.parked === true;
+    },
+  };
+  log.model = served.model;
+  log.route = served.route;
+  const noteParked = () => {
+    log.parked = served.parked;
+  };
+  const headers = noteHeaders(input);
+  const events = observe(started.events, log, kit.now);
+
+  if (!input.stream) {
+    try {
+      const body = await renderer.json(events, served);
+      noteParked();
+      return c.json(body, 200, headers);
+    } finally {
+      release();
+    }
+  }
+  let finished: () => void = () => {};
+  log.streaming = new Promise<void>((resolve) => (finished = resolve));
+  let body: ReadableStream<Uint8Array>;
+  try {
+    body = renderer.stream(events, served, {
+      onError: (error) => (log.streamError = error),
+      onCancel: onClientGone,
+      onEnd: () => {
+        noteParked();
+        release();
+        finished();
+      },
+    });
+  } catch (error) {
+    release();
+    finished();
+    throw error;
+  }
+  return new Response(body, { status: 200, headers: { ...headers, ...SSE_HEADERS } });
+}
+
+/** The one "turn never ended" error: the engine's events stopped without a `turn-end` (every surface throws it). */
+export function turnNeverEnded(): ProxyError {
+  return new ProxyError("backend_protocol", "The upstream turn ended before it finished (no end of turn).");
+}

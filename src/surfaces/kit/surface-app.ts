@@ -1,0 +1,52 @@
+/**
+ * Every API surface is its own Hono sub-app, mounted with `app.route("/v1", …)`: hono keeps a sub-app's error
+ * handler for its routes, so each door answers every error (its request guards, its parse, its turn) in its own shape
+ * with no guessing from headers or paths. The error decision is the kit's (error-policy.ts); the surface only
+ * renders it. A request under the surface's prefix that matches none of its routes is its 404, in its shape.
+ */
+import { Hono, type MiddlewareHandler } from "hono";
+import { ProxyError } from "../../util/errors.js";
+import { clampForMessage, type Logger } from "../../util/logger.js";
+import type { AppEnv } from "./access-log.js";
+import type { ErrorContext } from "./error-policy.js";
+import type { SurfaceKit } from "./run-surface.js";
+
+/** What the composition root hands every surface. */
+export interface SurfaceDeps extends SurfaceKit {
+  logger: Logger;
+  newId: () => string;
+  /** The request guards of every API request (local API key, JSON content type, body size, large-body gate). */
+  guards: readonly MiddlewareHandler<AppEnv>[];
+  /** The 404 for a path no route serves (lists the endpoints that exist). */
+  routeNotFound: (method: string, path: string) => ProxyError;
+}
+
+/** Renders anything thrown as the surface's error response. */
+export type ErrorRenderer = (error: unknown, context: ErrorContext) => Response;
+
+/**
+ * A surface's sub-app for the paths under `prefix` (relative to /v1, e.g. `/messages` for `/v1/messages` and
+ * `/v1/messages/*`): the request guards, the surface's error renderer and, with {@link closeSurfaceApp}, its own 404.
+ * The surface adds its routes in between.
+ */
+export function createSurfaceApp(deps: SurfaceDeps, prefix: string, render: ErrorRenderer): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  for (const guard of deps.guards) app.use(`${prefix}/*`, guard);
+  app.onError((thrown, c) => {
+    const requestId = c.get("log")?.requestId;
+    const error = ProxyError.from(thrown);
+    if (error.code === "internal") {
+      deps.logger.error("unhandled error", { request_id: requestId, path: clampForMessage(c.req.path, 200), error });
+    }
+    return render(error, { requestId });
+  });
+  return app;
+}
+
+/** Adds the surface's own 404 for paths under `prefix` none of its routes serve (call after adding the routes). */
+export function closeSurfaceApp(app: Hono<AppEnv>, deps: SurfaceDeps, prefix: string): Hono<AppEnv> {
+  app.all(`${prefix}/*`, (c) => {
+    throw deps.routeNotFound(c.req.method, c.req.path);
+  });
+  return app;
+}
