@@ -126,6 +126,42 @@ describe("toEngineRequest", () => {
     expect(off.request.options).toMatchObject({ reasoning: false, reasoningEffort: undefined });
   });
 
+  it("accepts re-sent server tool blocks and leaves them out of the conversation (#27)", () => {
+    const answer = "See https://a.test/1.";
+    const withBlocks = translate({
+      messages: [
+        { role: "user", content: "search" },
+        {
+          role: "assistant",
+          content: [
+            { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "q" } },
+            {
+              type: "web_search_tool_result",
+              tool_use_id: "srvtoolu_1",
+              content: [{ type: "web_search_result", url: "https://a.test/1", title: "A", encrypted_content: "x" }],
+            },
+            {
+              type: "text",
+              text: answer,
+              citations: [{ type: "web_search_result_location", url: "https://a.test/1", cited_text: "a" }],
+            },
+            { type: "server_tool_use", id: "srvtoolu_2", name: "web_fetch", input: { url: "https://a.test/2" } },
+            { type: "web_fetch_tool_result", tool_use_id: "srvtoolu_2", content: { type: "web_fetch_result" } },
+          ],
+        },
+        { role: "user", content: "thanks" },
+      ],
+    });
+    const plain = translate({
+      messages: [
+        { role: "user", content: "search" },
+        { role: "assistant", content: answer },
+        { role: "user", content: "thanks" },
+      ],
+    });
+    expect(withBlocks.request.messages).toEqual(plain.request.messages);
+  });
+
   it("estimates tokens over the same text it sends, plus a flat cost per image", () => {
     const { request } = translate({
       system: "sys",
