@@ -128,14 +128,28 @@ const message = z.discriminatedUnion("role", [
   z.looseObject({ role: z.literal("system"), content: systemContent }),
 ]);
 
-const tool = z.looseObject({
-  name: z.string().min(1),
-  type: z.string().nullish(),
-  description: z.string().nullish(),
-  input_schema: z.record(z.string(), z.unknown()).optional(),
-  cache_control: cacheControl,
-  defer_loading: z.boolean().nullish(),
-});
+const tool = z
+  .looseObject({
+    name: z.string().min(1),
+    type: z.string().nullish(),
+    description: z.string().nullish(),
+    input_schema: z.record(z.string(), z.unknown()).optional(),
+    cache_control: cacheControl,
+    defer_loading: z.boolean().nullish(),
+    // Limits of the web search / fetch server tools (issue #27).
+    max_uses: z.number().int().min(1).nullish(),
+    allowed_domains: z.array(z.string()).nullish(),
+    blocked_domains: z.array(z.string()).nullish(),
+  })
+  .superRefine((value, ctx) => {
+    if ((value.allowed_domains?.length ?? 0) > 0 && (value.blocked_domains?.length ?? 0) > 0) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["blocked_domains"],
+        message: "Cannot specify both allowed_domains and blocked_domains.",
+      });
+    }
+  });
 
 const toolChoice = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("auto"), disable_parallel_tool_use: z.boolean().nullish() }),
