@@ -11,6 +11,7 @@ import { redactText } from "../util/logger.js";
 import type { CliContext, ResolvedCredentials } from "./context.js";
 import { expiryText, identityOf, sourceLabel } from "./format.js";
 import { describeProbe, type ProbeResult } from "./probe.js";
+import { servingBridgeVersion } from "./runtime-file.js";
 
 /** Outcome of one check. */
 export type CheckStatus = "ok" | "warn" | "fail" | "skip";
@@ -183,23 +184,26 @@ export async function checkDirectory(ctx: CliContext, id: string, title: string,
   return { ...base, status: "ok", detail: ctx.paths.platform === "win32" ? dir : `${dir} (mode ${mode})` };
 }
 
-/** The cursor-bridge version answering `/health` on host:port, or undefined when something else (or nothing) is there. */
-export async function servingBridgeVersion(host: string, port: number, timeoutMs = 2_000): Promise<string | undefined> {
-  const address = host === "0.0.0.0" ? "127.0.0.1" : host === "::" || host === "[::]" ? "::1" : host;
-  const url = `http://${address.includes(":") && !address.startsWith("[") ? `[${address}]` : address}:${port}/health`;
-  try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
-    const body = (await response.json()) as { version?: unknown; upstream?: unknown };
-    const ours =
-      response.ok && typeof body.version === "string" && ["cursor", "emulator"].includes(String(body.upstream));
-    return ours ? String(body.version) : undefined;
-  } catch {
-    return undefined;
-  }
+/** Where `doctor` looks for the server: the address given, or the one a running `serve` recorded. */
+export interface PortTarget {
+  host: string;
+  port: number;
+  /** True when --port / CURSOR_BRIDGE_PORT named the port (the hint then repeats it). */
+  explicit: boolean;
+  /** Set when the address came from a running server's runtime file. */
+  recorded?: boolean;
 }
 
-/** Whether `serve` could listen on the configured host and port right now, or a cursor-bridge already serves there. */
-export function checkPort(host: string, port: number): Promise<CheckResult> {
+function serveHint(target: PortTarget): string {
+  return target.explicit ? `\`cursor-bridge serve --port ${target.port}\`` : "`cursor-bridge serve`";
+}
+
+/**
+ * Whether a cursor-bridge serves host:port, and otherwise whether `serve` could listen there: nothing running is a
+ * warning that says how to start it; a port held by another program is a failure.
+ */
+export function checkPort(target: PortTarget): Promise<CheckResult> {
+  const { host, port } = target;
   const base = { id: "port", title: "Port" };
   if (port === 0) return Promise.resolve({ ...base, status: "skip", detail: "port 0: any free port is used" });
   return new Promise((resolve) => {
@@ -208,7 +212,8 @@ export function checkPort(host: string, port: number): Promise<CheckResult> {
       const inUse = error.code === "EADDRINUSE";
       const version = inUse ? await servingBridgeVersion(host, port) : undefined;
       if (version !== undefined) {
-        resolve({ ...base, status: "ok", detail: `${host}:${port} is served by cursor-bridge ${version}` });
+        const how = target.recorded === true ? " (found through its runtime file)" : "";
+        resolve({ ...base, status: "ok", detail: `${host}:${port} is served by cursor-bridge ${version}${how}` });
         return;
       }
       resolve({
@@ -221,7 +226,14 @@ export function checkPort(host: string, port: number): Promise<CheckResult> {
       });
     });
     server.listen({ host, port, exclusive: true }, () => {
-      server.close(() => resolve({ ...base, status: "ok", detail: `${host}:${port} is free` }));
+      server.close(() =>
+        resolve({
+          ...base,
+          status: "warn",
+          detail: `no cursor-bridge is running on ${host}:${port} (the port is free)`,
+          fix: `no cursor-bridge is running; start it with ${serveHint(target)}`,
+        }),
+      );
     });
   });
 }

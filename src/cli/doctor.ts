@@ -15,22 +15,27 @@ import {
   checkPort,
   checkProbe,
   checkToken,
+  type PortTarget,
 } from "./doctor-checks.js";
+import { checkOpenCodePlugin } from "./doctor-opencode.js";
 import { checkStore } from "./doctor-store.js";
 import type { CliIo, Style } from "./io.js";
 import { probeHttp1, probeHttp2 } from "./probe.js";
+import { findRunningServer, portGiven } from "./runtime-file.js";
 
 const HELP = `Usage: cursor-bridge doctor [options]
 
 Check the setup and print what to fix: Node.js version, stored credentials (and their file permissions), whether
 Cursor accepts the token, whether the Cursor API answers over HTTP/2 and over HTTP/1.1, the data and config
 directories, the store (--store: the data directory, or a shared Redis: reachable, writable, instances running),
-the version string sent to Cursor, and whether the server port is free.
+the version string sent to Cursor, the OpenCode plugin entries of opencode.json (when one names cursor-bridge),
+and whether a cursor-bridge serves its port (without --port: the port a running
+\`serve\` recorded in its runtime file, else the configured one), or else whether \`serve\` could listen there.
 
 Exit codes: 0 nothing failed (warnings allowed), 1 at least one check failed, 2 bad options or config.
 
 Options:
-  --port <n>    Port to check (default: the configured port, 8765)
+  --port <n>    Port to check (default: the running server's, else the configured port, 8765)
   --host <addr> Interface to check the port on (default 127.0.0.1)
 
 ${COMMON_OPTIONS_HELP}
@@ -43,8 +48,16 @@ Examples:
 
 const PROBE_TIMEOUT_MS = 5_000;
 
+/** The address to check: the configured one, or where a running `serve` recorded it listens when no port was given. */
+async function portTarget(ctx: CliContext, explicit: boolean): Promise<PortTarget> {
+  const configured = { host: ctx.config.host, port: ctx.config.port, explicit };
+  if (explicit) return configured;
+  const running = await findRunningServer(ctx.config.dataDir);
+  return running === undefined ? configured : { host: running.host, port: running.port, explicit, recorded: true };
+}
+
 /** Runs every check; independent ones run in parallel. */
-export async function runChecks(ctx: CliContext): Promise<CheckResult[]> {
+export async function runChecks(ctx: CliContext, explicitPort = false): Promise<CheckResult[]> {
   const url = ctx.config.cursorApiUrl;
   const [credentialCheck, http2, http1] = await Promise.all([
     checkCredentials(ctx),
@@ -55,9 +68,10 @@ export async function runChecks(ctx: CliContext): Promise<CheckResult[]> {
     checkToken(ctx, credentialCheck.credentials),
     checkDirectory(ctx, "data-dir", "Data directory", ctx.config.dataDir),
     checkDirectory(ctx, "config-dir", "Config directory", ctx.config.configDir),
-    checkPort(ctx.config.host, ctx.config.port),
+    checkPort(await portTarget(ctx, explicitPort)),
     checkStore(ctx),
   ]);
+  const openCodePlugin = checkOpenCodePlugin({ env: ctx.io.env, homedir: ctx.paths.homedir });
   return [
     checkNodeVersion(),
     credentialCheck.result,
@@ -69,6 +83,7 @@ export async function runChecks(ctx: CliContext): Promise<CheckResult[]> {
     dataDir,
     store,
     port,
+    ...(openCodePlugin.status === "skip" ? [] : [openCodePlugin]),
   ];
 }
 
@@ -99,7 +114,7 @@ export function formatChecks(checks: readonly CheckResult[], style: Style): stri
 async function run(argv: string[], io: CliIo): Promise<number> {
   const { flags } = parseCommandLine("doctor", argv);
   const ctx = await createCliContext(io, flags);
-  const checks = await runChecks(ctx);
+  const checks = await runChecks(ctx, portGiven(flags.config, io.env, ctx.config.port));
   const ok = !checks.some((check) => check.status === "fail");
   if (ctx.json) ctx.printJson({ ok, checks });
   else io.out(formatChecks(checks, ctx.style));

@@ -41,7 +41,7 @@ const LAZY_COMMANDS: CommandSource = { find: loadCommand, all: loadCommands };
 
 /**
  * Runs the CLI with the given arguments; resolves to the exit code. Hints naming a command are written for how the
- * process was launched (`npm run cli -- login` from a clone, `cursor-bridge login` when installed), on every line
+ * process was launched (`npm run --silent cli -- login` from a clone, `cursor-bridge login` when installed), on every line
  * this prints and in the server's error messages. Only the module of the command that runs is loaded, unless
  * `commands` gives the list.
  */

@@ -107,7 +107,10 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
         maxImageBytes: config.maxImageBytes,
         reasoningOutput: config.reasoningOutput,
         upstream: upstream.kind,
-        loggedIn: upstream.loggedIn,
+        // A getter: `logout` while the server runs turns it false (upstream.ts).
+        get loggedIn() {
+          return upstream.loggedIn;
+        },
         version: packageVersion(),
       },
       now: Date.now,

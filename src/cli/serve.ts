@@ -23,6 +23,7 @@ import { type Command, EXIT } from "./command.js";
 import { type CliContext, createCliContext } from "./context.js";
 import type { CliIo } from "./io.js";
 import { createParentLink, type ParentLink } from "./parent-link.js";
+import { reachableOrigin, servingBridgeVersion, writeRuntimeFile } from "./runtime-file.js";
 import type { Upstream } from "./upstream.js";
 import { chooseUpstream, type UpstreamChoice } from "./upstream-choice.js";
 import { packageVersion } from "./version.js";
@@ -99,6 +100,19 @@ function announced(choice: UpstreamChoice, ctx: CliContext, listener: ReservedLi
   return { kind: "emulator", agentUrl: `http://127.0.0.1:${listener?.port}`, account: undefined };
 }
 
+/** A taken port names the cursor-bridge already serving there, when it is one. */
+async function explainPortInUse(error: unknown, host: string, port: number): Promise<unknown> {
+  const cause = error instanceof ProxyError ? (error.cause as NodeJS.ErrnoException | undefined) : undefined;
+  if (cause?.code !== "EADDRINUSE") return error;
+  const version = await servingBridgeVersion(host, port);
+  if (version === undefined) return error;
+  return new ProxyError(
+    "invalid_request",
+    `Port ${port} on ${host} is already in use by cursor-bridge ${version} (${reachableOrigin(host, port)}/): use that one (\`cursor-bridge setup <client>\` finds it), stop it, or pick another port with --port.`,
+    { cause: error },
+  );
+}
+
 /**
  * Starts the server from a command line; used by the `serve` command and by tests. Resolves once the API serves;
  * `onListening` gets the server's URL when the banner has been printed (requests sent from then on are held until
@@ -133,7 +147,14 @@ export async function startBridge(
     if (shared !== undefined) upstreamCtx = (await import("./shared-login.js")).withSharedLogin(ctx, shared, logger);
     choice = await chooseUpstream(upstreamCtx);
     if (choice.kind === "emulator") {
-      listener = await reserveListener("127.0.0.1", 0);
+      listener = await reserveListener("127.0.0.1", config.emulator.port).catch((error: NodeJS.ErrnoException) => {
+        const why = error.code === "EADDRINUSE" ? "is already in use" : `cannot be bound (${error.code ?? "error"})`;
+        throw new ProxyError(
+          "invalid_request",
+          `The embedded emulator's port ${config.emulator.port} on 127.0.0.1 ${why}: pick another with --emulator-port (0 = any free port).`,
+          { cause: error },
+        );
+      });
       choice = { kind: "emulator", listener };
     }
     server = await bind({
@@ -145,7 +166,7 @@ export async function startBridge(
   } catch (error) {
     await listener?.close();
     await shared?.close();
-    throw error;
+    throw await explainPortInUse(error, config.host, config.port);
   }
   const upstream = announced(choice, ctx, listener);
   if (flags.json) {
@@ -157,7 +178,23 @@ export async function startBridge(
   try {
     const { startRuntime } = await import("./serve-runtime.js");
     const runtime = await startRuntime({ ctx: upstreamCtx, logger, shared, choice, server });
-    return { bridge: { server, upstream: runtime.upstream, close: runtime.close }, json: flags.json, logger };
+    // Where this server listens, for `setup` and `doctor` (not for a plugin's private child: nobody else uses it).
+    const forget =
+      parent === undefined
+        ? writeRuntimeFile(config.dataDir, {
+            pid: process.pid,
+            host: config.host,
+            port: Number(new URL(server.url).port),
+            url: server.url,
+            version: packageVersion(),
+            startedAt: new Date(ctx.now()).toISOString(),
+          })
+        : () => {};
+    const close = async () => {
+      forget();
+      await runtime.close();
+    };
+    return { bridge: { server, upstream: runtime.upstream, close }, json: flags.json, logger };
   } catch (error) {
     // Sent to whoever asked meanwhile: redacted like every message the server writes.
     const message = redactText(ProxyError.from(error).message);

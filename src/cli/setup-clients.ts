@@ -21,6 +21,8 @@ export interface SetupModel {
   name: string;
   reasoning: boolean;
   vision: boolean;
+  /** Other ids that select the same model (the server lists them as entries of their own too). */
+  aliases: readonly string[];
 }
 
 /** Everything a snippet depends on. */
@@ -33,6 +35,8 @@ export interface SetupTarget {
   model: string;
   /** Models to declare (OpenCode's catalog). */
   models: readonly SetupModel[];
+  /** The OpenCode plugin entry of this installation: the `file://` URL of its package root. */
+  pluginEntry: string;
 }
 
 /** Where config files live: the environment and home directory of the user running `setup`. */
@@ -70,9 +74,45 @@ const keyNote = (target: SetupTarget) =>
 const shellLines = (target: SetupTarget, first: string, rest: string[]) =>
   `${first}\n${keyNote(target)}${rest.join("\n")}\n`;
 
+/**
+ * One entry per model: ids the server lists as aliases of one another (`auto` and Cursor's `default`, `sonnet-4.5`
+ * and `claude-4.5-sonnet`) are one model. The entry kept is the selected model, else `auto`, else the id listed first.
+ */
+export function distinctModels(models: readonly SetupModel[], selected: string): SetupModel[] {
+  const byId = new Map(models.map((model) => [model.id, model]));
+  const seen = new Set<string>();
+  const kept: SetupModel[] = [];
+  for (const model of models) {
+    if (seen.has(model.id)) continue;
+    const group = [model.id];
+    for (let i = 0; i < group.length; i++) {
+      for (const alias of byId.get(group[i] ?? "")?.aliases ?? []) {
+        if (!group.includes(alias) && byId.has(alias)) group.push(alias);
+      }
+    }
+    for (const id of group) seen.add(id);
+    const id = group.includes(selected) ? selected : group.includes("auto") ? "auto" : model.id;
+    kept.push(byId.get(id) ?? model);
+  }
+  return kept;
+}
+
+/** Families Cursor serves fast, best first: OpenCode's `small_model` (titles, summaries) should not wait on a big model. */
+const FAST_MODELS = [/^composer-\d+$/, /haiku/, /fast/, /flash/, /mini/, /^composer/];
+
+/** The fast model to name as OpenCode's `small_model`, or undefined when the server lists none. */
+export function fastModel(models: readonly SetupModel[]): string | undefined {
+  for (const pattern of FAST_MODELS) {
+    const matching = models.filter((model) => pattern.test(model.id));
+    const pick = matching.find((model) => !model.reasoning) ?? matching[0];
+    if (pick !== undefined) return pick.id;
+  }
+  return undefined;
+}
+
 function openCodeProvider(target: SetupTarget): Record<string, unknown> {
   const models: Record<string, Record<string, unknown>> = {};
-  for (const model of target.models) {
+  for (const model of distinctModels(target.models, target.model)) {
     models[model.id] = {
       name: model.name,
       tool_call: true,
@@ -94,7 +134,14 @@ function openCodeProvider(target: SetupTarget): Record<string, unknown> {
 
 const OPENCODE_SCHEMA = "https://opencode.ai/config.json";
 
-function openCodePath(paths: SetupPaths): string {
+/** `small_model`: OpenCode names each session with it, so a fast model keeps that from costing a slow Cursor turn. */
+function smallModel(target: SetupTarget): { small_model?: string } {
+  const fast = fastModel(target.models);
+  return fast === undefined ? {} : { small_model: `${PROVIDER_ID}/${fast}` };
+}
+
+/** The global opencode.json (`$OPENCODE_CONFIG` wins). */
+export function openCodePath(paths: SetupPaths): string {
   const explicit = set(paths.env, "OPENCODE_CONFIG");
   if (explicit !== undefined) return explicit;
   const configHome = set(paths.env, "XDG_CONFIG_HOME") ?? join(paths.homedir, ".config");
@@ -111,6 +158,7 @@ const opencode: SetupClient = {
       $schema: OPENCODE_SCHEMA,
       provider: { [PROVIDER_ID]: openCodeProvider(target) },
       model: `${PROVIDER_ID}/${target.model}`,
+      ...smallModel(target),
     })}${keyNote(target).replace("#", "//")}`,
   file: {
     path: openCodePath,
@@ -126,26 +174,51 @@ const opencode: SetupClient = {
       if (typeof merged.model !== "string" || merged.model.startsWith(`${PROVIDER_ID}/`)) {
         merged.model = `${PROVIDER_ID}/${target.model}`;
       }
+      const small = smallModel(target).small_model;
+      if (
+        small !== undefined &&
+        (typeof merged.small_model !== "string" || merged.small_model.startsWith(`${PROVIDER_ID}/`))
+      ) {
+        merged.small_model = small;
+      }
       return json(merged);
     },
     next: (target) => `${keyNote(target)}Run \`opencode\` (or \`opencode -m ${PROVIDER_ID}/${target.model}\`).\n`,
   },
 };
 
+/**
+ * Plugin entries that name cursor-bridge: the bare package name (never published), this installation, or a `file:`
+ * path of a folder named cursor-bridge (another or a removed installation: two would register the provider twice).
+ */
+export function isOurPluginEntry(entry: unknown, ours: string): boolean {
+  if (typeof entry !== "string") return false;
+  return entry === PROVIDER_ID || entry === ours || entry === `${ours}/` || /^file:.*\/cursor-bridge\/?$/.test(entry);
+}
+
+const pluginNext = (target: SetupTarget) =>
+  `The entry is this installation (${target.pluginEntry}): if you move or remove it, run this again.\n` +
+  "Then run `opencode auth login` (choose cursor) and `opencode models cursor`.\n";
+
 const opencodePlugin: SetupClient = {
   name: "opencode-plugin",
   summary: "OpenCode with the cursor-bridge plugin (its own login and models)",
-  render: () => `// opencode.json\n${json({ $schema: OPENCODE_SCHEMA, plugin: [PROVIDER_ID] })}`,
+  render: (target) =>
+    `// opencode.json: the plugin entry is this installation's path\n${json({
+      $schema: OPENCODE_SCHEMA,
+      plugin: [target.pluginEntry],
+    })}`,
   file: {
     path: openCodePath,
-    merge(existing, _target, path) {
+    merge(existing, target, path) {
       const config = parseJsonObject(existing ?? "", path);
       const plugins = Array.isArray(config.plugin) ? config.plugin : [];
       const merged: Record<string, unknown> = { $schema: OPENCODE_SCHEMA, ...config };
-      merged.plugin = plugins.includes(PROVIDER_ID) ? plugins : [...plugins, PROVIDER_ID];
+      // The bare name "cursor-bridge" (older setups wrote it) is not a published package: replaced, never kept.
+      merged.plugin = [...plugins.filter((entry) => !isOurPluginEntry(entry, target.pluginEntry)), target.pluginEntry];
       return json(merged);
     },
-    next: () => "Run `opencode`; the plugin installs itself on first start.\n",
+    next: pluginNext,
   },
 };
 

@@ -5,11 +5,13 @@
  * file, keeping a backup and showing the diff.
  */
 import { readFile } from "node:fs/promises";
+import { pathToFileURL } from "node:url";
 import { ProxyError } from "../util/errors.js";
 import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
 import { createCliContext } from "./context.js";
 import type { CliIo } from "./io.js";
+import { DEFAULT_PORT, findRunningServer, portGiven } from "./runtime-file.js";
 import {
   KEY_ENV,
   PLACEHOLDER_KEY,
@@ -20,6 +22,7 @@ import {
 } from "./setup-clients.js";
 import { writeMergedFile } from "./setup-write.js";
 import { MergeRefused } from "./toml-merge.js";
+import { packageRoot } from "./version.js";
 
 const names = SETUP_CLIENTS.map((client) => client.name);
 const width = Math.max(...names.map((name) => name.length));
@@ -41,7 +44,8 @@ Options:
                    <file>.cursor-bridge-<time>.bak and the diff is printed. A JSONC file (with comments) is left alone.
   --file <path>    Write to this file instead (with --write)
   --model <id>     The model to select (default: auto); checked against the running server's list
-  --host, --port   The server's address (default: as \`serve\` would listen)
+  --host, --port   The server's address (default: the running server's, as its runtime file in the data
+                   directory records it; else as \`serve\` would listen)
 ${COMMON_OPTIONS_HELP}
 
 Examples:
@@ -68,6 +72,8 @@ interface ServedModels {
   source: string;
   /** The running server refused the request for want of its API key. */
   needsKey: boolean;
+  /** False when nothing answered at the address. */
+  answered: boolean;
 }
 
 /** The running server's models (`GET /v1/models`), `401` when it wants a key, undefined when it does not answer. */
@@ -84,7 +90,7 @@ async function fetchModels(origin: string, apiKey: string | undefined): Promise<
     const body = (await response.json()) as { data?: unknown };
     if (!Array.isArray(body.data)) return undefined;
     return body.data.flatMap(
-      (entry: { id?: unknown; display_name?: unknown; reasoning?: unknown; vision?: unknown }) =>
+      (entry: { id?: unknown; display_name?: unknown; reasoning?: unknown; vision?: unknown; aliases?: unknown }) =>
         typeof entry.id === "string"
           ? [
               {
@@ -92,6 +98,9 @@ async function fetchModels(origin: string, apiKey: string | undefined): Promise<
                 name: typeof entry.display_name === "string" ? entry.display_name : entry.id,
                 reasoning: entry.reasoning === true,
                 vision: entry.vision === true,
+                aliases: Array.isArray(entry.aliases)
+                  ? entry.aliases.filter((alias): alias is string => typeof alias === "string")
+                  : [],
               },
             ]
           : [],
@@ -101,21 +110,21 @@ async function fetchModels(origin: string, apiKey: string | undefined): Promise<
   }
 }
 
-const AUTO: SetupModel = { id: "auto", name: "Auto", reasoning: false, vision: true };
+const AUTO: SetupModel = { id: "auto", name: "Auto", reasoning: false, vision: true, aliases: [] };
 
 async function servedModels(origin: string, apiKey: string | undefined): Promise<ServedModels> {
   const models = await fetchModels(origin, apiKey);
   if (Array.isArray(models) && models.length > 0) {
-    return { models, fromServer: true, needsKey: false, source: `listed by the server at ${origin}` };
+    return { models, fromServer: true, needsKey: false, answered: true, source: `listed by the server at ${origin}` };
   }
   // "auto" (Cursor's Auto) exists on every upstream, the emulator included.
   const fallback = 'only "auto" (every upstream serves it)';
   if (models === 401) {
     const source = `the server at ${origin} requires its API key (set ${KEY_ENV} to list its models), so ${fallback}`;
-    return { models: [AUTO], fromServer: false, needsKey: true, source };
+    return { models: [AUTO], fromServer: false, needsKey: true, answered: true, source };
   }
   const source = `no server answered at ${origin}, so ${fallback}; start it and run this again to list every model`;
-  return { models: [AUTO], fromServer: false, needsKey: false, source };
+  return { models: [AUTO], fromServer: false, needsKey: false, answered: models !== undefined, source };
 }
 
 function chooseModel(requested: string | undefined, served: ServedModels): string {
@@ -161,7 +170,13 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     model: { type: "string" },
   });
   const ctx = await createCliContext(io, flags);
-  if (ctx.config.port === 0) {
+  // Without a port, the server `serve` recorded as running (its runtime file) wins over the configured default.
+  const running = portGiven(flags.config, io.env, ctx.config.port)
+    ? undefined
+    : await findRunningServer(ctx.config.dataDir);
+  const host = running?.host ?? ctx.config.host;
+  const port = running?.port ?? ctx.config.port;
+  if (port === 0) {
     throw new ProxyError("invalid_request", "The server's port is chosen when it starts (port 0): pass --port.");
   }
   if (values.file !== undefined && values.write !== true) {
@@ -173,20 +188,30 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       `${client.name} is configured with environment variables or a command line, not a file: run \`cursor-bridge setup ${client.name}\` and use what it prints.`,
     );
   }
-  const origin = clientOrigin(ctx.config.host, ctx.config.port);
+  const origin = clientOrigin(host, port);
   const served = await servedModels(origin, ctx.config.apiKey);
   const model = chooseModel(typeof values.model === "string" ? values.model : undefined, served);
   const target: SetupTarget = {
     origin,
     keyRequired: ctx.config.apiKey !== undefined || served.needsKey,
     model,
+    pluginEntry: pathToFileURL(packageRoot()).href,
     models: served.models.some((entry) => entry.id === model)
       ? served.models
-      : [...served.models, { id: model, name: model, reasoning: false, vision: false }],
+      : [...served.models, { id: model, name: model, reasoning: false, vision: false, aliases: [] }],
   };
   const text = client.render(target);
 
-  if (!ctx.json) io.err(`Models: ${served.source}.\n`);
+  if (!ctx.json) {
+    if (running !== undefined) io.err(`Server: the cursor-bridge running at ${origin} (pid ${running.pid}).\n`);
+    io.err(`Models: ${served.source}.\n`);
+    if (served.answered === false) {
+      const serve = port === DEFAULT_PORT ? "`cursor-bridge serve`" : `\`cursor-bridge serve --port ${port}\``;
+      io.err(
+        `Warning: nothing serves ${origin} right now: start it with ${serve} before using this configuration (or pass --port with the running server's port).\n`,
+      );
+    }
+  }
   if (values.write !== true || client.file === undefined) {
     if (ctx.json) ctx.printJson({ client: client.name, origin, model, modelsFrom: served.source, config: text });
     else io.out(text);
@@ -225,7 +250,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
 /** `cursor-bridge setup`. */
 export const setupCommand: Command = {
   name: "setup",
-  summary: "Print (or --write) a client's configuration: opencode, claude-code, codex, openai, curl",
+  summary: `Print (or --write) a client's configuration: ${names.join(", ")}`,
   help: HELP,
   run,
 };

@@ -2,6 +2,7 @@
  * Chooses and builds the upstream the server talks to: the real Cursor service when credentials exist (or
  * `--upstream cursor`), otherwise the embedded emulator, started in-process on a free loopback port.
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Emulator } from "../emulator/index.js";
 import { type CursorApi, createCursorApi } from "../protocol/cursor/cursor-api.js";
@@ -29,6 +30,31 @@ export interface Upstream {
   /** The embedded emulator when kind is "emulator". */
   emulator: Emulator | undefined;
   close(): Promise<void>;
+}
+
+/**
+ * Whether the login this server started with is still stored: `logout` (or deleting credentials.json) while it runs
+ * turns `/health`'s `logged_in` false and is logged once, with what to do. Credentials from the environment or from a
+ * parent process are not in the file and stay logged in. The check is a stat, at most once a second.
+ */
+function storedLoginWatch(ctx: CliContext, credentials: { origin: string }, logger: Logger): () => boolean {
+  if (credentials.origin !== "store" || ctx.config.store !== "file") return () => true;
+  let present = true;
+  let checkedAt = 0;
+  return () => {
+    const now = Date.now();
+    if (now - checkedAt < 1_000) return present;
+    checkedAt = now;
+    const still = existsSync(ctx.store.location);
+    if (present && !still) {
+      logger.warn(
+        `The stored Cursor login was removed (${ctx.store.location}, e.g. by \`cursor-bridge logout\`): this server keeps its current token until it expires; restart it to serve the emulator, or run \`cursor-bridge login\` and restart.`,
+      );
+    }
+    if (!present && still) logger.info("A Cursor login is stored again; restart the server to use it.");
+    present = still;
+    return present;
+  };
 }
 
 /** Tokens for the embedded emulator: issued by it, re-issued before expiry and after a rejection. */
@@ -118,9 +144,12 @@ export async function createUpstream(ctx: CliContext, logger: Logger, choice?: U
   const credentials = chosen.kind === "cursor" ? chosen.credentials : undefined;
   if (credentials !== undefined) {
     const api = await ctx.createCursorApi(credentials.tokenSource, { logger: logger.child({ component: "cursor" }) });
+    const loggedIn = storedLoginWatch(ctx, credentials, logger);
     return {
       kind: "cursor",
-      loggedIn: true,
+      get loggedIn() {
+        return loggedIn();
+      },
       account: credentials.status?.email ?? credentials.status?.userId,
       agentUrl: config.cursorAgentUrl,
       api,

@@ -59,12 +59,45 @@ function wrapCommand(line: string, width: number): string[] {
   return parts.map((part, i) => (i < parts.length - 1 ? `${part} \\` : part));
 }
 
+const indentOf = (line: string) => line.length - line.trimStart().length;
+
+/** Where the lines continuing `line` start: its description column for a two-column entry, else its own indent. */
+export function continuationIndent(line: string): number {
+  return descriptionColumn(line) ?? indentOf(line);
+}
+
+/**
+ * The help text with hard line breaks inside a paragraph removed: a line continuing the one before (same indent as
+ * that line's continuation, neither blank, the first not a heading ending in ":") is joined to it, so a paragraph
+ * written for one width rewraps cleanly at another. Examples keep their lines.
+ */
+function joinParagraphs(text: string): string[] {
+  const out: string[] = [];
+  let examples = false;
+  for (const line of text.split("\n")) {
+    if (/^\S/.test(line)) examples = /^Examples?:/.test(line);
+    const previous = out.at(-1);
+    const joinable =
+      !examples &&
+      previous !== undefined &&
+      previous.trim() !== "" &&
+      line.trim() !== "" &&
+      !previous.endsWith(":") &&
+      !/^Usage:/.test(line) &&
+      descriptionColumn(line) === undefined &&
+      indentOf(line) === continuationIndent(previous) &&
+      (indentOf(line) > 0 || !/^\S[^.]*:\s/.test(line));
+    if (joinable) out[out.length - 1] = `${previous.trimEnd()} ${line.trimStart()}`;
+    else out.push(line);
+  }
+  return out;
+}
+
 /** `text` with every line wrapped to `width` columns (at least 40). */
 export function wrapText(text: string, width: number): string {
   const columns = Math.max(40, Math.floor(width));
   let examples = false;
-  return text
-    .split("\n")
+  return joinParagraphs(text)
     .flatMap((line) => {
       if (/^\S/.test(line)) examples = /^Examples?:/.test(line);
       return examples && !line.trimStart().startsWith("#") ? wrapCommand(line, columns) : wrapLine(line, columns);

@@ -55,7 +55,7 @@ describe("loadConfig", () => {
       store: "file",
       instanceUrl: undefined,
       clusterSecret: undefined,
-      emulator: { bootstrapLatencyMs: 0, tokensPerSecond: 0 },
+      emulator: { bootstrapLatencyMs: 0, tokensPerSecond: 0, port: 0 },
     });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.emulator)).toBe(true);
@@ -76,7 +76,7 @@ describe("loadConfig", () => {
     expect(config.port).toBe(3000);
     expect(config.host).toBe("::1");
     expect(config.logLevel).toBe("warn");
-    expect(config.emulator).toEqual({ bootstrapLatencyMs: 7, tokensPerSecond: 50 });
+    expect(config.emulator).toEqual({ bootstrapLatencyMs: 7, tokensPerSecond: 50, port: 0 });
     expect(loadConfig({ ...base, env, file }).port).toBe(2000);
     expect(loadConfig({ ...base, env: {}, file }).port).toBe(1000);
   });

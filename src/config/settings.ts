@@ -97,6 +97,8 @@ export interface BridgeConfig {
     readonly bootstrapLatencyMs: number;
     /** Pace of scripted output; 0 streams as fast as possible. @default 0 */
     readonly tokensPerSecond: number;
+    /** Port of the emulator `serve` embeds until you log in (loopback only); 0 picks a free one. @default 0 */
+    readonly port: number;
   };
 }
 
@@ -195,6 +197,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec("instanceUrl", "--instance-url", "CURSOR_BRIDGE_INSTANCE_URL", "string", optional(httpUrl), none, "http://<host>:<port>", "URL other instances reach this one at (Redis store only)"),
   spec("clusterSecret", "--cluster-secret", "CURSOR_BRIDGE_CLUSTER_SECRET", "string", optional(string(16, "use at least 16 characters")), none, "none", "Secret shared by the instances of one Redis store (required with it)", true),
   spec("emulator.bootstrapLatencyMs", "--emulator-bootstrap-latency-ms", "CURSOR_BRIDGE_EMULATOR_BOOTSTRAP_LATENCY_MS", "int", number({ integer: true, min: 0 }), 0, "0", "Emulator: delay before the first event (ms)"),
+  spec("emulator.port", "--emulator-port", "CURSOR_BRIDGE_EMULATOR_PORT", "int", number({ integer: true, min: 0, max: 65535 }), 0, "0 (any free port)", "Emulator: port of the one serve embeds until you log in (on 127.0.0.1)"),
   spec("emulator.tokensPerSecond", "--emulator-tokens-per-second", "CURSOR_BRIDGE_EMULATOR_TOKENS_PER_SECOND", "number", number({ min: 0 }), 0, "0 (unpaced)", "Emulator: output pace"),
 ];
 

@@ -80,6 +80,24 @@ describe("parseDirectives", () => {
     });
   });
 
+  it('accepts a directive inside an argument `opencode run` quoted (each " was a quote)', () => {
+    // What OpenCode 1.18 sends for: opencode run 'Hi [[emu:tool bash {"command":"echo \"x y\""}]]'
+    const sent = String.raw`"Hi [[emu:tool bash {\"command\":\"echo \\"x y\\"\"}]]"`;
+    expect(parseDirectives(sent)).toEqual({
+      text: '"Hi "',
+      directives: [{ kind: "tool", name: "bash", args: { command: 'echo "x y"' } }],
+      problems: [],
+    });
+    expect(parseDirectives(String.raw`"[[emu:error usage_limit]] [[emu:tool t {\"a\":1}]]"`).directives).toEqual([
+      { kind: "error", code: "usage_limit" },
+      { kind: "tool", name: "t", args: { a: 1 } },
+    ]);
+    // A message that parses as written is never rewritten.
+    expect(parseDirectives(String.raw`[[emu:tool t {"a":"\"q\""}]]`).directives).toEqual([
+      { kind: "tool", name: "t", args: { a: '"q"' } },
+    ]);
+  });
+
   it("documents every keyword in the help text", () => {
     const help = describeEmulatorDirectives();
     for (const keyword of [

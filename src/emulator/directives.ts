@@ -54,8 +54,23 @@ export interface ParsedMessage {
 const OPEN = "[[emu:";
 const CLOSE = "]]";
 
-/** Parses every `[[emu:…]]` directive of a message; the remaining text is trimmed with runs of spaces collapsed. */
+/** OpenCode's escape of a double quote inside an argument it wraps in quotes. */
+const ESCAPED_QUOTE = '\\"';
+
+/**
+ * Parses every `[[emu:…]]` directive of a message; the remaining text is trimmed with runs of spaces collapsed.
+ * `opencode run a "b c"` sends each argument holding a space wrapped in double quotes with every `"` inside written
+ * `\"` (`"Hi [[emu:tool bash {\"command\":\"echo x\"}]]"`); when the message does not parse as written and holds
+ * such escapes, it is parsed again with every `\"` turned back into `"` (the exact inverse of that quoting).
+ */
 export function parseDirectives(message: string): ParsedMessage {
+  const parsed = parseMessage(message);
+  if (parsed.problems.length === 0 || !message.includes(ESCAPED_QUOTE)) return parsed;
+  const unquoted = parseMessage(message.replaceAll(ESCAPED_QUOTE, '"'));
+  return unquoted.problems.length === 0 ? unquoted : parsed;
+}
+
+function parseMessage(message: string): ParsedMessage {
   const directives: Directive[] = [];
   const problems: string[] = [];
   let text = "";
@@ -239,5 +254,6 @@ export function describeEmulatorDirectives(): string {
     "                  each tool call's JSON arguments",
     'Models: `auto`/`default` is routed to composer-1.5 (routed_model "Composer 1.5" when the client',
     "sets client_supports_routed_model_update).",
+    "",
   ].join("\n");
 }

@@ -1,14 +1,13 @@
 /**
  * The choices `opencode auth login` offers for Cursor: the browser login (PKCE, polled like `cursor-bridge login`),
- * a Cursor API key (checked by exchanging it, as `cursor-bridge login --api-key` does, and stored as OpenCode's `api`
- * credential), and taking over the login the Cursor CLI or IDE already holds. OpenCode stores what the callbacks
+ * a Cursor API key (OpenCode's own masked prompt, stored as its `api` credential and exchanged on first use, as
+ * `cursor-bridge login --api-key` does), and taking over the login the Cursor CLI or IDE already holds. OpenCode stores what the callbacks
  * return; nothing is written to cursor-bridge's own credential file.
  */
 import { existsSync } from "node:fs";
 import {
   buildLoginUrl,
   createPkcePair,
-  exchangeForTokens,
   type FetchLike,
   findExistingCredentials,
   type ImportOptions,
@@ -70,33 +69,14 @@ export function browserLogin(options: AuthMethodOptions): AuthMethod {
   };
 }
 
-/** "Cursor API key": validated by one exchange, stored as OpenCode's `api` credential. */
-export function apiKeyLogin(options: AuthMethodOptions): AuthMethod {
-  return {
-    type: "api",
-    label: "Cursor API key",
-    prompts: [
-      {
-        type: "text",
-        key: "apiKey",
-        message: "Cursor API key (cursor.com → Dashboard → Integrations → User API Keys)",
-        validate: (value) => (value.trim() === "" ? "Enter the key" : undefined),
-      },
-    ],
-    async authorize(inputs) {
-      const key = inputs?.apiKey?.trim() ?? "";
-      if (key === "") return { type: "failed" };
-      try {
-        await exchangeForTokens(key, {
-          apiUrl: options.apiUrl,
-          ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
-        });
-        return { type: "success", key };
-      } catch {
-        return { type: "failed" };
-      }
-    },
-  };
+/**
+ * "Cursor API key": OpenCode asks for the key itself, once and masked ("Enter your API key"), and stores it. A method
+ * with prompts of its own would be asked in clear text first, and OpenCode hands `authorize` only those prompts'
+ * answers, never the masked key, so the key is checked on first use instead: a key Cursor rejects fails the request
+ * with Cursor's reason and what to do (tokens.ts), not OpenCode's bare "Failed to authorize".
+ */
+export function apiKeyLogin(_options: AuthMethodOptions): AuthMethod {
+  return { type: "api", label: "Cursor API key (cursor.com → Dashboard → Integrations → User API Keys)" };
 }
 
 /** True when the Cursor CLI's or IDE's credential files exist (the keychain is only looked at on macOS). */

@@ -120,7 +120,12 @@ describe("plugin token source (OpenCode's auth store, emulator exchange)", () =>
       .getAccessToken()
       .catch((error: unknown) => error);
     expect((rejected as ProxyError).code).toBe("unauthenticated");
-    expect((rejected as ProxyError).message).toContain("opencode auth login");
+    // A wrong key is named as such, with Cursor's reason and where a current key comes from.
+    expect((rejected as ProxyError).message).toMatch(
+      /^Cursor rejected the API key stored for provider cursor \(.+\)\. Run `opencode auth login`, choose cursor, then "Cursor API key"/,
+    );
+    expect((rejected as ProxyError).message).toContain("User API Keys");
+    expect((rejected as ProxyError).message).not.toContain("not-a-registered-key");
     expect(store.writes).toEqual([]);
   });
 

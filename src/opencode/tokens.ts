@@ -18,6 +18,7 @@ import {
 } from "../auth/index.js";
 import { ProxyError } from "../util/errors.js";
 import { jwtExpiresAtMs } from "../util/jwt.js";
+import { redactText } from "../util/logger.js";
 import type { TokenSource } from "../util/token-source.js";
 import type { OpenCodeAuth } from "./types.js";
 
@@ -90,9 +91,16 @@ function oauthStore(access: AuthAccess, now: () => number): CredentialStore {
 }
 
 /** Rewords "run `cursor-bridge login`" for plugin users; keeps code, detail and retryability. */
-function forOpenCode(error: unknown): ProxyError {
+function forOpenCode(error: unknown, credential: "api" | "oauth" | undefined): ProxyError {
   const proxyError = ProxyError.from(error);
   if (proxyError.code !== "unauthenticated" || proxyError.detail === "not_logged_in") return proxyError;
+  if (credential === "api") {
+    return new ProxyError(
+      "unauthenticated",
+      `Cursor rejected the API key stored for provider cursor (${redactText(proxyError.message)}). Run \`opencode auth login\`, choose cursor, then "Cursor API key", and paste a current key from cursor.com → Dashboard → Integrations → User API Keys.`,
+      { cause: proxyError, retryable: false, detail: "credentials_rejected" },
+    );
+  }
   return new ProxyError(
     "unauthenticated",
     "Cursor rejected the stored login; run `opencode auth login` and choose Cursor again.",
@@ -106,10 +114,13 @@ export function createOpenCodeTokenSource(options: OpenCodeTokenSourceOptions): 
   const fetchOption = options.fetch === undefined ? {} : { fetch: options.fetch };
   // One source per credential: switching between an API key and a login (or to another key) starts afresh.
   let current: { identity: string; source: Promise<RefreshingTokenSource> } | undefined;
+  /** The kind of the credential last read: a rejected API key gets its own message. */
+  let credentialType: "api" | "oauth" | undefined;
 
   const sourceFor = async (signal?: AbortSignal): Promise<RefreshingTokenSource> => {
     const auth = await options.auth.read();
     if (auth === undefined || auth.type === "wellknown") throw notLoggedIn();
+    credentialType = auth.type;
     const identity = auth.type === "api" ? `api:${auth.key}` : "oauth";
     if (current?.identity === identity) return current.source;
     const build = async (): Promise<RefreshingTokenSource> => {
@@ -144,14 +155,14 @@ export function createOpenCodeTokenSource(options: OpenCodeTokenSourceOptions): 
       try {
         return await (await sourceFor(signal)).getAccessToken(signal);
       } catch (error) {
-        throw forOpenCode(error);
+        throw forOpenCode(error, credentialType);
       }
     },
     async refreshAfterUnauthenticated(rejected, signal) {
       try {
         return await (await sourceFor(signal)).refreshAfterUnauthenticated(rejected, signal);
       } catch (error) {
-        throw forOpenCode(error);
+        throw forOpenCode(error, credentialType);
       }
     },
   };

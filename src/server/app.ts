@@ -27,6 +27,7 @@ import { handleForwardedTurn } from "./cluster-route.js";
 import { createModelsApp } from "./models-route.js";
 import { guardHost, guardOrigin, requireJson } from "./request-guard.js";
 import { registerStatusRoutes } from "./status-page.js";
+import { steerUsageLimits } from "./usage-limit-steering.js";
 
 /**
  * The 404 for a path no route serves: names the endpoints that exist (read from the app's routes, so new ones are
@@ -91,6 +92,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     requireJson(),
     tooLarge,
     admitLargeBodies(createBodyGate(options.largeBodyBudgetBytes ?? LARGE_BODY_BUDGET_BYTES)),
+    // OpenCode and Codex hide a 429 usage limit behind their own retries or text: each gets a form it shows at once.
+    steerUsageLimits(),
   ];
   // Each door installs all of them on its own paths, so whatever they refuse is answered in the door's shape; a door
   // answers without calling on, so the app-wide copies below never run twice for its paths.

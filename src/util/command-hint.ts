@@ -1,12 +1,14 @@
 /**
  * Hints that name a cursor-bridge command ("run `cursor-bridge login`") are written once, in the installed form, and
  * rewritten where they leave the process (CLI output, HTTP error messages) for how this process was launched: from a
- * clone through npm (`npm start`, `npm run cli -- …`) the command that works is `npm run cli -- login`, because
- * `cursor-bridge` is on no PATH there. The launcher is process-wide: the CLI sets it once at start.
+ * clone through npm (`npm start`, `npm run cli -- …`) the command that works is `npm run --silent cli -- login`, because
+ * `cursor-bridge` is on no PATH there; `--silent` keeps npm's two-line banner off stdout, so a hint such as
+ * `eval "$(npm run --silent cli -- setup claude-code)"` evaluates only what the command printed. The launcher is
+ * process-wide: the CLI sets it once at start.
  */
 
-/** Where the commands come from: the installed bin, or `npm run cli --` in a clone. */
-export type Launcher = "cursor-bridge" | "npm run cli --";
+/** Where the commands come from: the installed bin, or `npm run --silent cli --` in a clone. */
+export type Launcher = "cursor-bridge" | "npm run --silent cli --";
 
 /** The commands a hint may name. */
 const COMMAND_HINT = /`cursor-bridge (?=(serve|emulator|login|logout|import|status|models|usage|doctor|setup)\b)/g;
@@ -21,7 +23,7 @@ let current: Launcher = "cursor-bridge";
 export function launcherFromEnv(env: Readonly<Record<string, string | undefined>>): Launcher {
   const script = env.npm_lifecycle_script ?? "";
   return env.npm_package_name === "cursor-bridge" && /^node bin\/cursor-bridge\.js\b/.test(script)
-    ? "npm run cli --"
+    ? "npm run --silent cli --"
     : "cursor-bridge";
 }
 

@@ -29,23 +29,23 @@ afterEach(async () => {
 const logIn = () => writeStoredCredentials(harness, { ...issueTokens(harness, { email: "ada@example.com" }) });
 
 describe("hints name a command that works for how the tool was launched", () => {
-  it("says `npm run cli -- login` from a clone (npm run) and `cursor-bridge login` when installed", async () => {
+  it("says `npm run --silent cli -- login` from a clone (npm run) and `cursor-bridge login` when installed", async () => {
     const cloned = await harness.run(["status"], { env: FROM_CLONE });
     expect(cloned.code).toBe(3);
-    expect(cloned.out).toContain("Run `npm run cli -- login` (or `npm run cli -- import`)");
+    expect(cloned.out).toContain("Run `npm run --silent cli -- login` (or `npm run --silent cli -- import`)");
     expect(cloned.out).not.toContain("`cursor-bridge");
     const installed = await harness.run(["status"]);
     expect(installed.out).toContain("Run `cursor-bridge login` (or `cursor-bridge import`)");
 
     const doctor = await harness.run(["doctor", "--json"], { env: FROM_CLONE });
     const checks = (JSON.parse(doctor.out) as { checks: { id: string; fix?: string }[] }).checks;
-    expect(checks.find((check) => check.id === "credentials")?.fix).toContain("`npm run cli -- login`");
+    expect(checks.find((check) => check.id === "credentials")?.fix).toContain("`npm run --silent cli -- login`");
 
     const refused = await harness.run(["models", "--upstream", "cursor"], { env: FROM_CLONE });
-    expect(refused.err).toContain("Run `npm run cli -- login` first");
+    expect(refused.err).toContain("Run `npm run --silent cli -- login` first");
   });
 
-  it("the banner of `npm start` (a real process) names `npm run cli -- login`", async () => {
+  it("the banner of `npm start` (a real process) names `npm run --silent cli -- login`", async () => {
     const home = mkdtempSync(join(tmpdir(), "cursor-bridge-hint-"));
     const child = spawn(process.execPath, [BIN, "serve", "--port", "0"], {
       env: {
@@ -62,9 +62,11 @@ describe("hints name a command that works for how the tool was launched", () => 
     child.stdout.on("data", (part: Buffer) => (out += part.toString()));
     try {
       await expect.poll(() => out, { timeout: 20_000 }).toContain("Status page:");
-      expect(out).toContain("!! Run `npm run cli -- login`, then restart");
+      expect(out).toContain("!! Run `npm run --silent cli -- login`, then restart");
       expect(out).toContain("No API key required");
-      expect(out).toMatch(/Status page: http:\/\/127\.0\.0\.1:\d+\/ · client configs: `npm run cli -- setup <client>`/);
+      expect(out).toMatch(
+        /Status page: http:\/\/127\.0\.0\.1:\d+\/ · client configs: `npm run --silent cli -- setup <client>`/,
+      );
       // The port opens only when the API serves: the first /health is 200 and the API answers at once.
       const base = /listening on (http:\/\/\S+)\/v1/.exec(out)?.[1];
       expect((await fetch(`${base}/health`)).status).toBe(200);

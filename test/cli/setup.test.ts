@@ -15,6 +15,8 @@ import { type RunningBridge, startBridge } from "../../src/cli/serve.js";
 import { type CliHarness, createCliHarness } from "./harness.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** The plugin entry `setup opencode-plugin` writes: this checkout's root as a file URL. */
+const ROOT_URL = new URL("../../", import.meta.url).href.replace(/\/$/, "");
 const KEY = "setup-test-local-key-9f3a";
 
 let harness: CliHarness;
@@ -94,7 +96,8 @@ describe("setup: printing", () => {
     expect(json.model).toBe("cursor-bridge/auto");
 
     const plugin = await harness.run(["setup", "opencode-plugin", ...opts]);
-    expect(JSON.parse(plugin.out.slice(plugin.out.indexOf("{")))).toMatchObject({ plugin: ["cursor-bridge"] });
+    // This installation's absolute path: the bare name "cursor-bridge" is no published package.
+    expect(JSON.parse(plugin.out.slice(plugin.out.indexOf("{")))).toMatchObject({ plugin: [ROOT_URL] });
 
     const claude = await harness.run(["setup", "claude-code", ...opts]);
     expect(claude.out).toContain(`export ANTHROPIC_BASE_URL=http://127.0.0.1:${closedPort}\n`);
@@ -142,6 +145,14 @@ describe("setup: printing", () => {
     expect(models["composer-1.5"]?.reasoning).toBe(true);
     expect(Object.keys(models)).toContain("auto");
     expect(json.model).toBe("cursor-bridge/composer-1");
+    // One entry per model: aliases (default = auto, sonnet-4.5 = claude-4.5-sonnet) are folded in.
+    expect(Object.keys(models)).not.toContain("default");
+    expect(Object.keys(models)).toContain("claude-4.5-sonnet");
+    expect(Object.keys(models)).not.toContain("sonnet-4.5");
+    const names = Object.values(models).map((model) => model.name);
+    expect(names.length).toBe(new Set(names).size);
+    // A fast model names the sessions.
+    expect((json as { small_model?: string }).small_model).toBe("cursor-bridge/composer-1");
 
     const unknown = await harness.run(["setup", "codex", "--port", port, "--model", "gpt-9-imaginary"]);
     expect(unknown.code).toBe(2);
@@ -266,7 +277,16 @@ describe("setup --write", () => {
       env: { OPENCODE_CONFIG: file, CURSOR_BRIDGE_PORT: port },
     });
     expect(plugin.code).toBe(0);
-    expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ plugin: ["cursor-bridge"], theme: "tokyonight" });
+    expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ plugin: [ROOT_URL], theme: "tokyonight" });
+    expect(plugin.out).toContain(`The entry is this installation (${ROOT_URL})`);
+    // An older setup's bare "cursor-bridge" entry is replaced, other plugins kept.
+    const config = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+    writeFileSync(file, JSON.stringify({ ...config, plugin: ["cursor-bridge", "other-plugin", ROOT_URL] }));
+    const replaced = await harness.run(["setup", "opencode-plugin", "--write"], {
+      env: { OPENCODE_CONFIG: file, CURSOR_BRIDGE_PORT: port },
+    });
+    expect(replaced.code).toBe(0);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ plugin: ["other-plugin", ROOT_URL] });
   });
 
   it("creates the global opencode.json under XDG_CONFIG_HOME and selects its model when none is set", async () => {

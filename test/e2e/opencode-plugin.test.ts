@@ -1,6 +1,7 @@
 /**
- * The OpenCode plugin as its users run it: OpenCode 1.18.33 (test/clients) loads it from this repository's path
- * (the package entry, `src/opencode/index.ts`), with a temporary HOME, `OPENCODE_AUTH_CONTENT` holding an API-key
+ * The OpenCode plugin as its users run it: OpenCode 1.18.33 (test/clients) loads it from the entry `cursor-bridge setup
+ * opencode-plugin --write` put in the global opencode.json (this repository's path; the package entry is
+ * `src/opencode/index.ts`), with a temporary HOME, `OPENCODE_AUTH_CONTENT` holding an API-key
  * credential, and `CURSOR_API_URL` pointing at a standalone emulator (`cursor-bridge emulator --api-key KEY`, its own
  * process, read through `GET /emulator/stats`). The plugin starts the bridge as a Node child; these tests find that
  * child by its command line and HOME in /proc, and check it is gone once OpenCode is â€” after a normal exit and after
@@ -16,14 +17,15 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isAlive } from "../support/processes.js";
-import { closedPort, startClient } from "./support/client-process.js";
+import { closedPort, runClient, startClient } from "./support/client-process.js";
+import { emulatorStats, pluginSkipReason, startStandaloneEmulator } from "./support/plugin-env.js";
 import { createTempHome, type TempHome } from "./support/served-bridge.js";
-import { OPENCODE_BINARY, OPENCODE_OFFLINE_ENV, openCodeSkipReason } from "./support/test-clients.js";
+import { OPENCODE_BINARY, OPENCODE_OFFLINE_ENV } from "./support/test-clients.js";
 
 const BINARY = OPENCODE_BINARY;
-const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
 /** The repository itself: OpenCode reads its package.json (`main`, `exports["./server"]`) as it would an installed package. */
 const PLUGIN = new URL("../..", import.meta.url).href.replace(/\/$/, "");
+const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
 const API_KEY = `e2e-key-${randomBytes(6).toString("hex")}`;
 const MAIN_MODEL = "composer-1";
 const TITLE_MODEL = "claude-4.5-sonnet";
@@ -31,62 +33,8 @@ const RUN_TIMEOUT_MS = 150_000;
 /** The child watches OpenCode and exits within a second of it; the poll allows for a loaded 2-core machine. */
 const CHILD_EXIT_POLL_MS = 2_000;
 
-async function skipReason(): Promise<string | undefined> {
-  const clients = await openCodeSkipReason();
-  if (clients !== undefined) return clients;
-  // OpenCode installs @opencode-ai/plugin before loading a plugin and hangs without a registry (fails under CI=true).
-  const registry = (process.env.npm_config_registry ?? "https://registry.npmjs.org").replace(/\/+$/, "");
-  const reachable = await fetch(`${registry}/@opencode-ai%2fplugin`, {
-    method: "HEAD",
-    signal: AbortSignal.timeout(15_000),
-  })
-    .then(() => true)
-    .catch(() => false);
-  if (!reachable) {
-    const why = `the npm registry (${registry}) is unreachable, and OpenCode installs @opencode-ai/plugin from it`;
-    if (process.env.CI === "true") throw new Error(why);
-    return why;
-  }
-  return undefined;
-}
-
-const reason = await skipReason();
+const reason = await pluginSkipReason();
 if (reason !== undefined) console.log(`skipping the OpenCode plugin end-to-end test: ${reason}`);
-
-/** `cursor-bridge emulator --api-key KEY --port 0` in its own process. */
-async function startStandaloneEmulator(): Promise<{ url: string; process: ChildProcess }> {
-  const child = spawn(process.execPath, [BIN, "emulator", "--port", "0", "--api-key", API_KEY], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stderr = "";
-  child.stderr?.setEncoding("utf8").on("data", (part: string) => (stderr += part));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`emulator did not start; stderr:\n${stderr}`)), 30_000);
-    child.stdout?.setEncoding("utf8").on("data", (part: string) => {
-      out += part;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match?.[1] === undefined) return;
-      clearTimeout(timer);
-      resolve(match[1]);
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`emulator exited with ${code}; stderr:\n${stderr}`));
-    });
-  });
-  return { url, process: child };
-}
-
-interface EmulatorStats {
-  runs: number;
-  turns: Array<{ model: string; conversationId: string; outcome?: string }>;
-}
-
-async function emulatorStats(url: string): Promise<EmulatorStats> {
-  const response = await fetch(`${url}/emulator/stats`);
-  return (await response.json()) as EmulatorStats;
-}
 
 /** Pids of `cursor-bridge.js serve` processes whose HOME is `home` (the plugin's children in that OpenCode HOME). */
 function bridgeChildren(home: string): number[] {
@@ -131,14 +79,22 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    emulator = await startStandaloneEmulator();
+    emulator = await startStandaloneEmulator(API_KEY);
     home = createTempHome("opencode-plugin");
+    // The plugin entry comes from `setup opencode-plugin --write`, as the README tells users: the global opencode.json.
+    const setup = await runClient(process.execPath, [BIN, "setup", "opencode-plugin", "--write"], {
+      cwd: home.dir,
+      env: { ...home.env, NO_COLOR: "1" },
+      timeoutMs: 60_000,
+    });
+    expect(setup.code, setup.stderr).toBe(0);
+    const written = JSON.parse(readFileSync(join(home.env.XDG_CONFIG_HOME ?? "", "opencode", "opencode.json"), "utf8"));
+    expect(written).toMatchObject({ plugin: [PLUGIN] });
     env = {
       ...home.env,
       CURSOR_API_URL: emulator.url,
       OPENCODE_AUTH_CONTENT: JSON.stringify({ cursor: { type: "api", key: API_KEY } }),
       OPENCODE_CONFIG_CONTENT: JSON.stringify({
-        plugin: [PLUGIN],
         model: `cursor/${MAIN_MODEL}`,
         small_model: `cursor/${TITLE_MODEL}`,
         autoupdate: false,
@@ -236,6 +192,28 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
         .filter((t) => t.model === MAIN_MODEL);
       expect(continued, JSON.stringify(continued)).toHaveLength(2);
       expect(continued[1]?.conversationId).toBe(continued[0]?.conversationId);
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+
+  it(
+    "a wrong stored API key fails the run with Cursor's reason and what to do, not a bare 'Failed to authorize'",
+    async () => {
+      const cwd = join(home.dir, "project");
+      mkdirSync(cwd, { recursive: true });
+      const wrong = JSON.stringify({ cursor: { type: "api", key: "e2e-not-a-registered-key" } });
+      // Without a working key the plugin lists no models but `auto` (always there).
+      const result = await startClient(BINARY, ["run", "-m", "cursor/auto", "--format", "json", "Hello"], {
+        cwd,
+        env: { ...env, OPENCODE_AUTH_CONTENT: wrong },
+        timeoutMs: RUN_TIMEOUT_MS,
+      }).done;
+      const output = `${result.stdout}\n${result.stderr}`;
+      const diagnostics = `exit ${result.code}\n${output.slice(-4000)}`;
+      expect(result.code, diagnostics).not.toBe(0);
+      expect(output, diagnostics).toContain("Cursor rejected the API key stored for provider cursor");
+      expect(output, diagnostics).toContain("opencode auth login");
+      expect(output).not.toContain("e2e-not-a-registered-key");
     },
     RUN_TIMEOUT_MS + 30_000,
   );

@@ -80,12 +80,11 @@ describe.skipIf(reason !== undefined)("OpenCode → cursor-bridge serve → emul
         ...OPENCODE_OFFLINE_ENV,
         npm_config_registry: `http://127.0.0.1:${await closedPort()}`,
       };
-      // `opencode run` wraps every argument containing a space in quotes (escaping inner quotes) before joining them
-      // with spaces, which would break the directive's JSON; space-free words join back to exactly this prompt.
-      // OpenCode 1.18's bash tool requires only `command`.
+      // One argument, as users type it: `opencode run` wraps an argument holding a space in quotes and writes each `"`
+      // inside as `\"`; the emulator undoes that quoting. OpenCode 1.18's bash tool requires only `command`.
       const prompt = `Print the nonce [[emu:tool bash {"command":"echo ${nonce}"}]]`;
       served.emulator.resetStats();
-      const result = await runOpenCode(home, env, prompt.split(" "));
+      const result = await runOpenCode(home, env, [prompt]);
       const events = result.stdout
         .split("\n")
         .filter((line) => line.startsWith("{"))

@@ -85,8 +85,21 @@ describe.skipIf(reason !== undefined)("setup → real clients → cursor-bridge 
       const written = await setup(["opencode", "--write"]);
       expect(written.code, diagnostics(written)).toBe(0);
       const config = JSON.parse(readFileSync(configFile, "utf8")) as Record<string, unknown>;
-      expect(config).toMatchObject({ autoupdate: false, share: "disabled", model: "cursor-bridge/auto" });
+      expect(config).toMatchObject({
+        autoupdate: false,
+        share: "disabled",
+        model: "cursor-bridge/auto",
+        small_model: "cursor-bridge/composer-1",
+      });
       expect(JSON.stringify(config)).not.toContain(KEY);
+      // One entry per model: no `default` beside `auto`, no alias beside its target.
+      const models = Object.keys(
+        (config.provider as Record<string, { models: Record<string, unknown> }>)["cursor-bridge"]?.models ?? {},
+      );
+      expect(models).toContain("auto");
+      expect(models).not.toContain("default");
+      expect(models).not.toContain("sonnet-4.5");
+      served.emulator.resetStats();
 
       const cwd = join(home.dir, "opencode-work");
       mkdirSync(cwd, { recursive: true });
@@ -102,6 +115,10 @@ describe.skipIf(reason !== undefined)("setup → real clients → cursor-bridge 
       );
       expect(result.code, diagnostics(result)).toBe(0);
       expect(result.stdout, diagnostics(result)).toContain('"text":"You said: Hello from opencode.json"');
+      // The session title came from the fast small_model, the answer from the selected model.
+      const turnModels = served.emulator.stats().turns.map((turn) => turn.model);
+      expect(turnModels, JSON.stringify(turnModels)).toContain("composer-1");
+      expect(turnModels).toContain("default");
     },
     RUN_TIMEOUT_MS + 30_000,
   );

@@ -14,13 +14,13 @@ afterEach(() => {
 
 describe("command hints in error bodies", () => {
   it("reach the server's 401 in both error shapes", () => {
-    setLauncher("npm run cli --");
+    setLauncher("npm run --silent cli --");
     const rejected = new ProxyError("unauthenticated", "Cursor rejected the session; run `cursor-bridge login` again.");
-    expect(toOpenAIError(rejected).body.error.message).toContain("run `npm run cli -- login` again");
-    expect(toAnthropicError(rejected).body.error.message).toContain("run `npm run cli -- login` again");
+    expect(toOpenAIError(rejected).body.error.message).toContain("run `npm run --silent cli -- login` again");
+    expect(toAnthropicError(rejected).body.error.message).toContain("run `npm run --silent cli -- login` again");
     const bare = new ProxyError("unauthenticated", "Token expired.");
     expect(toOpenAIError(bare).body.error.message).toBe(
-      "Token expired. Run `npm run cli -- login` to sign in to Cursor.",
+      "Token expired. Run `npm run --silent cli -- login` to sign in to Cursor.",
     );
   });
 });
