@@ -9,14 +9,8 @@ import { toOpenAIError } from "../kit/openai-error.js";
 import { turnNeverEnded } from "../kit/run-surface.js";
 import { encodeReasoningToken } from "./reasoning-token.js";
 import { customInput, type ToolMap } from "./tools.js";
-import type {
-  OutputItem,
-  ResponseObject,
-  ResponseStreamEvent,
-  ResponseUsage,
-  SummaryTextPart,
-  UrlCitation,
-} from "./types.js";
+import type { OutputItem, ResponseObject, ResponseStreamEvent, ResponseUsage, SummaryTextPart } from "./types.js";
+import { urlCitations, webSearchCallItem } from "./web-items.js";
 
 /** Prefixes of generated item ids. */
 export type ItemIdPrefix = "msg" | "rs" | "fc" | "ctc" | "ws";
@@ -218,46 +212,18 @@ class ResponseBuilder {
   /** A `web_search_call` item for a search (action `search`) or a fetch (action `open_page`), already finished. */
   private webCall(event: Extract<BackendEvent, { type: "web-search" | "web-fetch" }>): Emitted[] {
     const out = this.close();
-    const id = this.options.newItemId("ws");
     const ok = event.status === "completed";
     if (event.type === "web-search" && ok) this.references.push(...event.references);
-    const sources =
-      event.type === "web-search" && ok && this.options.includeWebSources === true
-        ? { sources: event.references.map((reference) => ({ type: "url" as const, url: reference.url })) }
-        : {};
-    const action =
-      event.type === "web-search"
-        ? { type: "search" as const, query: event.query, ...sources }
-        : { type: "open_page" as const, url: event.url };
-    const item: OutputItem = { type: "web_search_call", id, status: "in_progress", action };
+    const item = webSearchCallItem(event, this.options.newItemId("ws"), this.options.includeWebSources === true);
     out.push(...this.add(item));
     this.open = undefined;
-    const at = { item_id: id, output_index: this.response.output.length - 1 };
+    const at = { item_id: item.id, output_index: this.response.output.length - 1 };
     out.push({ type: "response.web_search_call.in_progress", ...at });
     out.push({ type: "response.web_search_call.searching", ...at });
     if (ok) out.push({ type: "response.web_search_call.completed", ...at });
     item.status = ok ? "completed" : "failed";
     out.push({ type: "response.output_item.done", output_index: at.output_index, item: structuredClone(item) });
     return out;
-  }
-
-  /** `url_citation`s for a finished text: each result URL the text names, at its first occurrence. */
-  private citations(text: string): UrlCitation[] {
-    const out: UrlCitation[] = [];
-    const seen = new Set<string>();
-    for (const reference of this.references) {
-      const start = text.indexOf(reference.url);
-      if (start === -1 || seen.has(reference.url)) continue;
-      seen.add(reference.url);
-      out.push({
-        type: "url_citation",
-        start_index: start,
-        end_index: start + reference.url.length,
-        url: reference.url,
-        title: reference.title,
-      });
-    }
-    return out.sort((a, b) => a.start_index - b.start_index);
   }
 
   /** Closes the open item (if any) with its `.done` events. */
@@ -280,7 +246,7 @@ class ResponseBuilder {
         break;
       }
       case "message": {
-        const annotations = this.citations(text);
+        const annotations = urlCitations(text, this.references);
         annotations.forEach((annotation, annotationIndex) => {
           out.push({
             type: "response.output_text.annotation.added",
