@@ -16,6 +16,7 @@ import type {
 /** Where reasoning goes: the `reasoning_content` delta field, `<think>…</think>` inside `content`, or nowhere. */
 import type { ReasoningOutput } from "../kit/deps.js";
 import { turnNeverEnded } from "../kit/run-surface.js";
+import { citedReferences } from "../kit/web-citations.js";
 import type {
   ChatCompletionChunk,
   ChatCompletionChunkDelta,
@@ -154,17 +155,12 @@ function toFinishReason(reason: TurnEndReason, state: StreamState): FinishReason
   return reason;
 }
 
-/** `url_citation`s for the content: each search result whose URL it names, at the first occurrence. */
+/** `url_citation`s for the content: each search result whose URL it names. */
 function urlCitations(content: string, references: readonly WebReference[]): UrlCitationAnnotation[] {
-  const seen = new Set<string>();
-  const out: UrlCitationAnnotation[] = [];
-  for (const { url, title } of references) {
-    const start = content.indexOf(url);
-    if (start === -1 || seen.has(url)) continue;
-    seen.add(url);
-    out.push({ type: "url_citation", url_citation: { start_index: start, end_index: start + url.length, url, title } });
-  }
-  return out.sort((a, b) => a.url_citation.start_index - b.url_citation.start_index);
+  return citedReferences(content, references).map(({ reference, start, end }) => ({
+    type: "url_citation",
+    url_citation: { start_index: start, end_index: end, url: reference.url, title: reference.title },
+  }));
 }
 
 function onTurnEnd(state: StreamState, emit: Emit, reason: TurnEndReason): void {

@@ -8,6 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import type { BackendEvent, ServerTools, WebReference, WebToolLimits } from "../../backend/types.js";
+import { citedReferences } from "../kit/web-citations.js";
 import type { AnthropicToolParam } from "./request.js";
 
 /** `web_search_20250305` and later versions → search; `web_fetch_…` → fetch. */
@@ -125,20 +126,13 @@ export interface WebCitation {
   encrypted_index: string;
 }
 
-/** Citations for a finished text: one per search result whose URL the text contains, in result order. */
+/** Citations for a finished text: one per search result whose URL it names, in text order. */
 export function citationsFor(text: string, references: readonly WebReference[]): WebCitation[] {
-  const seen = new Set<string>();
-  const out: WebCitation[] = [];
-  for (const reference of references) {
-    if (seen.has(reference.url) || !text.includes(reference.url)) continue;
-    seen.add(reference.url);
-    out.push({
-      type: "web_search_result_location",
-      url: reference.url,
-      title: reference.title === "" ? null : reference.title,
-      cited_text: reference.chunk.slice(0, 150),
-      encrypted_index: opaque({ url: reference.url }),
-    });
-  }
-  return out;
+  return citedReferences(text, references).map(({ reference }) => ({
+    type: "web_search_result_location",
+    url: reference.url,
+    title: reference.title === "" ? null : reference.title,
+    cited_text: reference.chunk.slice(0, 150),
+    encrypted_index: opaque({ url: reference.url }),
+  }));
 }

@@ -4,6 +4,7 @@
  * text that names a result URL. Pure.
  */
 import type { BackendEvent, WebReference } from "../../backend/types.js";
+import { citedReferences } from "../kit/web-citations.js";
 import type { UrlCitation, WebSearchCallOutputItem } from "./types.js";
 
 /** The item of one web tool call, `in_progress` (the caller settles its status once its events are out). */
@@ -27,21 +28,13 @@ export function webSearchCallItem(
   };
 }
 
-/** `url_citation`s for a finished text: each result URL the text names, at its first occurrence, in text order. */
+/** `url_citation`s for a finished text: each search result whose URL it names. */
 export function urlCitations(text: string, references: readonly WebReference[]): UrlCitation[] {
-  const out: UrlCitation[] = [];
-  const seen = new Set<string>();
-  for (const reference of references) {
-    const start = text.indexOf(reference.url);
-    if (start === -1 || seen.has(reference.url)) continue;
-    seen.add(reference.url);
-    out.push({
-      type: "url_citation",
-      start_index: start,
-      end_index: start + reference.url.length,
-      url: reference.url,
-      title: reference.title,
-    });
-  }
-  return out.sort((a, b) => a.start_index - b.start_index);
+  return citedReferences(text, references).map(({ reference, start, end }) => ({
+    type: "url_citation",
+    start_index: start,
+    end_index: end,
+    url: reference.url,
+    title: reference.title,
+  }));
 }
