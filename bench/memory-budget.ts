@@ -41,7 +41,7 @@ export interface MemoryBudgetResult {
 }
 
 /** RSS in bytes of `pid` and all its descendants (`ps`, so Linux and macOS). */
-async function treeRss(pid: number): Promise<number> {
+export async function treeRss(pid: number): Promise<number> {
   const { stdout } = await run("ps", ["-A", "-o", "pid=,ppid=,rss="]);
   const rows = stdout
     .trim()
@@ -88,13 +88,17 @@ function bigMessage(i: number, bytes: number): string {
   return line.repeat(Math.ceil(bytes / line.length)).slice(0, bytes);
 }
 
-async function startServer(dir: string): Promise<{ pid: number; url: string; stop: () => Promise<void> }> {
+export async function startServer(dir: string): Promise<{ pid: number; url: string; stop: () => Promise<void> }> {
   const bin = fileURLToPath(new URL("../bin/cursor-bridge.js", import.meta.url));
   const child = spawn(
     process.execPath,
     [bin, "serve", "--upstream", "emulator", "--port", "0", "--data-dir", join(dir, "data")],
     {
-      env: { ...process.env, CURSOR_BRIDGE_CONFIG_DIR: join(dir, "config"), CURSOR_BRIDGE_LOG_LEVEL: "warn" },
+      env: {
+        ...process.env,
+        CURSOR_BRIDGE_CONFIG_DIR: join(dir, "config"),
+        CURSOR_BRIDGE_LOG_LEVEL: process.env.BENCH_SERVE_LOG_LEVEL ?? "warn",
+      },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
@@ -113,7 +117,9 @@ async function startServer(dir: string): Promise<{ pid: number; url: string; sto
     child.once("exit", (code) => reject(new Error(`serve exited with ${code} before listening:\n${out}`)));
   });
   child.stdout?.resume();
-  child.stderr?.resume();
+  // BENCH_SERVE_LOG_LEVEL=debug shows the server's log (its own memory reports among it).
+  if (process.env.BENCH_SERVE_LOG_LEVEL === undefined) child.stderr?.resume();
+  else child.stderr?.pipe(process.stderr);
   const stop = async () => {
     if (child.exitCode !== null) return;
     const exited = new Promise((resolve) => child.once("exit", resolve));

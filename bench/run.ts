@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=overhead,memory,throughput,rebuild,tools,memory-budget,startup,cluster]`: cursor-bridge side
+ * `npm run bench [-- --quick] [-- --only=overhead,memory,throughput,rebuild,tools,memory-budget,soak,startup,cluster]`: cursor-bridge side
  * by side with a direct connect-es client and the replay baselines, all against the emulator on loopback. Three
  * processes: the emulator and the bridge are children (bench/bench-stack.ts), this one generates the load. Prints
  * the tables and one line per target ending in `met` or `MISSED`, and writes bench/results.json for a full run
@@ -19,6 +19,7 @@ import { memoryBudgetReport, runMemoryBudget } from "./memory-budget.js";
 import { overheadTable, overheadTargets, runOverhead } from "./overhead.js";
 import { REBUILD_TARGET, rebuildReport, runRebuild } from "./rebuild.js";
 import { fmtLoad, renderReport, type Table, type TargetResult, withLoadAverage } from "./report.js";
+import { runSoak, soakReport } from "./soak.js";
 import { closeIdleSockets } from "./sse-client.js";
 import { addStartupScenario } from "./startup.js";
 
@@ -171,6 +172,16 @@ async function main(): Promise<void> {
     const mb = memoryBudgetReport(memoryBudget);
     tables.push(mb.table);
     targets.push(...mb.targets);
+  }
+
+  // The soak takes about three minutes: full runs only (or --only=soak).
+  if ((!quick && only === undefined) || only?.split(",").includes("soak")) {
+    log("soak: 2 × 60 s at 150 concurrent, then idle (serve --upstream emulator in its own process)");
+    const { result: soak, loadAverage } = await withLoadAverage(() => runSoak());
+    results.soak = { ...soak, loadAverage };
+    const report = soakReport(soak);
+    tables.push(report.table);
+    targets.push(...report.targets);
   }
 
   if (wanted("startup")) await addStartupScenario({ results, tables, targets }, log, s.startupRuns);

@@ -42,7 +42,10 @@ export interface AgentClientOptions {
    * while adding almost no latency. @default 40
    */
   toolBatchWindowMs?: number;
-  /** Retries of connection loss before any output: exponential backoff from baseDelayMs. @default {attempts:3, baseDelayMs:250} */
+  /**
+   * Retries of connection loss before any output, each on a fresh connection of the turn's own: exponential backoff
+   * from baseDelayMs. @default {attempts:1, baseDelayMs:250}
+   */
   retry?: { attempts: number; baseDelayMs: number };
   /** Lifetime of the cached model list. @default 300000 */
   modelsCacheTtlMs?: number;
@@ -85,7 +88,7 @@ export function createAgentClient(options: AgentClientOptions): AgentClient {
       cancelGraceMs: options.cancelGraceMs ?? 250,
       drainTimeoutMs: options.drainTimeoutMs ?? 5000,
     },
-    retry: options.retry ?? { attempts: 3, baseDelayMs: 250 },
+    retry: options.retry ?? { attempts: 1, baseDelayMs: 250 },
     toolCallIdSuffix: options.toolCallIdSuffix,
   };
   const toolLists = createToolListCache();

@@ -276,6 +276,7 @@ export class CursorAgentTurn implements AgentTurn {
       first,
       signal,
       this.deps.timings.stallTimeoutMs,
+      this.recovery.freshConnection === true,
     );
     this.controller = controller;
     this.channel.release();

@@ -1,7 +1,8 @@
 /**
  * What the first segment of a turn does when its Run fails before any output (docs/protocol.md §4.2 retry,
  * §4.4 "Blob not found", §5.4): refresh the token once on `unauthenticated`; rebuild the state from the caller's
- * history once when a checkpoint or blob was rejected; retry connection loss with exponential backoff. Anything else
+ * history once when a checkpoint or blob was rejected; retry connection loss (once by default) on a connection of
+ * the turn's own, so another turn's failure on the same connection costs this one nothing. Anything else
  * (and anything after output has started) is thrown: never a silent replay.
  */
 import type { ProxyError } from "../util/errors.js";
@@ -13,6 +14,8 @@ export interface RecoveryState {
   refreshed: boolean;
   rebuilt: boolean;
   connectionRetries: number;
+  /** The next Run opens on a connection of its own (set by a retry after a lost connection). */
+  freshConnection?: boolean;
 }
 
 /** Inputs of {@link recoverFirstSegment}. */
@@ -81,7 +84,10 @@ export async function recoverFirstSegment(error: ProxyError, ctx: RecoveryContex
   if (error.code === "backend_unavailable" && error.retryable && state.connectionRetries < ctx.retry.attempts) {
     const delay = ctx.retry.baseDelayMs * 2 ** state.connectionRetries;
     state.connectionRetries += 1;
-    logger.warn("Lost the connection to Cursor before any output; retrying", {
+    // On a connection of its own: the connection that dropped may have carried other turns, whose retries (and
+    // their failures) must not take this one down again.
+    state.freshConnection = true;
+    logger.warn("Lost the connection to Cursor before any output; retrying on a fresh connection", {
       attempt: state.connectionRetries,
       delayMs: delay,
       detail: error.detail,

@@ -72,6 +72,7 @@ export async function openRunWithDeadline(
   first: AgentClientMessage,
   signal: AbortSignal | undefined,
   deadlineMs: number,
+  freshConnection = false,
 ): Promise<OpenedRun> {
   const controller = new AbortController();
   const onAbort = () => controller.abort(signal?.reason);
@@ -85,7 +86,7 @@ export async function openRunWithDeadline(
   );
   try {
     signal?.throwIfAborted();
-    const stream = await api.openRun(first, { signal: controller.signal });
+    const stream = await api.openRun(first, { signal: controller.signal, freshConnection });
     return { stream, controller };
   } catch (error) {
     controller.abort(error);

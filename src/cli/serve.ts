@@ -11,6 +11,7 @@
  */
 import { assertSafeBinding } from "../config/host.js";
 import { describeConfig } from "../config/index.js";
+import { createIdleMemory } from "../server/idle-memory.js";
 import { bind, type PendingServer, type RunningServer } from "../server/listen.js";
 import type { UpstreamKind } from "../surfaces/kit/deps.js";
 import { ProxyError } from "../util/errors.js";
@@ -162,6 +163,7 @@ export async function startBridge(
       port: config.port,
       apiKey: config.apiKey,
       bodyTimeoutMs: config.bodyTimeoutMs,
+      idleMemory: createIdleMemory({ logger }),
     });
   } catch (error) {
     await listener?.close();

@@ -15,6 +15,7 @@ import type { StoreClient } from "../stores/redis/client.js";
 import type { ConversationIndex, ConversationStore, ResponseStore } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
+import { ensurePrivateDir } from "../util/private-dir.js";
 
 /** The stores of one server. */
 export interface ServeStores {
@@ -73,6 +74,9 @@ export async function openStores(
   shared: StoreClient | undefined,
 ): Promise<ServeStores> {
   if (shared === undefined) {
+    // The data dir holds every conversation: the user's alone, even when it existed before with a looser mode.
+    await ensurePrivateDir(config.dataDir, { logger });
+    if (dataDir !== config.dataDir) await ensurePrivateDir(dataDir, { logger });
     // Next to the conversation records: the index maps client histories to them and survives restarts.
     const index = await createFileConversationIndex({ dir: join(dataDir, "conversations"), logger });
     const responseStore = createFileResponseStore({ dir: join(dataDir, "responses"), logger });
@@ -99,6 +103,7 @@ export async function openStores(
     { createRedisConversationIndex },
     { createRedisConversationStore },
     { createRedisResponseStore },
+    { createRedisNonceStore },
   ] = await Promise.all([
     import("../cluster/cluster-auth.js"),
     import("../cluster/forwarder.js"),
@@ -107,12 +112,13 @@ export async function openStores(
     import("../stores/redis/conversation-index.js"),
     import("../stores/redis/conversation-store.js"),
     import("../stores/redis/response-store.js"),
+    import("../cluster/redis-nonces.js"),
   ]);
   const secret = config.clusterSecret ?? "";
   const client = namespaced(shared, namespace);
   const tag = newInstanceTag();
   const directory = createInstanceDirectory({ client, logger });
-  const auth = createClusterAuth(secret);
+  const auth = createClusterAuth(secret, { nonces: createRedisNonceStore(client) });
   return {
     index: createRedisConversationIndex({ client }),
     responseStore: createRedisResponseStore({ client, logger }),

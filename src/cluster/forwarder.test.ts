@@ -2,7 +2,7 @@ import { createServer } from "node:net";
 import { describe, expect, it } from "vitest";
 import type { EngineRequest } from "../engine/index.js";
 import { ProxyError } from "../util/errors.js";
-import { CLUSTER_HEADER, createClusterAuth, deriveKey } from "./cluster-auth.js";
+import { CLUSTER_HEADER, createClusterAuth, createMemoryNonceStore, deriveKey } from "./cluster-auth.js";
 import { createTurnForwarder, FORWARD_PATH } from "./forwarder.js";
 import { type InstanceDirectory, instanceOfToolCallId, newInstanceTag, toolCallIdSuffix } from "./instance.js";
 import { decodeEngineRequest, encodeEngineRequest, type TurnFrame } from "./wire.js";
@@ -46,6 +46,29 @@ describe("cluster auth", () => {
     expect(createClusterAuth("another secret!!!!").verify("body", header, 1000)).toBe(false);
     expect(auth.verify("body", header, 1000 + 61_000)).toBe(false);
     expect(auth.verify("body", undefined, 1000)).toBe(false);
+  });
+  it("accepts a signed request once: a replay within its window is refused, a fresh signature is not", async () => {
+    let now = 1_000_000;
+    const nonces = createMemoryNonceStore(() => now);
+    const once = createClusterAuth("one shared secret!!", { nonces });
+    const header = once.sign("body", now);
+    expect(await once.accept("body", header, now)).toBe(true);
+    now += 30_000;
+    expect(await once.accept("body", header, now)).toBe(false);
+    expect(await once.accept("body", once.sign("body", now), now)).toBe(true);
+    // After the window the old header is refused as stale, however the nonce store forgot it.
+    now += 31_001;
+    expect(await once.accept("body", header, now)).toBe(false);
+    // A header without a nonce (the format before nonces) is refused.
+    expect(await once.accept("body", header.replace(/,n=[^,]+/, ""), now)).toBe(false);
+  });
+  it("keeps each nonce until its window ends, and no longer", async () => {
+    let now = 0;
+    const nonces = createMemoryNonceStore(() => now);
+    expect(await nonces.claim("a".repeat(24), 1_000)).toBe(true);
+    expect(await nonces.claim("a".repeat(24), 1_000)).toBe(false);
+    now = 1_001;
+    expect(await nonces.claim("a".repeat(24), 1_000)).toBe(true);
   });
   it("derives the same key from the same secret on every instance, a different one per purpose", () => {
     expect(deriveKey("s".repeat(16), "a")).toEqual(deriveKey("s".repeat(16), "a"));

@@ -33,7 +33,7 @@ describe("loadConfig", () => {
       transport: "auto",
       reasoningOutput: "reasoning_content",
       maxBodyBytes: 4 * 1024 * 1024,
-      maxImageBytes: 20 * 1024 * 1024,
+      maxImageBytes: 15 * 1024 * 1024,
       parkedTurnTtlMs: 15 * 60_000,
       stallTimeoutMs: 60_000,
       logLevel: "info",

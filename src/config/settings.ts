@@ -38,7 +38,7 @@ export interface BridgeConfig {
   readonly reasoningOutput: ReasoningOutputMode;
   /** Largest accepted request body in bytes. @default 4194304 (4 MiB) */
   readonly maxBodyBytes: number;
-  /** Total decoded image bytes per request; the body limit is raised by their base64 size. @default 20971520 */
+  /** Total decoded image bytes per request; the body limit is raised by their base64 size. @default 15728640 */
   readonly maxImageBytes: number;
   /** How long a turn parked on pending tool calls is kept. @default 900000 (15 min) */
   readonly parkedTurnTtlMs: number;
@@ -174,7 +174,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec("transport", "--transport", "CURSOR_BRIDGE_TRANSPORT", "string", oneOf(["auto", "http2", "http1"]), "auto", "auto", "auto | http2 | http1"),
   spec("reasoningOutput", "--reasoning-output", "CURSOR_BRIDGE_REASONING_OUTPUT", "string", oneOf(["reasoning_content", "think-tags", "none"]), "reasoning_content", "reasoning_content", "reasoning_content | think-tags | none"),
   spec("maxBodyBytes", "--max-body-bytes", "CURSOR_BRIDGE_MAX_BODY_BYTES", "int", positiveInt, 4 * 1024 * 1024, "4194304", "Largest accepted request body (bytes)"),
-  spec("maxImageBytes", "--max-image-bytes", "CURSOR_BRIDGE_MAX_IMAGE_BYTES", "int", positiveInt, 20 * 1024 * 1024, "20971520", "Total image bytes accepted per request (the body limit grows to fit them)"),
+  spec("maxImageBytes", "--max-image-bytes", "CURSOR_BRIDGE_MAX_IMAGE_BYTES", "int", positiveInt, 15 * 1024 * 1024, "15728640", "Total image bytes accepted per request (the body limit grows to fit them)"),
   spec("parkedTurnTtlMs", "--parked-turn-ttl-ms", "CURSOR_BRIDGE_PARKED_TURN_TTL_MS", "int", positiveInt, 15 * 60_000, "900000", "How long a turn waits for tool results (ms)"),
   spec("bodyTimeoutMs", "--body-timeout-ms", "CURSOR_BRIDGE_BODY_TIMEOUT_MS", "int", positiveInt, 30_000, "30000", "Drop a request whose body takes longer than this (ms)"),
   spec("stallTimeoutMs", "--stall-timeout-ms", "CURSOR_BRIDGE_STALL_TIMEOUT_MS", "int", positiveInt, 60_000, "60000", "Abort an upstream stream idle this long (ms)"),

@@ -80,10 +80,19 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       }),
     );
   }
+  // Refused from content-length before the body is read: a body over the limit can never be served.
+  const imageHint =
+    options.maxImageBytes === undefined
+      ? ""
+      : ` It allows for ${(options.maxImageBytes / 1024 / 1024).toFixed(0)} MiB of images (--max-image-bytes); a larger image cannot be sent.`;
   const tooLarge = limitBody(options.maxBodyBytes, () => {
-    throw new ProxyError("request_too_large", `The request body is larger than ${options.maxBodyBytes} bytes.`, {
-      detail: "body_too_large",
-    });
+    throw new ProxyError(
+      "request_too_large",
+      `The request body is larger than ${options.maxBodyBytes} bytes.${imageHint}`,
+      {
+        detail: "body_too_large",
+      },
+    );
   });
   // The guards of every API request: local API key, JSON content type, body size, and large bodies processed a few
   // at a time (one memory budget for all doors; small requests never wait).

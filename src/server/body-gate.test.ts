@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { readJson } from "../surfaces/kit/json-body.js";
 import { ProxyError } from "../util/errors.js";
 import { admitLargeBodies, createBodyGate } from "./body-gate.js";
@@ -31,6 +31,29 @@ describe("createBodyGate", () => {
     releaseSecond();
     releaseThird();
     expect(gate.inUse).toBe(0);
+  });
+
+  it("admits a waiter over the budget once it has waited maxWaitMs, and counts it", async () => {
+    vi.useFakeTimers();
+    try {
+      const gate = createBodyGate(10, 2_000);
+      const holder = await gate.acquire(10);
+      let admitted: (() => void) | undefined;
+      void gate.acquire(5).then((release) => {
+        admitted = release;
+      });
+      await vi.advanceTimersByTimeAsync(1_999);
+      expect(admitted).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(admitted).toBeDefined();
+      expect(gate.inUse).toBe(15);
+      expect(gate.waiting).toBe(0);
+      holder();
+      admitted?.();
+      expect(gate.inUse).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("admits a body larger than the budget when nothing else runs", async () => {

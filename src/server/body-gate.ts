@@ -7,6 +7,11 @@
  * admitted when nothing else runs, so a body larger than the budget still gets through, alone. Small requests never
  * wait. A request holds its admission until its handler has produced the response (a streamed one: until the turn
  * is set up and the first event is ready), then the next waiting request goes.
+ *
+ * No request waits longer than {@link LARGE_BODY_MAX_WAIT_MS} because of others: a long non-streaming turn holding
+ * the budget would otherwise hold every large request behind it for as long as it runs. A waiter whose time is up is
+ * admitted over the budget (counted in it, so those after it still wait for it); the budget bounds memory in the
+ * common case, the wait bound keeps one request from hurting the others.
  */
 import type { MiddlewareHandler } from "hono";
 import { ProxyError } from "../util/errors.js";
@@ -14,6 +19,8 @@ import { ProxyError } from "../util/errors.js";
 /** Defaults: bodies from 1 MiB on are admitted within an 8 MiB budget. */
 export const LARGE_BODY_THRESHOLD_BYTES = 1024 * 1024;
 export const LARGE_BODY_BUDGET_BYTES = 8 * 1024 * 1024;
+/** The longest a large request waits for admission. */
+export const LARGE_BODY_MAX_WAIT_MS = 2_000;
 
 /** A byte budget shared by the large requests in flight. */
 export interface BodyGate {
@@ -29,8 +36,8 @@ interface Waiter {
   admit: () => void;
 }
 
-/** Creates a first-come-first-served byte budget. */
-export function createBodyGate(budgetBytes: number): BodyGate {
+/** Creates a first-come-first-served byte budget whose waiters wait at most `maxWaitMs`. */
+export function createBodyGate(budgetBytes: number, maxWaitMs = LARGE_BODY_MAX_WAIT_MS): BodyGate {
   let inUse = 0;
   const queue: Waiter[] = [];
   const drain = () => {
@@ -60,12 +67,21 @@ export function createBodyGate(budgetBytes: number): BodyGate {
         const waiter: Waiter = {
           cost,
           admit: () => {
+            clearTimeout(timer);
             signal?.removeEventListener("abort", onAbort);
             inUse += cost;
             resolve(releaseOf(cost));
           },
         };
+        // Time is up: admitted over the budget, whatever runs.
+        const timer = setTimeout(() => {
+          const at = queue.indexOf(waiter);
+          if (at < 0) return;
+          queue.splice(at, 1);
+          waiter.admit();
+        }, maxWaitMs);
         const onAbort = () => {
+          clearTimeout(timer);
           const at = queue.indexOf(waiter);
           if (at >= 0) queue.splice(at, 1);
           drain();

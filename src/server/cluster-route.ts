@@ -23,10 +23,14 @@ export async function handleForwardedTurn(
   auth: ClusterAuth,
 ): Promise<Response> {
   const body = await c.req.text();
-  if (!auth.verify(body, c.req.header(CLUSTER_HEADER))) {
-    throw new ProxyError("permission_denied", "This route is for instances sharing the cluster secret.", {
-      detail: "permission_denied",
-    });
+  if (!(await auth.accept(body, c.req.header(CLUSTER_HEADER)))) {
+    throw new ProxyError(
+      "permission_denied",
+      "This route is for instances sharing the cluster secret (each signed request is accepted once).",
+      {
+        detail: "permission_denied",
+      },
+    );
   }
   const log = c.get("log");
   let turn: Awaited<ReturnType<BridgeEngine["startTurn"]>>;

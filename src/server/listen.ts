@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type Server, ServerResponse } from 
 import type { AddressInfo, Socket } from "node:net";
 import { assertSafeBinding } from "../config/host.js";
 import { ProxyError } from "../util/errors.js";
+import type { IdleMemory } from "./idle-memory.js";
 import { coalesceWritesPerTurn } from "./write-coalescing.js";
 
 /** A listening server. */
@@ -47,6 +48,8 @@ export interface ListenOptions {
   apiKey: string | undefined;
   /** A request whose headers and body have not fully arrived after this long is answered 408 and dropped. */
   bodyTimeoutMs?: number;
+  /** Told when each request starts and ends (gives memory back once the server goes quiet after load). */
+  idleMemory?: IdleMemory;
 }
 
 /** Default of {@link ListenOptions.bodyTimeoutMs}. */
@@ -140,6 +143,7 @@ export async function bind(options: ListenOptions): Promise<PendingServer> {
   const hostForUrl = options.host.includes(":") ? `[${options.host}]` : options.host;
   const close = () =>
     new Promise<void>((resolve) => {
+      options.idleMemory?.close();
       server.close(() => resolve());
       server.closeAllConnections();
     });
@@ -172,7 +176,14 @@ export async function bind(options: ListenOptions): Promise<PendingServer> {
         },
         { hostname: options.host },
       );
-      switchTo((req, res) => void listener(req, res));
+      const idle = options.idleMemory;
+      switchTo((req, res) => {
+        if (idle !== undefined) {
+          idle.begin();
+          res.once("close", () => idle.end());
+        }
+        void listener(req, res);
+      });
     },
     async fail(message) {
       switchTo((_req, res) => answerUnavailable(res, message));

@@ -34,9 +34,10 @@ export function hostnameOf(host: string): string {
 
 /** True when the `Host` value names this server: loopback, or an allowed host. */
 export function hostAllowed(host: string, allowedHosts: readonly string[]): boolean {
-  if (allowedHosts.includes("*")) return true;
   const name = hostnameOf(host);
+  // An empty Host names nothing, not even under `*` (HTTP/1.1 requires one; a client that sends it empty is broken).
   if (name === "") return false;
+  if (allowedHosts.includes("*")) return true;
   return isLoopbackHost(name) || allowedHosts.some((allowed) => hostnameOf(allowed) === name);
 }
 
@@ -49,6 +50,16 @@ export function guardHost(options: GuardOptions): MiddlewareHandler {
   return async (c, next) => {
     // Over a socket the adapter builds the URL from the Host header; app.request() has no Host header.
     const host = c.req.header("host") ?? new URL(c.req.url).host;
+    if (hostnameOf(host) === "") {
+      throw new ProxyError(
+        "invalid_request",
+        "The Host header is empty; send the host name the server is reached at.",
+        {
+          detail: "bad_request",
+          param: "host",
+        },
+      );
+    }
     if (!hostAllowed(host, options.allowedHosts)) {
       const name = clampForMessage(hostnameOf(host), 100);
       throw new ProxyError(

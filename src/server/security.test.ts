@@ -79,6 +79,8 @@ describe("Host guard", () => {
     }
     expect(hostAllowed("box.lan:8765", ["box.lan"])).toBe(true);
     expect(hostAllowed("anything:1", ["*"])).toBe(true);
+    expect(hostAllowed("", ["*"])).toBe(false);
+    expect(hostAllowed(":8765", ["*"])).toBe(false);
   });
 
   it("rejects a rebound host name with 403 before anything reaches Cursor, on every route", async () => {
@@ -97,6 +99,18 @@ describe("Host guard", () => {
     expect(agentClient.runs).toBe(0);
     const allowed = appWith({ allowedHosts: ["attacker.example"] }).app;
     expect((await allowed.request("/v1/models", { headers: { host: "attacker.example" } })).status).toBe(200);
+  });
+
+  it("refuses an empty Host header with 400, even when every host is allowed", async () => {
+    for (const allowedHosts of [[], ["*"]]) {
+      const { app, agentClient } = appWith({ allowedHosts });
+      for (const host of ["", " ", ":8765"]) {
+        const res = await app.request("/v1/chat/completions", post({ ...json, host }));
+        expect(res.status, `${JSON.stringify(host)} with ${allowedHosts}`).toBe(400);
+        expect((await errorOf(res)).message).toContain("Host header is empty");
+      }
+      expect(agentClient.runs).toBe(0);
+    }
   });
 });
 

@@ -64,7 +64,7 @@ export interface ProxyErrorDetails {
     | "turn_in_progress"
     | "previous_response_not_found"
     | "max_mode_required";
-  request_too_large: "body_too_large";
+  request_too_large: "body_too_large" | "message_too_large";
   unsupported_media_type: "not_json";
   unauthenticated:
     | "local_api_key"

@@ -9,6 +9,7 @@
 import { Redis } from "ioredis";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClusterAuth } from "../../src/cluster/cluster-auth.js";
 import { decodeRecord } from "../../src/stores/redis/conversation-store.js";
 import { type Proc, startBalancer, startInstance, startStandaloneEmulator } from "./support/processes.js";
 import { missingBinaries, type RedisServer, startRedisServer } from "./support/redis-server.js";
@@ -114,6 +115,8 @@ describe.skipIf(skip !== undefined)("two instances on one Redis behind HAProxy",
     expect(down).toBeInstanceOf(OpenAI.APIError);
     expect((down as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
     expect((down as InstanceType<typeof OpenAI.APIError>).message).toMatch(/shared store redis:\/\/127\.0\.0\.1:\d+/);
+    // The code the README documents for a store outage (not upstream_unavailable: Cursor is fine).
+    expect((down as InstanceType<typeof OpenAI.APIError>).code).toBe("store_unavailable");
     expect((await stats()).runs).toBe(5);
 
     // Back: the instance reconnects by itself and the same request continues the conversation.
@@ -147,6 +150,20 @@ describe.skipIf(skip !== undefined)("two instances on one Redis behind HAProxy",
       body: "{}",
     });
     expect(unsigned.status).toBe(403);
+    // A correctly signed request is accepted once; the same request replayed within its window is refused.
+    const body = JSON.stringify({ model: "auto" });
+    const signed = createClusterAuth(SECRET).sign(body);
+    const send = () =>
+      fetch(`${survivor.url}/internal/cluster/turn`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-cursor-bridge-cluster": signed },
+        body,
+      });
+    const first = await send();
+    expect(first.status).not.toBe(403);
+    await first.arrayBuffer();
+    const replayed = await send();
+    expect(replayed.status).toBe(403);
 
     // The instance holding a parked turn dies: the result, sent to another instance, is answered there (one extra
     // Run, logged), still by a turn of the same conversation, continuing from its checkpoint.

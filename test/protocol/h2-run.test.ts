@@ -23,7 +23,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function apiAgainst(handler: Handler): Promise<CursorApi> {
+async function apiAgainst(handler: Handler, maxMessageBytes?: number): Promise<CursorApi> {
   server = createServer();
   server.on("stream", handler);
   await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
@@ -35,6 +35,7 @@ async function apiAgainst(handler: Handler): Promise<CursorApi> {
     clientVersion: "cli-2026.01.17-d239e66",
     transport: "http2",
     newRequestId: () => "req-1",
+    ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
   });
   return api;
 }
@@ -107,6 +108,24 @@ describe("hand-framed HTTP/2 Run", () => {
     expect(body[0]).toBe(0);
     const length = body.readUInt32BE(1);
     expect(fromBinary(AgentClientMessageSchema, body.subarray(5, 5 + length)).message.case).toBe("clientHeartbeat");
+  });
+
+  it("a first message over the message limit ends the run at once with a 413, instead of a server waiting for it", async () => {
+    let streams = 0;
+    // Like Cursor (and the emulator), the server answers nothing until the run request arrives.
+    const api = await apiAgainst(() => {
+      streams += 1;
+    }, 64);
+    const big = create(AgentClientMessageSchema, {
+      message: { case: "runRequest", value: { conversationId: "x".repeat(200) } },
+    });
+    const error = await api.openRun(big).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toMatchObject({ code: "request_too_large", status: 413, detail: "message_too_large" });
+    expect((error as Error).message).toContain("over HTTP/2");
+    expect(streams).toBeLessThanOrEqual(1);
   });
 
   it("a body that stops without the end-of-stream frame is a retryable connection loss", async () => {

@@ -4,8 +4,9 @@
  * strings, deep nesting, truncated or non-UTF-8 bodies, wrong content types, methods, hosts, origins and request ids.
  * Every answer must be well-formed: no 500 ever, a 5xx only when Cursor (the emulator) caused it, an OpenAI error
  * body on every error, a complete SSE stream or one error frame on a 200 stream, and the server still healthy at the
- * end. `FUZZ_SEED` and `FUZZ_CASES` reproduce or widen a run; the seed and the counts are printed. POST cases go to
- * chat completions, /v1/messages and /v1/responses (`FUZZ_SURFACES=chat` keeps them to chat completions).
+ * end, and no answer takes longer than 30 s. `FUZZ_SEED` and `FUZZ_CASES` reproduce or widen a run; the seed and the
+ * counts are printed. POST cases go to all four POST endpoints: chat completions, /v1/messages,
+ * /v1/messages/count_tokens and /v1/responses (`FUZZ_SURFACES=chat` keeps them to chat completions).
  */
 import { Agent, request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,6 +17,8 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const CASES = Number(process.env.FUZZ_CASES ?? 10_000);
 const SURFACES = process.env.FUZZ_SURFACES === "chat" ? "chat" : "all";
 const CONCURRENCY = 12;
+/** No answer may take longer than this (a hang, or one request stalling the others). */
+const MAX_ANSWER_MS = 30_000;
 
 interface Answer {
   status: number;
@@ -35,7 +38,7 @@ function send(agent: Agent, port: number, req: FuzzRequest): Promise<Answer> {
       );
       res.on("error", reject);
     });
-    outgoing.setTimeout(60_000, () => outgoing.destroy(new Error("no answer within 60 s")));
+    outgoing.setTimeout(MAX_ANSWER_MS, () => outgoing.destroy(new Error(`no answer within ${MAX_ANSWER_MS / 1000} s`)));
     outgoing.on("error", reject);
     outgoing.end(req.body);
   });
@@ -134,6 +137,7 @@ describe("seeded fuzzer over every endpoint", () => {
     const byStatus = new Map<number, number>();
     const failures: string[] = [];
     const upstream = { count: 0 };
+    const slowest = { ms: 0, label: "" };
     let next = 0;
     const started = Date.now();
     const worker = async () => {
@@ -142,8 +146,11 @@ describe("seeded fuzzer over every endpoint", () => {
         const req = requests[index] as FuzzRequest;
         let problem: string | undefined;
         let status = 0;
+        const sent = Date.now();
         try {
           const answer = await send(agent, port, req);
+          const took = Date.now() - sent;
+          if (took > slowest.ms) Object.assign(slowest, { ms: took, label: req.label });
           status = answer.status;
           problem = judge(req, answer, upstream);
           if (problem !== undefined) problem += ` — body ${answer.body.slice(0, 300)}`;
@@ -170,9 +177,12 @@ describe("seeded fuzzer over every endpoint", () => {
     const labels = [...byLabel.entries()].sort().map(([l, n]) => `${l}:${n}`);
     process.stdout.write(
       `reliability: fuzzer seed=${SEED} surfaces=${SURFACES} ran ${CASES} cases in ${seconds} s; statuses ${statuses.join(" ")}; ` +
-        `upstream-caused 5xx/frames ${upstream.count}; kinds ${labels.join(" ")}; failures ${failures.length}\n`,
+        `upstream-caused 5xx/frames ${upstream.count}; slowest answer ${slowest.ms} ms (${slowest.label}); ` +
+        `kinds ${labels.join(" ")}; failures ${failures.length}\n`,
     );
     expect(failures).toEqual([]);
+    expect(slowest.ms).toBeLessThan(MAX_ANSWER_MS);
+    if (SURFACES === "all") expect(byLabel.get("count_tokens:valid") ?? 0).toBeGreaterThan(0);
     expect(health.status).toBe(200);
     expect(byStatus.get(200) ?? 0).toBeGreaterThan(CASES / 10);
   }, 300_000);

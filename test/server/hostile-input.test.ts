@@ -1,8 +1,9 @@
 /**
  * The same hostile input gets the same well-formed answer on every API door (issue #23): nesting 100 and 10,000 deep
- * in a tool schema, in tool arguments and in content, a 300-character model, a 21 MiB image, bytes that are no
- * image, and tool arguments in the history that are no JSON object. Each is a 4xx in the door's own error shape
- * naming the field, before any Run. A new door joins by adding one entry to DOORS (doors.ts).
+ * in a tool schema, in tool arguments and in content, a 300-character model, an image over the cap, a 21 MiB image
+ * (its body is over the limit, so it is refused before it is read), bytes that are no image, and tool arguments in
+ * the history that are no JSON object. Each is a 4xx in the door's own error shape naming the field (the 21 MiB
+ * body: saying the body is too large), before any Run. A new door joins by adding one entry to DOORS (doors.ts).
  */
 import { describe, expect, it } from "vitest";
 import { bodyLimitForImages, DEFAULT_MAX_IMAGE_BYTES } from "../../src/surfaces/kit/image-input.js";
@@ -69,15 +70,26 @@ describe.each(DOORS.map((door) => [door.name, door] as const))("%s door", (_name
     expect(runs).toHaveLength(0);
   });
 
-  it("a 21 MiB image → 413 naming the part", async () => {
-    const bytes = Buffer.alloc(21 * 1024 * 1024, 7);
+  it("an image over the image cap → 413 naming the part", async () => {
+    const bytes = Buffer.alloc(DEFAULT_MAX_IMAGE_BYTES + 1024 * 1024, 7);
     jpegImage(8, 8).copy(bytes);
     const { body, field } = door.image(bytes.toString("base64"), "image/jpeg");
     const { response, runs } = await send(door, body);
     expect(response.status).toBe(413);
     const error = await errorOf(door, response);
     expect(error.field).toContain(field);
-    expect(error.message).toContain("over the limit of 20971520 bytes");
+    expect(error.message).toContain(`over the limit of ${DEFAULT_MAX_IMAGE_BYTES} bytes`);
+    expect(runs).toHaveLength(0);
+  });
+
+  it("a 21 MiB image → 413 in the door's shape (its body is over the limit: refused before it is read)", async () => {
+    const bytes = Buffer.alloc(21 * 1024 * 1024, 7);
+    jpegImage(8, 8).copy(bytes);
+    const { body } = door.image(bytes.toString("base64"), "image/jpeg");
+    const { response, runs } = await send(door, body);
+    expect(response.status).toBe(413);
+    const error = await errorOf(door, response);
+    expect(error.message).toContain("The request body is larger than");
     expect(runs).toHaveLength(0);
   });
 

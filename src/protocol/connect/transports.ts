@@ -36,6 +36,11 @@ export interface TransportPool {
   http2(baseUrl: string, onResponse?: ResponseObserver): Http2Call;
   /** The pool's HTTP/2 sessions for `baseUrl`'s origin, for calls framed by hand (the HTTP/2 `Run`, h2-run.ts). */
   http2Sessions(baseUrl: string): Http2Sessions;
+  /**
+   * A connection of its own to `baseUrl`'s origin, shared with nothing (a retry after a dropped connection: whatever
+   * happens to other turns' connections cannot fail it again). The caller closes it when its call is over.
+   */
+  privateHttp2Sessions(baseUrl: string): Http2Sessions;
   /** A Connect transport over HTTP/1.1 via `fetch` (unary only). */
   http1(baseUrl: string, onResponse?: ResponseObserver): Transport;
   /** Closes every HTTP/2 session (open streams are aborted). */
@@ -133,6 +138,7 @@ export function createTransportPool(options: TransportPoolOptions): TransportPoo
   // connect-node asks for a session with the full URL of every call; the few distinct URLs (one per RPC) map to
   // their origin's manager without parsing a URL per call.
   const byUrl = new Map<string, Http2Sessions>();
+  const privates = new Set<Http2Sessions>();
   const sessionFor = (url: string): Http2Sessions => {
     const known = byUrl.get(url);
     if (known !== undefined) return known;
@@ -199,8 +205,21 @@ export function createTransportPool(options: TransportPoolOptions): TransportPoo
       return { transport: build(baseUrl, observe(client, onResponse)), connectionFailed };
     },
     http2Sessions: sessionFor,
+    privateHttp2Sessions: (url) => {
+      const manager = createHttp2Sessions(new URL(url).origin, options.logger);
+      privates.add(manager);
+      return {
+        ...manager,
+        close: () => {
+          privates.delete(manager);
+          manager.close();
+        },
+      };
+    },
     http1: (baseUrl, onResponse) => build(baseUrl, observe(h1Client, onResponse)),
     close() {
+      for (const manager of privates) manager.close();
+      privates.clear();
       for (const manager of sessions.values()) manager.close();
       sessions.clear();
       byUrl.clear();

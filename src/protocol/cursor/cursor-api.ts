@@ -75,6 +75,11 @@ export interface CursorApiOptions {
 /** Per-call options of {@link CursorApi.openRun}. */
 export interface OpenRunOptions {
   signal?: AbortSignal;
+  /**
+   * Open the Run on a connection of its own, shared with no other turn (HTTP/2; HTTP/1.1 runs share nothing that a
+   * dropped connection takes down with them): a retry after a dropped connection.
+   */
+  freshConnection?: boolean;
 }
 
 /** The Cursor API, as the backend sees it. */
@@ -181,6 +186,7 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
           logger,
           errorContext,
           maxMessageBytes,
+          freshConnection: runOptions.freshConnection === true,
         });
         const outcome = await started.ready;
         if (outcome.ok) {

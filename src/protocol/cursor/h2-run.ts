@@ -32,7 +32,14 @@ import type { TransportPool } from "../connect/transports.js";
 import { type ErrorMappingContext, toProxyError } from "./error-mapping.js";
 import { assertRunTransition, type RunPhase, runIsOver } from "./h2-run-phase.js";
 import { connectStreamHeaders } from "./headers.js";
-import { abortedError, decodeServerMessage, type RunStream, type StartedRun, streamClosedError } from "./run-stream.js";
+import {
+  abortedError,
+  decodeServerMessage,
+  messageTooLargeError,
+  type RunStream,
+  type StartedRun,
+  streamClosedError,
+} from "./run-stream.js";
 
 /** Parameters of {@link startHttp2Run}. */
 export interface Http2RunParams {
@@ -45,6 +52,8 @@ export interface Http2RunParams {
   logger: Logger;
   errorContext: ErrorMappingContext;
   maxMessageBytes: number;
+  /** On a connection of its own (closed with the run), not the pool's shared one. */
+  freshConnection?: boolean;
 }
 
 /** Decoded messages waiting for the reader before the stream is paused (HTTP/2 flow control then holds the rest). */
@@ -114,6 +123,7 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
   private drainWaiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> | undefined;
   private settleReady: ((outcome: Awaited<StartedRun["ready"]>) => void) | undefined;
   private readonly sessions: Http2Sessions;
+  private readonly ownsSessions: boolean;
   private readonly signal: AbortSignal | undefined;
   private readonly logger: Logger;
   private readonly errorContext: ErrorMappingContext;
@@ -126,7 +136,10 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
     this.errorContext = params.errorContext;
     this.maxMessageBytes = params.maxMessageBytes;
     this.ready = new Promise((resolve) => (this.settleReady = resolve));
-    this.sessions = params.pool.http2Sessions(params.baseUrl);
+    this.ownsSessions = params.freshConnection === true;
+    this.sessions = this.ownsSessions
+      ? params.pool.privateHttp2Sessions(params.baseUrl)
+      : params.pool.http2Sessions(params.baseUrl);
     const headers = {
       ...params.headers,
       ...connectStreamHeaders(),
@@ -134,7 +147,10 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
     };
     this.sessions.request("POST", runPath(params.baseUrl), headers, {}).then(
       (stream) => this.attach(stream),
-      (error: unknown) => this.fail(transportError(error), "unreachable"),
+      (error: unknown) => {
+        this.fail(transportError(error), "unreachable");
+        this.releaseOwnSessions();
+      },
     );
     if (this.signal?.aborted === true) this.abort(this.signal.reason);
     else this.signal?.addEventListener("abort", this, { once: true });
@@ -157,11 +173,7 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
     if (runIsOver(this.phase) || this.sendClosed) return Promise.reject(this.endError ?? streamClosedError());
     const payload = toBinary(AgentClientMessageSchema, message);
     if (payload.length > this.maxMessageBytes) {
-      const error = new ConnectError(
-        `Message of ${payload.length} bytes is larger than the ${this.maxMessageBytes}-byte limit.`,
-        Code.ResourceExhausted,
-      );
-      return Promise.reject(toProxyError(error, this.errorContext));
+      return Promise.reject(messageTooLargeError(payload.length, this.maxMessageBytes, "HTTP/2"));
     }
     const frame = encodeEnvelope(0, payload);
     if (this.phase === "opening") {
@@ -243,6 +255,8 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
   }
 
   private attach(h2: ClientHttp2Stream): void {
+    // A connection of the run's own goes with its stream.
+    h2.once("close", () => this.releaseOwnSessions());
     if (runIsOver(this.phase)) {
       // Aborted while the stream was opening.
       h2.on("error", () => {});
@@ -341,6 +355,10 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
     );
   }
 
+  private releaseOwnSessions(): void {
+    if (this.ownsSessions) this.sessions.close();
+  }
+
   private onClose(): void {
     if (runIsOver(this.phase)) return;
     const h2 = this.h2 as ClientHttp2Stream;
@@ -417,6 +435,8 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
 /** Starts `Run` over HTTP/2 with `first` as the first request frame. */
 export function startHttp2Run(params: Http2RunParams): StartedRun {
   const stream = new Http2RunStream(params);
-  stream.send(params.first).catch(() => {});
+  // A first message that cannot be sent (too large, or the stream failed first) ends the run with that error; the
+  // server would otherwise wait for a run_request that never comes.
+  stream.send(params.first).catch((error: unknown) => stream.abort(error));
   return { stream, ready: stream.ready };
 }

@@ -54,6 +54,21 @@ export function streamClosedError(cause?: unknown): ProxyError {
   });
 }
 
+const MIB = 1024 * 1024;
+
+/**
+ * A client message that does not fit in one message of the transport (HTTP/2: the message limit; HTTP/1.1: half of
+ * it, BidiAppend carries the bytes hex-encoded). A size problem, answered 413 at once, never a usage limit or a wait.
+ */
+export function messageTooLargeError(bytes: number, limit: number, transport: "HTTP/2" | "HTTP/1.1"): ProxyError {
+  const mib = (n: number) => (n / MIB).toFixed(1);
+  return new ProxyError(
+    "request_too_large",
+    `The request is ${mib(bytes)} MiB once encoded for Cursor, over the ${mib(limit)} MiB one message may carry over ${transport}. Send smaller or fewer images.`,
+    { detail: "message_too_large", status: 413, retryable: false },
+  );
+}
+
 /** Error used to abort a run without an explicit reason. */
 export function abortedError(reason?: unknown): ProxyError {
   if (reason instanceof ProxyError) return reason;

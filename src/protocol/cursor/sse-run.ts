@@ -31,6 +31,7 @@ import {
   abortedError,
   decodeServerMessage,
   linkSignal,
+  messageTooLargeError,
   type RunStream,
   type StartedRun,
   streamClosedError,
@@ -49,6 +50,14 @@ export interface SseRunParams {
   logger: Logger;
   errorContext: ErrorMappingContext;
   maxMessageBytes: number;
+}
+
+/** Bytes of a BidiAppend request besides its hex `data` (request id, seqno, framing), with room to spare. */
+const APPEND_OVERHEAD_BYTES = 4096;
+
+/** The largest client message one BidiAppend carries: hex doubles it inside the transport's message limit. */
+export function appendPayloadLimit(maxMessageBytes: number): number {
+  return Math.floor((maxMessageBytes - APPEND_OVERHEAD_BYTES) / 2);
 }
 
 const toHex = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
@@ -96,6 +105,7 @@ async function* readServerMessages(response: Response, maxMessageBytes: number):
 /** Starts RunSSE and, concurrently (as RAPH does, §4.3 step 4), the first BidiAppend carrying `first`. */
 export function startSseRun(params: SseRunParams): StartedRun {
   const controller = new AbortController();
+  const maxPayloadBytes = appendPayloadLimit(params.maxMessageBytes);
   const bidi = createClient(BidiService, params.pool.http1(params.baseUrl));
   let bytesSent = 0;
   let nextSeqno = 0;
@@ -139,6 +149,12 @@ export function startSseRun(params: SseRunParams): StartedRun {
   const send = (message: AgentClientMessage): Promise<void> => {
     if (finished) return Promise.reject(failure ?? streamClosedError());
     const bytes = toBinary(AgentClientMessageSchema, message);
+    if (bytes.length > maxPayloadBytes) {
+      // Cannot be appended at all: a gap in the seqnos would break the run anyway, so it ends with the 413.
+      const error = messageTooLargeError(bytes.length, maxPayloadBytes, "HTTP/1.1");
+      fail(error);
+      return Promise.reject(error);
+    }
     const seqno = nextSeqno++;
     const sent = chain.then(() => append(bytes, seqno));
     chain = sent.catch(() => {});

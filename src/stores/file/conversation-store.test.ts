@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { sampleRecord } from "../../../test/support/conversation-record.js";
 import type { Logger } from "../../util/logger.js";
 import { writeFileAtomic } from "./atomic-write.js";
-import { createFileConversationStore } from "./conversation-store.js";
+import { createFileConversationStore, sizeOf } from "./conversation-store.js";
 
 describe("file conversation store", () => {
   let dir: string;
@@ -29,7 +29,11 @@ describe("file conversation store", () => {
 
   it("keeps a record in memory only when it is small next to the cache (large ones are read from disk again)", async () => {
     const record = sampleRecord("conv-1", now);
-    const bytes = record.checkpoint.byteLength + [...record.blobs.values()].reduce((sum, b) => sum + b.byteLength, 0);
+    // Bytes plus the per-record and per-blob object overhead the cache charges.
+    const bytes = sizeOf(record);
+    expect(bytes).toBeGreaterThan(
+      record.checkpoint.byteLength + [...record.blobs.values()].reduce((sum, b) => sum + b.byteLength, 0) + 512,
+    );
     const roomy = createFileConversationStore({ dir, ttlMs: 10_000, now: () => now, cacheBytes: bytes * 8 });
     await roomy.save(record);
     await rm(dir, { recursive: true, force: true });

@@ -50,9 +50,18 @@ function sameRecord(a: ConversationRecord | undefined, b: ConversationRecord): b
   return true;
 }
 
-function sizeOf(record: ConversationRecord): number {
-  let bytes = record.checkpoint.byteLength;
-  for (const blob of record.blobs.values()) bytes += blob.byteLength;
+/**
+ * What a cached record costs in memory, not just its bytes: each record and each blob is also a handful of objects
+ * (the record, its Map, a 64-character hex key, a Uint8Array and its backing store). Counting the bytes alone let a
+ * cache of small records hold several times its budget (a soak of 12,000 short conversations kept most of them).
+ */
+const RECORD_OVERHEAD_BYTES = 512;
+const BLOB_OVERHEAD_BYTES = 256;
+
+/** What {@link RecordCache} charges for `record`. */
+export function sizeOf(record: ConversationRecord): number {
+  let bytes = record.checkpoint.byteLength + RECORD_OVERHEAD_BYTES;
+  for (const blob of record.blobs.values()) bytes += blob.byteLength + BLOB_OVERHEAD_BYTES;
   return bytes;
 }
 

@@ -113,7 +113,7 @@ function toolChoiceWarnings(choice: ToolChoice, tools: readonly ClientTool[]): s
 
 /** Options of {@link toTurnInput}. */
 export interface TurnInputOptions {
-  /** Total decoded image bytes accepted in one request. @default DEFAULT_MAX_IMAGE_BYTES (20 MiB) */
+  /** Total decoded image bytes accepted in one request. @default DEFAULT_MAX_IMAGE_BYTES (15 MiB) */
   maxImageBytes?: number | undefined;
 }
 

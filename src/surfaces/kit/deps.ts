@@ -27,7 +27,7 @@ export interface AppOptions {
   maxBodyBytes: number;
   /** Bytes of large request bodies (≥ 1 MiB each) processed at once; more wait their turn. @default 8 MiB */
   largeBodyBudgetBytes?: number;
-  /** Total decoded image bytes accepted in one request. @default 20 MiB */
+  /** Total decoded image bytes accepted in one request. @default 15 MiB */
   maxImageBytes?: number;
   reasoningOutput: ReasoningOutput;
   upstream: UpstreamKind;

@@ -2,14 +2,15 @@
  * The one image decoder of every API door: a data URL (OpenAI `image_url`, Responses `input_image`) or a base64
  * source (Anthropic `image` blocks) → image bytes for the engine. Only base64 data is accepted (the bridge fetches
  * nothing on a client's behalf); the bytes decide the type (PNG, JPEG, GIF or WebP, whatever the client declares),
- * anything else is a 400 naming the part; the decoded images of one request share a byte budget (default 20 MiB,
- * Cursor's live clients cap attachments there), and the part that goes over it is a 413 naming it.
+ * anything else is a 400 naming the part; the decoded images of one request share a byte budget (default 15 MiB: what fits,
+ * with the rest of the turn, in the one 16 MiB message that carries them to Cursor over HTTP/2; Cursor's own clients
+ * allow 20 MiB), and the part that goes over it is a 413 naming it.
  */
 import { ProxyError } from "../../util/errors.js";
 import { type ImageMimeType, sniffImage } from "../../util/image.js";
 
 /** Default total of decoded image bytes accepted in one request. */
-export const DEFAULT_MAX_IMAGE_BYTES = 20 * 1024 * 1024;
+export const DEFAULT_MAX_IMAGE_BYTES = 15 * 1024 * 1024;
 
 /** The body limit that lets a request carry `maxImageBytes` of images (base64 is 4/3 of the bytes) on top of text. */
 export function bodyLimitForImages(maxBodyBytes: number, maxImageBytes: number): number {

@@ -28,6 +28,13 @@ describe("toOpenAIError status table", () => {
     ],
     ["cursor auth", new ProxyError("unauthenticated", "no token"), 401, "authentication_error", "cursor_auth_failed"],
     [
+      "shared store down (README: store_unavailable)",
+      new ProxyError("backend_unavailable", "store down", { detail: "store_unavailable", retryAfterSeconds: 1 }),
+      503,
+      "server_error",
+      "store_unavailable",
+    ],
+    [
       "local api key",
       new ProxyError("unauthenticated", "wrong key", { detail: LOCAL_API_KEY_DETAIL }),
       401,

@@ -46,6 +46,7 @@ const DETAIL_AS_CODE = new Set<ProxyErrorDetail>([
   "image_too_large",
   "turn_in_progress",
   "previous_response_not_found",
+  "store_unavailable",
 ]);
 
 /** Machine-readable OpenAI `code` for every ProxyError code (exhaustive: a new code must choose one). */

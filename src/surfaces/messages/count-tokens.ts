@@ -1,10 +1,13 @@
 /**
  * `POST /v1/messages/count_tokens`: an estimate, counted over the same text the bridge would send for the request
  * (instructions, every message's text, tool calls and results, tool definitions). Anthropic publishes no tokenizer
- * for its current models; the server injects a general-purpose BPE counter (o200k_base). Images count a flat
- * {@link IMAGE_TOKENS} each (Anthropic's documented cost of an image near its 1.15 megapixel size limit).
+ * for its current models; the bridge counts with a general-purpose BPE vocabulary (o200k_base, see
+ * `util/token-count.ts`: linear, exact up to 2 KiB runs without whitespace, sliced so other requests keep going).
+ * Images count a flat {@link IMAGE_TOKENS} each (Anthropic's documented cost of an image near its 1.15 megapixel
+ * size limit).
  */
 import type { EngineRequest } from "../../engine/types.js";
+import { loadTokenCounter, type TokenCounter } from "../../util/token-count.js";
 
 /** Flat estimate per image. */
 export const IMAGE_TOKENS = 1600;
@@ -32,9 +35,22 @@ export function countedTexts(request: EngineRequest): { texts: string[]; images:
   return { texts: texts.filter((text) => text !== ""), images };
 }
 
+function framing(request: EngineRequest, images: number): number {
+  const messages = request.messages.length + (request.instructions.length > 0 ? 1 : 0);
+  return images * IMAGE_TOKENS + messages * MESSAGE_OVERHEAD;
+}
+
 /** The estimate: tokens of every counted text, plus images and per-message overhead. */
 export function estimateInputTokens(request: EngineRequest, countText: (text: string) => number): number {
   const { texts, images } = countedTexts(request);
-  const messages = request.messages.length + (request.instructions.length > 0 ? 1 : 0);
-  return texts.reduce((sum, text) => sum + countText(text), 0) + images * IMAGE_TOKENS + messages * MESSAGE_OVERHEAD;
+  return texts.reduce((sum, text) => sum + countText(text), 0) + framing(request, images);
+}
+
+/** The same estimate with the o200k_base counter, yielding to other requests while it counts. */
+export async function countInputTokens(
+  request: EngineRequest,
+  counter: Promise<TokenCounter> = loadTokenCounter(),
+): Promise<number> {
+  const { texts, images } = countedTexts(request);
+  return (await (await counter).count(texts)) + framing(request, images);
 }

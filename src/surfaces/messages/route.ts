@@ -11,7 +11,7 @@ import { DEFAULT_MAX_IMAGE_BYTES, ImageBudget } from "../kit/image-input.js";
 import { readJson } from "../kit/json-body.js";
 import { runSurface } from "../kit/run-surface.js";
 import { closeSurfaceApp, createSurfaceApp, type SurfaceDeps } from "../kit/surface-app.js";
-import { estimateInputTokens } from "./count-tokens.js";
+import { countInputTokens } from "./count-tokens.js";
 import { anthropicErrorResponse } from "./error-body.js";
 import { toAnthropicEvents, toAnthropicMessage } from "./events.js";
 import { parseCountTokensRequest, parseMessagesRequest } from "./parse.js";
@@ -35,21 +35,6 @@ export interface MessagesOptions {
 /** HMAC signer for thinking blocks: the bridge's own signatures are recognisable, and nothing else is claimed. */
 function thinkingSigner(key: Buffer): (text: string) => string {
   return (text) => `cb1.${createHmac("sha256", key).update(text).digest("base64url")}`;
-}
-
-type TokenCounter = (text: string) => number;
-let counter: Promise<TokenCounter> | undefined;
-
-/** o200k_base BPE, loaded on first use (the ranks are a few MB; most servers never count). */
-function loadCounter(): Promise<TokenCounter> {
-  counter ??= Promise.all([import("js-tiktoken/lite"), import("js-tiktoken/ranks/o200k_base")]).then(
-    ([{ Tiktoken }, { default: ranks }]) => {
-      const encoding = new Tiktoken(ranks);
-      // Special-token text (`<|endoftext|>`) is counted as ordinary text instead of throwing.
-      return (text: string) => encoding.encode(text, [], []).length;
-    },
-  );
-  return counter;
 }
 
 /** The Messages sub-app, mounted under /v1. */
@@ -83,7 +68,7 @@ export function createMessagesApp(deps: SurfaceDeps, options: MessagesOptions = 
   app.post("/messages/count_tokens", async (c) => {
     const { request: body } = parseCountTokensRequest(await readJson(c));
     const { request } = toEngineRequest(body, images());
-    const result: CountTokensResponse = { input_tokens: estimateInputTokens(request, await loadCounter()) };
+    const result: CountTokensResponse = { input_tokens: await countInputTokens(request) };
     return c.json(result);
   });
 

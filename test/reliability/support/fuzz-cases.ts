@@ -209,7 +209,7 @@ function baseOther(g: Gen, surface: "messages" | "responses"): Record<string, un
   };
 }
 
-type Surface = "chat" | "messages" | "responses";
+type Surface = "chat" | "messages" | "count_tokens" | "responses";
 
 function chatBody(g: Gen, surface: Surface = "chat"): { body: Buffer; label: string } {
   const roll = g.int(100);
@@ -217,7 +217,7 @@ function chatBody(g: Gen, surface: Surface = "chat"): { body: Buffer; label: str
   if (roll < 6) return { body: Buffer.from(Array.from({ length: g.int(200) }, () => g.int(256))), label: "bytes" };
   if (roll < 8) return { body: Buffer.from(JSON.stringify(g.json())), label: "random-json" };
   if (roll < 9) return { body: Buffer.alloc(MAX_BODY + 10, 0x20), label: "too-large" };
-  const value = surface === "chat" ? baseChat(g) : baseOther(g, surface);
+  const value = surface === "chat" ? baseChat(g) : baseOther(g, surface === "count_tokens" ? "messages" : surface);
   const label = roll < 22 ? "valid" : "mutated";
   if (label === "mutated") mutate(g, value);
   const text = JSON.stringify(value);
@@ -226,8 +226,8 @@ function chatBody(g: Gen, surface: Surface = "chat"): { body: Buffer; label: str
 }
 
 /**
- * With `surfaces: "chat"` the POST cases all go to /v1/chat/completions; "all" spreads them over /v1/messages and
- * /v1/responses too.
+ * With `surfaces: "chat"` the POST cases all go to /v1/chat/completions; "all" spreads them over /v1/messages,
+ * /v1/messages/count_tokens and /v1/responses too.
  */
 export function fuzzRequest(g: Gen, port: number, surfaces: "chat" | "all" = "chat"): FuzzRequest {
   const headers: Record<string, string> = { host: `127.0.0.1:${port}` };
@@ -237,8 +237,20 @@ export function fuzzRequest(g: Gen, port: number, surfaces: "chat" | "all" = "ch
   if (g.chance(0.03)) headers.authorization = g.pick(["Bearer x", "Basic Zm9vOmJhcg==", "Bearer"]);
   const endpoint = g.int(100);
   if (endpoint < 75) {
-    const surface: Surface = surfaces === "chat" || endpoint < 55 ? "chat" : endpoint < 65 ? "messages" : "responses";
-    const path = { chat: "/v1/chat/completions", messages: "/v1/messages", responses: "/v1/responses" }[surface];
+    const surface: Surface =
+      surfaces === "chat" || endpoint < 50
+        ? "chat"
+        : endpoint < 60
+          ? "messages"
+          : endpoint < 66
+            ? "count_tokens"
+            : "responses";
+    const path = {
+      chat: "/v1/chat/completions",
+      messages: "/v1/messages",
+      count_tokens: "/v1/messages/count_tokens",
+      responses: "/v1/responses",
+    }[surface];
     const { body, label } = chatBody(g, surface);
     headers["content-type"] = g.chance(0.93)
       ? g.pick(["application/json", "application/json; charset=utf-8"])

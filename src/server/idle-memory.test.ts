@@ -1,0 +1,65 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { silentLogger } from "../util/logger.js";
+import { createIdleMemory } from "./idle-memory.js";
+
+describe("idle memory release", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  function setup(heap: number) {
+    const collect = vi.fn();
+    const idle = createIdleMemory({
+      logger: silentLogger,
+      idleMs: 1_000,
+      minIntervalMs: 10_000,
+      heapThresholdBytes: 100,
+      collect,
+      heapBytes: () => heap,
+      now: () => Date.now(),
+    });
+    return { idle, collect };
+  }
+
+  it("collects once the server has been quiet for idleMs after load, and not while a request runs", async () => {
+    const { idle, collect } = setup(500);
+    idle.begin();
+    idle.begin();
+    idle.end();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(collect).not.toHaveBeenCalled();
+    idle.end();
+    await vi.advanceTimersByTimeAsync(999);
+    expect(collect).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(collect).toHaveBeenCalledTimes(2);
+    // Quiet since: nothing more to give back until the next busy spell.
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(collect).toHaveBeenCalledTimes(2);
+    idle.close();
+  });
+
+  it("waits minIntervalMs between collections, and skips a small heap", async () => {
+    const { idle, collect } = setup(500);
+    idle.begin();
+    idle.end();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(collect).toHaveBeenCalledTimes(2);
+    idle.begin();
+    idle.end();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(collect).toHaveBeenCalledTimes(2);
+    await vi.advanceTimersByTimeAsync(9_000);
+    expect(collect).toHaveBeenCalledTimes(4);
+    idle.close();
+    const small = setup(50);
+    small.idle.begin();
+    small.idle.end();
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(small.collect).not.toHaveBeenCalled();
+    small.idle.close();
+  });
+});

@@ -1,0 +1,124 @@
+/**
+ * Gives memory back after load. V8 grows the heap under load and, in a server that then goes quiet, keeps it: after
+ * a 2 × 60 s soak at 150 concurrent requests the process stayed at 656 MB RSS (from 77 MB) for as long as it idled,
+ * because nothing allocates any more to trigger the collections that would shrink it. Node cannot lower the heap
+ * ceiling of a running process (`--max-old-space-size` applies at start only), so instead, once no request has been
+ * in flight for {@link IDLE_MS} after a busy spell, and the heap is larger than {@link HEAP_THRESHOLD_BYTES}, two full
+ * collections run; V8 then releases the pages it no longer needs. At most once per {@link MIN_INTERVAL_MS}, and
+ * never while a request is in flight (it pauses the process for a few hundred milliseconds at a large heap).
+ */
+import { getHeapStatistics, setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import type { Logger } from "../util/logger.js";
+
+export const IDLE_MS = 3_000;
+export const MIN_INTERVAL_MS = 30_000;
+export const HEAP_THRESHOLD_BYTES = 96 * 1024 * 1024;
+
+export interface IdleMemoryOptions {
+  logger: Logger;
+  idleMs?: number;
+  minIntervalMs?: number;
+  heapThresholdBytes?: number;
+  /** @default a full collection (global.gc, or one obtained without --expose-gc) */
+  collect?: () => void;
+  heapBytes?: () => number;
+  now?: () => number;
+}
+
+export interface IdleMemory {
+  /** A request started. */
+  begin(): void;
+  /** A request ended. */
+  end(): void;
+  /** Collections run so far. */
+  readonly collections: number;
+  close(): void;
+}
+
+/** A full-collection function without starting Node with --expose-gc (a fresh context sees `gc` while the flag is on). */
+function fullCollection(): (() => void) | undefined {
+  const existing = (globalThis as { gc?: () => void }).gc;
+  if (typeof existing === "function") return existing;
+  try {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as unknown;
+    setFlagsFromString("--no-expose-gc");
+    return typeof gc === "function" ? (gc as () => void) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function createIdleMemory(options: IdleMemoryOptions): IdleMemory {
+  const idleMs = options.idleMs ?? IDLE_MS;
+  const minIntervalMs = options.minIntervalMs ?? MIN_INTERVAL_MS;
+  const threshold = options.heapThresholdBytes ?? HEAP_THRESHOLD_BYTES;
+  const heapBytes = options.heapBytes ?? (() => getHeapStatistics().total_heap_size);
+  const now = options.now ?? Date.now;
+  let collect = options.collect;
+  let inFlight = 0;
+  let busySinceCollection = false;
+  let lastCollection = Number.NEGATIVE_INFINITY;
+  let collections = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  const maybeCollect = () => {
+    timer = undefined;
+    if (closed || inFlight > 0 || !busySinceCollection) return;
+    const wait = lastCollection + minIntervalMs - now();
+    if (wait > 0) {
+      timer = setTimeout(maybeCollect, wait);
+      timer.unref();
+      return;
+    }
+    const before = heapBytes();
+    if (before < threshold) return;
+    collect ??= fullCollection();
+    if (collect === undefined) return;
+    const started = now();
+    // Twice: the first collection frees the garbage, the second (with the heap now mostly empty) is the one after
+    // which V8 lowers its limits and uncommits the pages (measured: one gave back a tenth, two nearly all of it).
+    collect();
+    collect();
+    lastCollection = now();
+    busySinceCollection = false;
+    collections += 1;
+    const usage = process.memoryUsage();
+    const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
+    options.logger.debug("released memory after load", {
+      heap_before_mb: mb(before),
+      heap_after_mb: mb(heapBytes()),
+      rss_mb: mb(usage.rss),
+      external_mb: mb(usage.external),
+      array_buffers_mb: mb(usage.arrayBuffers),
+      ms: lastCollection - started,
+    });
+  };
+
+  return {
+    begin() {
+      inFlight += 1;
+      busySinceCollection = true;
+      if (timer !== undefined) {
+        clearTimeout(timer);
+        timer = undefined;
+      }
+    },
+    end() {
+      inFlight = Math.max(0, inFlight - 1);
+      if (inFlight > 0 || closed) return;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = setTimeout(maybeCollect, idleMs);
+      timer.unref();
+    },
+    get collections() {
+      return collections;
+    },
+    close() {
+      closed = true;
+      if (timer !== undefined) clearTimeout(timer);
+    },
+  };
+}
