@@ -32,6 +32,7 @@ import type {
   ToolResult,
   TurnRequest,
 } from "./types.js";
+import { WebToolPolicy } from "./web-tools.js";
 import type { WorkspaceEnvironment } from "./workspace-environment.js";
 
 /** Everything a turn needs, injected by the agent client. */
@@ -96,6 +97,8 @@ export class CursorAgentTurn implements AgentTurn {
   /** Runs the turn's execs on the caller's side (ACP); undefined = redirect to caller tools or reject. */
   private readonly executor: SurfaceExecutor | undefined;
   private readonly mode: AgentModeName | undefined;
+  /** Web search / fetch verdicts and counts for the whole turn (every Run and segment of it). */
+  readonly web: WebToolPolicy;
   /**
    * The caller's history. Only the first segment needs it (planning, opening, rebuilding); it is released when that
    * segment parks, so a parked turn does not hold the whole conversation. Checkpoints keep what they need
@@ -116,6 +119,7 @@ export class CursorAgentTurn implements AgentTurn {
     this.tools = request.tools;
     this.executor = request.executor;
     this.mode = request.mode;
+    this.web = new WebToolPolicy(request.serverTools);
     this.history = request.messages;
     this.historyKeys = request.historyKeys?.length === request.messages.length ? request.historyKeys : undefined;
     this.toolNames = toolNameMapFor(request.tools);
@@ -306,6 +310,7 @@ export class CursorAgentTurn implements AgentTurn {
         toolCallIdSuffix: this.deps.toolCallIdSuffix,
         executor: this.executor,
       },
+      web: this.web,
       onCheckpoint: this.onCheckpoint.bind(this),
       onRoutedModel: this.onRoutedModel.bind(this),
     });

@@ -2,11 +2,16 @@
  * Answers to `interaction_query` (docs/protocol.md §4.9): every query is answered with the same `id` (the server
  * waits otherwise), as current clients answer (cursor-protocol-addendum-2.md §7) where the bridge can: a mode switch
  * is approved and `create_plan` succeeds (empty `plan_uri`). Questions for the user are rejected with a reason
- * (cursor-bridge has no UI to ask one); web search and fetch approvals are rejected too until the server-tools work
- * decides them.
+ * (cursor-bridge has no UI to ask one). Web search and fetch are approved only when the request offered the tool,
+ * within its limits ({@link WebToolPolicy}); Cursor then runs them on its servers.
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { InteractionQuery, InteractionResponseSchema } from "../gen/agent/v1/interaction_query_pb.js";
+import type {
+  ApprovalResponseSchema,
+  InteractionQuery,
+  InteractionResponseSchema,
+} from "../gen/agent/v1/interaction_query_pb.js";
+import type { WebToolPolicy, WebVerdict } from "./web-tools.js";
 
 /** Reason given for every rejected interaction. */
 export const INTERACTION_REJECTION_REASON =
@@ -16,20 +21,29 @@ export const INTERACTION_REJECTION_REASON =
 export function answerInteractionQuery(
   query: InteractionQuery,
   reason: string = INTERACTION_REJECTION_REASON,
+  web?: WebToolPolicy,
 ): MessageInitShape<typeof InteractionResponseSchema> {
   const rejected = { result: { case: "rejected" as const, value: { reason } } };
+  const verdict = (v: WebVerdict): MessageInitShape<typeof ApprovalResponseSchema> =>
+    v.approved
+      ? { result: { case: "approved" as const, value: {} } }
+      : { result: { case: "rejected" as const, value: { reason: v.reason } } };
   const id = query.id;
   switch (query.query.case) {
-    case "webSearchRequestQuery":
-      return { id, result: { case: "webSearchRequestResponse", value: rejected } };
+    case "webSearchRequestQuery": {
+      const value = web === undefined ? rejected : verdict(web.search(query.query.value.args?.searchTerm ?? ""));
+      return { id, result: { case: "webSearchRequestResponse", value } };
+    }
     case "switchModeRequestQuery":
       return { id, result: { case: "switchModeRequestResponse", value: { result: { case: "approved", value: {} } } } };
     case "exaSearchRequestQuery":
       return { id, result: { case: "exaSearchRequestResponse", value: rejected } };
     case "exaFetchRequestQuery":
       return { id, result: { case: "exaFetchRequestResponse", value: rejected } };
-    case "webFetchRequestQuery":
-      return { id, result: { case: "webFetchRequestResponse", value: rejected } };
+    case "webFetchRequestQuery": {
+      const value = web === undefined ? rejected : verdict(web.fetch(query.query.value.args?.url ?? ""));
+      return { id, result: { case: "webFetchRequestResponse", value } };
+    }
     case "askQuestionInteractionQuery":
       return { id, result: { case: "askQuestionInteractionResponse", value: { result: rejected } } };
     case "createPlanRequestQuery":

@@ -22,13 +22,14 @@ import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import { completedToolOutcome } from "./completed-tool-call.js";
 import { type ExecContext, execHeartbeat, handleExec, type PendingCall, resultReplies } from "./exec-handler.js";
-import { answerInteractionQuery } from "./interaction-query.js";
+import { answerInteractionQuery, INTERACTION_REJECTION_REASON } from "./interaction-query.js";
 import type { ToolOutput } from "./native-results.js";
 import { todosOf } from "./surface-exec.js";
 import { SurfaceExecRunner } from "./surface-exec-runner.js";
 import type { TurnChannel } from "./turn-channel.js";
 import { unexpectedCancelAsConnectionLoss } from "./turn-setup.js";
 import { type TurnEndedUsage, turnEndedUsage } from "./turn-usage.js";
+import { WebToolPolicy, webFetchEvent, webSearchEvent } from "./web-tools.js";
 
 /** Timing knobs of a session. */
 export interface SessionTimings {
@@ -45,6 +46,8 @@ export interface RunSessionOptions {
   blobs: BlobStore;
   logger: Logger;
   timings: SessionTimings;
+  /** Decides web search / fetch queries and counts them for the turn (shared by every Run of the turn). */
+  web?: WebToolPolicy;
   /** Called with every checkpoint, serialized and parsed. */
   onCheckpoint(bytes: Uint8Array, state: ConversationStateStructure): void;
   /** Called when Cursor names the model a router picked (`routed_model`, addendum 2 §4). */
@@ -285,7 +288,12 @@ export class RunSession {
       }
       case "interactionQuery":
         return this.send([
-          message({ message: { case: "interactionResponse", value: answerInteractionQuery(m.value) } }),
+          message({
+            message: {
+              case: "interactionResponse",
+              value: answerInteractionQuery(m.value, INTERACTION_REJECTION_REASON, this.options.web),
+            },
+          }),
         ]);
       case undefined:
         return;
@@ -314,6 +322,18 @@ export class RunSession {
         const todos = this.options.exec.executor?.onTodos === undefined ? undefined : todosOf(u.value.toolCall);
         if (todos !== undefined) this.options.exec.executor?.onTodos?.(todos);
         // Server-side tool failures (read/edit errors, web search, task, todos, lints…) decode; say what failed.
+        const tool = u.value.toolCall?.tool;
+        if (tool?.case === "webSearchToolCall") {
+          push({
+            type: "event",
+            event: webSearchEvent(u.value.callId, tool.value, this.options.web ?? new WebToolPolicy(undefined)),
+          });
+          return;
+        }
+        if (tool?.case === "webFetchToolCall") {
+          push({ type: "event", event: webFetchEvent(u.value.callId, tool.value) });
+          return;
+        }
         const outcome = u.value.toolCall === undefined ? undefined : completedToolOutcome(u.value.toolCall);
         if (outcome?.isError !== true) return;
         this.options.logger.debug("Cursor reports a failed tool call", { ...outcome });

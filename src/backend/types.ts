@@ -41,6 +41,36 @@ export type HistoryMessage =
 /** How the caller wants thinking output; the agent client only needs to know whether to request it. */
 export type ReasoningEffort = "none" | "low" | "medium" | "high";
 
+/** A client's limits on one server-side web tool (Anthropic `max_uses`, `allowed_domains`, `blocked_domains`). */
+export interface WebToolLimits {
+  /** Queries approved per turn at most; undefined = no limit. */
+  maxUses?: number;
+  /** Only these domains (and their subdomains); undefined or empty = any. */
+  allowedDomains?: readonly string[];
+  /** Never these domains (and their subdomains). */
+  blockedDomains?: readonly string[];
+}
+
+/**
+ * The server-side tools the caller offered: Cursor runs web search and fetch itself and asks first
+ * (`web_search_request_query` / `web_fetch_request_query`); a query is approved only for an offered tool.
+ */
+export interface ServerTools {
+  webSearch?: WebToolLimits;
+  webFetch?: WebToolLimits;
+}
+
+/** One result of a web search Cursor ran (`WebSearchReference`). */
+export interface WebReference {
+  title: string;
+  url: string;
+  /** The excerpt Cursor gave the model. */
+  chunk: string;
+}
+
+/** How a server-side web tool call ended: ran, refused by the bridge (or Cursor), or failed upstream. */
+export type WebToolStatus = "completed" | "rejected" | "failed";
+
 /** Everything needed to start (or continue) one user turn. */
 export interface TurnRequest {
   /** Cursor model id as listed by listModels() (aliases such as `auto` already resolved by the caller or not). */
@@ -59,6 +89,8 @@ export interface TurnRequest {
    * hash the whole history again; computed on demand otherwise.
    */
   historyKeys?: readonly string[];
+  /** Server-side tools the caller offered; absent = every web search and fetch query is rejected. */
+  serverTools?: ServerTools;
   /** The bridge request that started the turn, named in the turn's debug lines. */
   requestId?: string;
   /** Told the upstream Run's id (its `x-request-id`) each time the turn opens a Run. */
@@ -151,6 +183,17 @@ export type BackendEvent =
   | { type: "reasoning-delta"; text: string }
   | { type: "reasoning-end"; durationMs: number }
   | { type: "tool-call"; toolCallId: string; toolName: string; arguments: string }
+  /** A web search Cursor ran (or that was refused); `error` is empty on success, `references` empty otherwise. */
+  | {
+      type: "web-search";
+      toolCallId: string;
+      query: string;
+      status: WebToolStatus;
+      references: WebReference[];
+      error: string;
+    }
+  /** A web fetch Cursor ran (or that was refused); `markdown` is the page, `error` empty on success. */
+  | { type: "web-fetch"; toolCallId: string; url: string; status: WebToolStatus; markdown: string; error: string }
   | { type: "usage"; usage: Usage }
   | { type: "checkpoint"; conversationId: string }
   | { type: "turn-end"; reason: TurnEndReason };

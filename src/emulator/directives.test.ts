@@ -126,8 +126,21 @@ describe("parseDirectives", () => {
       "drop",
       "abort-exec",
       "todos",
+      "web-search",
+      "web-fetch",
     ]) {
       expect(help).toContain(`[[emu:${keyword}`);
     }
+  });
+
+  it("parses web-search and web-fetch, and refuses them without a query or URL", () => {
+    expect(parseDirectives("[[emu:web-search node 22 release]] go").directives).toEqual([
+      { kind: "web-search", query: "node 22 release" },
+    ]);
+    expect(parseDirectives("[[emu:web-fetch https://a.test/x?y=1]]").directives).toEqual([
+      { kind: "web-fetch", url: "https://a.test/x?y=1" },
+    ]);
+    expect(parseDirectives("[[emu:web-search]]").problems).toEqual(["[[emu:web-search]] needs a query."]);
+    expect(parseDirectives("[[emu:web-fetch ftp://a.test]]").problems[0]).toMatch(/needs one http\(s\) URL/);
   });
 });

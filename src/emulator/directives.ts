@@ -41,7 +41,9 @@ export type Directive =
   | { kind: "stall"; afterTokens: number }
   | { kind: "drop"; afterTokens: number }
   | { kind: "abort-exec"; afterMs: number }
-  | { kind: "todos"; todos: ScriptedTodo[] };
+  | { kind: "todos"; todos: ScriptedTodo[] }
+  | { kind: "web-search"; query: string }
+  | { kind: "web-fetch"; url: string };
 
 /** Statuses a `[[emu:todos …]]` entry may have. */
 export const TODO_STATUSES = ["pending", "in_progress", "completed", "cancelled"] as const;
@@ -149,6 +151,12 @@ function parseBody(body: string): Directive | string {
       return rest === "" ? { kind: "describe-image" } : "[[emu:describe-image]] takes no arguments.";
     case "error":
       return parseError(rest);
+    case "web-search":
+      return rest === "" ? "[[emu:web-search]] needs a query." : { kind: "web-search", query: rest };
+    case "web-fetch":
+      return /^https?:\/\/\S+$/.test(rest)
+        ? { kind: "web-fetch", url: rest }
+        : `[[emu:web-fetch]] needs one http(s) URL, got "${rest}".`;
     default:
       return `Unknown directive [[emu:${keyword}]].`;
   }
@@ -265,6 +273,14 @@ export function describeEmulatorDirectives(): string {
     "                                  Cursor's todo list (an update_todos call);",
     "                                  status pending, in_progress, completed or",
     "                                  cancelled; then the reply `Todos: N`",
+    "  [[emu:web-search QUERY]]        Cursor-side web search: tool_call_started, then web_search_request_query;",
+    "                                  approved: tool_call_completed with 3 offline references",
+    "                                  https://emulator.invalid/search/<query-slug>/<n> (n = 1..3) and a reply",
+    '                                  `Web search "QUERY": <title> (<url>); …` (webSearches +1 in /emulator/stats);',
+    '                                  rejected: the call ends rejected and the reply says `Web search "QUERY" was',
+    "                                  rejected: <reason>`",
+    "  [[emu:web-fetch URL]]           the same for web_fetch_request_query: markdown derived from URL, reply",
+    "                                  `Fetched URL: <first line>` (webFetches +1), or the rejection",
     "",
     "Usage in turn_ended (deterministic; a token is a run of non-blanks, U = tokens of the user message",
     "with its directives removed):",

@@ -11,7 +11,12 @@ const input = (userText: string, extra: Partial<ModelInput> = {}): ModelInput =>
 
 describe("planTurn", () => {
   it("echoes without directives", () => {
-    expect(planTurn(input("hi there"))).toEqual({ thinkingTokens: 0, calls: [], textParts: ["You said: hi there"] });
+    expect(planTurn(input("hi there"))).toEqual({
+      thinkingTokens: 0,
+      calls: [],
+      textParts: ["You said: hi there"],
+      webCalls: [],
+    });
   });
 
   it("plans declared tool calls in order and refuses undeclared ones", () => {
@@ -55,6 +60,7 @@ describe("planTurn", () => {
     expect(plan).toEqual({
       thinkingTokens: 0,
       calls: [],
+      webCalls: [],
       textParts: [fillerText(4)],
       tokensPerSecond: 9,
       fault: { kind: "drop", afterTokens: 2 },

@@ -58,7 +58,12 @@ export interface TurnPlan {
   cachedTokens?: number;
   /** `[[emu:todos …]]`: Cursor's todo list, sent as an update_todos tool call before the reply. */
   todos?: ScriptedTodo[];
+  /** `[[emu:web-search]]` / `[[emu:web-fetch]]`: Cursor-side web tool calls, run before the client tools. */
+  webCalls: PlannedWebCall[];
 }
+
+/** A server-side web tool call the model makes (cursor-protocol-addendum-2.md §7). */
+export type PlannedWebCall = { kind: "search"; query: string } | { kind: "fetch"; url: string };
 
 /** A finished tool call, as the reply reports it. */
 export interface CallOutcome {
@@ -71,7 +76,7 @@ const FILLER = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
 /** Builds the plan of a turn. */
 export function planTurn(input: ModelInput): TurnPlan {
   const parsed = parseDirectives(input.userText);
-  const plan: TurnPlan = { thinkingTokens: 0, calls: [], textParts: [] };
+  const plan: TurnPlan = { thinkingTokens: 0, calls: [], textParts: [], webCalls: [] };
   if (parsed.problems.length > 0) plan.textParts.push(`Directive error: ${parsed.problems.join(" ")}`);
   const resumedResults = input.resume ? resultsAfterLastUser(input.history) : [];
   // EPH-style recovery: the results came back as assistant text after the call, not as tool results.
@@ -141,6 +146,12 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
     case "todos":
       plan.todos = directive.todos;
       plan.textParts.push(`Todos: ${directive.todos.length}`);
+      return true;
+    case "web-search":
+      if (!answeredFromState) plan.webCalls.push({ kind: "search", query: directive.query });
+      return true;
+    case "web-fetch":
+      if (!answeredFromState) plan.webCalls.push({ kind: "fetch", url: directive.url });
       return true;
   }
 }

@@ -19,6 +19,10 @@ export interface EmulatorStats {
   runStreams: number;
   runSseStreams: number;
   bidiAppends: number;
+  /** Web searches the client approved and the emulator "ran" (`[[emu:web-search]]`). */
+  webSearches: number;
+  /** Web fetches the client approved (`[[emu:web-fetch]]`). */
+  webFetches: number;
   turns: TurnStats[];
 }
 
@@ -28,6 +32,7 @@ export interface StatsRecorder {
   reset(): void;
   countRun(method: "Run" | "RunSSE"): void;
   countAppend(): void;
+  countWeb(kind: "search" | "fetch"): void;
   /** Registers a turn; the returned record is updated in place as the turn runs. */
   openTurn(transport: "http2" | "http1", now: number): TurnStats;
   /** Sets the outcome once (the first reason wins) and the end time. */
@@ -36,11 +41,18 @@ export interface StatsRecorder {
 
 /** Creates an empty recorder. */
 export function createStatsRecorder(): StatsRecorder {
-  let stats: EmulatorStats = { runStreams: 0, runSseStreams: 0, bidiAppends: 0, turns: [] };
+  let stats: EmulatorStats = {
+    runStreams: 0,
+    runSseStreams: 0,
+    bidiAppends: 0,
+    webSearches: 0,
+    webFetches: 0,
+    turns: [],
+  };
   return {
     snapshot: () => structuredClone(stats),
     reset() {
-      stats = { runStreams: 0, runSseStreams: 0, bidiAppends: 0, turns: [] };
+      stats = { runStreams: 0, runSseStreams: 0, bidiAppends: 0, webSearches: 0, webFetches: 0, turns: [] };
     },
     countRun(method) {
       if (method === "Run") stats.runStreams++;
@@ -48,6 +60,10 @@ export function createStatsRecorder(): StatsRecorder {
     },
     countAppend() {
       stats.bidiAppends++;
+    },
+    countWeb(kind) {
+      if (kind === "search") stats.webSearches++;
+      else stats.webFetches++;
     },
     openTurn(transport, now) {
       const turn: TurnStats = {

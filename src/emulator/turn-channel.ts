@@ -16,6 +16,7 @@ import {
   AgentServerMessageSchema,
 } from "../gen/agent/v1/agent_pb.js";
 import type { ExecClientControlMessage, ExecClientMessage, ExecServerMessage } from "../gen/agent/v1/exec_pb.js";
+import type { InteractionQuerySchema, InteractionResponse } from "../gen/agent/v1/interaction_query_pb.js";
 import type { KvClientMessage } from "../gen/agent/v1/kv_pb.js";
 import type { Logger } from "../util/logger.js";
 import { badRequest, blobNotFound } from "./errors.js";
@@ -92,6 +93,9 @@ export class TurnChannel {
   /** Execs the server aborted (`[[emu:abort-exec]]`); a late reply to one is ignored, not rejected. */
   private readonly abortedExecs = new Set<number>();
   private lastWaitingLog = "";
+  /** Interaction queries awaiting the client's answer, by id (cursor-protocol-addendum-2.md §7). */
+  private readonly queryWaits = new Map<number, (response: InteractionResponse) => void>();
+  private nextQueryId = 1;
   private nextKvId = 1;
   private nextExecId = 1;
   private sentSinceTick = false;
@@ -188,6 +192,29 @@ export class TurnChannel {
     });
     this.send({ message: { case: "execServerMessage", value: { id, execId, message: args } } });
     return done;
+  }
+
+  /**
+   * Sends an `interaction_query` and resolves with the client's `interaction_response` of the same id (the server
+   * waits as long as it takes; heartbeats keep flowing). An answer to an id never asked is a protocol error.
+   */
+  ask(query: NonNullable<MessageInitShape<typeof InteractionQuerySchema>["query"]>): Promise<InteractionResponse> {
+    const id = this.nextQueryId++;
+    const done = new Promise<InteractionResponse>((resolve, reject) => {
+      this.queryWaits.set(id, resolve);
+      this.signal.addEventListener("abort", () => reject(this.signal.reason), { once: true });
+    });
+    this.send({ message: { case: "interactionQuery", value: { id, query } } });
+    return done;
+  }
+
+  private onInteractionResponse(response: InteractionResponse): void {
+    const resolve = this.queryWaits.get(response.id);
+    if (resolve === undefined) {
+      throw badRequest(`interaction_response answers id ${response.id}, but no such interaction_query is open.`);
+    }
+    this.queryWaits.delete(response.id);
+    resolve(response);
   }
 
   /**
@@ -291,6 +318,9 @@ export class TurnChannel {
         return;
       case "execClientControlMessage":
         this.onExecControl(m.value.message);
+        return;
+      case "interactionResponse":
+        this.onInteractionResponse(m.value);
         return;
       case "conversationAction":
         if (m.value.action.case === "cancelAction") this.abort(new TurnCancelled());

@@ -26,6 +26,7 @@ import { ClientGone, type InboundMessage, TurnChannel } from "./turn-channel.js"
 import { ConnectionDropped, countTokens, TokenOutput } from "./turn-output.js";
 import { sendTodos } from "./turn-todos.js";
 import { askRequestContext, declaredTools, runCalls } from "./turn-tools.js";
+import { runWebCalls } from "./turn-web.js";
 
 /** Emulator-wide settings and shared state a turn needs. */
 export interface TurnDeps {
@@ -176,6 +177,8 @@ async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnD
   const steps: ConversationStep[] = [];
   if (plan.thinkingTokens > 0) steps.push(await think(channel, output, plan.thinkingTokens));
   if (plan.todos !== undefined) steps.push(sendTodos(channel, plan.todos));
+  const webLines = await runWebCalls(channel, plan.webCalls, steps, deps.stats);
+  plan.textParts.push(...webLines);
   const outcomes = await runCalls(channel, plan, tools, output, steps);
   const reply = composeReply(plan, outcomes);
   await output.stream(reply, "text");

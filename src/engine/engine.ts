@@ -158,6 +158,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       conversationId,
       messages: input.messages,
       tools: input.tools,
+      ...(input.serverTools === undefined ? {} : { serverTools: input.serverTools }),
       historyKeys: keys,
       ...(trace === undefined
         ? {}

@@ -30,6 +30,13 @@ function request(overrides: Partial<EngineRequest> = {}, toolChoice: ToolChoice 
 }
 
 describe("toBackendInput", () => {
+  it("passes the offered server tools on, except under tool_choice none (#27)", () => {
+    const serverTools = { webSearch: { maxUses: 2 } };
+    expect(toBackendInput(request({ serverTools })).serverTools).toEqual(serverTools);
+    expect(toBackendInput(request({ serverTools }, "none")).serverTools).toBeUndefined();
+    expect(toBackendInput(request()).serverTools).toBeUndefined();
+  });
+
   it("puts every instruction in one leading system message and maps image parts to attachments", () => {
     const input = toBackendInput(request());
     expect(input.messages).toEqual([

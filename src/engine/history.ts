@@ -4,7 +4,7 @@
  * the `tool_choice` hint) become ONE system message at index 0, present even when empty: the history key skips
  * it, and a checkpoint's covered-message count stays comparable whatever the instructions of a request are.
  */
-import type { ClientTool, HistoryMessage, ToolResult } from "../backend/types.js";
+import type { ClientTool, HistoryMessage, ServerTools, ToolResult } from "../backend/types.js";
 import { ProxyError } from "../util/errors.js";
 import type { ConversationMessage, EngineRequest, ToolChoice } from "./types.js";
 
@@ -13,6 +13,8 @@ export interface BackendInput {
   /** `[system (all instructions), …history]`. */
   messages: HistoryMessage[];
   tools: ClientTool[];
+  /** The server-side tools offered (none when `tool_choice` is `none`). */
+  serverTools: ServerTools | undefined;
   /** The `tool` messages after the last assistant message, in order. */
   trailingResults: ToolResult[];
 }
@@ -89,5 +91,6 @@ export function toBackendInput(request: EngineRequest): BackendInput {
     if (message?.role !== "tool") break;
     trailingResults.unshift({ toolCallId: message.toolCallId, content: message.content, isError: message.isError });
   }
-  return { messages: [{ role: "system", content: system }, ...history], tools, trailingResults };
+  const serverTools = request.options.toolChoice === "none" ? undefined : request.serverTools;
+  return { messages: [{ role: "system", content: system }, ...history], tools, serverTools, trailingResults };
 }

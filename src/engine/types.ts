@@ -13,6 +13,7 @@ import type {
   HistoryToolCall,
   ModelInfo,
   ReasoningEffort,
+  ServerTools,
   SurfaceExecutor,
 } from "../backend/types.js";
 
@@ -62,6 +63,11 @@ export interface EngineRequest {
   messages: ConversationMessage[];
   /** Tools the client declares and executes itself. */
   tools: ClientTool[];
+  /**
+   * Server-side tools the client offered (web search / fetch, run by Cursor); absent = none, and Cursor's web
+   * queries are rejected.
+   */
+  serverTools?: ServerTools;
   options: TurnOptions;
   /**
    * Runs Cursor's native and MCP execs on the surface's side while the Run stays open (ACP, where the bridge is the

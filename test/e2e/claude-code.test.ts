@@ -27,7 +27,13 @@ interface ClaudeRun {
   stderr: string;
 }
 
-function runClaude(home: TempHome, cwd: string, baseURL: string, args: string[]): Promise<ClaudeRun> {
+function runClaude(
+  home: TempHome,
+  cwd: string,
+  baseURL: string,
+  args: string[],
+  allowedTools = "Bash",
+): Promise<ClaudeRun> {
   const tmp = join(home.dir, "tmp");
   mkdirSync(tmp, { recursive: true });
   const env = {
@@ -39,8 +45,10 @@ function runClaude(home: TempHome, cwd: string, baseURL: string, args: string[])
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     CLAUDE_CODE_MAX_RETRIES: "0",
     DISABLE_AUTOUPDATER: "1",
+    // Without this Claude Code defers WebSearch/WebFetch behind its ToolSearch tool; declare every tool up front.
+    ENABLE_TOOL_SEARCH: "false",
   };
-  const fixed = ["--allowedTools", "Bash", "--output-format", "stream-json", "--verbose", "--max-turns", "4"];
+  const fixed = ["--allowedTools", allowedTools, "--output-format", "stream-json", "--verbose", "--max-turns", "4"];
   return new Promise((resolve, reject) => {
     const child = spawn(clientBin("claude"), [...args, ...fixed, "--model", MAIN_MODEL], {
       cwd,
@@ -122,5 +130,17 @@ describe.skipIf(reason !== undefined)("Claude Code → cursor-bridge serve → e
     expect(turns).toHaveLength(2);
     // Continued: the same Cursor conversation, carried by its checkpoint rather than a replay of the history.
     expect(turns[1]?.conversationId).toBe(turns[0]?.conversationId);
+  });
+
+  it("searches the web with its WebSearch tool through Cursor: the answer cites an emulator result (#27)", async () => {
+    const before = served.emulator.stats().webSearches;
+    // The model calls WebSearch with a query that is itself a directive; Claude Code's search request (a
+    // web_search_20250305 server tool) carries it to the emulator, which runs the search offline.
+    const prompt = 'Search the web. [[emu:tool WebSearch {"query":"[[emu:web-search cursor bridge news]]"}]]';
+    const run = await runClaude(home, project, baseURL, ["-p", prompt], "WebSearch");
+    const result = finalResult(run);
+    expect(result.subtype).toBe("success");
+    expect(String(result.result)).toContain("https://emulator.invalid/search/cursor-bridge-news/");
+    expect(served.emulator.stats().webSearches).toBe(before + 1);
   });
 });

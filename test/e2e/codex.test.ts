@@ -153,4 +153,27 @@ describe("Codex CLI → cursor-bridge serve (/v1/responses) → emulator", () =>
     },
     RUN_TIMEOUT_MS + 30_000,
   );
+
+  it(
+    'searches the web with web_search = "live": a web_search_call and an answer citing a result (#27)',
+    async (context) => {
+      if (skip !== undefined) context.skip();
+      const cwd = join(home.dir, "search");
+      mkdirSync(cwd, { recursive: true });
+      served.emulator.resetStats();
+      const args = execArgs(served.baseURL, catalog, "Look it up [[emu:web-search codex cursor bridge]]");
+      const result = await run(home, ["-c", 'web_search="live"', ...args], cwd);
+      const diagnostics = `exit ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr.slice(-4000)}`;
+      expect(result.code, diagnostics).toBe(0);
+      const all = events(result.stdout);
+      expect(
+        all.some((e) => e.type === "item.completed" && e.item?.type === "web_search"),
+        diagnostics,
+      ).toBe(true);
+      const messages = all.filter((e) => e.item?.type === "agent_message").map((e) => e.item?.text ?? "");
+      expect(messages.at(-1), diagnostics).toContain("https://emulator.invalid/search/codex-cursor-bridge/1");
+      expect(served.emulator.stats().webSearches).toBe(1);
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
 });

@@ -16,6 +16,7 @@ const SCENARIOS = [
   { name: "anthropic-text", events: "anthropic-text", reasoning: false },
   { name: "anthropic-tool-use", events: "anthropic-tool-use", reasoning: true },
   { name: "anthropic-error-mid-stream", events: "backend-error-mid-stream", reasoning: false },
+  { name: "anthropic-web-search", events: "anthropic-web-search", reasoning: false },
 ];
 
 async function run(events: string, reasoning: boolean): Promise<{ sse: string; released: boolean }> {
@@ -68,6 +69,33 @@ describe("the Anthropic SDK reads the golden streams", () => {
       { type: "tool_use", id: "toolu_call_read_1", name: "Read", input: { file_path: "/tmp/grüße.txt" } },
       { type: "tool_use", id: "toolu_call_bash_2", name: "Bash", input: { command: "echo 42" } },
     ]);
+  });
+
+  it("accumulates a web search turn: server_tool_use, results, cited text and web_search_requests (#27)", async () => {
+    const message = await client("anthropic-web-search").messages.stream(params).finalMessage();
+    expect(message.content.map((block) => block.type)).toEqual(["server_tool_use", "web_search_tool_result", "text"]);
+    const [use, result, text] = message.content;
+    expect(use).toMatchObject({ name: "web_search", input: { query: "node 22 release date" } });
+    expect(result).toMatchObject({ tool_use_id: use?.type === "server_tool_use" ? use.id : "" });
+    expect(result?.type === "web_search_tool_result" && Array.isArray(result.content) && result.content[1]).toEqual({
+      type: "web_search_result",
+      url: "https://github.example/nodejs/release",
+      title: "Release schedule",
+      page_age: null,
+      encrypted_content: expect.any(String),
+    });
+    expect(text).toMatchObject({
+      text: "Node 22 came out in April 2024 (https://nodejs.example/blog/22).",
+      citations: [
+        {
+          type: "web_search_result_location",
+          url: "https://nodejs.example/blog/22",
+          title: "Node.js 22 released",
+          cited_text: "Node.js 22 was released in April 2024.",
+        },
+      ],
+    });
+    expect(message.usage.server_tool_use).toEqual({ web_search_requests: 1, web_fetch_requests: 0 });
   });
 
   it("surfaces the mid-stream error event as an APIError carrying Anthropic's error type", async () => {

@@ -64,25 +64,29 @@ function frames(sse: string): { event: string; data: { type: string; sequence_nu
 }
 
 describe("Responses golden SSE (test/fixtures/responses/*.events.jsonl → *.sse)", () => {
-  it.each(["text-turn", "function-call-turn", "custom-tool-turn", "length-turn", "error-mid-stream"])(
-    "%s",
-    async (name) => {
-      const { sse, released } = await run(name);
-      const file = `${FIXTURES_DIR}responses/${name}.sse`;
-      if (update || !existsSync(file)) {
-        if (!update) throw new Error(`missing golden file ${file}; run with UPDATE_GOLDEN=1`);
-        writeFileSync(file, sse);
-      }
-      expect(sse).toBe(readFileSync(file, "utf8"));
-      expect(released).toBe(true);
-      // Every frame is named after its type and numbered 0, 1, 2… without gaps.
-      const parsed = frames(sse);
-      parsed.forEach((frame, index) => {
-        expect(frame.event).toBe(frame.data.type);
-        expect(frame.data.sequence_number).toBe(index);
-      });
-    },
-  );
+  it.each([
+    "text-turn",
+    "function-call-turn",
+    "custom-tool-turn",
+    "length-turn",
+    "error-mid-stream",
+    "web-search-turn",
+  ])("%s", async (name) => {
+    const { sse, released } = await run(name);
+    const file = `${FIXTURES_DIR}responses/${name}.sse`;
+    if (update || !existsSync(file)) {
+      if (!update) throw new Error(`missing golden file ${file}; run with UPDATE_GOLDEN=1`);
+      writeFileSync(file, sse);
+    }
+    expect(sse).toBe(readFileSync(file, "utf8"));
+    expect(released).toBe(true);
+    // Every frame is named after its type and numbered 0, 1, 2… without gaps.
+    const parsed = frames(sse);
+    parsed.forEach((frame, index) => {
+      expect(frame.event).toBe(frame.data.type);
+      expect(frame.data.sequence_number).toBe(index);
+    });
+  });
 
   it("a text turn completes with usage, a reasoning summary and the bridge's encrypted_content", async () => {
     const { sse, finished } = await run("text-turn");
@@ -124,6 +128,38 @@ describe("Responses golden SSE (test/fixtures/responses/*.events.jsonl → *.sse
         status: "completed",
       }),
     ]);
+  });
+
+  it("a web search turn: a web_search_call item and a url_citation on the text naming a result (#27)", async () => {
+    const { sse } = await run("web-search-turn");
+    const types = frames(sse).map((frame) => frame.data.type);
+    expect(types.slice(2, 7)).toEqual([
+      "response.output_item.added",
+      "response.web_search_call.in_progress",
+      "response.web_search_call.searching",
+      "response.web_search_call.completed",
+      "response.output_item.done",
+    ]);
+    expect(types).toContain("response.output_text.annotation.added");
+    const last = frames(sse).at(-1)?.data as unknown as { response: ResponseObject };
+    expect(last.response.output[0]).toEqual({
+      type: "web_search_call",
+      id: "ws_golden1",
+      status: "completed",
+      action: { type: "search", query: "node 22 release date" },
+    });
+    const message = last.response.output[1];
+    const part = message?.type === "message" ? message.content[0] : undefined;
+    expect(part?.annotations).toEqual([
+      {
+        type: "url_citation",
+        start_index: 32,
+        end_index: 62,
+        url: "https://nodejs.example/blog/22",
+        title: "Node.js 22 released",
+      },
+    ]);
+    expect(part?.text.slice(32, 62)).toBe("https://nodejs.example/blog/22");
   });
 
   it("a cut turn is incomplete; a failure midway is an error event then response.failed, nothing stored", async () => {

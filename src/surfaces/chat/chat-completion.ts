@@ -31,6 +31,14 @@ export interface ChatCompletionChunkDelta {
   content?: string;
   reasoning_content?: string;
   tool_calls?: ChatCompletionChunkToolCall[];
+  /** Web search results the content cites (issue #27); sent once, in the final delta. */
+  annotations?: UrlCitationAnnotation[];
+}
+
+/** A `url_citation` annotation: a web search result whose URL the content names. */
+export interface UrlCitationAnnotation {
+  type: "url_citation";
+  url_citation: { start_index: number; end_index: number; url: string; title: string };
 }
 
 /** One streamed choice. */
@@ -66,6 +74,7 @@ export interface ChatCompletionMessage {
   refusal: null;
   reasoning_content?: string;
   tool_calls?: ChatCompletionMessageToolCall[];
+  annotations?: UrlCitationAnnotation[];
 }
 
 /** One non-streamed choice. */

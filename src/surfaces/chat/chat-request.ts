@@ -128,6 +128,8 @@ export const chatCompletionRequestSchema = z.looseObject({
   metadata: z.record(z.string(), z.string()).nullish(),
   response_format: responseFormatSchema.nullish(),
   stop: z.union([z.string(), z.array(z.string())]).nullish(),
+  /** Search-enabled chat (issue #27): Cursor's web searches are approved; the results come back as annotations. */
+  web_search_options: z.looseObject({}).nullish(),
 });
 
 /** A validated chat completion request (OpenAI field names, loose: extra keys are kept but unused). */

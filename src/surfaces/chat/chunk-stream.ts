@@ -5,15 +5,24 @@
  * `id` and `function.name` on their first delta, a final chunk with `finish_reason`, then (if asked) a usage chunk
  * with `choices: []`. Errors thrown by the source propagate unchanged; the SSE edge turns them into the error frame.
  */
-import type { BackendEvent, HistoryMessage, HistoryToolCall, TurnEndReason, Usage } from "../../backend/types.js";
+import type {
+  BackendEvent,
+  HistoryMessage,
+  HistoryToolCall,
+  TurnEndReason,
+  Usage,
+  WebReference,
+} from "../../backend/types.js";
 /** Where reasoning goes: the `reasoning_content` delta field, `<think>…</think>` inside `content`, or nowhere. */
 import type { ReasoningOutput } from "../kit/deps.js";
 import { turnNeverEnded } from "../kit/run-surface.js";
+import { citedReferences } from "../kit/web-citations.js";
 import type {
   ChatCompletionChunk,
   ChatCompletionChunkDelta,
   CompletionUsage,
   FinishReason,
+  UrlCitationAnnotation,
 } from "./chat-completion.js";
 
 export type { ReasoningOutput };
@@ -54,6 +63,8 @@ interface StreamState {
   finishReason: FinishReason | undefined;
   usage: Usage | undefined;
   conversationId: string | undefined;
+  /** Results of the turn's web searches: content naming one of their URLs cites it. */
+  references: WebReference[];
 }
 
 type Emit = (delta: ChatCompletionChunkDelta, finishReason?: FinishReason) => void;
@@ -144,10 +155,19 @@ function toFinishReason(reason: TurnEndReason, state: StreamState): FinishReason
   return reason;
 }
 
+/** `url_citation`s for the content: each search result whose URL it names. */
+function urlCitations(content: string, references: readonly WebReference[]): UrlCitationAnnotation[] {
+  return citedReferences(content, references).map(({ reference, start, end }) => ({
+    type: "url_citation",
+    url_citation: { start_index: start, end_index: end, url: reference.url, title: reference.title },
+  }));
+}
+
 function onTurnEnd(state: StreamState, emit: Emit, reason: TurnEndReason): void {
   closeThink(state, emit);
   state.finishReason = toFinishReason(reason, state);
-  emit({}, state.finishReason);
+  const annotations = urlCitations(state.content, state.references);
+  emit(annotations.length > 0 ? { annotations } : {}, state.finishReason);
 }
 
 /** Applies one event to the state, emitting the chunks it produces. Events after `turn-end` only update usage. */
@@ -175,6 +195,11 @@ function handleEvent(state: StreamState, emit: Emit, event: BackendEvent, option
     case "turn-end":
       onTurnEnd(state, emit, event.reason);
       break;
+    case "web-search":
+      if (event.status === "completed") state.references.push(...event.references);
+      break;
+    case "web-fetch":
+      break;
   }
 }
 
@@ -195,6 +220,7 @@ class ChunkIterator implements AsyncIterator<ChatCompletionChunk> {
     finishReason: undefined,
     usage: undefined,
     conversationId: undefined,
+    references: [],
   };
   private readonly pending: ChatCompletionChunk[] = [];
   private readonly source: AsyncIterator<BackendEvent>;

@@ -10,6 +10,7 @@ import type {
   ChatCompletionMessageToolCall,
   CompletionUsage,
   FinishReason,
+  UrlCitationAnnotation,
 } from "./chat-completion.js";
 import { type ChunkStreamOptions, toChatCompletionChunks } from "./chunk-stream.js";
 
@@ -22,6 +23,7 @@ interface Accumulator {
   toolCalls: ChatCompletionMessageToolCall[];
   finishReason: FinishReason;
   usage: CompletionUsage;
+  annotations: UrlCitationAnnotation[];
 }
 
 /** Folds one chunk's delta into the accumulator; tool-call fragments are merged by `index`. */
@@ -32,6 +34,7 @@ function accumulate(acc: Accumulator, chunk: ChatCompletionChunk): void {
     if (choice.finish_reason !== null) acc.finishReason = choice.finish_reason;
     if (delta.content !== undefined) acc.content += delta.content;
     if (delta.reasoning_content !== undefined) acc.reasoning += delta.reasoning_content;
+    if (delta.annotations !== undefined) acc.annotations.push(...delta.annotations);
     for (const call of delta.tool_calls ?? []) {
       const existing = acc.toolCalls[call.index];
       if (existing) {
@@ -58,6 +61,7 @@ export async function toChatCompletion(
     toolCalls: [],
     finishReason: "stop",
     usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    annotations: [],
   };
   for await (const chunk of toChatCompletionChunks(events, { ...options, includeUsage: true })) {
     accumulate(acc, chunk);
@@ -69,6 +73,7 @@ export async function toChatCompletion(
   };
   if (options.reasoning === "reasoning_content" && acc.reasoning !== "") message.reasoning_content = acc.reasoning;
   if (acc.toolCalls.length > 0) message.tool_calls = acc.toolCalls;
+  if (acc.annotations.length > 0) message.annotations = acc.annotations;
   return {
     id: options.id,
     object: "chat.completion",

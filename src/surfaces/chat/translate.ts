@@ -138,6 +138,7 @@ export function toTurnInput(request: ChatCompletionRequest, options: TurnInputOp
       instructions: constraints.instruction === undefined ? [] : [constraints.instruction],
       messages: request.messages.map((message, index) => toConversationMessage(message, index, images)),
       tools,
+      ...(request.web_search_options == null ? {} : { serverTools: { webSearch: {} } }),
       options: { reasoning: reasoningEffort !== "none", reasoningEffort, toolChoice },
     },
     stream: request.stream === true,

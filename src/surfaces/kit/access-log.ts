@@ -33,6 +33,9 @@ export interface RequestLog {
   parked?: boolean;
   firstTokenAt?: number;
   tokens?: number;
+  /** Web searches / fetches Cursor ran for this request (issue #27). */
+  webSearches?: number;
+  webFetches?: number;
   streamError?: unknown;
   /** Set by streaming handlers: settles when the body has been fully written or abandoned. */
   streaming?: Promise<void>;
@@ -88,6 +91,8 @@ export function accessLog(
         ttft_ms: log.firstTokenAt === undefined ? undefined : log.firstTokenAt - log.startedAt,
         total_ms: end - log.startedAt,
         tokens: log.tokens,
+        web_searches: log.webSearches,
+        web_fetches: log.webFetches,
         turn: log.route,
         parked: log.parked,
         stream_error: streamError?.error.code,
@@ -105,6 +110,7 @@ export function accessLog(
           ttftMs: log.firstTokenAt === undefined ? undefined : log.firstTokenAt - log.startedAt,
           totalMs: end - log.startedAt,
           tokens: log.tokens,
+          webSearches: log.webSearches,
           status: c.res.status,
           streamError: streamError?.error.code,
           errorCode: failed?.error.code,

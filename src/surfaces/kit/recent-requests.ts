@@ -22,6 +22,8 @@ export interface RequestRecord {
   ttftMs: number | undefined;
   totalMs: number;
   tokens: number | undefined;
+  /** Web searches Cursor ran for the request, when any (issue #27). */
+  webSearches?: number | undefined;
   status: number;
   /** The error code when the stream failed after the status was sent. */
   streamError: string | undefined;

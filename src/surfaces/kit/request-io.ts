@@ -19,6 +19,8 @@ export function observe(
       log.firstTokenAt = now();
     }
     if (event.type === "usage") log.tokens = event.usage.totalTokens;
+    else if (event.type === "web-search" && event.status === "completed") log.webSearches = (log.webSearches ?? 0) + 1;
+    else if (event.type === "web-fetch" && event.status === "completed") log.webFetches = (log.webFetches ?? 0) + 1;
     return result;
   };
   return {

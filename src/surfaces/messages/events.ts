@@ -4,11 +4,12 @@
  * its `signature_delta`), text, tool_use (one `input_json_delta` with the whole arguments object).
  */
 
-import type { BackendEvent, TurnEndReason, Usage } from "../../backend/types.js";
+import type { BackendEvent, TurnEndReason, Usage, WebReference } from "../../backend/types.js";
 import { ProxyError } from "../../util/errors.js";
 import { turnNeverEnded } from "../kit/run-surface.js";
 import { toAnthropicToolId } from "./ids.js";
 import type { AnthropicMessage, AnthropicUsage, ResponseContentBlock, StopReason, StreamEvent } from "./response.js";
+import { citationsFor, webBlocks } from "./web-blocks.js";
 
 export interface AnthropicEventOptions {
   /** `msg_…` id of the response. */
@@ -110,10 +111,18 @@ async function* translate(
     },
   };
   let index = -1;
-  let open: { kind: "text" } | { kind: "thinking"; text: string } | undefined;
+  let open: { kind: "text"; text: string } | { kind: "thinking"; text: string } | undefined;
   let stop: StopReason | undefined;
+  /** Results of the turn's searches so far: text that names one of their URLs cites it. */
+  const references: WebReference[] = [];
+  const web = { web_search_requests: 0, web_fetch_requests: 0 };
   function* close(): Generator<StreamEvent> {
     if (open === undefined) return;
+    if (open.kind === "text") {
+      for (const citation of citationsFor(open.text, references)) {
+        yield { type: "content_block_delta", index, delta: { type: "citations_delta", citation } };
+      }
+    }
     if (open.kind === "thinking") {
       yield {
         type: "content_block_delta",
@@ -131,9 +140,10 @@ async function* translate(
         if (event.text === "") break;
         if (open?.kind !== "text") {
           yield* close();
-          open = { kind: "text" };
+          open = { kind: "text", text: "" };
           yield { type: "content_block_start", index: ++index, content_block: { type: "text", text: "" } };
         }
+        open.text += event.text;
         yield { type: "content_block_delta", index, delta: { type: "text_delta", text: event.text } };
         break;
       case "reasoning-delta":
@@ -168,6 +178,22 @@ async function* translate(
         yield { type: "content_block_stop", index };
         break;
       }
+      case "web-search":
+      case "web-fetch": {
+        yield* close();
+        const blocks = webBlocks(event);
+        yield { type: "content_block_start", index: ++index, content_block: { ...blocks.use, input: {} } };
+        const json = JSON.stringify(blocks.use.input);
+        yield { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json } };
+        yield { type: "content_block_stop", index };
+        yield { type: "content_block_start", index: ++index, content_block: blocks.result };
+        yield { type: "content_block_stop", index };
+        if (event.status === "completed" && event.type === "web-search") {
+          web.web_search_requests++;
+          references.push(...event.references);
+        } else if (event.status === "completed") web.web_fetch_requests++;
+        break;
+      }
       case "usage":
         Object.assign(usage, toAnthropicUsage(event.usage));
         break;
@@ -180,6 +206,7 @@ async function* translate(
   }
   yield* close();
   if (stop === undefined) throw turnNeverEnded();
+  if (web.web_search_requests + web.web_fetch_requests > 0) usage.server_tool_use = web;
   yield { type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage };
   yield { type: "message_stop" };
 }
@@ -201,6 +228,8 @@ export async function toAnthropicMessage(
       if (block?.type === "text" && delta.type === "text_delta") block.text += delta.text;
       else if (block?.type === "thinking" && delta.type === "thinking_delta") block.thinking += delta.thinking;
       else if (block?.type === "thinking" && delta.type === "signature_delta") block.signature = delta.signature;
+      else if (block?.type === "text" && delta.type === "citations_delta")
+        block.citations = [...(block.citations ?? []), delta.citation];
       else if (delta.type === "input_json_delta")
         json.set(event.index, (json.get(event.index) ?? "") + delta.partial_json);
     } else if (event.type === "message_delta" && message !== undefined) {
@@ -210,7 +239,7 @@ export async function toAnthropicMessage(
   }
   for (const [index, text] of json) {
     const block = content[index];
-    if (block?.type === "tool_use") block.input = JSON.parse(text) as unknown;
+    if (block?.type === "tool_use" || block?.type === "server_tool_use") block.input = JSON.parse(text) as object;
   }
   if (message === undefined) throw new ProxyError("internal", "No message was produced.");
   return { ...message, content };

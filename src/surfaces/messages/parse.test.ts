@@ -54,6 +54,22 @@ describe("parseMessagesRequest", () => {
     expect(error.message).toBe("max_tokens: Field required");
   });
 
+  it("validates web search tool limits and names the field (#27)", () => {
+    const search = { type: "web_search_20250305", name: "web_search" };
+    expect(parseMessagesRequest({ ...valid, tools: [{ ...search, max_uses: 2 }] }).request.tools).toHaveLength(1);
+    const zero = rejection({ ...valid, tools: [{ ...search, max_uses: 0 }] });
+    expect([zero.status, zero.param]).toEqual([400, "tools.0.max_uses"]);
+    const both = rejection({
+      ...valid,
+      tools: [{ ...search, allowed_domains: ["a.test"], blocked_domains: ["b.test"] }],
+    });
+    expect(both.param).toBe("tools.0.blocked_domains");
+    expect(both.message).toContain("Cannot specify both allowed_domains and blocked_domains.");
+    expect(rejection({ ...valid, tools: [{ ...search, allowed_domains: "a.test" }] }).param).toBe(
+      "tools.0.allowed_domains",
+    );
+  });
+
   it("names the field of an unsupported block type", () => {
     const error = rejection({
       ...valid,

@@ -82,8 +82,24 @@ export const thinkingBlock = z.looseObject({
 
 export const redactedThinkingBlock = z.looseObject({ type: z.literal("redacted_thinking"), data: z.string() });
 
+/**
+ * Server tool blocks of an earlier answer (web search / fetch, issue #27) that clients re-send: carried opaquely and
+ * left out of the history, like thinking signatures.
+ */
+export const serverToolBlock = z.looseObject({
+  type: z.enum(["server_tool_use", "web_search_tool_result", "web_fetch_tool_result"]),
+});
+
 const USER_BLOCKS = ["text", "image", "tool_result"] as const;
-const ASSISTANT_BLOCKS = ["text", "tool_use", "thinking", "redacted_thinking"] as const;
+const ASSISTANT_BLOCKS = [
+  "text",
+  "tool_use",
+  "thinking",
+  "redacted_thinking",
+  "server_tool_use",
+  "web_search_tool_result",
+  "web_fetch_tool_result",
+] as const;
 
 const userContent = z.union([
   z.string(),
@@ -96,7 +112,7 @@ const assistantContent = z.union([
   z.array(
     block(
       ASSISTANT_BLOCKS,
-      z.discriminatedUnion("type", [textBlock, toolUseBlock, thinkingBlock, redactedThinkingBlock]),
+      z.union([textBlock, toolUseBlock, thinkingBlock, redactedThinkingBlock, serverToolBlock]),
       "in assistant messages",
     ),
   ),
@@ -112,14 +128,28 @@ const message = z.discriminatedUnion("role", [
   z.looseObject({ role: z.literal("system"), content: systemContent }),
 ]);
 
-const tool = z.looseObject({
-  name: z.string().min(1),
-  type: z.string().nullish(),
-  description: z.string().nullish(),
-  input_schema: z.record(z.string(), z.unknown()).optional(),
-  cache_control: cacheControl,
-  defer_loading: z.boolean().nullish(),
-});
+const tool = z
+  .looseObject({
+    name: z.string().min(1),
+    type: z.string().nullish(),
+    description: z.string().nullish(),
+    input_schema: z.record(z.string(), z.unknown()).optional(),
+    cache_control: cacheControl,
+    defer_loading: z.boolean().nullish(),
+    // Limits of the web search / fetch server tools (issue #27).
+    max_uses: z.number().int().min(1).nullish(),
+    allowed_domains: z.array(z.string()).nullish(),
+    blocked_domains: z.array(z.string()).nullish(),
+  })
+  .superRefine((value, ctx) => {
+    if ((value.allowed_domains?.length ?? 0) > 0 && (value.blocked_domains?.length ?? 0) > 0) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["blocked_domains"],
+        message: "Cannot specify both allowed_domains and blocked_domains.",
+      });
+    }
+  });
 
 const toolChoice = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("auto"), disable_parallel_tool_use: z.boolean().nullish() }),

@@ -3,6 +3,8 @@
  * fields Anthropic documents (and the Anthropic SDK's stream accumulator reads).
  */
 
+import type { WebBlocks, WebCitation } from "./web-blocks.js";
+
 export type StopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "refusal";
 
 export interface AnthropicUsage {
@@ -12,10 +14,14 @@ export interface AnthropicUsage {
   /** Present when Cursor counted the turn (docs/protocol.md §4.6). */
   cache_read_input_tokens?: number;
   cache_creation_input_tokens?: number;
+  /** Web searches / fetches Cursor ran for the response (present when there was any). */
+  server_tool_use?: { web_search_requests: number; web_fetch_requests: number };
 }
 
 export type ResponseContentBlock =
-  | { type: "text"; text: string }
+  | { type: "text"; text: string; citations?: WebCitation[] }
+  | WebBlocks["use"]
+  | { type: "web_search_tool_result" | "web_fetch_tool_result"; tool_use_id: string; content: unknown }
   | { type: "thinking"; thinking: string; signature: string }
   | { type: "tool_use"; id: string; name: string; input: unknown };
 
@@ -34,13 +40,16 @@ export interface AnthropicMessage {
 export type StartedBlock =
   | { type: "text"; text: "" }
   | { type: "thinking"; thinking: ""; signature: "" }
-  | { type: "tool_use"; id: string; name: string; input: Record<string, never> };
+  | { type: "tool_use"; id: string; name: string; input: Record<string, never> }
+  | (Omit<WebBlocks["use"], "input"> & { input: Record<string, never> })
+  | { type: "web_search_tool_result" | "web_fetch_tool_result"; tool_use_id: string; content: unknown };
 
 export type BlockDelta =
   | { type: "text_delta"; text: string }
   | { type: "thinking_delta"; thinking: string }
   | { type: "signature_delta"; signature: string }
-  | { type: "input_json_delta"; partial_json: string };
+  | { type: "input_json_delta"; partial_json: string }
+  | { type: "citations_delta"; citation: WebCitation };
 
 export type StreamEvent =
   | { type: "message_start"; message: AnthropicMessage }

@@ -99,7 +99,11 @@ describe("toEngineRequest", () => {
     const tool = { name: "Bash", description: "Runs", input_schema: { type: "object", additionalProperties: false } };
     const base = {
       messages: [{ role: "user", content: "x" }],
-      tools: [tool, { type: "web_search_20250305", name: "web_search" }],
+      tools: [
+        tool,
+        { type: "code_execution_20250825", name: "code_execution" },
+        { type: "web_search_20250305", name: "web_search", max_uses: 2, blocked_domains: ["x.test"] },
+      ],
     };
     const any = translate({ ...base, tool_choice: { type: "any" }, thinking: { type: "adaptive" } });
     expect(any.request.tools).toEqual([
@@ -107,6 +111,9 @@ describe("toEngineRequest", () => {
     ]);
     expect(any.request.options).toEqual({ reasoning: true, reasoningEffort: undefined, toolChoice: "required" });
     expect(any.warnings).toHaveLength(2);
+    // Web search is offered to Cursor as a server tool, with its limits (#27); no warning for it.
+    expect(any.request.serverTools).toEqual({ webSearch: { maxUses: 2, blockedDomains: ["x.test"] } });
+    expect(any.warnings.join(" ")).not.toContain("web_search");
     expect(translate({ ...base, tool_choice: { type: "tool", name: "Bash" } }).request.options.toolChoice).toEqual({
       name: "Bash",
     });
@@ -117,6 +124,42 @@ describe("toEngineRequest", () => {
     expect(effort.request.options.reasoningEffort).toBe("high");
     const off = translate({ ...base, thinking: { type: "disabled" }, output_config: { effort: "low" } });
     expect(off.request.options).toMatchObject({ reasoning: false, reasoningEffort: undefined });
+  });
+
+  it("accepts re-sent server tool blocks and leaves them out of the conversation (#27)", () => {
+    const answer = "See https://a.test/1.";
+    const withBlocks = translate({
+      messages: [
+        { role: "user", content: "search" },
+        {
+          role: "assistant",
+          content: [
+            { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "q" } },
+            {
+              type: "web_search_tool_result",
+              tool_use_id: "srvtoolu_1",
+              content: [{ type: "web_search_result", url: "https://a.test/1", title: "A", encrypted_content: "x" }],
+            },
+            {
+              type: "text",
+              text: answer,
+              citations: [{ type: "web_search_result_location", url: "https://a.test/1", cited_text: "a" }],
+            },
+            { type: "server_tool_use", id: "srvtoolu_2", name: "web_fetch", input: { url: "https://a.test/2" } },
+            { type: "web_fetch_tool_result", tool_use_id: "srvtoolu_2", content: { type: "web_fetch_result" } },
+          ],
+        },
+        { role: "user", content: "thanks" },
+      ],
+    });
+    const plain = translate({
+      messages: [
+        { role: "user", content: "search" },
+        { role: "assistant", content: answer },
+        { role: "user", content: "thanks" },
+      ],
+    });
+    expect(withBlocks.request.messages).toEqual(plain.request.messages);
   });
 
   it("estimates tokens over the same text it sends, plus a flat cost per image", () => {

@@ -16,6 +16,7 @@ import type {
 import { ImageBudget } from "../kit/image-input.js";
 import { fromAnthropicToolId } from "./ids.js";
 import type { AnthropicMessageParam, CountTokensRequest } from "./request.js";
+import { toServerTools, webToolKind } from "./web-blocks.js";
 
 /** The translated request plus what could only be approximated (for `x-cursor-bridge-warnings`). */
 export interface AnthropicTurnInput {
@@ -86,7 +87,7 @@ function assistantMessage(content: Extract<AnthropicMessageParam, { role: "assis
         block.signature === undefined ? { text: block.thinking } : { text: block.thinking, opaque: block.signature },
       );
     else if (block.type === "redacted_thinking") reasoning.push({ text: "", opaque: block.data });
-    else
+    else if (block.type === "tool_use")
       toolCalls.push({ id: fromAnthropicToolId(block.id), name: block.name, arguments: JSON.stringify(block.input) });
   }
   return { role: "assistant" as const, text: text.join(""), reasoning, toolCalls };
@@ -105,10 +106,14 @@ export function toConversation(
   });
 }
 
-/** Client tools; server tools (no `input_schema`, e.g. `web_search_…`) cannot run through Cursor and are skipped. */
+/**
+ * Client tools. Web search / fetch server tools are offered to Cursor instead ({@link toServerTools}); other server
+ * tools (no `input_schema`) cannot run through Cursor and are skipped.
+ */
 export function toClientTools(tools: CountTokensRequest["tools"], warnings: string[]): ClientTool[] {
   const out: ClientTool[] = [];
   for (const tool of tools ?? []) {
+    if (webToolKind(tool.type) !== undefined) continue;
     if (tool.input_schema === undefined) {
       warnings.push(`tool '${tool.name}' (${tool.type ?? "server tool"}) has no input_schema and was skipped`);
       continue;
@@ -145,6 +150,11 @@ export function toInstructions(system: CountTokensRequest["system"]): string[] {
   return system.map((block) => block.text).filter((text) => text !== "");
 }
 
+function serverTools(tools: CountTokensRequest["tools"]): Pick<EngineRequest, "serverTools"> {
+  const offered = toServerTools(tools ?? []);
+  return offered === undefined ? {} : { serverTools: offered };
+}
+
 /**
  * Translates a validated Messages (or count_tokens) request; `images` is the request's image budget.
  * @throws ProxyError 400 for bytes that are no image, 413 past the image budget (both naming the part).
@@ -164,6 +174,7 @@ export function toEngineRequest(body: CountTokensRequest, images: ImageBudget = 
       instructions: toInstructions(body.system),
       messages,
       tools,
+      ...serverTools(body.tools),
       options: { reasoning, reasoningEffort, toolChoice: toToolChoice(body.tool_choice, warnings) },
     },
     warnings: [...new Set(warnings)],

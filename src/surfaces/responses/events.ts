@@ -4,15 +4,16 @@
  * `output_item.done`; a new kind of output closes the open item first. Every event carries a `sequence_number`.
  * A backend failure after the stream started becomes an `error` event followed by `response.failed`.
  */
-import type { BackendEvent, TurnEndReason, Usage } from "../../backend/types.js";
+import type { BackendEvent, TurnEndReason, Usage, WebReference } from "../../backend/types.js";
 import { toOpenAIError } from "../kit/openai-error.js";
 import { turnNeverEnded } from "../kit/run-surface.js";
 import { encodeReasoningToken } from "./reasoning-token.js";
 import { customInput, type ToolMap } from "./tools.js";
 import type { OutputItem, ResponseObject, ResponseStreamEvent, ResponseUsage, SummaryTextPart } from "./types.js";
+import { urlCitations, webSearchCallItem } from "./web-items.js";
 
 /** Prefixes of generated item ids. */
-export type ItemIdPrefix = "msg" | "rs" | "fc" | "ctc";
+export type ItemIdPrefix = "msg" | "rs" | "fc" | "ctc" | "ws";
 
 /** Options of the translation; ids are injected so output is deterministic in tests. */
 export interface ResponseEventsOptions {
@@ -22,6 +23,8 @@ export interface ResponseEventsOptions {
   newItemId: (prefix: ItemIdPrefix) => string;
   /** Stream reasoning as summary text (`reasoning.summary` was set). */
   reasoningSummary: boolean;
+  /** List the results on `web_search_call` items (`include: ["web_search_call.action.sources"]`). */
+  includeWebSources?: boolean;
   /** Attach the bridge's `encrypted_content` to reasoning items (`include: ["reasoning.encrypted_content"]`). */
   includeEncryptedReasoning: boolean;
   /**
@@ -52,6 +55,8 @@ class ResponseBuilder {
   private reason: TurnEndReason | undefined;
   private usage: Usage | undefined;
   private sequence = 0;
+  /** Results of the turn's searches: a message naming one of their URLs cites it. */
+  private readonly references: WebReference[] = [];
 
   constructor(private readonly options: ResponseEventsOptions) {
     this.response = structuredClone(options.base);
@@ -88,6 +93,9 @@ class ResponseBuilder {
         return [];
       case "checkpoint":
         return [];
+      case "web-search":
+      case "web-fetch":
+        return this.webCall(event);
       case "turn-end":
         this.reason = event.reason;
         return this.close();
@@ -201,6 +209,23 @@ class ResponseBuilder {
     return [...out, ...this.close()];
   }
 
+  /** A `web_search_call` item for a search (action `search`) or a fetch (action `open_page`), already finished. */
+  private webCall(event: Extract<BackendEvent, { type: "web-search" | "web-fetch" }>): Emitted[] {
+    const out = this.close();
+    const ok = event.status === "completed";
+    if (event.type === "web-search" && ok) this.references.push(...event.references);
+    const item = webSearchCallItem(event, this.options.newItemId("ws"), this.options.includeWebSources === true);
+    out.push(...this.add(item));
+    this.open = undefined;
+    const at = { item_id: item.id, output_index: this.response.output.length - 1 };
+    out.push({ type: "response.web_search_call.in_progress", ...at });
+    out.push({ type: "response.web_search_call.searching", ...at });
+    if (ok) out.push({ type: "response.web_search_call.completed", ...at });
+    item.status = ok ? "completed" : "failed";
+    out.push({ type: "response.output_item.done", output_index: at.output_index, item: structuredClone(item) });
+    return out;
+  }
+
   /** Closes the open item (if any) with its `.done` events. */
   private close(): Emitted[] {
     const open = this.open;
@@ -221,7 +246,17 @@ class ResponseBuilder {
         break;
       }
       case "message": {
-        const part = { type: "output_text" as const, text, annotations: [], logprobs: [] };
+        const annotations = urlCitations(text, this.references);
+        annotations.forEach((annotation, annotationIndex) => {
+          out.push({
+            type: "response.output_text.annotation.added",
+            ...at,
+            content_index: 0,
+            annotation_index: annotationIndex,
+            annotation,
+          });
+        });
+        const part = { type: "output_text" as const, text, annotations, logprobs: [] };
         out.push({ type: "response.output_text.done", ...at, content_index: 0, text, logprobs: [] });
         out.push({ type: "response.content_part.done", ...at, content_index: 0, part });
         item.content = [part];

@@ -120,8 +120,15 @@ function parseTool(raw: { type: string }, index: number, body: unknown): Tool {
       return { ...check(customToolSchema, raw, path, body), kind: "custom" };
     case "namespace":
       return { ...check(namespaceToolSchema, raw, path, body), kind: "namespace" };
-    default:
-      return { kind: "unsupported", type: raw.type };
+    default: {
+      if (!/^web_search(_preview)?(_\d{4}_\d{2}_\d{2})?$/.test(raw.type))
+        return { kind: "unsupported", type: raw.type };
+      const filters = (raw as { filters?: { allowed_domains?: unknown } }).filters;
+      const domains = Array.isArray(filters?.allowed_domains)
+        ? filters.allowed_domains.filter((domain): domain is string => typeof domain === "string")
+        : undefined;
+      return { kind: "web-search", type: raw.type, allowedDomains: domains };
+    }
   }
 }
 

@@ -168,4 +168,6 @@ export type Tool =
   | ({ kind: "function" } & FunctionTool)
   | ({ kind: "custom" } & CustomTool)
   | ({ kind: "namespace" } & NamespaceTool)
-  | { kind: "unsupported"; type: string };
+  | { kind: "unsupported"; type: string }
+  /** `web_search` / `web_search_preview` (issue #27): offered to Cursor, which runs the search. */
+  | { kind: "web-search"; type: string; allowedDomains: string[] | undefined };

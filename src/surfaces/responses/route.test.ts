@@ -212,14 +212,15 @@ describe("POST /v1/responses", () => {
     const res = await post({
       model: "default",
       input: "x",
-      tools: [{ type: "web_search" }, { type: "custom", name: "apply_patch" }],
+      tools: [{ type: "file_search" }, { type: "web_search" }, { type: "custom", name: "apply_patch" }],
       temperature: 0.1,
       prompt_cache_key: "abc",
     });
     expect(res.status).toBe(200);
     expect(res.headers.get("x-cursor-bridge-warnings")).toBe(
-      "built-in tools the bridge cannot run were dropped: web_search",
+      "built-in tools the bridge cannot run were dropped: file_search",
     );
+    expect(engine.requests[0]?.serverTools).toEqual({ webSearch: {}, webFetch: {} });
     expect(res.headers.get("x-cursor-bridge-ignored-params")).toBe("temperature,prompt_cache_key");
     expect(engine.requests[0]?.tools.map((tool) => tool.name)).toEqual(["apply_patch"]);
   });

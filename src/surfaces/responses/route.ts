@@ -87,6 +87,7 @@ async function createResponse(c: Context<AppEnv>, deps: ResponsesDeps, options: 
     newItemId: (prefix) => `${prefix}_${deps.newId()}`,
     reasoningSummary: request.reasoning?.summary != null,
     includeEncryptedReasoning: request.include?.includes("reasoning.encrypted_content") === true,
+    includeWebSources: request.include?.includes("web_search_call.action.sources") === true,
     onFinish: async (response: ResponseObject) => {
       if (!store) return;
       const record = {

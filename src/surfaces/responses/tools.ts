@@ -6,7 +6,7 @@
  * description. Built-in tools (`web_search`, `tool_search`…) are dropped with a warning. Calls are mapped back to
  * `function_call` (with `namespace`) or `custom_tool_call` items.
  */
-import type { ClientTool, HistoryToolCall, JsonValue } from "../../backend/types.js";
+import type { ClientTool, HistoryToolCall, JsonValue, ServerTools } from "../../backend/types.js";
 import type { ToolChoice } from "../../engine/types.js";
 import type { ResponsesRequest, Tool } from "./request.js";
 
@@ -47,6 +47,8 @@ function customSchema(): { [key: string]: JsonValue } {
 export interface ClientToolSet {
   tools: ClientTool[];
   map: ToolMap;
+  /** `web_search` offered: Cursor's searches are approved within its domain filter (issue #27). */
+  serverTools: ServerTools | undefined;
 }
 
 /** Maps the request's tools; unsupported and duplicate ones are dropped and described in `warnings`. */
@@ -62,6 +64,7 @@ export function toClientTools(tools: readonly Tool[], warnings: string[]): Clien
     out.push(tool);
   };
   const dropped = new Set<string>();
+  let serverTools: ServerTools | undefined;
   for (const tool of tools) {
     switch (tool.kind) {
       case "function":
@@ -89,12 +92,19 @@ export function toClientTools(tools: readonly Tool[], warnings: string[]): Clien
       case "unsupported":
         dropped.add(tool.type);
         break;
+      case "web-search":
+        serverTools = {
+          webSearch: tool.allowedDomains === undefined ? {} : { allowedDomains: tool.allowedDomains },
+          // Cursor's web fetch is the search's "open page" action in the Responses shapes.
+          webFetch: tool.allowedDomains === undefined ? {} : { allowedDomains: tool.allowedDomains },
+        };
+        break;
     }
   }
   if (dropped.size > 0) {
     warnings.push(`built-in tools the bridge cannot run were dropped: ${[...dropped].join(", ")}`);
   }
-  return { tools: out, map };
+  return { tools: out, map, serverTools };
 }
 
 function toSchema(parameters: Record<string, unknown> | null | undefined): { [key: string]: JsonValue } {

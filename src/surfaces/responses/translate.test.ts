@@ -73,10 +73,8 @@ describe("Responses request → EngineRequest", () => {
       { role: "tool", toolCallId: "c3", content: "Done!", isError: false },
       { role: "assistant", text: "", reasoning: [{ text: "foreign" }], toolCalls: [] },
     ]);
-    expect(warnings).toEqual([
-      "tool output parts of type 'input_image' were dropped (text only)",
-      "input items of type 'web_search_call' were ignored",
-    ]);
+    // A web_search_call coming back is left out of the history without a warning (Cursor's state holds it, #27).
+    expect(warnings).toEqual(["tool output parts of type 'input_image' were dropped (text only)"]);
   });
 
   it("maps function, namespace and custom tools; built-in tools are dropped with a warning, never an error", () => {
@@ -91,7 +89,7 @@ describe("Responses request → EngineRequest", () => {
           description: "Patch",
           format: { type: "grammar", syntax: "lark", definition: "start: x" },
         },
-        { type: "web_search" },
+        { type: "web_search", filters: { allowed_domains: ["docs.test"] } },
         { type: "tool_search" },
       ],
       tool_choice: { type: "function", name: "exec_command" },
@@ -106,7 +104,12 @@ describe("Responses request → EngineRequest", () => {
     expect(toolMap.get("mcp__fs__read")).toEqual({ kind: "function", name: "read", namespace: "mcp__fs__" });
     expect(toolMap.get("apply_patch")).toEqual({ kind: "custom", name: "apply_patch" });
     expect(request.options.toolChoice).toEqual({ name: "exec_command" });
-    expect(warnings).toEqual(["built-in tools the bridge cannot run were dropped: web_search, tool_search"]);
+    expect(warnings).toEqual(["built-in tools the bridge cannot run were dropped: tool_search"]);
+    // web_search is offered to Cursor, which runs it (#27).
+    expect(request.serverTools).toEqual({
+      webSearch: { allowedDomains: ["docs.test"] },
+      webFetch: { allowedDomains: ["docs.test"] },
+    });
   });
 
   it("decodes data-URL images into raw bytes", () => {

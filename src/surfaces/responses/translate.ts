@@ -139,7 +139,8 @@ export function toConversation(
         });
         return;
       case "ignored":
-        warnings.add(`input items of type '${item.type}' were ignored`);
+        // A web_search_call the bridge produced comes back with the history: Cursor's state holds the search.
+        if (item.type !== "web_search_call") warnings.add(`input items of type '${item.type}' were ignored`);
         return;
     }
   });
@@ -180,6 +181,7 @@ export function toEngineRequest(
       instructions,
       messages,
       tools: clientTools.tools,
+      ...(clientTools.serverTools === undefined ? {} : { serverTools: clientTools.serverTools }),
       options: { reasoning: effort !== "none", reasoningEffort: toEffort(effort), toolChoice },
     },
     toolMap: clientTools.map,

@@ -16,8 +16,17 @@ export interface ResponseUsage {
 export interface OutputTextPart {
   type: "output_text";
   text: string;
-  annotations: never[];
+  annotations: UrlCitation[];
   logprobs: never[];
+}
+
+/** A web search result the text cites (issue #27): where the text names its URL. */
+export interface UrlCitation {
+  type: "url_citation";
+  start_index: number;
+  end_index: number;
+  url: string;
+  title: string;
 }
 
 /** One summary part of a reasoning item. */
@@ -64,7 +73,22 @@ export interface CustomToolCallOutputItem {
   input: string;
 }
 
-export type OutputItem = MessageOutputItem | ReasoningOutputItem | FunctionCallOutputItem | CustomToolCallOutputItem;
+/** A web search (or page fetch) Cursor ran. */
+export interface WebSearchCallOutputItem {
+  type: "web_search_call";
+  id: string;
+  status: "in_progress" | "searching" | "completed" | "failed";
+  action:
+    | { type: "search"; query: string; sources?: { type: "url"; url: string }[] }
+    | { type: "open_page"; url: string };
+}
+
+export type OutputItem =
+  | MessageOutputItem
+  | ReasoningOutputItem
+  | FunctionCallOutputItem
+  | CustomToolCallOutputItem
+  | WebSearchCallOutputItem;
 
 export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed";
 
@@ -126,6 +150,18 @@ export type ResponseStreamEvent =
     } & ItemEventBase)
   | ({ type: "response.output_text.delta"; content_index: number; delta: string; logprobs: never[] } & ItemEventBase)
   | ({ type: "response.output_text.done"; content_index: number; text: string; logprobs: never[] } & ItemEventBase)
+  | ({
+      type:
+        | "response.web_search_call.in_progress"
+        | "response.web_search_call.searching"
+        | "response.web_search_call.completed";
+    } & ItemEventBase)
+  | ({
+      type: "response.output_text.annotation.added";
+      content_index: number;
+      annotation_index: number;
+      annotation: UrlCitation;
+    } & ItemEventBase)
   | ({ type: "response.function_call_arguments.delta"; delta: string } & ItemEventBase)
   | ({ type: "response.function_call_arguments.done"; name: string; arguments: string } & ItemEventBase)
   | ({ type: "response.custom_tool_call_input.delta"; delta: string } & ItemEventBase)

@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import type { BackendEvent } from "../../backend/types.js";
+import type { RequestLog } from "./access-log.js";
+import { observe } from "./request-io.js";
+
+async function* source(events: BackendEvent[]): AsyncGenerator<BackendEvent> {
+  yield* events;
+}
+
+describe("observe", () => {
+  it("counts the web searches and fetches Cursor ran for the request, not the refused ones (#27)", async () => {
+    const log: RequestLog = { requestId: "r", startedAt: 0 };
+    const search = { type: "web-search" as const, toolCallId: "t", query: "q", references: [], error: "" };
+    const fetch = { type: "web-fetch" as const, toolCallId: "f", url: "https://a.test/", markdown: "", error: "" };
+    const events: BackendEvent[] = [
+      { ...search, status: "completed" },
+      { ...search, status: "rejected", error: "max_uses" },
+      { ...search, status: "completed" },
+      { ...fetch, status: "completed" },
+      { ...fetch, status: "failed" },
+      { type: "turn-end", reason: "stop" },
+    ];
+    for await (const _ of observe(source(events), log, () => 1)) {
+      // drain
+    }
+    expect([log.webSearches, log.webFetches]).toEqual([2, 1]);
+    const quiet: RequestLog = { requestId: "q", startedAt: 0 };
+    for await (const _ of observe(source([{ type: "turn-end", reason: "stop" }]), quiet, () => 1)) {
+      // drain
+    }
+    expect(quiet.webSearches).toBeUndefined();
+  });
+});
