@@ -82,7 +82,8 @@ describe("cursor-bridge emulator --api-key", () => {
     const help = await run(["emulator", "--help"], isolatedEnv());
     expect(help.out).toContain("--api-key <key>");
     expect(help.out).toContain("CURSOR_BRIDGE_EMULATOR_API_KEYS");
-    expect(help.out).toContain("cursor-bridge login --api-key");
+    // The help is wrapped to the terminal, so a phrase may break across lines.
+    expect(help.out.replace(/\s+/g, " ")).toContain("cursor-bridge login --api-key");
     expect(help.out).toContain("GET /emulator/stats");
   });
 });
@@ -92,7 +93,15 @@ describe("GET /emulator/stats", () => {
     const response = await fetch(`${url}/emulator/stats`);
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/application\/json/);
-    expect(await response.json()).toEqual({ runs: 0, runStreams: 0, runSseStreams: 0, bidiAppends: 0, turns: [] });
+    expect(await response.json()).toEqual({
+      runs: 0,
+      runStreams: 0,
+      runSseStreams: 0,
+      bidiAppends: 0,
+      webSearches: 0,
+      webFetches: 0,
+      turns: [],
+    });
     expect((await fetch(`${url}/emulator/stats`, { method: "POST" })).status).toBe(405);
   });
 });

@@ -112,7 +112,7 @@ const assistantContent = z.union([
   z.array(
     block(
       ASSISTANT_BLOCKS,
-      z.union([textBlock, toolUseBlock, thinkingBlock, redactedThinkingBlock, serverToolBlock]),
+      z.discriminatedUnion("type", [textBlock, toolUseBlock, thinkingBlock, redactedThinkingBlock, serverToolBlock]),
       "in assistant messages",
     ),
   ),
