@@ -83,6 +83,8 @@ describe.skipIf(skip !== undefined)("Redis stores", () => {
       expect((error as ProxyError).message).toContain(`redis://127.0.0.1:${server.port}`);
       await server.start();
       await expect.poll(() => own.redis.status, { timeout: 10_000 }).toBe("ready");
+      // The shared client reconnects on its own schedule; the next test's flushdb needs it (no offline queue).
+      await expect.poll(() => client.redis.status, { timeout: 10_000 }).toBe("ready");
       await index.remember("k", "c2");
       expect(await index.lookup("k")).toBe("c2");
     } finally {
