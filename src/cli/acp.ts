@@ -20,7 +20,7 @@ import { openInBrowser } from "./browser.js";
 import { type Command, EXIT } from "./command.js";
 import { type CliContext, createCliContext } from "./context.js";
 import type { CliIo } from "./io.js";
-import { openStores } from "./store-setup.js";
+import { engineSettings, openStores } from "./store-setup.js";
 import { createUpstream } from "./upstream.js";
 import { packageVersion } from "./version.js";
 
@@ -64,22 +64,12 @@ async function buildStack(ctx: CliContext, logger: Logger, shared: StoreClient |
   if (upstream.kind === "emulator") {
     logger.warn("UPSTREAM: CURSOR EMULATOR, not your Cursor account; run `cursor-bridge login` for real models");
   }
-  const cluster = stores.cluster;
   const { engine } = wireEngine({
     api: upstream.api,
     tokenSource: upstream.tokenSource,
     stores: { conversations: stores.conversationStore, index: stores.index },
     logger,
-    agent: {
-      stallTimeoutMs: config.stallTimeoutMs,
-      visionModels: config.visionModels,
-      ...(cluster === undefined ? {} : { toolCallIdSuffix: cluster.toolCallIdSuffix }),
-    },
-    engine: {
-      parkedTurnTtlMs: config.parkedTurnTtlMs,
-      maxParkedTurns: config.maxParkedTurns,
-      ...(stores.client === undefined ? {} : { storeReady: stores.client.assertReady }),
-    },
+    ...engineSettings(config, stores),
   });
   return {
     engine,

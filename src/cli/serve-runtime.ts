@@ -12,7 +12,7 @@ import type { StoreClient } from "../stores/redis/client.js";
 import { bodyLimitForImages } from "../surfaces/kit/image-input.js";
 import type { Logger } from "../util/logger.js";
 import type { CliContext } from "./context.js";
-import { openStores, type ServeStores } from "./store-setup.js";
+import { engineSettings, openStores, type ServeStores } from "./store-setup.js";
 import { createUpstream, type Upstream } from "./upstream.js";
 import type { UpstreamChoice } from "./upstream-choice.js";
 import { planUsageOf } from "./usage.js";
@@ -74,23 +74,15 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
         : wildcard
           ? hostname()
           : config.host;
+  const settings = engineSettings(config, stores);
   const { engine, app } = wireBridge({
     api: upstream.api,
     tokenSource: upstream.tokenSource,
     // Stored /v1/responses (store: true) sit next to the conversations.
     stores: { conversations: stores.conversationStore, index: stores.index, responses: stores.responseStore },
     logger,
-    agent: {
-      stallTimeoutMs: config.stallTimeoutMs,
-      visionModels: config.visionModels,
-      ...(cluster === undefined ? {} : { toolCallIdSuffix: cluster.toolCallIdSuffix }),
-    },
-    engine: {
-      parkedTurnTtlMs: config.parkedTurnTtlMs,
-      maxParkedTurns: config.maxParkedTurns,
-      ...(stores.client === undefined ? {} : { storeReady: stores.client.assertReady }),
-      ...(cluster === undefined ? {} : { forwarder: cluster.forwarder }),
-    },
+    agent: settings.agent,
+    engine: { ...settings.engine, ...(cluster === undefined ? {} : { forwarder: cluster.forwarder }) },
     app: {
       options: {
         apiKey: config.apiKey,

@@ -138,3 +138,23 @@ export async function openStores(
     },
   };
 }
+
+/**
+ * The agent-client and engine settings of a bridge on these stores, read from the config: `serve` and `acp` wire
+ * their engine with them (server/wiring.ts). Forwarding tool results to other instances is serve's alone.
+ */
+export function engineSettings(config: BridgeConfig, stores: ServeStores) {
+  const cluster = stores.cluster;
+  return {
+    agent: {
+      stallTimeoutMs: config.stallTimeoutMs,
+      visionModels: config.visionModels,
+      ...(cluster === undefined ? {} : { toolCallIdSuffix: cluster.toolCallIdSuffix }),
+    },
+    engine: {
+      parkedTurnTtlMs: config.parkedTurnTtlMs,
+      maxParkedTurns: config.maxParkedTurns,
+      ...(stores.client === undefined ? {} : { storeReady: stores.client.assertReady }),
+    },
+  };
+}

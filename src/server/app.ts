@@ -8,7 +8,7 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { FORWARD_PATH } from "../cluster/wire.js";
-import { createMemoryResponseStore } from "../stores/response-store.js";
+import { createMemoryResponseStore } from "../stores/memory/response-store.js";
 import { createChatApp } from "../surfaces/chat/route.js";
 import { type AppEnv, accessLog } from "../surfaces/kit/access-log.js";
 import type { AppDeps } from "../surfaces/kit/deps.js";

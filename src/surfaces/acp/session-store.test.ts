@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createMemoryResponseStore } from "../../stores/response-store.js";
+import { createMemoryResponseStore } from "../../stores/memory/response-store.js";
 import { type AcpSessionRecord, acpSessionStoreOver, MAX_TRANSCRIPT_ENTRIES } from "./session-store.js";
 
 describe("ACP sessions in the stored-records store", () => {

@@ -5,7 +5,7 @@
  */
 import type { JsonValue } from "../../backend/types.js";
 import type { ConversationMessage, MessagePart } from "../../engine/index.js";
-import type { ResponseStore } from "../../stores/response-store.js";
+import type { ResponseStore } from "../../stores/types.js";
 
 /** Cursor's agent modes as ACP session modes. */
 export type AcpModeId = "agent" | "plan" | "ask";

@@ -1,6 +1,6 @@
 import type { ClusterAuth } from "../../cluster/cluster-auth.js";
 import type { BridgeEngine } from "../../engine/index.js";
-import type { ResponseStore } from "../../stores/response-store.js";
+import type { ResponseStore } from "../../stores/types.js";
 import type { Logger } from "../../util/logger.js";
 
 /** How reasoning reaches chat clients: a `reasoning_content` field, `<think>` tags in the text, or not at all. */

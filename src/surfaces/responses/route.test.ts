@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { BackendEvent, ModelInfo } from "../../backend/types.js";
 import type { Engine, EngineRequest } from "../../engine/index.js";
 import { createApp } from "../../server/app.js";
-import { createMemoryResponseStore } from "../../stores/response-store.js";
+import { createMemoryResponseStore } from "../../stores/memory/response-store.js";
 import { ProxyError } from "../../util/errors.js";
 import type { Logger } from "../../util/logger.js";
 

@@ -5,7 +5,7 @@
  */
 import type { Context, Hono } from "hono";
 import type { JsonValue } from "../../backend/types.js";
-import type { ResponseStore, StoredResponse } from "../../stores/response-store.js";
+import type { ResponseStore, StoredResponse } from "../../stores/types.js";
 import { ProxyError } from "../../util/errors.js";
 import type { AppEnv } from "../kit/access-log.js";
 import { DEFAULT_MAX_IMAGE_BYTES, ImageBudget } from "../kit/image-input.js";
