@@ -56,6 +56,34 @@ describe("createBodyGate", () => {
     }
   });
 
+  it("admits only one waiter over the budget at a time; the next overdue one goes when it is done", async () => {
+    vi.useFakeTimers();
+    try {
+      const gate = createBodyGate(10, 2_000);
+      const holder = await gate.acquire(10);
+      const admitted: Array<() => void> = [];
+      for (const bytes of [5, 5, 5]) void gate.acquire(bytes).then((release) => admitted.push(release));
+      await vi.advanceTimersByTimeAsync(2_000);
+      // All three are overdue; one goes over the budget, the memory bound stays budget + one request.
+      expect(admitted).toHaveLength(1);
+      expect(gate.inUse).toBe(15);
+      expect(gate.waiting).toBe(2);
+      admitted[0]?.();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(admitted).toHaveLength(2);
+      expect(gate.inUse).toBe(15);
+      holder();
+      await vi.advanceTimersByTimeAsync(0);
+      // The budget freed: the last one fits within it, beside the over-budget one.
+      expect(admitted).toHaveLength(3);
+      expect(gate.inUse).toBe(10);
+      for (const release of admitted.slice(1)) release();
+      expect(gate.inUse).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("admits a body larger than the budget when nothing else runs", async () => {
     const gate = createBodyGate(10);
     const release = await gate.acquire(50);

@@ -8,10 +8,12 @@
  * wait. A request holds its admission until its handler has produced the response (a streamed one: until the turn
  * is set up and the first event is ready), then the next waiting request goes.
  *
- * No request waits longer than {@link LARGE_BODY_MAX_WAIT_MS} because of others: a long non-streaming turn holding
- * the budget would otherwise hold every large request behind it for as long as it runs. A waiter whose time is up is
- * admitted over the budget (counted in it, so those after it still wait for it); the budget bounds memory in the
- * common case, the wait bound keeps one request from hurting the others.
+ * A long non-streaming turn holding the budget would otherwise hold every large request behind it for as long as it
+ * runs, so a waiter whose {@link LARGE_BODY_MAX_WAIT_MS} is up may be admitted over the budget (counted in it, so
+ * those after it still wait for it), but only one such request at a time: memory stays within the budget plus one
+ * request, and a request stuck behind one long turn goes after 2 s. Under a steady stream of large requests (every
+ * waiter overdue) they go one over-budget request at a time, in order, so the wait is bounded by the turns ahead of
+ * it rather than by the longest one.
  */
 import type { MiddlewareHandler } from "hono";
 import { ProxyError } from "../util/errors.js";
@@ -33,26 +35,39 @@ export interface BodyGate {
 
 interface Waiter {
   cost: number;
-  admit: () => void;
+  /** Waited {@link LARGE_BODY_MAX_WAIT_MS}: may be admitted over the budget. */
+  overdue: boolean;
+  admit: (overBudget: boolean) => void;
 }
 
 /** Creates a first-come-first-served byte budget whose waiters wait at most `maxWaitMs`. */
 export function createBodyGate(budgetBytes: number, maxWaitMs = LARGE_BODY_MAX_WAIT_MS): BodyGate {
   let inUse = 0;
+  /** Whether a request admitted over the budget (its wait was up) is in flight: at most one is. */
+  let overdueInFlight = false;
   const queue: Waiter[] = [];
   const drain = () => {
     for (let head = queue[0]; head !== undefined; head = queue[0]) {
-      if (inUse > 0 && inUse + head.cost > budgetBytes) return;
+      if (inUse > 0 && inUse + head.cost > budgetBytes) break;
       queue.shift();
-      head.admit();
+      head.admit(false);
+    }
+    // The longest-waiting overdue request takes the one over-budget place when it is free.
+    if (!overdueInFlight) {
+      const overdue = queue.find((waiter) => waiter.overdue);
+      if (overdue !== undefined) {
+        queue.splice(queue.indexOf(overdue), 1);
+        overdue.admit(true);
+      }
     }
   };
-  const releaseOf = (cost: number) => {
+  const releaseOf = (cost: number, overBudget: boolean) => {
     let released = false;
     return () => {
       if (released) return;
       released = true;
       inUse -= cost;
+      if (overBudget) overdueInFlight = false;
       drain();
     };
   };
@@ -61,24 +76,24 @@ export function createBodyGate(budgetBytes: number, maxWaitMs = LARGE_BODY_MAX_W
       const cost = Math.max(0, Math.min(bytes, budgetBytes));
       if (queue.length === 0 && (inUse === 0 || inUse + cost <= budgetBytes)) {
         inUse += cost;
-        return Promise.resolve(releaseOf(cost));
+        return Promise.resolve(releaseOf(cost, false));
       }
       return new Promise((resolve, reject) => {
         const waiter: Waiter = {
           cost,
-          admit: () => {
+          overdue: false,
+          admit: (overBudget) => {
             clearTimeout(timer);
             signal?.removeEventListener("abort", onAbort);
             inUse += cost;
-            resolve(releaseOf(cost));
+            if (overBudget) overdueInFlight = true;
+            resolve(releaseOf(cost, overBudget));
           },
         };
-        // Time is up: admitted over the budget, whatever runs.
+        // Time is up: this request may go over the budget, once the one over-budget place is free.
         const timer = setTimeout(() => {
-          const at = queue.indexOf(waiter);
-          if (at < 0) return;
-          queue.splice(at, 1);
-          waiter.admit();
+          waiter.overdue = true;
+          drain();
         }, maxWaitMs);
         const onAbort = () => {
           clearTimeout(timer);
