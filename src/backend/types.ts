@@ -3,8 +3,10 @@
  * Plain data only: no I/O, no protobuf.
  */
 
-/** A JSON value as produced by JSON.parse. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+import type { JsonValue } from "../util/json-value.js";
+
+/** A JSON value as produced by JSON.parse (defined in util/ so the stores need not import the backend). */
+export type { JsonValue };
 
 /** A tool the caller (OpenAI client, OpenCode…) declares and executes itself. */
 export interface ClientTool {

@@ -7,7 +7,7 @@
  *
  * What each interface promises is what test/stores/contract/ checks against every implementation.
  */
-import type { JsonValue } from "../backend/types.js";
+import type { JsonValue } from "../util/json-value.js";
 
 /** Default time a conversation is kept after its last save: 7 days (another client, EPH, keeps the same; docs/protocol.md §5.3). */
 export const DEFAULT_CONVERSATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;

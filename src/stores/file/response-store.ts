@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { chmod, mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import type { JsonValue } from "../../backend/types.js";
+import type { JsonValue } from "../../util/json-value.js";
 import type { Logger } from "../../util/logger.js";
 import { silentLogger } from "../../util/logger.js";
 import {
