@@ -9,44 +9,29 @@ import {
   type ConversationStoreOptions,
   DEFAULT_CONVERSATION_TTL_MS,
 } from "../types.js";
+import { createExpiringMap } from "./expiring-map.js";
 
 /** Creates an in-memory store. */
 export function createMemoryConversationStore(options: ConversationStoreOptions = {}): ConversationStore {
-  const ttlMs = options.ttlMs ?? DEFAULT_CONVERSATION_TTL_MS;
-  const maxEntries = options.maxEntries ?? 10_000;
-  const now = options.now ?? Date.now;
-  // Map order is save order: re-inserting on save keeps the oldest first.
-  const records = new Map<string, ConversationRecord>();
-  const expired = (record: ConversationRecord) => now() - record.updatedAt > ttlMs;
+  const records = createExpiringMap<ConversationRecord>({
+    ttlMs: options.ttlMs ?? DEFAULT_CONVERSATION_TTL_MS,
+    maxEntries: options.maxEntries ?? 10_000,
+    now: options.now ?? Date.now,
+    timeOf: (record) => record.updatedAt,
+  });
   return {
     async load(conversationId) {
       const record = records.get(conversationId);
-      if (record === undefined) return undefined;
-      if (expired(record)) {
-        records.delete(conversationId);
-        return undefined;
-      }
-      return { ...record, blobs: new Map(record.blobs) };
+      return record === undefined ? undefined : { ...record, blobs: new Map(record.blobs) };
     },
     async save(record) {
-      records.delete(record.conversationId);
       records.set(record.conversationId, pruneRecord(record));
-      for (const id of records.keys()) {
-        if (records.size <= maxEntries) break;
-        records.delete(id);
-      }
     },
     async delete(conversationId) {
       records.delete(conversationId);
     },
     async deleteExpired() {
-      let removed = 0;
-      for (const [id, record] of records) {
-        if (!expired(record)) continue;
-        records.delete(id);
-        removed += 1;
-      }
-      return removed;
+      return records.deleteExpired();
     },
   };
 }
