@@ -76,6 +76,11 @@ export interface EngineRequest {
   executor?: SurfaceExecutor;
   /** Cursor's agent mode (ACP `session/set_mode`). @default "agent" */
   mode?: AgentModeName;
+  /**
+   * The named Cursor account the turn runs on (the team gateway binds each virtual key to one, issue #29); absent =
+   * the default account. A turn never moves to another account.
+   */
+  account?: string;
 }
 
 /** How a turn reached Cursor; the access log's `turn` field. */

@@ -5,9 +5,11 @@
  * resumed / replayed) and whether it was left parked. JSON logs carry the same keys.
  */
 import type { Context, MiddlewareHandler } from "hono";
+import type { BackendEvent } from "../../backend/types.js";
 import type { TurnTrace } from "../../engine/index.js";
 import { clampForMessage, type Logger } from "../../util/logger.js";
 import { decideError } from "./error-policy.js";
+import type { Principal } from "./principal.js";
 import { clientOf, type RequestRecord, surfaceOf } from "./recent-requests.js";
 
 /** Longest client-supplied value (path, model) written to the access log. */
@@ -33,6 +35,8 @@ export interface RequestLog {
   parked?: boolean;
   firstTokenAt?: number;
   tokens?: number;
+  /** The turn's token usage (the last `usage` event): what budgets, spend and metrics count. */
+  usage?: Extract<BackendEvent, { type: "usage" }>["usage"];
   /** Web searches / fetches Cursor ran for this request (issue #27). */
   webSearches?: number;
   webFetches?: number;
@@ -42,7 +46,13 @@ export interface RequestLog {
 }
 
 /** Hono variables set by the app's middleware. */
-export type AppEnv = { Variables: { log: RequestLog } };
+export type AppEnv = {
+  Variables: {
+    log: RequestLog;
+    /** Set by the team gateway's auth middleware when virtual keys are in use (principal.ts). */
+    principal?: Principal | undefined;
+  };
+};
 
 /**
  * Sets a header on the finished response in place. `c.header()` after the handler copies the Response instead; on

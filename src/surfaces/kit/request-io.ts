@@ -18,8 +18,11 @@ export function observe(
     if (log.firstTokenAt === undefined && (event.type === "text-delta" || event.type === "reasoning-delta")) {
       log.firstTokenAt = now();
     }
-    if (event.type === "usage") log.tokens = event.usage.totalTokens;
-    else if (event.type === "web-search" && event.status === "completed") log.webSearches = (log.webSearches ?? 0) + 1;
+    if (event.type === "usage") {
+      log.tokens = event.usage.totalTokens;
+      log.usage = event.usage;
+    } else if (event.type === "web-search" && event.status === "completed")
+      log.webSearches = (log.webSearches ?? 0) + 1;
     else if (event.type === "web-fetch" && event.status === "completed") log.webFetches = (log.webFetches ?? 0) + 1;
     return result;
   };

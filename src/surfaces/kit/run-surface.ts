@@ -75,6 +75,8 @@ export async function runSurface(
     kit.engine.listModels(clientSignal),
   );
   log.model = model;
+  const principal = c.get("principal");
+  principal?.checkModel(input.request.model, model);
   const trace: TurnTrace = { requestId: log.requestId };
   log.trace = trace;
 
@@ -90,7 +92,8 @@ export async function runSurface(
 
   let started: Awaited<ReturnType<Engine["startTurn"]>>;
   try {
-    started = await kit.engine.startTurn({ ...input.request, model }, abort.signal, { trace });
+    const request = principal?.account === undefined ? input.request : { ...input.request, account: principal.account };
+    started = await kit.engine.startTurn({ ...request, model }, abort.signal, { trace });
   } catch (error) {
     release();
     throw error;

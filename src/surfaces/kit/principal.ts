@@ -1,0 +1,21 @@
+/**
+ * Who a request comes from once the team gateway has authenticated it (issue #29): the virtual key it presented, the
+ * named Cursor account the key is bound to, and what the key may use. The gateway (src/gateway/) creates it in its
+ * auth middleware and sets it on the context (`c.set("principal", …)`); without virtual keys there is none and every
+ * request runs as before. The kit only asks it the questions a turn needs answered.
+ */
+
+/** The authenticated caller of one request. */
+export interface Principal {
+  /** Stable id of the virtual key (never the key itself). */
+  readonly keyId: string;
+  /** The key's human name (`keys create --name`): what logs, metrics and the status page show. */
+  readonly keyName: string;
+  /** The named Cursor account the key's turns run on; undefined = the default account. */
+  readonly account?: string | undefined;
+  /**
+   * Throws a 403 `permission_denied` ProxyError naming the model when the key may not use it. Called by the kit
+   * after model-name resolution with the id the client sent and the Cursor model it resolved to.
+   */
+  checkModel(requested: string, resolved: string): void;
+}
