@@ -193,3 +193,29 @@ export interface CredentialStore {
  * `work` settles (also when it throws); resolves or rejects as `work` did.
  */
 export type StoreLock = <T>(work: () => Promise<T>) => Promise<T>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Audit log (the team gateway, issue #29): who did what to keys, logins and the admin API, as JSON lines.
+
+/** One audit record. Never holds key or token material. */
+export interface AuditEntry {
+  /** ISO time. */
+  at: string;
+  /** Who: `cli:<os user>`, `admin-api`, or the key name. */
+  actor: string;
+  /** What, e.g. `key.create`, `key.rotate`, `key.revoke`, `login`, `logout`, `admin.request`. */
+  action: string;
+  /** What it was done to (a key name or id, an account name, a path). */
+  target?: string | undefined;
+  /** Where from: a remote address, or `cli`. */
+  from?: string | undefined;
+  /** Anything else worth keeping (no secrets). */
+  detail?: { [key: string]: JsonValue } | undefined;
+}
+
+/** Append-only audit log: a 0600 JSON-lines file, or a Redis stream for instances sharing a store. */
+export interface AuditLog {
+  append(entry: AuditEntry): Promise<void>;
+  /** Entries oldest first; `limit` keeps the newest that many. */
+  read(options?: { limit?: number | undefined }): Promise<AuditEntry[]>;
+}

@@ -5,6 +5,23 @@
  * request runs as before. The kit only asks it the questions a turn needs answered.
  */
 
+/** A budget: at most `usd` of spend per calendar `period` (UTC; weeks start on Monday). */
+export interface KeyBudget {
+  readonly usd: number;
+  readonly period: "day" | "week" | "month";
+}
+
+/** The limits of one virtual key (`keys create --rpm/--tpm/--max-parallel/--budget`); absent = unlimited. */
+export interface KeyLimits {
+  /** Requests per minute. */
+  readonly rpm?: number | undefined;
+  /** Tokens (input + output) per minute. */
+  readonly tpm?: number | undefined;
+  /** Requests running at once. */
+  readonly maxParallel?: number | undefined;
+  readonly budget?: KeyBudget | undefined;
+}
+
 /** The authenticated caller of one request. */
 export interface Principal {
   /** Stable id of the virtual key (never the key itself). */
@@ -13,6 +30,8 @@ export interface Principal {
   readonly keyName: string;
   /** The named Cursor account the key's turns run on; undefined = the default account. */
   readonly account?: string | undefined;
+  /** What the gateway's limits enforce for this key (src/gateway/limits). */
+  readonly limits: KeyLimits;
   /**
    * Throws a 403 `permission_denied` ProxyError naming the model when the key may not use it. Called by the kit
    * after model-name resolution with the id the client sent and the Cursor model it resolved to.
