@@ -69,9 +69,11 @@ describe("metric families after known traffic", () => {
     });
     expect(parked.status).toBe(200);
     await parked.text();
-    // The access log counts a streamed request once its body is done: give the last completion a tick.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    samples = await scrape();
+    // The access log counts a streamed request once the server has ended its body, which may be a moment after the
+    // client read it: scrape until all 8 are in (bounded).
+    const deadline = Date.now() + 5_000;
+    do samples = await scrape();
+    while (sumOf(samples, "cursor_bridge_requests_total") < 8 && Date.now() < deadline);
   });
 
   it("counts requests by surface, status, model and key name (no key: empty)", () => {
