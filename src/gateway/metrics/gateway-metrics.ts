@@ -3,27 +3,24 @@
  * Runs, errors, parked turns, per-key spend and budget, and the process. Requests are counted from the access log's
  * completion (`onRequestDone`), so a streamed request is counted once its body is done, with the turn's final usage.
  *
+ * Counting a request adds to a plain tally (request-tally.ts) that the counters read when scraped, and observes the
+ * TTFT histogram through a label child bound once per series.
  * Label values are bounded: `key` is a virtual key's name (never the key), `model` the Cursor model that served (a
  * client's unresolved id is cut to 100 characters, and past 100 distinct models the rest count as `other`), `surface`,
- * `status`, `route` and `code` come from closed sets. Label children are bound once per combination and reused.
+ * `status`, `route` and `code` come from closed sets.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { RequestDone } from "../../surfaces/kit/access-log.js";
 import type { Logger } from "../../util/logger.js";
-import type { KeySpend, KeySpendSource } from "./key-usage-source.js";
+import type { KeySpendSource } from "./key-usage-source.js";
+import { createRequestTally, ROUTES, type Series, TOKEN_TYPES } from "./request-tally.js";
+import { registerSpendGauges } from "./spend-gauges.js";
 
 /** Every metric's name starts with it. */
 export const METRIC_PREFIX = "cursor_bridge_";
 
 /** Time-to-first-token buckets (seconds): 5 ms to 60 s. */
 export const TTFT_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
-
-/** Distinct `model` label values kept before the rest count as `other`. */
-const MAX_MODELS = 100;
-const MAX_LABEL_CHARS = 100;
-
-/** The token kinds of `cursor_bridge_tokens_total` (`cached` and `cache_write` are part of `input`, `reasoning` of `output`). */
-const TOKEN_TYPES = ["input", "output", "cached", "cache_write", "reasoning"] as const;
 
 /** What the metrics read besides the requests. */
 export interface GatewayMetricsOptions {
@@ -47,34 +44,37 @@ export interface GatewayMetrics {
   exposition(): Promise<string>;
 }
 
-interface Increment {
-  inc(value?: number): void;
-}
-
-/** The label children of one (surface, model, key). */
-interface Bound {
-  requests: Map<number, Increment>;
-  tokens: Record<(typeof TOKEN_TYPES)[number], Increment>;
-  ttft: { observe(value: number): void };
-}
-
-const clampLabel = (value: string) => (value.length > MAX_LABEL_CHARS ? value.slice(0, MAX_LABEL_CHARS) : value);
-
 /** Creates the registry and its metric families. */
 export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMetrics {
   const registry = new Registry();
   const registers = [registry];
-  const requests = new Counter({
+  const tally = createRequestTally();
+  new Counter({
     name: `${METRIC_PREFIX}requests_total`,
     help: "API requests answered, by surface, HTTP status, Cursor model and virtual key name.",
     labelNames: ["surface", "status", "model", "key"] as const,
     registers,
+    collect() {
+      this.reset();
+      for (const { surface, model, key, requests } of tally.series()) {
+        for (const [status, count] of requests) this.inc({ surface, status: String(status), model, key }, count);
+      }
+    },
   });
-  const tokens = new Counter({
+  new Counter({
     name: `${METRIC_PREFIX}tokens_total`,
     help: "Tokens of finished turns by type (cached and cache_write are part of input, reasoning of output).",
     labelNames: ["surface", "model", "key", "type"] as const,
     registers,
+    collect() {
+      this.reset();
+      for (const { surface, model, key, tokens } of tally.series()) {
+        TOKEN_TYPES.forEach((type, index) => {
+          const count = tokens[index] ?? 0;
+          if (count > 0) this.inc({ surface, model, key, type }, count);
+        });
+      }
+    },
   });
   const ttft = new Histogram({
     name: `${METRIC_PREFIX}time_to_first_token_seconds`,
@@ -83,17 +83,27 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
     buckets: [...TTFT_BUCKETS],
     registers,
   });
-  const runs = new Counter({
+  const ttftChildren = new Map<Series, { observe(seconds: number): void }>();
+  new Counter({
     name: `${METRIC_PREFIX}upstream_runs_total`,
     help: "Cursor turns by how they were reached: new Run, continued, resumed after tool calls, or replayed.",
     labelNames: ["route"] as const,
     registers,
+    collect() {
+      this.reset();
+      for (const route of ROUTES) this.inc({ route }, tally.runs[route]);
+    },
   });
-  const errors = new Counter({
+  new Counter({
     name: `${METRIC_PREFIX}errors_total`,
     help: "Failed API requests (before or after the status was sent) by surface and error code.",
     labelNames: ["surface", "code"] as const,
     registers,
+    collect() {
+      this.reset();
+      for (const [surface, byCode] of tally.errors)
+        for (const [code, count] of byCode) this.inc({ surface, code }, count);
+    },
   });
   new Gauge({
     name: `${METRIC_PREFIX}parked_turns`,
@@ -103,82 +113,22 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
       this.set(options.parkedCount());
     },
   });
-  if (options.spend !== undefined) registerSpend(registry, options.spend, options.logger);
-
-  const bindings = new Map<string, Bound>();
-  const models = new Set<string>();
-  const modelLabel = (model: string | undefined): string => {
-    if (model === undefined) return "";
-    const label = clampLabel(model);
-    if (models.has(label)) return label;
-    if (models.size >= MAX_MODELS) return "other";
-    models.add(label);
-    return label;
-  };
-  const bind = (surface: string, model: string, key: string): Bound => {
-    const id = `${surface}\u0000${model}\u0000${key}`;
-    let bound = bindings.get(id);
-    if (bound === undefined) {
-      const child = (type: string) => tokens.labels(surface, model, key, type);
-      bound = {
-        requests: new Map(),
-        tokens: {
-          input: child("input"),
-          output: child("output"),
-          cached: child("cached"),
-          cache_write: child("cache_write"),
-          reasoning: child("reasoning"),
-        },
-        ttft: ttft.labels(surface, model, key),
-      };
-      bindings.set(id, bound);
-    }
-    return bound;
-  };
-  const runChildren = {
-    new: runs.labels("new"),
-    continued: runs.labels("continued"),
-    resumed: runs.labels("resumed"),
-    replayed: runs.labels("replayed"),
-  };
-  const errorChildren = new Map<string, Increment>();
+  if (options.spend !== undefined) registerSpendGauges(registry, METRIC_PREFIX, options.spend, options.logger);
 
   let processStarted = options.processMetrics === false;
   return {
     registry,
     contentType: registry.contentType,
     onRequestDone(done) {
-      if (!done.api) return;
-      const { log, surface } = done;
-      const model = modelLabel(log.model);
-      const key = clampLabel(done.principal?.keyName ?? "");
-      const bound = bind(surface, model, key);
-      let counter = bound.requests.get(done.status);
-      if (counter === undefined) {
-        counter = requests.labels(surface, String(done.status), model, key);
-        bound.requests.set(done.status, counter);
+      const series = tally.add(done);
+      const firstTokenAt = done.log.firstTokenAt;
+      if (series === undefined || firstTokenAt === undefined) return;
+      let child = ttftChildren.get(series);
+      if (child === undefined) {
+        child = ttft.labels(series.surface, series.model, series.key);
+        ttftChildren.set(series, child);
       }
-      counter.inc();
-      const usage = log.usage;
-      if (usage !== undefined) {
-        bound.tokens.input.inc(usage.inputTokens);
-        bound.tokens.output.inc(usage.outputTokens);
-        bound.tokens.cached.inc(usage.cacheReadTokens ?? 0);
-        bound.tokens.cache_write.inc(usage.cacheWriteTokens ?? 0);
-        bound.tokens.reasoning.inc(usage.reasoningTokens ?? 0);
-      }
-      if (log.firstTokenAt !== undefined) bound.ttft.observe(Math.max(0, log.firstTokenAt - log.startedAt) / 1000);
-      if (log.route !== undefined) runChildren[log.route].inc();
-      if (done.failure !== undefined) {
-        const code = done.failure.error.code;
-        const id = `${surface}\u0000${code}`;
-        let child = errorChildren.get(id);
-        if (child === undefined) {
-          child = errors.labels(surface, code);
-          errorChildren.set(id, child);
-        }
-        child.inc();
-      }
+      child.observe(Math.max(0, firstTokenAt - done.log.startedAt) / 1000);
     },
     async exposition() {
       if (!processStarted) {
@@ -188,63 +138,4 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
       return registry.metrics();
     },
   };
-}
-
-/**
- * The per-key spend gauges, filled on each scrape from one snapshot (both gauges' collects share it); a key that is
- * gone disappears. When the source fails the gauges are empty for that scrape and a warning is logged.
- */
-function registerSpend(registry: Registry, source: KeySpendSource, logger: Logger): void {
-  let pending: Promise<readonly KeySpend[]> | undefined;
-  const snapshot = (): Promise<readonly KeySpend[]> => {
-    if (pending === undefined) {
-      pending = source
-        .snapshot()
-        .catch((error: unknown) => {
-          logger.warn("Could not read the keys' spend for /metrics", { error });
-          return [];
-        })
-        .finally(() => {
-          pending = undefined;
-        });
-    }
-    return pending;
-  };
-  const registers = [registry];
-  new Gauge({
-    name: `${METRIC_PREFIX}key_spend_usd`,
-    help: "USD spent by a virtual key in its current budget period.",
-    labelNames: ["key"] as const,
-    registers,
-    async collect() {
-      const keys = await snapshot();
-      this.reset();
-      for (const key of keys) this.labels(clampLabel(key.keyName)).set(key.spendUsd);
-    },
-  });
-  new Gauge({
-    name: `${METRIC_PREFIX}key_budget_usd`,
-    help: "A virtual key's budget for its current period, in USD (keys with a budget only).",
-    labelNames: ["key"] as const,
-    registers,
-    async collect() {
-      const keys = await snapshot();
-      this.reset();
-      for (const key of keys) if (key.budgetUsd !== undefined) this.labels(clampLabel(key.keyName)).set(key.budgetUsd);
-    },
-  });
-  new Gauge({
-    name: `${METRIC_PREFIX}key_budget_remaining_usd`,
-    help: "USD left of a virtual key's budget in its current period (never below 0; keys with a budget only).",
-    labelNames: ["key"] as const,
-    registers,
-    async collect() {
-      const keys = await snapshot();
-      this.reset();
-      for (const key of keys) {
-        if (key.budgetUsd !== undefined)
-          this.labels(clampLabel(key.keyName)).set(Math.max(0, key.budgetUsd - key.spendUsd));
-      }
-    },
-  });
 }
