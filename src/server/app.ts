@@ -63,6 +63,8 @@ export interface AppGateway {
   adminKey?: string | undefined;
   /** Every virtual key's spend and budget, for the spend gauges of /metrics. @default no spend gauges */
   keySpend?: KeySpendSource | undefined;
+  /** Count requests and serve /metrics; off only to measure what they cost (bench). @default true */
+  metrics?: boolean;
 }
 
 /** Builds the HTTP app from injected dependencies. */
@@ -71,12 +73,12 @@ export function createApp(deps: AppDeps, gateway: AppGateway = {}): Hono<AppEnv>
   const app = new Hono<AppEnv>();
 
   const recent = createRecentRequests(50);
-  const metrics = createGatewayMetrics({
-    parkedCount: () => deps.engine.parkedCount(),
-    spend: gateway.keySpend,
-    logger,
-  });
-  app.use(accessLog(logger, deps.now, deps.newId, (record) => recent.add(record), [metrics.onRequestDone]));
+  const metrics =
+    gateway.metrics === false
+      ? undefined
+      : createGatewayMetrics({ parkedCount: () => deps.engine.parkedCount(), spend: gateway.keySpend, logger });
+  const onRequestDone = metrics === undefined ? [] : [metrics.onRequestDone];
+  app.use(accessLog(logger, deps.now, deps.newId, (record) => recent.add(record), onRequestDone));
   const allowedOrigins = [...new Set([...(options.allowedOrigins ?? []), ...options.corsOrigins])];
   const guard = { allowedHosts: options.allowedHosts ?? [], allowedOrigins };
   // Host and Origin first, then CORS: on every path (each door runs them itself, so their 403s are in its shape).
@@ -154,7 +156,7 @@ export function createApp(deps: AppDeps, gateway: AppGateway = {}): Hono<AppEnv>
       parked_turns: deps.engine.parkedCount(),
     }),
   );
-  app.get("/metrics", metricsHandler(metrics, { adminKey: gateway.adminKey }));
+  if (metrics !== undefined) app.get("/metrics", metricsHandler(metrics, { adminKey: gateway.adminKey }));
   registerStatusRoutes(app, { engine: deps.engine, options, status: deps.status, recent, now: deps.now });
   // Any other /v1 path: the same guards (an API key is asked for before the 404 lists the endpoints).
   for (const middleware of api) app.use("/v1/*", middleware);

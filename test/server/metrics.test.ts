@@ -135,13 +135,18 @@ describe("metric families after known traffic", () => {
 });
 
 /** An app on the stack's engine, served in-process with a given socket peer address and principal. */
-function appWith(options: { adminKey?: string; principal?: Principal; spend?: Parameters<typeof createApp>[1] }) {
+function appWith(options: {
+  adminKey?: string;
+  apiKey?: string;
+  principal?: Principal;
+  spend?: Parameters<typeof createApp>[1];
+}) {
   const app = createApp(
     {
       engine: stack.engine,
       logger: silentLogger,
       options: {
-        apiKey: undefined,
+        apiKey: options.apiKey,
         corsOrigins: [],
         maxBodyBytes: 1024 * 1024,
         reasoningOutput: "reasoning_content",
@@ -207,6 +212,30 @@ describe("who may read /metrics", () => {
     const request = appWith({});
     const response = await request("http://evil.example/metrics", { headers: { host: "evil.example" } }, "127.0.0.1");
     expect(response.status).toBe(403);
+  });
+});
+
+describe("errors answered before a turn", () => {
+  it("count by code on the door that answered them, with their status", async () => {
+    const request = appWith({ apiKey: "local-key" });
+    const chat = { model: "auto", messages: [{ role: "user", content: "hi" }] };
+    const unauthenticated = await request(
+      "/v1/chat/completions",
+      { method: "POST", headers: HEADERS, body: JSON.stringify(chat) },
+      "127.0.0.1",
+    );
+    expect(unauthenticated.status).toBe(401);
+    const invalid = await request(
+      "/v1/messages",
+      { method: "POST", headers: { ...HEADERS, "x-api-key": "local-key" }, body: "{" },
+      "127.0.0.1",
+    );
+    expect(invalid.status).toBe(400);
+    const samples = parseExposition(await (await request("/metrics", {}, "127.0.0.1")).text());
+    expect(sumOf(samples, "cursor_bridge_errors_total", { surface: "chat", code: "unauthenticated" })).toBe(1);
+    expect(sumOf(samples, "cursor_bridge_errors_total", { surface: "messages", code: "invalid_request" })).toBe(1);
+    expect(sumOf(samples, "cursor_bridge_requests_total", { surface: "chat", status: "401" })).toBe(1);
+    expect(sumOf(samples, "cursor_bridge_requests_total", { surface: "messages", status: "400" })).toBe(1);
   });
 });
 
