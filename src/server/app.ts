@@ -9,7 +9,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { FORWARD_PATH } from "../cluster/wire.js";
 import { createGatewayMetrics } from "../gateway/metrics/gateway-metrics.js";
-import type { KeySpendSource } from "../gateway/metrics/key-usage-source.js";
+import type { KeySpendSource } from "../gateway/metrics/key-spend-source.js";
 import { metricsHandler } from "../gateway/metrics/metrics-route.js";
 import { createMemoryResponseStore } from "../stores/memory/response-store.js";
 import { createChatApp } from "../surfaces/chat/route.js";

@@ -12,7 +12,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { RequestDone } from "../../surfaces/kit/access-log.js";
 import type { Logger } from "../../util/logger.js";
-import type { KeySpendSource } from "./key-usage-source.js";
+import type { KeySpendSource } from "./key-spend-source.js";
 import { createRequestTally, ROUTES, type Series, TOKEN_TYPES } from "./request-tally.js";
 import { registerSpendGauges } from "./spend-gauges.js";
 

@@ -1,7 +1,7 @@
 /** The per-key spend and budget gauges of /metrics, read from a {@link KeySpendSource} on each scrape. */
 import { Gauge, type Registry } from "prom-client";
 import type { Logger } from "../../util/logger.js";
-import type { KeySpend, KeySpendSource } from "./key-usage-source.js";
+import type { KeySpend, KeySpendSource } from "./key-spend-source.js";
 import { clampLabel } from "./request-tally.js";
 
 /**
