@@ -215,6 +215,33 @@ describe("who may read /metrics", () => {
   });
 });
 
+describe("a stream that breaks after the 200", () => {
+  it("counts as a 200 request and as an error by its code", async () => {
+    const before = await scrape();
+    const labels = { surface: "chat", code: "backend_unavailable" };
+    const response = await post("/chat/completions", {
+      model: "auto",
+      stream: true,
+      messages: [{ role: "user", content: `drop ${randomUUID()} [[emu:tokens 5]] [[emu:drop 2]]` }],
+    });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('"error"');
+    const deadline = Date.now() + 5_000;
+    let after = await scrape();
+    while (sumOf(after, "cursor_bridge_errors_total", labels) === sumOf(before, "cursor_bridge_errors_total", labels)) {
+      if (Date.now() > deadline) break;
+      after = await scrape();
+    }
+    expect(
+      sumOf(after, "cursor_bridge_errors_total", labels) - sumOf(before, "cursor_bridge_errors_total", labels),
+    ).toBe(1);
+    const ok = { surface: "chat", status: "200", model: SERVED };
+    expect(sumOf(after, "cursor_bridge_requests_total", ok) - sumOf(before, "cursor_bridge_requests_total", ok)).toBe(
+      1,
+    );
+  });
+});
+
 describe("errors answered before a turn", () => {
   it("count by code on the door that answered them, with their status", async () => {
     const request = appWith({ apiKey: "local-key" });
