@@ -8,6 +8,7 @@ import type { AgentClient } from "../../src/backend/types.js";
 import { type Emulator, type EmulatorOptions, startEmulator } from "../../src/emulator/index.js";
 import type { BridgeEngine } from "../../src/engine/index.js";
 import { type CursorApi, createCursorApi } from "../../src/protocol/cursor/cursor-api.js";
+import type { AppGateway } from "../../src/server/app.js";
 import { listen, type RunningServer } from "../../src/server/listen.js";
 import { wireBridge } from "../../src/server/wiring.js";
 import { createMemoryConversationIndex } from "../../src/stores/memory/conversation-index.js";
@@ -23,6 +24,8 @@ export interface StackOptions {
   /** Reuse an emulator (e.g. to restart the bridge against the same upstream). */
   existingEmulator?: Emulator;
   app?: Partial<AppOptions>;
+  /** The team gateway's parts (admin key, key spend). */
+  gateway?: AppGateway;
   transport?: "auto" | "http2" | "http1";
   stallTimeoutMs?: number;
   parkedTurnTtlMs?: number;
@@ -95,6 +98,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       now: Date.now,
       newId: () => randomUUID().replaceAll("-", ""),
     },
+    ...(options.gateway === undefined ? {} : { gateway: options.gateway }),
   });
   const server = await listen(app, {
     host: "127.0.0.1",
