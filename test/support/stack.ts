@@ -14,7 +14,7 @@ import { createMemoryConversationIndex } from "../../src/stores/memory/conversat
 import { createMemoryConversationStore } from "../../src/stores/memory/conversation-store.js";
 import { createMemoryResponseStore } from "../../src/stores/memory/response-store.js";
 import type { ConversationIndex } from "../../src/stores/types.js";
-import type { AppOptions } from "../../src/surfaces/kit/deps.js";
+import type { AppDeps, AppOptions } from "../../src/surfaces/kit/deps.js";
 import { createLogger, type Logger, silentLogger } from "../../src/util/logger.js";
 
 /** Options of {@link startStack}. */
@@ -32,6 +32,8 @@ export interface StackOptions {
   logLines?: string[];
   /** The engine's conversation index. @default in memory */
   conversationIndex?: ConversationIndex;
+  /** The team gateway's limits middleware (AppDeps.limits). @default none */
+  limits?: AppDeps["limits"];
 }
 
 /** A running stack. */
@@ -94,6 +96,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       },
       now: Date.now,
       newId: () => randomUUID().replaceAll("-", ""),
+      ...(options.limits === undefined ? {} : { limits: options.limits }),
     },
   });
   const server = await listen(app, {
