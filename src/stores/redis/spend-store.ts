@@ -17,22 +17,22 @@ export function createRedisSpendStore(client: StoreClient): SpendStore {
   return {
     async add(keyId, period, entry) {
       const key = keyOf(keyId, period);
-      const replies = await storeCall(client, () => {
+      const after = await storeCall(client, async () => {
         const multi = client.redis.multi();
         for (const field of SPEND_FIELDS) multi.hincrby(key, field, Math.round(entry[field]));
         multi.expire(key, KEEP_S[period.split(":")[0] ?? ""] ?? 400 * DAY_S);
-        return multi.exec();
+        const replies = (await multi.exec()) ?? [];
+        const totals: Record<string, number> = {};
+        SPEND_FIELDS.forEach((field, index) => {
+          const [error, value] = replies[index] ?? [new Error("the transaction was not run"), 0];
+          if (error) throw error;
+          totals[field] = Number(value);
+        });
+        return spendFrom(totals);
       });
-      const after: Record<string, number> = {};
-      SPEND_FIELDS.forEach((field, index) => {
-        const [error, value] = replies?.[index] ?? [new Error("no reply"), 0];
-        if (error) throw error;
-        after[field] = Number(value);
-      });
-      const afterTotals = spendFrom(after);
-      const before = spendFrom(after);
-      for (const field of SPEND_FIELDS) before[field] = afterTotals[field] - Math.round(entry[field]);
-      return { before, after: afterTotals };
+      const before = { ...after };
+      for (const field of SPEND_FIELDS) before[field] = after[field] - Math.round(entry[field]);
+      return { before, after };
     },
     async get(keyId, period): Promise<SpendTotals> {
       const record = await storeCall(client, () => client.redis.hgetall(keyOf(keyId, period)));
