@@ -34,6 +34,8 @@ export interface StackOptions {
   conversationIndex?: ConversationIndex;
   /** The team gateway's limits middleware (AppDeps.limits). @default none */
   limits?: AppDeps["limits"];
+  /** What the status page shows besides the engine's state (AppDeps.status). @default none */
+  status?: AppDeps["status"];
 }
 
 /** A running stack. */
@@ -97,6 +99,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       now: Date.now,
       newId: () => randomUUID().replaceAll("-", ""),
       ...(options.limits === undefined ? {} : { limits: options.limits }),
+      ...(options.status === undefined ? {} : { status: options.status }),
     },
   });
   const server = await listen(app, {
