@@ -220,7 +220,7 @@ export function createLimits(options: LimitsOptions): Limits {
     for (const [name, value] of Object.entries(headers)) setHeader(res, name, value);
     const warning = (spent: number) => {
       if (budgetMicro === undefined || spent < budgetMicro * warnAt) return;
-      const text = `budget ${Math.floor((spent / budgetMicro) * 100)}% used (${formatUsd(spent)} of ${usd(limits.budget?.usd ?? 0)} this ${period.kind}; resets ${rfc3339(period.end)})`;
+      const text = `budget ${Math.floor((spent / budgetMicro) * 100)}% used ($${formatUsd(spent)} of ${usd(limits.budget?.usd ?? 0)} this ${period.kind}; resets ${rfc3339(period.end)})`;
       const existing = res.headers.get("x-cursor-bridge-warnings");
       setHeader(res, "x-cursor-bridge-warnings", existing === null ? text : `${existing} | ${text}`);
     };
