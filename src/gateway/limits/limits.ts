@@ -148,6 +148,16 @@ export function createLimits(options: LimitsOptions): Limits {
     const period = periodOf(limits, startedAt);
     const spentBefore = await spend.get(key.keyId, period.id);
 
+    const spendHeaders = {
+      "x-cursor-bridge-spend": formatUsd(spentBefore.microUsd),
+      "x-cursor-bridge-cost": formatUsd(0),
+    };
+    const budgetMicro = limits.budget === undefined ? undefined : Math.round(limits.budget.usd * 1_000_000);
+    // Checked first: a request refused for its budget takes no place in the rpm window.
+    if (budgetMicro !== undefined && spentBefore.microUsd >= budgetMicro) {
+      throw budgetExceeded(key, spentBefore, period, startedAt, spendHeaders);
+    }
+
     const slotId = newId();
     const state = await counters.admit({
       keyId: key.keyId,
@@ -160,17 +170,8 @@ export function createLimits(options: LimitsOptions): Limits {
       leaseMs: PARALLEL_LEASE_MS,
     });
     const snapshot = rateSnapshot(limits, state, startedAt, WINDOW_MS);
-    const headers = rateHeaders(snapshot, startedAt, anthropic);
-    headers["x-cursor-bridge-spend"] = formatUsd(spentBefore.microUsd);
-    headers["x-cursor-bridge-cost"] = formatUsd(0);
+    const headers = { ...rateHeaders(snapshot, startedAt, anthropic), ...spendHeaders };
     if (state.refused !== undefined) throw rateLimited(key, state, snapshot, headers);
-
-    const budgetMicro = limits.budget === undefined ? undefined : Math.round(limits.budget.usd * 1_000_000);
-    if (budgetMicro !== undefined && spentBefore.microUsd >= budgetMicro) {
-      // Not run: its place in the window and its parallel slot are given back.
-      await counters.settle(key.keyId, slotId, 0, startedAt, WINDOW_MS);
-      throw budgetExceeded(key, spentBefore, period, startedAt, headers);
-    }
 
     const log = c.get("log");
     let settled: Promise<{ cost: number; after: SpendTotals }> | undefined;
@@ -226,10 +227,17 @@ export function createLimits(options: LimitsOptions): Limits {
     };
 
     if (log.streaming === undefined) {
-      const { cost, after } = await settle();
-      setHeader(res, "x-cursor-bridge-cost", formatUsd(cost));
-      setHeader(res, "x-cursor-bridge-spend", formatUsd(after.microUsd));
-      warning(after.microUsd);
+      try {
+        const { cost, after } = await settle();
+        setHeader(res, "x-cursor-bridge-cost", formatUsd(cost));
+        setHeader(res, "x-cursor-bridge-spend", formatUsd(after.microUsd));
+        warning(after.microUsd);
+      } catch (error) {
+        // The answer stands; what it cost could not be recorded (the store is unreachable), so none is claimed.
+        logger.warn("could not count a request against its key", { key: key.keyName, error });
+        res.headers.delete("x-cursor-bridge-cost");
+        res.headers.delete("x-cursor-bridge-spend");
+      }
       return;
     }
     // Streamed: the cost is not known yet (see streamed-cost.ts).
