@@ -271,6 +271,21 @@ describe("budget warning", () => {
     expect(crossings).toHaveLength(1);
   });
 
+  it("OpenCode gets a spent budget in the form it shows at once (402, the reset in words), like a usage limit", async () => {
+    const name = key({ budget: { usd: 0.0001, period: "month" } });
+    await (await post("chat", name)).text();
+    const refused = await fetch(`${stack.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${name}`, "user-agent": "opencode/1.0.0" },
+      body: JSON.stringify(DOORS.chat.body(false)),
+    });
+    expect(refused.status).toBe(402);
+    expect(refused.headers.get("x-should-retry")).toBe("false");
+    const { error } = (await refused.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe("budget_exceeded");
+    expect(error.message).toMatch(/\(in \d+ days?( \d+ hours?)?\)|\(in \d+ hours?/);
+  });
+
   it("requests without a key run as before: no headers", async () => {
     const response = await post("chat", "nobody");
     expect(response.status).toBe(200);
