@@ -78,6 +78,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
           "x-should-retry",
           "x-cursor-bridge-cost",
           "x-cursor-bridge-spend",
+          "x-cursor-bridge-budget-reset",
           ...["requests", "tokens"].flatMap((unit) =>
             ["limit", "remaining", "reset"].map((part) => `x-ratelimit-${part}-${unit}`),
           ),
