@@ -18,7 +18,8 @@ import { type KeyTable, postRaw, testLimits } from "./support.js";
 
 const MESSAGE = "how many tokens [[emu:think 7]] [[emu:cached 40]] [[emu:tokens 5]]";
 const USAGE = { inputTokens: 46, cacheReadTokens: 40, outputTokens: 12, totalTokens: 58 };
-const SLOW = "slowly [[emu:tokens 40]] [[emu:rate 40]]";
+/** About 5 s of streaming: long enough to be still running on a loaded machine; the test aborts it early. */
+const SLOW = "slowly [[emu:tokens 200]] [[emu:rate 40]]";
 
 type DoorName = "chat" | "responses" | "messages";
 const DOORS: Record<DoorName, { path: string; body: (stream: boolean, content?: string) => Record<string, unknown> }> =
