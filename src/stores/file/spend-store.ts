@@ -30,10 +30,12 @@ async function load(path: string): Promise<Periods> {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new ProxyError("invalid_request", `${path} is not valid JSON; move it away to start counting afresh.`, {
-      cause: error,
-      detail: "invalid_config",
-    });
+    // Never overwritten: the keys' spend would silently start again from zero.
+    throw new ProxyError(
+      "backend_unavailable",
+      `The spend file ${path} is not valid JSON; fix it, or move it away and restart to count afresh.`,
+      { cause: error, detail: "store_unavailable", retryable: false },
+    );
   }
   const periods: Periods = new Map();
   const stored = (parsed as { periods?: unknown }).periods;
