@@ -12,6 +12,7 @@ import type { StoreClient } from "../stores/redis/client.js";
 import { bodyLimitForImages } from "../surfaces/kit/image-input.js";
 import type { Logger } from "../util/logger.js";
 import type { CliContext } from "./context.js";
+import { openLimits } from "./limits-setup.js";
 import { engineSettings, openStores, type ServeStores } from "./store-setup.js";
 import { createUpstream, type Upstream } from "./upstream.js";
 import type { UpstreamChoice } from "./upstream-choice.js";
@@ -75,6 +76,8 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
           ? hostname()
           : config.host;
   const settings = engineSettings(config, stores);
+  // Virtual keys' limits and spend (team gateway): inert until the auth middleware sets a principal.
+  const limits = await openLimits(config, upstream.dataDir, stores.client, logger);
   const { engine, app } = wireBridge({
     api: upstream.api,
     tokenSource: upstream.tokenSource,
@@ -113,6 +116,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
         usage: async (signal) => planUsageOf(await upstream.api.getCurrentPeriodUsage(signal)),
       },
       ...(cluster === undefined ? {} : { cluster: { auth: cluster.auth, signingKey: cluster.signingKey } }),
+      limits: limits.middleware,
     },
   });
   const closeRest = async () => {

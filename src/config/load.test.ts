@@ -55,6 +55,8 @@ describe("loadConfig", () => {
       store: "file",
       instanceUrl: undefined,
       clusterSecret: undefined,
+      prices: {},
+      budgetWarnPercent: 80,
       emulator: { bootstrapLatencyMs: 0, tokensPerSecond: 0, port: 0 },
     });
     expect(Object.isFrozen(config)).toBe(true);
@@ -165,6 +167,21 @@ describe("loadConfig", () => {
     );
     expect(error.message).toContain("corsOrigins (from env CURSOR_BRIDGE_CORS_ORIGINS): expected an origin");
     expect(error.message).toContain("dataDir (from env CURSOR_BRIDGE_DATA_DIR): expected an absolute path");
+  });
+
+  it("reads the gateway's price overrides from the file and the budget warning threshold from any source", () => {
+    const prices = { "my-model*": { input: 1, cachedInput: 0.1, output: 2 } };
+    const config = loadConfig({
+      ...base,
+      env: { CURSOR_BRIDGE_BUDGET_WARN_PERCENT: "90" },
+      file: { path: "/c.json", data: { prices } },
+    });
+    expect(config.prices).toEqual(prices);
+    expect(config.budgetWarnPercent).toBe(90);
+    const error = configError(() =>
+      loadConfig({ ...base, env: {}, file: { path: "/c.json", data: { prices: { "x*": { input: -1 } } } } }),
+    );
+    expect(error.message).toContain("prices (from config file /c.json): x*: expected");
   });
 
   it("rejects a file that is not an object", () => {

@@ -91,6 +91,15 @@ export interface BridgeConfig {
   readonly instanceUrl: string | undefined;
   /** Shared secret of the instances behind one Redis store; required with a Redis store. @default none */
   readonly clusterSecret: string | undefined;
+  /**
+   * The team gateway's price table overrides (config file only): model id pattern (`*` = any characters) → USD per
+   * million tokens `{input, cachedInput, output}`, matched before the built-in table. @default {}
+   */
+  readonly prices: Readonly<
+    Record<string, { readonly input: number; readonly cachedInput: number; readonly output: number }>
+  >;
+  /** Per cent of a virtual key's budget past which answers carry a warning (logged once per period). @default 80 */
+  readonly budgetWarnPercent: number;
   /** Options of the embedded Cursor backend emulator. */
   readonly emulator: {
     /** Delay before the first event of a turn. @default 0 */
@@ -160,6 +169,35 @@ const modelAliases: Check = (value) => {
   return aliasEntries(Object.entries(value).map(([name, id]) => (typeof id === "string" ? `${name}=${id}` : name)));
 };
 
+const PRICE_FIELDS = ["input", "cachedInput", "output"] as const;
+/** `{"pattern": {"input": USD, "cachedInput": USD, "output": USD}}` (per million tokens, each ≥ 0). */
+const priceTable: Check = (value) => {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return {
+      ok: false,
+      message: 'expected an object such as {"claude-*opus*": {"input": 5, "cachedInput": 0.5, "output": 25}}',
+    };
+  }
+  for (const [pattern, price] of Object.entries(value)) {
+    if (!/^[\w.:/*[\]-]{1,256}$/.test(pattern))
+      return { ok: false, message: `${pattern}: expected a model id pattern` };
+    const fields = typeof price === "object" && price !== null ? (price as Record<string, unknown>) : {};
+    const keys = Object.keys(fields);
+    const complete =
+      keys.length === 3 &&
+      PRICE_FIELDS.every((field) => {
+        const amount = fields[field];
+        return typeof amount === "number" && Number.isFinite(amount) && amount >= 0;
+      });
+    if (!complete)
+      return {
+        ok: false,
+        message: `${pattern}: expected {"input", "cachedInput", "output"} in USD per million tokens (numbers ≥ 0)`,
+      };
+  }
+  return { ok: true, value };
+};
+
 /** The settings table, in `--help` order. */
 // biome-ignore format: one row per setting reads as a table
 export const SETTINGS: readonly SettingSpec[] = [
@@ -196,6 +234,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec("store", "--store", "CURSOR_BRIDGE_STORE", "string", either(oneOf(["file"]), matching(/^rediss?:\/\/[^\s]+$/, "expected file or redis://host:port/db")), "file", "file", "file | redis://host:port/db | rediss://… (shared by several instances)"),
   spec("instanceUrl", "--instance-url", "CURSOR_BRIDGE_INSTANCE_URL", "string", optional(httpUrl), none, "http://<host>:<port>", "URL other instances reach this one at (Redis store only)"),
   spec("clusterSecret", "--cluster-secret", "CURSOR_BRIDGE_CLUSTER_SECRET", "string", optional(string(16, "use at least 16 characters")), none, "none", "Secret shared by the instances of one Redis store (required with it)", true),
+  spec("prices", none, none, "string", priceTable, {}, "built-in table", "Config file only: model pattern → USD per million tokens {input, cachedInput, output}, before the built-in table"),
+  spec("budgetWarnPercent", "--budget-warn-percent", "CURSOR_BRIDGE_BUDGET_WARN_PERCENT", "number", number({ min: 1, max: 100 }), 80, "80", "Per cent of a key's budget past which answers carry a warning"),
   spec("emulator.bootstrapLatencyMs", "--emulator-bootstrap-latency-ms", "CURSOR_BRIDGE_EMULATOR_BOOTSTRAP_LATENCY_MS", "int", number({ integer: true, min: 0 }), 0, "0", "Emulator: delay before the first event (ms)"),
   spec("emulator.port", "--emulator-port", "CURSOR_BRIDGE_EMULATOR_PORT", "int", number({ integer: true, min: 0, max: 65535 }), 0, "0 (any free port)", "Emulator: port of the one serve embeds until you log in (on 127.0.0.1)"),
   spec("emulator.tokensPerSecond", "--emulator-tokens-per-second", "CURSOR_BRIDGE_EMULATOR_TOKENS_PER_SECOND", "number", number({ min: 0 }), 0, "0 (unpaced)", "Emulator: output pace"),

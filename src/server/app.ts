@@ -94,6 +94,12 @@ export function createApp(deps: AppDeps, gateway: AppGateway = {}): Hono<AppEnv>
           "x-cursor-bridge-warnings",
           "retry-after",
           "x-should-retry",
+          "x-cursor-bridge-cost",
+          "x-cursor-bridge-spend",
+          "x-cursor-bridge-budget-reset",
+          ...["requests", "tokens"].flatMap((unit) =>
+            ["limit", "remaining", "reset"].map((part) => `x-ratelimit-${part}-${unit}`),
+          ),
         ],
       }),
     );
@@ -121,6 +127,8 @@ export function createApp(deps: AppDeps, gateway: AppGateway = {}): Hono<AppEnv>
     admitLargeBodies(createBodyGate(options.largeBodyBudgetBytes ?? LARGE_BODY_BUDGET_BYTES)),
     // OpenCode and Codex hide a 429 usage limit behind their own retries or text: each gets a form it shows at once.
     steerUsageLimits(),
+    // Last: a virtual key's limits see the principal the auth set, and refuse nothing a guard above would refuse.
+    ...(deps.limits === undefined ? [] : [deps.limits]),
   ];
   // Each door installs all of them on its own paths, so whatever they refuse is answered in the door's shape; a door
   // answers without calling on, so the app-wide copies below never run twice for its paths.

@@ -219,3 +219,63 @@ export interface AuditLog {
   /** Entries oldest first; `limit` keeps the newest that many. */
   read(options?: { limit?: number | undefined }): Promise<AuditEntry[]>;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Limits and spend of virtual keys (the team gateway, issue #29; src/gateway/limits/).
+
+/** What one request asks of {@link LimitCounters.admit}: the key's limits (0 = none) and a unique slot id. */
+export interface AdmitInput {
+  keyId: string;
+  /** A unique id for this request (its request entry and parallel slot). */
+  slotId: string;
+  /** Epoch ms. */
+  now: number;
+  /** The sliding window (ms) rpm and tpm count over. */
+  windowMs: number;
+  rpm: number;
+  tpm: number;
+  maxParallel: number;
+  /** A parallel slot not released by then (an instance that died) frees itself. */
+  leaseMs: number;
+}
+
+/** The key's window after {@link LimitCounters.admit}: what the decision and the rate-limit headers are made of. */
+export interface WindowState {
+  /** `rpm`, `tpm` or `parallel` when the request was refused (nothing was counted); undefined = admitted. */
+  refused?: "rpm" | "tpm" | "parallel" | undefined;
+  /** Start times (epoch ms) of the requests counted in the window, oldest first (this one included when admitted). */
+  requests: number[];
+  /** Tokens of finished requests in the window, oldest first: [epoch ms, tokens]. */
+  tokens: Array<[number, number]>;
+  /** Requests in flight (this one included when admitted). */
+  inFlight: number;
+}
+
+/**
+ * Per-key rpm / tpm / max-parallel counters. `admit` decides and counts atomically (one Lua script on Redis), so
+ * instances sharing a store enforce one limit together.
+ */
+export interface LimitCounters {
+  /** Refuses (counting nothing) or counts the request and takes a parallel slot when `maxParallel` > 0. */
+  admit(input: AdmitInput): Promise<WindowState>;
+  /** Releases the request's parallel slot and adds its tokens (input + output) to the tpm window. */
+  settle(keyId: string, slotId: string, tokens: number, now: number, windowMs: number): Promise<void>;
+}
+
+/** A key's totals for one budget period. Money in micro-dollars (integers, so sums are exact). */
+export interface SpendTotals {
+  microUsd: number;
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
+}
+
+/** Durable spend per key and period (`day:2026-11-26`, `week:2026-11-23`, `month:2026-11`): file or Redis. */
+export interface SpendStore {
+  /** Adds one finished request; resolves to the totals before and after it (atomically: one crossing per period). */
+  add(keyId: string, period: string, entry: SpendTotals): Promise<{ before: SpendTotals; after: SpendTotals }>;
+  /** The totals of a key in a period (zeros when nothing was spent). */
+  get(keyId: string, period: string): Promise<SpendTotals>;
+}

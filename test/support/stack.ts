@@ -15,7 +15,7 @@ import { createMemoryConversationIndex } from "../../src/stores/memory/conversat
 import { createMemoryConversationStore } from "../../src/stores/memory/conversation-store.js";
 import { createMemoryResponseStore } from "../../src/stores/memory/response-store.js";
 import type { ConversationIndex } from "../../src/stores/types.js";
-import type { AppOptions } from "../../src/surfaces/kit/deps.js";
+import type { AppDeps, AppOptions } from "../../src/surfaces/kit/deps.js";
 import { createLogger, type Logger, silentLogger } from "../../src/util/logger.js";
 
 /** Options of {@link startStack}. */
@@ -35,6 +35,10 @@ export interface StackOptions {
   logLines?: string[];
   /** The engine's conversation index. @default in memory */
   conversationIndex?: ConversationIndex;
+  /** The team gateway's limits middleware (AppDeps.limits). @default none */
+  limits?: AppDeps["limits"];
+  /** What the status page shows besides the engine's state (AppDeps.status). @default none */
+  status?: AppDeps["status"];
 }
 
 /** A running stack. */
@@ -97,6 +101,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       },
       now: Date.now,
       newId: () => randomUUID().replaceAll("-", ""),
+      ...(options.limits === undefined ? {} : { limits: options.limits }),
+      ...(options.status === undefined ? {} : { status: options.status }),
     },
     ...(options.gateway === undefined ? {} : { gateway: options.gateway }),
   });
