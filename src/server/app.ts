@@ -54,8 +54,18 @@ function routeNotFound(app: Hono<AppEnv>, method: string, path: string): ProxyEr
   );
 }
 
+/**
+ * The team gateway's parts the app mounts (src/gateway/, built by the composition root): the auth guard that takes the
+ * place of the single `--api-key` check on every API door (it sets the request's principal), and the /admin API.
+ */
+export interface AppGateway {
+  auth: MiddlewareHandler<AppEnv>;
+  /** Mounted under /admin; without it /admin is a 404. */
+  admin?: Hono<AppEnv> | undefined;
+}
+
 /** Builds the HTTP app from injected dependencies. */
-export function createApp(deps: AppDeps): Hono<AppEnv> {
+export function createApp(deps: AppDeps, gateway?: AppGateway): Hono<AppEnv> {
   const { options, logger } = deps;
   const app = new Hono<AppEnv>();
 
@@ -94,10 +104,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       },
     );
   });
-  // The guards of every API request: local API key, JSON content type, body size, and large bodies processed a few
-  // at a time (one memory budget for all doors; small requests never wait).
+  // The guards of every API request: the key (the gateway's virtual keys, else the local API key), JSON content type,
+  // body size, and large bodies processed a few at a time (one memory budget for all doors; small requests never wait).
+  // A gateway middleware that needs the principal (limits) goes right after the key check.
+  const keyCheck = gateway?.auth ?? (options.apiKey === undefined ? undefined : requireApiKey(options.apiKey));
   const api: MiddlewareHandler<AppEnv>[] = [
-    ...(options.apiKey === undefined ? [] : [requireApiKey(options.apiKey)]),
+    ...(keyCheck === undefined ? [] : [keyCheck]),
     requireJson(),
     tooLarge,
     admitLargeBodies(createBodyGate(options.largeBodyBudgetBytes ?? LARGE_BODY_BUDGET_BYTES)),
@@ -138,6 +150,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       parked_turns: deps.engine.parkedCount(),
     }),
   );
+  if (gateway?.admin !== undefined) app.route("/admin", gateway.admin);
   registerStatusRoutes(app, { engine: deps.engine, options, status: deps.status, recent, now: deps.now });
   // Any other /v1 path: the same guards (an API key is asked for before the 404 lists the endpoints).
   for (const middleware of api) app.use("/v1/*", middleware);

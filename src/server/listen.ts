@@ -25,7 +25,8 @@ export interface RunningServer {
 
 /** The app's request handler. */
 export interface FetchApp {
-  fetch: (request: Request) => Response | Promise<Response>;
+  /** `env` is the Node request and response (Hono's `c.env`: the admin API's audit log reads the peer address). */
+  fetch: (request: Request, env: object) => Response | Promise<Response>;
 }
 
 /** A bound port whose requests are held until an app serves them. */
@@ -172,7 +173,7 @@ export async function bind(options: ListenOptions): Promise<PendingServer> {
         (request, env) => {
           // Always an HTTP/1.1 ServerResponse here: the server is created without HTTP/2.
           if (env?.outgoing instanceof ServerResponse) coalesceWritesPerTurn(env.outgoing);
-          return app.fetch(request);
+          return app.fetch(request, env);
         },
         { hostname: options.host },
       );

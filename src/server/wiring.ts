@@ -14,7 +14,7 @@ import type { ConversationIndex, ConversationStore, ResponseStore } from "../sto
 import type { AppDeps } from "../surfaces/kit/deps.js";
 import type { Logger } from "../util/logger.js";
 import type { TokenSource } from "../util/token-source.js";
-import { createApp } from "./app.js";
+import { type AppGateway, createApp } from "./app.js";
 
 /** The stores one bridge runs on (all from src/stores/: memory, file or Redis). */
 export interface BridgeStores {
@@ -45,6 +45,8 @@ export interface BridgeWiring extends EngineWiring {
   stores: BridgeStores;
   /** App settings besides its edges. */
   app: Omit<AppDeps, "engine" | "responseStore" | "logger">;
+  /** The team gateway's key check and admin API (src/gateway/); without it the single `--api-key` check. */
+  gateway?: AppGateway | undefined;
 }
 
 /** A wired engine: what a surface without the HTTP app (ACP) runs on. */
@@ -86,11 +88,14 @@ export function wireBridge(wiring: BridgeWiring): WiredBridge {
     .catch((error: unknown) =>
       logger.child({ component: "engine" }).warn("Could not remove expired stored responses", { error }),
     );
-  const app = createApp({
-    ...wiring.app,
-    engine,
-    responseStore: stores.responses,
-    logger: logger.child({ component: "http" }),
-  });
+  const app = createApp(
+    {
+      ...wiring.app,
+      engine,
+      responseStore: stores.responses,
+      logger: logger.child({ component: "http" }),
+    },
+    wiring.gateway,
+  );
   return { agentClient, engine, app };
 }

@@ -8,6 +8,7 @@ import type { AgentClient } from "../../src/backend/types.js";
 import { type Emulator, type EmulatorOptions, startEmulator } from "../../src/emulator/index.js";
 import type { BridgeEngine } from "../../src/engine/index.js";
 import { type CursorApi, createCursorApi } from "../../src/protocol/cursor/cursor-api.js";
+import type { AppGateway } from "../../src/server/app.js";
 import { listen, type RunningServer } from "../../src/server/listen.js";
 import { wireBridge } from "../../src/server/wiring.js";
 import { createMemoryConversationIndex } from "../../src/stores/memory/conversation-index.js";
@@ -32,6 +33,8 @@ export interface StackOptions {
   logLines?: string[];
   /** The engine's conversation index. @default in memory */
   conversationIndex?: ConversationIndex;
+  /** The team gateway's key check and admin API (src/gateway/createGateway), as serve wires them. */
+  gateway?: AppGateway;
 }
 
 /** A running stack. */
@@ -95,6 +98,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       now: Date.now,
       newId: () => randomUUID().replaceAll("-", ""),
     },
+    gateway: options.gateway,
   });
   const server = await listen(app, {
     host: "127.0.0.1",

@@ -93,6 +93,7 @@ export function accessLog(
       const path = clampForMessage(c.req.path, MAX_LOGGED_VALUE);
       logger.info(`${c.req.method} ${path} ${c.res.status}`, {
         request_id: log.requestId,
+        key: c.get("principal")?.keyName,
         model: log.model === undefined ? undefined : clampForMessage(log.model, MAX_LOGGED_VALUE),
         conv: log.trace?.conversationId,
         run: log.trace?.runId,
