@@ -6,13 +6,14 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
+import { createGateway, type Gateway } from "../gateway/index.js";
 import type { PendingServer } from "../server/listen.js";
 import { wireBridge } from "../server/wiring.js";
 import type { StoreClient } from "../stores/redis/client.js";
 import { bodyLimitForImages } from "../surfaces/kit/image-input.js";
 import type { Logger } from "../util/logger.js";
 import type { CliContext } from "./context.js";
-import { engineSettings, openStores, type ServeStores } from "./store-setup.js";
+import { engineSettings, openGatewayStores, openStores, type ServeStores } from "./store-setup.js";
 import { createUpstream, type Upstream } from "./upstream.js";
 import type { UpstreamChoice } from "./upstream-choice.js";
 import { planUsageOf } from "./usage.js";
@@ -62,6 +63,22 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
     await shared?.close();
     throw error;
   }
+  // The team gateway: virtual keys (polled for changes), the admin API with an admin key, the audit log.
+  let gateway: Gateway;
+  try {
+    const { keys, audit } = await openGatewayStores(config, shared);
+    gateway = await createGateway({
+      keys,
+      audit,
+      apiKey: config.apiKey,
+      adminKey: config.adminKey,
+      logger: logger.child({ component: "gateway" }),
+    });
+  } catch (error) {
+    await stores.close();
+    await upstream.close();
+    throw error;
+  }
   const cluster = stores.cluster;
   const instanceUrl = cluster === undefined ? undefined : config.instanceUrl;
   const wildcard = ["0.0.0.0", "::", "[::]"].includes(config.host);
@@ -83,6 +100,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
     logger,
     agent: settings.agent,
     engine: { ...settings.engine, ...(cluster === undefined ? {} : { forwarder: cluster.forwarder }) },
+    gateway: { auth: gateway.auth, admin: gateway.admin },
     app: {
       options: {
         apiKey: config.apiKey,
@@ -116,6 +134,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
     },
   });
   const closeRest = async () => {
+    gateway.close();
     await engine.closeAll();
     await stores.close();
     await upstream.close();

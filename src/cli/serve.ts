@@ -9,7 +9,9 @@
  * serves, through the same checks as any other (server/listen.ts); `/health` is held too, so it answers 200 only
  * once the API serves.
  */
+import { createHash } from "node:crypto";
 import { assertSafeBinding } from "../config/host.js";
+import type { BridgeConfig } from "../config/index.js";
 import { describeConfig } from "../config/index.js";
 import { createIdleMemory } from "../server/idle-memory.js";
 import { bind, type PendingServer, type RunningServer } from "../server/listen.js";
@@ -57,6 +59,22 @@ Examples:
   CURSOR_BRIDGE_API_KEY=secret cursor-bridge serve --host 0.0.0.0 --allowed-hosts my-box.lan
   cursor-bridge serve --allowed-origins http://localhost:3000   # a browser app you run yourself
 `;
+
+/** The admin key must not also be the clients' key (whoever uses the API could then manage its keys). */
+function assertDistinctKeys(config: Pick<BridgeConfig, "apiKey" | "adminKey">): void {
+  if (config.apiKey === undefined || config.adminKey === undefined) return;
+  const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+  const admin = config.adminKey.match(/^sha256:([0-9a-f]{64})$/i)?.[1]?.toLowerCase() ?? sha(config.adminKey);
+  if (admin !== sha(config.apiKey)) return;
+  throw new ProxyError(
+    "invalid_request",
+    "--admin-key must differ from --api-key (clients must not be able to manage keys).",
+    {
+      param: "adminKey",
+      detail: "invalid_config",
+    },
+  );
+}
 
 /** A started bridge: HTTP server + upstream. */
 export interface RunningBridge {
@@ -129,6 +147,7 @@ export async function startBridge(
   const ctx = await createCliContext(io, flags, parent === undefined ? {} : { parentTokenSource: parent.tokenSource });
   const { config } = ctx;
   assertSafeBinding(config);
+  assertDistinctKeys(config);
   const logger = createLogger({
     level: config.logLevel,
     format: config.logFormat,
