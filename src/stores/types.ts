@@ -234,7 +234,7 @@ export interface StoredKeyLimits {
 
 /** One virtual key as stored. Times are ISO strings. */
 export interface VirtualKeyRecord {
-  /** Stable id (`key_…`), never the key. */
+  /** Stable id (`vk_…`), never the key. */
   id: string;
   /** Human name, unique among the keys not revoked. */
   name: string;

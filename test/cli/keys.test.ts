@@ -117,7 +117,7 @@ describe("cursor-bridge keys", () => {
     expect(JSON.stringify(body)).not.toMatch(/"hash"/);
     const table = await keys("list");
     expect(table.out).toMatch(/NAME\s+ID\s+KEY\s+STATUS/);
-    expect(table.out).toMatch(/alice\s+key_[0-9a-f]{16}\s+cbk-\S{6}…\s+active/);
+    expect(table.out).toMatch(/alice\s+vk_[0-9a-f]{16}\s+cbk-\S{6}…\s+active/);
     expect(table.out).toContain("$10/month, 30 rpm, 50000 tpm, 2 parallel");
     const byId = json<Issued>((await keys("show", alice.id, "--json")).out);
     expect(byId.name).toBe("alice");

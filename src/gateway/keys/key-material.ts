@@ -15,9 +15,9 @@ export function newKey(): string {
   return `${KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
 }
 
-/** A new record id (`key_` + 16 hex digits): stable across rotations, never secret. */
+/** A new record id (`vk_` + 16 hex digits; not `key_…`, which logs redact as a Cursor key): stable across rotations, never secret. */
 export function newKeyId(): string {
-  return `key_${randomBytes(8).toString("hex")}`;
+  return `vk_${randomBytes(8).toString("hex")}`;
 }
 
 /** The stored form of a key: hex SHA-256. */

@@ -71,7 +71,7 @@ export function parseModels(value: string | readonly string[], param = "models")
 /** A key name: 1–64 letters, digits, `.`, `_`, `-`, `@` (what lists, logs and metrics labels show). */
 export function parseKeyName(value: string, param = "name"): string {
   const name = value.trim();
-  if (!/^[A-Za-z0-9][\w.@-]{0,63}$/.test(name) || /^key_[0-9a-f]{16}$/.test(name)) {
+  if (!/^[A-Za-z0-9][\w.@-]{0,63}$/.test(name) || /^vk_[0-9a-f]{16}$/.test(name)) {
     throw invalid(
       param,
       "Invalid --name: use 1 to 64 letters, digits, dots, dashes, underscores or @, starting with a letter or digit (and not shaped like a key id).",
