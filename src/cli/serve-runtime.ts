@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { createGateway, type Gateway } from "../gateway/index.js";
 import type { PendingServer } from "../server/listen.js";
+import { requireJson } from "../server/request-guard.js";
 import { wireBridge } from "../server/wiring.js";
 import type { StoreClient } from "../stores/redis/client.js";
 import { bodyLimitForImages } from "../surfaces/kit/image-input.js";
@@ -72,6 +73,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
       audit,
       apiKey: config.apiKey,
       adminKey: config.adminKey,
+      adminBodyGuard: requireJson(),
       logger: logger.child({ component: "gateway" }),
     });
   } catch (error) {

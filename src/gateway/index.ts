@@ -26,6 +26,8 @@ export interface GatewayOptions {
   /** The admin key setting (the key, or `sha256:<hex>`); undefined = no admin API. */
   adminKey: string | undefined;
   logger: Logger;
+  /** Runs on the admin API's JSON bodies (the app's content-type guard, server/request-guard.ts). */
+  adminBodyGuard?: MiddlewareHandler<AppEnv> | undefined;
   /** How often the key store is polled for changes (ms). @default 200 */
   pollMs?: number;
   now?: () => number;
@@ -64,6 +66,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           audit: options.audit,
           logger,
           afterWrite: index.refresh,
+          bodyGuard: options.adminBodyGuard,
           ...(options.now === undefined ? {} : { now: options.now }),
         });
   return { auth: keyAuth({ index, apiKey: options.apiKey }), admin, index, close: index.close };

@@ -26,6 +26,8 @@ export interface AdminAppOptions {
   service: KeyService;
   audit: AuditLog;
   logger: Logger;
+  /** Runs on POST /admin/keys after the admin key check (serve passes the app's JSON content-type guard). */
+  bodyGuard?: MiddlewareHandler<AppEnv> | undefined;
   /** Called after a write, so this instance serves the change at once. */
   afterWrite?: () => Promise<void>;
   /** @default Date.now */
@@ -135,6 +137,7 @@ export function createAdminApp(options: AdminAppOptions): Hono<AppEnv> {
   });
   app.use("*", requireAdmin(options.adminKeyDigest));
 
+  if (options.bodyGuard !== undefined) app.post("/keys", options.bodyGuard);
   app.get("/keys", async (c) => c.json({ object: "list", data: await service.list() }));
   app.post("/keys", async (c) => {
     const result = await service.create(await createInput(c), by(c));
