@@ -1,9 +1,9 @@
 /**
  * What `keys` and `audit` share: the gateway's stores on the same `--store`, `--data-dir` and `--config-dir` as
  * `serve` (a Redis store is connected for the command and closed after it; no cluster secret is needed, since only
- * hashes and audit entries are read and written), and who is acting, for the audit log.
+ * hashes and audit entries are read and written), and who is acting, from which machine, for the audit log.
  */
-import { userInfo } from "node:os";
+import { hostname, userInfo } from "node:os";
 import { createKeyService, type KeyService } from "../gateway/index.js";
 import type { StoreClient } from "../stores/redis/client.js";
 import type { AuditLog, KeyStore } from "../stores/types.js";
@@ -16,7 +16,7 @@ export interface GatewayCli {
   audit: AuditLog;
   auditLocation: string;
   service: KeyService;
-  /** `cli:<os user>`, from `cli`. */
+  /** `cli:<os user>`, from `cli@<host name>`. */
   actor: { actor: string; from: string };
   close(): Promise<void>;
 }
@@ -42,7 +42,7 @@ export async function openGatewayCli(ctx: CliContext): Promise<GatewayCli> {
     audit,
     auditLocation,
     service: createKeyService({ store: keys, audit, now: ctx.now }),
-    actor: { actor: `cli:${osUser(ctx.io.env)}`, from: "cli" },
+    actor: { actor: `cli:${osUser(ctx.io.env)}`, from: `cli@${hostname()}` },
     close: async () => {
       await client?.close();
     },

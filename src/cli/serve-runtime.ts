@@ -76,6 +76,11 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
       adminBodyGuard: requireJson(),
       logger: logger.child({ component: "gateway" }),
     });
+    if (gateway.index.hasKeys()) {
+      logger.info("virtual keys are in use: every API request needs one (cursor-bridge keys list)", {
+        store: keys.location,
+      });
+    }
   } catch (error) {
     await stores.close();
     await upstream.close();

@@ -90,7 +90,7 @@ interface AnnouncedUpstream {
   account: string | undefined;
 }
 
-function banner(url: string, upstream: AnnouncedUpstream, apiKey: boolean): string {
+function banner(url: string, upstream: AnnouncedUpstream, apiKey: boolean, adminKey = false): string {
   const base = `${url}/v1`;
   const lines = [`cursor-bridge ${packageVersion()} listening on ${base}`];
   if (upstream.kind === "emulator") {
@@ -106,6 +106,7 @@ function banner(url: string, upstream: AnnouncedUpstream, apiKey: boolean): stri
     lines.push(`Upstream: Cursor at ${upstream.agentUrl}${upstream.account ? ` as ${upstream.account}` : ""}`);
   }
   lines.push(apiKey ? "Clients must send the configured API key." : "No API key required (loopback only).");
+  if (adminKey) lines.push(`Admin API: ${url}/admin/keys (Authorization: Bearer <admin key>)`);
   lines.push(`Status page: ${url}/ · client configs: \`cursor-bridge setup <client>\``);
   return `${lines.join("\n")}\n`;
 }
@@ -193,7 +194,7 @@ export async function startBridge(
   if (flags.json) {
     io.out(`${JSON.stringify({ url: `${server.url}/v1`, upstream: upstream.kind, upstreamUrl: upstream.agentUrl })}\n`);
   } else {
-    io.out(banner(server.url, upstream, config.apiKey !== undefined));
+    io.out(banner(server.url, upstream, config.apiKey !== undefined, config.adminKey !== undefined));
   }
   onListening?.(server.url);
   try {

@@ -5,6 +5,7 @@
  * trail of a create, rotate and revoke sequence. The key is printed once, by create and rotate, and nowhere after.
  */
 import { readFileSync, statSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CliHarness, createCliHarness } from "./harness.js";
@@ -156,7 +157,7 @@ describe("cursor-bridge keys", () => {
     expect(aliceOps).toEqual(["key.create", "key.rotate", "key.revoke", "key.create"]);
     for (const entry of entries) {
       expect(entry.actor).toMatch(/^cli:/);
-      expect(entry.from).toBe("cli");
+      expect(entry.from).toBe(`cli@${hostname()}`);
       expect(Number.isNaN(Date.parse(String(entry.at)))).toBe(false);
     }
     expect(entries[0]?.detail).toEqual({ id: alice.id });
