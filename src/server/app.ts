@@ -150,7 +150,10 @@ export function createApp(deps: AppDeps, gateway?: AppGateway): Hono<AppEnv> {
       parked_turns: deps.engine.parkedCount(),
     }),
   );
-  if (gateway?.admin !== undefined) app.route("/admin", gateway.admin);
+  if (gateway?.admin !== undefined) {
+    app.use("/admin/*", tooLarge);
+    app.route("/admin", gateway.admin);
+  }
   registerStatusRoutes(app, { engine: deps.engine, options, status: deps.status, recent, now: deps.now });
   // Any other /v1 path: the same guards (an API key is asked for before the 404 lists the endpoints).
   for (const middleware of api) app.use("/v1/*", middleware);

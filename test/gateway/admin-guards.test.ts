@@ -75,6 +75,15 @@ describe("the admin API's guards", () => {
     expect(((await made.json()) as { limits: unknown }).limits).toEqual({ rpm: 2, maxParallel: 1 });
   });
 
+  it("a body over the app's size limit is refused before it is read (413)", async () => {
+    const big = await app.request("/admin/keys", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json", "content-length": String(64 * 1024 * 1024) },
+      body: "{}",
+    });
+    expect(big.status).toBe(413);
+  });
+
   it("an /admin path it does not serve is its own 404; every call is audited without the admin key", async () => {
     const missing = await app.request("/admin/nothing", { headers: auth });
     expect(missing.status).toBe(404);
