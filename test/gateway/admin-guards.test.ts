@@ -94,3 +94,39 @@ describe("the admin API's guards", () => {
     expect(JSON.stringify(entries)).not.toContain(ADMIN);
   });
 });
+
+describe("the gateway's guard without virtual keys", () => {
+  it("is the single --api-key check, exactly as before (and no check without one)", async () => {
+    const withKey = await createGateway({
+      keys: createMemoryKeyStore(),
+      audit: createMemoryAuditLog(),
+      apiKey: "the-local-api-key",
+      adminKey: undefined,
+      logger: silentLogger,
+    });
+    const guarded = appWithRecorder({ apiKey: "the-local-api-key" }, silentLogger, undefined, {
+      auth: withKey.auth,
+    }).app;
+    const missing = await guarded.request("/v1/models");
+    expect(missing.status).toBe(401);
+    expect(((await missing.json()) as { error: { message: string } }).error.message).toContain(
+      "with the key cursor-bridge was started with",
+    );
+    expect((await guarded.request("/v1/models", { headers: { "x-api-key": "wrong" } })).status).toBe(401);
+    expect(
+      (await guarded.request("/v1/models", { headers: { authorization: "Bearer the-local-api-key" } })).status,
+    ).toBe(200);
+    withKey.close();
+    const open = await createGateway({
+      keys: createMemoryKeyStore(),
+      audit: createMemoryAuditLog(),
+      apiKey: undefined,
+      adminKey: undefined,
+      logger: silentLogger,
+    });
+    const unguarded = appWithRecorder({}, silentLogger, undefined, { auth: open.auth }).app;
+    expect((await unguarded.request("/v1/models")).status).toBe(200);
+    expect((await unguarded.request("/admin/keys")).status).toBe(404);
+    open.close();
+  });
+});
