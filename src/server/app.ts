@@ -60,6 +60,8 @@ function routeNotFound(app: Hono<AppEnv>, method: string, path: string): ProxyEr
  */
 export interface AppGateway {
   auth: MiddlewareHandler<AppEnv>;
+  /** More guards of every API door, run right after `auth` (the principal is set): the gateway's limits. */
+  guards?: readonly MiddlewareHandler<AppEnv>[] | undefined;
   /** Mounted under /admin; without it /admin is a 404. */
   admin?: Hono<AppEnv> | undefined;
 }
@@ -106,10 +108,11 @@ export function createApp(deps: AppDeps, gateway?: AppGateway): Hono<AppEnv> {
   });
   // The guards of every API request: the key (the gateway's virtual keys, else the local API key), JSON content type,
   // body size, and large bodies processed a few at a time (one memory budget for all doors; small requests never wait).
-  // A gateway middleware that needs the principal (limits) goes right after the key check.
+  // The gateway's own guards that need the principal (limits) run right after the key check.
   const keyCheck = gateway?.auth ?? (options.apiKey === undefined ? undefined : requireApiKey(options.apiKey));
   const api: MiddlewareHandler<AppEnv>[] = [
     ...(keyCheck === undefined ? [] : [keyCheck]),
+    ...(gateway?.guards ?? []),
     requireJson(),
     tooLarge,
     admitLargeBodies(createBodyGate(options.largeBodyBudgetBytes ?? LARGE_BODY_BUDGET_BYTES)),

@@ -130,3 +130,43 @@ describe("the gateway's guard without virtual keys", () => {
     open.close();
   });
 });
+
+describe("the gateway's further guards", () => {
+  it("run right after the key check on every door, with the principal already set", async () => {
+    const store = createMemoryKeyStore();
+    const service = (await import("../../src/gateway/index.js")).createKeyService({
+      store,
+      audit: createMemoryAuditLog(),
+    });
+    const { key } = await service.create({ name: "hana" }, { actor: "t", from: "t" });
+    const gw = await createGateway({
+      keys: store,
+      audit: createMemoryAuditLog(),
+      apiKey: undefined,
+      adminKey: undefined,
+      logger: silentLogger,
+    });
+    const seen: (string | undefined)[] = [];
+    const app = appWithRecorder({}, silentLogger, undefined, {
+      auth: gw.auth,
+      guards: [
+        async (c, next) => {
+          seen.push(c.get("principal")?.keyName);
+          await next();
+        },
+      ],
+    }).app;
+    const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    expect((await app.request("/v1/models", { headers })).status).toBe(200);
+    const chat = await app.request("/v1/chat/completions", {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ model: "gpt-5.2", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(chat.status).toBe(200);
+    await chat.text();
+    expect((await app.request("/v1/models")).status).toBe(401);
+    expect(seen).toEqual(["hana", "hana"]);
+    gw.close();
+  });
+});
