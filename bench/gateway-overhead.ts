@@ -5,12 +5,21 @@
  * upstream): the difference between the sides is the gateway's per-request cost. Requests alternate between the
  * sides in small batches so both see the same machine. Target: p50 overhead ≤ 0.2 ms per request.
  *
- * Sides are {@link AppGateway} settings; the metrics side counts requests and observes TTFT as `serve` does. Key checks
- * (src/gateway/keys) join as another side once they exist.
+ * Sides: everything off; metrics on (counting requests and observing TTFT as `serve` does); and the whole gateway as
+ * a team runs it: 100 virtual keys (the request presents one with a model list and rpm/tpm/budget, so the check
+ * hashes it, finds its record, sets the principal and checks the model), the limits (memory counters and spend, one
+ * window admission and one spend settlement per request, rate-limit and cost headers) and metrics.
  */
 import type { AgentClient, AgentTurn } from "../src/backend/types.js";
 import { createEngine } from "../src/engine/index.js";
+import { createGateway, createKeyService } from "../src/gateway/index.js";
+import { createLimits, priceRules } from "../src/gateway/limits/index.js";
 import { type AppGateway, createApp } from "../src/server/app.js";
+import { createMemoryAuditLog } from "../src/stores/memory/audit-log.js";
+import { createMemoryKeyStore } from "../src/stores/memory/key-store.js";
+import { createMemoryLimitCounters } from "../src/stores/memory/limit-counters.js";
+import { createMemorySpendStore } from "../src/stores/memory/spend-store.js";
+import type { AppDeps } from "../src/surfaces/kit/deps.js";
 import { silentLogger } from "../src/util/logger.js";
 import { fmt, fmtSpread, percentile, type Spread, spreadOf, type Table, type TargetResult } from "./report.js";
 
@@ -18,13 +27,52 @@ import { fmt, fmtSpread, percentile, type Spread, spreadOf, type Table, type Tar
 export interface GatewaySide {
   name: string;
   gateway: AppGateway;
+  limits?: AppDeps["limits"];
+  /** Headers every request of the side carries (the virtual key). */
+  headers?: Record<string, string>;
+  close?: () => void;
 }
 
-/** The sides measured by default: everything off, then metrics on. */
-export const GATEWAY_SIDES: readonly GatewaySide[] = [
-  { name: "gateway off", gateway: { metrics: false } },
-  { name: "metrics on", gateway: {} },
-];
+/** The sides measured by default: everything off, metrics on, then keys + limits + metrics. */
+export async function gatewaySides(): Promise<GatewaySide[]> {
+  const store = createMemoryKeyStore();
+  const audit = createMemoryAuditLog();
+  const service = createKeyService({ store, audit });
+  const by = { actor: "bench", from: "bench" };
+  let key = "";
+  for (let i = 0; i < 100; i++) {
+    const created = await service.create(
+      { name: `user-${i}`, models: "gpt-5*", rpm: "1000000", tpm: "1000000000", budget: "1000000/month" },
+      by,
+    );
+    key = created.key;
+  }
+  const keys = await createGateway({
+    keys: store,
+    audit,
+    apiKey: undefined,
+    adminKey: undefined,
+    logger: silentLogger,
+  });
+  const limits = createLimits({
+    logger: silentLogger,
+    prices: priceRules(undefined),
+    warnAt: 0.8,
+    counters: createMemoryLimitCounters(),
+    spend: createMemorySpendStore(),
+  });
+  return [
+    { name: "gateway off", gateway: { metrics: false } },
+    { name: "metrics on", gateway: {} },
+    {
+      name: "100 keys + limits + metrics",
+      gateway: { auth: keys.auth },
+      limits: limits.middleware,
+      headers: { authorization: `Bearer ${key}` },
+      close: () => keys.close(),
+    },
+  ];
+}
 
 /** Measurements of one side. */
 export interface GatewaySideResult {
@@ -92,6 +140,7 @@ function appFor(side: GatewaySide) {
       },
       now: Date.now,
       newId: () => "id",
+      ...(side.limits === undefined ? {} : { limits: side.limits }),
     },
     side.gateway,
   );
@@ -103,7 +152,20 @@ const BODY = JSON.stringify({ model: "gpt-5.2", messages: [{ role: "user", conte
 export async function runGatewayOverhead(
   requestsPerSide: number,
   repetitions: number,
-  sides: readonly GatewaySide[] = GATEWAY_SIDES,
+  given?: readonly GatewaySide[],
+): Promise<GatewayOverheadResult> {
+  const sides = given ?? (await gatewaySides());
+  try {
+    return await measure(sides, requestsPerSide, repetitions);
+  } finally {
+    for (const side of sides) side.close?.();
+  }
+}
+
+async function measure(
+  sides: readonly GatewaySide[],
+  requestsPerSide: number,
+  repetitions: number,
 ): Promise<GatewayOverheadResult> {
   const apps = sides.map(appFor);
   const request = async (index: number): Promise<number> => {
@@ -112,7 +174,7 @@ export async function runGatewayOverhead(
     const started = performance.now();
     const response = await app.request("/v1/chat/completions", {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", ...sides[index]?.headers },
       body: BODY,
     });
     await response.text();

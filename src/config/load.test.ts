@@ -25,6 +25,7 @@ describe("loadConfig", () => {
       host: "127.0.0.1",
       port: 8765,
       apiKey: undefined,
+      adminKey: undefined,
       upstream: "auto",
       cursorApiUrl: "https://api2.cursor.sh",
       cursorAgentUrl: "https://api2.cursor.sh",
@@ -229,6 +230,31 @@ describe("config file discovery", () => {
     expect(resolveConfigFilePath({ ...base, env: {}, flags: { configDir: "/opt/cb" } }).path).toBe(
       "/opt/cb/config.json",
     );
+  });
+});
+
+describe("adminKey", () => {
+  const digest = `sha256:${"ab".repeat(32)}`;
+
+  it("takes the key or its sha256 form from a flag or the environment", () => {
+    expect(loadConfig({ ...base, env: { CURSOR_BRIDGE_ADMIN_KEY: "an-admin-key-of-length" } }).adminKey).toBe(
+      "an-admin-key-of-length",
+    );
+    expect(loadConfig({ ...base, env: {}, flags: { adminKey: digest } }).adminKey).toBe(digest);
+    expect(configError(() => loadConfig({ ...base, env: { CURSOR_BRIDGE_ADMIN_KEY: "short" } })).message).toContain(
+      "adminKey (from env CURSOR_BRIDGE_ADMIN_KEY): use at least 16 characters",
+    );
+  });
+
+  it("the config file may hold only its digest, and a key there is refused without being echoed", () => {
+    expect(loadConfig({ ...base, env: {}, file: { path: "/c.json", data: { adminKey: digest } } }).adminKey).toBe(
+      digest,
+    );
+    const error = configError(() =>
+      loadConfig({ ...base, env: {}, file: { path: "/c.json", data: { adminKey: "plain-admin-key-in-a-file" } } }),
+    );
+    expect(error.message).toContain("adminKey (from config file /c.json): only its digest belongs in the config file");
+    expect(error.message).not.toContain("plain-admin-key-in-a-file");
   });
 });
 

@@ -22,6 +22,11 @@ export interface BridgeConfig {
   readonly port: number;
   /** Bearer key clients must send to the bridge. Environment or flag only, never the config file. @default none */
   readonly apiKey: string | undefined;
+  /**
+   * Key of the admin API under /admin (team gateway): the key itself or `sha256:<64 hex>` from a flag or the
+   * environment, only the `sha256:` form in the config file. Without it /admin is not served. @default none
+   */
+  readonly adminKey: string | undefined;
   /** `auto` uses Cursor when logged in and the embedded emulator otherwise. @default "auto" */
   readonly upstream: UpstreamMode;
   /** Cursor API base URL, also serving `/auth/*` (§1.1). @default "https://api2.cursor.sh" */
@@ -125,6 +130,8 @@ export interface SettingSpec {
   check: Check;
   /** Secrets are never read from the config file and never echoed. */
   secret: boolean;
+  /** A secret the config file may hold in this (non-secret) form only, e.g. a digest of it. */
+  fileCheck?: Check | undefined;
   /** Default value; computed from the platform paths or already resolved settings when needed. */
   defaultValue: (context: DefaultContext) => unknown;
   defaultText: string;
@@ -160,6 +167,11 @@ function spec(
 }
 
 const none = undefined;
+
+const ADMIN_KEY_DIGEST = matching(
+  /^sha256:[0-9a-fA-F]{64}$/,
+  'only its digest belongs in the config file: "sha256:" and the 64 hex digits `printf %s "$KEY" | sha256sum` prints',
+);
 
 const MODEL_ALIAS = /^[^\s=,]{1,256}=[\w.:/[\]-]{1,256}$/;
 const aliasEntries = arrayOf(matching(MODEL_ALIAS, "expected NAME=ID, e.g. gpt-4o=gpt-5.2"));
@@ -204,6 +216,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec("host", "--host", "CURSOR_BRIDGE_HOST", "string", nonEmpty, "127.0.0.1", "127.0.0.1", "Interface to listen on; non-loopback requires an API key"),
   spec("port", "--port", "CURSOR_BRIDGE_PORT", "int", number({ integer: true, min: 0, max: 65535 }), 8765, "8765", "TCP port (0 = any free port)"),
   spec("apiKey", "--api-key", "CURSOR_BRIDGE_API_KEY", "string", optional(nonEmpty), none, "none", "Bearer key clients must send to the bridge", true),
+  { ...spec("adminKey", "--admin-key", "CURSOR_BRIDGE_ADMIN_KEY", "string", optional(either(ADMIN_KEY_DIGEST, string(16, "use at least 16 characters"))), none, "none", "Key of the admin API under /admin (or sha256:<hex> of it; the config file takes only that form)", true), fileCheck: ADMIN_KEY_DIGEST },
   spec("upstream", "--upstream", "CURSOR_BRIDGE_UPSTREAM", "string", oneOf(["auto", "cursor", "emulator"]), "auto", "auto", "auto | cursor | emulator"),
   spec("cursorApiUrl", "--cursor-api-url", "CURSOR_API_URL", "string", httpUrl, "https://api2.cursor.sh", "https://api2.cursor.sh", "Cursor API base URL (RPCs and /auth)"),
   spec("cursorAgentUrl", "--cursor-agent-url", "CURSOR_AGENT_URL", "string", httpUrl, (c: DefaultContext) => c.resolved.cursorApiUrl, "cursorApiUrl", "Base URL for agent.v1.AgentService"),

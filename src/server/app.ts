@@ -57,8 +57,18 @@ function routeNotFound(app: Hono<AppEnv>, method: string, path: string): ProxyEr
   );
 }
 
-/** The team gateway's parts the app serves (issue #29), connected by the composition root. */
+/**
+ * The team gateway's parts the app mounts (src/gateway/, built by the composition root): the auth guard that takes the
+ * place of the single `--api-key` check on every API door (it sets the request's principal), the /admin API, and
+ * what /metrics needs.
+ */
 export interface AppGateway {
+  /** The virtual-key check of every API door; without it the single `--api-key` check. */
+  auth?: MiddlewareHandler<AppEnv> | undefined;
+  /** More guards of every API door, run right after `auth` (the principal is set). */
+  guards?: readonly MiddlewareHandler<AppEnv>[] | undefined;
+  /** Mounted under /admin; without it /admin is a 404. */
+  admin?: Hono<AppEnv> | undefined;
   /** The admin key (`--admin-key`): besides loopback clients, it may read /metrics. */
   adminKey?: string | undefined;
   /** Every virtual key's spend and budget, for the spend gauges of /metrics. @default no spend gauges */
@@ -118,10 +128,13 @@ export function createApp(deps: AppDeps, gateway: AppGateway = {}): Hono<AppEnv>
       },
     );
   });
-  // The guards of every API request: local API key, JSON content type, body size, and large bodies processed a few
-  // at a time (one memory budget for all doors; small requests never wait).
+  // The guards of every API request: the key (the gateway's virtual keys, else the local API key), JSON content type,
+  // body size, and large bodies processed a few at a time (one memory budget for all doors; small requests never wait).
+  // The gateway's own guards that need the principal (limits) run right after the key check.
+  const keyCheck = gateway.auth ?? (options.apiKey === undefined ? undefined : requireApiKey(options.apiKey));
   const api: MiddlewareHandler<AppEnv>[] = [
-    ...(options.apiKey === undefined ? [] : [requireApiKey(options.apiKey)]),
+    ...(keyCheck === undefined ? [] : [keyCheck]),
+    ...(gateway.guards ?? []),
     requireJson(),
     tooLarge,
     admitLargeBodies(createBodyGate(options.largeBodyBudgetBytes ?? LARGE_BODY_BUDGET_BYTES)),
@@ -165,6 +178,10 @@ export function createApp(deps: AppDeps, gateway: AppGateway = {}): Hono<AppEnv>
     }),
   );
   if (metrics !== undefined) app.get("/metrics", metricsHandler(metrics, { adminKey: gateway.adminKey }));
+  if (gateway.admin !== undefined) {
+    app.use("/admin/*", tooLarge);
+    app.route("/admin", gateway.admin);
+  }
   registerStatusRoutes(app, { engine: deps.engine, options, status: deps.status, recent, now: deps.now });
   // Any other /v1 path: the same guards (an API key is asked for before the 404 lists the endpoints).
   for (const middleware of api) app.use("/v1/*", middleware);

@@ -25,7 +25,7 @@ export interface RunningServer {
 
 /** The app's request handler. */
 export interface FetchApp {
-  /** `env` holds Node's `incoming` request and `outgoing` response (as @hono/node-server passes them; the socket's peer address decides who may read /metrics). */
+  /** `env` holds Node's `incoming` request and `outgoing` response (as @hono/node-server passes them: Hono's `c.env`; the socket's peer address decides who may read /metrics and is audited for the admin API). */
   fetch: (request: Request, env?: { incoming: unknown; outgoing: unknown }) => Response | Promise<Response>;
 }
 

@@ -45,8 +45,8 @@ export interface BridgeWiring extends EngineWiring {
   stores: BridgeStores;
   /** App settings besides its edges. */
   app: Omit<AppDeps, "engine" | "responseStore" | "logger">;
-  /** The team gateway's parts the app serves (admin key, key spend). @default none */
-  gateway?: AppGateway;
+  /** The team gateway's key check, admin API and metrics settings (src/gateway/); without it the single `--api-key` check. */
+  gateway?: AppGateway | undefined;
 }
 
 /** A wired engine: what a surface without the HTTP app (ACP) runs on. */

@@ -279,3 +279,57 @@ export interface SpendStore {
   /** The totals of a key in a period (zeros when nothing was spent). */
   get(keyId: string, period: string): Promise<SpendTotals>;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Virtual keys (the team gateway, issue #29): one record per key a team member holds. The key itself is shown once
+// when it is made and never stored: a record keeps its SHA-256 and a short prefix to recognise it by.
+
+/** The limits a key record carries (the same fields as the gateway's `KeyLimits`); absent = unlimited. */
+export interface StoredKeyLimits {
+  rpm?: number | undefined;
+  tpm?: number | undefined;
+  maxParallel?: number | undefined;
+  budget?: { usd: number; period: "day" | "week" | "month" } | undefined;
+}
+
+/** One virtual key as stored. Times are ISO strings. */
+export interface VirtualKeyRecord {
+  /** Stable id (`vk_…`), never the key. */
+  id: string;
+  /** Human name, unique among the keys not revoked. */
+  name: string;
+  /** Hex SHA-256 of the key. */
+  hash: string;
+  /** The key's first characters (`cbk-` and 6 more), for recognising it in lists; not enough to use it. */
+  prefix: string;
+  createdAt: string;
+  /** Set by a rotation: when the current key replaced the previous one. */
+  rotatedAt?: string | undefined;
+  expiresAt?: string | undefined;
+  revokedAt?: string | undefined;
+  /** Model globs (`gpt-5*`, `claude-4.5-sonnet`) the key may use; absent = every model. */
+  models?: string[] | undefined;
+  /** Named Cursor account its turns run on; absent = the default account. */
+  account?: string | undefined;
+  limits: StoredKeyLimits;
+}
+
+/** What {@link KeyStore.update} may change: a rotation (hash, prefix, rotatedAt) or a revocation. */
+export type KeyRecordChanges = Partial<Pick<VirtualKeyRecord, "hash" | "prefix" | "rotatedAt" | "revokedAt">>;
+
+/**
+ * The virtual keys: a 0600 file in the data directory (one instance) or Redis (instances sharing a store). Writers are
+ * the `keys` commands and the admin API; a running server reads `list()` again whenever `version()` changes.
+ */
+export interface KeyStore {
+  /** Where the keys are (a path, or the Redis URL without credentials); safe to print. */
+  readonly location: string;
+  /** Every record, revoked ones included, oldest first. */
+  list(): Promise<VirtualKeyRecord[]>;
+  /** Adds a record. @throws ProxyError `invalid_request`/`already_exists` when a key not revoked has its name or id. */
+  create(record: VirtualKeyRecord): Promise<void>;
+  /** Changes one record and returns it. @throws ProxyError `not_found` for an unknown id. */
+  update(id: string, changes: KeyRecordChanges): Promise<VirtualKeyRecord>;
+  /** A token that changes whenever a record does (cheap: a file's stat, a Redis counter). */
+  version(): Promise<string>;
+}

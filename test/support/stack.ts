@@ -24,7 +24,7 @@ export interface StackOptions {
   /** Reuse an emulator (e.g. to restart the bridge against the same upstream). */
   existingEmulator?: Emulator;
   app?: Partial<AppOptions>;
-  /** The team gateway's parts (admin key, key spend). */
+  /** The team gateway's parts (key check and admin API from src/gateway/createGateway, admin key, key spend), as serve wires them. */
   gateway?: AppGateway;
   transport?: "auto" | "http2" | "http1";
   stallTimeoutMs?: number;
@@ -104,7 +104,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       ...(options.limits === undefined ? {} : { limits: options.limits }),
       ...(options.status === undefined ? {} : { status: options.status }),
     },
-    ...(options.gateway === undefined ? {} : { gateway: options.gateway }),
+    gateway: options.gateway,
   });
   const server = await listen(app, {
     host: "127.0.0.1",

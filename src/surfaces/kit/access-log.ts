@@ -118,6 +118,7 @@ export function accessLog(
       const api = c.req.path.startsWith("/v1/");
       logger.info(`${c.req.method} ${path} ${c.res.status}`, {
         request_id: log.requestId,
+        key: c.get("principal")?.keyName,
         model: log.model === undefined ? undefined : clampForMessage(log.model, MAX_LOGGED_VALUE),
         conv: log.trace?.conversationId,
         run: log.trace?.runId,
