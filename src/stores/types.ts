@@ -243,10 +243,18 @@ export interface AdmitInput {
 export interface WindowState {
   /** `rpm`, `tpm` or `parallel` when the request was refused (nothing was counted); undefined = admitted. */
   refused?: "rpm" | "tpm" | "parallel" | undefined;
-  /** Start times (epoch ms) of the requests counted in the window, oldest first (this one included when admitted). */
-  requests: number[];
-  /** Tokens of finished requests in the window, oldest first: [epoch ms, tokens]. */
-  tokens: Array<[number, number]>;
+  /** Requests counted in the window (this one included when admitted; only kept for a key with an rpm). */
+  requestCount: number;
+  /** Start (epoch ms) of the newest request counted in the window. */
+  newestRequestAt?: number | undefined;
+  /** On an rpm refusal: start of the request whose leaving the window admits the next one. */
+  freeingRequestAt?: number | undefined;
+  /** Tokens of the requests that finished in the window. */
+  tokensUsed: number;
+  /** End (epoch ms) of the newest finished request in the token window. */
+  newestTokensAt?: number | undefined;
+  /** On a tpm refusal: end of the finished request whose leaving brings the window under the tpm. */
+  freeingTokensAt?: number | undefined;
   /** Requests in flight (this one included when admitted). */
   inFlight: number;
 }

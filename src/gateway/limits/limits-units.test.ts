@@ -18,19 +18,31 @@ describe("openAIDuration", () => {
 describe("rate snapshot", () => {
   const now = 1_000_000;
   it("remaining, reset (newest entry leaves) and Retry-After (the entry that frees a place leaves)", () => {
-    const state = { refused: "rpm" as const, requests: [now - 50_000, now - 30_000], tokens: [], inFlight: 0 };
+    const state = {
+      refused: "rpm" as const,
+      requestCount: 2,
+      newestRequestAt: now - 30_000,
+      freeingRequestAt: now - 50_000,
+      tokensUsed: 0,
+      inFlight: 0,
+    };
     const snapshot = rateSnapshot({ rpm: 2 }, state, now, 60_000);
     expect(snapshot.requests).toEqual({ limit: 2, remaining: 0, resetMs: 30_000 });
     expect(snapshot.retryAfterMs).toBe(10_000);
     expect(snapshot.tokens).toBeUndefined();
   });
   it("tpm: Retry-After is when enough tokens have left the window", () => {
-    const tokens: Array<[number, number]> = [
-      [now - 50_000, 40],
-      [now - 20_000, 40],
-      [now - 10_000, 40],
-    ];
-    const snapshot = rateSnapshot({ tpm: 100 }, { refused: "tpm", requests: [], tokens, inFlight: 0 }, now, 60_000);
+    // Three finished requests of 40 tokens, ending 50, 20 and 10 s ago: the window empties when the newest leaves,
+    // and drops under 100 once the oldest has left.
+    const state = {
+      refused: "tpm" as const,
+      requestCount: 0,
+      tokensUsed: 120,
+      newestTokensAt: now - 10_000,
+      freeingTokensAt: now - 50_000,
+      inFlight: 0,
+    };
+    const snapshot = rateSnapshot({ tpm: 100 }, state, now, 60_000);
     expect(snapshot.tokens).toEqual({ limit: 100, remaining: 0, resetMs: 50_000 });
     expect(snapshot.retryAfterMs).toBe(10_000);
   });

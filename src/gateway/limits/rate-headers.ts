@@ -37,35 +37,24 @@ export function rateSnapshot(limits: KeyLimits, state: WindowState, now: number,
   const snapshot: RateSnapshot = { retryAfterMs: 0 };
   const leaves = (at: number) => Math.max(0, at + windowMs - now);
   if (limits.rpm !== undefined) {
-    const newest = state.requests.at(-1);
     snapshot.requests = {
       limit: limits.rpm,
-      remaining: Math.max(0, limits.rpm - state.requests.length),
-      resetMs: newest === undefined ? 0 : leaves(newest),
+      remaining: Math.max(0, limits.rpm - state.requestCount),
+      resetMs: state.newestRequestAt === undefined ? 0 : leaves(state.newestRequestAt),
     };
-    if (state.refused === "rpm") {
-      // The request that frees a place is the one rpm places before the end of the window.
-      const freeing = state.requests[state.requests.length - limits.rpm];
-      snapshot.retryAfterMs = freeing === undefined ? 0 : leaves(freeing);
+    // The request that frees a place is the one rpm places before the end of the window.
+    if (state.refused === "rpm" && state.freeingRequestAt !== undefined) {
+      snapshot.retryAfterMs = leaves(state.freeingRequestAt);
     }
   }
   if (limits.tpm !== undefined) {
-    const used = state.tokens.reduce((sum, [, tokens]) => sum + tokens, 0);
-    const newest = state.tokens.at(-1);
     snapshot.tokens = {
       limit: limits.tpm,
-      remaining: Math.max(0, limits.tpm - used),
-      resetMs: newest === undefined ? 0 : leaves(newest[0]),
+      remaining: Math.max(0, limits.tpm - state.tokensUsed),
+      resetMs: state.newestTokensAt === undefined ? 0 : leaves(state.newestTokensAt),
     };
-    if (state.refused === "tpm") {
-      let left = used;
-      for (const [at, tokens] of state.tokens) {
-        left -= tokens;
-        if (left < limits.tpm) {
-          snapshot.retryAfterMs = leaves(at);
-          break;
-        }
-      }
+    if (state.refused === "tpm" && state.freeingTokensAt !== undefined) {
+      snapshot.retryAfterMs = leaves(state.freeingTokensAt);
     }
   }
   if (state.refused === "parallel") snapshot.retryAfterMs = 1000;

@@ -15,21 +15,20 @@ local slot, lease = ARGV[6], tonumber(ARGV[7])
 redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - window)
 redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", now - window)
 redis.call("ZREMRANGEBYSCORE", KEYS[3], "-inf", now)
-local requests = redis.call("ZRANGE", KEYS[1], 0, -1, "WITHSCORES")
+local count = redis.call("ZCARD", KEYS[1])
 local tokens = redis.call("ZRANGE", KEYS[2], 0, -1, "WITHSCORES")
 local inflight = redis.call("ZCARD", KEYS[3])
 local used = 0
 for i = 1, #tokens, 2 do used = used + tonumber(string.match(tokens[i], ":(%d+)$")) end
 local refused = ""
-if rpm > 0 and #requests / 2 >= rpm then refused = "rpm"
+if rpm > 0 and count >= rpm then refused = "rpm"
 elseif tpm > 0 and used >= tpm then refused = "tpm"
 elseif par > 0 and inflight >= par then refused = "parallel" end
 if refused == "" then
   if rpm > 0 then
     redis.call("ZADD", KEYS[1], now, slot)
     redis.call("PEXPIRE", KEYS[1], window)
-    table.insert(requests, slot)
-    table.insert(requests, tostring(now))
+    count = count + 1
   end
   if par > 0 then
     redis.call("ZADD", KEYS[3], now + lease, slot)
@@ -37,7 +36,19 @@ if refused == "" then
     inflight = inflight + 1
   end
 end
-return {refused, requests, tokens, inflight}
+local newest = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")[2] or ""
+local freeing = ""
+if refused == "rpm" then freeing = redis.call("ZRANGE", KEYS[1], count - rpm, count - rpm, "WITHSCORES")[2] or "" end
+local newestTokens = tokens[#tokens] or ""
+local freeingTokens = ""
+if refused == "tpm" then
+  local left = used
+  for i = 1, #tokens, 2 do
+    left = left - tonumber(string.match(tokens[i], ":(%d+)$"))
+    if left < tpm then freeingTokens = tokens[i + 1]; break end
+  end
+end
+return {refused, count, newest, freeing, tostring(used), newestTokens, freeingTokens, inflight}
 `;
 
 const SETTLE = `
@@ -51,10 +62,23 @@ end
 return 1
 `;
 
-type AdmitReply = [string, string[], string[], number];
+type AdmitReply = [string, number, string, string, string, string, string, number];
+
+/** The Redis client with the two scripts defined on it (run by SHA, loaded on first use). */
+interface ScriptedRedis {
+  cursorBridgeAdmit(...args: Array<string | number>): Promise<unknown>;
+  cursorBridgeSettle(...args: Array<string | number>): Promise<unknown>;
+}
+
+const time = (reply: string): number | undefined => (reply === "" ? undefined : Number(reply));
 
 /** Limits shared by every instance on the store. */
 export function createRedisLimitCounters(client: StoreClient): LimitCounters {
+  const redis = client.redis as unknown as ScriptedRedis & typeof client.redis;
+  if (typeof redis.cursorBridgeAdmit !== "function") {
+    client.redis.defineCommand("cursorBridgeAdmit", { numberOfKeys: 3, lua: ADMIT });
+    client.redis.defineCommand("cursorBridgeSettle", { numberOfKeys: 2, lua: SETTLE });
+  }
   const keysOf = (keyId: string) => {
     const base = `${client.prefix}limits:${keyId}:`;
     return [`${base}req`, `${base}tok`, `${base}par`] as const;
@@ -63,9 +87,7 @@ export function createRedisLimitCounters(client: StoreClient): LimitCounters {
     async admit(input: AdmitInput): Promise<WindowState> {
       const [req, tok, par] = keysOf(input.keyId);
       const reply = (await storeCall(client, () =>
-        client.redis.eval(
-          ADMIT,
-          3,
+        redis.cursorBridgeAdmit(
           req,
           tok,
           par,
@@ -78,25 +100,22 @@ export function createRedisLimitCounters(client: StoreClient): LimitCounters {
           input.leaseMs,
         ),
       )) as AdmitReply;
-      const [refused, requestPairs, tokenPairs, inFlight] = reply;
-      const requests: number[] = [];
-      for (let i = 1; i < requestPairs.length; i += 2) requests.push(Number(requestPairs[i]));
-      const tokens: Array<[number, number]> = [];
-      for (let i = 0; i + 1 < tokenPairs.length; i += 2) {
-        const count = Number((tokenPairs[i] ?? "").split(":").at(-1));
-        tokens.push([Number(tokenPairs[i + 1]), Number.isFinite(count) ? count : 0]);
-      }
+      const [refused, count, newest, freeing, used, newestTokens, freeingTokens, inFlight] = reply;
       return {
         refused: refused === "" ? undefined : (refused as WindowState["refused"]),
-        requests,
-        tokens,
+        requestCount: Number(count),
+        newestRequestAt: time(newest),
+        freeingRequestAt: time(freeing),
+        tokensUsed: Number(used),
+        newestTokensAt: time(newestTokens),
+        freeingTokensAt: time(freeingTokens),
         inFlight: Number(inFlight),
       };
     },
     async settle(keyId, slotId, tokens, now, windowMs) {
       const [, tok, par] = keysOf(keyId);
       await storeCall(client, () =>
-        client.redis.eval(SETTLE, 2, tok, par, slotId, Math.max(0, Math.round(tokens)), now, windowMs),
+        redis.cursorBridgeSettle(tok, par, slotId, Math.max(0, Math.round(tokens)), now, windowMs),
       );
     },
   };

@@ -26,14 +26,18 @@ export function limitCountersContract(impl: Implementation<LimitCounters>): void
   describe(`LimitCounters contract: ${impl.name}`, () => {
     it("rpm: admits rpm requests in the window, refuses the next without counting it, admits again once one left", async () => {
       const counters = await impl.open({});
-      expect((await counters.admit(input({ rpm: 2, now: T0 }))).requests).toEqual([T0]);
-      expect((await counters.admit(input({ rpm: 2, now: T0 + 10 }))).requests).toEqual([T0, T0 + 10]);
+      expect(await counters.admit(input({ rpm: 2, now: T0 }))).toMatchObject({ requestCount: 1, newestRequestAt: T0 });
+      expect(await counters.admit(input({ rpm: 2, now: T0 + 10 }))).toMatchObject({
+        requestCount: 2,
+        newestRequestAt: T0 + 10,
+      });
       const refused = await counters.admit(input({ rpm: 2, now: T0 + 20 }));
       expect(refused.refused).toBe("rpm");
-      expect(refused.requests).toEqual([T0, T0 + 10]);
+      // Nothing counted; the oldest of the two frees the place.
+      expect(refused).toMatchObject({ requestCount: 2, newestRequestAt: T0 + 10, freeingRequestAt: T0 });
       const later = await counters.admit(input({ rpm: 2, now: T0 + WINDOW + 1 }));
       expect(later.refused).toBeUndefined();
-      expect(later.requests).toEqual([T0 + 10, T0 + WINDOW + 1]);
+      expect(later).toMatchObject({ requestCount: 2, newestRequestAt: T0 + WINDOW + 1 });
     });
 
     it("tpm: settled tokens count for the window; at the limit the next request is refused", async () => {
@@ -44,9 +48,15 @@ export function limitCountersContract(impl: Implementation<LimitCounters>): void
       const second = input({ tpm: 100, now: T0 + 6 });
       const state = await counters.admit(second);
       expect(state.refused).toBeUndefined();
-      expect(state.tokens).toEqual([[T0 + 5, 60]]);
+      expect(state).toMatchObject({ tokensUsed: 60, newestTokensAt: T0 + 5 });
       await counters.settle("k", second.slotId, 40, T0 + 7, WINDOW);
-      expect((await counters.admit(input({ tpm: 100, now: T0 + 8 }))).refused).toBe("tpm");
+      const refused = await counters.admit(input({ tpm: 100, now: T0 + 8 }));
+      expect(refused).toMatchObject({
+        refused: "tpm",
+        tokensUsed: 100,
+        newestTokensAt: T0 + 7,
+        freeingTokensAt: T0 + 5,
+      });
       expect((await counters.admit(input({ tpm: 100, now: T0 + 5 + WINDOW + 1 }))).refused).toBeUndefined();
     });
 
