@@ -198,9 +198,12 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
     (upstream) => settle?.resolve(upstream),
     (error: unknown) => settle?.reject(error),
   );
+  // Handled here too: a caller that never asks (a test that only closes the server) gets no unhandled rejection.
+  const ready = upstreamReady.then(() => {});
+  ready.catch(() => {});
   return {
     upstream: served,
-    ready: upstreamReady.then(() => {}),
+    ready,
     close: async () => {
       await server.close();
       await closeRest();
