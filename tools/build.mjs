@@ -5,45 +5,22 @@
  * (zod, protobuf-es, connect) at every start. js-tiktoken (22 MB of BPE ranks) stays external and loads on the
  * first count_tokens request. esbuild only transpiles; `npm run typecheck` checks types.
  *
- * `npm install` runs it (the `prepare` script), and bin/cursor-bridge.js calls {@link ensureFreshBuild} before every
- * start, so a clone never runs stale output: when any source under src/ (or this file) is newer than the last build,
- * dist/ is rebuilt first and stderr says so. An installed package without src/ runs its dist/ as shipped.
+ * `npm install` runs it (the `prepare` script), and bin/cursor-bridge.js asks tools/build-stamp.mjs before every
+ * start whether dist/ is current and calls {@link ensureFreshBuild} when it is not, so a clone never runs stale
+ * output: when any source under src/ (or this file) is newer than the last build, dist/ is rebuilt first and stderr
+ * says so. An installed package without src/ runs its dist/ as shipped.
  * Usage: `node tools/build.mjs` (always builds; `--if-stale`: only when stale, as a start would).
  */
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { distDir, newestSourceMtime, srcDir, staleReason, stampFile } from "./build-stamp.mjs";
+
+export { staleReason };
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const srcDir = path.join(root, "src");
-const distDir = path.join(root, "dist");
-/** Written last by a successful build; its mtime is the moment the build read its sources. */
-const stampFile = path.join(distDir, ".build-stamp");
 const lockDir = path.join(root, ".dist-build-lock");
 const LOCK_STALE_MS = 120_000;
-
-/**
- * Newest mtime (ms) among the sources that go into dist/: src/ files and folders (deletions touch the folder). Every
- * start runs this, so it is kept to one readdir per folder and one stat per file (paths joined by hand: path.join
- * costs more than the stat).
- */
-function newestSourceMtime() {
-  let newest = statSync(fileURLToPath(import.meta.url)).mtimeMs;
-  const walk = (dir) => {
-    const own = statSync(dir).mtimeMs;
-    if (own > newest) newest = own;
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const full = `${dir}${path.sep}${entry.name}`;
-      if (entry.isDirectory()) walk(full);
-      else if (!entry.name.endsWith(".test.ts")) {
-        const mtime = statSync(full).mtimeMs;
-        if (mtime > newest) newest = mtime;
-      }
-    }
-  };
-  walk(srcDir);
-  return newest;
-}
 
 /**
  * zod's `locales` namespace holds its error messages in 60-odd languages (about 400 KB of the bundle, kept in memory as
@@ -64,13 +41,6 @@ const zodEnglishOnly = {
     }));
   },
 };
-
-/** Why dist/ must be (re)built, or undefined when it is current (or when there are no sources to build from). */
-export function staleReason() {
-  if (!existsSync(srcDir)) return undefined;
-  if (!existsSync(stampFile) || !existsSync(path.join(distDir, "main.js"))) return "dist/ has not been built";
-  return newestSourceMtime() > statSync(stampFile).mtimeMs ? "src/ changed since dist/ was built" : undefined;
-}
 
 /** Builds dist/ (each file written to a temporary name and renamed, so a concurrent reader never sees half a file). */
 export async function build() {

@@ -17,6 +17,7 @@ import { RunSession, type SessionTimings } from "./run-session.js";
 import { createToolNameMap, sanitizeToolName, type ToolNameMap } from "./tool-names.js";
 import { TurnChannel } from "./turn-channel.js";
 import { assertTransition, inSegment, statusOf, type TurnPhase } from "./turn-phase.js";
+import { EXPIRED_REASON } from "./turn-reasons.js";
 import { type RecoveryState, recoverFirstSegment } from "./turn-recovery.js";
 import { loadTurnPlan, matchResults, openRunWithDeadline } from "./turn-setup.js";
 import { segmentUsage } from "./turn-usage.js";
@@ -67,7 +68,7 @@ function toolNameMapFor(tools: readonly ClientTool[]): ToolNameMap {
 }
 
 /** The close reason the parked-turn registry gives when a parked turn's TTL runs out. */
-export const EXPIRED_REASON = "parked turn expired";
+export { EXPIRED_REASON };
 
 /** The AgentTurn implementation. */
 export class CursorAgentTurn implements AgentTurn {

@@ -1,24 +1,28 @@
 /**
- * The heavy half of `serve`, loaded once its port is bound and its banner printed (serve.ts): the upstream (the
- * protocol code and, without credentials, the embedded emulator on the port bound for it), the stores, and the bridge
- * wired on them by server/wiring.ts (the test stack wires through the same factory), which then serves the bound
- * port, the requests held since the bind first.
+ * The heavy half of `serve`, loaded once its port is bound and its banner printed (serve.ts): the stores, and the
+ * bridge wired on them by server/app-wiring.ts (the test stack wires through the same factory), which then serves
+ * the bound port, the requests held since the bind first. The upstream (the protocol code and, without credentials,
+ * the embedded emulator on the port bound for it) is built right after: loading it takes longer than all the rest,
+ * and only turns need it, so they wait for it (backend/deferred-client.ts) while `/health`, the status page and every
+ * check answer at once.
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
+import { deferredAgentClient } from "../backend/deferred-client.js";
 import { adminKeyDigest, createGateway, type Gateway, isAdminKey } from "../gateway/index.js";
 import { createKeyUsageSource } from "../gateway/limits/index.js";
+import { wireApp } from "../server/app-wiring.js";
 import type { PendingServer } from "../server/listen.js";
 import { requireJson } from "../server/request-guard.js";
-import { wireBridge } from "../server/wiring.js";
 import type { StoreClient } from "../stores/redis/client.js";
+import type { UpstreamKind } from "../surfaces/kit/deps.js";
 import { bodyLimitForImages } from "../surfaces/kit/image-input.js";
 import type { Logger } from "../util/logger.js";
 import { presentedKey } from "../util/presented-key.js";
 import type { CliContext } from "./context.js";
 import { openLimits } from "./limits-setup.js";
 import { engineSettings, openGatewayStores, openStores, type ServeStores } from "./store-setup.js";
-import { createUpstream, type Upstream } from "./upstream.js";
+import { createUpstream, storedLoginWatch, type Upstream, upstreamDataDir } from "./upstream.js";
 import type { UpstreamChoice } from "./upstream-choice.js";
 import { planUsageOf } from "./usage.js";
 import { packageVersion } from "./version.js";
@@ -42,28 +46,68 @@ export interface RuntimeInput {
 
 /** The running API behind the bound port. */
 export interface Runtime {
-  upstream: Upstream;
+  upstream: ServedUpstream;
+  /**
+   * Resolves once the upstream is built (requests are served before: a turn waits for it); rejects when it cannot
+   * be, and the server must then stop.
+   */
+  ready: Promise<void>;
   /** Closes the server, the open turns, the stores and the upstream. */
   close(): Promise<void>;
 }
 
-/** Builds the upstream and the stores, wires the bridge on them (server/wiring.ts) and lets it serve `input.server`. */
+/** What serve's app tells about its upstream (known before the upstream is built). */
+export interface ServedUpstream {
+  kind: UpstreamKind;
+  /** Cursor credentials are present (false once `logout` removes the stored login). */
+  readonly loggedIn: boolean;
+  account: string | undefined;
+  agentUrl: string;
+}
+
+/** The upstream as the app names it, from the choice alone (the emulator's URL is that of its bound port). */
+function servedUpstream(input: RuntimeInput): ServedUpstream {
+  const { ctx, logger, choice } = input;
+  if (choice.kind === "cursor") {
+    const { credentials } = choice;
+    const loggedIn = storedLoginWatch(ctx, credentials, logger);
+    return {
+      kind: "cursor",
+      get loggedIn() {
+        return loggedIn();
+      },
+      account: credentials.status?.email ?? credentials.status?.userId,
+      agentUrl: ctx.config.cursorAgentUrl,
+    };
+  }
+  return {
+    kind: "emulator",
+    loggedIn: false,
+    account: undefined,
+    agentUrl: `http://127.0.0.1:${choice.listener?.port}`,
+  };
+}
+
+/**
+ * Opens the stores, wires the bridge on them (server/app-wiring.ts) on a deferred agent client and lets it serve
+ * `input.server`; then builds the upstream (the protocol code and, without credentials, the embedded emulator on the
+ * port bound for it) and the real agent client, which turns started meanwhile wait for.
+ */
 export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
   const { ctx, logger, shared, choice, server } = input;
   const { config } = ctx;
-  let upstream: Upstream;
-  try {
-    upstream = await createUpstream(ctx, logger, choice);
-  } catch (error) {
-    await shared?.close();
-    throw error;
-  }
-  // The stores are opened once the upstream's kind is known (the emulator's data is kept apart from Cursor's).
+  const served = servedUpstream(input);
+  // The stores are opened first, in the upstream's own data (the emulator's data is kept apart from Cursor's).
   let stores: ServeStores;
   try {
-    stores = await openStores(config, upstream.dataDir, upstream.kind, logger.child({ component: "engine" }), shared);
+    stores = await openStores(
+      config,
+      upstreamDataDir(config, choice.kind),
+      choice.kind,
+      logger.child({ component: "engine" }),
+      shared,
+    );
   } catch (error) {
-    await upstream.close();
     await shared?.close();
     throw error;
   }
@@ -88,7 +132,6 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
     }
   } catch (error) {
     await stores.close();
-    await upstream.close();
     throw error;
   }
   const cluster = stores.cluster;
@@ -105,7 +148,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
           : config.host;
   const settings = engineSettings(config, stores);
   // Virtual keys' limits and spend (team gateway): inert until the auth middleware sets a principal.
-  const limits = await openLimits(config, upstream.dataDir, stores.client, logger);
+  const limits = await openLimits(config, upstreamDataDir(config, choice.kind), stores.client, logger);
   // Per-key usage (spend, tokens, budget) over every key that is not revoked: the status page's table and the spend
   // gauges of /metrics read the same snapshot.
   const keyUsage = createKeyUsageSource(limits, async () =>
@@ -114,13 +157,27 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
       .map((record) => ({ keyId: record.id, keyName: record.name, limits: record.limits })),
   );
   const adminDigest = config.adminKey === undefined ? undefined : adminKeyDigest(config.adminKey);
-  const { engine, app } = wireBridge({
-    api: upstream.api,
-    tokenSource: upstream.tokenSource,
+  // Settled once the upstream is built (below, after the app serves).
+  let settle: { resolve(upstream: Upstream): void; reject(error: unknown): void } | undefined;
+  const upstreamReady = new Promise<Upstream>((resolve, reject) => {
+    settle = { resolve, reject };
+  });
+  upstreamReady.catch(() => {});
+  const agentClient = deferredAgentClient(
+    upstreamReady.then(async (upstream) =>
+      (await import("../server/wiring.js")).wireAgentClient({
+        api: upstream.api,
+        tokenSource: upstream.tokenSource,
+        stores: { conversations: stores.conversationStore, index: stores.index },
+        logger,
+        agent: settings.agent,
+      }),
+    ),
+  );
+  const { engine, app } = wireApp(agentClient, {
     // Stored /v1/responses (store: true) sit next to the conversations.
     stores: { conversations: stores.conversationStore, index: stores.index, responses: stores.responseStore },
     logger,
-    agent: settings.agent,
     engine: { ...settings.engine, ...(cluster === undefined ? {} : { forwarder: cluster.forwarder }) },
     gateway: {
       auth: gateway.auth,
@@ -150,19 +207,19 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
         maxBodyBytes: bodyLimitForImages(config.maxBodyBytes, config.maxImageBytes),
         maxImageBytes: config.maxImageBytes,
         reasoningOutput: config.reasoningOutput,
-        upstream: upstream.kind,
+        upstream: served.kind,
         // A getter: `logout` while the server runs turns it false (upstream.ts).
         get loggedIn() {
-          return upstream.loggedIn;
+          return served.loggedIn;
         },
         version: packageVersion(),
       },
       now: Date.now,
       newId: () => randomUUID().replaceAll("-", ""),
       status: {
-        account: upstream.account,
-        upstreamUrl: upstream.agentUrl,
-        usage: async (signal) => planUsageOf(await upstream.api.getCurrentPeriodUsage(signal)),
+        account: served.account,
+        upstreamUrl: served.agentUrl,
+        usage: async (signal) => planUsageOf(await (await upstreamReady).api.getCurrentPeriodUsage(signal)),
         // The per-key table is for the admin only (the admin key as a bearer token).
         ...(adminDigest === undefined
           ? {}
@@ -184,7 +241,10 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
     gateway.close();
     await engine.closeAll();
     await stores.close();
-    await upstream.close();
+    await upstreamReady.then(
+      (upstream) => upstream.close(),
+      () => {},
+    );
   };
   try {
     if (cluster !== undefined) {
@@ -194,11 +254,21 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
     }
     await server.serve(app);
   } catch (error) {
+    settle?.reject(error);
     await closeRest();
     throw error;
   }
+  // The app serves: now the code only turns need (the protocol code, the emulator).
+  createUpstream(ctx, logger, choice).then(
+    (upstream) => settle?.resolve(upstream),
+    (error: unknown) => settle?.reject(error),
+  );
+  // Handled here too: a caller that never asks (a test that only closes the server) gets no unhandled rejection.
+  const ready = upstreamReady.then(() => {});
+  ready.catch(() => {});
   return {
-    upstream,
+    upstream: served,
+    ready,
     close: async () => {
       await server.close();
       await closeRest();

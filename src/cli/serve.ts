@@ -27,7 +27,7 @@ import { type CliContext, createCliContext } from "./context.js";
 import type { CliIo } from "./io.js";
 import { createParentLink, type ParentLink } from "./parent-link.js";
 import { reachableOrigin, servingBridgeVersion, writeRuntimeFile } from "./runtime-file.js";
-import type { Upstream } from "./upstream.js";
+import type { ServedUpstream } from "./serve-runtime.js";
 import { chooseUpstream, type UpstreamChoice } from "./upstream-choice.js";
 import { packageVersion } from "./version.js";
 
@@ -79,7 +79,12 @@ function assertDistinctKeys(config: Pick<BridgeConfig, "apiKey" | "adminKey">): 
 /** A started bridge: HTTP server + upstream. */
 export interface RunningBridge {
   server: RunningServer;
-  upstream: Upstream;
+  upstream: ServedUpstream;
+  /**
+   * Resolves once the upstream is built (the server answers before: turns wait for it); rejects when it cannot be
+   * (the server must then stop).
+   */
+  ready: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -216,7 +221,7 @@ export async function startBridge(
       forget();
       await runtime.close();
     };
-    return { bridge: { server, upstream: runtime.upstream, close }, json: flags.json, logger };
+    return { bridge: { server, upstream: runtime.upstream, ready: runtime.ready, close }, json: flags.json, logger };
   } catch (error) {
     // Sent to whoever asked meanwhile: redacted like every message the server writes.
     const message = redactText(ProxyError.from(error).message);
@@ -265,8 +270,24 @@ export const serveCommand: Command = {
       throw error;
     }
     const { bridge, logger } = started;
-    releaseYoungGeneration();
-    const parentGone = await stopped;
+    // Stops the server when the upstream cannot be built after all (it serves before, turns wait for it).
+    let failure: unknown;
+    const failed = bridge.ready.then(
+      () => {
+        releaseYoungGeneration();
+        return new Promise<boolean>(() => {});
+      },
+      (error: unknown) => {
+        failure = error;
+        return false;
+      },
+    );
+    const parentGone = await Promise.race([stopped, failed]);
+    if (failure !== undefined) {
+      stopListening();
+      await bridge.close();
+      throw failure;
+    }
     if (signalled !== undefined) logger.info(`received ${signalled}, shutting down`);
     if (parent !== undefined) {
       // The plugin stopped us or its OpenCode is gone: nobody will use this server again, and OpenCode expects it

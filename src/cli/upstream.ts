@@ -4,8 +4,9 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import type { BridgeConfig } from "../config/index.js";
 import type { Emulator } from "../emulator/index.js";
-import { type CursorApi, createCursorApi } from "../protocol/cursor/cursor-api.js";
+import type { CursorApi } from "../protocol/cursor/cursor-api.js";
 import type { UpstreamKind } from "../surfaces/kit/deps.js";
 import { readJwtClaims } from "../util/jwt.js";
 import type { Logger } from "../util/logger.js";
@@ -37,7 +38,7 @@ export interface Upstream {
  * turns `/health`'s `logged_in` false and is logged once, with what to do. Credentials from the environment or from a
  * parent process are not in the file and stay logged in. The check is a stat, at most once a second.
  */
-function storedLoginWatch(ctx: CliContext, credentials: { origin: string }, logger: Logger): () => boolean {
+export function storedLoginWatch(ctx: CliContext, credentials: { origin: string }, logger: Logger): () => boolean {
   if (credentials.origin !== "store" || ctx.config.store !== "file") return () => true;
   let present = true;
   let checkedAt = 0;
@@ -55,6 +56,11 @@ function storedLoginWatch(ctx: CliContext, credentials: { origin: string }, logg
     present = still;
     return present;
   };
+}
+
+/** Where an upstream's conversations live: emulator conversations are kept apart from real ones. */
+export function upstreamDataDir(config: Pick<BridgeConfig, "dataDir">, kind: UpstreamKind): string {
+  return kind === "emulator" ? join(config.dataDir, "emulator") : config.dataDir;
 }
 
 /** Tokens for the embedded emulator: issued by it, re-issued before expiry and after a rejection. */
@@ -84,7 +90,10 @@ async function startEmbeddedEmulator(
 ): Promise<{ emulator: Emulator; tokenSource: TokenSource; api: CursorApi }> {
   const { config } = ctx;
   // Loaded only when it serves: a logged-in server never runs the emulator's code.
-  const { startEmulator } = await import("../emulator/index.js");
+  const [{ startEmulator }, { createCursorApi }] = await Promise.all([
+    import("../emulator/index.js"),
+    import("../protocol/cursor/cursor-api.js"),
+  ]);
   const emulator = await startEmulator({
     host: listener?.host ?? "127.0.0.1",
     port: listener?.port ?? 0,
@@ -154,7 +163,7 @@ export async function createUpstream(ctx: CliContext, logger: Logger, choice?: U
       agentUrl: config.cursorAgentUrl,
       api,
       tokenSource: credentials.tokenSource,
-      dataDir: config.dataDir,
+      dataDir: upstreamDataDir(config, "cursor"),
       emulator: undefined,
       close: async () => api.close(),
     };
@@ -168,8 +177,7 @@ export async function createUpstream(ctx: CliContext, logger: Logger, choice?: U
     agentUrl: emulator.url,
     api,
     tokenSource,
-    // Emulator conversations are kept apart from real ones.
-    dataDir: join(config.dataDir, "emulator"),
+    dataDir: upstreamDataDir(config, "emulator"),
     emulator,
     close: async () => {
       api.close();

@@ -2,7 +2,7 @@
  * Registry of Cursor turns parked on pending client tool calls, keyed by tool_call_id. A follow-up request whose `role:"tool"` messages answer every pending id
  * takes the turn out (single ownership: a turn is handed to exactly one request) and resumes it on the same stream.
  */
-import { EXPIRED_REASON } from "../backend/agent-turn.js";
+import { EXPIRED_REASON } from "../backend/turn-reasons.js";
 import type { AgentTurn } from "../backend/types.js";
 import { type Logger, silentLogger } from "../util/logger.js";
 

@@ -6,8 +6,13 @@
  * stored blob as a reference, and descends into nested messages and referenced blobs. JSON blobs simply fail to
  * parse as messages and are leaves.
  */
-import { WireType } from "@bufbuild/protobuf/wire";
 import type { ConversationRecord } from "./types.js";
+
+/**
+ * The protobuf wire types (the encoding's own numbers), spelled out here rather than imported from protobuf-es: the
+ * stores load at every start of `serve`, before the protocol code (which would load protobuf-es's wire module).
+ */
+const WireType = { Varint: 0, Bit64: 1, LengthDelimited: 2, StartGroup: 3, EndGroup: 4, Bit32: 5 } as const;
 
 const BLOB_ID_LENGTH = 32;
 const MAX_DEPTH = 24;

@@ -1,5 +1,5 @@
 /**
- * bin/cursor-bridge.js runs the compiled dist/, never a stale one: in a copy of the package (src/, bin/, tools/build.mjs
+ * bin/cursor-bridge.js runs the compiled dist/, never a stale one: in a copy of the package (src/, bin/, tools/build.mjs, tools/build-stamp.mjs
  * and tools/dir-lock.mjs, package.json, node_modules linked), the first start builds dist/ and says so, the next start runs it silently, and
  * after a source changes the start rebuilds first and runs the changed code.
  */
@@ -26,7 +26,8 @@ describe("bin/cursor-bridge.js and dist/", () => {
   it("builds dist/ on first start, runs it as is while current, and rebuilds it when src/ changes", () => {
     for (const part of ["src", "bin", "package.json"]) cpSync(join(root, part), join(copy, part), { recursive: true });
     mkdirSync(join(copy, "tools"));
-    for (const tool of ["build.mjs", "dir-lock.mjs"]) cpSync(join(root, "tools", tool), join(copy, "tools", tool));
+    for (const tool of ["build.mjs", "build-stamp.mjs", "dir-lock.mjs"])
+      cpSync(join(root, "tools", tool), join(copy, "tools", tool));
     symlinkSync(join(root, "node_modules"), join(copy, "node_modules"), "dir");
 
     const first = run(["--version"]);
