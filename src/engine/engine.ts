@@ -152,10 +152,12 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     }
     const route: TurnRoute = conversationId === undefined ? "new" : "continued";
     conversationId ??= newConversationId();
+    const minted = route === "new";
     if (trace !== undefined) trace.conversationId = conversationId;
     const turn = agentClient.startTurn({
       model,
       conversationId,
+      ...(minted ? { newConversation: true } : {}),
       messages: input.messages,
       tools: input.tools,
       ...(input.serverTools === undefined ? {} : { serverTools: input.serverTools }),
