@@ -98,6 +98,8 @@ export class CursorAgentTurn implements AgentTurn {
   /** Runs the turn's execs on the caller's side (ACP); undefined = redirect to caller tools or reject. */
   private readonly executor: SurfaceExecutor | undefined;
   private readonly mode: AgentModeName | undefined;
+  /** The conversation id was minted for this turn: its first open reads nothing from the store. */
+  private readonly newConversation: boolean;
   /** Web search / fetch verdicts and counts for the whole turn (every Run and segment of it). */
   readonly web: WebToolPolicy;
   /**
@@ -120,6 +122,7 @@ export class CursorAgentTurn implements AgentTurn {
     this.tools = request.tools;
     this.executor = request.executor;
     this.mode = request.mode;
+    this.newConversation = request.newConversation === true;
     this.web = new WebToolPolicy(request.serverTools);
     this.history = request.messages;
     this.historyKeys = request.historyKeys?.length === request.messages.length ? request.historyKeys : undefined;
@@ -259,7 +262,7 @@ export class CursorAgentTurn implements AgentTurn {
     let plan = this.plan;
     if (plan === undefined) {
       const loaded = await loadTurnPlan(
-        this.deps.store,
+        this.newConversation ? undefined : this.deps.store,
         this.conversationId,
         this.messages,
         this.logger,

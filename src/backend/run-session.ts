@@ -304,16 +304,17 @@ export class RunSession {
     const u = update.message;
     if (u.case === "heartbeat" || u.case === undefined) return;
     this.progress();
-    const push = this.options.channel.push.bind(this.options.channel);
+    const channel = this.options.channel;
     switch (u.case) {
       case "textDelta":
-        if (u.value.text !== "") push({ type: "event", event: { type: "text-delta", text: u.value.text } });
+        if (u.value.text !== "") channel.push({ type: "event", event: { type: "text-delta", text: u.value.text } });
         return;
       case "thinkingDelta":
-        if (u.value.text !== "") push({ type: "event", event: { type: "reasoning-delta", text: u.value.text } });
+        if (u.value.text !== "")
+          channel.push({ type: "event", event: { type: "reasoning-delta", text: u.value.text } });
         return;
       case "thinkingCompleted":
-        push({ type: "event", event: { type: "reasoning-end", durationMs: u.value.thinkingDurationMs } });
+        channel.push({ type: "event", event: { type: "reasoning-end", durationMs: u.value.thinkingDurationMs } });
         return;
       case "tokenDelta":
         this.outputTokens += u.value.tokens;
@@ -324,14 +325,14 @@ export class RunSession {
         // Server-side tool failures (read/edit errors, web search, task, todos, lints…) decode; say what failed.
         const tool = u.value.toolCall?.tool;
         if (tool?.case === "webSearchToolCall") {
-          push({
+          channel.push({
             type: "event",
             event: webSearchEvent(u.value.callId, tool.value, this.options.web ?? new WebToolPolicy(undefined)),
           });
           return;
         }
         if (tool?.case === "webFetchToolCall") {
-          push({ type: "event", event: webFetchEvent(u.value.callId, tool.value) });
+          channel.push({ type: "event", event: webFetchEvent(u.value.callId, tool.value) });
           return;
         }
         const outcome = u.value.toolCall === undefined ? undefined : completedToolOutcome(u.value.toolCall);
@@ -357,7 +358,7 @@ export class RunSession {
       case "turnEnded":
         this.turnUsage = turnEndedUsage(u.value);
         clearInterval(this.heartbeat);
-        push({ type: "turn-ended" });
+        channel.push({ type: "turn-ended" });
         return;
       default:
         return;

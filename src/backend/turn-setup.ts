@@ -15,15 +15,18 @@ import type { HistoryMessage, ToolResult } from "./types.js";
 
 const MISSING_RESULT = "No result was provided for this tool call.";
 
-/** Loads the conversation record and decides between continuing from its checkpoint and rebuilding. */
+/**
+ * Loads the conversation record and decides between continuing from its checkpoint and rebuilding. `store` undefined:
+ * the conversation is new, nothing is stored under its id (no read at all).
+ */
 export async function loadTurnPlan(
-  store: ConversationStore,
+  store: ConversationStore | undefined,
   conversationId: string,
   messages: readonly HistoryMessage[],
   logger: Logger,
   historyKeys?: readonly string[],
 ): Promise<{ plan: TurnPlan; blobs: BlobStore }> {
-  const record = await store.load(conversationId).catch((error: unknown) => {
+  const record = await store?.load(conversationId).catch((error: unknown) => {
     logger.warn("Could not load the stored conversation; rebuilding from history", { error });
     return undefined;
   });

@@ -82,6 +82,11 @@ export interface TurnRequest {
    * from them when `messages` extends what the checkpoint covers; otherwise it rebuilds state from `messages`.
    */
   conversationId: string;
+  /**
+   * The caller minted `conversationId` for this turn (a new conversation): nothing can be stored under it yet, so the
+   * turn skips the store read (with the file store, a failed open per request on the hot path).
+   */
+  newConversation?: boolean;
   /** The whole conversation so far, ending with the new user message (or tool results). */
   messages: HistoryMessage[];
   /** Tools the caller can run. */

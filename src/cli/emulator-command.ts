@@ -22,6 +22,8 @@ Options:
   --host <addr>                  Interface (default 127.0.0.1; loopback only)
   --bootstrap-latency-ms <n>     Delay before the first model output of each Run (default 0)
   --tokens-per-second <n>        Pace of scripted output (default 0 = unpaced)
+  --no-tool-call-count           Do not announce a step's tool calls with tool_requests_listed.call_count (sent
+                                 by default, so a client need not wait out its batch window); tests the fallback
   --api-key <key>                Accept this Cursor user API key at /auth/exchange_user_api_key, so
                                  \`cursor-bridge login --api-key\` and other clients can log in (repeatable; also
                                  CURSOR_BRIDGE_EMULATOR_API_KEYS, comma-separated)
@@ -79,6 +81,7 @@ export const emulatorCommand: Command = {
           "log-level": { type: "string" },
           "api-key": { type: "string", multiple: true },
           models: { type: "string" },
+          "no-tool-call-count": { type: "boolean" },
         },
       }));
     } catch {
@@ -114,6 +117,7 @@ export const emulatorCommand: Command = {
       port: intOption(values.port as string | undefined, "port", DEFAULT_EMULATOR_PORT),
       bootstrapLatencyMs: intOption(values["bootstrap-latency-ms"] as string | undefined, "bootstrap-latency-ms", 0),
       tokensPerSecond: intOption(values["tokens-per-second"] as string | undefined, "tokens-per-second", 0),
+      toolCallCount: values["no-tool-call-count"] !== true,
       apiKeys: apiKeysOf(values["api-key"] as string[] | undefined, io.env.CURSOR_BRIDGE_EMULATOR_API_KEYS),
       logger,
     });

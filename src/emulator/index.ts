@@ -58,6 +58,12 @@ export interface EmulatorOptions {
   appendGapTimeoutMs?: number;
   /** Model ids served besides the built-in catalogue (`emulator --models FILE`, models.ts). */
   extraModelIds?: readonly string[];
+  /**
+   * Announce each step's parallel tool calls with `interaction_update.tool_requests_listed { call_count }` before
+   * the first of them (cursor-protocol-addendum-2.md §4), so a client can stop waiting once the last one arrived.
+   * `false` leaves it out, as a server that does not send it (`emulator --no-tool-call-count`). @default true
+   */
+  toolCallCount?: boolean;
   /** @default silent */
   logger?: Logger;
   /**
@@ -110,6 +116,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         turn: {
           bootstrapLatencyMs: options.bootstrapLatencyMs ?? 0,
           tokensPerSecond: options.tokensPerSecond ?? 0,
+          toolCallCount: options.toolCallCount ?? true,
           heartbeatIntervalMs: options.heartbeatIntervalMs ?? 1000,
           cache: createBlobCache({ enabled: options.cacheBlobs ?? true }),
           stats,

@@ -49,13 +49,17 @@ export function declaredTools(
   return tools;
 }
 
-/** Issues every planned call before waiting for any answer, then reports each completion (§5.1, §5.2). */
+/**
+ * Issues every planned call before waiting for any answer, then reports each completion (§5.1, §5.2). With
+ * `announceCount`, the step's calls are first announced by `tool_requests_listed.call_count` (addendum 2 §4).
+ */
 export async function runCalls(
   channel: TurnChannel,
   plan: TurnPlan,
   tools: Map<string, DeclaredTool>,
   output: TokenOutput,
   steps: ConversationStep[],
+  announceCount = true,
 ): Promise<CallOutcome[]> {
   const prepared: PreparedCall[] = [];
   for (const [index, planned] of plan.calls.entries()) {
@@ -71,6 +75,14 @@ export async function runCalls(
         `Directive error: arguments for ${name} do not fit: ${error instanceof Error ? error.message : String(error)}`,
       );
     }
+  }
+  if (announceCount && prepared.length > 0) {
+    channel.send({
+      message: {
+        case: "interactionUpdate",
+        value: { message: { case: "toolRequestsListed", value: { callCount: prepared.length } } },
+      },
+    });
   }
   const answers = prepared.map((call) => {
     const { callId, modelCallId } = call;

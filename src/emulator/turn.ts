@@ -32,6 +32,8 @@ import { runWebCalls } from "./turn-web.js";
 export interface TurnDeps {
   bootstrapLatencyMs: number;
   tokensPerSecond: number;
+  /** Send `tool_requests_listed.call_count` before a step's tool calls (EmulatorOptions.toolCallCount). */
+  toolCallCount: boolean;
   heartbeatIntervalMs: number;
   cache: BlobCache;
   stats: StatsRecorder;
@@ -179,7 +181,7 @@ async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnD
   if (plan.todos !== undefined) steps.push(sendTodos(channel, plan.todos));
   const webLines = await runWebCalls(channel, plan.webCalls, steps, deps.stats);
   plan.textParts.push(...webLines);
-  const outcomes = await runCalls(channel, plan, tools, output, steps);
+  const outcomes = await runCalls(channel, plan, tools, output, steps, deps.toolCallCount);
   const reply = composeReply(plan, outcomes);
   await output.stream(reply, "text");
   await output.finish();

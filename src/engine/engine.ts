@@ -152,10 +152,12 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     }
     const route: TurnRoute = conversationId === undefined ? "new" : "continued";
     conversationId ??= newConversationId();
+    const minted = route === "new";
     if (trace !== undefined) trace.conversationId = conversationId;
     const turn = agentClient.startTurn({
       model,
       conversationId,
+      ...(minted ? { newConversation: true } : {}),
       messages: input.messages,
       tools: input.tools,
       ...(input.serverTools === undefined ? {} : { serverTools: input.serverTools }),
@@ -325,16 +327,25 @@ function watch(
       state.parked = true;
     }
   };
-  const observe = async (result: IteratorResult<BackendEvent>): Promise<IteratorResult<BackendEvent>> => {
+  const turnEnded = async (result: IteratorYieldResult<BackendEvent>, reason: string) => {
+    await atTurnEnd(reason);
+    deps.recording?.push(result.value);
+    end();
+    return result;
+  };
+  // Synchronous for every event but `turn-end`: a promise returned from a `then` callback costs the reader two more
+  // microtask hops per event.
+  const observe = (
+    result: IteratorResult<BackendEvent>,
+  ): IteratorResult<BackendEvent> | Promise<IteratorResult<BackendEvent>> => {
     if (result.done === true) {
       end();
       return result;
     }
     const event = result.value;
+    if (event.type === "turn-end") return turnEnded(result, event.reason);
     if (event.type === "checkpoint") conversationId = event.conversationId;
-    else if (event.type === "turn-end") await atTurnEnd(event.reason);
     deps.recording?.push(event);
-    if (event.type === "turn-end") end();
     return result;
   };
   const events: AsyncIterable<BackendEvent> = {

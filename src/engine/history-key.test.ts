@@ -225,7 +225,7 @@ describe("history keys computed once per request", () => {
     expect(planTurn(messages, record).kind).toBe("rebuild");
   });
 
-  it("the engine hands the agent client the keys it routed with", async () => {
+  it("the engine hands the agent client the keys it routed with, and says when it minted the conversation id", async () => {
     const seen: TurnRequest[] = [];
     const turn: AgentTurn = {
       conversationId: "c",
@@ -256,5 +256,20 @@ describe("history keys computed once per request", () => {
     }
     const input = toBackendInput(req).messages;
     expect(seen[0]?.historyKeys).toEqual(historyKeyPrefixes(input));
+    // The engine minted the id: the turn need not look for a stored record (no file read per request).
+    expect(seen[0]?.newConversation).toBe(true);
+
+    // A history the index knows continues its conversation: the stored record must be read.
+    const known = createEngine({
+      agentClient,
+      index: { lookup: async () => "known", remember: async () => {}, size: () => 0, close: async () => {} },
+    });
+    const continued = await known.startTurn(req, new AbortController().signal);
+    for await (const _ of continued.events) {
+      // drain
+    }
+    expect(continued.route).toBe("continued");
+    expect(seen[1]?.conversationId).toBe("known");
+    expect(seen[1]?.newConversation).toBeUndefined();
   });
 });

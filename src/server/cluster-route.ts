@@ -10,7 +10,7 @@ import { decodeEngineRequest, type TurnFrame, toWireError } from "../cluster/wir
 import type { BridgeEngine } from "../engine/index.js";
 import type { AppEnv } from "../surfaces/kit/access-log.js";
 import { ProxyError } from "../util/errors.js";
-import { pullBody } from "../util/pull-body.js";
+import { pullBody, streamedResponse } from "../util/pull-body.js";
 
 const line = (frame: TurnFrame) => `${JSON.stringify(frame)}\n`;
 
@@ -72,5 +72,5 @@ export async function handleForwardedTurn(
       onEnd: () => resolveDone(),
     },
   );
-  return new Response(stream, { status: 200, headers: NDJSON });
+  return streamedResponse(stream, { status: 200, headers: NDJSON });
 }

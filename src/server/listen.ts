@@ -12,8 +12,9 @@ import { createServer, type IncomingMessage, type Server, ServerResponse } from 
 import type { AddressInfo, Socket } from "node:net";
 import { assertSafeBinding } from "../config/host.js";
 import { ProxyError } from "../util/errors.js";
+import { directBodyOf } from "../util/pull-body.js";
 import type { IdleMemory } from "./idle-memory.js";
-import { coalesceWritesPerTurn } from "./write-coalescing.js";
+import { coalesceWritesPerTurn, flushHeadersCoalesced } from "./write-coalescing.js";
 
 /** A listening server. */
 export interface RunningServer {
@@ -171,10 +172,16 @@ export async function bind(options: ListenOptions): Promise<PendingServer> {
       const { getRequestListener } = await import("@hono/node-server");
       const listener = getRequestListener(
         (request, env) => {
+          const outgoing = env?.outgoing;
           // Always an HTTP/1.1 ServerResponse here: the server is created without HTTP/2.
-          if (env?.outgoing instanceof ServerResponse) coalesceWritesPerTurn(env.outgoing);
-          // The bindings reach the app as `c.env` (the team gateway adds cost trailers to Node's response).
-          return app.fetch(request, env);
+          if (!(outgoing instanceof ServerResponse)) return app.fetch(request, env);
+          coalesceWritesPerTurn(outgoing);
+          // The bindings reach the app as `c.env` (the peer address for /metrics and the audit log; the team
+          // gateway's cost trailers on Node's response).
+          const answer = app.fetch(request, env);
+          return answer instanceof Promise
+            ? answer.then((r) => writeDirect(r, outgoing))
+            : writeDirect(answer, outgoing);
         },
         { hostname: options.host },
       );
@@ -200,6 +207,34 @@ export async function bind(options: ListenOptions): Promise<PendingServer> {
       await closed;
     },
   };
+}
+
+/** What the adapter is given for a response this module wrote itself (@hono/node-server's `x-hono-already-sent`). */
+let alreadySent: Response | undefined;
+
+/**
+ * A streamed response whose body is a pull body (util/pull-body.ts) is written here, straight to the socket's
+ * response, instead of through the adapter's web-stream reader: one promise per frame instead of a reader, a web
+ * stream pull and an encoder per frame. Any other response goes to the adapter as it is.
+ */
+function writeDirect(response: Response, res: ServerResponse): Response {
+  const write = directBodyOf(response);
+  if (write === undefined) return response;
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, key) => {
+    headers[key] = value;
+  });
+  res.writeHead(response.status, headers);
+  flushHeadersCoalesced(res);
+  // A write that throws (it should not) drops the connection rather than leaving the client waiting.
+  write(res).catch((error: unknown) => res.destroy(error instanceof Error ? error : new Error(String(error))));
+  if (alreadySent === undefined) {
+    alreadySent = new Response(null, { headers: { "x-hono-already-sent": "true" } });
+    // The adapter's lightweight Response keeps its fields in a cache it reads on a path without the already-sent
+    // check; reading any other field turns it into a full Response, which the adapter checks (and writes nothing).
+    void alreadySent.type;
+  }
+  return alreadySent;
 }
 
 /** Starts listening and serving `app`; rejects with a clear error when the port is taken or the bind is unsafe. */

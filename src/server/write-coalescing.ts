@@ -36,3 +36,12 @@ export function coalesceWritesPerTurn(res: ServerResponse): void {
     return write.apply(this, args);
   } as ServerResponse["write"];
 }
+
+/**
+ * Writes `res`'s headers in this event-loop turn's coalesced write: with the first frames of a stream written in the
+ * same turn, headers and frames leave in one `writev` (a plain `flushHeaders()` is a system call of its own).
+ */
+export function flushHeadersCoalesced(res: ServerResponse): void {
+  corkUntilTurnEnd(res.socket as Socket | null);
+  res.flushHeaders();
+}

@@ -2,7 +2,12 @@
  * The pull-driven response body every streaming surface writes (chat SSE, Anthropic events, Responses events): each
  * read produces one frame from the source, so the writer's backpressure reaches the source with no intermediate
  * TransformStream or generator per frame. The surfaces differ only in how a frame is read and how an error is framed.
+ *
+ * Two ways out, same frames: as a web `ReadableStream` (what `app.fetch`/`app.request` callers read), and, for a
+ * response built with {@link streamedResponse} that the Node listener serves itself, written straight to the
+ * `ServerResponse` ({@link directBodyOf}): one promise per frame, no web-stream reader, no per-frame TextEncoder.
  */
+import type { ServerResponse } from "node:http";
 
 /** Callbacks of a streamed body. */
 export interface PullBodyOptions {
@@ -30,49 +35,151 @@ export interface PullSource {
   release(): Promise<unknown>;
 }
 
+/** One body's source and bookkeeping, whichever way it is written. */
+class PullBodyState {
+  canceled = false;
+  /** Taken by one writer: the web stream's first pull, or {@link writeTo}. */
+  taken: "stream" | "direct" | undefined;
+  private ended = false;
+
+  constructor(
+    private readonly source: PullSource,
+    private readonly options: PullBodyOptions,
+  ) {}
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.options.onEnd?.();
+  }
+
+  /** The frame for an error the source threw (reported once through `onError`); it is the last one. */
+  failed(error: unknown): PulledFrame {
+    this.options.onError?.(error);
+    return { frame: this.source.errorFrame(error), last: true };
+  }
+
+  /** The next frame; a source error becomes its error frame. One promise hop per frame (this sits on the hot path). */
+  async read(): Promise<PulledFrame> {
+    try {
+      return await this.source.read();
+    } catch (error) {
+      return this.failed(error);
+    }
+  }
+
+  async cancel(reason: unknown): Promise<void> {
+    if (this.canceled) return;
+    this.canceled = true;
+    this.options.onCancel?.(reason);
+    try {
+      await this.source.release();
+    } finally {
+      this.end();
+    }
+  }
+
+  /**
+   * Writes every frame to `res` (its headers already written) and ends it. The client going away (`close` before
+   * the last frame) cancels the body as a web-stream reader's cancel would.
+   */
+  async writeTo(res: ServerResponse): Promise<void> {
+    this.taken = "direct";
+    let finished = false;
+    let wakeWriter: (() => void) | undefined;
+    const onGone = () => {
+      if (finished) return;
+      wakeWriter?.();
+      void this.cancel(undefined).catch(() => undefined);
+    };
+    res.once("close", onGone);
+    try {
+      if (res.destroyed) {
+        onGone();
+        return;
+      }
+      for (;;) {
+        let pulled: PulledFrame;
+        try {
+          pulled = await this.source.read();
+        } catch (error) {
+          pulled = this.failed(error);
+        }
+        // The client went away while the source was being read: nothing more is written.
+        if (this.canceled) return;
+        const flowing = pulled.frame === "" || res.write(pulled.frame);
+        if (pulled.last) {
+          finished = true;
+          res.end();
+          this.end();
+          return;
+        }
+        if (!flowing) {
+          await new Promise<void>((resolve) => {
+            wakeWriter = resolve;
+            res.once("drain", resolve);
+          });
+          if (wakeWriter !== undefined) res.off("drain", wakeWriter);
+          wakeWriter = undefined;
+          if (this.canceled) return;
+        }
+      }
+    } finally {
+      res.off("close", onGone);
+    }
+  }
+}
+
+/** Bodies by their web stream, and streamed responses by the response (see {@link streamedResponse}). */
+const bodies = new WeakMap<ReadableStream<Uint8Array>, PullBodyState>();
+const responses = new WeakMap<Response, PullBodyState>();
+
 /**
  * Builds the body. A cancel while a read is pending enqueues nothing afterwards; cancelling calls `onCancel`, then
  * `release()`, so the upstream turn is released in its `finally`.
  */
 export function pullBody(source: PullSource, options: PullBodyOptions = {}): ReadableStream<Uint8Array> {
+  const state = new PullBodyState(source, options);
   const encoder = new TextEncoder();
-  let canceled = false;
-  let ended = false;
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    options.onEnd?.();
-  };
-  return new ReadableStream<Uint8Array>(
+  const stream = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        let pulled: PulledFrame;
-        try {
-          pulled = await source.read();
-        } catch (error) {
-          options.onError?.(error);
-          pulled = { frame: source.errorFrame(error), last: true };
-        }
+        state.taken ??= "stream";
+        const pulled = await state.read();
         // A cancel while the source was being read: the body is gone, nothing may be enqueued.
-        if (canceled) return;
+        if (state.canceled) return;
         if (pulled.frame !== "") controller.enqueue(encoder.encode(pulled.frame));
         if (pulled.last) {
           controller.close();
-          end();
+          state.end();
         }
       },
-      async cancel(reason) {
-        canceled = true;
-        options.onCancel?.(reason);
-        try {
-          await source.release();
-        } finally {
-          end();
-        }
-      },
+      cancel: (reason) => state.cancel(reason),
     },
     { highWaterMark: 0 },
   );
+  bodies.set(stream, state);
+  return stream;
+}
+
+/** `new Response(body, init)`; when `body` is a {@link pullBody}, the Node listener may write it directly. */
+export function streamedResponse(body: ReadableStream<Uint8Array>, init: ResponseInit): Response {
+  const response = new Response(body, init);
+  const state = bodies.get(body);
+  if (state !== undefined) responses.set(response, state);
+  return response;
+}
+
+/**
+ * The direct writer of a response built by {@link streamedResponse} whose body nobody has read yet: call it with the
+ * `ServerResponse` once its headers are written (the web stream is then left unread). Undefined otherwise.
+ */
+export function directBodyOf(response: Response): ((res: ServerResponse) => Promise<void>) | undefined {
+  const state = responses.get(response);
+  if (state === undefined || state.taken !== undefined || state.canceled) return undefined;
+  responses.delete(response);
+  state.taken = "direct";
+  return (res) => state.writeTo(res);
 }
 
 /**

@@ -84,6 +84,7 @@ describe("client tools", () => {
     expect(result.error).toBeUndefined();
     expect(result.text).toBe("lookup returned: 42 cats");
     expect(updateCases(result).filter((c) => c !== "tokenDelta" && c !== "textDelta")).toEqual([
+      "toolRequestsListed",
       "partialToolCall",
       "toolCallStarted",
       "toolCallCompleted",
@@ -104,6 +105,41 @@ describe("client tools", () => {
     const update = started?.message.case === "interactionUpdate" ? started.message.value.message : undefined;
     expect(update?.case === "toolCallStarted" && update.value.callId).toBe(args.toolCallId);
     expect(update?.case === "toolCallStarted" && update.value.toolCall?.tool.case).toBe("mcpToolCall");
+  });
+
+  it("announces a step's parallel calls with tool_requests_listed.call_count before the first of them", async () => {
+    const result = await driveRun(
+      client,
+      runRequest("[[emu:tool lookup {}]] [[emu:tool weather {}]]"),
+      new BlobStore(),
+      { tools, onExec: (exec) => mcpReply(exec, "ok") },
+    );
+    expect(result.error).toBeUndefined();
+    const updates = result.messages.flatMap((m) => (m.message.case === "interactionUpdate" ? [m.message.value] : []));
+    const listed = updates.findIndex((u) => u.message.case === "toolRequestsListed");
+    const firstPartial = updates.findIndex((u) => u.message.case === "partialToolCall");
+    expect(listed).toBeGreaterThanOrEqual(0);
+    expect(listed).toBeLessThan(firstPartial);
+    const update = updates[listed]?.message;
+    expect(update?.case === "toolRequestsListed" && update.value.callCount).toBe(2);
+    expect(updates.filter((u) => u.message.case === "toolRequestsListed")).toHaveLength(1);
+  });
+
+  it("leaves tool_requests_listed out with toolCallCount: false", async () => {
+    const quiet = await startEmulator({ heartbeatIntervalMs: 20, toolCallCount: false });
+    try {
+      const result = await driveRun(
+        agentClient(quiet.url, quiet.issueTokens().accessToken),
+        runRequest("[[emu:tool lookup {}]] [[emu:tool weather {}]]"),
+        new BlobStore(),
+        { tools, onExec: (exec) => mcpReply(exec, "ok") },
+      );
+      expect(result.error).toBeUndefined();
+      expect(result.text).toBe("lookup returned: ok\nweather returned: ok");
+      expect(updateCases(result)).not.toContain("toolRequestsListed");
+    } finally {
+      await quiet.close();
+    }
   });
 
   it("parallel directives issue every exec before waiting for any reply", async () => {

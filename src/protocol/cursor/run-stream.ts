@@ -11,6 +11,7 @@ import {
 import { ProxyError } from "../../util/errors.js";
 import { EnvelopeError } from "../connect/envelope.js";
 import { toProxyError } from "./error-mapping.js";
+import { decodeStreamingMessage } from "./streaming-decode.js";
 
 /** One open Run, over HTTP/2 (`Run`) or HTTP/1.1 (`RunSSE` + `BidiAppend`). */
 export interface RunStream {
@@ -93,10 +94,13 @@ export function linkSignal(signal: AbortSignal | undefined, abort: (reason: unkn
   return () => signal.removeEventListener("abort", listener);
 }
 
-/** Decodes one server frame's payload; `method` names the call in the error (`Run`, `RunSSE`). */
+/**
+ * Decodes one server frame's payload; `method` names the call in the error (`Run`, `RunSSE`). Text and token deltas
+ * and heartbeats take a reflection-free path with the same result (streaming-decode.ts).
+ */
 export function decodeServerMessage(data: Uint8Array, method: string): AgentServerMessage {
   try {
-    return fromBinary(AgentServerMessageSchema, data);
+    return decodeStreamingMessage(data) ?? fromBinary(AgentServerMessageSchema, data);
   } catch (error) {
     throw new EnvelopeError(`${method} frame is not a valid agent.v1.AgentServerMessage.`, error);
   }

@@ -13,7 +13,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Dirent } from "node:fs";
-import { chmod, lstat, mkdir, readdir, readFile, rm, utimes } from "node:fs/promises";
+import { chmod, lstat, mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "../../util/logger.js";
 import { silentLogger } from "../../util/logger.js";
@@ -140,10 +140,8 @@ export function createFileConversationStore(options: FileConversationStoreOption
 
   const write = async (name: string, record: ConversationRecord) => {
     await ensureDir();
-    await writeFileAtomic(pathOf(name), encodeRecord(record));
     // The mtime carries updatedAt, so the sweep needs no read.
-    const seconds = record.updatedAt / 1000;
-    await utimes(pathOf(name), seconds, seconds);
+    await writeFileAtomic(pathOf(name), encodeRecord(record), { mtimeMs: record.updatedAt });
   };
 
   /** Queues the newest record of a conversation behind its running write; one write per queue. */

@@ -261,27 +261,36 @@ class ChunkIterator implements AsyncIterator<ChatCompletionChunk> {
     return DONE;
   }
 
-  private async read(): Promise<IteratorResult<ChatCompletionChunk>> {
-    try {
-      for (;;) {
-        const result = await this.source.next();
-        if (result.done === true) {
-          this.sourceDone = true;
-          this.end();
-          // Whatever end() queued is handed out by next(); nothing more is read.
-          this.finished = true;
-        } else handleEvent(this.state, this.emit, result.value, this.options);
-        const chunk = this.pending.shift();
-        if (chunk !== undefined) return { done: false, value: chunk };
-        if (this.finished) return DONE;
-      }
-    } catch (error) {
-      // The source's own error (or the missing turn-end) ends the stream; the source is not asked for more.
-      this.sourceDone = true;
-      this.finished = true;
-      throw error;
-    }
+  /** Reads the source until it produced a chunk (most events produce one at once: one promise per chunk). */
+  private read(): Promise<IteratorResult<ChatCompletionChunk>> {
+    return this.source.next().then(this.onResult, this.onError);
   }
+
+  private readonly onResult = (
+    result: IteratorResult<BackendEvent>,
+  ): IteratorResult<ChatCompletionChunk> | Promise<IteratorResult<ChatCompletionChunk>> => {
+    try {
+      if (result.done === true) {
+        this.sourceDone = true;
+        this.end();
+        // Whatever end() queued is handed out by next(); nothing more is read.
+        this.finished = true;
+      } else handleEvent(this.state, this.emit, result.value, this.options);
+    } catch (error) {
+      return this.onError(error);
+    }
+    const chunk = this.pending.shift();
+    if (chunk !== undefined) return { done: false, value: chunk };
+    if (this.finished) return DONE;
+    return this.read();
+  };
+
+  /** The source's own error (or the missing turn-end) ends the stream; the source is not asked for more. */
+  private readonly onError = (error: unknown): never => {
+    this.sourceDone = true;
+    this.finished = true;
+    throw error;
+  };
 
   private end(): void {
     const { state, options } = this;

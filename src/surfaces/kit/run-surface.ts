@@ -9,7 +9,7 @@ import type { Context } from "hono";
 import type { BackendEvent } from "../../backend/types.js";
 import type { Engine, EngineRequest, TurnRoute, TurnTrace } from "../../engine/index.js";
 import { ProxyError } from "../../util/errors.js";
-import type { PullBodyOptions } from "../../util/pull-body.js";
+import { type PullBodyOptions, streamedResponse } from "../../util/pull-body.js";
 import type { AppEnv } from "./access-log.js";
 import { headerList } from "./header-list.js";
 import type { ModelNames } from "./model-names.js";
@@ -140,7 +140,7 @@ export async function runSurface(
     finished();
     throw error;
   }
-  return new Response(body, { status: 200, headers: { ...headers, ...SSE_HEADERS } });
+  return streamedResponse(body, { status: 200, headers: { ...headers, ...SSE_HEADERS } });
 }
 
 /** The one "turn never ended" error: the engine's events stopped without a `turn-end` (every surface throws it). */

@@ -4,7 +4,7 @@
  * then closes without `[DONE]`: that is the shape openai-node's stream reader and opencode's `parseStreamError` read
  *.
  */
-import { type PullBodyOptions, pullBody } from "../../util/pull-body.js";
+import { type PullBodyOptions, type PulledFrame, pullBody } from "../../util/pull-body.js";
 import { toOpenAIError } from "./openai-error.js";
 
 /** The terminating frame of a successful stream. */
@@ -20,6 +20,10 @@ export function encodeSseError(error: unknown): string {
   return encodeSseData(toOpenAIError(error).body);
 }
 
+function toFrame(result: IteratorResult<unknown>): PulledFrame {
+  return result.done === true ? { frame: SSE_DONE, last: true } : { frame: encodeSseData(result.value), last: false };
+}
+
 /** Callbacks of {@link toSseBody} (shared by every streaming surface). */
 export type SseBodyOptions = PullBodyOptions;
 
@@ -33,12 +37,8 @@ export function toSseBody(chunks: AsyncIterable<unknown>, options: SseBodyOption
   const iterator = chunks[Symbol.asyncIterator]();
   return pullBody(
     {
-      read: async () => {
-        const result = await iterator.next();
-        return result.done === true
-          ? { frame: SSE_DONE, last: true }
-          : { frame: encodeSseData(result.value), last: false };
-      },
+      // Not `async`: one promise per frame (the iterator's), none of an async function's own.
+      read: () => iterator.next().then(toFrame),
       errorFrame: encodeSseError,
       release: async () => iterator.return?.(),
     },

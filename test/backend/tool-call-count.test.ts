@@ -1,0 +1,57 @@
+/**
+ * `tool_requests_listed.call_count` (cursor-protocol-addendum-2.md §4) end to end: the emulator announces each step's
+ * parallel calls, and the agent client ends its tool batch window as soon as the last announced call arrived. Without
+ * the announcement (`toolCallCount: false`) the window still ends the segment. The window here is far longer than
+ * the test's timeout, so a segment that waited it out could not pass.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ClientTool } from "../../src/backend/types.js";
+import { collect, endOf, type Fixture, startFixture, toolCallsOf, userTurn } from "./harness.js";
+
+const lookupTool: ClientTool = {
+  name: "lookup",
+  description: "Looks something up.",
+  inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
+};
+const PARALLEL = '[[emu:tool lookup {"q":"a"}]] [[emu:tool lookup {"q":"b"}]] [[emu:tool lookup {"q":"c"}]]';
+
+describe.each(["http2", "http1"] as const)("tool call count over %s", (transport) => {
+  describe("with the count (the emulator's default)", () => {
+    let fx: Fixture;
+    beforeAll(async () => {
+      fx = await startFixture({ transport, client: { toolBatchWindowMs: 120_000 } });
+    });
+    afterAll(async () => fx.close());
+
+    it("parks on all three parallel calls without waiting out the batch window", async () => {
+      const turn = fx.client.startTurn(userTurn(`${transport}-count`, PARALLEL, { tools: [lookupTool] }));
+      const events = await collect(turn.stream());
+      expect(toolCallsOf(events).map((c) => JSON.parse(c.arguments))).toEqual([{ q: "a" }, { q: "b" }, { q: "c" }]);
+      expect(endOf(events)).toBe("tool-calls");
+      expect(turn.status).toBe("parked");
+      await turn.close();
+    }, 10_000);
+  });
+
+  describe("without the count (--no-tool-call-count)", () => {
+    let fx: Fixture;
+    beforeAll(async () => {
+      fx = await startFixture({ transport, emulator: { toolCallCount: false } });
+    });
+    afterAll(async () => fx.close());
+
+    it("still parks on all three parallel calls once the batch window passes", async () => {
+      const turn = fx.client.startTurn(userTurn(`${transport}-window`, PARALLEL, { tools: [lookupTool] }));
+      const events = await collect(turn.stream());
+      expect(toolCallsOf(events)).toHaveLength(3);
+      expect(endOf(events)).toBe("tool-calls");
+      const results = toolCallsOf(events).map((c, i) => ({
+        toolCallId: c.toolCallId,
+        content: `r${i}`,
+        isError: false,
+      }));
+      const second = await collect(turn.resume(results));
+      expect(endOf(second)).toBe("stop");
+    });
+  });
+});
