@@ -1,6 +1,7 @@
 /**
- * A lean streaming chat client for the benchmark: POSTs `/v1/chat/completions` with `stream: true` over node:http
- * (keep-alive, no socket limit) and reads the SSE frames as they arrive, recording when the first content delta came.
+ * A lean chat client for the benchmark: POSTs `/v1/chat/completions` with `stream: true` over node:http (keep-alive,
+ * no socket limit) and reads the SSE frames as they arrive, recording when the first content delta came; or with
+ * `stream: false` (completeOnce) and times the whole answer.
  * Lighter than an SDK on purpose, so the client's own cost stays small next to the bridge's.
  */
 import { Agent, request } from "node:http";
@@ -135,6 +136,53 @@ function streamOnce(
     });
     req.end(payload);
   });
+}
+
+/** What one non-streaming completion produced. */
+export interface Completed {
+  startedAt: number;
+  endedAt: number;
+  /** The parsed response body. */
+  body: { choices?: { message?: { content?: string | null }; finish_reason?: string }[] };
+}
+
+/** One non-streaming completion (`stream: false`): resolves when the whole JSON body has arrived. */
+export function completeOnce(baseURL: string, body: Record<string, unknown>): Promise<Completed> {
+  const payload = Buffer.from(JSON.stringify({ ...body, stream: false }));
+  const startedAt = performance.now();
+  const attempt = (mayRetry: boolean): Promise<Completed> =>
+    new Promise((resolve, reject) => {
+      const req = request(
+        `${baseURL}/chat/completions`,
+        {
+          method: "POST",
+          agent,
+          headers: {
+            "content-type": "application/json",
+            "content-length": payload.length,
+            authorization: "Bearer bench",
+          },
+        },
+        (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (part: string) => (text += part));
+          res.on("end", () => {
+            const endedAt = performance.now();
+            if (res.statusCode !== 200) reject(new Error(`HTTP ${res.statusCode}: ${text}`));
+            else resolve({ startedAt, endedAt, body: JSON.parse(text) as Completed["body"] });
+          });
+          res.on("error", reject);
+        },
+      );
+      req.on("error", (error: NodeJS.ErrnoException) => {
+        // As in streamOnce: a kept-alive socket the server had just closed; the request never reached it.
+        if (mayRetry && req.reusedSocket && error.code === "ECONNRESET") attempt(false).then(resolve, reject);
+        else reject(error);
+      });
+      req.end(payload);
+    });
+  return attempt(true);
 }
 
 /** Closes idle keep-alive sockets (so the process can exit). */
