@@ -9,7 +9,7 @@
  * `--quick`/`--only`. `--quick` keeps every scenario, target and stream length and trims only repetitions (and skips
  * the three-minute soak).
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { startBenchStack } from "./bench-stack.js";
@@ -25,6 +25,17 @@ import { runSoak, soakReport } from "./soak.js";
 import { closeIdleSockets } from "./sse-client.js";
 import { addStartupScenario } from "./startup.js";
 import { runToolTrips, toolTripReport } from "./tool-trips.js";
+
+/**
+ * CPU seconds of this process and every child it has reaped (emulators, serves, npm and what it ran), from
+ * /proc/self/stat: ÷ the CPU count, the least wall time the run could take on an idle machine.
+ */
+function treeCpuSeconds(): number {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // utime, stime, cutime, cstime: fields 14–17, in clock ticks (USER_HZ = 100).
+  return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0) / 100;
+}
 
 /** Everything that differs between the full and the quick run: only repetitions (and the soak). */
 function settingsFor(quick: boolean) {
@@ -188,6 +199,8 @@ async function main(): Promise<void> {
     cpus: cpus().length,
     loadAverage: { before: loadBefore, after: loadAfter },
     durationMs: Math.round(performance.now() - started),
+    /** CPU seconds of the bench and all its children: ÷ cpus, the wall time on an idle machine at the least. */
+    cpuSeconds: treeCpuSeconds(),
     settings: s,
     ...results,
     targets,
@@ -197,7 +210,9 @@ async function main(): Promise<void> {
   const name = s.mode === "full" && only === undefined ? "results.json" : "results-partial.json";
   const out = fileURLToPath(new URL(`./${name}`, import.meta.url));
   writeFileSync(out, `${JSON.stringify(summary, null, 2)}\n`);
-  log(`done in ${(summary.durationMs / 1000).toFixed(1)} s; wrote ${out}`);
+  log(
+    `done in ${(summary.durationMs / 1000).toFixed(1)} s (load ${fmtLoad(loadBefore)} → ${fmtLoad(loadAfter)}); the bench and its children used ${summary.cpuSeconds.toFixed(1)} CPU s (${(summary.cpuSeconds / cpus().length).toFixed(1)} s on ${cpus().length} idle CPUs); wrote ${out}`,
+  );
 }
 
 main().catch((error: unknown) => {

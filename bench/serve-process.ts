@@ -4,12 +4,15 @@
  * emulator with an API key (`--upstream cursor --cursor-api-url <emulator>`, CURSOR_API_KEY). Nothing of the bench
  * runs inside it: its CPU and RSS are read from /proc (Linux), so what is measured is the process a user starts.
  *
+ * `BENCH_BRIDGE_CPU_PROF=<dir>` runs it under `node --cpu-prof`; `BENCH_SERVE_LOG_LEVEL=<level>` sets its log level and
+ * shows its log (otherwise it logs at the shipped level, info, and the log is drained unread).
+ *
  * One exception, only when asked (`gcHook`): the post-GC floor of the memory scenario needs a forced collection, so
  * that process starts with `--expose-gc --import bench/gc-hook.mjs`, a preload that collects on SIGUSR2 and prints
  * the memory it then holds on stderr. Every other serve runs with no preload at all.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -75,14 +78,18 @@ function waitForListening(child: ChildProcess, output: () => string): Promise<st
   return new Promise((resolve, reject) => {
     let out = "";
     const timer = setTimeout(() => reject(new Error(`serve did not listen within 60 s:\n${output()}`)), 60_000);
-    child.stdout?.on("data", (part: Buffer) => {
+    const onData = (part: Buffer) => {
       out += part.toString();
       const base = /listening on (http:\/\/\S+?\/v1)/.exec(out)?.[1];
       if (base !== undefined) {
         clearTimeout(timer);
+        // The rest of stdout is drained unread.
+        child.stdout?.off("data", onData);
+        child.stdout?.resume();
         resolve(base);
       }
-    });
+    };
+    child.stdout?.on("data", onData);
     child.once("exit", (code) => {
       clearTimeout(timer);
       reject(new Error(`serve exited (${code}) before listening:\n${output()}`));
@@ -112,12 +119,21 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   const home = mkdtempSync(join(tmpdir(), "cursor-bridge-bench-serve-"));
   const args = [
     ...["serve", "--upstream", "cursor", "--cursor-api-url", options.emulatorUrl],
-    ...["--port", "0", "--data-dir", join(home, "data"), "--log-level", process.env.BENCH_SERVE_LOG_LEVEL ?? "warn"],
+    ...["--port", "0", "--data-dir", join(home, "data")],
+    // The shipped log level (info: one access-log line per request) unless BENCH_SERVE_LOG_LEVEL asks for another,
+    // whose output is then shown.
+    ...(process.env.BENCH_SERVE_LOG_LEVEL === undefined ? [] : ["--log-level", process.env.BENCH_SERVE_LOG_LEVEL]),
     // Long enough for the memory scenario to hold 1,000 parked turns while it measures.
     ...["--parked-turn-ttl-ms", String(10 * 60_000)],
     ...(options.serveArgs ?? []),
   ];
   const nodeArgs = options.gcHook ? ["--expose-gc", "--import", GC_HOOK] : [];
+  // BENCH_BRIDGE_CPU_PROF=<dir>: every serve runs under `node --cpu-prof` (a .cpuprofile per process, on exit).
+  const profileDir = process.env.BENCH_BRIDGE_CPU_PROF;
+  if (profileDir !== undefined && profileDir !== "") {
+    mkdirSync(profileDir, { recursive: true });
+    nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${profileDir}`);
+  }
   const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
     cwd: home,
     env: {
