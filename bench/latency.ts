@@ -7,7 +7,7 @@
  * Single requests use a fast reply (20 tokens at 500/s) so that enough of them fit in a run for a p99; the concurrent
  * cases pace their 20 tokens at the emulator's realistic 50/s.
  */
-import type { BenchStack } from "./bench-stack.js";
+import { type BenchStack, startAnotherServe } from "./bench-stack.js";
 import {
   compareSides,
   directSide,
@@ -93,6 +93,38 @@ export async function runLatency(
     results.push(await compareSides(baseline, candidate, c));
   }
   return results;
+}
+
+/**
+ * Two serves on the stack's emulator side by side, e.g. the team gateway (issue 29) with keys off (`baseline`) and on
+ * (`candidate`): each gets its own `serveArgs` and the Bearer key its requests send. By default the single-request
+ * cases (1 stream, 1 non-streaming request); report `added.ttftP50` / `added.totalP50` of the results against a
+ * target with `spreadTarget` (e.g. `{ atMost: 0.2 }` ms).
+ */
+export async function compareServes(
+  stack: BenchStack,
+  s: LatencySettings,
+  baseline: { name: string; serveArgs: readonly string[]; apiKey?: string },
+  candidate: { name: string; serveArgs: readonly string[]; apiKey?: string },
+  cases: readonly OverheadCase[] = latencyCases(s).filter((c) => c.concurrency === 1),
+): Promise<OverheadResult[]> {
+  const a = await startAnotherServe(stack, { serveArgs: baseline.serveArgs });
+  try {
+    const b = await startAnotherServe(stack, { serveArgs: candidate.serveArgs });
+    try {
+      return await runLatency(
+        stack,
+        s,
+        cases,
+        serveSide(a, baseline.name, baseline.apiKey),
+        serveSide(b, candidate.name, candidate.apiKey),
+      );
+    } finally {
+      await b.close();
+    }
+  } finally {
+    await a.close();
+  }
 }
 
 /** The table and the targets of the latency cases. */

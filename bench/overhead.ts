@@ -56,18 +56,18 @@ export function directSide(stack: BenchStack): OverheadSide {
   };
 }
 
-/** `serve` over HTTP: `/v1/chat/completions`, streamed (SSE) or not. */
-export function serveSide(serve: ServeProcess, name = "bridge"): OverheadSide {
+/** `serve` over HTTP: `/v1/chat/completions`, streamed (SSE) or not, sending `apiKey` as the Bearer token. */
+export function serveSide(serve: ServeProcess, name = "bridge", apiKey = "bench"): OverheadSide {
   return {
     name,
     async request(prompt, stream) {
       const body = { model: "auto", messages: [{ role: "user", content: prompt }] };
       if (!stream) {
-        const r = await completeOnce(serve.baseURL, body);
+        const r = await completeOnce(serve.baseURL, body, apiKey);
         return { ttft: Number.NaN, total: r.endedAt - r.startedAt };
       }
-      const r = await streamCompletion(serve.baseURL, body);
-      if (r.firstContentAt === undefined) throw new Error("bridge stream produced no text");
+      const r = await streamCompletion(serve.baseURL, body, apiKey);
+      if (r.firstContentAt === undefined) throw new Error(`${name} stream produced no text`);
       return { ttft: r.firstContentAt - r.startedAt, total: r.endedAt - r.startedAt };
     },
   };

@@ -61,9 +61,13 @@ function applyFrame(result: StreamedCompletion, data: string): void {
   if (choice?.finish_reason) result.finishReason = choice.finish_reason;
 }
 
-/** Streams one completion from `baseURL` (`http://127.0.0.1:PORT/v1`). */
-export function streamCompletion(baseURL: string, body: Record<string, unknown>): Promise<StreamedCompletion> {
-  return streamOnce(baseURL, Buffer.from(JSON.stringify({ ...body, stream: true })), performance.now(), true);
+/** Streams one completion from `baseURL` (`http://127.0.0.1:PORT/v1`), sending `apiKey` as the Bearer token. */
+export function streamCompletion(
+  baseURL: string,
+  body: Record<string, unknown>,
+  apiKey = "bench",
+): Promise<StreamedCompletion> {
+  return streamOnce(baseURL, Buffer.from(JSON.stringify({ ...body, stream: true })), performance.now(), true, apiKey);
 }
 
 /** `startedAt` is the first attempt's, so a resend's extra time counts against the side that needed it. */
@@ -72,6 +76,7 @@ function streamOnce(
   payload: Buffer,
   startedAt: number,
   mayRetry: boolean,
+  apiKey: string,
 ): Promise<StreamedCompletion> {
   const result: StreamedCompletion = {
     startedAt,
@@ -92,7 +97,7 @@ function streamOnce(
         headers: {
           "content-type": "application/json",
           "content-length": payload.length,
-          authorization: "Bearer bench",
+          authorization: `Bearer ${apiKey}`,
         },
       },
       (res) => {
@@ -131,7 +136,7 @@ function streamOnce(
       // A kept-alive socket the server closed (its 5 s keep-alive timeout) just as this request reused it: the
       // request never reached the server, so sending it again on a fresh socket is what any HTTP client does.
       if (mayRetry && req.reusedSocket && error.code === "ECONNRESET") {
-        streamOnce(baseURL, payload, startedAt, false).then(resolve, reject);
+        streamOnce(baseURL, payload, startedAt, false, apiKey).then(resolve, reject);
       } else reject(error);
     });
     req.end(payload);
@@ -147,7 +152,7 @@ export interface Completed {
 }
 
 /** One non-streaming completion (`stream: false`): resolves when the whole JSON body has arrived. */
-export function completeOnce(baseURL: string, body: Record<string, unknown>): Promise<Completed> {
+export function completeOnce(baseURL: string, body: Record<string, unknown>, apiKey = "bench"): Promise<Completed> {
   const payload = Buffer.from(JSON.stringify({ ...body, stream: false }));
   const startedAt = performance.now();
   const attempt = (mayRetry: boolean): Promise<Completed> =>
@@ -160,7 +165,7 @@ export function completeOnce(baseURL: string, body: Record<string, unknown>): Pr
           headers: {
             "content-type": "application/json",
             "content-length": payload.length,
-            authorization: "Bearer bench",
+            authorization: `Bearer ${apiKey}`,
           },
         },
         (res) => {
