@@ -76,7 +76,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   const log = (line: string) =>
     process.stderr.write(
-      `[bench] ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s  load ${fmtLoad(loadavg())}  ${line}\n`,
+      `[bench] ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s  cpu ${treeCpuSeconds().toFixed(0).padStart(4)} s  load ${fmtLoad(loadavg())}  ${line}\n`,
     );
   const tables: Table[] = [];
   const targets: TargetResult[] = [];
