@@ -21,6 +21,11 @@ const BIN = fileURLToPath(new URL("../bin/cursor-bridge.js", import.meta.url));
 const GC_HOOK = new URL("./gc-hook.mjs", import.meta.url).href;
 /** The Cursor user API key the benchmark's emulators accept (bench/remote-emulator.ts registers it). */
 export const BENCH_API_KEY = "bench-cursor-api-key";
+/** serves still running: killed when the bench exits, even on a failure (they are not tied to it otherwise). */
+const live = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of live) child.kill("SIGKILL");
+});
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ; 100 on every Linux build). */
 const USER_HZ = 100;
 
@@ -147,6 +152,8 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  live.add(child);
+  child.once("exit", () => live.delete(child));
   let stderr = "";
   const gcWaiters: ((memory: ServeMemory) => void)[] = [];
   child.stderr?.on("data", (part: Buffer) => {
