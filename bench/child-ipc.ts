@@ -1,7 +1,7 @@
 /**
  * The benchmark's parent ↔ child protocol over the fork IPC channel: the parent asks (`{id, type}`), the child answers
- * (`{id, result}`). Shared by the emulator child (bench/emulator-process.ts) and the bridge child
- * (bench/bridge-process.ts), so each process's CPU and memory are read where they are spent.
+ * (`{id, result}`). Used by the emulator child (bench/emulator-process.ts), so its stats and CPU are read where they
+ * are spent. (serve itself is not a fork: bench/serve-process.ts reads it from /proc.)
  */
 import { type ChildProcess, fork } from "node:child_process";
 

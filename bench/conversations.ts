@@ -13,7 +13,7 @@ import { MCP_TOOLS, OPENAI_TOOLS, SYSTEM_PROMPT, userMessage } from "./workload.
 type ChatMessage = Record<string, unknown>;
 
 /** A conversation through cursor-bridge, carrying the full OpenAI history like any client. */
-class BridgeConversation {
+export class BridgeConversation {
   private readonly messages: ChatMessage[] = [{ role: "system", content: SYSTEM_PROMPT }];
 
   constructor(private readonly baseURL: string) {}
@@ -66,7 +66,7 @@ export interface ToolRoundTripResult {
   perMessageBlobs: ToolSideResult;
 }
 
-function toolPrompt(i: number): string {
+export function toolPrompt(i: number): string {
   return `${userMessage(i)} [[emu:tool read {"filePath":"/repo/src/module-${i}.ts"}]]`;
 }
 
@@ -83,7 +83,7 @@ function sideResult(stats: EmulatorStats, userTurns: number, totalMs: number): T
   };
 }
 
-function expectResult(text: string, i: number): void {
+export function expectResult(text: string, i: number): void {
   if (!text.includes(`read returned: contents of module ${i}`))
     throw new Error(`turn ${i}: tool result missing in "${text}"`);
 }

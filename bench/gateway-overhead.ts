@@ -21,7 +21,7 @@ import { createMemoryLimitCounters } from "../src/stores/memory/limit-counters.j
 import { createMemorySpendStore } from "../src/stores/memory/spend-store.js";
 import type { AppDeps } from "../src/surfaces/kit/deps.js";
 import { silentLogger } from "../src/util/logger.js";
-import { fmt, fmtSpread, percentile, type Spread, spreadOf, type Table, type TargetResult } from "./report.js";
+import { fmtSpread, percentile, type Spread, spreadOf, spreadTarget, type Table, type TargetResult } from "./report.js";
 
 /** One configuration of the gateway. */
 export interface GatewaySide {
@@ -228,11 +228,17 @@ export function gatewayOverheadReport(result: GatewayOverheadResult): { table: T
       "an agent client that answers at once, so the time is the bridge's own handling; median (lowest–highest) over repetitions",
     ],
   };
-  const targets = result.sides.slice(1).map((side) => ({
-    scenario: "gateway",
-    target: `${side.name}: p50 overhead ≤ ${TARGET_MS} ms per request`,
-    measured: `${fmt(side.addedP50.median, 3)} ms`,
-    met: side.addedP50.median <= TARGET_MS,
-  }));
+  const targets = result.sides.slice(1).map((side) =>
+    spreadTarget(
+      "gateway",
+      `${side.name}: p50 overhead ≤ ${TARGET_MS} ms per request`,
+      side.addedP50,
+      {
+        atMost: TARGET_MS,
+      },
+      "",
+      3,
+    ),
+  );
   return { table, targets };
 }

@@ -1,9 +1,13 @@
 /**
- * Scenario 1, overhead: the same streamed completion through cursor-bridge (its own process) and through the direct
- * connect-es client (the load generator's process), at several concurrencies. Each repetition runs whole rounds of
- * `concurrency` simultaneous streams per side; rounds alternate which side goes first, so neither always runs on a
- * warmer or calmer machine. Reported per repetition: TTFT (first non-empty text) and total time, p50/p99 per side and
- * the ratio bridge ÷ direct; across repetitions: the median and the spread (lowest–highest).
+ * Scenario 1, overhead: the same completion through two sides, side by side in one run: a baseline and a candidate.
+ * Today the baseline is the direct connect-es client (the physical limit) and the candidate `serve` as shipped; the
+ * same code compares two serves (e.g. the team gateway with keys on against keys off: `serveSide` of a serve started
+ * with other `serveArgs`, see bench/bench-stack.ts startAnotherServe).
+ *
+ * Each repetition runs whole rounds of `concurrency` simultaneous requests per side; rounds alternate which side goes
+ * first, so neither always runs on a warmer or calmer machine. Per repetition: TTFT (first non-empty text) and total
+ * time, p50/p99 per side, the ratio candidate ÷ baseline and the difference candidate − baseline; across repetitions:
+ * the median and the spread (lowest–highest). Failed requests are counted, not thrown (1,000 streams must show 0).
  */
 import { type BenchStack, newConversationId } from "./bench-stack.js";
 import { RawBlobStore, runDirectTurn } from "./raw-driver.js";
@@ -16,19 +20,68 @@ import {
   type Spread,
   spreadOf,
   type Table,
-  type TargetResult,
   withLoadAverage,
 } from "./report.js";
-import { streamCompletion } from "./sse-client.js";
+import type { ServeProcess } from "./serve-process.js";
+import { completeOnce, streamCompletion } from "./sse-client.js";
 
-/** Settings of the overhead scenario. */
-export interface OverheadSettings {
-  concurrencies: readonly number[];
-  /** Rounds per side in one repetition at this concurrency. */
-  rounds: (concurrency: number) => number;
+/** One request's timings (ms from its start). TTFT is NaN for a non-streaming request. */
+export interface Sample {
+  ttft: number;
+  total: number;
+}
+
+/** One side of the comparison. */
+export interface OverheadSide {
+  name: string;
+  /** One request: streamed, or (`stream: false`) answered whole. */
+  request(prompt: string, stream: boolean): Promise<Sample>;
+}
+
+/** The direct connect-es client: a Run driven to its end (it has no non-streaming mode: the whole Run is the answer). */
+export function directSide(stack: BenchStack): OverheadSide {
+  return {
+    name: "direct",
+    async request(prompt, stream) {
+      const r = await runDirectTurn(stack.direct, {
+        userText: prompt,
+        conversationId: newConversationId(),
+        model: "default",
+        tools: [],
+        blobs: new RawBlobStore(),
+      });
+      if (r.firstTextAt === undefined) throw new Error("direct run produced no text");
+      return { ttft: stream ? r.firstTextAt - r.startedAt : Number.NaN, total: r.endedAt - r.startedAt };
+    },
+  };
+}
+
+/** `serve` over HTTP: `/v1/chat/completions`, streamed (SSE) or not, sending `apiKey` as the Bearer token. */
+export function serveSide(serve: ServeProcess, name = "bridge", apiKey = "bench"): OverheadSide {
+  return {
+    name,
+    async request(prompt, stream) {
+      const body = { model: "auto", messages: [{ role: "user", content: prompt }] };
+      if (!stream) {
+        const r = await completeOnce(serve.baseURL, body, apiKey);
+        return { ttft: Number.NaN, total: r.endedAt - r.startedAt };
+      }
+      const r = await streamCompletion(serve.baseURL, body, apiKey);
+      if (r.firstContentAt === undefined) throw new Error(`${name} stream produced no text`);
+      return { ttft: r.firstContentAt - r.startedAt, total: r.endedAt - r.startedAt };
+    },
+  };
+}
+
+/** One comparison: a concurrency, a prompt and how many rounds per repetition. */
+export interface OverheadCase {
+  /** Row label, e.g. "1 stream" or "1 request, non-streaming". */
+  label: string;
+  concurrency: number;
+  stream: boolean;
+  prompt: string;
+  rounds: number;
   repetitions: number;
-  tokens: number;
-  warmup: number;
 }
 
 /** Percentiles of one side in one repetition (ms). */
@@ -42,45 +95,25 @@ interface Percentiles {
 type Metric = keyof Percentiles;
 const METRICS: readonly Metric[] = ["ttftP50", "ttftP99", "totalP50", "totalP99"];
 
-/** Measurements at one concurrency. */
+/** Measurements of one case. */
 export interface OverheadResult {
+  label: string;
   concurrency: number;
+  stream: boolean;
   repetitions: number;
-  /** Streams per side in each repetition. */
+  /** Requests per side in each repetition. */
   samplesPerRepetition: number;
-  direct: Record<Metric, Spread>;
-  bridge: Record<Metric, Spread>;
-  /** bridge ÷ direct, per repetition. */
+  baselineName: string;
+  candidateName: string;
+  baseline: Record<Metric, Spread>;
+  candidate: Record<Metric, Spread>;
+  /** candidate ÷ baseline, per repetition. */
   ratio: Record<Metric, Spread>;
-  /** bridge − direct (ms), per repetition. */
+  /** candidate − baseline (ms), per repetition. */
   added: Record<Metric, Spread>;
+  /** Failed requests per side over all repetitions. */
+  errors: { baseline: number; candidate: number; firstError?: string };
   loadAverage: LoadAverage;
-}
-
-interface Sample {
-  ttft: number;
-  total: number;
-}
-
-async function directSample(stack: BenchStack, prompt: string): Promise<Sample> {
-  const r = await runDirectTurn(stack.direct, {
-    userText: prompt,
-    conversationId: newConversationId(),
-    model: "default",
-    tools: [],
-    blobs: new RawBlobStore(),
-  });
-  if (r.firstTextAt === undefined) throw new Error("direct run produced no text");
-  return { ttft: r.firstTextAt - r.startedAt, total: r.endedAt - r.startedAt };
-}
-
-async function bridgeSample(stack: BenchStack, prompt: string): Promise<Sample> {
-  const r = await streamCompletion(stack.bridge.baseURL, {
-    model: "auto",
-    messages: [{ role: "user", content: prompt }],
-  });
-  if (r.firstContentAt === undefined) throw new Error("bridge stream produced no text");
-  return { ttft: r.firstContentAt - r.startedAt, total: r.endedAt - r.startedAt };
 }
 
 function percentiles(samples: readonly Sample[]): Percentiles {
@@ -94,116 +127,121 @@ function percentiles(samples: readonly Sample[]): Percentiles {
   };
 }
 
-function perMetric(reps: readonly Percentiles[], value: (p: Percentiles, m: Metric) => number): Record<Metric, Spread> {
-  return Object.fromEntries(METRICS.map((m) => [m, spreadOf(reps.map((p) => value(p, m)))])) as Record<Metric, Spread>;
+const perMetric = (reps: readonly Percentiles[], value: (p: Percentiles, m: Metric) => number) =>
+  Object.fromEntries(METRICS.map((m) => [m, spreadOf(reps.map((p) => value(p, m)))])) as Record<Metric, Spread>;
+
+/** Warms both sides up (JIT, connections, the store's first writes): `requests` streams each, 20 at a time. */
+export async function warmUp(sides: readonly OverheadSide[], prompt: string, requests: number): Promise<void> {
+  for (let done = 0; done < requests; done += 20) {
+    for (const side of sides) await Promise.all(Array.from({ length: 20 }, () => side.request(prompt, true)));
+  }
 }
 
-/** Runs the scenario. */
-export async function runOverhead(stack: BenchStack, settings: OverheadSettings): Promise<OverheadResult[]> {
-  const prompt = `[[emu:tokens ${settings.tokens}]] overhead probe`;
-  const batch = (concurrency: number, run: typeof directSample) =>
-    Promise.all(Array.from({ length: concurrency }, () => run(stack, prompt)));
-  for (let i = 0; i < settings.warmup; i++) {
-    await batch(20, directSample);
-    await batch(20, bridgeSample);
-  }
-  const results: OverheadResult[] = [];
-  let round = 0;
-  for (const concurrency of settings.concurrencies) {
-    const { result, loadAverage } = await withLoadAverage(async () => {
-      const directReps: Percentiles[] = [];
-      const bridgeReps: Percentiles[] = [];
-      for (let rep = 0; rep < settings.repetitions; rep++) {
-        const direct: Sample[] = [];
-        const bridge: Sample[] = [];
-        for (let r = 0; r < settings.rounds(concurrency); r++, round++) {
-          // Alternate which side goes first so neither always runs on a warmer machine.
-          const sides = round % 2 === 0 ? (["direct", "bridge"] as const) : (["bridge", "direct"] as const);
-          for (const side of sides) {
-            if (side === "direct") direct.push(...(await batch(concurrency, directSample)));
-            else bridge.push(...(await batch(concurrency, bridgeSample)));
-          }
-        }
-        directReps.push(percentiles(direct));
-        bridgeReps.push(percentiles(bridge));
+/** Runs one case, baseline against candidate. */
+export async function compareSides(
+  baseline: OverheadSide,
+  candidate: OverheadSide,
+  c: OverheadCase,
+): Promise<OverheadResult> {
+  const errors: OverheadResult["errors"] = { baseline: 0, candidate: 0 };
+  const batch = async (side: OverheadSide, key: "baseline" | "candidate"): Promise<Sample[]> => {
+    const settled = await Promise.allSettled(
+      Array.from({ length: c.concurrency }, () => side.request(c.prompt, c.stream)),
+    );
+    const ok: Sample[] = [];
+    for (const s of settled) {
+      if (s.status === "fulfilled") ok.push(s.value);
+      else {
+        errors[key]++;
+        errors.firstError ??= `${side.name}: ${s.reason instanceof Error ? s.reason.message : String(s.reason)}`;
       }
-      const paired = directReps.map((d, i) => ({ d, b: bridgeReps[i] as Percentiles }));
-      return {
-        direct: perMetric(directReps, (p, m) => p[m]),
-        bridge: perMetric(bridgeReps, (p, m) => p[m]),
-        ratio: Object.fromEntries(METRICS.map((m) => [m, spreadOf(paired.map(({ d, b }) => b[m] / d[m]))])) as Record<
-          Metric,
-          Spread
-        >,
-        added: Object.fromEntries(METRICS.map((m) => [m, spreadOf(paired.map(({ d, b }) => b[m] - d[m]))])) as Record<
-          Metric,
-          Spread
-        >,
-      };
-    });
-    results.push({
-      concurrency,
-      repetitions: settings.repetitions,
-      samplesPerRepetition: concurrency * settings.rounds(concurrency),
-      ...result,
-      loadAverage,
-    });
-  }
-  return results;
+    }
+    return ok;
+  };
+  const { result, loadAverage } = await withLoadAverage(async () => {
+    const baseReps: Percentiles[] = [];
+    const candReps: Percentiles[] = [];
+    let round = 0;
+    for (let rep = 0; rep < c.repetitions; rep++) {
+      const base: Sample[] = [];
+      const cand: Sample[] = [];
+      for (let r = 0; r < c.rounds; r++, round++) {
+        // Alternate which side goes first so neither always runs on a warmer machine.
+        const order = round % 2 === 0 ? (["baseline", "candidate"] as const) : (["candidate", "baseline"] as const);
+        for (const key of order) {
+          if (key === "baseline") base.push(...(await batch(baseline, key)));
+          else cand.push(...(await batch(candidate, key)));
+        }
+      }
+      baseReps.push(percentiles(base));
+      candReps.push(percentiles(cand));
+    }
+    const paired = baseReps.map((b, i) => ({ b, k: candReps[i] as Percentiles }));
+    return {
+      baseline: perMetric(baseReps, (p, m) => p[m]),
+      candidate: perMetric(candReps, (p, m) => p[m]),
+      ratio: Object.fromEntries(METRICS.map((m) => [m, spreadOf(paired.map(({ b, k }) => k[m] / b[m]))])) as Record<
+        Metric,
+        Spread
+      >,
+      added: Object.fromEntries(METRICS.map((m) => [m, spreadOf(paired.map(({ b, k }) => k[m] - b[m]))])) as Record<
+        Metric,
+        Spread
+      >,
+    };
+  });
+  return {
+    label: c.label,
+    concurrency: c.concurrency,
+    stream: c.stream,
+    repetitions: c.repetitions,
+    samplesPerRepetition: c.concurrency * c.rounds,
+    baselineName: baseline.name,
+    candidateName: candidate.name,
+    ...result,
+    errors,
+    loadAverage,
+  };
 }
 
-/** The printed table. */
-export function overheadTable(results: readonly OverheadResult[], notes: string[]): Table {
+/** The printed table of several cases (ms). */
+export function overheadTable(title: string, results: readonly OverheadResult[], notes: string[]): Table {
+  const first = results[0];
+  const names = first === undefined ? "" : `${first.baselineName} / ${first.candidateName}`;
   const header: Row = [
-    "streams",
+    "case",
     "reps × n",
-    "TTFT p50 direct / bridge",
-    "TTFT p99 direct / bridge",
+    `TTFT p50 ${names}`,
+    `TTFT p99 ${names}`,
+    "TTFT p50 added",
     "TTFT ratio p50",
     "TTFT ratio p99",
-    "total p50 direct / bridge",
-    "total ratio p99",
+    `total p50 ${names}`,
+    "total p50 added",
+    "errors",
     "load avg",
   ];
   const pair = (a: Spread, b: Spread) => `${fmt(a.median)} / ${fmt(b.median)}`;
   const rows = results.map(
     (r): Row => [
-      String(r.concurrency),
+      r.label,
       `${r.repetitions} × ${r.samplesPerRepetition}`,
-      pair(r.direct.ttftP50, r.bridge.ttftP50),
-      pair(r.direct.ttftP99, r.bridge.ttftP99),
-      fmtSpread(r.ratio.ttftP50, 2),
-      fmtSpread(r.ratio.ttftP99, 2),
-      pair(r.direct.totalP50, r.bridge.totalP50),
-      fmtSpread(r.ratio.totalP99, 2),
+      r.stream ? pair(r.baseline.ttftP50, r.candidate.ttftP50) : "–",
+      r.stream ? pair(r.baseline.ttftP99, r.candidate.ttftP99) : "–",
+      r.stream ? fmtSpread(r.added.ttftP50, 2) : "–",
+      r.stream ? fmtSpread(r.ratio.ttftP50, 2) : "–",
+      r.stream ? fmtSpread(r.ratio.ttftP99, 2) : "–",
+      pair(r.baseline.totalP50, r.candidate.totalP50),
+      fmtSpread(r.added.totalP50, 2),
+      `${r.errors.baseline} / ${r.errors.candidate}`,
       fmt(r.loadAverage.after[0] ?? Number.NaN, 2),
     ],
   );
+  const errorNote = results.find((r) => r.errors.firstError !== undefined)?.errors.firstError;
   return {
-    title: "1. Time to first token and total time, bridge vs a direct connect-es client (ms)",
+    title,
     header,
     rows,
-    notes,
+    notes: errorNote === undefined ? notes : [...notes, `first error: ${errorNote}`],
   };
-}
-
-/** Targets at the highest concurrency: TTFT bridge ÷ direct ≤ 1.3 at p50 and ≤ 1.5 at p99 (median of repetitions). */
-export function overheadTargets(results: readonly OverheadResult[]): TargetResult[] {
-  const top = results.at(-1);
-  if (top === undefined) return [];
-  const at = `${top.concurrency} concurrent streams`;
-  return [
-    {
-      scenario: "1. TTFT",
-      target: `bridge ÷ direct p50 ≤ 1.3 at ${at}`,
-      measured: `${fmtSpread(top.ratio.ttftP50, 2)} (${fmt(top.bridge.ttftP50.median)} vs ${fmt(top.direct.ttftP50.median)} ms)`,
-      met: top.ratio.ttftP50.median <= 1.3,
-    },
-    {
-      scenario: "1. TTFT",
-      target: `bridge ÷ direct p99 ≤ 1.5 at ${at}`,
-      measured: `${fmtSpread(top.ratio.ttftP99, 2)} (${fmt(top.bridge.ttftP99.median)} vs ${fmt(top.direct.ttftP99.median)} ms)`,
-      met: top.ratio.ttftP99.median <= 1.5,
-    },
-  ];
 }

@@ -85,6 +85,8 @@ export interface DirectTurnResult {
   toolCalls: { name: string; callId: string }[];
   /** True when the Run was abandoned on a tool call. */
   abandoned: boolean;
+  /** `call_count` of every `tool_requests_listed` update the Run sent (addendum 2 §4), in order. */
+  toolRequestsListed: number[];
 }
 
 /** Builds `AgentClientMessage{run_request}`. */
@@ -192,6 +194,7 @@ export async function runDirectTurn(client: DirectClient, input: DirectTurnInput
     checkpoint: undefined,
     toolCalls: [],
     abandoned: false,
+    toolRequestsListed: [],
   };
   outbox.push(runRequestOf(input));
   try {
@@ -203,7 +206,8 @@ export async function runDirectTurn(client: DirectClient, input: DirectTurnInput
           result.firstTextAt ??= performance.now();
           result.text += update.value.text;
           result.textDeltas++;
-        } else if (update.case === "turnEnded") outbox.close();
+        } else if (update.case === "toolRequestsListed") result.toolRequestsListed.push(update.value.callCount);
+        else if (update.case === "turnEnded") outbox.close();
       } else if (kind.case === "conversationCheckpointUpdate") result.checkpoint = kind.value;
       else if (kind.case === "kvServerMessage") {
         const kv = kind.value;

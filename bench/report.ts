@@ -96,3 +96,26 @@ export function renderReport(tables: readonly Table[], targets: readonly TargetR
     out.push(`${t.scenario}: ${t.target} — measured ${t.measured} — ${t.met ? "met" : "MISSED"}`);
   return `${out.join("\n")}\n`;
 }
+
+/**
+ * A target on a spread of repetitions: met only when the WORST repetition meets it (the highest for `≤`, the lowest
+ * for `≥`), so a target never passes on a lucky median. `detail` follows the spread (absolute values, sample sizes).
+ */
+export function spreadTarget(
+  scenario: string,
+  target: string,
+  spread: Spread,
+  bound: { atMost: number } | { atLeast: number },
+  detail = "",
+  digits = 2,
+): TargetResult {
+  const atMost = "atMost" in bound;
+  const worst = atMost ? spread.max : spread.min;
+  const met = Number.isFinite(worst) && (atMost ? worst <= bound.atMost : worst >= bound.atLeast);
+  return {
+    scenario,
+    target,
+    measured: `${fmtSpread(spread, digits)}, worst ${fmt(worst, digits)} over ${spread.values.length} rep${spread.values.length === 1 ? "" : "s"}${detail === "" ? "" : `; ${detail}`}`,
+    met,
+  };
+}

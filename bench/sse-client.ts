@@ -1,6 +1,7 @@
 /**
- * A lean streaming chat client for the benchmark: POSTs `/v1/chat/completions` with `stream: true` over node:http
- * (keep-alive, no socket limit) and reads the SSE frames as they arrive, recording when the first content delta came.
+ * A lean chat client for the benchmark: POSTs `/v1/chat/completions` with `stream: true` over node:http (keep-alive,
+ * no socket limit) and reads the SSE frames as they arrive, recording when the first content delta came; or with
+ * `stream: false` (completeOnce) and times the whole answer.
  * Lighter than an SDK on purpose, so the client's own cost stays small next to the bridge's.
  */
 import { Agent, request } from "node:http";
@@ -60,9 +61,13 @@ function applyFrame(result: StreamedCompletion, data: string): void {
   if (choice?.finish_reason) result.finishReason = choice.finish_reason;
 }
 
-/** Streams one completion from `baseURL` (`http://127.0.0.1:PORT/v1`). */
-export function streamCompletion(baseURL: string, body: Record<string, unknown>): Promise<StreamedCompletion> {
-  return streamOnce(baseURL, Buffer.from(JSON.stringify({ ...body, stream: true })), performance.now(), true);
+/** Streams one completion from `baseURL` (`http://127.0.0.1:PORT/v1`), sending `apiKey` as the Bearer token. */
+export function streamCompletion(
+  baseURL: string,
+  body: Record<string, unknown>,
+  apiKey = "bench",
+): Promise<StreamedCompletion> {
+  return streamOnce(baseURL, Buffer.from(JSON.stringify({ ...body, stream: true })), performance.now(), true, apiKey);
 }
 
 /** `startedAt` is the first attempt's, so a resend's extra time counts against the side that needed it. */
@@ -71,6 +76,7 @@ function streamOnce(
   payload: Buffer,
   startedAt: number,
   mayRetry: boolean,
+  apiKey: string,
 ): Promise<StreamedCompletion> {
   const result: StreamedCompletion = {
     startedAt,
@@ -91,7 +97,7 @@ function streamOnce(
         headers: {
           "content-type": "application/json",
           "content-length": payload.length,
-          authorization: "Bearer bench",
+          authorization: `Bearer ${apiKey}`,
         },
       },
       (res) => {
@@ -130,11 +136,58 @@ function streamOnce(
       // A kept-alive socket the server closed (its 5 s keep-alive timeout) just as this request reused it: the
       // request never reached the server, so sending it again on a fresh socket is what any HTTP client does.
       if (mayRetry && req.reusedSocket && error.code === "ECONNRESET") {
-        streamOnce(baseURL, payload, startedAt, false).then(resolve, reject);
+        streamOnce(baseURL, payload, startedAt, false, apiKey).then(resolve, reject);
       } else reject(error);
     });
     req.end(payload);
   });
+}
+
+/** What one non-streaming completion produced. */
+export interface Completed {
+  startedAt: number;
+  endedAt: number;
+  /** The parsed response body. */
+  body: { choices?: { message?: { content?: string | null }; finish_reason?: string }[] };
+}
+
+/** One non-streaming completion (`stream: false`): resolves when the whole JSON body has arrived. */
+export function completeOnce(baseURL: string, body: Record<string, unknown>, apiKey = "bench"): Promise<Completed> {
+  const payload = Buffer.from(JSON.stringify({ ...body, stream: false }));
+  const startedAt = performance.now();
+  const attempt = (mayRetry: boolean): Promise<Completed> =>
+    new Promise((resolve, reject) => {
+      const req = request(
+        `${baseURL}/chat/completions`,
+        {
+          method: "POST",
+          agent,
+          headers: {
+            "content-type": "application/json",
+            "content-length": payload.length,
+            authorization: `Bearer ${apiKey}`,
+          },
+        },
+        (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (part: string) => (text += part));
+          res.on("end", () => {
+            const endedAt = performance.now();
+            if (res.statusCode !== 200) reject(new Error(`HTTP ${res.statusCode}: ${text}`));
+            else resolve({ startedAt, endedAt, body: JSON.parse(text) as Completed["body"] });
+          });
+          res.on("error", reject);
+        },
+      );
+      req.on("error", (error: NodeJS.ErrnoException) => {
+        // As in streamOnce: a kept-alive socket the server had just closed; the request never reached it.
+        if (mayRetry && req.reusedSocket && error.code === "ECONNRESET") attempt(false).then(resolve, reject);
+        else reject(error);
+      });
+      req.end(payload);
+    });
+  return attempt(true);
 }
 
 /** Closes idle keep-alive sockets (so the process can exit). */

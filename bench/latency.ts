@@ -1,0 +1,202 @@
+/**
+ * The latency cases of scenario 1 (bench/overhead.ts does the measuring) and their targets (issue 30), serve against
+ * the direct connect-es client on one emulator (bootstrap 0, so the comparison isolates the bridge):
+ * - 1 stream and 1 non-streaming request at a time: the time the bridge adds (ms), p50 and p99;
+ * - 200 and 1,000 concurrent streams: TTFT bridge ÷ direct, and 0 failed requests at 1,000.
+ *
+ * Single requests use a fast reply (20 tokens at 500/s) so that enough of them fit in a run for a p99; the concurrent
+ * cases pace their 20 tokens at the emulator's realistic 50/s.
+ */
+import { type BenchStack, startAnotherServe } from "./bench-stack.js";
+import {
+  compareSides,
+  directSide,
+  type OverheadCase,
+  type OverheadResult,
+  type OverheadSide,
+  overheadTable,
+  serveSide,
+  warmUp,
+} from "./overhead.js";
+import { fmt, spreadTarget, type Table, type TargetResult } from "./report.js";
+
+/** Repetitions and rounds of the latency cases (what `--quick` trims). */
+export interface LatencySettings {
+  repetitions: number;
+  /** Sequential requests per side per repetition at 1 at a time. */
+  singleRounds: number;
+  /** Rounds per side per repetition at 200 streams. */
+  rounds200: number;
+  /** Repetitions at 1,000 streams (one round each). */
+  repetitions1000: number;
+  warmup: number;
+}
+
+export const LATENCY_TOKENS = 20;
+const SINGLE_PROMPT = `[[emu:tokens ${LATENCY_TOKENS}]] [[emu:rate 500]] overhead probe`;
+const PACED_PROMPT = `[[emu:tokens ${LATENCY_TOKENS}]] overhead probe`;
+
+/** The cases, in order. */
+export function latencyCases(s: LatencySettings): OverheadCase[] {
+  return [
+    {
+      label: "1 stream",
+      concurrency: 1,
+      stream: true,
+      prompt: SINGLE_PROMPT,
+      rounds: s.singleRounds,
+      repetitions: s.repetitions,
+    },
+    {
+      label: "1 request, non-streaming",
+      concurrency: 1,
+      stream: false,
+      prompt: SINGLE_PROMPT,
+      rounds: s.singleRounds,
+      repetitions: s.repetitions,
+    },
+    {
+      label: "200 streams",
+      concurrency: 200,
+      stream: true,
+      prompt: PACED_PROMPT,
+      rounds: s.rounds200,
+      repetitions: s.repetitions,
+    },
+    {
+      label: "1,000 streams",
+      concurrency: 1000,
+      stream: true,
+      prompt: PACED_PROMPT,
+      rounds: 1,
+      repetitions: s.repetitions1000,
+    },
+  ];
+}
+
+/**
+ * Runs `cases` with `baseline` against `candidate` (by default the direct client against the stack's serve), after a
+ * warm-up of both. A later scenario (e.g. a gateway's keys on against keys off) passes two serve sides instead.
+ */
+export async function runLatency(
+  stack: BenchStack,
+  s: LatencySettings,
+  cases: readonly OverheadCase[] = latencyCases(s),
+  baseline: OverheadSide = directSide(stack),
+  candidate: OverheadSide = serveSide(stack.bridge),
+  onCase: (label: string) => void = () => undefined,
+): Promise<OverheadResult[]> {
+  await warmUp([baseline, candidate], SINGLE_PROMPT, s.warmup * 20);
+  const results: OverheadResult[] = [];
+  for (const c of cases) {
+    onCase(c.label);
+    results.push(await compareSides(baseline, candidate, c));
+  }
+  return results;
+}
+
+/**
+ * Two serves on the stack's emulator side by side, e.g. the team gateway (issue 29) with keys off (`baseline`) and on
+ * (`candidate`): each gets its own `serveArgs` and the Bearer key its requests send. By default the single-request
+ * cases (1 stream, 1 non-streaming request); report `added.ttftP50` / `added.totalP50` of the results against a
+ * target with `spreadTarget` (e.g. `{ atMost: 0.2 }` ms).
+ */
+export async function compareServes(
+  stack: BenchStack,
+  s: LatencySettings,
+  baseline: { name: string; serveArgs: readonly string[]; apiKey?: string },
+  candidate: { name: string; serveArgs: readonly string[]; apiKey?: string },
+  cases: readonly OverheadCase[] = latencyCases(s).filter((c) => c.concurrency === 1),
+): Promise<OverheadResult[]> {
+  const a = await startAnotherServe(stack, { serveArgs: baseline.serveArgs });
+  try {
+    const b = await startAnotherServe(stack, { serveArgs: candidate.serveArgs });
+    try {
+      return await runLatency(
+        stack,
+        s,
+        cases,
+        serveSide(a, baseline.name, baseline.apiKey),
+        serveSide(b, candidate.name, candidate.apiKey),
+      );
+    } finally {
+      await b.close();
+    }
+  } finally {
+    await a.close();
+  }
+}
+
+/** The table and the targets of the latency cases. */
+export function latencyReport(results: readonly OverheadResult[]): { table: Table; targets: TargetResult[] } {
+  const table = overheadTable(
+    "1. Latency: serve as shipped vs a direct connect-es client on the same emulator (ms)",
+    results,
+    [
+      `emulator bootstrap 0 ms (isolates the bridge); ${LATENCY_TOKENS} text tokens per reply, at 500 tokens/s for single requests, 50/s for 200 and 1,000 streams`,
+      "percentiles per repetition, then median (lowest–highest) over the repetitions; added = bridge − direct, ratio = bridge ÷ direct, paired per repetition",
+      "non-streaming: total time of the whole JSON answer against the direct client's whole Run; errors = failed requests direct / bridge",
+    ],
+  );
+  const targets: TargetResult[] = [];
+  const byLabel = (label: string) => results.find((r) => r.label === label);
+  const detail = (r: OverheadResult, m: "ttftP50" | "ttftP99" | "totalP50") =>
+    `${fmt(r.candidate[m].median, 2)} vs ${fmt(r.baseline[m].median, 2)} ms, ${r.samplesPerRepetition} per rep`;
+  const one = byLabel("1 stream");
+  if (one !== undefined) {
+    targets.push(
+      spreadTarget("1. TTFT", "added at 1 stream ≤ 1 ms p50", one.added.ttftP50, { atMost: 1 }, detail(one, "ttftP50")),
+      spreadTarget("1. TTFT", "added at 1 stream ≤ 3 ms p99", one.added.ttftP99, { atMost: 3 }, detail(one, "ttftP99")),
+    );
+  }
+  const whole = byLabel("1 request, non-streaming");
+  if (whole !== undefined) {
+    targets.push(
+      spreadTarget(
+        "1. non-streaming",
+        "added per request ≤ 1 ms p50",
+        whole.added.totalP50,
+        { atMost: 1 },
+        detail(whole, "totalP50"),
+      ),
+    );
+  }
+  const c200 = byLabel("200 streams");
+  if (c200 !== undefined) {
+    targets.push(
+      spreadTarget(
+        "1. TTFT",
+        "bridge ÷ direct p50 ≤ 1.2 at 200 streams",
+        c200.ratio.ttftP50,
+        { atMost: 1.2 },
+        detail(c200, "ttftP50"),
+      ),
+      spreadTarget(
+        "1. TTFT",
+        "bridge ÷ direct p99 ≤ 1.3 at 200 streams",
+        c200.ratio.ttftP99,
+        { atMost: 1.3 },
+        detail(c200, "ttftP99"),
+      ),
+    );
+  }
+  const c1000 = byLabel("1,000 streams");
+  if (c1000 !== undefined) {
+    targets.push(
+      {
+        scenario: "1. 1,000 streams",
+        target: "0 failed requests through one serve",
+        measured: `${c1000.errors.candidate} of ${c1000.samplesPerRepetition * c1000.repetitions} (direct ${c1000.errors.baseline})${c1000.errors.firstError === undefined ? "" : `; first: ${c1000.errors.firstError.slice(0, 160)}`}`,
+        met: c1000.errors.candidate === 0,
+      },
+      spreadTarget(
+        "1. TTFT",
+        "bridge ÷ direct p99 ≤ 1.5 at 1,000 streams",
+        c1000.ratio.ttftP99,
+        { atMost: 1.5 },
+        detail(c1000, "ttftP99"),
+      ),
+    );
+  }
+  return { table, targets };
+}

@@ -1,0 +1,140 @@
+/**
+ * Scenario 4, memory per parked conversation: conversations parked on a client tool call (the Run stays open, waiting
+ * for the result) in `serve` as shipped, at each count of `counts` (200 and 1,000), on the running stack's emulator.
+ *
+ * Two fresh serve processes, one after the other, each warmed up with 50 parked conversations first (JIT, pools,
+ * sessions and the store's first use are not charged to the measured ones):
+ * - raw: no preload and no forced collection at any point. RSS (/proc/<pid>/status) is read after the warm-up and a
+ *   500 ms pause, then right after the last conversation of each count parked. Growth ÷ conversations is what a user
+ *   sees: it holds whatever garbage the parking left that V8 has not collected yet (the target is on this figure).
+ * - floor: started with bench/gc-hook.mjs; three forced full collections before the baseline and at each count.
+ *   Growth ÷ conversations is what the process could get down to (heap growth beside it).
+ */
+import type { BenchStack } from "./bench-stack.js";
+import { startAnotherServe } from "./bench-stack.js";
+import { fmt, type LoadAverage, type Row, type Table, type TargetResult } from "./report.js";
+import type { ServeProcess } from "./serve-process.js";
+import { streamCompletion } from "./sse-client.js";
+import { OPENAI_TOOLS } from "./workload.js";
+
+/** The target, per parked conversation (issue 30). */
+export const PARKED_TARGET_BYTES = 40 * 1024;
+const WARM_UP = 50;
+const BATCH = 50;
+
+/** One count's measurements (bytes per parked conversation). */
+export interface ParkedAt {
+  parked: number;
+  rawRssBytesPerConversation: number;
+  floorRssBytesPerConversation: number;
+  floorHeapBytesPerConversation: number;
+}
+
+/** Scenario 4 result. */
+export interface ParkedMemoryResult {
+  counts: ParkedAt[];
+  /** Raw RSS of the raw process after its warm-up, and the floor process's after its first collection (MB). */
+  rawBaselineMb: number;
+  floorBaselineMb: number;
+  loadAverage?: LoadAverage;
+}
+
+async function inBatches(from: number, to: number, task: (i: number) => Promise<void>): Promise<void> {
+  for (let start = from; start < to; start += BATCH) {
+    await Promise.all(Array.from({ length: Math.min(BATCH, to - start) }, (_, j) => task(start + j)));
+  }
+}
+
+function parker(serve: ServeProcess, tag: string): (i: number) => Promise<void> {
+  return async (i) => {
+    const content = `Check file ${tag}-${i} [[emu:tool read {"filePath":"/repo/${tag}/file-${i}.ts"}]]`;
+    const r = await streamCompletion(serve.baseURL, {
+      model: "auto",
+      messages: [{ role: "user", content }],
+      tools: OPENAI_TOOLS,
+    });
+    if (r.finishReason !== "tool_calls")
+      throw new Error(`conversation ${tag}-${i} did not park (finish_reason ${r.finishReason})`);
+  };
+}
+
+/** Parks up to each count in turn, calling `read` at each; returns the readings after the baseline's. */
+async function parkAndRead(
+  serve: ServeProcess,
+  tag: string,
+  counts: readonly number[],
+  read: () => Promise<{ rss: number; heapUsed?: number }>,
+): Promise<{ baseline: { rss: number; heapUsed?: number }; at: { rss: number; heapUsed?: number }[] }> {
+  const park = parker(serve, tag);
+  await inBatches(-WARM_UP, 0, park);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const baseline = await read();
+  const at: { rss: number; heapUsed?: number }[] = [];
+  let parked = 0;
+  for (const count of counts) {
+    await inBatches(parked, count, park);
+    parked = count;
+    at.push(await read());
+  }
+  return { baseline, at };
+}
+
+/** Scenario 4 on `stack`'s emulator (its own serve is left alone). */
+export async function runParkedMemory(stack: BenchStack, counts: readonly number[]): Promise<ParkedMemoryResult> {
+  const rawServe = await startAnotherServe(stack, {});
+  let raw: Awaited<ReturnType<typeof parkAndRead>>;
+  try {
+    raw = await parkAndRead(rawServe, "raw", counts, () => rawServe.memoryUsage());
+  } finally {
+    await rawServe.close();
+  }
+  const floorServe = await startAnotherServe(stack, { gcHook: true });
+  let floor: Awaited<ReturnType<typeof parkAndRead>>;
+  try {
+    floor = await parkAndRead(floorServe, "floor", counts, () => floorServe.collectGarbage());
+  } finally {
+    await floorServe.close();
+  }
+  const per = (now: number | undefined, base: number | undefined, n: number) =>
+    now === undefined || base === undefined ? Number.NaN : (now - base) / n;
+  return {
+    counts: counts.map((n, i) => ({
+      parked: n,
+      rawRssBytesPerConversation: per(raw.at[i]?.rss, raw.baseline.rss, n),
+      floorRssBytesPerConversation: per(floor.at[i]?.rss, floor.baseline.rss, n),
+      floorHeapBytesPerConversation: per(floor.at[i]?.heapUsed, floor.baseline.heapUsed, n),
+    })),
+    rawBaselineMb: raw.baseline.rss / 1024 / 1024,
+    floorBaselineMb: floor.baseline.rss / 1024 / 1024,
+  };
+}
+
+/** Table and targets of scenario 4. */
+export function parkedMemoryReport(r: ParkedMemoryResult): { table: Table; targets: TargetResult[] } {
+  const kb = (bytes: number) => fmt(bytes / 1024, 1);
+  const table: Table = {
+    title: "4. Memory per conversation parked on a tool call (serve as shipped, file store)",
+    header: ["parked", "raw RSS KB / conversation", "post-GC RSS floor KB / conversation", "post-GC heap KB / conv."],
+    rows: r.counts.map(
+      (c): Row => [
+        String(c.parked),
+        kb(c.rawRssBytesPerConversation),
+        kb(c.floorRssBytesPerConversation),
+        kb(c.floorHeapBytesPerConversation),
+      ],
+    ),
+    notes: [
+      `raw: RSS growth from /proc with no forced collection (baseline ${fmt(r.rawBaselineMb, 0)} MB after ${WARM_UP} warm-up conversations), read right after the last one parked: what a user sees`,
+      `floor: a second serve with bench/gc-hook.mjs preloaded, 3 forced full GCs before each reading (baseline ${fmt(r.floorBaselineMb, 0)} MB)`,
+    ],
+  };
+  const targets = r.counts.map(
+    (c): TargetResult => ({
+      scenario: "4. parked memory",
+      target: `≤ ${PARKED_TARGET_BYTES / 1024} KB raw RSS per conversation at ${c.parked.toLocaleString("en")} parked`,
+      measured: `${kb(c.rawRssBytesPerConversation)} KB raw (post-GC floor ${kb(c.floorRssBytesPerConversation)} KB, heap ${kb(c.floorHeapBytesPerConversation)} KB; one run)`,
+      met: c.rawRssBytesPerConversation <= PARKED_TARGET_BYTES,
+    }),
+  );
+  return { table, targets };
+}
