@@ -8,16 +8,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { deriveKey } from "../../src/cluster/cluster-auth.js";
+import { createFileAccountStore } from "../../src/stores/file/account-store.js";
 import { createFileConversationIndex } from "../../src/stores/file/conversation-index.js";
 import { createFileConversationStore } from "../../src/stores/file/conversation-store.js";
 import { createFileCredentialStore } from "../../src/stores/file/credential-store.js";
 import { createFileResponseStore } from "../../src/stores/file/response-store.js";
+import { createMemoryAccountStore } from "../../src/stores/memory/account-store.js";
 import { createBlobStore } from "../../src/stores/memory/blob-store.js";
 import { createMemoryConversationIndex } from "../../src/stores/memory/conversation-index.js";
 import { createMemoryConversationStore } from "../../src/stores/memory/conversation-store.js";
 import { createMemoryCredentialStore } from "../../src/stores/memory/credential-store.js";
 import { createMemoryLock } from "../../src/stores/memory/lock.js";
 import { createMemoryResponseStore } from "../../src/stores/memory/response-store.js";
+import { createRedisAccountStore } from "../../src/stores/redis/account-store.js";
 import { connectStore, namespaced, type StoreClient } from "../../src/stores/redis/client.js";
 import { createRedisConversationIndex } from "../../src/stores/redis/conversation-index.js";
 import { createRedisConversationStore } from "../../src/stores/redis/conversation-store.js";
@@ -25,6 +28,7 @@ import { createRedisCredentialStore } from "../../src/stores/redis/credential-st
 import { createRedisLock } from "../../src/stores/redis/lock.js";
 import { createRedisResponseStore } from "../../src/stores/redis/response-store.js";
 import { missingBinaries, type RedisServer, startRedisServer } from "../cluster/support/redis-server.js";
+import { accountStoreContract } from "./contract/accounts.js";
 import { blobStoreContract } from "./contract/blobs.js";
 import { conversationIndexContract, conversationStoreContract } from "./contract/conversations.js";
 import { credentialStoreContract, lockContract } from "./contract/credentials.js";
@@ -93,6 +97,14 @@ credentialStoreContract({
   reopen: async ({ now }) => createFileCredentialStore({ configDir: lastDir(), now }),
 });
 
+accountStoreContract({ name: "memory", open: async ({ now }) => createMemoryAccountStore({}, now) });
+accountStoreContract({
+  name: "file",
+  open: async ({ now }) => createFileAccountStore({ configDir: await freshDir(), now }),
+  reopen: async ({ now }) => createFileAccountStore({ configDir: lastDir(), now }),
+  legacy: async ({ now }) => createFileCredentialStore({ configDir: lastDir(), now }),
+});
+
 lockContract({
   name: "memory",
   open: async () => {
@@ -123,6 +135,12 @@ if (missing === undefined) {
     name: "redis",
     open: async ({ now }) => createRedisCredentialStore(freshClient(), KEY, now),
     reopen: async ({ now }) => createRedisCredentialStore(lastClient(), KEY, now),
+  });
+  accountStoreContract({
+    name: "redis",
+    open: async ({ now }) => createRedisAccountStore(freshClient(), KEY, now),
+    reopen: async ({ now }) => createRedisAccountStore(lastClient(), KEY, now),
+    legacy: async ({ now }) => createRedisCredentialStore(lastClient(), KEY, now),
   });
   lockContract({
     name: "redis",
