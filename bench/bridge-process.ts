@@ -34,6 +34,7 @@ function emulatorAt(url: string, accessToken: string): Emulator {
     issueTokens: () => tokens,
     approveLogin: unsupported,
     addApiKey: unsupported,
+    limitUsage: unsupported,
     close: async () => undefined,
   };
 }

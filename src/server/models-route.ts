@@ -49,8 +49,9 @@ export function createModelsApp(
   const ownedBy = deps.options.upstream === "emulator" ? "cursor-emulator" : "cursor";
   const app = new Hono<AppEnv>();
   for (const guard of guards) app.use("/models/*", guard);
-  const list = async (c: Context, created: number) => {
-    const models = await deps.engine.listModels(c.req.raw.signal);
+  const list = async (c: Context<AppEnv>, created: number) => {
+    // A virtual key's account lists its own models (named accounts, issue #29).
+    const models = await deps.engine.listModels(c.req.raw.signal, c.get("principal")?.account);
     const names = new Set(aliases.map((alias) => alias.name.toLowerCase()));
     const own = toOpenAIModelList(models, ownedBy, created).filter((model) => !names.has(model.id.toLowerCase()));
     return { models, all: [...own, ...aliasModels(aliases, models, ownedBy, created)] };

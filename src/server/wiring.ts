@@ -8,9 +8,20 @@
  */
 import { type AgentClientOptions, createAgentClient } from "../backend/index.js";
 import type { AgentClient } from "../backend/types.js";
-import { type BridgeEngine, createEngine, type EngineOptions } from "../engine/index.js";
+import {
+  accountIndex,
+  type BridgeEngine,
+  createAccountRouter,
+  createEngine,
+  type EngineOptions,
+} from "../engine/index.js";
 import type { CursorApi } from "../protocol/cursor/cursor-api.js";
-import type { ConversationIndex, ConversationStore, ResponseStore } from "../stores/types.js";
+import {
+  type ConversationIndex,
+  type ConversationStore,
+  DEFAULT_ACCOUNT,
+  type ResponseStore,
+} from "../stores/types.js";
 import type { AppDeps } from "../surfaces/kit/deps.js";
 import type { Logger } from "../util/logger.js";
 import type { TokenSource } from "../util/token-source.js";
@@ -26,11 +37,23 @@ export interface BridgeStores {
   responses: ResponseStore;
 }
 
-/** The edges and settings of {@link wireEngine}: everything but the HTTP app. */
-export interface EngineWiring {
-  /** The Cursor API the turns run against; its getAccessToken should be `tokenSource`'s. */
+/** One Cursor account's edges: the API its turns run against and the tokens it runs on. */
+export interface AccountUpstream {
+  /** Its getAccessToken should be `tokenSource`'s. */
   api: CursorApi;
   tokenSource: TokenSource;
+}
+
+/** Named Cursor accounts (issue #29): one agent client and engine each, chosen per turn by `EngineRequest.account`. */
+export interface AccountsWiring {
+  /** The account requests without one run on; it may be missing from `upstreams` (such requests then fail). */
+  defaultAccount: string;
+  /** Every logged-in account, by name. */
+  upstreams: ReadonlyMap<string, AccountUpstream>;
+}
+
+/** The edges and settings of {@link wireEngine}, besides the upstream. */
+interface EngineWiringBase {
   stores: Omit<BridgeStores, "responses">;
   /** The root logger; the agent client and engine log under `component=agent|engine`. */
   logger: Logger;
@@ -40,16 +63,30 @@ export interface EngineWiring {
   engine?: Omit<EngineOptions, "agentClient" | "index" | "logger">;
 }
 
+/**
+ * The edges and settings of {@link wireEngine}: one upstream (`api` + `tokenSource`: the account `default`, as one
+ * cursor-bridge always ran), or several named `accounts`.
+ */
+export type EngineWiring = EngineWiringBase &
+  (
+    | { api: CursorApi; tokenSource: TokenSource; accounts?: undefined }
+    | { accounts: AccountsWiring; api?: undefined; tokenSource?: undefined }
+  );
+
 /** The edges and settings of {@link wireBridge}. */
-export interface BridgeWiring extends EngineWiring {
+export type BridgeWiring = EngineWiring & {
   stores: BridgeStores;
   /** App settings besides its edges. */
   app: Omit<AppDeps, "engine" | "responseStore" | "logger">;
-}
+};
 
 /** A wired engine: what a surface without the HTTP app (ACP) runs on. */
 export interface WiredEngine {
+  /** The default account's agent client (or the first account's when the default is not logged in). */
   agentClient: AgentClient;
+  /** Every account's agent client, by name. */
+  agentClients: ReadonlyMap<string, AgentClient>;
+  /** Dispatches each turn to its account's engine (engine/accounts.ts). */
   engine: BridgeEngine;
 }
 
@@ -58,29 +95,52 @@ export interface WiredBridge extends WiredEngine {
   app: ReturnType<typeof createApp>;
 }
 
-/** Builds the agent client and the engine on the given edges (`serve`, the test stack and `acp` share it). */
+/**
+ * Builds one agent client and engine per account on the given edges and the router in front of them (`serve`, the
+ * test stack and `acp` share it). The accounts share the stores; each sees the conversation index under its own
+ * prefix (engine/accounts.ts), so no conversation is continued under another account.
+ */
 export function wireEngine(wiring: EngineWiring): WiredEngine {
   const { logger, stores } = wiring;
-  const agentClient = createAgentClient({
-    ...wiring.agent,
-    api: wiring.api,
-    tokenSource: wiring.tokenSource,
-    conversationStore: stores.conversations,
-    logger: logger.child({ component: "agent" }),
-  });
-  const engine = createEngine({
-    ...wiring.engine,
-    agentClient,
-    index: stores.index,
-    logger: logger.child({ component: "engine" }),
-  });
-  return { agentClient, engine };
+  const accounts: AccountsWiring =
+    wiring.accounts ??
+    ({
+      defaultAccount: DEFAULT_ACCOUNT,
+      upstreams: new Map([[DEFAULT_ACCOUNT, { api: wiring.api, tokenSource: wiring.tokenSource }]]),
+    } satisfies AccountsWiring);
+  // One account keeps the log lines it always had; several name theirs.
+  const named = wiring.accounts !== undefined;
+  const agentClients = new Map<string, AgentClient>();
+  const engines = new Map<string, BridgeEngine>();
+  for (const [name, upstream] of accounts.upstreams) {
+    const agentClient = createAgentClient({
+      ...wiring.agent,
+      api: upstream.api,
+      tokenSource: upstream.tokenSource,
+      conversationStore: stores.conversations,
+      logger: logger.child(named ? { component: "agent", account: name } : { component: "agent" }),
+    });
+    agentClients.set(name, agentClient);
+    engines.set(
+      name,
+      createEngine({
+        ...wiring.engine,
+        agentClient,
+        index: accountIndex(stores.index, name),
+        logger: logger.child(named ? { component: "engine", account: name } : { component: "engine" }),
+      }),
+    );
+  }
+  const first = agentClients.get(accounts.defaultAccount) ?? agentClients.values().next().value;
+  if (first === undefined) throw new Error("wireEngine needs at least one account");
+  const engine = createAccountRouter({ engines, defaultAccount: accounts.defaultAccount, index: stores.index });
+  return { agentClient: first, agentClients, engine };
 }
 
-/** Builds agent client, engine and app on the given edges; expired stored responses are removed in the background. */
+/** Builds agent clients, engines and app on the given edges; expired stored responses are removed in the background. */
 export function wireBridge(wiring: BridgeWiring): WiredBridge {
   const { logger, stores } = wiring;
-  const { agentClient, engine } = wireEngine(wiring);
+  const wired = wireEngine(wiring);
   stores.responses
     .deleteExpired()
     .catch((error: unknown) =>
@@ -88,9 +148,9 @@ export function wireBridge(wiring: BridgeWiring): WiredBridge {
     );
   const app = createApp({
     ...wiring.app,
-    engine,
+    engine: wired.engine,
     responseStore: stores.responses,
     logger: logger.child({ component: "http" }),
   });
-  return { agentClient, engine, app };
+  return { ...wired, app };
 }
