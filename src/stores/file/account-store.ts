@@ -93,7 +93,7 @@ export function createFileAccountStore(options: FileAccountStoreOptions): Accoun
       if (typeof name === "string" && isAccountName(name)) return name;
       throw new ProxyError(
         "invalid_request",
-        `${pointer} does not name a default account; fix it or run \`cursor-bridge accounts default NAME\`.`,
+        `${pointer} does not name a default account: fix it, or delete it to make \`default\` the default account again.`,
         { detail: "invalid_config" },
       );
     },
