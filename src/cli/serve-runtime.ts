@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { PendingServer } from "../server/listen.js";
-import { wireBridge } from "../server/wiring.js";
+import { type AccountUpstream, wireBridge } from "../server/wiring.js";
 import type { StoreClient } from "../stores/redis/client.js";
 import { bodyLimitForImages } from "../surfaces/kit/image-input.js";
 import type { Logger } from "../util/logger.js";
@@ -75,9 +75,21 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
           ? hostname()
           : config.host;
   const settings = engineSettings(config, stores);
+  // Named accounts (issue #29): one engine each, chosen per request by the key's account; one login is wired as always.
+  const accountSources =
+    upstream.named.length === 0
+      ? { api: upstream.api, tokenSource: upstream.tokenSource }
+      : {
+          accounts: {
+            defaultAccount: upstream.defaultAccount,
+            upstreams: new Map<string, AccountUpstream>([
+              [upstream.defaultAccount, { api: upstream.api, tokenSource: upstream.tokenSource }],
+              ...upstream.named.map((named) => [named.name, named] as const),
+            ]),
+          },
+        };
   const { engine, app } = wireBridge({
-    api: upstream.api,
-    tokenSource: upstream.tokenSource,
+    ...accountSources,
     // Stored /v1/responses (store: true) sit next to the conversations.
     stores: { conversations: stores.conversationStore, index: stores.index, responses: stores.responseStore },
     logger,
@@ -111,6 +123,24 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
         account: upstream.account,
         upstreamUrl: upstream.agentUrl,
         usage: async (signal) => planUsageOf(await upstream.api.getCurrentPeriodUsage(signal)),
+        // With named accounts, each one's usage (one login's is the usage above).
+        accounts:
+          upstream.named.length === 0
+            ? []
+            : [
+                {
+                  name: upstream.defaultAccount,
+                  default: true,
+                  who: upstream.account,
+                  usage: async (signal: AbortSignal) => planUsageOf(await upstream.api.getCurrentPeriodUsage(signal)),
+                },
+                ...upstream.named.map((named) => ({
+                  name: named.name,
+                  default: false,
+                  who: named.who,
+                  usage: async (signal: AbortSignal) => planUsageOf(await named.api.getCurrentPeriodUsage(signal)),
+                })),
+              ],
       },
       ...(cluster === undefined ? {} : { cluster: { auth: cluster.auth, signingKey: cluster.signingKey } }),
     },

@@ -154,6 +154,32 @@ describe("named Cursor accounts", () => {
     expect(await drain(underAlice)).toContain("found it");
   });
 
+  it("the status page shows each account's plan usage and reset (the account at its limit: all of it)", async () => {
+    stack.emulator.limitUsage(BOB.userId);
+    try {
+      const snapshot = (await (await fetch(`${stack.baseURL.replace(/\/v1$/, "")}/status.json`)).json()) as {
+        accounts: {
+          name: string;
+          default: boolean;
+          who: string;
+          usage: { available: boolean; usedFraction?: number; cycleEnd?: string };
+        }[];
+      };
+      expect(snapshot.accounts.map((a) => [a.name, a.default, a.who])).toEqual([
+        ["alice", true, "alice@example.com"],
+        ["bob", false, "bob@example.com"],
+      ]);
+      expect(snapshot.accounts[1]?.usage).toMatchObject({ available: true, usedFraction: 1 });
+      expect(snapshot.accounts[0]?.usage.usedFraction).toBeLessThan(1);
+      expect(Date.parse(snapshot.accounts[0]?.usage.cycleEnd ?? "")).toBeGreaterThan(Date.now());
+      const page = await (await fetch(`${stack.baseURL.replace(/\/v1$/, "")}/`)).text();
+      expect(page).toContain('id="accounts-section"');
+      expect(page).toContain("bob@example.com");
+    } finally {
+      stack.emulator.limitUsage(BOB.userId, false);
+    }
+  });
+
   it("lists each account's models, and the default's without an account", async () => {
     const response = await fetch(`${stack.baseURL}/models`, { headers: { "x-test-account": "bob" } });
     expect(response.status).toBe(200);

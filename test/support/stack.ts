@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
 import type { AgentClient } from "../../src/backend/types.js";
+import { planUsageOf } from "../../src/cli/usage.js";
 import { type Emulator, type EmulatorOptions, startEmulator } from "../../src/emulator/index.js";
 import type { BridgeEngine } from "../../src/engine/index.js";
 import { type CursorApi, createCursorApi } from "../../src/protocol/cursor/cursor-api.js";
@@ -145,6 +146,18 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       },
       now: Date.now,
       newId: () => randomUUID().replaceAll("-", ""),
+      ...(named === undefined
+        ? {}
+        : {
+            status: {
+              accounts: [...upstreams].map(([name, { api }]) => ({
+                name,
+                default: name === defaultAccount,
+                who: named[name]?.email ?? named[name]?.userId,
+                usage: async (signal: AbortSignal) => planUsageOf(await api.getCurrentPeriodUsage(signal)),
+              })),
+            },
+          }),
     },
   });
   const served = named === undefined ? app : withTestPrincipal(app);
