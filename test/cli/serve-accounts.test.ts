@@ -4,9 +4,14 @@
  * page name them, and logins for named accounts without one for the default account are refused at start (requests
  * that name no account would otherwise have nothing to run on but someone else's account).
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CliIo } from "../../src/cli/io.js";
 import { type RunningBridge, startBridge } from "../../src/cli/serve.js";
+import { missingBinaries, type RedisServer, startRedisServer } from "../cluster/support/redis-server.js";
 import { type CliHarness, createCliHarness } from "./harness.js";
 
 const open: Array<{ bridge?: RunningBridge; harness?: CliHarness }> = [];
@@ -82,3 +87,64 @@ describe("serve with named accounts", () => {
     expect(bridge.upstream.defaultAccount).toBe("alice");
   });
 });
+
+const missingRedis = missingBinaries("redis-server", "redis-cli");
+if (missingRedis !== undefined && process.env.CI === "true") throw new Error(`CI needs ${missingRedis}`);
+if (missingRedis !== undefined) console.warn(`serve-accounts: the shared-store case is skipped: ${missingRedis}`);
+
+describe.skipIf(missingRedis !== undefined)("serve with named accounts on a shared Redis store", () => {
+  let redis: RedisServer | undefined;
+  afterEach(async () => {
+    await redis?.close();
+    redis = undefined;
+  });
+
+  it("shares each account's login with an instance that has none of them, encrypted and per account", async () => {
+    redis = await startRedisServer();
+    const harness = await createCliHarness();
+    open.push({ harness });
+    await loginWithKey(harness, "cur_main_key_123456", { email: "main@example.com", userId: "user_main" });
+    await loginWithKey(harness, "cur_alice_key_123456", { email: "alice@example.com", userId: "user_alice" }, "alice");
+    const shared = {
+      CURSOR_BRIDGE_STORE: redis.url,
+      CURSOR_BRIDGE_CLUSTER_SECRET: "a-cluster-secret-of-some-length",
+    };
+    const first = await startBridge(captureIo({ ...harness.env, ...shared }).io, [
+      "--port",
+      "0",
+      "--log-level",
+      "silent",
+    ]);
+    open.push({ bridge: first.bridge });
+    // A second instance with a config directory of its own, holding no login at all.
+    const home = mkdtempSync(join(tmpdir(), "cursor-bridge-second-"));
+    const env = { ...harness.env, ...shared, HOME: home, XDG_CONFIG_HOME: join(home, ".config") };
+    const second = await startBridge(captureIo(env).io, ["--port", "0", "--log-level", "silent"]);
+    open.push({ bridge: second.bridge });
+    try {
+      expect(second.bridge.upstream.kind).toBe("cursor");
+      expect(second.bridge.upstream.named.map((named) => [named.name, named.who])).toEqual([
+        ["alice", "alice@example.com"],
+      ]);
+      const keys = await redisKeys(redis.url);
+      expect(keys.some((key) => key.endsWith("credentials:alice"))).toBe(true);
+      const response = await fetch(`${second.bridge.server.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "auto", messages: [{ role: "user", content: "ping" }] }),
+      });
+      expect(response.status).toBe(200);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
+
+async function redisKeys(url: string): Promise<string[]> {
+  const client = new Redis(url);
+  try {
+    return await client.keys("*");
+  } finally {
+    client.disconnect();
+  }
+}
