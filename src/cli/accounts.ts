@@ -54,6 +54,18 @@ export function noSuchAccount(name: string, known: readonly AccountEntry[]): Pro
   );
 }
 
+/**
+ * Checks that `name` is an account with a login (e.g. before a virtual key is bound to it with `--account`).
+ * @throws ProxyError `invalid_request` for a bad name or one without a login, naming the accounts that exist.
+ */
+export async function requireAccount(ctx: CliContext, name: string): Promise<AccountEntry> {
+  checkAccountName(name);
+  const known = await ctx.accounts.list();
+  const entry = known.find((each) => each.name === name);
+  if (entry === undefined) throw noSuchAccount(name, known);
+  return entry;
+}
+
 async function list(ctx: CliContext): Promise<number> {
   const { defaultAccount, accounts } = await accountReport(ctx);
   if (ctx.json) {
@@ -82,9 +94,7 @@ async function list(ctx: CliContext): Promise<number> {
 }
 
 async function choose(ctx: CliContext, name: string): Promise<number> {
-  checkAccountName(name);
-  const known = await ctx.accounts.list();
-  if (!known.some((entry) => entry.name === name)) throw noSuchAccount(name, known);
+  await requireAccount(ctx, name);
   await ctx.accounts.setDefaultAccount(name);
   if (ctx.json) ctx.printJson({ defaultAccount: name });
   else {

@@ -48,6 +48,12 @@ export async function runLogout(argv: string[], io: CliIo, overrides: CliContext
       ? `Logged out: removed ${ctx.store.location}.\n`
       : `Already logged out (no credentials at ${ctx.store.location}).\n`,
   );
+  const others = removed && ctx.account === base.account ? (await ctx.accounts.list()).length : 0;
+  if (others > 0) {
+    io.out(
+      `${ctx.style.yellow("Note:")} ${ctx.account} was the default account: requests that name no account fail until you log it in again or choose another with \`cursor-bridge accounts default NAME\`.\n`,
+    );
+  }
   if (stillSet.length > 0) {
     io.out(
       `${ctx.style.yellow("Note:")} ${stillSet.join(" and ")} still set in the environment; unset to log out fully.\n`,

@@ -105,6 +105,12 @@ describe("login / import / logout --account", () => {
     expect(JSON.parse(status.out)).toMatchObject({ account: "alice", credentials: { email: "alice@example.com" } });
     expect((await harness.run(["accounts", "default", "default"])).code).toBe(0);
     expect(JSON.parse((await harness.run(["status", "--json"])).out)).toMatchObject({ account: "default" });
+    // `logout` without --account logs the default account out, and says what that means for requests.
+    expect((await harness.run(["accounts", "default", "alice"])).code).toBe(0);
+    const out = await harness.run(["logout"]);
+    expect(out.out).toContain(`removed ${accountFile("alice")}`);
+    expect(out.out).toContain("alice was the default account: requests that name no account fail");
+    expect(readStoredCredentials(harness).record.email).toBe("main@example.com");
   });
 
   it("refuses invalid names, unknown accounts and stray arguments with exit 2 and a hint", async () => {
