@@ -154,7 +154,8 @@ export async function startBridge(
   let upstreamCtx = ctx;
   try {
     if (shared !== undefined) upstreamCtx = (await import("./shared-login.js")).withSharedLogin(ctx, shared, logger);
-    choice = await chooseUpstream(upstreamCtx, { accounts: true });
+    // Named accounts serve a team's keys; a plugin's private child serves its one parent's login only.
+    choice = await chooseUpstream(upstreamCtx, { accounts: parent === undefined });
     if (choice.kind === "emulator") {
       listener = await reserveListener("127.0.0.1", config.emulator.port).catch((error: NodeJS.ErrnoException) => {
         const why = error.code === "EADDRINUSE" ? "is already in use" : `cannot be bound (${error.code ?? "error"})`;
