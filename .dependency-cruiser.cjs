@@ -121,6 +121,18 @@ module.exports = {
       "^src/(?!(auth|util)/|stores/(types|credentials)\\.ts$|stores/memory/)",
       "auth exposes a TokenSource; it sees the store interfaces and the in-memory stores, never a file or Redis one",
     ),
+    forbid(
+      "gateway-inward",
+      layer("gateway"),
+      "^src/(?!(gateway|surfaces/kit|stores/memory|util)/|stores/types\\.ts$|engine/(index|types)\\.ts$|backend/types\\.ts$)",
+      "the team gateway (keys, limits, metrics, audit) sees the request kit, the store interfaces (and memory stores), the engine's contract and leaf helpers",
+    ),
+    forbid(
+      "gateway-only-in-roots",
+      "^src/(?!(cli|server|gateway)/)",
+      layer("gateway"),
+      "the team gateway is wired in by the composition roots (server/, cli/) only",
+    ),
     forbid("config-inward", layer("config"), "^src/(?!(config|util)/)", "config is read by roots only"),
     forbid(
       "emulator-independent",

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=overhead,memory,throughput,rebuild,tools,memory-budget,soak,startup,cluster]`: cursor-bridge side
+ * `npm run bench [-- --quick] [-- --only=overhead,memory,throughput,rebuild,tools,memory-budget,soak,startup,cluster,gateway]`: cursor-bridge side
  * by side with a direct connect-es client and the replay baselines, all against the emulator on loopback. Three
  * processes: the emulator and the bridge are children (bench/bench-stack.ts), this one generates the load. Prints
  * the tables and one line per target ending in `met` or `MISSED`, and writes bench/results.json for a full run
@@ -15,6 +15,7 @@ import { startBenchStack } from "./bench-stack.js";
 import { capacityReport, type MemoryResult, runMemory, runThroughput, type ThroughputResult } from "./capacity.js";
 import { clusterReport, runCluster } from "./cluster.js";
 import { conversationReport, runContinuation, runToolRoundTrips } from "./conversations.js";
+import { gatewayOverheadReport, runGatewayOverhead } from "./gateway-overhead.js";
 import { memoryBudgetReport, runMemoryBudget } from "./memory-budget.js";
 import { overheadTable, overheadTargets, runOverhead } from "./overhead.js";
 import { REBUILD_TARGET, rebuildReport, runRebuild } from "./rebuild.js";
@@ -184,6 +185,14 @@ async function main(): Promise<void> {
     targets.push(...report.targets);
   }
 
+  if (wanted("gateway")) {
+    log("team gateway overhead (in-process, gateway off vs on)");
+    const { result: gateway, loadAverage } = await withLoadAverage(() => runGatewayOverhead(quick ? 500 : 2000, 5));
+    results.gateway = { ...gateway, loadAverage };
+    const report = gatewayOverheadReport(gateway);
+    tables.push(report.table);
+    targets.push(...report.targets);
+  }
   if (wanted("startup")) await addStartupScenario({ results, tables, targets }, log, s.startupRuns);
   if (wanted("cluster")) {
     log("two instances on one Redis behind HAProxy (issue 18)");

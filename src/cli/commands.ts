@@ -19,6 +19,8 @@ export const COMMAND_LOADERS: ReadonlyArray<{ name: string; load(): Promise<Comm
   { name: "usage", load: async () => (await others()).usageCommand },
   { name: "doctor", load: async () => (await others()).doctorCommand },
   { name: "setup", load: async () => (await others()).setupCommand },
+  { name: "keys", load: async () => (await import("./keys.js")).keysCommand },
+  { name: "audit", load: async () => (await import("./audit.js")).auditCommand },
   { name: "acp", load: async () => (await import("./acp.js")).acpCommand },
 ];
 

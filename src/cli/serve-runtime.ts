@@ -6,13 +6,18 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
+import { adminKeyDigest, createGateway, type Gateway, isAdminKey } from "../gateway/index.js";
+import { createKeyUsageSource } from "../gateway/limits/index.js";
 import type { PendingServer } from "../server/listen.js";
+import { requireJson } from "../server/request-guard.js";
 import { type AccountUpstream, wireBridge } from "../server/wiring.js";
 import type { StoreClient } from "../stores/redis/client.js";
 import { bodyLimitForImages } from "../surfaces/kit/image-input.js";
 import type { Logger } from "../util/logger.js";
+import { presentedKey } from "../util/presented-key.js";
 import type { CliContext } from "./context.js";
-import { engineSettings, openStores, type ServeStores } from "./store-setup.js";
+import { openLimits } from "./limits-setup.js";
+import { engineSettings, openGatewayStores, openStores, type ServeStores } from "./store-setup.js";
 import { createUpstream, type Upstream } from "./upstream.js";
 import type { UpstreamChoice } from "./upstream-choice.js";
 import { planUsageOf } from "./usage.js";
@@ -62,6 +67,30 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
     await shared?.close();
     throw error;
   }
+  // The team gateway: virtual keys (polled for changes), the admin API with an admin key, the audit log.
+  let gateway: Gateway;
+  let gatewayStores: Awaited<ReturnType<typeof openGatewayStores>>;
+  try {
+    gatewayStores = await openGatewayStores(config, shared);
+    const { keys, audit } = gatewayStores;
+    gateway = await createGateway({
+      keys,
+      audit,
+      apiKey: config.apiKey,
+      adminKey: config.adminKey,
+      adminBodyGuard: requireJson(),
+      logger: logger.child({ component: "gateway" }),
+    });
+    if (gateway.index.hasKeys()) {
+      logger.info("virtual keys are in use: every API request needs one (cursor-bridge keys list)", {
+        store: keys.location,
+      });
+    }
+  } catch (error) {
+    await stores.close();
+    await upstream.close();
+    throw error;
+  }
   const cluster = stores.cluster;
   const instanceUrl = cluster === undefined ? undefined : config.instanceUrl;
   const wildcard = ["0.0.0.0", "::", "[::]"].includes(config.host);
@@ -88,6 +117,16 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
             ]),
           },
         };
+  // Virtual keys' limits and spend (team gateway): inert until the auth middleware sets a principal.
+  const limits = await openLimits(config, upstream.dataDir, stores.client, logger);
+  // Per-key usage (spend, tokens, budget) over every key that is not revoked: the status page's table and the spend
+  // gauges of /metrics read the same snapshot.
+  const keyUsage = createKeyUsageSource(limits, async () =>
+    (await gatewayStores.keys.list())
+      .filter((record) => record.revokedAt === undefined)
+      .map((record) => ({ keyId: record.id, keyName: record.name, limits: record.limits })),
+  );
+  const adminDigest = config.adminKey === undefined ? undefined : adminKeyDigest(config.adminKey);
   const { engine, app } = wireBridge({
     ...accountSources,
     // Stored /v1/responses (store: true) sit next to the conversations.
@@ -95,6 +134,19 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
     logger,
     agent: settings.agent,
     engine: { ...settings.engine, ...(cluster === undefined ? {} : { forwarder: cluster.forwarder }) },
+    gateway: {
+      auth: gateway.auth,
+      admin: gateway.admin,
+      adminKey: config.adminKey,
+      keySpend: {
+        snapshot: async () =>
+          (await keyUsage.keyUsage()).map((usage) => ({
+            keyName: usage.keyName,
+            spendUsd: usage.spendUsd,
+            budgetUsd: usage.budgetUsd,
+          })),
+      },
+    },
     app: {
       options: {
         apiKey: config.apiKey,
@@ -141,11 +193,25 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
                   usage: async (signal: AbortSignal) => planUsageOf(await named.api.getCurrentPeriodUsage(signal)),
                 })),
               ],
+        // The per-key table is for the admin only (the admin key as a bearer token).
+        ...(adminDigest === undefined
+          ? {}
+          : {
+              keys: {
+                usage: keyUsage,
+                isAdmin: (request: Request) => {
+                  const presented = presentedKey(request.headers.get("authorization") ?? undefined, undefined);
+                  return presented !== undefined && isAdminKey(presented, adminDigest);
+                },
+              },
+            }),
       },
       ...(cluster === undefined ? {} : { cluster: { auth: cluster.auth, signingKey: cluster.signingKey } }),
+      limits: limits.middleware,
     },
   });
   const closeRest = async () => {
+    gateway.close();
     await engine.closeAll();
     await stores.close();
     await upstream.close();

@@ -9,7 +9,9 @@
  * serves, through the same checks as any other (server/listen.ts); `/health` is held too, so it answers 200 only
  * once the API serves.
  */
+import { createHash } from "node:crypto";
 import { assertSafeBinding } from "../config/host.js";
+import type { BridgeConfig } from "../config/index.js";
 import { describeConfig } from "../config/index.js";
 import { createIdleMemory } from "../server/idle-memory.js";
 import { bind, type PendingServer, type RunningServer } from "../server/listen.js";
@@ -58,6 +60,22 @@ Examples:
   cursor-bridge serve --allowed-origins http://localhost:3000   # a browser app you run yourself
 `;
 
+/** The admin key must not also be the clients' key (whoever uses the API could then manage its keys). */
+function assertDistinctKeys(config: Pick<BridgeConfig, "apiKey" | "adminKey">): void {
+  if (config.apiKey === undefined || config.adminKey === undefined) return;
+  const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+  const admin = config.adminKey.match(/^sha256:([0-9a-f]{64})$/i)?.[1]?.toLowerCase() ?? sha(config.adminKey);
+  if (admin !== sha(config.apiKey)) return;
+  throw new ProxyError(
+    "invalid_request",
+    "--admin-key must differ from --api-key (clients must not be able to manage keys).",
+    {
+      param: "adminKey",
+      detail: "invalid_config",
+    },
+  );
+}
+
 /** A started bridge: HTTP server + upstream. */
 export interface RunningBridge {
   server: RunningServer;
@@ -74,7 +92,7 @@ interface AnnouncedUpstream {
   named: readonly string[];
 }
 
-function banner(url: string, upstream: AnnouncedUpstream, apiKey: boolean): string {
+function banner(url: string, upstream: AnnouncedUpstream, apiKey: boolean, adminKey = false): string {
   const base = `${url}/v1`;
   const lines = [`cursor-bridge ${packageVersion()} listening on ${base}`];
   if (upstream.kind === "emulator") {
@@ -91,6 +109,7 @@ function banner(url: string, upstream: AnnouncedUpstream, apiKey: boolean): stri
     if (upstream.named.length > 0) lines.push(`Named accounts also served: ${upstream.named.join(", ")}`);
   }
   lines.push(apiKey ? "Clients must send the configured API key." : "No API key required (loopback only).");
+  if (adminKey) lines.push(`Admin API: ${url}/admin/keys (Authorization: Bearer <admin key>)`);
   lines.push(`Status page: ${url}/ · client configs: \`cursor-bridge setup <client>\``);
   return `${lines.join("\n")}\n`;
 }
@@ -137,6 +156,7 @@ export async function startBridge(
   const ctx = await createCliContext(io, flags, parent === undefined ? {} : { parentTokenSource: parent.tokenSource });
   const { config } = ctx;
   assertSafeBinding(config);
+  assertDistinctKeys(config);
   const logger = createLogger({
     level: config.logLevel,
     format: config.logFormat,
@@ -183,7 +203,7 @@ export async function startBridge(
   if (flags.json) {
     io.out(`${JSON.stringify({ url: `${server.url}/v1`, upstream: upstream.kind, upstreamUrl: upstream.agentUrl })}\n`);
   } else {
-    io.out(banner(server.url, upstream, config.apiKey !== undefined));
+    io.out(banner(server.url, upstream, config.apiKey !== undefined, config.adminKey !== undefined));
   }
   onListening?.(server.url);
   try {

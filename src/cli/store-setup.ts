@@ -12,7 +12,7 @@ import { createFileConversationIndex } from "../stores/file/conversation-index.j
 import { createFileConversationStore } from "../stores/file/conversation-store.js";
 import { createFileResponseStore } from "../stores/file/response-store.js";
 import type { StoreClient } from "../stores/redis/client.js";
-import type { ConversationIndex, ConversationStore, ResponseStore } from "../stores/types.js";
+import type { AuditLog, ConversationIndex, ConversationStore, KeyStore, ResponseStore } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import { ensurePrivateDir } from "../util/private-dir.js";
@@ -156,5 +156,40 @@ export function engineSettings(config: BridgeConfig, stores: ServeStores) {
       maxParkedTurns: config.maxParkedTurns,
       ...(stores.client === undefined ? {} : { storeReady: stores.client.assertReady }),
     },
+  };
+}
+
+/** The team gateway's stores: the virtual keys and the audit log. */
+export interface GatewayStores {
+  keys: KeyStore;
+  audit: AuditLog;
+  /** Where the audit log is (a path, or the Redis URL without credentials). */
+  auditLocation: string;
+}
+
+/**
+ * The gateway's stores on `--store`: `keys.json` and `audit.log` (both 0600) in the data directory, or, on a Redis
+ * store, keys and an audit stream under `cursor-bridge:gateway:` (the same for Cursor and the emulator, and for the
+ * `keys` and `audit` commands run anywhere with the same `--store`).
+ */
+export async function openGatewayStores(config: BridgeConfig, shared: StoreClient | undefined): Promise<GatewayStores> {
+  if (shared === undefined) {
+    const [{ createFileKeyStore }, { createFileAuditLog }] = await Promise.all([
+      import("../stores/file/key-store.js"),
+      import("../stores/file/audit-log.js"),
+    ]);
+    const audit = createFileAuditLog({ dir: config.dataDir });
+    return { keys: createFileKeyStore({ dir: config.dataDir }), audit, auditLocation: audit.location };
+  }
+  const [{ namespaced }, { createRedisKeyStore }, { createRedisAuditLog }] = await Promise.all([
+    import("../stores/redis/client.js"),
+    import("../stores/redis/key-store.js"),
+    import("../stores/redis/audit-log.js"),
+  ]);
+  const client = namespaced(shared, "gateway");
+  return {
+    keys: createRedisKeyStore(client),
+    audit: createRedisAuditLog(client),
+    auditLocation: `${shared.label} (stream ${client.prefix}audit)`,
   };
 }

@@ -25,6 +25,7 @@ describe("loadConfig", () => {
       host: "127.0.0.1",
       port: 8765,
       apiKey: undefined,
+      adminKey: undefined,
       upstream: "auto",
       cursorApiUrl: "https://api2.cursor.sh",
       cursorAgentUrl: "https://api2.cursor.sh",
@@ -55,6 +56,8 @@ describe("loadConfig", () => {
       store: "file",
       instanceUrl: undefined,
       clusterSecret: undefined,
+      prices: {},
+      budgetWarnPercent: 80,
       emulator: { bootstrapLatencyMs: 0, tokensPerSecond: 0, port: 0 },
     });
     expect(Object.isFrozen(config)).toBe(true);
@@ -167,6 +170,21 @@ describe("loadConfig", () => {
     expect(error.message).toContain("dataDir (from env CURSOR_BRIDGE_DATA_DIR): expected an absolute path");
   });
 
+  it("reads the gateway's price overrides from the file and the budget warning threshold from any source", () => {
+    const prices = { "my-model*": { input: 1, cachedInput: 0.1, output: 2 } };
+    const config = loadConfig({
+      ...base,
+      env: { CURSOR_BRIDGE_BUDGET_WARN_PERCENT: "90" },
+      file: { path: "/c.json", data: { prices } },
+    });
+    expect(config.prices).toEqual(prices);
+    expect(config.budgetWarnPercent).toBe(90);
+    const error = configError(() =>
+      loadConfig({ ...base, env: {}, file: { path: "/c.json", data: { prices: { "x*": { input: -1 } } } } }),
+    );
+    expect(error.message).toContain("prices (from config file /c.json): x*: expected");
+  });
+
   it("rejects a file that is not an object", () => {
     expect(configError(() => loadConfig({ ...base, env: {}, file: { path: "/c.json", data: [1] } })).message).toContain(
       "config file /c.json: expected a JSON object",
@@ -212,6 +230,31 @@ describe("config file discovery", () => {
     expect(resolveConfigFilePath({ ...base, env: {}, flags: { configDir: "/opt/cb" } }).path).toBe(
       "/opt/cb/config.json",
     );
+  });
+});
+
+describe("adminKey", () => {
+  const digest = `sha256:${"ab".repeat(32)}`;
+
+  it("takes the key or its sha256 form from a flag or the environment", () => {
+    expect(loadConfig({ ...base, env: { CURSOR_BRIDGE_ADMIN_KEY: "an-admin-key-of-length" } }).adminKey).toBe(
+      "an-admin-key-of-length",
+    );
+    expect(loadConfig({ ...base, env: {}, flags: { adminKey: digest } }).adminKey).toBe(digest);
+    expect(configError(() => loadConfig({ ...base, env: { CURSOR_BRIDGE_ADMIN_KEY: "short" } })).message).toContain(
+      "adminKey (from env CURSOR_BRIDGE_ADMIN_KEY): use at least 16 characters",
+    );
+  });
+
+  it("the config file may hold only its digest, and a key there is refused without being echoed", () => {
+    expect(loadConfig({ ...base, env: {}, file: { path: "/c.json", data: { adminKey: digest } } }).adminKey).toBe(
+      digest,
+    );
+    const error = configError(() =>
+      loadConfig({ ...base, env: {}, file: { path: "/c.json", data: { adminKey: "plain-admin-key-in-a-file" } } }),
+    );
+    expect(error.message).toContain("adminKey (from config file /c.json): only its digest belongs in the config file");
+    expect(error.message).not.toContain("plain-admin-key-in-a-file");
   });
 });
 

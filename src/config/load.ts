@@ -59,7 +59,11 @@ function flattenFile(file: ConfigFile, errors: string[]): Map<string, unknown> {
       }
       const setting = SETTINGS.find((candidate) => candidate.name === name);
       if (setting === undefined) errors.push(`${name} (from config file ${file.path}): unknown setting`);
-      else if (setting.secret) {
+      else if (setting.secret && setting.fileCheck !== undefined) {
+        const checked = setting.fileCheck(value);
+        if (checked.ok) values.set(name, checked.value);
+        else errors.push(`${name} (from config file ${file.path}): ${checked.message}`);
+      } else if (setting.secret) {
         const where = setting.env === undefined ? "the environment" : `the environment (${setting.env})`;
         errors.push(
           `${name} (from config file ${file.path}): secrets are not allowed in the config file; use ${where}`,

@@ -22,6 +22,11 @@ export interface BridgeConfig {
   readonly port: number;
   /** Bearer key clients must send to the bridge. Environment or flag only, never the config file. @default none */
   readonly apiKey: string | undefined;
+  /**
+   * Key of the admin API under /admin (team gateway): the key itself or `sha256:<64 hex>` from a flag or the
+   * environment, only the `sha256:` form in the config file. Without it /admin is not served. @default none
+   */
+  readonly adminKey: string | undefined;
   /** `auto` uses Cursor when logged in and the embedded emulator otherwise. @default "auto" */
   readonly upstream: UpstreamMode;
   /** Cursor API base URL, also serving `/auth/*` (§1.1). @default "https://api2.cursor.sh" */
@@ -91,6 +96,15 @@ export interface BridgeConfig {
   readonly instanceUrl: string | undefined;
   /** Shared secret of the instances behind one Redis store; required with a Redis store. @default none */
   readonly clusterSecret: string | undefined;
+  /**
+   * The team gateway's price table overrides (config file only): model id pattern (`*` = any characters) → USD per
+   * million tokens `{input, cachedInput, output}`, matched before the built-in table. @default {}
+   */
+  readonly prices: Readonly<
+    Record<string, { readonly input: number; readonly cachedInput: number; readonly output: number }>
+  >;
+  /** Per cent of a virtual key's budget past which answers carry a warning (logged once per period). @default 80 */
+  readonly budgetWarnPercent: number;
   /** Options of the embedded Cursor backend emulator. */
   readonly emulator: {
     /** Delay before the first event of a turn. @default 0 */
@@ -116,6 +130,8 @@ export interface SettingSpec {
   check: Check;
   /** Secrets are never read from the config file and never echoed. */
   secret: boolean;
+  /** A secret the config file may hold in this (non-secret) form only, e.g. a digest of it. */
+  fileCheck?: Check | undefined;
   /** Default value; computed from the platform paths or already resolved settings when needed. */
   defaultValue: (context: DefaultContext) => unknown;
   defaultText: string;
@@ -152,6 +168,11 @@ function spec(
 
 const none = undefined;
 
+const ADMIN_KEY_DIGEST = matching(
+  /^sha256:[0-9a-fA-F]{64}$/,
+  'only its digest belongs in the config file: "sha256:" and the 64 hex digits `printf %s "$KEY" | sha256sum` prints',
+);
+
 const MODEL_ALIAS = /^[^\s=,]{1,256}=[\w.:/[\]-]{1,256}$/;
 const aliasEntries = arrayOf(matching(MODEL_ALIAS, "expected NAME=ID, e.g. gpt-4o=gpt-5.2"));
 /** `NAME=ID` entries; the config file may give them as an object of NAME → ID. */
@@ -160,12 +181,42 @@ const modelAliases: Check = (value) => {
   return aliasEntries(Object.entries(value).map(([name, id]) => (typeof id === "string" ? `${name}=${id}` : name)));
 };
 
+const PRICE_FIELDS = ["input", "cachedInput", "output"] as const;
+/** `{"pattern": {"input": USD, "cachedInput": USD, "output": USD}}` (per million tokens, each ≥ 0). */
+const priceTable: Check = (value) => {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return {
+      ok: false,
+      message: 'expected an object such as {"claude-*opus*": {"input": 5, "cachedInput": 0.5, "output": 25}}',
+    };
+  }
+  for (const [pattern, price] of Object.entries(value)) {
+    if (!/^[\w.:/*[\]-]{1,256}$/.test(pattern))
+      return { ok: false, message: `${pattern}: expected a model id pattern` };
+    const fields = typeof price === "object" && price !== null ? (price as Record<string, unknown>) : {};
+    const keys = Object.keys(fields);
+    const complete =
+      keys.length === 3 &&
+      PRICE_FIELDS.every((field) => {
+        const amount = fields[field];
+        return typeof amount === "number" && Number.isFinite(amount) && amount >= 0;
+      });
+    if (!complete)
+      return {
+        ok: false,
+        message: `${pattern}: expected {"input", "cachedInput", "output"} in USD per million tokens (numbers ≥ 0)`,
+      };
+  }
+  return { ok: true, value };
+};
+
 /** The settings table, in `--help` order. */
 // biome-ignore format: one row per setting reads as a table
 export const SETTINGS: readonly SettingSpec[] = [
   spec("host", "--host", "CURSOR_BRIDGE_HOST", "string", nonEmpty, "127.0.0.1", "127.0.0.1", "Interface to listen on; non-loopback requires an API key"),
   spec("port", "--port", "CURSOR_BRIDGE_PORT", "int", number({ integer: true, min: 0, max: 65535 }), 8765, "8765", "TCP port (0 = any free port)"),
   spec("apiKey", "--api-key", "CURSOR_BRIDGE_API_KEY", "string", optional(nonEmpty), none, "none", "Bearer key clients must send to the bridge", true),
+  { ...spec("adminKey", "--admin-key", "CURSOR_BRIDGE_ADMIN_KEY", "string", optional(either(ADMIN_KEY_DIGEST, string(16, "use at least 16 characters"))), none, "none", "Key of the admin API under /admin (or sha256:<hex> of it; the config file takes only that form)", true), fileCheck: ADMIN_KEY_DIGEST },
   spec("upstream", "--upstream", "CURSOR_BRIDGE_UPSTREAM", "string", oneOf(["auto", "cursor", "emulator"]), "auto", "auto", "auto | cursor | emulator"),
   spec("cursorApiUrl", "--cursor-api-url", "CURSOR_API_URL", "string", httpUrl, "https://api2.cursor.sh", "https://api2.cursor.sh", "Cursor API base URL (RPCs and /auth)"),
   spec("cursorAgentUrl", "--cursor-agent-url", "CURSOR_AGENT_URL", "string", httpUrl, (c: DefaultContext) => c.resolved.cursorApiUrl, "cursorApiUrl", "Base URL for agent.v1.AgentService"),
@@ -196,6 +247,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec("store", "--store", "CURSOR_BRIDGE_STORE", "string", either(oneOf(["file"]), matching(/^rediss?:\/\/[^\s]+$/, "expected file or redis://host:port/db")), "file", "file", "file | redis://host:port/db | rediss://… (shared by several instances)"),
   spec("instanceUrl", "--instance-url", "CURSOR_BRIDGE_INSTANCE_URL", "string", optional(httpUrl), none, "http://<host>:<port>", "URL other instances reach this one at (Redis store only)"),
   spec("clusterSecret", "--cluster-secret", "CURSOR_BRIDGE_CLUSTER_SECRET", "string", optional(string(16, "use at least 16 characters")), none, "none", "Secret shared by the instances of one Redis store (required with it)", true),
+  spec("prices", none, none, "string", priceTable, {}, "built-in table", "Config file only: model pattern → USD per million tokens {input, cachedInput, output}, before the built-in table"),
+  spec("budgetWarnPercent", "--budget-warn-percent", "CURSOR_BRIDGE_BUDGET_WARN_PERCENT", "number", number({ min: 1, max: 100 }), 80, "80", "Per cent of a key's budget past which answers carry a warning"),
   spec("emulator.bootstrapLatencyMs", "--emulator-bootstrap-latency-ms", "CURSOR_BRIDGE_EMULATOR_BOOTSTRAP_LATENCY_MS", "int", number({ integer: true, min: 0 }), 0, "0", "Emulator: delay before the first event (ms)"),
   spec("emulator.port", "--emulator-port", "CURSOR_BRIDGE_EMULATOR_PORT", "int", number({ integer: true, min: 0, max: 65535 }), 0, "0 (any free port)", "Emulator: port of the one serve embeds until you log in (on 127.0.0.1)"),
   spec("emulator.tokensPerSecond", "--emulator-tokens-per-second", "CURSOR_BRIDGE_EMULATOR_TOKENS_PER_SECOND", "number", number({ min: 0 }), 0, "0 (unpaced)", "Emulator: output pace"),

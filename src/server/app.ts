@@ -2,12 +2,15 @@
  * The Hono app factory (`createApp(deps)`, so tests call `app.request()` without sockets). Every API door is its own
  * sub-app mounted under /v1 with `app.route()`, answering its errors in its own shape: chat completions and
  * responses OpenAI's, messages Anthropic's; /v1/models OpenAI's unless the request carries `anthropic-version`.
- * Besides them: GET /health, the status page (GET /, GET /status.json) and, with several instances, the forwarded
- * turn route. Anything else is a 404 naming the endpoints that exist.
+ * Besides them: GET /health, the status page (GET /, GET /status.json), the Prometheus metrics (GET /metrics, admin
+ * key or loopback only) and, with several instances, the forwarded turn route. Anything else is a 404 naming the endpoints that exist.
  */
 import { Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { FORWARD_PATH } from "../cluster/wire.js";
+import { createGatewayMetrics } from "../gateway/metrics/gateway-metrics.js";
+import type { KeySpendSource } from "../gateway/metrics/key-spend-source.js";
+import { metricsHandler } from "../gateway/metrics/metrics-route.js";
 import { createMemoryResponseStore } from "../stores/memory/response-store.js";
 import { createChatApp } from "../surfaces/chat/route.js";
 import { type AppEnv, accessLog } from "../surfaces/kit/access-log.js";
@@ -54,13 +57,38 @@ function routeNotFound(app: Hono<AppEnv>, method: string, path: string): ProxyEr
   );
 }
 
+/**
+ * The team gateway's parts the app mounts (src/gateway/, built by the composition root): the auth guard that takes the
+ * place of the single `--api-key` check on every API door (it sets the request's principal), the /admin API, and
+ * what /metrics needs.
+ */
+export interface AppGateway {
+  /** The virtual-key check of every API door; without it the single `--api-key` check. */
+  auth?: MiddlewareHandler<AppEnv> | undefined;
+  /** More guards of every API door, run right after `auth` (the principal is set). */
+  guards?: readonly MiddlewareHandler<AppEnv>[] | undefined;
+  /** Mounted under /admin; without it /admin is a 404. */
+  admin?: Hono<AppEnv> | undefined;
+  /** The admin key (`--admin-key`): besides loopback clients, it may read /metrics. */
+  adminKey?: string | undefined;
+  /** Every virtual key's spend and budget, for the spend gauges of /metrics. @default no spend gauges */
+  keySpend?: KeySpendSource | undefined;
+  /** Count requests and serve /metrics; off only to measure what they cost (bench). @default true */
+  metrics?: boolean;
+}
+
 /** Builds the HTTP app from injected dependencies. */
-export function createApp(deps: AppDeps): Hono<AppEnv> {
+export function createApp(deps: AppDeps, gateway: AppGateway = {}): Hono<AppEnv> {
   const { options, logger } = deps;
   const app = new Hono<AppEnv>();
 
   const recent = createRecentRequests(50);
-  app.use(accessLog(logger, deps.now, deps.newId, (record) => recent.add(record)));
+  const metrics =
+    gateway.metrics === false
+      ? undefined
+      : createGatewayMetrics({ parkedCount: () => deps.engine.parkedCount(), spend: gateway.keySpend, logger });
+  const onRequestDone = metrics === undefined ? [] : [metrics.onRequestDone];
+  app.use(accessLog(logger, deps.now, deps.newId, (record) => recent.add(record), onRequestDone));
   const allowedOrigins = [...new Set([...(options.allowedOrigins ?? []), ...options.corsOrigins])];
   const guard = { allowedHosts: options.allowedHosts ?? [], allowedOrigins };
   // Host and Origin first, then CORS: on every path (each door runs them itself, so their 403s are in its shape).
@@ -76,6 +104,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
           "x-cursor-bridge-warnings",
           "retry-after",
           "x-should-retry",
+          "x-cursor-bridge-cost",
+          "x-cursor-bridge-spend",
+          "x-cursor-bridge-budget-reset",
+          ...["requests", "tokens"].flatMap((unit) =>
+            ["limit", "remaining", "reset"].map((part) => `x-ratelimit-${part}-${unit}`),
+          ),
         ],
       }),
     );
@@ -94,15 +128,20 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       },
     );
   });
-  // The guards of every API request: local API key, JSON content type, body size, and large bodies processed a few
-  // at a time (one memory budget for all doors; small requests never wait).
+  // The guards of every API request: the key (the gateway's virtual keys, else the local API key), JSON content type,
+  // body size, and large bodies processed a few at a time (one memory budget for all doors; small requests never wait).
+  // The gateway's own guards that need the principal (limits) run right after the key check.
+  const keyCheck = gateway.auth ?? (options.apiKey === undefined ? undefined : requireApiKey(options.apiKey));
   const api: MiddlewareHandler<AppEnv>[] = [
-    ...(options.apiKey === undefined ? [] : [requireApiKey(options.apiKey)]),
+    ...(keyCheck === undefined ? [] : [keyCheck]),
+    ...(gateway.guards ?? []),
     requireJson(),
     tooLarge,
     admitLargeBodies(createBodyGate(options.largeBodyBudgetBytes ?? LARGE_BODY_BUDGET_BYTES)),
     // OpenCode and Codex hide a 429 usage limit behind their own retries or text: each gets a form it shows at once.
     steerUsageLimits(),
+    // Last: a virtual key's limits see the principal the auth set, and refuse nothing a guard above would refuse.
+    ...(deps.limits === undefined ? [] : [deps.limits]),
   ];
   // Each door installs all of them on its own paths, so whatever they refuse is answered in the door's shape; a door
   // answers without calling on, so the app-wide copies below never run twice for its paths.
@@ -138,6 +177,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       parked_turns: deps.engine.parkedCount(),
     }),
   );
+  if (metrics !== undefined) app.get("/metrics", metricsHandler(metrics, { adminKey: gateway.adminKey }));
+  if (gateway.admin !== undefined) {
+    app.use("/admin/*", tooLarge);
+    app.route("/admin", gateway.admin);
+  }
   registerStatusRoutes(app, { engine: deps.engine, options, status: deps.status, recent, now: deps.now });
   // Any other /v1 path: the same guards (an API key is asked for before the 404 lists the endpoints).
   for (const middleware of api) app.use("/v1/*", middleware);

@@ -25,7 +25,8 @@ export interface RunningServer {
 
 /** The app's request handler. */
 export interface FetchApp {
-  fetch: (request: Request) => Response | Promise<Response>;
+  /** `env` holds Node's `incoming` request and `outgoing` response (as @hono/node-server passes them: Hono's `c.env`; the socket's peer address decides who may read /metrics and is audited for the admin API). */
+  fetch: (request: Request, env?: { incoming: unknown; outgoing: unknown }) => Response | Promise<Response>;
 }
 
 /** A bound port whose requests are held until an app serves them. */
@@ -172,7 +173,8 @@ export async function bind(options: ListenOptions): Promise<PendingServer> {
         (request, env) => {
           // Always an HTTP/1.1 ServerResponse here: the server is created without HTTP/2.
           if (env?.outgoing instanceof ServerResponse) coalesceWritesPerTurn(env.outgoing);
-          return app.fetch(request);
+          // The bindings reach the app as `c.env` (the team gateway adds cost trailers to Node's response).
+          return app.fetch(request, env);
         },
         { hostname: options.host },
       );

@@ -11,12 +11,26 @@ import type { AppDeps } from "../surfaces/kit/deps.js";
 import { type OpenAIModel, toOpenAIModel, toOpenAIModelList } from "../surfaces/kit/model-list.js";
 import type { ModelAlias } from "../surfaces/kit/model-names.js";
 import { openAIErrorResponse } from "../surfaces/kit/openai-error.js";
+import type { Principal } from "../surfaces/kit/principal.js";
 import { anthropicErrorResponse } from "../surfaces/messages/error-body.js";
 import { toAnthropicModelList } from "../surfaces/messages/models.js";
 import { ProxyError } from "../util/errors.js";
 
 /** A `/v1/models` entry for a user alias. */
 export type AliasModel = OpenAIModel & { resolves_to: string };
+
+/** Whether the request's principal (if any) may use a model: its own check, as a predicate. */
+function allowedBy(principal: Principal | undefined): (requested: string, resolved: string) => boolean {
+  if (principal === undefined) return () => true;
+  return (requested, resolved) => {
+    try {
+      principal.checkModel(requested, resolved);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+}
 
 const wantsAnthropic = (c: Context) => c.req.header("anthropic-version") !== undefined;
 
@@ -49,12 +63,20 @@ export function createModelsApp(
   const ownedBy = deps.options.upstream === "emulator" ? "cursor-emulator" : "cursor";
   const app = new Hono<AppEnv>();
   for (const guard of guards) app.use("/models/*", guard);
+  // With a virtual key limited to some models (the gateway's principal), only those are listed; a key bound to a
+  // named account lists that account's models (issue #29).
   const list = async (c: Context<AppEnv>, created: number) => {
-    // A virtual key's account lists its own models (named accounts, issue #29).
-    const models = await deps.engine.listModels(c.req.raw.signal, c.get("principal")?.account);
+    const principal = c.get("principal");
+    const mayUse = allowedBy(principal);
+    const models = (await deps.engine.listModels(c.req.raw.signal, principal?.account)).filter((model) =>
+      mayUse(model.id, model.id),
+    );
     const names = new Set(aliases.map((alias) => alias.name.toLowerCase()));
     const own = toOpenAIModelList(models, ownedBy, created).filter((model) => !names.has(model.id.toLowerCase()));
-    return { models, all: [...own, ...aliasModels(aliases, models, ownedBy, created)] };
+    const aliased = aliasModels(aliases, models, ownedBy, created).filter((model) =>
+      mayUse(model.id, model.resolves_to),
+    );
+    return { models, all: [...own, ...aliased] };
   };
   app.get("/models", async (c) => {
     const created = Math.floor(deps.now() / 1000);
@@ -77,6 +99,11 @@ export function createModelsApp(
     const id = c.req.param("id");
     const { all } = await list(c, Math.floor(deps.now() / 1000));
     const model = all.find((m) => m.id === id);
+    const principal = c.get("principal");
+    if (!model && principal !== undefined) {
+      // Listed for others, or not at all: the key's own answer names the model (403) either way it may not use.
+      principal.checkModel(id, id);
+    }
     if (!model) {
       throw new ProxyError("not_found", `The model \`${id}\` does not exist.`, {
         param: "model",

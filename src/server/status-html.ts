@@ -35,7 +35,7 @@ section { background: var(--card); border: 1px solid var(--line); border-radius:
 section.wide { grid-column: 1 / -1; }
 .badge { border-radius: 999px; padding: 2px 10px; font-weight: 600; font-size: 12px; color: #fff; }
 .badge.cursor { background: var(--ok); } .badge.emulator { background: var(--warn); }
-.muted { color: var(--muted); } .ok { color: var(--ok); } .bad { color: var(--bad); }
+.muted { color: var(--muted); } .ok { color: var(--ok); } .bad { color: var(--bad); } .warn { color: var(--warn); }
 #updated { margin-left: auto; color: var(--muted); font-size: 12px; }
 .bar { height: 12px; border-radius: 6px; background: var(--line); overflow: hidden; margin: 6px 0; }
 .bar > div { height: 100%; background: var(--bar); }
@@ -97,6 +97,18 @@ function render(s) {
   $("models-count").textContent = "(" + s.models.length + ")";
   if (s.modelsError) models.append(el("li", "Could not list models: " + s.modelsError, "bad"));
   for (const m of s.models) { const li = el("li", m.id); li.title = m.name + (m.reasoning ? " · reasoning" : "") + (m.vision ? " · images" : ""); models.append(li); }
+  $("keys-section").hidden = !Array.isArray(s.keys);
+  if (Array.isArray(s.keys)) {
+    $("keys-count").textContent = "(" + s.keys.length + ")";
+    const usd = (n) => "$" + n.toFixed(n < 1 ? 4 : 2);
+    const tokens = (k) => k.inputTokens + " in (" + k.cachedTokens + " cached) · " + k.outputTokens + " out (" + k.reasoningTokens + " reasoning)";
+    fill($("keys"), s.keys.map((k) => {
+      const f = k.budgetUsd ? k.spendUsd / k.budgetUsd : null;
+      return [[k.keyName], [k.requests, "num"], [tokens(k), "num"],
+        [usd(k.spendUsd) + (k.budgetUsd ? " of " + usd(k.budgetUsd) + " (" + (f * 100).toFixed(0) + "%)" : ""), "num" + (f === null ? "" : f >= 1 ? " bad" : f >= 0.8 ? " warn" : "")],
+        [k.period + ", resets " + when(k.resetsAt, s.now)]];
+    }), s.keysError ? "Could not read the key usage: " + s.keysError : "No key has made a request this period.");
+  }
   $("updated").textContent = "Updated " + new Date(s.now).toLocaleTimeString();
   $("updated").className = "";
 }
@@ -139,6 +151,9 @@ export function statusPageHtml(snapshot: StatusSnapshot, nonce: string): string 
   </section>
   <section class="wide"><h2>Last requests <span id="requests-count"></span></h2>
     <table id="requests"><thead><tr><th>Time</th><th>Client</th><th>Model</th><th>Route</th><th class="num">First token</th><th class="num">Tokens</th><th class="num">Status</th></tr></thead><tbody></tbody></table>
+  </section>
+  <section class="wide" id="keys-section" hidden><h2>Keys <span id="keys-count"></span></h2>
+    <table id="keys"><thead><tr><th>Key</th><th class="num">Requests</th><th class="num">Tokens</th><th class="num">Spend</th><th>Period</th></tr></thead><tbody></tbody></table>
   </section>
   <section class="wide"><h2>Models <span id="models-count"></span></h2><ul id="models" class="chips"></ul></section>
 </main>

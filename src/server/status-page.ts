@@ -3,7 +3,8 @@
  * renders, fetched again every few seconds). Both sit behind the app's Host and Origin guards like the API. With a
  * local API key they need it too: as `Authorization: Bearer`/`x-api-key`, or as the password of HTTP Basic auth,
  * which is what a browser can send (it asks once, then sends it with the page's own requests). Nothing secret is
- * shown: no tokens, no keys, no request bodies.
+ * shown: no tokens, no keys, no request bodies. With virtual keys in use (the team gateway), a request its admin
+ * check accepts also gets each key's usage this period: requests, tokens, spend against budget, reset.
  */
 import { randomBytes } from "node:crypto";
 import type { Context, Hono, MiddlewareHandler } from "hono";
@@ -71,6 +72,20 @@ function usageCache(sources: Pick<StatusSources, "usage"> | undefined, now: () =
   };
 }
 
+/** The per-key usage table, for the admin only (and only when virtual keys are in use). */
+async function keyTable(
+  sources: StatusSources | undefined,
+  request: Request,
+): Promise<Pick<StatusSnapshot, "keys" | "keysError">> {
+  const keys = sources?.keys;
+  if (keys === undefined || !keys.isAdmin(request)) return {};
+  try {
+    return { keys: await keys.usage.keyUsage() };
+  } catch (error) {
+    return { keys: [], keysError: messageOf(error) };
+  }
+}
+
 /** Requires the local API key (Bearer, x-api-key, or the Basic-auth password) when one is configured. */
 function requireKeyForPage(apiKey: string | undefined): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -107,7 +122,7 @@ export function registerStatusRoutes(app: Hono<AppEnv>, deps: StatusDeps): void 
     account,
     usage: usageCache(account, deps.now),
   }));
-  const snapshot = async (): Promise<StatusSnapshot> => {
+  const snapshot = async (request: Request): Promise<StatusSnapshot> => {
     let models: StatusSnapshot["models"] = [];
     let modelsError: string | null = null;
     try {
@@ -149,15 +164,16 @@ export function registerStatusRoutes(app: Hono<AppEnv>, deps: StatusDeps): void 
         pendingToolCalls: entry.pendingToolCalls,
       })),
       requests: deps.recent.list(),
+      ...(await keyTable(deps.status, request)),
     };
   };
   const guard = requireKeyForPage(deps.options.apiKey);
   const noStore = { "cache-control": "no-store", "x-content-type-options": "nosniff" };
 
-  app.get("/status.json", guard, async (c) => c.json(await snapshot(), 200, noStore));
+  app.get("/status.json", guard, async (c) => c.json(await snapshot(c.req.raw), 200, noStore));
   app.get("/", guard, async (c: Context<AppEnv>) => {
     const nonce = randomBytes(16).toString("base64");
-    const html = statusPageHtml(await snapshot(), nonce);
+    const html = statusPageHtml(await snapshot(c.req.raw), nonce);
     return c.html(html, 200, {
       ...noStore,
       "content-security-policy":

@@ -1,5 +1,6 @@
 /** The status page's data: what `GET /status.json` answers and `GET /` embeds. */
 import type { AppOptions, PlanUsage } from "../surfaces/kit/deps.js";
+import type { KeyUsage } from "../surfaces/kit/key-usage.js";
 import type { RequestRecord } from "../surfaces/kit/recent-requests.js";
 
 /** A plan usage as the page shows it, or why there is none. */
@@ -17,4 +18,8 @@ export interface StatusSnapshot {
   modelsError: string | null;
   parked: Array<{ model: string; ageMs: number; pendingToolCalls: number }>;
   requests: RequestRecord[];
+  /** Virtual keys' usage this period (team gateway): present only when keys are in use and the admin asks. */
+  keys?: KeyUsage[];
+  /** Why the key table could not be read (the store is unreachable), when it could not. */
+  keysError?: string;
 }

@@ -1,5 +1,6 @@
 /**
- * A Cursor usage limit is a 429 `insufficient_quota` with `x-should-retry: false`: the openai and Anthropic SDKs and
+ * A Cursor usage limit is a 429 `insufficient_quota` (a virtual key's spent budget a 429 `budget_exceeded`) with
+ * `x-should-retry: false`: the openai and Anthropic SDKs and
  * Claude Code show it at once, the AI SDK after its two short retries. Two clients hide it, so they get it in the one
  * form each shows at once, recognised by their User-Agent:
  *
@@ -56,7 +57,8 @@ async function usageLimitBody(response: Response): Promise<ErrorBody | undefined
   if (response.status !== 429) return undefined;
   try {
     const body = (await response.clone().json()) as Partial<ErrorBody>;
-    return body.error?.code === "insufficient_quota" && typeof body.error.message === "string"
+    const code = body.error?.code;
+    return (code === "insufficient_quota" || code === "budget_exceeded") && typeof body.error?.message === "string"
       ? (body as ErrorBody)
       : undefined;
   } catch {

@@ -25,7 +25,7 @@ import {
 import type { AppDeps } from "../surfaces/kit/deps.js";
 import type { Logger } from "../util/logger.js";
 import type { TokenSource } from "../util/token-source.js";
-import { createApp } from "./app.js";
+import { type AppGateway, createApp } from "./app.js";
 
 /** The stores one bridge runs on (all from src/stores/: memory, file or Redis). */
 export interface BridgeStores {
@@ -78,6 +78,8 @@ export type BridgeWiring = EngineWiring & {
   stores: BridgeStores;
   /** App settings besides its edges. */
   app: Omit<AppDeps, "engine" | "responseStore" | "logger">;
+  /** The team gateway's key check, admin API and metrics settings (src/gateway/); without it the single `--api-key` check. */
+  gateway?: AppGateway | undefined;
 };
 
 /** A wired engine: what a surface without the HTTP app (ACP) runs on. */
@@ -146,11 +148,14 @@ export function wireBridge(wiring: BridgeWiring): WiredBridge {
     .catch((error: unknown) =>
       logger.child({ component: "engine" }).warn("Could not remove expired stored responses", { error }),
     );
-  const app = createApp({
-    ...wiring.app,
-    engine: wired.engine,
-    responseStore: stores.responses,
-    logger: logger.child({ component: "http" }),
-  });
+  const app = createApp(
+    {
+      ...wiring.app,
+      engine: wired.engine,
+      responseStore: stores.responses,
+      logger: logger.child({ component: "http" }),
+    },
+    wiring.gateway,
+  );
   return { ...wired, app };
 }

@@ -221,6 +221,128 @@ export interface AuditLog {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// Limits and spend of virtual keys (the team gateway, issue #29; src/gateway/limits/).
+
+/** What one request asks of {@link LimitCounters.admit}: the key's limits (0 = none) and a unique slot id. */
+export interface AdmitInput {
+  keyId: string;
+  /** A unique id for this request (its request entry and parallel slot). */
+  slotId: string;
+  /** Epoch ms. */
+  now: number;
+  /** The sliding window (ms) rpm and tpm count over. */
+  windowMs: number;
+  rpm: number;
+  tpm: number;
+  maxParallel: number;
+  /** A parallel slot not released by then (an instance that died) frees itself. */
+  leaseMs: number;
+}
+
+/** The key's window after {@link LimitCounters.admit}: what the decision and the rate-limit headers are made of. */
+export interface WindowState {
+  /** `rpm`, `tpm` or `parallel` when the request was refused (nothing was counted); undefined = admitted. */
+  refused?: "rpm" | "tpm" | "parallel" | undefined;
+  /** Requests counted in the window (this one included when admitted; only kept for a key with an rpm). */
+  requestCount: number;
+  /** Start (epoch ms) of the newest request counted in the window. */
+  newestRequestAt?: number | undefined;
+  /** On an rpm refusal: start of the request whose leaving the window admits the next one. */
+  freeingRequestAt?: number | undefined;
+  /** Tokens of the requests that finished in the window. */
+  tokensUsed: number;
+  /** End (epoch ms) of the newest finished request in the token window. */
+  newestTokensAt?: number | undefined;
+  /** On a tpm refusal: end of the finished request whose leaving brings the window under the tpm. */
+  freeingTokensAt?: number | undefined;
+  /** Requests in flight (this one included when admitted). */
+  inFlight: number;
+}
+
+/**
+ * Per-key rpm / tpm / max-parallel counters. `admit` decides and counts atomically (one Lua script on Redis), so
+ * instances sharing a store enforce one limit together.
+ */
+export interface LimitCounters {
+  /** Refuses (counting nothing) or counts the request and takes a parallel slot when `maxParallel` > 0. */
+  admit(input: AdmitInput): Promise<WindowState>;
+  /** Releases the request's parallel slot and adds its tokens (input + output) to the tpm window. */
+  settle(keyId: string, slotId: string, tokens: number, now: number, windowMs: number): Promise<void>;
+}
+
+/** A key's totals for one budget period. Money in micro-dollars (integers, so sums are exact). */
+export interface SpendTotals {
+  microUsd: number;
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
+}
+
+/** Durable spend per key and period (`day:2026-11-26`, `week:2026-11-23`, `month:2026-11`): file or Redis. */
+export interface SpendStore {
+  /** Adds one finished request; resolves to the totals before and after it (atomically: one crossing per period). */
+  add(keyId: string, period: string, entry: SpendTotals): Promise<{ before: SpendTotals; after: SpendTotals }>;
+  /** The totals of a key in a period (zeros when nothing was spent). */
+  get(keyId: string, period: string): Promise<SpendTotals>;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Virtual keys (the team gateway, issue #29): one record per key a team member holds. The key itself is shown once
+// when it is made and never stored: a record keeps its SHA-256 and a short prefix to recognise it by.
+
+/** The limits a key record carries (the same fields as the gateway's `KeyLimits`); absent = unlimited. */
+export interface StoredKeyLimits {
+  rpm?: number | undefined;
+  tpm?: number | undefined;
+  maxParallel?: number | undefined;
+  budget?: { usd: number; period: "day" | "week" | "month" } | undefined;
+}
+
+/** One virtual key as stored. Times are ISO strings. */
+export interface VirtualKeyRecord {
+  /** Stable id (`vk_…`), never the key. */
+  id: string;
+  /** Human name, unique among the keys not revoked. */
+  name: string;
+  /** Hex SHA-256 of the key. */
+  hash: string;
+  /** The key's first characters (`cbk-` and 6 more), for recognising it in lists; not enough to use it. */
+  prefix: string;
+  createdAt: string;
+  /** Set by a rotation: when the current key replaced the previous one. */
+  rotatedAt?: string | undefined;
+  expiresAt?: string | undefined;
+  revokedAt?: string | undefined;
+  /** Model globs (`gpt-5*`, `claude-4.5-sonnet`) the key may use; absent = every model. */
+  models?: string[] | undefined;
+  /** Named Cursor account its turns run on; absent = the default account. */
+  account?: string | undefined;
+  limits: StoredKeyLimits;
+}
+
+/** What {@link KeyStore.update} may change: a rotation (hash, prefix, rotatedAt) or a revocation. */
+export type KeyRecordChanges = Partial<Pick<VirtualKeyRecord, "hash" | "prefix" | "rotatedAt" | "revokedAt">>;
+
+/**
+ * The virtual keys: a 0600 file in the data directory (one instance) or Redis (instances sharing a store). Writers are
+ * the `keys` commands and the admin API; a running server reads `list()` again whenever `version()` changes.
+ */
+export interface KeyStore {
+  /** Where the keys are (a path, or the Redis URL without credentials); safe to print. */
+  readonly location: string;
+  /** Every record, revoked ones included, oldest first. */
+  list(): Promise<VirtualKeyRecord[]>;
+  /** Adds a record. @throws ProxyError `invalid_request`/`already_exists` when a key not revoked has its name or id. */
+  create(record: VirtualKeyRecord): Promise<void>;
+  /** Changes one record and returns it. @throws ProxyError `not_found` for an unknown id. */
+  update(id: string, changes: KeyRecordChanges): Promise<VirtualKeyRecord>;
+  /** A token that changes whenever a record does (cheap: a file's stat, a Redis counter). */
+  version(): Promise<string>;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // Named Cursor accounts (the team gateway, issue #29): several logins side by side, one of them the default.
 
 /**

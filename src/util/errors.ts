@@ -84,8 +84,10 @@ export interface ProxyErrorDetails {
     | "account_unknown"
     | "region_unsupported";
   not_found: "model_not_found" | "not_found" | "route_not_found" | "turn_expired";
-  rate_limited: "rate_limit";
-  quota_exceeded: "usage_limit";
+  /** `key_*`: a virtual key's own limit (the team gateway's rpm / tpm / max-parallel), not Cursor's. */
+  rate_limited: "rate_limit" | "key_rpm" | "key_tpm" | "key_parallel";
+  /** `budget_exceeded`: a virtual key spent its budget for the period (the team gateway), not Cursor's plan limit. */
+  quota_exceeded: "usage_limit" | "budget_exceeded";
   context_length_exceeded: "max_tokens" | "conversation_too_long";
   backend_unavailable:
     | "unknown"
@@ -162,6 +164,8 @@ export interface ProxyErrorOptions<C extends ProxyErrorCode = ProxyErrorCode> {
   param?: string;
   /** A more specific machine-readable reason of this code, e.g. `model_not_found` or `outdated_client`. */
   detail?: ProxyErrorDetails[C];
+  /** Response headers that describe the error (a key's `x-ratelimit-*` state on its 429). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** Typed error with a closed `code`, an HTTP `status`, `retryable` and `cause`. */
@@ -172,6 +176,7 @@ export class ProxyError<C extends ProxyErrorCode = ProxyErrorCode> extends Error
   readonly retryAfterSeconds: number | undefined;
   readonly param: string | undefined;
   readonly detail: ProxyErrorDetail | undefined;
+  readonly headers: Readonly<Record<string, string>> | undefined;
 
   constructor(code: C, message: string, options: ProxyErrorOptions<C> = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -182,6 +187,7 @@ export class ProxyError<C extends ProxyErrorCode = ProxyErrorCode> extends Error
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.param = options.param;
     this.detail = options.detail;
+    this.headers = options.headers;
   }
 
   /** Wraps anything thrown into a ProxyError; a ProxyError is returned unchanged. */

@@ -28,10 +28,16 @@ const JWT = /eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g;
 // A token, not a placeholder: `Bearer <key>` in a hint documents where a key goes and stays readable.
 const BEARER = /(Bearer\s+)(?![<[])[^\s"',`]+/gi;
 const CURSOR_KEY = /\b(cur|key|sk)_[A-Za-z0-9_-]{8,}/g;
+// The team gateway's virtual keys (`cbk-` + 43 characters); their ids (`vk_…`) and 10-character prefixes stay.
+const VIRTUAL_KEY = /\bcbk-[A-Za-z0-9_-]{16,}/g;
 
 /** Replaces anything that looks like a credential in a string. */
 export function redactText(text: string): string {
-  return text.replace(BEARER, "$1[redacted]").replace(JWT, "[redacted-jwt]").replace(CURSOR_KEY, "[redacted-key]");
+  return text
+    .replace(BEARER, "$1[redacted]")
+    .replace(JWT, "[redacted-jwt]")
+    .replace(CURSOR_KEY, "[redacted-key]")
+    .replace(VIRTUAL_KEY, "cbk-[redacted]");
 }
 
 // C0/C1 controls and the Unicode line separators: each could end a log line or rewrite the terminal.

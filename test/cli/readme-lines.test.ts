@@ -45,6 +45,10 @@ const SKIPPED: ReadonlyArray<readonly [RegExp, string]> = [
   [/CURSOR_BRIDGE_STORE|CLUSTER_SECRET|--instance-url/, "needs Redis and the hosts of a team setup (test/cluster/)"],
   [/^npm run bench\b/, "a benchmark of minutes (npm run bench)"],
   [
+    /\bcursor-bridge (keys|audit)\b|\/admin\/|\$ALICE_KEY/,
+    "the team gateway's lines add keys to the serving bridge (after which every other line would need one) or use them (test/cli/keys.test.ts and test/gateway/serve-gateway.test.ts run these commands and calls)",
+  ],
+  [
     /(^|\s)cursor-bridge serve\b(?!.*--help)/,
     "serves until stopped (test/server/model-aliases.test.ts parses these flags and this variable as serve does)",
   ],

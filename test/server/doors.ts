@@ -6,7 +6,7 @@
  */
 import type { AgentClient, AgentTurn, ModelInfo, TurnRequest } from "../../src/backend/types.js";
 import { createEngine } from "../../src/engine/index.js";
-import { createApp } from "../../src/server/app.js";
+import { type AppGateway, createApp } from "../../src/server/app.js";
 import type { AppOptions } from "../../src/surfaces/kit/deps.js";
 import { type Logger, silentLogger } from "../../src/util/logger.js";
 
@@ -225,7 +225,12 @@ export const MODELS: ModelInfo[] = [
  * An app on the real engine over an agent client that answers "hi" and records every Run it was asked for; with
  * `failWith`, each Run fails with that error once it is open (as Cursor's 429 arrives on an open Run).
  */
-export function appWithRecorder(options: Partial<AppOptions> = {}, logger: Logger = silentLogger, failWith?: Error) {
+export function appWithRecorder(
+  options: Partial<AppOptions> = {},
+  logger: Logger = silentLogger,
+  failWith?: Error,
+  gateway?: AppGateway,
+) {
   const runs: TurnRequest[] = [];
   const agentClient: AgentClient = {
     listModels: async () => MODELS,
@@ -248,22 +253,25 @@ export function appWithRecorder(options: Partial<AppOptions> = {}, logger: Logge
       };
     },
   };
-  const app = createApp({
-    engine: createEngine({ agentClient, newConversationId: () => `conv-${runs.length + 1}` }),
-    logger,
-    options: {
-      apiKey: undefined,
-      corsOrigins: [],
-      maxBodyBytes: 4 * 1024 * 1024,
-      reasoningOutput: "reasoning_content",
-      upstream: "emulator",
-      loggedIn: false,
-      version: "test",
-      ...options,
+  const app = createApp(
+    {
+      engine: createEngine({ agentClient, newConversationId: () => `conv-${runs.length + 1}` }),
+      logger,
+      options: {
+        apiKey: undefined,
+        corsOrigins: [],
+        maxBodyBytes: 4 * 1024 * 1024,
+        reasoningOutput: "reasoning_content",
+        upstream: "emulator",
+        loggedIn: false,
+        version: "test",
+        ...options,
+      },
+      now: Date.now,
+      newId: () => "id",
     },
-    now: Date.now,
-    newId: () => "id",
-  });
+    gateway,
+  );
   return { app, runs };
 }
 

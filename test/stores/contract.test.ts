@@ -9,29 +9,42 @@ import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { deriveKey } from "../../src/cluster/cluster-auth.js";
 import { createFileAccountStore } from "../../src/stores/file/account-store.js";
+import { createFileAuditLog } from "../../src/stores/file/audit-log.js";
 import { createFileConversationIndex } from "../../src/stores/file/conversation-index.js";
 import { createFileConversationStore } from "../../src/stores/file/conversation-store.js";
 import { createFileCredentialStore } from "../../src/stores/file/credential-store.js";
+import { createFileKeyStore } from "../../src/stores/file/key-store.js";
 import { createFileResponseStore } from "../../src/stores/file/response-store.js";
+import { createFileSpendStore } from "../../src/stores/file/spend-store.js";
 import { createMemoryAccountStore } from "../../src/stores/memory/account-store.js";
+import { createMemoryAuditLog } from "../../src/stores/memory/audit-log.js";
 import { createBlobStore } from "../../src/stores/memory/blob-store.js";
 import { createMemoryConversationIndex } from "../../src/stores/memory/conversation-index.js";
 import { createMemoryConversationStore } from "../../src/stores/memory/conversation-store.js";
 import { createMemoryCredentialStore } from "../../src/stores/memory/credential-store.js";
+import { createMemoryKeyStore } from "../../src/stores/memory/key-store.js";
+import { createMemoryLimitCounters } from "../../src/stores/memory/limit-counters.js";
 import { createMemoryLock } from "../../src/stores/memory/lock.js";
 import { createMemoryResponseStore } from "../../src/stores/memory/response-store.js";
+import { createMemorySpendStore } from "../../src/stores/memory/spend-store.js";
 import { createRedisAccountStore } from "../../src/stores/redis/account-store.js";
+import { createRedisAuditLog } from "../../src/stores/redis/audit-log.js";
 import { connectStore, namespaced, type StoreClient } from "../../src/stores/redis/client.js";
 import { createRedisConversationIndex } from "../../src/stores/redis/conversation-index.js";
 import { createRedisConversationStore } from "../../src/stores/redis/conversation-store.js";
 import { createRedisCredentialStore } from "../../src/stores/redis/credential-store.js";
+import { createRedisKeyStore } from "../../src/stores/redis/key-store.js";
+import { createRedisLimitCounters } from "../../src/stores/redis/limit-counters.js";
 import { createRedisLock } from "../../src/stores/redis/lock.js";
 import { createRedisResponseStore } from "../../src/stores/redis/response-store.js";
+import { createRedisSpendStore } from "../../src/stores/redis/spend-store.js";
 import { missingBinaries, type RedisServer, startRedisServer } from "../cluster/support/redis-server.js";
 import { accountStoreContract } from "./contract/accounts.js";
 import { blobStoreContract } from "./contract/blobs.js";
 import { conversationIndexContract, conversationStoreContract } from "./contract/conversations.js";
 import { credentialStoreContract, lockContract } from "./contract/credentials.js";
+import { auditLogContract, keyStoreContract } from "./contract/keys.js";
+import { limitCountersContract, spendStoreContract } from "./contract/limits.js";
 import { responseStoreContract } from "./contract/responses.js";
 
 // --- file: a fresh temporary directory per store; `reopen` uses the last one ---------------------------------
@@ -115,6 +128,28 @@ lockContract({
 
 blobStoreContract({ name: "memory", open: async ({ initial }) => createBlobStore(initial) });
 
+limitCountersContract({ name: "memory", open: async () => createMemoryLimitCounters() });
+spendStoreContract({ name: "memory", open: async () => createMemorySpendStore() });
+spendStoreContract({
+  name: "file",
+  open: async () => createFileSpendStore({ dataDir: await freshDir() }),
+  reopen: async () => createFileSpendStore({ dataDir: lastDir() }),
+});
+
+keyStoreContract({ name: "memory", open: async () => createMemoryKeyStore() });
+keyStoreContract({
+  name: "file",
+  open: async () => createFileKeyStore({ dir: await freshDir() }),
+  reopen: async () => createFileKeyStore({ dir: lastDir() }),
+});
+
+auditLogContract({ name: "memory", open: async () => createMemoryAuditLog() });
+auditLogContract({
+  name: "file",
+  open: async () => createFileAuditLog({ dir: await freshDir() }),
+  reopen: async () => createFileAuditLog({ dir: lastDir() }),
+});
+
 if (missing === undefined) {
   conversationStoreContract({
     name: "redis",
@@ -149,5 +184,21 @@ if (missing === undefined) {
       const client = freshClient();
       return { holder: () => createRedisLock(client, "contract") };
     },
+  });
+  limitCountersContract({ name: "redis", open: async () => createRedisLimitCounters(freshClient()) });
+  spendStoreContract({
+    name: "redis",
+    open: async () => createRedisSpendStore(freshClient()),
+    reopen: async () => createRedisSpendStore(lastClient()),
+  });
+  keyStoreContract({
+    name: "redis",
+    open: async () => createRedisKeyStore(freshClient()),
+    reopen: async () => createRedisKeyStore(lastClient()),
+  });
+  auditLogContract({
+    name: "redis",
+    open: async () => createRedisAuditLog(freshClient()),
+    reopen: async () => createRedisAuditLog(lastClient()),
   });
 }

@@ -10,6 +10,7 @@ import { planUsageOf } from "../../src/cli/usage.js";
 import { type Emulator, type EmulatorOptions, startEmulator } from "../../src/emulator/index.js";
 import type { BridgeEngine } from "../../src/engine/index.js";
 import { type CursorApi, createCursorApi } from "../../src/protocol/cursor/cursor-api.js";
+import type { AppGateway } from "../../src/server/app.js";
 import { listen, type RunningServer } from "../../src/server/listen.js";
 import { type AccountUpstream, wireBridge } from "../../src/server/wiring.js";
 import { createMemoryConversationIndex } from "../../src/stores/memory/conversation-index.js";
@@ -17,7 +18,7 @@ import { createMemoryConversationStore } from "../../src/stores/memory/conversat
 import { createMemoryResponseStore } from "../../src/stores/memory/response-store.js";
 import type { ConversationIndex } from "../../src/stores/types.js";
 import type { AppEnv } from "../../src/surfaces/kit/access-log.js";
-import type { AppOptions } from "../../src/surfaces/kit/deps.js";
+import type { AppDeps, AppOptions } from "../../src/surfaces/kit/deps.js";
 import { createLogger, type Logger, silentLogger } from "../../src/util/logger.js";
 
 /** Options of {@link startStack}. */
@@ -26,6 +27,8 @@ export interface StackOptions {
   /** Reuse an emulator (e.g. to restart the bridge against the same upstream). */
   existingEmulator?: Emulator;
   app?: Partial<AppOptions>;
+  /** The team gateway's parts (key check and admin API from src/gateway/createGateway, admin key, key spend), as serve wires them. */
+  gateway?: AppGateway;
   transport?: "auto" | "http2" | "http1";
   stallTimeoutMs?: number;
   parkedTurnTtlMs?: number;
@@ -43,6 +46,10 @@ export interface StackOptions {
   accounts?: Readonly<Record<string, { userId: string; email?: string }>>;
   /** The account requests without one run on. @default "default" */
   defaultAccount?: string;
+  /** The team gateway's limits middleware (AppDeps.limits). @default none */
+  limits?: AppDeps["limits"];
+  /** What the status page shows besides the engine's state (AppDeps.status). @default none */
+  status?: AppDeps["status"];
 }
 
 /** A running stack. */
@@ -147,9 +154,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       now: Date.now,
       newId: () => randomUUID().replaceAll("-", ""),
       ...(named === undefined
-        ? {}
+        ? options.status === undefined
+          ? {}
+          : { status: options.status }
         : {
             status: {
+              ...options.status,
               accounts: [...upstreams].map(([name, { api }]) => ({
                 name,
                 default: name === defaultAccount,
@@ -158,7 +168,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
               })),
             },
           }),
+      ...(options.limits === undefined ? {} : { limits: options.limits }),
     },
+    gateway: options.gateway,
   });
   const served = named === undefined ? app : withTestPrincipal(app);
   const apis = new Map([...upstreams].map(([name, upstream]) => [name, upstream.api]));

@@ -1,4 +1,5 @@
-/** The in-memory {@link AuditLog} (tests): the newest `maxEntries` entries of this process. */
+/** The in-memory {@link AuditLog} (tests, the test stack): the newest `maxEntries` entries of this process. */
+import { newest } from "../audit-entries.js";
 import type { AuditEntry, AuditLog } from "../types.js";
 
 /** An audit log held in this process. */
@@ -9,10 +10,6 @@ export function createMemoryAuditLog(maxEntries = 10_000): AuditLog {
       entries.push(structuredClone(entry));
       if (entries.length > maxEntries) entries.splice(0, entries.length - maxEntries);
     },
-    async read(options = {}) {
-      const limit = options.limit;
-      const kept = limit === undefined ? entries : entries.slice(Math.max(0, entries.length - limit));
-      return kept.map((entry) => structuredClone(entry));
-    },
+    read: async (options = {}) => newest(entries, options.limit).map((entry) => structuredClone(entry)),
   };
 }

@@ -8,7 +8,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { BackendEvent } from "../../backend/types.js";
 import type { TurnTrace } from "../../engine/index.js";
 import { clampForMessage, type Logger } from "../../util/logger.js";
-import { decideError } from "./error-policy.js";
+import { decideError, type ErrorDecision } from "./error-policy.js";
 import type { Principal } from "./principal.js";
 import { clientOf, type RequestRecord, surfaceOf } from "./recent-requests.js";
 
@@ -45,6 +45,28 @@ export interface RequestLog {
   streaming?: Promise<void>;
 }
 
+/** A finished request, as the access log hands it to its `onRequestDone` listeners (metrics, spend, limits). */
+export interface RequestDone {
+  method: string;
+  path: string;
+  /** The API surface (`chat`, `messages`, `responses`, `models`, `count_tokens`, `other`; recent-requests.ts). */
+  surface: string;
+  /** Whether the path is under `/v1/` (an API request). */
+  api: boolean;
+  status: number;
+  log: RequestLog;
+  principal: Principal | undefined;
+  /** The failure the client saw (a handler's error, else one after the headers), decided as the surfaces do. */
+  failure: ErrorDecision | undefined;
+  /** True when `failure` happened after the status was sent (a streamed body that broke). */
+  streamFailed: boolean;
+  /** When the body was done (epoch ms, the access log's clock). */
+  endedAt: number;
+}
+
+/** Called once per request when its body is done; must not throw (a throw is caught and logged). */
+export type RequestDoneListener = (done: RequestDone) => void;
+
 /** Hono variables set by the app's middleware. */
 export type AppEnv = {
   Variables: {
@@ -70,13 +92,15 @@ function setResponseHeader(c: Context, name: string, value: string): void {
 
 /**
  * Creates the access-log middleware; it also sets `x-request-id` on every response. `onRecord` receives every
- * `/v1/` request once it is done (the status page's recent requests).
+ * `/v1/` request once it is done (the status page's recent requests); `onRequestDone` listeners receive every request
+ * once it is done (the gateway's metrics).
  */
 export function accessLog(
   logger: Logger,
   now: () => number,
   newId: () => string,
   onRecord?: (record: RequestRecord) => void,
+  onRequestDone: readonly RequestDoneListener[] = [],
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const log: RequestLog = { requestId: acceptedRequestId(c.req.header("x-request-id")) ?? newId(), startedAt: now() };
@@ -91,8 +115,10 @@ export function accessLog(
       const streamError = log.streamError === undefined ? undefined : decideError(log.streamError);
       const failed = streamError ?? (failure === undefined ? undefined : decideError(failure));
       const path = clampForMessage(c.req.path, MAX_LOGGED_VALUE);
+      const api = c.req.path.startsWith("/v1/");
       logger.info(`${c.req.method} ${path} ${c.res.status}`, {
         request_id: log.requestId,
+        key: c.get("principal")?.keyName,
         model: log.model === undefined ? undefined : clampForMessage(log.model, MAX_LOGGED_VALUE),
         conv: log.trace?.conversationId,
         run: log.trace?.runId,
@@ -107,7 +133,28 @@ export function accessLog(
         parked: log.parked,
         stream_error: streamError?.error.code,
       });
-      if (onRecord !== undefined && c.req.path.startsWith("/v1/")) {
+      if (onRequestDone.length > 0) {
+        const done: RequestDone = {
+          method: c.req.method,
+          path: c.req.path,
+          surface: surfaceOf(c.req.path),
+          api,
+          status: c.res.status,
+          log,
+          principal: c.get("principal"),
+          failure: failed,
+          streamFailed: streamError !== undefined,
+          endedAt: end,
+        };
+        for (const listener of onRequestDone) {
+          try {
+            listener(done);
+          } catch (error) {
+            logger.error("a request-done listener failed", { request_id: log.requestId, error });
+          }
+        }
+      }
+      if (onRecord !== undefined && api) {
         onRecord({
           at: log.startedAt,
           method: c.req.method,

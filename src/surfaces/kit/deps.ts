@@ -1,7 +1,10 @@
+import type { MiddlewareHandler } from "hono";
 import type { ClusterAuth } from "../../cluster/cluster-auth.js";
 import type { BridgeEngine } from "../../engine/index.js";
 import type { ResponseStore } from "../../stores/types.js";
 import type { Logger } from "../../util/logger.js";
+import type { AppEnv } from "./access-log.js";
+import type { KeyUsageSource } from "./key-usage.js";
 
 /** How reasoning reaches chat clients: a `reasoning_content` field, `<think>` tags in the text, or not at all. */
 export type ReasoningOutput = "reasoning_content" | "think-tags" | "none";
@@ -60,6 +63,11 @@ export interface StatusSources {
   usage?: (signal: AbortSignal) => Promise<PlanUsage | undefined>;
   /** Every Cursor account served (named accounts, issue #29), each with its own plan usage. @default none listed */
   accounts?: readonly AccountStatusSource[];
+  /**
+   * Virtual keys in use (the team gateway): the per-key usage table, shown only to a request `isAdmin` accepts
+   * (the admin key; gw-keys decides). @default no table
+   */
+  keys?: { usage: KeyUsageSource; isAdmin: (request: Request) => boolean };
 }
 
 /** One served Cursor account on the status page. */
@@ -90,4 +98,9 @@ export interface AppDeps {
    * the key every instance signs thinking blocks with. @default a single instance
    */
   cluster?: { auth: ClusterAuth; signingKey: Buffer };
+  /**
+   * The team gateway's limits (src/gateway/limits: rpm, tpm, max-parallel, budgets, cost headers): installed as the
+   * last guard of every API door, after the auth middleware that sets the request's `principal`. @default none
+   */
+  limits?: MiddlewareHandler<AppEnv>;
 }

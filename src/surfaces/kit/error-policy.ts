@@ -2,7 +2,9 @@
  * What every API door answers for an error, decided once: the HTTP status, whether a retry can help
  * (`x-should-retry`, which openai-node and the Anthropic SDK both honour, "true" or "false" on every door), when
  * (`Retry-After`), and the message a client may see (redacted, never a stack, never an internal error's text, the
- * login hint for Cursor auth failures). A surface only renders this in its own shape (kit/openai-error.ts for the
+ * login hint for Cursor auth failures). An error may carry headers of its own (a virtual key's `x-ratelimit-*` state
+ * on its 429 `rate_limit_exceeded` / `budget_exceeded`, src/gateway/limits); they are sent as they are, under the
+ * retry decision. A surface only renders this in its own shape (kit/openai-error.ts for the
  * OpenAI doors, messages/error-body.ts for Anthropic's).
  */
 import { withLauncher } from "../../util/command-hint.js";
@@ -58,7 +60,8 @@ function messageFor(error: ProxyError, requestId: string | undefined): string {
 /** Decides status, retry headers and message for anything thrown. */
 export function decideError(thrown: unknown, context: ErrorContext = {}): ErrorDecision {
   const error = asProxyError(thrown);
-  const headers: Record<string, string> = { "x-should-retry": error.retryable ? "true" : "false" };
+  // The error's own headers first (a key's rate-limit state); the retry decision below always wins.
+  const headers: Record<string, string> = { ...error.headers, "x-should-retry": error.retryable ? "true" : "false" };
   if (error.retryAfterSeconds !== undefined && error.retryAfterSeconds >= 0) {
     headers["Retry-After"] = String(Math.ceil(error.retryAfterSeconds));
   }

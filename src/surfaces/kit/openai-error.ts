@@ -47,6 +47,7 @@ const DETAIL_AS_CODE = new Set<ProxyErrorDetail>([
   "turn_in_progress",
   "previous_response_not_found",
   "store_unavailable",
+  "budget_exceeded",
 ]);
 
 /** Machine-readable OpenAI `code` for every ProxyError code (exhaustive: a new code must choose one). */

@@ -1,0 +1,50 @@
+/**
+ * What `keys` and `audit` share: the gateway's stores on the same `--store`, `--data-dir` and `--config-dir` as
+ * `serve` (a Redis store is connected for the command and closed after it; no cluster secret is needed, since only
+ * hashes and audit entries are read and written), and who is acting, from which machine, for the audit log.
+ */
+import { hostname, userInfo } from "node:os";
+import { createKeyService, type KeyService } from "../gateway/index.js";
+import type { StoreClient } from "../stores/redis/client.js";
+import type { AuditLog, KeyStore } from "../stores/types.js";
+import type { CliContext } from "./context.js";
+import { isRedisStore, openGatewayStores } from "./store-setup.js";
+
+/** The gateway's stores, opened for one command. */
+export interface GatewayCli {
+  keys: KeyStore;
+  audit: AuditLog;
+  auditLocation: string;
+  service: KeyService;
+  /** `cli:<os user>`, from `cli@<host name>`. */
+  actor: { actor: string; from: string };
+  close(): Promise<void>;
+}
+
+function osUser(env: CliContext["io"]["env"]): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return env.USER ?? env.USERNAME ?? "unknown";
+  }
+}
+
+/** Opens the stores `serve` would use with the same options. */
+export async function openGatewayCli(ctx: CliContext): Promise<GatewayCli> {
+  let client: StoreClient | undefined;
+  if (isRedisStore(ctx.config.store)) {
+    const { connectStore } = await import("../stores/redis/client.js");
+    client = await connectStore({ url: ctx.config.store });
+  }
+  const { keys, audit, auditLocation } = await openGatewayStores(ctx.config, client);
+  return {
+    keys,
+    audit,
+    auditLocation,
+    service: createKeyService({ store: keys, audit, now: ctx.now }),
+    actor: { actor: `cli:${osUser(ctx.io.env)}`, from: `cli@${hostname()}` },
+    close: async () => {
+      await client?.close();
+    },
+  };
+}

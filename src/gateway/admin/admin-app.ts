@@ -1,0 +1,177 @@
+/**
+ * The admin HTTP API under /admin (mounted only when an admin key is configured; without one every /admin path is
+ * the app's 404). Every request needs `Authorization: Bearer <admin key>`; every request, refused ones included, is
+ * written to the audit log (who, method and path, status, peer address; never a key). JSON in and out, OpenAI-shaped
+ * errors. The Host and Origin guards of the whole app run before it.
+ *
+ *   GET  /admin/keys                  every key (no hashes)            POST /admin/keys {name, budget?, rpm?, tpm?,
+ *   GET  /admin/keys/{name|id}        one key                               max_parallel?, models?, account?, expires?}
+ *   POST /admin/keys/{name|id}/rotate a new key for it (shown once)         → 201 {key, ...} (shown once)
+ *   POST /admin/keys/{name|id}/revoke revoke it                        GET  /admin/audit?limit=N  the audit log
+ */
+import { type Context, Hono, type MiddlewareHandler } from "hono";
+import type { AuditLog } from "../../stores/types.js";
+import type { AppEnv } from "../../surfaces/kit/access-log.js";
+import { openAIErrorResponse } from "../../surfaces/kit/openai-error.js";
+import { ProxyError } from "../../util/errors.js";
+import { clampForMessage, type Logger } from "../../util/logger.js";
+import type { KeySettingsInput } from "../keys/key-options.js";
+import type { Actor, IssuedKey, KeyService } from "../keys/key-service.js";
+import { isAdminKey } from "./admin-key.js";
+
+/** Options of {@link createAdminApp}. */
+export interface AdminAppOptions {
+  /** Hex SHA-256 of the admin key (admin-key.ts). */
+  adminKeyDigest: string;
+  service: KeyService;
+  audit: AuditLog;
+  logger: Logger;
+  /** Runs on POST /admin/keys after the admin key check (serve passes the app's JSON content-type guard). */
+  bodyGuard?: MiddlewareHandler<AppEnv> | undefined;
+  /** Called after a write, so this instance serves the change at once. */
+  afterWrite?: () => Promise<void>;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+const ACTOR = "admin-api";
+
+/** The peer address of a request (the Node adapter's socket), or `unknown` (app.request() in tests). */
+export function peerOf(c: Context): string {
+  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+  return env?.incoming?.socket?.remoteAddress ?? "unknown";
+}
+
+function requireAdmin(digest: string): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const bearer = c.req
+      .header("authorization")
+      ?.match(/^Bearer\s+(.+)$/i)?.[1]
+      ?.trim();
+    if (bearer === undefined || !isAdminKey(bearer, digest)) {
+      throw new ProxyError(
+        "unauthenticated",
+        bearer === undefined
+          ? "The admin API needs the admin key: send `Authorization: Bearer <admin key>`."
+          : "Invalid admin key.",
+        { detail: "local_api_key" },
+      );
+    }
+    await next();
+  };
+}
+
+const FIELDS: Record<string, keyof KeySettingsInput> = {
+  name: "name",
+  budget: "budget",
+  rpm: "rpm",
+  tpm: "tpm",
+  max_parallel: "maxParallel",
+  maxParallel: "maxParallel",
+  models: "models",
+  account: "account",
+  expires: "expires",
+};
+
+/** The body of POST /admin/keys as {@link KeySettingsInput}; unknown fields and wrong types are refused by name. */
+async function createInput(c: Context): Promise<KeySettingsInput> {
+  const body: unknown = await c.req.json().catch(() => undefined);
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new ProxyError("invalid_request", 'Expected a JSON object such as {"name": "alice"}.', {
+      detail: "bad_request",
+    });
+  }
+  const input: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(body)) {
+    const name = FIELDS[field];
+    if (name === undefined) {
+      throw new ProxyError("invalid_request", `Unknown field \`${clampForMessage(field, 60)}\`.`, {
+        param: clampForMessage(field, 60),
+        detail: "invalid_field",
+      });
+    }
+    const ok =
+      typeof value === "string" ||
+      (typeof value === "number" && ["rpm", "tpm", "maxParallel"].includes(name)) ||
+      (name === "models" && Array.isArray(value) && value.every((item) => typeof item === "string"));
+    if (!ok) {
+      throw new ProxyError("invalid_request", `Invalid type for \`${field}\`.`, {
+        param: field,
+        detail: "invalid_field",
+      });
+    }
+    input[name] = value;
+  }
+  if (typeof input.name !== "string") {
+    throw new ProxyError("invalid_request", "`name` is required.", { param: "name", detail: "invalid_field" });
+  }
+  return input as unknown as KeySettingsInput;
+}
+
+const issued = ({ key, view }: IssuedKey) => ({ key, ...view });
+
+/** The admin sub-app; mount it with `app.route("/admin", …)`. */
+export function createAdminApp(options: AdminAppOptions): Hono<AppEnv> {
+  const { service, audit, logger } = options;
+  const now = options.now ?? Date.now;
+  const app = new Hono<AppEnv>();
+  const by = (c: Context): Actor => ({ actor: ACTOR, from: peerOf(c) });
+  const written = async () => {
+    await options.afterWrite?.().catch(() => undefined);
+  };
+
+  // Outermost: every call is audited once it is answered (refused ones too, as `anonymous`).
+  app.use("*", async (c, next) => {
+    await next();
+    const status = c.res.status;
+    await audit
+      .append({
+        at: new Date(now()).toISOString(),
+        actor: status === 401 ? "anonymous" : ACTOR,
+        action: "admin.request",
+        target: clampForMessage(c.req.path, 200),
+        from: peerOf(c),
+        detail: { method: c.req.method, status },
+      })
+      .catch((error: unknown) => logger.warn("could not write the audit log", { error }));
+  });
+  app.use("*", requireAdmin(options.adminKeyDigest));
+
+  if (options.bodyGuard !== undefined) app.post("/keys", options.bodyGuard);
+  app.get("/keys", async (c) => c.json({ object: "list", data: await service.list() }));
+  app.post("/keys", async (c) => {
+    const result = await service.create(await createInput(c), by(c));
+    await written();
+    return c.json(issued(result), 201, { "cache-control": "no-store" });
+  });
+  app.get("/keys/:ref", async (c) => c.json(await service.show(c.req.param("ref"))));
+  app.post("/keys/:ref/revoke", async (c) => {
+    const view = await service.revoke(c.req.param("ref"), by(c));
+    await written();
+    return c.json(view);
+  });
+  app.post("/keys/:ref/rotate", async (c) => {
+    const result = await service.rotate(c.req.param("ref"), by(c));
+    await written();
+    return c.json(issued(result), 200, { "cache-control": "no-store" });
+  });
+  app.get("/audit", async (c) => {
+    const text = c.req.query("limit");
+    const limit = text === undefined ? 100 : Number(text);
+    if (!Number.isSafeInteger(limit) || limit < 0) {
+      throw new ProxyError("invalid_request", "`limit` must be a whole number.", { param: "limit" });
+    }
+    return c.json({ object: "list", data: await audit.read({ limit }) });
+  });
+  app.all("*", (c) => {
+    throw new ProxyError("not_found", `No admin route for ${c.req.method} ${clampForMessage(c.req.path, 200)}.`, {
+      detail: "route_not_found",
+    });
+  });
+  app.onError((error, c) => {
+    const proxyError = ProxyError.from(error);
+    if (proxyError.code === "internal") logger.error("admin API error", { path: c.req.path, error });
+    return openAIErrorResponse(proxyError, { requestId: c.get("log")?.requestId });
+  });
+  return app;
+}

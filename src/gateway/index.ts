@@ -1,0 +1,73 @@
+/**
+ * The team gateway's entry for the composition roots (server/, cli/): virtual keys (keys/), the admin API (admin/)
+ * and the audit log they write. `createGateway` loads the keys and returns the auth guard every API door runs and,
+ * with an admin key, the /admin sub-app.
+ */
+import type { Hono, MiddlewareHandler } from "hono";
+import type { AuditLog, KeyStore } from "../stores/types.js";
+import type { AppEnv } from "../surfaces/kit/access-log.js";
+import type { Logger } from "../util/logger.js";
+import { createAdminApp } from "./admin/admin-app.js";
+import { adminKeyDigest } from "./admin/admin-key.js";
+import { keyAuth } from "./keys/auth.js";
+import { createKeyIndex, type KeyIndex } from "./keys/key-index.js";
+import { createKeyService } from "./keys/key-service.js";
+
+export { adminKeyDigest, isAdminKey } from "./admin/admin-key.js";
+export type { KeySettingsInput } from "./keys/key-options.js";
+export { type Actor, createKeyService, type IssuedKey, type KeyService, type KeyView } from "./keys/key-service.js";
+
+/** Options of {@link createGateway}. */
+export interface GatewayOptions {
+  keys: KeyStore;
+  audit: AuditLog;
+  /** The single local API key (`--api-key`). */
+  apiKey: string | undefined;
+  /** The admin key setting (the key, or `sha256:<hex>`); undefined = no admin API. */
+  adminKey: string | undefined;
+  logger: Logger;
+  /** Runs on the admin API's JSON bodies (the app's content-type guard, server/request-guard.ts). */
+  adminBodyGuard?: MiddlewareHandler<AppEnv> | undefined;
+  /** How often the key store is polled for changes (ms). @default 200 */
+  pollMs?: number;
+  now?: () => number;
+}
+
+/** What the app mounts. */
+export interface Gateway {
+  /** The auth guard of every API door (replaces the single `--api-key` check; see keys/auth.ts). */
+  auth: MiddlewareHandler<AppEnv>;
+  /** The /admin sub-app; undefined without an admin key (then /admin is a 404). */
+  admin: Hono<AppEnv> | undefined;
+  index: KeyIndex;
+  close(): void;
+}
+
+/** Loads the keys (first read done when it resolves) and builds the guard and the admin API. */
+export async function createGateway(options: GatewayOptions): Promise<Gateway> {
+  const logger = options.logger;
+  const index = await createKeyIndex({
+    store: options.keys,
+    logger,
+    ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+    ...(options.now === undefined ? {} : { now: options.now }),
+  });
+  const service = createKeyService({
+    store: options.keys,
+    audit: options.audit,
+    ...(options.now === undefined ? {} : { now: options.now }),
+  });
+  const admin =
+    options.adminKey === undefined
+      ? undefined
+      : createAdminApp({
+          adminKeyDigest: adminKeyDigest(options.adminKey),
+          service,
+          audit: options.audit,
+          logger,
+          afterWrite: index.refresh,
+          bodyGuard: options.adminBodyGuard,
+          ...(options.now === undefined ? {} : { now: options.now }),
+        });
+  return { auth: keyAuth({ index, apiKey: options.apiKey }), admin, index, close: index.close };
+}

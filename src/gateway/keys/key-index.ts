@@ -1,0 +1,109 @@
+/**
+ * A running server's view of the virtual keys: the records by hash, in memory, so a request costs one SHA-256 and a
+ * map lookup. A timer polls the store's `version()` (a stat for the file store, a GET for Redis) every `pollMs` and
+ * reloads on a change, so a key created, rotated or revoked anywhere (the CLI, another instance, the admin API) takes
+ * effect within one poll; a key not found also checks at once (at most once per `minRecheckMs`), so a key that was
+ * just created works on its first use.
+ */
+import type { KeyStore, VirtualKeyRecord } from "../../stores/types.js";
+import type { Logger } from "../../util/logger.js";
+import { digestsEqual, hashKey } from "./key-material.js";
+
+/** Options of {@link createKeyIndex}. */
+export interface KeyIndexOptions {
+  store: KeyStore;
+  logger: Logger;
+  /** How often the store's version is checked. @default 200 */
+  pollMs?: number;
+  /** Least time between two checks caused by unknown keys. @default 50 */
+  minRecheckMs?: number;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+/** What a presented key is. */
+export type KeyLookup =
+  | { status: "valid"; record: VirtualKeyRecord }
+  | { status: "revoked" | "expired"; record: VirtualKeyRecord }
+  | { status: "unknown" };
+
+/** The server's key index. */
+export interface KeyIndex {
+  /** Whether any key record exists (revoked and expired ones count: once keys are used, they stay required). */
+  hasKeys(): boolean;
+  lookup(key: string): Promise<KeyLookup>;
+  /** Reloads now if the store changed (tests and the admin API call it after a write). */
+  refresh(): Promise<void>;
+  close(): void;
+}
+
+/** Loads the keys and starts polling; resolves once the first load is done. */
+export async function createKeyIndex(options: KeyIndexOptions): Promise<KeyIndex> {
+  const { store, logger } = options;
+  const now = options.now ?? Date.now;
+  const pollMs = options.pollMs ?? 200;
+  const minRecheckMs = options.minRecheckMs ?? 50;
+  let byHash = new Map<string, VirtualKeyRecord>();
+  let count = 0;
+  let version: string | undefined;
+  let running: Promise<void> | undefined;
+  let lastCheck = 0;
+  let failing = false;
+
+  const load = async (): Promise<void> => {
+    lastCheck = now();
+    const current = await store.version();
+    if (current === version) return;
+    const records = await store.list();
+    byHash = new Map(records.map((record) => [record.hash, record]));
+    count = records.length;
+    if (version !== undefined) logger.info("virtual keys reloaded", { keys: count });
+    version = current;
+  };
+  const refresh = (): Promise<void> => {
+    running ??= load().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+
+  await refresh();
+  const timer = setInterval(() => {
+    refresh().then(
+      () => {
+        if (failing) logger.info("the key store is readable again");
+        failing = false;
+      },
+      (error: unknown) => {
+        // Keep serving the last keys read; say so once, not every poll.
+        if (!failing) logger.warn("could not read the key store; using the keys read last", { error });
+        failing = true;
+      },
+    );
+  }, pollMs);
+  timer.unref();
+
+  const find = (hash: string): VirtualKeyRecord | undefined => {
+    const record = byHash.get(hash);
+    // The map finds the record by a hash of the key; the comparison that admits it is constant-time.
+    return record !== undefined && digestsEqual(record.hash, hash) ? record : undefined;
+  };
+
+  return {
+    hasKeys: () => count > 0,
+    async lookup(key) {
+      const hash = hashKey(key);
+      let record = find(hash);
+      if (record === undefined && now() - lastCheck >= minRecheckMs) {
+        await refresh().catch(() => undefined);
+        record = find(hash);
+      }
+      if (record === undefined) return { status: "unknown" };
+      if (record.revokedAt !== undefined) return { status: "revoked", record };
+      if (record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now()) return { status: "expired", record };
+      return { status: "valid", record };
+    },
+    refresh,
+    close: () => clearInterval(timer),
+  };
+}

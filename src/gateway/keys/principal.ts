@@ -1,0 +1,31 @@
+/**
+ * The {@link Principal} of a request made with a virtual key: the key's id, name, account and limits as stored, and a
+ * model check that passes when the model the client asked for or the Cursor model it resolved to matches one of the
+ * key's globs (so a key for `gpt-5*` may use an alias resolving to it, and a key for `my-alias` the alias itself).
+ */
+import type { VirtualKeyRecord } from "../../stores/types.js";
+import type { Principal } from "../../surfaces/kit/principal.js";
+import { ProxyError } from "../../util/errors.js";
+import { clampForMessage } from "../../util/logger.js";
+import { matchesAnyGlob } from "./model-globs.js";
+
+/** The principal of a key record. */
+export function principalOf(record: VirtualKeyRecord): Principal {
+  const globs = record.models;
+  return {
+    keyId: record.id,
+    keyName: record.name,
+    account: record.account,
+    limits: record.limits,
+    checkModel(requested, resolved) {
+      if (globs === undefined || globs.length === 0) return;
+      if (matchesAnyGlob(globs, requested) || matchesAnyGlob(globs, resolved)) return;
+      const named = requested === resolved ? `\`${requested}\`` : `\`${requested}\` (${resolved})`;
+      throw new ProxyError(
+        "permission_denied",
+        `The key "${record.name}" may not use the model ${clampForMessage(named, 300)}; it may use: ${globs.join(", ")}.`,
+        { detail: "permission_denied", param: "model", status: 403 },
+      );
+    },
+  };
+}

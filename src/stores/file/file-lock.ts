@@ -1,0 +1,55 @@
+/**
+ * A lock between processes sharing a data directory (the `keys` commands and a running server's admin API): a lock
+ * file created with O_EXCL, removed when the work settles. A lock file older than `staleMs` belongs to a process that
+ * died holding it and is taken over; waiting longer than `timeoutMs` fails.
+ */
+import { open, rm, stat } from "node:fs/promises";
+import { ProxyError } from "../../util/errors.js";
+
+/** Options of {@link withFileLock}. */
+export interface FileLockOptions {
+  /** @default 5000 */
+  timeoutMs?: number;
+  /** @default 10000 */
+  staleMs?: number;
+}
+
+const RETRY_MS = 15;
+
+async function acquire(path: string, timeoutMs: number, staleMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const handle = await open(path, "wx", 0o600);
+      await handle.writeFile(String(process.pid));
+      await handle.close();
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    const age = await stat(path).then(
+      (info) => Date.now() - info.mtimeMs,
+      () => 0,
+    );
+    if (age > staleMs) await rm(path, { force: true });
+    else if (Date.now() > deadline) {
+      throw new ProxyError(
+        "backend_unavailable",
+        `Timed out waiting for the lock ${path}; remove it if no cursor-bridge runs.`,
+        {
+          detail: "unavailable",
+        },
+      );
+    } else await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+  }
+}
+
+/** Runs `work` holding the lock file `path`. */
+export async function withFileLock<T>(path: string, work: () => Promise<T>, options: FileLockOptions = {}): Promise<T> {
+  await acquire(path, options.timeoutMs ?? 5000, options.staleMs ?? 10_000);
+  try {
+    return await work();
+  } finally {
+    await rm(path, { force: true });
+  }
+}

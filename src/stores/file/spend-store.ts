@@ -1,0 +1,100 @@
+/**
+ * The file {@link SpendStore} of a single instance: `<dataDir>/spend.json` (mode 0600, written atomically after every
+ * finished request), read once at start and kept in memory; writes are serialized. Only the three newest periods of
+ * each kind (day, week, month) are kept.
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { ProxyError } from "../../util/errors.js";
+import { addSpend, spendFrom, zeroSpend } from "../spend-totals.js";
+import type { SpendStore, SpendTotals } from "../types.js";
+import { writeFileAtomic } from "./atomic-write.js";
+
+/** File name inside the data directory. */
+export const SPEND_FILE_NAME = "spend.json";
+
+/** Periods of each kind kept in the file. */
+const KEPT_PER_KIND = 3;
+
+type Periods = Map<string, Map<string, SpendTotals>>;
+
+async function load(path: string): Promise<Periods> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "ENOENT") return new Map();
+    throw error;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    // Never overwritten: the keys' spend would silently start again from zero.
+    throw new ProxyError(
+      "backend_unavailable",
+      `The spend file ${path} is not valid JSON; fix it, or move it away and restart to count afresh.`,
+      { cause: error, detail: "store_unavailable", retryable: false },
+    );
+  }
+  const periods: Periods = new Map();
+  const stored = (parsed as { periods?: unknown }).periods;
+  if (typeof stored !== "object" || stored === null) return periods;
+  for (const [period, keys] of Object.entries(stored)) {
+    if (typeof keys !== "object" || keys === null) continue;
+    const totals = new Map<string, SpendTotals>();
+    for (const [keyId, record] of Object.entries(keys)) totals.set(keyId, spendFrom(record as Record<string, unknown>));
+    periods.set(period, totals);
+  }
+  return periods;
+}
+
+/** Drops all but the newest {@link KEPT_PER_KIND} periods of each kind (period ids sort by date within a kind). */
+function prune(periods: Periods): void {
+  const byKind = new Map<string, string[]>();
+  for (const period of periods.keys()) {
+    const kind = period.split(":")[0] ?? "";
+    byKind.set(kind, [...(byKind.get(kind) ?? []), period]);
+  }
+  for (const list of byKind.values()) {
+    for (const old of list.sort().slice(0, -KEPT_PER_KIND)) periods.delete(old);
+  }
+}
+
+function serialize(periods: Periods): string {
+  const out: Record<string, Record<string, SpendTotals>> = {};
+  for (const [period, keys] of periods) out[period] = Object.fromEntries(keys);
+  return `${JSON.stringify({ version: 1, periods: out })}\n`;
+}
+
+/** Spend in `<dataDir>/spend.json`. */
+export function createFileSpendStore(options: { dataDir: string }): SpendStore {
+  const path = join(options.dataDir, SPEND_FILE_NAME);
+  let loaded: Promise<Periods> | undefined;
+  const periods = () => {
+    loaded ??= load(path);
+    return loaded;
+  };
+  let queue: Promise<unknown> = Promise.resolve();
+  return {
+    add(keyId, period, entry) {
+      const run = async () => {
+        const all = await periods();
+        const keys = all.get(period) ?? new Map<string, SpendTotals>();
+        all.set(period, keys);
+        const before = keys.get(keyId) ?? zeroSpend();
+        const after = addSpend(before, entry);
+        keys.set(keyId, after);
+        prune(all);
+        await writeFileAtomic(path, serialize(all));
+        return { before, after };
+      };
+      const result = queue.then(run, run);
+      queue = result.catch(() => undefined);
+      return result;
+    },
+    async get(keyId, period) {
+      return { ...((await periods()).get(period)?.get(keyId) ?? zeroSpend()) };
+    },
+  };
+}

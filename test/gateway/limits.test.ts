@@ -1,0 +1,318 @@
+/**
+ * The gateway's limits through the real wiring (emulator, protocol client, engine, app on a port-0 listener), on
+ * every door that runs a turn — chat completions, responses, messages — streamed and not: rpm answered with 429 and
+ * the rate-limit headers (and the same headers on successes), tpm, max-parallel (and no slot leaks when a client goes
+ * away), budget → `budget_exceeded`, and `x-cursor-bridge-cost` = the turn's tokens × the model's price. The
+ * emulator's counts are deterministic (README's emulator section): for MESSAGE, input 46 (40 cache reads), output 12.
+ */
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { costMicroUsd, formatUsd, priceOf, priceRules } from "../../src/gateway/limits/index.js";
+import { createMemoryLimitCounters } from "../../src/stores/memory/limit-counters.js";
+import { createMemorySpendStore } from "../../src/stores/memory/spend-store.js";
+import type { KeyLimits } from "../../src/surfaces/kit/principal.js";
+import { createLogger } from "../../src/util/logger.js";
+import { type Stack, startStack } from "../support/stack.js";
+import { type KeyTable, postRaw, testLimits } from "./support.js";
+
+const MESSAGE = "how many tokens [[emu:think 7]] [[emu:cached 40]] [[emu:tokens 5]]";
+const USAGE = { inputTokens: 46, cacheReadTokens: 40, outputTokens: 12, totalTokens: 58 };
+/** About 5 s of streaming: long enough to be still running on a loaded machine; the test aborts it early. */
+const SLOW = "slowly [[emu:tokens 200]] [[emu:rate 40]]";
+
+type DoorName = "chat" | "responses" | "messages";
+const DOORS: Record<DoorName, { path: string; body: (stream: boolean, content?: string) => Record<string, unknown> }> =
+  {
+    chat: {
+      path: "/chat/completions",
+      body: (stream, content = MESSAGE) => ({ model: "auto", stream, messages: [{ role: "user", content }] }),
+    },
+    responses: {
+      path: "/responses",
+      body: (stream, content = MESSAGE) => ({ model: "auto", stream, store: false, input: content }),
+    },
+    messages: {
+      path: "/messages",
+      body: (stream, content = MESSAGE) => ({
+        model: "auto",
+        max_tokens: 100,
+        stream,
+        messages: [{ role: "user", content }],
+      }),
+    },
+  };
+
+const keys: KeyTable = new Map();
+const logLines: string[] = [];
+let stack: Stack;
+let counter = 0;
+/** A fresh key with these limits (every test its own, so windows never mix). */
+function key(limits: KeyLimits): string {
+  counter += 1;
+  const name = `key${counter}`;
+  keys.set(name, limits);
+  return name;
+}
+
+beforeAll(async () => {
+  const limits = testLimits(keys, {
+    counters: createMemoryLimitCounters(),
+    spend: createMemorySpendStore(),
+    logger: createLogger({ level: "warn", sink: (line) => logLines.push(line) }),
+  });
+  stack = await startStack({ limits: limits.middleware });
+});
+afterAll(async () => stack.close());
+
+function post(door: DoorName, name: string, stream = false, content?: string, signal?: AbortSignal): Promise<Response> {
+  return fetch(`${stack.baseURL}${DOORS[door].path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${name}`, "anthropic-version": "2023-06-01" },
+    body: JSON.stringify(DOORS[door].body(stream, content)),
+    ...(signal === undefined ? {} : { signal }),
+  });
+}
+
+/** The cost of MESSAGE's turn on the model that served it, computed here from the price table. */
+const expectedCost = (model: string) => costMicroUsd(USAGE, priceOf(model, priceRules()));
+
+/** The error body's type and code in the door's shape. */
+async function errorOf(door: DoorName, response: Response): Promise<{ type: string; code?: string; message: string }> {
+  const body = (await response.json()) as {
+    type?: string;
+    error: { type: string; code?: string; message: string };
+  };
+  if (door === "messages") expect(body.type).toBe("error");
+  return body.error;
+}
+
+describe.each(["chat", "responses", "messages"] as const)("%s", (door) => {
+  const anthropic = door === "messages";
+
+  it.each([false, true])(
+    "rpm: successes carry the rate-limit headers, the request past the limit a 429 (stream %s)",
+    async (stream) => {
+      const name = key({ rpm: 2 });
+      for (const remaining of [1, 0]) {
+        const ok = await post(door, name, stream);
+        expect(ok.status).toBe(200);
+        await ok.text();
+        expect(ok.headers.get("x-ratelimit-limit-requests")).toBe("2");
+        expect(ok.headers.get("x-ratelimit-remaining-requests")).toBe(String(remaining));
+        expect(ok.headers.get("x-ratelimit-reset-requests")).toMatch(/^((\d+m)?\d+(\.\d+)?s|\d+ms)$/);
+        expect(ok.headers.get("x-ratelimit-limit-tokens")).toBeNull();
+        if (anthropic) {
+          expect(ok.headers.get("anthropic-ratelimit-requests-limit")).toBe("2");
+          expect(ok.headers.get("anthropic-ratelimit-requests-remaining")).toBe(String(remaining));
+          expect(ok.headers.get("anthropic-ratelimit-requests-reset")).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+        } else expect(ok.headers.get("anthropic-ratelimit-requests-limit")).toBeNull();
+      }
+      const refused = await post(door, name, stream);
+      expect(refused.status).toBe(429);
+      const retryAfter = Number(refused.headers.get("retry-after"));
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      expect(refused.headers.get("x-should-retry")).toBe("true");
+      expect(refused.headers.get("x-ratelimit-limit-requests")).toBe("2");
+      expect(refused.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+      expect(refused.headers.get("x-cursor-bridge-cost")).toBe("0.000000");
+      if (anthropic) expect(refused.headers.get("anthropic-ratelimit-requests-remaining")).toBe("0");
+      const error = await errorOf(door, refused);
+      expect(error.type).toBe("rate_limit_error");
+      if (!anthropic) expect(error.code).toBe("rate_limit_exceeded");
+      expect(error.message).toContain("2 requests per minute");
+    },
+  );
+
+  it("the cost header is the turn's tokens × the served model's price; the spend adds up", async () => {
+    const name = key({});
+    const first = await post(door, name);
+    expect(first.status).toBe(200);
+    const { model } = (await first.json()) as { model: string };
+    const cost = expectedCost(model);
+    expect(cost).toBeGreaterThan(0);
+    expect(first.headers.get("x-cursor-bridge-cost")).toBe(formatUsd(cost));
+    expect(first.headers.get("x-cursor-bridge-spend")).toBe(formatUsd(cost));
+    const second = await post(door, name);
+    await second.text();
+    expect(second.headers.get("x-cursor-bridge-cost")).toBe(formatUsd(cost));
+    expect(second.headers.get("x-cursor-bridge-spend")).toBe(formatUsd(2 * cost));
+  });
+
+  it("a streamed answer sends the spend so far as a header and its cost as trailers (read by Node's http client)", async () => {
+    const name = key({});
+    const first = await postRaw(`${stack.baseURL}${DOORS[door].path}`, name, DOORS[door].body(true));
+    expect(first.status).toBe(200);
+    expect(first.headers.trailer).toBe("x-cursor-bridge-cost, x-cursor-bridge-spend-after");
+    expect(first.headers["x-cursor-bridge-spend"]).toBe("0.000000");
+    expect(first.headers["x-cursor-bridge-cost"]).toBeUndefined();
+    const served = first.body.match(/"model":"([^"]+)"/)?.[1] ?? "";
+    const cost = expectedCost(served);
+    expect(first.trailers["x-cursor-bridge-cost"]).toBe(formatUsd(cost));
+    expect(first.trailers["x-cursor-bridge-spend-after"]).toBe(formatUsd(cost));
+    const second = await postRaw(`${stack.baseURL}${DOORS[door].path}`, name, DOORS[door].body(true));
+    expect(second.headers["x-cursor-bridge-spend"]).toBe(formatUsd(cost));
+    expect(second.trailers["x-cursor-bridge-spend-after"]).toBe(formatUsd(2 * cost));
+  });
+
+  it.each([false, true])(
+    "budget: once spent, the next request gets 429 budget_exceeded with the reset (stream %s)",
+    async (stream) => {
+      // One turn costs more than this budget: the first request runs, the second is refused.
+      const name = key({ budget: { usd: 0.0001, period: "day" } });
+      const first = await post(door, name, stream);
+      expect(first.status).toBe(200);
+      await first.text();
+      const refused = await post(door, name, stream);
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get("x-should-retry")).toBe("false");
+      const tomorrow = new Date(
+        Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1),
+      );
+      const reset = tomorrow.toISOString().replace(".000Z", "Z");
+      expect(refused.headers.get("x-cursor-bridge-budget-reset")).toBe(reset);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+      const error = await errorOf(door, refused);
+      expect(error.message).toContain(`resets at ${reset}`);
+      expect(error.message).toContain("budget of $0.0001 per day");
+      if (anthropic) expect(error.type).toBe("rate_limit_error");
+      else {
+        expect(error.code).toBe("budget_exceeded");
+        expect(error.type).toBe("insufficient_quota");
+      }
+    },
+  );
+
+  it("tpm: a finished turn's tokens count; past the limit the next request is refused", async () => {
+    const name = key({ tpm: 50 });
+    const first = await post(door, name);
+    expect(first.status).toBe(200);
+    expect(first.headers.get("x-ratelimit-limit-tokens")).toBe("50");
+    expect(first.headers.get("x-ratelimit-remaining-tokens")).toBe("50");
+    await first.text();
+    const refused = await post(door, name);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("x-ratelimit-remaining-tokens")).toBe("0");
+    if (anthropic) expect(refused.headers.get("anthropic-ratelimit-tokens-remaining")).toBe("0");
+    expect((await errorOf(door, refused)).message).toContain("50 tokens per minute");
+  });
+
+  it("max-parallel: a second request while one streams is refused; a client going away frees its slot", async () => {
+    const name = key({ maxParallel: 1 });
+    const abort = new AbortController();
+    const running = await post(door, name, true, SLOW, abort.signal);
+    expect(running.status).toBe(200);
+    const reader = running.body?.getReader();
+    await reader?.read();
+    const refused = await post(door, name);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect((await errorOf(door, refused)).message).toContain("1 requests at once");
+    abort.abort();
+    await reader?.cancel().catch(() => undefined);
+    // The slot is released when the abandoned body is cancelled: poll for it (bounded).
+    let status = 0;
+    for (let attempt = 0; attempt < 40 && status !== 200; attempt += 1) {
+      const next = await post(door, name);
+      status = next.status;
+      await next.text();
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(status).toBe(200);
+    // And a finished request (streamed or not) leaves nothing held either.
+    for (const stream of [true, false, true]) {
+      const next = await post(door, name, stream);
+      expect(next.status).toBe(200);
+      await next.text();
+    }
+  });
+});
+
+describe("real SDK clients", () => {
+  it("openai: a 429 rate_limit_exceeded with its headers, and the cost header on a success", async () => {
+    const name = key({ rpm: 1 });
+    const client = new OpenAI({ baseURL: stack.baseURL, apiKey: name, maxRetries: 0 });
+    const { data, response } = await client.chat.completions
+      .create({ model: "auto", messages: [{ role: "user", content: MESSAGE }] })
+      .withResponse();
+    expect(response.headers.get("x-cursor-bridge-cost")).toBe(formatUsd(expectedCost(data.model)));
+    const error = await client.chat.completions
+      .create({ model: "auto", messages: [{ role: "user", content: MESSAGE }] })
+      .catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+    const rateError = error as InstanceType<typeof OpenAI.RateLimitError>;
+    expect(rateError.code).toBe("rate_limit_exceeded");
+    expect(rateError.headers?.get("x-ratelimit-remaining-requests")).toBe("0");
+  });
+
+  it("anthropic: a budget_exceeded arrives as a RateLimitError the SDK does not retry", async () => {
+    const name = key({ budget: { usd: 0.0001, period: "month" } });
+    const client = new Anthropic({ baseURL: stack.server.url, apiKey: name, maxRetries: 3 });
+    await client.messages.create({ model: "auto", max_tokens: 100, messages: [{ role: "user", content: MESSAGE }] });
+    const started = Date.now();
+    const error = await client.messages
+      .create({ model: "auto", max_tokens: 100, messages: [{ role: "user", content: MESSAGE }] })
+      .catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(Anthropic.RateLimitError);
+    expect((error as Error).message).toContain("budget");
+    // x-should-retry: false: answered at once, not after the SDK's backoff.
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe("budget warning", () => {
+  it("past the soft threshold answers carry a warning, logged once when a request crosses it", async () => {
+    // The turn costs 245 µ$ on composer-1.5 (81.7 % of a 300 µ$ budget): the first request crosses 80 %.
+    const name = key({ budget: { usd: 0.0003, period: "week" } });
+    const first = await post("chat", name);
+    await first.text();
+    expect(first.headers.get("x-cursor-bridge-warnings")).toMatch(/^budget \d+% used \(/);
+    const crossings = logLines.filter((line) => line.includes(`key "${name}"`) && line.includes("of its budget"));
+    expect(crossings).toHaveLength(1);
+  });
+
+  it("OpenCode gets a spent budget in the form it shows at once (402, the reset in words), like a usage limit", async () => {
+    const name = key({ budget: { usd: 0.0001, period: "month" } });
+    await (await post("chat", name)).text();
+    const refused = await fetch(`${stack.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${name}`, "user-agent": "opencode/1.0.0" },
+      body: JSON.stringify(DOORS.chat.body(false)),
+    });
+    expect(refused.status).toBe(402);
+    expect(refused.headers.get("x-should-retry")).toBe("false");
+    const { error } = (await refused.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe("budget_exceeded");
+    expect(error.message).toMatch(/\(in \d+ days?( \d+ hours?)?\)|\(in \d+ hours?/);
+  });
+
+  it("requests without a key run as before: no headers", async () => {
+    const response = await post("chat", "nobody");
+    expect(response.status).toBe(200);
+    await response.text();
+    expect(response.headers.get("x-cursor-bridge-cost")).toBeNull();
+    expect(response.headers.get("x-ratelimit-limit-requests")).toBeNull();
+  });
+
+  it("/v1/models and count_tokens are neither limited nor counted", async () => {
+    const name = key({ rpm: 1 });
+    for (let i = 0; i < 3; i += 1) {
+      const models = await fetch(`${stack.baseURL}/models`, { headers: { authorization: `Bearer ${name}` } });
+      expect(models.status).toBe(200);
+      expect(models.headers.get("x-ratelimit-limit-requests")).toBeNull();
+      await models.text();
+      const counted = await fetch(`${stack.baseURL}/messages/count_tokens`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": name, "anthropic-version": "2023-06-01" },
+        body: JSON.stringify({ model: "auto", messages: [{ role: "user", content: "hi" }] }),
+      });
+      expect(counted.status).toBe(200);
+      expect(counted.headers.get("x-ratelimit-limit-requests")).toBeNull();
+      await counted.text();
+    }
+    const ok = await post("chat", name);
+    expect(ok.status).toBe(200);
+    await ok.text();
+  });
+});

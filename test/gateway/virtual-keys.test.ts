@@ -1,0 +1,183 @@
+/**
+ * Virtual keys on every door (issue #29), on the real wiring (test/support/stack.ts: emulator, protocol client,
+ * wireBridge) with the gateway serve builds: a revoked, unknown or expired key gets 401 in the door's shape, a model
+ * outside the key's globs 403 naming the model, an allowed key 200; the `--api-key` stays the operator's key.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createGateway, createKeyService, type Gateway } from "../../src/gateway/index.js";
+import { createMemoryAuditLog } from "../../src/stores/memory/audit-log.js";
+import { createMemoryKeyStore } from "../../src/stores/memory/key-store.js";
+import { createLogger } from "../../src/util/logger.js";
+import { type Stack, startStack } from "../support/stack.js";
+
+type Json = Record<string, unknown>;
+interface Door {
+  name: string;
+  shape: "openai" | "anthropic";
+  call(base: string, key: string | undefined, model: string): Promise<Response>;
+}
+
+const headers = (key: string | undefined, extra: Record<string, string> = {}) => ({
+  "content-type": "application/json",
+  ...(key === undefined ? {} : { authorization: `Bearer ${key}` }),
+  ...extra,
+});
+const post = (path: string, body: Json) => (base: string, key: string | undefined) =>
+  fetch(`${base}${path}`, { method: "POST", headers: headers(key), body: JSON.stringify(body) });
+
+const DOORS: Door[] = [
+  {
+    name: "chat",
+    shape: "openai",
+    call: (base, key, model) =>
+      post("/v1/chat/completions", { model, messages: [{ role: "user", content: "hi" }] })(base, key),
+  },
+  {
+    name: "responses",
+    shape: "openai",
+    call: (base, key, model) => post("/v1/responses", { model, input: "hi" })(base, key),
+  },
+  {
+    name: "messages",
+    shape: "anthropic",
+    call: (base, key, model) =>
+      fetch(`${base}/v1/messages`, {
+        method: "POST",
+        // Claude Code sends its key as x-api-key; the check reads either header.
+        headers: {
+          "content-type": "application/json",
+          "anthropic-version": "2023-06-01",
+          ...(key === undefined ? {} : { "x-api-key": key }),
+        },
+        body: JSON.stringify({ model, max_tokens: 50, messages: [{ role: "user", content: "hi" }] }),
+      }),
+  },
+  {
+    name: "models",
+    shape: "openai",
+    call: (base, key, model) => fetch(`${base}/v1/models/${model}`, { headers: headers(key) }),
+  },
+];
+
+const OPERATOR_KEY = "operator-key-0123456789";
+const logLines: string[] = [];
+let stack: Stack;
+let gateway: Gateway;
+const keys: Record<"allowed" | "revoked" | "expired" | "rotatedOld" | "rotatedNew", string> = {
+  allowed: "",
+  revoked: "",
+  expired: "",
+  rotatedOld: "",
+  rotatedNew: "",
+};
+
+beforeAll(async () => {
+  const store = createMemoryKeyStore();
+  const audit = createMemoryAuditLog();
+  const by = { actor: "cli:test", from: "cli" };
+  const service = createKeyService({ store, audit });
+  keys.allowed = (await service.create({ name: "alice", models: "composer-*,claude-4.5-sonnet" }, by)).key;
+  keys.revoked = (await service.create({ name: "bob" }, by)).key;
+  await service.revoke("bob", by);
+  // Made two hours ago with one hour to live.
+  const past = createKeyService({ store, audit, now: () => Date.now() - 2 * 3_600_000 });
+  keys.expired = (await past.create({ name: "carol", expires: "1h" }, by)).key;
+  keys.rotatedOld = (await service.create({ name: "dave" }, by)).key;
+  keys.rotatedNew = (await service.rotate("dave", by)).key;
+  gateway = await createGateway({
+    keys: store,
+    audit,
+    apiKey: OPERATOR_KEY,
+    adminKey: undefined,
+    logger: createLogger({ level: "silent" }),
+  });
+  stack = await startStack({
+    app: { apiKey: OPERATOR_KEY },
+    gateway: { auth: gateway.auth },
+    logLines,
+  });
+});
+afterAll(async () => {
+  gateway?.close();
+  await stack?.close();
+});
+
+async function expectError(response: Response, door: Door, status: number, text: RegExp): Promise<void> {
+  expect(response.status).toBe(status);
+  const body = (await response.json()) as Json;
+  if (door.shape === "anthropic") {
+    expect(body.type).toBe("error");
+    expect((body.error as Json).type).toBe(status === 401 ? "authentication_error" : "permission_error");
+    expect((body.error as Json).message).toMatch(text);
+  } else {
+    const error = body.error as Json;
+    expect(error.code).toBe(status === 401 ? "invalid_api_key" : "permission_denied");
+    expect(error.message).toMatch(text);
+  }
+}
+
+describe.each(DOORS.map((door) => [door.name, door] as const))("virtual keys on the %s door", (_name, door) => {
+  it("an allowed key and model: 200", async () => {
+    const response = await door.call(stack.server.url, keys.allowed, "composer-1");
+    expect(response.status).toBe(200);
+    await response.text();
+  });
+
+  it("a revoked key: 401 saying so", async () => {
+    await expectError(await door.call(stack.server.url, keys.revoked, "composer-1"), door, 401, /revoked/);
+  });
+
+  it("an unknown key (well-formed, never issued): 401", async () => {
+    const unknown = `cbk-${"A".repeat(43)}`;
+    await expectError(await door.call(stack.server.url, unknown, "composer-1"), door, 401, /Invalid API key/);
+  });
+
+  it("an expired key: 401 saying when it expired", async () => {
+    await expectError(await door.call(stack.server.url, keys.expired, "composer-1"), door, 401, /expired at 20\d\d-/);
+  });
+
+  it("no key at all: 401", async () => {
+    await expectError(await door.call(stack.server.url, undefined, "composer-1"), door, 401, /Missing API key/);
+  });
+
+  it("a model outside the key's globs: 403 naming the model", async () => {
+    await expectError(await door.call(stack.server.url, keys.allowed, "gpt-4o"), door, 403, /`gpt-4o`/);
+  });
+
+  it("a rotated key: the new one works, the old one is unknown", async () => {
+    const fresh = await door.call(stack.server.url, keys.rotatedNew, "gpt-4o");
+    expect(fresh.status).toBe(200);
+    await fresh.text();
+    await expectError(await door.call(stack.server.url, keys.rotatedOld, "gpt-4o"), door, 401, /Invalid API key/);
+  });
+
+  it("the --api-key stays valid as the operator's key, without model restrictions", async () => {
+    const response = await door.call(stack.server.url, OPERATOR_KEY, "gpt-4o");
+    expect(response.status).toBe(200);
+    await response.text();
+  });
+});
+
+describe("the model list under a virtual key", () => {
+  it("lists only the models the key may use (globs match ids and aliases' targets)", async () => {
+    const response = await fetch(`${stack.baseURL}/models`, { headers: headers(keys.allowed) });
+    expect(response.status).toBe(200);
+    const data = ((await response.json()) as { data: { id: string; aliases: string[] }[] }).data;
+    const ids = data.map((model) => model.id);
+    expect(ids).toContain("composer-1");
+    expect(ids).toContain("claude-4.5-sonnet");
+    // A built-in alias is listed when the model it stands for is allowed.
+    expect(ids).toContain("sonnet-4.5");
+    expect(ids).not.toContain("gpt-4o");
+    const allowed = (id: string) => id.startsWith("composer-") || id === "claude-4.5-sonnet";
+    expect(data.every((model) => allowed(model.id) || allowed(model.aliases[0] ?? ""))).toBe(true);
+  });
+
+  it("the access log names the key (its name, never the key)", async () => {
+    const response = await fetch(`${stack.baseURL}/models`, { headers: headers(keys.allowed) });
+    await response.text();
+    const line = logLines.find((l) => l.includes("GET /v1/models 200") && l.includes("key=alice"));
+    expect(line).toBeDefined();
+    expect(logLines.join("\n")).not.toContain(keys.allowed);
+  });
+});
