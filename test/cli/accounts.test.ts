@@ -189,3 +189,20 @@ describe("audit", () => {
     harness.expectNoSecrets(JSON.stringify(entries) + out);
   });
 });
+
+describe("keys create --account", () => {
+  it("binds a key only to an account with a login", async () => {
+    const unknown = await harness.run(["keys", "create", "--name", "k1", "--account", "carol"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain("There is no login for the account `carol`");
+    const invalid = await harness.run(["keys", "create", "--name", "k1", "--account", "Carol"]);
+    expect(invalid.code).toBe(2);
+    expect(invalid.err).toContain("not a valid account name");
+    await loginAs("alice", "alice@example.com", "user_alice");
+    const created = await harness.run(["keys", "create", "--name", "k1", "--account", "alice", "--json"]);
+    expect(created.code, created.err).toBe(0);
+    const body = JSON.parse(created.out) as { key?: string; account?: string };
+    if (body.key !== undefined) harness.secrets.add(body.key);
+    expect(JSON.stringify(body)).toContain('"alice"');
+  });
+});
