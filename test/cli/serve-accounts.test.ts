@@ -148,3 +148,44 @@ async function redisKeys(url: string): Promise<string[]> {
     client.disconnect();
   }
 }
+
+describe("serve with virtual keys bound to named accounts", () => {
+  it("runs each key's turns on its account: one at its usage limit, the other serving, a logged-out one refused", async () => {
+    const harness = await createCliHarness();
+    open.push({ harness });
+    await loginWithKey(harness, "cur_main_key_123456", { email: "main@example.com", userId: "user_main" });
+    await loginWithKey(harness, "cur_alice_key_123456", { email: "alice@example.com", userId: "user_alice" }, "alice");
+    await loginWithKey(harness, "cur_bob_key_1234567", { email: "bob@example.com", userId: "user_bob" }, "bob");
+    const create = async (name: string, account?: string) => {
+      const argv = ["keys", "create", "--name", name, ...(account === undefined ? [] : ["--account", account])];
+      const result = await harness.run([...argv, "--json"]);
+      expect(result.code, result.err).toBe(0);
+      const key = (JSON.parse(result.out) as { key: string }).key;
+      harness.secrets.add(key);
+      return key;
+    };
+    const aliceKey = await create("alice-laptop", "alice");
+    const bobKey = await create("bob-laptop", "bob");
+    const teamKey = await create("shared");
+    // bob leaves before the server starts: his key stays, his login does not.
+    expect((await harness.run(["logout", "--account", "bob"])).code).toBe(0);
+    const { bridge } = await startBridge(captureIo(harness.env).io, ["--port", "0", "--log-level", "silent"]);
+    open.push({ bridge });
+    const chat = (key: string) =>
+      fetch(`${bridge.server.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+        body: JSON.stringify({ model: "auto", messages: [{ role: "user", content: "hello" }] }),
+      });
+    harness.emulator.limitUsage("user_alice");
+    const limited = await chat(aliceKey);
+    expect(limited.status).toBe(429);
+    expect(((await limited.json()) as { error: { code: string } }).error.code).toBe("insufficient_quota");
+    expect((await chat(teamKey)).status).toBe(200);
+    const refused = await chat(bobKey);
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain("`bob`");
+    harness.emulator.limitUsage("user_alice", false);
+    expect((await chat(aliceKey)).status).toBe(200);
+  });
+});
