@@ -13,6 +13,7 @@ export const COMMAND_LOADERS: ReadonlyArray<{ name: string; load(): Promise<Comm
   { name: "login", load: async () => (await others()).loginCommand },
   { name: "logout", load: async () => (await others()).logoutCommand },
   { name: "import", load: async () => (await others()).importCommand },
+  { name: "accounts", load: async () => (await others()).accountsCommand },
   { name: "status", load: async () => (await others()).statusCommand },
   { name: "models", load: async () => (await others()).modelsCommand },
   { name: "usage", load: async () => (await others()).usageCommand },

@@ -8,8 +8,8 @@ import type { CredentialStatus, RefreshingTokenSource } from "../auth/index.js";
 import { type BridgeConfig, loadConfigFromSources } from "../config/index.js";
 import { type ResolvedClientVersion, resolveClientVersion } from "../protocol/cursor/client-version.js";
 import type { CursorApi, CursorApiOptions } from "../protocol/cursor/cursor-api.js";
-import { createFileCredentialStore } from "../stores/file/credential-store.js";
-import type { CredentialStore } from "../stores/types.js";
+import { createFileAccountStore } from "../stores/file/account-store.js";
+import type { AccountStore, AuditLog, CredentialStore } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
 import { jwtExpiresAtMs, readJwtClaims, userIdFromSubject } from "../util/jwt.js";
 import { cursorAgentVersionsDir, type PathEnvironment } from "../util/paths.js";
@@ -35,7 +35,14 @@ export interface CliContext {
   readonly json: boolean;
   readonly style: Style;
   readonly paths: PathEnvironment;
+  /** The credentials of {@link account}. */
   readonly store: CredentialStore;
+  /** The named Cursor account this context's `store` holds: the default account unless `--account` chose one. */
+  readonly account: string;
+  /** Every account's credentials (`<configDir>/credentials.json` and `<configDir>/accounts/`). */
+  readonly accounts: AccountStore;
+  /** Where logins and logouts are recorded (the team gateway's audit log), when one was passed in. */
+  readonly audit: AuditLog | undefined;
   readonly clientVersion: ResolvedClientVersion;
   now(): number;
   /** Human progress text: stdout normally, stderr under `--json` so stdout stays one JSON document. */
@@ -56,6 +63,11 @@ export interface CliContext {
    * `serve` until it has printed its listening line, do without it.
    */
   createCursorApi(tokenSource: TokenSource, extra?: Pick<CursorApiOptions, "logger" | "fetch">): Promise<CursorApi>;
+  /**
+   * The same context for another named account: its `store`, and credentials from that store alone (the
+   * environment's credentials belong to the default account). @throws ProxyError `invalid_request` for a bad name.
+   */
+  forAccount(account: string): CliContext;
 }
 
 function homedirOf(env: CliIo["env"], platform: NodeJS.Platform): string {
@@ -148,6 +160,8 @@ export interface CliContextOverrides {
   now?: () => number;
   /** Tokens from the plugin that started this process; wins over every other credential (plugin mode). */
   parentTokenSource?: TokenSource;
+  /** The audit log logins and logouts are written to. @default none */
+  audit?: AuditLog;
 }
 
 /**
@@ -163,77 +177,88 @@ export async function createCliContext(
   const now = overrides.now ?? Date.now;
   const paths: PathEnvironment = { env: io.env, platform, homedir: homedirOf(io.env, platform) };
   const config = await loadConfigFromSources({ env: io.env, flags: flags.config, platform, homedir: paths.homedir });
-  const store = createFileCredentialStore({ configDir: config.configDir, platform });
+  const accounts = createFileAccountStore({ configDir: config.configDir, platform });
+  const defaultAccount = await accounts.defaultAccount();
   const clientVersion = clientVersionOf(config, paths);
 
-  const resolveCredentials = async (): Promise<ResolvedCredentials | undefined> => {
-    if (overrides.parentTokenSource !== undefined) {
-      return { origin: "parent", tokenSource: overrides.parentTokenSource, status: undefined };
-    }
-    if (config.cursorAccessToken !== undefined) {
-      const { createStaticTokenSource } = await import("../auth/token-source.js");
-      const tokenSource = createStaticTokenSource(config.cursorAccessToken, { now });
-      const status = statusOfToken(config.cursorAccessToken, "env CURSOR_ACCESS_TOKEN", now());
-      return { origin: "env-access-token", tokenSource, status };
-    }
-    const stored = await store.load();
-    if (stored !== undefined) {
-      // The token code loads only when there are credentials to use (and the login code not at all).
-      const [{ createRefreshingTokenSource }, { describeCredentials }] = await Promise.all([
-        import("../auth/token-source.js"),
-        import("../auth/credential-status.js"),
-      ]);
-      const tokenSource = createRefreshingTokenSource({ store, apiUrl: config.cursorApiUrl, now });
-      return { origin: "store", tokenSource, status: describeCredentials(stored, store.location, now()) };
-    }
-    if (config.cursorApiKey !== undefined) {
-      return {
-        origin: "env-api-key",
-        tokenSource: apiKeyTokenSource(config.cursorApiKey, config.cursorApiUrl),
-        status: undefined,
-      };
-    }
-    return undefined;
+  const build = (account: string): CliContext => {
+    const store = accounts.credentials(account);
+    // CURSOR_ACCESS_TOKEN, CURSOR_API_KEY and the plugin's tokens stand for the default account only.
+    const environment = account === defaultAccount;
+    const resolveCredentials = async (): Promise<ResolvedCredentials | undefined> => {
+      if (environment && overrides.parentTokenSource !== undefined) {
+        return { origin: "parent", tokenSource: overrides.parentTokenSource, status: undefined };
+      }
+      if (environment && config.cursorAccessToken !== undefined) {
+        const { createStaticTokenSource } = await import("../auth/token-source.js");
+        const tokenSource = createStaticTokenSource(config.cursorAccessToken, { now });
+        const status = statusOfToken(config.cursorAccessToken, "env CURSOR_ACCESS_TOKEN", now());
+        return { origin: "env-access-token", tokenSource, status };
+      }
+      const stored = await store.load();
+      if (stored !== undefined) {
+        // The token code loads only when there are credentials to use (and the login code not at all).
+        const [{ createRefreshingTokenSource }, { describeCredentials }] = await Promise.all([
+          import("../auth/token-source.js"),
+          import("../auth/credential-status.js"),
+        ]);
+        const tokenSource = createRefreshingTokenSource({ store, apiUrl: config.cursorApiUrl, now });
+        return { origin: "store", tokenSource, status: describeCredentials(stored, store.location, now()) };
+      }
+      if (environment && config.cursorApiKey !== undefined) {
+        return {
+          origin: "env-api-key",
+          tokenSource: apiKeyTokenSource(config.cursorApiKey, config.cursorApiUrl),
+          status: undefined,
+        };
+      }
+      return undefined;
+    };
+    const login = account === defaultAccount ? "cursor-bridge login" : `cursor-bridge login --account ${account}`;
+    return {
+      io,
+      config,
+      json: flags.json,
+      style: createStyle(io.isTty && !flags.json),
+      paths,
+      store,
+      account,
+      accounts,
+      audit: overrides.audit,
+      clientVersion,
+      now,
+      info: (text) => (flags.json ? io.err(text) : io.out(text)),
+      printJson: (value) => io.out(`${JSON.stringify(value, null, 2)}\n`),
+      resolveCredentials,
+      async requireCredentials() {
+        const credentials = await resolveCredentials();
+        if (credentials !== undefined) return credentials;
+        throw new ProxyError(
+          "unauthenticated",
+          `Not logged in (no credentials in ${store.location}). Run \`${login}\` first.`,
+          { detail: "not_logged_in" },
+        );
+      },
+      async createCursorApi(tokenSource, extra = {}) {
+        const { createCursorApi } = await import("../protocol/cursor/cursor-api.js");
+        let last: string | undefined;
+        const api = createCursorApi({
+          ...extra,
+          agentUrl: config.cursorAgentUrl,
+          apiUrl: config.cursorApiUrl,
+          clientVersion: clientVersion.version,
+          transport: config.transport,
+          getAccessToken: async (signal) => {
+            last = await tokenSource.getAccessToken(signal);
+            return last;
+          },
+        });
+        return withRefreshRetry(api, tokenSource, () => last);
+      },
+      forAccount: build,
+    };
   };
-
-  return {
-    io,
-    config,
-    json: flags.json,
-    style: createStyle(io.isTty && !flags.json),
-    paths,
-    store,
-    clientVersion,
-    now,
-    info: (text) => (flags.json ? io.err(text) : io.out(text)),
-    printJson: (value) => io.out(`${JSON.stringify(value, null, 2)}\n`),
-    resolveCredentials,
-    async requireCredentials() {
-      const credentials = await resolveCredentials();
-      if (credentials !== undefined) return credentials;
-      throw new ProxyError(
-        "unauthenticated",
-        `Not logged in (no credentials in ${store.location}). Run \`cursor-bridge login\` first.`,
-        { detail: "not_logged_in" },
-      );
-    },
-    async createCursorApi(tokenSource, extra = {}) {
-      const { createCursorApi } = await import("../protocol/cursor/cursor-api.js");
-      let last: string | undefined;
-      const api = createCursorApi({
-        ...extra,
-        agentUrl: config.cursorAgentUrl,
-        apiUrl: config.cursorApiUrl,
-        clientVersion: clientVersion.version,
-        transport: config.transport,
-        getAccessToken: async (signal) => {
-          last = await tokenSource.getAccessToken(signal);
-          return last;
-        },
-      });
-      return withRefreshRetry(api, tokenSource, () => last);
-    },
-  };
+  return build(defaultAccount);
 }
 
 /**

@@ -4,9 +4,15 @@
  * never the tokens themselves (the import report carries none).
  */
 import { type ImportCandidateReport, type ImportReport, importCredentials } from "../auth/index.js";
+import { ACCOUNT_OPTION, ACCOUNT_OPTION_HELP, audit, selectAccount } from "./account-flag.js";
 import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
-import { announceInvalidCredentialFile, type CliContext, createCliContext } from "./context.js";
+import {
+  announceInvalidCredentialFile,
+  type CliContext,
+  type CliContextOverrides,
+  createCliContext,
+} from "./context.js";
 import { expiryText, identityOf, sourceLabel } from "./format.js";
 import { type CliIo, formatFields, formatTable } from "./io.js";
 
@@ -18,11 +24,15 @@ Copy an existing Cursor session into cursor-bridge instead of logging in again. 
   - the Cursor IDE: state.vscdb in its globalStorage folder (cursorAuth/accessToken, cursorAuth/refreshToken)
 The unexpired session with the latest expiry wins. Tokens are never printed.
 
+Options:
+${ACCOUNT_OPTION_HELP}
+
 ${COMMON_OPTIONS_HELP}
 
 Examples:
   cursor-bridge import
   cursor-bridge import --json
+  cursor-bridge import --account alice   # as the named account alice, beside the default one
 `;
 
 const ORIGIN_LABEL: Record<ImportCandidateReport["origin"], string> = {
@@ -54,9 +64,10 @@ function printReport(ctx: CliContext, report: ImportReport): void {
   ctx.io.out("\n");
 }
 
-async function run(argv: string[], io: CliIo): Promise<number> {
-  const { flags } = parseCommandLine("import", argv);
-  const ctx = await createCliContext(io, flags);
+/** `import` with the context's overrides (the audit log). */
+export async function runImport(argv: string[], io: CliIo, overrides: CliContextOverrides = {}): Promise<number> {
+  const { flags, values } = parseCommandLine("import", argv, ACCOUNT_OPTION);
+  const ctx = selectAccount(await createCliContext(io, flags, overrides), values);
   const overwriteInvalid = await announceInvalidCredentialFile(ctx, "Imported credentials will replace that file.");
   const { report, status } = await importCredentials({
     paths: ctx.paths,
@@ -64,8 +75,14 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     overwriteInvalid,
     now: ctx.now,
   });
+  if (status !== undefined) await audit(ctx, "login", { source: status.source });
   if (ctx.json) {
-    ctx.printJson({ imported: status !== undefined, report, ...(status === undefined ? {} : { status }) });
+    ctx.printJson({
+      imported: status !== undefined,
+      account: ctx.account,
+      report,
+      ...(status === undefined ? {} : { status }),
+    });
     return status === undefined ? EXIT.unauthenticated : EXIT.ok;
   }
   printReport(ctx, report);
@@ -76,6 +93,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   io.out(`${ctx.style.green("Imported; logged in as")} ${ctx.style.bold(identityOf(status))}\n`);
   io.out(
     formatFields([
+      ["Account", ctx.account],
       ["Source", sourceLabel(status.source)],
       ["Token", expiryText(status, ctx.now())],
       ["Saved to", `${status.location} (mode 0600)`],
@@ -89,5 +107,5 @@ export const importCommand: Command = {
   name: "import",
   summary: "Reuse the login of the Cursor CLI or IDE",
   help: HELP,
-  run,
+  run: (argv, io) => runImport(argv, io),
 };

@@ -5,6 +5,7 @@
  */
 import type { IssuedKey, KeyView } from "../gateway/index.js";
 import { ProxyError } from "../util/errors.js";
+import { requireAccount } from "./accounts.js";
 import { COMMON_OPTIONS_HELP, type OptionSpec, parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
 import { type CliContext, createCliContext } from "./context.js";
@@ -122,6 +123,9 @@ async function runSubcommand(
       const text = (name: string) => (typeof values[name] === "string" ? (values[name] as string) : undefined);
       const name = text("name");
       if (name === undefined) throw usage("`keys create` needs --name NAME.");
+      // A key's turns run on its account and no other: bind it only to an account with a login (issue #29).
+      const account = text("account");
+      if (account !== undefined) await requireAccount(ctx, account.trim());
       const issued = await service.create(
         {
           name,

@@ -5,14 +5,21 @@
  */
 import { type CredentialStatus, loginWithApiKey, loginWithBrowser, type PollProgress } from "../auth/index.js";
 import { ProxyError } from "../util/errors.js";
+import { ACCOUNT_OPTION, ACCOUNT_OPTION_HELP, audit, selectAccount } from "./account-flag.js";
 import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
 import { openInBrowser } from "./browser.js";
 import { type Command, EXIT } from "./command.js";
-import { announceInvalidCredentialFile, type CliContext, createCliContext } from "./context.js";
+import {
+  announceInvalidCredentialFile,
+  type CliContext,
+  type CliContextOverrides,
+  createCliContext,
+} from "./context.js";
 import { expiryText, identityOf, sourceLabel } from "./format.js";
-import { formatFields } from "./io.js";
+import { type CliIo, formatFields } from "./io.js";
 
 const OPTIONS = {
+  ...ACCOUNT_OPTION,
   "api-key": { type: "boolean" },
   "no-browser": { type: "boolean" },
   timeout: { type: "string" },
@@ -21,9 +28,12 @@ const OPTIONS = {
 const HELP = `Usage: cursor-bridge login [options]
 
 Log in to Cursor. By default this prints a cursor.com link (and opens it in your browser when one is available),
-then waits until you approve the login there. The session is stored in <configDir>/credentials.json (mode 0600).
+then waits until you approve the login there. The session is stored in <configDir>/credentials.json (mode 0600);
+with --account NAME it is kept beside the others in <configDir>/accounts/NAME.json, so a team's gateway can serve
+several people's (or seats') Cursor subscriptions, each virtual key on its own account.
 
 Options:
+${ACCOUNT_OPTION_HELP}
   --api-key            Log in with a Cursor user API key instead of the browser: taken from CURSOR_API_KEY,
                        else prompted for (input hidden) on a terminal, else read from stdin
   --no-browser         Only print the login URL (e.g. over SSH)
@@ -38,6 +48,7 @@ Examples:
   cursor-bridge login --api-key                       # prompts for the key
   printf %s "$KEY" | cursor-bridge login --api-key    # key on stdin
   CURSOR_API_KEY=... cursor-bridge login --api-key --json
+  cursor-bridge login --account alice --no-browser    # a named account beside the default one
 `;
 
 const SPINNER = ["|", "/", "-", "\\"];
@@ -161,12 +172,13 @@ async function apiKeyLogin(ctx: CliContext, overwriteInvalid: boolean): Promise<
 
 function printLoggedIn(ctx: CliContext, status: CredentialStatus): void {
   if (ctx.json) {
-    ctx.printJson({ loggedIn: true, ...status });
+    ctx.printJson({ loggedIn: true, account: ctx.account, ...status });
     return;
   }
   ctx.io.out(`${ctx.style.green("Logged in as")} ${ctx.style.bold(identityOf(status))}\n`);
   ctx.io.out(
     formatFields([
+      ["Account", ctx.account],
       ["Source", sourceLabel(status.source)],
       ["Token", expiryText(status, ctx.now())],
       ["Saved to", `${status.location} (mode 0600)`],
@@ -174,14 +186,16 @@ function printLoggedIn(ctx: CliContext, status: CredentialStatus): void {
   );
 }
 
-async function run(argv: string[], io: Parameters<Command["run"]>[1]): Promise<number> {
+/** `login` with the context's overrides (the audit log). */
+export async function runLogin(argv: string[], io: CliIo, overrides: CliContextOverrides = {}): Promise<number> {
   const { flags, values } = parseCommandLine("login", argv, OPTIONS);
-  const ctx = await createCliContext(io, flags);
+  const ctx = selectAccount(await createCliContext(io, flags, overrides), values);
   const overwriteInvalid = await announceInvalidCredentialFile(ctx, "Logging in will replace that file.");
   const status =
     values["api-key"] === true
       ? await apiKeyLogin(ctx, overwriteInvalid)
       : await browserLogin(ctx, values, overwriteInvalid);
+  await audit(ctx, "login", { source: status.source });
   printLoggedIn(ctx, status);
   return EXIT.ok;
 }
@@ -191,5 +205,5 @@ export const loginCommand: Command = {
   name: "login",
   summary: "Log in to Cursor (browser, or --api-key)",
   help: HELP,
-  run,
+  run: (argv, io) => runLogin(argv, io),
 };

@@ -1,4 +1,5 @@
 /** The commands other than `serve`, for commands.ts to load in one go. */
+export { accountsCommand } from "./accounts.js";
 export { doctorCommand } from "./doctor.js";
 export { emulatorCommand } from "./emulator-command.js";
 export { importCommand } from "./import.js";

@@ -63,6 +63,10 @@ export interface ServedUpstream {
   readonly loggedIn: boolean;
   account: string | undefined;
   agentUrl: string;
+  /** The account requests without one run on (named accounts, issue #29). */
+  defaultAccount: string;
+  /** The other named accounts served beside the default one; empty for one login. */
+  named: ReadonlyArray<{ name: string; who: string | undefined }>;
 }
 
 /** The upstream as the app names it, from the choice alone (the emulator's URL is that of its bound port). */
@@ -78,6 +82,11 @@ function servedUpstream(input: RuntimeInput): ServedUpstream {
       },
       account: credentials.status?.email ?? credentials.status?.userId,
       agentUrl: ctx.config.cursorAgentUrl,
+      defaultAccount: ctx.account,
+      named: (choice.named ?? []).map((login) => ({
+        name: login.name,
+        who: login.credentials.status?.email ?? login.credentials.status?.userId,
+      })),
     };
   }
   return {
@@ -85,6 +94,8 @@ function servedUpstream(input: RuntimeInput): ServedUpstream {
     loggedIn: false,
     account: undefined,
     agentUrl: `http://127.0.0.1:${choice.listener?.port}`,
+    defaultAccount: ctx.account,
+    named: [],
   };
 }
 
@@ -163,80 +174,114 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
     settle = { resolve, reject };
   });
   upstreamReady.catch(() => {});
-  const agentClient = deferredAgentClient(
-    upstreamReady.then(async (upstream) =>
-      (await import("../server/wiring.js")).wireAgentClient({
-        api: upstream.api,
-        tokenSource: upstream.tokenSource,
-        stores: { conversations: stores.conversationStore, index: stores.index },
-        logger,
-        agent: settings.agent,
+  // Named accounts (issue #29): one agent client and engine each, chosen per request by the key's account. Their names
+  // are known from the logins; their clients are built once the upstream is (turns started meanwhile wait).
+  const named = choice.kind === "cursor" ? (choice.named ?? []) : [];
+  const accountNames = [ctx.account, ...named.map((login) => login.name)];
+  const clientOf = (name: string) =>
+    deferredAgentClient(
+      upstreamReady.then(async (upstream) => {
+        const edge = name === upstream.defaultAccount ? upstream : upstream.named.find((each) => each.name === name);
+        if (edge === undefined) throw new Error(`no upstream for the account ${name}`);
+        return (await import("../server/wiring.js")).wireAgentClient({
+          api: edge.api,
+          tokenSource: edge.tokenSource,
+          stores: { conversations: stores.conversationStore },
+          logger,
+          agent: settings.agent,
+          account: named.length === 0 ? undefined : name,
+        });
       }),
-    ),
-  );
-  const { engine, app } = wireApp(agentClient, {
-    // Stored /v1/responses (store: true) sit next to the conversations.
-    stores: { conversations: stores.conversationStore, index: stores.index, responses: stores.responseStore },
-    logger,
-    engine: { ...settings.engine, ...(cluster === undefined ? {} : { forwarder: cluster.forwarder }) },
-    gateway: {
-      auth: gateway.auth,
-      admin: gateway.admin,
-      adminKey: config.adminKey,
-      keySpend: {
-        snapshot: async () =>
-          (await keyUsage.keyUsage()).map((usage) => ({
-            keyName: usage.keyName,
-            spendUsd: usage.spendUsd,
-            budgetUsd: usage.budgetUsd,
-          })),
-      },
-    },
-    app: {
-      options: {
-        apiKey: config.apiKey,
-        anthropicModels: config.anthropicModels,
-        modelAliases: config.modelAliases,
-        corsOrigins: config.corsOrigins,
-        // The bound address is a name clients use; a wildcard address is not (browsers send pages' requests to 0.0.0.0).
-        allowedHosts: [
-          ...(wildcard ? config.allowedHosts : [...config.allowedHosts, config.host]),
-          ...(instanceHost === undefined ? [] : [instanceHost]),
-        ],
-        allowedOrigins: config.allowedOrigins,
-        maxBodyBytes: bodyLimitForImages(config.maxBodyBytes, config.maxImageBytes),
-        maxImageBytes: config.maxImageBytes,
-        reasoningOutput: config.reasoningOutput,
-        upstream: served.kind,
-        // A getter: `logout` while the server runs turns it false (upstream.ts).
-        get loggedIn() {
-          return served.loggedIn;
+    );
+  const clients = new Map(accountNames.map((name) => [name, clientOf(name)] as const));
+  const { engine, app } = wireApp(
+    { defaultAccount: ctx.account, clients },
+    {
+      // Stored /v1/responses (store: true) sit next to the conversations.
+      stores: { conversations: stores.conversationStore, index: stores.index, responses: stores.responseStore },
+      logger,
+      engine: { ...settings.engine, ...(cluster === undefined ? {} : { forwarder: cluster.forwarder }) },
+      gateway: {
+        auth: gateway.auth,
+        admin: gateway.admin,
+        adminKey: config.adminKey,
+        keySpend: {
+          snapshot: async () =>
+            (await keyUsage.keyUsage()).map((usage) => ({
+              keyName: usage.keyName,
+              spendUsd: usage.spendUsd,
+              budgetUsd: usage.budgetUsd,
+            })),
         },
-        version: packageVersion(),
       },
-      now: Date.now,
-      newId: () => randomUUID().replaceAll("-", ""),
-      status: {
-        account: served.account,
-        upstreamUrl: served.agentUrl,
-        usage: async (signal) => planUsageOf(await (await upstreamReady).api.getCurrentPeriodUsage(signal)),
-        // The per-key table is for the admin only (the admin key as a bearer token).
-        ...(adminDigest === undefined
-          ? {}
-          : {
-              keys: {
-                usage: keyUsage,
-                isAdmin: (request: Request) => {
-                  const presented = presentedKey(request.headers.get("authorization") ?? undefined, undefined);
-                  return presented !== undefined && isAdminKey(presented, adminDigest);
+      app: {
+        options: {
+          apiKey: config.apiKey,
+          anthropicModels: config.anthropicModels,
+          modelAliases: config.modelAliases,
+          corsOrigins: config.corsOrigins,
+          // The bound address is a name clients use; a wildcard address is not (browsers send pages' requests to 0.0.0.0).
+          allowedHosts: [
+            ...(wildcard ? config.allowedHosts : [...config.allowedHosts, config.host]),
+            ...(instanceHost === undefined ? [] : [instanceHost]),
+          ],
+          allowedOrigins: config.allowedOrigins,
+          maxBodyBytes: bodyLimitForImages(config.maxBodyBytes, config.maxImageBytes),
+          maxImageBytes: config.maxImageBytes,
+          reasoningOutput: config.reasoningOutput,
+          upstream: served.kind,
+          // A getter: `logout` while the server runs turns it false (upstream.ts).
+          get loggedIn() {
+            return served.loggedIn;
+          },
+          version: packageVersion(),
+        },
+        now: Date.now,
+        newId: () => randomUUID().replaceAll("-", ""),
+        status: {
+          account: served.account,
+          upstreamUrl: served.agentUrl,
+          usage: async (signal) => planUsageOf(await (await upstreamReady).api.getCurrentPeriodUsage(signal)),
+          // With named accounts, each one's usage (one login's is the usage above).
+          accounts:
+            named.length === 0
+              ? []
+              : [
+                  {
+                    name: ctx.account,
+                    default: true,
+                    who: served.account,
+                    usage: async (signal: AbortSignal) =>
+                      planUsageOf(await (await upstreamReady).api.getCurrentPeriodUsage(signal)),
+                  },
+                  ...named.map((login) => ({
+                    name: login.name,
+                    default: false,
+                    who: login.credentials.status?.email ?? login.credentials.status?.userId,
+                    usage: async (signal: AbortSignal) => {
+                      const edge = (await upstreamReady).named.find((each) => each.name === login.name);
+                      return edge === undefined ? undefined : planUsageOf(await edge.api.getCurrentPeriodUsage(signal));
+                    },
+                  })),
+                ],
+          // The per-key table is for the admin only (the admin key as a bearer token).
+          ...(adminDigest === undefined
+            ? {}
+            : {
+                keys: {
+                  usage: keyUsage,
+                  isAdmin: (request: Request) => {
+                    const presented = presentedKey(request.headers.get("authorization") ?? undefined, undefined);
+                    return presented !== undefined && isAdminKey(presented, adminDigest);
+                  },
                 },
-              },
-            }),
+              }),
+        },
+        ...(cluster === undefined ? {} : { cluster: { auth: cluster.auth, signingKey: cluster.signingKey } }),
+        limits: limits.middleware,
       },
-      ...(cluster === undefined ? {} : { cluster: { auth: cluster.auth, signingKey: cluster.signingKey } }),
-      limits: limits.middleware,
     },
-  });
+  );
   const closeRest = async () => {
     gateway.close();
     await engine.closeAll();

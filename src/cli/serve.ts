@@ -93,6 +93,8 @@ interface AnnouncedUpstream {
   kind: UpstreamKind;
   agentUrl: string;
   account: string | undefined;
+  /** The other named accounts served (issue #29). */
+  named: readonly string[];
 }
 
 function banner(url: string, upstream: AnnouncedUpstream, apiKey: boolean, adminKey = false): string {
@@ -109,6 +111,7 @@ function banner(url: string, upstream: AnnouncedUpstream, apiKey: boolean, admin
     );
   } else {
     lines.push(`Upstream: Cursor at ${upstream.agentUrl}${upstream.account ? ` as ${upstream.account}` : ""}`);
+    if (upstream.named.length > 0) lines.push(`Named accounts also served: ${upstream.named.join(", ")}`);
   }
   lines.push(apiKey ? "Clients must send the configured API key." : "No API key required (loopback only).");
   if (adminKey) lines.push(`Admin API: ${url}/admin/keys (Authorization: Bearer <admin key>)`);
@@ -120,9 +123,14 @@ function banner(url: string, upstream: AnnouncedUpstream, apiKey: boolean, admin
 function announced(choice: UpstreamChoice, ctx: CliContext, listener: ReservedListener | undefined): AnnouncedUpstream {
   if (choice.kind === "cursor") {
     const { status } = choice.credentials;
-    return { kind: "cursor", agentUrl: ctx.config.cursorAgentUrl, account: status?.email ?? status?.userId };
+    return {
+      kind: "cursor",
+      agentUrl: ctx.config.cursorAgentUrl,
+      account: status?.email ?? status?.userId,
+      named: (choice.named ?? []).map((login) => login.name),
+    };
   }
-  return { kind: "emulator", agentUrl: `http://127.0.0.1:${listener?.port}`, account: undefined };
+  return { kind: "emulator", agentUrl: `http://127.0.0.1:${listener?.port}`, account: undefined, named: [] };
 }
 
 /** A taken port names the cursor-bridge already serving there, when it is one. */
@@ -171,7 +179,8 @@ export async function startBridge(
   let upstreamCtx = ctx;
   try {
     if (shared !== undefined) upstreamCtx = (await import("./shared-login.js")).withSharedLogin(ctx, shared, logger);
-    choice = await chooseUpstream(upstreamCtx);
+    // Named accounts serve a team's keys; a plugin's private child serves its one parent's login only.
+    choice = await chooseUpstream(upstreamCtx, { accounts: parent === undefined });
     if (choice.kind === "emulator") {
       listener = await reserveListener("127.0.0.1", config.emulator.port).catch((error: NodeJS.ErrnoException) => {
         const why = error.code === "EADDRINUSE" ? "is already in use" : `cannot be bound (${error.code ?? "error"})`;

@@ -3,17 +3,19 @@
  * answers, and which client version is sent. Reads the stored credentials without refreshing them.
  */
 import type { CredentialStatus } from "../auth/index.js";
+import { type AccountStatus, accountStatuses, resetText, usageText } from "./account-status.js";
 import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
 import { type CliContext, type CredentialOrigin, createCliContext } from "./context.js";
 import { expiryText, identityOf, sourceLabel } from "./format.js";
-import { type CliIo, formatFields } from "./io.js";
+import { type CliIo, formatFields, formatTable } from "./io.js";
 import { describeProbe, type ProbeResult, probeHttp1, probeHttp2 } from "./probe.js";
 
 const HELP = `Usage: cursor-bridge status [options]
 
 Show who is logged in, when the session token expires, where the credentials come from, whether the Cursor API
-answers (and over which HTTP version), and the client version sent to Cursor.
+answers (and over which HTTP version), and the client version sent to Cursor. Then every stored Cursor account
+(the default one and those of \`login --account NAME\`): who, this billing cycle's plan usage and when it resets.
 
 Exit codes: 0 logged in and reachable, 3 not logged in, 4 upstream not reachable, 2 bad options or config.
 
@@ -40,6 +42,17 @@ function originText(origin: CredentialOrigin, status: CredentialStatus | undefin
   if (origin === "env-access-token") return "environment (CURSOR_ACCESS_TOKEN, not refreshed)";
   if (origin === "env-api-key") return "environment (CURSOR_API_KEY, exchanged on first use)";
   return status === undefined ? "credential file" : `${sourceLabel(status.source)}, ${status.location}`;
+}
+
+function printAccounts(ctx: CliContext, accounts: readonly AccountStatus[]): void {
+  if (accounts.length === 0) return;
+  const rows = accounts.map((account) => [
+    account.default ? `${account.name} *` : account.name,
+    account.email ?? account.userId ?? "an unknown user",
+    usageText(account),
+    resetText(account),
+  ]);
+  ctx.io.out(`\nAccounts (* = default):\n${formatTable(["ACCOUNT", "WHO", "PLAN USAGE", "RESETS"], rows)}`);
 }
 
 function printHuman(
@@ -76,10 +89,12 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const ctx = await createCliContext(io, flags);
   const resolved = await ctx.resolveCredentials();
   const credentials = resolved === undefined ? undefined : { origin: resolved.origin, status: resolved.status };
-  const probe = await probeConfiguredTransport(ctx);
+  const [probe, accounts] = await Promise.all([probeConfiguredTransport(ctx), accountStatuses(ctx)]);
   if (ctx.json) {
     ctx.printJson({
       loggedIn: credentials !== undefined,
+      account: ctx.account,
+      accounts,
       credentials: credentials === undefined ? null : { origin: credentials.origin, ...credentials.status },
       credentialFile: ctx.store.location,
       upstream: {
@@ -93,6 +108,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     });
   } else {
     printHuman(ctx, credentials, probe);
+    printAccounts(ctx, accounts);
   }
   if (credentials === undefined) return EXIT.unauthenticated;
   return probe.reachable ? EXIT.ok : EXIT.unavailable;

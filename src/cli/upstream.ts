@@ -30,6 +30,10 @@ export interface Upstream {
   dataDir: string;
   /** The embedded emulator when kind is "emulator". */
   emulator: Emulator | undefined;
+  /** The default account's name (named accounts, issue #29). */
+  defaultAccount: string;
+  /** The other named accounts served beside the default one, each on its own tokens and API; empty for one login. */
+  named: ReadonlyArray<{ name: string; who: string | undefined; api: CursorApi; tokenSource: TokenSource }>;
   close(): Promise<void>;
 }
 
@@ -153,6 +157,16 @@ export async function createUpstream(ctx: CliContext, logger: Logger, choice?: U
   const credentials = chosen.kind === "cursor" ? chosen.credentials : undefined;
   if (credentials !== undefined) {
     const api = await ctx.createCursorApi(credentials.tokenSource, { logger: logger.child({ component: "cursor" }) });
+    const named = await Promise.all(
+      (chosen.kind === "cursor" ? (chosen.named ?? []) : []).map(async (login) => ({
+        name: login.name,
+        who: login.credentials.status?.email ?? login.credentials.status?.userId,
+        tokenSource: login.credentials.tokenSource,
+        api: await ctx.createCursorApi(login.credentials.tokenSource, {
+          logger: logger.child({ component: "cursor", account: login.name }),
+        }),
+      })),
+    );
     const loggedIn = storedLoginWatch(ctx, credentials, logger);
     return {
       kind: "cursor",
@@ -165,7 +179,12 @@ export async function createUpstream(ctx: CliContext, logger: Logger, choice?: U
       tokenSource: credentials.tokenSource,
       dataDir: upstreamDataDir(config, "cursor"),
       emulator: undefined,
-      close: async () => api.close(),
+      defaultAccount: ctx.account,
+      named,
+      close: async () => {
+        api.close();
+        for (const each of named) each.api.close();
+      },
     };
   }
   const listener = chosen.kind === "emulator" ? chosen.listener : undefined;
@@ -179,6 +198,8 @@ export async function createUpstream(ctx: CliContext, logger: Logger, choice?: U
     tokenSource,
     dataDir: upstreamDataDir(config, "emulator"),
     emulator,
+    defaultAccount: ctx.account,
+    named: [],
     close: async () => {
       api.close();
       await emulator.close();

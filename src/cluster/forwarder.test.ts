@@ -81,6 +81,10 @@ describe("wire", () => {
     const back = decodeEngineRequest(encodeEngineRequest(request));
     expect(back).toEqual(request);
   });
+  it("carries the request's named account, so the owner runs it on the same account (issue #29)", () => {
+    const back = decodeEngineRequest(encodeEngineRequest({ ...request, account: "alice" }));
+    expect(back.account).toBe("alice");
+  });
   it("rejects a body that is not an engine request as a 400", () => {
     expect(() => decodeEngineRequest('{"model":1}')).toThrow(ProxyError);
   });

@@ -18,6 +18,7 @@ import { ServerConfigService } from "../gen/aiserver/v1/server_config_pb.js";
 import type { NodeRequest } from "./auth.js";
 import { type BidiSessions, decodeAppend, requestIdOf } from "./bidi.js";
 import { parseDirectives } from "./directives.js";
+import { identityKey } from "./strictness.js";
 import { runTurn, type TurnDeps } from "./turn.js";
 import type { InboundMessage } from "./turn-channel.js";
 
@@ -31,6 +32,8 @@ export const nodeRequestKey = createContextKey<NodeRequest | undefined>(undefine
 export interface ServiceDeps {
   turn: TurnDeps;
   bidi: BidiSessions;
+  /** Users at their usage limit (Emulator.limitUsage). */
+  usageLimited?: (userId: string) => boolean;
 }
 
 function httpVersionOf(context: HandlerContext): "http2" | "http1" {
@@ -121,7 +124,10 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
   });
   // Answered as the real service answers a user who is not in a team (cursor-protocol-addendum-2.md §9).
   router.service(DashboardService, {
-    getCurrentPeriodUsage: () => usageSnapshot(turn),
+    getCurrentPeriodUsage: (_request, context) => {
+      const identity = context.values.get(identityKey);
+      return usageSnapshot(turn, identity !== undefined && deps.usageLimited?.(identity.userId) === true);
+    },
     getTeamReposOrEmptyIfNotInTeam: () => ({}),
     getTeamAdminSettingsOrEmptyIfNotInTeam: () => ({}),
     getUserPrivacyMode: () => ({ isEnforcedByTeam: false }),
@@ -131,11 +137,14 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
   });
 }
 
-/** Usage of the current period: 2 (cents, presumably — §1.3 leaves units open) per completed turn. */
-function usageSnapshot(turn: TurnDeps) {
+/**
+ * Usage of the current period: 2 (cents, presumably — §1.3 leaves units open) per completed turn; the whole limit
+ * for a user at the usage limit (Emulator.limitUsage).
+ */
+function usageSnapshot(turn: TurnDeps, atLimit: boolean) {
   const completed = turn.stats.snapshot().turns.filter((t) => t.outcome === "completed").length;
   const limit = 2000;
-  const spend = Math.min(limit, completed * 2);
+  const spend = atLimit ? limit : Math.min(limit, completed * 2);
   const now = new Date();
   const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
   const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);

@@ -87,6 +87,12 @@ export interface Emulator {
   approveLogin(uuid: string, options?: { userId?: string; email?: string }): void;
   /** Registers an API key accepted by `POST /auth/exchange_user_api_key`. */
   addApiKey(apiKey: string, options?: { userId?: string; email?: string }): void;
+  /**
+   * Puts a user at their usage limit (or takes them off it with `false`): their Runs fail with the usage-limit
+   * error (`resource_exhausted`, `ERROR_PRO_USER_USAGE_LIMIT`) and their plan usage reports the whole limit spent,
+   * while other users keep working (named accounts, issue #29).
+   */
+  limitUsage(userId: string, limited?: boolean): void;
   /** Closes every connection and stream; leaves no timer behind. */
   close(): Promise<void>;
 }
@@ -105,6 +111,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const bidi = new BidiSessions(logger, options.appendGapTimeoutMs);
   const models = createModelCatalogue(options.extraModelIds);
   const usage = new UsageLedger();
+  const limitedUsers = new Set<string>();
+  const usageLimited = (userId: string) => limitedUsers.has(userId);
   const shutdown = new AbortController();
   // Every Connect handler links its call's signal to this one shutdown signal, so hundreds of concurrent Runs are
   // hundreds of listeners by design, not a leak: lift Node's default limit of 10 for this signal only.
@@ -113,6 +121,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     routes: (router) =>
       registerServices(router, {
         bidi,
+        usageLimited,
         turn: {
           bootstrapLatencyMs: options.bootstrapLatencyMs ?? 0,
           tokensPerSecond: options.tokensPerSecond ?? 0,
@@ -129,6 +138,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       createStrictnessInterceptor({
         authority,
         minClientVersion: options.minClientVersion ?? DEFAULT_MIN_CLIENT_VERSION,
+        usageLimited,
       }),
     ],
     // Current clients send `connect-protocol-version: 1`; older ones omit it on unary calls, and nothing shows the
@@ -164,6 +174,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     issueTokens: (opts) => authority.issueTokens(opts),
     approveLogin: (uuid, opts) => authority.approveLogin(uuid, opts),
     addApiKey: (apiKey, opts) => authority.addApiKey(apiKey, opts),
+    limitUsage: (userId, limited = true) => {
+      if (limited) limitedUsers.add(userId);
+      else limitedUsers.delete(userId);
+    },
     async close() {
       shutdown.abort();
       bidi.closeAll();

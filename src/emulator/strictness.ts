@@ -4,9 +4,16 @@
  * `x-cursor-client-version` of the form `cli-YYYY.MM.DD-<7 hex>` (not older than the configured minimum) or
  * `sdk-<semver>`, with either client type. `connect-protocol-version` may be absent (index.ts).
  */
-import type { Interceptor } from "@connectrpc/connect";
+import { createContextKey, type Interceptor } from "@connectrpc/connect";
 import type { Authority } from "./auth.js";
-import { badRequest, outdatedClient, unauthenticated } from "./errors.js";
+import { badRequest, outdatedClient, unauthenticated, usageLimit } from "./errors.js";
+import type { TokenIdentity } from "./jwt.js";
+
+/** Who the call's access token belongs to (set by the interceptor for the handlers, e.g. the plan usage). */
+export const identityKey = createContextKey<TokenIdentity | undefined>(undefined, { description: "token identity" });
+
+/** The agent RPCs a usage limit refuses (a turn); unary calls such as the model list still answer. */
+const TURN_METHODS = new Set(["Run", "RunSSE"]);
 
 const VERSION = /^cli-(\d{4})\.(\d{2})\.(\d{2})-[0-9a-f]{7}$/;
 /** The SDK's form, e.g. `sdk-1.0.32` (a semver, pre-release and build parts allowed). */
@@ -28,6 +35,8 @@ export function clientVersionDate(version: string): number | undefined {
 export interface StrictnessOptions {
   authority: Authority;
   minClientVersion: string;
+  /** Users at their usage limit (Emulator.limitUsage): their turns get the usage-limit error. @default none */
+  usageLimited?: (userId: string) => boolean;
 }
 
 /** Throws the Connect error the real service would answer for bad headers; returns the client version otherwise. */
@@ -52,6 +61,13 @@ export function checkHeaders(header: Headers, options: StrictnessOptions): strin
 export function createStrictnessInterceptor(options: StrictnessOptions): Interceptor {
   return (next) => async (request) => {
     checkHeaders(request.header, options);
+    const auth = options.authority.authenticate(request.header.get("authorization"));
+    if (auth.ok) {
+      request.contextValues.set(identityKey, auth.identity);
+      if (TURN_METHODS.has(request.method.name) && options.usageLimited?.(auth.identity.userId) === true) {
+        throw usageLimit();
+      }
+    }
     return next(request);
   };
 }

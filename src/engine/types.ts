@@ -143,5 +143,6 @@ export interface TurnForwarder {
 export interface Engine {
   /** Routes (resumed / continued / new / replayed), starts the turn and waits for its first event. */
   startTurn(request: EngineRequest, signal: AbortSignal, options?: StartTurnOptions): Promise<EngineTurn>;
-  listModels(signal?: AbortSignal): Promise<ModelInfo[]>;
+  /** The models; `account` names whose (named Cursor accounts, issue #29), absent = the default account's. */
+  listModels(signal?: AbortSignal, account?: string): Promise<ModelInfo[]>;
 }

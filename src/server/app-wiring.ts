@@ -4,8 +4,19 @@
  * here imports protocol code.
  */
 import type { AgentClient } from "../backend/types.js";
-import { type BridgeEngine, createEngine, type EngineOptions } from "../engine/index.js";
-import type { ConversationIndex, ConversationStore, ResponseStore } from "../stores/types.js";
+import {
+  accountIndex,
+  type BridgeEngine,
+  createAccountRouter,
+  createEngine,
+  type EngineOptions,
+} from "../engine/index.js";
+import {
+  type ConversationIndex,
+  type ConversationStore,
+  DEFAULT_ACCOUNT,
+  type ResponseStore,
+} from "../stores/types.js";
 import type { AppDeps } from "../surfaces/kit/deps.js";
 import type { Logger } from "../util/logger.js";
 import { type AppGateway, createApp } from "./app.js";
@@ -39,23 +50,50 @@ export interface WiredApp {
   app: ReturnType<typeof createApp>;
 }
 
-/** The engine on `agentClient` and the given index. */
-export function wireEngineOn(
-  agentClient: AgentClient,
-  wiring: { stores: Pick<BridgeStores, "index">; logger: Logger; engine?: AppWiring["engine"] },
-): BridgeEngine {
-  return createEngine({
-    ...wiring.engine,
-    agentClient,
-    index: wiring.stores.index,
-    logger: wiring.logger.child({ component: "engine" }),
-  });
+/** One agent client per named Cursor account (issue #29), and the account requests without one run on. */
+export interface AccountClients {
+  defaultAccount: string;
+  clients: ReadonlyMap<string, AgentClient>;
 }
 
-/** Builds the engine and the app on `agentClient`; expired stored responses are removed in the background. */
-export function wireApp(agentClient: AgentClient, wiring: AppWiring): WiredApp {
+/** The edges {@link wireEnginesOn} needs besides the agent clients. */
+type EngineEdges = { stores: Pick<BridgeStores, "index">; logger: Logger; engine?: AppWiring["engine"] };
+
+/**
+ * One engine per account on its agent client, and the router in front of them that the surfaces see
+ * (engine/accounts.ts): a turn runs on its key's account and never another. The accounts share the index, each under
+ * its own prefix, so no conversation is continued under another account. One account keeps the log lines it always
+ * had; several name theirs.
+ */
+export function wireEnginesOn(accounts: AccountClients, wiring: EngineEdges): BridgeEngine {
+  const named = accounts.clients.size > 1 || !accounts.clients.has(DEFAULT_ACCOUNT);
+  const engines = new Map<string, BridgeEngine>();
+  for (const [name, agentClient] of accounts.clients) {
+    engines.set(
+      name,
+      createEngine({
+        ...wiring.engine,
+        agentClient,
+        index: accountIndex(wiring.stores.index, name),
+        logger: wiring.logger.child(named ? { component: "engine", account: name } : { component: "engine" }),
+      }),
+    );
+  }
+  return createAccountRouter({ engines, defaultAccount: accounts.defaultAccount, index: wiring.stores.index });
+}
+
+/** The engine on one agent client: the default account's. */
+export function wireEngineOn(agentClient: AgentClient, wiring: EngineEdges): BridgeEngine {
+  return wireEnginesOn({ defaultAccount: DEFAULT_ACCOUNT, clients: new Map([[DEFAULT_ACCOUNT, agentClient]]) }, wiring);
+}
+
+/**
+ * Builds the engine (one per account behind the router) and the app on the agent client(s); expired stored responses
+ * are removed in the background.
+ */
+export function wireApp(agentClients: AgentClient | AccountClients, wiring: AppWiring): WiredApp {
   const { logger, stores } = wiring;
-  const engine = wireEngineOn(agentClient, wiring);
+  const engine = "clients" in agentClients ? wireEnginesOn(agentClients, wiring) : wireEngineOn(agentClients, wiring);
   stores.responses
     .deleteExpired()
     .catch((error: unknown) =>

@@ -63,10 +63,14 @@ export function createModelsApp(
   const ownedBy = deps.options.upstream === "emulator" ? "cursor-emulator" : "cursor";
   const app = new Hono<AppEnv>();
   for (const guard of guards) app.use("/models/*", guard);
-  // With a virtual key limited to some models (the gateway's principal), only those are listed.
+  // With a virtual key limited to some models (the gateway's principal), only those are listed; a key bound to a
+  // named account lists that account's models (issue #29).
   const list = async (c: Context<AppEnv>, created: number) => {
-    const mayUse = allowedBy(c.get("principal"));
-    const models = (await deps.engine.listModels(c.req.raw.signal)).filter((model) => mayUse(model.id, model.id));
+    const principal = c.get("principal");
+    const mayUse = allowedBy(principal);
+    const models = (await deps.engine.listModels(c.req.raw.signal, principal?.account)).filter((model) =>
+      mayUse(model.id, model.id),
+    );
     const names = new Set(aliases.map((alias) => alias.name.toLowerCase()));
     const own = toOpenAIModelList(models, ownedBy, created).filter((model) => !names.has(model.id.toLowerCase()));
     const aliased = aliasModels(aliases, models, ownedBy, created).filter((model) =>

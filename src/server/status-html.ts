@@ -77,6 +77,13 @@ function render(s) {
     if (s.usage.cycleEnd) usage.append(el("div", "Resets " + when(s.usage.cycleEnd, s.now), "muted"));
     if (s.usage.message) usage.append(el("div", s.usage.message, "muted"));
   }
+  const accounts = s.accounts || [];
+  $("accounts-section").hidden = accounts.length === 0;
+  fill($("accounts"), accounts.map((a) => {
+    const u = a.usage;
+    const used = !u.available ? ["unavailable: " + u.reason, "muted"] : u.usedFraction === null ? [dollars(u.usedCents), "num"] : [(u.usedFraction * 100).toFixed(1) + "% (" + dollars(u.usedCents) + " of " + dollars(u.limitCents) + ")", "num" + (u.usedFraction >= 1 ? " bad" : "")];
+    return [[a.name + (a.default ? " (default)" : "")], [a.who || "—"], used, [u.available && u.cycleEnd ? when(u.cycleEnd, s.now) : "—"]];
+  }), "No accounts.");
   $("parked-count").textContent = "(" + s.parked.length + ")";
   fill($("parked"), s.parked.map((p) => [[p.model], [age(p.ageMs), "num"], [p.pendingToolCalls, "num"]]), "No turn is waiting for tool results.");
   $("requests-count").textContent = "(" + s.requests.length + ")";
@@ -138,6 +145,9 @@ export function statusPageHtml(snapshot: StatusSnapshot, nonce: string): string 
   <section><h2>Plan usage</h2><div id="usage"></div></section>
   <section><h2>Parked turns <span id="parked-count"></span></h2>
     <table id="parked"><thead><tr><th>Model</th><th class="num">Waiting</th><th class="num">Tool calls</th></tr></thead><tbody></tbody></table>
+  </section>
+  <section id="accounts-section" class="wide" hidden><h2>Cursor accounts</h2>
+    <table id="accounts"><thead><tr><th>Account</th><th>Who</th><th class="num">Plan usage</th><th>Resets</th></tr></thead><tbody></tbody></table>
   </section>
   <section class="wide"><h2>Last requests <span id="requests-count"></span></h2>
     <table id="requests"><thead><tr><th>Time</th><th>Client</th><th>Model</th><th>Route</th><th class="num">First token</th><th class="num">Tokens</th><th class="num">Status</th></tr></thead><tbody></tbody></table>

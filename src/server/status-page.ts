@@ -17,7 +17,7 @@ import { ProxyError } from "../util/errors.js";
 import { clampForMessage } from "../util/logger.js";
 import { apiKeyMatches, presentedKey } from "./api-key.js";
 import { statusPageHtml } from "./status-html.js";
-import type { StatusSnapshot } from "./status-snapshot.js";
+import type { StatusSnapshot, UsageSnapshot } from "./status-snapshot.js";
 
 export type { StatusSnapshot } from "./status-snapshot.js";
 
@@ -53,11 +53,11 @@ function withoutCredentials(url: string | undefined): string | null {
 }
 
 /** Reuses a usage answer (or failure) for {@link USAGE_TTL_MS}. */
-function usageCache(sources: StatusSources | undefined, now: () => number) {
-  let cached: { at: number; value: StatusSnapshot["usage"] } | undefined;
-  return async (): Promise<StatusSnapshot["usage"]> => {
+function usageCache(sources: Pick<StatusSources, "usage"> | undefined, now: () => number) {
+  let cached: { at: number; value: UsageSnapshot } | undefined;
+  return async (): Promise<UsageSnapshot> => {
     if (cached !== undefined && now() - cached.at < USAGE_TTL_MS) return cached.value;
-    let value: StatusSnapshot["usage"];
+    let value: UsageSnapshot;
     if (sources?.usage === undefined) value = { available: false, reason: "not reported by this upstream" };
     else {
       try {
@@ -117,6 +117,11 @@ function requireKeyForPage(apiKey: string | undefined): MiddlewareHandler<AppEnv
 /** Mounts `GET /` and `GET /status.json` (before the /v1 middleware; the Host and Origin guards already ran). */
 export function registerStatusRoutes(app: Hono<AppEnv>, deps: StatusDeps): void {
   const usage = usageCache(deps.status, deps.now);
+  // Each account's usage is asked with its own tokens, cached like the default's.
+  const accounts = (deps.status?.accounts ?? []).map((account) => ({
+    account,
+    usage: usageCache(account, deps.now),
+  }));
   const snapshot = async (request: Request): Promise<StatusSnapshot> => {
     let models: StatusSnapshot["models"] = [];
     let modelsError: string | null = null;
@@ -143,6 +148,14 @@ export function registerStatusRoutes(app: Hono<AppEnv>, deps: StatusDeps): void 
         account: deps.status?.account ?? null,
       },
       usage: await usage(),
+      accounts: await Promise.all(
+        accounts.map(async ({ account, usage: accountUsage }) => ({
+          name: account.name,
+          default: account.default,
+          who: account.who ?? null,
+          usage: await accountUsage(),
+        })),
+      ),
       models,
       modelsError,
       parked: (deps.engine.parkedTurns?.() ?? []).map((entry) => ({

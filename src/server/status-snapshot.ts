@@ -3,12 +3,17 @@ import type { AppOptions, PlanUsage } from "../surfaces/kit/deps.js";
 import type { KeyUsage } from "../surfaces/kit/key-usage.js";
 import type { RequestRecord } from "../surfaces/kit/recent-requests.js";
 
+/** A plan usage as the page shows it, or why there is none. */
+export type UsageSnapshot = ({ available: true } & PlanUsage) | { available: false; reason: string };
+
 /** The JSON the page renders. */
 export interface StatusSnapshot {
   version: string;
   now: number;
   upstream: { kind: AppOptions["upstream"]; url: string | null; loggedIn: boolean; account: string | null };
-  usage: ({ available: true } & PlanUsage) | { available: false; reason: string };
+  usage: UsageSnapshot;
+  /** Every Cursor account served (named accounts, issue #29) with its plan usage; empty when none are listed. */
+  accounts: Array<{ name: string; default: boolean; who: string | null; usage: UsageSnapshot }>;
   models: Array<{ id: string; name: string; reasoning: boolean; vision: boolean; maxMode: boolean }>;
   modelsError: string | null;
   parked: Array<{ model: string; ageMs: number; pendingToolCalls: number }>;

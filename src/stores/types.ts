@@ -341,3 +341,40 @@ export interface KeyStore {
   /** A token that changes whenever a record does (cheap: a file's stat, a Redis counter). */
   version(): Promise<string>;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Named Cursor accounts (the team gateway, issue #29): several logins side by side, one of them the default.
+
+/**
+ * The account whose credentials are the single record every cursor-bridge kept before accounts had names (the file
+ * `<configDir>/credentials.json`, the Redis key `credentials`): users who never name an account use it, unchanged.
+ */
+export const DEFAULT_ACCOUNT = "default";
+
+/** One stored account, as listed (no token material). */
+export interface AccountEntry {
+  name: string;
+  email?: string | undefined;
+  userId?: string | undefined;
+  source: CredentialSource;
+  savedAt: string;
+}
+
+/**
+ * The credential records of every named account. `credentials(name)` is an ordinary {@link CredentialStore} for
+ * one account (the refreshing token source and the login flows use it as they always did); the account
+ * {@link DEFAULT_ACCOUNT} is the record that predates names. Which account serves requests that name none is kept
+ * apart from the records (`defaultAccount`), and starts as {@link DEFAULT_ACCOUNT}.
+ */
+export interface AccountStore {
+  /** Human-readable location of the records; safe to print. */
+  readonly location: string;
+  /** The store of one account. @throws ProxyError `invalid_request` for a name that is not an account name. */
+  credentials(account: string): CredentialStore;
+  /** The accounts with stored credentials, sorted by name. @throws ProxyError when a record is corrupt or foreign. */
+  list(): Promise<AccountEntry[]>;
+  /** The account requests without one run on (whether or not it has credentials). */
+  defaultAccount(): Promise<string>;
+  /** Makes `account` the default (the caller checks that it exists). */
+  setDefaultAccount(account: string): Promise<void>;
+}

@@ -81,6 +81,7 @@ export interface ProxyErrorDetails {
     | "origin_not_allowed"
     | "model_blocked"
     | "account_blocked"
+    | "account_unknown"
     | "region_unsupported";
   not_found: "model_not_found" | "not_found" | "route_not_found" | "turn_expired";
   /** `key_*`: a virtual key's own limit (the team gateway's rpm / tpm / max-parallel), not Cursor's. */

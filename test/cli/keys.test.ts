@@ -15,6 +15,12 @@ let dataDir: string;
 beforeAll(async () => {
   harness = await createCliHarness();
   dataDir = join(harness.home, "data");
+  // A key is bound only to an account with a login (named accounts): the account `team` the keys below use.
+  harness.emulator.addApiKey("cur_team_key_123456", { email: "team@example.com" });
+  const login = await harness.run(["login", "--api-key", "--account", "team"], {
+    env: { CURSOR_API_KEY: "cur_team_key_123456" },
+  });
+  expect(login.code, login.err).toBe(0);
 });
 afterAll(async () => {
   await harness?.close();

@@ -27,7 +27,7 @@ import type { CliIo } from "../../src/cli/io.js";
 import { type RunningBridge, startBridge } from "../../src/cli/serve.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const COMMANDS = "serve|emulator|login|logout|import|status|models|usage|doctor|setup";
+const COMMANDS = "serve|emulator|login|logout|import|status|models|usage|doctor|setup|accounts";
 
 /** Lines not run, and why (a line matching none of these runs). */
 const SKIPPED: ReadonlyArray<readonly [RegExp, string]> = [
@@ -35,6 +35,11 @@ const SKIPPED: ReadonlyArray<readonly [RegExp, string]> = [
   [/^npm start$/, "serves until stopped (test/cli/first-run-messages.test.ts starts it for real)"],
   [/\blogin\b/, "a login to Cursor (browser or OpenCode's prompt): needs the network and a person"],
   [/^npm test$/, "the whole suite: never from inside it"],
+  [/^cursor-bridge import\b/, "needs the Cursor CLI or IDE logged in on this machine (test/cli/accounts.test.ts)"],
+  [
+    /^cursor-bridge (accounts default|status$)/,
+    "needs the logins of the lines above (test/cli/accounts.test.ts runs them against the emulator)",
+  ],
   [/^opencode /, "needs OpenCode logged in to Cursor (test/e2e/opencode-plugin.test.ts drives OpenCode)"],
   [/^claude\b/, "an interactive Claude Code session (test/e2e/claude-code.test.ts drives Claude Code)"],
   [/CURSOR_BRIDGE_STORE|CLUSTER_SECRET|--instance-url/, "needs Redis and the hosts of a team setup (test/cluster/)"],

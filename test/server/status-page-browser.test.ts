@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CliIo } from "../../src/cli/io.js";
 import { type RunningBridge, startBridge } from "../../src/cli/serve.js";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
+import { startStack } from "../support/stack.js";
 
 function findChromium(): string | undefined {
   const names = ["chromium", "chromium-browser", "google-chrome"];
@@ -157,5 +158,30 @@ describe.skipIf(CHROMIUM === undefined)("status page in headless Chromium", () =
     expect(logLines.join("").match(/GET \/status\.json 200/g)?.length ?? 0, logLines.join("")).toBeGreaterThanOrEqual(
       1,
     );
+  });
+});
+
+describe.skipIf(CHROMIUM === undefined)("status page with named accounts in headless Chromium", () => {
+  it("renders each account with who it is, its plan usage and its reset", async () => {
+    const stack = await startStack({
+      accounts: { alice: { userId: "user_alice", email: "alice@example.com" }, bob: { userId: "user_bob" } },
+      defaultAccount: "alice",
+    });
+    const profile = mkdtempSync(join(tmpdir(), "cursor-bridge-chromium-"));
+    try {
+      stack.emulator.limitUsage("user_bob");
+      const result = await chromium(["--virtual-time-budget=4000", "--dump-dom", `${stack.server.url}/`], profile);
+      const dom = result.stdout;
+      const diagnostics = `exit ${result.code}\n${dom.slice(0, 3000)}\nstderr:\n${result.stderr.slice(-2000)}`;
+      expect(dom, diagnostics).not.toMatch(/id="accounts-section"[^>]*hidden/);
+      const accounts = textOf(dom, "accounts", "table");
+      expect(accounts, diagnostics).toMatch(
+        /alice \(default\) alice@example\.com \d+\.\d% \(\$\d+\.\d\d of \$20\.00\) \d{4}-\d\d-\d\d 00:00 UTC \(in /,
+      );
+      expect(accounts).toMatch(/bob user_bob 100\.0% \(\$20\.00 of \$20\.00\) \d{4}-\d\d-\d\d/);
+    } finally {
+      rmSync(profile, { recursive: true, force: true });
+      await stack.close();
+    }
   });
 });

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { deriveKey } from "../../src/cluster/cluster-auth.js";
+import { createFileAccountStore } from "../../src/stores/file/account-store.js";
 import { createFileAuditLog } from "../../src/stores/file/audit-log.js";
 import { createFileConversationIndex } from "../../src/stores/file/conversation-index.js";
 import { createFileConversationStore } from "../../src/stores/file/conversation-store.js";
@@ -15,6 +16,7 @@ import { createFileCredentialStore } from "../../src/stores/file/credential-stor
 import { createFileKeyStore } from "../../src/stores/file/key-store.js";
 import { createFileResponseStore } from "../../src/stores/file/response-store.js";
 import { createFileSpendStore } from "../../src/stores/file/spend-store.js";
+import { createMemoryAccountStore } from "../../src/stores/memory/account-store.js";
 import { createMemoryAuditLog } from "../../src/stores/memory/audit-log.js";
 import { createBlobStore } from "../../src/stores/memory/blob-store.js";
 import { createMemoryConversationIndex } from "../../src/stores/memory/conversation-index.js";
@@ -25,6 +27,7 @@ import { createMemoryLimitCounters } from "../../src/stores/memory/limit-counter
 import { createMemoryLock } from "../../src/stores/memory/lock.js";
 import { createMemoryResponseStore } from "../../src/stores/memory/response-store.js";
 import { createMemorySpendStore } from "../../src/stores/memory/spend-store.js";
+import { createRedisAccountStore } from "../../src/stores/redis/account-store.js";
 import { createRedisAuditLog } from "../../src/stores/redis/audit-log.js";
 import { connectStore, namespaced, type StoreClient } from "../../src/stores/redis/client.js";
 import { createRedisConversationIndex } from "../../src/stores/redis/conversation-index.js";
@@ -36,6 +39,7 @@ import { createRedisLock } from "../../src/stores/redis/lock.js";
 import { createRedisResponseStore } from "../../src/stores/redis/response-store.js";
 import { createRedisSpendStore } from "../../src/stores/redis/spend-store.js";
 import { missingBinaries, type RedisServer, startRedisServer } from "../cluster/support/redis-server.js";
+import { accountStoreContract } from "./contract/accounts.js";
 import { blobStoreContract } from "./contract/blobs.js";
 import { conversationIndexContract, conversationStoreContract } from "./contract/conversations.js";
 import { credentialStoreContract, lockContract } from "./contract/credentials.js";
@@ -106,6 +110,14 @@ credentialStoreContract({
   reopen: async ({ now }) => createFileCredentialStore({ configDir: lastDir(), now }),
 });
 
+accountStoreContract({ name: "memory", open: async ({ now }) => createMemoryAccountStore({}, now) });
+accountStoreContract({
+  name: "file",
+  open: async ({ now }) => createFileAccountStore({ configDir: await freshDir(), now }),
+  reopen: async ({ now }) => createFileAccountStore({ configDir: lastDir(), now }),
+  legacy: async ({ now }) => createFileCredentialStore({ configDir: lastDir(), now }),
+});
+
 lockContract({
   name: "memory",
   open: async () => {
@@ -158,6 +170,12 @@ if (missing === undefined) {
     name: "redis",
     open: async ({ now }) => createRedisCredentialStore(freshClient(), KEY, now),
     reopen: async ({ now }) => createRedisCredentialStore(lastClient(), KEY, now),
+  });
+  accountStoreContract({
+    name: "redis",
+    open: async ({ now }) => createRedisAccountStore(freshClient(), KEY, now),
+    reopen: async ({ now }) => createRedisAccountStore(lastClient(), KEY, now),
+    legacy: async ({ now }) => createRedisCredentialStore(lastClient(), KEY, now),
   });
   lockContract({
     name: "redis",

@@ -1,19 +1,23 @@
 /**
- * The file {@link CredentialStore}, the one place a single cursor-bridge keeps Cursor credentials: `<configDir>/credentials.json`, mode 0600 inside a 0700
+ * The file {@link CredentialStore}, the one place a single cursor-bridge keeps Cursor credentials: `<configDir>/credentials.json`
+ * (the default account; a named account's record is `<configDir>/accounts/<name>.json`), mode 0600 inside a 0700
  * directory, written atomically (temp file in the same directory, fsync, rename). A file we cannot parse is never
  * overwritten silently: the caller must pass `overwriteInvalid` after telling the user.
  */
 import { randomUUID } from "node:crypto";
 import { chmod, mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { ProxyError } from "../../util/errors.js";
+import { checkAccountName } from "../accounts.js";
 import { checkStoredCredentials, credentialRecord } from "../credentials.js";
-import type { CredentialStore, StoredCredentials } from "../types.js";
+import { type CredentialStore, DEFAULT_ACCOUNT, type StoredCredentials } from "../types.js";
 
 /** Options of {@link createFileCredentialStore}. */
 export interface FileCredentialStoreOptions {
   /** Directory holding credentials.json (from config `configDir`). */
   configDir: string;
+  /** A named account: its record is `<configDir>/accounts/<account>.json`. @default the default account */
+  account?: string | undefined;
   /** Skips POSIX permission handling on Windows. @default process.platform */
   platform?: NodeJS.Platform;
   /** @default () => new Date() */
@@ -23,30 +27,40 @@ export interface FileCredentialStoreOptions {
 /** File name inside the config directory. */
 export const CREDENTIALS_FILE_NAME = "credentials.json";
 
+/** Folder of the named accounts' records inside the config directory. */
+export const ACCOUNTS_DIR_NAME = "accounts";
+
+/** Where an account's record lives. */
+export function credentialFilePath(configDir: string, account: string = DEFAULT_ACCOUNT): string {
+  return account === DEFAULT_ACCOUNT
+    ? join(configDir, CREDENTIALS_FILE_NAME)
+    : join(configDir, ACCOUNTS_DIR_NAME, `${checkAccountName(account)}.json`);
+}
+
 function isMissing(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "ENOENT";
 }
 
 /** Builds the error for a file we cannot use; names the path and the offending fields, never their values. */
-function invalidFileError(path: string, reason: string, cause?: unknown): ProxyError {
+function invalidFileError(path: string, reason: string, login: string, cause?: unknown): ProxyError {
   return new ProxyError(
     "unauthenticated",
     `The credential file ${path} is not a valid cursor-bridge credential file (${reason}). ` +
-      "It was left untouched: move it away, or run `cursor-bridge login` to replace it.",
+      `It was left untouched: move it away, or run \`${login}\` to replace it.`,
     { cause, detail: "invalid_credentials_file" },
   );
 }
 
-function parseCredentials(path: string, text: string): StoredCredentials {
+function parseCredentials(path: string, text: string, login: string): StoredCredentials {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw invalidFileError(path, "not JSON", error);
+    throw invalidFileError(path, "not JSON", login, error);
   }
   const checked = checkStoredCredentials(json);
   if (checked.ok) return checked.credentials;
-  throw invalidFileError(path, `unexpected or missing fields: ${checked.fields.join(", ")}`);
+  throw invalidFileError(path, `unexpected or missing fields: ${checked.fields.join(", ")}`, login);
 }
 
 /** Tightens permissions that are looser than wanted; no-op on Windows. */
@@ -58,7 +72,7 @@ async function tighten(path: string, mode: number, platform: NodeJS.Platform): P
 
 /** Writes `contents` to `path` atomically with mode 0600: temp file in the same dir, fsync, rename, fsync dir. */
 async function writeAtomically(path: string, dir: string, contents: string, platform: NodeJS.Platform): Promise<void> {
-  const temp = join(dir, `.${CREDENTIALS_FILE_NAME}.${randomUUID()}.tmp`);
+  const temp = join(dir, `.${basename(path)}.${randomUUID()}.tmp`);
   const handle = await open(temp, "wx", 0o600);
   try {
     try {
@@ -83,10 +97,12 @@ async function writeAtomically(path: string, dir: string, contents: string, plat
   }
 }
 
-/** The default store: `<configDir>/credentials.json`. */
+/** The default store: `<configDir>/credentials.json` (or a named account's record). */
 export function createFileCredentialStore(options: FileCredentialStoreOptions): CredentialStore {
-  const dir = options.configDir;
-  const path = join(dir, CREDENTIALS_FILE_NAME);
+  const account = options.account ?? DEFAULT_ACCOUNT;
+  const path = credentialFilePath(options.configDir, account);
+  const dir = dirname(path);
+  const login = account === DEFAULT_ACCOUNT ? "cursor-bridge login" : `cursor-bridge login --account ${account}`;
   const platform = options.platform ?? process.platform;
   const now = options.now ?? (() => new Date());
 
@@ -104,16 +120,17 @@ export function createFileCredentialStore(options: FileCredentialStoreOptions): 
     async load() {
       const text = await readText();
       if (text === undefined) return undefined;
-      const credentials = parseCredentials(path, text);
+      const credentials = parseCredentials(path, text, login);
       // Best effort: a file someone else owns cannot be chmod-ed by us, but it is still readable credentials.
       await tighten(path, 0o600, platform).catch(() => undefined);
       return credentials;
     },
     async save(input, saveOptions = {}) {
       const existing = await readText();
-      if (existing !== undefined && !saveOptions.overwriteInvalid) parseCredentials(path, existing);
+      if (existing !== undefined && !saveOptions.overwriteInvalid) parseCredentials(path, existing, login);
       const record = credentialRecord(input, now());
       await mkdir(dir, { recursive: true, mode: 0o700 });
+      if (dir !== options.configDir) await tighten(options.configDir, 0o700, platform);
       await tighten(dir, 0o700, platform);
       await writeAtomically(path, dir, `${JSON.stringify(record, null, 2)}\n`, platform);
       return record;

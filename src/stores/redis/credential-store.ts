@@ -5,8 +5,9 @@
  */
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { ProxyError } from "../../util/errors.js";
+import { checkAccountName } from "../accounts.js";
 import { checkStoredCredentials, credentialRecord } from "../credentials.js";
-import type { CredentialStore, CredentialsInput } from "../types.js";
+import { type CredentialStore, type CredentialsInput, DEFAULT_ACCOUNT } from "../types.js";
 import { type StoreClient, storeCall } from "./client.js";
 
 const FORMAT = "cbc1";
@@ -34,18 +35,34 @@ export function openCredentials(key: Buffer, sealed: string): string | undefined
   }
 }
 
+/** The Redis key of an account's record: `credentials` for the default account, `credentials:<name>` otherwise. */
+export function credentialKey(client: StoreClient, account: string = DEFAULT_ACCOUNT): string {
+  return account === DEFAULT_ACCOUNT
+    ? `${client.prefix}credentials`
+    : `${client.prefix}credentials:${checkAccountName(account)}`;
+}
+
+/** The Redis set of the named accounts with a record (the default account's record is looked up directly). */
+export function accountSetKey(client: StoreClient): string {
+  return `${client.prefix}accounts`;
+}
+
 /**
  * The shared credential store (no expiry: a login must not vanish while nobody uses the gateway). `key` is the
- * 32-byte AES key of the records (cluster/cluster-auth.ts derives it from the cluster secret).
+ * 32-byte AES key of the records (cluster/cluster-auth.ts derives it from the cluster secret); `account` names a
+ * named account's record (default: the default account's).
  */
 export function createRedisCredentialStore(
   client: StoreClient,
   key: Buffer,
   now: () => Date = () => new Date(),
+  account: string = DEFAULT_ACCOUNT,
 ): CredentialStore {
-  const redisKey = `${client.prefix}credentials`;
+  const redisKey = credentialKey(client, account);
+  const named = account !== DEFAULT_ACCOUNT;
+  const login = named ? `\`cursor-bridge login --account ${account}\`` : "";
   return {
-    location: `${client.label} (encrypted, shared by the instances)`,
+    location: `${client.label} (${named ? `account ${account}, ` : ""}encrypted, shared by the instances)`,
     load: () =>
       storeCall(client, async () => {
         const sealed = await client.redis.get(redisKey);
@@ -55,7 +72,7 @@ export function createRedisCredentialStore(
         if (checked?.ok !== true) {
           throw new ProxyError(
             "unauthenticated",
-            `The shared credentials in ${client.label} cannot be read with this cluster secret; log in again on one instance.`,
+            `The shared credentials${named ? ` of account ${account}` : ""} in ${client.label} cannot be read with this cluster secret; log in again${login === "" ? "" : ` (${login})`} on one instance.`,
             { detail: "invalid_credentials_file" },
           );
         }
@@ -64,9 +81,16 @@ export function createRedisCredentialStore(
     save: (input: CredentialsInput) =>
       storeCall(client, async () => {
         const record = credentialRecord(input, now());
-        await client.redis.set(redisKey, sealCredentials(key, JSON.stringify(record)));
+        const sealed = sealCredentials(key, JSON.stringify(record));
+        if (named) await client.redis.multi().set(redisKey, sealed).sadd(accountSetKey(client), account).exec();
+        else await client.redis.set(redisKey, sealed);
         return record;
       }),
-    clear: () => storeCall(client, async () => (await client.redis.del(redisKey)) > 0),
+    clear: () =>
+      storeCall(client, async () => {
+        if (!named) return (await client.redis.del(redisKey)) > 0;
+        const results = await client.redis.multi().del(redisKey).srem(accountSetKey(client), account).exec();
+        return Number(results?.[0]?.[1] ?? 0) > 0;
+      }),
   };
 }

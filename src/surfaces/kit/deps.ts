@@ -61,11 +61,24 @@ export interface StatusSources {
   upstreamUrl?: string | undefined;
   /** Fetches the plan usage; undefined when the upstream does not report it. */
   usage?: (signal: AbortSignal) => Promise<PlanUsage | undefined>;
+  /** Every Cursor account served (named accounts, issue #29), each with its own plan usage. @default none listed */
+  accounts?: readonly AccountStatusSource[];
   /**
    * Virtual keys in use (the team gateway): the per-key usage table, shown only to a request `isAdmin` accepts
    * (the admin key; gw-keys decides). @default no table
    */
   keys?: { usage: KeyUsageSource; isAdmin: (request: Request) => boolean };
+}
+
+/** One served Cursor account on the status page. */
+export interface AccountStatusSource {
+  name: string;
+  /** Requests that name no account run on it. */
+  default: boolean;
+  /** Who is logged in (email or user id), when known. */
+  who: string | undefined;
+  /** Fetches the account's plan usage with its own tokens; undefined when not reported. */
+  usage: (signal: AbortSignal) => Promise<PlanUsage | undefined>;
 }
 
 /** Everything the app needs, injected by the composition root (cli/serve) or by tests. */

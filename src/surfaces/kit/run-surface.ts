@@ -71,11 +71,11 @@ export async function runSurface(
   const log = c.get("log");
   const clientSignal = c.req.raw.signal;
   log.model = input.request.model;
+  const principal = c.get("principal");
   const model = await kit.models.resolve(input.request.model, input.request.options.reasoning, () =>
-    kit.engine.listModels(clientSignal),
+    kit.engine.listModels(clientSignal, principal?.account),
   );
   log.model = model;
-  const principal = c.get("principal");
   principal?.checkModel(input.request.model, model);
   const trace: TurnTrace = { requestId: log.requestId };
   log.trace = trace;
