@@ -124,8 +124,8 @@ module.exports = {
     forbid(
       "gateway-inward",
       layer("gateway"),
-      "^src/(?!(gateway|surfaces/kit|stores/memory|util)/|stores/types\\.ts$|engine/(index|types)\\.ts$|backend/types\\.ts$)",
-      "the team gateway (keys, limits, metrics, audit) sees the request kit, the store interfaces (and memory stores), the engine's contract and leaf helpers",
+      "^src/(?!(gateway|surfaces/kit|stores/memory|util)/|stores/(types|accounts)\\.ts$|engine/(index|types)\\.ts$|backend/types\\.ts$)",
+      "the team gateway (keys, limits, metrics, audit) sees the request kit, the store interfaces (and memory stores, and the account-name rule), the engine's contract and leaf helpers",
     ),
     forbid(
       "gateway-only-in-roots",

@@ -29,6 +29,11 @@ function osUser(env: CliContext["io"]["env"]): string {
   }
 }
 
+/** Who acts from the command line, and from where: `cli:<os user>` from `cli@<host name>`. */
+export function cliActor(env: CliContext["io"]["env"]): { actor: string; from: string } {
+  return { actor: `cli:${osUser(env)}`, from: `cli@${hostname()}` };
+}
+
 /** Opens the stores `serve` would use with the same options. */
 export async function openGatewayCli(ctx: CliContext): Promise<GatewayCli> {
   let client: StoreClient | undefined;
@@ -42,7 +47,7 @@ export async function openGatewayCli(ctx: CliContext): Promise<GatewayCli> {
     audit,
     auditLocation,
     service: createKeyService({ store: keys, audit, now: ctx.now }),
-    actor: { actor: `cli:${osUser(ctx.io.env)}`, from: `cli@${hostname()}` },
+    actor: cliActor(ctx.io.env),
     close: async () => {
       await client?.close();
     },

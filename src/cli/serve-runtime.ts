@@ -122,6 +122,10 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
     await shared?.close();
     throw error;
   }
+  // Named accounts (issue #29): one agent client and engine each, chosen per request by the key's account. Their names
+  // are known from the logins.
+  const named = choice.kind === "cursor" ? (choice.named ?? []) : [];
+  const accountNames = [ctx.account, ...named.map((login) => login.name)];
   // The team gateway: virtual keys (polled for changes), the admin API with an admin key, the audit log.
   let gateway: Gateway;
   let gatewayStores: Awaited<ReturnType<typeof openGatewayStores>>;
@@ -134,6 +138,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
       apiKey: config.apiKey,
       adminKey: config.adminKey,
       adminBodyGuard: requireJson(),
+      accounts: () => accountNames,
       logger: logger.child({ component: "gateway" }),
     });
     if (gateway.index.hasKeys()) {
@@ -174,10 +179,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
     settle = { resolve, reject };
   });
   upstreamReady.catch(() => {});
-  // Named accounts (issue #29): one agent client and engine each, chosen per request by the key's account. Their names
-  // are known from the logins; their clients are built once the upstream is (turns started meanwhile wait).
-  const named = choice.kind === "cursor" ? (choice.named ?? []) : [];
-  const accountNames = [ctx.account, ...named.map((login) => login.name)];
+  // Their clients are built once the upstream is (turns started meanwhile wait).
   const clientOf = (name: string) =>
     deferredAgentClient(
       upstreamReady.then(async (upstream) => {

@@ -28,6 +28,8 @@ export interface GatewayOptions {
   logger: Logger;
   /** Runs on the admin API's JSON bodies (the app's content-type guard, server/request-guard.ts). */
   adminBodyGuard?: MiddlewareHandler<AppEnv> | undefined;
+  /** The Cursor accounts this instance serves (a key made through the admin API may only name one). @default any */
+  accounts?: (() => readonly string[]) | undefined;
   /** How often the key store is polled for changes (ms). @default 200 */
   pollMs?: number;
   now?: () => number;
@@ -66,6 +68,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           audit: options.audit,
           logger,
           afterWrite: index.refresh,
+          accounts: options.accounts,
           bodyGuard: options.adminBodyGuard,
           ...(options.now === undefined ? {} : { now: options.now }),
         });

@@ -181,12 +181,31 @@ describe("audit", () => {
     expect(await runLogout(["--account", "alice"], io, { audit: auditLog })).toBe(0);
     const entries = await auditLog.read();
     expect(entries.map((entry) => [entry.action, entry.target, entry.from])).toEqual([
-      ["login", "alice", "cli"],
-      ["logout", "alice", "cli"],
+      ["login", "alice", expect.stringMatching(/^cli@/)],
+      ["logout", "alice", expect.stringMatching(/^cli@/)],
     ]);
     expect(entries[0]?.actor).toMatch(/^cli:/);
     expect(entries[0]?.detail).toEqual({ source: "login" });
     harness.expectNoSecrets(JSON.stringify(entries) + out);
+  });
+});
+
+describe("audit without one passed in", () => {
+  it("import and logout as the real commands run them are in `cursor-bridge audit` (the gateway's log on the data dir)", async () => {
+    const pair = issueTokens(harness, { email: "dora@example.com", userId: "user_dora" });
+    const auth = join(harness.home, ".config", "cursor", "auth.json");
+    mkdirSync(dirname(auth), { recursive: true });
+    writeFileSync(auth, JSON.stringify(pair));
+    expect((await harness.run(["import", "--account", "dora"])).code).toBe(0);
+    expect((await harness.run(["logout", "--account", "dora"])).code).toBe(0);
+    const read = await harness.run(["audit", "--json"]);
+    expect(read.code, read.err).toBe(0);
+    const entries = (JSON.parse(read.out) as { entries: { action: string; target: string; from: string }[] }).entries;
+    expect(entries.filter((entry) => entry.target === "dora").map((entry) => entry.action)).toEqual([
+      "login",
+      "logout",
+    ]);
+    harness.expectNoSecrets(read.out);
   });
 });
 

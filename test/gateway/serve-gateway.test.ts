@@ -128,6 +128,15 @@ function gatewayCases(name: string, storeArgs: () => string[]) {
       expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("Invalid --budget");
       const dup = await admin("/keys", { method: "POST", body: JSON.stringify({ name: "frank" }) });
       expect(dup.status).toBe(409);
+      // A key may only name an account this server serves (here only `default`).
+      const stranger = await admin("/keys", {
+        method: "POST",
+        body: JSON.stringify({ name: "ivy", account: "nobody" }),
+      });
+      expect(stranger.status).toBe(400);
+      expect(((await stranger.json()) as { error: { message: string } }).error.message).toContain(
+        "no login for the account `nobody`",
+      );
 
       const list = (await (await admin("/keys")).json()) as { data: { name: string }[] };
       expect(list.data.map((k) => k.name)).toContain("frank");

@@ -30,6 +30,8 @@ export interface AdminAppOptions {
   bodyGuard?: MiddlewareHandler<AppEnv> | undefined;
   /** Called after a write, so this instance serves the change at once. */
   afterWrite?: () => Promise<void>;
+  /** The Cursor accounts this instance serves: a new key may only name one of them. @default any account */
+  accounts?: (() => readonly string[]) | undefined;
   /** @default Date.now */
   now?: () => number;
 }
@@ -140,7 +142,16 @@ export function createAdminApp(options: AdminAppOptions): Hono<AppEnv> {
   if (options.bodyGuard !== undefined) app.post("/keys", options.bodyGuard);
   app.get("/keys", async (c) => c.json({ object: "list", data: await service.list() }));
   app.post("/keys", async (c) => {
-    const result = await service.create(await createInput(c), by(c));
+    const input = await createInput(c);
+    const served = options.accounts?.();
+    if (input.account !== undefined && served !== undefined && !served.includes(input.account.trim())) {
+      throw new ProxyError(
+        "invalid_request",
+        `There is no login for the account \`${clampForMessage(input.account, 70)}\` on this server (it serves: ${served.join(", ")}); log it in with \`cursor-bridge login --account NAME\` and restart the server first.`,
+        { param: "account", detail: "invalid_field" },
+      );
+    }
+    const result = await service.create(input, by(c));
     await written();
     return c.json(issued(result), 201, { "cache-control": "no-store" });
   });

@@ -2,6 +2,7 @@
  * The settings of a key as people write them, shared by `keys create` and the admin API: a budget `10/month`, a
  * duration `30d`, model globs `gpt-5*,claude-*`, counts. Each refusal names the option and shows the expected form.
  */
+import { isAccountName } from "../../stores/accounts.js";
 import type { StoredKeyLimits } from "../../stores/types.js";
 import { ProxyError } from "../../util/errors.js";
 
@@ -83,8 +84,12 @@ export function parseKeyName(value: string, param = "name"): string {
 /** A named Cursor account (`--account`): the same alphabet as key names. */
 export function parseAccount(value: string, param = "account"): string {
   const account = value.trim();
-  if (!/^[A-Za-z0-9][\w.@-]{0,63}$/.test(account)) {
-    throw invalid(param, "Invalid --account: use 1 to 64 letters, digits, dots, dashes, underscores or @.");
+  // The rule of the account names `login --account` gives (stores/accounts.ts), so a key can only name one that can exist.
+  if (!isAccountName(account)) {
+    throw invalid(
+      param,
+      "Invalid --account: use 1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit (the name `login --account` gave).",
+    );
   }
   return account;
 }
