@@ -92,14 +92,19 @@ export function wireEngineOn(agentClient: AgentClient, wiring: EngineEdges): Bri
  * are removed in the background.
  */
 export function wireApp(agentClients: AgentClient | AccountClients, wiring: AppWiring): WiredApp {
-  const { logger, stores } = wiring;
   const engine = "clients" in agentClients ? wireEnginesOn(agentClients, wiring) : wireEngineOn(agentClients, wiring);
+  return { engine, app: wireAppOn(engine, wiring) };
+}
+
+/** The app on an engine already built; expired stored responses are removed in the background. */
+export function wireAppOn(engine: BridgeEngine, wiring: AppWiring): WiredApp["app"] {
+  const { logger, stores } = wiring;
   stores.responses
     .deleteExpired()
     .catch((error: unknown) =>
       logger.child({ component: "engine" }).warn("Could not remove expired stored responses", { error }),
     );
-  const app = createApp(
+  return createApp(
     {
       ...wiring.app,
       engine,
@@ -108,5 +113,4 @@ export function wireApp(agentClients: AgentClient | AccountClients, wiring: AppW
     },
     wiring.gateway,
   );
-  return { engine, app };
 }

@@ -15,7 +15,7 @@ import type { CursorApi } from "../protocol/cursor/cursor-api.js";
 import { DEFAULT_ACCOUNT } from "../stores/types.js";
 import type { Logger } from "../util/logger.js";
 import type { TokenSource } from "../util/token-source.js";
-import { type AppWiring, type BridgeStores, type WiredApp, wireApp, wireEnginesOn } from "./app-wiring.js";
+import { type AppWiring, type BridgeStores, type WiredApp, wireAppOn, wireEnginesOn } from "./app-wiring.js";
 
 export type { AppWiring, BridgeStores, WiredApp } from "./app-wiring.js";
 
@@ -130,9 +130,5 @@ export function wireEngine(wiring: EngineWiring): WiredEngine {
 /** Builds agent clients, engines and app on the given edges; expired stored responses are removed in the background. */
 export function wireBridge(wiring: BridgeWiring): WiredBridge {
   const wired = wireEngine(wiring);
-  const { app } = wireApp(
-    { defaultAccount: wiring.accounts?.defaultAccount ?? DEFAULT_ACCOUNT, clients: wired.agentClients },
-    wiring,
-  );
-  return { ...wired, app };
+  return { ...wired, app: wireAppOn(wired.engine, wiring) };
 }
