@@ -11,8 +11,12 @@ export function apiKeyMatches(presented: string, expected: string): boolean {
   return timingSafeEqual(digest(presented), digest(expected));
 }
 
+/** The token of an `Authorization: Bearer <token>` header, or undefined. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  return authorization?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+}
+
 /** The key a request presents, from `Authorization: Bearer` or `x-api-key`. */
 export function presentedKey(authorization: string | undefined, xApiKey: string | undefined): string | undefined {
-  const bearer = authorization?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
-  return bearer ?? xApiKey?.trim();
+  return bearerToken(authorization) ?? xApiKey?.trim();
 }

@@ -15,8 +15,10 @@ import type { AppEnv } from "../../surfaces/kit/access-log.js";
 import { openAIErrorResponse } from "../../surfaces/kit/openai-error.js";
 import { ProxyError } from "../../util/errors.js";
 import { clampForMessage, type Logger } from "../../util/logger.js";
+import { bearerToken } from "../../util/presented-key.js";
 import type { KeySettingsInput } from "../keys/key-options.js";
 import type { Actor, IssuedKey, KeyService } from "../keys/key-service.js";
+import { peerAddress } from "../peer-address.js";
 import { isAdminKey } from "./admin-key.js";
 
 /** Options of {@link createAdminApp}. */
@@ -39,17 +41,11 @@ export interface AdminAppOptions {
 const ACTOR = "admin-api";
 
 /** The peer address of a request (the Node adapter's socket), or `unknown` (app.request() in tests). */
-export function peerOf(c: Context): string {
-  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
-  return env?.incoming?.socket?.remoteAddress ?? "unknown";
-}
+const peerOf = (c: Context): string => peerAddress(c) ?? "unknown";
 
 function requireAdmin(digest: string): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const bearer = c.req
-      .header("authorization")
-      ?.match(/^Bearer\s+(.+)$/i)?.[1]
-      ?.trim();
+    const bearer = bearerToken(c.req.header("authorization"));
     if (bearer === undefined || !isAdminKey(bearer, digest)) {
       throw new ProxyError(
         "unauthenticated",

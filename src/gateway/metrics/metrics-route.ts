@@ -7,7 +7,9 @@ import type { Context, Handler } from "hono";
 import type { AppEnv } from "../../surfaces/kit/access-log.js";
 import { LOCAL_API_KEY_DETAIL } from "../../surfaces/kit/openai-error.js";
 import { ProxyError } from "../../util/errors.js";
+import { bearerToken } from "../../util/presented-key.js";
 import { adminKeyDigest, isAdminKey } from "../admin/admin-key.js";
+import { isLoopbackAddress, peerAddress } from "../peer-address.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
 
 /** Who may read the metrics besides loopback clients. */
@@ -16,26 +18,9 @@ export interface MetricsRouteOptions {
   adminKey?: string | undefined;
 }
 
-/** `127.0.0.0/8`, `::1`, and IPv4 loopback mapped into IPv6. */
-export function isLoopbackAddress(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  const v4 = address.startsWith("::ffff:") ? address.slice(7) : address;
-  return address === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
-}
-
-/** The peer address of the request's socket (Hono's Node adapter passes `{ incoming }` as the env); none in-process. */
-export function peerAddress(c: Context<AppEnv>): string | undefined {
-  const env = c.env as { incoming?: { socket?: { remoteAddress?: unknown } } } | undefined;
-  const address = env?.incoming?.socket?.remoteAddress;
-  return typeof address === "string" ? address : undefined;
-}
-
 /** Throws the 401/403 unless the request may read the metrics. */
 function authorize(c: Context<AppEnv>, adminDigest: string | undefined): void {
-  const presented = c.req
-    .header("authorization")
-    ?.match(/^Bearer\s+(.+)$/i)?.[1]
-    ?.trim();
+  const presented = bearerToken(c.req.header("authorization"));
   if (adminDigest !== undefined && presented !== undefined) {
     if (isAdminKey(presented, adminDigest)) return;
     // The admin key's own 401 (the local-key detail keeps the Cursor login hint out of the message).
