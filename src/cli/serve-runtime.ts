@@ -9,7 +9,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { deferredAgentClient } from "../backend/deferred-client.js";
-import { adminKeyDigest, createGateway, type Gateway, isAdminKey } from "../gateway/index.js";
+import { createGateway, type Gateway } from "../gateway/index.js";
 import { createKeyUsageSource } from "../gateway/limits/index.js";
 import { wireApp } from "../server/app-wiring.js";
 import type { PendingServer } from "../server/listen.js";
@@ -18,7 +18,6 @@ import type { StoreClient } from "../stores/redis/client.js";
 import type { UpstreamKind } from "../surfaces/kit/deps.js";
 import { bodyLimitForImages } from "../surfaces/kit/image-input.js";
 import type { Logger } from "../util/logger.js";
-import { presentedKey } from "../util/presented-key.js";
 import type { CliContext } from "./context.js";
 import { openLimits } from "./limits-setup.js";
 import { engineSettings, openGatewayStores, openStores, type ServeStores } from "./store-setup.js";
@@ -124,14 +123,12 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
   }
   // Named accounts (issue #29): one agent client and engine each, chosen per request by the key's account. Their names
   // are known from the logins.
-  const named = choice.kind === "cursor" ? (choice.named ?? []) : [];
-  const accountNames = [ctx.account, ...named.map((login) => login.name)];
+  const { named } = served;
+  const accountNames = [served.defaultAccount, ...named.map((login) => login.name)];
   // The team gateway: virtual keys (polled for changes), the admin API with an admin key, the audit log.
   let gateway: Gateway;
-  let gatewayStores: Awaited<ReturnType<typeof openGatewayStores>>;
   try {
-    gatewayStores = await openGatewayStores(config, shared);
-    const { keys, audit } = gatewayStores;
+    const { keys, audit } = await openGatewayStores(config, shared);
     gateway = await createGateway({
       keys,
       audit,
@@ -166,13 +163,13 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
   // Virtual keys' limits and spend (team gateway): inert until the auth middleware sets a principal.
   const limits = await openLimits(config, upstreamDataDir(config, choice.kind), stores.client, logger);
   // Per-key usage (spend, tokens, budget) over every key that is not revoked: the status page's table and the spend
-  // gauges of /metrics read the same snapshot.
+  // gauges of /metrics read the same snapshot, over the records the key index already holds (no store read per scrape).
   const keyUsage = createKeyUsageSource(limits, async () =>
-    (await gatewayStores.keys.list())
+    gateway.index
+      .records()
       .filter((record) => record.revokedAt === undefined)
       .map((record) => ({ keyId: record.id, keyName: record.name, limits: record.limits })),
   );
-  const adminDigest = config.adminKey === undefined ? undefined : adminKeyDigest(config.adminKey);
   // Settled once the upstream is built (below, after the app serves).
   let settle: { resolve(upstream: Upstream): void; reject(error: unknown): void } | undefined;
   const upstreamReady = new Promise<Upstream>((resolve, reject) => {
@@ -196,6 +193,9 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
       }),
     );
   const clients = new Map(accountNames.map((name) => [name, clientOf(name)] as const));
+  // The default account's plan usage (the status page's, and its row with named accounts).
+  const defaultUsage = async (signal: AbortSignal) =>
+    planUsageOf(await (await upstreamReady).api.getCurrentPeriodUsage(signal));
   const { engine, app } = wireApp(
     { defaultAccount: ctx.account, clients },
     {
@@ -243,7 +243,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
         status: {
           account: served.account,
           upstreamUrl: served.agentUrl,
-          usage: async (signal) => planUsageOf(await (await upstreamReady).api.getCurrentPeriodUsage(signal)),
+          usage: defaultUsage,
           // With named accounts, each one's usage (one login's is the usage above).
           accounts:
             named.length === 0
@@ -253,13 +253,12 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
                     name: ctx.account,
                     default: true,
                     who: served.account,
-                    usage: async (signal: AbortSignal) =>
-                      planUsageOf(await (await upstreamReady).api.getCurrentPeriodUsage(signal)),
+                    usage: defaultUsage,
                   },
                   ...named.map((login) => ({
                     name: login.name,
                     default: false,
-                    who: login.credentials.status?.email ?? login.credentials.status?.userId,
+                    who: login.who,
                     usage: async (signal: AbortSignal) => {
                       const edge = (await upstreamReady).named.find((each) => each.name === login.name);
                       return edge === undefined ? undefined : planUsageOf(await edge.api.getCurrentPeriodUsage(signal));
@@ -267,15 +266,12 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
                   })),
                 ],
           // The per-key table is for the admin only (the admin key as a bearer token).
-          ...(adminDigest === undefined
+          ...(gateway.admin === undefined
             ? {}
             : {
                 keys: {
                   usage: keyUsage,
-                  isAdmin: (request: Request) => {
-                    const presented = presentedKey(request.headers.get("authorization") ?? undefined, undefined);
-                    return presented !== undefined && isAdminKey(presented, adminDigest);
-                  },
+                  isAdmin: (request: Request) => gateway.isAdmin(request.headers.get("authorization") ?? undefined),
                 },
               }),
         },

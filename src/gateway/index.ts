@@ -7,13 +7,14 @@ import type { Hono, MiddlewareHandler } from "hono";
 import type { AuditLog, KeyStore } from "../stores/types.js";
 import type { AppEnv } from "../surfaces/kit/access-log.js";
 import type { Logger } from "../util/logger.js";
+import { bearerToken } from "../util/presented-key.js";
 import { createAdminApp } from "./admin/admin-app.js";
-import { adminKeyDigest } from "./admin/admin-key.js";
+import { adminKeyDigest, isAdminKey } from "./admin/admin-key.js";
 import { keyAuth } from "./keys/auth.js";
 import { createKeyIndex, type KeyIndex } from "./keys/key-index.js";
 import { createKeyService } from "./keys/key-service.js";
 
-export { adminKeyDigest, isAdminKey } from "./admin/admin-key.js";
+export { adminKeyDigest } from "./admin/admin-key.js";
 export type { KeySettingsInput } from "./keys/key-options.js";
 export { type Actor, createKeyService, type IssuedKey, type KeyService, type KeyView } from "./keys/key-service.js";
 
@@ -41,6 +42,8 @@ export interface Gateway {
   auth: MiddlewareHandler<AppEnv>;
   /** The /admin sub-app; undefined without an admin key (then /admin is a 404). */
   admin: Hono<AppEnv> | undefined;
+  /** Whether a request's `Authorization: Bearer` is the admin key (always false without one). */
+  isAdmin(authorization: string | undefined): boolean;
   index: KeyIndex;
   close(): void;
 }
@@ -59,11 +62,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     audit: options.audit,
     ...(options.now === undefined ? {} : { now: options.now }),
   });
+  const digest = options.adminKey === undefined ? undefined : adminKeyDigest(options.adminKey);
   const admin =
-    options.adminKey === undefined
+    digest === undefined
       ? undefined
       : createAdminApp({
-          adminKeyDigest: adminKeyDigest(options.adminKey),
+          adminKeyDigest: digest,
           service,
           audit: options.audit,
           logger,
@@ -72,5 +76,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           bodyGuard: options.adminBodyGuard,
           ...(options.now === undefined ? {} : { now: options.now }),
         });
-  return { auth: keyAuth({ index, apiKey: options.apiKey }), admin, index, close: index.close };
+  const isAdmin = (authorization: string | undefined) => {
+    const presented = bearerToken(authorization);
+    return digest !== undefined && presented !== undefined && isAdminKey(presented, digest);
+  };
+  return { auth: keyAuth({ index, apiKey: options.apiKey }), admin, isAdmin, index, close: index.close };
 }

@@ -34,6 +34,8 @@ export interface KeyIndex {
   lookup(key: string): Promise<KeyLookup>;
   /** Reloads now if the store changed (tests and the admin API call it after a write). */
   refresh(): Promise<void>;
+  /** Every key record as last loaded (revoked and expired ones included), without reading the store. */
+  records(): VirtualKeyRecord[];
   close(): void;
 }
 
@@ -104,6 +106,7 @@ export async function createKeyIndex(options: KeyIndexOptions): Promise<KeyIndex
       return { status: "valid", record };
     },
     refresh,
+    records: () => [...byHash.values()],
     close: () => clearInterval(timer),
   };
 }
