@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { fmt, type Table, type TargetResult } from "./report.js";
+import { stopGracefully } from "./serve-process.js";
 
 const run = promisify(execFile);
 const MB = 1024 * 1024;
@@ -120,18 +121,8 @@ export async function startServer(dir: string): Promise<{ pid: number; url: stri
   // BENCH_SERVE_LOG_LEVEL=debug shows the server's log (its own memory reports among it).
   if (process.env.BENCH_SERVE_LOG_LEVEL === undefined) child.stderr?.resume();
   else child.stderr?.pipe(process.stderr);
-  const stop = async () => {
-    if (child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    child.kill("SIGTERM");
-    // A server that does not finish its graceful shutdown in 10 s is killed (and the harness says so).
-    const timer = setTimeout(() => {
-      process.stderr.write("[bench] serve did not exit within 10 s of SIGTERM; killing it\n");
-      child.kill("SIGKILL");
-    }, 10_000);
-    await exited;
-    clearTimeout(timer);
-  };
+  // A server that does not finish its graceful shutdown in 10 s is killed (and the harness says so).
+  const stop = () => stopGracefully(child);
   if (child.pid === undefined) throw new Error("serve did not start");
   return { pid: child.pid, url, stop };
 }

@@ -20,6 +20,22 @@ import { fileURLToPath } from "node:url";
 const BIN = fileURLToPath(new URL("../bin/cursor-bridge.js", import.meta.url));
 const GC_HOOK = new URL("./gc-hook.mjs", import.meta.url).href;
 /** The Cursor user API key the benchmark's emulators accept (bench/remote-emulator.ts registers it). */
+/**
+ * Stops a serve the way a user does (SIGTERM, its graceful shutdown) and kills it when it has not exited within 10 s,
+ * saying so; resolves once it has exited.
+ */
+export async function stopGracefully(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => {
+    process.stderr.write("[bench] serve did not exit within 10 s of SIGTERM; killing it\n");
+    child.kill("SIGKILL");
+  }, 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
 export const BENCH_API_KEY = "bench-cursor-api-key";
 /** serves still running: killed when the bench exits, even on a failure (they are not tied to it otherwise). */
 const live = new Set<ChildProcess>();
@@ -188,16 +204,7 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
       return done;
     },
     async close() {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((resolve) => child.once("exit", resolve));
-        child.kill("SIGTERM");
-        const timer = setTimeout(() => {
-          process.stderr.write("[bench] serve did not exit within 10 s of SIGTERM; killing it\n");
-          child.kill("SIGKILL");
-        }, 10_000);
-        await exited;
-        clearTimeout(timer);
-      }
+      await stopGracefully(child);
       cleanup();
     },
   };
