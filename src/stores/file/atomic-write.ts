@@ -1,6 +1,29 @@
-/** The atomic write of the file stores (temp file in the same directory, rename), mode 0600. */
+/**
+ * The atomic write of the file stores (temp file in the same directory, rename), mode 0600.
+ *
+ * Small writes (up to {@link SYNC_WRITE_MAX_BYTES}, which is every conversation record and index line of a normal
+ * turn) run as plain system calls on the calling thread. Each `fs/promises` call is a round trip through libuv's
+ * thread pool; a conversation save is six of them (open, write, chmod, utimes, close, rename), which measured 1.8 ms
+ * of wall time between Cursor's checkpoint and the answer's end on the benchmark machine, while the same six calls made
+ * directly take a few tens of microseconds when the data goes to the page cache. Larger writes keep the thread pool,
+ * so a big record never holds the event loop for long.
+ */
 import { randomBytes } from "node:crypto";
+import {
+  closeSync,
+  fchmodSync,
+  futimesSync,
+  openSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+  writevSync,
+} from "node:fs";
 import { chmod, type FileHandle, open, rename, rm, writeFile } from "node:fs/promises";
+
+/** Writes up to this many bytes go out as direct system calls (see the module comment). */
+export const SYNC_WRITE_MAX_BYTES = 256 * 1024;
 
 /** Options of {@link writeFileAtomic}. */
 export interface AtomicWriteOptions {
@@ -32,6 +55,10 @@ export async function writeFileAtomic(
   options: AtomicWriteOptions = {},
 ): Promise<void> {
   const temp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+  if (sizeOf(content) <= SYNC_WRITE_MAX_BYTES) {
+    writeSmallFileAtomic(path, temp, content, options);
+    return;
+  }
   try {
     if (typeof content === "string" && options.mtimeMs === undefined) {
       await writeFile(temp, content, { mode: 0o600, flag: "wx" });
@@ -54,5 +81,51 @@ export async function writeFileAtomic(
   } catch (error) {
     await rm(temp, { force: true });
     throw error;
+  }
+}
+
+/** Bytes of `content` (a string's UTF-8 length is at most three times its length: counted only near the limit). */
+function sizeOf(content: string | readonly Uint8Array[]): number {
+  if (typeof content !== "string") return content.reduce((sum, chunk) => sum + chunk.byteLength, 0);
+  return content.length * 3 <= SYNC_WRITE_MAX_BYTES ? content.length : Buffer.byteLength(content);
+}
+
+/** {@link writeFileAtomic} for small contents: the same steps as direct system calls (see the module comment). */
+function writeSmallFileAtomic(
+  path: string,
+  temp: string,
+  content: string | readonly Uint8Array[],
+  options: AtomicWriteOptions,
+): void {
+  try {
+    const fd = openSync(temp, "wx", 0o600);
+    try {
+      if (typeof content === "string") writeFileSync(fd, content);
+      else writeAllSync(fd, content);
+      fchmodSync(fd, 0o600);
+      if (options.mtimeMs !== undefined) {
+        const seconds = options.mtimeMs / 1000;
+        futimesSync(fd, seconds, seconds);
+      }
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, path);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+}
+
+/** Writes every byte of `chunks` to `fd`: one `writev`, then whatever a partial write left. */
+function writeAllSync(fd: number, chunks: readonly Uint8Array[]): void {
+  let written = writevSync(fd, chunks as Uint8Array[]);
+  for (const chunk of chunks) {
+    if (written >= chunk.byteLength) {
+      written -= chunk.byteLength;
+      continue;
+    }
+    for (let offset = written; offset < chunk.byteLength; ) offset += writeSync(fd, chunk, offset);
+    written = 0;
   }
 }

@@ -7,7 +7,8 @@
  * atomically). Entries older than the TTL are dropped at load and compaction; beyond `maxEntries` the least
  * recently used go first.
  */
-import { appendFile, chmod, mkdir, readFile } from "node:fs/promises";
+import { appendFileSync } from "node:fs";
+import { chmod, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Logger, silentLogger } from "../../util/logger.js";
 import { LruMap } from "../memory/lru-map.js";
@@ -102,7 +103,8 @@ export async function createFileConversationIndex(options: FileConversationIndex
     scheduled = undefined;
     if (batch.length === 0) return;
     const mine = (async () => {
-      await appendFile(path, `${batch.join("\n")}\n`, { mode: 0o600 });
+      // A direct system call (one batch of lines is small): see stores/file/atomic-write.ts for why not the pool.
+      appendFileSync(path, `${batch.join("\n")}\n`, { mode: 0o600 });
       lines += batch.length;
       if (lines > 2 * Math.max(entries.size, 1000)) await compact();
     })();
@@ -122,8 +124,9 @@ export async function createFileConversationIndex(options: FileConversationIndex
       const t = now();
       times.set(key, t);
       pending.push(JSON.stringify({ k: key, c: conversationId, t }));
-      // One append for everything remembered in this tick.
-      scheduled ??= new Promise<void>((resolve) => setImmediate(resolve)).then(flush);
+      // One append for everything remembered in this tick (a microtask later: the append is a direct system call,
+      // so waiting for the next event-loop turn would only delay the answer that waits for it).
+      scheduled ??= Promise.resolve().then(flush);
       return scheduled;
     },
     lookup: async (key) => entries.get(key),
