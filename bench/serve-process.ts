@@ -5,7 +5,8 @@
  * runs inside it: its CPU and RSS are read from /proc (Linux), so what is measured is the process a user starts.
  *
  * `BENCH_BRIDGE_CPU_PROF=<dir>` runs it under `node --cpu-prof`; `BENCH_SERVE_LOG_LEVEL=<level>` sets its log level and
- * shows its log (otherwise it logs at the shipped level, info, and the log is drained unread).
+ * shows its log (otherwise it logs at the shipped level, info, and the log is drained unread);
+ * `BENCH_SERVE_NODE_ARGS="--flag …"` adds node options to it (V8 flag experiments).
  *
  * One exception, only when asked (`gcHook`): the post-GC floor of the memory scenario needs a forced collection, so
  * that process starts with `--expose-gc --import bench/gc-hook.mjs`, a preload that collects on SIGUSR2 and prints
@@ -154,6 +155,9 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
     mkdirSync(profileDir, { recursive: true });
     nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${profileDir}`);
   }
+  // BENCH_SERVE_NODE_ARGS="--flag …": node options for every serve only (experiments with V8 flags; the load
+  // generator and the direct client in this process keep theirs).
+  nodeArgs.push(...(process.env.BENCH_SERVE_NODE_ARGS ?? "").split(" ").filter(Boolean));
   const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
     cwd: home,
     env: {
