@@ -63,10 +63,16 @@ export function readJwtClaims(token: unknown): JwtClaims | undefined {
   return claims;
 }
 
+/** The last token {@link jwtExpiresAtMs} read, and its answer: every turn asks about the same access token. */
+let lastExpiry: { token: string; expiresAtMs: number | undefined } | undefined;
+
 /** Expiry of a JWT in epoch milliseconds, or undefined when the token has no readable `exp`. */
 export function jwtExpiresAtMs(token: unknown): number | undefined {
+  if (typeof token === "string" && lastExpiry?.token === token) return lastExpiry.expiresAtMs;
   const exp = readJwtClaims(token)?.exp;
-  return exp === undefined ? undefined : exp * 1000;
+  const expiresAtMs = exp === undefined ? undefined : exp * 1000;
+  if (typeof token === "string") lastExpiry = { token, expiresAtMs };
+  return expiresAtMs;
 }
 
 /** The user id of a `sub` claim or poll `authId` (`auth0|user_01ABC` → `user_01ABC`, §3.1 step 6). */

@@ -15,6 +15,23 @@ describe("logger redaction", () => {
     expect(text).not.toContain("cur_0123456789abcdef");
   });
 
+  it("redacts each kind of secret when it is the only one in the text, in any case the pattern allows", () => {
+    // redactText skips its replaces when no pattern can match: each pattern alone must still be caught.
+    for (const [text, secret] of [
+      ["BEARER abc123def456", "abc123def456"],
+      ["x bearer\tzz-top-secret y", "zz-top-secret"],
+      [`token=${JWT}`, JWT],
+      ["sk_live1234567890", "sk_live1234567890"],
+      ["(key_abcdefghij)", "key_abcdefghij"],
+      ["cbk-abcdefghijklmnopqrstu", "abcdefghijklmnopqrstu"],
+    ] as const) {
+      expect(redactText(text)).not.toContain(secret);
+    }
+    for (const plain of ["0107ecd53465463188c8b0050d966c02", "composer-1.5", "POST /v1/chat/completions 200", ""]) {
+      expect(redactText(plain)).toBe(plain);
+    }
+  });
+
   it("redacts secret-looking keys at any depth but keeps token counts", () => {
     const out = redact({
       accessToken: "a",
