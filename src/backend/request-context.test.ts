@@ -44,6 +44,24 @@ describe("buildRequestContext", () => {
     });
   });
 
+  it("encodes a tool list's definitions once per list and name map, and never lets one list answer for another", () => {
+    const environment = { osVersion: "linux 6.0", workspacePath: "/w", shell: "bash", timeZone: "UTC" };
+    const names = createToolNameMap(tools.map((t) => t.name));
+    const first = buildRequestContext({ environment, tools, toolNames: names, systemPrompt: "" });
+    const again = buildRequestContext({ environment, tools, toolNames: names, systemPrompt: "" });
+    // The same definitions (no second encoding), in a context of its own.
+    expect(again.tools[0]).toBe(first.tools[0]);
+    expect(again).not.toBe(first);
+    expect(again.tools).toEqual(first.tools);
+    // Another list (even with equal content) and another name map are built afresh.
+    const copy = tools.map((t) => ({ ...t, description: `${t.description} (v2)` }));
+    const other = buildRequestContext({ environment, tools: copy, toolNames: names, systemPrompt: "" });
+    expect(other.tools[0]?.description).toBe("Reads. (v2)");
+    const renamed = createToolNameMap(["read", "noargs"]);
+    const viaOtherNames = buildRequestContext({ environment, tools, toolNames: renamed, systemPrompt: "" });
+    expect(viaOtherNames.tools[0]).not.toBe(first.tools[0]);
+  });
+
   it("carries the system prompt as cloud_rule", () => {
     expect(context.cloudRule).toBe("Be brief.");
   });

@@ -38,15 +38,33 @@ export interface RequestContextInput {
   systemPrompt: string;
 }
 
-/** Builds the `RequestContext` returned in `request_context_result.success`. */
-export function buildRequestContext(input: RequestContextInput): RequestContext {
-  const tools: McpToolDefinition[] = [];
-  for (const tool of input.tools) {
-    const modelName = input.toolNames.toModel(tool.name);
-    if (modelName !== undefined && !tools.some((t) => t.name === modelName)) {
-      tools.push(toMcpToolDefinition(tool, modelName));
+/**
+ * Tool definitions by tool list and name map. The agent client interns tool lists (tool-list-cache.ts), so every turn
+ * of a client that sends the same tools asks with the same list: its schemas are encoded once (encoding a schema as
+ * a `google.protobuf.Value` was most of the 0.9 ms between Cursor's request_context_args and the answer with a
+ * coding agent's tools). The definitions are never mutated after they are built.
+ */
+const definitionsByTools = new WeakMap<readonly ClientTool[], WeakMap<ToolNameMap, readonly McpToolDefinition[]>>();
+
+function toolDefinitions(tools: readonly ClientTool[], toolNames: ToolNameMap): readonly McpToolDefinition[] {
+  let byNames = definitionsByTools.get(tools);
+  const cached = byNames?.get(toolNames);
+  if (cached !== undefined) return cached;
+  const definitions: McpToolDefinition[] = [];
+  for (const tool of tools) {
+    const modelName = toolNames.toModel(tool.name);
+    if (modelName !== undefined && !definitions.some((t) => t.name === modelName)) {
+      definitions.push(toMcpToolDefinition(tool, modelName));
     }
   }
+  if (byNames === undefined) definitionsByTools.set(tools, (byNames = new WeakMap()));
+  byNames.set(toolNames, definitions);
+  return definitions;
+}
+
+/** Builds the `RequestContext` returned in `request_context_result.success`. */
+export function buildRequestContext(input: RequestContextInput): RequestContext {
+  const tools = [...toolDefinitions(input.tools, input.toolNames)];
   const { environment } = input;
   return create(RequestContextSchema, {
     env: {
