@@ -72,6 +72,22 @@ describe("parseChatCompletionRequest: accepted shapes", () => {
     expect(request.tools?.[0]?.function.parameters).toEqual(parameters);
   });
 
+  it("keeps a tool's schema verbatim however deep, and refuses one that is not a JSON object", () => {
+    const parameters = { type: "object", properties: { a: { anyOf: [{ type: "array", items: [1, { b: null }] }] } } };
+    const tool = (p: unknown) => ({ type: "function", function: { name: "f", parameters: p } });
+    const { request } = parseChatCompletionRequest({ model: "m", messages: [user], tools: [tool(parameters)] });
+    expect(request.tools?.[0]?.function.parameters).toEqual(parameters);
+    for (const [value, got] of [
+      ["x", "a string"],
+      [[1], "an array"],
+      [5, "an integer"],
+    ] as const) {
+      expect(rejection({ model: "m", messages: [user], tools: [tool(value)] }).message).toBe(
+        `Invalid type for 'tools[0].function.parameters': expected record, but got ${got}.`,
+      );
+    }
+  });
+
   it("reports harmless and unknown parameters as ignored, in body order, skipping nulls", () => {
     const { ignoredParams } = parseChatCompletionRequest({
       temperature: 0.2,
