@@ -57,7 +57,10 @@ function toolDefinitions(tools: readonly ClientTool[], toolNames: ToolNameMap): 
       definitions.push(toMcpToolDefinition(tool, modelName));
     }
   }
-  if (byNames === undefined) definitionsByTools.set(tools, (byNames = new WeakMap()));
+  if (byNames === undefined) {
+    byNames = new WeakMap();
+    definitionsByTools.set(tools, byNames);
+  }
   byNames.set(toolNames, definitions);
   return definitions;
 }
