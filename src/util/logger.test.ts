@@ -32,6 +32,25 @@ describe("logger redaction", () => {
     }
   });
 
+  it("reads a getter field only when the line is written, and redacts what it returns", () => {
+    // cursor-api.ts logs each Run's headers through a getter so that turns pay for the copy only at debug level.
+    let reads = 0;
+    const fields = {
+      get headers() {
+        reads += 1;
+        return { authorization: "Bearer abcdef123456", "x-request-id": "r1" };
+      },
+    };
+    const lines: string[] = [];
+    createLogger({ level: "info", sink: (line) => lines.push(line) }).debug("Opening Run", fields);
+    expect(reads).toBe(0);
+    expect(lines).toEqual([]);
+    createLogger({ level: "debug", sink: (line) => lines.push(line) }).debug("Opening Run", fields);
+    expect(reads).toBe(1);
+    expect(lines[0]).toContain("[redacted]");
+    expect(lines[0]).not.toContain("abcdef123456");
+  });
+
   it("redacts secret-looking keys at any depth but keeps token counts", () => {
     const out = redact({
       accessToken: "a",

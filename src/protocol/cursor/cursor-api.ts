@@ -175,7 +175,13 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
       if (tryHttp2(options.agentUrl)) {
         const attempt = healthOf(options.agentUrl).begin();
         const headers = await headersFor(requestId, false, signal);
-        logger.debug("Opening Run over HTTP/2", { baseUrl: options.agentUrl, headers: headersForLog(headers) });
+        // A getter: the headers are copied and redacted only when debug lines are written (this runs every turn).
+        logger.debug("Opening Run over HTTP/2", {
+          baseUrl: options.agentUrl,
+          get headers() {
+            return headersForLog(headers);
+          },
+        });
         const started = startHttp2Run({
           pool,
           baseUrl: options.agentUrl,
