@@ -56,6 +56,8 @@ export interface ServeOptions {
   gcHook?: boolean;
   /** Extra environment. */
   env?: Record<string, string>;
+  /** Another checkout's `bin/cursor-bridge.js` (bench/ab-serves.ts: a baseline beside this code). @default this one */
+  bin?: string;
 }
 
 /** Memory of the serve process (bytes). */
@@ -158,7 +160,7 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
   // BENCH_SERVE_NODE_ARGS="--flag …": node options for every serve only (experiments with V8 flags; the load
   // generator and the direct client in this process keep theirs).
   nodeArgs.push(...(process.env.BENCH_SERVE_NODE_ARGS ?? "").split(" ").filter(Boolean));
-  const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, options.bin ?? BIN, ...args], {
     cwd: home,
     env: {
       ...process.env,
