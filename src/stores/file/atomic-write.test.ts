@@ -2,7 +2,13 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SYNC_WRITE_MAX_BYTES, writeFileAtomic } from "./atomic-write.js";
+import {
+  DIRECT_WRITE_POLICY,
+  directWritesAllowed,
+  resumeDirectWrites,
+  SYNC_WRITE_MAX_BYTES,
+  writeFileAtomic,
+} from "./atomic-write.js";
 
 describe("writeFileAtomic", () => {
   let dir: string;
@@ -46,6 +52,30 @@ describe("writeFileAtomic", () => {
       expect((await readdir(dir)).filter((n) => n.endsWith(".tmp"))).toEqual([]);
     });
   }
+
+  it("sends writes to the thread pool for a while after a slow direct write, and still writes them whole", async () => {
+    const saved = { ...DIRECT_WRITE_POLICY };
+    try {
+      // Every direct write counts as slow: the first one is direct, the next ones go through the pool.
+      DIRECT_WRITE_POLICY.slowMs = -1;
+      expect(directWritesAllowed()).toBe(true);
+      await writeFileAtomic(join(dir, "first.json"), "one");
+      expect(directWritesAllowed()).toBe(false);
+      await writeFileAtomic(join(dir, "second.json"), [new Uint8Array([1, 2, 3])], { mtimeMs: 1_700_000_000_000 });
+      expect(await readFile(join(dir, "first.json"), "utf8")).toBe("one");
+      expect([...(await readFile(join(dir, "second.json")))]).toEqual([1, 2, 3]);
+      expect((await stat(join(dir, "second.json"))).mode & 0o777).toBe(0o600);
+      // After the pause, direct writes are tried again.
+      DIRECT_WRITE_POLICY.poolForMs = 0;
+      resumeDirectWrites();
+      DIRECT_WRITE_POLICY.slowMs = saved.slowMs;
+      await writeFileAtomic(join(dir, "third.json"), "three");
+      expect(directWritesAllowed()).toBe(true);
+    } finally {
+      Object.assign(DIRECT_WRITE_POLICY, saved);
+      resumeDirectWrites();
+    }
+  });
 
   it("counts a string's UTF-8 bytes, not its characters, against the direct-write limit", async () => {
     // 100,000 three-byte characters: 300,000 bytes, over the limit although the string is shorter than it.

@@ -6,7 +6,8 @@
  * thread pool; a conversation save is six of them (open, write, chmod, utimes, close, rename), which measured 1.8 ms
  * of wall time between Cursor's checkpoint and the answer's end on the benchmark machine, while the same six calls made
  * directly take a few tens of microseconds when the data goes to the page cache. Larger writes keep the thread pool,
- * so a big record never holds the event loop for long.
+ * so a big record never holds the event loop for long, and so do all writes for a minute after a direct one took
+ * longer than {@link DIRECT_WRITE_POLICY}'s `slowMs` (a data directory on a network file system, a disk under load).
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -31,6 +32,34 @@ let tempCount = 0;
 
 /** Writes up to this many bytes go out as direct system calls (see the module comment). */
 export const SYNC_WRITE_MAX_BYTES = 256 * 1024;
+
+/**
+ * A direct write slower than `slowMs` held every request of the process that long: the writes of the next `poolForMs`
+ * go through the thread pool instead, then direct writes are tried again.
+ */
+export const DIRECT_WRITE_POLICY = { slowMs: 2, poolForMs: 60_000 };
+let poolUntil = Number.NEGATIVE_INFINITY;
+
+/** Whether small writes may go out as direct system calls now (see {@link DIRECT_WRITE_POLICY}). */
+export function directWritesAllowed(): boolean {
+  return performance.now() >= poolUntil;
+}
+
+/** Allows direct writes again at once (tests; a data directory that changed). */
+export function resumeDirectWrites(): void {
+  poolUntil = Number.NEGATIVE_INFINITY;
+}
+
+/** Runs a direct write; when it was slow, the writes that follow go through the pool for a while. */
+export function timedDirectWrite(write: () => void): void {
+  const started = performance.now();
+  try {
+    write();
+  } finally {
+    const ended = performance.now();
+    if (ended - started > DIRECT_WRITE_POLICY.slowMs) poolUntil = ended + DIRECT_WRITE_POLICY.poolForMs;
+  }
+}
 
 /** Options of {@link writeFileAtomic}. */
 export interface AtomicWriteOptions {
@@ -62,8 +91,8 @@ export async function writeFileAtomic(
   options: AtomicWriteOptions = {},
 ): Promise<void> {
   const temp = `${path}.${TEMP_TAG}${(tempCount++).toString(36)}.tmp`;
-  if (sizeOf(content) <= SYNC_WRITE_MAX_BYTES) {
-    writeSmallFileAtomic(path, temp, content, options);
+  if (directWritesAllowed() && sizeOf(content) <= SYNC_WRITE_MAX_BYTES) {
+    timedDirectWrite(() => writeSmallFileAtomic(path, temp, content, options));
     return;
   }
   try {

@@ -2,6 +2,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { DIRECT_WRITE_POLICY, resumeDirectWrites } from "./atomic-write.js";
 import { createFileConversationIndex } from "./conversation-index.js";
 
 const dirs: string[] = [];
@@ -34,6 +35,27 @@ describe("file conversation index", () => {
     expect(lines(dir)).toHaveLength(3);
     await index.remember("a", "9");
     expect(await (await createFileConversationIndex({ dir })).lookup("a")).toBe("9");
+  });
+
+  it("appends through the thread pool while direct writes are paused, with the same result", async () => {
+    const dir = tempDir();
+    const saved = { ...DIRECT_WRITE_POLICY };
+    try {
+      DIRECT_WRITE_POLICY.slowMs = -1;
+      const index = await createFileConversationIndex({ dir });
+      await index.remember("a", "1");
+      await Promise.all([index.remember("b", "2"), index.remember("c", "3")]);
+      expect(lines(dir)).toHaveLength(3);
+      const reopened = await createFileConversationIndex({ dir });
+      expect([await reopened.lookup("a"), await reopened.lookup("b"), await reopened.lookup("c")]).toEqual([
+        "1",
+        "2",
+        "3",
+      ]);
+    } finally {
+      Object.assign(DIRECT_WRITE_POLICY, saved);
+      resumeDirectWrites();
+    }
   });
 
   it("skips a torn or foreign line with a warning, and forgets entries past the TTL", async () => {

@@ -8,12 +8,12 @@
  * recently used go first.
  */
 import { appendFileSync } from "node:fs";
-import { chmod, mkdir, readFile } from "node:fs/promises";
+import { appendFile, chmod, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Logger, silentLogger } from "../../util/logger.js";
 import { LruMap } from "../memory/lru-map.js";
 import type { ConversationIndex } from "../types.js";
-import { writeFileAtomic } from "./atomic-write.js";
+import { directWritesAllowed, timedDirectWrite, writeFileAtomic } from "./atomic-write.js";
 
 /** Options of {@link createFileConversationIndex}. */
 export interface FileConversationIndexOptions {
@@ -103,8 +103,10 @@ export async function createFileConversationIndex(options: FileConversationIndex
     scheduled = undefined;
     if (batch.length === 0) return;
     const mine = (async () => {
-      // A direct system call (one batch of lines is small): see stores/file/atomic-write.ts for why not the pool.
-      appendFileSync(path, `${batch.join("\n")}\n`, { mode: 0o600 });
+      // A direct system call (one batch of lines is small) unless direct writes are slow here: see atomic-write.ts.
+      const text = `${batch.join("\n")}\n`;
+      if (directWritesAllowed()) timedDirectWrite(() => appendFileSync(path, text, { mode: 0o600 }));
+      else await appendFile(path, text, { mode: 0o600 });
       lines += batch.length;
       if (lines > 2 * Math.max(entries.size, 1000)) await compact();
     })();
