@@ -8,13 +8,8 @@
  * connection-vs-stream failure distinction of the HTTP/1.1 fallback are the same as for the unary calls.
  */
 import { type ClientHttp2Stream, constants, type Http2Session, type IncomingHttpHeaders } from "node:http2";
-import { toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import {
-  type AgentClientMessage,
-  AgentClientMessageSchema,
-  type AgentServerMessage,
-} from "../../gen/agent/v1/agent_pb.js";
+import type { AgentClientMessage, AgentServerMessage } from "../../gen/agent/v1/agent_pb.js";
 import { ProxyError } from "../../util/errors.js";
 import type { Logger } from "../../util/logger.js";
 import { endStreamToConnectError, httpStatusError, rstStreamError, transportError } from "../connect/connect-errors.js";
@@ -35,6 +30,7 @@ import { connectStreamHeaders } from "./headers.js";
 import {
   abortedError,
   decodeServerMessage,
+  encodeClientMessage,
   messageTooLargeError,
   type RunStream,
   type StartedRun,
@@ -171,7 +167,7 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
 
   send(message: AgentClientMessage): Promise<void> {
     if (runIsOver(this.phase) || this.sendClosed) return Promise.reject(this.endError ?? streamClosedError());
-    const payload = toBinary(AgentClientMessageSchema, message);
+    const payload = encodeClientMessage(message);
     if (payload.length > this.maxMessageBytes) {
       return Promise.reject(messageTooLargeError(payload.length, this.maxMessageBytes, "HTTP/2"));
     }

@@ -2,9 +2,10 @@
  * One open `agent.v1.AgentService/Run` conversation turn, whatever the transport (docs/protocol.md §4.2, §4.3), and
  * what its implementations share. HTTP/2: h2-run.ts; HTTP/1.1 RunSSE + BidiAppend: sse-run.ts.
  */
-import { fromBinary } from "@bufbuild/protobuf";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
   type AgentClientMessage,
+  AgentClientMessageSchema,
   type AgentServerMessage,
   AgentServerMessageSchema,
 } from "../../gen/agent/v1/agent_pb.js";
@@ -12,6 +13,7 @@ import { ProxyError } from "../../util/errors.js";
 import { EnvelopeError } from "../connect/envelope.js";
 import { toProxyError } from "./error-mapping.js";
 import { decodeStreamingMessage } from "./streaming-decode.js";
+import { encodeStreamingMessage } from "./streaming-encode.js";
 
 /** One open Run, over HTTP/2 (`Run`) or HTTP/1.1 (`RunSSE` + `BidiAppend`). */
 export interface RunStream {
@@ -104,4 +106,9 @@ export function decodeServerMessage(data: Uint8Array, method: string): AgentServ
   } catch (error) {
     throw new EnvelopeError(`${method} frame is not a valid agent.v1.AgentServerMessage.`, error);
   }
+}
+
+/** Encodes one client message: the frequent tiny layouts without reflection (streaming-encode.ts), the rest with `toBinary`. */
+export function encodeClientMessage(message: AgentClientMessage): Uint8Array {
+  return encodeStreamingMessage(message) ?? toBinary(AgentClientMessageSchema, message);
 }

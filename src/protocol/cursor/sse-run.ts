@@ -7,11 +7,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { type ConnectError, createClient } from "@connectrpc/connect";
 import { errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
-import {
-  type AgentClientMessage,
-  AgentClientMessageSchema,
-  type AgentServerMessage,
-} from "../../gen/agent/v1/agent_pb.js";
+import type { AgentClientMessage, AgentServerMessage } from "../../gen/agent/v1/agent_pb.js";
 import { BidiRequestIdSchema, BidiService } from "../../gen/aiserver/v1/bidi_pb.js";
 import { ProxyError } from "../../util/errors.js";
 import type { Logger } from "../../util/logger.js";
@@ -30,6 +26,7 @@ import { connectStreamHeaders } from "./headers.js";
 import {
   abortedError,
   decodeServerMessage,
+  encodeClientMessage,
   linkSignal,
   messageTooLargeError,
   type RunStream,
@@ -148,7 +145,7 @@ export function startSseRun(params: SseRunParams): StartedRun {
 
   const send = (message: AgentClientMessage): Promise<void> => {
     if (finished) return Promise.reject(failure ?? streamClosedError());
-    const bytes = toBinary(AgentClientMessageSchema, message);
+    const bytes = encodeClientMessage(message);
     if (bytes.length > maxPayloadBytes) {
       // Cannot be appended at all: a gap in the seqnos would break the run anyway, so it ends with the 413.
       const error = messageTooLargeError(bytes.length, maxPayloadBytes, "HTTP/1.1");

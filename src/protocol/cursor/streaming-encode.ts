@@ -1,0 +1,138 @@
+/**
+ * The client messages a turn sends most are a handful of fixed, tiny layouts: the answers to `kv_server_message`
+ * (`set_blob_result`, `get_blob_result` with the blob), `exec_client_control_message.stream_close` / `heartbeat`, and
+ * `client_heartbeat` (every parked turn, every few seconds). This writes exactly those layouts without reflection and
+ * produces the bytes `toBinary` would; any other message, or one of these carrying an error or unknown fields, returns
+ * undefined and the caller encodes with `toBinary`. The mirror of streaming-decode.ts. Allocation profile of a
+ * 20-token turn: protobuf encoding of the client's sends was 7 % of the bytes allocated, mostly reflection objects.
+ */
+import type { AgentClientMessage } from "../../gen/agent/v1/agent_pb.js";
+
+/** Field tags (field number << 3 | wire type). */
+const TAG_KV_CLIENT_MESSAGE = 0x1a; // AgentClientMessage.kv_client_message = 3
+const TAG_EXEC_CONTROL = 0x2a; // AgentClientMessage.exec_client_control_message = 5
+const TAG_CLIENT_HEARTBEAT = 0x3a; // AgentClientMessage.client_heartbeat = 7
+const TAG_ID = 0x08; // KvClientMessage.id, ExecStreamClose.id, ExecHeartbeat.id = 1 (varint)
+const TAG_GET_BLOB_RESULT = 0x12; // KvClientMessage.get_blob_result = 2
+const TAG_SET_BLOB_RESULT = 0x1a; // KvClientMessage.set_blob_result = 3
+const TAG_BLOB_DATA = 0x0a; // GetBlobResult.blob_data = 1
+const TAG_STREAM_CLOSE = 0x0a; // ExecClientControlMessage.stream_close = 1
+const TAG_EXEC_HEARTBEAT = 0x1a; // ExecClientControlMessage.heartbeat = 3
+
+/** True when a decoded or created message carries unknown fields (they must be written back: `toBinary` does). */
+function hasUnknown(message: object): boolean {
+  const unknown = (message as { $unknown?: unknown[] }).$unknown;
+  return unknown !== undefined && unknown.length > 0;
+}
+
+function varintSize(value: number): number {
+  let size = 1;
+  for (let rest = value >>> 7; rest !== 0; rest >>>= 7) size++;
+  return size;
+}
+
+/** Bytes of the `id = 1` field of a uint32 (proto3: nothing for 0). */
+function idSize(id: number): number {
+  return id === 0 ? 0 : 1 + varintSize(id);
+}
+
+class Writer {
+  readonly bytes: Uint8Array;
+  at = 0;
+
+  constructor(size: number) {
+    this.bytes = new Uint8Array(size);
+  }
+
+  byte(value: number): void {
+    this.bytes[this.at++] = value;
+  }
+
+  varint(value: number): void {
+    let rest = value >>> 0;
+    while (rest > 0x7f) {
+      this.bytes[this.at++] = (rest & 0x7f) | 0x80;
+      rest >>>= 7;
+    }
+    this.bytes[this.at++] = rest;
+  }
+
+  id(id: number): void {
+    if (id === 0) return;
+    this.byte(TAG_ID);
+    this.varint(id);
+  }
+}
+
+/** `tag`, length, then `inner` bytes of a nested message of `innerSize` bytes, inside a top-level field. */
+function frame(tag: number, innerSize: number, fill: (w: Writer) => void): Uint8Array {
+  const w = new Writer(1 + varintSize(innerSize) + innerSize);
+  w.byte(tag);
+  w.varint(innerSize);
+  fill(w);
+  return w.bytes;
+}
+
+/** A valid uint32 as protobuf-es holds it (anything else is left to `toBinary`, which reports it). */
+function isUint32(value: unknown): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= 0xffffffff;
+}
+
+/** The bytes `toBinary(AgentClientMessageSchema, message)` gives, for the layouts above; undefined for any other. */
+export function encodeStreamingMessage(message: AgentClientMessage): Uint8Array | undefined {
+  if (hasUnknown(message)) return undefined;
+  const m = message.message;
+  switch (m.case) {
+    case "clientHeartbeat":
+      return hasUnknown(m.value) ? undefined : new Uint8Array([TAG_CLIENT_HEARTBEAT, 0]);
+    case "kvClientMessage": {
+      const kv = m.value;
+      if (hasUnknown(kv) || !isUint32(kv.id)) return undefined;
+      const result = kv.message;
+      if (result.case === "setBlobResult") {
+        if (hasUnknown(result.value) || result.value.error !== undefined) return undefined;
+        const inner = idSize(kv.id) + 2;
+        return frame(TAG_KV_CLIENT_MESSAGE, inner, (w) => {
+          w.id(kv.id);
+          w.byte(TAG_SET_BLOB_RESULT);
+          w.byte(0);
+        });
+      }
+      if (result.case === "getBlobResult") {
+        const value = result.value;
+        if (hasUnknown(value) || value.error !== undefined) return undefined;
+        const data = value.blobData;
+        const resultSize = data === undefined ? 0 : 1 + varintSize(data.byteLength) + data.byteLength;
+        const inner = idSize(kv.id) + 1 + varintSize(resultSize) + resultSize;
+        return frame(TAG_KV_CLIENT_MESSAGE, inner, (w) => {
+          w.id(kv.id);
+          w.byte(TAG_GET_BLOB_RESULT);
+          w.varint(resultSize);
+          if (data === undefined) return;
+          w.byte(TAG_BLOB_DATA);
+          w.varint(data.byteLength);
+          w.bytes.set(data, w.at);
+          w.at += data.byteLength;
+        });
+      }
+      return undefined;
+    }
+    case "execClientControlMessage": {
+      const control = m.value;
+      if (hasUnknown(control)) return undefined;
+      const which = control.message;
+      if (which.case !== "streamClose" && which.case !== "heartbeat") return undefined;
+      const id = which.value.id;
+      if (hasUnknown(which.value) || !isUint32(id)) return undefined;
+      const bodySize = idSize(id);
+      const inner = 1 + varintSize(bodySize) + bodySize;
+      return frame(TAG_EXEC_CONTROL, inner, (w) => {
+        w.byte(which.case === "streamClose" ? TAG_STREAM_CLOSE : TAG_EXEC_HEARTBEAT);
+        w.varint(bodySize);
+        w.id(id);
+      });
+    }
+    default:
+      return undefined;
+  }
+}
