@@ -50,11 +50,15 @@ export function resumeDirectWrites(): void {
   poolUntil = Number.NEGATIVE_INFINITY;
 }
 
-/** Runs a direct write; when it was slow, the writes that follow go through the pool for a while. */
-export function timedDirectWrite(write: () => void): void {
+/**
+ * Runs `direct` (system calls on this thread) unless direct writes are paused, then `pooled` instead; a direct write
+ * slower than the policy's `slowMs` pauses them (see {@link DIRECT_WRITE_POLICY}).
+ */
+export async function writeDirectOrPooled(direct: () => void, pooled: () => Promise<void>): Promise<void> {
+  if (!directWritesAllowed()) return pooled();
   const started = performance.now();
   try {
-    write();
+    direct();
   } finally {
     const ended = performance.now();
     if (ended - started > DIRECT_WRITE_POLICY.slowMs) poolUntil = ended + DIRECT_WRITE_POLICY.poolForMs;
@@ -85,16 +89,25 @@ async function writeAll(file: FileHandle, chunks: readonly Uint8Array[]): Promis
  * chunks go out in one `writev`, and the mode and times are set on the open file: a conversation's save is an open,
  * a write, a chmod, a utimes, a close and a rename (it was one write per chunk, and the times set by path after).
  */
-export async function writeFileAtomic(
+export function writeFileAtomic(
   path: string,
   content: string | readonly Uint8Array[],
   options: AtomicWriteOptions = {},
 ): Promise<void> {
   const temp = `${path}.${TEMP_TAG}${(tempCount++).toString(36)}.tmp`;
-  if (directWritesAllowed() && sizeOf(content) <= SYNC_WRITE_MAX_BYTES) {
-    timedDirectWrite(() => writeSmallFileAtomic(path, temp, content, options));
-    return;
-  }
+  const pooled = () => writePooledFileAtomic(path, temp, content, options);
+  return sizeOf(content) <= SYNC_WRITE_MAX_BYTES
+    ? writeDirectOrPooled(() => writeSmallFileAtomic(path, temp, content, options), pooled)
+    : pooled();
+}
+
+/** {@link writeFileAtomic} through the thread pool (large contents, or while direct writes are paused). */
+async function writePooledFileAtomic(
+  path: string,
+  temp: string,
+  content: string | readonly Uint8Array[],
+  options: AtomicWriteOptions,
+): Promise<void> {
   try {
     if (typeof content === "string" && options.mtimeMs === undefined) {
       await writeFile(temp, content, { mode: 0o600, flag: "wx" });

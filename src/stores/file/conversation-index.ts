@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { type Logger, silentLogger } from "../../util/logger.js";
 import { LruMap } from "../memory/lru-map.js";
 import type { ConversationIndex } from "../types.js";
-import { directWritesAllowed, timedDirectWrite, writeFileAtomic } from "./atomic-write.js";
+import { writeDirectOrPooled, writeFileAtomic } from "./atomic-write.js";
 
 /** Options of {@link createFileConversationIndex}. */
 export interface FileConversationIndexOptions {
@@ -105,8 +105,10 @@ export async function createFileConversationIndex(options: FileConversationIndex
     const mine = (async () => {
       // A direct system call (one batch of lines is small) unless direct writes are slow here: see atomic-write.ts.
       const text = `${batch.join("\n")}\n`;
-      if (directWritesAllowed()) timedDirectWrite(() => appendFileSync(path, text, { mode: 0o600 }));
-      else await appendFile(path, text, { mode: 0o600 });
+      await writeDirectOrPooled(
+        () => appendFileSync(path, text, { mode: 0o600 }),
+        () => appendFile(path, text, { mode: 0o600 }),
+      );
       lines += batch.length;
       if (lines > 2 * Math.max(entries.size, 1000)) await compact();
     })();
