@@ -21,6 +21,7 @@ import { createMemoryLimitCounters } from "../src/stores/memory/limit-counters.j
 import { createMemorySpendStore } from "../src/stores/memory/spend-store.js";
 import type { AppDeps } from "../src/surfaces/kit/deps.js";
 import { silentLogger } from "../src/util/logger.js";
+import { testAppOptions } from "../test/support/app-options.js";
 import { fmtSpread, percentile, type Spread, spreadOf, spreadTarget, type Table, type TargetResult } from "./report.js";
 
 /** One configuration of the gateway. */
@@ -129,15 +130,7 @@ function appFor(side: GatewaySide) {
     {
       engine: createEngine({ agentClient: quickAgentClient(), newConversationId: () => `conv-${++conversations}` }),
       logger: silentLogger,
-      options: {
-        apiKey: undefined,
-        corsOrigins: [],
-        maxBodyBytes: 4 * 1024 * 1024,
-        reasoningOutput: "reasoning_content",
-        upstream: "emulator",
-        loggedIn: false,
-        version: "bench",
-      },
+      options: testAppOptions({ version: "bench" }),
       now: Date.now,
       newId: () => "id",
       ...(side.limits === undefined ? {} : { limits: side.limits }),

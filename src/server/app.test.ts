@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { testAppOptions } from "../../test/support/app-options.js";
 import type { AgentClient, AgentTurn, BackendEvent, ModelInfo, TurnRequest } from "../backend/types.js";
 import { createEngine } from "../engine/index.js";
 import type { AppOptions } from "../surfaces/kit/deps.js";
@@ -56,16 +57,7 @@ function appWith(
   const app = createApp({
     engine: createEngine({ agentClient: client }),
     logger: { ...silentLogger, info: (m, f) => lines.push(`${m} ${JSON.stringify(f)}`) },
-    options: {
-      apiKey: undefined,
-      corsOrigins: [],
-      maxBodyBytes: 4096,
-      reasoningOutput: "reasoning_content",
-      upstream: "emulator",
-      loggedIn: false,
-      version: "0.0.0-test",
-      ...options,
-    },
+    options: testAppOptions({ maxBodyBytes: 4096, version: "0.0.0-test", ...options }),
     now: () => 1_700_000_000_000,
     newId: () => "id1",
   });

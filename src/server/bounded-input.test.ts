@@ -3,6 +3,7 @@
  * list client-supplied names stay small and valid whatever the client sends.
  */
 import { describe, expect, it } from "vitest";
+import { testAppOptions } from "../../test/support/app-options.js";
 import type { AgentClient, AgentTurn, ModelInfo } from "../backend/types.js";
 import { createEngine } from "../engine/index.js";
 import { MAX_HEADER_LIST_CHARS } from "../surfaces/kit/header-list.js";
@@ -35,15 +36,7 @@ function appWithCounter() {
   const app = createApp({
     engine: createEngine({ agentClient }),
     logger: silentLogger,
-    options: {
-      apiKey: undefined,
-      corsOrigins: [],
-      maxBodyBytes: 4 * 1024 * 1024,
-      reasoningOutput: "reasoning_content",
-      upstream: "emulator",
-      loggedIn: false,
-      version: "test",
-    },
+    options: testAppOptions(),
     now: Date.now,
     newId: () => "id",
   });

@@ -3,6 +3,7 @@
  * client cannot forge.
  */
 import { describe, expect, it } from "vitest";
+import { testAppOptions } from "../../test/support/app-options.js";
 import type { AgentClient, AgentTurn, ModelInfo } from "../backend/types.js";
 import { createEngine } from "../engine/index.js";
 import type { AppOptions } from "../surfaces/kit/deps.js";
@@ -41,16 +42,7 @@ function appWith(options: Partial<AppOptions> = {}) {
   const app = createApp({
     engine: createEngine({ agentClient }),
     logger: createLogger({ sink: (line) => lines.push(line) }),
-    options: {
-      apiKey: undefined,
-      corsOrigins: [],
-      maxBodyBytes: 1 << 20,
-      reasoningOutput: "reasoning_content",
-      upstream: "emulator",
-      loggedIn: false,
-      version: "0.0.0-test",
-      ...options,
-    },
+    options: testAppOptions({ maxBodyBytes: 1 << 20, version: "0.0.0-test", ...options }),
     now: () => 1_700_000_000_000,
     newId: () => "fresh1",
   });

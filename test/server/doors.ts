@@ -9,6 +9,7 @@ import { createEngine } from "../../src/engine/index.js";
 import { type AppGateway, createApp } from "../../src/server/app.js";
 import type { AppOptions } from "../../src/surfaces/kit/deps.js";
 import { type Logger, silentLogger } from "../../src/util/logger.js";
+import { testAppOptions } from "../support/app-options.js";
 
 type Json = Record<string, unknown>;
 
@@ -257,16 +258,7 @@ export function appWithRecorder(
     {
       engine: createEngine({ agentClient, newConversationId: () => `conv-${runs.length + 1}` }),
       logger,
-      options: {
-        apiKey: undefined,
-        corsOrigins: [],
-        maxBodyBytes: 4 * 1024 * 1024,
-        reasoningOutput: "reasoning_content",
-        upstream: "emulator",
-        loggedIn: false,
-        version: "test",
-        ...options,
-      },
+      options: testAppOptions(options),
       now: Date.now,
       newId: () => "id",
     },

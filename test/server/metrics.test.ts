@@ -10,6 +10,7 @@ import { createApp } from "../../src/server/app.js";
 import type { AppEnv } from "../../src/surfaces/kit/access-log.js";
 import type { Principal } from "../../src/surfaces/kit/principal.js";
 import { silentLogger } from "../../src/util/logger.js";
+import { testAppOptions } from "../support/app-options.js";
 import { hasSeries, parseExposition, type Sample, sumOf } from "../support/prometheus-text.js";
 import { type Stack, startStack } from "../support/stack.js";
 
@@ -145,15 +146,7 @@ function appWith(options: {
     {
       engine: stack.engine,
       logger: silentLogger,
-      options: {
-        apiKey: options.apiKey,
-        corsOrigins: [],
-        maxBodyBytes: 1024 * 1024,
-        reasoningOutput: "reasoning_content",
-        upstream: "emulator",
-        loggedIn: false,
-        version: "test",
-      },
+      options: testAppOptions({ apiKey: options.apiKey, maxBodyBytes: 1024 * 1024 }),
       now: Date.now,
       newId: () => randomUUID(),
     },

@@ -13,6 +13,7 @@ import { listen, type RunningServer } from "../../src/server/listen.js";
 import { createMemoryResponseStore } from "../../src/stores/memory/response-store.js";
 import { ProxyError } from "../../src/util/errors.js";
 import { silentLogger } from "../../src/util/logger.js";
+import { testAppOptions } from "../support/app-options.js";
 
 const MODEL: ModelInfo = {
   id: "default",
@@ -81,15 +82,7 @@ describe("openai SDK responses client against /v1/responses", () => {
       engine,
       responseStore: createMemoryResponseStore(),
       logger: silentLogger,
-      options: {
-        apiKey: undefined,
-        corsOrigins: [],
-        maxBodyBytes: 4 << 20,
-        reasoningOutput: "reasoning_content",
-        upstream: "emulator",
-        loggedIn: false,
-        version: "0.0.0-test",
-      },
+      options: testAppOptions({ version: "0.0.0-test" }),
       now: Date.now,
       newId: () => `sdk${++id}`,
     });

@@ -3,6 +3,7 @@
  * engine and emulator are covered end to end in test/e2e/anthropic-sdk.test.ts).
  */
 import { describe, expect, it } from "vitest";
+import { testAppOptions } from "../../../test/support/app-options.js";
 import type { BackendEvent, ModelInfo } from "../../backend/types.js";
 import { createClusterAuth, deriveKey } from "../../cluster/cluster-auth.js";
 import type { BridgeEngine, EngineRequest, EngineTurn } from "../../engine/index.js";
@@ -62,15 +63,7 @@ async function started(source: AsyncGenerator<BackendEvent>): Promise<AsyncItera
   };
 }
 
-const BASE_OPTIONS: AppOptions = {
-  apiKey: undefined,
-  corsOrigins: [],
-  maxBodyBytes: 64 * 1024,
-  reasoningOutput: "reasoning_content",
-  upstream: "emulator",
-  loggedIn: false,
-  version: "0.0.0-test",
-};
+const BASE_OPTIONS: AppOptions = testAppOptions({ maxBodyBytes: 64 * 1024, version: "0.0.0-test" });
 
 function appWith(engine: BridgeEngine, options: Partial<AppOptions> = {}) {
   return createApp({

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { testAppOptions } from "../../../test/support/app-options.js";
 import type { BackendEvent, ModelInfo } from "../../backend/types.js";
 import type { Engine, EngineRequest } from "../../engine/index.js";
 import { createApp } from "../../server/app.js";
@@ -70,15 +71,7 @@ function appWithEngine<E extends Engine>(engine: E) {
     engine: { ...engine, parkedCount: () => 0, closeAll: async () => {} },
     responseStore: store,
     logger,
-    options: {
-      apiKey: undefined,
-      corsOrigins: [],
-      maxBodyBytes: 1 << 20,
-      reasoningOutput: "reasoning_content",
-      upstream: "emulator",
-      loggedIn: false,
-      version: "0.0.0-test",
-    },
+    options: testAppOptions({ maxBodyBytes: 1 << 20, version: "0.0.0-test" }),
     now,
     newId: () => `id${++id}`,
   });
