@@ -4,7 +4,7 @@
  * `stream: false` (completeOnce) and times the whole answer.
  * Lighter than an SDK on purpose, so the client's own cost stays small next to the bridge's.
  */
-import { Agent, request } from "node:http";
+import { Agent, type IncomingMessage, request } from "node:http";
 
 const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
 
@@ -61,85 +61,92 @@ function applyFrame(result: StreamedCompletion, data: string): void {
   if (choice?.finish_reason) result.finishReason = choice.finish_reason;
 }
 
-/** Streams one completion from `baseURL` (`http://127.0.0.1:PORT/v1`), sending `apiKey` as the Bearer token. */
+/**
+ * POSTs `payload` to `${baseURL}/chat/completions` with `apiKey` as the Bearer token; `read` turns the response into
+ * the result. A request that reused a kept-alive socket the server had just closed (its 5 s keep-alive timeout:
+ * ECONNRESET before the request reached it) is sent once more on a fresh socket, as any HTTP client does.
+ */
+function postChat<T>(
+  baseURL: string,
+  payload: Buffer,
+  apiKey: string,
+  read: (res: IncomingMessage, resolve: (value: T) => void, reject: (error: unknown) => void) => void,
+): Promise<T> {
+  const attempt = (mayRetry: boolean): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const req = request(
+        `${baseURL}/chat/completions`,
+        {
+          method: "POST",
+          agent,
+          headers: {
+            "content-type": "application/json",
+            "content-length": payload.length,
+            authorization: `Bearer ${apiKey}`,
+          },
+        },
+        (res) => read(res, resolve, reject),
+      );
+      req.on("error", (error: NodeJS.ErrnoException) => {
+        if (mayRetry && req.reusedSocket && error.code === "ECONNRESET") attempt(false).then(resolve, reject);
+        else reject(error);
+      });
+      req.end(payload);
+    });
+  return attempt(true);
+}
+
+/**
+ * Streams one completion from `baseURL` (`http://127.0.0.1:PORT/v1`), sending `apiKey` as the Bearer token.
+ * `startedAt` is taken before the first attempt, so a resend's extra time counts against the side that needed it.
+ */
 export function streamCompletion(
   baseURL: string,
   body: Record<string, unknown>,
   apiKey = "bench",
 ): Promise<StreamedCompletion> {
-  return streamOnce(baseURL, Buffer.from(JSON.stringify({ ...body, stream: true })), performance.now(), true, apiKey);
-}
-
-/** `startedAt` is the first attempt's, so a resend's extra time counts against the side that needed it. */
-function streamOnce(
-  baseURL: string,
-  payload: Buffer,
-  startedAt: number,
-  mayRetry: boolean,
-  apiKey: string,
-): Promise<StreamedCompletion> {
-  const result: StreamedCompletion = {
-    startedAt,
-    firstContentAt: undefined,
-    endedAt: 0,
-    text: "",
-    contentChunks: 0,
-    frames: 0,
-    toolCalls: [],
-    finishReason: undefined,
-  };
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${baseURL}/chat/completions`,
-      {
-        method: "POST",
-        agent,
-        headers: {
-          "content-type": "application/json",
-          "content-length": payload.length,
-          authorization: `Bearer ${apiKey}`,
-        },
-      },
-      (res) => {
-        if (res.statusCode !== 200) {
-          let text = "";
-          res.setEncoding("utf8");
-          res.on("data", (part: string) => (text += part));
-          res.on("end", () => reject(new Error(`HTTP ${res.statusCode}: ${text}`)));
-          return;
+  const payload = Buffer.from(JSON.stringify({ ...body, stream: true }));
+  const startedAt = performance.now();
+  return postChat<StreamedCompletion>(baseURL, payload, apiKey, (res, resolve, reject) => {
+    if (res.statusCode !== 200) {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (part: string) => (text += part));
+      res.on("end", () => reject(new Error(`HTTP ${res.statusCode}: ${text}`)));
+      return;
+    }
+    const result: StreamedCompletion = {
+      startedAt,
+      firstContentAt: undefined,
+      endedAt: 0,
+      text: "",
+      contentChunks: 0,
+      frames: 0,
+      toolCalls: [],
+      finishReason: undefined,
+    };
+    let buffer = "";
+    res.setEncoding("utf8");
+    res.on("data", (part: string) => {
+      buffer += part;
+      try {
+        for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          if (!frame.startsWith("data: ")) continue;
+          const data = frame.slice(6);
+          if (data !== "[DONE]") applyFrame(result, data);
         }
-        let buffer = "";
-        res.setEncoding("utf8");
-        res.on("data", (part: string) => {
-          buffer += part;
-          try {
-            for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
-              const frame = buffer.slice(0, end);
-              buffer = buffer.slice(end + 2);
-              if (!frame.startsWith("data: ")) continue;
-              const data = frame.slice(6);
-              if (data !== "[DONE]") applyFrame(result, data);
-            }
-          } catch (error) {
-            res.destroy();
-            reject(error);
-          }
-        });
-        res.on("end", () => {
-          result.endedAt = performance.now();
-          resolve(result);
-        });
-        res.on("error", reject);
-      },
-    );
-    req.on("error", (error: NodeJS.ErrnoException) => {
-      // A kept-alive socket the server closed (its 5 s keep-alive timeout) just as this request reused it: the
-      // request never reached the server, so sending it again on a fresh socket is what any HTTP client does.
-      if (mayRetry && req.reusedSocket && error.code === "ECONNRESET") {
-        streamOnce(baseURL, payload, startedAt, false, apiKey).then(resolve, reject);
-      } else reject(error);
+      } catch (error) {
+        res.destroy();
+        reject(error);
+      }
     });
-    req.end(payload);
+    res.on("end", () => {
+      result.endedAt = performance.now();
+      resolve(result);
+    });
+    res.on("error", reject);
   });
 }
 
@@ -155,39 +162,17 @@ export interface Completed {
 export function completeOnce(baseURL: string, body: Record<string, unknown>, apiKey = "bench"): Promise<Completed> {
   const payload = Buffer.from(JSON.stringify({ ...body, stream: false }));
   const startedAt = performance.now();
-  const attempt = (mayRetry: boolean): Promise<Completed> =>
-    new Promise((resolve, reject) => {
-      const req = request(
-        `${baseURL}/chat/completions`,
-        {
-          method: "POST",
-          agent,
-          headers: {
-            "content-type": "application/json",
-            "content-length": payload.length,
-            authorization: `Bearer ${apiKey}`,
-          },
-        },
-        (res) => {
-          let text = "";
-          res.setEncoding("utf8");
-          res.on("data", (part: string) => (text += part));
-          res.on("end", () => {
-            const endedAt = performance.now();
-            if (res.statusCode !== 200) reject(new Error(`HTTP ${res.statusCode}: ${text}`));
-            else resolve({ startedAt, endedAt, body: JSON.parse(text) as Completed["body"] });
-          });
-          res.on("error", reject);
-        },
-      );
-      req.on("error", (error: NodeJS.ErrnoException) => {
-        // As in streamOnce: a kept-alive socket the server had just closed; the request never reached it.
-        if (mayRetry && req.reusedSocket && error.code === "ECONNRESET") attempt(false).then(resolve, reject);
-        else reject(error);
-      });
-      req.end(payload);
+  return postChat<Completed>(baseURL, payload, apiKey, (res, resolve, reject) => {
+    let text = "";
+    res.setEncoding("utf8");
+    res.on("data", (part: string) => (text += part));
+    res.on("end", () => {
+      const endedAt = performance.now();
+      if (res.statusCode !== 200) reject(new Error(`HTTP ${res.statusCode}: ${text}`));
+      else resolve({ startedAt, endedAt, body: JSON.parse(text) as Completed["body"] });
     });
-  return attempt(true);
+    res.on("error", reject);
+  });
 }
 
 /** Closes idle keep-alive sockets (so the process can exit). */

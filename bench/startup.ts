@@ -159,34 +159,26 @@ export function startupReport(r: StartupResult): { table: Table; targets: Target
       "first chat: a non-streaming chat completion sent right after the first /health 200",
     ],
   };
-  const bin = r.kinds.bin?.health;
-  const loggedIn = r.kinds.binLoggedIn?.health;
   const floorNode = r.kinds.bareNode?.health;
   const floorNpm = r.kinds.bareNpm?.health;
   const targets: TargetResult[] = [];
   const floorText = (s: Spread | undefined, what: string) => `${what} ${fmt(s?.median ?? Number.NaN, 0)} ms`;
-  if (bin !== undefined)
+  for (const [health, how] of [
+    [r.kinds.bin?.health, "embedded emulator"],
+    [r.kinds.binLoggedIn?.health, "logged in"],
+  ] as const) {
+    if (health === undefined) continue;
     targets.push(
       spreadTarget(
         "startup",
-        `node bin/cursor-bridge.js serve → first /health 200 ≤ ${STARTUP_TARGET.binHealthMs} ms median (embedded emulator)`,
-        bin,
+        `node bin/cursor-bridge.js serve → first /health 200 ≤ ${STARTUP_TARGET.binHealthMs} ms median (${how})`,
+        health,
         { atMost: STARTUP_TARGET.binHealthMs },
         floorText(floorNode, "floor node:http"),
         0,
       ),
     );
-  if (loggedIn !== undefined)
-    targets.push(
-      spreadTarget(
-        "startup",
-        `node bin/cursor-bridge.js serve → first /health 200 ≤ ${STARTUP_TARGET.binHealthMs} ms median (logged in)`,
-        loggedIn,
-        { atMost: STARTUP_TARGET.binHealthMs },
-        floorText(floorNode, "floor node:http"),
-        0,
-      ),
-    );
+  }
   targets.push(
     spreadTarget(
       "startup",
