@@ -20,6 +20,7 @@ import type { ConversationIndex } from "../../src/stores/types.js";
 import type { AppEnv } from "../../src/surfaces/kit/access-log.js";
 import type { AppDeps, AppOptions } from "../../src/surfaces/kit/deps.js";
 import { createLogger, type Logger, silentLogger } from "../../src/util/logger.js";
+import { testAppOptions } from "./app-options.js";
 
 /** Options of {@link startStack}. */
 export interface StackOptions {
@@ -141,16 +142,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     agent: { stallTimeoutMs: options.stallTimeoutMs ?? 15_000 },
     engine: { parkedTurnTtlMs: options.parkedTurnTtlMs ?? 60_000 },
     app: {
-      options: {
-        apiKey: undefined,
-        corsOrigins: [],
-        maxBodyBytes: 4 * 1024 * 1024,
-        reasoningOutput: "reasoning_content",
-        upstream: "emulator",
-        loggedIn: false,
-        version: "test",
-        ...options.app,
-      },
+      options: testAppOptions(options.app),
       now: Date.now,
       newId: () => randomUUID().replaceAll("-", ""),
       ...(named === undefined
