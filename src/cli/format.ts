@@ -34,9 +34,14 @@ export function progressBar(fraction: number, width = 30): string {
   return `[${"#".repeat(filled)}${"-".repeat(width - filled)}]`;
 }
 
+/** Who a login is: its email, else its user id; undefined when neither is known (or there is no status). */
+export function loginOf(status: Pick<CredentialStatus, "email" | "userId"> | undefined): string | undefined {
+  return status?.email ?? status?.userId;
+}
+
 /** The name to show for a login: email, else user id, else "an unknown user". */
 export function identityOf(status: Pick<CredentialStatus, "email" | "userId">): string {
-  return status.email ?? status.userId ?? "an unknown user";
+  return loginOf(status) ?? "an unknown user";
 }
 
 /** Where credentials came from, in words. */

@@ -19,6 +19,7 @@ import type { UpstreamKind } from "../surfaces/kit/deps.js";
 import { bodyLimitForImages } from "../surfaces/kit/image-input.js";
 import type { Logger } from "../util/logger.js";
 import type { CliContext } from "./context.js";
+import { loginOf } from "./format.js";
 import { openLimits } from "./limits-setup.js";
 import { engineSettings, openGatewayStores, openStores, type ServeStores } from "./store-setup.js";
 import { createUpstream, storedLoginWatch, type Upstream, upstreamDataDir } from "./upstream.js";
@@ -79,12 +80,12 @@ function servedUpstream(input: RuntimeInput): ServedUpstream {
       get loggedIn() {
         return loggedIn();
       },
-      account: credentials.status?.email ?? credentials.status?.userId,
+      account: loginOf(credentials.status),
       agentUrl: ctx.config.cursorAgentUrl,
       defaultAccount: ctx.account,
       named: (choice.named ?? []).map((login) => ({
         name: login.name,
-        who: login.credentials.status?.email ?? login.credentials.status?.userId,
+        who: loginOf(login.credentials.status),
       })),
     };
   }

@@ -24,6 +24,7 @@ import { releaseYoungGeneration } from "../util/young-generation.js";
 import { parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
 import { type CliContext, createCliContext } from "./context.js";
+import { loginOf } from "./format.js";
 import type { CliIo } from "./io.js";
 import { createParentLink, type ParentLink } from "./parent-link.js";
 import { reachableOrigin, servingBridgeVersion, writeRuntimeFile } from "./runtime-file.js";
@@ -126,7 +127,7 @@ function announced(choice: UpstreamChoice, ctx: CliContext, listener: ReservedLi
     return {
       kind: "cursor",
       agentUrl: ctx.config.cursorAgentUrl,
-      account: status?.email ?? status?.userId,
+      account: loginOf(status),
       named: (choice.named ?? []).map((login) => login.name),
     };
   }

@@ -13,6 +13,7 @@ import type { Logger } from "../util/logger.js";
 import type { ReservedListener } from "../util/reserved-listener.js";
 import type { TokenSource } from "../util/token-source.js";
 import type { CliContext } from "./context.js";
+import { loginOf } from "./format.js";
 import { chooseUpstream, type UpstreamChoice } from "./upstream-choice.js";
 
 /** The upstream a server runs against. */
@@ -160,7 +161,7 @@ export async function createUpstream(ctx: CliContext, logger: Logger, choice?: U
     const named = await Promise.all(
       (chosen.kind === "cursor" ? (chosen.named ?? []) : []).map(async (login) => ({
         name: login.name,
-        who: login.credentials.status?.email ?? login.credentials.status?.userId,
+        who: loginOf(login.credentials.status),
         tokenSource: login.credentials.tokenSource,
         api: await ctx.createCursorApi(login.credentials.tokenSource, {
           logger: logger.child({ component: "cursor", account: login.name }),
@@ -173,7 +174,7 @@ export async function createUpstream(ctx: CliContext, logger: Logger, choice?: U
       get loggedIn() {
         return loggedIn();
       },
-      account: credentials.status?.email ?? credentials.status?.userId,
+      account: loginOf(credentials.status),
       agentUrl: config.cursorAgentUrl,
       api,
       tokenSource: credentials.tokenSource,
