@@ -144,3 +144,11 @@ export function writeStoredCredentials(
   const full = { version: 1, source: "login", savedAt: new Date().toISOString(), ...record };
   writeFileSync(join(harness.configDir, "credentials.json"), JSON.stringify(full), { mode: 0o600 });
 }
+
+/** A CLI io for in-process commands (serve): what they print to stdout and stderr, kept line by line. */
+export function captureIo(env: Record<string, string | undefined>): { io: CliIo; out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CliIo = { out: (t) => out.push(t), err: (t) => err.push(t), isTty: false, env };
+  return { io, out, err };
+}

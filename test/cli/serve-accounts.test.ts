@@ -9,10 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
-import type { CliIo } from "../../src/cli/io.js";
 import { type RunningBridge, startBridge } from "../../src/cli/serve.js";
 import { missingBinaries, type RedisServer, startRedisServer } from "../cluster/support/redis-server.js";
-import { type CliHarness, createCliHarness } from "./harness.js";
+import { type CliHarness, captureIo, createCliHarness } from "./harness.js";
 
 const open: Array<{ bridge?: RunningBridge; harness?: CliHarness }> = [];
 afterEach(async () => {
@@ -21,13 +20,6 @@ afterEach(async () => {
     await item.harness?.close();
   }
 });
-
-function captureIo(env: Record<string, string | undefined>) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIo = { out: (t) => out.push(t), err: (t) => err.push(t), isTty: false, env };
-  return { io, out, err };
-}
 
 async function loginWithKey(
   harness: CliHarness,

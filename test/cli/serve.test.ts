@@ -3,10 +3,9 @@
  */
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
-import type { CliIo } from "../../src/cli/io.js";
 import { main } from "../../src/cli/main.js";
 import { type RunningBridge, startBridge } from "../../src/cli/serve.js";
-import { type CliHarness, createCliHarness } from "./harness.js";
+import { type CliHarness, captureIo, createCliHarness } from "./harness.js";
 
 const open: Array<{ bridge?: RunningBridge; harness?: CliHarness }> = [];
 afterEach(async () => {
@@ -15,13 +14,6 @@ afterEach(async () => {
     await item.harness?.close();
   }
 });
-
-function captureIo(env: Record<string, string | undefined>) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIo = { out: (t) => out.push(t), err: (t) => err.push(t), isTty: false, env };
-  return { io, out, err };
-}
 
 describe("cursor-bridge serve", () => {
   it("serves the embedded emulator without credentials and says so loudly", async () => {
