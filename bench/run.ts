@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=overhead,throughput,memory,tools,continuation,rebuild,memory-budget,soak,startup,cluster,gateway]`:
+ * `npm run bench [-- --quick] [-- --only=overhead,floor,throughput,memory,tools,continuation,rebuild,memory-budget,soak,startup,cluster,gateway]`:
  * `cursor-bridge serve` as shipped (a child process: file store in a throwaway data dir, logged in to the emulator,
  * over real sockets) side by side with a direct connect-es client (the physical limit) and the replay baselines, all
  * against the emulator on loopback. Three processes: the emulator and serve are children (bench/bench-stack.ts), this
@@ -7,7 +7,7 @@
  * worst repetition meets it), and writes bench/results.json for a full run (ratios with their spread, and the load
  * average around every scenario; committed with the README's table) or bench/results-partial.json for
  * `--quick`/`--only`. `--quick` keeps every scenario, target and stream length and trims only repetitions (and skips
- * the three-minute soak).
+ * the three-minute soak and the hop floor, which have no target of their own).
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -17,6 +17,7 @@ import { runThroughput, throughputReport } from "./capacity.js";
 import { clusterReport, runCluster } from "./cluster.js";
 import { conversationReport, runContinuation, runToolRoundTrips } from "./conversations.js";
 import { gatewayOverheadReport, runGatewayOverhead } from "./gateway-overhead.js";
+import { hopFloorReport, runHopFloor } from "./hop-floor.js";
 import { latencyReport, runLatency } from "./latency.js";
 import { memoryBudgetReport, runMemoryBudget } from "./memory-budget.js";
 import { parkedMemoryReport, runParkedMemory } from "./parked-memory.js";
@@ -98,7 +99,10 @@ async function main(): Promise<void> {
     targets.push(...report.targets);
   };
 
-  if (wanted("overhead") || wanted("memory") || wanted("throughput") || wanted("rebuild")) {
+  // Full runs only (or --only=floor), like the soak: the floor has no target of its own, and the quick run's 150 s
+  // leave no room for it.
+  const floorWanted = (!quick && only === undefined) || only?.split(",").includes("floor");
+  if (wanted("overhead") || floorWanted || wanted("memory") || wanted("throughput") || wanted("rebuild")) {
     const fast = await startBenchStack(s.overheadEmulator);
     try {
       if (wanted("overhead")) {
@@ -108,6 +112,14 @@ async function main(): Promise<void> {
         );
         results.overhead = latency;
         add(latencyReport(latency));
+      }
+      if (floorWanted) {
+        log("floor of one hop: the direct client straight and through relays that parse nothing");
+        const run = await withLoadAverage(() =>
+          runHopFloor(fast, s.latency, s.throughputRepetitions, (kind) => log(`  floor: ${kind} relay`)),
+        );
+        results.hopFloor = { ...run.result, loadAverage: run.loadAverage };
+        tables.push(...hopFloorReport(run.result));
       }
       if (wanted("throughput")) {
         log("throughput and CPU per request / per chunk");

@@ -9,6 +9,7 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildSync } from "esbuild";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -143,5 +144,23 @@ export function bareListenerPackage(): string {
       'const server = createServer((_, res) => res.end("ok"));\n' +
       'server.listen(0, "127.0.0.1", () => console.log("listening on http://127.0.0.1:" + server.address().port + "/v1"));\n',
   );
+  // The floor of the framework serve is built on: a Hono app on @hono/node-server (which loads Node's fetch classes,
+  // Request and Response), bundled into one file as dist/ is.
+  buildSync({
+    stdin: {
+      contents:
+        'import { serve } from "@hono/node-server";\nimport { Hono } from "hono";\n' +
+        'const app = new Hono().get("/", (c) => c.text("ok"));\n' +
+        'serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) => console.log(`listening on http://127.0.0.1:${info.port}/v1`));\n',
+      resolveDir: ROOT,
+      loader: "js",
+    },
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    outfile: join(dir, "hono-listener.mjs"),
+    logLevel: "error",
+  });
   return dir;
 }

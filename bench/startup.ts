@@ -8,7 +8,8 @@
  * Kinds: `node bin/cursor-bridge.js serve` not logged in (the embedded emulator, what `npm start` does out of the box)
  * and logged in (CURSOR_ACCESS_TOKEN issued by a standalone benchmark emulator it is pointed at), `npm start`, and the
  * floors on this machine: `node -e 0`, a bare `node:http` listener started with `node` and with `npm start` from a
- * throwaway package (its first 200 stands for /health).
+ * throwaway package (its first 200 stands for /health), and a bare Hono app on `@hono/node-server` bundled into one
+ * file (the framework serve answers with: what any Hono server pays before its first answer).
  *
  * Every repetition starts each kind `perRep` times, round-robin, so a change of load hits all kinds alike; a
  * repetition's value is its median, and a target is met only when the worst repetition's median meets it.
@@ -79,6 +80,15 @@ export async function runStartup(reps: number, perRep: number): Promise<StartupR
       healthPath: "/",
     },
     {
+      key: "bareHono",
+      label: "floor: node on a bare Hono listener (@hono/node-server, bundled)",
+      command: process.execPath,
+      args: ["hono-listener.mjs"],
+      cwd: bare,
+      listens: true,
+      healthPath: "/",
+    },
+    {
       key: "bin",
       label: "node bin/cursor-bridge.js serve (embedded emulator)",
       command: process.execPath,
@@ -109,7 +119,7 @@ export async function runStartup(reps: number, perRep: number): Promise<StartupR
   ];
   const samples = new Map<string, StartTimes[][]>(kinds.map((k) => [k.key, []]));
   try {
-    await startOnce(kinds[3] as Kind);
+    await startOnce(kinds.find((k) => k.key === "bin") as Kind);
     for (let rep = 0; rep < reps; rep++) {
       for (const k of kinds) samples.get(k.key)?.push([]);
       for (let i = 0; i < perRep; i++) {
@@ -155,11 +165,12 @@ export function startupReport(r: StartupResult): { table: Table; targets: Target
     rows,
     notes: [
       "median (lowest–highest) of the repetitions' medians; the kinds start round-robin; each start in a throwaway HOME",
-      "the bare listener's first 200 (GET /) stands for /health; node -e 0 is to its exit",
+      "the bare listeners' first 200 (GET /) stands for /health; node -e 0 is to its exit",
       "first chat: a non-streaming chat completion sent right after the first /health 200",
     ],
   };
   const floorNode = r.kinds.bareNode?.health;
+  const floorHono = r.kinds.bareHono?.health;
   const floorNpm = r.kinds.bareNpm?.health;
   const targets: TargetResult[] = [];
   const floorText = (s: Spread | undefined, what: string) => `${what} ${fmt(s?.median ?? Number.NaN, 0)} ms`;
@@ -174,7 +185,7 @@ export function startupReport(r: StartupResult): { table: Table; targets: Target
         `node bin/cursor-bridge.js serve → first /health 200 ≤ ${STARTUP_TARGET.binHealthMs} ms median (${how})`,
         health,
         { atMost: STARTUP_TARGET.binHealthMs },
-        floorText(floorNode, "floor node:http"),
+        `${floorText(floorNode, "floor node:http")}, ${floorText(floorHono, "Hono")}`,
         0,
       ),
     );
