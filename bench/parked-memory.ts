@@ -10,8 +10,11 @@
  * - floor: started with bench/gc-hook.mjs; three forced full collections before the baseline and at each count.
  *   Growth ÷ conversations is what the process could get down to (heap growth beside it).
  */
+import { fileURLToPath } from "node:url";
 import type { BenchStack } from "./bench-stack.js";
 import { startAnotherServe } from "./bench-stack.js";
+import { forkChild } from "./child-ipc.js";
+import type { HolderReady } from "./holder-process.js";
 import { fmt, type LoadAverage, type Row, type Table, type TargetResult } from "./report.js";
 import type { ServeProcess } from "./serve-process.js";
 import { streamCompletion } from "./sse-client.js";
@@ -28,6 +31,8 @@ export interface ParkedAt {
   rawRssBytesPerConversation: number;
   floorRssBytesPerConversation: number;
   floorHeapBytesPerConversation: number;
+  /** The direct client holding as many Runs open in a process of its own, no bridge (raw RSS, bench/holder-process.ts). */
+  directRawRssBytesPerConversation: number;
 }
 
 /** Scenario 4 result. */
@@ -36,6 +41,7 @@ export interface ParkedMemoryResult {
   /** Raw RSS of the raw process after its warm-up, and the floor process's after its first collection (MB). */
   rawBaselineMb: number;
   floorBaselineMb: number;
+  directBaselineMb: number;
   loadAverage?: LoadAverage;
 }
 
@@ -79,6 +85,32 @@ async function parkAndRead(
   return { baseline, at };
 }
 
+/**
+ * The floor under the raw figure: the direct client holding Runs open at their tool call in a process of its own
+ * (bench/holder-process.ts), read as the raw serve is (after the same warm-up and pause, no forced collection).
+ */
+async function holdDirect(stack: BenchStack, counts: readonly number[]): Promise<{ baseline: number; at: number[] }> {
+  const entry = fileURLToPath(new URL("./holder-process.ts", import.meta.url));
+  const holder = await forkChild<HolderReady>(entry, {
+    BENCH_HOLDER_UPSTREAM: stack.emulator.url,
+    BENCH_HOLDER_TOKEN: stack.emulator.accessToken,
+    BENCH_HOLDER_COUNTS: counts.join(","),
+  });
+  try {
+    await holder.ask("warm");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const baseline = await holder.ask<number>("rss");
+    const at: number[] = [];
+    for (const _ of counts) {
+      await holder.ask("next");
+      at.push(await holder.ask<number>("rss"));
+    }
+    return { baseline, at };
+  } finally {
+    await holder.close();
+  }
+}
+
 /** Scenario 4 on `stack`'s emulator (its own serve is left alone). */
 export async function runParkedMemory(stack: BenchStack, counts: readonly number[]): Promise<ParkedMemoryResult> {
   const rawServe = await startAnotherServe(stack, {});
@@ -95,6 +127,7 @@ export async function runParkedMemory(stack: BenchStack, counts: readonly number
   } finally {
     await floorServe.close();
   }
+  const direct = await holdDirect(stack, counts);
   const per = (now: number | undefined, base: number | undefined, n: number) =>
     now === undefined || base === undefined ? Number.NaN : (now - base) / n;
   return {
@@ -103,9 +136,11 @@ export async function runParkedMemory(stack: BenchStack, counts: readonly number
       rawRssBytesPerConversation: per(raw.at[i]?.rss, raw.baseline.rss, n),
       floorRssBytesPerConversation: per(floor.at[i]?.rss, floor.baseline.rss, n),
       floorHeapBytesPerConversation: per(floor.at[i]?.heapUsed, floor.baseline.heapUsed, n),
+      directRawRssBytesPerConversation: per(direct.at[i], direct.baseline, n),
     })),
     rawBaselineMb: raw.baseline.rss / 1024 / 1024,
     floorBaselineMb: floor.baseline.rss / 1024 / 1024,
+    directBaselineMb: direct.baseline / 1024 / 1024,
   };
 }
 
@@ -114,25 +149,33 @@ export function parkedMemoryReport(r: ParkedMemoryResult): { table: Table; targe
   const kb = (bytes: number) => fmt(bytes / 1024, 1);
   const table: Table = {
     title: "4. Memory per conversation parked on a tool call (serve as shipped, file store)",
-    header: ["parked", "raw RSS KB / conversation", "post-GC RSS floor KB / conversation", "post-GC heap KB / conv."],
+    header: [
+      "parked",
+      "raw RSS KB / conversation",
+      "post-GC RSS floor KB / conversation",
+      "post-GC heap KB / conv.",
+      "direct client, raw RSS KB / Run held",
+    ],
     rows: r.counts.map(
       (c): Row => [
         String(c.parked),
         kb(c.rawRssBytesPerConversation),
         kb(c.floorRssBytesPerConversation),
         kb(c.floorHeapBytesPerConversation),
+        kb(c.directRawRssBytesPerConversation),
       ],
     ),
     notes: [
       `raw: RSS growth from /proc with no forced collection (baseline ${fmt(r.rawBaselineMb, 0)} MB after ${WARM_UP} warm-up conversations), read right after the last one parked: what a user sees`,
       `floor: a second serve with bench/gc-hook.mjs preloaded, 3 forced full GCs before each reading (baseline ${fmt(r.floorBaselineMb, 0)} MB)`,
+      `direct client: no bridge; the connect-es client in a process of its own holds as many Runs open at their tool call, read as raw is (baseline ${fmt(r.directBaselineMb, 0)} MB): what keeping a Cursor turn open costs before any bridge state`,
     ],
   };
   const targets = r.counts.map(
     (c): TargetResult => ({
       scenario: "4. parked memory",
       target: `≤ ${PARKED_TARGET_BYTES / 1024} KB raw RSS per conversation at ${c.parked.toLocaleString("en")} parked`,
-      measured: `${kb(c.rawRssBytesPerConversation)} KB raw (post-GC floor ${kb(c.floorRssBytesPerConversation)} KB, heap ${kb(c.floorHeapBytesPerConversation)} KB; one run)`,
+      measured: `${kb(c.rawRssBytesPerConversation)} KB raw (post-GC floor ${kb(c.floorRssBytesPerConversation)} KB, heap ${kb(c.floorHeapBytesPerConversation)} KB; the direct client holding a Run ${kb(c.directRawRssBytesPerConversation)} KB; one run)`,
       met: c.rawRssBytesPerConversation <= PARKED_TARGET_BYTES,
     }),
   );

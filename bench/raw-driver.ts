@@ -55,8 +55,11 @@ export class RawBlobStore {
   }
 }
 
-/** What the driver does with a client tool call: answer it on the stream, or abandon the Run (replay style). */
-export type ToolCallPolicy = (call: { name: string; callId: string }) => { result: string } | "abandon";
+/**
+ * What the driver does with a client tool call: answer it on the stream, abandon the Run (replay style), or hold it:
+ * leave the Run open with the call unanswered until the turn's signal aborts it (a parked turn, bench/hop-floor.ts).
+ */
+export type ToolCallPolicy = (call: { name: string; callId: string }) => { result: string } | "abandon" | "hold";
 
 /** One Run's inputs. */
 export interface DirectTurnInput {
@@ -70,6 +73,8 @@ export interface DirectTurnInput {
   systemPrompt?: string;
   blobs: RawBlobStore;
   onToolCall?: ToolCallPolicy;
+  /** Ends the Run (a held one included); the turn then resolves as abandoned. */
+  signal?: AbortSignal;
 }
 
 /** What one Run produced, with timings relative to `performance.now()`. */
@@ -144,7 +149,7 @@ function answerExec(
   exec: ExecServerMessage,
   input: DirectTurnInput,
   result: DirectTurnResult,
-): ClientInit[] | "abandon" {
+): ClientInit[] | "abandon" | "hold" {
   const { id, execId } = exec;
   const close: ClientInit = {
     message: { case: "execClientControlMessage", value: { message: { case: "streamClose", value: { id } } } },
@@ -170,7 +175,7 @@ function answerExec(
   const call = { name: exec.message.value.toolName || exec.message.value.name, callId: exec.message.value.toolCallId };
   result.toolCalls.push(call);
   const decision = input.onToolCall?.(call) ?? "abandon";
-  if (decision === "abandon") return "abandon";
+  if (decision === "abandon" || decision === "hold") return decision;
   const content = [{ content: { case: "text" as const, value: { text: decision.result } } }];
   const reply: ClientInit = {
     message: {
@@ -197,6 +202,11 @@ export async function runDirectTurn(client: DirectClient, input: DirectTurnInput
     toolRequestsListed: [],
   };
   outbox.push(runRequestOf(input));
+  const stop = () => {
+    result.abandoned = true;
+    controller.abort();
+  };
+  input.signal?.addEventListener("abort", stop, { once: true });
   try {
     for await (const m of client.run(outbox, { signal: controller.signal })) {
       const kind = m.message;
@@ -230,12 +240,14 @@ export async function runDirectTurn(client: DirectClient, input: DirectTurnInput
           controller.abort();
           break;
         }
+        if (answers === "hold") continue;
         for (const answer of answers) outbox.push(answer);
       }
     }
   } catch (error) {
     if (!result.abandoned) throw error;
   } finally {
+    input.signal?.removeEventListener("abort", stop);
     outbox.close();
   }
   result.endedAt = performance.now();

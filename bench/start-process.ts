@@ -151,7 +151,7 @@ export function bareListenerPackage(): string {
       contents:
         'import { serve } from "@hono/node-server";\nimport { Hono } from "hono";\n' +
         'const app = new Hono().get("/", (c) => c.text("ok"));\n' +
-        'serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) => console.log(`listening on http://127.0.0.1:${info.port}/v1`));\n',
+        'serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) => console.log("listening on http://127.0.0.1:" + info.port + "/v1"));\n',
       resolveDir: ROOT,
       loader: "js",
     },

@@ -1,0 +1,76 @@
+/**
+ * Child-process entry of the parked-memory floor (bench/parked-memory.ts): the direct connect-es client in a process
+ * of its own, holding Runs open at their tool call (the call unanswered, as a bridge holds a parked turn while its
+ * client runs the tool). Its RSS growth per held Run is what keeping a Cursor turn open costs a Node process with no
+ * bridge around it: the floor under the bridge's figure.
+ *
+ * Asked over the fork IPC channel (bench/child-ipc.ts): `warm` holds `WARM_UP` Runs, `next` holds Runs up to the next
+ * of `BENCH_HOLDER_COUNTS` (comma-separated), `rss` answers the process's resident set in bytes.
+ */
+import { serveParent } from "./child-ipc.js";
+import { createDirectClient, RawBlobStore, runDirectTurn } from "./raw-driver.js";
+import { MCP_TOOLS } from "./workload.js";
+
+/** First message to the parent. */
+export interface HolderReady {
+  type: "ready";
+  pid: number;
+}
+
+const WARM_UP = 50;
+const BATCH = 50;
+
+async function main(): Promise<void> {
+  const url = process.env.BENCH_HOLDER_UPSTREAM;
+  const token = process.env.BENCH_HOLDER_TOKEN;
+  if (url === undefined || token === undefined)
+    throw new Error("BENCH_HOLDER_UPSTREAM and BENCH_HOLDER_TOKEN are needed");
+  const counts = (process.env.BENCH_HOLDER_COUNTS ?? "200,1000").split(",").map(Number);
+  const client = createDirectClient(url, token);
+  const stop = new AbortController();
+  const held: Promise<unknown>[] = [];
+  /** Starts Run `i` and resolves once the emulator asked for its tool call (the Run stays open). */
+  const hold = (i: number) =>
+    new Promise<void>((resolve, reject) => {
+      const turn = runDirectTurn(client, {
+        userText: `Check file held-${i} [[emu:tool read {"filePath":"/repo/held/file-${i}.ts"}]]`,
+        conversationId: crypto.randomUUID(),
+        model: "default",
+        tools: MCP_TOOLS,
+        blobs: new RawBlobStore(),
+        signal: stop.signal,
+        onToolCall: () => {
+          resolve();
+          return "hold";
+        },
+      });
+      turn.then((r) => {
+        if (!r.abandoned) reject(new Error(`Run held-${i} ended without a tool call`));
+      }, reject);
+      held.push(turn.catch(() => undefined));
+    });
+  let next = -WARM_UP;
+  const holdUpTo = async (count: number) => {
+    for (; next < count; next += BATCH) {
+      const from = next;
+      await Promise.all(Array.from({ length: Math.min(BATCH, count - from) }, (_, j) => hold(from + j)));
+    }
+    next = count;
+  };
+  let countIndex = 0;
+  serveParent(
+    {
+      warm: () => holdUpTo(0),
+      next: () => holdUpTo(counts[countIndex++] ?? Number.NaN),
+      rss: () => process.memoryUsage.rss(),
+    },
+    async () => {
+      stop.abort();
+      await Promise.all(held);
+    },
+  );
+  const ready: HolderReady = { type: "ready", pid: process.pid };
+  process.send?.(ready);
+}
+
+void main();
