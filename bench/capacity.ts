@@ -10,6 +10,7 @@
  */
 import type { BenchStack } from "./bench-stack.js";
 import { newConversationId } from "./bench-stack.js";
+import { type HopFloorResult, throughputFloorDetail } from "./hop-floor.js";
 import { RawBlobStore, runDirectTurn } from "./raw-driver.js";
 import {
   fmt,
@@ -162,7 +163,10 @@ export async function runThroughput(
 }
 
 /** Table and targets of scenario 5. */
-export function throughputReport(t: ThroughputResult): { table: Table; targets: TargetResult[] } {
+export function throughputReport(
+  t: ThroughputResult,
+  floor?: HopFloorResult,
+): { table: Table; targets: TargetResult[] } {
   const med = (reps: readonly ThroughputRep[], pick: (r: ThroughputRep) => number) => spreadOf(reps.map(pick));
   const per1000 = (s: ThroughputSide) => s.cpuMs / (s.chunks / 1000);
   const side = (name: string, reps: readonly ThroughputRep[]): Row => [
@@ -209,7 +213,8 @@ export function throughputReport(t: ThroughputResult): { table: Table; targets: 
       `bridge ÷ direct chunks/s ≥ 0.95 at ${t.streams} streams`,
       t.throughputRatio,
       { atLeast: 0.95 },
-      `${fmt(med(t.bridge, (r) => r.long.chunksPerSecond).median, 0)} vs ${fmt(med(t.direct, (r) => r.long.chunksPerSecond).median, 0)} chunks/s`,
+      `${fmt(med(t.bridge, (r) => r.long.chunksPerSecond).median, 0)} vs ${fmt(med(t.direct, (r) => r.long.chunksPerSecond).median, 0)} chunks/s` +
+        throughputFloorDetail(floor),
     ),
     spreadTarget(
       "5. CPU per chunk",

@@ -1,17 +1,24 @@
 /**
  * Scenario: the floor of one hop. The direct connect-es client talks to the emulator once straight and once through a
- * relay process (bench/relay-process.ts) that passes the HTTP/2 bytes through without parsing them, side by side in
- * one run, in the latency scenario's cases (1 stream, 1 request whose whole Run is timed, 200 streams) and the
- * throughput scenario's 200 streams of 100 tokens. No bridge can add less than the relay does: it is one more process
- * between client and Cursor, and nothing else. What the relay adds is what the targets of scenario 1 and 5 leave a
- * bridge's own work on this machine (e.g. a target of +1 ms at 1 stream, with a relay adding 0.8 ms, leaves 0.2 ms
- * to parse the request, call Cursor, translate and write the answer).
- */
+ * relay process (bench/relay-process.ts), side by side in one run, in the latency scenario's cases up to 200 streams
+ * and in 200 streams of 100 tokens for throughput; first through a TCP relay (bytes only: no bridge can add less, it
+ * is one more process between client and Cursor and nothing else), then through an HTTP/2 relay (streams ended and
+ * reopened, no message parsed). What a relay adds is what the targets of scenarios 1 and 5 cannot leave a bridge's
+ * own work on this machine (e.g. a target of +1 ms at 1 stream, with a relay adding 0.8 ms, leaves 0.2 ms to parse
+ * the request, call Cursor, translate and write the answer). The floor has no target of its own; the latency and
+ * throughput target lines quote it. */
 import { fileURLToPath } from "node:url";
 import { type BenchStack, newConversationId } from "./bench-stack.js";
 import { forkChild } from "./child-ipc.js";
-import { LATENCY_TOKENS, type LatencySettings, latencyCases } from "./latency.js";
-import { compareSides, directSide, type OverheadResult, type OverheadSide, overheadTable, warmUp } from "./overhead.js";
+import {
+  compareSides,
+  directSide,
+  type OverheadCase,
+  type OverheadResult,
+  type OverheadSide,
+  overheadTable,
+  warmUp,
+} from "./overhead.js";
 import { createDirectClient, type DirectClient, RawBlobStore, runDirectTurn } from "./raw-driver.js";
 import type { RelayReady } from "./relay-process.js";
 import { fmt, fmtSpread, type Spread, spreadOf, type Table } from "./report.js";
@@ -82,7 +89,8 @@ async function chunksPerSecond(client: DirectClient, streams: number, tokens: nu
 async function measureRelay(
   stack: BenchStack,
   kind: RelayKind,
-  s: LatencySettings,
+  cases: readonly OverheadCase[],
+  warmUpRequests: number,
   throughputRepetitions: number,
 ): Promise<RelayFloor> {
   const entry = fileURLToPath(new URL("./relay-process.ts", import.meta.url));
@@ -94,8 +102,7 @@ async function measureRelay(
     const client = createDirectClient(relay.ready.url, stack.emulator.accessToken);
     const baseline = directSide(stack);
     const candidate = relaySide(client);
-    const cases = latencyCases(s).filter((c) => c.concurrency <= 200);
-    await warmUp([baseline, candidate], cases[0]?.prompt ?? "", s.warmup * 20);
+    await warmUp([baseline, candidate], cases[0]?.prompt ?? "", warmUpRequests);
     const latency: OverheadResult[] = [];
     for (const c of cases) latency.push(await compareSides(baseline, candidate, c));
     const streams = 200;
@@ -130,19 +137,20 @@ async function measureRelay(
 
 /**
  * Runs the floor scenario on the stack's emulator, for the TCP relay and then the HTTP/2 relay: the latency cases up
- * to 200 streams (`s` sets their repetitions, as in scenario 1), then `throughputRepetitions` pairs of 200 × 100-token
+ * to 200 streams (`cases`, after `warmUpRequests` streams per side), then `throughputRepetitions` pairs of 200 × 100-token
  * runs in alternating order.
  */
 export async function runHopFloor(
   stack: BenchStack,
-  s: LatencySettings,
+  cases: readonly OverheadCase[],
+  warmUpRequests: number,
   throughputRepetitions: number,
   onRelay: (kind: RelayKind) => void = () => undefined,
 ): Promise<HopFloorResult> {
   const relays: RelayFloor[] = [];
   for (const kind of ["tcp", "h2"] as const) {
     onRelay(kind);
-    relays.push(await measureRelay(stack, kind, s, throughputRepetitions));
+    relays.push(await measureRelay(stack, kind, cases, warmUpRequests, throughputRepetitions));
   }
   return { relays };
 }
@@ -157,6 +165,35 @@ const RELAY_NOTES: Record<RelayKind, string> = {
   h2: "the relay ends each HTTP/2 stream and opens one to the emulator on a shared session, piping the bodies: what ending HTTP on both sides costs before any translation",
 };
 
+/**
+ * What the relays measured for one latency target: `label`'s case, `metric`, as an addition (ms) or a ratio; for the
+ * target's line (e.g. "floor: TCP relay +1.17 (1.08–1.87), HTTP/2 relay +1.83 (1.72–2.23)").
+ */
+export function latencyFloorDetail(
+  floor: HopFloorResult | undefined,
+  label: string,
+  metric: "ttftP50" | "ttftP99" | "totalP50",
+  as: "added" | "ratio",
+): string {
+  const parts = (floor?.relays ?? []).flatMap((relay) => {
+    const r = relay.latency.find((each) => each.label === label);
+    return r === undefined
+      ? []
+      : [`${RELAY_NAMES[relay.kind]} ${as === "added" ? "+" : "×"}${fmtSpread(r[as][metric], 2)}`];
+  });
+  return parts.length === 0 ? "" : `; floor in this run: ${parts.join(", ")}`;
+}
+
+/** The relays' throughput ratios, for the throughput target's line. */
+export function throughputFloorDetail(floor: HopFloorResult | undefined): string {
+  const parts = (floor?.relays ?? []).map(
+    (relay) => `${RELAY_NAMES[relay.kind]} ×${fmtSpread(relay.throughput.ratio, 2)}`,
+  );
+  return parts.length === 0 ? "" : `; floor in this run: ${parts.join(", ")}`;
+}
+
+const RELAY_NAMES: Record<RelayKind, string> = { tcp: "TCP relay", h2: "HTTP/2 relay" };
+
 /** The floor's tables, one per relay (no targets: they say what the targets of scenarios 1 and 5 leave a bridge). */
 export function hopFloorReport(result: HopFloorResult): Table[] {
   return result.relays.map((floor) => relayTable(floor));
@@ -165,7 +202,7 @@ export function hopFloorReport(result: HopFloorResult): Table[] {
 function relayTable(floor: RelayFloor): Table {
   const table = overheadTable(RELAY_TITLES[floor.kind], floor.latency, [
     RELAY_NOTES[floor.kind],
-    `the same cases as scenario 1 (${LATENCY_TOKENS} tokens per reply); non-streaming: the whole Run, straight and relayed; added = relay − direct, ratio = relay ÷ direct, paired per repetition`,
+    `the cases of scenario 1 up to 200 streams; non-streaming: the whole Run, straight and relayed; added = relay − direct, ratio = relay ÷ direct, paired per repetition`,
   ]);
   const t = floor.throughput;
   const throughput =

@@ -8,6 +8,7 @@
  * cases pace their 20 tokens at the emulator's realistic 50/s.
  */
 import { type BenchStack, startAnotherServe } from "./bench-stack.js";
+import { type HopFloorResult, latencyFloorDetail } from "./hop-floor.js";
 import {
   compareSides,
   directSide,
@@ -128,7 +129,10 @@ export async function compareServes(
 }
 
 /** The table and the targets of the latency cases. */
-export function latencyReport(results: readonly OverheadResult[]): { table: Table; targets: TargetResult[] } {
+export function latencyReport(
+  results: readonly OverheadResult[],
+  floor?: HopFloorResult,
+): { table: Table; targets: TargetResult[] } {
   const table = overheadTable(
     "1. Latency: serve as shipped vs a direct connect-es client on the same emulator (ms)",
     results,
@@ -140,8 +144,10 @@ export function latencyReport(results: readonly OverheadResult[]): { table: Tabl
   );
   const targets: TargetResult[] = [];
   const byLabel = (label: string) => results.find((r) => r.label === label);
+  // With the floor scenario's result (a full run), each line also says what a relay that parses nothing reached.
   const detail = (r: OverheadResult, m: "ttftP50" | "ttftP99" | "totalP50") =>
-    `${fmt(r.candidate[m].median, 2)} vs ${fmt(r.baseline[m].median, 2)} ms, ${r.samplesPerRepetition} per rep`;
+    `${fmt(r.candidate[m].median, 2)} vs ${fmt(r.baseline[m].median, 2)} ms, ${r.samplesPerRepetition} per rep` +
+    latencyFloorDetail(floor, r.label, m, r.concurrency === 1 ? "added" : "ratio");
   const one = byLabel("1 stream");
   if (one !== undefined) {
     targets.push(

@@ -17,9 +17,10 @@ import { runThroughput, throughputReport } from "./capacity.js";
 import { clusterReport, runCluster } from "./cluster.js";
 import { conversationReport, runContinuation, runToolRoundTrips } from "./conversations.js";
 import { gatewayOverheadReport, runGatewayOverhead } from "./gateway-overhead.js";
-import { hopFloorReport, runHopFloor } from "./hop-floor.js";
-import { latencyReport, runLatency } from "./latency.js";
+import { type HopFloorResult, hopFloorReport, runHopFloor } from "./hop-floor.js";
+import { latencyCases, latencyReport, runLatency } from "./latency.js";
 import { memoryBudgetReport, runMemoryBudget } from "./memory-budget.js";
+import type { OverheadResult } from "./overhead.js";
 import { parkedMemoryReport, runParkedMemory } from "./parked-memory.js";
 import { REBUILD_TARGET, rebuildReport, runRebuild } from "./rebuild.js";
 import { fmtLoad, renderReport, type Table, type TargetResult, withLoadAverage } from "./report.js";
@@ -105,29 +106,39 @@ async function main(): Promise<void> {
   if (wanted("overhead") || floorWanted || wanted("memory") || wanted("throughput") || wanted("rebuild")) {
     const fast = await startBenchStack(s.overheadEmulator);
     try {
+      let latency: OverheadResult[] | undefined;
       if (wanted("overhead")) {
         log("latency: 1 stream, 1 non-streaming request, 200 and 1,000 streams");
-        const latency = await runLatency(fast, s.latency, undefined, undefined, undefined, (label) =>
+        latency = await runLatency(fast, s.latency, undefined, undefined, undefined, (label) =>
           log(`  latency: ${label}`),
         );
         results.overhead = latency;
-        add(latencyReport(latency));
       }
+      // Right after the latency cases, on the same emulator: their target lines say what the relays reached.
+      let floor: HopFloorResult | undefined;
       if (floorWanted) {
         log("floor of one hop: the direct client straight and through relays that parse nothing");
         const run = await withLoadAverage(() =>
-          runHopFloor(fast, s.latency, s.throughputRepetitions, (kind) => log(`  floor: ${kind} relay`)),
+          runHopFloor(
+            fast,
+            latencyCases(s.latency).filter((c) => c.concurrency <= 200),
+            s.latency.warmup * 20,
+            s.throughputRepetitions,
+            (kind) => log(`  floor: ${kind} relay`),
+          ),
         );
+        floor = run.result;
         results.hopFloor = { ...run.result, loadAverage: run.loadAverage };
-        tables.push(...hopFloorReport(run.result));
       }
+      if (latency !== undefined) add(latencyReport(latency, floor));
+      if (floor !== undefined) tables.push(...hopFloorReport(floor));
       if (wanted("throughput")) {
         log("throughput and CPU per request / per chunk");
         const run = await withLoadAverage(() =>
           runThroughput(fast, s.throughputStreams, s.throughputTokens, s.throughputRepetitions),
         );
         results.throughput = { ...run.result, loadAverage: run.loadAverage };
-        add(throughputReport(run.result));
+        add(throughputReport(run.result, floor));
       }
       if (wanted("memory")) {
         log(`memory per parked conversation at ${s.parkedCounts.join(" and ")} (two fresh serves)`);
