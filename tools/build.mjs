@@ -42,6 +42,29 @@ const zodEnglishOnly = {
   },
 };
 
+/**
+ * prom-client (the /metrics registry) imports `@opentelemetry/api` for one thing: exemplar labels from the active
+ * span, and only when a metric is created with `enableExemplars` (cursor-bridge never does). With no OpenTelemetry
+ * SDK registered, as in cursor-bridge, the API finds no span: `trace.getSpan(context.active())` is undefined. In
+ * dist/, prom-client gets exactly that answer from a module of a few lines instead of the API's 51 modules (65 KB
+ * that every start parsed and evaluated before serving).
+ */
+const noOpenTelemetrySdk = {
+  name: "no-opentelemetry-sdk",
+  setup(build) {
+    build.onResolve({ filter: /^@opentelemetry\/api$/ }, (args) =>
+      args.importer.includes(`${path.sep}prom-client${path.sep}`)
+        ? { path: "@opentelemetry/api", namespace: "no-opentelemetry-sdk" }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "no-opentelemetry-sdk" }, () => ({
+      contents:
+        "export const context = { active: () => undefined };\nexport const trace = { getSpan: () => undefined };\n",
+      loader: "js",
+    }));
+  },
+};
+
 /** Builds dist/ (each file written to a temporary name and renamed, so a concurrent reader never sees half a file). */
 export async function build() {
   // The stamp's time: when the sources were read (or the newest source, should a clock put one in the future).
@@ -66,7 +89,7 @@ export async function build() {
     legalComments: "none",
     logLevel: "error",
     write: false,
-    plugins: [zodEnglishOnly],
+    plugins: [zodEnglishOnly, noOpenTelemetrySdk],
   });
   const written = new Set(result.outputFiles.map((file) => file.path));
   for (const file of result.outputFiles) {

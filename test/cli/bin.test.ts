@@ -1,6 +1,7 @@
 /**
- * The installed entry points: `bin/cursor-bridge.js` (what `npm start` and `npx cursor-bridge` run) starts, serves,
- * and exits cleanly on SIGTERM; `--version` and `--help` work from a real process.
+ * The installed entry points: `bin/cursor-bridge.js` (what `npm start` and `npx cursor-bridge` run) starts, serves
+ * (the API and /metrics, from dist/ as built), and exits cleanly on SIGTERM; `--version` and `--help` work from a real
+ * process.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
@@ -70,6 +71,13 @@ describe("bin/cursor-bridge.js", () => {
     const list = (await models.json()) as { data: Array<{ owned_by: string }> };
     expect(list.data.length).toBeGreaterThan(0);
     expect(new Set(list.data.map((m) => m.owned_by))).toEqual(new Set(["cursor-emulator"]));
+    // The process metrics start on the first scrape and have values from the second on; in dist/, prom-client's
+    // OpenTelemetry import is the few lines of tools/build.mjs (noOpenTelemetrySdk), which must keep them working.
+    const origin = new URL(started.url).origin;
+    expect((await fetch(`${origin}/metrics`)).status).toBe(200);
+    const metrics = await (await fetch(`${origin}/metrics`)).text();
+    expect(metrics).toMatch(/^cursor_bridge_process_cpu_user_seconds_total \d/m);
+    expect(metrics).toMatch(/^cursor_bridge_requests_total\{surface="chat",status="200",model="[^"]+",key=""\} 1$/m);
     const exit = new Promise<number | null>((resolve) => child.once("exit", resolve));
     child.kill("SIGTERM");
     expect(await exit).toBe(0);
