@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { parseExposition, sumOf } from "../../../test/support/prometheus-text.js";
 import type { RequestDone, RequestLog } from "../../surfaces/kit/access-log.js";
 import { decideError } from "../../surfaces/kit/error-policy.js";
@@ -72,5 +72,31 @@ describe("gateway metrics", () => {
     a.onRequestDone(done("/v1/chat/completions", { model: "gpt-5" }));
     expect(sumOf(parseExposition(await a.exposition()), "cursor_bridge_requests_total")).toBe(1);
     expect(sumOf(parseExposition(await b.exposition()), "cursor_bridge_requests_total")).toBe(0);
+  });
+});
+
+describe("gateway metrics before the first scrape", () => {
+  it("count requests without loading prom-client, which loads on the first scrape", async () => {
+    vi.resetModules();
+    let loaded = 0;
+    vi.doMock("prom-client", async () => {
+      loaded++;
+      return await vi.importActual("prom-client");
+    });
+    try {
+      const { createGatewayMetrics: fresh } = await import("./gateway-metrics.js");
+      const m = fresh({ parkedCount: () => 0, processMetrics: false, logger: silentLogger });
+      m.onRequestDone(done("/v1/chat/completions", { model: "gpt-5", firstTokenAt: 1_040 }));
+      expect(loaded).toBe(0);
+      const samples = parseExposition(await m.exposition());
+      expect(loaded).toBe(1);
+      expect(sumOf(samples, "cursor_bridge_requests_total")).toBe(1);
+      expect(sumOf(samples, "cursor_bridge_time_to_first_token_seconds_count")).toBe(1);
+      await m.exposition();
+      expect(loaded).toBe(1);
+    } finally {
+      vi.doUnmock("prom-client");
+      vi.resetModules();
+    }
   });
 });

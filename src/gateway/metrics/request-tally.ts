@@ -1,7 +1,8 @@
 /**
- * The request-side counters of /metrics, kept as plain numbers so counting a request costs a few map lookups and
- * additions (prom-client's labelled inc hashes the label set on every call, ~1–3 µs each on a busy machine). The
- * registry's counters read the tally when scraped (gateway-metrics.ts); the TTFT histogram is observed directly.
+ * The request-side metrics of /metrics, kept as plain numbers so counting a request costs a few map lookups and
+ * additions (prom-client's labelled inc hashes the label set on every call, ~1–3 µs each on a busy machine), and so
+ * that no metrics library loads before the first scrape. The registry's counters read the tally when scraped
+ * (gateway-metrics.ts); the TTFT histogram's observations sit in each series too (ttft-histogram.ts).
  */
 import type { RequestDone } from "../../surfaces/kit/access-log.js";
 
@@ -28,6 +29,15 @@ export interface Series {
   readonly requests: Map<number, number>;
   /** Indexed like TOKEN_TYPES. */
   readonly tokens: number[];
+  /** Time-to-first-token observations, from the first one on (ttft-histogram.ts). */
+  ttft?: HistogramTally;
+}
+
+/** One series' histogram observations: per-bucket counts (not cumulative; the last is above every bound), sum, count. */
+export interface HistogramTally {
+  readonly buckets: number[];
+  sum: number;
+  count: number;
 }
 
 /** The tally of every request. */

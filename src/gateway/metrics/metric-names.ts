@@ -1,0 +1,2 @@
+/** Every metric's name starts with it. */
+export const METRIC_PREFIX = "cursor_bridge_";
