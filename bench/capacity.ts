@@ -9,9 +9,8 @@
  * request's fixed cost dominated "CPU per chunk". Throughput (chunks/s) is that of the long streams.
  */
 import type { BenchStack } from "./bench-stack.js";
-import { newConversationId } from "./bench-stack.js";
 import { type HopFloorResult, throughputFloorDetail } from "./hop-floor.js";
-import { RawBlobStore, runDirectTurn } from "./raw-driver.js";
+import { runPromptTurn } from "./raw-driver.js";
 import {
   fmt,
   fmtSpread,
@@ -115,13 +114,7 @@ export async function runThroughput(
     (await Promise.all(Array.from({ length: streams }, one))).reduce((a, b) => a + b, 0);
   const direct = (n: number) =>
     all(async () => {
-      const r = await runDirectTurn(stack.direct, {
-        userText: prompt(n),
-        conversationId: newConversationId(),
-        model: "default",
-        tools: [],
-        blobs: new RawBlobStore(),
-      });
+      const r = await runPromptTurn(stack.direct, prompt(n));
       if (r.textDeltas !== n) throw new Error(`direct stream: ${r.textDeltas} of ${n} deltas`);
       return r.textDeltas;
     });

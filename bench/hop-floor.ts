@@ -8,18 +8,18 @@
  * the request, call Cursor, translate and write the answer). The floor has no target of its own; the latency and
  * throughput target lines quote it. */
 import { fileURLToPath } from "node:url";
-import { type BenchStack, newConversationId } from "./bench-stack.js";
+import type { BenchStack } from "./bench-stack.js";
 import { forkChild } from "./child-ipc.js";
 import {
+  clientSide,
   compareSides,
   directSide,
   type OverheadCase,
   type OverheadResult,
-  type OverheadSide,
   overheadTable,
   warmUp,
 } from "./overhead.js";
-import { createDirectClient, type DirectClient, RawBlobStore, runDirectTurn } from "./raw-driver.js";
+import { createDirectClient, type DirectClient, runPromptTurn } from "./raw-driver.js";
 import type { RelayReady } from "./relay-process.js";
 import { fmt, fmtSpread, type Spread, spreadOf, type Table } from "./report.js";
 
@@ -47,37 +47,13 @@ export interface HopFloorResult {
   relays: RelayFloor[];
 }
 
-/** The direct client through the relay (`client` is connected to it). */
-function relaySide(client: DirectClient): OverheadSide {
-  return {
-    name: "relay",
-    async request(prompt, stream) {
-      const r = await runDirectTurn(client, {
-        userText: prompt,
-        conversationId: newConversationId(),
-        model: "default",
-        tools: [],
-        blobs: new RawBlobStore(),
-      });
-      if (r.firstTextAt === undefined) throw new Error("relayed run produced no text");
-      return { ttft: stream ? r.firstTextAt - r.startedAt : Number.NaN, total: r.endedAt - r.startedAt };
-    },
-  };
-}
-
 /** `streams` concurrent Runs of `tokens` text deltas each: the chunks per second they reached. */
 async function chunksPerSecond(client: DirectClient, streams: number, tokens: number): Promise<number> {
   const prompt = `[[emu:tokens ${tokens}]] [[emu:rate 5000]]`;
   const started = performance.now();
   const counts = await Promise.all(
     Array.from({ length: streams }, async () => {
-      const r = await runDirectTurn(client, {
-        userText: prompt,
-        conversationId: newConversationId(),
-        model: "default",
-        tools: [],
-        blobs: new RawBlobStore(),
-      });
+      const r = await runPromptTurn(client, prompt);
       if (r.textDeltas !== tokens) throw new Error(`stream: ${r.textDeltas} of ${tokens} deltas`);
       return r.textDeltas;
     }),
@@ -101,7 +77,7 @@ async function measureRelay(
   try {
     const client = createDirectClient(relay.ready.url, stack.emulator.accessToken);
     const baseline = directSide(stack);
-    const candidate = relaySide(client);
+    const candidate = clientSide("relay", client);
     await warmUp([baseline, candidate], cases[0]?.prompt ?? "", warmUpRequests);
     const latency: OverheadResult[] = [];
     for (const c of cases) latency.push(await compareSides(baseline, candidate, c));

@@ -9,8 +9,8 @@
  * time, p50/p99 per side, the ratio candidate ÷ baseline and the difference candidate − baseline; across repetitions:
  * the median and the spread (lowest–highest). Failed requests are counted, not thrown (1,000 streams must show 0).
  */
-import { type BenchStack, newConversationId } from "./bench-stack.js";
-import { RawBlobStore, runDirectTurn } from "./raw-driver.js";
+import type { BenchStack } from "./bench-stack.js";
+import { type DirectClient, runPromptTurn } from "./raw-driver.js";
 import {
   fmt,
   fmtSpread,
@@ -38,22 +38,24 @@ export interface OverheadSide {
   request(prompt: string, stream: boolean): Promise<Sample>;
 }
 
-/** The direct connect-es client: a Run driven to its end (it has no non-streaming mode: the whole Run is the answer). */
-export function directSide(stack: BenchStack): OverheadSide {
+/**
+ * A connect-es client as a side: a Run driven to its end (it has no non-streaming mode: the whole Run is the
+ * answer). `name` says which (the direct client, or one connected through a relay: bench/hop-floor.ts).
+ */
+export function clientSide(name: string, client: DirectClient): OverheadSide {
   return {
-    name: "direct",
+    name,
     async request(prompt, stream) {
-      const r = await runDirectTurn(stack.direct, {
-        userText: prompt,
-        conversationId: newConversationId(),
-        model: "default",
-        tools: [],
-        blobs: new RawBlobStore(),
-      });
-      if (r.firstTextAt === undefined) throw new Error("direct run produced no text");
+      const r = await runPromptTurn(client, prompt);
+      if (r.firstTextAt === undefined) throw new Error(`${name} run produced no text`);
       return { ttft: stream ? r.firstTextAt - r.startedAt : Number.NaN, total: r.endedAt - r.startedAt };
     },
   };
+}
+
+/** The direct connect-es client on the stack's emulator. */
+export function directSide(stack: BenchStack): OverheadSide {
+  return clientSide("direct", stack.direct);
 }
 
 /** `serve` over HTTP: `/v1/chat/completions`, streamed (SSE) or not, sending `apiKey` as the Bearer token. */

@@ -186,6 +186,17 @@ function answerExec(
   return [reply, close];
 }
 
+/** A Run of one user message on a new conversation, no tools: the latency and throughput scenarios' request. */
+export function runPromptTurn(client: DirectClient, prompt: string): Promise<DirectTurnResult> {
+  return runDirectTurn(client, {
+    userText: prompt,
+    conversationId: crypto.randomUUID(),
+    model: "default",
+    tools: [],
+    blobs: new RawBlobStore(),
+  });
+}
+
 /** Drives one Run to its end (or until it is abandoned on a tool call). */
 export async function runDirectTurn(client: DirectClient, input: DirectTurnInput): Promise<DirectTurnResult> {
   const outbox = new Outbox();

@@ -142,7 +142,7 @@ async function main(): Promise<void> {
       }
       if (wanted("memory")) {
         log(`memory per parked conversation at ${s.parkedCounts.join(" and ")} (two fresh serves)`);
-        const run = await withLoadAverage(() => runParkedMemory(fast, s.parkedCounts));
+        const run = await withLoadAverage(() => runParkedMemory(fast, s.parkedCounts, !quick));
         results.memory = { ...run.result, loadAverage: run.loadAverage };
         add(parkedMemoryReport(run.result));
       }
