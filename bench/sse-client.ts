@@ -64,7 +64,9 @@ function applyFrame(result: StreamedCompletion, data: string): void {
 /**
  * POSTs `payload` to `${baseURL}/chat/completions` with `apiKey` as the Bearer token; `read` turns the response into
  * the result. A request that reused a kept-alive socket the server had just closed (its 5 s keep-alive timeout:
- * ECONNRESET before the request reached it) is sent once more on a fresh socket, as any HTTP client does.
+ * ECONNRESET before the request reached it) is sent once more on a fresh socket, as any HTTP client does: a new
+ * connection of its own, since the pool's other idle sockets (a thousand after the 1,000-stream case) may have
+ * been closed at the same moment.
  */
 function postChat<T>(
   baseURL: string,
@@ -78,7 +80,8 @@ function postChat<T>(
         `${baseURL}/chat/completions`,
         {
           method: "POST",
-          agent,
+          // The retry (mayRetry false) goes on a connection of its own.
+          agent: mayRetry ? agent : false,
           headers: {
             "content-type": "application/json",
             "content-length": payload.length,
