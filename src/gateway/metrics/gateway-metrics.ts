@@ -11,10 +11,8 @@
  * `status`, `route` and `code` come from closed sets.
  */
 import type { RequestDone } from "../../surfaces/kit/access-log.js";
-import type { Logger } from "../../util/logger.js";
-import type { KeySpendSource } from "./key-spend-source.js";
 import { METRIC_PREFIX } from "./metric-names.js";
-import type { BuiltRegistry } from "./prom-registry.js";
+import type { BuiltRegistry, RegistrySources } from "./prom-registry.js";
 import { createRequestTally } from "./request-tally.js";
 import { createTtftHistogram } from "./ttft-histogram.js";
 
@@ -25,15 +23,7 @@ export const EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8
 export const TTFT_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /** What the metrics read besides the requests. */
-export interface GatewayMetricsOptions {
-  /** Turns parked on tool calls right now (the engine's parkedCount). */
-  parkedCount: () => number;
-  /** Per-key spend and budget; without it the spend gauges are not registered. */
-  spend?: KeySpendSource | undefined;
-  /** Node process metrics (CPU, memory, event loop, GC) under the prefix, started on the first scrape. @default true */
-  processMetrics?: boolean;
-  logger: Logger;
-}
+export type GatewayMetricsOptions = RegistrySources;
 
 /** The metrics of one app. */
 export interface GatewayMetrics {

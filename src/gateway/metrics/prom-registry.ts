@@ -4,10 +4,22 @@
  * process metrics start with it. Until the first scrape no metrics library is loaded: a start does not pay for it.
  */
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
-import type { GatewayMetricsOptions } from "./gateway-metrics.js";
+import type { Logger } from "../../util/logger.js";
+import type { KeySpendSource } from "./key-spend-source.js";
 import { METRIC_PREFIX } from "./metric-names.js";
 import { type RequestTally, ROUTES, TOKEN_TYPES } from "./request-tally.js";
 import { registerSpendGauges } from "./spend-gauges.js";
+
+/** What the registry reads besides the request tally (gateway-metrics.ts's options). */
+export interface RegistrySources {
+  /** Turns parked on tool calls right now (the engine's parkedCount). */
+  parkedCount: () => number;
+  /** Per-key spend and budget; without it the spend gauges are not registered. */
+  spend?: KeySpendSource | undefined;
+  /** Node process metrics (CPU, memory, event loop, GC) under the prefix, started on the first scrape. @default true */
+  processMetrics?: boolean;
+  logger: Logger;
+}
 
 /** The registry, as gateway-metrics.ts reads it. */
 export interface BuiltRegistry {
@@ -16,7 +28,7 @@ export interface BuiltRegistry {
 }
 
 /** Creates the registry over `tally`, with the process metrics unless `options.processMetrics` is false. */
-export function buildRegistry(tally: RequestTally, options: GatewayMetricsOptions): BuiltRegistry {
+export function buildRegistry(tally: RequestTally, options: RegistrySources): BuiltRegistry {
   const registry = new Registry();
   const registers = [registry];
   new Counter({
