@@ -10,7 +10,7 @@
  */
 import type { BenchStack } from "./bench-stack.js";
 import { type HopFloorResult, throughputFloorDetail } from "./hop-floor.js";
-import { runPromptTurn } from "./raw-driver.js";
+import { runConcurrentPromptTurns } from "./raw-driver.js";
 import {
   fmt,
   fmtSpread,
@@ -23,6 +23,7 @@ import {
   type TargetResult,
 } from "./report.js";
 import { streamCompletion } from "./sse-client.js";
+import { throughputPrompt } from "./workload.js";
 
 /** One side at one stream length in one repetition of scenario 5. */
 export interface ThroughputSide {
@@ -108,25 +109,20 @@ export async function runThroughput(
   tokens: ThroughputResult["tokens"],
   repetitions: number,
 ): Promise<ThroughputResult> {
-  // A rate far above what 200 streams can reach on loopback: the pipeline, not the pacing, sets the pace.
-  const prompt = (n: number) => `[[emu:tokens ${n}]] [[emu:rate 5000]]`;
-  const all = (one: () => Promise<number>) => async () =>
-    (await Promise.all(Array.from({ length: streams }, one))).reduce((a, b) => a + b, 0);
-  const direct = (n: number) =>
-    all(async () => {
-      const r = await runPromptTurn(stack.direct, prompt(n));
-      if (r.textDeltas !== n) throw new Error(`direct stream: ${r.textDeltas} of ${n} deltas`);
-      return r.textDeltas;
-    });
-  const bridge = (n: number) =>
-    all(async () => {
-      const r = await streamCompletion(stack.bridge.baseURL, {
-        model: "auto",
-        messages: [{ role: "user", content: prompt(n) }],
-      });
-      if (r.contentChunks !== n) throw new Error(`bridge stream: ${r.contentChunks} of ${n} chunks`);
-      return r.contentChunks;
-    });
+  const direct = (n: number) => () => runConcurrentPromptTurns(stack.direct, streams, throughputPrompt(n), n);
+  const bridge = (n: number) => async () =>
+    (
+      await Promise.all(
+        Array.from({ length: streams }, async () => {
+          const r = await streamCompletion(stack.bridge.baseURL, {
+            model: "auto",
+            messages: [{ role: "user", content: throughputPrompt(n) }],
+          });
+          if (r.contentChunks !== n) throw new Error(`bridge stream: ${r.contentChunks} of ${n} chunks`);
+          return r.contentChunks;
+        }),
+      )
+    ).reduce((a, b) => a + b, 0);
   await direct(tokens.short)();
   await bridge(tokens.short)();
   const directReps: ThroughputRep[] = [];

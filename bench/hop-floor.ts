@@ -19,9 +19,10 @@ import {
   overheadTable,
   warmUp,
 } from "./overhead.js";
-import { createDirectClient, type DirectClient, runPromptTurn } from "./raw-driver.js";
+import { createDirectClient, type DirectClient, runConcurrentPromptTurns } from "./raw-driver.js";
 import type { RelayReady } from "./relay-process.js";
 import { fmt, fmtSpread, type Spread, spreadOf, type Table } from "./report.js";
+import { throughputPrompt } from "./workload.js";
 
 /** The relays: a TCP byte pipe (the floor of any process in between) and an HTTP/2 stream relay. */
 export type RelayKind = "tcp" | "h2";
@@ -49,16 +50,9 @@ export interface HopFloorResult {
 
 /** `streams` concurrent Runs of `tokens` text deltas each: the chunks per second they reached. */
 async function chunksPerSecond(client: DirectClient, streams: number, tokens: number): Promise<number> {
-  const prompt = `[[emu:tokens ${tokens}]] [[emu:rate 5000]]`;
   const started = performance.now();
-  const counts = await Promise.all(
-    Array.from({ length: streams }, async () => {
-      const r = await runPromptTurn(client, prompt);
-      if (r.textDeltas !== tokens) throw new Error(`stream: ${r.textDeltas} of ${tokens} deltas`);
-      return r.textDeltas;
-    }),
-  );
-  return (counts.reduce((a, b) => a + b, 0) * 1000) / (performance.now() - started);
+  const chunks = await runConcurrentPromptTurns(client, streams, throughputPrompt(tokens), tokens);
+  return (chunks * 1000) / (performance.now() - started);
 }
 
 /** One relay against the direct client: the latency cases, then the throughput pairs. */

@@ -197,6 +197,25 @@ export function runPromptTurn(client: DirectClient, prompt: string): Promise<Dir
   });
 }
 
+/**
+ * `streams` concurrent {@link runPromptTurn}s of `prompt`, each of which must bring `deltas` text deltas; their total.
+ */
+export async function runConcurrentPromptTurns(
+  client: DirectClient,
+  streams: number,
+  prompt: string,
+  deltas: number,
+): Promise<number> {
+  const counts = await Promise.all(
+    Array.from({ length: streams }, async () => {
+      const r = await runPromptTurn(client, prompt);
+      if (r.textDeltas !== deltas) throw new Error(`Run: ${r.textDeltas} of ${deltas} text deltas`);
+      return r.textDeltas;
+    }),
+  );
+  return counts.reduce((a, b) => a + b, 0);
+}
+
 /** Drives one Run to its end (or until it is abandoned on a tool call). */
 export async function runDirectTurn(client: DirectClient, input: DirectTurnInput): Promise<DirectTurnResult> {
   const outbox = new Outbox();

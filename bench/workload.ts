@@ -107,6 +107,14 @@ export const SYSTEM_PROMPT = [
   .join(" ")
   .repeat(3);
 
+/**
+ * A reply of `tokens` one-token text deltas at a rate far above what 200 streams reach on loopback: the pipeline, not
+ * the pacing, sets the pace (the throughput scenario and the hop floor's throughput).
+ */
+export function throughputPrompt(tokens: number): string {
+  return `[[emu:tokens ${tokens}]] [[emu:rate 5000]]`;
+}
+
 /** A user message of realistic length for turn `n`. */
 export function userMessage(n: number): string {
   return `Turn ${n}: please look at the module we discussed, keep the public API unchanged, and explain in two sentences what you would change next and why.`;
