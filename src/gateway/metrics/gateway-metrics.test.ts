@@ -1,10 +1,11 @@
+import { Registry } from "prom-client";
 import { describe, expect, it, vi } from "vitest";
 import { parseExposition, sumOf } from "../../../test/support/prometheus-text.js";
 import type { RequestDone, RequestLog } from "../../surfaces/kit/access-log.js";
 import { decideError } from "../../surfaces/kit/error-policy.js";
 import { ProxyError } from "../../util/errors.js";
 import { silentLogger } from "../../util/logger.js";
-import { createGatewayMetrics } from "./gateway-metrics.js";
+import { createGatewayMetrics, EXPOSITION_CONTENT_TYPE } from "./gateway-metrics.js";
 
 function done(path: string, log: Partial<RequestLog>, extra: Partial<RequestDone> = {}): RequestDone {
   return {
@@ -64,6 +65,11 @@ describe("gateway metrics", () => {
     expect(models.size).toBe(101);
     expect(sumOf(samples, "cursor_bridge_requests_total", { model: "other" })).toBe(50);
     for (const model of models) expect(model.length).toBeLessThanOrEqual(100);
+  });
+
+  it("answers with the Content-Type prom-client's registry writes (set without loading it)", () => {
+    expect(metrics().contentType).toBe(EXPOSITION_CONTENT_TYPE);
+    expect(EXPOSITION_CONTENT_TYPE).toBe(Registry.PROMETHEUS_CONTENT_TYPE);
   });
 
   it("keeps two apps' registries apart", async () => {
