@@ -14,6 +14,9 @@ describe("writeFileAtomic", () => {
   let dir: string;
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), "cb-atomic-"));
+    // A direct write made slow by a loaded machine in an earlier test pauses direct writes for a minute (module
+    // state): each test starts with them allowed.
+    resumeDirectWrites();
   });
   afterEach(async () => rm(dir, { recursive: true, force: true }));
 
