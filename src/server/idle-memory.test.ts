@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../util/logger.js";
-import { createIdleMemory } from "./idle-memory.js";
+import { createIdleMemory, heldBytes } from "./idle-memory.js";
 
 describe("idle memory release", () => {
   beforeEach(() => {
@@ -61,5 +61,23 @@ describe("idle memory release", () => {
     await vi.advanceTimersByTimeAsync(20_000);
     expect(small.collect).not.toHaveBeenCalled();
     small.idle.close();
+  });
+
+  it("counts the memory Buffers hold outside the heap toward the threshold", async () => {
+    const threshold = heldBytes() + 32 * 1024 * 1024;
+    const run = async (): Promise<number> => {
+      const collect = vi.fn();
+      const idle = createIdleMemory({ logger: silentLogger, idleMs: 1_000, heapThresholdBytes: threshold, collect });
+      idle.begin();
+      idle.end();
+      await vi.advanceTimersByTimeAsync(1_000);
+      idle.close();
+      return collect.mock.calls.length;
+    };
+    expect(await run()).toBe(0);
+    // 64 MB outside the heap (the bytes of large request bodies): the heap itself barely grows.
+    const held = Buffer.alloc(64 * 1024 * 1024, 1);
+    expect(await run()).toBe(2);
+    expect(held[0]).toBe(1);
   });
 });
