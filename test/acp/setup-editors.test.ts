@@ -6,8 +6,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { CliIo } from "../../src/cli/io.js";
 import { AGENT_NAME, agentLaunch, editorText, runEditorSetup } from "../../src/cli/setup-editors.js";
+import { captureIo } from "../cli/harness.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -15,14 +15,15 @@ afterEach(() => {
 });
 
 function io(home: string) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const cli: CliIo = {
-    out: (text) => out.push(text),
-    err: (text) => err.push(text),
-    isTty: false,
-    env: { HOME: home, XDG_CONFIG_HOME: join(home, "config"), CURSOR_BRIDGE_CONFIG_DIR: join(home, "cb") },
-  };
+  const {
+    io: cli,
+    out,
+    err,
+  } = captureIo({
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, "config"),
+    CURSOR_BRIDGE_CONFIG_DIR: join(home, "cb"),
+  });
   return { cli, out, err };
 }
 

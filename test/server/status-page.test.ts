@@ -12,6 +12,7 @@ import { createApp } from "../../src/server/app.js";
 import type { StatusSnapshot } from "../../src/server/status-page.js";
 import type { PlanUsage } from "../../src/surfaces/kit/deps.js";
 import { silentLogger } from "../../src/util/logger.js";
+import { testAppOptions } from "../support/app-options.js";
 import { type Stack, type StackOptions, startStack } from "../support/stack.js";
 
 const stacks: Stack[] = [];
@@ -208,15 +209,13 @@ describe("status page", () => {
     const app = createApp({
       engine: s.engine,
       logger: silentLogger,
-      options: {
-        apiKey: undefined,
-        corsOrigins: [],
+      options: testAppOptions({
         maxBodyBytes: 1024,
         reasoningOutput: "none",
         upstream: "cursor",
         loggedIn: true,
         version: "t",
-      },
+      }),
       now: () => now,
       newId: () => "id",
       status: {
