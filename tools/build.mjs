@@ -47,7 +47,7 @@ const zodEnglishOnly = {
  * span, and only when a metric is created with `enableExemplars` (cursor-bridge never does). With no OpenTelemetry
  * SDK registered, as in cursor-bridge, the API finds no span: `trace.getSpan(context.active())` is undefined. In
  * dist/, prom-client gets exactly that answer from a module of a few lines instead of the API's 51 modules (65 KB
- * that every start parsed and evaluated before serving).
+ * to parse and evaluate; every start paid it until prom-client moved to the first scrape, which pays it now).
  */
 const noOpenTelemetrySdk = {
   name: "no-opentelemetry-sdk",
