@@ -133,10 +133,39 @@ describe("initialize and sessions", () => {
       configId: "model",
       value: "gpt-5.2",
     });
-    expect(set.configOptions[0]).toMatchObject({ currentValue: "gpt-5.2" });
+    expect(set.configOptions.find((o) => o.id === "model")).toMatchObject({ currentValue: "gpt-5.2" });
     await expect(
       agent.request("session/set_config_option", { sessionId: session.sessionId, configId: "model", value: "gpt-0" }),
     ).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it("offers the mode as a config option beside the model, confirms a change and keeps it with the session", async () => {
+    const { agent, session, script } = await editor();
+    expect(session.configOptions?.map((o) => o.id)).toEqual(["mode", "model"]);
+    const set = await agent.request("session/set_config_option", {
+      sessionId: session.sessionId,
+      configId: "mode",
+      value: "ask",
+    });
+    expect(set.configOptions.find((o) => o.id === "mode")).toMatchObject({ currentValue: "ask", category: "mode" });
+    const updates = script.updates.map((n) => n.update);
+    expect(updates).toContainEqual({ sessionUpdate: "current_mode_update", currentModeId: "ask" });
+    const confirmed = updates.find((u) => u.sessionUpdate === "config_option_update");
+    expect(confirmed && "configOptions" in confirmed ? confirmed.configOptions : []).toEqual(set.configOptions);
+    await agent.request("session/set_config_option", {
+      sessionId: session.sessionId,
+      configId: "model",
+      value: "gpt-5.2",
+    });
+    await expect(
+      agent.request("session/set_config_option", { sessionId: session.sessionId, configId: "effort", value: "x" }),
+    ).rejects.toMatchObject({ code: -32602 });
+    // A new agent process loads the session with both values.
+    const other = await editor();
+    const loaded = await other.agent.request("session/load", { sessionId: session.sessionId, cwd, mcpServers: [] });
+    expect(loaded.modes?.currentModeId).toBe("ask");
+    expect(loaded.configOptions?.find((o) => o.id === "mode")).toMatchObject({ currentValue: "ask" });
+    expect(loaded.configOptions?.find((o) => o.id === "model")).toMatchObject({ currentValue: "gpt-5.2" });
   });
 });
 

@@ -21,10 +21,11 @@ import {
 import type { JsonValue } from "../../backend/types.js";
 import type { Engine } from "../../engine/index.js";
 import type { Logger } from "../../util/logger.js";
+import { applyConfigOption, buildConfigOptions, type ConfigValue, MODES } from "./config-options.js";
 import { createSessionExecutor } from "./executor.js";
 import { type McpHub, openMcpHub } from "./mcp-hub.js";
 import { promptParts } from "./prompt.js";
-import type { AcpModeId, AcpSessionRecord, AcpSessionStore } from "./session-store.js";
+import type { AcpSessionRecord, AcpSessionStore } from "./session-store.js";
 import { runPrompt, toRequestError } from "./turn.js";
 
 /** The engine and the session store, built on first use (after `authenticate` when the login changed). */
@@ -52,12 +53,6 @@ export interface AcpAgentDeps {
   now(): number;
 }
 
-const MODES: SessionModeState["availableModes"] = [
-  { id: "agent", name: "Agent", description: "Cursor's agent: reads, edits and runs commands" },
-  { id: "plan", name: "Plan", description: "Plans the change before making it" },
-  { id: "ask", name: "Ask", description: "Answers questions without changing anything" },
-];
-
 interface LiveSession {
   record: AcpSessionRecord;
   mcp: McpHub;
@@ -65,10 +60,6 @@ interface LiveSession {
   running: AbortController | undefined;
   /** What the editor has not been told yet about the session's MCP servers. */
   notice: string | undefined;
-}
-
-function isMode(id: string): id is AcpModeId {
-  return MODES.some((mode) => mode.id === id);
 }
 
 /** The agent app (`app.connect(ndJsonStream(...))` serves it) and the shutdown of its sessions' MCP servers. */
@@ -93,18 +84,24 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
 
   const modes = (record: AcpSessionRecord): SessionModeState => ({ currentModeId: record.mode, availableModes: MODES });
 
-  const configOptions = async (record: AcpSessionRecord): Promise<SessionConfigOption[]> => {
-    const models = await (await stack()).engine.listModels();
-    return [
-      {
-        id: "model",
-        name: "Model",
-        category: "model",
-        type: "select",
-        currentValue: record.model,
-        options: models.map((m) => ({ value: m.id, name: m.displayName })),
-      },
-    ];
+  const configContext = async () => ({ models: await (await stack()).engine.listModels() });
+
+  const configOptions = async (record: AcpSessionRecord): Promise<SessionConfigOption[]> =>
+    buildConfigOptions(record, await configContext());
+
+  /** Sets one option, saves the session and confirms with `config_option_update` (and `current_mode_update`). */
+  const setOption = async (client: AgentContext, session: LiveSession, id: string, value: ConfigValue) => {
+    const context = await configContext();
+    const mode = session.record.mode;
+    applyConfigOption(session.record, id, value, context);
+    await save(session.record);
+    const emit = emitter(client, session);
+    if (session.record.mode !== mode) {
+      await emit({ sessionUpdate: "current_mode_update", currentModeId: session.record.mode });
+    }
+    const options = buildConfigOptions(session.record, context);
+    await emit({ sessionUpdate: "config_option_update", configOptions: options });
+    return options;
   };
 
   const save = async (record: AcpSessionRecord) => {
@@ -178,6 +175,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
         cwd: params.cwd,
         mode: "agent",
         model: deps.defaultModel,
+        config: {},
         messages: [],
         transcript: [],
         updatedAt: deps.now(),
@@ -239,25 +237,12 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       live.get(params.sessionId)?.running?.abort();
     })
     .onRequest("session/set_mode", async ({ params, client }) => {
-      const session = sessionOf(params.sessionId);
-      if (!isMode(params.modeId)) throw RequestError.invalidParams(undefined, `Unknown mode ${params.modeId}.`);
-      session.record.mode = params.modeId;
-      await emitter(client, session)({ sessionUpdate: "current_mode_update", currentModeId: params.modeId });
-      await save(session.record);
+      await setOption(client, sessionOf(params.sessionId), "mode", params.modeId);
       return {};
     })
-    .onRequest("session/set_config_option", async ({ params }) => {
+    .onRequest("session/set_config_option", async ({ params, client }) => {
       const session = sessionOf(params.sessionId);
-      if (params.configId !== "model" || typeof params.value !== "string") {
-        throw RequestError.invalidParams(undefined, `Unknown configuration option ${params.configId}.`);
-      }
-      const models = await (await stack()).engine.listModels();
-      if (!models.some((m) => m.id === params.value || m.aliases.includes(params.value as string))) {
-        throw RequestError.invalidParams(undefined, `Cursor has no model ${params.value}.`);
-      }
-      session.record.model = params.value;
-      await save(session.record);
-      return { configOptions: await configOptions(session.record) };
+      return { configOptions: await setOption(client, session, params.configId, params.value) };
     });
   return { app, close };
 }

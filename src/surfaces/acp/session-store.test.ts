@@ -11,6 +11,8 @@ describe("ACP sessions in the stored-records store", () => {
       cwd: "/w",
       mode: "plan",
       model: "gpt-5.2",
+      config: { effort: "high", fast: true },
+      title: "Fix the tests",
       messages: [
         {
           role: "user",
@@ -28,6 +30,7 @@ describe("ACP sessions in the stored-records store", () => {
     const loaded = await store.get("s1");
     expect(loaded?.messages).toEqual(record.messages);
     expect(loaded).toMatchObject({ cwd: "/w", mode: "plan", model: "gpt-5.2", updatedAt: record.updatedAt });
+    expect(loaded).toMatchObject({ config: { effort: "high", fast: true }, title: "Fix the tests" });
     expect(loaded?.transcript).toHaveLength(MAX_TRANSCRIPT_ENTRIES);
     expect(loaded?.transcript[0]).toEqual({ n: 5 });
     expect(await store.get("other")).toBeUndefined();

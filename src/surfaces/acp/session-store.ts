@@ -17,6 +17,10 @@ export interface AcpSessionRecord {
   mode: AcpModeId;
   /** The model id or alias the session runs on. */
   model: string;
+  /** Values of the other configuration options (config-options.ts), by option id. */
+  config: Record<string, string | boolean>;
+  /** The title the editor shows (from the first prompt, or `session/set_title`). */
+  title?: string;
   /** The conversation so far (user and assistant messages), as the engine continues it. */
   messages: ConversationMessage[];
   /** `session/update` payloads (the `update` field) replayed by `session/load`, oldest first, bounded. */
@@ -70,13 +74,22 @@ function isMode(value: unknown): value is AcpModeId {
   return value === "agent" || value === "plan" || value === "ask";
 }
 
+function configFromJson(value: JsonValue | undefined): Record<string, string | boolean> {
+  const config: Record<string, string | boolean> = {};
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return config;
+  for (const [key, entry] of Object.entries(value)) {
+    if (typeof entry === "string" || typeof entry === "boolean") config[key] = entry;
+  }
+  return config;
+}
+
 /** Sessions stored beside the stored responses (file or Redis), under their own id prefix. */
 export function acpSessionStoreOver(store: ResponseStore): AcpSessionStore {
   return {
     async get(id) {
       const stored = await store.get(PREFIX + id);
       if (stored === undefined) return undefined;
-      const { cwd, mode, model, transcript, updatedAt } = stored.response;
+      const { cwd, mode, model, transcript, updatedAt, config, title } = stored.response;
       if (typeof cwd !== "string" || !isMode(mode) || typeof model !== "string") return undefined;
       const messages = stored.input.map(messageFromJson).filter((m): m is ConversationMessage => m !== undefined);
       return {
@@ -84,6 +97,8 @@ export function acpSessionStoreOver(store: ResponseStore): AcpSessionStore {
         cwd,
         mode,
         model,
+        config: configFromJson(config),
+        ...(typeof title === "string" ? { title } : {}),
         messages,
         transcript: Array.isArray(transcript) ? transcript : [],
         updatedAt: typeof updatedAt === "number" ? updatedAt : stored.storedAt,
@@ -93,7 +108,15 @@ export function acpSessionStoreOver(store: ResponseStore): AcpSessionStore {
       const transcript = record.transcript.slice(-MAX_TRANSCRIPT_ENTRIES);
       await store.put({
         id: PREFIX + record.id,
-        response: { cwd: record.cwd, mode: record.mode, model: record.model, transcript, updatedAt: record.updatedAt },
+        response: {
+          cwd: record.cwd,
+          mode: record.mode,
+          model: record.model,
+          config: record.config,
+          ...(record.title === undefined ? {} : { title: record.title }),
+          transcript,
+          updatedAt: record.updatedAt,
+        },
         input: record.messages.map(messageToJson),
         storedAt: record.updatedAt,
       });
