@@ -4,11 +4,10 @@
  * kept as `ignored` / `unsupported` entries (the translation warns about them), never rejected.
  */
 import type { z } from "zod";
-import { ProxyError } from "../../util/errors.js";
 import { checkJsonBody } from "../kit/json-body.js";
 import { responsesFunctionCallArguments } from "../kit/json-limits.js";
-import { formatParamPath } from "../kit/param-path.js";
 import { normalizeToolArguments } from "../kit/tool-arguments.js";
+import { invalidParam, validate } from "../kit/zod-issues.js";
 import {
   customToolCallItemSchema,
   customToolCallOutputItemSchema,
@@ -36,53 +35,10 @@ export interface ParsedResponsesRequest {
   ignoredParams: string[];
 }
 
-function invalid(param: string, message: string): ProxyError {
-  return new ProxyError("invalid_request", message, { param });
-}
-
-function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
-  let current = root;
-  for (const key of path) {
-    if (typeof current !== "object" || current === null) return undefined;
-    current = (current as Record<PropertyKey, unknown>)[key];
-  }
-  return current;
-}
-
-/** The deepest issue of a plain union (string | parts), so the error names the innermost field. */
-function deepestBranchIssue(issue: z.core.$ZodIssueInvalidUnion): z.core.$ZodIssue | undefined {
-  let best: z.core.$ZodIssue | undefined;
-  for (const branch of issue.errors) {
-    for (const candidate of branch)
-      if (best === undefined || candidate.path.length > best.path.length) best = candidate;
-  }
-  return best !== undefined && best.path.length > 0 ? best : undefined;
-}
-
-/** Turns a zod issue into a ProxyError naming the field; `prefix` is where the validated value sits. */
-function issueToError(issue: z.core.$ZodIssue, prefix: readonly PropertyKey[], root: unknown): ProxyError {
-  const path = [...prefix, ...issue.path];
-  const param = formatParamPath(path);
-  const input = valueAt(root, path);
-  if (input === undefined) return invalid(param, `Missing required parameter: '${param}'.`);
-  if (issue.code === "invalid_union" && issue.discriminator === undefined) {
-    const deeper = deepestBranchIssue(issue);
-    if (deeper !== undefined) return issueToError(deeper, path, root);
-  }
-  if (issue.code === "invalid_type") {
-    return invalid(param, `Invalid type for '${param}': expected ${issue.expected}.`);
-  }
-  if (issue.code === "invalid_value" || issue.code === "invalid_union") {
-    return invalid(param, `Invalid value for '${param}': ${JSON.stringify(input)} is not supported.`);
-  }
-  return invalid(param, `Invalid value for '${param}': ${issue.message}.`);
-}
+const invalid = invalidParam;
 
 function check<T>(schema: z.ZodType<T>, value: unknown, prefix: readonly PropertyKey[], root: unknown): T {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  throw issue === undefined ? invalid("body", "Invalid request body.") : issueToError(issue, prefix, root);
+  return validate(schema, value, prefix, root, { dialect: "openai" });
 }
 
 function parseItem(raw: Record<string, unknown>, index: number, body: unknown): InputItem {
