@@ -10,7 +10,7 @@ import { createBaseResponse } from "../../src/surfaces/responses/object.js";
 import { parseResponsesRequest } from "../../src/surfaces/responses/parse.js";
 import { toResponsesSseBody } from "../../src/surfaces/responses/sse.js";
 import { toClientTools } from "../../src/surfaces/responses/tools.js";
-import type { ResponseObject } from "../../src/surfaces/responses/types.js";
+import type { ResponseObject } from "../../src/surfaces/responses/wire.js";
 import { FIXTURES_DIR, replay } from "./scenarios.js";
 
 const update = process.env.UPDATE_GOLDEN === "1";

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { BackendEvent } from "../../src/backend/types.js";
-import { type ChunkStreamOptions, toChatCompletionChunks } from "../../src/surfaces/chat/chunk-stream.js";
+import { type ChunkStreamOptions, toChatCompletionChunks } from "../../src/surfaces/chat/events.js";
 import { toSseBody } from "../../src/surfaces/kit/sse.js";
 import { ProxyError, type ProxyErrorCode } from "../../src/util/errors.js";
 

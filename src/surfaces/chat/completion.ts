@@ -3,6 +3,7 @@
  * non-streamed replies can never disagree about content, reasoning, tool calls or finish reason.
  */
 import type { BackendEvent } from "../../backend/types.js";
+import { type ChunkStreamOptions, toChatCompletionChunks } from "./events.js";
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -11,8 +12,7 @@ import type {
   CompletionUsage,
   FinishReason,
   UrlCitationAnnotation,
-} from "./chat-completion.js";
-import { type ChunkStreamOptions, toChatCompletionChunks } from "./chunk-stream.js";
+} from "./wire.js";
 
 /** Options for {@link toChatCompletion}: those of the chunk stream, except that usage is always collected. */
 export type CompletionOptions = Omit<ChunkStreamOptions, "includeUsage" | "toolArgumentsChunkSize">;

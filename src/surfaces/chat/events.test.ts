@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { BackendEvent } from "../../backend/types.js";
 import { ProxyError } from "../../util/errors.js";
-import type { ChatCompletionChunk } from "./chat-completion.js";
-import { type ChunkStreamOptions, splitCodePoints, type TurnSummary, toChatCompletionChunks } from "./chunk-stream.js";
+import { type ChunkStreamOptions, splitCodePoints, type TurnSummary, toChatCompletionChunks } from "./events.js";
+import type { ChatCompletionChunk } from "./wire.js";
 
 const options: ChunkStreamOptions = {
   id: "chatcmpl-1",

@@ -23,7 +23,7 @@ import type {
   CompletionUsage,
   FinishReason,
   UrlCitationAnnotation,
-} from "./chat-completion.js";
+} from "./wire.js";
 
 export type { ReasoningOutput };
 

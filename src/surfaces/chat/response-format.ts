@@ -4,7 +4,7 @@
  * the conversation's history key) and both are reported in `x-cursor-bridge-warnings`; nothing validates or trims
  * the model's output.
  */
-import type { ResponseFormat } from "./chat-request.js";
+import type { ResponseFormat } from "./request.js";
 
 /** The instruction and warnings for a request's `response_format` and `stop`. */
 export interface OutputConstraints {

@@ -12,15 +12,15 @@ import { openAIErrorResponse } from "../kit/openai-error.js";
 import { runSurface } from "../kit/run-surface.js";
 import { toSseBody } from "../kit/sse.js";
 import { closeSurfaceApp, createSurfaceApp, type SurfaceDeps } from "../kit/surface-app.js";
-import { toChatCompletionChunks } from "./chunk-stream.js";
 import { toChatCompletion } from "./completion.js";
+import { toChatCompletionChunks } from "./events.js";
 import { parseChatCompletionRequest } from "./parse.js";
 import { toTurnInput } from "./translate.js";
 
 /** Options of the chat door. */
 export interface ChatOptions {
   reasoningOutput: ReasoningOutput;
-  /** Total decoded image bytes accepted in one request. @default 20 MiB */
+  /** Total decoded image bytes accepted in one request. @default DEFAULT_MAX_IMAGE_BYTES (kit/image-input.ts, 15 MiB) */
   maxImageBytes?: number | undefined;
 }
 

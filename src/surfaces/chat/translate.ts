@@ -5,8 +5,8 @@
  */
 import type { ClientTool, JsonValue, ReasoningEffort } from "../../backend/types.js";
 import type { ConversationMessage, EngineRequest, MessagePart, ToolChoice } from "../../engine/types.js";
-import { DEFAULT_MAX_IMAGE_BYTES, ImageBudget } from "../kit/image-input.js";
-import type { ChatCompletionRequest, ChatMessage, ChatTool } from "./chat-request.js";
+import { ImageBudget } from "../kit/image-input.js";
+import type { ChatCompletionRequest, ChatMessage, ChatTool } from "./request.js";
 import { outputConstraints } from "./response-format.js";
 
 /** What {@link toTurnInput} derives from a validated request. */
@@ -119,7 +119,7 @@ export interface TurnInputOptions {
 
 /** Translates a validated chat completion request into an engine request plus warnings. */
 export function toTurnInput(request: ChatCompletionRequest, options: TurnInputOptions = {}): TurnInput {
-  const images = new ImageBudget(options.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES);
+  const images = new ImageBudget(options.maxImageBytes);
   const tools = (request.tools ?? []).map(toClientTool);
   const toolChoice = toToolChoice(request.tool_choice);
   const warnings = toolChoiceWarnings(toolChoice, tools);

@@ -33,7 +33,11 @@ function invalid(param: string, message: string): ProxyError {
 /** Counts decoded bytes across one request and refuses the part that goes over the cap (413). */
 export class ImageBudget {
   private used = 0;
-  constructor(private readonly maxBytes: number = DEFAULT_MAX_IMAGE_BYTES) {}
+  private readonly maxBytes: number;
+  /** `maxBytes` unset: {@link DEFAULT_MAX_IMAGE_BYTES}, the one place the default is applied. */
+  constructor(maxBytes?: number | undefined) {
+    this.maxBytes = maxBytes ?? DEFAULT_MAX_IMAGE_BYTES;
+  }
 
   /** Decodes the data URL found at `param` (e.g. `messages[1].content[2].image_url.url`). */
   decode(url: string, param: string): DecodedImage {

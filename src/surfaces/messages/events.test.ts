@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { BackendEvent } from "../../backend/types.js";
 import { ProxyError } from "../../util/errors.js";
 import { type AnthropicEventOptions, toAnthropicEvents, toAnthropicMessage } from "./events.js";
-import type { StreamEvent } from "./response.js";
+import type { StreamEvent } from "./wire.js";
 
 async function* from(events: BackendEvent[]): AsyncGenerator<BackendEvent> {
   yield* events;

@@ -8,8 +8,8 @@ import type { BackendEvent, TurnEndReason, Usage, WebReference } from "../../bac
 import { ProxyError } from "../../util/errors.js";
 import { turnNeverEnded } from "../kit/run-surface.js";
 import { toAnthropicToolId } from "./ids.js";
-import type { AnthropicMessage, AnthropicUsage, ResponseContentBlock, StopReason, StreamEvent } from "./response.js";
 import { citationsFor, webBlocks } from "./web-blocks.js";
+import type { AnthropicMessage, AnthropicUsage, ResponseContentBlock, StopReason, StreamEvent } from "./wire.js";
 
 export interface AnthropicEventOptions {
   /** `msg_…` id of the response. */

@@ -1,6 +1,6 @@
 /** Cursor model metadata → Anthropic's `GET /v1/models` list shape (served when the request has `anthropic-version`). */
 import type { ModelInfo } from "../../backend/types.js";
-import type { AnthropicModel, AnthropicModelList } from "./response.js";
+import type { AnthropicModel, AnthropicModelList } from "./wire.js";
 
 /** `createdAt`: RFC 3339 time stamped on every entry (Cursor reports no release dates). */
 export function toAnthropicModelList(models: readonly ModelInfo[], createdAt: string): AnthropicModelList {

@@ -7,7 +7,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 import type { Hono } from "hono";
 import type { AppEnv } from "../kit/access-log.js";
-import { DEFAULT_MAX_IMAGE_BYTES, ImageBudget } from "../kit/image-input.js";
+import { ImageBudget } from "../kit/image-input.js";
 import { readJson } from "../kit/json-body.js";
 import { runSurface } from "../kit/run-surface.js";
 import { closeSurfaceApp, createSurfaceApp, type SurfaceDeps } from "../kit/surface-app.js";
@@ -15,9 +15,9 @@ import { countInputTokens } from "./count-tokens.js";
 import { anthropicErrorResponse } from "./error-body.js";
 import { toAnthropicEvents, toAnthropicMessage } from "./events.js";
 import { parseCountTokensRequest, parseMessagesRequest } from "./parse.js";
-import type { CountTokensResponse } from "./response.js";
 import { toAnthropicSseBody } from "./sse.js";
 import { toEngineRequest } from "./translate.js";
+import type { CountTokensResponse } from "./wire.js";
 
 /** Anthropic sends `ping` events every few seconds while the model is silent; so do we. */
 export const PING_INTERVAL_MS = 5000;
@@ -28,7 +28,7 @@ export interface MessagesOptions {
   pingIntervalMs?: number;
   /** Key of the thinking signatures; instances sharing a store derive the same one. @default random per process */
   signingKey?: Buffer | undefined;
-  /** Total decoded image bytes accepted in one request. @default 20 MiB */
+  /** Total decoded image bytes accepted in one request. @default DEFAULT_MAX_IMAGE_BYTES (kit/image-input.ts, 15 MiB) */
   maxImageBytes?: number | undefined;
 }
 
@@ -41,7 +41,7 @@ function thinkingSigner(key: Buffer): (text: string) => string {
 export function createMessagesApp(deps: SurfaceDeps, options: MessagesOptions = {}): Hono<AppEnv> {
   const sign = thinkingSigner(options.signingKey ?? randomBytes(32));
   const pingIntervalMs = options.pingIntervalMs ?? PING_INTERVAL_MS;
-  const images = () => new ImageBudget(options.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES);
+  const images = () => new ImageBudget(options.maxImageBytes);
   const app = createSurfaceApp(deps, "/messages", anthropicErrorResponse);
 
   app.post("/messages", async (c) => {

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ProxyError } from "../../util/errors.js";
 import { toAnthropicError } from "./error-body.js";
-import type { StreamEvent } from "./response.js";
 import { toAnthropicSseBody } from "./sse.js";
+import type { StreamEvent } from "./wire.js";
 
 afterEach(() => {
   vi.useRealTimers();

@@ -6,7 +6,7 @@
  */
 import { namedEventFrame, type PullBodyOptions, pullBody } from "../../util/pull-body.js";
 import { toAnthropicError } from "./error-body.js";
-import type { StreamEvent } from "./response.js";
+import type { StreamEvent } from "./wire.js";
 
 /** Encodes anything thrown as the `event: error` frame. */
 export function encodeErrorEvent(error: unknown): string {

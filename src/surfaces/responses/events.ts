@@ -9,8 +9,8 @@ import { toOpenAIError } from "../kit/openai-error.js";
 import { turnNeverEnded } from "../kit/run-surface.js";
 import { encodeReasoningToken } from "./reasoning-token.js";
 import { customInput, type ToolMap } from "./tools.js";
-import type { OutputItem, ResponseObject, ResponseStreamEvent, ResponseUsage, SummaryTextPart } from "./types.js";
 import { urlCitations, webSearchCallItem } from "./web-items.js";
+import type { OutputItem, ResponseObject, ResponseStreamEvent, ResponseUsage, SummaryTextPart } from "./wire.js";
 
 /** Prefixes of generated item ids. */
 export type ItemIdPrefix = "msg" | "rs" | "fc" | "ctc" | "ws";

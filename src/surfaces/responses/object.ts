@@ -3,7 +3,7 @@
  * (`instructions`, `tools`, `tool_choice`, `reasoning`, `store`, `metadata`…), with status `in_progress`.
  */
 import type { ResponsesRequest } from "./request.js";
-import type { ResponseObject } from "./types.js";
+import type { ResponseObject } from "./wire.js";
 
 /** What identifies a new response. */
 export interface ResponseIdentity {

@@ -8,7 +8,7 @@ import type { JsonValue } from "../../backend/types.js";
 import type { ResponseStore, StoredResponse } from "../../stores/types.js";
 import { ProxyError } from "../../util/errors.js";
 import type { AppEnv } from "../kit/access-log.js";
-import { DEFAULT_MAX_IMAGE_BYTES, ImageBudget } from "../kit/image-input.js";
+import { ImageBudget } from "../kit/image-input.js";
 import { readJson } from "../kit/json-body.js";
 import { openAIErrorResponse } from "../kit/openai-error.js";
 import { runSurface } from "../kit/run-surface.js";
@@ -18,7 +18,7 @@ import { createBaseResponse } from "./object.js";
 import { parseResponsesRequest, parseStoredItems } from "./parse.js";
 import { toResponsesSseBody } from "./sse.js";
 import { toEngineRequest } from "./translate.js";
-import type { ResponseObject } from "./types.js";
+import type { ResponseObject } from "./wire.js";
 
 /** What the Responses routes need besides the kit. */
 export interface ResponsesDeps extends SurfaceDeps {
@@ -27,7 +27,7 @@ export interface ResponsesDeps extends SurfaceDeps {
 
 /** Options of the Responses door. */
 export interface ResponsesOptions {
-  /** Total decoded image bytes accepted in one request. @default 20 MiB */
+  /** Total decoded image bytes accepted in one request. @default DEFAULT_MAX_IMAGE_BYTES (kit/image-input.ts, 15 MiB) */
   maxImageBytes?: number | undefined;
 }
 
@@ -76,7 +76,7 @@ async function createResponse(c: Context<AppEnv>, deps: ResponsesDeps, options: 
   const earlier: JsonValue[] =
     previous === undefined ? [] : [...previous.input, ...((previous.response.output ?? []) as JsonValue[])];
   const items = [...parseStoredItems(earlier), ...parsed.items];
-  const images = new ImageBudget(options.maxImageBytes ?? DEFAULT_MAX_IMAGE_BYTES);
+  const images = new ImageBudget(options.maxImageBytes);
   const input = toEngineRequest(request, items, parsed.tools, images);
 
   const id = `resp_${deps.newId()}`;

@@ -5,7 +5,7 @@
  */
 import type { BackendEvent, WebReference } from "../../backend/types.js";
 import { citedReferences } from "../kit/web-citations.js";
-import type { UrlCitation, WebSearchCallOutputItem } from "./types.js";
+import type { UrlCitation, WebSearchCallOutputItem } from "./wire.js";
 
 /** The item of one web tool call, `in_progress` (the caller settles its status once its events are out). */
 export function webSearchCallItem(
