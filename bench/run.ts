@@ -5,7 +5,7 @@
  * against the emulator on loopback. Three processes: the emulator and serve are children (bench/bench-stack.ts), this
  * one generates the load. Prints the tables and one line per target ending in `met` or `MISSED` (met only when the
  * worst repetition meets it), and writes bench/results.json for a full run (ratios with their spread, and the load
- * average around every scenario; committed with the README's table) or bench/results-partial.json for
+ * average around every scenario; committed with docs/performance.md's table) or bench/results-partial.json for
  * `--quick`/`--only`. `--quick` keeps every scenario, target and stream length and trims only repetitions (and skips
  * the three-minute soak and the hop floor, which have no target of their own).
  */
@@ -238,7 +238,8 @@ async function main(): Promise<void> {
     ...results,
     targets,
   };
-  // A full run's results are the record the README's table comes from (committed); a quick or partial run writes
+  // A full run's results are the record docs/performance.md's table comes from (committed; `npx tsx
+  // bench/performance-table.ts --write` puts it there); a quick or partial run writes
   // beside it, so trying one scenario never overwrites that record.
   const name = s.mode === "full" && only === undefined ? "results.json" : "results-partial.json";
   const out = fileURLToPath(new URL(`./${name}`, import.meta.url));

@@ -105,7 +105,7 @@ function banner(url: string, upstream: AnnouncedUpstream, apiKey: boolean, admin
     const bar = "!".repeat(78);
     lines.push(
       bar,
-      "!! UPSTREAM: CURSOR EMULATOR — not your Cursor account. Answers are scripted (see README).",
+      "!! UPSTREAM: CURSOR EMULATOR — not your Cursor account. Answers are scripted (see docs/emulator.md).",
       "!! Run `cursor-bridge login`, then restart, to use Cursor's real models.",
       `!! Emulator at ${upstream.agentUrl}`,
       bar,

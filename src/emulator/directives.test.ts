@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeEmulatorDirectives, parseDirectives } from "./directives.js";
+import { DIRECTIVES, describeEmulatorDirectives, parseDirectives } from "./directives.js";
 
 describe("parseDirectives", () => {
   it("strips directives from the text and keeps their order", () => {
@@ -112,25 +112,15 @@ describe("parseDirectives", () => {
     ]);
   });
 
-  it("documents every keyword in the help text", () => {
+  it("documents every keyword of the directive table in the help text, and every example parses as its keyword", () => {
     const help = describeEmulatorDirectives();
-    for (const keyword of [
-      "tool",
-      "native",
-      "think",
-      "tokens",
-      "rate",
-      "recall",
-      "error",
-      "stall",
-      "drop",
-      "abort-exec",
-      "todos",
-      "web-search",
-      "web-fetch",
-    ]) {
+    for (const { keyword, example } of DIRECTIVES) {
       expect(help).toContain(`[[emu:${keyword}`);
+      const parsed = parseDirectives(example);
+      expect(parsed.problems, example).toEqual([]);
+      expect(parsed.directives.map((d) => d.kind)).toEqual([keyword]);
     }
+    expect(parseDirectives("[[emu:frobnicate]]").problems[0]).toContain("known: tool, native, think");
   });
 
   it("parses web-search and web-fetch, and refuses them without a query or URL", () => {

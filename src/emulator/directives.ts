@@ -1,6 +1,6 @@
 /**
  * Parser of the scripted model's directives, written in the last user message as `[[emu:KEYWORD …]]`.
- * The syntax is a public contract (README, outside checks), so it is parsed strictly: anything malformed is reported
+ * The syntax is a public contract (docs/emulator.md, outside checks), so it is parsed strictly: anything malformed is reported
  * as a problem instead of being guessed at.
  */
 
@@ -44,6 +44,30 @@ export type Directive =
   | { kind: "todos"; todos: ScriptedTodo[] }
   | { kind: "web-search"; query: string }
   | { kind: "web-fetch"; url: string };
+
+/**
+ * Every directive keyword with the shape of its arguments and one example that parses: the table `emulator --help`,
+ * an unknown keyword's error and docs/emulator.md are checked against (test/docs/docs.test.ts).
+ */
+export const DIRECTIVES: ReadonlyArray<{ keyword: string; syntax: string; example: string }> = [
+  { keyword: "tool", syntax: "tool NAME {json args}", example: '[[emu:tool bash {"command":"ls"}]]' },
+  { keyword: "native", syntax: "native KIND {json args}", example: '[[emu:native read {"path":"/tmp/a.txt"}]]' },
+  { keyword: "think", syntax: "think N", example: "[[emu:think 7]]" },
+  { keyword: "cached", syntax: "cached N", example: "[[emu:cached 40]]" },
+  { keyword: "tokens", syntax: "tokens N", example: "[[emu:tokens 5]]" },
+  { keyword: "rate", syntax: "rate TPS", example: "[[emu:rate 50]]" },
+  { keyword: "recall", syntax: "recall", example: "[[emu:recall]]" },
+  { keyword: "describe-image", syntax: "describe-image", example: "[[emu:describe-image]]" },
+  { keyword: "error", syntax: "error CODE", example: "[[emu:error usage_limit]]" },
+  { keyword: "error", syntax: "error NAME", example: "[[emu:error MODEL_BLOCKED]]" },
+  { keyword: "error", syntax: "error NAME retryable", example: "[[emu:error ERROR_MODEL_BLOCKED retryable]]" },
+  { keyword: "stall", syntax: "stall N", example: "[[emu:stall 3]]" },
+  { keyword: "drop", syntax: "drop N", example: "[[emu:drop 3]]" },
+  { keyword: "abort-exec", syntax: "abort-exec MS", example: "[[emu:abort-exec 500]]" },
+  { keyword: "todos", syntax: 'todos {"TODO":"STATUS",…}', example: '[[emu:todos {"write tests":"in_progress"}]]' },
+  { keyword: "web-search", syntax: "web-search QUERY", example: "[[emu:web-search node 22 release]]" },
+  { keyword: "web-fetch", syntax: "web-fetch URL", example: "[[emu:web-fetch https://example.com/a]]" },
+];
 
 /** Statuses a `[[emu:todos …]]` entry may have. */
 export const TODO_STATUSES = ["pending", "in_progress", "completed", "cancelled"] as const;
@@ -158,7 +182,7 @@ function parseBody(body: string): Directive | string {
         ? { kind: "web-fetch", url: rest }
         : `[[emu:web-fetch]] needs one http(s) URL, got "${rest}".`;
     default:
-      return `Unknown directive [[emu:${keyword}]].`;
+      return `Unknown directive [[emu:${keyword}]] (known: ${[...new Set(DIRECTIVES.map((d) => d.keyword))].join(", ")}).`;
   }
 }
 
@@ -240,7 +264,7 @@ function parseTodos(rest: string): Directive | string {
   return { kind: "todos", todos };
 }
 
-/** Help text describing the directive syntax (for `cursor-bridge emulator --help` and the README). */
+/** Help text describing the directive syntax (for `cursor-bridge emulator --help`; docs/emulator.md is the long form). */
 export function describeEmulatorDirectives(): string {
   return [
     "Scripted model directives (write them in the last user message):",

@@ -221,8 +221,8 @@ async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnD
 }
 
 /**
- * The deterministic counts `turn_ended` carries (cursor-protocol-addendum-2.md §3; the formulas are in README's
- * directive table and `emulator --help`): U = tokens of the user message without its directives; input = U,
+ * The deterministic counts `turn_ended` carries (cursor-protocol-addendum-2.md §3; the formulas are in
+ * docs/emulator.md and `emulator --help`): U = tokens of the user message without its directives; input = U,
  * cache write = U, cache read = `[[emu:cached N]]` or the tokens of the conversation read from the state,
  * reasoning = the `[[emu:think N]]` tokens, output = every token_delta of the turn.
  */

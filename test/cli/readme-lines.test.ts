@@ -1,5 +1,5 @@
 /**
- * Every shell line of README.md's ```sh blocks, run as printed in a scratch folder, the way a user pastes it: from a
+ * Every shell line of the ```sh blocks of README.md and docs/*.md, run as printed in a scratch folder, the way a user pastes it: from a
  * global install (`cursor-bridge` on PATH) and from a clone (`npm run --silent cli -- …` in the clone's folder, as the
  * README tells users to type it). A line must exit 0, leave no stray files in the folder (npm's banner evaluated by
  * `eval "$(npm run cli -- …)"` used to create `cursor-bridge@0.1.0` and `node`), and an `eval` line must set what it
@@ -41,6 +41,11 @@ const SKIPPED: ReadonlyArray<readonly [RegExp, string]> = [
     "needs the logins of the lines above (test/cli/accounts.test.ts runs them against the emulator)",
   ],
   [/^opencode /, "needs OpenCode logged in to Cursor (test/e2e/opencode-plugin.test.ts drives OpenCode)"],
+  [/^acpx /, "an ACP session with a Cursor login (test/acp/acpx.test.ts drives acpx against the emulator)"],
+  [
+    /cursor_bridge_key_/,
+    "reads the spend of virtual keys, which the lines that create them set up (test/gateway/prometheus-scrape.test.ts)",
+  ],
   [/^claude\b/, "an interactive Claude Code session (test/e2e/claude-code.test.ts drives Claude Code)"],
   [/CURSOR_BRIDGE_STORE|CLUSTER_SECRET|--instance-url/, "needs Redis and the hosts of a team setup (test/cluster/)"],
   [/^npm run bench\b/, "a benchmark of minutes (npm run bench)"],
@@ -50,7 +55,8 @@ const SKIPPED: ReadonlyArray<readonly [RegExp, string]> = [
   ],
   [
     /(^|\s)cursor-bridge serve\b(?!.*--help)/,
-    "serves until stopped (test/server/model-aliases.test.ts parses these flags and this variable as serve does)",
+    "serves until stopped (test/server/model-aliases.test.ts parses the alias flags and variable as serve does; " +
+      "test/gateway/serve-gateway.test.ts serves with an admin key)",
   ],
 ];
 
@@ -60,11 +66,22 @@ interface Line {
   skip: string | undefined;
 }
 
-/** The shell lines of README's ```sh blocks, backslash continuations joined, comment-only lines dropped. */
+/** README.md and every page of docs/, by their path from the repository's root. */
+function docPages(): string[] {
+  const docs = readdirSync(join(ROOT, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .sort()
+    .map((name) => `docs/${name}`);
+  return ["README.md", ...docs];
+}
+
+/** The shell lines of the ```sh blocks of README and docs/, continuations joined, comment-only lines dropped. */
 function readmeLines(): Line[] {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
   const lines: Line[] = [];
-  for (const block of readme.matchAll(/```(?:sh|bash|shell)\n([\s\S]*?)```/g)) {
+  const blocks = docPages().flatMap((page) => [
+    ...readFileSync(join(ROOT, page), "utf8").matchAll(/```(?:sh|bash|shell)\n([\s\S]*?)```/g),
+  ]);
+  for (const block of blocks) {
     const joined = (block[1] ?? "").replace(/\\\n\s*/g, "");
     for (const raw of joined.split("\n")) {
       const text = raw.trim();
@@ -170,14 +187,14 @@ async function runLine(text: string, form: "global" | "clone", index: number): P
   }
 }
 
-describe("README shell lines", () => {
+describe("README and docs/ shell lines", () => {
   const lines = readmeLines();
 
   it("finds the lines and says why each skipped one is skipped", () => {
     expect(lines.length).toBeGreaterThan(10);
     const skipped = lines.filter((line) => line.skip !== undefined);
     console.log(
-      `README: ${lines.length - skipped.length} lines run, ${skipped.length} skipped:\n` +
+      `README and docs/: ${lines.length - skipped.length} lines run, ${skipped.length} skipped:\n` +
         skipped.map((line) => `  ${line.text}  — ${line.skip}`).join("\n"),
     );
     expect(lines.some((line) => line.text.startsWith('eval "$(cursor-bridge setup claude-code)"'))).toBe(true);

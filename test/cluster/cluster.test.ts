@@ -115,7 +115,7 @@ describe.skipIf(skip !== undefined)("two instances on one Redis behind HAProxy",
     expect(down).toBeInstanceOf(OpenAI.APIError);
     expect((down as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
     expect((down as InstanceType<typeof OpenAI.APIError>).message).toMatch(/shared store redis:\/\/127\.0\.0\.1:\d+/);
-    // The code the README documents for a store outage (not upstream_unavailable: Cursor is fine).
+    // The code docs/team.md documents for a store outage (not upstream_unavailable: Cursor is fine).
     expect((down as InstanceType<typeof OpenAI.APIError>).code).toBe("store_unavailable");
     expect((await stats()).runs).toBe(5);
 

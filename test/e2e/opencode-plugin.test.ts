@@ -81,7 +81,7 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
   beforeAll(async () => {
     emulator = await startStandaloneEmulator(API_KEY);
     home = createTempHome("opencode-plugin");
-    // The plugin entry comes from `setup opencode-plugin --write`, as the README tells users: the global opencode.json.
+    // The plugin entry comes from `setup opencode-plugin --write`, as docs/clients.md tells users: the global opencode.json.
     const setup = await runClient(process.execPath, [BIN, "setup", "opencode-plugin", "--write"], {
       cwd: home.dir,
       env: { ...home.env, NO_COLOR: "1" },

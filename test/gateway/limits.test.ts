@@ -3,7 +3,7 @@
  * every door that runs a turn — chat completions, responses, messages — streamed and not: rpm answered with 429 and
  * the rate-limit headers (and the same headers on successes), tpm, max-parallel (and no slot leaks when a client goes
  * away), budget → `budget_exceeded`, and `x-cursor-bridge-cost` = the turn's tokens × the model's price. The
- * emulator's counts are deterministic (README's emulator section): for MESSAGE, input 46 (40 cache reads), output 12.
+ * emulator's counts are deterministic (docs/emulator.md): for MESSAGE, input 46 (40 cache reads), output 12.
  */
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";

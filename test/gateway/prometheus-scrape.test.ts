@@ -1,6 +1,6 @@
 /**
  * The done-when check of issue #29's metrics: a real Prometheus server (Debian's `prometheus` package) scrapes
- * `/metrics` of a bridge under test traffic, with the README's scrape config (bearer auth with the admin key), and a
+ * `/metrics` of a bridge under test traffic, with docs/team.md's scrape config (bearer auth with the admin key), and a
  * PromQL query through its HTTP API returns the request count and the time-to-first-token histogram of that traffic.
  * Skips with a printed reason when the binary is missing, unless CI=true (then it fails).
  */

@@ -1,7 +1,7 @@
 /**
  * Usage from Cursor's own `turn_ended` counts and the model that served `auto` (cursor-protocol-addendum-2.md §3,
  * §4), on every surface, streamed and not, against the emulator. The emulator's counts follow the formulas of
- * README's directive table: for the message below U = 3 ("how many tokens"), so input = 3, cache write = 3,
+ * docs/emulator.md's token counts: for the message below U = 3 ("how many tokens"), so input = 3, cache write = 3,
  * cache read = 40 ([[emu:cached 40]]), reasoning = 7 ([[emu:think 7]]), output = 5 text + 7 reasoning = 12.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

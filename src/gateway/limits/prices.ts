@@ -25,7 +25,7 @@ const p = (input: number, cachedInput: number, output: number): ModelPrice => ({
 /** Unknown models: priced like a mid-range frontier model, so a missing row over-counts rather than under-counts. */
 export const FALLBACK_PRICE: ModelPrice = p(3, 0.3, 15);
 
-/** The built-in table (README "Limits, budgets and cost" lists it). */
+/** The built-in table (docs/team.md "Key limits, budgets and cost" lists it). */
 // biome-ignore format: one row per family reads as a table
 export const DEFAULT_PRICES: readonly PriceRule[] = [
   { pattern: "default", price: p(1.25, 0.25, 6) },

@@ -28,7 +28,7 @@ describe("toOpenAIError status table", () => {
     ],
     ["cursor auth", new ProxyError("unauthenticated", "no token"), 401, "authentication_error", "cursor_auth_failed"],
     [
-      "shared store down (README: store_unavailable)",
+      "shared store down (docs/team.md: store_unavailable)",
       new ProxyError("backend_unavailable", "store down", { detail: "store_unavailable", retryAfterSeconds: 1 }),
       503,
       "server_error",

@@ -2,7 +2,7 @@
  * Outbound error edge: ProxyError → OpenAI error body + HTTP status + headers. The `type` follows
  * the HTTP status the way openai-node picks its error class (400 BadRequest … 429 RateLimit, ≥500 InternalServer);
  * `code` uses the strings OpenAI and OpenCode recognise (`context_length_exceeded`, `insufficient_quota`,
- * `rate_limit_exceeded`, `model_not_found`) and one string per ProxyError code otherwise (the README lists them).
+ * `rate_limit_exceeded`, `model_not_found`) and one string per ProxyError code otherwise (docs/api.md lists them).
  * Messages are redacted and never carry a stack trace; an internal error's message is never sent at all.
  */
 
