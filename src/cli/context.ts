@@ -248,6 +248,7 @@ export async function createCliContext(
           apiUrl: config.cursorApiUrl,
           clientVersion: clientVersion.version,
           transport: config.transport,
+          streamsPerConnection: config.upstreamStreamsPerConnection,
           getAccessToken: async (signal) => {
             last = await tokenSource.getAccessToken(signal);
             return last;

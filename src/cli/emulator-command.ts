@@ -22,6 +22,8 @@ Options:
   --host <addr>                  Interface (default 127.0.0.1; loopback only)
   --bootstrap-latency-ms <n>     Delay before the first model output of each Run (default 0)
   --tokens-per-second <n>        Pace of scripted output (default 0 = unpaced)
+  --max-concurrent-streams <n>   SETTINGS_MAX_CONCURRENT_STREAMS of each HTTP/2 connection (default unlimited):
+                                 a client must open more connections for more concurrent Runs
   --no-tool-call-count           Do not announce a step's tool calls with tool_requests_listed.call_count (sent
                                  by default, so a client need not wait out its batch window); tests the fallback
   --api-key <key>                Accept this Cursor user API key at /auth/exchange_user_api_key, so
@@ -53,6 +55,14 @@ function intOption(value: string | undefined, name: string, fallback: number): n
   return n;
 }
 
+/** `--max-concurrent-streams`: a whole number ≥ 1, absent = unlimited. */
+function maxStreamsOf(value: string | undefined): { maxConcurrentStreams?: number } {
+  if (value === undefined) return {};
+  const n = intOption(value, "max-concurrent-streams", 0);
+  if (n < 1) throw new ProxyError("invalid_request", "--max-concurrent-streams must be a whole number ≥ 1.");
+  return { maxConcurrentStreams: n };
+}
+
 /** Keys from repeated --api-key and the comma-separated environment variable; an empty key is an error. */
 function apiKeysOf(flags: readonly string[] | undefined, env: string | undefined): string[] {
   const keys = [...(flags ?? []), ...(env === undefined || env === "" ? [] : env.split(","))].map((k) => k.trim());
@@ -82,6 +92,7 @@ export const emulatorCommand: Command = {
           "api-key": { type: "string", multiple: true },
           models: { type: "string" },
           "no-tool-call-count": { type: "boolean" },
+          "max-concurrent-streams": { type: "string" },
         },
       }));
     } catch {
@@ -118,6 +129,7 @@ export const emulatorCommand: Command = {
       bootstrapLatencyMs: intOption(values["bootstrap-latency-ms"] as string | undefined, "bootstrap-latency-ms", 0),
       tokensPerSecond: intOption(values["tokens-per-second"] as string | undefined, "tokens-per-second", 0),
       toolCallCount: values["no-tool-call-count"] !== true,
+      ...maxStreamsOf(values["max-concurrent-streams"] as string | undefined),
       apiKeys: apiKeysOf(values["api-key"] as string[] | undefined, io.env.CURSOR_BRIDGE_EMULATOR_API_KEYS),
       logger,
     });

@@ -114,6 +114,7 @@ async function startEmbeddedEmulator(
     getAccessToken: (signal) => tokenSource.getAccessToken(signal),
     clientVersion: ctx.clientVersion.version,
     transport: config.transport,
+    streamsPerConnection: config.upstreamStreamsPerConnection,
     logger: logger.child({ component: "cursor" }),
   });
   return { emulator, tokenSource, api };

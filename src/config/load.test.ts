@@ -32,6 +32,7 @@ describe("loadConfig", () => {
       cursorWebsiteUrl: "https://cursor.com",
       clientVersion: undefined,
       transport: "auto",
+      upstreamStreamsPerConnection: 100,
       reasoningOutput: "reasoning_content",
       maxBodyBytes: 4 * 1024 * 1024,
       maxImageBytes: 15 * 1024 * 1024,

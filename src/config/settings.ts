@@ -39,6 +39,11 @@ export interface BridgeConfig {
   readonly clientVersion: string | undefined;
   /** @default "auto" (HTTP/2, falling back to HTTP/1.1 RunSSE + BidiAppend) */
   readonly transport: TransportMode;
+  /**
+   * Most streams on one HTTP/2 connection to Cursor (a parked turn holds one); another connection opens when every
+   * one is full, or at Cursor's SETTINGS_MAX_CONCURRENT_STREAMS if lower (docs/protocol.md §4.2). @default 100
+   */
+  readonly upstreamStreamsPerConnection: number;
   /** @default "reasoning_content" */
   readonly reasoningOutput: ReasoningOutputMode;
   /** Largest accepted request body in bytes. @default 4194304 (4 MiB) */
@@ -223,6 +228,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec("cursorWebsiteUrl", "--cursor-website-url", "CURSOR_WEBSITE_URL", "string", httpUrl, "https://cursor.com", "https://cursor.com", "Website with the browser login page"),
   spec("clientVersion", "--client-version", "CURSOR_CLIENT_VERSION", "string", optional(nonEmpty), none, "detected", "x-cursor-client-version to send"),
   spec("transport", "--transport", "CURSOR_BRIDGE_TRANSPORT", "string", oneOf(["auto", "http2", "http1"]), "auto", "auto", "auto | http2 | http1"),
+  spec("upstreamStreamsPerConnection", "--upstream-streams-per-connection", "CURSOR_BRIDGE_UPSTREAM_STREAMS_PER_CONNECTION", "int", positiveInt, 100, "100", "Most streams (turns, parked ones too) per HTTP/2 connection to Cursor; more open another"),
   spec("reasoningOutput", "--reasoning-output", "CURSOR_BRIDGE_REASONING_OUTPUT", "string", oneOf(["reasoning_content", "think-tags", "none"]), "reasoning_content", "reasoning_content", "reasoning_content | think-tags | none"),
   spec("maxBodyBytes", "--max-body-bytes", "CURSOR_BRIDGE_MAX_BODY_BYTES", "int", positiveInt, 4 * 1024 * 1024, "4194304", "Largest accepted request body (bytes)"),
   spec("maxImageBytes", "--max-image-bytes", "CURSOR_BRIDGE_MAX_IMAGE_BYTES", "int", positiveInt, 15 * 1024 * 1024, "15728640", "Total image bytes accepted per request (the body limit grows to fit them)"),

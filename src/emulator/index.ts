@@ -64,6 +64,11 @@ export interface EmulatorOptions {
    * `false` leaves it out, as a server that does not send it (`emulator --no-tool-call-count`). @default true
    */
   toolCallCount?: boolean;
+  /**
+   * SETTINGS_MAX_CONCURRENT_STREAMS of every HTTP/2 connection (`emulator --max-concurrent-streams`): a client must
+   * spread more concurrent Runs over several connections. @default unlimited
+   */
+  maxConcurrentStreams?: number;
   /** @default silent */
   logger?: Logger;
   /**
@@ -165,7 +170,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     );
     connectHandler(req, res);
   };
-  const server = await listenDual(handler, host, options.port ?? 0, options.listener);
+  const server = await listenDual(handler, host, options.port ?? 0, options.listener, {
+    maxConcurrentStreams: options.maxConcurrentStreams,
+  });
   const urlHost = host.includes(":") ? `[${host}]` : host;
   return {
     url: `http://${urlHost}:${server.port}`,

@@ -20,18 +20,31 @@ export interface DualServer {
 /** Request handler shared by both protocols. */
 export type DualHandler = (req: NodeRequest, res: NodeResponse) => void;
 
+/** Transport limits of {@link listenDual}. */
+export interface DualServerOptions {
+  /** SETTINGS_MAX_CONCURRENT_STREAMS advertised on every HTTP/2 connection; undefined = Node's (unlimited). */
+  maxConcurrentStreams?: number | undefined;
+}
+
 /** Starts listening on host:port (0 = any free port), or serves a port bound earlier (`reserved`). */
 export async function listenDual(
   handler: DualHandler,
   host: string,
   port: number,
   reserved?: ReservedListener,
+  options: DualServerOptions = {},
 ): Promise<DualServer> {
   const http1 = createHttp1Server(handler);
   // Node refuses new streams (RST_STREAM ENHANCE_YOUR_CALM) once a session buffers more than maxSessionMemory (10 MB
   // by default): a handful of concurrent multi-megabyte turns on one connection would be refused. Cursor's servers
   // have no such small limit, so the emulator must not invent one.
-  const http2 = createHttp2Server({ maxSessionMemory: 1024 }, handler);
+  // A stream beyond SETTINGS_MAX_CONCURRENT_STREAMS is refused by nghttp2 (RST_STREAM REFUSED_STREAM), as the
+  // real service would: a client must open another connection instead.
+  const max = options.maxConcurrentStreams;
+  const http2 = createHttp2Server(
+    { maxSessionMemory: 1024, ...(max === undefined ? {} : { settings: { maxConcurrentStreams: max } }) },
+    handler,
+  );
   const sockets = new Set<Socket>();
   const onConnection = (socket: Socket) => {
     sockets.add(socket);

@@ -1,4 +1,6 @@
 /** One port, two protocols: the preface sniffing holds up under 1-byte writes, and close() leaves nothing open. */
+import { once } from "node:events";
+import { connect as connectHttp2 } from "node:http2";
 import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
 import { startEmulator } from "../../src/emulator/index.js";
@@ -73,6 +75,30 @@ describe("dual-protocol listener", () => {
     await expect
       .poll(() => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length)
       .toBeLessThanOrEqual(timersBefore);
+  });
+});
+
+describe("--max-concurrent-streams", () => {
+  const remoteMax = async (url: string): Promise<number | undefined> => {
+    const session = connectHttp2(url);
+    try {
+      await once(session, "remoteSettings");
+      return session.remoteSettings.maxConcurrentStreams;
+    } finally {
+      session.destroy();
+    }
+  };
+
+  it("advertises the limit in the HTTP/2 SETTINGS, and no limit of its own by default", async () => {
+    const limited = await startEmulator({ maxConcurrentStreams: 10 });
+    const open = await startEmulator();
+    try {
+      expect(await remoteMax(limited.url)).toBe(10);
+      expect(await remoteMax(open.url)).toBe(2 ** 32 - 1);
+    } finally {
+      await limited.close();
+      await open.close();
+    }
   });
 });
 

@@ -1,12 +1,21 @@
 /**
- * One HTTP/2 session per origin, shared by connect-node's HTTP/2 client (the unary calls, through the
- * `NodeHttp2ClientSessionManager` contract) and the hand-framed `Run` (h2-run.ts).
+ * A small pool of HTTP/2 sessions per origin, shared by connect-node's HTTP/2 client (the unary calls, through the
+ * `NodeHttp2ClientSessionManager` contract) and the hand-framed `Run` (h2-run.ts). docs/protocol.md §4.2 describes
+ * the behaviour on the wire:
+ *
+ * - A session carries at most `maxStreamsPerSession` streams, or fewer when the peer's
+ *   SETTINGS_MAX_CONCURRENT_STREAMS says so (read at every choice: the peer may change it). A stream over the peer's
+ *   limit would wait inside nghttp2 until another stream closes, which for a parked turn may be never; so no stream is
+ *   opened on a session before its SETTINGS arrived, and a new session opens when every session is full.
+ * - Each new stream goes to the least-loaded session that has room.
+ * - A session with no open stream for `idleTimeoutMs` closes; one that received GOAWAY or failed takes no new stream.
+ * - A dropped session fails only the streams it carried.
  *
  * connect-node's own Http2SessionManager drops its "error" listener when a session fails, and Node then emits the
  * session-level error (e.g. ERR_HTTP2_ERROR when the peer answers the preface in HTTP/1.1, the very case that makes us
  * fall back to RunSSE) with nobody listening, which crashes the process. Here every session keeps an error listener
- * for its whole life: the stream that hit the failure reports it, the session is dropped, the next request reconnects.
- * Idle sessions are unref'd so they never keep the process alive; `close()` destroys them.
+ * for its whole life: the stream that hit the failure reports it, the session is retired, the next request uses
+ * another. Idle sessions are unref'd so they never keep the process alive; `close()` destroys them.
  */
 import {
   type ClientHttp2Session,
@@ -24,6 +33,21 @@ type NodeHttp2ClientSessionManager = ReturnType<
   NonNullable<Extract<NodeHttpClientOptions, { httpVersion: "2" }>["sessionProvider"]>
 >;
 
+/** Default of {@link Http2SessionsOptions.maxStreamsPerSession}. */
+export const DEFAULT_STREAMS_PER_SESSION = 100;
+/** Default of {@link Http2SessionsOptions.idleTimeoutMs}. */
+export const DEFAULT_SESSION_IDLE_MS = 60_000;
+
+/** Options of {@link createHttp2Sessions}. */
+export interface Http2SessionsOptions {
+  /** Most streams open at once on one session; the peer's SETTINGS_MAX_CONCURRENT_STREAMS may lower it. @default 100 */
+  maxStreamsPerSession?: number;
+  /** A session with no open stream for this long is closed. @default 60000 */
+  idleTimeoutMs?: number;
+  /** A new session whose peer has not sent its SETTINGS after this long fails. @default 30000 */
+  settingsTimeoutMs?: number;
+}
+
 /** A session manager for one origin. */
 export interface Http2Sessions extends NodeHttp2ClientSessionManager {
   /**
@@ -31,59 +55,143 @@ export interface Http2Sessions extends NodeHttp2ClientSessionManager {
    * of its streams is that stream's problem, not a sign that HTTP/2 is unavailable.
    */
   handshaken(session: Http2Session): boolean;
-  /** Destroys the current session (open streams fail). */
+  /** Open streams of each session not yet closed, oldest session first (tests, diagnostics). */
+  loads(): number[];
+  /** Destroys every session (open streams fail). */
   close(): void;
 }
 
-/** Creates the session manager of `origin` (e.g. `https://api2.cursor.sh`). */
-export function createHttp2Sessions(origin: string, logger: Logger): Http2Sessions {
-  let current: { session: ClientHttp2Session; ready: Promise<ClientHttp2Session> } | undefined;
-  /** Every session not yet closed (a replaced session may still carry streams), with its open stream count. */
-  const live = new Map<ClientHttp2Session, number>();
-  const settled = new WeakSet<Http2Session>();
+/** One session of the pool. */
+interface Entry {
+  readonly session: ClientHttp2Session;
+  /** Resolves once the peer's SETTINGS arrived; rejects when the session fails first. */
+  readonly ready: Promise<void>;
+  settled: boolean;
+  /** No new stream goes here (GOAWAY, error, closing). */
+  retired: boolean;
+  /** Streams open or being opened. */
+  streams: number;
+  idleTimer: NodeJS.Timeout | undefined;
+}
 
-  const usable = (session: ClientHttp2Session) => !session.closed && !session.destroyed;
-  const forget = (session: ClientHttp2Session) => {
-    if (current?.session === session) current = undefined;
+/** Creates the session manager of `origin` (e.g. `https://api2.cursor.sh`). */
+export function createHttp2Sessions(origin: string, logger: Logger, options: Http2SessionsOptions = {}): Http2Sessions {
+  const cap = Math.max(1, options.maxStreamsPerSession ?? DEFAULT_STREAMS_PER_SESSION);
+  const idleMs = options.idleTimeoutMs ?? DEFAULT_SESSION_IDLE_MS;
+  const settingsMs = options.settingsTimeoutMs ?? 30_000;
+  /** Live sessions, oldest first. */
+  const entries: Entry[] = [];
+  const handshakes = new WeakSet<Http2Session>();
+
+  const usable = (entry: Entry) => !entry.retired && !entry.session.closed && !entry.session.destroyed;
+  const capacity = (entry: Entry) => Math.min(cap, entry.session.remoteSettings?.maxConcurrentStreams ?? cap);
+  const retire = (entry: Entry) => {
+    entry.retired = true;
+    clearTimeout(entry.idleTimer);
+    entry.idleTimer = undefined;
+  };
+  const remove = (entry: Entry) => {
+    retire(entry);
+    const at = entries.indexOf(entry);
+    if (at >= 0) entries.splice(at, 1);
   };
 
-  const connectSession = () => {
+  const connectSession = (): Entry => {
     const session = connect(origin, { maxSessionMemory: 1024 });
     session.unref();
-    live.set(session, 0);
-    session.once("remoteSettings", () => settled.add(session));
-    const ready = new Promise<ClientHttp2Session>((resolve, reject) => {
-      session.once("connect", () => resolve(session));
+    let entry: Entry | undefined;
+    const ready = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        session.destroy(
+          Object.assign(new Error(`The HTTP/2 peer sent no SETTINGS within ${settingsMs} ms.`), {
+            code: "ERR_HTTP2_SETTINGS_TIMEOUT",
+          }),
+        );
+      }, settingsMs);
+      timer.unref();
+      session.once("remoteSettings", () => {
+        clearTimeout(timer);
+        handshakes.add(session);
+        if (entry !== undefined) entry.settled = true;
+        resolve();
+      });
       session.on("error", (error: Error & { code?: string }) => {
+        clearTimeout(timer);
         logger.debug("HTTP/2 session error", { origin, code: error.code });
+        if (entry !== undefined) retire(entry);
         reject(error);
-        forget(session);
+      });
+      session.once("close", () => {
+        clearTimeout(timer);
+        if (entry !== undefined) remove(entry);
+        reject(Object.assign(new Error("The HTTP/2 session closed."), { code: "ERR_HTTP2_SESSION_CLOSED" }));
       });
     });
-    // The rejection reaches the request that awaits it; a session nobody awaits must not raise an unhandled rejection.
+    // The rejection reaches the requests that await it; a session nobody awaits must not raise an unhandled rejection.
     ready.catch(() => {});
-    session.once("close", () => {
-      forget(session);
-      live.delete(session);
+    entry = { session, ready, settled: false, retired: false, streams: 0, idleTimer: undefined };
+    session.on("goaway", () => {
+      if (entry !== undefined) retire(entry);
     });
-    session.on("goaway", () => forget(session));
-    current = { session, ready };
-    return ready;
+    entries.push(entry);
+    logger.debug("HTTP/2 session opened", { origin, sessions: entries.length });
+    return entry;
   };
 
-  const sessionForRequest = (): Promise<ClientHttp2Session> =>
-    current !== undefined && usable(current.session) ? current.ready : connectSession();
+  /** The least-loaded ready session with room, or undefined. */
+  const leastLoaded = (): Entry | undefined => {
+    let best: Entry | undefined;
+    for (const entry of entries) {
+      if (!entry.settled || !usable(entry) || entry.streams >= capacity(entry)) continue;
+      if (best === undefined || entry.streams < best.streams) best = entry;
+    }
+    return best;
+  };
 
-  const track = (session: ClientHttp2Session, stream: ClientHttp2Stream) => {
-    // Keep the process alive while a stream is open, not while the session idles.
-    const count = live.get(session) ?? 0;
-    live.set(session, count + 1);
-    if (count === 0) session.ref();
-    stream.once("close", () => {
-      const left = (live.get(session) ?? 1) - 1;
-      if (live.has(session)) live.set(session, left);
-      if (left === 0 && usable(session)) session.unref();
-    });
+  /** Counts one more stream on `entry` (keeps the process alive while any stream is open). */
+  const reserve = (entry: Entry) => {
+    clearTimeout(entry.idleTimer);
+    entry.idleTimer = undefined;
+    if (entry.streams === 0) entry.session.ref();
+    entry.streams++;
+  };
+
+  /** One stream of `entry` is over; an idle session waits `idleMs`, then closes. */
+  const release = (entry: Entry) => {
+    entry.streams = Math.max(0, entry.streams - 1);
+    if (entry.streams > 0 || entry.session.destroyed) return;
+    entry.session.unref();
+    if (entry.retired) {
+      if (!entry.session.closed) entry.session.close();
+      return;
+    }
+    entry.idleTimer = setTimeout(() => {
+      if (entry.streams > 0) return;
+      retire(entry);
+      logger.debug("HTTP/2 session idle; closing it", { origin });
+      entry.session.close();
+    }, idleMs);
+    entry.idleTimer.unref();
+  };
+
+  /** A session with a slot reserved for one stream: the least-loaded one with room, else a new one once it is ready. */
+  const acquire = async (): Promise<Entry> => {
+    for (;;) {
+      const best = leastLoaded();
+      if (best !== undefined) {
+        reserve(best);
+        return best;
+      }
+      const pending = entries.find((entry) => !entry.settled && usable(entry)) ?? connectSession();
+      await pending.ready;
+      if (pending.session.remoteSettings?.maxConcurrentStreams === 0) {
+        remove(pending);
+        pending.session.close();
+        throw Object.assign(new Error("The HTTP/2 peer allows no streams (SETTINGS_MAX_CONCURRENT_STREAMS = 0)."), {
+          code: "ERR_HTTP2_OUT_OF_STREAMS",
+        });
+      }
+    }
   };
 
   return {
@@ -92,27 +200,32 @@ export function createHttp2Sessions(origin: string, logger: Logger): Http2Sessio
       method: string,
       path: string,
       headers: OutgoingHttpHeaders,
-      options: Omit<ClientSessionRequestOptions, "signal">,
+      requestOptions: Omit<ClientSessionRequestOptions, "signal">,
     ): Promise<ClientHttp2Stream> {
-      // One retry: a session can start closing (GOAWAY) between the lookup and the request.
+      // One retry: a session can start closing (GOAWAY) between the choice and the request.
       for (let attempt = 0; ; attempt++) {
-        const session = await sessionForRequest();
+        const entry = await acquire();
+        let stream: ClientHttp2Stream;
         try {
-          const stream = session.request({ ...headers, ":method": method, ":path": path }, options);
-          track(session, stream);
-          return stream;
+          stream = entry.session.request({ ...headers, ":method": method, ":path": path }, requestOptions);
         } catch (error) {
-          forget(session);
-          if (attempt > 0 || usable(session)) throw error;
+          retire(entry);
+          release(entry);
+          if (attempt > 0 || (!entry.session.closed && !entry.session.destroyed)) throw error;
+          continue;
         }
+        stream.once("close", () => release(entry));
+        return stream;
       }
     },
     notifyResponseByteRead() {},
-    handshaken: (session) => settled.has(session),
+    handshaken: (session) => handshakes.has(session),
+    loads: () => entries.map((entry) => entry.streams),
     close() {
-      for (const session of live.keys()) session.destroy();
-      live.clear();
-      current = undefined;
+      for (const entry of [...entries]) {
+        remove(entry);
+        entry.session.destroy();
+      }
     },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * connect-es transports for Cursor's unary calls: HTTP/2 over one shared session per origin (http2-sessions.ts),
+ * connect-es transports for Cursor's unary calls: HTTP/2 over a small shared pool of sessions per origin (http2-sessions.ts),
  * and HTTP/1.1 over the injected `fetch` (BidiAppend and the model/usage RPCs). The HTTP/2 `Run` is framed by hand
  * on the same sessions (h2-run.ts).
  *
@@ -14,7 +14,7 @@ import type { UniversalClientFn, UniversalClientRequest } from "@connectrpc/conn
 import { createTransport } from "@connectrpc/connect/protocol-connect";
 import { createNodeHttpClient } from "@connectrpc/connect-node";
 import type { Logger } from "../../util/logger.js";
-import { createHttp2Sessions, type Http2Sessions } from "./http2-sessions.js";
+import { createHttp2Sessions, type Http2Sessions, type Http2SessionsOptions } from "./http2-sessions.js";
 
 /** Called once an HTTP response (any status) has been received. */
 export type ResponseObserver = () => void;
@@ -32,7 +32,7 @@ export interface Http2Call {
 
 /** Creates and owns the transports of one CursorApi. */
 export interface TransportPool {
-  /** A Connect transport over HTTP/2 to `baseUrl` for one (unary) call, reusing the pool's session for that origin. */
+  /** A Connect transport over HTTP/2 to `baseUrl` for one (unary) call, on the pool's sessions for that origin. */
   http2(baseUrl: string, onResponse?: ResponseObserver): Http2Call;
   /** The pool's HTTP/2 sessions for `baseUrl`'s origin, for calls framed by hand (the HTTP/2 `Run`, h2-run.ts). */
   http2Sessions(baseUrl: string): Http2Sessions;
@@ -43,6 +43,8 @@ export interface TransportPool {
   privateHttp2Sessions(baseUrl: string): Http2Sessions;
   /** A Connect transport over HTTP/1.1 via `fetch` (unary only). */
   http1(baseUrl: string, onResponse?: ResponseObserver): Transport;
+  /** Open streams of each shared HTTP/2 session, by origin (tests, diagnostics). */
+  loads(): Record<string, number[]>;
   /** Closes every HTTP/2 session (open streams are aborted). */
   close(): void;
 }
@@ -52,6 +54,8 @@ export interface TransportPoolOptions {
   fetch: typeof fetch;
   maxMessageBytes: number;
   logger: Logger;
+  /** Limits of each origin's sessions (streams per connection, idle time). */
+  sessions?: Http2SessionsOptions;
 }
 
 function observe(client: UniversalClientFn, onResponse: ResponseObserver | undefined): UniversalClientFn {
@@ -145,7 +149,7 @@ export function createTransportPool(options: TransportPoolOptions): TransportPoo
     const origin = new URL(url).origin;
     let manager = sessions.get(origin);
     if (manager === undefined) {
-      manager = createHttp2Sessions(origin, options.logger);
+      manager = createHttp2Sessions(origin, options.logger, options.sessions);
       sessions.set(origin, manager);
     }
     byUrl.set(url, manager);
@@ -206,7 +210,7 @@ export function createTransportPool(options: TransportPoolOptions): TransportPoo
     },
     http2Sessions: sessionFor,
     privateHttp2Sessions: (url) => {
-      const manager = createHttp2Sessions(new URL(url).origin, options.logger);
+      const manager = createHttp2Sessions(new URL(url).origin, options.logger, options.sessions);
       privates.add(manager);
       return {
         ...manager,
@@ -217,6 +221,7 @@ export function createTransportPool(options: TransportPoolOptions): TransportPoo
       };
     },
     http1: (baseUrl, onResponse) => build(baseUrl, observe(h1Client, onResponse)),
+    loads: () => Object.fromEntries([...sessions].map(([origin, manager]) => [origin, manager.loads()])),
     close() {
       for (const manager of privates) manager.close();
       privates.clear();

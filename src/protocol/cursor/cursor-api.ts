@@ -64,6 +64,13 @@ export interface CursorApiOptions {
   /** Pause of `auto` after repeated HTTP/2 connection failures to a base URL. @default 30 s doubling to 10 min */
   http2Backoff?: Http2BackoffOptions;
   /**
+   * Most streams (Runs, a parked turn's included, and unary calls) on one HTTP/2 connection; a new connection opens
+   * when every one is full, or at the server's SETTINGS_MAX_CONCURRENT_STREAMS if that is lower. @default 100
+   */
+  streamsPerConnection?: number;
+  /** An HTTP/2 connection with no open stream for this long is closed. @default 60000 */
+  connectionIdleMs?: number;
+  /**
    * Deadline of each unary call (models, name, usage): a server that accepts the connection but never answers must
    * not hang the caller. Exceeding it is a `timeout` error. @default 30000
    */
@@ -96,6 +103,8 @@ export interface CursorApi {
   getCurrentPeriodUsage(signal?: AbortSignal): Promise<GetCurrentPeriodUsageResponse>;
   /** `aiserver.v1.AiService/AvailableModels`: the legacy list that says which models accept images (optional). */
   availableModels?(signal?: AbortSignal): Promise<AvailableModel[]>;
+  /** Open streams of each shared HTTP/2 connection, by origin (tests, diagnostics). */
+  http2Loads?(): Record<string, number[]>;
   /** Closes the shared HTTP/2 sessions (open runs on them are torn down). */
   close(): void;
 }
@@ -114,7 +123,15 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
   const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const now = options.now ?? Date.now;
   const backoff = options.http2Backoff ?? DEFAULT_HTTP2_BACKOFF;
-  const pool = createTransportPool({ fetch: fetchFn, maxMessageBytes, logger });
+  const pool = createTransportPool({
+    fetch: fetchFn,
+    maxMessageBytes,
+    logger,
+    sessions: {
+      ...(options.streamsPerConnection === undefined ? {} : { maxStreamsPerSession: options.streamsPerConnection }),
+      ...(options.connectionIdleMs === undefined ? {} : { idleTimeoutMs: options.connectionIdleMs }),
+    },
+  });
   const errorContext: ErrorMappingContext = { clientVersion: options.clientVersion };
   const timeoutMs = options.unaryTimeoutMs ?? 30_000;
   /** Base URL → its HTTP/2 health (transport `auto`). */
@@ -268,6 +285,7 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
       unary(AgentService, signal, async (c, o) => (await c.nameAgent({ userMessage }, o)).name),
     getCurrentPeriodUsage: (signal) => unary(DashboardService, signal, (c, o) => c.getCurrentPeriodUsage({}, o)),
     availableModels: (signal) => unary(AiService, signal, async (c, o) => (await c.availableModels({}, o)).models),
+    http2Loads: () => pool.loads(),
     close: () => pool.close(),
   };
 }
