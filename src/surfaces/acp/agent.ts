@@ -23,8 +23,9 @@ import type { Engine } from "../../engine/index.js";
 import type { Logger } from "../../util/logger.js";
 import { applyConfigOption, buildConfigOptions, type ConfigValue, MODES } from "./config-options.js";
 import { createSessionExecutor } from "./executor.js";
+import { listPage } from "./list.js";
 import { type McpHub, openMcpHub } from "./mcp-hub.js";
-import { promptParts } from "./prompt.js";
+import { promptParts, titleOf } from "./prompt.js";
 import type { AcpSessionRecord, AcpSessionStore } from "./session-store.js";
 import { runPrompt, toRequestError } from "./turn.js";
 
@@ -140,6 +141,22 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       ? {}
       : { _meta: { "cursor-bridge": { mcpFailures: session.mcp.failures as unknown as JsonValue } } };
 
+  /** Stops a live session's prompt and its MCP servers and forgets it (the stored session stays). */
+  const detach = async (id: string) => {
+    const session = live.get(id);
+    if (session === undefined) return false;
+    live.delete(id);
+    session.running?.abort();
+    await session.mcp.close();
+    return true;
+  };
+
+  const storedOrLive = async (id: string) => {
+    const record = live.get(id)?.record ?? (await (await stack()).sessions.get(id));
+    if (record === undefined) throw RequestError.sessionNotFound(id);
+    return record;
+  };
+
   const close = async () => {
     for (const session of live.values()) session.running?.abort();
     await Promise.allSettled([...live.values()].map((session) => session.mcp.close()));
@@ -155,6 +172,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
           loadSession: true,
           promptCapabilities: { image: true, audio: false, embeddedContext: true },
           mcpCapabilities: { http: true, sse: false },
+          sessionCapabilities: { list: {}, resume: {}, close: {}, delete: {} },
         },
         authMethods: deps.auth.methods,
         agentInfo: { name: "cursor-bridge", title: "Cursor (cursor-bridge)", version: deps.version },
@@ -186,14 +204,36 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       return { sessionId: record.id, modes: modes(record), configOptions: options, ...mcpMeta(session) };
     })
     .onRequest("session/load", async ({ params, client }) => {
-      const record = live.get(params.sessionId)?.record ?? (await (await stack()).sessions.get(params.sessionId));
-      if (record === undefined) throw RequestError.sessionNotFound(params.sessionId);
+      const record = await storedOrLive(params.sessionId);
       if (isAbsolute(params.cwd)) record.cwd = params.cwd;
       const session = await attach(record, params.mcpServers);
       for (const update of record.transcript) {
         await client.notify("session/update", { sessionId: record.id, update: update as unknown as SessionUpdate });
       }
       return { modes: modes(record), configOptions: await configOptions(record), ...mcpMeta(session) };
+    })
+    .onRequest("session/resume", async ({ params }) => {
+      const record = await storedOrLive(params.sessionId);
+      if (isAbsolute(params.cwd)) record.cwd = params.cwd;
+      const session = await attach(record, params.mcpServers ?? []);
+      return { modes: modes(record), configOptions: await configOptions(record), ...mcpMeta(session) };
+    })
+    .onRequest("session/list", async ({ params }) => {
+      if (params.cwd != null && !isAbsolute(params.cwd)) {
+        throw RequestError.invalidParams(undefined, "cwd must be an absolute path.");
+      }
+      const { sessions } = await stack();
+      return listPage(sessions, { cwd: params.cwd ?? undefined, cursor: params.cursor ?? undefined });
+    })
+    .onRequest("session/close", async ({ params }) => {
+      if (!(await detach(params.sessionId))) throw RequestError.sessionNotFound(params.sessionId);
+      return {};
+    })
+    .onRequest("session/delete", async ({ params }) => {
+      const wasLive = await detach(params.sessionId);
+      const existed = await (await stack()).sessions.delete(params.sessionId);
+      if (!wasLive && !existed) throw RequestError.sessionNotFound(params.sessionId);
+      return {};
     })
     .onRequest("session/prompt", async ({ params, client }) => {
       const session = sessionOf(params.sessionId);
@@ -207,6 +247,13 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       const emit = emitter(client, session);
       for (const block of params.prompt) {
         remember(session.record, { sessionUpdate: "user_message_chunk", content: block });
+      }
+      if (session.record.title === undefined) {
+        const title = titleOf(params.prompt);
+        if (title !== undefined) {
+          session.record.title = title;
+          await emit({ sessionUpdate: "session_info_update", title, updatedAt: new Date(deps.now()).toISOString() });
+        }
       }
       if (session.notice !== undefined) {
         await emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `${session.notice}\n` } });
@@ -247,8 +294,17 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
   return { app, close };
 }
 
+/** Updates that describe the session's state rather than its history: `session/load` answers them afresh. */
+const STATE_UPDATES = new Set([
+  "session_info_update",
+  "config_option_update",
+  "usage_update",
+  "available_commands_update",
+]);
+
 /** Keeps an update for `session/load`, merging consecutive text chunks of the same kind. */
 function remember(record: AcpSessionRecord, update: SessionUpdate): void {
+  if (STATE_UPDATES.has(update.sessionUpdate)) return;
   const last = record.transcript.at(-1) as
     | { sessionUpdate?: string; content?: { type?: string; text?: string } }
     | undefined;

@@ -41,3 +41,20 @@ export function promptParts(blocks: readonly ContentBlock[]): MessagePart[] {
   if (parts.length === 0) throw RequestError.invalidParams(undefined, "The prompt is empty.");
   return parts;
 }
+
+/** Most characters of a title derived from a prompt. */
+export const TITLE_LENGTH = 80;
+
+/** A session title from its first prompt: the first non-empty line of its text, shortened; undefined without text. */
+export function titleOf(blocks: readonly ContentBlock[]): string | undefined {
+  for (const block of blocks) {
+    if (block.type !== "text") continue;
+    const line = block.text
+      .split(/\r?\n/)
+      .map((l) => l.replace(/\s+/g, " ").trim())
+      .find((l) => l !== "");
+    if (line === undefined) continue;
+    return line.length <= TITLE_LENGTH ? line : `${line.slice(0, TITLE_LENGTH - 1).trimEnd()}…`;
+  }
+  return undefined;
+}

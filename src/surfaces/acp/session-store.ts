@@ -2,6 +2,10 @@
  * ACP sessions as stored records: the conversation the engine continues (its neutral messages) and the session
  * updates a `session/load` replays. Kept in the engine's store for stored records (the file or Redis
  * {@link ResponseStore}, under an `acp-session:` id), so a session loads after a restart and on any instance.
+ * `session/list` reads an index kept in the same store (one `acp-session-index` record of id, cwd, title and update
+ * time per session), updated at every save and delete. Saves in one process are serialised; two processes saving
+ * at the same instant can drop one's index entry, which that session's next save restores (the session itself is
+ * never lost, and `session/load` by id still finds it).
  */
 import type { JsonValue } from "../../backend/types.js";
 import type { ConversationMessage, MessagePart } from "../../engine/index.js";
@@ -28,11 +32,27 @@ export interface AcpSessionRecord {
   updatedAt: number;
 }
 
+/** What `session/list` shows of a session. */
+export interface AcpSessionSummary {
+  id: string;
+  cwd: string;
+  title?: string;
+  updatedAt: number;
+}
+
 /** Where sessions live. */
 export interface AcpSessionStore {
   get(id: string): Promise<AcpSessionRecord | undefined>;
   put(record: AcpSessionRecord): Promise<void>;
+  /** Removes a session; resolves to whether it existed. */
+  delete(id: string): Promise<boolean>;
+  /** Every indexed session, newest first (ties by id). */
+  list(): Promise<AcpSessionSummary[]>;
 }
+
+/** Most sessions the index keeps (the oldest leave it first; the store's own bound and TTL apply to the sessions). */
+export const MAX_INDEXED_SESSIONS = 1000;
+const INDEX_ID = "acp-session-index";
 
 /** Most replayed updates kept per session (older ones are dropped from the replay, never from the conversation). */
 export const MAX_TRANSCRIPT_ENTRIES = 2000;
@@ -83,9 +103,53 @@ function configFromJson(value: JsonValue | undefined): Record<string, string | b
   return config;
 }
 
+function summaryFromJson(value: JsonValue): AcpSessionSummary | undefined {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
+  const { id, cwd, title, updatedAt } = value;
+  if (typeof id !== "string" || typeof cwd !== "string" || typeof updatedAt !== "number") return undefined;
+  return { id, cwd, updatedAt, ...(typeof title === "string" ? { title } : {}) };
+}
+
+/** Newest first, then by id, so pages are stable. */
+export function compareSummaries(a: AcpSessionSummary, b: AcpSessionSummary): number {
+  return b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
 /** Sessions stored beside the stored responses (file or Redis), under their own id prefix. */
 export function acpSessionStoreOver(store: ResponseStore): AcpSessionStore {
+  const readIndex = async (): Promise<AcpSessionSummary[]> => {
+    const stored = await store.get(INDEX_ID);
+    const sessions = stored?.response.sessions;
+    if (!Array.isArray(sessions)) return [];
+    return sessions.map(summaryFromJson).filter((s): s is AcpSessionSummary => s !== undefined);
+  };
+  let chain: Promise<unknown> = Promise.resolve();
+  /** Read-modify-write of the index, one at a time in this process. */
+  const updateIndex = (change: (sessions: AcpSessionSummary[]) => AcpSessionSummary[]): Promise<void> => {
+    const next = chain.then(async () => {
+      const sessions = change(await readIndex())
+        .sort(compareSummaries)
+        .slice(0, MAX_INDEXED_SESSIONS);
+      await store.put({
+        id: INDEX_ID,
+        response: { sessions: sessions as unknown as JsonValue[] },
+        input: [],
+        storedAt: Date.now(),
+      });
+    });
+    chain = next.catch(() => undefined);
+    return next;
+  };
   return {
+    list: async () => {
+      await chain;
+      return (await readIndex()).sort(compareSummaries);
+    },
+    async delete(id) {
+      const existed = await store.delete(PREFIX + id);
+      await updateIndex((sessions) => sessions.filter((s) => s.id !== id));
+      return existed;
+    },
     async get(id) {
       const stored = await store.get(PREFIX + id);
       if (stored === undefined) return undefined;
@@ -120,6 +184,13 @@ export function acpSessionStoreOver(store: ResponseStore): AcpSessionStore {
         input: record.messages.map(messageToJson),
         storedAt: record.updatedAt,
       });
+      const summary: AcpSessionSummary = {
+        id: record.id,
+        cwd: record.cwd,
+        updatedAt: record.updatedAt,
+        ...(record.title === undefined ? {} : { title: record.title }),
+      };
+      await updateIndex((sessions) => [...sessions.filter((s) => s.id !== record.id), summary]);
     },
   };
 }
