@@ -52,6 +52,8 @@ export interface Runtime {
    * be, and the server must then stop.
    */
   ready: Promise<void>;
+  /** Virtual keys existed at start: every API request then needs one (or the configured API key). */
+  virtualKeys: boolean;
   /** Closes the server, the open turns, the stores and the upstream. */
   close(): Promise<void>;
 }
@@ -313,6 +315,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
   return {
     upstream: served,
     ready,
+    virtualKeys: gateway.index.hasKeys(),
     close: async () => {
       await server.close();
       await closeRest();

@@ -98,7 +98,7 @@ interface AnnouncedUpstream {
   named: readonly string[];
 }
 
-function banner(url: string, upstream: AnnouncedUpstream, apiKey: boolean, adminKey = false): string {
+function banner(url: string, upstream: AnnouncedUpstream, adminKey = false): string {
   const base = `${url}/v1`;
   const lines = [`cursor-bridge ${packageVersion()} listening on ${base}`];
   if (upstream.kind === "emulator") {
@@ -114,10 +114,22 @@ function banner(url: string, upstream: AnnouncedUpstream, apiKey: boolean, admin
     lines.push(`Upstream: Cursor at ${upstream.agentUrl}${upstream.account ? ` as ${upstream.account}` : ""}`);
     if (upstream.named.length > 0) lines.push(`Named accounts also served: ${upstream.named.join(", ")}`);
   }
-  lines.push(apiKey ? "Clients must send the configured API key." : "No API key required (loopback only).");
   if (adminKey) lines.push(`Admin API: ${url}/admin/keys (Authorization: Bearer <admin key>)`);
   lines.push(`Status page: ${url}/ · client configs: \`cursor-bridge setup <client>\``);
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * The one rule for keys, stated once the stores have said whether virtual keys exist (the banner goes out before, so
+ * that a start is fast: it names no rule it cannot know yet).
+ */
+export function keyRule(apiKey: boolean, virtualKeys: boolean): string {
+  if (virtualKeys) {
+    return apiKey
+      ? "Keys: every API request needs a virtual key (`cursor-bridge keys list`) or the configured API key."
+      : "Keys: every API request needs a virtual key (`cursor-bridge keys list`).";
+  }
+  return apiKey ? "Clients must send the configured API key." : "No API key required (loopback only).";
 }
 
 /** The upstream as the banner names it; the emulator's URL is that of the port bound for it. */
@@ -209,12 +221,13 @@ export async function startBridge(
   if (flags.json) {
     io.out(`${JSON.stringify({ url: `${server.url}/v1`, upstream: upstream.kind, upstreamUrl: upstream.agentUrl })}\n`);
   } else {
-    io.out(banner(server.url, upstream, config.apiKey !== undefined, config.adminKey !== undefined));
+    io.out(banner(server.url, upstream, config.adminKey !== undefined));
   }
   onListening?.(server.url);
   try {
     const { startRuntime } = await import("./serve-runtime.js");
     const runtime = await startRuntime({ ctx: upstreamCtx, logger, shared, choice, server });
+    if (!flags.json) io.out(`${keyRule(config.apiKey !== undefined, runtime.virtualKeys)}\n`);
     // Where this server listens, for `setup` and `doctor` (not for a plugin's private child: nobody else uses it).
     const forget =
       parent === undefined

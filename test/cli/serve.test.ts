@@ -83,6 +83,28 @@ describe("cursor-bridge serve", () => {
     expect(env.code).toBe(2);
   });
 
+  it("states one rule for keys in the banner: virtual keys, once they exist, with or without an API key", async () => {
+    const harness = await createCliHarness();
+    open.push({ harness });
+    const created = await harness.run(["keys", "create", "--name", "alice"]);
+    expect(created.code, created.err).toBe(0);
+    for (const [env, rule] of [
+      [{}, "Keys: every API request needs a virtual key (`cursor-bridge keys list`)."],
+      [
+        { CURSOR_BRIDGE_API_KEY: "env-key-abcdef123" },
+        "Keys: every API request needs a virtual key (`cursor-bridge keys list`) or the configured API key.",
+      ],
+    ] as const) {
+      const { io, out } = captureIo({ ...harness.env, ...env });
+      const { bridge } = await startBridge(io, ["--port", "0", "--log-level", "silent"]);
+      open.push({ bridge });
+      const text = out.join("");
+      expect(text).toContain(rule);
+      expect(text).not.toMatch(/No API key required|Clients must send the configured API key/);
+      expect((await fetch(`${bridge.server.url}/v1/models`)).status).toBe(401);
+    }
+  });
+
   it("reads the port and API key from the environment and rejects invalid settings by name", async () => {
     const harness = await createCliHarness();
     open.push({ harness });
