@@ -158,6 +158,13 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     }
   } catch (error) {
     process.stderr.write(`Building dist/ failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    if (error?.code === "ERR_MODULE_NOT_FOUND") {
+      // `npm install -g .` in a fresh clone links the folder and runs this script without installing anything.
+      process.stderr.write(
+        "The dependencies are not installed in this folder. Run `npm install` here first; to put cursor-bridge on " +
+          "your PATH from a clone, run `npm install && npm link`.\n",
+      );
+    }
     process.exitCode = 1;
   }
 }
