@@ -25,6 +25,9 @@ import type { InboundMessage } from "./turn-channel.js";
 /** The emulator's one server configuration (a fixed UUID: the config never changes). */
 const SERVER_CONFIG_VERSION = "00000000-0000-4000-8000-000000000001";
 
+/** Which of Cursor's tools the model may use: comma-separated ToolCall case names (cursor-protocol-addendum-3.md X1). */
+const ALLOWED_TOOLS_HEADER = "x-cursor-agent-allowed-tools";
+
 /** The Node request behind a call, for the HTTP version and for dropping the connection. */
 export const nodeRequestKey = createContextKey<NodeRequest | undefined>(undefined, { description: "node request" });
 
@@ -71,6 +74,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
   const catalogue = turn.models;
   const models = { models: catalogue.usable() };
   const available = catalogue.available();
+  const parameterised = catalogue.available(true);
   router.service(AgentService, {
     async *run(requests, context) {
       turn.stats.countRun("Run");
@@ -80,6 +84,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
           inbound: withSizes(requests),
           clientSignal: context.signal,
           clientVersion: context.requestHeader.get("x-cursor-client-version") ?? "",
+          allowedTools: context.requestHeader.get(ALLOWED_TOOLS_HEADER),
           drop: dropperOf(context),
         },
         turn,
@@ -96,6 +101,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
             inbound,
             clientSignal: context.signal,
             clientVersion: context.requestHeader.get("x-cursor-client-version") ?? "",
+            allowedTools: context.requestHeader.get(ALLOWED_TOOLS_HEADER),
             drop: dropperOf(context),
           },
           turn,
@@ -112,7 +118,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
     getUsableModels: () => models,
     getDefaultModelForCli: () => ({ model: catalogue.defaultModel() }),
     nameAgent: (request) => ({ name: nameFor(request) }),
-    availableModels: () => available,
+    availableModels: (request) => (request.useModelParameters === true ? parameterised : available),
   });
   router.service(BidiService, {
     bidiAppend(request, context) {

@@ -36,6 +36,7 @@ export type Directive =
   | { kind: "cached"; tokens: number }
   | { kind: "rate"; tokensPerSecond: number }
   | { kind: "recall" }
+  | { kind: "echo-model" }
   | { kind: "describe-image" }
   | { kind: "error"; code: ScriptedErrorCode }
   | { kind: "stall"; afterTokens: number }
@@ -171,6 +172,8 @@ function parseBody(body: string): Directive | string {
       return rest === "" ? { kind: "recall" } : "[[emu:recall]] takes no arguments.";
     case "todos":
       return parseTodos(rest);
+    case "echo-model":
+      return rest === "" ? { kind: "echo-model" } : "[[emu:echo-model]] takes no arguments.";
     case "describe-image":
       return rest === "" ? { kind: "describe-image" } : "[[emu:describe-image]] takes no arguments.";
     case "error":
@@ -273,13 +276,21 @@ export function describeEmulatorDirectives(): string {
     "                                  the reply then contains `NAME returned: <result text>` for each call;",
     "                                  a request that declares no tools at all (a title request) gets",
     "                                  `Tool call: NAME` instead",
-    "  [[emu:native KIND {json args}]] native exec: shell, read, ls, grep, write or fetch; same kind of reply",
+    "  [[emu:native KIND {json args}]] native exec: shell, read, ls, grep, write or fetch; same kind of reply;",
+    "                                  when x-cursor-agent-allowed-tools does not list its ToolCall case",
+    "                                  (shell_tool_call, read_tool_call, ls_tool_call, grep_tool_call,",
+    "                                  edit_tool_call, fetch_tool_call) the reply is",
+    "                                  `Directive refused: KIND is not an allowed tool` and no call is made",
     "  [[emu:think N]]                 N reasoning tokens before the answer (turn_ended reasoning_tokens = N)",
     "  [[emu:cached N]]                turn_ended reports cache_read_tokens = N (see the usage formulas)",
     "  [[emu:tokens N]]                answer with exactly N text tokens",
     "  [[emu:rate TPS]]                stream text at TPS tokens per second",
     "  [[emu:recall]]                  `First message: <first user message>` read from the conversation state",
     "                                  (the directive text itself when that message held only directives)",
+    "  [[emu:echo-model]]              one line saying what the run_request selected and which tools it allows:",
+    "                                  `Model: <requested_model.model_id>; params: <id=value,... sorted by id, or",
+    "                                  none>; max_mode: <true|false>; model_details: <id or none>; allowed tools:",
+    "                                  <x-cursor-agent-allowed-tools or none>`",
     "  [[emu:describe-image]]          one line per image received (earlier turns first), read from the bytes:",
     "                                  `Image N: <mime> <width>x<height>, <bytes> bytes`",
     "  [[emu:error CODE]]              fail with usage_limit, unauthenticated, outdated_client, internal or",

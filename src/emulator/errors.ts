@@ -168,3 +168,11 @@ export function scriptedError(code: ScriptedErrorCode, clientVersion: string): C
       return blobNotFound();
   }
 }
+
+/**
+ * A bare base model id sent in `model_details` (cursor-protocol-addendum-3.md P8: Connect `not_found`, even with
+ * parameters attached); the suffixed flat ids and `requested_model` alone work.
+ */
+export function modelNotFound(message: string): ConnectError {
+  return withDetails(message, Code.NotFound, ErrorDetails_Error.NOT_FOUND, "Model not found", false);
+}

@@ -3,9 +3,20 @@
  * `<family>-<version>[-<effort>][-thinking]`, `default` standing for Auto, `thinking_details` on reasoning models.
  * Context windows are not part of ModelDetails on the wire; the emulator uses them for `token_details.max_tokens`.
  */
-import { create } from "@bufbuild/protobuf";
-import { type ModelDetails, ModelDetailsSchema } from "../gen/agent/v1/models_pb.js";
-import { type AvailableModelsResponse, AvailableModelsResponseSchema } from "../gen/aiserver/v1/ai_service_pb.js";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { type ModelDetails, ModelDetailsSchema, type RequestedModel } from "../gen/agent/v1/models_pb.js";
+import {
+  type AvailableModelSchema,
+  type AvailableModelsResponse,
+  AvailableModelsResponseSchema,
+} from "../gen/aiserver/v1/ai_service_pb.js";
+import {
+  type CatalogueModel,
+  type CatalogueVariant,
+  contextWindowOf,
+  parameterisedCatalogue,
+  selectParameters,
+} from "./catalogue.js";
 
 interface ModelEntry {
   id: string;
@@ -124,20 +135,101 @@ export interface EmulatedModel {
   displayName: string;
   contextWindow: number;
   images: boolean;
+  /** The parameterised base model this id belongs to (a base id or one of its flat variant ids). */
+  base?: CatalogueModel;
+  /** A flat variant id's parameter values. */
+  params?: Readonly<Record<string, string>>;
 }
+
+/** What a Run's model fields select, or why the server refuses them. */
+export type ModelSelection =
+  | { ok: true; model: EmulatedModel }
+  | { ok: false; kind: "bad_model_name" | "not_found" | "invalid_argument"; message: string };
 
 /** The emulator's model list: the built-in catalogue plus ids added with `emulator --models FILE`. */
 export interface ModelCatalogue {
   /** Every usable model, Auto first. */
   usable(): ModelDetails[];
-  /** `AiService/AvailableModels`: the legacy IDE list, the one that says which models accept images. */
-  available(): AvailableModelsResponse;
+  /**
+   * `AiService/AvailableModels`: the legacy IDE list (the one that says which models accept images), or with
+   * `use_model_parameters` the parameterised catalogue: base ids with parameter definitions and variants (P18–P19).
+   */
+  available(useModelParameters?: boolean): AvailableModelsResponse;
   /** The CLI's default model: Auto (`default`, §6). */
   defaultModel(): ModelDetails;
   /** The entry for a model id or alias, if the emulator knows it. */
   find(id: string): EmulatedModel | undefined;
   /** The model that serves a request for `model`: Auto's pick for `default`, else the model itself. */
   route(model: EmulatedModel): EmulatedModel;
+  /**
+   * What a run_request's `model_details` / `requested_model` select, checked as the server checks them
+   * (cursor-protocol-addendum-3.md P7–P8): an unknown id is `ERROR_BAD_MODEL_NAME`, a bare base id in
+   * `model_details` is `not_found`, a parameter the model lacks or a value it does not offer is `invalid_argument`.
+   */
+  select(modelDetailsId: string | undefined, requested: RequestedModel | undefined): ModelSelection;
+}
+
+/** A flat variant id as GetUsableModels lists it: no parameter metadata (P5). */
+function variantDetails(variant: CatalogueVariant): ModelDetails {
+  return create(ModelDetailsSchema, {
+    modelId: variant.id,
+    displayModelId: variant.id,
+    displayName: variant.displayName,
+    displayNameShort: variant.displayName,
+    aliases: [],
+    ...(variant.params.thinking === "true" ? { thinkingDetails: {} } : {}),
+    ...(variant.maxMode ? { maxMode: true } : {}),
+  });
+}
+
+type AvailableModelInit = MessageInitShape<typeof AvailableModelSchema>;
+
+/** One base model as `AvailableModels` with `use_model_parameters` describes it (P19). */
+function parameterisedRow(model: CatalogueModel): AvailableModelInit {
+  const maxVariant = model.variants.find((v) => v.defaultMax);
+  return {
+    name: model.id,
+    defaultOn: true,
+    supportsAgent: true,
+    supportsThinking: model.parameters.some((p) => p.id === "thinking"),
+    supportsImages: model.images,
+    supportsMaxMode: maxVariant !== undefined,
+    supportsNonMaxMode: true,
+    contextTokenLimit: model.contextWindow,
+    ...(maxVariant === undefined ? {} : { contextTokenLimitForMaxMode: contextWindowOf(model, maxVariant.params) }),
+    clientDisplayName: model.displayName,
+    serverModelName: model.id,
+    inputboxShortModelName: model.displayName,
+    vendorName: model.vendor,
+    legacySlugs: model.variants.map((v) => v.id),
+    parameterDefinitions: model.parameters.map((p) => ({
+      id: p.id,
+      name: p.name,
+      parameterType: {
+        type:
+          p.kind === "boolean"
+            ? {
+                case: "booleanParameter" as const,
+                value: {
+                  values: p.values.map((v) => ({ value: v === "true", displayName: v === "true" ? "On" : "Off" })),
+                },
+              }
+            : {
+                case: "enumParameter" as const,
+                value: { values: p.values.map((v) => ({ value: v, displayName: v })) },
+              },
+      },
+    })),
+    variants: model.variants.map((v) => ({
+      parameterValues: Object.entries(v.params).map(([id, value]) => ({ id, value })),
+      displayName: v.displayName,
+      isMaxMode: v.maxMode,
+      isDefaultMaxConfig: v.defaultMax,
+      isDefaultNonMaxConfig: v.defaultNonMax,
+      variantStringRepresentation: v.variantString,
+      legacySlug: v.id,
+    })),
+  };
 }
 
 /**
@@ -149,33 +241,116 @@ export function createModelCatalogue(extraIds: readonly string[] = []): ModelCat
   for (const id of extraIds) {
     if (!models.some((m) => m.id === id)) models.push(toEntry([id, id, id, "ti", 200_000]));
   }
+  const bases = parameterisedCatalogue().filter((base) => !models.some((m) => m.id === base.id));
+  const variants = new Map<string, { base: CatalogueModel; variant: CatalogueVariant }>();
+  for (const base of bases) {
+    for (const variant of base.variants) {
+      if (!models.some((m) => m.id === variant.id)) variants.set(variant.id, { base, variant });
+      if (variant.variantString !== variant.id) variants.set(variant.variantString, { base, variant });
+    }
+  }
+  const baseModel = (base: CatalogueModel, params = base.defaults): EmulatedModel => ({
+    id: base.id,
+    displayName: base.displayName,
+    contextWindow: contextWindowOf(base, params),
+    images: base.images,
+    base,
+  });
   const find = (id: string): EmulatedModel | undefined => {
     const entry = models.find((m) => m.id === id || m.aliases.includes(id));
-    return entry === undefined
-      ? undefined
-      : { id: entry.id, displayName: entry.name, contextWindow: entry.contextWindow, images: entry.images };
+    if (entry !== undefined) {
+      return { id: entry.id, displayName: entry.name, contextWindow: entry.contextWindow, images: entry.images };
+    }
+    const flat = variants.get(id);
+    if (flat !== undefined) {
+      const { base, variant } = flat;
+      return { ...baseModel(base, variant.params), id, displayName: variant.displayName, params: variant.params };
+    }
+    const base = bases.find((b) => b.id === id);
+    return base === undefined ? undefined : baseModel(base);
+  };
+  const flatIds = [...new Set([...variants.values()].map(({ variant }) => variant.id))];
+  const select = (detailsId: string | undefined, requested: RequestedModel | undefined): ModelSelection => {
+    const id = detailsId || requested?.modelId || "";
+    if (id === "") return { ok: false, kind: "bad_model_name", message: "run_request names no model." };
+    const model = find(id);
+    if (model === undefined) return { ok: false, kind: "bad_model_name", message: `Model "${id}" is not available.` };
+    const sent = requested?.modelId === id ? requested.parameters : [];
+    if (detailsId) {
+      if (model.base !== undefined && model.params === undefined) {
+        return {
+          ok: false,
+          kind: "not_found",
+          message: `Model "${id}" was not found: send a variant id, or the base id with parameters in requested_model only.`,
+        };
+      }
+      if (sent.length > 0) {
+        return {
+          ok: false,
+          kind: "invalid_argument",
+          message: "model_details and a parameterised requested_model select conflicting models.",
+        };
+      }
+      return { ok: true, model };
+    }
+    if (model.base === undefined) {
+      if (sent.length === 0) return { ok: true, model };
+      return { ok: false, kind: "invalid_argument", message: `Model "${id}" takes no parameters.` };
+    }
+    const checked = selectParameters(model.base, sent, model.params ?? model.base.defaults);
+    if (typeof checked === "string") return { ok: false, kind: "invalid_argument", message: checked };
+    return {
+      ok: true,
+      model: { ...model, contextWindow: contextWindowOf(model.base, checked.params), params: checked.params },
+    };
   };
   return {
-    usable: () => models.map(toDetails),
-    available: () =>
+    usable: () => [
+      ...models.map(toDetails),
+      ...flatIds.map((id) => {
+        return variantDetails((variants.get(id) as { variant: CatalogueVariant }).variant);
+      }),
+    ],
+    available: (useModelParameters = false) =>
       create(AvailableModelsResponseSchema, {
-        modelNames: models.map((m) => m.id),
-        models: models.map((m) => ({
-          name: m.id,
-          defaultOn: true,
-          supportsAgent: true,
-          supportsThinking: m.thinking,
-          supportsImages: m.images,
-          supportsMaxMode: m.maxMode,
-          supportsNonMaxMode: true,
-          contextTokenLimit: m.contextWindow,
-          clientDisplayName: m.name,
-          serverModelName: m.id,
-        })),
+        ...(useModelParameters ? { useModelParameters: true } : {}),
+        modelNames: [...models.map((m) => m.id), ...(useModelParameters ? bases.map((b) => b.id) : flatIds)],
+        models: [
+          ...models.map((m) => ({
+            name: m.id,
+            defaultOn: true,
+            supportsAgent: true,
+            supportsThinking: m.thinking,
+            supportsImages: m.images,
+            supportsMaxMode: m.maxMode,
+            supportsNonMaxMode: true,
+            contextTokenLimit: m.contextWindow,
+            clientDisplayName: m.name,
+            serverModelName: m.id,
+          })),
+          ...(useModelParameters
+            ? bases.map(parameterisedRow)
+            : flatIds.map((id) => {
+                const { base, variant } = variants.get(id) as { base: CatalogueModel; variant: CatalogueVariant };
+                return {
+                  name: id,
+                  defaultOn: true,
+                  supportsAgent: true,
+                  supportsThinking: variant.params.thinking === "true",
+                  supportsImages: base.images,
+                  supportsMaxMode: variant.maxMode,
+                  supportsNonMaxMode: !variant.maxMode,
+                  contextTokenLimit: contextWindowOf(base, variant.params),
+                  clientDisplayName: variant.displayName,
+                  serverModelName: id,
+                };
+              })),
+        ],
       }),
     defaultModel: () => toDetails(models[0] as ModelEntry),
     find,
     route: (model) => (model.id === "default" ? (find(AUTO_ROUTES_TO) ?? model) : model),
+    select,
   };
 }
 

@@ -30,6 +30,52 @@ export interface ModelInput {
   declaredTools: readonly string[];
   /** Images the turn received (earlier turns first, then the new message's), described from their bytes. */
   images?: readonly ReceivedImage[];
+  /** What the run_request selected and which tools its headers allow (`[[emu:echo-model]]`, native refusals). */
+  request?: RequestFacts;
+}
+
+/** The model fields of a run_request and its `x-cursor-agent-allowed-tools` header. */
+export interface RequestFacts {
+  /** `requested_model.model_id` ("" when there is none). */
+  modelId: string;
+  params: ReadonlyArray<{ id: string; value: string }>;
+  maxMode: boolean;
+  /** `model_details.model_id`, when model_details was sent. */
+  modelDetails: string | undefined;
+  /** The header's value; null when absent (every tool allowed). */
+  allowedTools: string | null;
+}
+
+/** The ToolCall case (cursor-protocol-addendum-3.md X1) each native kind shows up as. */
+const NATIVE_TOOL_CALL: Record<NativeKind, string> = {
+  shell: "shell_tool_call",
+  read: "read_tool_call",
+  ls: "ls_tool_call",
+  grep: "grep_tool_call",
+  write: "edit_tool_call",
+  fetch: "fetch_tool_call",
+};
+
+/** Whether the header allows a ToolCall case (an absent header allows every tool; the `shell` group, X1). */
+export function toolAllowed(allowedTools: string | null | undefined, toolCall: string): boolean {
+  if (allowedTools === null || allowedTools === undefined) return true;
+  const allowed = allowedTools.split(",").map((name) => name.trim());
+  return allowed.includes(toolCall) || (toolCall === "shell_tool_call" && allowed.includes("shell"));
+}
+
+/** The one line `[[emu:echo-model]]` replies with. */
+export function echoModelLine(facts: RequestFacts | undefined): string {
+  const params = [...(facts?.params ?? [])]
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .map((p) => `${p.id}=${p.value}`)
+    .join(",");
+  return [
+    `Model: ${facts?.modelId || "none"}`,
+    `params: ${params || "none"}`,
+    `max_mode: ${facts?.maxMode === true}`,
+    `model_details: ${facts?.modelDetails || "none"}`,
+    `allowed tools: ${facts?.allowedTools ?? "none"}`,
+  ].join("; ");
 }
 
 /** A tool call the model makes; every call of a plan is issued before any result is awaited. */
@@ -111,7 +157,14 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
       } else plan.textParts.push(`Tool ${directive.name} is not available.`);
       return true;
     case "native":
-      if (!answeredFromState) plan.calls.push({ kind: "native", native: directive.native, args: directive.args });
+      if (!toolAllowed(input.request?.allowedTools, NATIVE_TOOL_CALL[directive.native])) {
+        plan.textParts.push(`Directive refused: ${directive.native} is not an allowed tool`);
+      } else if (!answeredFromState) {
+        plan.calls.push({ kind: "native", native: directive.native, args: directive.args });
+      }
+      return true;
+    case "echo-model":
+      plan.textParts.push(echoModelLine(input.request));
       return true;
     case "think":
       plan.thinkingTokens += directive.tokens;

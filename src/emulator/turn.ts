@@ -13,13 +13,20 @@ import { ErrorDetails_Error } from "../gen/aiserver/v1/error_pb.js";
 import type { Logger } from "../util/logger.js";
 import type { BlobCache } from "./blobs.js";
 import { parseDirectives } from "./directives.js";
-import { badRequest, scriptedError } from "./errors.js";
+import { badRequest, modelNotFound, scriptedError } from "./errors.js";
 import { describeToolCall } from "./exec-results.js";
 import { checkSelectedImages } from "./images.js";
 import type { ModelCatalogue } from "./models.js";
 import { sleep } from "./queue.js";
 import type { UsageLedger } from "./rest.js";
-import { composeReply, estimateTokens, planTurn, type TurnPlan, thinkingText } from "./scripted-model.js";
+import {
+  composeReply,
+  estimateTokens,
+  planTurn,
+  type RequestFacts,
+  type TurnPlan,
+  thinkingText,
+} from "./scripted-model.js";
 import { buildNextState, readConversation } from "./state.js";
 import type { StatsRecorder, TurnStats } from "./stats.js";
 import { ClientGone, type InboundMessage, TurnChannel } from "./turn-channel.js";
@@ -50,6 +57,8 @@ export interface TurnTransport {
   /** Aborts when the client goes away. */
   clientSignal: AbortSignal;
   clientVersion: string;
+  /** The `x-cursor-agent-allowed-tools` header; null when absent (every tool allowed). */
+  allowedTools?: string | null;
   /** Destroys the connection (`[[emu:drop N]]`). */
   drop(): void;
 }
@@ -122,13 +131,29 @@ function acceptRequest(request: AgentRunRequest, record: TurnStats, models: Mode
       `Unsupported run_request action ${action?.case ?? "(none)"}: expected user_message_action or resume_action.`,
     );
   }
-  const model = models.find(modelId);
-  if (model === undefined) {
-    const message = modelId === "" ? "run_request names no model." : `Model "${modelId}" is not available.`;
-    throw badRequest(message, ErrorDetails_Error.BAD_MODEL_NAME);
+  const selection = models.select(request.modelDetails?.modelId, request.requestedModel);
+  if (!selection.ok) {
+    if (selection.kind === "not_found") throw modelNotFound(selection.message);
+    throw badRequest(
+      selection.message,
+      selection.kind === "bad_model_name" ? ErrorDetails_Error.BAD_MODEL_NAME : ErrorDetails_Error.BAD_REQUEST,
+    );
   }
+  const model = selection.model;
   const userMessage = action.case === "userMessageAction" ? action.value.userMessage : undefined;
   return { resume: action.case === "resumeAction", model, userMessage };
+}
+
+/** What `[[emu:echo-model]]` reports about the run_request and its headers. */
+function requestFacts(request: AgentRunRequest, allowedTools: string | null): RequestFacts {
+  const requested = request.requestedModel;
+  return {
+    modelId: requested?.modelId ?? "",
+    params: (requested?.parameters ?? []).map((p) => ({ id: p.id, value: p.value })),
+    maxMode: requested?.maxMode ?? false,
+    modelDetails: request.modelDetails?.modelId,
+    allowedTools,
+  };
 }
 
 async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnDeps, record: TurnStats): Promise<void> {
@@ -157,6 +182,7 @@ async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnD
     history: conversation.history,
     declaredTools: [...tools.keys()],
     images: [...conversation.images, ...newImages],
+    request: requestFacts(request, transport.allowedTools ?? null),
   });
   if (deps.bootstrapLatencyMs > 0) await sleep(deps.bootstrapLatencyMs, channel.signal);
   if (plan.fault?.kind === "error") throw scriptedError(plan.fault.code, transport.clientVersion);

@@ -102,6 +102,11 @@ export interface RunRequestOptions {
   resume?: boolean;
   /** `UserMessage.selected_context.selected_images` of the user message. */
   images?: MessageInitShape<typeof SelectedImageSchema>[];
+  /**
+   * Select the model with `requested_model` only (base id + parameters, as the official SDK does), no
+   * `model_details`; `model` is then the requested model's id.
+   */
+  requested?: { parameters?: { id: string; value: string }[]; maxMode?: boolean; withModelDetails?: boolean };
 }
 
 /** `AgentClientMessage{run_request}` with a user message (or a resume action). */
@@ -126,7 +131,18 @@ export function runRequest(text: string, options: RunRequestOptions = {}): Agent
                 },
               },
         },
-        modelDetails: { modelId: options.model ?? "composer-1" },
+        ...(options.requested === undefined || options.requested.withModelDetails === true
+          ? { modelDetails: { modelId: options.model ?? "composer-1" } }
+          : {}),
+        ...(options.requested === undefined
+          ? {}
+          : {
+              requestedModel: {
+                modelId: options.model ?? "composer-1",
+                parameters: options.requested.parameters ?? [],
+                maxMode: options.requested.maxMode ?? false,
+              },
+            }),
         conversationId: options.conversationId ?? "conv-1",
       },
     },

@@ -6,7 +6,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { GetDefaultModelForCliRequestSchema, GetDefaultModelForCliResponseSchema, GetUsableModelsRequestSchema, GetUsableModelsResponseSchema, NameAgentRequestSchema, NameAgentResponseSchema } from "../../agent/v1/models_pb.js";
+import type { GetDefaultModelForCliRequestSchema, GetDefaultModelForCliResponseSchema, GetUsableModelsRequestSchema, GetUsableModelsResponseSchema, NameAgentRequestSchema, NameAgentResponseSchema, RequestedModelParameter } from "../../agent/v1/models_pb.js";
 import { file_agent_v1_models } from "../../agent/v1/models_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aiserver/v1/ai_service.proto.
  */
 export const file_aiserver_v1_ai_service: GenFile = /*@__PURE__*/
-  fileDesc("ChxhaXNlcnZlci92MS9haV9zZXJ2aWNlLnByb3RvEgthaXNlcnZlci52MSKTAQoWQXZhaWxhYmxlTW9kZWxzUmVxdWVzdBISCgppc19uaWdodGx5GAEgASgIEiMKG2luY2x1ZGVfbG9uZ19jb250ZXh0X21vZGVscxgCIAEoCBIgChhleGNsdWRlX21heF9uYW1lZF9tb2RlbHMYAyABKAgSHgoWYWRkaXRpb25hbF9tb2RlbF9uYW1lcxgEIAMoCSKgCQoOQXZhaWxhYmxlTW9kZWwSDAoEbmFtZRgBIAEoCRISCgpkZWZhdWx0X29uGAIgASgIEiEKFGlzX2xvbmdfY29udGV4dF9vbmx5GAMgASgISACIAQESGQoMaXNfY2hhdF9vbmx5GAQgASgISAGIAQESGwoOc3VwcG9ydHNfYWdlbnQYBSABKAhIAogBARIfChJkZWdyYWRhdGlvbl9zdGF0dXMYBiABKAVIA4gBARISCgVwcmljZRgHIAEoAUgEiAEBEhkKDHRvb2x0aXBfZGF0YRgIIAEoCUgFiAEBEh4KEXN1cHBvcnRzX3RoaW5raW5nGAkgASgISAaIAQESHAoPc3VwcG9ydHNfaW1hZ2VzGAogASgISAeIAQESIgoVc3VwcG9ydHNfYXV0b19jb250ZXh0GAsgASgISAiIAQESJAoXYXV0b19jb250ZXh0X21heF90b2tlbnMYDCABKAVICYgBARItCiBhdXRvX2NvbnRleHRfZXh0ZW5kZWRfbWF4X3Rva2VucxgNIAEoBUgKiAEBEh4KEXN1cHBvcnRzX21heF9tb2RlGA4gASgISAuIAQESIAoTY29udGV4dF90b2tlbl9saW1pdBgPIAEoBUgMiAEBEi0KIGNvbnRleHRfdG9rZW5fbGltaXRfZm9yX21heF9tb2RlGBAgASgFSA2IAQESIAoTY2xpZW50X2Rpc3BsYXlfbmFtZRgRIAEoCUgOiAEBEh4KEXNlcnZlcl9tb2RlbF9uYW1lGBIgASgJSA+IAQESIgoVc3VwcG9ydHNfbm9uX21heF9tb2RlGBMgASgISBCIAQESJgoZdG9vbHRpcF9kYXRhX2Zvcl9tYXhfbW9kZRgUIAEoCUgRiAEBEjMKJmlzX3JlY29tbWVuZGVkX2Zvcl9iYWNrZ3JvdW5kX2NvbXBvc2VyGBUgASgISBKIAQFCFwoVX2lzX2xvbmdfY29udGV4dF9vbmx5Qg8KDV9pc19jaGF0X29ubHlCEQoPX3N1cHBvcnRzX2FnZW50QhUKE19kZWdyYWRhdGlvbl9zdGF0dXNCCAoGX3ByaWNlQg8KDV90b29sdGlwX2RhdGFCFAoSX3N1cHBvcnRzX3RoaW5raW5nQhIKEF9zdXBwb3J0c19pbWFnZXNCGAoWX3N1cHBvcnRzX2F1dG9fY29udGV4dEIaChhfYXV0b19jb250ZXh0X21heF90b2tlbnNCIwohX2F1dG9fY29udGV4dF9leHRlbmRlZF9tYXhfdG9rZW5zQhQKEl9zdXBwb3J0c19tYXhfbW9kZUIWChRfY29udGV4dF90b2tlbl9saW1pdEIjCiFfY29udGV4dF90b2tlbl9saW1pdF9mb3JfbWF4X21vZGVCFgoUX2NsaWVudF9kaXNwbGF5X25hbWVCFAoSX3NlcnZlcl9tb2RlbF9uYW1lQhgKFl9zdXBwb3J0c19ub25fbWF4X21vZGVCHAoaX3Rvb2x0aXBfZGF0YV9mb3JfbWF4X21vZGVCKQonX2lzX3JlY29tbWVuZGVkX2Zvcl9iYWNrZ3JvdW5kX2NvbXBvc2VyIlsKF0F2YWlsYWJsZU1vZGVsc1Jlc3BvbnNlEhMKC21vZGVsX25hbWVzGAEgAygJEisKBm1vZGVscxgCIAMoCzIbLmFpc2VydmVyLnYxLkF2YWlsYWJsZU1vZGVsMvECCglBaVNlcnZpY2USVgoPR2V0VXNhYmxlTW9kZWxzEiAuYWdlbnQudjEuR2V0VXNhYmxlTW9kZWxzUmVxdWVzdBohLmFnZW50LnYxLkdldFVzYWJsZU1vZGVsc1Jlc3BvbnNlEmgKFUdldERlZmF1bHRNb2RlbEZvckNsaRImLmFnZW50LnYxLkdldERlZmF1bHRNb2RlbEZvckNsaVJlcXVlc3QaJy5hZ2VudC52MS5HZXREZWZhdWx0TW9kZWxGb3JDbGlSZXNwb25zZRJECglOYW1lQWdlbnQSGi5hZ2VudC52MS5OYW1lQWdlbnRSZXF1ZXN0GhsuYWdlbnQudjEuTmFtZUFnZW50UmVzcG9uc2USXAoPQXZhaWxhYmxlTW9kZWxzEiMuYWlzZXJ2ZXIudjEuQXZhaWxhYmxlTW9kZWxzUmVxdWVzdBokLmFpc2VydmVyLnYxLkF2YWlsYWJsZU1vZGVsc1Jlc3BvbnNlYgZwcm90bzM", [file_agent_v1_models]);
+  fileDesc("ChxhaXNlcnZlci92MS9haV9zZXJ2aWNlLnByb3RvEgthaXNlcnZlci52MSKpAwoWQXZhaWxhYmxlTW9kZWxzUmVxdWVzdBISCgppc19uaWdodGx5GAEgASgIEiMKG2luY2x1ZGVfbG9uZ19jb250ZXh0X21vZGVscxgCIAEoCBIgChhleGNsdWRlX21heF9uYW1lZF9tb2RlbHMYAyABKAgSHgoWYWRkaXRpb25hbF9tb2RlbF9uYW1lcxgEIAMoCRIhChR1c2VfbW9kZWxfcGFyYW1ldGVycxgFIAEoCEgAiAEBEiIKFWluY2x1ZGVfaGlkZGVuX21vZGVscxgGIAEoCEgBiAEBEiAKE2RvX25vdF91c2VfbWFya2Rvd24YByABKAhIAogBARI0Cid2YXJpYW50c193aWxsX2JlX3Nob3duX2luX2V4cGxvZGVkX2xpc3QYCCABKAhIA4gBAUIXChVfdXNlX21vZGVsX3BhcmFtZXRlcnNCGAoWX2luY2x1ZGVfaGlkZGVuX21vZGVsc0IWChRfZG9fbm90X3VzZV9tYXJrZG93bkIqCihfdmFyaWFudHNfd2lsbF9iZV9zaG93bl9pbl9leHBsb2RlZF9saXN0IvsLCg5BdmFpbGFibGVNb2RlbBIMCgRuYW1lGAEgASgJEhIKCmRlZmF1bHRfb24YAiABKAgSIQoUaXNfbG9uZ19jb250ZXh0X29ubHkYAyABKAhIAIgBARIZCgxpc19jaGF0X29ubHkYBCABKAhIAYgBARIbCg5zdXBwb3J0c19hZ2VudBgFIAEoCEgCiAEBEh8KEmRlZ3JhZGF0aW9uX3N0YXR1cxgGIAEoBUgDiAEBEhIKBXByaWNlGAcgASgBSASIAQESGQoMdG9vbHRpcF9kYXRhGAggASgJSAWIAQESHgoRc3VwcG9ydHNfdGhpbmtpbmcYCSABKAhIBogBARIcCg9zdXBwb3J0c19pbWFnZXMYCiABKAhIB4gBARIiChVzdXBwb3J0c19hdXRvX2NvbnRleHQYCyABKAhICIgBARIkChdhdXRvX2NvbnRleHRfbWF4X3Rva2VucxgMIAEoBUgJiAEBEi0KIGF1dG9fY29udGV4dF9leHRlbmRlZF9tYXhfdG9rZW5zGA0gASgFSAqIAQESHgoRc3VwcG9ydHNfbWF4X21vZGUYDiABKAhIC4gBARIgChNjb250ZXh0X3Rva2VuX2xpbWl0GA8gASgFSAyIAQESLQogY29udGV4dF90b2tlbl9saW1pdF9mb3JfbWF4X21vZGUYECABKAVIDYgBARIgChNjbGllbnRfZGlzcGxheV9uYW1lGBEgASgJSA6IAQESHgoRc2VydmVyX21vZGVsX25hbWUYEiABKAlID4gBARIiChVzdXBwb3J0c19ub25fbWF4X21vZGUYEyABKAhIEIgBARImChl0b29sdGlwX2RhdGFfZm9yX21heF9tb2RlGBQgASgJSBGIAQESMwomaXNfcmVjb21tZW5kZWRfZm9yX2JhY2tncm91bmRfY29tcG9zZXIYFSABKAhIEogBARImChlpbnB1dGJveF9zaG9ydF9tb2RlbF9uYW1lGBggASgJSBOIAQESRAoVcGFyYW1ldGVyX2RlZmluaXRpb25zGB0gAygLMiUuYWlzZXJ2ZXIudjEuTW9kZWxQYXJhbWV0ZXJEZWZpbml0aW9uEjEKCHZhcmlhbnRzGB4gAygLMh8uYWlzZXJ2ZXIudjEuTW9kZWxWYXJpYW50Q29uZmlnEhYKCWlzX2hpZGRlbhgjIAEoCEgUiAEBEhQKDGxlZ2FjeV9zbHVncxgkIAMoCRISCgppZF9hbGlhc2VzGCUgAygJEhQKB3RhZ2xpbmUYJyABKAlIFYgBARIYCgt2ZW5kb3JfbmFtZRgpIAEoCUgWiAEBQhcKFV9pc19sb25nX2NvbnRleHRfb25seUIPCg1faXNfY2hhdF9vbmx5QhEKD19zdXBwb3J0c19hZ2VudEIVChNfZGVncmFkYXRpb25fc3RhdHVzQggKBl9wcmljZUIPCg1fdG9vbHRpcF9kYXRhQhQKEl9zdXBwb3J0c190aGlua2luZ0ISChBfc3VwcG9ydHNfaW1hZ2VzQhgKFl9zdXBwb3J0c19hdXRvX2NvbnRleHRCGgoYX2F1dG9fY29udGV4dF9tYXhfdG9rZW5zQiMKIV9hdXRvX2NvbnRleHRfZXh0ZW5kZWRfbWF4X3Rva2Vuc0IUChJfc3VwcG9ydHNfbWF4X21vZGVCFgoUX2NvbnRleHRfdG9rZW5fbGltaXRCIwohX2NvbnRleHRfdG9rZW5fbGltaXRfZm9yX21heF9tb2RlQhYKFF9jbGllbnRfZGlzcGxheV9uYW1lQhQKEl9zZXJ2ZXJfbW9kZWxfbmFtZUIYChZfc3VwcG9ydHNfbm9uX21heF9tb2RlQhwKGl90b29sdGlwX2RhdGFfZm9yX21heF9tb2RlQikKJ19pc19yZWNvbW1lbmRlZF9mb3JfYmFja2dyb3VuZF9jb21wb3NlckIcChpfaW5wdXRib3hfc2hvcnRfbW9kZWxfbmFtZUIMCgpfaXNfaGlkZGVuQgoKCF90YWdsaW5lQg4KDF92ZW5kb3JfbmFtZSKvAQoYTW9kZWxQYXJhbWV0ZXJEZWZpbml0aW9uEgoKAmlkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARIdChBtYXJrZG93bl90b29sdGlwGAMgASgJSAGIAQESNwoOcGFyYW1ldGVyX3R5cGUYBCABKAsyHy5haXNlcnZlci52MS5Nb2RlbFBhcmFtZXRlclR5cGVCBwoFX25hbWVCEwoRX21hcmtkb3duX3Rvb2x0aXAimAEKEk1vZGVsUGFyYW1ldGVyVHlwZRI/ChFib29sZWFuX3BhcmFtZXRlchgBIAEoCzIiLmFpc2VydmVyLnYxLkJvb2xlYW5Nb2RlbFBhcmFtZXRlckgAEjkKDmVudW1fcGFyYW1ldGVyGAIgASgLMh8uYWlzZXJ2ZXIudjEuRW51bU1vZGVsUGFyYW1ldGVySABCBgoEdHlwZSJQChVCb29sZWFuTW9kZWxQYXJhbWV0ZXISNwoGdmFsdWVzGAEgAygLMicuYWlzZXJ2ZXIudjEuQm9vbGVhbk1vZGVsUGFyYW1ldGVyVmFsdWUinwEKGkJvb2xlYW5Nb2RlbFBhcmFtZXRlclZhbHVlEg0KBXZhbHVlGAEgASgIEhkKDGRpc3BsYXlfbmFtZRgCIAEoCUgAiAEBEicKGmJsb2NrZWRfYnlfYWRtaW5fYWxsb3dsaXN0GAYgASgISAGIAQFCDwoNX2Rpc3BsYXlfbmFtZUIdChtfYmxvY2tlZF9ieV9hZG1pbl9hbGxvd2xpc3QiSgoSRW51bU1vZGVsUGFyYW1ldGVyEjQKBnZhbHVlcxgBIAMoCzIkLmFpc2VydmVyLnYxLkVudW1Nb2RlbFBhcmFtZXRlclZhbHVlItABChdFbnVtTW9kZWxQYXJhbWV0ZXJWYWx1ZRINCgV2YWx1ZRgBIAEoCRIZCgxkaXNwbGF5X25hbWUYAiABKAlIAIgBARInChpibG9ja2VkX2J5X2FkbWluX2FsbG93bGlzdBgEIAEoCEgBiAEBEh0KEG1hcmtkb3duX3Rvb2x0aXAYBSABKAlIAogBAUIPCg1fZGlzcGxheV9uYW1lQh0KG19ibG9ja2VkX2J5X2FkbWluX2FsbG93bGlzdEITChFfbWFya2Rvd25fdG9vbHRpcCKPBAoSTW9kZWxWYXJpYW50Q29uZmlnEjsKEHBhcmFtZXRlcl92YWx1ZXMYASADKAsyIS5hZ2VudC52MS5SZXF1ZXN0ZWRNb2RlbFBhcmFtZXRlchIZCgxkaXNwbGF5X25hbWUYAiABKAlIAIgBARIYCgtpc19tYXhfbW9kZRgDIAEoCEgBiAEBEiIKFWlzX2RlZmF1bHRfbWF4X2NvbmZpZxgEIAEoCEgCiAEBEiYKGWlzX2RlZmF1bHRfbm9uX21heF9jb25maWcYBSABKAhIA4gBARIUCgd0YWdsaW5lGAcgASgJSASIAQESKAobZGlzcGxheV9uYW1lX291dHNpZGVfcGlja2VyGAggASgJSAWIAQESKgoddmFyaWFudF9zdHJpbmdfcmVwcmVzZW50YXRpb24YCSABKAlIBogBARIYCgtsZWdhY3lfc2x1ZxgLIAEoCUgHiAEBQg8KDV9kaXNwbGF5X25hbWVCDgoMX2lzX21heF9tb2RlQhgKFl9pc19kZWZhdWx0X21heF9jb25maWdCHAoaX2lzX2RlZmF1bHRfbm9uX21heF9jb25maWdCCgoIX3RhZ2xpbmVCHgocX2Rpc3BsYXlfbmFtZV9vdXRzaWRlX3BpY2tlckIgCh5fdmFyaWFudF9zdHJpbmdfcmVwcmVzZW50YXRpb25CDgoMX2xlZ2FjeV9zbHVnIpcBChdBdmFpbGFibGVNb2RlbHNSZXNwb25zZRITCgttb2RlbF9uYW1lcxgBIAMoCRIrCgZtb2RlbHMYAiADKAsyGy5haXNlcnZlci52MS5BdmFpbGFibGVNb2RlbBIhChR1c2VfbW9kZWxfcGFyYW1ldGVycxgLIAEoCEgAiAEBQhcKFV91c2VfbW9kZWxfcGFyYW1ldGVyczLxAgoJQWlTZXJ2aWNlElYKD0dldFVzYWJsZU1vZGVscxIgLmFnZW50LnYxLkdldFVzYWJsZU1vZGVsc1JlcXVlc3QaIS5hZ2VudC52MS5HZXRVc2FibGVNb2RlbHNSZXNwb25zZRJoChVHZXREZWZhdWx0TW9kZWxGb3JDbGkSJi5hZ2VudC52MS5HZXREZWZhdWx0TW9kZWxGb3JDbGlSZXF1ZXN0GicuYWdlbnQudjEuR2V0RGVmYXVsdE1vZGVsRm9yQ2xpUmVzcG9uc2USRAoJTmFtZUFnZW50EhouYWdlbnQudjEuTmFtZUFnZW50UmVxdWVzdBobLmFnZW50LnYxLk5hbWVBZ2VudFJlc3BvbnNlElwKD0F2YWlsYWJsZU1vZGVscxIjLmFpc2VydmVyLnYxLkF2YWlsYWJsZU1vZGVsc1JlcXVlc3QaJC5haXNlcnZlci52MS5BdmFpbGFibGVNb2RlbHNSZXNwb25zZWIGcHJvdG8z", [file_agent_v1_models]);
 
 /**
  * cursor-protocol.md §4 notes (ZHW lite.proto).
@@ -41,6 +41,29 @@ export type AvailableModelsRequest = Message<"aiserver.v1.AvailableModelsRequest
    * @generated from field: repeated string additional_model_names = 4;
    */
   additionalModelNames: string[];
+
+  /**
+   * The parameterised catalogue: base ids with parameter definitions and variants (cursor-protocol-addendum-3.md
+   * P18, docs/protocol.md §6).
+   *
+   * @generated from field: optional bool use_model_parameters = 5;
+   */
+  useModelParameters?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool include_hidden_models = 6;
+   */
+  includeHiddenModels?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool do_not_use_markdown = 7;
+   */
+  doNotUseMarkdown?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool variants_will_be_shown_in_exploded_list = 8;
+   */
+  variantsWillBeShownInExplodedList?: boolean | undefined;
 };
 
 /**
@@ -164,6 +187,50 @@ export type AvailableModel = Message<"aiserver.v1.AvailableModel"> & {
    * @generated from field: optional bool is_recommended_for_background_composer = 21;
    */
   isRecommendedForBackgroundComposer?: boolean | undefined;
+
+  /**
+   * Fields of the parameterised catalogue (addendum 3 P19).
+   *
+   * @generated from field: optional string inputbox_short_model_name = 24;
+   */
+  inputboxShortModelName?: string | undefined;
+
+  /**
+   * @generated from field: repeated aiserver.v1.ModelParameterDefinition parameter_definitions = 29;
+   */
+  parameterDefinitions: ModelParameterDefinition[];
+
+  /**
+   * @generated from field: repeated aiserver.v1.ModelVariantConfig variants = 30;
+   */
+  variants: ModelVariantConfig[];
+
+  /**
+   * @generated from field: optional bool is_hidden = 35;
+   */
+  isHidden?: boolean | undefined;
+
+  /**
+   * Flat GetUsableModels ids this base model answers to (the join of the two lists).
+   *
+   * @generated from field: repeated string legacy_slugs = 36;
+   */
+  legacySlugs: string[];
+
+  /**
+   * @generated from field: repeated string id_aliases = 37;
+   */
+  idAliases: string[];
+
+  /**
+   * @generated from field: optional string tagline = 39;
+   */
+  tagline?: string | undefined;
+
+  /**
+   * @generated from field: optional string vendor_name = 41;
+   */
+  vendorName?: string | undefined;
 };
 
 /**
@@ -172,6 +239,226 @@ export type AvailableModel = Message<"aiserver.v1.AvailableModel"> & {
  */
 export const AvailableModelSchema: GenMessage<AvailableModel> = /*@__PURE__*/
   messageDesc(file_aiserver_v1_ai_service, 1);
+
+/**
+ * One parameter a base model takes (addendum 3 P19, MIX). A second source lays out field 4 differently
+ * (values = 4, default_index = 5): the layout of `parameter_type` is uncertain (L).
+ *
+ * @generated from message aiserver.v1.ModelParameterDefinition
+ */
+export type ModelParameterDefinition = Message<"aiserver.v1.ModelParameterDefinition"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: optional string name = 2;
+   */
+  name?: string | undefined;
+
+  /**
+   * @generated from field: optional string markdown_tooltip = 3;
+   */
+  markdownTooltip?: string | undefined;
+
+  /**
+   * @generated from field: aiserver.v1.ModelParameterType parameter_type = 4;
+   */
+  parameterType?: ModelParameterType | undefined;
+};
+
+/**
+ * Describes the message aiserver.v1.ModelParameterDefinition.
+ * Use `create(ModelParameterDefinitionSchema)` to create a new message.
+ */
+export const ModelParameterDefinitionSchema: GenMessage<ModelParameterDefinition> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_ai_service, 2);
+
+/**
+ * @generated from message aiserver.v1.ModelParameterType
+ */
+export type ModelParameterType = Message<"aiserver.v1.ModelParameterType"> & {
+  /**
+   * @generated from oneof aiserver.v1.ModelParameterType.type
+   */
+  type: {
+    /**
+     * @generated from field: aiserver.v1.BooleanModelParameter boolean_parameter = 1;
+     */
+    value: BooleanModelParameter;
+    case: "booleanParameter";
+  } | {
+    /**
+     * @generated from field: aiserver.v1.EnumModelParameter enum_parameter = 2;
+     */
+    value: EnumModelParameter;
+    case: "enumParameter";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message aiserver.v1.ModelParameterType.
+ * Use `create(ModelParameterTypeSchema)` to create a new message.
+ */
+export const ModelParameterTypeSchema: GenMessage<ModelParameterType> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_ai_service, 3);
+
+/**
+ * The number of `values` inside the two parameter kinds is not given by the reference (L).
+ *
+ * @generated from message aiserver.v1.BooleanModelParameter
+ */
+export type BooleanModelParameter = Message<"aiserver.v1.BooleanModelParameter"> & {
+  /**
+   * @generated from field: repeated aiserver.v1.BooleanModelParameterValue values = 1;
+   */
+  values: BooleanModelParameterValue[];
+};
+
+/**
+ * Describes the message aiserver.v1.BooleanModelParameter.
+ * Use `create(BooleanModelParameterSchema)` to create a new message.
+ */
+export const BooleanModelParameterSchema: GenMessage<BooleanModelParameter> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_ai_service, 4);
+
+/**
+ * @generated from message aiserver.v1.BooleanModelParameterValue
+ */
+export type BooleanModelParameterValue = Message<"aiserver.v1.BooleanModelParameterValue"> & {
+  /**
+   * @generated from field: bool value = 1;
+   */
+  value: boolean;
+
+  /**
+   * @generated from field: optional string display_name = 2;
+   */
+  displayName?: string | undefined;
+
+  /**
+   * @generated from field: optional bool blocked_by_admin_allowlist = 6;
+   */
+  blockedByAdminAllowlist?: boolean | undefined;
+};
+
+/**
+ * Describes the message aiserver.v1.BooleanModelParameterValue.
+ * Use `create(BooleanModelParameterValueSchema)` to create a new message.
+ */
+export const BooleanModelParameterValueSchema: GenMessage<BooleanModelParameterValue> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_ai_service, 5);
+
+/**
+ * @generated from message aiserver.v1.EnumModelParameter
+ */
+export type EnumModelParameter = Message<"aiserver.v1.EnumModelParameter"> & {
+  /**
+   * @generated from field: repeated aiserver.v1.EnumModelParameterValue values = 1;
+   */
+  values: EnumModelParameterValue[];
+};
+
+/**
+ * Describes the message aiserver.v1.EnumModelParameter.
+ * Use `create(EnumModelParameterSchema)` to create a new message.
+ */
+export const EnumModelParameterSchema: GenMessage<EnumModelParameter> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_ai_service, 6);
+
+/**
+ * @generated from message aiserver.v1.EnumModelParameterValue
+ */
+export type EnumModelParameterValue = Message<"aiserver.v1.EnumModelParameterValue"> & {
+  /**
+   * @generated from field: string value = 1;
+   */
+  value: string;
+
+  /**
+   * @generated from field: optional string display_name = 2;
+   */
+  displayName?: string | undefined;
+
+  /**
+   * @generated from field: optional bool blocked_by_admin_allowlist = 4;
+   */
+  blockedByAdminAllowlist?: boolean | undefined;
+
+  /**
+   * @generated from field: optional string markdown_tooltip = 5;
+   */
+  markdownTooltip?: string | undefined;
+};
+
+/**
+ * Describes the message aiserver.v1.EnumModelParameterValue.
+ * Use `create(EnumModelParameterValueSchema)` to create a new message.
+ */
+export const EnumModelParameterValueSchema: GenMessage<EnumModelParameterValue> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_ai_service, 7);
+
+/**
+ * One named combination of parameter values (addendum 3 P19).
+ *
+ * @generated from message aiserver.v1.ModelVariantConfig
+ */
+export type ModelVariantConfig = Message<"aiserver.v1.ModelVariantConfig"> & {
+  /**
+   * @generated from field: repeated agent.v1.RequestedModelParameter parameter_values = 1;
+   */
+  parameterValues: RequestedModelParameter[];
+
+  /**
+   * @generated from field: optional string display_name = 2;
+   */
+  displayName?: string | undefined;
+
+  /**
+   * @generated from field: optional bool is_max_mode = 3;
+   */
+  isMaxMode?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool is_default_max_config = 4;
+   */
+  isDefaultMaxConfig?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool is_default_non_max_config = 5;
+   */
+  isDefaultNonMaxConfig?: boolean | undefined;
+
+  /**
+   * @generated from field: optional string tagline = 7;
+   */
+  tagline?: string | undefined;
+
+  /**
+   * @generated from field: optional string display_name_outside_picker = 8;
+   */
+  displayNameOutsidePicker?: string | undefined;
+
+  /**
+   * The flat id of this variant (e.g. `gpt-5.5-high-fast`).
+   *
+   * @generated from field: optional string variant_string_representation = 9;
+   */
+  variantStringRepresentation?: string | undefined;
+
+  /**
+   * @generated from field: optional string legacy_slug = 11;
+   */
+  legacySlug?: string | undefined;
+};
+
+/**
+ * Describes the message aiserver.v1.ModelVariantConfig.
+ * Use `create(ModelVariantConfigSchema)` to create a new message.
+ */
+export const ModelVariantConfigSchema: GenMessage<ModelVariantConfig> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_ai_service, 8);
 
 /**
  * @generated from message aiserver.v1.AvailableModelsResponse
@@ -186,6 +473,13 @@ export type AvailableModelsResponse = Message<"aiserver.v1.AvailableModelsRespon
    * @generated from field: repeated aiserver.v1.AvailableModel models = 2;
    */
   models: AvailableModel[];
+
+  /**
+   * Echoes the request's use_model_parameters (addendum 3 P18).
+   *
+   * @generated from field: optional bool use_model_parameters = 11;
+   */
+  useModelParameters?: boolean | undefined;
 };
 
 /**
@@ -193,7 +487,7 @@ export type AvailableModelsResponse = Message<"aiserver.v1.AvailableModelsRespon
  * Use `create(AvailableModelsResponseSchema)` to create a new message.
  */
 export const AvailableModelsResponseSchema: GenMessage<AvailableModelsResponse> = /*@__PURE__*/
-  messageDesc(file_aiserver_v1_ai_service, 2);
+  messageDesc(file_aiserver_v1_ai_service, 9);
 
 /**
  * @generated from service aiserver.v1.AiService
