@@ -120,7 +120,7 @@ describe("parseDirectives", () => {
       expect(parsed.problems, example).toEqual([]);
       expect(parsed.directives.map((d) => d.kind)).toEqual([keyword]);
     }
-    expect(parseDirectives("[[emu:frobnicate]]").problems[0]).toContain("known: tool, native, think");
+    expect(parseDirectives("[[emu:frobnicate]]").problems[0]).toContain("known: tool, native, echo-model, think");
   });
 
   it("parses web-search and web-fetch, and refuses them without a query or URL", () => {

@@ -53,6 +53,7 @@ export type Directive =
 export const DIRECTIVES: ReadonlyArray<{ keyword: string; syntax: string; example: string }> = [
   { keyword: "tool", syntax: "tool NAME {json args}", example: '[[emu:tool bash {"command":"ls"}]]' },
   { keyword: "native", syntax: "native KIND {json args}", example: '[[emu:native read {"path":"/tmp/a.txt"}]]' },
+  { keyword: "echo-model", syntax: "echo-model", example: "[[emu:echo-model]]" },
   { keyword: "think", syntax: "think N", example: "[[emu:think 7]]" },
   { keyword: "cached", syntax: "cached N", example: "[[emu:cached 40]]" },
   { keyword: "tokens", syntax: "tokens N", example: "[[emu:tokens 5]]" },
