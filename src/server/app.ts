@@ -25,7 +25,7 @@ import { ProxyError } from "../util/errors.js";
 import { clampForMessage } from "../util/logger.js";
 import { requireApiKey } from "./api-key.js";
 import { admitLargeBodies, createBodyGate, LARGE_BODY_BUDGET_BYTES } from "./body-gate.js";
-import { limitBody } from "./body-limit.js";
+import { discardBody, limitBody } from "./body-limit.js";
 import { handleForwardedTurn } from "./cluster-route.js";
 import { createModelsApp } from "./models-route.js";
 import { guardHost, guardOrigin, requireJson } from "./request-guard.js";
@@ -114,7 +114,8 @@ export function createApp(deps: AppDeps, gateway: AppGateway = {}): Hono<AppEnv>
       }),
     );
   }
-  // Refused from content-length before the body is read: a body over the limit can never be served.
+  // Counted as it arrives (declared or chunked alike); a body over the limit is never kept, and is read to its end
+  // before the 413 so the client can read the answer.
   const imageHint =
     options.maxImageBytes === undefined
       ? ""
@@ -192,8 +193,10 @@ export function createApp(deps: AppDeps, gateway: AppGateway = {}): Hono<AppEnv>
     app.post(FORWARD_PATH, (c) => handleForwardedTurn(c, deps.engine, cluster.auth));
   }
 
-  // Thrown rather than answered, so the request log names its code like every other failure.
-  app.all("*", (c) => {
+  // Thrown rather than answered, so the request log names its code like every other failure. A body sent along is
+  // read and dropped first: answering while the client still uploads would reset its connection.
+  app.all("*", async (c) => {
+    await discardBody(c);
     throw routeNotFound(app, c.req.method, c.req.path);
   });
   app.onError((error, c) => {

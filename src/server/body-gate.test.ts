@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { readJson } from "../surfaces/kit/json-body.js";
 import { ProxyError } from "../util/errors.js";
 import { admitLargeBodies, createBodyGate } from "./body-gate.js";
+import { limitBody } from "./body-limit.js";
 
 /** Settles pending promise callbacks. */
 const flush = () => new Promise((resolve) => setImmediate(resolve));
@@ -116,6 +117,7 @@ describe("admitLargeBodies", () => {
     const gate = createBodyGate(budget);
     const app = new Hono();
     const held: Array<() => void> = [];
+    app.use(limitBody(1_000_000, (c) => c.text("too large", 413)));
     app.use(admitLargeBodies(gate, threshold));
     app.post("/hold", async (c) => {
       const body = (await readJson(c)) as { n: number };
@@ -123,9 +125,20 @@ describe("admitLargeBodies", () => {
       await new Promise<void>((resolve) => held.push(resolve));
       return c.json({ n: body.n, cachedBodies: Object.keys(c.req.bodyCache).length });
     });
-    const post = (n: number, pad: number) => {
+    const post = (n: number, pad: number, chunked = false) => {
       const body = JSON.stringify({ n, pad: "x".repeat(pad) });
-      return app.request("/hold", { method: "POST", body, headers: { "content-length": String(body.length) } });
+      if (!chunked) {
+        return app.request("/hold", { method: "POST", body, headers: { "content-length": String(body.length) } });
+      }
+      // No declared length: the gate goes by the bytes counted as they arrived.
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          const bytes = new TextEncoder().encode(body);
+          for (let at = 0; at < bytes.length; at += 16) controller.enqueue(bytes.subarray(at, at + 16));
+          controller.close();
+        },
+      });
+      return app.request("/hold", { method: "POST", body: stream, duplex: "half" } as RequestInit);
     };
     return { gate, held, post };
   }
@@ -144,6 +157,20 @@ describe("admitLargeBodies", () => {
     expect(bodies.map((b) => b.n)).toEqual([1, 2, 3]);
     // readJson dropped hono's cached copy of the body text before the handler went on.
     expect(bodies.every((b) => b.cachedBodies === 0)).toBe(true);
+    expect(gate.inUse).toBe(0);
+  });
+
+  it("counts a chunked body's bytes as they arrive and admits it like a declared one", async () => {
+    const { gate, held, post } = app(150, 100);
+    const responses = [post(1, 100, true), post(2, 100, true)];
+    await expect.poll(() => held.length).toBe(1);
+    await flush();
+    expect(gate.waiting).toBe(1);
+    held[0]?.();
+    await expect.poll(() => held.length).toBe(2);
+    held[1]?.();
+    const bodies = await Promise.all(responses.map(async (r) => (await r).json()));
+    expect(bodies.map((b) => b.n)).toEqual([1, 2]);
     expect(gate.inUse).toBe(0);
   });
 

@@ -1,8 +1,9 @@
 /**
  * Admission of large request bodies. Each large request costs several times its body size while it is parsed,
  * translated, fingerprinted, encoded and answered, so many of them at once multiply the server's peak memory (30
- * concurrent 3.9 MB requests once peaked at 2.4 GB). Requests whose declared body is at least `thresholdBytes` read
- * their body first (so Node's request timeout never fires on a queued request), then wait, first come first served,
+ * concurrent 3.9 MB requests once peaked at 2.4 GB). Requests whose body is at least `thresholdBytes` (counted as it
+ * arrived, by `limitBody`, so chunked and declared lengths are alike) have read their body first (so Node's request
+ * timeout never fires on a queued request), then wait, first come first served,
  * until the bodies being processed add up to no more than `budgetBytes`; the one at the head of the queue is always
  * admitted when nothing else runs, so a body larger than the budget still gets through, alone. Small requests never
  * wait. A request holds its admission until its handler has produced the response (a streamed one: until the turn
@@ -17,6 +18,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { ProxyError } from "../util/errors.js";
+import { countedBodyBytes } from "./body-limit.js";
 
 /** Defaults: bodies from 1 MiB on are admitted within an 8 MiB budget. */
 export const LARGE_BODY_THRESHOLD_BYTES = 1024 * 1024;
@@ -117,17 +119,16 @@ export function createBodyGate(budgetBytes: number, maxWaitMs = LARGE_BODY_MAX_W
 }
 
 /**
- * The middleware: a POST whose declared `content-length` is at least `thresholdBytes` reads its body, waits for
- * admission and holds it while the handler runs. The body stays in hono's request cache only until the handler
- * reads it (`readJson` drops the cached text, so the text and the parsed object are not both held for the turn).
+ * The middleware, mounted after {@link limitBody} (which has read the body, counting its bytes whatever the framing):
+ * a POST whose body is at least `thresholdBytes` waits for admission and holds it while the handler runs. The body
+ * stays in hono's request cache only until the handler reads it (`readJson` drops the cached text, so the text and
+ * the parsed object are not both held for the turn).
  */
 export function admitLargeBodies(gate: BodyGate, thresholdBytes = LARGE_BODY_THRESHOLD_BYTES): MiddlewareHandler {
   return async (c, next) => {
-    if (c.req.method !== "POST") return next();
-    const declared = Number.parseInt(c.req.header("content-length") ?? "", 10);
-    if (!(declared >= thresholdBytes)) return next();
-    await c.req.text();
-    const release = await gate.acquire(declared, c.req.raw.signal);
+    const bytes = countedBodyBytes(c);
+    if (bytes < thresholdBytes) return next();
+    const release = await gate.acquire(bytes, c.req.raw.signal);
     try {
       await next();
     } finally {

@@ -36,6 +36,29 @@ describe("limitBody", () => {
     expect((await app.request("/echo", init("123456789"))).status).toBe(413);
   });
 
+  it("stops keeping a body without a declared length at the limit and reads the rest before answering", async () => {
+    const app = appWithLimit(8);
+    let pulled = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled += 1;
+        if (pulled > 100) controller.close();
+        else controller.enqueue(new Uint8Array(1024));
+      },
+    });
+    const res = await app.request("/echo", { method: "POST", body: stream, duplex: "half" } as RequestInit);
+    expect(res.status).toBe(413);
+    // The whole upload was read (and dropped), so the client is never cut off while it sends.
+    expect(pulled).toBe(101);
+  });
+
+  it("hands the body to the handler through hono's cache, decoded as fetch does", async () => {
+    const app = appWithLimit(64);
+    const bom = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode('{"a":"é"}')]);
+    const res = await app.request("/echo", { method: "POST", body: bom });
+    expect(await res.text()).toBe('{"a":"é"}');
+  });
+
   it("passes bodiless methods through", async () => {
     const res = await appWithLimit(0).request("/echo");
     expect(res.status).toBe(200);

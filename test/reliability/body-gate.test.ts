@@ -1,7 +1,7 @@
 /**
  * Large bodies never hold other requests for long. The large-body gate admits by bytes, first come first served, but
  * no request waits longer than LARGE_BODY_MAX_WAIT_MS (2 s) because of another; and a body over the limit (a 28 MB
- * image request, over the 15 MiB image cap) is refused from its content-length and holds nothing. Each case compares
+ * image request, over the 15 MiB image cap) is refused: read to its end, nothing kept, and it holds nothing. Each case compares
  * a 2 MB request's time behind the big one with its time alone.
  */
 import { request } from "node:http";
@@ -86,7 +86,7 @@ describe("the large-body gate", () => {
     expect(behind.ms).toBeLessThan(alone + LARGE_BODY_MAX_WAIT_MS + SLACK_MS);
   }, 60_000);
 
-  it("a request behind a 28 MB body waits at most the bound (the 28 MB body is refused unread)", async () => {
+  it("a request behind a 28 MB body waits at most the bound (the 28 MB body is refused, nothing kept)", async () => {
     const body = imageRequest(20 * MIB, "too big").padEnd(28_000_000, " ");
     const big = post(body);
     await new Promise((resolve) => setTimeout(resolve, 100));
