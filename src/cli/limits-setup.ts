@@ -1,10 +1,12 @@
 /**
  * The team gateway's limits for `serve` (src/gateway/limits): counters in memory and spend in
  * `<data dir>/spend.json` for one instance, both in Redis when `--store` is shared (so the instances enforce one
- * limit together). They act only on requests the gateway's auth gave a principal (a virtual key).
+ * limit together). They act only on requests the gateway's auth gave a principal (a virtual key). Settles that fail
+ * (the store is down) wait in `<data dir>/pending-settles.json` until the store takes them.
  */
 import type { BridgeConfig } from "../config/index.js";
 import { createLimits, type Limits, priceRules } from "../gateway/limits/index.js";
+import { createFileSettleQueue } from "../stores/file/settle-queue.js";
 import { createFileSpendStore } from "../stores/file/spend-store.js";
 import { createMemoryLimitCounters } from "../stores/memory/limit-counters.js";
 import type { StoreClient } from "../stores/redis/client.js";
@@ -21,6 +23,7 @@ export async function openLimits(
     logger: logger.child({ component: "gateway" }),
     prices: priceRules(config.prices),
     warnAt: config.budgetWarnPercent / 100,
+    queue: createFileSettleQueue({ dataDir }),
   };
   if (client === undefined) {
     return createLimits({

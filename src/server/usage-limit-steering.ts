@@ -1,5 +1,5 @@
 /**
- * A Cursor usage limit is a 429 `insufficient_quota` (a virtual key's spent budget a 429 `budget_exceeded`) with
+ * A Cursor usage limit is a 429 `insufficient_quota` (a virtual key's spent budget a 429 `key_budget_exceeded`) with
  * `x-should-retry: false`: the openai and Anthropic SDKs and
  * Claude Code show it at once, the AI SDK after its two short retries. Two clients hide it, so they get it in the one
  * form each shows at once, recognised by their User-Agent:
@@ -44,9 +44,20 @@ export function durationInWords(seconds: number): string {
   return parts.length > 0 ? parts.join(" ") : "less than a minute";
 }
 
-/** The message with "(in 432000 s)" written as "(in 5 days)": OpenCode retries a message holding a status-like number. */
+const UNIT_SECONDS: Record<string, number> = { d: 86_400, h: 3_600, min: 60, s: 1 };
+
+/**
+ * The message with "(in 432000 s)" or "(in 5 d 2 h)" (util/duration.ts) written as "(in 5 days 2 hours)": OpenCode
+ * retries a message holding a status-like number.
+ */
 export function withDurationsInWords(message: string): string {
-  return message.replace(/\(in (\d+) s\)/g, (_, seconds: string) => `(in ${durationInWords(Number(seconds))})`);
+  return message.replace(/\(in ((?:\d+ (?:d|h|min|s)\b ?)+)\)/g, (_, spans: string) => {
+    let seconds = 0;
+    for (const [, count, unit] of spans.matchAll(/(\d+) (d|h|min|s)\b/g)) {
+      seconds += Number(count) * (UNIT_SECONDS[unit ?? "s"] ?? 1);
+    }
+    return `(in ${durationInWords(seconds)})`;
+  });
 }
 
 interface ErrorBody {
@@ -58,7 +69,7 @@ async function usageLimitBody(response: Response): Promise<ErrorBody | undefined
   try {
     const body = (await response.clone().json()) as Partial<ErrorBody>;
     const code = body.error?.code;
-    return (code === "insufficient_quota" || code === "budget_exceeded") && typeof body.error?.message === "string"
+    return (code === "insufficient_quota" || code === "key_budget_exceeded") && typeof body.error?.message === "string"
       ? (body as ErrorBody)
       : undefined;
   } catch {

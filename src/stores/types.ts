@@ -266,8 +266,13 @@ export interface WindowState {
 export interface LimitCounters {
   /** Refuses (counting nothing) or counts the request and takes a parallel slot when `maxParallel` > 0. */
   admit(input: AdmitInput): Promise<WindowState>;
-  /** Releases the request's parallel slot and adds its tokens (input + output) to the tpm window. */
+  /**
+   * Releases the request's parallel slot and adds its tokens (input + output) to the tpm window. Idempotent: settling
+   * the same slot again changes nothing (a settle retried after a store outage).
+   */
   settle(keyId: string, slotId: string, tokens: number, now: number, windowMs: number): Promise<void>;
+  /** Extends the leases of slots still held to `now + leaseMs` (a slot already freed stays free). */
+  renew(keyId: string, slotIds: readonly string[], now: number, leaseMs: number): Promise<void>;
 }
 
 /** A key's totals for one budget period. Money in micro-dollars (integers, so sums are exact). */
@@ -286,6 +291,79 @@ export interface SpendStore {
   add(keyId: string, period: string, entry: SpendTotals): Promise<{ before: SpendTotals; after: SpendTotals }>;
   /** The totals of a key in a period (zeros when nothing was spent). */
   get(keyId: string, period: string): Promise<SpendTotals>;
+  /**
+   * Reserves a request's worst-case cost before it runs, in one atomic step with the budget check: refused (nothing
+   * reserved) when the spend plus the reservations still held plus this one would pass `budgetMicroUsd`.
+   */
+  reserve(input: ReserveInput): Promise<ReserveResult>;
+  /**
+   * Settles a request: drops its reservation and adds what it really cost, atomically and once per `id` (a settle
+   * retried after a store outage adds nothing the second time; `applied` is then false and before = after).
+   */
+  settle(input: SettleInput): Promise<{ before: SpendTotals; after: SpendTotals; applied: boolean }>;
+  /** Extends the leases of reservations still held to `now + leaseMs` (a reservation that ran out stays out). */
+  renew(keyId: string, period: string, ids: readonly string[], now: number, leaseMs: number): Promise<void>;
+}
+
+/** What {@link SpendStore.reserve} is asked. */
+export interface ReserveInput {
+  keyId: string;
+  period: string;
+  /** The request's unique id (what settles or renews it). */
+  id: string;
+  /** Its worst-case cost, micro-dollars. */
+  microUsd: number;
+  /** The key's budget in this period, micro-dollars; undefined = no budget (always reserved). */
+  budgetMicroUsd: number | undefined;
+  /** Epoch ms. */
+  now: number;
+  /** A reservation not renewed by then (its instance died) is dropped. */
+  leaseMs: number;
+}
+
+/** The answer of {@link SpendStore.reserve}. */
+export interface ReserveResult {
+  admitted: boolean;
+  /** What the key spent in the period (settled requests only). */
+  spent: SpendTotals;
+  /** Reservations held (this one included when admitted), micro-dollars. */
+  reservedMicroUsd: number;
+}
+
+/** What {@link SpendStore.settle} is asked. */
+export interface SettleInput {
+  keyId: string;
+  period: string;
+  /** The id the request reserved under (settling an id never reserved just adds the entry, once). */
+  id: string;
+  /** What the request really used. */
+  entry: SpendTotals;
+}
+
+/**
+ * A request whose settle failed (the store was unreachable): what it owes the limits and the spend, kept to be
+ * settled again once the store is back.
+ */
+export interface PendingSettle {
+  keyId: string;
+  /** The slot and reservation id of the request. */
+  id: string;
+  period: string;
+  entry: SpendTotals;
+  /** Tokens (input + output) for the tpm window, and when the request ended (epoch ms). */
+  tokens: number;
+  finishedAt: number;
+  /** True once the counters part (slot, tokens) was done; only the spend is left. */
+  countersDone: boolean;
+}
+
+/** Settles that failed, kept on the instance's disk (or in memory for tests) until they succeed. */
+export interface SettleQueue {
+  push(item: PendingSettle): Promise<void>;
+  /** Oldest first. */
+  list(): Promise<PendingSettle[]>;
+  /** Removes the items with these ids. */
+  remove(ids: readonly string[]): Promise<void>;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ export type ProxyErrorCode =
   | "not_found"
   | "rate_limited"
   | "quota_exceeded"
+  | "key_budget_exceeded"
   | "context_length_exceeded"
   | "backend_unavailable"
   | "backend_protocol"
@@ -86,8 +87,13 @@ export interface ProxyErrorDetails {
   not_found: "model_not_found" | "not_found" | "route_not_found" | "turn_expired";
   /** `key_*`: a virtual key's own limit (the team gateway's rpm / tpm / max-parallel), not Cursor's. */
   rate_limited: "rate_limit" | "key_rpm" | "key_tpm" | "key_parallel";
-  /** `budget_exceeded`: a virtual key spent its budget for the period (the team gateway), not Cursor's plan limit. */
-  quota_exceeded: "usage_limit" | "budget_exceeded";
+  /** Cursor's plan limit. */
+  quota_exceeded: "usage_limit";
+  /**
+   * A virtual key's budget for the period (the team gateway), never Cursor's plan limit: `spent` = used up, `held`
+   * = what is left is held by the key's requests running now.
+   */
+  key_budget_exceeded: "spent" | "held";
   context_length_exceeded: "max_tokens" | "conversation_too_long";
   backend_unavailable:
     | "unknown"
@@ -125,6 +131,7 @@ const DEFAULT_STATUS: Record<ProxyErrorCode, number> = {
   not_found: 404,
   rate_limited: 429,
   quota_exceeded: 429,
+  key_budget_exceeded: 429,
   context_length_exceeded: 400,
   backend_unavailable: 503,
   backend_protocol: 502,
@@ -142,6 +149,7 @@ const DEFAULT_RETRYABLE: Record<ProxyErrorCode, boolean> = {
   not_found: false,
   rate_limited: true,
   quota_exceeded: false,
+  key_budget_exceeded: false,
   context_length_exceeded: false,
   backend_unavailable: true,
   backend_protocol: false,

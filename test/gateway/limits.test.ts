@@ -2,8 +2,9 @@
  * The gateway's limits through the real wiring (emulator, protocol client, engine, app on a port-0 listener), on
  * every door that runs a turn — chat completions, responses, messages — streamed and not: rpm answered with 429 and
  * the rate-limit headers (and the same headers on successes), tpm, max-parallel (and no slot leaks when a client goes
- * away), budget → `budget_exceeded`, and `x-cursor-bridge-cost` = the turn's tokens × the model's price. The
- * emulator's counts are deterministic (docs/emulator.md): for MESSAGE, input 46 (40 cache reads), output 12.
+ * away), budget → `key_budget_exceeded` (the worst case reserved before the turn), and `x-cursor-bridge-cost` = the
+ * turn's tokens × the model's price. The emulator's counts are deterministic (docs/emulator.md): for MESSAGE, input
+ * 46 (40 cache reads), output 12.
  */
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
@@ -22,26 +23,43 @@ const USAGE = { inputTokens: 46, cacheReadTokens: 40, outputTokens: 12, totalTok
 const SLOW = "slowly [[emu:tokens 200]] [[emu:rate 40]]";
 
 type DoorName = "chat" | "responses" | "messages";
-const DOORS: Record<DoorName, { path: string; body: (stream: boolean, content?: string) => Record<string, unknown> }> =
-  {
-    chat: {
-      path: "/chat/completions",
-      body: (stream, content = MESSAGE) => ({ model: "auto", stream, messages: [{ role: "user", content }] }),
-    },
-    responses: {
-      path: "/responses",
-      body: (stream, content = MESSAGE) => ({ model: "auto", stream, store: false, input: content }),
-    },
-    messages: {
-      path: "/messages",
-      body: (stream, content = MESSAGE) => ({
-        model: "auto",
-        max_tokens: 100,
-        stream,
-        messages: [{ role: "user", content }],
-      }),
-    },
-  };
+/**
+ * A budget's worst case (gateway/limits/worst-case.ts) for MESSAGE with an output cap of 1 token, `auto` priced at
+ * the table's highest prices (5 / 25 USD per million): about 30 input tokens × 5 + 1 × 25, some 175 µ$, while the
+ * turn really costs 245 µ$ on composer-1.5. So a budget of 200 µ$ admits one turn, whose cost then uses it up.
+ */
+const CAP = 1;
+type Body = (stream: boolean, content?: string, maxTokens?: number) => Record<string, unknown>;
+const DOORS: Record<DoorName, { path: string; body: Body }> = {
+  chat: {
+    path: "/chat/completions",
+    body: (stream, content = MESSAGE, maxTokens) => ({
+      model: "auto",
+      stream,
+      messages: [{ role: "user", content }],
+      ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }),
+    }),
+  },
+  responses: {
+    path: "/responses",
+    body: (stream, content = MESSAGE, maxTokens) => ({
+      model: "auto",
+      stream,
+      store: false,
+      input: content,
+      ...(maxTokens === undefined ? {} : { max_output_tokens: maxTokens }),
+    }),
+  },
+  messages: {
+    path: "/messages",
+    body: (stream, content = MESSAGE, maxTokens = 100) => ({
+      model: "auto",
+      max_tokens: maxTokens,
+      stream,
+      messages: [{ role: "user", content }],
+    }),
+  },
+};
 
 const keys: KeyTable = new Map();
 const logLines: string[] = [];
@@ -65,11 +83,18 @@ beforeAll(async () => {
 });
 afterAll(async () => stack.close());
 
-function post(door: DoorName, name: string, stream = false, content?: string, signal?: AbortSignal): Promise<Response> {
+function post(
+  door: DoorName,
+  name: string,
+  stream = false,
+  content?: string,
+  signal?: AbortSignal,
+  maxTokens?: number,
+): Promise<Response> {
   return fetch(`${stack.baseURL}${DOORS[door].path}`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${name}`, "anthropic-version": "2023-06-01" },
-    body: JSON.stringify(DOORS[door].body(stream, content)),
+    body: JSON.stringify(DOORS[door].body(stream, content, maxTokens)),
     ...(signal === undefined ? {} : { signal }),
   });
 }
@@ -157,14 +182,14 @@ describe.each(["chat", "responses", "messages"] as const)("%s", (door) => {
   });
 
   it.each([false, true])(
-    "budget: once spent, the next request gets 429 budget_exceeded with the reset (stream %s)",
+    "budget: once spent, the next request gets 429 key_budget_exceeded with the reset (stream %s)",
     async (stream) => {
-      // One turn costs more than this budget: the first request runs, the second is refused.
-      const name = key({ budget: { usd: 0.0001, period: "day" } });
-      const first = await post(door, name, stream);
+      // The worst case fits the budget, the real cost uses it up: the first request runs, the second is refused.
+      const name = key({ budget: { usd: 0.0002, period: "day" } });
+      const first = await post(door, name, stream, undefined, undefined, CAP);
       expect(first.status).toBe(200);
       await first.text();
-      const refused = await post(door, name, stream);
+      const refused = await post(door, name, stream, undefined, undefined, CAP);
       expect(refused.status).toBe(429);
       expect(refused.headers.get("x-should-retry")).toBe("false");
       const tomorrow = new Date(
@@ -175,14 +200,26 @@ describe.each(["chat", "responses", "messages"] as const)("%s", (door) => {
       expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
       const error = await errorOf(door, refused);
       expect(error.message).toContain(`resets at ${reset}`);
-      expect(error.message).toContain("budget of $0.0001 per day");
+      expect(error.message).toContain("has used its budget of $0.0002 per day");
+      expect(error.message).toMatch(/\(in (\d+ h )?\d+ min\)|\(in \d+ (h|s)\)/);
       if (anthropic) expect(error.type).toBe("rate_limit_error");
-      else {
-        expect(error.code).toBe("budget_exceeded");
-        expect(error.type).toBe("insufficient_quota");
-      }
+      else expect(error.code).toBe("key_budget_exceeded");
     },
   );
+
+  it("budget: a request whose worst case would pass the budget is refused before it runs", async () => {
+    // No output cap: 4096 tokens at 25 USD per million alone pass 0.01 USD.
+    const name = key({ budget: { usd: 0.01, period: "month" } });
+    const refused = await post(door, name, false, undefined, undefined, door === "messages" ? 4096 : undefined);
+    expect(refused.status).toBe(429);
+    const error = await errorOf(door, refused);
+    expect(error.message).toContain("worst-case cost");
+    if (!anthropic) expect(error.code).toBe("key_budget_exceeded");
+    // Nothing ran, nothing was spent: a capped request still fits.
+    const capped = await post(door, name, false, undefined, undefined, CAP);
+    expect(capped.status).toBe(200);
+    expect(capped.headers.get("x-cursor-bridge-spend")).toBe(capped.headers.get("x-cursor-bridge-cost"));
+  });
 
   it("tpm: a finished turn's tokens count; past the limit the next request is refused", async () => {
     const name = key({ tpm: 50 });
@@ -246,13 +283,13 @@ describe("real SDK clients", () => {
     expect(rateError.headers?.get("x-ratelimit-remaining-requests")).toBe("0");
   });
 
-  it("anthropic: a budget_exceeded arrives as a RateLimitError the SDK does not retry", async () => {
-    const name = key({ budget: { usd: 0.0001, period: "month" } });
+  it("anthropic: a key_budget_exceeded arrives as a RateLimitError the SDK does not retry", async () => {
+    const name = key({ budget: { usd: 0.0002, period: "month" } });
     const client = new Anthropic({ baseURL: stack.server.url, apiKey: name, maxRetries: 3 });
-    await client.messages.create({ model: "auto", max_tokens: 100, messages: [{ role: "user", content: MESSAGE }] });
+    await client.messages.create({ model: "auto", max_tokens: CAP, messages: [{ role: "user", content: MESSAGE }] });
     const started = Date.now();
     const error = await client.messages
-      .create({ model: "auto", max_tokens: 100, messages: [{ role: "user", content: MESSAGE }] })
+      .create({ model: "auto", max_tokens: CAP, messages: [{ role: "user", content: MESSAGE }] })
       .catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(Anthropic.RateLimitError);
     expect((error as Error).message).toContain("budget");
@@ -265,7 +302,7 @@ describe("budget warning", () => {
   it("past the soft threshold answers carry a warning, logged once when a request crosses it", async () => {
     // The turn costs 245 µ$ on composer-1.5 (81.7 % of a 300 µ$ budget): the first request crosses 80 %.
     const name = key({ budget: { usd: 0.0003, period: "week" } });
-    const first = await post("chat", name);
+    const first = await post("messages", name, false, undefined, undefined, CAP);
     await first.text();
     expect(first.headers.get("x-cursor-bridge-warnings")).toMatch(/^budget \d+% used \(/);
     const crossings = logLines.filter((line) => line.includes(`key "${name}"`) && line.includes("of its budget"));
@@ -273,17 +310,17 @@ describe("budget warning", () => {
   });
 
   it("OpenCode gets a spent budget in the form it shows at once (402, the reset in words), like a usage limit", async () => {
-    const name = key({ budget: { usd: 0.0001, period: "month" } });
-    await (await post("chat", name)).text();
+    const name = key({ budget: { usd: 0.0002, period: "month" } });
+    await (await post("chat", name, false, undefined, undefined, CAP)).text();
     const refused = await fetch(`${stack.baseURL}/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${name}`, "user-agent": "opencode/1.0.0" },
-      body: JSON.stringify(DOORS.chat.body(false)),
+      body: JSON.stringify(DOORS.chat.body(false, MESSAGE, CAP)),
     });
     expect(refused.status).toBe(402);
     expect(refused.headers.get("x-should-retry")).toBe("false");
     const { error } = (await refused.json()) as { error: { code: string; message: string } };
-    expect(error.code).toBe("budget_exceeded");
+    expect(error.code).toBe("key_budget_exceeded");
     expect(error.message).toMatch(/\(in \d+ days?( \d+ hours?)?\)|\(in \d+ hours?/);
   });
 

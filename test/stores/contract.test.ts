@@ -15,6 +15,7 @@ import { createFileConversationStore } from "../../src/stores/file/conversation-
 import { createFileCredentialStore } from "../../src/stores/file/credential-store.js";
 import { createFileKeyStore } from "../../src/stores/file/key-store.js";
 import { createFileResponseStore } from "../../src/stores/file/response-store.js";
+import { createFileSettleQueue } from "../../src/stores/file/settle-queue.js";
 import { createFileSpendStore } from "../../src/stores/file/spend-store.js";
 import { createMemoryAccountStore } from "../../src/stores/memory/account-store.js";
 import { createMemoryAuditLog } from "../../src/stores/memory/audit-log.js";
@@ -26,6 +27,7 @@ import { createMemoryKeyStore } from "../../src/stores/memory/key-store.js";
 import { createMemoryLimitCounters } from "../../src/stores/memory/limit-counters.js";
 import { createMemoryLock } from "../../src/stores/memory/lock.js";
 import { createMemoryResponseStore } from "../../src/stores/memory/response-store.js";
+import { createMemorySettleQueue } from "../../src/stores/memory/settle-queue.js";
 import { createMemorySpendStore } from "../../src/stores/memory/spend-store.js";
 import { createRedisAccountStore } from "../../src/stores/redis/account-store.js";
 import { createRedisAuditLog } from "../../src/stores/redis/audit-log.js";
@@ -44,7 +46,7 @@ import { blobStoreContract } from "./contract/blobs.js";
 import { conversationIndexContract, conversationStoreContract } from "./contract/conversations.js";
 import { credentialStoreContract, lockContract } from "./contract/credentials.js";
 import { auditLogContract, keyStoreContract } from "./contract/keys.js";
-import { limitCountersContract, spendStoreContract } from "./contract/limits.js";
+import { limitCountersContract, settleQueueContract, spendStoreContract } from "./contract/limits.js";
 import { responseStoreContract } from "./contract/responses.js";
 
 // --- file: a fresh temporary directory per store; `reopen` uses the last one ---------------------------------
@@ -130,6 +132,12 @@ blobStoreContract({ name: "memory", open: async ({ initial }) => createBlobStore
 
 limitCountersContract({ name: "memory", open: async () => createMemoryLimitCounters() });
 spendStoreContract({ name: "memory", open: async () => createMemorySpendStore() });
+settleQueueContract({ name: "memory", open: async () => createMemorySettleQueue() });
+settleQueueContract({
+  name: "file",
+  open: async () => createFileSettleQueue({ dataDir: await freshDir() }),
+  reopen: async () => createFileSettleQueue({ dataDir: lastDir() }),
+});
 spendStoreContract({
   name: "file",
   open: async () => createFileSpendStore({ dataDir: await freshDir() }),

@@ -11,3 +11,4 @@ export {
   priceRules,
 } from "./prices.js";
 export { createKeyUsageSource, type KeyUsage, type KeyUsageSource } from "./usage.js";
+export { DEFAULT_OUTPUT_TOKENS, worstCaseMicroUsd, worstCasePrice } from "./worst-case.js";

@@ -4,32 +4,48 @@
  * turn — POST /v1/chat/completions, /v1/responses and /v1/messages; /v1/models, count_tokens and reading or
  * deleting stored responses are neither limited nor counted — it:
  *
- * 1. refuses with 429 `budget_exceeded` (`x-should-retry: false`, the reset time) once the key's spend in its budget
- *    period reached the budget;
+ * 1. once the kit knows the model and the key's allow-list accepted it (the `admitTurn` gate, kit/turn-admission.ts),
+ *    reserves the turn's worst-case cost (worst-case.ts) against the key's budget in one atomic step of the spend
+ *    store, or refuses with 429 `key_budget_exceeded` (`x-should-retry: false`, the reset time);
  * 2. admits the request against the key's rpm, tpm and max-parallel (atomically in the counters' store) or refuses
- *    with 429 `rate_limit_exceeded` and `Retry-After`;
- * 3. when the answer is over (a streamed one when its body ended or the client went away), releases the parallel
- *    slot, counts its tokens (input + output) for tpm and adds its cost to the key's spend;
+ *    with 429 `rate_limit_exceeded` and `Retry-After` (and gives the reservation back);
+ * 3. while it runs, renews the lease of its slot and reservation (leases.ts); when the answer is over (a streamed one
+ *    when its body ended or the client went away), settles it: releases the parallel slot, counts its tokens for tpm
+ *    and replaces the reservation by the real cost, once per request, from a durable queue when the store is down
+ *    (settle-retry.ts);
  * 4. sends the rate-limit headers (rate-headers.ts), `x-cursor-bridge-cost` (this request, USD, six decimals) and
  *    `x-cursor-bridge-spend` (the key's spend this period) — on a streamed answer the spend so far at the start and
  *    the cost as trailers (streamed-cost.ts) — and a budget warning in `x-cursor-bridge-warnings` past the soft
  *    threshold (logged once per period, when a request crosses it).
  */
 import type { MiddlewareHandler } from "hono";
-import type { LimitCounters, SpendStore, SpendTotals, WindowState } from "../../stores/types.js";
+import { createMemorySettleQueue } from "../../stores/memory/settle-queue.js";
+import type {
+  LimitCounters,
+  PendingSettle,
+  ReserveResult,
+  SettleQueue,
+  SpendStore,
+  SpendTotals,
+  WindowState,
+} from "../../stores/types.js";
 import type { AppEnv } from "../../surfaces/kit/access-log.js";
 import type { Principal } from "../../surfaces/kit/principal.js";
+import type { TurnToAdmit } from "../../surfaces/kit/turn-admission.js";
+import { humanDuration } from "../../util/duration.js";
 import { ProxyError } from "../../util/errors.js";
 import type { Logger } from "../../util/logger.js";
+import { createLeaseRenewer, LEASE_MS } from "./leases.js";
 import { type BudgetPeriod, periodAt } from "./periods.js";
 import { costMicroUsd, formatUsd, type PriceRule, priceOf, priceRules } from "./prices.js";
 import { type RateSnapshot, rateHeaders, rateSnapshot } from "./rate-headers.js";
+import { createSettler } from "./settle-retry.js";
 import { sendCostAsTrailers } from "./streamed-cost.js";
+import { WINDOW_MS } from "./window.js";
+import { worstCaseMicroUsd, worstCasePrice } from "./worst-case.js";
 
-/** The window rpm and tpm slide over. */
-export const WINDOW_MS = 60_000;
-/** A parallel slot not released by then (its instance died) frees itself. */
-export const PARALLEL_LEASE_MS = 15 * 60_000;
+export { WINDOW_MS };
+
 /** The period spend is kept for when a key has no budget. */
 const DEFAULT_PERIOD = "month" as const;
 
@@ -46,6 +62,10 @@ export interface LimitsOptions {
   now?: () => number;
   /** Unique ids of admitted requests. @default crypto.randomUUID */
   newId?: () => string;
+  /** Where settles that failed wait to be retried (the instance's disk in `serve`). @default in memory */
+  queue?: SettleQueue;
+  /** Lease of a running request's slot and reservation (ms). @default LEASE_MS (30 s) */
+  leaseMs?: number;
   /** Who the request comes from. @default the `principal` the auth middleware set */
   principalOf?: (c: Parameters<MiddlewareHandler<AppEnv>>[0]) => Principal | undefined;
 }
@@ -66,6 +86,10 @@ export interface Limits {
   /** The period a key's spend is kept in (its budget's, else the calendar month). */
   periodOf(limits: Principal["limits"], now: number): BudgetPeriod;
   now: () => number;
+  /** Retries the settles that failed now (else every 2 s while some wait). */
+  drainPending(): Promise<number>;
+  /** Stops the lease and retry timers. */
+  close(): void;
 }
 
 const TURN_PATHS = new Set(["/v1/chat/completions", "/v1/responses", "/v1/messages"]);
@@ -82,21 +106,37 @@ const usd = (amount: number) => `$${amount >= 0.01 ? amount.toFixed(2) : String(
 
 function budgetExceeded(
   key: SeenKey,
-  spent: SpendTotals,
+  reserve: ReserveResult,
+  worstCase: number,
   period: BudgetPeriod,
   now: number,
   headers: Record<string, string>,
 ): ProxyError {
   const budget = key.limits.budget?.usd ?? 0;
-  const seconds = Math.ceil((period.end - now) / 1000);
+  const budgetMicro = Math.round(budget * 1_000_000);
+  const spent = reserve.spent.microUsd;
+  const wait = humanDuration(period.end - now);
+  const reset = { ...headers, "x-cursor-bridge-budget-reset": rfc3339(period.end) };
+  if (spent >= budgetMicro || spent + worstCase > budgetMicro) {
+    const used = spent >= budgetMicro;
+    const why = used
+      ? `has used its budget of ${usd(budget)} per ${period.kind} (${formatUsd(spent)} USD spent)`
+      : `cannot start this request: its worst-case cost of ${formatUsd(worstCase)} USD would pass the budget of ${usd(budget)} per ${period.kind} (${formatUsd(spent)} USD spent)`;
+    return new ProxyError(
+      "key_budget_exceeded",
+      `Key "${key.keyName}" ${why}; it resets at ${rfc3339(period.end)} (${wait}).`,
+      {
+        detail: "spent",
+        retryAfterSeconds: Math.ceil((period.end - now) / 1000),
+        headers: reset,
+      },
+    );
+  }
+  // Only the requests running now hold the rest: it frees as soon as they end.
   return new ProxyError(
-    "quota_exceeded",
-    `Key "${key.keyName}" has used its budget of ${usd(budget)} per ${period.kind} (${formatUsd(spent.microUsd)} USD spent); it resets at ${rfc3339(period.end)} (in ${seconds} s).`,
-    {
-      detail: "budget_exceeded",
-      retryAfterSeconds: seconds,
-      headers: { ...headers, "x-cursor-bridge-budget-reset": rfc3339(period.end) },
-    },
+    "key_budget_exceeded",
+    `Key "${key.keyName}" has ${formatUsd(budgetMicro - spent)} USD of its budget left, but ${formatUsd(reserve.reservedMicroUsd)} USD of it is held by its requests running now and this one may cost up to ${formatUsd(worstCase)} USD. Retry when they end.`,
+    { detail: "held", retryAfterSeconds: 5, headers: reset },
   );
 }
 
@@ -116,11 +156,15 @@ function rateLimited(
         ? `${key.limits.tpm} tokens per minute`
         : `${key.limits.maxParallel} requests at once`;
   const seconds = Math.ceil(snapshot.retryAfterMs / 1000);
-  return new ProxyError("rate_limited", `Rate limit of key "${key.keyName}" reached: ${what}. Retry in ${seconds} s.`, {
-    detail: REFUSAL_DETAIL[refused],
-    retryAfterSeconds: seconds,
-    headers,
-  });
+  return new ProxyError(
+    "rate_limited",
+    `Rate limit of key "${key.keyName}" reached: ${what}. Retry ${humanDuration(seconds * 1000)}.`,
+    {
+      detail: REFUSAL_DETAIL[refused],
+      retryAfterSeconds: seconds,
+      headers,
+    },
+  );
 }
 
 /** Sets a header on a finished response in place (see access-log.ts: copying it would slow streamed answers). */
@@ -134,8 +178,70 @@ export function createLimits(options: LimitsOptions): Limits {
   const newId = options.newId ?? (() => crypto.randomUUID());
   const rules = options.prices ?? priceRules();
   const warnAt = options.warnAt ?? 0.8;
+  const leaseMs = options.leaseMs ?? LEASE_MS;
   const seen = new Map<string, SeenKey>();
   const { counters, spend, logger } = options;
+  const leases = createLeaseRenewer({ counters, spend, logger, now, leaseMs });
+  const settler = createSettler({ counters, spend, queue: options.queue ?? createMemorySettleQueue(), logger });
+
+  /** A turn let in: what its settle and its headers need. */
+  interface Admitted {
+    id: string;
+    period: BudgetPeriod;
+    spentBefore: SpendTotals;
+    budgetMicro: number | undefined;
+    headers: Record<string, string>;
+  }
+
+  const admit = async (key: SeenKey, turn: TurnToAdmit, anthropic: boolean): Promise<Admitted> => {
+    const { limits } = key;
+    const startedAt = now();
+    const period = periodOf(limits, startedAt);
+    const budgetMicro = limits.budget === undefined ? undefined : Math.round(limits.budget.usd * 1_000_000);
+    const worstCase = budgetMicro === undefined ? 0 : worstCaseMicroUsd(turn, worstCasePrice(turn.model, rules));
+    const id = newId();
+    const reserved = await spend.reserve({
+      keyId: key.keyId,
+      period: period.id,
+      id,
+      microUsd: worstCase,
+      budgetMicroUsd: budgetMicro,
+      now: startedAt,
+      leaseMs,
+    });
+    const spendHeaders = {
+      "x-cursor-bridge-spend": formatUsd(reserved.spent.microUsd),
+      "x-cursor-bridge-cost": formatUsd(0),
+    };
+    // Checked first: a request refused for its budget takes no place in the rpm window.
+    if (!reserved.admitted) throw budgetExceeded(key, reserved, worstCase, period, startedAt, spendHeaders);
+    const giveBack = () =>
+      spend.settle({ keyId: key.keyId, period: period.id, id, entry: zeroEntry() }).catch(() => undefined);
+    let state: WindowState;
+    try {
+      state = await counters.admit({
+        keyId: key.keyId,
+        slotId: id,
+        now: startedAt,
+        windowMs: WINDOW_MS,
+        rpm: limits.rpm ?? 0,
+        tpm: limits.tpm ?? 0,
+        maxParallel: limits.maxParallel ?? 0,
+        leaseMs,
+      });
+    } catch (error) {
+      await giveBack();
+      throw error;
+    }
+    const snapshot = rateSnapshot(limits, state, startedAt, WINDOW_MS);
+    const headers = { ...rateHeaders(snapshot, startedAt, anthropic), ...spendHeaders };
+    if (state.refused !== undefined) {
+      await giveBack();
+      throw rateLimited(key, state, snapshot, headers);
+    }
+    leases.hold(id, key.keyId, period.id);
+    return { id, period, spentBefore: reserved.spent, budgetMicro, headers };
+  };
 
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
     const principal = options.principalOf === undefined ? c.get("principal") : options.principalOf(c);
@@ -144,52 +250,36 @@ export function createLimits(options: LimitsOptions): Limits {
     seen.set(key.keyId, key);
     const { limits } = key;
     const anthropic = c.req.path.startsWith("/v1/messages");
-    const startedAt = now();
-    const period = periodOf(limits, startedAt);
-    const spentBefore = await spend.get(key.keyId, period.id);
-
-    const spendHeaders = {
-      "x-cursor-bridge-spend": formatUsd(spentBefore.microUsd),
-      "x-cursor-bridge-cost": formatUsd(0),
-    };
-    const budgetMicro = limits.budget === undefined ? undefined : Math.round(limits.budget.usd * 1_000_000);
-    // Checked first: a request refused for its budget takes no place in the rpm window.
-    if (budgetMicro !== undefined && spentBefore.microUsd >= budgetMicro) {
-      throw budgetExceeded(key, spentBefore, period, startedAt, spendHeaders);
-    }
-
-    const slotId = newId();
-    const state = await counters.admit({
-      keyId: key.keyId,
-      slotId,
-      now: startedAt,
-      windowMs: WINDOW_MS,
-      rpm: limits.rpm ?? 0,
-      tpm: limits.tpm ?? 0,
-      maxParallel: limits.maxParallel ?? 0,
-      leaseMs: PARALLEL_LEASE_MS,
+    let admitted: Admitted | undefined;
+    c.set("admitTurn", async (turn) => {
+      admitted = await admit(key, turn, anthropic);
     });
-    const snapshot = rateSnapshot(limits, state, startedAt, WINDOW_MS);
-    const headers = { ...rateHeaders(snapshot, startedAt, anthropic), ...spendHeaders };
-    if (state.refused !== undefined) throw rateLimited(key, state, snapshot, headers);
 
     const log = c.get("log");
     let settled: Promise<{ cost: number; after: SpendTotals }> | undefined;
-    const settle = () => {
+    const settle = (turn: Admitted) => {
       settled ??= (async () => {
+        leases.release(turn.id);
         const usage = log.usage;
         const cost = costMicroUsd(usage, priceOf(log.model, rules));
-        const finishedAt = now();
-        const tokens = usage === undefined ? 0 : usage.inputTokens + usage.outputTokens;
-        await counters.settle(key.keyId, slotId, tokens, finishedAt, WINDOW_MS);
-        const { before, after } = await spend.add(key.keyId, period.id, {
-          microUsd: cost,
-          requests: 1,
-          inputTokens: usage?.inputTokens ?? 0,
-          outputTokens: usage?.outputTokens ?? 0,
-          cachedTokens: usage?.cacheReadTokens ?? 0,
-          reasoningTokens: usage?.reasoningTokens ?? 0,
-        });
+        const item: PendingSettle = {
+          keyId: key.keyId,
+          id: turn.id,
+          period: turn.period.id,
+          entry: {
+            microUsd: cost,
+            requests: 1,
+            inputTokens: usage?.inputTokens ?? 0,
+            outputTokens: usage?.outputTokens ?? 0,
+            cachedTokens: usage?.cacheReadTokens ?? 0,
+            reasoningTokens: usage?.reasoningTokens ?? 0,
+          },
+          tokens: usage === undefined ? 0 : usage.inputTokens + usage.outputTokens,
+          finishedAt: now(),
+          countersDone: false,
+        };
+        const { before, after } = await settler.settle(item);
+        const budgetMicro = turn.budgetMicro;
         if (
           budgetMicro !== undefined &&
           before.microUsd < budgetMicro * warnAt &&
@@ -201,8 +291,8 @@ export function createLimits(options: LimitsOptions): Limits {
               key: key.keyName,
               spend_usd: formatUsd(after.microUsd),
               budget_usd: limits.budget?.usd,
-              period: period.id,
-              resets_at: rfc3339(period.end),
+              period: turn.period.id,
+              resets_at: rfc3339(turn.period.end),
             },
           );
         }
@@ -214,11 +304,15 @@ export function createLimits(options: LimitsOptions): Limits {
     try {
       await next();
     } catch (error) {
-      await settle().catch(() => undefined);
+      if (admitted !== undefined) await settle(admitted).catch(() => undefined);
       throw error;
     }
+    // Refused, or ended before its turn was let in (a bad request): nothing to settle.
+    if (admitted === undefined) return;
+    const turn: Admitted = admitted;
+    const { budgetMicro, period } = turn;
     const res = c.res;
-    for (const [name, value] of Object.entries(headers)) setHeader(res, name, value);
+    for (const [name, value] of Object.entries(turn.headers)) setHeader(res, name, value);
     const warning = (spent: number) => {
       if (budgetMicro === undefined || spent < budgetMicro * warnAt) return;
       const text = `budget ${Math.floor((spent / budgetMicro) * 100)}% used ($${formatUsd(spent)} of ${usd(limits.budget?.usd ?? 0)} this ${period.kind}; resets ${rfc3339(period.end)})`;
@@ -228,13 +322,12 @@ export function createLimits(options: LimitsOptions): Limits {
 
     if (log.streaming === undefined) {
       try {
-        const { cost, after } = await settle();
+        const { cost, after } = await settle(turn);
         setHeader(res, "x-cursor-bridge-cost", formatUsd(cost));
         setHeader(res, "x-cursor-bridge-spend", formatUsd(after.microUsd));
         warning(after.microUsd);
-      } catch (error) {
-        // The answer stands; what it cost could not be recorded (the store is unreachable), so none is claimed.
-        logger.warn("could not count a request against its key", { key: key.keyName, error });
+      } catch {
+        // The answer stands; its cost is queued until the store is back (settle-retry.ts), so none is claimed here.
         res.headers.delete("x-cursor-bridge-cost");
         res.headers.delete("x-cursor-bridge-spend");
       }
@@ -242,17 +335,15 @@ export function createLimits(options: LimitsOptions): Limits {
     }
     // Streamed: the cost is not known yet (see streamed-cost.ts).
     res.headers.delete("x-cursor-bridge-cost");
-    warning(spentBefore.microUsd);
+    warning(turn.spentBefore.microUsd);
     const streaming = log.streaming;
     sendCostAsTrailers(c, async () => {
       await streaming;
-      const { cost, after } = await settle();
+      const { cost, after } = await settle(turn);
       return { "x-cursor-bridge-cost": formatUsd(cost), "x-cursor-bridge-spend-after": formatUsd(after.microUsd) };
     });
     void streaming.finally(() => {
-      settle().catch((error: unknown) =>
-        logger.warn("could not count a request against its key", { key: key.keyName, error }),
-      );
+      settle(turn).catch(() => undefined);
     });
   };
 
@@ -262,5 +353,19 @@ export function createLimits(options: LimitsOptions): Limits {
     seenKeys: () => [...seen.values()],
     periodOf,
     now,
+    drainPending: settler.drain,
+    close() {
+      leases.close();
+      settler.close();
+    },
   };
 }
+
+const zeroEntry = (): SpendTotals => ({
+  microUsd: 0,
+  requests: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cachedTokens: 0,
+  reasoningTokens: 0,
+});

@@ -1,11 +1,15 @@
 /**
  * The file {@link SpendStore} of a single instance: `<dataDir>/spend.json` (mode 0600, written atomically after every
  * finished request), read once at start and kept in memory; writes are serialized. Only the three newest periods of
- * each kind (day, week, month) are kept.
+ * each kind (day, week, month) are kept. A change is kept in memory only once its write succeeded, so a settle that
+ * failed (a full disk) changed nothing and is retried whole. Reservations of running requests stay in memory (one
+ * instance holds them; spend-reservations.ts): a reservation is checked and taken in one synchronous step against
+ * the totals in memory, which every settle updates before it resolves.
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ProxyError } from "../../util/errors.js";
+import { SpendReservations } from "../spend-reservations.js";
 import { addSpend, spendFrom, zeroSpend } from "../spend-totals.js";
 import type { SpendStore, SpendTotals } from "../types.js";
 import { writeFileAtomic } from "./atomic-write.js";
@@ -75,26 +79,53 @@ export function createFileSpendStore(options: { dataDir: string }): SpendStore {
     loaded ??= load(path);
     return loaded;
   };
+  const reservations = new SpendReservations();
   let queue: Promise<unknown> = Promise.resolve();
+  /** Runs `work` after the writes before it (one at a time). */
+  const serialized = <T>(work: () => Promise<T>): Promise<T> => {
+    const result = queue.then(work, work);
+    queue = result.catch(() => undefined);
+    return result;
+  };
+  /** Adds `entry` and writes the file; memory changes only once the write succeeded. */
+  const add = async (keyId: string, period: string, entry: SpendTotals) => {
+    const all = await periods();
+    const before = all.get(period)?.get(keyId) ?? zeroSpend();
+    const after = addSpend(before, entry);
+    const next: Periods = new Map([...all].map(([id, keys]) => [id, new Map(keys)]));
+    const keys = next.get(period) ?? new Map<string, SpendTotals>();
+    next.set(period, keys);
+    keys.set(keyId, after);
+    prune(next);
+    await writeFileAtomic(path, serialize(next));
+    all.clear();
+    for (const [id, kept] of next) all.set(id, kept);
+    return { before, after };
+  };
   return {
     add(keyId, period, entry) {
-      const run = async () => {
-        const all = await periods();
-        const keys = all.get(period) ?? new Map<string, SpendTotals>();
-        all.set(period, keys);
-        const before = keys.get(keyId) ?? zeroSpend();
-        const after = addSpend(before, entry);
-        keys.set(keyId, after);
-        prune(all);
-        await writeFileAtomic(path, serialize(all));
-        return { before, after };
-      };
-      const result = queue.then(run, run);
-      queue = result.catch(() => undefined);
-      return result;
+      return serialized(() => add(keyId, period, entry));
     },
     async get(keyId, period) {
       return { ...((await periods()).get(period)?.get(keyId) ?? zeroSpend()) };
+    },
+    async reserve(input) {
+      const spent = (await periods()).get(input.period)?.get(input.keyId) ?? zeroSpend();
+      return { ...reservations.reserve(input, spent.microUsd), spent: { ...spent } };
+    },
+    settle({ keyId, period, id, entry }) {
+      return serialized(async () => {
+        if (reservations.wasSettled(id)) {
+          const now = (await periods()).get(period)?.get(keyId) ?? zeroSpend();
+          return { before: { ...now }, after: { ...now }, applied: false };
+        }
+        const result = await add(keyId, period, entry);
+        reservations.settle(keyId, period, id);
+        return { ...result, applied: true };
+      });
+    },
+    async renew(keyId, period, ids, now, leaseMs) {
+      reservations.renew(keyId, period, ids, now, leaseMs);
     },
   };
 }

@@ -13,6 +13,8 @@ interface KeyWindow {
   /** Finished requests: end times and tokens, oldest first (two arrays, so nothing is allocated per entry). */
   tokenTimes: number[];
   tokenCounts: number[];
+  /** The slot ids of those requests (a settle retried finds its own and counts nothing). */
+  tokenIds: string[];
   tokenSum: number;
   /** slot id → lease expiry (epoch ms). */
   slots: Map<string, number>;
@@ -24,7 +26,7 @@ export function createMemoryLimitCounters(): LimitCounters {
   const windowOf = (keyId: string): KeyWindow => {
     let window = keys.get(keyId);
     if (window === undefined) {
-      window = { requests: [], tokenTimes: [], tokenCounts: [], tokenSum: 0, slots: new Map() };
+      window = { requests: [], tokenTimes: [], tokenCounts: [], tokenIds: [], tokenSum: 0, slots: new Map() };
       keys.set(keyId, window);
     }
     return window;
@@ -34,6 +36,7 @@ export function createMemoryLimitCounters(): LimitCounters {
     while ((window.requests[0] ?? Number.POSITIVE_INFINITY) <= from) window.requests.shift();
     while ((window.tokenTimes[0] ?? Number.POSITIVE_INFINITY) <= from) {
       window.tokenTimes.shift();
+      window.tokenIds.shift();
       window.tokenSum -= window.tokenCounts.shift() ?? 0;
     }
     for (const [slot, expiry] of window.slots) if (expiry <= now) window.slots.delete(slot);
@@ -80,13 +83,22 @@ export function createMemoryLimitCounters(): LimitCounters {
     async settle(keyId, slotId, tokens, now, windowMs) {
       const window = windowOf(keyId);
       window.slots.delete(slotId);
-      if (tokens > 0) {
+      if (tokens > 0 && !window.tokenIds.includes(slotId)) {
+        window.tokenIds.push(slotId);
         window.tokenTimes.push(now);
         window.tokenCounts.push(tokens);
         window.tokenSum += tokens;
       }
       prune(window, now, windowMs);
       dropIfIdle(keyId, window);
+    },
+    async renew(keyId, slotIds, now, leaseMs) {
+      const slots = keys.get(keyId)?.slots;
+      if (slots === undefined) return;
+      for (const slot of slotIds) {
+        const expiry = slots.get(slot);
+        if (expiry !== undefined && expiry > now) slots.set(slot, now + leaseMs);
+      }
     },
   };
 }

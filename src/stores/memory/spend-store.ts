@@ -1,20 +1,41 @@
 /** The in-memory {@link SpendStore} (tests, and the fallback when nothing durable is configured). */
+import { SpendReservations } from "../spend-reservations.js";
 import { addSpend, zeroSpend } from "../spend-totals.js";
 import type { SpendStore, SpendTotals } from "../types.js";
 
-/** Spend kept in this process only. */
+/** Spend kept in this process only; each call is one synchronous critical section. */
 export function createMemorySpendStore(): SpendStore {
   const totals = new Map<string, SpendTotals>();
+  const reservations = new SpendReservations();
   const keyOf = (keyId: string, period: string) => `${period}\u0000${keyId}`;
+  const current = (keyId: string, period: string) => totals.get(keyOf(keyId, period)) ?? zeroSpend();
+  const add = (keyId: string, period: string, entry: SpendTotals) => {
+    const before = current(keyId, period);
+    const after = addSpend(before, entry);
+    totals.set(keyOf(keyId, period), after);
+    return { before, after };
+  };
   return {
     async add(keyId, period, entry) {
-      const before = totals.get(keyOf(keyId, period)) ?? zeroSpend();
-      const after = addSpend(before, entry);
-      totals.set(keyOf(keyId, period), after);
-      return { before, after };
+      return add(keyId, period, entry);
     },
     async get(keyId, period) {
-      return { ...(totals.get(keyOf(keyId, period)) ?? zeroSpend()) };
+      return { ...current(keyId, period) };
+    },
+    async reserve(input) {
+      const spent = current(input.keyId, input.period);
+      return { ...reservations.reserve(input, spent.microUsd), spent: { ...spent } };
+    },
+    async settle({ keyId, period, id, entry }) {
+      if (reservations.wasSettled(id)) {
+        const now = current(keyId, period);
+        return { before: { ...now }, after: { ...now }, applied: false };
+      }
+      reservations.settle(keyId, period, id);
+      return { ...add(keyId, period, entry), applied: true };
+    },
+    async renew(keyId, period, ids, now, leaseMs) {
+      reservations.renew(keyId, period, ids, now, leaseMs);
     },
   };
 }

@@ -62,12 +62,23 @@ end
 return 1
 `;
 
+const RENEW = `
+local now, upto = tonumber(ARGV[1]), tonumber(ARGV[1]) + tonumber(ARGV[2])
+for i = 3, #ARGV do
+  local expiry = redis.call("ZSCORE", KEYS[1], ARGV[i])
+  if expiry and tonumber(expiry) > now then redis.call("ZADD", KEYS[1], "XX", upto, ARGV[i]) end
+end
+if redis.call("ZCARD", KEYS[1]) > 0 then redis.call("PEXPIRE", KEYS[1], tonumber(ARGV[2])) end
+return 1
+`;
+
 type AdmitReply = [string, number, string, string, string, string, string, number];
 
 /** The Redis client with the two scripts defined on it (run by SHA, loaded on first use). */
 interface ScriptedRedis {
   cursorBridgeAdmit(...args: Array<string | number>): Promise<unknown>;
   cursorBridgeSettle(...args: Array<string | number>): Promise<unknown>;
+  cursorBridgeRenew(...args: Array<string | number>): Promise<unknown>;
 }
 
 const time = (reply: string): number | undefined => (reply === "" ? undefined : Number(reply));
@@ -78,6 +89,7 @@ export function createRedisLimitCounters(client: StoreClient): LimitCounters {
   if (typeof redis.cursorBridgeAdmit !== "function") {
     client.redis.defineCommand("cursorBridgeAdmit", { numberOfKeys: 3, lua: ADMIT });
     client.redis.defineCommand("cursorBridgeSettle", { numberOfKeys: 2, lua: SETTLE });
+    client.redis.defineCommand("cursorBridgeRenew", { numberOfKeys: 1, lua: RENEW });
   }
   const keysOf = (keyId: string) => {
     const base = `${client.prefix}limits:${keyId}:`;
@@ -117,6 +129,11 @@ export function createRedisLimitCounters(client: StoreClient): LimitCounters {
       await storeCall(client, () =>
         redis.cursorBridgeSettle(tok, par, slotId, Math.max(0, Math.round(tokens)), now, windowMs),
       );
+    },
+    async renew(keyId, slotIds, now, leaseMs) {
+      if (slotIds.length === 0) return;
+      const [, , par] = keysOf(keyId);
+      await storeCall(client, () => redis.cursorBridgeRenew(par, now, leaseMs, ...slotIds));
     },
   };
 }

@@ -3,6 +3,12 @@
  * by field in one MULTI, so the totals after each request (and from them the totals before it) are exact even with
  * several instances adding at once. A hash expires a while after its period is over (day 8 days, week 5 weeks,
  * month 13 months).
+ *
+ * Reservations of running requests: a sorted set per key and period (`…:resv`), member `<id>:<micro-dollars>`
+ * scored by lease expiry; one Lua script drops the expired ones, checks spend + held + this against the budget and
+ * reserves, so instances sharing the store never admit past the budget together. Settling is a second script that
+ * marks the id settled (`<prefix>settled:<id>`, kept two days), drops the reservation and adds the spend — once per
+ * id, so a settle retried after an outage never counts twice.
  */
 import { SPEND_FIELDS, spendFrom } from "../spend-totals.js";
 import type { SpendStore, SpendTotals } from "../types.js";
@@ -10,17 +16,82 @@ import { type StoreClient, storeCall } from "./client.js";
 
 const DAY_S = 86_400;
 const KEEP_S: Record<string, number> = { day: 8 * DAY_S, week: 35 * DAY_S, month: 400 * DAY_S };
+const SETTLED_KEEP_S = 2 * DAY_S;
+
+const RESERVE = `
+local now, id, amount, budget, lease = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", now)
+local held = 0
+for _, member in ipairs(redis.call("ZRANGE", KEYS[2], 0, -1)) do
+  held = held + tonumber(string.match(member, ":(%d+)$"))
+end
+local spent = tonumber(redis.call("HGET", KEYS[1], "microUsd") or "0")
+local admitted = 0
+if budget < 0 or spent + held + amount <= budget then
+  redis.call("ZADD", KEYS[2], now + lease, id .. ":" .. amount)
+  redis.call("PEXPIRE", KEYS[2], lease)
+  held = held + amount
+  admitted = 1
+end
+return {admitted, held, redis.call("HGETALL", KEYS[1])}
+`;
+
+const SETTLE = `
+local applied = 0
+if redis.call("SET", KEYS[3], "1", "NX", "EX", tonumber(ARGV[2])) then
+  applied = 1
+  for _, member in ipairs(redis.call("ZRANGE", KEYS[2], 0, -1)) do
+    if string.sub(member, 1, #ARGV[1] + 1) == ARGV[1] .. ":" then redis.call("ZREM", KEYS[2], member) end
+  end
+  for i = 4, #ARGV, 2 do redis.call("HINCRBY", KEYS[1], ARGV[i], ARGV[i + 1]) end
+  redis.call("EXPIRE", KEYS[1], tonumber(ARGV[3]))
+end
+return {applied, redis.call("HGETALL", KEYS[1])}
+`;
+
+const RENEW = `
+local now, upto = tonumber(ARGV[1]), tonumber(ARGV[1]) + tonumber(ARGV[2])
+for _, member in ipairs(redis.call("ZRANGEBYSCORE", KEYS[1], now, "+inf")) do
+  local id = string.match(member, "^(.*):%d+$")
+  for i = 3, #ARGV do
+    if ARGV[i] == id then redis.call("ZADD", KEYS[1], "XX", upto, member) end
+  end
+end
+redis.call("PEXPIRE", KEYS[1], tonumber(ARGV[2]))
+return 1
+`;
+
+interface ScriptedRedis {
+  cursorBridgeReserve(...args: Array<string | number>): Promise<unknown>;
+  cursorBridgeSpendSettle(...args: Array<string | number>): Promise<unknown>;
+  cursorBridgeSpendRenew(...args: Array<string | number>): Promise<unknown>;
+}
+
+/** A flat HGETALL reply as totals. */
+function totalsOf(flat: unknown): SpendTotals {
+  const record: Record<string, string> = {};
+  const list = Array.isArray(flat) ? (flat as unknown[]) : [];
+  for (let i = 0; i + 1 < list.length; i += 2) record[String(list[i])] = String(list[i + 1]);
+  return spendFrom(record);
+}
 
 /** Spend shared by every instance on the store. */
 export function createRedisSpendStore(client: StoreClient): SpendStore {
+  const redis = client.redis as unknown as ScriptedRedis & typeof client.redis;
+  if (typeof redis.cursorBridgeReserve !== "function") {
+    client.redis.defineCommand("cursorBridgeReserve", { numberOfKeys: 2, lua: RESERVE });
+    client.redis.defineCommand("cursorBridgeSpendSettle", { numberOfKeys: 3, lua: SETTLE });
+    client.redis.defineCommand("cursorBridgeSpendRenew", { numberOfKeys: 1, lua: RENEW });
+  }
   const keyOf = (keyId: string, period: string) => `${client.prefix}spend:${period}:${keyId}`;
+  const keepOf = (period: string) => KEEP_S[period.split(":")[0] ?? ""] ?? 400 * DAY_S;
   return {
     async add(keyId, period, entry) {
       const key = keyOf(keyId, period);
       const after = await storeCall(client, async () => {
         const multi = client.redis.multi();
         for (const field of SPEND_FIELDS) multi.hincrby(key, field, Math.round(entry[field]));
-        multi.expire(key, KEEP_S[period.split(":")[0] ?? ""] ?? 400 * DAY_S);
+        multi.expire(key, keepOf(period));
         const replies = (await multi.exec()) ?? [];
         const totals: Record<string, number> = {};
         SPEND_FIELDS.forEach((field, index) => {
@@ -37,6 +108,46 @@ export function createRedisSpendStore(client: StoreClient): SpendStore {
     async get(keyId, period): Promise<SpendTotals> {
       const record = await storeCall(client, () => client.redis.hgetall(keyOf(keyId, period)));
       return spendFrom(record);
+    },
+    async reserve(input) {
+      const key = keyOf(input.keyId, input.period);
+      const [admitted, held, flat] = (await storeCall(client, () =>
+        redis.cursorBridgeReserve(
+          key,
+          `${key}:resv`,
+          input.now,
+          input.id,
+          Math.max(0, Math.round(input.microUsd)),
+          input.budgetMicroUsd === undefined ? -1 : Math.round(input.budgetMicroUsd),
+          input.leaseMs,
+        ),
+      )) as [number, number, unknown];
+      return { admitted: Number(admitted) === 1, reservedMicroUsd: Number(held), spent: totalsOf(flat) };
+    },
+    async settle({ keyId, period, id, entry }) {
+      const key = keyOf(keyId, period);
+      const fields = SPEND_FIELDS.flatMap((field) => [field, Math.round(entry[field])]);
+      const [applied, flat] = (await storeCall(client, () =>
+        redis.cursorBridgeSpendSettle(
+          key,
+          `${key}:resv`,
+          `${client.prefix}settled:${id}`,
+          id,
+          SETTLED_KEEP_S,
+          keepOf(period),
+          ...fields,
+        ),
+      )) as [number, unknown];
+      const after = totalsOf(flat);
+      if (Number(applied) !== 1) return { before: { ...after }, after, applied: false };
+      const before = { ...after };
+      for (const field of SPEND_FIELDS) before[field] = after[field] - Math.round(entry[field]);
+      return { before, after, applied: true };
+    },
+    async renew(keyId, period, ids, now, leaseMs) {
+      if (ids.length === 0) return;
+      const key = keyOf(keyId, period);
+      await storeCall(client, () => redis.cursorBridgeSpendRenew(`${key}:resv`, now, leaseMs, ...ids));
     },
   };
 }

@@ -38,7 +38,13 @@ export function createChatApp(deps: SurfaceDeps, options: ChatOptions): Hono<App
     return runSurface(
       c,
       deps,
-      { request: input.request, ignoredParams, warnings: input.warnings, stream: input.stream },
+      {
+        request: input.request,
+        ignoredParams,
+        warnings: input.warnings,
+        stream: input.stream,
+        maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
+      },
       {
         json: (events, turn) => toChatCompletion(events, { ...base, model: turn.model }),
         stream: (events, turn, callbacks) =>

@@ -11,6 +11,7 @@ import { clampForMessage, type Logger } from "../../util/logger.js";
 import { decideError, type ErrorDecision } from "./error-policy.js";
 import type { Principal } from "./principal.js";
 import { clientOf, type RequestRecord, surfaceOf } from "./recent-requests.js";
+import type { AdmitTurn } from "./turn-admission.js";
 
 /** Longest client-supplied value (path, model) written to the access log. */
 const MAX_LOGGED_VALUE = 200;
@@ -73,6 +74,8 @@ export type AppEnv = {
     log: RequestLog;
     /** Set by the team gateway's auth middleware when virtual keys are in use (principal.ts). */
     principal?: Principal | undefined;
+    /** Set by the team gateway's limits for a virtual key: run by the kit right before the turn (turn-admission.ts). */
+    admitTurn?: AdmitTurn | undefined;
   };
 };
 

@@ -3,7 +3,7 @@
  * (`x-should-retry`, which openai-node and the Anthropic SDK both honour, "true" or "false" on every door), when
  * (`Retry-After`), and the message a client may see (redacted, never a stack, never an internal error's text, the
  * login hint for Cursor auth failures). An error may carry headers of its own (a virtual key's `x-ratelimit-*` state
- * on its 429 `rate_limit_exceeded` / `budget_exceeded`, src/gateway/limits); they are sent as they are, under the
+ * on its 429 `rate_limit_exceeded` / `key_budget_exceeded`, src/gateway/limits); they are sent as they are, under the
  * retry decision. A surface only renders this in its own shape (kit/openai-error.ts for the
  * OpenAI doors, messages/error-body.ts for Anthropic's).
  */

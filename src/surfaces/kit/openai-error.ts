@@ -47,7 +47,6 @@ const DETAIL_AS_CODE = new Set<ProxyErrorDetail>([
   "turn_in_progress",
   "previous_response_not_found",
   "store_unavailable",
-  "budget_exceeded",
 ]);
 
 /** Machine-readable OpenAI `code` for every ProxyError code (exhaustive: a new code must choose one). */
@@ -66,6 +65,8 @@ function codeFor(error: ProxyError): string | null {
       return "rate_limit_exceeded";
     case "quota_exceeded":
       return "insufficient_quota";
+    case "key_budget_exceeded":
+      return "key_budget_exceeded";
     case "unauthenticated":
       return error.detail === LOCAL_API_KEY_DETAIL ? "invalid_api_key" : "cursor_auth_failed";
     case "permission_denied":

@@ -25,6 +25,8 @@ export interface SurfaceRequest {
   warnings: readonly string[];
   /** Answer as a stream (else one JSON body). */
   stream: boolean;
+  /** The client's output cap (`max_tokens`, `max_output_tokens`), when it sent one: the gateway's budget estimate. */
+  maxOutputTokens?: number | undefined;
 }
 
 /** What a renderer knows about the running turn. */
@@ -77,6 +79,7 @@ export async function runSurface(
   );
   log.model = model;
   principal?.checkModel(input.request.model, model);
+  await c.get("admitTurn")?.({ model, request: input.request, maxOutputTokens: input.maxOutputTokens });
   const trace: TurnTrace = { requestId: log.requestId };
   log.trace = trace;
 

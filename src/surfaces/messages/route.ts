@@ -56,7 +56,7 @@ export function createMessagesApp(deps: SurfaceDeps, options: MessagesOptions = 
     return runSurface(
       c,
       deps,
-      { request, ignoredParams, warnings, stream: body.stream === true },
+      { request, ignoredParams, warnings, stream: body.stream === true, maxOutputTokens: body.max_tokens },
       {
         json: (events, turn) => toAnthropicMessage(events, translation(turn.model)),
         stream: (events, turn, callbacks) =>

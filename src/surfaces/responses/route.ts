@@ -108,6 +108,7 @@ async function createResponse(c: Context<AppEnv>, deps: ResponsesDeps, options: 
       ignoredParams: parsed.ignoredParams,
       warnings: input.warnings,
       stream: request.stream === true,
+      maxOutputTokens: request.max_output_tokens ?? undefined,
     },
     {
       json: (events, turn) => toResponseObject(events, eventOptions(turn.model)),

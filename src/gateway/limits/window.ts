@@ -1,0 +1,2 @@
+/** The window rpm and tpm slide over (ms). */
+export const WINDOW_MS = 60_000;

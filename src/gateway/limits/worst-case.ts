@@ -1,0 +1,58 @@
+/**
+ * A turn's worst-case cost, reserved against its key's budget before the turn starts (limits.ts) and corrected to the
+ * real cost when it ends. Input: the characters of the request's instructions, messages and tool declarations at
+ * {@link CHARS_PER_TOKEN} a token, plus {@link IMAGE_TOKENS} per image, all priced as uncached input. Output: the
+ * client's `max_tokens` / `max_completion_tokens` / `max_output_tokens`, else {@link DEFAULT_OUTPUT_TOKENS}, at
+ * the output price. `auto` / `default` (Cursor picks the model) are priced at the highest input and output prices of
+ * the table ({@link worstCasePrice}). Cursor does not enforce an output cap and adds its own context, so a turn can cost more than
+ * this estimate; the budget then ends a little past its amount, by at most that difference for the requests running
+ * at the time.
+ */
+import type { TurnToAdmit } from "../../surfaces/kit/turn-admission.js";
+import { type ModelPrice, type PriceRule, priceOf } from "./prices.js";
+
+/** Characters per token of the estimate (English text averages about 4). */
+export const CHARS_PER_TOKEN = 4;
+/** Output tokens assumed when the client sets no cap. */
+export const DEFAULT_OUTPUT_TOKENS = 4096;
+/** Tokens assumed per image (a large image, as the providers count it). */
+export const IMAGE_TOKENS = 1600;
+
+/** Characters of text and the number of images in a value (binary data counts as an image). */
+function measure(value: unknown, into: { chars: number; images: number }, depth = 0): void {
+  if (typeof value === "string") into.chars += value.length;
+  else if (typeof value === "number" || typeof value === "boolean") into.chars += 4;
+  else if (value instanceof Uint8Array) into.images += 1;
+  else if (Array.isArray(value)) for (const item of value) measure(item, into, depth + 1);
+  else if (typeof value === "object" && value !== null && depth < 64) {
+    for (const [name, item] of Object.entries(value)) {
+      into.chars += name.length;
+      measure(item, into, depth + 1);
+    }
+  }
+}
+
+/** Estimated input tokens of a turn's request. */
+export function estimatedInputTokens(turn: TurnToAdmit): number {
+  const sizes = { chars: 0, images: 0 };
+  measure([turn.request.instructions, turn.request.messages, turn.request.tools], sizes);
+  return Math.ceil(sizes.chars / CHARS_PER_TOKEN) + sizes.images * IMAGE_TOKENS;
+}
+
+/** The price a worst case is computed at: the model's, or for `auto` / `default` the table's highest. */
+export function worstCasePrice(model: string, rules: readonly PriceRule[]): ModelPrice {
+  if (!/^(auto|default)$/i.test(model)) return priceOf(model, rules);
+  let input = 0;
+  let output = 0;
+  for (const rule of rules) {
+    input = Math.max(input, rule.price.input);
+    output = Math.max(output, rule.price.output);
+  }
+  return { input, cachedInput: input, output };
+}
+
+/** The worst-case cost of a turn at `price`, micro-dollars (rounded up). */
+export function worstCaseMicroUsd(turn: TurnToAdmit, price: ModelPrice): number {
+  const output = turn.maxOutputTokens ?? DEFAULT_OUTPUT_TOKENS;
+  return Math.ceil(estimatedInputTokens(turn) * price.input + output * price.output);
+}
