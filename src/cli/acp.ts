@@ -12,6 +12,7 @@ import { wireEngine } from "../server/wiring.js";
 import type { StoreClient } from "../stores/redis/client.js";
 import type { AcpAuth, AcpStack } from "../surfaces/acp/agent.js";
 import { createAcpAgent } from "../surfaces/acp/agent.js";
+import { limitLines, MAX_LINE_BYTES } from "../surfaces/acp/line-limit.js";
 import { acpSessionStoreOver } from "../surfaces/acp/session-store.js";
 import { ProxyError } from "../util/errors.js";
 import { createLogger, type Logger } from "../util/logger.js";
@@ -165,11 +166,16 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     newSessionId: randomUUID,
     now: Date.now,
   });
+  // Lines over the limit are answered by the agent (line-limit.ts), so the SDK's own bound (a little higher) never
+  // ends the connection.
+  const input = limitLines(Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>, {
+    onDropped: ({ id, bytes }) =>
+      logger.warn("dropped a JSON-RPC message over the line limit", { id: id ?? null, bytes, limit: MAX_LINE_BYTES }),
+  });
   const connection = acp.app.connect(
-    ndJsonStream(
-      Writable.toWeb(process.stdout) as WritableStream<Uint8Array>,
-      Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>,
-    ),
+    ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, input, {
+      maxMessageBytes: MAX_LINE_BYTES + 1024,
+    }),
   );
   const stop = () => connection.close();
   process.once("SIGTERM", stop);

@@ -369,6 +369,22 @@ describe("Cursor's execs through the editor", () => {
     const outside = await prompt('[[emu:native ls {"path":"/etc"}]]');
     expect(textOf(outside.updates)).toContain("rejected: /etc is outside the session's folder");
   });
+
+  it("answers a catastrophic grep pattern with a result while another session is answered, and a refused one as an error", async () => {
+    writeFileSync(join(cwd, "redos.txt"), `${"a".repeat(34)}!\n`);
+    const a = await editor();
+    const b = await editor();
+    const [redos, other] = await Promise.all([
+      a.prompt('[[emu:native grep {"pattern":"(a+)+$","path":"redos.txt"}]]'),
+      b.prompt("still here?"),
+    ]);
+    expect(textOf(other.updates)).toBe("You said: still here?");
+    expect(redos.response.stopReason).toBe("end_turn");
+    expect(toolUpdates(redos.updates).at(-1)).toMatchObject({ status: "completed" });
+    const refused = await a.prompt('[[emu:native grep {"pattern":"(a)\\\\1","path":"redos.txt"}]]');
+    expect(toolUpdates(refused.updates).at(-1)).toMatchObject({ status: "failed" });
+    expect(textOf(refused.updates)).toContain("regex parse error");
+  });
 });
 
 /** A stateless MCP server over streamable HTTP with one tool, `echo`. */

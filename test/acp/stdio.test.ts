@@ -81,4 +81,35 @@ describe("cursor-bridge acp on stdio", { timeout: 60_000 }, () => {
     for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
     expect(child.exitCode).toBeNull();
   });
+
+  it("answers a line over the 32 MiB limit with an error for its id, and a too-large prompt with the limit", async () => {
+    const padding = "x".repeat(33 * 1024 * 1024);
+    send(`{"jsonrpc":"2.0","id":20,"method":"session/prompt","params":{"sessionId":"s","pad":"${padding}"}}`);
+    const tooLong = await reply(20, 1);
+    expect(tooLong).toMatchObject({ jsonrpc: "2.0", error: { code: -32600 } });
+    expect(tooLong.error?.message).toContain("32 MiB");
+    expect(stderr).toContain("dropped a JSON-RPC message over the line limit");
+    send('{"jsonrpc":"2.0","id":21,"method":"initialize","params":{"protocolVersion":1}}');
+    expect((await reply(21, 1)).result?.protocolVersion).toBe(1);
+
+    send(
+      `{"jsonrpc":"2.0","id":22,"method":"session/new","params":{"cwd":${JSON.stringify(home.dir)},"mcpServers":[]}}`,
+    );
+    const created = (await reply(22, 1)) as Reply & { result?: { sessionId?: string } };
+    const sessionId = created.result?.sessionId;
+    expect(sessionId).toEqual(expect.any(String));
+    const text = "y".repeat(16 * 1024 * 1024);
+    send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 23,
+        method: "session/prompt",
+        params: { sessionId, prompt: [{ type: "text", text }] },
+      }),
+    );
+    const big = await reply(23, 1);
+    expect(big).toMatchObject({ error: { code: -32602 } });
+    expect(big.error?.message).toContain(`the limit is ${15 * 1024 * 1024} bytes`);
+    expect(child.exitCode).toBeNull();
+  });
 });

@@ -23,6 +23,7 @@ import type { Engine } from "../../engine/index.js";
 import type { Logger } from "../../util/logger.js";
 import { applyConfigOption, buildConfigOptions, type ConfigValue, MODES } from "./config-options.js";
 import { createSessionExecutor } from "./executor.js";
+import { TOO_LARGE_METHOD, type TooLargeParams } from "./line-limit.js";
 import { listPage } from "./list.js";
 import { type McpHub, openMcpHub } from "./mcp-hub.js";
 import { promptParts, titleOf } from "./prompt.js";
@@ -178,6 +179,16 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
         agentInfo: { name: "cursor-bridge", title: "Cursor (cursor-bridge)", version: deps.version },
       };
     })
+    .onRequest(
+      TOO_LARGE_METHOD,
+      (raw: unknown) => raw as TooLargeParams,
+      ({ params }) => {
+        throw RequestError.invalidRequest(
+          { limit: params.limit },
+          `The message was over ${mebibytes(params.limit)} (the limit of one JSON-RPC message to this agent) and was not read.`,
+        );
+      },
+    )
     .onRequest("authenticate", async ({ params }) => {
       try {
         await deps.auth.authenticate(params.methodId);
@@ -292,6 +303,10 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       return { configOptions: await setOption(client, session, params.configId, params.value) };
     });
   return { app, close };
+}
+
+function mebibytes(bytes: number): string {
+  return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
 }
 
 /** Updates that describe the session's state rather than its history: `session/load` answers them afresh. */

@@ -2,7 +2,15 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { globFiles, globToRegExp, grepFiles, insideCwd, listDirectory, OutsideCwdError } from "./local-search.js";
+import {
+  GrepPatternError,
+  globFiles,
+  globToRegExp,
+  grepFiles,
+  insideCwd,
+  listDirectory,
+  OutsideCwdError,
+} from "./local-search.js";
 
 let cwd: string;
 beforeAll(() => {
@@ -13,6 +21,7 @@ beforeAll(() => {
   writeFileSync(join(cwd, "src", "deep", "b.md"), "# Title\nprose that says const\n");
   writeFileSync(join(cwd, "node_modules", "x", "c.ts"), "const skipped = 1;\n");
   symlinkSync("/etc", join(cwd, "escape"));
+  writeFileSync(join(cwd, "redos.txt"), `${"a".repeat(34)}!\n${"a".repeat(5000)}!\n`);
 });
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 
@@ -43,5 +52,13 @@ describe("local search inside the session's folder", () => {
     await expect(insideCwd(cwd, "/etc")).rejects.toBeInstanceOf(OutsideCwdError);
     await expect(listDirectory(cwd, "escape")).rejects.toBeInstanceOf(OutsideCwdError);
     expect(await insideCwd(cwd, "src")).toMatch(/src$/);
+  });
+
+  it("runs patterns on RE2: a catastrophic backtracking pattern finishes, a refused one is a named error", async () => {
+    const search = { path: "redos.txt", glob: undefined, caseInsensitive: false };
+    expect(await grepFiles(cwd, { ...search, pattern: "(a+)+$" })).toBe("no matches");
+    expect(await grepFiles(cwd, { ...search, pattern: "(a+)+!$" })).toContain("redos.txt:1:");
+    await expect(grepFiles(cwd, { ...search, pattern: "(a)\\1" })).rejects.toBeInstanceOf(GrepPatternError);
+    await expect(grepFiles(cwd, { ...search, pattern: "a(?=!)" })).rejects.toThrow(/regex parse error/);
   });
 });

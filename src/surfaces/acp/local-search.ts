@@ -1,7 +1,9 @@
 /**
  * The execs the bridge runs itself for an ACP session: ls, grep and glob, read-only and only inside the session's
  * `cwd` (a path outside it is refused). Bounded walks: at most {@link MAX_ENTRIES} files are visited, dependency and
- * VCS folders are skipped, and files larger than {@link MAX_GREP_BYTES} are not searched.
+ * VCS folders are skipped, and files larger than {@link MAX_GREP_BYTES} are not searched. Grep patterns run on
+ * RE2 (the `re2js` port: linear time in the text, the syntax of ripgrep's Rust regex), so no pattern can stall the
+ * agent; a pattern RE2 refuses (backreferences, lookaround) is a grep error naming why, as ripgrep's would be.
  */
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
@@ -105,13 +107,33 @@ export async function globFiles(cwd: string, pattern: string, path: string | und
   return files.join("\n");
 }
 
+/** A refused grep pattern. */
+export class GrepPatternError extends Error {}
+
+/** A matcher for one line on RE2 (loaded on the first grep); throws {@link GrepPatternError} for a refused pattern. */
+export async function compileGrepPattern(
+  pattern: string,
+  caseInsensitive: boolean,
+): Promise<(line: string) => boolean> {
+  const { RE2JS, RE2JSException } = await import("re2js");
+  try {
+    const re = RE2JS.compile(pattern, caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0);
+    return (line) => re.matcher(line).find();
+  } catch (error) {
+    if (error instanceof RE2JSException) {
+      throw new GrepPatternError(`regex parse error: ${error.message} (patterns use RE2 syntax, as ripgrep's do)`);
+    }
+    throw error;
+  }
+}
+
 /** Lines matching `pattern` as `file:line:text` (ripgrep's form), or `no matches`. */
 export async function grepFiles(
   cwd: string,
   search: { pattern: string; path: string | undefined; glob: string | undefined; caseInsensitive: boolean },
 ): Promise<string> {
   const root = await insideCwd(cwd, search.path);
-  const re = new RegExp(search.pattern, search.caseInsensitive ? "i" : "");
+  const matches = await compileGrepPattern(search.pattern, search.caseInsensitive);
   const include = search.glob === undefined ? undefined : globToRegExp(search.glob);
   const info = await stat(root);
   const files = info.isDirectory() ? await walk(root, false) : [root];
@@ -125,7 +147,7 @@ export async function grepFiles(
     if (text.includes("\u0000")) continue;
     const fileLines = text.split(/\r?\n/);
     for (let i = 0; i < fileLines.length && lines.length < MAX_MATCHES; i++) {
-      if (re.test(fileLines[i] as string)) lines.push(`${file}:${i + 1}:${fileLines[i]}`);
+      if (matches(fileLines[i] as string)) lines.push(`${file}:${i + 1}:${fileLines[i]}`);
     }
   }
   return lines.length === 0 ? "no matches" : lines.join("\n");

@@ -7,8 +7,29 @@ import { type ContentBlock, RequestError } from "@agentclientprotocol/sdk";
 import type { MessagePart } from "../../engine/index.js";
 import { sniffImage } from "../../util/image.js";
 
+/**
+ * Most bytes of a prompt (its text in UTF-8 plus its decoded images): a turn reaches Cursor in one message of at most
+ * 16 MiB over HTTP/2, as the HTTP doors' image budget says.
+ */
+export const MAX_PROMPT_BYTES = 15 * 1024 * 1024;
+
 /** The user message parts of a prompt. Throws an `invalid_params` RequestError for content it cannot take. */
 export function promptParts(blocks: readonly ContentBlock[]): MessagePart[] {
+  const parts = partsOf(blocks);
+  const bytes = parts.reduce(
+    (sum, part) => sum + (part.type === "text" ? Buffer.byteLength(part.text) : part.data.byteLength),
+    0,
+  );
+  if (bytes > MAX_PROMPT_BYTES) {
+    throw RequestError.invalidParams(
+      { bytes, limit: MAX_PROMPT_BYTES },
+      `The prompt is ${bytes} bytes; the limit is ${MAX_PROMPT_BYTES} bytes (15 MiB of text and images: a turn reaches Cursor in one message).`,
+    );
+  }
+  return parts;
+}
+
+function partsOf(blocks: readonly ContentBlock[]): MessagePart[] {
   const parts: MessagePart[] = [];
   const text = (value: string) => parts.push({ type: "text", text: value });
   for (const block of blocks) {
