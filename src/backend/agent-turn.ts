@@ -1,8 +1,9 @@
 /**
  * One user turn on one upstream Run (docs/protocol.md §4.4, §5.4), consumed in segments: a segment ends with
  * `turn-end` `stop`, or with `tool-calls` leaving the stream open (parked, heartbeats continue) until `resume()`
- * delivers the results on the same stream. The first segment retries connection loss before any output, refreshes
- * the token once on `unauthenticated`, and rebuilds the state once when a checkpoint or blob is rejected.
+ * delivers the results on the same stream. The first segment retries connection loss while nothing has reached the
+ * caller's client (docs/protocol.md §4.2), refreshes the token once on `unauthenticated`, and rebuilds the state once
+ * when a checkpoint or blob is rejected (those two only before any output).
  */
 import type { CursorApi } from "../protocol/cursor/cursor-api.js";
 import { createBlobStore } from "../stores/memory/blob-store.js";
@@ -28,6 +29,7 @@ import type {
   BackendEvent,
   ClientTool,
   HistoryMessage,
+  SegmentOptions,
   SurfaceExecutor,
   TokenSource,
   ToolResult,
@@ -92,6 +94,15 @@ export class CursorAgentTurn implements AgentTurn {
   private saving: Promise<void> = Promise.resolve();
   private closing: Promise<void> | undefined;
   private readonly recovery: RecoveryState = { refreshed: false, rebuilt: false, connectionRetries: 0 };
+  /** The current segment's events, held back until it ends (`holdEvents`); undefined when they are yielded at once. */
+  private held: BackendEvent[] | undefined;
+  /** Cursor's output of the first segment began (an event other than a checkpoint, yielded or held). */
+  private outputStarted = false;
+  /**
+   * Something of this turn reached the caller's client outside the events: an exec or a todo list handed to its
+   * executor. A dropped connection is then never retried (the exec would run twice).
+   */
+  private reachedClient = false;
 
   private readonly model: string;
   private readonly tools: readonly ClientTool[];
@@ -120,7 +131,7 @@ export class CursorAgentTurn implements AgentTurn {
     this.conversationId = request.conversationId;
     this.model = request.model;
     this.tools = request.tools;
-    this.executor = request.executor;
+    this.executor = request.executor === undefined ? undefined : this.watchedExecutor(request.executor);
     this.mode = request.mode;
     this.newConversation = request.newConversation === true;
     this.web = new WebToolPolicy(request.serverTools);
@@ -150,12 +161,32 @@ export class CursorAgentTurn implements AgentTurn {
     this.phase = assertTransition(this.phase, phase);
   }
 
-  stream(signal?: AbortSignal): AsyncIterable<BackendEvent> {
-    return this.segment(signal, undefined);
+  stream(signal?: AbortSignal, options?: SegmentOptions): AsyncIterable<BackendEvent> {
+    return this.segment(signal, undefined, options?.holdEvents === true);
   }
 
-  resume(results: ToolResult[], signal?: AbortSignal): AsyncIterable<BackendEvent> {
-    return this.segment(signal, results);
+  resume(results: ToolResult[], signal?: AbortSignal, options?: SegmentOptions): AsyncIterable<BackendEvent> {
+    return this.segment(signal, results, options?.holdEvents === true);
+  }
+
+  /** The caller's executor, noting that the caller's client was reached (see {@link reachedClient}). */
+  private watchedExecutor(executor: SurfaceExecutor): SurfaceExecutor {
+    const onTodos = executor.onTodos?.bind(executor);
+    return {
+      workspacePath: executor.workspacePath,
+      run: (exec, signal) => {
+        this.reachedClient = true;
+        return executor.run(exec, signal);
+      },
+      ...(onTodos === undefined
+        ? {}
+        : {
+            onTodos: (todos) => {
+              this.reachedClient = true;
+              onTodos(todos);
+            },
+          }),
+    };
   }
 
   close(reason = "closed"): Promise<void> {
@@ -166,8 +197,10 @@ export class CursorAgentTurn implements AgentTurn {
   private async *segment(
     signal: AbortSignal | undefined,
     results: ToolResult[] | undefined,
+    hold: boolean,
   ): AsyncGenerator<BackendEvent> {
     this.enterSegment(results === undefined);
+    this.held = hold ? [] : undefined;
     try {
       if (results === undefined) await this.openWithRecovery(signal);
       else await this.deliver(results);
@@ -178,6 +211,11 @@ export class CursorAgentTurn implements AgentTurn {
         if (item === undefined) continue;
         if (item.type === "event") {
           if (item.event.type === "tool-call") this.announced.push(item.event.toolCallId);
+          if (item.event.type !== "checkpoint") this.outputStarted = true;
+          if (this.held !== undefined) {
+            this.held.push(item.event);
+            continue;
+          }
           if (item.event.type !== "checkpoint" && this.phase === "opening") this.moveTo("streaming");
           yield item.event;
         } else if (item.type === "pause") {
@@ -202,6 +240,7 @@ export class CursorAgentTurn implements AgentTurn {
         ? new ProxyError("canceled", "The turn was canceled.", { cause: error })
         : ProxyError.from(error);
     } finally {
+      this.held = undefined;
       this.channel.release();
       if (inSegment(this.phase)) await this.close(signal?.aborted === true ? "canceled" : "error");
     }
@@ -217,13 +256,22 @@ export class CursorAgentTurn implements AgentTurn {
     this.moveTo(first ? "opening" : "streaming");
   }
 
-  /** The next channel item; on a recoverable failure of the first segment, reopens and returns undefined. */
+  /**
+   * The next channel item; on a recoverable failure of the first segment while nothing has reached the caller's
+   * client (`opening`: no event yielded but checkpoints; held events are not yielded yet), starts the segment over on
+   * a new Run and returns undefined.
+   */
   private async nextItem(signal: AbortSignal | undefined, first: boolean) {
     try {
       return await this.channel.next(signal);
     } catch (error) {
-      if (!first || this.phase !== "opening" || signal?.aborted === true) throw error;
+      if (!first || this.phase !== "opening" || this.reachedClient || signal?.aborted === true) throw error;
       if (!(await this.recover(error, signal))) throw error;
+      // Start the segment over: what the failed Run produced never reached the caller.
+      this.announced = [];
+      if (this.held !== undefined) this.held = [];
+      this.outputStarted = false;
+      this.web.reset();
       await this.openWithRecovery(signal);
       this.session?.setStallWatch(true);
       return undefined;
@@ -246,6 +294,7 @@ export class CursorAgentTurn implements AgentTurn {
     session?.close();
     return recoverFirstSegment(ProxyError.from(error), {
       state: this.recovery,
+      afterOutput: this.outputStarted,
       missingBlob: session?.missingBlob ?? false,
       continuing: this.plan !== undefined && this.plan.kind !== "rebuild",
       rebuild: () => {
@@ -384,12 +433,17 @@ export class CursorAgentTurn implements AgentTurn {
         break;
       }
       if (item.type === "end") break;
-      if (item.type === "event") yield item.event;
+      if (item.type !== "event") continue;
+      if (this.held !== undefined) this.held.push(item.event);
+      else yield item.event;
     }
     yield* this.finishSegment("stop");
   }
 
   private async *finishSegment(reason: "stop" | "tool-calls"): AsyncGenerator<BackendEvent> {
+    const held = this.held;
+    this.held = undefined;
+    if (held !== undefined) yield* held;
     const session = this.session;
     const usage = segmentUsage(session);
     if (session !== undefined) session.outputTokens = 0;

@@ -5,7 +5,15 @@
  * ready waits for it inside its first segment; once it is ready, every call goes straight to it. This module imports
  * no protocol code.
  */
-import type { AgentClient, AgentTurn, AgentTurnStatus, BackendEvent, ToolResult, TurnRequest } from "./types.js";
+import type {
+  AgentClient,
+  AgentTurn,
+  AgentTurnStatus,
+  BackendEvent,
+  SegmentOptions,
+  ToolResult,
+  TurnRequest,
+} from "./types.js";
 
 /** A turn whose real turn starts once the client is ready (when its first segment is read). */
 class PendingTurn implements AgentTurn {
@@ -46,14 +54,14 @@ class PendingTurn implements AgentTurn {
     return this.inner;
   }
 
-  async *stream(signal?: AbortSignal): AsyncIterable<BackendEvent> {
+  async *stream(signal?: AbortSignal, options?: SegmentOptions): AsyncIterable<BackendEvent> {
     const turn = this.inner ?? (await this.start());
-    yield* turn.stream(signal);
+    yield* turn.stream(signal, options);
   }
 
-  async *resume(results: ToolResult[], signal?: AbortSignal): AsyncIterable<BackendEvent> {
+  async *resume(results: ToolResult[], signal?: AbortSignal, options?: SegmentOptions): AsyncIterable<BackendEvent> {
     const turn = this.inner ?? (await this.start());
-    yield* turn.resume(results, signal);
+    yield* turn.resume(results, signal, options);
   }
 
   async close(reason?: string): Promise<void> {

@@ -2,14 +2,15 @@
  * The phases of one agent turn and the only transitions allowed between them. `CursorAgentTurn` moves through them
  * with {@link assertTransition}, so a hidden combination of flags can no longer put a turn in an impossible state.
  *
- *   new ──stream()──▶ opening ──first output──▶ streaming
+ *   new ──stream()──▶ opening ──first output yielded──▶ streaming
  *   opening, streaming ──turn-end tool-calls──▶ parked ──resume()──▶ streaming
  *   opening, streaming ──turn-end stop / failure / close──▶ ended
  *   parked ──close("expired") by the parked-turn registry's TTL──▶ expired      parked ──close()──▶ ended
  *   new ──close()──▶ ended
  *
- * `opening` is the first segment before any output: only there may a failed Run be retried or rebuilt, because the
- * caller has seen nothing yet. `expired` differs from `ended` only in the error a late `resume()` gets.
+ * `opening` is the first segment before any output was yielded (events held back for a caller that answers in one
+ * piece do not count): only there may a failed Run be retried or rebuilt, because the caller has seen nothing yet.
+ * `expired` differs from `ended` only in the error a late `resume()` gets.
  */
 import { ProxyError } from "../util/errors.js";
 import type { AgentTurnStatus } from "./types.js";

@@ -1,9 +1,11 @@
 /**
- * What the first segment of a turn does when its Run fails before any output (docs/protocol.md §4.2 retry,
- * §4.4 "Blob not found", §5.4): refresh the token once on `unauthenticated`; rebuild the state from the caller's
- * history once when a checkpoint or blob was rejected; retry connection loss (once by default) on a connection of
- * the turn's own, so another turn's failure on the same connection costs this one nothing. Anything else
- * (and anything after output has started) is thrown: never a silent replay.
+ * What the first segment of a turn does when its Run fails while nothing has reached the caller's client
+ * (docs/protocol.md §4.2 retry, §4.4 "Blob not found", §5.4): before any output, refresh the token once on
+ * `unauthenticated` and rebuild the state from the caller's history once when a checkpoint or blob was rejected;
+ * before or after Cursor's output began (a caller holding the events answers its client only at the end), retry
+ * connection loss (once by default) on a connection of the turn's own, so another turn's failure on the same
+ * connection costs this one nothing. Anything else (and anything once the client has received output) is thrown:
+ * never a replay the client could see.
  */
 import type { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
@@ -25,6 +27,8 @@ export interface RecoveryContext {
   missingBlob: boolean;
   /** The failed attempt continued from a stored checkpoint. */
   continuing: boolean;
+  /** Cursor's output had begun (held back from the client): only connection loss is retried. */
+  afterOutput: boolean;
   /** Switches the turn to a rebuild from the caller's full history. */
   rebuild(): void;
   tokenSource: TokenSource;
@@ -64,14 +68,14 @@ function isStateRejection(error: ProxyError): boolean {
 export async function recoverFirstSegment(error: ProxyError, ctx: RecoveryContext): Promise<boolean> {
   const { state, logger } = ctx;
   if (error.code === "canceled" || error.code === "timeout") return false;
-  if (error.code === "unauthenticated" && !state.refreshed) {
+  if (error.code === "unauthenticated" && !state.refreshed && !ctx.afterOutput) {
     state.refreshed = true;
     logger.info("Cursor rejected the access token; refreshing once and retrying");
     const rejected = await ctx.tokenSource.getAccessToken(ctx.signal);
     await ctx.tokenSource.refreshAfterUnauthenticated(rejected, ctx.signal);
     return true;
   }
-  if (!state.rebuilt && (ctx.missingBlob || (ctx.continuing && isStateRejection(error)))) {
+  if (!state.rebuilt && !ctx.afterOutput && (ctx.missingBlob || (ctx.continuing && isStateRejection(error)))) {
     state.rebuilt = true;
     logger.warn("Cursor rejected the stored conversation state; rebuilding it from the full history and retrying", {
       code: error.code,
@@ -87,8 +91,9 @@ export async function recoverFirstSegment(error: ProxyError, ctx: RecoveryContex
     // On a connection of its own: the connection that dropped may have carried other turns, whose retries (and
     // their failures) must not take this one down again.
     state.freshConnection = true;
-    logger.warn("Lost the connection to Cursor before any output; retrying on a fresh connection", {
+    logger.warn("Lost the connection to Cursor before the client received anything; retrying on a fresh connection", {
       attempt: state.connectionRetries,
+      afterOutput: ctx.afterOutput,
       delayMs: delay,
       detail: error.detail,
     });

@@ -216,6 +216,18 @@ export interface ModelInfo {
   vision: boolean;
 }
 
+/** How the caller consumes one segment of a turn. */
+export interface SegmentOptions {
+  /**
+   * The caller answers its client in one piece after the segment (a non-streaming response), so nothing reaches
+   * the client before the segment ends: the turn holds the segment's events back and yields them all at its end.
+   * A first segment whose connection drops is then retried even after Cursor's output began (docs/protocol.md §4.2);
+   * any other segment fails before its first event, so the caller can still answer with an error status.
+   * @default false (events are yielded as they arrive)
+   */
+  holdEvents?: boolean;
+}
+
 /** Lifecycle of one Cursor turn as seen by callers. */
 export type AgentTurnStatus = "new" | "streaming" | "parked" | "ended";
 
@@ -237,10 +249,14 @@ export interface AgentTurn {
    * cursor-protocol-addendum-2.md §4); undefined until it arrives (and from servers that never send it).
    */
   readonly routedModel?: string | undefined;
-  /** The first segment. Call once. */
-  stream(signal?: AbortSignal): AsyncIterable<BackendEvent>;
+  /**
+   * The first segment. Call once. A connection lost before anything reached the caller's client (no event yielded
+   * but checkpoints, no exec handed to the caller's executor; with `holdEvents`, anything before the segment's end)
+   * is retried once on a connection of the turn's own.
+   */
+  stream(signal?: AbortSignal, options?: SegmentOptions): AsyncIterable<BackendEvent>;
   /** Delivers results for every pending tool call and yields the next segment. */
-  resume(results: ToolResult[], signal?: AbortSignal): AsyncIterable<BackendEvent>;
+  resume(results: ToolResult[], signal?: AbortSignal, options?: SegmentOptions): AsyncIterable<BackendEvent>;
   /** Cancels (if still open) and releases the stream, timers and heartbeats. Idempotent. */
   close(reason?: string): Promise<void>;
 }

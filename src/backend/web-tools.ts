@@ -54,6 +54,12 @@ export class WebToolPolicy {
 
   constructor(private readonly tools: ServerTools | undefined) {}
 
+  /** Forgets the uses counted so far: the turn's first segment starts over (a retry after a dropped connection). */
+  reset(): void {
+    this.searches = 0;
+    this.fetches = 0;
+  }
+
   /** Approves or rejects a web search query for `query`. */
   search(query: string): WebVerdict {
     const limits = this.tools?.webSearch;

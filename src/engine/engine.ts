@@ -11,7 +11,7 @@
 import { randomUUID } from "node:crypto";
 import { continuationPrefixes, EMPTY_HISTORY_KEY, historyKeyPrefixes } from "../backend/history-fingerprint.js";
 import { findModel, servedModelId } from "../backend/models.js";
-import type { AgentClient, AgentTurn, BackendEvent, ModelInfo, ToolResult } from "../backend/types.js";
+import type { AgentClient, AgentTurn, BackendEvent, ModelInfo, SegmentOptions, ToolResult } from "../backend/types.js";
 import { createMemoryConversationIndex } from "../stores/memory/conversation-index.js";
 import type { ConversationIndex } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
@@ -139,7 +139,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     signal: AbortSignal,
     trace: TurnTrace | undefined,
     known?: string,
-    surface: Pick<EngineRequest, "executor" | "mode"> = {},
+    surface: Pick<EngineRequest, "executor" | "mode" | "wholeAnswer"> = {},
   ): Promise<Routed> => {
     let conversationId = known;
     if (conversationId === undefined) {
@@ -173,10 +173,13 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       ...(surface.executor === undefined ? {} : { executor: surface.executor }),
       ...(surface.mode === undefined ? {} : { mode: surface.mode }),
     });
-    return { route, conversationId, turn, events: turn.stream(signal) };
+    return { route, conversationId, turn, events: turn.stream(signal, segmentOptions(surface)) };
   };
 
-  /** Resumes a parked turn; if its stream died while parked, continues from the checkpoint instead. */
+  /**
+   * Resumes a parked turn; if its stream died while parked (or, for a client answered in one piece, at any point
+   * before the segment's end), continues from the checkpoint instead.
+   */
   const resume = async (
     entry: { turn: AgentTurn; conversationId: string },
     input: BackendInput,
@@ -184,19 +187,20 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     model: string,
     signal: AbortSignal,
     trace: TurnTrace | undefined,
+    surface: Pick<EngineRequest, "wholeAnswer">,
   ): Promise<Routed> => {
     if (trace !== undefined) {
       trace.conversationId = entry.conversationId;
       trace.runId = entry.turn.runId;
     }
     try {
-      const events = await primeFirst(entry.turn.resume(input.trailingResults, signal));
+      const events = await primeFirst(entry.turn.resume(input.trailingResults, signal, segmentOptions(surface)));
       return { route: "resumed", conversationId: entry.conversationId, turn: entry.turn, events };
     } catch (error) {
       if (signal.aborted) throw error;
       await entry.turn.close("resume failed");
       logger.warn("parked turn could not be resumed; continuing from the checkpoint", { error });
-      const routed = await startFresh(input, keys, model, signal, trace, entry.conversationId);
+      const routed = await startFresh(input, keys, model, signal, trace, entry.conversationId, surface);
       return { ...routed, events: await primeFirst(routed.events) };
     }
   };
@@ -246,7 +250,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           recording = new TurnRecording(requestKey);
           keep(claim, recording);
           try {
-            routed = await resume(entry, input, keys, model.id, signal, how.trace);
+            routed = await resume(entry, input, keys, model.id, signal, how.trace, request);
           } catch (error) {
             release(claim, recording, error);
             throw error;
@@ -285,6 +289,11 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       await index.close();
     },
   };
+}
+
+/** How the backend should hand out a segment's events for this request. */
+function segmentOptions(surface: Pick<EngineRequest, "wholeAnswer">): SegmentOptions {
+  return surface.wholeAnswer === true ? { holdEvents: true } : {};
 }
 
 interface WatchDeps {

@@ -77,6 +77,13 @@ export interface EngineRequest {
   /** Cursor's agent mode (ACP `session/set_mode`). @default "agent" */
   mode?: AgentModeName;
   /**
+   * The client receives the answer in one piece once the turn's segment ends (a non-streaming HTTP response), so
+   * nothing reaches it before then: the engine holds the events back until the end, and a connection to Cursor that
+   * drops mid-answer is retried instead of failing the request (docs/protocol.md §4.2). @default false (the events
+   * reach the client as they come)
+   */
+  wholeAnswer?: boolean;
+  /**
    * The named Cursor account the turn runs on (the team gateway binds each virtual key to one, issue #29); absent =
    * the default account. A turn never moves to another account.
    */

@@ -1,8 +1,9 @@
 /**
  * Connections to Cursor under a server that caps its streams (docs/protocol.md §4.2): with the emulator at
  * `--max-concurrent-streams 10`, 30 turns parked on tool calls (each holds its Run's stream open) fill three HTTP/2
- * connections; ten new turns open a fourth and complete; a connection that drops fails only the turns on it, and the
- * 30 parked turns, on the other connections, resume on their open Runs afterwards.
+ * connections; ten new turns open a fourth and complete; a connection that drops fails only the turns on it (those
+ * whose clients have received nothing are retried and answered 200), and the 30 parked turns, on the other
+ * connections, resume on their open Runs afterwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Stack, startStack } from "../support/stack.js";
@@ -80,11 +81,23 @@ describe("HTTP/2 connection pool against a server capping its streams", () => {
       expect(answer.body.choices?.[0]?.message.content).toContain(`new turn ${i}`);
     }
 
-    // A turn whose connection drops: it lands on a connection with room (not one of the three full ones), and the
-    // drop takes only that connection down.
+    // Five paced answers and a turn whose connection drops: they land on a connection with room (not one of the
+    // three full ones), and the drop takes only that connection down. The five, whose clients have received nothing
+    // yet, are retried on connections of their own.
+    const runsBeforeDrop = stack.emulator.stats().runStreams;
+    const words = Array.from({ length: 30 }, (_, i) => `w${i}`).join(" ");
+    const victims = Array.from({ length: 5 }, (_, i) =>
+      chat([{ role: "user", content: `[[emu:rate 20]] victim ${i} ${words}` }]),
+    );
+    await expect.poll(() => stack.emulator.stats().runStreams, { timeout: 20_000 }).toBe(runsBeforeDrop + 5);
+    expect(loads().filter((load) => load > 0)).toEqual([10, 10, 10, 5]);
     const dropped = await chat([{ role: "user", content: "[[emu:drop 0]] goes down" }]);
     expect(dropped.status).toBe(503);
     expect(dropped.body.error?.code).toBe("upstream_unavailable");
+    for (const [i, answer] of (await Promise.all(victims)).entries()) {
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      expect(answer.body.choices?.[0]?.message.content).toBe(`You said: victim ${i} ${words}`);
+    }
     expect(stack.parked.size()).toBe(PARKED);
     expect(loads().filter((load) => load > 0)).toEqual([10, 10, 10]);
 

@@ -96,7 +96,10 @@ export async function runSurface(
   let started: Awaited<ReturnType<Engine["startTurn"]>>;
   try {
     const request = principal?.account === undefined ? input.request : { ...input.request, account: principal.account };
-    started = await kit.engine.startTurn({ ...request, model }, abort.signal, { trace });
+    // A JSON answer reaches the client only once the turn ends: the engine may hold the events back and retry a
+    // dropped connection meanwhile.
+    const whole = input.stream ? {} : { wholeAnswer: true };
+    started = await kit.engine.startTurn({ ...request, ...whole, model }, abort.signal, { trace });
   } catch (error) {
     release();
     throw error;
