@@ -38,8 +38,8 @@ export async function listenDual(
   // Node refuses new streams (RST_STREAM ENHANCE_YOUR_CALM) once a session buffers more than maxSessionMemory (10 MB
   // by default): a handful of concurrent multi-megabyte turns on one connection would be refused. Cursor's servers
   // have no such small limit, so the emulator must not invent one.
-  // A stream beyond SETTINGS_MAX_CONCURRENT_STREAMS is refused by nghttp2 (RST_STREAM REFUSED_STREAM), as the
-  // real service would: a client must open another connection instead.
+  // The limit goes out in the server's SETTINGS: a client wanting more concurrent Runs must open more connections
+  // (Node's own client holds a stream over the limit back until another stream of the connection closes).
   const max = options.maxConcurrentStreams;
   const http2 = createHttp2Server(
     { maxSessionMemory: 1024, ...(max === undefined ? {} : { settings: { maxConcurrentStreams: max } }) },
