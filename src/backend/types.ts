@@ -190,6 +190,11 @@ export type BackendEvent =
   | { type: "reasoning-delta"; text: string }
   | { type: "reasoning-end"; durationMs: number }
   | { type: "tool-call"; toolCallId: string; toolName: string; arguments: string }
+  /**
+   * A client tool's arguments as Cursor forms them, before its `tool-call` (same id): `argumentsText` is the whole
+   * text so far, not a delta (cursor-protocol-addendum-3 T1); the `tool-call` carries the final arguments.
+   */
+  | { type: "tool-call-delta"; toolCallId: string; toolName: string; argumentsText: string }
   /** A web search Cursor ran (or that was refused); `error` is empty on success, `references` empty otherwise. */
   | {
       type: "web-search";

@@ -1,13 +1,13 @@
 /**
- * Anthropic golden SSE: test/fixtures/<events>.events.jsonl translated by toAnthropicEvents + toAnthropicSseBody
+ * Anthropic golden SSE: test/fixtures/<events>.events.jsonl translated by messagesTranslation + streamTurn
  * (the server's own body) must equal test/fixtures/<name>.sse byte for byte (UPDATE_GOLDEN=1 regenerates), and the
  * real Anthropic SDK, fed those bytes through an injected fetch, must read them as intended.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
-import { toAnthropicEvents } from "../../src/surfaces/messages/events.js";
-import { toAnthropicSseBody } from "../../src/surfaces/messages/sse.js";
+import { streamTurn } from "../../src/surfaces/kit/translate.js";
+import { messagesTranslation, messagesWire } from "../../src/surfaces/messages/events.js";
 import { FIXTURES_DIR, replay } from "./scenarios.js";
 
 const update = process.env.UPDATE_GOLDEN === "1";
@@ -21,13 +21,13 @@ const SCENARIOS = [
 
 async function run(events: string, reasoning: boolean): Promise<{ sse: string; released: boolean }> {
   const source = replay(events);
-  const translated = toAnthropicEvents(source.events, {
+  const translation = messagesTranslation({
     id: "msg_golden1",
     model: "claude-sonnet-5-5",
     reasoning,
     sign: (text) => `sig:${text.length}`,
   });
-  const sse = await new Response(toAnthropicSseBody(translated, { pingIntervalMs: 0 })).text();
+  const sse = await new Response(streamTurn(source.events, translation, messagesWire(0))).text();
   return { sse, released: source.released() };
 }
 

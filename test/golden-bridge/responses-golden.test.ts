@@ -1,14 +1,18 @@
 /**
  * Responses golden SSE: test/fixtures/responses/<name>.events.jsonl (one BackendEvent per line, `$throw` lines throw)
- * is translated by toResponseEvents + toResponsesSseBody (the server's own body) into the exact client bytes and
+ * is translated by responseTranslation + streamTurn (the server's own body) into the exact client bytes and
  * compared with test/fixtures/responses/<name>.sse. UPDATE_GOLDEN=1 regenerates.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { type ResponseEventsOptions, toResponseEvents } from "../../src/surfaces/responses/events.js";
+import { streamTurn } from "../../src/surfaces/kit/translate.js";
+import {
+  RESPONSES_WIRE,
+  type ResponseEventsOptions,
+  responseTranslation,
+} from "../../src/surfaces/responses/events.js";
 import { createBaseResponse } from "../../src/surfaces/responses/object.js";
 import { parseResponsesRequest } from "../../src/surfaces/responses/parse.js";
-import { toResponsesSseBody } from "../../src/surfaces/responses/sse.js";
 import { toClientTools } from "../../src/surfaces/responses/tools.js";
 import type { ResponseObject } from "../../src/surfaces/responses/wire.js";
 import { FIXTURES_DIR, replay } from "./scenarios.js";
@@ -45,7 +49,7 @@ function options(finished: ResponseObject[]): ResponseEventsOptions {
 async function run(name: string): Promise<{ sse: string; released: boolean; finished: ResponseObject[] }> {
   const { events, released } = replay(`responses/${name}`);
   const finished: ResponseObject[] = [];
-  const body = toResponsesSseBody(toResponseEvents(events, options(finished)));
+  const body = streamTurn(events, responseTranslation(options(finished)), RESPONSES_WIRE);
   const sse = await new Response(body).text();
   return { sse, released: released(), finished };
 }

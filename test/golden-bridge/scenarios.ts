@@ -1,13 +1,13 @@
 /**
  * Golden scenarios for the bridge: test/fixtures/<name>.events.jsonl (one BackendEvent per line) is translated by
- * toChatCompletionChunks + toSseBody (the server's own body) into the exact client bytes, compared with test/fixtures/<name>.sse.
+ * chatTranslation + streamTurn (the server's own body) into the exact client bytes, compared with test/fixtures/<name>.sse.
  * A line `{"$throw":{"code","message"}}` makes the fake backend throw that ProxyError at that point.
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { BackendEvent } from "../../src/backend/types.js";
-import { type ChunkStreamOptions, toChatCompletionChunks } from "../../src/surfaces/chat/events.js";
-import { toSseBody } from "../../src/surfaces/kit/sse.js";
+import { CHAT_WIRE, type ChatTranslationOptions, chatTranslation } from "../../src/surfaces/chat/events.js";
+import { streamTurn } from "../../src/surfaces/kit/translate.js";
 import { ProxyError, type ProxyErrorCode } from "../../src/util/errors.js";
 
 export const FIXTURES_DIR = fileURLToPath(new URL("../fixtures/", import.meta.url));
@@ -15,7 +15,7 @@ export const FIXTURES_DIR = fileURLToPath(new URL("../fixtures/", import.meta.ur
 /** One golden scenario: the options it runs with, and for client-abort how many frames the client reads. */
 export interface Scenario {
   name: string;
-  options: Partial<ChunkStreamOptions>;
+  options: Partial<ChatTranslationOptions>;
   abortAfterFrames?: number;
 }
 
@@ -26,7 +26,7 @@ export const SCENARIOS: Scenario[] = [
   { name: "reasoning-none", options: { reasoning: "none" } },
   { name: "tool-call-single", options: {} },
   { name: "tool-calls-parallel", options: { includeUsage: true } },
-  { name: "tool-call-unicode-split", options: { toolArgumentsChunkSize: 12 } },
+  { name: "tool-call-unicode-split", options: {} },
   { name: "usage", options: { includeUsage: true } },
   { name: "length", options: { includeUsage: true } },
   { name: "backend-error-mid-stream", options: {} },
@@ -36,7 +36,7 @@ export const SCENARIOS: Scenario[] = [
 type FixtureLine = BackendEvent | { $throw: { code: ProxyErrorCode; message: string } };
 
 /** Deterministic id generator and clock, injected the way the server injects its providers. */
-export function fixedOptions(overrides: Partial<ChunkStreamOptions>): ChunkStreamOptions {
+export function fixedOptions(overrides: Partial<ChatTranslationOptions>): ChatTranslationOptions {
   let counter = 0;
   const nextId = () => `chatcmpl-golden${++counter}`;
   const clock = () => 1_767_225_600_000;
@@ -75,7 +75,7 @@ export async function runScenario(scenario: Scenario): Promise<{ sse: string; re
   const { events, released } = replay(scenario.name);
   let sse = "";
   let frames = 0;
-  const reader = toSseBody(toChatCompletionChunks(events, fixedOptions(scenario.options))).getReader();
+  const reader = streamTurn(events, chatTranslation(fixedOptions(scenario.options)), CHAT_WIRE).getReader();
   const decoder = new TextDecoder();
   for (let read = await reader.read(); !read.done; read = await reader.read()) {
     sse += decoder.decode(read.value);

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { BackendEvent } from "../../backend/types.js";
 import { ProxyError } from "../../util/errors.js";
-import { type ChunkStreamOptions, splitCodePoints, type TurnSummary, toChatCompletionChunks } from "./events.js";
+import { driveTurn } from "../kit/translate.js";
+import { type ChatFrame, type ChatTranslationOptions, chatTranslation } from "./events.js";
 import type { ChatCompletionChunk } from "./wire.js";
 
-const options: ChunkStreamOptions = {
+const options: ChatTranslationOptions = {
   id: "chatcmpl-1",
   created: 1,
   model: "m",
@@ -16,12 +17,23 @@ async function* from(events: BackendEvent[]): AsyncIterable<BackendEvent> {
   yield* events;
 }
 
+async function collect(
+  events: AsyncIterable<BackendEvent>,
+  overrides: Partial<ChatTranslationOptions>,
+  out: ChatCompletionChunk[],
+): Promise<void> {
+  const sink = async (frame: ChatFrame) => {
+    if ("choices" in frame) out.push(frame);
+  };
+  await driveTurn(events, chatTranslation({ ...options, ...overrides }), sink);
+}
+
 async function chunks(
   events: BackendEvent[],
-  overrides: Partial<ChunkStreamOptions> = {},
+  overrides: Partial<ChatTranslationOptions> = {},
 ): Promise<ChatCompletionChunk[]> {
   const out: ChatCompletionChunk[] = [];
-  for await (const chunk of toChatCompletionChunks(from(events), { ...options, ...overrides })) out.push(chunk);
+  await collect(from(events), overrides, out);
   return out;
 }
 
@@ -47,16 +59,21 @@ describe("toChatCompletionChunks", () => {
   });
 
   it("numbers tool calls 0, 1, 2 per response with id, type and name on the first delta only", async () => {
-    const out = await chunks(
-      [
-        call("a", "read", '{"p":"x"}'),
-        { type: "text-delta", text: "between" },
-        call("b", "ls", "{}"),
-        call("c", "grep", ""),
-        { type: "turn-end", reason: "tool-calls" },
-      ],
-      { toolArgumentsChunkSize: 4 },
-    );
+    const partial = (argumentsText: string): BackendEvent => ({
+      type: "tool-call-delta",
+      toolCallId: "a",
+      toolName: "read",
+      argumentsText,
+    });
+    const out = await chunks([
+      partial('{"p"'),
+      partial('{"p":"x"'),
+      call("a", "read", '{"p":"x"}'),
+      { type: "text-delta", text: "between" },
+      call("b", "ls", "{}"),
+      call("c", "grep", ""),
+      { type: "turn-end", reason: "tool-calls" },
+    ]);
     const toolDeltas = deltas(out).flatMap((delta) => delta?.tool_calls ?? []);
     expect(toolDeltas).toEqual([
       { index: 0, id: "a", type: "function", function: { name: "read", arguments: '{"p"' } },
@@ -133,32 +150,6 @@ describe("toChatCompletionChunks", () => {
     expect(deltas(out.slice(0, -1))).toEqual([{ role: "assistant", content: "" }, { content: "x" }, {}]);
   });
 
-  it("reports the reply, usage and checkpoint once the segment is complete", async () => {
-    const summaries: TurnSummary[] = [];
-    await chunks(
-      [
-        { type: "text-delta", text: "Let me look." },
-        call("a", "read", '{"p":1}'),
-        { type: "usage", usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } },
-        { type: "checkpoint", conversationId: "conv" },
-        { type: "turn-end", reason: "tool-calls" },
-      ],
-      { onFinish: (summary) => summaries.push(summary) },
-    );
-    expect(summaries).toEqual([
-      {
-        message: {
-          role: "assistant",
-          content: "Let me look.",
-          toolCalls: [{ id: "a", name: "read", arguments: '{"p":1}' }],
-        },
-        finishReason: "tool_calls",
-        usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
-        conversationId: "conv",
-      },
-    ]);
-  });
-
   it("fails with backend_protocol when the source ends without turn-end", async () => {
     await expect(chunks([{ type: "text-delta", text: "x" }])).rejects.toMatchObject({ code: "backend_protocol" });
   });
@@ -170,18 +161,7 @@ describe("toChatCompletionChunks", () => {
       throw failure;
     }
     const seen: ChatCompletionChunk[] = [];
-    const run = async () => {
-      for await (const chunk of toChatCompletionChunks(failing(), options)) seen.push(chunk);
-    };
-    await expect(run()).rejects.toBe(failure);
+    await expect(collect(failing(), {}, seen)).rejects.toBe(failure);
     expect(deltas(seen)).toEqual([{ role: "assistant", content: "" }, { content: "x" }]);
-  });
-});
-
-describe("splitCodePoints", () => {
-  it("never splits a surrogate pair", () => {
-    expect(splitCodePoints("a😀b😀", 1)).toEqual(["a", "😀", "b", "😀"]);
-    expect(splitCodePoints("abc", undefined)).toEqual(["abc"]);
-    expect(splitCodePoints("abcde", 2)).toEqual(["ab", "cd", "e"]);
   });
 });

@@ -10,10 +10,8 @@ import type { ReasoningOutput } from "../kit/deps.js";
 import { readJson } from "../kit/json-body.js";
 import { openAIErrorResponse } from "../kit/openai-error.js";
 import { runSurface } from "../kit/run-surface.js";
-import { toSseBody } from "../kit/sse.js";
 import { closeSurfaceApp, createSurfaceApp, type SurfaceDeps } from "../kit/surface-app.js";
-import { toChatCompletion } from "./completion.js";
-import { toChatCompletionChunks } from "./events.js";
+import { CHAT_WIRE, chatTranslation } from "./events.js";
 import { parseChatCompletionRequest } from "./parse.js";
 import { toTurnInput } from "./translate.js";
 
@@ -46,11 +44,8 @@ export function createChatApp(deps: SurfaceDeps, options: ChatOptions): Hono<App
         maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
       },
       {
-        json: (events, turn) => toChatCompletion(events, { ...base, model: turn.model }),
-        stream: (events, turn, callbacks) =>
-          toSseBody(toChatCompletionChunks(events, { ...base, model: turn.model, includeUsage: input.includeUsage }), {
-            ...callbacks,
-          }),
+        translation: (turn) => chatTranslation({ ...base, model: turn.model, includeUsage: input.includeUsage }),
+        wire: CHAT_WIRE,
       },
     );
   });

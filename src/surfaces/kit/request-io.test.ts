@@ -1,13 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { BackendEvent } from "../../backend/types.js";
 import type { RequestLog } from "./access-log.js";
-import { observe } from "./request-io.js";
+import { watchTurn } from "./request-io.js";
 
-async function* source(events: BackendEvent[]): AsyncGenerator<BackendEvent> {
-  yield* events;
-}
-
-describe("observe", () => {
+describe("watchTurn", () => {
   it("counts the web searches and fetches Cursor ran for the request, not the refused ones (#27)", async () => {
     const log: RequestLog = { requestId: "r", startedAt: 0 };
     const search = { type: "web-search" as const, toolCallId: "t", query: "q", references: [], error: "" };
@@ -20,14 +16,10 @@ describe("observe", () => {
       { ...fetch, status: "failed" },
       { type: "turn-end", reason: "stop" },
     ];
-    for await (const _ of observe(source(events), log, () => 1)) {
-      // drain
-    }
+    events.forEach(watchTurn(log, () => 1));
     expect([log.webSearches, log.webFetches]).toEqual([2, 1]);
     const quiet: RequestLog = { requestId: "q", startedAt: 0 };
-    for await (const _ of observe(source([{ type: "turn-end", reason: "stop" }]), quiet, () => 1)) {
-      // drain
-    }
+    watchTurn(quiet, () => 1)({ type: "turn-end", reason: "stop" });
     expect(quiet.webSearches).toBeUndefined();
   });
 });

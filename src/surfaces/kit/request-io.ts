@@ -1,21 +1,17 @@
-/** Watching a turn's events for the access log (time to first token, token counts). */
+/** Watching a turn's events for the access log (time to first token, token counts); the drivers call it per event. */
 import type { BackendEvent } from "../../backend/types.js";
 import type { RequestLog } from "./access-log.js";
 
 /**
- * Wraps the events so the access log learns time-to-first-token and token counts. A plain iterator rather than an
- * async generator: this sits on the per-event hot path, and a generator layer costs several promise hops per event
- * (and `return()` reaches the engine's stream even before the first pull).
+ * The watch that teaches the access log time-to-first-token (the first text, reasoning or tool argument), token
+ * counts and the web searches and fetches Cursor ran. Passed to the kit's drivers (translate.ts).
  */
-export function observe(
-  events: AsyncIterable<BackendEvent>,
-  log: RequestLog,
-  now: () => number,
-): AsyncIterable<BackendEvent> {
-  const record = (result: IteratorResult<BackendEvent>): IteratorResult<BackendEvent> => {
-    if (result.done === true) return result;
-    const event = result.value;
-    if (log.firstTokenAt === undefined && (event.type === "text-delta" || event.type === "reasoning-delta")) {
+export function watchTurn(log: RequestLog, now: () => number): (event: BackendEvent) => void {
+  return (event) => {
+    if (
+      log.firstTokenAt === undefined &&
+      (event.type === "text-delta" || event.type === "reasoning-delta" || event.type === "tool-call-delta")
+    ) {
       log.firstTokenAt = now();
     }
     if (event.type === "usage") {
@@ -24,15 +20,5 @@ export function observe(
     } else if (event.type === "web-search" && event.status === "completed")
       log.webSearches = (log.webSearches ?? 0) + 1;
     else if (event.type === "web-fetch" && event.status === "completed") log.webFetches = (log.webFetches ?? 0) + 1;
-    return result;
-  };
-  return {
-    [Symbol.asyncIterator]: () => {
-      const iterator = events[Symbol.asyncIterator]();
-      return {
-        next: () => iterator.next().then(record),
-        return: async (value?: unknown) => (await iterator.return?.(value)) ?? { done: true, value: undefined },
-      };
-    },
   };
 }

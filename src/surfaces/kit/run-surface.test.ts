@@ -35,36 +35,24 @@ function engineFor(script: Script, seen: { signal?: AbortSignal }): Engine {
   };
 }
 
-const renderer: SurfaceRenderer = {
-  async json(events) {
+/** A translation that answers the text (JSON) or one line per event kind (stream). */
+const renderer: SurfaceRenderer<string, { text: string }> = {
+  translation() {
     let text = "";
-    for await (const event of events) if (event.type === "text-delta") text += event.text;
-    return { text };
-  },
-  stream(events, _turn, callbacks) {
-    const iterator = events[Symbol.asyncIterator]();
-    const encoder = new TextEncoder();
-    return new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const next = await iterator.next();
-          if (next.done === true) {
-            controller.close();
-            callbacks.onEnd?.();
-          } else controller.enqueue(encoder.encode(`${next.value.type}\n`));
-        } catch (error) {
-          callbacks.onError?.(error);
-          controller.close();
-          callbacks.onEnd?.();
-        }
+    return {
+      on: {
+        "text-delta": (event, emit) => {
+          text += event.text;
+          emit("text-delta");
+        },
+        "turn-end": (_event, emit) => emit("turn-end"),
       },
-      async cancel(reason) {
-        callbacks.onCancel?.(reason);
-        await iterator.return?.();
-        callbacks.onEnd?.();
-      },
-    });
+      finish() {},
+      fail: (_error, _context, emit) => emit("error"),
+      result: () => ({ text }),
+    };
   },
+  wire: { encode: (frame) => `${frame}\n`, end: "" },
 };
 
 async function run(script: Script, stream: boolean, consume: (response: Response) => Promise<void>) {

@@ -6,14 +6,14 @@
  * JSON or as a stream. A surface supplies only its translation and its two renderers.
  */
 import type { Context } from "hono";
-import type { BackendEvent } from "../../backend/types.js";
 import type { Engine, EngineRequest, TurnRoute, TurnTrace } from "../../engine/index.js";
 import { ProxyError } from "../../util/errors.js";
-import { type PullBodyOptions, streamedResponse } from "../../util/pull-body.js";
+import { streamedResponse } from "../../util/pull-body.js";
 import type { AppEnv } from "./access-log.js";
 import { headerList } from "./header-list.js";
 import type { ModelNames } from "./model-names.js";
-import { observe } from "./request-io.js";
+import { watchTurn } from "./request-io.js";
+import { foldTurn, type StreamWire, streamTurn, type Translation } from "./translate.js";
 
 /** A translated request, ready to run. */
 export interface SurfaceRequest {
@@ -38,12 +38,11 @@ export interface ServedTurn {
   readonly parked: boolean;
 }
 
-/** How a surface writes a turn out. */
-export interface SurfaceRenderer {
-  /** Folds the events into the JSON body. */
-  json(events: AsyncIterable<BackendEvent>, turn: ServedTurn): Promise<unknown>;
-  /** Encodes the events as the streamed body; `callbacks` must reach the body (kit bookkeeping lives there). */
-  stream(events: AsyncIterable<BackendEvent>, turn: ServedTurn, callbacks: PullBodyOptions): ReadableStream<Uint8Array>;
+/** How a surface writes a turn out: its translation (kit/translate.ts) and how its frames are encoded. */
+export interface SurfaceRenderer<F = unknown, R = unknown> {
+  /** A fresh translation of this turn; its `result()` is the JSON body of a non-streaming answer. */
+  translation(turn: ServedTurn): Translation<F, R> & { result(): R };
+  wire: StreamWire<F>;
 }
 
 /** What the kit needs from the app. */
@@ -64,11 +63,11 @@ function noteHeaders(input: SurfaceRequest): Record<string, string> {
 }
 
 /** Runs one turn for a surface and answers it. Errors before the answer reach the surface's error handler. */
-export async function runSurface(
+export async function runSurface<F, R>(
   c: Context<AppEnv>,
   kit: SurfaceKit,
   input: SurfaceRequest,
-  renderer: SurfaceRenderer,
+  renderer: SurfaceRenderer<F, R>,
 ): Promise<Response> {
   const log = c.get("log");
   const clientSignal = c.req.raw.signal;
@@ -117,11 +116,11 @@ export async function runSurface(
     log.parked = served.parked;
   };
   const headers = noteHeaders(input);
-  const events = observe(started.events, log, kit.now);
+  const watch = watchTurn(log, kit.now);
 
   if (!input.stream) {
     try {
-      const body = await renderer.json(events, served);
+      const body = await foldTurn(started.events, renderer.translation(served), { watch });
       noteParked();
       return c.json(body, 200, headers);
     } finally {
@@ -132,13 +131,17 @@ export async function runSurface(
   log.streaming = new Promise<void>((resolve) => (finished = resolve));
   let body: ReadableStream<Uint8Array>;
   try {
-    body = renderer.stream(events, served, {
-      onError: (error) => (log.streamError = error),
-      onCancel: onClientGone,
-      onEnd: () => {
-        noteParked();
-        release();
-        finished();
+    body = streamTurn(started.events, renderer.translation(served), renderer.wire, {
+      watch,
+      errorContext: { requestId: log.requestId },
+      callbacks: {
+        onError: (error) => (log.streamError = error),
+        onCancel: onClientGone,
+        onEnd: () => {
+          noteParked();
+          release();
+          finished();
+        },
       },
     });
   } catch (error) {
@@ -147,9 +150,4 @@ export async function runSurface(
     throw error;
   }
   return streamedResponse(body, { status: 200, headers: { ...headers, ...SSE_HEADERS } });
-}
-
-/** The one "turn never ended" error: the engine's events stopped without a `turn-end` (every surface throws it). */
-export function turnNeverEnded(): ProxyError {
-  return new ProxyError("backend_protocol", "The upstream turn ended before it finished (no end of turn).");
 }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { BackendEvent } from "../../backend/types.js";
 import { ProxyError } from "../../util/errors.js";
-import { type AnthropicEventOptions, toAnthropicEvents, toAnthropicMessage } from "./events.js";
-import type { StreamEvent } from "./wire.js";
+import { driveTurn, foldTurn } from "../kit/translate.js";
+import { type AnthropicEventOptions, type MessagesFrame, messagesTranslation } from "./events.js";
 
 async function* from(events: BackendEvent[]): AsyncGenerator<BackendEvent> {
   yield* events;
@@ -10,13 +10,21 @@ async function* from(events: BackendEvent[]): AsyncGenerator<BackendEvent> {
 
 const options: AnthropicEventOptions = { id: "msg_1", model: "claude-opus-5-5", reasoning: true, sign: (t) => `s${t}` };
 
-async function collect(events: BackendEvent[], overrides: Partial<AnthropicEventOptions> = {}): Promise<StreamEvent[]> {
-  const out: StreamEvent[] = [];
-  for await (const event of toAnthropicEvents(from(events), { ...options, ...overrides })) out.push(event);
+async function collect(
+  events: BackendEvent[],
+  overrides: Partial<AnthropicEventOptions> = {},
+): Promise<MessagesFrame[]> {
+  const out: MessagesFrame[] = [];
+  await driveTurn(from(events), messagesTranslation({ ...options, ...overrides }), async (frame) => {
+    out.push(frame);
+  });
   return out;
 }
 
-describe("toAnthropicMessage", () => {
+const toAnthropicMessage = (events: AsyncIterable<BackendEvent>, opts: AnthropicEventOptions) =>
+  foldTurn(events, messagesTranslation(opts));
+
+describe("the folded message", () => {
   it("folds thinking, text and a tool call into one message", async () => {
     const message = await toAnthropicMessage(
       from([
@@ -58,7 +66,7 @@ describe("toAnthropicMessage", () => {
   });
 });
 
-describe("toAnthropicEvents", () => {
+describe("the Messages events", () => {
   it("drops thinking when the client did not ask for it", async () => {
     const events = await collect(
       [
@@ -84,55 +92,5 @@ describe("toAnthropicEvents", () => {
     await expect(collect([{ type: "tool-call", toolCallId: "c", toolName: "Bash", arguments: "[1]" }])).rejects.toThrow(
       "not a JSON object",
     );
-  });
-});
-
-describe("releasing the engine's stream", () => {
-  function tracked() {
-    const state = { released: false, started: false };
-    const events: AsyncIterable<BackendEvent> = {
-      [Symbol.asyncIterator]: () => ({
-        next: async () => {
-          state.started = true;
-          return { done: false, value: { type: "text-delta", text: "x" } };
-        },
-        return: async () => {
-          state.released = true;
-          return { done: true, value: undefined };
-        },
-      }),
-    };
-    return { state, events };
-  }
-
-  it("releases the source when the client leaves before the first event was pulled", async () => {
-    const { state, events } = tracked();
-    await toAnthropicEvents(events, options).return?.();
-    expect(state).toEqual({ released: true, started: false });
-  });
-
-  it("releases the source when the client leaves mid-stream", async () => {
-    const { state, events } = tracked();
-    const iterator = toAnthropicEvents(events, options);
-    await iterator.next();
-    await iterator.next();
-    await iterator.return?.();
-    expect(state).toEqual({ released: true, started: true });
-  });
-
-  it("releases the source when translation fails", async () => {
-    const state = { released: false };
-    async function* bad(): AsyncGenerator<BackendEvent> {
-      try {
-        yield { type: "tool-call", toolCallId: "c", toolName: "Bash", arguments: "not json" };
-        yield { type: "turn-end", reason: "stop" };
-      } finally {
-        state.released = true;
-      }
-    }
-    const iterator = toAnthropicEvents(bad(), options);
-    await iterator.next();
-    await expect(iterator.next()).rejects.toThrow("not a JSON object");
-    expect(state.released).toBe(true);
   });
 });

@@ -1,15 +1,22 @@
 /**
- * The engine's {@link BackendEvent} stream → Anthropic Messages streaming events, and the same events folded into
- * one non-streaming `message` (one translation path for both). Block order follows the turn: thinking (closed with
- * its `signature_delta`), text, tool_use (one `input_json_delta` with the whole arguments object).
+ * Engine events → Anthropic Messages streaming events, on the kit's translation contract (kit/translate.ts); the
+ * non-streaming `message` is folded from the same events. Block order follows the turn: thinking (closed with its
+ * `signature_delta`), text, tool_use (its `input_json_delta` pieces as Cursor forms the arguments), server tool
+ * blocks for web searches and fetches.
  */
 
-import type { BackendEvent, TurnEndReason, Usage, WebReference } from "../../backend/types.js";
+import type { TurnEndReason, Usage, WebReference } from "../../backend/types.js";
 import { ProxyError } from "../../util/errors.js";
-import { turnNeverEnded } from "../kit/run-surface.js";
+import { namedEventFrame } from "../../util/pull-body.js";
+import type { ErrorContext } from "../kit/error-policy.js";
+import { type Emit, type EventHandlers, restOf, type StreamWire, type Translation } from "../kit/translate.js";
+import { type AnthropicErrorBody, toAnthropicError } from "./error-body.js";
 import { toAnthropicToolId } from "./ids.js";
 import { citationsFor, webBlocks } from "./web-blocks.js";
 import type { AnthropicMessage, AnthropicUsage, ResponseContentBlock, StopReason, StreamEvent } from "./wire.js";
+
+/** A frame of the Messages stream: an event, or the `error` event of a failure after the first byte. */
+export type MessagesFrame = StreamEvent | AnthropicErrorBody;
 
 export interface AnthropicEventOptions {
   /** `msg_…` id of the response. */
@@ -20,6 +27,16 @@ export interface AnthropicEventOptions {
   reasoning: boolean;
   /** Signs a finished thinking block's text; the result is the block's opaque `signature`. */
   sign: (thinking: string) => string;
+}
+
+/** Every event is `event: <type>\ndata: <json>`; while the turn is silent for `pingIntervalMs`, a `ping` (as
+ * Anthropic does: it keeps proxies and clients with idle timeouts from cutting a long thinking pause). */
+export function messagesWire(pingIntervalMs: number): StreamWire<MessagesFrame> {
+  return {
+    encode: namedEventFrame,
+    end: "",
+    ping: { frame: namedEventFrame({ type: "ping" }), intervalMs: pingIntervalMs },
+  };
 }
 
 const STOP_REASON: Record<TurnEndReason, StopReason> = {
@@ -42,41 +59,6 @@ function parseArguments(text: string, toolName: string): Record<string, unknown>
 }
 
 /**
- * Translates one turn's events; throws if the source ends without its `turn-end`. Ending the iteration early (the
- * client left) releases the source, even before the first event was pulled: a generator that never started would
- * skip its own `finally`, so the release sits in an explicit `return()`.
- */
-export function toAnthropicEvents(
-  events: AsyncIterable<BackendEvent>,
-  options: AnthropicEventOptions,
-): AsyncIterableIterator<StreamEvent> {
-  const source = events[Symbol.asyncIterator]();
-  const release = async () => {
-    await source.return?.();
-  };
-  const inner = (async function* () {
-    try {
-      yield* translate(source, options);
-    } catch (error) {
-      await release();
-      throw error;
-    }
-  })();
-  const iterator: AsyncIterableIterator<StreamEvent> = {
-    next: () => inner.next(),
-    return: async () => {
-      try {
-        return await inner.return(undefined);
-      } finally {
-        await release();
-      }
-    },
-    [Symbol.asyncIterator]: () => iterator,
-  };
-  return iterator;
-}
-
-/**
  * Backend usage in Anthropic's naming: `input_tokens` excludes cache reads and writes, which Cursor's own counts
  * (docs/protocol.md §4.6) report separately.
  */
@@ -92,135 +74,159 @@ export function toAnthropicUsage(usage: Usage): AnthropicUsage {
   };
 }
 
-async function* translate(
-  source: AsyncIterator<BackendEvent>,
-  options: AnthropicEventOptions,
-): AsyncGenerator<StreamEvent> {
-  const usage: AnthropicUsage = { input_tokens: 0, output_tokens: 0 };
-  yield {
-    type: "message_start",
-    message: {
-      id: options.id,
-      type: "message",
-      role: "assistant",
-      model: options.model,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { ...usage },
-    },
-  };
-  let index = -1;
-  let open: { kind: "text"; text: string } | { kind: "thinking"; text: string } | undefined;
-  let stop: StopReason | undefined;
+type Frame = Emit<MessagesFrame>;
+
+/** The state of one Messages answer. */
+class MessagesTranslation implements Translation<MessagesFrame, AnthropicMessage> {
+  private readonly usage: AnthropicUsage = { input_tokens: 0, output_tokens: 0 };
+  private index = -1;
+  private open: { kind: "text" | "thinking"; text: string } | undefined;
+  private stop: StopReason | undefined;
+  /** The block index of each tool call whose arguments are streaming (calls may interleave). */
+  private readonly toolBlocks = new Map<string, number>();
   /** Results of the turn's searches so far: text that names one of their URLs cites it. */
-  const references: WebReference[] = [];
-  const web = { web_search_requests: 0, web_fetch_requests: 0 };
-  function* close(): Generator<StreamEvent> {
+  private readonly references: WebReference[] = [];
+  private readonly web = { web_search_requests: 0, web_fetch_requests: 0 };
+  /** The folded message (non-streaming). */
+  private message: AnthropicMessage | undefined;
+  private readonly content: ResponseContentBlock[] = [];
+  private readonly json = new Map<number, string>();
+
+  constructor(private readonly options: AnthropicEventOptions) {}
+
+  start(emit: Frame): void {
+    const { id, model } = this.options;
+    const message = { id, type: "message" as const, role: "assistant" as const, model, content: [] };
+    emit({
+      type: "message_start",
+      message: { ...message, stop_reason: null, stop_sequence: null, usage: { ...this.usage } },
+    });
+  }
+
+  private close(emit: Frame): void {
+    const open = this.open;
     if (open === undefined) return;
+    const index = this.index;
     if (open.kind === "text") {
-      for (const citation of citationsFor(open.text, references)) {
-        yield { type: "content_block_delta", index, delta: { type: "citations_delta", citation } };
+      for (const citation of citationsFor(open.text, this.references)) {
+        emit({ type: "content_block_delta", index, delta: { type: "citations_delta", citation } });
       }
-    }
-    if (open.kind === "thinking") {
-      yield {
+    } else {
+      emit({
         type: "content_block_delta",
         index,
-        delta: { type: "signature_delta", signature: options.sign(open.text) },
-      };
+        delta: { type: "signature_delta", signature: this.options.sign(open.text) },
+      });
     }
-    yield { type: "content_block_stop", index };
-    open = undefined;
+    emit({ type: "content_block_stop", index });
+    this.open = undefined;
   }
-  for (let next = await source.next(); next.done !== true; next = await source.next()) {
-    const event = next.value;
-    switch (event.type) {
-      case "text-delta":
-        if (event.text === "") break;
-        if (open?.kind !== "text") {
-          yield* close();
-          open = { kind: "text", text: "" };
-          yield { type: "content_block_start", index: ++index, content_block: { type: "text", text: "" } };
-        }
-        open.text += event.text;
-        yield { type: "content_block_delta", index, delta: { type: "text_delta", text: event.text } };
-        break;
-      case "reasoning-delta":
-        if (!options.reasoning || event.text === "") break;
-        if (open?.kind !== "thinking") {
-          yield* close();
-          open = { kind: "thinking", text: "" };
-          yield {
-            type: "content_block_start",
-            index: ++index,
-            content_block: { type: "thinking", thinking: "", signature: "" },
-          };
-        }
-        open.text += event.text;
-        yield { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: event.text } };
-        break;
-      case "reasoning-end":
-        if (open?.kind === "thinking") yield* close();
-        break;
-      case "tool-call": {
-        const input = parseArguments(event.arguments, event.toolName);
-        yield* close();
-        index += 1;
-        const id = toAnthropicToolId(event.toolCallId);
-        yield {
-          type: "content_block_start",
-          index,
-          content_block: { type: "tool_use", id, name: event.toolName, input: {} },
-        };
-        const json = JSON.stringify(input);
-        yield { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json } };
-        yield { type: "content_block_stop", index };
-        break;
-      }
-      case "web-search":
-      case "web-fetch": {
-        yield* close();
-        const blocks = webBlocks(event);
-        yield { type: "content_block_start", index: ++index, content_block: { ...blocks.use, input: {} } };
-        const json = JSON.stringify(blocks.use.input);
-        yield { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json } };
-        yield { type: "content_block_stop", index };
-        yield { type: "content_block_start", index: ++index, content_block: blocks.result };
-        yield { type: "content_block_stop", index };
-        if (event.status === "completed" && event.type === "web-search") {
-          web.web_search_requests++;
-          references.push(...event.references);
-        } else if (event.status === "completed") web.web_fetch_requests++;
-        break;
-      }
-      case "usage":
-        Object.assign(usage, toAnthropicUsage(event.usage));
-        break;
-      case "turn-end":
-        stop = STOP_REASON[event.reason];
-        break;
-      case "checkpoint":
-        break;
-    }
-  }
-  yield* close();
-  if (stop === undefined) throw turnNeverEnded();
-  if (web.web_search_requests + web.web_fetch_requests > 0) usage.server_tool_use = web;
-  yield { type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage };
-  yield { type: "message_stop" };
-}
 
-/** Folds the streaming events into the non-streaming `message` object. */
-export async function toAnthropicMessage(
-  events: AsyncIterable<BackendEvent>,
-  options: AnthropicEventOptions,
-): Promise<AnthropicMessage> {
-  let message: AnthropicMessage | undefined;
-  const content: ResponseContentBlock[] = [];
-  const json = new Map<number, string>();
-  for await (const event of toAnthropicEvents(events, options)) {
-    if (event.type === "message_start") message = event.message;
+  private openBlock(kind: "text" | "thinking", emit: Frame): void {
+    if (this.open?.kind === kind) return;
+    this.close(emit);
+    this.open = { kind, text: "" };
+    const block =
+      kind === "text"
+        ? { type: "text" as const, text: "" as const }
+        : { type: "thinking" as const, thinking: "" as const, signature: "" as const };
+    emit({ type: "content_block_start", index: ++this.index, content_block: block });
+  }
+
+  /** Opens a tool_use block (its input arrives as `input_json_delta` pieces). */
+  private openTool(id: string, name: string, emit: Frame): number {
+    this.close(emit);
+    const index = ++this.index;
+    emit({
+      type: "content_block_start",
+      index,
+      content_block: { type: "tool_use", id: toAnthropicToolId(id), name, input: {} },
+    });
+    return index;
+  }
+
+  private inputJson(index: number, json: string, emit: Frame): void {
+    if (json !== "")
+      emit({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json } });
+  }
+
+  readonly on: EventHandlers<MessagesFrame> = {
+    "text-delta": (event, emit) => {
+      if (event.text === "") return;
+      this.openBlock("text", emit);
+      if (this.open !== undefined) this.open.text += event.text;
+      emit({ type: "content_block_delta", index: this.index, delta: { type: "text_delta", text: event.text } });
+    },
+    "reasoning-delta": (event, emit) => {
+      if (!this.options.reasoning || event.text === "") return;
+      this.openBlock("thinking", emit);
+      if (this.open !== undefined) this.open.text += event.text;
+      emit({ type: "content_block_delta", index: this.index, delta: { type: "thinking_delta", thinking: event.text } });
+    },
+    "reasoning-end": (_event, emit) => {
+      if (this.open?.kind === "thinking") this.close(emit);
+    },
+    "tool-call-delta": (event, emit) => {
+      const index = event.first
+        ? this.openTool(event.toolCallId, event.toolName, emit)
+        : this.toolBlocks.get(event.toolCallId);
+      if (index === undefined) return;
+      this.toolBlocks.set(event.toolCallId, index);
+      this.inputJson(index, event.delta, emit);
+    },
+    "tool-call": (event, emit) => {
+      const input = parseArguments(event.arguments, event.toolName);
+      const streamed = this.toolBlocks.get(event.toolCallId);
+      this.toolBlocks.delete(event.toolCallId);
+      if (streamed !== undefined) {
+        this.inputJson(streamed, restOf(event), emit);
+        emit({ type: "content_block_stop", index: streamed });
+        return;
+      }
+      const index = this.openTool(event.toolCallId, event.toolName, emit);
+      this.inputJson(index, JSON.stringify(input), emit);
+      emit({ type: "content_block_stop", index });
+    },
+    "web-search": (event, emit) => this.webCall(event, emit),
+    "web-fetch": (event, emit) => this.webCall(event, emit),
+    usage: (event) => {
+      Object.assign(this.usage, toAnthropicUsage(event.usage));
+    },
+    "turn-end": (event) => {
+      this.stop = STOP_REASON[event.reason];
+    },
+  };
+
+  private webCall(event: Parameters<typeof webBlocks>[0], emit: Frame): void {
+    this.close(emit);
+    const blocks = webBlocks(event);
+    emit({ type: "content_block_start", index: ++this.index, content_block: { ...blocks.use, input: {} } });
+    this.inputJson(this.index, JSON.stringify(blocks.use.input), emit);
+    emit({ type: "content_block_stop", index: this.index });
+    emit({ type: "content_block_start", index: ++this.index, content_block: blocks.result });
+    emit({ type: "content_block_stop", index: this.index });
+    if (event.status === "completed" && event.type === "web-search") {
+      this.web.web_search_requests++;
+      this.references.push(...event.references);
+    } else if (event.status === "completed") this.web.web_fetch_requests++;
+  }
+
+  finish(emit: Frame): void {
+    this.close(emit);
+    const usage = this.usage;
+    if (this.web.web_search_requests + this.web.web_fetch_requests > 0) usage.server_tool_use = this.web;
+    emit({ type: "message_delta", delta: { stop_reason: this.stop ?? "end_turn", stop_sequence: null }, usage });
+    emit({ type: "message_stop" });
+  }
+
+  fail(error: unknown, context: ErrorContext, emit: Frame): void {
+    emit(toAnthropicError(error, context).body);
+  }
+
+  /** Folds one streamed event into the non-streaming message. */
+  collect(event: MessagesFrame): void {
+    const { content, json } = this;
+    if (event.type === "message_start") this.message = event.message;
     else if (event.type === "content_block_start") content[event.index] = { ...event.content_block };
     else if (event.type === "content_block_delta") {
       const block = content[event.index];
@@ -232,15 +238,25 @@ export async function toAnthropicMessage(
         block.citations = [...(block.citations ?? []), delta.citation];
       else if (delta.type === "input_json_delta")
         json.set(event.index, (json.get(event.index) ?? "") + delta.partial_json);
-    } else if (event.type === "message_delta" && message !== undefined) {
-      message.stop_reason = event.delta.stop_reason;
-      message.usage = { ...event.usage };
+    } else if (event.type === "message_delta" && this.message !== undefined) {
+      this.message.stop_reason = event.delta.stop_reason;
+      this.message.usage = { ...event.usage };
     }
   }
-  for (const [index, text] of json) {
-    const block = content[index];
-    if (block?.type === "tool_use" || block?.type === "server_tool_use") block.input = JSON.parse(text) as object;
+
+  result(): AnthropicMessage {
+    for (const [index, text] of this.json) {
+      const block = this.content[index];
+      if (block?.type === "tool_use" || block?.type === "server_tool_use") block.input = JSON.parse(text) as object;
+    }
+    if (this.message === undefined) throw new ProxyError("internal", "No message was produced.");
+    return { ...this.message, content: this.content };
   }
-  if (message === undefined) throw new ProxyError("internal", "No message was produced.");
-  return { ...message, content };
+}
+
+/** A fresh translation of one Messages answer. */
+export function messagesTranslation(
+  options: AnthropicEventOptions,
+): Translation<MessagesFrame, AnthropicMessage> & { result(): AnthropicMessage } {
+  return new MessagesTranslation(options);
 }

@@ -13,9 +13,8 @@ import { runSurface } from "../kit/run-surface.js";
 import { closeSurfaceApp, createSurfaceApp, type SurfaceDeps } from "../kit/surface-app.js";
 import { countInputTokens } from "./count-tokens.js";
 import { anthropicErrorResponse } from "./error-body.js";
-import { toAnthropicEvents, toAnthropicMessage } from "./events.js";
+import { messagesTranslation, messagesWire } from "./events.js";
 import { parseCountTokensRequest, parseMessagesRequest } from "./parse.js";
-import { toAnthropicSseBody } from "./sse.js";
 import { toEngineRequest } from "./translate.js";
 import type { CountTokensResponse } from "./wire.js";
 
@@ -40,7 +39,7 @@ function thinkingSigner(key: Buffer): (text: string) => string {
 /** The Messages sub-app, mounted under /v1. */
 export function createMessagesApp(deps: SurfaceDeps, options: MessagesOptions = {}): Hono<AppEnv> {
   const sign = thinkingSigner(options.signingKey ?? randomBytes(32));
-  const pingIntervalMs = options.pingIntervalMs ?? PING_INTERVAL_MS;
+  const wire = messagesWire(options.pingIntervalMs ?? PING_INTERVAL_MS);
   const images = () => new ImageBudget(options.maxImageBytes);
   const app = createSurfaceApp(deps, "/messages", anthropicErrorResponse);
 
@@ -57,11 +56,7 @@ export function createMessagesApp(deps: SurfaceDeps, options: MessagesOptions = 
       c,
       deps,
       { request, ignoredParams, warnings, stream: body.stream === true, maxOutputTokens: body.max_tokens },
-      {
-        json: (events, turn) => toAnthropicMessage(events, translation(turn.model)),
-        stream: (events, turn, callbacks) =>
-          toAnthropicSseBody(toAnthropicEvents(events, translation(turn.model)), { pingIntervalMs, ...callbacks }),
-      },
+      { translation: (turn) => messagesTranslation(translation(turn.model)), wire },
     );
   });
 

@@ -1,64 +1,79 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { BackendEvent } from "../../backend/types.js";
 import { ProxyError } from "../../util/errors.js";
+import type { PullBodyOptions } from "../../util/pull-body.js";
+import { streamTurn } from "../kit/translate.js";
 import { toAnthropicError } from "./error-body.js";
-import { toAnthropicSseBody } from "./sse.js";
-import type { StreamEvent } from "./wire.js";
+import { messagesTranslation, messagesWire } from "./events.js";
 
 afterEach(() => {
   vi.useRealTimers();
 });
 
-describe("toAnthropicSseBody", () => {
-  it("writes a ping while the source is silent, then the pending event", async () => {
+/** The Messages body of these engine events, as the door streams it. */
+function body(events: AsyncIterable<BackendEvent>, pingIntervalMs: number, callbacks: PullBodyOptions = {}) {
+  const translation = messagesTranslation({ id: "msg_1", model: "m", reasoning: false, sign: () => "s" });
+  return streamTurn(events, translation, messagesWire(pingIntervalMs), { callbacks });
+}
+
+describe("the Messages stream on the kit's driver", () => {
+  it("writes a ping while the turn is silent, then the pending event", async () => {
     vi.useFakeTimers();
     let release: () => void = () => {};
     const gate = new Promise<void>((resolve) => (release = resolve));
-    async function* events(): AsyncGenerator<StreamEvent> {
-      yield { type: "message_stop" } as const;
+    async function* events(): AsyncGenerator<BackendEvent> {
+      yield { type: "text-delta", text: "a" };
       await gate;
-      yield { type: "message_stop" } as const;
+      yield { type: "turn-end", reason: "stop" };
     }
-    const reader = toAnthropicSseBody(events(), { pingIntervalMs: 5000 }).getReader();
+    const reader = body(events(), 5000).getReader();
     const decoder = new TextDecoder();
     const read = async () => decoder.decode((await reader.read()).value);
-    expect(await read()).toBe('event: message_stop\ndata: {"type":"message_stop"}\n\n');
-    const second = read();
+    expect(await read()).toMatch(/^event: message_start\n/);
+    expect(await read()).toMatch(/^event: content_block_start\n/);
+    expect(await read()).toMatch(/^event: content_block_delta\n/);
+    const pending = read();
     await vi.advanceTimersByTimeAsync(5000);
-    expect(await second).toBe('event: ping\ndata: {"type":"ping"}\n\n');
-    const third = read();
+    expect(await pending).toBe('event: ping\ndata: {"type":"ping"}\n\n');
+    const next = read();
     release();
-    expect(await third).toBe('event: message_stop\ndata: {"type":"message_stop"}\n\n');
+    expect(await next).toBe('event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n');
+    expect(await read()).toMatch(/^event: message_delta\n/);
+    expect(await read()).toMatch(/^event: message_stop\n/);
     expect((await reader.read()).done).toBe(true);
   });
 
   it("ends with one error event after a failure and calls the hooks once", async () => {
-    async function* events(): AsyncGenerator<StreamEvent> {
-      yield { type: "ping" };
+    async function* events(): AsyncGenerator<BackendEvent> {
+      yield { type: "text-delta", text: "a" };
       throw new ProxyError("rate_limited", "Slow down.");
     }
     const onError = vi.fn();
     const onEnd = vi.fn();
-    const text = await new Response(toAnthropicSseBody(events(), { pingIntervalMs: 0, onError, onEnd })).text();
-    expect(text).toBe(
-      'event: ping\ndata: {"type":"ping"}\n\n' +
-        'event: error\ndata: {"type":"error","error":{"type":"rate_limit_error","message":"Slow down."}}\n\n',
-    );
+    const text = await new Response(body(events(), 0, { onError, onEnd })).text();
+    expect(
+      text.endsWith(
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}\n\n' +
+          'event: error\ndata: {"type":"error","error":{"type":"rate_limit_error","message":"Slow down."}}\n\n',
+      ),
+    ).toBe(true);
     expect(onError).toHaveBeenCalledTimes(1);
     expect(onEnd).toHaveBeenCalledTimes(1);
   });
 
   it("releases the source when the reader cancels", async () => {
     let released = false;
-    async function* events(): AsyncGenerator<StreamEvent> {
+    async function* events(): AsyncGenerator<BackendEvent> {
       try {
-        yield { type: "ping" };
-        yield { type: "ping" };
+        yield { type: "text-delta", text: "a" };
+        yield { type: "text-delta", text: "b" };
       } finally {
         released = true;
       }
     }
     const onCancel = vi.fn();
-    const reader = toAnthropicSseBody(events(), { pingIntervalMs: 0, onCancel }).getReader();
+    const reader = body(events(), 0, { onCancel }).getReader();
+    await reader.read();
     await reader.read();
     await reader.cancel("gone");
     expect(onCancel).toHaveBeenCalledWith("gone");

@@ -5,8 +5,18 @@
  * A backend failure after the stream started becomes an `error` event followed by `response.failed`.
  */
 import type { BackendEvent, TurnEndReason, Usage, WebReference } from "../../backend/types.js";
+import { namedEventFrame } from "../../util/pull-body.js";
+import type { ErrorContext } from "../kit/error-policy.js";
 import { toOpenAIError } from "../kit/openai-error.js";
-import { turnNeverEnded } from "../kit/run-surface.js";
+import {
+  type Emit,
+  type EventHandlers,
+  restOf,
+  type StreamWire,
+  type ToolArgumentsDelta,
+  type ToolCallDone,
+  type Translation,
+} from "../kit/translate.js";
 import { encodeReasoningToken } from "./reasoning-token.js";
 import { customInput, type ToolMap } from "./tools.js";
 import { urlCitations, webSearchCallItem } from "./web-items.js";
@@ -48,10 +58,15 @@ export function toResponseUsage(usage: Usage | undefined): ResponseUsage {
   };
 }
 
-/** The state of one response being built. */
-class ResponseBuilder {
+/** The Responses stream's bytes: `event: <type>` frames; the stream simply ends after the terminal event. */
+export const RESPONSES_WIRE: StreamWire<ResponseStreamEvent> = { encode: namedEventFrame, end: "" };
+
+/** The state of one response being built, on the kit's translation contract (kit/translate.ts). */
+class ResponseBuilder implements Translation<ResponseStreamEvent, ResponseObject> {
   readonly response: ResponseObject;
   private open: { item: OutputItem; index: number; text: string } | undefined;
+  /** Function calls whose arguments are streaming, by call id (calls may interleave). */
+  private readonly streaming = new Map<string, { item: OutputItem; index: number; text: string }>();
   private reason: TurnEndReason | undefined;
   private usage: Usage | undefined;
   private sequence = 0;
@@ -62,66 +77,62 @@ class ResponseBuilder {
     this.response = structuredClone(options.base);
   }
 
-  /** Numbers the events; `type` and `sequence_number` lead each serialized event. */
-  stamp(events: Emitted[]): ResponseStreamEvent[] {
-    return events.map((event) => {
+  /** Numbers the events (`type` and `sequence_number` lead each serialized event) and emits them. */
+  private send(emit: Emit<ResponseStreamEvent>, events: Emitted[]): void {
+    for (const event of events) {
       const { type, ...rest } = event;
-      return { type, sequence_number: this.sequence++, ...rest } as ResponseStreamEvent;
-    });
-  }
-
-  start(): Emitted[] {
-    return [
-      { type: "response.created", response: structuredClone(this.response) },
-      { type: "response.in_progress", response: structuredClone(this.response) },
-    ];
-  }
-
-  handle(event: BackendEvent): Emitted[] {
-    if (this.reason !== undefined && event.type !== "usage" && event.type !== "checkpoint") return [];
-    switch (event.type) {
-      case "reasoning-delta":
-        return this.reasoningDelta(event.text);
-      case "reasoning-end":
-        return this.open?.item.type === "reasoning" ? this.close() : [];
-      case "text-delta":
-        return this.textDelta(event.text);
-      case "tool-call":
-        return this.toolCall(event.toolCallId, event.toolName, event.arguments);
-      case "usage":
-        this.usage = event.usage;
-        return [];
-      case "checkpoint":
-        return [];
-      case "web-search":
-      case "web-fetch":
-        return this.webCall(event);
-      case "turn-end":
-        this.reason = event.reason;
-        return this.close();
+      emit({ type, sequence_number: this.sequence++, ...rest } as ResponseStreamEvent);
     }
   }
 
-  /** Completes the response; a source that ended without `turn-end` is a `backend_protocol` error. */
-  finish(): Emitted[] {
-    if (this.reason === undefined) throw turnNeverEnded();
+  start(emit: Emit<ResponseStreamEvent>): void {
+    this.send(emit, [
+      { type: "response.created", response: structuredClone(this.response) },
+      { type: "response.in_progress", response: structuredClone(this.response) },
+    ]);
+  }
+
+  readonly on: EventHandlers<ResponseStreamEvent> = {
+    "reasoning-delta": (event, emit) => this.send(emit, this.reasoningDelta(event.text)),
+    "reasoning-end": (_event, emit) => this.send(emit, this.open?.item.type === "reasoning" ? this.close() : []),
+    "text-delta": (event, emit) => this.send(emit, this.textDelta(event.text)),
+    "tool-call-delta": (event, emit) => this.send(emit, this.toolArguments(event)),
+    "tool-call": (event, emit) => this.send(emit, this.toolCall(event)),
+    usage: (event) => {
+      this.usage = event.usage;
+    },
+    "web-search": (event, emit) => this.send(emit, this.webCall(event)),
+    "web-fetch": (event, emit) => this.send(emit, this.webCall(event)),
+    "turn-end": (event, emit) => {
+      this.reason = event.reason;
+      this.send(emit, this.close());
+    },
+  };
+
+  /** Completes the response; `onFinish` (storing it) runs before the terminal event. */
+  async finish(emit: Emit<ResponseStreamEvent>): Promise<void> {
     const incomplete = this.reason === "length";
     this.response.status = incomplete ? "incomplete" : "completed";
     this.response.incomplete_details = incomplete ? { reason: "max_output_tokens" } : null;
     this.response.usage = toResponseUsage(this.usage);
-    return [{ type: incomplete ? "response.incomplete" : "response.completed", response: this.response }];
+    await this.options.onFinish?.(structuredClone(this.response));
+    this.send(emit, [{ type: incomplete ? "response.incomplete" : "response.completed", response: this.response }]);
   }
 
   /** The error event and `response.failed` for a failure after the stream started. */
-  fail(error: unknown): Emitted[] {
-    const { code, message, param } = toOpenAIError(error).body.error;
+  fail(error: unknown, context: ErrorContext, emit: Emit<ResponseStreamEvent>): void {
+    const { code, message, param } = toOpenAIError(error, context).body.error;
     this.response.status = "failed";
     this.response.error = { code: code ?? "server_error", message };
     this.response.usage = this.usage === undefined ? null : toResponseUsage(this.usage);
-    return [
+    this.send(emit, [
       { type: "error", code, message, param },
       { type: "response.failed", response: this.response },
-    ];
+    ]);
+  }
+
+  result(): ResponseObject {
+    return this.response;
   }
 
   private add(item: OutputItem): Emitted[] {
@@ -169,9 +180,69 @@ class ResponseBuilder {
     return out;
   }
 
-  private toolCall(callId: string, cursorName: string, args: string): Emitted[] {
+  private target(cursorName: string) {
+    return this.options.toolMap.get(cursorName) ?? { kind: "function" as const, name: cursorName };
+  }
+
+  /** A function call's `function_call` item, announced empty. */
+  private functionCallItem(callId: string, cursorName: string): OutputItem {
+    const target = this.target(cursorName);
+    return {
+      type: "function_call",
+      id: this.options.newItemId("fc"),
+      status: "in_progress",
+      call_id: callId,
+      name: target.name,
+      ...(target.kind === "function" && target.namespace !== undefined ? { namespace: target.namespace } : {}),
+      arguments: "",
+    };
+  }
+
+  /** A function call's arguments as they form (a custom tool's input is whole only at the end). */
+  private toolArguments(event: ToolArgumentsDelta): Emitted[] {
+    if (this.target(event.toolName).kind === "custom") return [];
+    const out: Emitted[] = [];
+    let call = this.streaming.get(event.toolCallId);
+    if (call === undefined) {
+      if (!event.first) return [];
+      out.push(...this.close());
+      const item = this.functionCallItem(event.toolCallId, event.toolName);
+      out.push(...this.add(item));
+      call = { item, index: this.response.output.length - 1, text: "" };
+      this.open = undefined;
+      this.streaming.set(event.toolCallId, call);
+    }
+    out.push(...this.argumentsDelta(call, event.delta));
+    return out;
+  }
+
+  private argumentsDelta(call: { item: OutputItem; index: number; text: string }, delta: string): Emitted[] {
+    if (delta === "") return [];
+    call.text += delta;
+    const at = { item_id: call.item.id, output_index: call.index };
+    return [{ type: "response.function_call_arguments.delta", ...at, delta }];
+  }
+
+  private toolCall(event: ToolCallDone): Emitted[] {
+    const { toolCallId: callId, toolName: cursorName } = event;
+    const streamed = this.streaming.get(callId);
+    if (streamed !== undefined) {
+      this.streaming.delete(callId);
+      const out = this.argumentsDelta(streamed, restOf(event));
+      const { item, index, text } = streamed;
+      const at = { item_id: item.id, output_index: index };
+      const name = item.type === "function_call" ? item.name : cursorName;
+      out.push({ type: "response.function_call_arguments.done", ...at, name, arguments: text });
+      if (item.type === "function_call") {
+        item.arguments = text;
+        item.status = "completed";
+      }
+      out.push({ type: "response.output_item.done", output_index: index, item: structuredClone(item) });
+      return out;
+    }
+    const args = event.arguments;
     const out = this.close();
-    const target = this.options.toolMap.get(cursorName) ?? { kind: "function", name: cursorName };
+    const target = this.target(cursorName);
     if (target.kind === "custom") {
       const input = customInput(args);
       const id = this.options.newItemId("ctc");
@@ -191,18 +262,9 @@ class ResponseBuilder {
       if (this.open !== undefined) this.open.text = input;
       return [...out, ...this.close()];
     }
-    const id = this.options.newItemId("fc");
-    const item: OutputItem = {
-      type: "function_call",
-      id,
-      status: "in_progress",
-      call_id: callId,
-      name: target.name,
-      ...(target.namespace === undefined ? {} : { namespace: target.namespace }),
-      arguments: "",
-    };
+    const item = this.functionCallItem(callId, cursorName);
     out.push(...this.add(item));
-    const at = { item_id: id, output_index: this.response.output.length - 1 };
+    const at = { item_id: item.id, output_index: this.response.output.length - 1 };
     out.push({ type: "response.function_call_arguments.delta", ...at, delta: args });
     out.push({ type: "response.function_call_arguments.done", ...at, name: target.name, arguments: args });
     if (this.open !== undefined) this.open.text = args;
@@ -278,46 +340,11 @@ class ResponseBuilder {
 }
 
 /**
- * Translates one engine turn into the Responses event stream: `response.created`, `response.in_progress`, the items,
- * then `response.completed` / `response.incomplete`, or `error` + `response.failed` if the backend fails midway.
- * Stopping early calls the source's `return()`, which cancels the turn.
+ * A fresh translation of one response: `response.created`, `response.in_progress`, the items, then
+ * `response.completed` / `response.incomplete`, or `error` + `response.failed` if the backend fails midway.
  */
-export async function* toResponseEvents(
-  events: AsyncIterable<BackendEvent>,
+export function responseTranslation(
   options: ResponseEventsOptions,
-): AsyncGenerator<ResponseStreamEvent> {
-  const builder = new ResponseBuilder(options);
-  const iterator = events[Symbol.asyncIterator]();
-  let released = false;
-  try {
-    yield* builder.stamp(builder.start());
-    let tail: Emitted[];
-    try {
-      for (let result = await iterator.next(); result.done !== true; result = await iterator.next()) {
-        yield* builder.stamp(builder.handle(result.value));
-      }
-      released = true;
-      tail = builder.finish();
-      await options.onFinish?.(structuredClone(builder.response));
-    } catch (error) {
-      released = true;
-      tail = builder.fail(error);
-    }
-    yield* builder.stamp(tail);
-  } finally {
-    // The client stopped reading (even before the first backend event was pulled): release the turn.
-    if (!released) await iterator.return?.();
-  }
-}
-
-/** Collects one engine turn into the non-streaming response object; a backend failure is thrown. */
-export async function toResponseObject(
-  events: AsyncIterable<BackendEvent>,
-  options: ResponseEventsOptions,
-): Promise<ResponseObject> {
-  const builder = new ResponseBuilder(options);
-  for await (const event of events) builder.handle(event);
-  builder.finish();
-  await options.onFinish?.(structuredClone(builder.response));
-  return builder.response;
+): Translation<ResponseStreamEvent, ResponseObject> & { result(): ResponseObject } {
+  return new ResponseBuilder(options);
 }

@@ -13,10 +13,9 @@ import { readJson } from "../kit/json-body.js";
 import { openAIErrorResponse } from "../kit/openai-error.js";
 import { runSurface } from "../kit/run-surface.js";
 import { closeSurfaceApp, createSurfaceApp, type SurfaceDeps } from "../kit/surface-app.js";
-import { type ResponseEventsOptions, toResponseEvents, toResponseObject } from "./events.js";
+import { RESPONSES_WIRE, type ResponseEventsOptions, responseTranslation } from "./events.js";
 import { createBaseResponse } from "./object.js";
 import { parseResponsesRequest, parseStoredItems } from "./parse.js";
-import { toResponsesSseBody } from "./sse.js";
 import { toEngineRequest } from "./translate.js";
 import type { ResponseObject } from "./wire.js";
 
@@ -110,10 +109,6 @@ async function createResponse(c: Context<AppEnv>, deps: ResponsesDeps, options: 
       stream: request.stream === true,
       maxOutputTokens: request.max_output_tokens ?? undefined,
     },
-    {
-      json: (events, turn) => toResponseObject(events, eventOptions(turn.model)),
-      stream: (events, turn, callbacks) =>
-        toResponsesSseBody(toResponseEvents(events, eventOptions(turn.model)), callbacks),
-    },
+    { translation: (turn) => responseTranslation(eventOptions(turn.model)), wire: RESPONSES_WIRE },
   );
 }

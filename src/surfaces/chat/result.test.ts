@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { BackendEvent } from "../../backend/types.js";
-import { toChatCompletion } from "./completion.js";
+import { foldTurn } from "../kit/translate.js";
+import { type ChatTranslationOptions, chatTranslation } from "./events.js";
 
 async function* from(events: BackendEvent[]): AsyncIterable<BackendEvent> {
   yield* events;
@@ -9,7 +10,10 @@ async function* from(events: BackendEvent[]): AsyncIterable<BackendEvent> {
 const base = { id: "chatcmpl-1", created: 7, model: "m" } as const;
 const usage: BackendEvent = { type: "usage", usage: { inputTokens: 10, outputTokens: 4, totalTokens: 14 } };
 
-describe("toChatCompletion", () => {
+const toChatCompletion = (events: AsyncIterable<BackendEvent>, options: Omit<ChatTranslationOptions, "includeUsage">) =>
+  foldTurn(events, chatTranslation({ ...options, includeUsage: false }));
+
+describe("the chat completion folded from the same translation", () => {
   it("accumulates text, reasoning and usage", async () => {
     const completion = await toChatCompletion(
       from([
