@@ -17,6 +17,7 @@ import { buildRunRequest, rebuildPlan, systemPromptOf, type TurnPlan } from "./r
 import { RunSession, type SessionTimings } from "./run-session.js";
 import { createToolNameMap, sanitizeToolName, type ToolNameMap } from "./tool-names.js";
 import { TurnChannel } from "./turn-channel.js";
+import { classifyTurnError, estimateRequestTokens } from "./turn-errors.js";
 import { assertTransition, inSegment, statusOf, type TurnPhase } from "./turn-phase.js";
 import { EXPIRED_REASON } from "./turn-reasons.js";
 import { type RecoveryState, recoverFirstSegment } from "./turn-recovery.js";
@@ -67,6 +68,17 @@ function toolNameMapFor(tools: readonly ClientTool[]): ToolNameMap {
     toolNameMaps.set(tools, map);
   }
   return map;
+}
+
+/** Cursor ended the Run without `turn_ended`: 502 `upstream_truncated` (never retried: output may have started). */
+function truncatedError(toolCallOpen: boolean): ProxyError<"backend_protocol"> {
+  return new ProxyError(
+    "backend_protocol",
+    toolCallOpen
+      ? "Cursor ended the stream without finishing the turn while a tool call was open; the answer is incomplete. Try again."
+      : "Cursor ended the stream without finishing the turn; the answer is incomplete. Try again.",
+    { detail: "upstream_truncated", retryable: false },
+  );
 }
 
 /** The close reason the parked-turn registry gives when a parked turn's TTL runs out. */
@@ -121,6 +133,8 @@ export class CursorAgentTurn implements AgentTurn {
   private history: readonly HistoryMessage[] | undefined;
   /** The caller's `historyKeys` of {@link history}, when given; released with it. */
   private historyKeys: readonly string[] | undefined;
+  /** The request's estimated size in tokens (turn-errors.ts tells a context overflow by it). */
+  private readonly estimatedTokens: number;
   /** What a saved checkpoint covers: computed once (checkpoints may arrive several times per turn). */
   private checkpointKey: { coveredMessages: number; fingerprint: string } | undefined;
 
@@ -138,6 +152,7 @@ export class CursorAgentTurn implements AgentTurn {
     this.history = request.messages;
     this.historyKeys = request.historyKeys?.length === request.messages.length ? request.historyKeys : undefined;
     this.toolNames = toolNameMapFor(request.tools);
+    this.estimatedTokens = estimateRequestTokens(request.messages, request.tools);
     this.onRunOpened = request.onRunOpened;
     this.logger = deps.logger.child(
       request.requestId === undefined
@@ -228,17 +243,18 @@ export class CursorAgentTurn implements AgentTurn {
           yield* this.drainAndFinish(signal);
           return;
         } else {
-          if (this.announced.length > 0 || (this.session?.pending.size ?? 0) > 0) {
-            throw new ProxyError("backend_protocol", "Cursor ended the stream while tool calls were pending.");
-          }
-          yield* this.finishSegment("stop");
-          return;
+          // The Run ended cleanly but Cursor never said the turn was over (cursor-protocol-addendum-3.md T7): the
+          // answer was cut off, whether a tool call was open or not. Never a silent success.
+          throw truncatedError(this.announced.length > 0 || (this.session?.pending.size ?? 0) > 0);
         }
       }
     } catch (error) {
-      throw signal?.aborted === true
-        ? new ProxyError("canceled", "The turn was canceled.", { cause: error })
-        : ProxyError.from(error);
+      if (signal?.aborted === true) throw new ProxyError("canceled", "The turn was canceled.", { cause: error });
+      throw classifyTurnError(ProxyError.from(error), {
+        model: this.model,
+        estimatedTokens: this.estimatedTokens,
+        outputStarted: this.outputStarted,
+      });
     } finally {
       this.held = undefined;
       this.channel.release();

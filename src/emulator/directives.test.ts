@@ -18,7 +18,7 @@ describe("parseDirectives", () => {
 
   it("parses every keyword", () => {
     const parsed = parseDirectives(
-      '[[emu:native shell {"command":"ls"}]][[emu:tokens 3]][[emu:rate 2.5]][[emu:recall]][[emu:error usage_limit]][[emu:stall 4]][[emu:drop 0]][[emu:tool bare]][[emu:abort-exec 250]]',
+      '[[emu:native shell {"command":"ls"}]][[emu:tokens 3]][[emu:rate 2.5]][[emu:recall]][[emu:error usage_limit]][[emu:stall 4]][[emu:drop 0]][[emu:tool bare]][[emu:abort-exec 250]][[emu:overflow]][[emu:truncate]]',
     );
     expect(parsed.directives).toEqual([
       { kind: "native", native: "shell", args: { command: "ls" } },
@@ -30,6 +30,8 @@ describe("parseDirectives", () => {
       { kind: "drop", afterTokens: 0 },
       { kind: "tool", name: "bare", args: {} },
       { kind: "abort-exec", afterMs: 250 },
+      { kind: "overflow" },
+      { kind: "truncate" },
     ]);
   });
 
@@ -59,6 +61,8 @@ describe("parseDirectives", () => {
     ["[[emu:tool x [1]]]", /not valid JSON|JSON object/],
     ["[[emu:frobnicate]]", /Unknown directive/],
     ["[[emu:recall now]]", /no arguments/],
+    ["[[emu:overflow 3]]", /no arguments/],
+    ["[[emu:truncate now]]", /no arguments/],
     ['[[emu:todos {"a":"done"}]]', /status must be one of/],
     ["[[emu:todos [1]]]", /JSON object/],
     ["hello [[emu:think 3", /Unterminated/],

@@ -41,6 +41,8 @@ export type Directive =
   | { kind: "error"; code: ScriptedErrorCode }
   | { kind: "stall"; afterTokens: number }
   | { kind: "drop"; afterTokens: number }
+  | { kind: "overflow" }
+  | { kind: "truncate" }
   | { kind: "abort-exec"; afterMs: number }
   | { kind: "todos"; todos: ScriptedTodo[] }
   | { kind: "web-search"; query: string }
@@ -66,6 +68,8 @@ export const DIRECTIVES: ReadonlyArray<{ keyword: string; syntax: string; exampl
   { keyword: "stall", syntax: "stall N", example: "[[emu:stall 3]]" },
   { keyword: "drop", syntax: "drop N", example: "[[emu:drop 3]]" },
   { keyword: "abort-exec", syntax: "abort-exec MS", example: "[[emu:abort-exec 500]]" },
+  { keyword: "overflow", syntax: "overflow", example: "[[emu:overflow]]" },
+  { keyword: "truncate", syntax: "truncate", example: "[[emu:truncate]]" },
   { keyword: "todos", syntax: 'todos {"TODO":"STATUS",…}', example: '[[emu:todos {"write tests":"in_progress"}]]' },
   { keyword: "web-search", syntax: "web-search QUERY", example: "[[emu:web-search node 22 release]]" },
   { keyword: "web-fetch", syntax: "web-fetch URL", example: "[[emu:web-fetch https://example.com/a]]" },
@@ -171,6 +175,10 @@ function parseBody(body: string): Directive | string {
     }
     case "recall":
       return rest === "" ? { kind: "recall" } : "[[emu:recall]] takes no arguments.";
+    case "overflow":
+      return rest === "" ? { kind: "overflow" } : "[[emu:overflow]] takes no arguments.";
+    case "truncate":
+      return rest === "" ? { kind: "truncate" } : "[[emu:truncate]] takes no arguments.";
     case "todos":
       return parseTodos(rest);
     case "echo-model":
@@ -302,6 +310,12 @@ export function describeEmulatorDirectives(): string {
     "  [[emu:error NAME retryable]]    the same with is_retryable: true",
     "  [[emu:stall N]]                 stop making progress after N tokens (heartbeats only)",
     "  [[emu:drop N]]                  drop the connection after N tokens",
+    '  [[emu:overflow]]                fail at once with a bare resource_exhausted "Error" (no ErrorDetails,',
+    "                                  0 tokens): what Cursor answers a context overflow and a model the",
+    "                                  plan cannot use alike",
+    "  [[emu:truncate]]                end the stream cleanly without turn_ended right after the first",
+    "                                  tool_call_started, or after the first output token when the turn",
+    "                                  calls no tool",
     "  [[emu:abort-exec MS]]           abort (exec_server_control_message.abort) every tool call of the turn",
     "                                  still unanswered after MS ms; the reply then says",
     "                                  `NAME returned: error: aborted by the server after MS ms`",

@@ -89,6 +89,14 @@ export function badRequest(message: string, error = ErrorDetails_Error.BAD_REQUE
   return withDetails(message, Code.InvalidArgument, error, "Bad request", false);
 }
 
+/**
+ * Cursor's bare refusal (cursor-protocol-addendum-3.md E2): `resource_exhausted` "Error" with no ErrorDetails and no
+ * token sent, its answer both to a conversation too long for the model and to a model the plan cannot use.
+ */
+export function bareResourceExhausted(): ConnectError {
+  return new ConnectError("Error", Code.ResourceExhausted);
+}
+
 /** An internal server error. */
 export function internalError(message = "Internal server error"): ConnectError {
   return withDetails(message, Code.Internal, ErrorDetails_Error.UNSPECIFIED, "Internal error", false);

@@ -87,7 +87,9 @@ export type PlannedCall =
 export type PlannedFault =
   | { kind: "error"; code: ScriptedErrorCode }
   | { kind: "stall"; afterTokens: number }
-  | { kind: "drop"; afterTokens: number };
+  | { kind: "drop"; afterTokens: number }
+  | { kind: "overflow" }
+  | { kind: "truncate" };
 
 /** The deterministic plan of one turn. */
 export interface TurnPlan {
@@ -192,6 +194,10 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
       return false;
     case "drop":
       plan.fault = { kind: "drop", afterTokens: directive.afterTokens };
+      return false;
+    case "overflow":
+    case "truncate":
+      plan.fault = { kind: directive.kind };
       return false;
     case "abort-exec":
       plan.abortExecAfterMs = directive.afterMs;

@@ -18,6 +18,17 @@ export class ConnectionDropped extends Error {
   }
 }
 
+/**
+ * Thrown to end the turn's stream cleanly without `turn_ended` (`[[emu:truncate]]`, cursor-protocol-addendum-3.md
+ * T7): the transport ends the stream with no error, as a cut-off Cursor stream does.
+ */
+export class TurnTruncated extends Error {
+  constructor() {
+    super("The emulator ended the stream without turn_ended as scripted.");
+    this.name = "TurnTruncated";
+  }
+}
+
 /** Options of {@link TokenOutput}. */
 export interface TokenOutputOptions {
   /** 0 = as fast as possible. */
@@ -78,7 +89,8 @@ export class TokenOutput {
   /** Streams text as `text_delta` (or `thinking_delta`) chunks, each followed by its `token_delta`. */
   async stream(text: string, kind: "text" | "thinking"): Promise<void> {
     const paced = this.options.tokensPerSecond > 0;
-    const gated = this.options.fault !== undefined && this.options.fault.kind !== "error";
+    const fault = this.options.fault?.kind;
+    const gated = fault === "stall" || fault === "drop" || fault === "truncate";
     const total = countTokens(text);
     // Unpaced output still arrives as several deltas (up to ~32 per reply); paced or gated output goes token by token.
     const size = paced || gated ? 1 : Math.max(1, Math.floor(total / 32));
@@ -118,9 +130,11 @@ export class TokenOutput {
 
   private async gate(atEnd = false): Promise<void> {
     const fault = this.options.fault;
-    if (fault === undefined || fault.kind === "error" || this.faultApplied) return;
-    if (!atEnd && this.outputTokens < fault.afterTokens) return;
+    if (fault === undefined || fault.kind === "error" || fault.kind === "overflow" || this.faultApplied) return;
+    const afterTokens = fault.kind === "truncate" ? 1 : fault.afterTokens;
+    if (!atEnd && this.outputTokens < afterTokens) return;
     this.faultApplied = true;
+    if (fault.kind === "truncate") throw new TurnTruncated();
     if (fault.kind === "drop") {
       // Let the N tokens reach the client first: wait until the transport took every queued message, then give the
       // socket a moment to write them.

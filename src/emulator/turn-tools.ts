@@ -10,7 +10,7 @@ import { type RequestContext, RequestContextArgsSchema } from "../gen/agent/v1/r
 import { type DeclaredTool, type PreparedCall, prepareCall } from "./exec.js";
 import { type CallOutcome, estimateTokens, type TurnPlan } from "./scripted-model.js";
 import type { TurnChannel } from "./turn-channel.js";
-import type { TokenOutput } from "./turn-output.js";
+import { type TokenOutput, TurnTruncated } from "./turn-output.js";
 
 /** §4.4 step 3: the client answers with its environment, rules and tool declarations. */
 export async function askRequestContext(channel: TurnChannel): Promise<RequestContext | undefined> {
@@ -104,6 +104,8 @@ export async function runCalls(
         value: { message: { case: "toolCallStarted", value: { callId, modelCallId, toolCall: call.started } } },
       },
     });
+    // `[[emu:truncate]]`: the stream ends right after the first call started, with the call open.
+    if (plan.fault?.kind === "truncate") throw new TurnTruncated();
     return channel.exec(call.args, call.expectedReply, plan.abortExecAfterMs);
   });
   const settled = await Promise.all(answers);

@@ -13,7 +13,7 @@ import { ErrorDetails_Error } from "../gen/aiserver/v1/error_pb.js";
 import type { Logger } from "../util/logger.js";
 import type { BlobCache } from "./blobs.js";
 import { parseDirectives } from "./directives.js";
-import { badRequest, modelNotFound, scriptedError } from "./errors.js";
+import { badRequest, bareResourceExhausted, modelNotFound, scriptedError } from "./errors.js";
 import { describeToolCall } from "./exec-results.js";
 import { checkSelectedImages } from "./images.js";
 import type { ModelCatalogue } from "./models.js";
@@ -30,7 +30,7 @@ import {
 import { buildNextState, readConversation } from "./state.js";
 import type { StatsRecorder, TurnStats } from "./stats.js";
 import { ClientGone, type InboundMessage, TurnChannel } from "./turn-channel.js";
-import { ConnectionDropped, countTokens, TokenOutput } from "./turn-output.js";
+import { ConnectionDropped, countTokens, TokenOutput, TurnTruncated } from "./turn-output.js";
 import { sendTodos } from "./turn-todos.js";
 import { askRequestContext, declaredTools, runCalls } from "./turn-tools.js";
 import { runWebCalls } from "./turn-web.js";
@@ -94,6 +94,9 @@ export async function* runTurn(transport: TurnTransport, deps: TurnDeps): AsyncG
         channel.outbox.close();
       } else if (error instanceof ConnectionDropped) {
         close("dropped");
+        channel.outbox.close();
+      } else if (error instanceof TurnTruncated) {
+        close("truncated");
         channel.outbox.close();
       } else if (error instanceof ClientGone || transport.clientSignal.aborted) {
         close("client_closed");
@@ -186,6 +189,7 @@ async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnD
   });
   if (deps.bootstrapLatencyMs > 0) await sleep(deps.bootstrapLatencyMs, channel.signal);
   if (plan.fault?.kind === "error") throw scriptedError(plan.fault.code, transport.clientVersion);
+  if (plan.fault?.kind === "overflow") throw bareResourceExhausted();
   // Auto's pick, named before any output to clients that asked for it (cursor-protocol-addendum-2.md §4).
   const served = deps.models.route(model);
   if (served !== model && request.clientSupportsRoutedModelUpdate === true) {

@@ -63,8 +63,7 @@ export interface ProxyErrorDetails {
     | "failed_precondition"
     | "out_of_range"
     | "turn_in_progress"
-    | "previous_response_not_found"
-    | "max_mode_required";
+    | "previous_response_not_found";
   request_too_large: "body_too_large" | "message_too_large";
   unsupported_media_type: "not_json";
   unauthenticated:
@@ -83,18 +82,24 @@ export interface ProxyErrorDetails {
     | "model_blocked"
     | "account_blocked"
     | "account_unknown"
-    | "region_unsupported";
+    /** The account's plan cannot use the model (region, max mode, tier): another model may work. */
+    | "model_not_available";
   not_found: "model_not_found" | "not_found" | "route_not_found" | "turn_expired";
   /** `key_*`: a virtual key's own limit (the team gateway's rpm / tpm / max-parallel), not Cursor's. */
   rate_limited: "rate_limit" | "key_rpm" | "key_tpm" | "key_parallel";
-  /** Cursor's plan limit. */
-  quota_exceeded: "usage_limit";
+  /**
+   * Cursor's plan limit. `resource_exhausted`: Cursor's bare `resource_exhausted` "Error" with no details, which is
+   * a context overflow or a model the plan cannot use as often as a usage limit; the backend decides which once it
+   * knows the request.
+   */
+  quota_exceeded: "usage_limit" | "resource_exhausted";
   /**
    * A virtual key's budget for the period (the team gateway), never Cursor's plan limit: `spent` = used up, `held`
    * = what is left is held by the key's requests running now.
    */
   key_budget_exceeded: "spent" | "held";
-  context_length_exceeded: "max_tokens" | "conversation_too_long";
+  /** `context_overflow`: a bare `resource_exhausted` on a request of at least half the model's window. */
+  context_length_exceeded: "max_tokens" | "conversation_too_long" | "context_overflow";
   backend_unavailable:
     | "unknown"
     | "aborted"
@@ -113,6 +118,8 @@ export interface ProxyErrorDetails {
     | "unimplemented"
     | "data_loss"
     | "stream_closed"
+    /** Cursor ended the Run without `turn_ended` (a cut-off answer, never a success). */
+    | "upstream_truncated"
     | "unknown_code";
   timeout: "upstream_timeout" | "deadline_exceeded" | "timeout" | "stalled";
   canceled: "canceled" | "user_aborted";
@@ -174,6 +181,14 @@ export interface ProxyErrorOptions<C extends ProxyErrorCode = ProxyErrorCode> {
   detail?: ProxyErrorDetails[C];
   /** Response headers that describe the error (a key's `x-ratelimit-*` state on its 429). */
   headers?: Readonly<Record<string, string>>;
+  /** A context overflow's sizes: the request's (estimated) tokens and the model's window. */
+  contextLength?: ContextLength;
+}
+
+/** How long a request was and how much the model takes, in tokens (named by each door's "too long" message). */
+export interface ContextLength {
+  tokens: number;
+  limit: number;
 }
 
 /** Typed error with a closed `code`, an HTTP `status`, `retryable` and `cause`. */
@@ -185,6 +200,7 @@ export class ProxyError<C extends ProxyErrorCode = ProxyErrorCode> extends Error
   readonly param: string | undefined;
   readonly detail: ProxyErrorDetail | undefined;
   readonly headers: Readonly<Record<string, string>> | undefined;
+  readonly contextLength: ContextLength | undefined;
 
   constructor(code: C, message: string, options: ProxyErrorOptions<C> = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -196,6 +212,7 @@ export class ProxyError<C extends ProxyErrorCode = ProxyErrorCode> extends Error
     this.param = options.param;
     this.detail = options.detail;
     this.headers = options.headers;
+    this.contextLength = options.contextLength;
   }
 
   /** Wraps anything thrown into a ProxyError; a ProxyError is returned unchanged. */

@@ -228,10 +228,30 @@ describe("prompts and streaming", () => {
       sessionId: session.sessionId,
       prompt: [{ type: "text", text: "[[emu:error usage_limit]]" }],
     });
-    await expect(failed).rejects.toMatchObject({ code: -32603, data: { code: expect.any(String) } });
+    // A typed error keeps its own code and message: never JSON-RPC's "Internal error".
+    await expect(failed).rejects.toMatchObject({
+      code: -32011,
+      message: expect.stringMatching(/^Cursor usage limit reached/),
+      data: { code: "quota_exceeded", detail: "usage_limit", retryable: false },
+    });
     const next = await prompt("still here");
     expect(next.response.stopReason).toBe("end_turn");
     expect(textOf(next.updates)).toBe("You said: still here");
+  });
+
+  it("answers a context overflow with a JSON-RPC error saying the conversation is too long", async () => {
+    const { agent, session } = await editor();
+    const long = "lorem ipsum dolor ".repeat(27_000);
+    await expect(
+      agent.request("session/prompt", {
+        sessionId: session.sessionId,
+        prompt: [{ type: "text", text: `${long} [[emu:overflow]]` }],
+      }),
+    ).rejects.toMatchObject({
+      code: -32010,
+      message: expect.stringMatching(/^The conversation is too long for the model: \d+ tokens > 200000 maximum/),
+      data: { code: "context_length_exceeded", retryable: false },
+    });
   });
 
   it("refuses audio with invalid params", async () => {

@@ -6,9 +6,17 @@
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
+import { classifyTurnError } from "../../src/backend/turn-errors.js";
 import { ErrorDetails_Error as E, ErrorDetailsSchema } from "../../src/gen/aiserver/v1/error_pb.js";
-import { BY_ERROR_DETAILS, toProxyError } from "../../src/protocol/cursor/error-mapping.js";
+import {
+  BY_ERROR_DETAILS,
+  INFERENCE_ERROR_TYPE_HEADER,
+  toProxyError,
+} from "../../src/protocol/cursor/error-mapping.js";
+import { toRequestError } from "../../src/surfaces/acp/errors.js";
 import { toOpenAIError } from "../../src/surfaces/kit/openai-error.js";
+import { toAnthropicError } from "../../src/surfaces/messages/error-body.js";
+import { ProxyError } from "../../src/util/errors.js";
 
 /** status, OpenAI `error.code`, `x-should-retry` when Cursor sends no `is_retryable`. */
 type Expected = [status: number, code: string | null, retry: boolean];
@@ -84,11 +92,11 @@ const TABLE: Record<keyof typeof E, Expected> = {
   PROVIDER_ERROR: [503, "upstream_unavailable", true],
   MODEL_BLOCKED: DENIED,
   INTERNAL: [503, "upstream_unavailable", false],
-  MAX_MODE_REQUIRED: INVALID,
+  MAX_MODE_REQUIRED: [403, "model_not_available", false],
   MODEL_NO_LONGER_SUPPORTED: MODEL_GONE,
   PRICING_WARNING: QUOTA,
   SLOW_POOL: RATE,
-  UNSUPPORTED_REGION: DENIED,
+  UNSUPPORTED_REGION: [403, "model_not_available", false],
   ACCOUNT_CLOSED: DENIED,
 };
 
@@ -160,5 +168,130 @@ describe("titles and codes that override the enum", () => {
       { desc: ErrorDetailsSchema, value: { error: E.RATE_LIMITED } },
     ]);
     expect(toProxyError(bare).message).toContain("plain words");
+  });
+});
+
+/**
+ * One row per error kind a client acts on differently (cursor-protocol-addendum-3.md E2–E7, T7): what each door
+ * answers. The backend's part (which request makes a bare refusal an overflow) is `classifyTurnError`; the doors'
+ * wording is the kit's error policy.
+ */
+describe("error kinds", () => {
+  const turn = (error: unknown, estimatedTokens: number, outputStarted = false) =>
+    classifyTurnError(toProxyError(error), { model: "claude-4.5-sonnet", estimatedTokens, outputStarted });
+  const bare = () => new ConnectError("Error", Code.ResourceExhausted);
+
+  it("context overflow: a bare resource_exhausted on a request of at least half the window", () => {
+    const error = turn(bare(), 100_000);
+    expect(error.code).toBe("context_length_exceeded");
+    expect(error.contextLength).toEqual({ tokens: 100_000, limit: 200_000 });
+    const openai = toOpenAIError(error);
+    expect(openai.status).toBe(400);
+    expect(openai.body.error).toMatchObject({ code: "context_length_exceeded", type: "invalid_request_error" });
+    expect(openai.body.error.message).toBe(
+      "This model's maximum context length is 200000 tokens. However, your messages resulted in 100000 tokens. Please reduce the length of the messages.",
+    );
+    expect(openai.headers["x-should-retry"]).toBe("false");
+    const anthropic = toAnthropicError(error);
+    expect(anthropic.status).toBe(400);
+    expect(anthropic.body.error).toEqual({
+      type: "invalid_request_error",
+      message: "prompt is too long: 100000 tokens > 200000 maximum",
+    });
+    const acp = toRequestError(error);
+    expect(acp.code).toBe(-32010);
+    expect(acp.message).toMatch(/^The conversation is too long for the model: 100000 tokens > 200000 maximum/);
+  });
+
+  it("context overflow: CONVERSATION_TOO_LONG and MAX_TOKENS get the request's size whatever its size", () => {
+    for (const value of [E.CONVERSATION_TOO_LONG, E.MAX_TOKENS]) {
+      const error = turn(cursorError(value), 10);
+      expect(error.code).toBe("context_length_exceeded");
+      expect(toAnthropicError(error).body.error.message).toBe("prompt is too long: 10 tokens > 200000 maximum");
+    }
+  });
+
+  it("model not available: a bare resource_exhausted on a small request, UNSUPPORTED_REGION, MAX_MODE_REQUIRED", () => {
+    for (const error of [turn(bare(), 99_999), turn(cursorError(E.UNSUPPORTED_REGION), 5)]) {
+      const openai = toOpenAIError(error);
+      expect(openai.status).toBe(403);
+      expect(openai.body.error.code).toBe("model_not_available");
+      expect(openai.body.error.param).toBe("model");
+      expect(openai.body.error.message).toContain("The model claude-4.5-sonnet is not available");
+      expect(openai.body.error.message).toContain("Pick another model");
+      expect(toAnthropicError(error).body.error.type).toBe("permission_error");
+      expect(toRequestError(error).code).toBe(-32013);
+    }
+    expect(turn(cursorError(E.MAX_MODE_REQUIRED), 5).detail).toBe("model_not_available");
+  });
+
+  it("a bare resource_exhausted after output started stays a usage-limit-class refusal", () => {
+    const error = turn(bare(), 150_000, true);
+    expect(error.code).toBe("quota_exceeded");
+    expect(toOpenAIError(error).status).toBe(429);
+  });
+
+  it("usage limit: unchanged, and names Cursor's fallbackModel / spendLimitHit when present (E3)", () => {
+    const limit = new ConnectError("limit", Code.ResourceExhausted, undefined, [
+      {
+        desc: ErrorDetailsSchema,
+        value: {
+          error: E.PRO_USER_USAGE_LIMIT,
+          details: {
+            title: "You've hit your usage limit",
+            detail: "Upgrade or wait.",
+            additionalInfo: { fallbackModel: "composer-1.5", spendLimitHit: "true" },
+          },
+        },
+      },
+    ]);
+    const answer = toOpenAIError(turn(limit, 150_000));
+    expect(answer.status).toBe(429);
+    expect(answer.body.error.code).toBe("insufficient_quota");
+    expect(answer.body.error.message).toContain("spend limit was hit");
+    expect(answer.body.error.message).toContain("Cursor suggests the model composer-1.5");
+    expect(toRequestError(turn(limit, 1)).message).toMatch(/^Cursor usage limit reached/);
+  });
+
+  it("upstream_truncated: 502, not retried", () => {
+    const truncated = new ProxyError("backend_protocol", "Cursor ended the stream without finishing the turn.", {
+      detail: "upstream_truncated",
+      retryable: false,
+    });
+    const answer = toOpenAIError(truncated);
+    expect(answer.status).toBe(502);
+    expect(answer.body.error.code).toBe("upstream_truncated");
+    expect(answer.headers["x-should-retry"]).toBe("false");
+    expect(toRequestError(truncated).code).toBe(-32015);
+  });
+
+  it.each([
+    ["CONVERSATION_TOO_LONG", "context_length_exceeded"],
+    ["MAX_TOKENS", "context_length_exceeded"],
+    ["UNSUPPORTED_REGION", "permission_denied"],
+    ["MAX_MODE_REQUIRED", "permission_denied"],
+    ["OUTDATED_CLIENT", "backend_protocol"],
+    ["DEPRECATED", "backend_protocol"],
+    ["MODEL_NO_LONGER_SUPPORTED", "not_found"],
+    ["IMAGE_TOO_LARGE", "invalid_request"],
+    ["CONTENT_POLICY", "invalid_request"],
+  ])("x-cursor-inference-request-error-type %s is never retried (E6)", (value, code) => {
+    for (const header of [value, `ERROR_${value}`]) {
+      const error = new ConnectError("Error", Code.Unavailable, { [INFERENCE_ERROR_TYPE_HEADER]: header }, [
+        {
+          desc: ErrorDetailsSchema,
+          value: { error: E.UNSPECIFIED, details: { title: "t", detail: "d", isRetryable: true } },
+        },
+      ]);
+      const mapped = toProxyError(error);
+      expect(mapped.code).toBe(code);
+      expect(mapped.retryable).toBe(false);
+      expect(toOpenAIError(mapped).headers["x-should-retry"]).toBe("false");
+    }
+  });
+
+  it("is_retryable: false makes any error terminal", () => {
+    expect(toProxyError(cursorError(E.PROVIDER_ERROR, { isRetryable: false })).retryable).toBe(false);
+    expect(toProxyError(cursorError(E.RATE_LIMITED, { isRetryable: false })).retryable).toBe(false);
   });
 });

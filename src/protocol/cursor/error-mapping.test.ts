@@ -74,7 +74,8 @@ const rows: Row[] = [
   row("custom message", withDetails(Code.Unavailable, E.CUSTOM_MESSAGE), "backend_unavailable", "unavailable", true),
   row("internal, unspecified", withDetails(Code.Internal, E.UNSPECIFIED), "backend_unavailable", "internal", false),
   // By Code alone.
-  row("resource_exhausted", new ConnectError("x", Code.ResourceExhausted), "quota_exceeded", "usage_limit"),
+  // Bare (no ErrorDetails): a usage limit, a context overflow or a gated model; the backend decides (turn-errors.ts).
+  row("resource_exhausted", new ConnectError("Error", Code.ResourceExhausted), "quota_exceeded", "resource_exhausted"),
   row("unauthenticated", new ConnectError("x", Code.Unauthenticated), "unauthenticated", "unauthenticated"),
   row("permission_denied", new ConnectError("x", Code.PermissionDenied), "permission_denied", "permission_denied"),
   row("deadline_exceeded", new ConnectError("x", Code.DeadlineExceeded), "timeout", "deadline_exceeded", true),

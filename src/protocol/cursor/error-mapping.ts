@@ -42,6 +42,21 @@ const NOT_FOUND: Mapping = { code: "not_found", detail: "not_found", retryable: 
 const MODEL_GONE: Mapping = { code: "not_found", detail: "model_not_found", param: "model" };
 const UNAVAILABLE: Mapping = { code: "backend_unavailable", detail: "unavailable", retryable: true };
 const INVALID: Mapping = { code: "invalid_request", detail: "bad_request" };
+/** The plan cannot use the model (region, max mode, tier); another model may work. The backend names the model. */
+const MODEL_NOT_AVAILABLE: Mapping = {
+  code: "permission_denied",
+  detail: "model_not_available",
+  retryable: false,
+  param: "model",
+};
+const TOO_LONG: Mapping = { code: "context_length_exceeded", detail: "conversation_too_long", retryable: false };
+const MAX_TOKENS: Mapping = { code: "context_length_exceeded", detail: "max_tokens", retryable: false };
+/**
+ * A bare `resource_exhausted` "Error" (no ErrorDetails text): a context overflow, a model the plan cannot use, or a
+ * usage limit (cursor-protocol-addendum-3.md E2). Reported as a usage limit unless the backend, which knows the
+ * request's size and whether output started, decides it was one of the other two (backend/turn-errors.ts).
+ */
+const BARE_EXHAUSTED: Mapping = { code: "quota_exceeded", detail: "resource_exhausted", retryable: false };
 /** The value names no kind of failure of its own (Cursor's text says what): the Connect code decides. */
 const BY_CODE_ONLY = "connect-code" as const;
 
@@ -74,7 +89,7 @@ export const BY_ERROR_DETAILS: ReadonlyMap<E, Mapping | typeof BY_CODE_ONLY> = n
   [E.TASK_NO_PERMISSIONS, DENIED],
   [E.AGENT_REQUIRES_LOGIN, AUTH],
   [E.AGENT_ENGINE_NOT_FOUND, { code: "backend_unavailable", detail: "agent_engine_not_found" }],
-  [E.MAX_TOKENS, { code: "context_length_exceeded", detail: "max_tokens" }],
+  [E.MAX_TOKENS, MAX_TOKENS],
   [E.USER_ABORTED_REQUEST, { code: "canceled", detail: "user_aborted" }],
   [E.GENERIC_RATE_LIMIT_EXCEEDED, RATE],
   [E.PRO_USER_ONLY, DENIED],
@@ -100,7 +115,7 @@ export const BY_ERROR_DETAILS: ReadonlyMap<E, Mapping | typeof BY_CODE_ONLY> = n
   [E.DEPRECATED, OUTDATED],
   [E.RESOURCE_EXHAUSTED, RATE],
   [E.BAD_USER_API_KEY, AUTH],
-  [E.CONVERSATION_TOO_LONG, { code: "context_length_exceeded", detail: "conversation_too_long" }],
+  [E.CONVERSATION_TOO_LONG, TOO_LONG],
   [E.USAGE_PRICING_REQUIRED, QUOTA],
   [E.USAGE_PRICING_REQUIRED_CHANGEABLE, QUOTA],
   [E.GITHUB_NO_USER_CREDENTIALS, DENIED],
@@ -119,12 +134,12 @@ export const BY_ERROR_DETAILS: ReadonlyMap<E, Mapping | typeof BY_CODE_ONLY> = n
   [E.MODEL_BLOCKED, { code: "permission_denied", detail: "model_blocked", param: "model" }],
   // Same as a bare `internal` (the backend may rebuild a missing state once, as for Code.Internal).
   [E.INTERNAL, { code: "backend_unavailable", detail: "internal", retryable: false }],
-  [E.MAX_MODE_REQUIRED, { code: "invalid_request", detail: "max_mode_required", param: "model" }],
+  [E.MAX_MODE_REQUIRED, MODEL_NOT_AVAILABLE],
   [E.MODEL_NO_LONGER_SUPPORTED, MODEL_GONE],
   // Continuing would be billed beyond the plan: the user must accept usage-based pricing first.
   [E.PRICING_WARNING, QUOTA],
   [E.SLOW_POOL, RATE],
-  [E.UNSUPPORTED_REGION, { code: "permission_denied", detail: "region_unsupported" }],
+  [E.UNSUPPORTED_REGION, MODEL_NOT_AVAILABLE],
   [E.ACCOUNT_CLOSED, { code: "permission_denied", detail: "account_blocked" }],
 ]);
 
@@ -144,6 +159,40 @@ const OUTDATED_TITLE = "update required";
  * an upstream state problem the caller cannot fix: 502 (`backend_protocol`), not a 404.
  */
 const BLOB_NOT_FOUND: Mapping = { code: "backend_protocol", detail: "blob_not_found", retryable: false };
+
+/**
+ * `x-cursor-inference-request-error-type` (cursor-protocol-addendum-3.md E6): Cursor's own clients never retry these.
+ * The value is read with or without an `ERROR_` prefix (no real value has been captured). Each names its kind when
+ * no ErrorDetails decided; all of them make the error terminal.
+ */
+export const INFERENCE_ERROR_TYPE_HEADER = "x-cursor-inference-request-error-type";
+const TERMINAL_INFERENCE_ERRORS: ReadonlyMap<string, Mapping> = new Map<string, Mapping>([
+  ["IMAGE_TOO_LARGE", { code: "invalid_request", detail: "image_too_large", retryable: false }],
+  ["MAX_TOKENS", MAX_TOKENS],
+  ["CONVERSATION_TOO_LONG", TOO_LONG],
+  ["CONTENT_POLICY", { code: "invalid_request", detail: "bad_request", retryable: false }],
+  ["DEPRECATED", OUTDATED],
+  ["MAX_MODE_REQUIRED", MODEL_NOT_AVAILABLE],
+  ["MODEL_NO_LONGER_SUPPORTED", { ...MODEL_GONE, retryable: false }],
+  ["UNSUPPORTED_REGION", MODEL_NOT_AVAILABLE],
+  ["OUTDATED_CLIENT", OUTDATED],
+]);
+
+function inferenceErrorType(error: ConnectError): Mapping | undefined {
+  const value = error.metadata
+    .get(INFERENCE_ERROR_TYPE_HEADER)
+    ?.trim()
+    .toUpperCase()
+    .replace(/^ERROR_/, "");
+  return value === undefined ? undefined : TERMINAL_INFERENCE_ERRORS.get(value);
+}
+
+/** No ErrorDetails text at all: what a context overflow and a gated model both look like (E2). */
+function isBare(details: ErrorDetails | undefined): boolean {
+  if (details === undefined) return true;
+  const text = `${details.details?.title ?? ""}${details.details?.detail ?? ""}`.trim();
+  return details.error === E.UNSPECIFIED && text === "";
+}
 
 function detailsMapping(details: ErrorDetails | undefined, code: Code): Mapping | undefined {
   if (details === undefined) return undefined;
@@ -264,7 +313,9 @@ function messageFor(
         `to a current cursor-agent version (cli-YYYY.MM.DD-sha), or install/update cursor-agent. Upstream: ${upstream}`
       );
     case "usage_limit":
-      return `Cursor usage limit reached (${usageLimitName(details)}): ${upstream} ${resetText(retryAfterSeconds)}`;
+      return `Cursor usage limit reached (${usageLimitName(details)}): ${upstream}${limitHints(details)} ${resetText(retryAfterSeconds)}`;
+    case "resource_exhausted":
+      return `Cursor refused the request as resource_exhausted without saying why (a usage limit, a request too large for the model, or a model the plan cannot use): ${upstream} ${resetText(retryAfterSeconds)}`;
     case "rate_limit":
       return `Cursor rate limit: ${upstream}`;
     case "blob_not_found":
@@ -302,12 +353,19 @@ function fromConnectError(error: ConnectError, original: unknown, ctx: ErrorMapp
     const network = findNetworkErrorCode(original);
     if (network !== undefined) return networkError(network, original);
   }
-  const mapping: Mapping = byDetails ?? BY_CODE[error.code] ?? { code: "backend_protocol", detail: "unknown_code" };
+  const byHeader = inferenceErrorType(error);
+  const bare = error.code === Code.ResourceExhausted && byDetails === undefined && isBare(details);
+  const mapping: Mapping = byDetails ??
+    byHeader ??
+    (bare ? BARE_EXHAUSTED : undefined) ??
+    BY_CODE[error.code] ?? { code: "backend_protocol", detail: "unknown_code" };
   const options: ProxyErrorOptions = { cause: original, detail: mapping.detail };
   if (mapping.retryable !== undefined) options.retryable = mapping.retryable;
   // Current clients trust `is_retryable` when Cursor sends it (addendum 2 §8); so does `x-should-retry`.
   const isRetryable = details?.details?.isRetryable;
   if (isRetryable !== undefined) options.retryable = isRetryable;
+  // A value of E6 is terminal whatever else was said.
+  if (byHeader !== undefined) options.retryable = false;
   // Retry-After only when Cursor says when.
   const retryAfter = retryAfterOf(error);
   if (retryAfter !== undefined) options.retryAfterSeconds = retryAfter;
@@ -346,6 +404,20 @@ function usageLimitName(details: ErrorDetails | undefined): string {
     default:
       return "usage limit";
   }
+}
+
+/**
+ * What Cursor's usage-limit refusal adds in `additional_info` (cursor-protocol-addendum-3.md E3): the model it would
+ * fall back to and whether the spend limit (not the included usage) was hit.
+ */
+function limitHints(details: ErrorDetails | undefined): string {
+  const info = details?.details?.additionalInfo ?? {};
+  const hints: string[] = [];
+  const spend = info.spendLimitHit?.trim().toLowerCase();
+  if (spend === "true") hints.push("Your spend limit was hit; raise it at https://cursor.com/dashboard.");
+  const fallback = info.fallbackModel?.trim();
+  if (fallback !== undefined && fallback !== "") hints.push(`Cursor suggests the model ${fallback} meanwhile.`);
+  return hints.length === 0 ? "" : ` ${hints.join(" ")}`;
 }
 
 function resetText(retryAfterSeconds: number | undefined): string {

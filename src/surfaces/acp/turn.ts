@@ -4,11 +4,14 @@
  * execs through the editor. Text and reasoning stream back as `agent_message_chunk` / `agent_thought_chunk`; a
  * `session/cancel` aborts the turn (the engine sends Cursor's CancelAction) and the prompt ends `cancelled`.
  */
-import { type PromptResponse, RequestError, type StopReason } from "@agentclientprotocol/sdk";
+import type { PromptResponse, StopReason } from "@agentclientprotocol/sdk";
 import type { SurfaceExecutor, Usage } from "../../backend/types.js";
 import type { ConversationMessage, Engine, MessagePart } from "../../engine/index.js";
 import { ProxyError } from "../../util/errors.js";
+import { toRequestError } from "./errors.js";
 import type { AcpSessionRecord } from "./session-store.js";
+
+export { toRequestError };
 
 /** What a prompt needs from its session. */
 export interface PromptSession {
@@ -16,17 +19,6 @@ export interface PromptSession {
   tools: import("../../backend/types.js").ClientTool[];
   executor: SurfaceExecutor;
   emit(update: import("@agentclientprotocol/sdk").SessionUpdate): Promise<void>;
-}
-
-/** An engine failure as the JSON-RPC error the editor shows. */
-export function toRequestError(error: unknown): RequestError {
-  if (error instanceof RequestError) return error;
-  const proxy = ProxyError.from(error);
-  if (proxy.code === "unauthenticated") return RequestError.authRequired({ code: proxy.code }, proxy.message);
-  if (proxy.code === "invalid_request" || proxy.code === "not_found") {
-    return RequestError.invalidParams({ code: proxy.code }, proxy.message);
-  }
-  return RequestError.internalError({ code: proxy.code, retryable: proxy.retryable }, proxy.message);
 }
 
 /** Runs one prompt to its end; the conversation (partial on cancel) is appended to `session.record.messages`. */

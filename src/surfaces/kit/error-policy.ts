@@ -30,10 +30,19 @@ export interface ErrorDecision {
   message: string;
 }
 
+/**
+ * Whose wording a door speaks. Only a context overflow differs: each door says "too long" the way its clients
+ * recognise it (OpenAI's "maximum context length" sentence, Anthropic's "prompt is too long: N tokens > M maximum"),
+ * which is what makes OpenCode and Claude Code compact the conversation and try again.
+ */
+export type ErrorDialect = "openai" | "anthropic" | "acp";
+
 /** Context of {@link decideError}. */
 export interface ErrorContext {
   /** Named in the message of an internal error, so a user can find its log line. */
   requestId?: string | undefined;
+  /** The door's wording; the ProxyError's own message when absent. */
+  dialect?: ErrorDialect | undefined;
 }
 
 /** Anything thrown → ProxyError: foreign errors become a generic `internal` whose text is never sent. */
@@ -43,7 +52,29 @@ export function asProxyError(error: unknown): ProxyError {
   return new ProxyError("internal", "Internal server error.", { cause: error, detail: "unexpected" });
 }
 
-function messageFor(error: ProxyError, requestId: string | undefined): string {
+/** A context overflow in the door's "too long" wording; undefined for every other error. */
+function contextOverflowMessage(error: ProxyError, dialect: ErrorDialect | undefined): string | undefined {
+  const size = error.contextLength;
+  if (error.code !== "context_length_exceeded" || size === undefined || dialect === undefined) return undefined;
+  switch (dialect) {
+    case "openai":
+      return (
+        `This model's maximum context length is ${size.limit} tokens. However, your messages resulted in ` +
+        `${size.tokens} tokens. Please reduce the length of the messages.`
+      );
+    case "anthropic":
+      return `prompt is too long: ${size.tokens} tokens > ${size.limit} maximum`;
+    case "acp":
+      return (
+        `The conversation is too long for the model: ${size.tokens} tokens > ${size.limit} maximum. ` +
+        "Start a new session or shorten the conversation."
+      );
+  }
+}
+
+function messageFor(error: ProxyError, requestId: string | undefined, dialect?: ErrorDialect): string {
+  const tooLong = contextOverflowMessage(error, dialect);
+  if (tooLong !== undefined) return tooLong;
   // An internal error is a bug of ours: its message (an exception's text) stays in the log, never in the answer.
   if (error.code === "internal") {
     return requestId === undefined
@@ -65,7 +96,7 @@ export function decideError(thrown: unknown, context: ErrorContext = {}): ErrorD
   if (error.retryAfterSeconds !== undefined && error.retryAfterSeconds >= 0) {
     headers["Retry-After"] = String(Math.ceil(error.retryAfterSeconds));
   }
-  return { error, status: error.status, headers, message: messageFor(error, context.requestId) };
+  return { error, status: error.status, headers, message: messageFor(error, context.requestId, context.dialect) };
 }
 
 /** A JSON error response from a decision and the surface's body. */

@@ -3,6 +3,7 @@
  * modality facts (docs/protocol.md §6: "clients hard-code them"), so those come from a small family table here.
  */
 import type { ModelInfo } from "../../backend/types.js";
+import { contextWindowFor } from "../../util/context-window.js";
 
 /** One entry of `GET /v1/models`, OpenAI's shape plus documented extra fields. */
 export interface OpenAIModel {
@@ -26,18 +27,7 @@ export interface OpenAIModel {
   max_mode: boolean;
 }
 
-const CONTEXT_WINDOWS: ReadonlyArray<[RegExp, number]> = [
-  [/^gemini-/, 1_000_000],
-  [/^gpt-5/, 272_000],
-  [/^claude-/, 200_000],
-  [/^grok-/, 256_000],
-  [/^composer-/, 200_000],
-];
-
-/** Context window for a Cursor model id (200k when the family is unknown). */
-export function contextWindowFor(modelId: string): number {
-  return CONTEXT_WINDOWS.find(([pattern]) => pattern.test(modelId))?.[1] ?? 200_000;
-}
+export { contextWindowFor };
 
 /** Builds the OpenAI model object; `ownedBy` says which upstream serves it (e.g. `cursor` or `cursor-emulator`). */
 export function toOpenAIModel(info: ModelInfo, ownedBy: string, created: number): OpenAIModel {

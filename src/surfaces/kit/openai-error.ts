@@ -47,6 +47,8 @@ const DETAIL_AS_CODE = new Set<ProxyErrorDetail>([
   "turn_in_progress",
   "previous_response_not_found",
   "store_unavailable",
+  "upstream_truncated",
+  "model_not_available",
 ]);
 
 /** Machine-readable OpenAI `code` for every ProxyError code (exhaustive: a new code must choose one). */
@@ -99,7 +101,7 @@ function typeFor(error: ProxyError): string {
  * at once instead of after the SDK's retries.
  */
 export function toOpenAIError(error: unknown, context: ErrorContext = {}): OpenAIErrorResponse {
-  const decision = decideError(error, context);
+  const decision = decideError(error, { ...context, dialect: "openai" });
   const proxyError = decision.error;
   return {
     status: decision.status,
@@ -117,6 +119,6 @@ export function toOpenAIError(error: unknown, context: ErrorContext = {}): OpenA
 
 /** The OpenAI-shaped JSON error response for anything thrown (every OpenAI door's error handler). */
 export function openAIErrorResponse(error: unknown, context: ErrorContext = {}): Response {
-  const decision = decideError(error, context);
+  const decision = decideError(error, { ...context, dialect: "openai" });
   return errorJsonResponse(decision, toOpenAIError(decision.error, context).body);
 }

@@ -34,7 +34,7 @@ function typeFor(error: ProxyError): string {
 
 /** Converts anything thrown into the Anthropic error response (aborts keep their 499: the client never reads it). */
 export function toAnthropicError(error: unknown, context: ErrorContext = {}): AnthropicErrorResponse {
-  const decision = decideError(error, context);
+  const decision = decideError(error, { ...context, dialect: "anthropic" });
   return {
     status: decision.status,
     headers: decision.headers,
@@ -44,6 +44,6 @@ export function toAnthropicError(error: unknown, context: ErrorContext = {}): An
 
 /** The Anthropic-shaped JSON error response for anything thrown (the Messages door's error handler). */
 export function anthropicErrorResponse(error: unknown, context: ErrorContext = {}): Response {
-  const decision = decideError(error, context);
+  const decision = decideError(error, { ...context, dialect: "anthropic" });
   return errorJsonResponse(decision, toAnthropicError(decision.error, context).body);
 }

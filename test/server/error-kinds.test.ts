@@ -1,0 +1,136 @@
+/**
+ * Errors by kind on every HTTP door, against the emulator (cursor-protocol-addendum-3.md E2, T7): Cursor's bare
+ * `resource_exhausted` on a request of at least half the model's window is a context overflow in each door's "too
+ * long" wording (what OpenCode and Claude Code compact on), on a small request a model the plan cannot use (403
+ * naming the model); a stream that ends without `turn_ended` is `upstream_truncated` (502, or an error event when
+ * streaming), with a tool call open or not, never a success and never a hang.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Stack, startStack } from "../support/stack.js";
+
+let s: Stack;
+beforeAll(async () => {
+  s = await startStack();
+});
+afterAll(async () => {
+  await s.close();
+});
+
+/** About 120k estimated tokens: over half of the 200k window Claude and unknown families get. */
+const LONG = "lorem ipsum dolor ".repeat(27_000);
+const MODEL = "claude-4.5-sonnet";
+
+type Door = "chat" | "responses" | "messages";
+
+function post(door: Door, text: string, options: { stream?: boolean; tools?: boolean } = {}): Promise<Response> {
+  const stream = options.stream === true;
+  const fn = { name: "lookup", description: "Looks up.", schema: { type: "object", properties: {} } };
+  const body =
+    door === "chat"
+      ? {
+          model: MODEL,
+          stream,
+          messages: [{ role: "user", content: text }],
+          ...(options.tools
+            ? {
+                tools: [
+                  { type: "function", function: { name: fn.name, description: fn.description, parameters: fn.schema } },
+                ],
+              }
+            : {}),
+        }
+      : door === "responses"
+        ? {
+            model: MODEL,
+            stream,
+            input: text,
+            ...(options.tools
+              ? { tools: [{ type: "function", name: fn.name, description: fn.description, parameters: fn.schema }] }
+              : {}),
+          }
+        : {
+            model: MODEL,
+            stream,
+            max_tokens: 1024,
+            messages: [{ role: "user", content: text }],
+            ...(options.tools
+              ? { tools: [{ name: fn.name, description: fn.description, input_schema: fn.schema }] }
+              : {}),
+          };
+  const path = { chat: "/v1/chat/completions", responses: "/v1/responses", messages: "/v1/messages" }[door];
+  return fetch(`${s.server.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" },
+    body: JSON.stringify(body),
+  });
+}
+
+const DOORS: Door[] = ["chat", "responses", "messages"];
+
+describe("context overflow and model not available ([[emu:overflow]])", () => {
+  it.each(DOORS)("%s: a request over half the window gets the door's 'too long' error", async (door) => {
+    const response = await post(door, `${LONG} [[emu:overflow]]`);
+    expect(response.status).toBe(400);
+    expect(response.headers.get("x-should-retry")).toBe("false");
+    const body = (await response.json()) as { error: { type: string; code?: string; message: string } };
+    if (door === "messages") {
+      expect(body.error.type).toBe("invalid_request_error");
+      expect(body.error.message).toMatch(/^prompt is too long: \d+ tokens > 200000 maximum$/);
+    } else {
+      expect(body.error.code).toBe("context_length_exceeded");
+      expect(body.error.type).toBe("invalid_request_error");
+      expect(body.error.message).toMatch(
+        /^This model's maximum context length is 200000 tokens\. However, your messages resulted in \d+ tokens\./,
+      );
+    }
+  });
+
+  it.each(DOORS)("%s: a small request gets 403 naming the model, with a hint", async (door) => {
+    const response = await post(door, "hi [[emu:overflow]]");
+    expect(response.status).toBe(403);
+    expect(response.headers.get("x-should-retry")).toBe("false");
+    const body = (await response.json()) as { error: { type: string; code?: string; message: string } };
+    expect(body.error.type).toBe("permission_error");
+    expect(body.error.message).toContain(`The model ${MODEL} is not available`);
+    expect(body.error.message).toContain("Pick another model");
+    if (door !== "messages") expect(body.error.code).toBe("model_not_available");
+  });
+});
+
+describe("a stream that ends without turn_ended ([[emu:truncate]])", () => {
+  for (const tools of [false, true]) {
+    const what = tools ? "a tool call open" : "text only";
+    it.each(DOORS)(`%s non-streaming, ${what}: 502 upstream_truncated`, async (door) => {
+      const text = tools ? "[[emu:tool lookup {}]] [[emu:truncate]]" : "tell me [[emu:truncate]]";
+      const response = await post(door, text, { tools });
+      expect(response.status).toBe(502);
+      const body = (await response.json()) as { error: { code?: string; message: string } };
+      if (door !== "messages") expect(body.error.code).toBe("upstream_truncated");
+      expect(body.error.message).toContain("without finishing the turn");
+    });
+
+    it.each(DOORS)(
+      `%s streaming, ${what}: an error (502 before any byte, else an error event), never a clean end`,
+      async (door) => {
+        const text = tools ? "[[emu:tool lookup {}]] [[emu:truncate]]" : "tell me [[emu:truncate]]";
+        const response = await post(door, text, { stream: true, tools });
+        const sse = await response.text();
+        expect(sse).toContain("without finishing the turn");
+        if (!(response.headers.get("content-type") ?? "").includes("text/event-stream")) {
+          // Nothing had reached the client yet: the door answered the error itself.
+          expect(response.status).toBe(502);
+          return;
+        }
+        if (door === "chat") expect(sse).not.toContain("[DONE]");
+        if (door === "responses") {
+          expect(sse).toContain("upstream_truncated");
+          expect(sse).not.toContain("response.completed");
+        }
+        if (door === "messages") {
+          expect(sse).toContain("event: error");
+          expect(sse).not.toContain("message_stop");
+        }
+      },
+    );
+  }
+});
