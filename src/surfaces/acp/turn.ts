@@ -7,7 +7,6 @@
 import type { PromptResponse, StopReason } from "@agentclientprotocol/sdk";
 import type { SurfaceExecutor, Usage } from "../../backend/types.js";
 import type { ConversationMessage, Engine, MessagePart } from "../../engine/index.js";
-import { ProxyError } from "../../util/errors.js";
 import { toRequestError } from "./errors.js";
 import type { AcpSessionRecord } from "./session-store.js";
 
