@@ -163,6 +163,22 @@ describe("loadConfig", () => {
     expect(error.message).toContain("allowedOrigins (from env CURSOR_BRIDGE_ALLOWED_ORIGINS): expected an origin");
   });
 
+  it("takes the streams per upstream connection from flags > env > file, and refuses less than 1", () => {
+    const file = { path: "/c.json", data: { upstreamStreamsPerConnection: 20 } };
+    const env = { CURSOR_BRIDGE_UPSTREAM_STREAMS_PER_CONNECTION: "30" };
+    expect(loadConfig({ ...base, env: {}, file }).upstreamStreamsPerConnection).toBe(20);
+    expect(loadConfig({ ...base, env, file }).upstreamStreamsPerConnection).toBe(30);
+    const flags = { upstreamStreamsPerConnection: "40" };
+    expect(loadConfig({ ...base, env, file, flags }).upstreamStreamsPerConnection).toBe(40);
+    expect(settingForFlag("--upstream-streams-per-connection")).toBe("upstreamStreamsPerConnection");
+    const error = configError(() =>
+      loadConfig({ ...base, env: { CURSOR_BRIDGE_UPSTREAM_STREAMS_PER_CONNECTION: "0" } }),
+    );
+    expect(error.message).toContain(
+      "upstreamStreamsPerConnection (from env CURSOR_BRIDGE_UPSTREAM_STREAMS_PER_CONNECTION)",
+    );
+  });
+
   it("rejects wildcard CORS and relative directories", () => {
     const error = configError(() =>
       loadConfig({ ...base, env: { CURSOR_BRIDGE_CORS_ORIGINS: "*", CURSOR_BRIDGE_DATA_DIR: "data" } }),

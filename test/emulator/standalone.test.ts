@@ -1,9 +1,12 @@
 /**
  * `cursor-bridge emulator` as its own process: `--api-key` (repeatable, and CURSOR_BRIDGE_EMULATOR_API_KEYS) lets
- * `cursor-bridge login --api-key` log in to it, and `GET /emulator/stats` lets another process count upstream Runs.
+ * `cursor-bridge login --api-key` log in to it, `GET /emulator/stats` lets another process count upstream Runs, and
+ * `--max-concurrent-streams` goes out in its HTTP/2 SETTINGS.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync, writeFileSync } from "node:fs";
+import { connect } from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -37,7 +40,10 @@ const modelsFile = join(mkdtempSync(join(tmpdir(), "cursor-bridge-models-")), "m
 writeFileSync(modelsFile, "# ids this test adds\nacme-9-pro\n");
 
 beforeAll(async () => {
-  const args = ["emulator", "--port", "0", "--api-key", "key-one", "--api-key", "key-two", "--models", modelsFile];
+  const args = [
+    ...["emulator", "--port", "0", "--api-key", "key-one", "--api-key", "key-two", "--models", modelsFile],
+    ...["--max-concurrent-streams", "7"],
+  ];
   child = spawn(process.execPath, [BIN, ...args], {
     env: isolatedEnv({ CURSOR_BRIDGE_EMULATOR_API_KEYS: "key-three, key-four" }),
     stdio: ["ignore", "pipe", "pipe"],
@@ -85,6 +91,24 @@ describe("cursor-bridge emulator --api-key", () => {
     // The help is wrapped to the terminal, so a phrase may break across lines.
     expect(help.out.replace(/\s+/g, " ")).toContain("cursor-bridge login --api-key");
     expect(help.out).toContain("GET /emulator/stats");
+  });
+});
+
+describe("cursor-bridge emulator --max-concurrent-streams", () => {
+  it("advertises the limit in the HTTP/2 SETTINGS", async () => {
+    const session = connect(url);
+    try {
+      await once(session, "remoteSettings");
+      expect(session.remoteSettings.maxConcurrentStreams).toBe(7);
+    } finally {
+      session.destroy();
+    }
+  });
+
+  it("refuses a limit below 1 with a clear error", async () => {
+    const result = await run(["emulator", "--port", "0", "--max-concurrent-streams", "0"], isolatedEnv());
+    expect(result.code).not.toBe(0);
+    expect(result.err).toContain("--max-concurrent-streams must be a whole number ≥ 1.");
   });
 });
 
