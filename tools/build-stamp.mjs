@@ -12,12 +12,12 @@ export const srcDir = `${root}src`;
 export const distDir = `${root}dist`;
 /** Written last by a successful build; its mtime is the moment the build read its sources. */
 export const stampFile = `${distDir}${sep}.build-stamp`;
-/** The build script: a newer one makes dist/ stale too. */
-const buildScript = `${root}tools${sep}build.mjs`;
+/** The build scripts: a newer one makes dist/ stale too. */
+const buildScripts = [`${root}tools${sep}build.mjs`, `${root}tools${sep}token-ranks.mjs`];
 
 /** Newest mtime (ms) among the sources that go into dist/: src/ files and folders (deletions touch the folder). */
 export function newestSourceMtime() {
-  let newest = statSync(buildScript).mtimeMs;
+  let newest = Math.max(...buildScripts.map((script) => statSync(script).mtimeMs));
   const walk = (dir) => {
     const own = statSync(dir).mtimeMs;
     if (own > newest) newest = own;
@@ -36,7 +36,9 @@ export function newestSourceMtime() {
 
 /** Whether dist/ holds a build (a current one or not). */
 export function distBuilt() {
-  return existsSync(stampFile) && existsSync(`${distDir}${sep}main.js`);
+  return (
+    existsSync(stampFile) && existsSync(`${distDir}${sep}main.js`) && existsSync(`${distDir}${sep}o200k_base.tokens`)
+  );
 }
 
 /** Why dist/ must be (re)built, or undefined when it is current (or when there are no sources to build from). */

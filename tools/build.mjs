@@ -2,8 +2,9 @@
 /**
  * Builds dist/ from src/: one ESM bundle (dist/main.js, with what is loaded lazily, such as serve's runtime and the
  * emulator, as chunks) holding the npm packages too, because loading one file is much faster than resolving hundreds of small modules
- * (zod, protobuf-es, connect) at every start. js-tiktoken (22 MB of BPE ranks) stays external and loads on the
- * first count_tokens request. esbuild only transpiles; `npm run typecheck` checks types.
+ * (zod, protobuf-es, connect) at every start. Of js-tiktoken's 22 MB of BPE ranks, the one vocabulary count_tokens
+ * uses (o200k_base) is written to dist/o200k_base.tokens (tools/token-ranks.mjs). esbuild only transpiles;
+ * `npm run typecheck` checks types.
  *
  * `npm install` runs it (the `prepare` script), and bin/cursor-bridge.js asks tools/build-stamp.mjs before every
  * start whether dist/ is current and calls {@link ensureFreshBuild} when it is not, so a clone never runs stale
@@ -15,6 +16,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, utimesSync, wri
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { distDir, newestSourceMtime, srcDir, staleReason, stampFile } from "./build-stamp.mjs";
+import { encodeTokenRanks } from "./token-ranks.mjs";
 
 export { staleReason };
 
@@ -78,7 +80,7 @@ export async function build() {
     format: "esm",
     platform: "node",
     target: "node20",
-    external: ["esbuild", "js-tiktoken"],
+    external: ["esbuild"],
     // Bundled CommonJS code may call require() for Node's own modules.
     banner: {
       js: 'import { createRequire as __bridgeRequire } from "node:module"; const require = __bridgeRequire(import.meta.url);',
@@ -91,8 +93,13 @@ export async function build() {
     write: false,
     plugins: [zodEnglishOnly, noOpenTelemetrySdk],
   });
-  const written = new Set(result.outputFiles.map((file) => file.path));
-  for (const file of result.outputFiles) {
+  const { default: ranks } = await import("js-tiktoken/ranks/o200k_base");
+  const outputFiles = [
+    ...result.outputFiles,
+    { path: path.join(distDir, "o200k_base.tokens"), contents: encodeTokenRanks(ranks) },
+  ];
+  const written = new Set(outputFiles.map((file) => file.path));
+  for (const file of outputFiles) {
     mkdirSync(path.dirname(file.path), { recursive: true });
     const temporary = `${file.path}.${process.pid}.tmp`;
     writeFileSync(temporary, file.path.endsWith(".js") ? latin1Comments(file.text) : file.contents);

@@ -2,8 +2,9 @@ import { Tiktoken } from "js-tiktoken/lite";
 import ranks from "js-tiktoken/ranks/o200k_base";
 import { describe, expect, it } from "vitest";
 import { createTokenCounter, MAX_PIECE_BYTES, MAX_SLICE, slices } from "./token-count.js";
+import { Vocabulary } from "./token-vocabulary.js";
 
-const counter = createTokenCounter(ranks);
+const counter = createTokenCounter(Vocabulary.fromFileSync(Vocabulary.fileOf(ranks)));
 const reference = new Tiktoken(ranks);
 const exact = (text: string) => reference.encode(text, [], []).length;
 

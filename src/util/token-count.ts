@@ -12,11 +12,8 @@
  * `count` yields to the event loop every few milliseconds, so a large count shares the process with other requests.
  */
 
-/** Ranks file shape of `js-tiktoken/ranks/*`. */
-interface RanksFile {
-  pat_str: string;
-  bpe_ranks: string;
-}
+import { readFile } from "node:fs/promises";
+import { Vocabulary } from "./token-vocabulary.js";
 
 /** Characters per slice handed to the pre-tokenizer at once. */
 const SLICE = 16 * 1024;
@@ -34,25 +31,16 @@ export interface TokenCounter {
   count(texts: readonly string[]): Promise<number>;
 }
 
-/** Builds a counter from a ranks file (the decoded vocabulary keyed by its bytes read as latin1). */
-export function createTokenCounter(ranks: RanksFile): TokenCounter {
-  const rankOf = new Map<string, number>();
-  for (const line of ranks.bpe_ranks.split("\n")) {
-    if (line === "") continue;
-    const [, offsetText, ...tokens] = line.split(" ");
-    const offset = Number.parseInt(offsetText ?? "0", 10);
-    tokens.forEach((token, i) => {
-      rankOf.set(Buffer.from(token, "base64").toString("latin1"), offset + i);
-    });
-  }
-  const pattern = new RegExp(ranks.pat_str, "gu");
+/** Builds a counter over a vocabulary. */
+export function createTokenCounter(vocabulary: Vocabulary): TokenCounter {
+  const pattern = new RegExp(vocabulary.pattern, "gu");
 
   /** Token counts of one slice, a piece at a time, a long piece {@link MAX_PIECE_BYTES} at a time. */
   function* steps(slice: string, repeated: Map<string, number>): Generator<number> {
     for (const match of slice.matchAll(pattern)) {
       const bytes = Buffer.from(match[0], "utf8");
       if (bytes.length <= MAX_PIECE_BYTES) {
-        yield rankOf.has(bytes.toString("latin1")) ? 1 : mergeCount(bytes, rankOf);
+        yield vocabulary.rank(bytes, 0, bytes.length) >= 0 ? 1 : mergeCount(bytes, vocabulary);
         continue;
       }
       for (let at = 0; at < bytes.length; at += MAX_PIECE_BYTES) {
@@ -60,7 +48,7 @@ export function createTokenCounter(ranks: RanksFile): TokenCounter {
         const key = chunk.toString("latin1");
         let tokens = repeated.get(key);
         if (tokens === undefined) {
-          tokens = mergeCount(chunk, rankOf);
+          tokens = mergeCount(chunk, vocabulary);
           if (repeated.size < 64) repeated.set(key, tokens);
         }
         yield tokens;
@@ -147,7 +135,7 @@ export function* slices(text: string): Generator<string> {
  * (leftmost on a tie), as tiktoken does, with a min-heap of candidate pairs instead of a rescan per merge. Parts are
  * kept as `end[start]` (−1 once merged into their left neighbour); a heap entry is stale when either part changed.
  */
-function mergeCount(bytes: Buffer, rankOf: Map<string, number>): number {
+function mergeCount(bytes: Buffer, vocabulary: Vocabulary): number {
   const n = bytes.length;
   if (n <= 1) return n;
   const end = new Int32Array(n + 1);
@@ -162,8 +150,8 @@ function mergeCount(bytes: Buffer, rankOf: Map<string, number>): number {
     const mid = end[left] as number;
     if (mid >= n) return;
     const right = end[mid] as number;
-    const rank = rankOf.get(bytes.toString("latin1", left, right));
-    if (rank !== undefined) heap.push(rank, left, mid, right);
+    const rank = vocabulary.rank(bytes, left, right);
+    if (rank >= 0) heap.push(rank, left, mid, right);
   };
   for (let i = 0; i < n - 1; i++) consider(i);
   let parts = n;
@@ -245,10 +233,39 @@ class PairHeap {
   }
 }
 
+/**
+ * Where the build put the o200k_base vocabulary: dist/o200k_base.tokens, seen from the bundle's chunks (dist/chunks/),
+ * from dist/main.js, or from this source file (tests run src/ against the built dist/).
+ */
+const VOCABULARY_FILES = ["../o200k_base.tokens", "./o200k_base.tokens", "../../dist/o200k_base.tokens"];
+
+async function readVocabularyFile(): Promise<Buffer> {
+  let firstError: unknown;
+  for (const file of VOCABULARY_FILES) {
+    try {
+      return await readFile(new URL(file, import.meta.url));
+    } catch (error) {
+      firstError ??= error;
+    }
+  }
+  throw firstError;
+}
+
 let shared: Promise<TokenCounter> | undefined;
 
-/** The o200k_base counter, built on first use (the ranks are a few MB; most servers never count). */
+/**
+ * The o200k_base counter, built on first use (most servers never count): the file is read off the main thread and
+ * indexed a few milliseconds at a time, so neither the first count nor anything else waits on a blocked event loop.
+ * A failed load is not kept: the next count tries again.
+ */
 export function loadTokenCounter(): Promise<TokenCounter> {
-  shared ??= import("js-tiktoken/ranks/o200k_base").then(({ default: ranks }) => createTokenCounter(ranks));
-  return shared;
+  if (shared !== undefined) return shared;
+  const loading = readVocabularyFile()
+    .then((file) => Vocabulary.fromFile(file))
+    .then(createTokenCounter);
+  shared = loading;
+  loading.catch(() => {
+    if (shared === loading) shared = undefined;
+  });
+  return loading;
 }

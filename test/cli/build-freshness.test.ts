@@ -1,6 +1,6 @@
 /**
- * bin/cursor-bridge.js runs the compiled dist/, never a stale one: in a copy of the package (src/, bin/, tools/build.mjs, tools/build-stamp.mjs
- * and tools/dir-lock.mjs, package.json, node_modules linked), the first start builds dist/ and says so, the next start runs it silently, and
+ * bin/cursor-bridge.js runs the compiled dist/, never a stale one: in a copy of the package (src/, bin/, the tools/
+ * files package.json ships, package.json, node_modules linked), the first start builds dist/ and says so, the next start runs it silently, and
  * after a source changes the start rebuilds first and runs the changed code.
  */
 import { spawnSync } from "node:child_process";
@@ -26,8 +26,9 @@ describe("bin/cursor-bridge.js and dist/", () => {
   it("builds dist/ on first start, runs it as is while current, and rebuilds it when src/ changes", () => {
     for (const part of ["src", "bin", "package.json"]) cpSync(join(root, part), join(copy, part), { recursive: true });
     mkdirSync(join(copy, "tools"));
-    for (const tool of ["build.mjs", "build-stamp.mjs", "dir-lock.mjs"])
-      cpSync(join(root, "tools", tool), join(copy, "tools", tool));
+    // The build tools the package ships (package.json `files`), so a tool the build needs but the package lacks fails.
+    const files = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { files: string[] }).files;
+    for (const tool of files.filter((file) => file.startsWith("tools/"))) cpSync(join(root, tool), join(copy, tool));
     symlinkSync(join(root, "node_modules"), join(copy, "node_modules"), "dir");
 
     const first = run(["--version"]);

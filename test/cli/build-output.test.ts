@@ -1,7 +1,18 @@
-/** tools/build.mjs rewrites wide characters in the bundle's comments (so V8 keeps its sources one byte a character). */
+/**
+ * tools/build.mjs rewrites wide characters in the bundle's comments (so V8 keeps its sources one byte a character), and
+ * writes the one vocabulary count_tokens uses into dist/ instead of shipping js-tiktoken.
+ */
+import { readFileSync, statSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Tiktoken } from "js-tiktoken/lite";
+import ranks from "js-tiktoken/ranks/o200k_base";
 import { describe, expect, it } from "vitest";
+import { loadTokenCounter } from "../../src/util/token-count.js";
+import { Vocabulary } from "../../src/util/token-vocabulary.js";
 // @ts-expect-error: a plain .mjs build tool without type declarations
 import { latin1Comments } from "../../tools/build.mjs";
+// @ts-expect-error: a plain .mjs build tool without type declarations
+import { encodeTokenRanks } from "../../tools/token-ranks.mjs";
 
 const rewrite = latin1Comments as (text: string) => string;
 
@@ -26,5 +37,49 @@ describe("latin1Comments", () => {
   it("returns text without wide characters as it is", () => {
     const text = "// plain ascii\nconst a = 1; // café\n";
     expect(rewrite(text)).toBe(text);
+  });
+});
+
+describe("dist/o200k_base.tokens", () => {
+  const file = fileURLToPath(new URL("../../dist/o200k_base.tokens", import.meta.url));
+
+  it("holds exactly js-tiktoken's o200k_base vocabulary, and nothing else of js-tiktoken is needed to count", async () => {
+    const built = readFileSync(file);
+    // The build's encoder and the one the tests read js-tiktoken with write the same bytes.
+    expect(built.equals(Vocabulary.fileOf(ranks))).toBe(true);
+    expect(built.equals((encodeTokenRanks as (r: typeof ranks) => Buffer)(ranks))).toBe(true);
+    const vocabulary = Vocabulary.fromFileSync(built);
+    const reference = new Tiktoken(ranks);
+    expect(vocabulary.size).toBe(199_998);
+    // Every token of js-tiktoken's text format has its rank.
+    for (const line of ranks.bpe_ranks.split("\n")) {
+      const [, offset, ...tokens] = line.split(" ");
+      tokens.forEach((text, i) => {
+        const token = Buffer.from(text, "base64");
+        const rank = Number(offset) + i;
+        if (vocabulary.rank(token, 0, token.length) !== rank) expect.fail(`rank ${rank}`);
+      });
+    }
+    expect(vocabulary.rank(Buffer.from("no such token at all"), 0, 20)).toBe(-1);
+    const counter = await loadTokenCounter();
+    const text = "Hello, world! 漢字かな交じり文 😀 indented();\n\t-----";
+    expect(counter.countSync(text)).toBe(reference.encode(text, [], []).length);
+    // The extracted vocabulary is small; js-tiktoken's every-encoding package is 22 MB.
+    expect(statSync(file).size).toBeLessThan(2 * 1024 * 1024);
+  });
+
+  it("is indexed in slices: other callbacks run while it loads", async () => {
+    let ranMeanwhile = 0;
+    const tick = () => {
+      ranMeanwhile += 1;
+      if (!done) setImmediate(tick);
+    };
+    let done = false;
+    setImmediate(tick);
+    const loading = Vocabulary.fromFile(readFileSync(file)).finally(() => {
+      done = true;
+    });
+    await loading;
+    expect(ranMeanwhile).toBeGreaterThan(1);
   });
 });
