@@ -34,8 +34,9 @@ several people's (or seats') Cursor subscriptions, each virtual key on its own a
 
 Options:
 ${ACCOUNT_OPTION_HELP}
-  --api-key            Log in with a Cursor user API key instead of the browser: taken from CURSOR_API_KEY,
-                       else prompted for (input hidden) on a terminal, else read from stdin
+  --api-key [KEY]      Log in with a Cursor user API key instead of the browser: the KEY given (it then lands
+                       in your shell's history), else CURSOR_API_KEY, else prompted for (input hidden) on a
+                       terminal, else read from stdin
   --no-browser         Only print the login URL (e.g. over SSH)
   --timeout <seconds>  Give up waiting for the browser approval after this long
                        (default: Cursor's own schedule, 150 checks, about 24 minutes)
@@ -46,6 +47,7 @@ Examples:
   cursor-bridge login
   cursor-bridge login --no-browser
   cursor-bridge login --api-key                       # prompts for the key
+  cursor-bridge login --api-key KEY                   # the key on the command line (kept in shell history)
   printf %s "$KEY" | cursor-bridge login --api-key    # key on stdin
   CURSOR_API_KEY=... cursor-bridge login --api-key --json
   cursor-bridge login --account alice --no-browser    # a named account beside the default one
@@ -127,9 +129,40 @@ async function browserLogin(
   }
 }
 
-async function readApiKey(ctx: CliContext): Promise<string> {
+/**
+ * `--api-key KEY` and `--api-key=KEY`: the key is taken out of `argv` before the options are parsed (`--api-key`
+ * alone stays a switch), so that the parser, which never echoes a stray argument, does not see it.
+ */
+export function takeApiKeyArgument(argv: readonly string[]): { argv: string[]; key: string | undefined } {
+  const rest: string[] = [];
   let key: string | undefined;
-  if (ctx.config.cursorApiKey !== undefined) {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    if (arg === "--") {
+      rest.push(...argv.slice(i));
+      break;
+    }
+    if (arg.startsWith("--api-key=")) {
+      key = arg.slice("--api-key=".length);
+      rest.push("--api-key");
+    } else if (arg === "--api-key" && i + 1 < argv.length && !(argv[i + 1] ?? "-").startsWith("-")) {
+      key = argv[i + 1];
+      rest.push(arg);
+      i++;
+    } else rest.push(arg);
+  }
+  return { argv: rest, key };
+}
+
+async function readApiKey(ctx: CliContext, given: string | undefined): Promise<string> {
+  let key: string | undefined;
+  if (given !== undefined) {
+    ctx.io.err(
+      "Note: a key typed on the command line stays in your shell's history; `login --api-key` alone asks for it " +
+        "(input hidden) or reads it from stdin.\n",
+    );
+    key = given;
+  } else if (ctx.config.cursorApiKey !== undefined) {
     ctx.info("Using the API key from CURSOR_API_KEY.\n");
     key = ctx.config.cursorApiKey;
   } else if (ctx.io.input?.isTty === true) {
@@ -148,8 +181,12 @@ async function readApiKey(ctx: CliContext): Promise<string> {
   return key;
 }
 
-async function apiKeyLogin(ctx: CliContext, overwriteInvalid: boolean): Promise<CredentialStatus> {
-  const key = await readApiKey(ctx);
+async function apiKeyLogin(
+  ctx: CliContext,
+  overwriteInvalid: boolean,
+  given: string | undefined,
+): Promise<CredentialStatus> {
+  const key = await readApiKey(ctx, given);
   try {
     return await loginWithApiKey(key, {
       store: ctx.store,
@@ -188,12 +225,13 @@ function printLoggedIn(ctx: CliContext, status: CredentialStatus): void {
 
 /** `login` with the context's overrides (the audit log). */
 export async function runLogin(argv: string[], io: CliIo, overrides: CliContextOverrides = {}): Promise<number> {
-  const { flags, values } = parseCommandLine("login", argv, OPTIONS);
+  const taken = takeApiKeyArgument(argv);
+  const { flags, values } = parseCommandLine("login", taken.argv, OPTIONS);
   const ctx = selectAccount(await createCliContext(io, flags, overrides), values);
   const overwriteInvalid = await announceInvalidCredentialFile(ctx, "Logging in will replace that file.");
   const status =
     values["api-key"] === true
-      ? await apiKeyLogin(ctx, overwriteInvalid)
+      ? await apiKeyLogin(ctx, overwriteInvalid, taken.key)
       : await browserLogin(ctx, values, overwriteInvalid);
   await audit(ctx, "login", { source: status.source });
   printLoggedIn(ctx, status);

@@ -125,11 +125,27 @@ describe("login --api-key", () => {
     expect(result.err).toContain("No API key given");
   });
 
-  it("never echoes a key passed as an argument by mistake", async () => {
+  it("takes the key as --api-key KEY or --api-key=KEY, says it lands in shell history, and never echoes it", async () => {
     harness.secrets.add(KEY);
-    const result = await harness.run(["login", "--api-key", KEY]);
+    harness.emulator.addApiKey(KEY, { email: "arg@example.com" });
+    for (const argv of [
+      ["login", "--api-key", KEY],
+      ["login", `--api-key=${KEY}`, "--json"],
+    ]) {
+      const result = await harness.run(argv);
+      expect(result.code, result.err).toBe(0);
+      expect(result.err).toContain("stays in your shell's history");
+      expect(`${result.out}${result.err}`).not.toContain(KEY);
+      expect(readStoredCredentials(harness).record).toMatchObject({ source: "api-key", apiKey: KEY });
+    }
+  });
+
+  it("never echoes a key passed as a stray argument", async () => {
+    harness.secrets.add(KEY);
+    const result = await harness.run(["login", KEY]);
     expect(result.code).toBe(2);
     expect(result.err).toContain("the extra argument is not shown");
+    expect(result.err).not.toContain(KEY);
   });
 });
 
