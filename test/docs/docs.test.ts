@@ -15,6 +15,7 @@ import {
   TABLE_END,
   TABLE_START,
 } from "../../bench/performance-table.js";
+import { SETUP_CLIENTS } from "../../src/cli/setup-clients.js";
 import { DIRECTIVES, NATIVE_KINDS, type NativeKind } from "../../src/emulator/directives.js";
 import { LsArgsSchema, ReadArgsSchema, WriteArgsSchema } from "../../src/gen/agent/v1/file_exec_pb.js";
 import { GrepArgsSchema } from "../../src/gen/agent/v1/grep_exec_pb.js";
@@ -141,5 +142,18 @@ describe("the documentation", () => {
     expect(start, "the markers of the generated table").toBeGreaterThan(-1);
     const table = performanceTable(readResults(join(ROOT, "bench", "results.json")));
     expect(page.slice(start + TABLE_START.length, end).trim()).toBe(table.trim());
+  });
+});
+
+describe("docs/clients.md", () => {
+  it("shows the Codex configuration exactly as `setup codex --write` writes it into a new file", () => {
+    const codex = SETUP_CLIENTS.find((client) => client.name === "codex");
+    const written = codex?.file?.merge(
+      undefined,
+      { origin: "http://127.0.0.1:8765", keyRequired: false, model: "auto", models: [], pluginEntry: "file:///x" },
+      "/home/me/.codex/config.toml",
+    );
+    const shown = /```toml\n([\s\S]*?)```/.exec(read("docs/clients.md"))?.[1];
+    expect(shown).toBe(written);
   });
 });
