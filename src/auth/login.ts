@@ -11,6 +11,7 @@ import type { FetchLike, TokenPair } from "./http.js";
 import { findExistingCredentials, type ImportOptions, type ImportReport } from "./import.js";
 import { type PollForLoginOptions, pollForLogin } from "./login-poll.js";
 import { buildLoginUrl, createPkcePair, type PkceRandom } from "./pkce.js";
+import { DEFAULT_CURSOR_API_URL } from "./token-source.js";
 
 export { type CredentialStatus, describeCredentials };
 
@@ -40,6 +41,12 @@ function withIdentity(
     ...(email === undefined ? {} : { email }),
     ...(userId === undefined ? {} : { userId }),
   };
+}
+
+/** A login records the Cursor API URL it was made against, unless it is Cursor's own (files stay as they were). */
+function withApiUrl(input: CredentialsInput, apiUrl: string): CredentialsInput {
+  const url = apiUrl.replace(/\/+$/, "");
+  return url === DEFAULT_CURSOR_API_URL ? input : { ...input, apiUrl: url };
 }
 
 /** Options shared by the login flows. */
@@ -79,7 +86,7 @@ export async function loginWithBrowser(options: BrowserLoginOptions): Promise<Cr
   } = options;
   const tokens = await pollForLogin({ ...poll, now, uuid: pair.uuid, verifier: pair.verifier });
   const input = withIdentity(tokens, "login", tokens.authId === undefined ? {} : { authId: tokens.authId });
-  const saved = await store.save(input, { overwriteInvalid: overwriteInvalid ?? false });
+  const saved = await store.save(withApiUrl(input, options.apiUrl), { overwriteInvalid: overwriteInvalid ?? false });
   return describeCredentials(saved, store.location, now());
 }
 
@@ -98,7 +105,7 @@ export async function loginWithApiKey(apiKey: string, options: ApiKeyLoginOption
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
-  const saved = await options.store.save(withIdentity(pair, "api-key", { apiKey }), {
+  const saved = await options.store.save(withApiUrl(withIdentity(pair, "api-key", { apiKey }), options.apiUrl), {
     overwriteInvalid: options.overwriteInvalid ?? false,
   });
   return describeCredentials(saved, options.store.location, now());

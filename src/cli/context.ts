@@ -3,6 +3,7 @@
  * defaults, env taken from `io.env`), the credential store, the client version, the credentials to use and a
  * CursorApi on them. `serve` reuses it through {@link createCliContext}.
  */
+import { readFile } from "node:fs/promises";
 import { homedir as osHomedir } from "node:os";
 import type { CredentialStatus, RefreshingTokenSource } from "../auth/index.js";
 import { type BridgeConfig, loadConfigFromSources } from "../config/index.js";
@@ -64,6 +65,11 @@ export interface CliContext {
    */
   createCursorApi(tokenSource: TokenSource, extra?: Pick<CursorApiOptions, "logger" | "fetch">): Promise<CursorApi>;
   /**
+   * The Cursor URL the default account's stored login was made against, when it recorded one (not Cursor's own),
+   * and whether `config` uses it (it does unless --cursor-api-url, CURSOR_API_URL or the config file named a URL).
+   */
+  readonly loginUrl?: { recorded: string; used: boolean } | undefined;
+  /**
    * The same context for another named account: its `store`, and credentials from that store alone (the
    * environment's credentials belong to the default account). @throws ProxyError `invalid_request` for a bad name.
    */
@@ -84,6 +90,35 @@ function clientVersionOf(config: BridgeConfig, paths: PathEnvironment): Resolved
     env: { CURSOR_CLIENT_VERSION: fromEnv },
     agentVersionsDir: cursorAgentVersionsDir(paths),
   });
+}
+
+/** Cursor's own API URL: the configured default, which a login does not record (auth/login.ts). */
+export const DEFAULT_CURSOR_API_URL = "https://api2.cursor.sh";
+
+/**
+ * The config with the Cursor URL the stored login was made against, when the login recorded one and no URL was
+ * configured (a login made against the emulator keeps working after a restart without CURSOR_API_URL). The agent URL
+ * follows unless it was set on its own.
+ */
+async function withLoginUrl(
+  config: BridgeConfig,
+  env: CliIo["env"],
+  flags: CliFlags,
+  store: CredentialStore | undefined,
+): Promise<{ config: BridgeConfig; loginUrl: CliContext["loginUrl"] }> {
+  if (store === undefined || config.cursorAccessToken !== undefined) return { config, loginUrl: undefined };
+  // Read as is, not through the store: loading tightens a loose file mode, which `doctor` must still see.
+  const recorded = await readFile(store.location, "utf8")
+    .then((text) => (JSON.parse(text) as { apiUrl?: unknown }).apiUrl)
+    .catch(() => undefined);
+  if (typeof recorded !== "string" || recorded === "") return { config, loginUrl: undefined };
+  const given = (name: string, variable: string) =>
+    flags.config[name] !== undefined || (env[variable] !== undefined && env[variable] !== "");
+  const configured = given("cursorApiUrl", "CURSOR_API_URL") || config.cursorApiUrl !== DEFAULT_CURSOR_API_URL;
+  if (configured) return { config, loginUrl: { recorded, used: recorded === config.cursorApiUrl } };
+  const agentOwn = given("cursorAgentUrl", "CURSOR_AGENT_URL") || config.cursorAgentUrl !== config.cursorApiUrl;
+  const next = { ...config, cursorApiUrl: recorded, cursorAgentUrl: agentOwn ? config.cursorAgentUrl : recorded };
+  return { config: Object.freeze(next) as BridgeConfig, loginUrl: { recorded, used: true } };
 }
 
 /** A printable summary of a bare access token (env credentials). */
@@ -162,6 +197,11 @@ export interface CliContextOverrides {
   parentTokenSource?: TokenSource;
   /** The audit log logins and logouts are written to. @default none */
   audit?: AuditLog;
+  /**
+   * False for a new login: it goes to the configured URL (Cursor's unless one is set), not to the one the previous
+   * login was made against. @default true
+   */
+  useLoginUrl?: boolean;
 }
 
 /**
@@ -176,9 +216,17 @@ export async function createCliContext(
   const platform = overrides.platform ?? process.platform;
   const now = overrides.now ?? Date.now;
   const paths: PathEnvironment = { env: io.env, platform, homedir: homedirOf(io.env, platform) };
-  const config = await loadConfigFromSources({ env: io.env, flags: flags.config, platform, homedir: paths.homedir });
-  const accounts = createFileAccountStore({ configDir: config.configDir, platform });
+  const loaded = await loadConfigFromSources({ env: io.env, flags: flags.config, platform, homedir: paths.homedir });
+  const accounts = createFileAccountStore({ configDir: loaded.configDir, platform });
   const defaultAccount = await accounts.defaultAccount();
+  const { config, loginUrl } = await withLoginUrl(
+    loaded,
+    io.env,
+    flags,
+    overrides.parentTokenSource === undefined && overrides.useLoginUrl !== false
+      ? accounts.credentials(defaultAccount)
+      : undefined,
+  );
   const clientVersion = clientVersionOf(config, paths);
 
   const build = (account: string): CliContext => {
@@ -256,6 +304,7 @@ export async function createCliContext(
         });
         return withRefreshRetry(api, tokenSource, () => last);
       },
+      loginUrl,
       forAccount: build,
     };
   };

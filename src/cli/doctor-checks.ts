@@ -13,8 +13,8 @@ import { expiryText, identityOf, sourceLabel } from "./format.js";
 import { describeProbe, type ProbeResult } from "./probe.js";
 import { servingBridgeVersion } from "./runtime-file.js";
 
-/** Outcome of one check. */
-export type CheckStatus = "ok" | "warn" | "fail" | "skip";
+/** Outcome of one check; `info` is a fact that needs no fix (not logged in while the emulator serves). */
+export type CheckStatus = "ok" | "info" | "warn" | "fail" | "skip";
 
 /** One line of the doctor's report. */
 export interface CheckResult {
@@ -83,18 +83,44 @@ export async function checkCredentials(
     return { result: { ...base, status: "fail", detail: message, fix }, credentials: undefined };
   }
   if (credentials === undefined) {
-    const detail = `not logged in (no ${ctx.store.location})`;
     const fix = "Run `cursor-bridge login`, or `cursor-bridge import` to reuse the Cursor CLI/IDE login.";
+    if (ctx.config.upstream === "auto") {
+      // `serve` then answers with the built-in emulator: a working setup, not a failure.
+      const detail =
+        `not logged in (no ${ctx.store.location}): \`cursor-bridge serve\` answers with the built-in emulator; ` +
+        "run `cursor-bridge login` (or `cursor-bridge import`) to use your Cursor account";
+      return { result: { ...base, status: "info", detail, fix }, credentials };
+    }
+    const detail = `not logged in (no ${ctx.store.location})`;
     return { result: { ...base, status: "fail", detail, fix }, credentials };
   }
   if (credentials.origin !== "store" || credentials.status === undefined) {
     const variable = credentials.origin === "env-api-key" ? "CURSOR_API_KEY" : "CURSOR_ACCESS_TOKEN";
     return { result: { ...base, status: "ok", detail: `from the environment (${variable})` }, credentials };
   }
-  const detail = `${identityOf(credentials.status)}, ${sourceLabel(credentials.status.source)} (${ctx.store.location})`;
+  const madeAgainst = ctx.loginUrl?.used === true ? `, made against ${ctx.loginUrl.recorded}` : "";
+  const detail = `${identityOf(credentials.status)}, ${sourceLabel(credentials.status.source)}${madeAgainst} (${ctx.store.location})`;
   if (ctx.paths.platform === "win32") return { result: { ...base, status: "ok", detail }, credentials };
   const problem = await permissionProblem(ctx, fileModeBefore);
   return { result: problem ?? { ...base, status: "ok", detail: `${detail}, mode 600` }, credentials };
+}
+
+/**
+ * A stored login made against another Cursor URL than the one configured (an emulator's login while CURSOR_API_URL
+ * names Cursor, or the other way round): its tokens mean nothing there. Undefined when they agree.
+ */
+export function checkLoginUrl(ctx: CliContext): CheckResult | undefined {
+  const loginUrl = ctx.loginUrl;
+  if (loginUrl === undefined || loginUrl.used) return undefined;
+  return {
+    id: "login-url",
+    title: "Login URL",
+    status: "fail",
+    detail: `the login was made against ${loginUrl.recorded}, but the configured Cursor URL is ${ctx.config.cursorApiUrl}`,
+    fix:
+      `Unset CURSOR_API_URL (and --cursor-api-url, cursorApiUrl in config.json) to use ${loginUrl.recorded}, or ` +
+      "run `cursor-bridge login` again against the configured URL.",
+  };
 }
 
 /** The token's expiry, and whether Cursor accepts it (one authenticated GetUsableModels call, refreshing if due). */

@@ -4,13 +4,14 @@
  */
 import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
-import { type CliContext, createCliContext } from "./context.js";
+import { type CliContext, createCliContext, DEFAULT_CURSOR_API_URL } from "./context.js";
 import {
   type CheckResult,
   type CheckStatus,
   checkClientVersion,
   checkCredentials,
   checkDirectory,
+  checkLoginUrl,
   checkNodeVersion,
   checkPort,
   checkProbe,
@@ -25,8 +26,9 @@ import { findRunningServer, portGiven } from "./runtime-file.js";
 
 const HELP = `Usage: cursor-bridge doctor [options]
 
-Check the setup and print what to fix: Node.js version, stored credentials (and their file permissions), whether
-Cursor accepts the token, whether the Cursor API answers over HTTP/2 and over HTTP/1.1, the data and config
+Check the setup and print what to fix: Node.js version, stored credentials (and their file permissions, and the
+Cursor URL the login was made against), whether Cursor accepts the token, whether the Cursor API answers over HTTP/2
+and over HTTP/1.1 (not contacted while \`serve\` answers with the built-in emulator: no login), the data and config
 directories, the store (--store: the data directory, or a shared Redis: reachable, writable, instances running),
 the version string sent to Cursor, the OpenCode plugin entries of opencode.json (when one names cursor-bridge),
 and whether a cursor-bridge serves its port (without --port: the port a running
@@ -59,25 +61,53 @@ async function portTarget(ctx: CliContext, explicit: boolean): Promise<PortTarge
 /** Runs every check; independent ones run in parallel. */
 export async function runChecks(ctx: CliContext, explicitPort = false): Promise<CheckResult[]> {
   const url = ctx.config.cursorApiUrl;
-  const [credentialCheck, http2, http1] = await Promise.all([
-    checkCredentials(ctx),
-    probeHttp2(url, PROBE_TIMEOUT_MS),
-    probeHttp1(url, PROBE_TIMEOUT_MS),
-  ]);
+  const credentialCheck = await checkCredentials(ctx);
+  // `serve` answers with the built-in emulator: without a login (auto), or always with --upstream emulator. Cursor's
+  // servers are then not needed, and not contacted; a URL configured by hand is still probed, as a warning at worst.
+  const emulated =
+    ctx.config.upstream === "emulator" ||
+    (ctx.config.upstream === "auto" &&
+      credentialCheck.credentials === undefined &&
+      credentialCheck.result.status !== "fail");
+  const skipProbes = emulated && url === DEFAULT_CURSOR_API_URL;
+  const [http2, http1] = skipProbes
+    ? [undefined, undefined]
+    : await Promise.all([probeHttp2(url, PROBE_TIMEOUT_MS), probeHttp1(url, PROBE_TIMEOUT_MS)]);
   const [token, dataDir, configDir, port, store] = await Promise.all([
-    checkToken(ctx, credentialCheck.credentials),
+    ctx.config.upstream === "emulator"
+      ? Promise.resolve<CheckResult>({
+          id: "token",
+          title: "Token",
+          status: "skip",
+          detail: "not checked: --upstream emulator serves the built-in emulator",
+        })
+      : checkToken(ctx, credentialCheck.credentials),
     checkDirectory(ctx, "data-dir", "Data directory", ctx.config.dataDir),
     checkDirectory(ctx, "config-dir", "Config directory", ctx.config.configDir),
     checkPort(await portTarget(ctx, explicitPort)),
     checkStore(ctx),
   ]);
   const openCodePlugin = checkOpenCodePlugin({ env: ctx.io.env, homedir: ctx.paths.homedir });
+  const probes =
+    http2 === undefined || http1 === undefined
+      ? (["http2", "http1"] as const).map(
+          (protocol): CheckResult => ({
+            id: `upstream-${protocol}`,
+            title: `Upstream ${protocol === "http2" ? "HTTP/2" : "HTTP/1.1"}`,
+            status: "skip",
+            detail: `${url} not contacted: \`cursor-bridge serve\` answers with the built-in emulator until you log in`,
+          }),
+        )
+      : [checkProbe(ctx, http2, http1), checkProbe(ctx, http1, http2)].map((check) =>
+          emulated && check.status === "fail" ? { ...check, status: "warn" as const } : check,
+        );
+  const loginUrl = checkLoginUrl(ctx);
   return [
     checkNodeVersion(),
     credentialCheck.result,
+    ...(loginUrl === undefined ? [] : [loginUrl]),
     token,
-    checkProbe(ctx, http2, http1),
-    checkProbe(ctx, http1, http2),
+    ...probes,
     checkClientVersion(ctx),
     configDir,
     dataDir,
@@ -89,6 +119,7 @@ export async function runChecks(ctx: CliContext, explicitPort = false): Promise<
 
 function badge(status: CheckStatus, style: Style): string {
   if (status === "ok") return style.green("[ ok ]");
+  if (status === "info") return style.cyan("[info]");
   if (status === "warn") return style.yellow("[warn]");
   if (status === "fail") return style.red("[fail]");
   return style.dim("[skip]");

@@ -67,7 +67,7 @@ function printReport(ctx: CliContext, report: ImportReport): void {
 /** `import` with the context's overrides (the audit log). */
 export async function runImport(argv: string[], io: CliIo, overrides: CliContextOverrides = {}): Promise<number> {
   const { flags, values } = parseCommandLine("import", argv, ACCOUNT_OPTION);
-  const ctx = selectAccount(await createCliContext(io, flags, overrides), values);
+  const ctx = selectAccount(await createCliContext(io, flags, { ...overrides, useLoginUrl: false }), values);
   const overwriteInvalid = await announceInvalidCredentialFile(ctx, "Imported credentials will replace that file.");
   const { report, status } = await importCredentials({
     paths: ctx.paths,

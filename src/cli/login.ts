@@ -227,7 +227,7 @@ function printLoggedIn(ctx: CliContext, status: CredentialStatus): void {
 export async function runLogin(argv: string[], io: CliIo, overrides: CliContextOverrides = {}): Promise<number> {
   const taken = takeApiKeyArgument(argv);
   const { flags, values } = parseCommandLine("login", taken.argv, OPTIONS);
-  const ctx = selectAccount(await createCliContext(io, flags, overrides), values);
+  const ctx = selectAccount(await createCliContext(io, flags, { ...overrides, useLoginUrl: false }), values);
   const overwriteInvalid = await announceInvalidCredentialFile(ctx, "Logging in will replace that file.");
   const status =
     values["api-key"] === true

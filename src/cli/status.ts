@@ -6,7 +6,7 @@ import type { CredentialStatus } from "../auth/index.js";
 import { type AccountStatus, accountStatuses, resetText, usageText } from "./account-status.js";
 import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
-import { type CliContext, type CredentialOrigin, createCliContext } from "./context.js";
+import { type CliContext, type CredentialOrigin, createCliContext, DEFAULT_CURSOR_API_URL } from "./context.js";
 import { expiryText, identityOf, sourceLabel } from "./format.js";
 import { type CliIo, formatFields, formatTable } from "./io.js";
 import { describeProbe, type ProbeResult, probeHttp1, probeHttp2 } from "./probe.js";
@@ -14,7 +14,8 @@ import { describeProbe, type ProbeResult, probeHttp1, probeHttp2 } from "./probe
 const HELP = `Usage: cursor-bridge status [options]
 
 Show who is logged in, when the session token expires, where the credentials come from, whether the Cursor API
-answers (and over which HTTP version), and the client version sent to Cursor. Then every stored Cursor account
+answers (and over which HTTP version; not asked while \`serve\` answers with the built-in emulator, i.e. without a
+login), and the client version sent to Cursor. Then every stored Cursor account
 (the default one and those of \`login --account NAME\`): who, this billing cycle's plan usage and when it resets.
 
 Exit codes: 0 logged in and reachable, 3 not logged in, 4 upstream not reachable, 2 bad options or config.
@@ -58,12 +59,16 @@ function printAccounts(ctx: CliContext, accounts: readonly AccountStatus[]): voi
 function printHuman(
   ctx: CliContext,
   credentials: { origin: CredentialOrigin; status: CredentialStatus | undefined } | undefined,
-  probe: ProbeResult,
+  probe: ProbeResult | undefined,
+  emulated: boolean,
 ): void {
   const { style } = ctx;
   const fields: [string, string][] = [];
   if (credentials === undefined) {
-    ctx.io.out(`${style.yellow("Not logged in.")} Run \`cursor-bridge login\` (or \`cursor-bridge import\`).\n`);
+    const serves = emulated ? " `cursor-bridge serve` answers with the built-in emulator until then." : "";
+    ctx.io.out(
+      `${style.yellow("Not logged in.")} Run \`cursor-bridge login\` (or \`cursor-bridge import\`) to use your Cursor account.${serves}\n`,
+    );
     fields.push(["Credentials", `none at ${ctx.store.location}`]);
   } else {
     const who = credentials.status === undefined ? "an API-key user" : identityOf(credentials.status);
@@ -76,8 +81,21 @@ function printHuman(
       fields.push(["Token", refreshable ? `${expiry}; refreshed on next use` : expiry]);
     }
   }
-  const reach = describeProbe(probe);
-  fields.push(["Upstream", `${ctx.config.cursorApiUrl} — ${probe.reachable ? style.green(reach) : style.red(reach)}`]);
+  if (probe === undefined) {
+    fields.push(["Upstream", `the built-in emulator (${ctx.config.cursorApiUrl} not contacted)`]);
+  } else {
+    const reach = describeProbe(probe);
+    const upstream = `${ctx.config.cursorApiUrl} — ${probe.reachable ? style.green(reach) : style.red(reach)}`;
+    fields.push(["Upstream", emulated ? `${upstream} (serve answers with the built-in emulator)` : upstream]);
+  }
+  if (ctx.loginUrl !== undefined) {
+    fields.push([
+      "Login URL",
+      ctx.loginUrl.used
+        ? `${ctx.loginUrl.recorded} (the login was made there)`
+        : `${ctx.loginUrl.recorded}: the login was made there, not at ${ctx.config.cursorApiUrl}; log in again or unset CURSOR_API_URL`,
+    ]);
+  }
   if (ctx.config.cursorAgentUrl !== ctx.config.cursorApiUrl) fields.push(["Agent URL", ctx.config.cursorAgentUrl]);
   fields.push(["Upstream mode", ctx.config.upstream]);
   fields.push(["Client version", `${ctx.clientVersion.version} (${ctx.clientVersion.source})`]);
@@ -89,7 +107,13 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const ctx = await createCliContext(io, flags);
   const resolved = await ctx.resolveCredentials();
   const credentials = resolved === undefined ? undefined : { origin: resolved.origin, status: resolved.status };
-  const [probe, accounts] = await Promise.all([probeConfiguredTransport(ctx), accountStatuses(ctx)]);
+  // Without a login `serve` answers with the built-in emulator: Cursor's own servers are not needed then.
+  const emulated = ctx.config.upstream === "emulator" || (ctx.config.upstream === "auto" && resolved === undefined);
+  const contacted = !(emulated && ctx.config.cursorApiUrl === DEFAULT_CURSOR_API_URL);
+  const [probe, accounts] = await Promise.all([
+    contacted ? probeConfiguredTransport(ctx) : Promise.resolve(undefined),
+    accountStatuses(ctx),
+  ]);
   if (ctx.json) {
     ctx.printJson({
       loggedIn: credentials !== undefined,
@@ -102,16 +126,19 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         agentUrl: ctx.config.cursorAgentUrl,
         mode: ctx.config.upstream,
         transport: ctx.config.transport,
+        emulator: emulated,
+        contacted,
+        ...(ctx.loginUrl === undefined ? {} : { loginUrl: ctx.loginUrl }),
         ...probe,
       },
       clientVersion: ctx.clientVersion,
     });
   } else {
-    printHuman(ctx, credentials, probe);
+    printHuman(ctx, credentials, probe, emulated);
     printAccounts(ctx, accounts);
   }
   if (credentials === undefined) return EXIT.unauthenticated;
-  return probe.reachable ? EXIT.ok : EXIT.unavailable;
+  return probe === undefined || probe.reachable ? EXIT.ok : EXIT.unavailable;
 }
 
 /** `cursor-bridge status`. */

@@ -25,8 +25,19 @@ export function checkStoredCredentials(
   if (!(CREDENTIAL_SOURCES as readonly unknown[]).includes(record.source)) fields.push("source");
   if (!optionalString("email", 0)) fields.push("email");
   if (!optionalString("userId", 0)) fields.push("userId");
+  if (!optionalString("apiUrl", 1)) fields.push("apiUrl");
   if (typeof record.savedAt !== "string") fields.push("savedAt");
-  const known = new Set(["version", "accessToken", "refreshToken", "apiKey", "source", "email", "userId", "savedAt"]);
+  const known = new Set([
+    "version",
+    "accessToken",
+    "refreshToken",
+    "apiKey",
+    "source",
+    "email",
+    "userId",
+    "apiUrl",
+    "savedAt",
+  ]);
   for (const key of Object.keys(record)) if (!known.has(key)) fields.push(key);
   return fields.length === 0
     ? { ok: true, credentials: record as unknown as StoredCredentials }

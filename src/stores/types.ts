@@ -161,6 +161,11 @@ export interface StoredCredentials {
   source: CredentialSource;
   email?: string | undefined;
   userId?: string | undefined;
+  /**
+   * The Cursor API URL the login was made against, when it is not Cursor's own (an emulator, a proxy): a start
+   * without CURSOR_API_URL then uses it, and `doctor` names a different one.
+   */
+  apiUrl?: string | undefined;
   savedAt: string;
 }
 
