@@ -4,11 +4,13 @@
  * execs run through the client (fs/read_text_file, a terminal, fs/write_text_file), a refused permission, a cancel
  * mid-turn, one Run per prompt, and `session/load` in a fresh agent process; then an MCP server from `session/new`.
  */
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
+import { missingBinaries } from "../cluster/support/redis-server.js";
 import { runClient, startClient } from "../e2e/support/client-process.js";
 import { createTempHome, type TempHome } from "../e2e/support/served-bridge.js";
 import { CLIENTS_DIR, ensureTestClients } from "../e2e/support/test-clients.js";
@@ -45,6 +47,8 @@ function stopReasonOf(messages: RpcMessage[]): string | undefined {
 }
 
 const skipReason = await ensureTestClients();
+/** `script` (util-linux) gives acpx the terminal it asks on. */
+const noScript = skipReason === undefined ? missingBinaries("script") : undefined;
 if (skipReason !== undefined) console.log(`skipping the acpx tests: ${skipReason}`);
 
 // Each step starts Node processes (acpx, the agent, an MCP server): slow on a shared machine, hence the timeout.
@@ -219,4 +223,41 @@ describe.skipIf(skipReason !== undefined)("acpx drives cursor-bridge acp", { tim
     expect(readFileSync(log, "utf8")).toBe("ping\n");
     expect(agentText(run.messages)).toContain("MCP server broken failed to start");
   });
+
+  it.skipIf(noScript !== undefined)(
+    "asks in a terminal as 'Allow <the tool's title> [edit]?' for a write, and does not read a new file first",
+    async () => {
+      const path = join(project, "brand-new.txt");
+      const line = [ACPX, "--agent", agent, "--cwd", project, "--format", "text", "--timeout", "45", "exec"]
+        .concat(`[[emu:native write {"path":"${path}","fileText":"made new\\n"}]]`)
+        .map(shellQuote)
+        .join(" ");
+      // acpx asks only on a terminal: `script` gives it one, and the test answers "y" to each question.
+      const child = spawn("script", ["-qfec", line, "/dev/null"], {
+        cwd: project,
+        env,
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      let output = "";
+      const onData = (part: Buffer) => {
+        output += part.toString("utf8");
+        if (part.toString("utf8").includes("(y/N)")) child.stdin.write("y\r");
+      };
+      child.stdout.on("data", onData);
+      child.stderr.on("data", onData);
+      const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS);
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+      clearTimeout(timer);
+      expect(code, output).toBe(0);
+      expect(output).toContain(`[permission] Allow Write ${path} [edit]?`);
+      expect(output).not.toContain("Allow tool [other]");
+      expect(output).not.toMatch(/not found/i);
+      expect(readFileSync(path, "utf8")).toBe("made new\n");
+    },
+  );
 });
+
+/** One word for `sh -c`. */
+function shellQuote(word: string): string {
+  return `'${word.replaceAll("'", "'\\''")}'`;
+}

@@ -345,6 +345,48 @@ describe("Cursor's execs through the editor", () => {
     expect(script.calls.filter((c) => c.method === "session/request_permission")).toHaveLength(1);
   });
 
+  it("asks with the tool call's title, kind, locations and diff, and does not read a new file first", async () => {
+    const { prompt, script } = await editor();
+    const path = join(cwd, "src", "brand-new.ts");
+    const { updates } = await prompt(`[[emu:native write {"path":"src/brand-new.ts","fileText":"fresh\\n"}]]`);
+    expect(script.calls.some((c) => c.method === "fs/read_text_file")).toBe(false);
+    const asked = script.calls.find((c) => c.method === "session/request_permission");
+    expect(asked?.params).toMatchObject({
+      toolCall: {
+        title: "Write src/brand-new.ts",
+        kind: "edit",
+        locations: [{ path }],
+        content: [{ type: "diff", path, oldText: null, newText: "fresh\n" }],
+      },
+    });
+    expect(script.files.get(path)).toBe("fresh\n");
+    expect(toolUpdates(updates).at(-1)).toMatchObject({ status: "completed" });
+  });
+
+  it("remembers allow-always for one command only (executable and arguments), and shows the command", async () => {
+    const { prompt, script } = await editor();
+    script.permission = "allow-always";
+    await prompt('[[emu:native shell {"command":"make  test"}]]');
+    const asked = script.calls.filter((c) => c.method === "session/request_permission");
+    expect(asked[0]?.params).toMatchObject({
+      toolCall: {
+        title: "make  test",
+        kind: "execute",
+        content: [{ type: "content", content: { text: "make  test" } }],
+      },
+      options: expect.arrayContaining([
+        { optionId: "allow-always", name: "Always allow `make  test`", kind: "allow_always" },
+      ]),
+    });
+    script.permission = "reject-once";
+    const again = await prompt('[[emu:native shell {"command":"make test"}]]');
+    expect(textOf(again.updates)).not.toContain("rejected");
+    expect(script.calls.filter((c) => c.method === "session/request_permission")).toHaveLength(1);
+    const other = await prompt('[[emu:native shell {"command":"make clean"}]]');
+    expect(script.calls.filter((c) => c.method === "session/request_permission")).toHaveLength(2);
+    expect(textOf(other.updates)).toContain("rejected");
+  });
+
   it("turns a refused write into a rejected result", async () => {
     const { prompt, script } = await editor();
     const path = join(cwd, "src", "answer.ts");

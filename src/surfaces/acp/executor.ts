@@ -6,6 +6,7 @@
  * (a typed rejection Cursor understands), never run some other way; a refused permission is a rejected result.
  * Every exec is shown as a `tool_call` and settled with a `tool_call_update`.
  */
+import { stat } from "node:fs/promises";
 import type {
   AgentContext,
   ClientCapabilities,
@@ -17,7 +18,7 @@ import type {
 import type { SurfaceExec, SurfaceExecResult, SurfaceExecutor } from "../../backend/types.js";
 import { globFiles, grepFiles, listDirectory, OutsideCwdError } from "./local-search.js";
 import type { McpHub } from "./mcp-hub.js";
-import { absolutePath, displayOf } from "./tool-display.js";
+import { absolutePath, displayOf, type ToolDisplay } from "./tool-display.js";
 
 /** Most terminal output kept for Cursor (the editor truncates from the start beyond it). */
 const TERMINAL_OUTPUT_LIMIT = 256 * 1024;
@@ -29,7 +30,7 @@ export interface ExecutorSession {
   client: AgentContext;
   capabilities: ClientCapabilities;
   mcp: McpHub;
-  /** Exec kinds the user allowed "always" in this session. */
+  /** What the user allowed "always" in this session: `write`, or one command's {@link commandScope}. */
   alwaysAllowed: Set<string>;
   /** Sends a `session/update` (and keeps it for `session/load`). */
   emit(update: SessionUpdate): Promise<void>;
@@ -37,11 +38,31 @@ export interface ExecutorSession {
 
 type Permission = "allowed" | "rejected" | "cancelled";
 
-const OPTIONS: Array<{ optionId: string; name: string; kind: PermissionOptionKind }> = [
-  { optionId: "allow-once", name: "Allow", kind: "allow_once" },
-  { optionId: "allow-always", name: "Allow always", kind: "allow_always" },
-  { optionId: "reject-once", name: "Reject", kind: "reject_once" },
-];
+/**
+ * What one permission request is about. "Allow always" remembers `scope`: for a command, the command itself (its
+ * executable and arguments, whitespace-normalised), so another command still asks; for a write, every write of the
+ * session (the tool kind). `always` is how the option says that.
+ */
+interface PermissionSubject {
+  toolCallId: string;
+  scope: string;
+  always: string;
+  display: ToolDisplay;
+  content: ToolCallContent[];
+}
+
+function optionsFor(subject: PermissionSubject): Array<{ optionId: string; name: string; kind: PermissionOptionKind }> {
+  return [
+    { optionId: "allow-once", name: "Allow", kind: "allow_once" },
+    { optionId: "allow-always", name: subject.always, kind: "allow_always" },
+    { optionId: "reject-once", name: "Reject", kind: "reject_once" },
+  ];
+}
+
+/** A shell command as "allow always" remembers it: its words, whitespace-normalised. */
+export function commandScope(command: string): string {
+  return `shell:${command.trim().split(/\s+/).join(" ")}`;
+}
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -52,16 +73,22 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
   const { client, cwd } = session;
   const fs = session.capabilities.fs;
 
-  const ask = async (kind: string, toolCallId: string, signal: AbortSignal): Promise<Permission> => {
-    if (session.alwaysAllowed.has(kind)) return "allowed";
+  const ask = async (subject: PermissionSubject, signal: AbortSignal): Promise<Permission> => {
+    if (session.alwaysAllowed.has(subject.scope)) return "allowed";
+    const options = optionsFor(subject);
+    const { title, kind, locations } = subject.display;
     const response: RequestPermissionResponse = await client.request(
       "session/request_permission",
-      { sessionId: session.id, toolCall: { toolCallId }, options: OPTIONS },
+      {
+        sessionId: session.id,
+        toolCall: { toolCallId: subject.toolCallId, title, kind, locations, content: subject.content },
+        options,
+      },
       { cancellationSignal: signal },
     );
     if (response.outcome.outcome === "cancelled" || signal.aborted) return "cancelled";
-    const option = OPTIONS.find((o) => o.optionId === (response.outcome as { optionId: string }).optionId);
-    if (option?.kind === "allow_always") session.alwaysAllowed.add(kind);
+    const option = options.find((o) => o.optionId === (response.outcome as { optionId: string }).optionId);
+    if (option?.kind === "allow_always") session.alwaysAllowed.add(subject.scope);
     return option?.kind === "allow_once" || option?.kind === "allow_always" ? "allowed" : "rejected";
   };
 
@@ -121,6 +148,7 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
   const runExec = async (
     exec: SurfaceExec,
     toolCallId: string,
+    display: ToolDisplay,
     signal: AbortSignal,
   ): Promise<{ result: SurfaceExecResult; content?: ToolCallContent[] }> => {
     switch (exec.kind) {
@@ -133,10 +161,15 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
         if (fs?.writeTextFile !== true) return rejected("The editor does not offer fs/write_text_file.");
         const path = absolutePath(cwd, exec.path);
         let oldText: string | null = null;
-        if (fs.readTextFile === true) oldText = await readText(path, signal).catch(() => null);
+        // A new file is not read first (the editor would answer "not found"); an existing one is read through the
+        // editor, so the diff is against its unsaved buffer.
+        if (fs.readTextFile === true && (await exists(path))) oldText = await readText(path, signal).catch(() => null);
         const diff: ToolCallContent[] = [{ type: "diff", path, oldText, newText: exec.text }];
         await session.emit({ sessionUpdate: "tool_call_update", toolCallId, content: diff });
-        const permission = await ask("write", toolCallId, signal);
+        const permission = await ask(
+          { toolCallId, scope: "write", always: "Allow all writes in this session", display, content: diff },
+          signal,
+        );
         if (permission !== "allowed")
           return { ...rejected(`The user ${permission} the write of ${path}.`), content: diff };
         await client.request(
@@ -148,7 +181,17 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
       }
       case "shell": {
         if (session.capabilities.terminal !== true) return rejected("The editor does not offer terminals.");
-        const permission = await ask("shell", toolCallId, signal);
+        const command: ToolCallContent = { type: "content", content: { type: "text", text: exec.command } };
+        const permission = await ask(
+          {
+            toolCallId,
+            scope: commandScope(exec.command),
+            always: `Always allow \`${exec.command.trim()}\``,
+            display,
+            content: [command],
+          },
+          signal,
+        );
         if (permission !== "allowed") return rejected(`The user ${permission} running \`${exec.command}\`.`);
         return { result: await shell(exec, toolCallId, signal) };
       }
@@ -190,7 +233,7 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
       await session.emit({ sessionUpdate: "tool_call", toolCallId, status: "pending", rawInput, ...display });
       let outcome: { result: SurfaceExecResult; content?: ToolCallContent[] };
       try {
-        outcome = await runExec(exec, toolCallId, signal);
+        outcome = await runExec(exec, toolCallId, display, signal);
       } catch (error) {
         outcome =
           error instanceof OutsideCwdError
@@ -219,6 +262,15 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
       return result;
     },
   };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function rejected(reason: string): { result: SurfaceExecResult } {
