@@ -5,8 +5,8 @@
  *
  * - A session carries at most `maxStreamsPerSession` streams, or fewer when the peer's
  *   SETTINGS_MAX_CONCURRENT_STREAMS says so (read at every choice: the peer may change it). A stream over the peer's
- *   limit would wait inside nghttp2 until another stream closes, which for a parked turn may be never; so no stream is
- *   opened on a session before its SETTINGS arrived, and a new session opens when every session is full.
+ *   limit would wait inside nghttp2 until another stream closes, which for a parked turn may be never; so a new
+ *   session carries one stream until its SETTINGS arrive, and another session opens when every session is full.
  * - Each new stream goes to the least-loaded session that has room.
  * - A session with no open stream for `idleTimeoutMs` closes; one that received GOAWAY or failed takes no new stream.
  * - A dropped session fails only the streams it carried.
@@ -174,7 +174,7 @@ export function createHttp2Sessions(origin: string, logger: Logger, options: Htt
     entry.idleTimer.unref();
   };
 
-  /** A session with a slot reserved for one stream: the least-loaded one with room, else a new one once it is ready. */
+  /** A session with a slot reserved for one stream: the least-loaded one with room, else a new one. */
   const acquire = async (): Promise<Entry> => {
     for (;;) {
       const best = leastLoaded();
@@ -182,7 +182,14 @@ export function createHttp2Sessions(origin: string, logger: Logger, options: Htt
         reserve(best);
         return best;
       }
-      const pending = entries.find((entry) => !entry.settled && usable(entry)) ?? connectSession();
+      const pending = entries.find((entry) => !entry.settled && usable(entry));
+      if (pending === undefined) {
+        // The first stream of a new session goes out right behind its preface, without waiting a round trip for the
+        // SETTINGS: any peer allows one stream. The others wait for them.
+        const fresh = connectSession();
+        reserve(fresh);
+        return fresh;
+      }
       await pending.ready;
       if (pending.session.remoteSettings?.maxConcurrentStreams === 0) {
         remove(pending);
