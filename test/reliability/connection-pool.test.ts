@@ -59,6 +59,8 @@ describe("HTTP/2 connection pool against a server capping its streams", () => {
   const loads = () => stack.api.http2Loads?.()[stack.emulator.url] ?? [];
 
   it("30 parked turns and 10 new ones all complete, and a drop leaves the other connections' turns untouched", async () => {
+    // The model list is fetched (a unary call, briefly a stream of its own) before the turns, not among them.
+    expect((await fetch(`${stack.baseURL}/models`)).status).toBe(200);
     // 30 turns park on a tool call each: their Runs stay open, ten per connection.
     const asks = Array.from({ length: PARKED }, (_, i) => ({
       role: "user",
