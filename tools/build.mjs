@@ -13,8 +13,9 @@
  * Usage: `node tools/build.mjs` (always builds; `--if-stale`: only when stale, as a start would).
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { distDir, newestSourceMtime, srcDir, staleReason, stampFile } from "./build-stamp.mjs";
 import { encodeTokenRanks } from "./token-ranks.mjs";
 
@@ -67,11 +68,50 @@ const noOpenTelemetrySdk = {
   },
 };
 
+/** The build's own tools, a sub-package for installs without dev dependencies (tools/build/package.json). */
+const toolsDir = path.join(root, "tools", "build");
+
+/** Imports esbuild and js-tiktoken's o200k_base ranks as installed in `dir` (its node_modules). */
+async function importTools(dir) {
+  const require = createRequire(path.join(dir, "package.json"));
+  const load = (name) => import(pathToFileURL(require.resolve(name)).href);
+  const [esbuild, ranks] = await Promise.all([load("esbuild"), load("js-tiktoken/ranks/o200k_base")]);
+  // Both resolve to CommonJS files (require conditions), whose exports arrive as the default export.
+  const vocabulary = ranks.default?.bpe_ranks === undefined ? ranks.default?.default : ranks.default;
+  return { esbuild: esbuild.build ?? esbuild.default.build, ranks: vocabulary };
+}
+
+/**
+ * Runs `work` with esbuild and the o200k_base ranks. A clone with its dev dependencies (`npm install`, `npm ci`) has
+ * them in node_modules. One installed with `npm install --omit=dev` has not (they are 33 MB, and only a build needs
+ * them): then tools/build/ is installed (`npm ci --prefix tools/build`, from npm's cache when it has them), used for
+ * this build and removed again, so such an install stays small and only a rebuild (src/ changed) pays for it.
+ */
+async function withBuildTools(work) {
+  let tools;
+  try {
+    tools = await importTools(root);
+  } catch (error) {
+    if (error?.code !== "MODULE_NOT_FOUND" && error?.code !== "ERR_MODULE_NOT_FOUND") throw error;
+  }
+  if (tools !== undefined) return work(tools);
+  const { ensureInstalled } = await import("./sub-packages.mjs");
+  await ensureInstalled("tools/build", (line) => process.stderr.write(`\n${line}\n`));
+  try {
+    return await work(await importTools(toolsDir));
+  } finally {
+    rmSync(path.join(toolsDir, "node_modules"), { recursive: true, force: true });
+  }
+}
+
 /** Builds dist/ (each file written to a temporary name and renamed, so a concurrent reader never sees half a file). */
 export async function build() {
+  await withBuildTools(buildWith);
+}
+
+async function buildWith({ esbuild, ranks }) {
   // The stamp's time: when the sources were read (or the newest source, should a clock put one in the future).
   const startedAt = new Date(Math.max(Date.now(), existsSync(srcDir) ? newestSourceMtime() : 0));
-  const { build: esbuild } = await import("esbuild");
   const result = await esbuild({
     absWorkingDir: root,
     entryPoints: { main: "src/cli/main.ts" },
@@ -93,7 +133,6 @@ export async function build() {
     write: false,
     plugins: [zodEnglishOnly, noOpenTelemetrySdk],
   });
-  const { default: ranks } = await import("js-tiktoken/ranks/o200k_base");
   const outputFiles = [
     ...result.outputFiles,
     { path: path.join(distDir, "o200k_base.tokens"), contents: encodeTokenRanks(ranks) },

@@ -6,6 +6,8 @@
  * - `test/`      the client SDKs the tests drive (openai, ai, @ai-sdk/openai-compatible, @anthropic-ai/sdk); tests
  *                import them by name and Node, vite and tsc all find them in test/node_modules.
  * - `tools/gen/` the protobuf generator (buf, 128 MB, and protoc-gen-es).
+ * - `tools/build/` esbuild and js-tiktoken, for building dist/ in an install without dev dependencies
+ *                (`npm install --omit=dev`): tools/build.mjs installs it, builds and removes it again.
  *
  * - `test/clients/` the real CLI clients (Claude Code, Codex, OpenCode's binary; about 900 MB), installed by the
  *                end-to-end tests themselves when they first need them (test/e2e/support/test-clients.ts).
