@@ -232,11 +232,18 @@ describe("OpenCode plugin hooks (Node, real bridge child, emulator)", () => {
     expect(started).not.toHaveBeenCalled();
   });
 
-  it("adds no models and starts nothing when OpenCode holds no Cursor credential", async () => {
+  it("without a Cursor credential: only `auto`, starts nothing, and a request is told to run opencode auth login", async () => {
     const { hooks, started } = await plugin("logged-out", undefined);
     const config: OpenCodeConfig = {};
     await hooks.config?.(config);
-    expect(config.provider?.cursor?.models).toEqual({});
+    expect(Object.keys(config.provider?.cursor?.models ?? {})).toEqual(["auto"]);
+    const fetchOf = config.provider?.cursor?.options?.fetch as (url: string, init?: RequestInit) => Promise<Response>;
+    const answer = await fetchOf("http://cursor-bridge.localhost/v1/chat/completions", { method: "POST", body: "{}" });
+    expect(answer.status).toBe(401);
+    expect(answer.headers.get("x-should-retry")).toBe("false");
+    const body = (await answer.json()) as { error: { message: string; code: string } };
+    expect(body.error.code).toBe("not_logged_in");
+    expect(body.error.message).toContain("opencode auth login");
     expect(started).not.toHaveBeenCalled();
   });
 

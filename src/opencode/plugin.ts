@@ -26,6 +26,16 @@ export const DISCOVERY_TIMEOUT_MS = 2_000;
 /** How long startup waits when nothing is cached (the first start after a login). */
 export const FIRST_DISCOVERY_TIMEOUT_MS = 20_000;
 
+/** What a request gets while OpenCode holds no Cursor credential (OpenAI's error shape, which OpenCode shows). */
+export const NOT_LOGGED_IN_ERROR = {
+  message:
+    'Not logged in to Cursor. Run `opencode auth login`, choose "cursor", then log in with Cursor in the browser ' +
+    "or paste a Cursor API key; then run this again.",
+  type: "authentication_error",
+  param: null,
+  code: "not_logged_in",
+};
+
 /** How long one write to OpenCode's auth store may take; after that the tokens wait in memory for the next try. */
 export const AUTH_WRITE_TIMEOUT_MS = 10_000;
 
@@ -159,6 +169,16 @@ export function createCursorPlugin(environment: PluginEnvironment): Plugin {
       }
     };
 
+    /**
+     * Without a credential OpenCode never calls the auth loader, so the provider's own `fetch` answers: at once, with
+     * an error naming `opencode auth login` (instead of a provider OpenCode drops, "Provider not found", after its
+     * retries). A login made meanwhile (the TUI's /connect) is used from the next request on.
+     */
+    const notLoggedInFetch = async (request: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      if ((await access.read()) !== undefined) return pluginFetch(request, init);
+      return Response.json({ error: NOT_LOGGED_IN_ERROR }, { status: 401, headers: { "x-should-retry": "false" } });
+    };
+
     return {
       async config(config) {
         config.provider ??= {};
@@ -166,13 +186,18 @@ export function createCursorPlugin(environment: PluginEnvironment): Plugin {
         const loggedIn = (await access.read()) !== undefined;
         const models = loggedIn ? await currentModels() : undefined;
         const entries: Record<string, ConfigModel> = configModels(models ?? [], existing.models ?? {});
-        // Cursor's automatic routing always exists: the provider stays usable even when discovery failed.
-        if (loggedIn && entries.auto === undefined) entries.auto = { name: "Cursor Auto", tool_call: true };
+        // Cursor's automatic routing always exists: the provider stays usable even when discovery failed, and
+        // without a login it is there to say so.
+        if (entries.auto === undefined) entries.auto = { name: "Cursor Auto", tool_call: true };
         config.provider[PROVIDER_ID] = {
           ...existing,
           name: existing.name ?? "Cursor",
           npm: existing.npm ?? PROVIDER_NPM,
-          options: { ...existing.options, baseURL: PLUGIN_BASE_URL },
+          options: {
+            ...existing.options,
+            baseURL: PLUGIN_BASE_URL,
+            ...(loggedIn ? {} : { apiKey: "cursor-bridge-plugin", fetch: notLoggedInFetch }),
+          },
           models: entries,
         };
       },

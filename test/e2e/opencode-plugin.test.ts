@@ -219,6 +219,28 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
   );
 
   it(
+    "without a login the run fails at once saying so and naming `opencode auth login`, and starts no bridge",
+    async () => {
+      const cwd = join(home.dir, "project");
+      mkdirSync(cwd, { recursive: true });
+      const { OPENCODE_AUTH_CONTENT: _stored, ...withoutAuth } = env;
+      const result = await startClient(BINARY, ["run", "-m", "cursor/auto", "--format", "json", "Hello"], {
+        cwd,
+        env: withoutAuth,
+        timeoutMs: RUN_TIMEOUT_MS,
+      }).done;
+      const output = `${result.stdout}\n${result.stderr}`;
+      const diagnostics = `exit ${result.code}\n${output.slice(-4000)}`;
+      expect(result.code, diagnostics).not.toBe(0);
+      expect(output, diagnostics).toContain("Not logged in to Cursor");
+      expect(output, diagnostics).toContain("opencode auth login");
+      expect(output, diagnostics).not.toContain("Provider not found");
+      expect(bridgeChildren(home.dir)).toEqual([]);
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+
+  it(
     "the bridge child exits when OpenCode is killed with SIGKILL mid-turn",
     async () => {
       // A turn that streams for a long time keeps OpenCode (and the bridge child) busy until we kill it.
