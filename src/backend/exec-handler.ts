@@ -90,13 +90,20 @@ function answered(message: ExecServerMessage, results: ExecResultInit[]): ExecOu
   return { kind: "answered", replies };
 }
 
-function mcpCall(message: ExecServerMessage, args: McpArgs, ctx: ExecContext): ExecOutcome {
+/** The ids of calls whose arguments already streamed (argument-streams.ts). */
+export interface StreamedCallIds {
+  claim(argsToolCallId: string, callerName: string): string | undefined;
+}
+
+function mcpCall(message: ExecServerMessage, args: McpArgs, ctx: ExecContext, streamed?: StreamedCallIds): ExecOutcome {
   const callerName = ctx.toolNames.toCaller(args.toolName) ?? ctx.toolNames.toCaller(args.name);
   if (callerName === undefined) {
     const notFound = { name: args.toolName || args.name, availableTools: ctx.toolNames.entries.map(([, m]) => m) };
     return answered(message, [{ case: "mcpResult", value: { result: { case: "toolNotFound", value: notFound } } }]);
   }
-  const toolCallId = sanitizeToolCallId(args.toolCallId, ctx.newHex, ctx.takenToolCallIds, ctx.toolCallIdSuffix);
+  const toolCallId =
+    streamed?.claim(args.toolCallId, callerName) ??
+    sanitizeToolCallId(args.toolCallId, ctx.newHex, ctx.takenToolCallIds, ctx.toolCallIdSuffix);
   const call: PendingCall = {
     toolCallId,
     execId: message.id,
@@ -113,8 +120,8 @@ function mcpCall(message: ExecServerMessage, args: McpArgs, ctx: ExecContext): E
   return { kind: "tool-call", call, event };
 }
 
-/** Decides how to answer one exec. */
-export function handleExec(message: ExecServerMessage, ctx: ExecContext): ExecOutcome {
+/** Decides how to answer one exec; `streamed` names the calls whose arguments already streamed. */
+export function handleExec(message: ExecServerMessage, ctx: ExecContext, streamed?: StreamedCallIds): ExecOutcome {
   const exec = message.message;
   if (exec.case === "requestContextArgs") {
     const requestContext = buildRequestContext(ctx);
@@ -128,7 +135,7 @@ export function handleExec(message: ExecServerMessage, ctx: ExecContext): ExecOu
     const id = sanitizeToolCallId(execToolCallId(exec), ctx.newHex, ctx.takenToolCallIds, ctx.toolCallIdSuffix);
     return { kind: "run", exec: surfaceExec, toolCallId: id };
   }
-  if (exec.case === "mcpArgs") return mcpCall(message, exec.value, ctx);
+  if (exec.case === "mcpArgs") return mcpCall(message, exec.value, ctx, streamed);
   const redirect = redirectNativeExec(exec, ctx.tools);
   if (redirect === undefined) return answered(message, rejectNativeExec(exec, NO_EQUIVALENT_TOOL_REASON));
   const toolCallId = sanitizeToolCallId(

@@ -20,6 +20,7 @@ import type { RunStream } from "../protocol/cursor/cursor-api.js";
 import type { BlobStore } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
+import { ArgumentStreams } from "./argument-streams.js";
 import { completedToolOutcome } from "./completed-tool-call.js";
 import { type ExecContext, execHeartbeat, handleExec, type PendingCall, resultReplies } from "./exec-handler.js";
 import { answerInteractionQuery, INTERACTION_REJECTION_REASON } from "./interaction-query.js";
@@ -93,9 +94,12 @@ export class RunSession {
   private closed = false;
   /** Execs the turn's surface executor runs (ACP); undefined without one. */
   private readonly surfaceExecs: SurfaceExecRunner | undefined;
+  /** Client tool calls whose arguments stream before their exec. */
+  private readonly argumentStreams: ArgumentStreams;
   readonly done: Promise<void>;
 
   constructor(private readonly options: RunSessionOptions) {
+    this.argumentStreams = new ArgumentStreams(options.exec);
     const executor = options.exec.executor;
     this.surfaceExecs =
       executor === undefined
@@ -251,7 +255,7 @@ export class RunSession {
         this.send([this.answerKv(m.value)]).catch(() => undefined);
         return;
       case "execServerMessage": {
-        const outcome = handleExec(m.value, this.options.exec);
+        const outcome = handleExec(m.value, this.options.exec, this.argumentStreams);
         if (outcome.kind === "answered") return this.send(outcome.replies);
         if (outcome.kind === "run") {
           this.options.exec.takenToolCallIds.add(outcome.toolCallId);
@@ -343,6 +347,16 @@ export class RunSession {
         for (const call of this.pending.values()) {
           if (callId !== "" && call.cursorCallId === callId) this.settle(call, outcome.text);
         }
+        return;
+      }
+      case "partialToolCall":
+      case "toolCallStarted": {
+        const tool = u.value.toolCall?.tool;
+        // A surface with an executor (ACP) runs the calls itself: its executor shows them.
+        if (tool?.case !== "mcpToolCall" || this.options.exec.executor !== undefined) return;
+        const argsText = u.case === "partialToolCall" ? u.value.argsTextDelta : "";
+        const event = this.argumentStreams.update(u.value.callId, tool.value, argsText);
+        if (event !== undefined) channel.push({ type: "event", event });
         return;
       }
       case "toolRequestsListed":

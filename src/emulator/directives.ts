@@ -44,6 +44,7 @@ export type Directive =
   | { kind: "overflow" }
   | { kind: "truncate" }
   | { kind: "abort-exec"; afterMs: number }
+  | { kind: "tool-chunks"; size: number }
   | { kind: "todos"; todos: ScriptedTodo[] }
   | { kind: "web-search"; query: string }
   | { kind: "web-fetch"; url: string };
@@ -70,6 +71,7 @@ export const DIRECTIVES: ReadonlyArray<{ keyword: string; syntax: string; exampl
   { keyword: "overflow", syntax: "overflow", example: "[[emu:overflow]]" },
   { keyword: "truncate", syntax: "truncate", example: "[[emu:truncate]]" },
   { keyword: "abort-exec", syntax: "abort-exec MS", example: "[[emu:abort-exec 500]]" },
+  { keyword: "tool-chunks", syntax: "tool-chunks N", example: "[[emu:tool-chunks 64]]" },
   { keyword: "todos", syntax: 'todos {"TODO":"STATUS",…}', example: '[[emu:todos {"write tests":"in_progress"}]]' },
   { keyword: "web-search", syntax: "web-search QUERY", example: "[[emu:web-search node 22 release]]" },
   { keyword: "web-fetch", syntax: "web-fetch URL", example: "[[emu:web-fetch https://example.com/a]]" },
@@ -166,6 +168,7 @@ function parseBody(body: string): Directive | string {
     case "stall":
     case "drop":
     case "abort-exec":
+    case "tool-chunks":
       return parseCount(keyword, rest);
     case "rate": {
       const rate = Number(rest);
@@ -215,7 +218,7 @@ function parseError(rest: string): Directive | string {
 }
 
 function parseCount(
-  keyword: "think" | "tokens" | "cached" | "stall" | "drop" | "abort-exec",
+  keyword: "think" | "tokens" | "cached" | "stall" | "drop" | "abort-exec" | "tool-chunks",
   rest: string,
 ): Directive | string {
   if (!/^\d{1,7}$/.test(rest)) return `[[emu:${keyword}]] needs a whole number, got "${rest}".`;
@@ -225,6 +228,8 @@ function parseCount(
   if (keyword === "cached") return { kind: "cached", tokens: n };
   if (keyword === "stall") return { kind: "stall", afterTokens: n };
   if (keyword === "abort-exec") return { kind: "abort-exec", afterMs: n };
+  if (keyword === "tool-chunks")
+    return n > 0 ? { kind: "tool-chunks", size: n } : "[[emu:tool-chunks]] needs a size of at least 1.";
   return { kind: "drop", afterTokens: n };
 }
 
@@ -282,6 +287,8 @@ export function describeEmulatorDirectives(): string {
     "Scripted model directives (write them in the last user message):",
     "  (none)                          echo: `You said: <text>`, streamed as several text deltas",
     "  [[emu:tool NAME {json args}]]   call the declared client tool NAME (repeat for parallel calls);",
+    "                                  its arguments first stream as partial_tool_call snapshots (the text so",
+    "                                  far, growing by at most 16 characters; [[emu:tool-chunks N]] sets N)",
     "                                  the reply then contains `NAME returned: <result text>` for each call;",
     "                                  a request that declares no tools at all (a title request) gets",
     "                                  `Tool call: NAME` instead",

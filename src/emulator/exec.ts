@@ -52,7 +52,7 @@ export interface PreparedCall {
   args: ExecArgs;
   /** The ExecClientMessage case the client must answer with. */
   expectedReply: Exclude<ExecReply["case"], undefined>;
-  /** The ToolCall with only its case set (partial_tool_call, §4.6). */
+  /** The ToolCall of partial_tool_call (§4.6): only its case set; an MCP call also names its tool. */
   partial: ToolCall;
   /** The arguments as JSON text (partial_tool_call.args_text_delta). */
   argsText: string;
@@ -107,7 +107,8 @@ export function prepareCall(
       name: planned.name,
       args: { case: "mcpArgs", value: create(McpArgsSchema, args) },
       expectedReply: "mcpResult",
-      partial: toolCall({ case: "mcpToolCall", value: create(McpToolCallSchema) }),
+      // The tool is named from the first snapshot on (its argument map comes with tool_call_started).
+      partial: toolCall({ case: "mcpToolCall", value: create(McpToolCallSchema, { args: { ...args, args: {} } }) }),
       started: toolCall({ case: "mcpToolCall", value: create(McpToolCallSchema, { args }) }),
       complete(reply) {
         const result = reply.case === "mcpResult" ? reply.value : undefined;

@@ -102,6 +102,8 @@ export interface TurnPlan {
   fault?: PlannedFault;
   /** `[[emu:abort-exec MS]]`: the server aborts tool calls still unanswered after this many ms. */
   abortExecAfterMs?: number;
+  /** `[[emu:tool-chunks N]]`: a client tool's argument snapshots grow by at most N characters (default 16). */
+  toolChunkSize?: number;
   /** `[[emu:cached N]]`: the cache_read_tokens turn_ended reports. */
   cachedTokens?: number;
   /** `[[emu:todos …]]`: Cursor's todo list, sent as an update_todos tool call before the reply. */
@@ -201,6 +203,9 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
       return false;
     case "abort-exec":
       plan.abortExecAfterMs = directive.afterMs;
+      return false;
+    case "tool-chunks":
+      plan.toolChunkSize = directive.size;
       return false;
     case "todos":
       plan.todos = directive.todos;

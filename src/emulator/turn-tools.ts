@@ -86,17 +86,19 @@ export async function runCalls(
   }
   const answers = prepared.map((call) => {
     const { callId, modelCallId } = call;
-    channel.send({
-      message: {
-        case: "interactionUpdate",
-        value: {
-          message: {
-            case: "partialToolCall",
-            value: { callId, modelCallId, toolCall: call.partial, argsTextDelta: call.argsText },
+    // args_text_delta is the whole text so far (cursor-protocol-addendum-3 T1): a client tool's arguments grow in
+    // pieces; a native call's come at once.
+    const size = call.args.case === "mcpArgs" ? (plan.toolChunkSize ?? DEFAULT_TOOL_CHUNK) : undefined;
+    for (const argsTextDelta of snapshots(call.argsText, size)) {
+      channel.send({
+        message: {
+          case: "interactionUpdate",
+          value: {
+            message: { case: "partialToolCall", value: { callId, modelCallId, toolCall: call.partial, argsTextDelta } },
           },
         },
-      },
-    });
+      });
+    }
     output.count(estimateTokens(call.argsText));
     channel.send({
       message: {
@@ -123,6 +125,18 @@ export async function runCalls(
     steps.push(create(ConversationStepSchema, { message: { case: "toolCall", value: completed.toolCall } }));
     return { name: call.name, text };
   });
+}
+
+/** Characters a client tool's argument snapshot grows by, unless `[[emu:tool-chunks N]]` says otherwise. */
+export const DEFAULT_TOOL_CHUNK = 16;
+
+/** The cumulative snapshots of `text` growing by at most `size` code points (one snapshot without a size). */
+export function snapshots(text: string, size: number | undefined): string[] {
+  const codePoints = Array.from(text);
+  if (size === undefined || codePoints.length <= size) return [text];
+  const out: string[] = [];
+  for (let end = size; end < codePoints.length + size; end += size) out.push(codePoints.slice(0, end).join(""));
+  return out;
 }
 
 function randomSuffix(): string {

@@ -83,7 +83,16 @@ describe("client tools", () => {
     });
     expect(result.error).toBeUndefined();
     expect(result.text).toBe("lookup returned: 42 cats");
-    expect(updateCases(result).filter((c) => c !== "tokenDelta" && c !== "textDelta")).toEqual([
+    const cases = updateCases(result).filter((c) => c !== "tokenDelta" && c !== "textDelta");
+    // The arguments stream as cumulative snapshots growing by at most 16 characters (addendum 3 T1).
+    expect(cases.filter((c) => c === "partialToolCall")).toHaveLength(2);
+    const snapshots = result.messages.flatMap((m) =>
+      m.message.case === "interactionUpdate" && m.message.value.message.case === "partialToolCall"
+        ? [m.message.value.message.value.argsTextDelta]
+        : [],
+    );
+    expect(snapshots).toEqual(['{"q":"cats","n":', '{"q":"cats","n":2}']);
+    expect(cases.filter((c, i) => c !== "partialToolCall" || cases[i - 1] !== "partialToolCall")).toEqual([
       "toolRequestsListed",
       "partialToolCall",
       "toolCallStarted",

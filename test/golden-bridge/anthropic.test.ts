@@ -8,7 +8,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { streamTurn } from "../../src/surfaces/kit/translate.js";
 import { messagesTranslation, messagesWire } from "../../src/surfaces/messages/events.js";
-import { FIXTURES_DIR, replay } from "./scenarios.js";
+import { FIXTURES_DIR, finalArguments, replay } from "./scenarios.js";
 
 const update = process.env.UPDATE_GOLDEN === "1";
 
@@ -17,6 +17,7 @@ const SCENARIOS = [
   { name: "anthropic-tool-use", events: "anthropic-tool-use", reasoning: true },
   { name: "anthropic-error-mid-stream", events: "backend-error-mid-stream", reasoning: false },
   { name: "anthropic-web-search", events: "anthropic-web-search", reasoning: false },
+  { name: "anthropic-tool-streamed-2k", events: "tool-call-streamed-2k", reasoning: false },
 ];
 
 async function run(events: string, reasoning: boolean): Promise<{ sse: string; released: boolean }> {
@@ -53,6 +54,18 @@ function client(name: string): Anthropic {
 const params = { model: "claude-sonnet-5-5", max_tokens: 1024, messages: [{ role: "user" as const, content: "hi" }] };
 
 describe("the Anthropic SDK reads the golden streams", () => {
+  it("gets a 2 KB tool input in at least 20 input_json events that add up to the final arguments", async () => {
+    const stream = client("anthropic-tool-streamed-2k").messages.stream(params);
+    const pieces: string[] = [];
+    stream.on("inputJson", (partial) => pieces.push(partial));
+    const message = await stream.finalMessage();
+    const final = finalArguments("tool-call-streamed-2k");
+    expect(pieces.length).toBeGreaterThanOrEqual(20);
+    expect(pieces.join("")).toBe(final);
+    const tool = message.content.find((block) => block.type === "tool_use");
+    expect(tool?.type === "tool_use" && tool.input).toEqual(JSON.parse(final));
+  });
+
   it("accumulates a text turn with its stop reason and usage", async () => {
     const message = await client("anthropic-text").messages.stream(params).finalMessage();
     expect(message.content).toEqual([{ type: "text", text: 'Hello, world!\nSecond line with "quotes".' }]);

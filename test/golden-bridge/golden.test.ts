@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { FIXTURES_DIR, runScenario, SCENARIOS } from "./scenarios.js";
+import { FIXTURES_DIR, finalArguments, runScenario, SCENARIOS } from "./scenarios.js";
 
 const update = process.env.UPDATE_GOLDEN === "1";
 
@@ -36,5 +36,22 @@ describe("bridge golden SSE (test/fixtures/*.events.jsonl → *.sse; UPDATE_GOLD
       },
     });
     expect(sse).not.toContain("never sent");
+  });
+
+  it("streams a 2 KB argument object in at least 20 deltas that add up to the final arguments byte for byte", async () => {
+    const { sse } = await runScenario({ name: "tool-call-streamed-2k", options: {} });
+    const pieces = sse
+      .split("\n\n")
+      .filter((frame) => frame.startsWith("data: {"))
+      .flatMap((frame) => {
+        const chunk = JSON.parse(frame.slice("data: ".length)) as {
+          choices: { delta: { tool_calls?: { function: { arguments: string } }[] } }[];
+        };
+        return chunk.choices[0]?.delta.tool_calls?.map((call) => call.function.arguments) ?? [];
+      });
+    const final = finalArguments("tool-call-streamed-2k");
+    expect(Buffer.byteLength(final)).toBeGreaterThan(2048);
+    expect(pieces.filter((piece) => piece !== "").length).toBeGreaterThanOrEqual(20);
+    expect(pieces.join("")).toBe(final);
   });
 });

@@ -15,7 +15,7 @@ import { createBaseResponse } from "../../src/surfaces/responses/object.js";
 import { parseResponsesRequest } from "../../src/surfaces/responses/parse.js";
 import { toClientTools } from "../../src/surfaces/responses/tools.js";
 import type { ResponseObject } from "../../src/surfaces/responses/wire.js";
-import { FIXTURES_DIR, replay } from "./scenarios.js";
+import { FIXTURES_DIR, finalArguments, replay } from "./scenarios.js";
 
 const update = process.env.UPDATE_GOLDEN === "1";
 
@@ -75,6 +75,7 @@ describe("Responses golden SSE (test/fixtures/responses/*.events.jsonl → *.sse
     "length-turn",
     "error-mid-stream",
     "web-search-turn",
+    "function-call-streamed-2k",
   ])("%s", async (name) => {
     const { sse, released } = await run(name);
     const file = `${FIXTURES_DIR}responses/${name}.sse`;
@@ -90,6 +91,18 @@ describe("Responses golden SSE (test/fixtures/responses/*.events.jsonl → *.sse
       expect(frame.event).toBe(frame.data.type);
       expect(frame.data.sequence_number).toBe(index);
     });
+  });
+
+  it("streams a 2 KB argument object in at least 20 deltas that add up to the final arguments and its .done", async () => {
+    const parsed = frames((await run("function-call-streamed-2k")).sse).map(
+      (frame) => frame.data as unknown as { type: string; delta?: string; arguments?: string },
+    );
+    const pieces = parsed.filter((event) => event.type === "response.function_call_arguments.delta");
+    const done = parsed.find((event) => event.type === "response.function_call_arguments.done");
+    const final = finalArguments("responses/function-call-streamed-2k");
+    expect(pieces.length).toBeGreaterThanOrEqual(20);
+    expect(pieces.map((event) => event.delta).join("")).toBe(final);
+    expect(done?.arguments).toBe(final);
   });
 
   it("a text turn completes with usage, a reasoning summary and the bridge's encrypted_content", async () => {

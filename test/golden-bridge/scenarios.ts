@@ -27,6 +27,7 @@ export const SCENARIOS: Scenario[] = [
   { name: "tool-call-single", options: {} },
   { name: "tool-calls-parallel", options: { includeUsage: true } },
   { name: "tool-call-unicode-split", options: {} },
+  { name: "tool-call-streamed-2k", options: {} },
   { name: "usage", options: { includeUsage: true } },
   { name: "length", options: { includeUsage: true } },
   { name: "backend-error-mid-stream", options: {} },
@@ -86,4 +87,14 @@ export async function runScenario(scenario: Scenario): Promise<{ sse: string; re
     }
   }
   return { sse, released: released() };
+}
+
+/** The final arguments of a fixture's one tool call (what the client's argument deltas must add up to). */
+export function finalArguments(name: string): string {
+  const lines = readFileSync(`${FIXTURES_DIR}${name}.events.jsonl`, "utf8").split("\n").filter(Boolean);
+  const call = lines
+    .map((line) => JSON.parse(line) as FixtureLine)
+    .find((line) => "type" in line && line.type === "tool-call");
+  if (call === undefined || !("type" in call) || call.type !== "tool-call") throw new Error(`${name} has no tool call`);
+  return call.arguments;
 }
