@@ -146,6 +146,24 @@ export type ModelSelection =
   | { ok: true; model: EmulatedModel }
   | { ok: false; kind: "bad_model_name" | "not_found" | "invalid_argument"; message: string };
 
+/**
+ * One model of REST `GET /v1/models` (cursor-protocol-addendum-3.md P16): `{items: ModelListItem[]}`, what Cursor's
+ * SDK reads and validates a model id against (`id` or `aliases`) before a local run.
+ */
+export interface ModelListItem {
+  id: string;
+  displayName: string;
+  description?: string;
+  aliases?: string[];
+  parameters?: { id: string; displayName?: string; values: { value: string; displayName?: string }[] }[];
+  variants?: {
+    params: { id: string; value: string }[];
+    displayName: string;
+    description?: string;
+    isDefault?: boolean;
+  }[];
+}
+
 /** The emulator's model list: the built-in catalogue plus ids added with `emulator --models FILE`. */
 export interface ModelCatalogue {
   /** Every usable model, Auto first. */
@@ -155,6 +173,11 @@ export interface ModelCatalogue {
    * `use_model_parameters` the parameterised catalogue: base ids with parameter definitions and variants (P18–P19).
    */
   available(useModelParameters?: boolean): AvailableModelsResponse;
+  /**
+   * REST `GET /v1/models` items: one per row of `available(true)`, in its order (a flat model alone, a base model
+   * with its parameters and variants), so the three model views join one for one.
+   */
+  listItems(): ModelListItem[];
   /** The CLI's default model: Auto (`default`, §6). */
   defaultModel(): ModelDetails;
   /** The entry for a model id or alias, if the emulator knows it. */
@@ -228,6 +251,28 @@ function parameterisedRow(model: CatalogueModel): AvailableModelInit {
       isDefaultNonMaxConfig: v.defaultNonMax,
       variantStringRepresentation: v.variantString,
       legacySlug: v.id,
+    })),
+  };
+}
+
+/** A base model as REST `/v1/models` lists it (P16): the parameters and variants of its AvailableModels row. */
+function listItemOf(model: CatalogueModel): ModelListItem {
+  return {
+    id: model.id,
+    displayName: model.displayName,
+    description: `${model.displayName} by ${model.vendor}`,
+    parameters: model.parameters.map((p) => ({
+      id: p.id,
+      displayName: p.name,
+      values: p.values.map((value) => ({
+        value,
+        displayName: p.kind === "boolean" ? (value === "true" ? "On" : "Off") : value,
+      })),
+    })),
+    variants: model.variants.map((v) => ({
+      params: Object.entries(v.params).map(([id, value]) => ({ id, value })),
+      displayName: v.displayName,
+      ...(v.defaultNonMax ? { isDefault: true } : {}),
     })),
   };
 }
@@ -347,6 +392,16 @@ export function createModelCatalogue(extraIds: readonly string[] = []): ModelCat
               })),
         ],
       }),
+    listItems: () => [
+      ...models.map(
+        (m): ModelListItem => ({
+          id: m.id,
+          displayName: m.name,
+          ...(m.aliases.length > 0 ? { aliases: [...m.aliases] } : {}),
+        }),
+      ),
+      ...bases.map(listItemOf),
+    ],
     defaultModel: () => toDetails(models[0] as ModelEntry),
     find,
     route: (model) => (model.id === "default" ? (find(AUTO_ROUTES_TO) ?? model) : model),

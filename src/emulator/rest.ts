@@ -1,8 +1,7 @@
 /**
  * The REST endpoints current clients call on the API host with the raw API key (cursor-protocol-addendum-2.md §9):
- * `GET /v1/models` (the ids of the catalogue) and `GET /v1/agents/{id}/usage` (what the emulator counted for that
- * conversation: the sums of its turns' `turn_ended` counts). The references give no response shape; these are the
- * emulator's, documented in docs/protocol.md §1.2.
+ * `GET /v1/models` (`{items: ModelListItem[]}`, docs/protocol.md §1.2) and `GET /v1/agents/{id}/usage` (what the
+ * emulator counted for that conversation: the sums of its turns' `turn_ended` counts).
  */
 import type { Authority, NodeRequest, NodeResponse } from "./auth.js";
 import { sendJson } from "./auth.js";
@@ -69,7 +68,7 @@ export function handleRest(
     return true;
   }
   if (agent === null) {
-    sendJson(res, 200, { models: deps.models.usable().map((m) => m.modelId) });
+    sendJson(res, 200, { items: deps.models.listItems() });
     return true;
   }
   let id: string;

@@ -134,9 +134,10 @@ describe("REST endpoints current clients call with the raw API key (cursor-proto
   it("GET /v1/models lists the catalogue plus the --models ids; no key is 401", async () => {
     const listed = await fetch(`${url}/v1/models`, { headers: { authorization: "Bearer key-one" } });
     expect(listed.status).toBe(200);
-    const { models } = (await listed.json()) as { models: string[] };
-    expect(models).toContain("acme-9-pro");
-    expect(models).toContain("composer-2");
+    const { items } = (await listed.json()) as { items: { id: string }[] };
+    const ids = items.map((item) => item.id);
+    expect(ids).toContain("acme-9-pro");
+    expect(ids).toContain("composer-2");
     expect((await fetch(`${url}/v1/models`)).status).toBe(401);
   });
 

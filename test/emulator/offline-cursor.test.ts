@@ -1,0 +1,144 @@
+/**
+ * The emulator as a complete offline Cursor (docs/protocol.md §1.2, §1.3, §4.13, §6.1): what Cursor's SDK and CLI
+ * call besides `Run`, read in the shapes cursor-protocol-addendum-3.md gives (P16 for the REST model list, U6 for
+ * the REST usage, E6 for error classification, X2 for the SDK's extra headers, U1–U3 for the plan calls).
+ */
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Emulator, startEmulator } from "../../src/emulator/index.js";
+import { AgentService } from "../../src/gen/agent/v1/agent_service_pb.js";
+import { AiService } from "../../src/gen/aiserver/v1/ai_service_pb.js";
+import { cursorHeaders } from "./support/raw-client.js";
+
+let emulator: Emulator;
+let token: string;
+const API_KEY = "key_offline_cursor_0123456789";
+beforeAll(async () => {
+  emulator = await startEmulator({ apiKeys: [API_KEY] });
+  token = emulator.issueTokens().accessToken;
+});
+afterAll(async () => {
+  await emulator.close();
+});
+
+function client<S extends typeof AgentService | typeof AiService>(service: S, headers = cursorHeaders(token)) {
+  return createClient(
+    service,
+    createConnectTransport({
+      httpVersion: "2",
+      baseUrl: emulator.url,
+      interceptors: [
+        (next) => (request) => {
+          for (const [k, v] of Object.entries(headers)) request.header.set(k, v);
+          return next(request);
+        },
+      ],
+    }),
+  );
+}
+
+/** The SDK's REST headers (P16): the raw API key, client type `sdk`. */
+function sdkRestHeaders(): Record<string, string> {
+  return {
+    authorization: `Bearer ${API_KEY}`,
+    "x-cursor-client-type": "sdk",
+    "x-cursor-client-version": "sdk-1.0.32",
+    "x-ghost-mode": "true",
+  };
+}
+
+/** P16's `ModelListItem`. */
+interface ModelListItem {
+  id: string;
+  displayName: string;
+  description?: string;
+  aliases?: string[];
+  parameters?: { id: string; displayName?: string; values: { value: string; displayName?: string }[] }[];
+  variants?: {
+    params: { id: string; value: string }[];
+    displayName: string;
+    description?: string;
+    isDefault?: boolean;
+  }[];
+}
+
+describe("GET /v1/models (P16)", () => {
+  it("answers {items:[ModelListItem]} and joins AvailableModels and GetUsableModels one for one", async () => {
+    const response = await fetch(`${emulator.url}/v1/models`, { headers: sdkRestHeaders() });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { items: ModelListItem[] };
+    expect(Object.keys(body)).toEqual(["items"]);
+    const items = body.items;
+    for (const item of items) {
+      expect(typeof item.id).toBe("string");
+      expect(typeof item.displayName).toBe("string");
+      for (const key of Object.keys(item)) {
+        expect(["id", "displayName", "description", "aliases", "parameters", "variants"]).toContain(key);
+      }
+    }
+
+    const available = await client(AiService).availableModels({ useModelParameters: true });
+    const usable = await client(AgentService).getUsableModels({});
+    // One item per AvailableModels row, in its order.
+    expect(items.map((i) => i.id)).toEqual(available.models.map((m) => m.name));
+
+    const reached = new Map<string, string>();
+    const usableById = new Map(usable.models.map((m) => [m.modelId, m]));
+    for (const item of items) {
+      const row = available.models.find((m) => m.name === item.id);
+      expect(row, item.id).toBeDefined();
+      if (row === undefined) continue;
+      expect(item.displayName).toBe(row.clientDisplayName);
+      if (item.variants === undefined) {
+        // A flat model: itself a GetUsableModels row, with no parameters anywhere.
+        expect(row.variants).toHaveLength(0);
+        expect(item.parameters).toBeUndefined();
+        expect(usableById.get(item.id)?.displayName, item.id).toBe(item.displayName);
+        expect(reached.has(item.id)).toBe(false);
+        reached.set(item.id, item.id);
+        continue;
+      }
+      // A base model: the same parameter definitions, and each variant found by its values in AvailableModels,
+      // whose legacy slug is the GetUsableModels row of the same display name.
+      expect(item.parameters?.map((p) => p.id)).toEqual(row.parameterDefinitions.map((d) => d.id));
+      for (const parameter of item.parameters ?? []) {
+        const values = new Set(item.variants.flatMap((v) => v.params.filter((p) => p.id === parameter.id)));
+        for (const { value } of values) expect(parameter.values.map((v) => v.value)).toContain(value);
+      }
+      expect(item.variants).toHaveLength(row.variants.length);
+      expect(item.variants.filter((v) => v.isDefault === true)).toHaveLength(1);
+      for (const variant of item.variants) {
+        const key = JSON.stringify(variant.params);
+        const match = row.variants.find(
+          (v) => JSON.stringify(v.parameterValues.map(({ id, value }) => ({ id, value }))) === key,
+        );
+        expect(match, `${item.id} ${key}`).toBeDefined();
+        if (match === undefined) continue;
+        expect(variant.displayName).toBe(match.displayName);
+        expect(variant.isDefault === true).toBe(match.isDefaultNonMaxConfig);
+        const slug = match.legacySlug ?? "";
+        expect(usableById.get(slug)?.displayName, slug).toBe(variant.displayName);
+        expect(reached.has(slug), slug).toBe(false);
+        reached.set(slug, item.id);
+      }
+    }
+    // Every GetUsableModels row is reached exactly once.
+    expect([...reached.keys()].sort()).toEqual(usable.models.map((m) => m.modelId).sort());
+    expect(items.filter((i) => i.variants !== undefined).length).toBeGreaterThanOrEqual(8);
+  });
+
+  it("lets the SDK validate an id against id or aliases", async () => {
+    const { items } = (await (await fetch(`${emulator.url}/v1/models`, { headers: sdkRestHeaders() })).json()) as {
+      items: ModelListItem[];
+    };
+    const known = (id: string) => items.some((i) => i.id === id || (i.aliases ?? []).includes(id));
+    expect(known("auto")).toBe(true);
+    expect(known("claude-opus-4-8")).toBe(true);
+    expect(known("no-such-model")).toBe(false);
+  });
+
+  it("is 401 without a key", async () => {
+    expect((await fetch(`${emulator.url}/v1/models`)).status).toBe(401);
+  });
+});
