@@ -57,7 +57,15 @@ export function isInstalled(dir) {
 function npmCi(dir) {
   return new Promise((resolve) => {
     const npm = process.platform === "win32" ? "npm.cmd" : "npm";
-    const child = spawn(npm, ["ci", "--prefix", dir, "--no-audit", "--no-fund"], { stdio: ["ignore", "pipe", "pipe"] });
+    // Under `npm install -g .` npm's own settings say "global", which `npm ci` refuses (ECIGLOBAL): this install is
+    // always the sub-package's local one.
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !/^npm_config_(global|location|prefix)$/i.test(name)),
+    );
+    const child = spawn(npm, ["ci", "--prefix", dir, "--no-audit", "--no-fund"], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     const keep = (part) => {
       output = (output + part.toString()).slice(-4000);
