@@ -204,7 +204,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     }
   } catch (error) {
     process.stderr.write(`Building dist/ failed: ${error instanceof Error ? error.message : String(error)}\n`);
-    if (error?.code === "ERR_MODULE_NOT_FOUND") {
+    if (!existsSync(path.join(root, "node_modules"))) {
       // `npm install -g .` in a fresh clone links the folder and runs this script without installing anything.
       process.stderr.write(
         "The dependencies are not installed in this folder. Run `npm install` here first; to put cursor-bridge on " +
