@@ -48,6 +48,9 @@ describe("a fresh clone, as the README documents it", () => {
       npm_config_fund: "false",
       PATH: `${join(prefix, "bin")}:${process.env.PATH ?? ""}`,
     };
+    // `npm install -g .` links the clone without installing its dependencies: it either works or names the line.
+    const linked = await sh("npm install -g .", clone, env);
+    if (linked.code !== 0) expect(linked.output).toContain(line);
     const installed = await sh(line ?? "", clone, env);
     expect(installed.code, installed.output).toBe(0);
     const version = await sh("cursor-bridge --version", scratch, env);
