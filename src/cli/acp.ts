@@ -23,6 +23,7 @@ import { type CliContext, createCliContext } from "./context.js";
 import type { CliIo } from "./io.js";
 import { engineSettings, openStores } from "./store-setup.js";
 import { createUpstream } from "./upstream.js";
+import { planUsageOf } from "./usage.js";
 import { packageVersion } from "./version.js";
 
 const HELP = `Usage: cursor-bridge acp [options]
@@ -75,6 +76,7 @@ async function buildStack(ctx: CliContext, logger: Logger, shared: StoreClient |
   return {
     engine,
     sessions: acpSessionStoreOver(stores.responseStore),
+    usage: async (signal) => planUsageOf(await upstream.api.getCurrentPeriodUsage(signal)),
     close: async () => {
       await engine.closeAll();
       await stores.close();

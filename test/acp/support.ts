@@ -12,6 +12,7 @@ import {
   type SessionNotification,
 } from "@agentclientprotocol/sdk";
 import { createAgentClient } from "../../src/backend/agent-client.js";
+import { planUsageOf } from "../../src/cli/usage.js";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import { type BridgeEngine, createEngine } from "../../src/engine/index.js";
 import { type CursorApi, createCursorApi } from "../../src/protocol/cursor/cursor-api.js";
@@ -26,6 +27,7 @@ import { silentLogger } from "../../src/util/logger.js";
 export interface AcpUpstream {
   emulator: Emulator;
   engine: BridgeEngine;
+  api: CursorApi;
   responses: ResponseStore;
   close(): Promise<void>;
 }
@@ -53,6 +55,7 @@ export async function startUpstream(options: { stallTimeoutMs?: number } = {}): 
   return {
     emulator,
     engine,
+    api,
     responses: createMemoryResponseStore(),
     close: async () => {
       await engine.closeAll();
@@ -95,7 +98,11 @@ const AUTH: AcpAuth = {
 /** A fresh agent (as a new process would be) on `upstream`, connected to a scripted editor. */
 export function connectEditor(upstream: AcpUpstream): Connected {
   const acp = createAcpAgent({
-    stack: async () => ({ engine: upstream.engine, sessions: acpSessionStoreOver(upstream.responses) }),
+    stack: async () => ({
+      engine: upstream.engine,
+      sessions: acpSessionStoreOver(upstream.responses),
+      usage: async (signal) => planUsageOf(await upstream.api.getCurrentPeriodUsage(signal)),
+    }),
     auth: AUTH,
     logger: silentLogger,
     version: "test",

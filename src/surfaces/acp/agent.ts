@@ -13,15 +13,26 @@ import {
   type ClientCapabilities,
   type McpServer,
   PROTOCOL_VERSION,
+  type PromptResponse,
   RequestError,
   type SessionConfigOption,
   type SessionModeState,
   type SessionUpdate,
 } from "@agentclientprotocol/sdk";
 import type { JsonValue } from "../../backend/types.js";
-import type { Engine } from "../../engine/index.js";
+import type { Engine, MessagePart } from "../../engine/index.js";
+import { contextWindowFor } from "../../util/context-window.js";
 import type { Logger } from "../../util/logger.js";
-import { applyConfigOption, buildConfigOptions, type ConfigValue, MODES } from "./config-options.js";
+import type { PlanUsage } from "../kit/deps.js";
+import {
+  COMMANDS,
+  describeUsage,
+  type SlashCommand,
+  SUMMARY_REQUEST,
+  seededMessage,
+  slashCommandOf,
+} from "./commands.js";
+import { applyConfigOption, buildConfigOptions, type ConfigValue, findModel, MODES } from "./config-options.js";
 import { createSessionExecutor } from "./executor.js";
 import { TOO_LARGE_METHOD, type TooLargeParams } from "./line-limit.js";
 import { listPage } from "./list.js";
@@ -34,6 +45,8 @@ import { runPrompt, toRequestError } from "./turn.js";
 export interface AcpStack {
   engine: Engine;
   sessions: AcpSessionStore;
+  /** This billing cycle's plan usage (`/usage`); undefined when the upstream does not report it. */
+  usage?(signal: AbortSignal): Promise<PlanUsage | undefined>;
 }
 
 /** Logins the editor may pick. */
@@ -158,6 +171,91 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
     return record;
   };
 
+  /** Sends the slash commands once the response that made the session known has gone out. */
+  const announceCommands = (client: AgentContext, sessionId: string) => {
+    setTimeout(() => {
+      client
+        .notify("session/update", {
+          sessionId,
+          update: { sessionUpdate: "available_commands_update", availableCommands: COMMANDS },
+        })
+        .catch(() => undefined);
+    }, 0);
+  };
+
+  /** `usage_update` after a prompt: the context used (the turn's input and output) against the model's window. */
+  const reportUsage = async (
+    session: LiveSession,
+    emit: (u: SessionUpdate) => Promise<void>,
+    response: PromptResponse,
+  ) => {
+    const tokens = (response._meta?.["cursor-bridge"] as { usage?: TurnTokens } | undefined)?.usage;
+    if (tokens === undefined) return;
+    const models = await (await stack()).engine.listModels().catch(() => []);
+    const model = findModel(models, session.record.model)?.id ?? session.record.model;
+    await emit({
+      sessionUpdate: "usage_update",
+      used: tokens.inputTokens + tokens.outputTokens,
+      size: contextWindowFor(model),
+      _meta: { "cursor-bridge": { turn: tokens as unknown as JsonValue } },
+    });
+  };
+
+  /** Runs a slash command; nothing of it goes to Cursor except `/compact`'s summary request. */
+  const runCommand = async (
+    client: AgentContext,
+    session: LiveSession,
+    command: SlashCommand,
+    emit: (u: SessionUpdate) => Promise<void>,
+    prompt: (record: AcpSessionRecord, parts: MessagePart[]) => Promise<PromptResponse>,
+  ): Promise<PromptResponse> => {
+    const say = (text: string) => emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
+    switch (command.name) {
+      case "plan":
+      case "ask":
+      case "agent":
+        await setOption(client, session, "mode", command.name);
+        await say(`Mode: ${MODES.find((m) => m.id === command.name)?.name ?? command.name}.`);
+        break;
+      case "model": {
+        if (command.argument === "") {
+          await say(`Model: ${session.record.model}. Name one to switch: /model <id>.`);
+          break;
+        }
+        await setOption(client, session, "model", command.argument);
+        await say(`Model: ${command.argument}.`);
+        break;
+      }
+      case "usage": {
+        const { usage } = await stack();
+        await say(describeUsage(await usage?.(AbortSignal.timeout(15_000))));
+        break;
+      }
+      case "compact": {
+        if (session.record.messages.length === 0) {
+          await say("Nothing to compact yet.");
+          break;
+        }
+        // Cursor writes the summary on the current conversation (Ask mode), then the session continues in a new one.
+        const draft: AcpSessionRecord = { ...session.record, mode: "ask" };
+        const response = await prompt(draft, [{ type: "text", text: SUMMARY_REQUEST }]);
+        const last = draft.messages.at(-1);
+        const summary = last?.role === "assistant" ? last.text.trim() : "";
+        if (response.stopReason !== "end_turn" || summary === "") {
+          await say("\n\nThe conversation was not compacted (no summary came back).");
+          return response;
+        }
+        session.record.messages = [
+          { role: "user", parts: [{ type: "text", text: seededMessage(summary) }] },
+          { role: "assistant", text: "I have the summary and continue from it.", reasoning: [], toolCalls: [] },
+        ];
+        await say("\n\nCompacted: the next prompt starts a new Cursor conversation from this summary.");
+        return response;
+      }
+    }
+    return { stopReason: "end_turn" };
+  };
+
   const close = async () => {
     for (const session of live.values()) session.running?.abort();
     await Promise.allSettled([...live.values()].map((session) => session.mcp.close()));
@@ -197,7 +295,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       }
       return {};
     })
-    .onRequest("session/new", async ({ params }) => {
+    .onRequest("session/new", async ({ params, client }) => {
       if (!isAbsolute(params.cwd)) throw RequestError.invalidParams(undefined, "cwd must be an absolute path.");
       const record: AcpSessionRecord = {
         id: deps.newSessionId(),
@@ -212,6 +310,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       const options = await configOptions(record);
       await save(record);
       const session = await attach(record, params.mcpServers);
+      announceCommands(client, record.id);
       return { sessionId: record.id, modes: modes(record), configOptions: options, ...mcpMeta(session) };
     })
     .onRequest("session/load", async ({ params, client }) => {
@@ -221,12 +320,14 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       for (const update of record.transcript) {
         await client.notify("session/update", { sessionId: record.id, update: update as unknown as SessionUpdate });
       }
+      announceCommands(client, record.id);
       return { modes: modes(record), configOptions: await configOptions(record), ...mcpMeta(session) };
     })
-    .onRequest("session/resume", async ({ params }) => {
+    .onRequest("session/resume", async ({ params, client }) => {
       const record = await storedOrLive(params.sessionId);
       if (isAbsolute(params.cwd)) record.cwd = params.cwd;
       const session = await attach(record, params.mcpServers ?? []);
+      announceCommands(client, record.id);
       return { modes: modes(record), configOptions: await configOptions(record), ...mcpMeta(session) };
     })
     .onRequest("session/list", async ({ params }) => {
@@ -251,7 +352,8 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       if (session.running !== undefined) {
         throw RequestError.invalidRequest(undefined, "A prompt is already running in this session.");
       }
-      const parts = promptParts(params.prompt);
+      const command = slashCommandOf(params.prompt);
+      const parts = command === undefined ? promptParts(params.prompt) : [];
       const { engine } = await stack();
       const controller = new AbortController();
       session.running = controller;
@@ -259,7 +361,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       for (const block of params.prompt) {
         remember(session.record, { sessionUpdate: "user_message_chunk", content: block });
       }
-      if (session.record.title === undefined) {
+      if (session.record.title === undefined && command === undefined) {
         const title = titleOf(params.prompt);
         if (title !== undefined) {
           session.record.title = title;
@@ -279,13 +381,19 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
         alwaysAllowed: session.alwaysAllowed,
         emit,
       });
-      try {
-        return await runPrompt(
+      const prompt = async (record: AcpSessionRecord, content: MessagePart[]) => {
+        const response = await runPrompt(
           engine,
-          { record: session.record, tools: session.mcp.tools, executor, emit },
-          parts,
+          { record, tools: session.mcp.tools, executor, emit },
+          content,
           controller.signal,
         );
+        await reportUsage(session, emit, response);
+        return response;
+      };
+      try {
+        if (command !== undefined) return await runCommand(client, session, command, emit, prompt);
+        return await prompt(session.record, parts);
       } finally {
         session.running = undefined;
         await save(session.record).catch((error: unknown) => logger.warn("could not save the session", { error }));
@@ -307,6 +415,12 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
 
 function mebibytes(bytes: number): string {
   return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
+}
+
+interface TurnTokens {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
 }
 
 /** Updates that describe the session's state rather than its history: `session/load` answers them afresh. */
