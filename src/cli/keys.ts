@@ -1,7 +1,7 @@
 /**
- * `cursor-bridge keys create|list|show|revoke|rotate`: the team gateway's virtual keys, in the store `serve` uses
- * (the same `--store`, `--data-dir` and `--config-dir`). A running server sees a change within half a second. Each
- * create, rotate and revoke is written to the audit log.
+ * `cursor-bridge keys create|list|show|update|revoke|rotate`: the team gateway's virtual keys, in the store `serve`
+ * uses (the same `--store`, `--data-dir` and `--config-dir`). A running server sees a change within half a second.
+ * Each create, update, rotate and revoke is written to the audit log.
  */
 import type { IssuedKey, KeyView } from "../gateway/index.js";
 import { ProxyError } from "../util/errors.js";
@@ -23,6 +23,8 @@ Commands:
   create --name NAME [options]  Make a key and print it (once)
   list                          Every key: name, id, first characters, status, limits
   show NAME|ID                  One key
+  update NAME|ID [options]      Change a key's budget, rpm, tpm, max-parallel, models, account or expiry in place
+                                (the key itself stays the same; none clears a setting, e.g. --budget none)
   revoke NAME|ID                Stop a key at once (its record stays, for the audit trail)
   rotate NAME|ID                Replace a key with a new one (same name, id and settings)
 
@@ -34,7 +36,9 @@ Options of create:
   --max-parallel N              Requests running at once
   --models GLOB,...             Models the key may use (* any characters, ? one), e.g. gpt-5*,claude-4.5-sonnet
   --account ACCOUNT             Named Cursor account its requests run on (default: the default account)
-  --expires DURATION            Lifetime: a number and m, h, d or w, e.g. 12h, 30d, 2w
+  --expires DURATION            Lifetime: a number and m, h, d or w, e.g. 12h, 30d, 2w (from now, for update)
+
+Options of update: the options of create but --name.
 
 Store options (the same as serve's):
   --store file|redis://…        Where keys live: keys.json in the data directory, or a Redis store
@@ -45,6 +49,7 @@ ${COMMON_OPTIONS_HELP}
 Examples:
   cursor-bridge keys create --name alice --budget 20/month --rpm 30 --models 'gpt-5*,claude-*'
   cursor-bridge keys list
+  cursor-bridge keys update alice --rpm 60 --budget 50/month
   cursor-bridge keys rotate alice --json | jq -r .key
   cursor-bridge keys revoke alice
 `;
@@ -60,7 +65,9 @@ const CREATE_OPTIONS: OptionSpec = {
   expires: { type: "string" },
 };
 
-const SUBCOMMANDS = ["create", "list", "show", "revoke", "rotate"] as const;
+const { name: _name, ...UPDATE_OPTIONS } = CREATE_OPTIONS;
+
+const SUBCOMMANDS = ["create", "list", "show", "update", "revoke", "rotate"] as const;
 type Subcommand = (typeof SUBCOMMANDS)[number];
 
 function usage(message: string): ProxyError {
@@ -87,6 +94,7 @@ function fieldsOf(view: KeyView): [string, string][] {
     ["Created", view.createdAt],
   ];
   if (view.rotatedAt !== null) fields.push(["Rotated", view.rotatedAt]);
+  if (view.updatedAt !== null) fields.push(["Updated", view.updatedAt]);
   if (view.expiresAt !== null) fields.push(["Expires", view.expiresAt]);
   if (view.revokedAt !== null) fields.push(["Revoked", view.revokedAt]);
   fields.push(["Limits", limitsText(view)]);
@@ -118,9 +126,9 @@ async function runSubcommand(
     if (ref === undefined) throw usage(`\`keys ${sub}\` needs the key's NAME or ID.`);
     return ref;
   };
+  const text = (name: string) => (typeof values[name] === "string" ? (values[name] as string) : undefined);
   switch (sub) {
     case "create": {
-      const text = (name: string) => (typeof values[name] === "string" ? (values[name] as string) : undefined);
       const name = text("name");
       if (name === undefined) throw usage("`keys create` needs --name NAME.");
       // A key's turns run on its account and no other: bind it only to an account with a login (issue #29).
@@ -170,6 +178,29 @@ async function runSubcommand(
       else ctx.io.out(formatFields(fieldsOf(view)));
       return;
     }
+    case "update": {
+      const changes = {
+        budget: text("budget"),
+        rpm: text("rpm"),
+        tpm: text("tpm"),
+        maxParallel: text("max-parallel"),
+        models: text("models"),
+        account: text("account"),
+        expires: text("expires"),
+      };
+      if (Object.values(changes).every((value) => value === undefined)) {
+        throw usage("`keys update` needs at least one setting, e.g. --rpm 60 or --budget 50/month.");
+      }
+      const account = changes.account?.trim();
+      if (account !== undefined && !/^(none|null|off)$/i.test(account)) await requireAccount(ctx, account);
+      const view = await service.update(need(), changes, actor);
+      if (ctx.json) ctx.printJson(view);
+      else {
+        ctx.io.out(`Updated key "${view.name}" (${view.id}); a running server applies it within half a second.\n\n`);
+        ctx.io.out(formatFields(fieldsOf(view).slice(3)));
+      }
+      return;
+    }
     case "revoke": {
       const view = await service.revoke(need(), actor);
       if (ctx.json) ctx.printJson(view);
@@ -188,16 +219,16 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   if (sub === undefined) {
     throw usage(
       first === undefined || first.startsWith("-")
-        ? "Name a command: create, list, show, revoke or rotate."
+        ? "Name a command: create, list, show, update, revoke or rotate."
         : `Unknown keys command "${first.slice(0, 20)}".`,
     );
   }
-  const takesRef = sub === "show" || sub === "revoke" || sub === "rotate";
+  const takesRef = sub === "show" || sub === "update" || sub === "revoke" || sub === "rotate";
   const ref = takesRef && rest[0] !== undefined && !rest[0].startsWith("-") ? rest[0] : undefined;
   const { flags, values } = parseCommandLine(
     `keys ${sub}`,
     ref === undefined ? rest : rest.slice(1),
-    sub === "create" ? CREATE_OPTIONS : {},
+    sub === "create" ? CREATE_OPTIONS : sub === "update" ? UPDATE_OPTIONS : {},
   );
   const ctx = await createCliContext(io, flags);
   const gateway = await openGatewayCli(ctx);
@@ -212,7 +243,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
 /** `cursor-bridge keys`. */
 export const keysCommand: Command = {
   name: "keys",
-  summary: "Manage the team gateway's virtual keys (create, list, show, revoke, rotate)",
+  summary: "Manage the team gateway's virtual keys (create, list, show, update, revoke, rotate)",
   help: HELP,
   run,
 };

@@ -17,6 +17,7 @@ import { requireJson } from "../server/request-guard.js";
 import type { StoreClient } from "../stores/redis/client.js";
 import type { UpstreamKind } from "../surfaces/kit/deps.js";
 import { bodyLimitForImages } from "../surfaces/kit/image-input.js";
+import type { KeyUsageSource } from "../surfaces/kit/key-usage.js";
 import type { Logger } from "../util/logger.js";
 import type { CliContext } from "./context.js";
 import { loginOf } from "./format.js";
@@ -130,6 +131,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
   const accountNames = [served.defaultAccount, ...named.map((login) => login.name)];
   // The team gateway: virtual keys (polled for changes), the admin API with an admin key, the audit log.
   let gateway: Gateway;
+  let keyUsageSource: KeyUsageSource | undefined;
   try {
     const { keys, audit } = await openGatewayStores(config, shared);
     gateway = await createGateway({
@@ -139,6 +141,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
       adminKey: config.adminKey,
       adminBodyGuard: requireJson(),
       accounts: () => accountNames,
+      keyUsage: () => keyUsageSource,
       logger: logger.child({ component: "gateway" }),
     });
     if (gateway.index.hasKeys()) {
@@ -173,6 +176,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
       .filter((record) => record.revokedAt === undefined)
       .map((record) => ({ keyId: record.id, keyName: record.name, limits: record.limits })),
   );
+  keyUsageSource = keyUsage;
   // Settled once the upstream is built (below, after the app serves).
   let settle: { resolve(upstream: Upstream): void; reject(error: unknown): void } | undefined;
   const upstreamReady = new Promise<Upstream>((resolve, reject) => {
@@ -269,14 +273,11 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
                   })),
                 ],
           // The per-key table is for the admin only (the admin key as a bearer token).
-          ...(gateway.admin === undefined
-            ? {}
-            : {
-                keys: {
-                  usage: keyUsage,
-                  isAdmin: (request: Request) => gateway.isAdmin(request.headers.get("authorization") ?? undefined),
-                },
-              }),
+          keys: {
+            usage: keyUsage,
+            isAdmin: (request: Request) => gateway.isAdmin(request.headers.get("authorization") ?? undefined),
+            inUse: () => gateway.index.hasKeys(),
+          },
         },
         ...(cluster === undefined ? {} : { cluster: { auth: cluster.auth, signingKey: cluster.signingKey } }),
         limits: limits.middleware,

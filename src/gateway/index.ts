@@ -6,6 +6,7 @@
 import type { Hono, MiddlewareHandler } from "hono";
 import type { AuditLog, KeyStore } from "../stores/types.js";
 import type { AppEnv } from "../surfaces/kit/access-log.js";
+import type { KeyUsageSource } from "../surfaces/kit/key-usage.js";
 import type { Logger } from "../util/logger.js";
 import { bearerToken } from "../util/presented-key.js";
 import { createAdminApp } from "./admin/admin-app.js";
@@ -31,6 +32,8 @@ export interface GatewayOptions {
   adminBodyGuard?: MiddlewareHandler<AppEnv> | undefined;
   /** The Cursor accounts this instance serves (a key made through the admin API may only name one). @default any */
   accounts?: (() => readonly string[]) | undefined;
+  /** Each key's use this period (GET /admin/keys/NAME shows it); read when asked, so it may be set up later. */
+  keyUsage?: (() => KeyUsageSource | undefined) | undefined;
   /** How often the key store is polled for changes (ms). @default 200 */
   pollMs?: number;
   now?: () => number;
@@ -74,6 +77,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           afterWrite: index.refresh,
           accounts: options.accounts,
           bodyGuard: options.adminBodyGuard,
+          usage: options.keyUsage,
           ...(options.now === undefined ? {} : { now: options.now }),
         });
   const isAdmin = (authorization: string | undefined) => {

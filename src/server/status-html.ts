@@ -1,7 +1,9 @@
 /**
  * The status page's HTML: inline CSS and script (allowed by a per-response CSP nonce), no external assets. The
  * first snapshot is embedded as JSON so the page renders at once; the script then fetches `/status.json` every
- * {@link REFRESH_MS} ms. Every value is written with `textContent` (never as markup): model names and user agents
+ * {@link REFRESH_MS} ms. Without a first snapshot (virtual keys exist and the request had no admin key) the page
+ * shows only its sign-in: the admin key typed there is kept in the tab's sessionStorage and sent by the page's own
+ * requests as `Authorization: Bearer` (never in a URL or a cookie; no form is submitted). Every value is written with `textContent` (never as markup): model names and user agents
  * come from clients.
  */
 import type { StatusSnapshot } from "./status-snapshot.js";
@@ -23,6 +25,7 @@ const CSS = `
 @media (prefers-color-scheme: dark) { :root { --fg: #e6e8ec; --muted: #98a2b3; --line: #344054; --bg: #101828;
   --card: #1d2939; } }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg);
   background: var(--bg); }
 header { display: flex; flex-wrap: wrap; gap: 12px; align-items: center; padding: 14px 24px;
@@ -46,6 +49,7 @@ td.num, th.num { text-align: right; } th { color: var(--muted); font-weight: 500
 ul.chips { list-style: none; margin: 0; padding: 0; display: flex; flex-wrap: wrap; gap: 6px; }
 ul.chips li { border: 1px solid var(--line); border-radius: 6px; padding: 1px 8px; font-size: 12px; }
 .empty { color: var(--muted); font-style: italic; }
+#signin { max-width: 520px; margin: 24px; } #signin input { width: 100%; margin: 8px 0; padding: 6px; }
 `;
 
 /** The page's script: renders a snapshot and refreshes it. Plain ES2020, no dependencies. */
@@ -112,19 +116,42 @@ function render(s) {
   $("updated").textContent = "Updated " + new Date(s.now).toLocaleTimeString();
   $("updated").className = "";
 }
-render(JSON.parse($("initial").textContent));
+const STORED = "cursor-bridge-admin-key";
+const adminKey = () => sessionStorage.getItem(STORED);
+function signIn(message) {
+  $("signin").hidden = false; $("content").hidden = true; $("signout").hidden = true;
+  $("signin-error").textContent = message || "";
+}
+function signedIn() { $("signin").hidden = true; $("content").hidden = false; $("signout").hidden = !adminKey(); }
 async function refresh() {
+  if (!$("signin").hidden && !adminKey()) return;
   try {
-    const res = await fetch("/status.json", { cache: "no-store", credentials: "same-origin" });
+    const key = adminKey();
+    const res = await fetch("/status.json", { cache: "no-store", credentials: "same-origin", headers: key ? { authorization: "Bearer " + key } : {} });
+    if (res.status === 401) { if (key) sessionStorage.removeItem(STORED); signIn(key ? "That key was not accepted: enter the admin key." : ""); return; }
     if (!res.ok) throw new Error("HTTP " + res.status);
-    render(await res.json());
+    const snapshot = await res.json();
+    signedIn(); render(snapshot);
   } catch (e) { $("updated").textContent = "Server not answering (" + e.message + "); retrying"; $("updated").className = "bad"; }
 }
+$("signin-button").addEventListener("click", () => {
+  const key = $("admin-key").value.trim();
+  if (!key) { $("signin-error").textContent = "Enter the admin key."; return; }
+  sessionStorage.setItem(STORED, key); $("admin-key").value = ""; refresh();
+});
+$("admin-key").addEventListener("keydown", (e) => { if (e.key === "Enter") $("signin-button").click(); });
+$("signout").addEventListener("click", () => { sessionStorage.removeItem(STORED); signIn(""); });
+const initial = JSON.parse($("initial").textContent);
+if (initial) { signedIn(); render(initial); } else if (adminKey()) refresh(); else signIn("");
 setInterval(refresh, ${REFRESH_MS});
 `;
 
-/** The page for `snapshot`, with `nonce` on its style and script elements. */
-export function statusPageHtml(snapshot: StatusSnapshot, nonce: string): string {
+/** The page for `snapshot` (null: the sign-in only), with `nonce` on its style and script elements. */
+export function statusPageHtml(
+  snapshot: StatusSnapshot | null,
+  nonce: string,
+  version = snapshot?.version ?? "",
+): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -135,13 +162,21 @@ export function statusPageHtml(snapshot: StatusSnapshot, nonce: string): string 
 </head>
 <body>
 <header>
-  <h1>cursor-bridge <small>${snapshot.version.replace(/[^\w.+-]/g, "")}</small></h1>
+  <h1>cursor-bridge <small>${version.replace(/[^\w.+-]/g, "")}</small></h1>
   <span id="upstream" class="badge"></span>
   <span id="account"></span>
   <span id="upstream-url" class="muted"></span>
   <span id="updated"></span>
+  <button id="signout" type="button" hidden>Sign out</button>
 </header>
-<main>
+<section id="signin" hidden><h2>Admin sign-in</h2>
+  <p>This cursor-bridge gives each person a key of their own; its status is for the admin. Enter the admin key: it is
+  kept in this tab only (until the tab closes) and sent with the page's own requests.</p>
+  <input id="admin-key" type="password" autocomplete="off" spellcheck="false" aria-label="Admin key">
+  <button id="signin-button" type="button">Sign in</button>
+  <p id="signin-error" class="bad"></p>
+</section>
+<main id="content" hidden>
   <section><h2>Plan usage</h2><div id="usage"></div></section>
   <section><h2>Parked turns <span id="parked-count"></span></h2>
     <table id="parked"><thead><tr><th>Model</th><th class="num">Waiting</th><th class="num">Tool calls</th></tr></thead><tbody></tbody></table>

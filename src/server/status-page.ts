@@ -3,8 +3,11 @@
  * renders, fetched again every few seconds). Both sit behind the app's Host and Origin guards like the API. With a
  * local API key they need it too: as `Authorization: Bearer`/`x-api-key`, or as the password of HTTP Basic auth,
  * which is what a browser can send (it asks once, then sends it with the page's own requests). Nothing secret is
- * shown: no tokens, no keys, no request bodies. With virtual keys in use (the team gateway), a request its admin
- * check accepts also gets each key's usage this period: requests, tokens, spend against budget, reset.
+ * shown: no tokens, no keys, no request bodies. Once virtual keys exist (the team gateway), both need the admin key
+ * (or the local API key) as `Authorization: Bearer`: /status.json answers 401 without it, and the page itself
+ * carries no data then, only a sign-in where the admin types the key once (kept in the tab's sessionStorage, sent
+ * as a header by the page's own requests, never in a URL or a cookie). A request the admin check accepts also gets
+ * each key's usage this period: requests, tokens, spend against budget, reset.
  */
 import { randomBytes } from "node:crypto";
 import type { Context, Hono, MiddlewareHandler } from "hono";
@@ -86,18 +89,45 @@ async function keyTable(
   }
 }
 
+/** Whether the request carries the local API key (Bearer, x-api-key, or the Basic-auth password). */
+function hasApiKey(c: Context<AppEnv>, apiKey: string): boolean {
+  const authorization = c.req.header("authorization");
+  const basic = authorization?.match(/^Basic\s+([A-Za-z0-9+/=]+)\s*$/i)?.[1];
+  let key = presentedKey(authorization, c.req.header("x-api-key"));
+  if (basic !== undefined) {
+    const decoded = Buffer.from(basic, "base64").toString("utf8");
+    key = decoded.slice(decoded.indexOf(":") + 1);
+  }
+  return key !== undefined && apiKeyMatches(key, apiKey);
+}
+
+/** Whether virtual keys exist (then the page is the admin's). */
+const keysInUse = (sources: StatusSources | undefined) => sources?.keys?.inUse?.() === true;
+
+/** Whether the request may read the status: the admin key or the API key while keys exist, else the API key if set. */
+function mayRead(c: Context<AppEnv>, apiKey: string | undefined, sources: StatusSources | undefined): boolean {
+  if (apiKey !== undefined && hasApiKey(c, apiKey)) return true;
+  if (keysInUse(sources)) return sources?.keys?.isAdmin(c.req.raw) === true;
+  return apiKey === undefined;
+}
+
+/** /status.json while virtual keys exist, without the admin key: 401, no browser prompt (the page signs in). */
+function adminKeyNeeded(c: Context<AppEnv>): Response {
+  const error = new ProxyError(
+    "unauthenticated",
+    "This cursor-bridge gives each person a key, and its status is for the admin: sign in on the status page (/) " +
+      "with the admin key, or send it as `Authorization: Bearer <admin key>`.",
+    { detail: LOCAL_API_KEY_DETAIL },
+  );
+  const { status, headers, body } = toOpenAIError(error, { requestId: c.get("log")?.requestId });
+  return c.json(body, status as 401, { ...headers, "cache-control": "no-store" });
+}
+
 /** Requires the local API key (Bearer, x-api-key, or the Basic-auth password) when one is configured. */
 function requireKeyForPage(apiKey: string | undefined): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (apiKey === undefined) return next();
-    const authorization = c.req.header("authorization");
-    const basic = authorization?.match(/^Basic\s+([A-Za-z0-9+/=]+)\s*$/i)?.[1];
-    let key = presentedKey(authorization, c.req.header("x-api-key"));
-    if (basic !== undefined) {
-      const decoded = Buffer.from(basic, "base64").toString("utf8");
-      key = decoded.slice(decoded.indexOf(":") + 1);
-    }
-    if (key !== undefined && apiKeyMatches(key, apiKey)) return next();
+    if (hasApiKey(c, apiKey)) return next();
     const error = new ProxyError(
       "unauthenticated",
       "This cursor-bridge has a local API key: send it as `Authorization: Bearer <key>`, or enter it as the " +
@@ -167,13 +197,28 @@ export function registerStatusRoutes(app: Hono<AppEnv>, deps: StatusDeps): void 
       ...(await keyTable(deps.status, request)),
     };
   };
-  const guard = requireKeyForPage(deps.options.apiKey);
+  const apiKey = deps.options.apiKey;
+  const pageGuard = requireKeyForPage(apiKey);
   const noStore = { "cache-control": "no-store", "x-content-type-options": "nosniff" };
 
-  app.get("/status.json", guard, async (c) => c.json(await snapshot(c.req.raw), 200, noStore));
-  app.get("/", guard, async (c: Context<AppEnv>) => {
+  app.get("/status.json", async (c) => {
+    if (keysInUse(deps.status)) {
+      if (!mayRead(c, apiKey, deps.status)) return adminKeyNeeded(c);
+    } else {
+      const refused = await pageGuard(c, async () => undefined);
+      if (refused instanceof Response) return refused;
+    }
+    return c.json(await snapshot(c.req.raw), 200, noStore);
+  });
+  app.get("/", async (c: Context<AppEnv>) => {
+    // While keys exist, a request without the admin key gets the page without data: its sign-in asks for the key.
+    const signIn = keysInUse(deps.status) && !mayRead(c, apiKey, deps.status);
+    if (!keysInUse(deps.status)) {
+      const refused = await pageGuard(c, async () => undefined);
+      if (refused instanceof Response) return refused;
+    }
     const nonce = randomBytes(16).toString("base64");
-    const html = statusPageHtml(await snapshot(c.req.raw), nonce);
+    const html = statusPageHtml(signIn ? null : await snapshot(c.req.raw), nonce, deps.options.version);
     return c.html(html, 200, {
       ...noStore,
       "content-security-policy":

@@ -28,6 +28,14 @@ export function withChanges(record: VirtualKeyRecord, changes: KeyRecordChanges)
   if (changes.prefix !== undefined) next.prefix = changes.prefix;
   if (changes.rotatedAt !== undefined) next.rotatedAt = changes.rotatedAt;
   if (changes.revokedAt !== undefined) next.revokedAt = changes.revokedAt;
+  if (changes.updatedAt !== undefined) next.updatedAt = changes.updatedAt;
+  if (changes.limits !== undefined) next.limits = { ...changes.limits };
+  if (changes.models === null) delete next.models;
+  else if (changes.models !== undefined) next.models = [...changes.models];
+  if (changes.account === null) delete next.account;
+  else if (changes.account !== undefined) next.account = changes.account;
+  if (changes.expiresAt === null) delete next.expiresAt;
+  else if (changes.expiresAt !== undefined) next.expiresAt = changes.expiresAt;
   return next;
 }
 

@@ -396,6 +396,8 @@ export interface VirtualKeyRecord {
   createdAt: string;
   /** Set by a rotation: when the current key replaced the previous one. */
   rotatedAt?: string | undefined;
+  /** Set by `keys update`: when its settings last changed. */
+  updatedAt?: string | undefined;
   expiresAt?: string | undefined;
   revokedAt?: string | undefined;
   /** Model globs (`gpt-5*`, `claude-4.5-sonnet`) the key may use; absent = every model. */
@@ -405,8 +407,18 @@ export interface VirtualKeyRecord {
   limits: StoredKeyLimits;
 }
 
-/** What {@link KeyStore.update} may change: a rotation (hash, prefix, rotatedAt) or a revocation. */
-export type KeyRecordChanges = Partial<Pick<VirtualKeyRecord, "hash" | "prefix" | "rotatedAt" | "revokedAt">>;
+/**
+ * What {@link KeyStore.update} may change: a rotation (hash, prefix, rotatedAt), a revocation, or the key's settings
+ * (`keys update`): new limits replace the old ones whole; `null` clears models, account or expiry.
+ */
+export type KeyRecordChanges = Partial<Pick<VirtualKeyRecord, "hash" | "prefix" | "rotatedAt" | "revokedAt">> & {
+  limits?: StoredKeyLimits | undefined;
+  models?: string[] | null | undefined;
+  account?: string | null | undefined;
+  expiresAt?: string | null | undefined;
+  /** When the settings last changed (ISO). */
+  updatedAt?: string | undefined;
+};
 
 /**
  * The virtual keys: a 0600 file in the data directory (one instance) or Redis (instances sharing a store). Writers are

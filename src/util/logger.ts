@@ -28,12 +28,19 @@ const JWT = /eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g;
 // A token, not a placeholder: `Bearer <key>` in a hint documents where a key goes and stays readable.
 const BEARER = /(Bearer\s+)(?![<[])[^\s"',`]+/gi;
 const CURSOR_KEY = /\b(cur|key|sk)_[A-Za-z0-9_-]{8,}/g;
+// OpenAI-style keys (`sk-…`, `sk-proj-…`), which clients sometimes send to the bridge by mistake.
+const DASHED_KEY = /\bsk-[A-Za-z0-9_-]{16,}/g;
 // The team gateway's virtual keys (`cbk-` + 43 characters); their ids (`vk_…`) and 10-character prefixes stay.
 const VIRTUAL_KEY = /\bcbk-[A-Za-z0-9_-]{16,}/g;
 
 // Every pattern above needs one of these; a text without any (most log values: ids, paths, counts) is returned as it
 // is after one test instead of four replaces (the access log redacts every field of every request).
-const MAYBE_SECRET = /bearer|eyJ|(?:cur|key|sk)_|cbk-/i;
+const MAYBE_SECRET = /bearer|eyJ|(?:cur|key|sk)_|cbk-|sk-/i;
+
+/** Whether a string holds something shaped like key material (a bearer token, a JWT, a Cursor, OpenAI or virtual key). */
+export function looksLikeSecret(text: string): boolean {
+  return redactText(text) !== text;
+}
 
 /** Replaces anything that looks like a credential in a string. */
 export function redactText(text: string): string {
@@ -42,6 +49,7 @@ export function redactText(text: string): string {
     .replace(BEARER, "$1[redacted]")
     .replace(JWT, "[redacted-jwt]")
     .replace(CURSOR_KEY, "[redacted-key]")
+    .replace(DASHED_KEY, "sk-[redacted]")
     .replace(VIRTUAL_KEY, "cbk-[redacted]");
 }
 

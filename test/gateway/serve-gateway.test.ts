@@ -125,7 +125,7 @@ function gatewayCases(name: string, storeArgs: () => string[]) {
 
       const bad = await admin("/keys", { method: "POST", body: JSON.stringify({ name: "gina", budget: "10/mnth" }) });
       expect(bad.status).toBe(400);
-      expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("Invalid --budget");
+      expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("Invalid `budget`");
       const dup = await admin("/keys", { method: "POST", body: JSON.stringify({ name: "frank" }) });
       expect(dup.status).toBe(409);
       // A key may only name an account this server serves (here only `default`).

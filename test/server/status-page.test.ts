@@ -174,20 +174,21 @@ describe("status page", () => {
     expect(status.requests[3]?.totalMs).toBeGreaterThanOrEqual(status.requests[3]?.ttftMs ?? 0);
   });
 
-  it("keeps a client-supplied model name from breaking out of the page", async () => {
+  it("shows an unknown model as `unknown`, and keeps a client-supplied user agent from breaking out of the page", async () => {
     const s = await stack();
-    const evil = "</script><img src=x onerror=alert(1)><!--";
+    const evil = "</script><img/src=x/onerror=alert(1)><!--";
     await fetch(`${s.baseURL}/chat/completions`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", "user-agent": evil },
       body: JSON.stringify({ model: evil, messages: [{ role: "user", content: "hi" }] }),
     });
     const status = await snapshot(s);
-    expect(status.requests[0]?.model).toBe(evil);
+    expect(status.requests[0]?.model).toBe("unknown");
+    expect(status.requests[0]?.client).toBe(evil);
     const page = await get(s, "/");
     expect(page.body).not.toContain("</script><img");
     expect(page.body).not.toContain("<!--");
-    expect(page.body).toContain("\\u003c/script>\\u003cimg src=x onerror=alert(1)>\\u003c!--");
+    expect(page.body).toContain("\\u003c/script>\\u003cimg/src=x/onerror=alert(1)>\\u003c!--");
   });
 
   it("reports plan usage from the upstream (asked at most once a minute), and why when it cannot", async () => {

@@ -5,18 +5,24 @@
  * errors. The Host and Origin guards of the whole app run before it.
  *
  *   GET  /admin/keys                  every key (no hashes)            POST /admin/keys {name, budget?, rpm?, tpm?,
- *   GET  /admin/keys/{name|id}        one key                               max_parallel?, models?, account?, expires?}
+ *   GET  /admin/keys/{name|id}        one key and its spend this period     max_parallel?, models?, account?, expires?}
  *   POST /admin/keys/{name|id}/rotate a new key for it (shown once)         → 201 {key, ...} (shown once)
  *   POST /admin/keys/{name|id}/revoke revoke it                        GET  /admin/audit?limit=N  the audit log
+ *   PATCH /admin/keys/{name|id} (or POST …/update) {budget?, rpm?, tpm?, max_parallel?, models?, account?, expires?}:
+ *                                     change its settings in place; null (or "none") clears one
+ *
+ * Refusals name the API field (`max_parallel`), never a CLI flag. Paths and targets reach the audit log redacted
+ * (a key pasted into a path is never written).
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import type { AuditLog } from "../../stores/types.js";
 import type { AppEnv } from "../../surfaces/kit/access-log.js";
+import type { KeyUsage, KeyUsageSource } from "../../surfaces/kit/key-usage.js";
 import { openAIErrorResponse } from "../../surfaces/kit/openai-error.js";
 import { ProxyError } from "../../util/errors.js";
-import { clampForMessage, type Logger } from "../../util/logger.js";
+import { clampForMessage, type Logger, redactText } from "../../util/logger.js";
 import { bearerToken } from "../../util/presented-key.js";
-import type { KeySettingsInput } from "../keys/key-options.js";
+import type { KeyChangesInput, KeySettingsInput } from "../keys/key-options.js";
 import type { Actor, IssuedKey, KeyService } from "../keys/key-service.js";
 import { peerAddress } from "../peer-address.js";
 import { isAdminKey } from "./admin-key.js";
@@ -34,6 +40,8 @@ export interface AdminAppOptions {
   afterWrite?: () => Promise<void>;
   /** The Cursor accounts this instance serves: a new key may only name one of them. @default any account */
   accounts?: (() => readonly string[]) | undefined;
+  /** Each key's use this period, for GET /admin/keys/{name|id}. @default the answer has no `usage` */
+  usage?: (() => KeyUsageSource | undefined) | undefined;
   /** @default Date.now */
   now?: () => number;
 }
@@ -71,18 +79,20 @@ const FIELDS: Record<string, keyof KeySettingsInput> = {
   expires: "expires",
 };
 
-/** The body of POST /admin/keys as {@link KeySettingsInput}; unknown fields and wrong types are refused by name. */
-async function createInput(c: Context): Promise<KeySettingsInput> {
+/** The JSON object of a body; unknown fields and wrong types are refused by name (`null` clears, on an update). */
+async function bodyFields(c: Context, update: boolean): Promise<Record<string, unknown>> {
   const body: unknown = await c.req.json().catch(() => undefined);
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new ProxyError("invalid_request", 'Expected a JSON object such as {"name": "alice"}.', {
-      detail: "bad_request",
-    });
+    throw new ProxyError(
+      "invalid_request",
+      update ? 'Expected a JSON object such as {"rpm": 60}.' : 'Expected a JSON object such as {"name": "alice"}.',
+      { detail: "bad_request" },
+    );
   }
   const input: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(body)) {
     const name = FIELDS[field];
-    if (name === undefined) {
+    if (name === undefined || (update && name === "name")) {
       throw new ProxyError("invalid_request", `Unknown field \`${clampForMessage(field, 60)}\`.`, {
         param: clampForMessage(field, 60),
         detail: "invalid_field",
@@ -90,6 +100,7 @@ async function createInput(c: Context): Promise<KeySettingsInput> {
     }
     const ok =
       typeof value === "string" ||
+      (update && value === null) ||
       (typeof value === "number" && ["rpm", "tpm", "maxParallel"].includes(name)) ||
       (name === "models" && Array.isArray(value) && value.every((item) => typeof item === "string"));
     if (!ok) {
@@ -98,8 +109,14 @@ async function createInput(c: Context): Promise<KeySettingsInput> {
         detail: "invalid_field",
       });
     }
-    input[name] = value;
+    input[name] = value === null ? "none" : value;
   }
+  return input;
+}
+
+/** The body of POST /admin/keys as {@link KeySettingsInput}. */
+async function createInput(c: Context): Promise<KeySettingsInput> {
+  const input = await bodyFields(c, false);
   if (typeof input.name !== "string") {
     throw new ProxyError("invalid_request", "`name` is required.", { param: "name", detail: "invalid_field" });
   }
@@ -118,6 +135,18 @@ export function createAdminApp(options: AdminAppOptions): Hono<AppEnv> {
     await options.afterWrite?.().catch(() => undefined);
   };
 
+  const checkAccount = (account: string | undefined) => {
+    const served = options.accounts?.();
+    if (account === undefined || served === undefined || /^(none|null|off)$/i.test(account.trim())) return;
+    if (!served.includes(account.trim())) {
+      throw new ProxyError(
+        "invalid_request",
+        `There is no login for the account \`${clampForMessage(account, 70)}\` on this server (it serves: ${served.join(", ")}); the account needs a login on the server (\`login --account NAME\`) and a restart first.`,
+        { param: "account", detail: "invalid_field" },
+      );
+    }
+  };
+
   // Outermost: every call is audited once it is answered (refused ones too, as `anonymous`).
   app.use("*", async (c, next) => {
     await next();
@@ -127,7 +156,7 @@ export function createAdminApp(options: AdminAppOptions): Hono<AppEnv> {
         at: new Date(now()).toISOString(),
         actor: status === 401 ? "anonymous" : ACTOR,
         action: "admin.request",
-        target: clampForMessage(c.req.path, 200),
+        target: redactText(clampForMessage(c.req.path, 200)),
         from: peerOf(c),
         detail: { method: c.req.method, status },
       })
@@ -135,23 +164,41 @@ export function createAdminApp(options: AdminAppOptions): Hono<AppEnv> {
   });
   app.use("*", requireAdmin(options.adminKeyDigest));
 
-  if (options.bodyGuard !== undefined) app.post("/keys", options.bodyGuard);
+  if (options.bodyGuard !== undefined) {
+    app.post("/keys", options.bodyGuard);
+    app.patch("/keys/:ref", options.bodyGuard);
+    app.post("/keys/:ref/update", options.bodyGuard);
+  }
   app.get("/keys", async (c) => c.json({ object: "list", data: await service.list() }));
   app.post("/keys", async (c) => {
     const input = await createInput(c);
-    const served = options.accounts?.();
-    if (input.account !== undefined && served !== undefined && !served.includes(input.account.trim())) {
-      throw new ProxyError(
-        "invalid_request",
-        `There is no login for the account \`${clampForMessage(input.account, 70)}\` on this server (it serves: ${served.join(", ")}); log it in with \`cursor-bridge login --account NAME\` and restart the server first.`,
-        { param: "account", detail: "invalid_field" },
-      );
-    }
-    const result = await service.create(input, by(c));
+    checkAccount(input.account);
+    const result = await service.create(input, by(c), "api");
     await written();
     return c.json(issued(result), 201, { "cache-control": "no-store" });
   });
-  app.get("/keys/:ref", async (c) => c.json(await service.show(c.req.param("ref"))));
+  app.get("/keys/:ref", async (c) => {
+    const view = await service.show(c.req.param("ref"));
+    const source = options.usage?.();
+    if (source === undefined) return c.json(view);
+    const rows = await source.keyUsage();
+    const usage: KeyUsage | undefined = rows.find((row) => row.keyId === view.id);
+    return c.json({ ...view, usage: usage ?? null });
+  });
+  const update = async (c: Context) => {
+    const input = (await bodyFields(c, true)) as KeyChangesInput;
+    if (Object.keys(input).length === 0) {
+      throw new ProxyError("invalid_request", 'Name at least one field to change, e.g. {"rpm": 60}.', {
+        detail: "bad_request",
+      });
+    }
+    checkAccount(input.account);
+    const view = await service.update(c.req.param("ref") ?? "", input, by(c), "api");
+    await written();
+    return c.json(view);
+  };
+  app.patch("/keys/:ref", update);
+  app.post("/keys/:ref/update", update);
   app.post("/keys/:ref/revoke", async (c) => {
     const view = await service.revoke(c.req.param("ref"), by(c));
     await written();

@@ -24,6 +24,9 @@ export interface KeyAuthOptions {
 const unauthenticated = (message: string) =>
   new ProxyError("unauthenticated", message, { detail: LOCAL_API_KEY_DETAIL });
 
+/** Whom a person without a valid key asks. */
+const ASK = "Ask the person who runs this server (who gave you its address) for yours.";
+
 /** The auth guard of the API doors. */
 export function keyAuth(options: KeyAuthOptions): MiddlewareHandler<AppEnv> {
   const { index, apiKey } = options;
@@ -41,7 +44,7 @@ export function keyAuth(options: KeyAuthOptions): MiddlewareHandler<AppEnv> {
     }
     if (key === undefined) {
       throw unauthenticated(
-        "Missing API key: this cursor-bridge gives each user a key (cbk-…); send yours as `Authorization: Bearer <key>`.",
+        `Missing API key: this cursor-bridge server gives each person a key of their own (cbk-…); send yours as \`Authorization: Bearer <key>\`. ${ASK}`,
       );
     }
     if (apiKey !== undefined && apiKeyMatches(key, apiKey)) return next();
@@ -50,10 +53,16 @@ export function keyAuth(options: KeyAuthOptions): MiddlewareHandler<AppEnv> {
       c.set("principal", principalOf(found.record));
       return next();
     }
-    if (found.status === "revoked") throw unauthenticated("This API key has been revoked; ask for a new one.");
-    if (found.status === "expired") {
-      throw unauthenticated(`This API key expired at ${found.record.expiresAt}; ask for a new one.`);
+    if (found.status === "revoked") {
+      throw unauthenticated("This API key has been revoked; ask the person who runs this server for a new one.");
     }
-    throw unauthenticated("Invalid API key for this cursor-bridge server.");
+    if (found.status === "expired") {
+      throw unauthenticated(
+        `This API key expired at ${found.record.expiresAt}; ask the person who runs this server for a new one.`,
+      );
+    }
+    throw unauthenticated(
+      `Invalid API key: this cursor-bridge server gives each person a key of their own (cbk-…), and this is not one of them (a key made for another server, or the \`local\` placeholder of a setup made before keys existed?). ${ASK}`,
+    );
   };
 }

@@ -1,13 +1,21 @@
 /**
- * Key management, shared by `cursor-bridge keys` and the admin API: create, list, show, revoke and rotate, each write
+ * Key management, shared by `cursor-bridge keys` and the admin API: create, list, show, update, revoke and rotate, each write
  * recorded in the audit log (who, what, when, from where; the key's name and id, never its material). A key is shown
  * once, in what create and rotate return; the store keeps its hash.
  */
+
 import type { AuditLog, KeyStore, StoredKeyLimits, VirtualKeyRecord } from "../../stores/types.js";
 import { ProxyError } from "../../util/errors.js";
+import type { JsonValue } from "../../util/json-value.js";
 import { clampForMessage } from "../../util/logger.js";
 import { displayPrefix, hashKey, newKey, newKeyId } from "./key-material.js";
-import { type KeySettingsInput, parseKeySettings } from "./key-options.js";
+import {
+  type KeyChangesInput,
+  type KeySettingsInput,
+  parseKeyChanges,
+  parseKeySettings,
+  type SettingsDialect,
+} from "./key-options.js";
 
 /** Who acts, for the audit log: `cli:<os user>` or `admin-api`, and from where (`cli`, a remote address). */
 export interface Actor {
@@ -24,6 +32,8 @@ export interface KeyView {
   status: "active" | "revoked" | "expired";
   createdAt: string;
   rotatedAt: string | null;
+  /** When its settings last changed (`keys update`). */
+  updatedAt: string | null;
   expiresAt: string | null;
   revokedAt: string | null;
   /** Model globs; null = every model. */
@@ -44,7 +54,12 @@ export interface KeyService {
   list(): Promise<KeyView[]>;
   /** @throws ProxyError `not_found` */
   show(ref: string): Promise<KeyView>;
-  create(input: KeySettingsInput, by: Actor): Promise<IssuedKey>;
+  create(input: KeySettingsInput, by: Actor, dialect?: SettingsDialect): Promise<IssuedKey>;
+  /**
+   * Changes a live key's settings (budget, rpm, tpm, max-parallel, models, expiry, account; `none` clears one); the
+   * limits given replace those values, the others stay. @throws like revoke, or `invalid_request` naming the setting
+   */
+  update(ref: string, input: KeyChangesInput, by: Actor, dialect?: SettingsDialect): Promise<KeyView>;
   /** @throws ProxyError `not_found`, or `invalid_request` when already revoked */
   revoke(ref: string, by: Actor): Promise<KeyView>;
   /** A new key for the same record (the old one stops working). @throws like revoke */
@@ -61,6 +76,7 @@ export function viewOf(record: VirtualKeyRecord, now: number): KeyView {
     status: record.revokedAt !== undefined ? "revoked" : expired ? "expired" : "active",
     createdAt: record.createdAt,
     rotatedAt: record.rotatedAt ?? null,
+    updatedAt: record.updatedAt ?? null,
     expiresAt: record.expiresAt ?? null,
     revokedAt: record.revokedAt ?? null,
     models: record.models ?? null,
@@ -106,14 +122,21 @@ export function createKeyService(options: { store: KeyStore; audit: AuditLog; no
     }
     return record;
   };
-  const record = (by: Actor, action: string, key: VirtualKeyRecord) =>
-    audit.append({ at: iso(), actor: by.actor, action, target: key.name, from: by.from, detail: { id: key.id } });
+  const record = (by: Actor, action: string, key: VirtualKeyRecord, detail: Record<string, JsonValue> = {}) =>
+    audit.append({
+      at: iso(),
+      actor: by.actor,
+      action,
+      target: key.name,
+      from: by.from,
+      detail: { id: key.id, ...detail },
+    });
 
   return {
     list: async () => (await store.list()).map((key) => viewOf(key, now())),
     show: async (ref) => viewOf(await resolve(ref), now()),
-    async create(input, by) {
-      const settings = parseKeySettings(input);
+    async create(input, by, dialect) {
+      const settings = parseKeySettings(input, dialect);
       const key = newKey();
       const createdAt = now();
       const created: VirtualKeyRecord = {
@@ -132,6 +155,31 @@ export function createKeyService(options: { store: KeyStore; audit: AuditLog; no
       await store.create(created);
       await record(by, "key.create", created);
       return { key, view: viewOf(created, now()) };
+    },
+    async update(ref, input, by, dialect) {
+      const changes = parseKeyChanges(input, dialect);
+      const target = await live(ref, "update");
+      const limits: StoredKeyLimits = { ...target.limits, ...changes.limits };
+      for (const field of changes.cleared) delete limits[field];
+      const at = now();
+      const updated = await store.update(target.id, {
+        limits,
+        updatedAt: new Date(at).toISOString(),
+        ...(changes.models === undefined ? {} : { models: changes.models }),
+        ...(changes.account === undefined ? {} : { account: changes.account }),
+        ...(changes.expiresInMs === undefined
+          ? {}
+          : { expiresAt: changes.expiresInMs === null ? null : new Date(at + changes.expiresInMs).toISOString() }),
+      });
+      // What changed, as settings (never key material): the audit says who changed what.
+      const changed: Record<string, JsonValue> = {};
+      for (const [field, value] of Object.entries(changes.limits)) changed[field] = value as JsonValue;
+      for (const field of changes.cleared) changed[field] = null;
+      if (changes.models !== undefined) changed.models = changes.models;
+      if (changes.account !== undefined) changed.account = changes.account;
+      if (changes.expiresInMs !== undefined) changed.expiresAt = updated.expiresAt ?? null;
+      await record(by, "key.update", updated, { changes: changed });
+      return viewOf(updated, now());
     },
     async revoke(ref, by) {
       const target = await live(ref, "revoke");

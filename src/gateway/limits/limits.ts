@@ -140,6 +140,9 @@ function budgetExceeded(
   );
 }
 
+/** The longest rate-limit wait an SDK is told to sleep through (`x-should-retry: true`); longer ones say false. */
+export const MAX_SLEPT_RETRY_S = 10;
+
 const REFUSAL_DETAIL = { rpm: "key_rpm", tpm: "key_tpm", parallel: "key_parallel" } as const;
 
 function rateLimited(
@@ -156,12 +159,15 @@ function rateLimited(
         ? `${key.limits.tpm} tokens per minute`
         : `${key.limits.maxParallel} requests at once`;
   const seconds = Math.ceil(snapshot.retryAfterMs / 1000);
+  // A wait over 10 s is shown, not slept through: SDKs that obey `x-should-retry` (openai-node, Anthropic's) would
+  // otherwise sit silent for up to a minute.
   return new ProxyError(
     "rate_limited",
     `Rate limit of key "${key.keyName}" reached: ${what}. Retry ${humanDuration(seconds * 1000)}.`,
     {
       detail: REFUSAL_DETAIL[refused],
       retryAfterSeconds: seconds,
+      retryable: seconds <= MAX_SLEPT_RETRY_S,
       headers,
     },
   );

@@ -7,7 +7,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { BackendEvent } from "../../backend/types.js";
 import type { TurnTrace } from "../../engine/index.js";
-import { clampForMessage, type Logger } from "../../util/logger.js";
+import { clampForMessage, type Logger, redactText } from "../../util/logger.js";
 import { decideError, type ErrorDecision } from "./error-policy.js";
 import type { Principal } from "./principal.js";
 import { clientOf, type RequestRecord, surfaceOf } from "./recent-requests.js";
@@ -28,8 +28,13 @@ export function acceptedRequestId(header: string | undefined): string | undefine
 export interface RequestLog {
   requestId: string;
   startedAt: number;
-  /** The client's model id until it is resolved, then the Cursor model that served. */
+  /**
+   * The model as logs, metrics and the status page show it: a model id the catalogue lists (the one that served,
+   * once known), or `unknown`; never the client's raw field, which may hold anything (even a key sent as a model).
+   */
   model?: string;
+  /** The client's model field, redacted and cut, kept for the log line only (`asked=`) when `model` is `unknown`. */
+  askedModel?: string;
   /** Conversation and Run, filled in by the engine (`conv=`, `run=`). */
   trace?: TurnTrace;
   route?: "new" | "continued" | "resumed" | "replayed";
@@ -67,6 +72,8 @@ export interface RequestDone {
 
 /** Called once per request when its body is done; must not throw (a throw is caught and logged). */
 export type RequestDoneListener = (done: RequestDone) => void;
+
+const redactOptional = (text: string | undefined) => (text === undefined ? undefined : redactText(text));
 
 /** Hono variables set by the app's middleware. */
 export type AppEnv = {
@@ -123,6 +130,7 @@ export function accessLog(
         request_id: log.requestId,
         key: c.get("principal")?.keyName,
         model: log.model === undefined ? undefined : clampForMessage(log.model, MAX_LOGGED_VALUE),
+        asked: log.model === "unknown" ? log.askedModel : undefined,
         conv: log.trace?.conversationId,
         run: log.trace?.runId,
         code: failed?.error.code,
@@ -161,9 +169,10 @@ export function accessLog(
         onRecord({
           at: log.startedAt,
           method: c.req.method,
-          path: c.req.path,
+          // Redacted here, once, for the page: a key pasted into a path (GET /v1/responses/sk-…) is never shown.
+          path: redactText(path),
           surface: surfaceOf(c.req.path),
-          client: clientOf(c.req.header("user-agent")),
+          client: redactOptional(clientOf(c.req.header("user-agent"))),
           model: log.model,
           route: log.route,
           parked: log.parked,

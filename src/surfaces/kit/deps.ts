@@ -64,10 +64,11 @@ export interface StatusSources {
   /** Every Cursor account served (named accounts, issue #29), each with its own plan usage. @default none listed */
   accounts?: readonly AccountStatusSource[];
   /**
-   * Virtual keys in use (the team gateway): the per-key usage table, shown only to a request `isAdmin` accepts
-   * (the admin key; gw-keys decides). @default no table
+   * The team gateway: the per-key usage table, shown only to a request `isAdmin` accepts (the admin key; gw-keys
+   * decides). While `inUse()` (any virtual key exists), the status page and /status.json need the admin key (or the
+   * --api-key): the page then offers a sign-in. @default no table, no sign-in
    */
-  keys?: { usage: KeyUsageSource; isAdmin: (request: Request) => boolean };
+  keys?: { usage: KeyUsageSource; isAdmin: (request: Request) => boolean; inUse?: () => boolean };
 }
 
 /** One served Cursor account on the status page. */

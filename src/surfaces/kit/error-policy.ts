@@ -43,6 +43,20 @@ export interface ErrorContext {
   requestId?: string | undefined;
   /** The door's wording; the ProxyError's own message when absent. */
   dialect?: ErrorDialect | undefined;
+  /**
+   * The client is a team member (it sent a virtual key), not the operator: its messages never tell it to run one of
+   * the server's commands, which only the operator can run; they say whom to tell instead.
+   */
+  remote?: boolean | undefined;
+}
+
+/** A sentence naming one of the server's commands (`cursor-bridge login`, `npm run --silent cli -- keys …`). */
+const OPERATOR_SENTENCE = /[^.;]*`(?:cursor-bridge|npm run --silent cli --)\s[^`]*`[^.;]*[.;]?/g;
+
+/** The message for a team member: sentences naming an operator command become one pointer to the operator. */
+export function forRemoteClient(message: string): string {
+  const kept = message.replace(OPERATOR_SENTENCE, " ").replace(/\s+/g, " ").trim();
+  return kept === message ? message : `${kept} The person who runs this server can fix it.`.trim();
 }
 
 /** Anything thrown → ProxyError: foreign errors become a generic `internal` whose text is never sent. */
@@ -72,7 +86,17 @@ function contextOverflowMessage(error: ProxyError, dialect: ErrorDialect | undef
   }
 }
 
-function messageFor(error: ProxyError, requestId: string | undefined, dialect?: ErrorDialect): string {
+function messageFor(
+  error: ProxyError,
+  requestId: string | undefined,
+  dialect: ErrorDialect | undefined,
+  remote: boolean,
+): string {
+  const message = localMessageFor(error, requestId, dialect);
+  return remote ? forRemoteClient(message) : message;
+}
+
+function localMessageFor(error: ProxyError, requestId: string | undefined, dialect?: ErrorDialect): string {
   const tooLong = contextOverflowMessage(error, dialect);
   if (tooLong !== undefined) return tooLong;
   // An internal error is a bug of ours: its message (an exception's text) stays in the log, never in the answer.
@@ -96,7 +120,12 @@ export function decideError(thrown: unknown, context: ErrorContext = {}): ErrorD
   if (error.retryAfterSeconds !== undefined && error.retryAfterSeconds >= 0) {
     headers["Retry-After"] = String(Math.ceil(error.retryAfterSeconds));
   }
-  return { error, status: error.status, headers, message: messageFor(error, context.requestId, context.dialect) };
+  return {
+    error,
+    status: error.status,
+    headers,
+    message: messageFor(error, context.requestId, context.dialect, context.remote === true),
+  };
 }
 
 /** A JSON error response from a decision and the surface's body. */

@@ -6,8 +6,10 @@
  * JSON or as a stream. A surface supplies only its translation and its two renderers.
  */
 import type { Context } from "hono";
+import type { ModelInfo } from "../../backend/types.js";
 import type { Engine, EngineRequest, TurnRoute, TurnTrace } from "../../engine/index.js";
 import { ProxyError } from "../../util/errors.js";
+import { clampForMessage, redactText } from "../../util/logger.js";
 import { streamedResponse } from "../../util/pull-body.js";
 import type { AppEnv } from "./access-log.js";
 import { headerList } from "./header-list.js";
@@ -52,6 +54,25 @@ export interface SurfaceKit {
   now: () => number;
 }
 
+/** What logs, metrics and the status page show for a model the catalogue does not list. */
+export const UNKNOWN_MODEL = "unknown";
+
+/** The catalogue's id for `model` (an id or alias it lists, `auto` included), else {@link UNKNOWN_MODEL}. */
+async function knownModel(model: string, listModels: () => Promise<ModelInfo[]>): Promise<string> {
+  const wanted = model.trim().toLowerCase();
+  if (wanted === "auto") return "auto";
+  let models: ModelInfo[];
+  try {
+    models = await listModels();
+  } catch {
+    return UNKNOWN_MODEL;
+  }
+  const found =
+    models.find((entry) => entry.id.toLowerCase() === wanted) ??
+    models.find((entry) => entry.aliases.some((alias) => alias.toLowerCase() === wanted));
+  return found?.id ?? UNKNOWN_MODEL;
+}
+
 /** Content type of every streamed answer (SSE). */
 const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
 
@@ -71,12 +92,14 @@ export async function runSurface<F, R>(
 ): Promise<Response> {
   const log = c.get("log");
   const clientSignal = c.req.raw.signal;
-  log.model = input.request.model;
   const principal = c.get("principal");
-  const model = await kit.models.resolve(input.request.model, input.request.options.reasoning, () =>
-    kit.engine.listModels(clientSignal, principal?.account),
-  );
-  log.model = model;
+  const listModels = () => kit.engine.listModels(clientSignal, principal?.account);
+  // Until the model is known, logs, metrics and the status page say `unknown`: the raw field may hold anything,
+  // even a key a client sent as its model.
+  log.model = UNKNOWN_MODEL;
+  log.askedModel = redactText(clampForMessage(input.request.model, 80));
+  const model = await kit.models.resolve(input.request.model, input.request.options.reasoning, listModels);
+  log.model = await knownModel(model, listModels);
   principal?.checkModel(input.request.model, model);
   await c.get("admitTurn")?.({ model, request: input.request, maxOutputTokens: input.maxOutputTokens });
   const trace: TurnTrace = { requestId: log.requestId };

@@ -38,7 +38,8 @@ export function createSurfaceApp(deps: SurfaceDeps, prefix: string, render: Erro
     if (error.code === "internal") {
       deps.logger.error("unhandled error", { request_id: requestId, path: clampForMessage(c.req.path, 200), error });
     }
-    return render(error, { requestId });
+    // A virtual key's holder is a team member, not the operator (error-policy.ts).
+    return render(error, { requestId, remote: c.get("principal") !== undefined });
   });
   return app;
 }
