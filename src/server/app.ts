@@ -24,7 +24,7 @@ import { createResponsesApp } from "../surfaces/responses/route.js";
 import { ProxyError } from "../util/errors.js";
 import { clampForMessage } from "../util/logger.js";
 import { requireApiKey } from "./api-key.js";
-import { admitLargeBodies, createBodyGate, LARGE_BODY_BUDGET_BYTES } from "./body-gate.js";
+import { admitLargeBodies, createLanedBodyGate, LARGE_BODY_BUDGET_BYTES } from "./body-gate.js";
 import { discardBody, limitBody } from "./body-limit.js";
 import { handleForwardedTurn } from "./cluster-route.js";
 import { createModelsApp } from "./models-route.js";
@@ -138,7 +138,7 @@ export function createApp(deps: AppDeps, gateway: AppGateway = {}): Hono<AppEnv>
     ...(gateway.guards ?? []),
     requireJson(),
     tooLarge,
-    admitLargeBodies(createBodyGate(options.largeBodyBudgetBytes ?? LARGE_BODY_BUDGET_BYTES)),
+    admitLargeBodies(createLanedBodyGate(options.largeBodyBudgetBytes ?? LARGE_BODY_BUDGET_BYTES)),
     // OpenCode and Codex hide a 429 usage limit behind their own retries or text: each gets a form it shows at once.
     steerUsageLimits(),
     // Last: a virtual key's limits see the principal the auth set, and refuse nothing a guard above would refuse.

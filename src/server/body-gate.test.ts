@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { describe, expect, it, vi } from "vitest";
 import { readJson } from "../surfaces/kit/json-body.js";
 import { ProxyError } from "../util/errors.js";
-import { admitLargeBodies, createBodyGate } from "./body-gate.js";
+import { admitLargeBodies, createBodyGate, createLanedBodyGate } from "./body-gate.js";
 import { limitBody } from "./body-limit.js";
 
 /** Settles pending promise callbacks. */
@@ -109,6 +109,40 @@ describe("createBodyGate", () => {
     release();
     (await next)();
     expect(gate.inUse).toBe(0);
+  });
+});
+
+describe("createLanedBodyGate", () => {
+  it("admits a body under half the budget while larger ones fill theirs, over-budget one included", async () => {
+    vi.useFakeTimers();
+    try {
+      const gate = createLanedBodyGate(10, 2_000);
+      const first = await gate.acquire(19);
+      let second: (() => void) | undefined;
+      void gate.acquire(19).then((release) => {
+        second = release;
+      });
+      await vi.advanceTimersByTimeAsync(2_000);
+      // The second large one went over the budget after its wait; that lane's over-budget place is taken.
+      expect(second).toBeDefined();
+      const small = await gate.acquire(2);
+      expect(gate.inUse).toBe(22);
+      let third: (() => void) | undefined;
+      void gate.acquire(5).then((release) => {
+        third = release;
+      });
+      await vi.advanceTimersByTimeAsync(3_000);
+      // Half the budget or more: it waits behind the larger ones in their lane.
+      expect(third).toBeUndefined();
+      first();
+      second?.();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(third).toBeDefined();
+      for (const release of [small, third]) release?.();
+      expect(gate.inUse).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

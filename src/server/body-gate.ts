@@ -119,6 +119,28 @@ export function createBodyGate(budgetBytes: number, maxWaitMs = LARGE_BODY_MAX_W
 }
 
 /**
+ * Two {@link createBodyGate} lanes, split at half the budget: bodies under it (1–4 MiB by default) and bodies of
+ * half the budget or more each have their own budget, so a smaller body never queues behind larger ones (a 2 MB
+ * request behind two long turns of 19 MB bodies goes at once instead of after one of them ends). Memory stays
+ * within twice the budget plus one over-budget request per lane. Within a lane the rules of
+ * {@link createBodyGate} hold: a request waits at most {@link LARGE_BODY_MAX_WAIT_MS}, unless its lane's one
+ * over-budget place is taken, and then until a request of its lane ahead of it is done.
+ */
+export function createLanedBodyGate(budgetBytes: number, maxWaitMs = LARGE_BODY_MAX_WAIT_MS): BodyGate {
+  const smaller = createBodyGate(budgetBytes, maxWaitMs);
+  const larger = createBodyGate(budgetBytes, maxWaitMs);
+  return {
+    acquire: (bytes, signal) => (bytes * 2 < budgetBytes ? smaller : larger).acquire(bytes, signal),
+    get inUse() {
+      return smaller.inUse + larger.inUse;
+    },
+    get waiting() {
+      return smaller.waiting + larger.waiting;
+    },
+  };
+}
+
+/**
  * The middleware, mounted after {@link limitBody} (which has read the body, counting its bytes whatever the framing):
  * a POST whose body is at least `thresholdBytes` waits for admission and holds it while the handler runs. The body
  * stays in hono's request cache only until the handler reads it (`readJson` drops the cached text, so the text and
