@@ -220,7 +220,10 @@ describe("serve wires the gateway's parts together", () => {
     expect(metrics).toMatch(/cursor_bridge_requests_total\{[^}]*key="hana"[^}]*\} 2/);
 
     const asAdmin = await (await fetch(`${url}/status.json`, { headers: { authorization: `Bearer ${ADMIN}` } })).json();
-    const anonymous = await (await fetch(`${url}/status.json`)).json();
+    const anonymousResponse = await fetch(`${url}/status.json`);
+    // Keys exist: the status is the admin's.
+    expect(anonymousResponse.status).toBe(401);
+    const anonymous = await anonymousResponse.json();
     expect(JSON.stringify(asAdmin)).toContain("hana");
     expect(JSON.stringify(anonymous)).not.toContain("hana");
   });
