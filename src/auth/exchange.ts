@@ -1,8 +1,8 @@
 /**
  * Token exchange, variant A of docs/protocol.md §3.2: `POST <apiUrl>/auth/exchange_user_api_key` with
  * `Authorization: Bearer <apiKey or refreshToken>`, JSON body `{}`, answering `{accessToken, refreshToken}`.
- * The official CLI uses it for API keys; current third-party clients use it with the refresh token to refresh OAuth
- * sessions, which is how cursor-bridge refreshes too.
+ * It takes API keys only: it answers 401 "Invalid User API Key" to a browser login's tokens
+ * (cursor-protocol-addendum-3.md X8), which refresh through {@link refreshOAuthLogin} instead.
  */
 import { ProxyError } from "../util/errors.js";
 import {
@@ -78,4 +78,75 @@ export async function exchangeForTokens(credential: string, options: ExchangeOpt
 /** Binds {@link exchangeForTokens} to fixed options, for injection into the token source. */
 export function createExchange(options: Omit<ExchangeOptions, "signal">): ExchangeFunction {
   return (credential, signal) => exchangeForTokens(credential, signal === undefined ? options : { ...options, signal });
+}
+
+/** Cursor's public OAuth client id, which its own clients refresh with (cursor-protocol-addendum-3.md X8). */
+export const CURSOR_OAUTH_CLIENT_ID = "KbZUR41cY7W6zRSdpSUJ7I7mLYBKOCmB";
+
+/**
+ * What a refresh answers: a new access token; a new refresh token only when Cursor rotates it (its OAuth refresh does
+ * not: the stored one stays); `shouldLogout` when Cursor ended the login.
+ */
+export interface RefreshResult {
+  accessToken: string;
+  refreshToken?: string;
+  shouldLogout?: boolean;
+}
+
+/** A refresh of one kind of login, injectable for tests. */
+export type RefreshFunction = (credential: string, signal?: AbortSignal) => Promise<RefreshResult>;
+
+const OAUTH_WHAT = "Refreshing the Cursor login";
+
+/**
+ * Refreshes a browser login: `POST <apiUrl>/oauth/token` with `{grant_type: "refresh_token", client_id,
+ * refresh_token}` (cursor-protocol-addendum-3.md X8; the exchange endpoint refuses browser-login tokens with 401).
+ * The answer is `{access_token, shouldLogout}`, a refresh token only if Cursor ever rotates it.
+ * @throws ProxyError as {@link exchangeForTokens}.
+ */
+export async function refreshOAuthLogin(refreshToken: string, options: ExchangeOptions): Promise<RefreshResult> {
+  const fetchImpl = options.fetch ?? defaultFetch;
+  let response: Response;
+  try {
+    response = await fetchImpl(joinUrl(options.apiUrl, "/oauth/token"), {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify({
+        grant_type: "refresh_token",
+        client_id: CURSOR_OAUTH_CLIENT_ID,
+        refresh_token: refreshToken,
+      }),
+      signal: requestSignal(options.signal, options.timeoutMs ?? DEFAULT_AUTH_REQUEST_TIMEOUT_MS),
+    });
+  } catch (error) {
+    throw errorForFetchFailure(error, OAUTH_WHAT, options.signal);
+  }
+  const body = await readJsonBody(response);
+  const fields =
+    typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  if (fields.shouldLogout === true) return { accessToken: "", shouldLogout: true };
+  if (!response.ok) {
+    const error = errorForStatus(response.status, OAUTH_WHAT);
+    if (error.code === "unauthenticated") {
+      throw new ProxyError(
+        "unauthenticated",
+        `Cursor rejected the stored login (HTTP ${response.status}); run \`cursor-bridge login\`.`,
+        { cause: error, detail: "credentials_rejected" },
+      );
+    }
+    throw error;
+  }
+  const accessToken = fields.access_token ?? fields.accessToken;
+  if (typeof accessToken !== "string" || accessToken === "") {
+    throw new ProxyError("backend_protocol", `${OAUTH_WHAT} failed: the answer had no access token.`);
+  }
+  const rotatedToken = fields.refresh_token ?? fields.refreshToken;
+  return typeof rotatedToken === "string" && rotatedToken !== ""
+    ? { accessToken, refreshToken: rotatedToken }
+    : { accessToken };
+}
+
+/** Binds {@link refreshOAuthLogin} to fixed options, for injection into the token source. */
+export function createOAuthRefresh(options: Omit<ExchangeOptions, "signal">): RefreshFunction {
+  return (credential, signal) => refreshOAuthLogin(credential, signal === undefined ? options : { ...options, signal });
 }

@@ -1,8 +1,11 @@
 /**
  * TokenSource implementations. The refreshing source reads the credential store, refreshes on the request path when
- * the JWT `exp` is within the skew (official CLI: 300 s, docs/protocol.md §3.3) and refreshes through the exchange
- * endpoint (§3.2 variant A) with the refresh token, or the API key for API-key logins. Refreshes are single-flight
- * and there are no timers: nothing runs unless a caller asks for a token.
+ * the JWT `exp` is within the skew (official CLI: 300 s, docs/protocol.md §3.3): a browser login through
+ * `POST /oauth/token` with its refresh token (§3.2), an API-key login through the exchange endpoint with the key.
+ * Refreshes are single-flight (across processes too, through the store lock) and there are no timers: nothing runs
+ * unless a caller asks for a token. A login removed from the store (`cursor-bridge logout`, or Cursor's
+ * `shouldLogout`) stays removed: the source notices on the next call, answers "not logged in" and never writes the
+ * removed tokens back.
  */
 
 import { createMemoryLock } from "../stores/memory/lock.js";
@@ -11,7 +14,8 @@ import { ProxyError } from "../util/errors.js";
 import { jwtExpiresAtMs, readJwtClaims, userIdFromSubject } from "../util/jwt.js";
 import { type Logger, silentLogger } from "../util/logger.js";
 import type { TokenSource } from "../util/token-source.js";
-import { createExchange, type ExchangeFunction } from "./exchange.js";
+import type { RefreshResult } from "./exchange.js";
+import { createExchange, createOAuthRefresh, type RefreshFunction } from "./exchange.js";
 import type { FetchLike } from "./http.js";
 
 /** Cursor's API base URL, where `/auth/*` lives (§1.1). */
@@ -23,8 +27,13 @@ export const DEFAULT_REFRESH_SKEW_MS = 5 * 60_000;
 /** Options of {@link createRefreshingTokenSource}. */
 export interface RefreshingTokenSourceOptions {
   store: CredentialStore;
-  /** Replaces the HTTP exchange entirely (tests). @default exchangeForTokens against apiUrl */
-  exchange?: ExchangeFunction;
+  /**
+   * Replaces the API-key exchange (tests); also the browser-login refresh unless {@link oauthRefresh} is given.
+   * @default exchangeForTokens against apiUrl
+   */
+  exchange?: RefreshFunction;
+  /** Replaces the browser-login refresh (tests). @default refreshOAuthLogin against apiUrl */
+  oauthRefresh?: RefreshFunction;
   /** @default "https://api2.cursor.sh" */
   apiUrl?: string;
   /** @default global fetch */
@@ -108,18 +117,19 @@ function rotated(before: StoredCredentials, accessToken: string, refreshToken: s
 export function createRefreshingTokenSource(options: RefreshingTokenSourceOptions): RefreshingTokenSource {
   const { store } = options;
   const lock = options.refreshLock ?? createMemoryLock();
-  const exchange =
-    options.exchange ??
-    createExchange({
-      apiUrl: options.apiUrl ?? DEFAULT_CURSOR_API_URL,
-      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
-    });
+  const http = {
+    apiUrl: options.apiUrl ?? DEFAULT_CURSOR_API_URL,
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+  };
+  const exchange: RefreshFunction = options.exchange ?? createExchange(http);
+  const oauthRefresh: RefreshFunction = options.oauthRefresh ?? options.exchange ?? createOAuthRefresh(http);
   const now = options.now ?? Date.now;
   const skewMs = options.refreshSkewMs ?? DEFAULT_REFRESH_SKEW_MS;
   const logger = options.logger ?? silentLogger;
   let cached: StoredCredentials | undefined;
   let loading: Promise<StoredCredentials> | undefined;
   let inFlight: Promise<string> | undefined;
+  let checking: Promise<StoredCredentials> | undefined;
 
   const expiresSoon = (token: string): boolean => {
     const expiresAt = jwtExpiresAtMs(token);
@@ -130,8 +140,31 @@ export function createRefreshingTokenSource(options: RefreshingTokenSourceOption
     return expiresAt !== undefined && expiresAt <= now();
   };
 
+  /**
+   * The credentials, checked against the store on every call (one read shared by concurrent callers): a login
+   * removed there is gone here too, and tokens another process stored later (a refresh, a new login) are adopted.
+   */
   function current(): Promise<StoredCredentials> {
-    if (cached !== undefined) return Promise.resolve(cached);
+    if (cached !== undefined) {
+      checking ??= store
+        .load()
+        .then((loaded) => {
+          if (loaded === undefined) {
+            cached = undefined;
+            throw notLoggedIn(store.location);
+          }
+          // Tokens stored since (another process's refresh, a new login) replace ours, unless they are the stale ones
+          // a failed save of ours left there.
+          if (cached === undefined || (loaded.accessToken !== cached.accessToken && !expiresSoon(loaded.accessToken))) {
+            cached = loaded;
+          }
+          return cached;
+        })
+        .finally(() => {
+          checking = undefined;
+        });
+      return checking;
+    }
     loading ??= store
       .load()
       .then((loaded) => {
@@ -143,6 +176,20 @@ export function createRefreshingTokenSource(options: RefreshingTokenSourceOption
         loading = undefined;
       });
     return loading;
+  }
+
+  /** Cursor ended the login (`shouldLogout`): it is removed, and the user told to log in again. */
+  async function loggedOutByCursor(): Promise<never> {
+    cached = undefined;
+    await store.clear().catch((error: unknown) => {
+      logger.warn("could not remove the Cursor login Cursor ended", { code: ProxyError.from(error).code });
+    });
+    logger.warn("Cursor ended this login (shouldLogout); it was removed: run `cursor-bridge login`");
+    throw new ProxyError(
+      "unauthenticated",
+      "Cursor ended this login (it answered the refresh with shouldLogout), so it was removed; run `cursor-bridge login` again.",
+      { detail: "credentials_rejected" },
+    );
   }
 
   async function persist(before: StoredCredentials, accessToken: string, refreshToken: string): Promise<void> {
@@ -157,19 +204,26 @@ export function createRefreshingTokenSource(options: RefreshingTokenSourceOption
   }
 
   async function doRefresh(forced: boolean): Promise<string> {
-    const before = await current();
-    // Another process (e.g. a fresh `cursor-bridge login`) may have stored newer tokens than the ones we hold.
-    const onDisk = await store.load().catch(() => undefined);
-    if (onDisk !== undefined && onDisk.accessToken !== before.accessToken && !expiresSoon(onDisk.accessToken)) {
+    // The tokens the caller found too old (current() below adopts what the store holds now).
+    const held = cached;
+    const before = held ?? (await current());
+    // Another process (e.g. a fresh `cursor-bridge login`) may have stored newer tokens than the ones we hold; or the
+    // user logged out, and the removed login must not come back.
+    const onDisk = await store.load();
+    if (onDisk === undefined) {
+      cached = undefined;
+      throw notLoggedIn(store.location);
+    }
+    if (onDisk.accessToken !== before.accessToken && !expiresSoon(onDisk.accessToken)) {
       cached = onDisk;
       return onDisk.accessToken;
     }
     // Tokens another process rotated since we loaded ours: refresh from those (our refresh token may be spent).
-    const base = onDisk !== undefined && onDisk.refreshToken !== before.refreshToken ? onDisk : before;
-    const credential = base.source === "api-key" && base.apiKey !== undefined ? base.apiKey : base.refreshToken;
-    let pair: { accessToken: string; refreshToken: string };
+    const base = onDisk.refreshToken !== before.refreshToken ? onDisk : before;
+    const apiKey = base.source === "api-key" ? base.apiKey : undefined;
+    let pair: RefreshResult;
     try {
-      pair = await exchange(credential);
+      pair = apiKey !== undefined ? await exchange(apiKey) : await oauthRefresh(base.refreshToken);
     } catch (error) {
       const proxyError = ProxyError.from(error);
       if (!forced && proxyError.code !== "unauthenticated" && !isExpired(base.accessToken)) {
@@ -180,7 +234,14 @@ export function createRefreshingTokenSource(options: RefreshingTokenSourceOption
       }
       throw refreshFailed(proxyError);
     }
-    await persist(base, pair.accessToken, pair.refreshToken);
+    if (pair.shouldLogout === true) return loggedOutByCursor();
+    // Logged out while the refresh ran: the new tokens die with the login.
+    if ((await store.load()) === undefined) {
+      cached = undefined;
+      throw notLoggedIn(store.location);
+    }
+    // Cursor's OAuth refresh keeps the refresh token: the stored one stays when the answer has none.
+    await persist(base, pair.accessToken, pair.refreshToken ?? base.refreshToken);
     logger.info("refreshed Cursor session", { source: base.source });
     return pair.accessToken;
   }

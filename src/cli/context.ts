@@ -246,11 +246,18 @@ export async function createCliContext(
       const stored = await store.load();
       if (stored !== undefined) {
         // The token code loads only when there are credentials to use (and the login code not at all).
-        const [{ createRefreshingTokenSource }, { describeCredentials }] = await Promise.all([
+        const [{ createRefreshingTokenSource }, { describeCredentials }, { withFileLock }] = await Promise.all([
           import("../auth/token-source.js"),
           import("../auth/credential-status.js"),
+          import("../stores/file/file-lock.js"),
         ]);
-        const tokenSource = createRefreshingTokenSource({ store, apiUrl: config.cursorApiUrl, now });
+        // One refresh at a time among every process using this credentials file (instances on one data dir).
+        const tokenSource = createRefreshingTokenSource({
+          store,
+          apiUrl: config.cursorApiUrl,
+          now,
+          refreshLock: (work) => withFileLock(`${store.location}.lock`, work, { timeoutMs: 40_000, staleMs: 40_000 }),
+        });
         return { origin: "store", tokenSource, status: describeCredentials(stored, store.location, now()) };
       }
       if (environment && config.cursorApiKey !== undefined) {

@@ -1,6 +1,7 @@
 /**
  * The emulator's accounts: token issuing, the browser-login handshake and the plain-HTTP auth routes of
- * docs/protocol.md §3 (`GET /auth/poll`, `POST /auth/exchange_user_api_key`, a local `/loginDeepControl` page).
+ * docs/protocol.md §3 (`GET /auth/poll`, `POST /auth/exchange_user_api_key` for API keys only, `POST /oauth/token`
+ * refreshing a browser login, a local `/loginDeepControl` page).
  * Tokens are HS256 JWTs with `exp` (jwt.ts), so login, refresh and expiry work end to end.
  */
 import { createHash } from "node:crypto";
@@ -30,11 +31,16 @@ export interface TokenPair {
 /** Why a bearer was refused. */
 export type AuthFailure = "missing" | "malformed" | "invalid" | "expired";
 
+/** Cursor's public OAuth client id (cursor-protocol-addendum-3.md X8): the only one `/oauth/token` accepts. */
+export const OAUTH_CLIENT_ID = "KbZUR41cY7W6zRSdpSUJ7I7mLYBKOCmB";
+
 /** Options of {@link createAuthority}. */
 export interface AuthorityOptions {
   signer: JwtSigner;
   accessTokenTtlSeconds: number;
   logger: Logger;
+  /** Counts the calls of the token routes (`GET /emulator/stats`). */
+  onAuthCall?: (route: "exchange" | "oauth-token") => void;
 }
 
 interface PendingLogin {
@@ -47,6 +53,8 @@ export interface Authority {
   issueTokens(options?: { userId?: string; email?: string; expiresInSeconds?: number }): TokenPair;
   approveLogin(uuid: string, options?: { userId?: string; email?: string }): void;
   addApiKey(apiKey: string, options?: { userId?: string; email?: string }): void;
+  /** Ends a browser login: `/oauth/token` answers this refresh token with `shouldLogout: true` from now on. */
+  revokeRefreshToken(refreshToken: string): void;
   /** Checks an `authorization` header value for an RPC: only unexpired access (session) tokens pass. */
   authenticate(header: string | null): { ok: true; identity: TokenIdentity } | { ok: false; failure: AuthFailure };
   /**
@@ -76,6 +84,7 @@ export function createAuthority(options: AuthorityOptions): Authority {
   const { signer, accessTokenTtlSeconds, logger } = options;
   const pending = new Map<string, PendingLogin>();
   const apiKeys = new Map<string, TokenIdentity>();
+  const revoked = new Set<string>();
 
   const issue = (identity: TokenIdentity, ttl = accessTokenTtlSeconds): TokenPair => ({
     accessToken: signer.sign(identity, "session", ttl),
@@ -107,9 +116,10 @@ export function createAuthority(options: AuthorityOptions): Authority {
   };
 
   const exchange = (req: NodeRequest, res: NodeResponse): void => {
+    options.onAuthCall?.("exchange");
     const token = bearerOf(req.headers.authorization);
     if (token === null || token === "") {
-      sendJson(res, 401, { error: "Missing bearer API key or refresh token" });
+      sendJson(res, 401, { error: "Missing bearer API key" });
       return;
     }
     const keyOwner = apiKeys.get(token);
@@ -117,15 +127,46 @@ export function createAuthority(options: AuthorityOptions): Authority {
       sendJson(res, 200, issue(keyOwner));
       return;
     }
-    // §3.2 variant A: clients refresh OAuth sessions by presenting the refresh token (or, failing that, the access
-    // token) to this endpoint; both are accepted while signed and unexpired.
-    const verified = signer.verify(token);
-    if (!verified.ok) {
-      sendJson(res, 401, { error: verified.reason === "expired" ? "Token expired" : "Invalid API key or token" });
+    // User API keys only: a browser login's access or refresh token is refused as the real endpoint refuses it
+    // (cursor-protocol-addendum-3.md X8); those refresh through /oauth/token.
+    sendJson(res, 401, { error: "Invalid User API Key" });
+  };
+
+  /**
+   * `POST /oauth/token` with `{grant_type: "refresh_token", client_id, refresh_token}` (X8): a new access token and
+   * `shouldLogout: false`; the refresh token does not rotate (the answer carries none). A revoked, expired or foreign
+   * refresh token is answered `shouldLogout: true`; a malformed request 400.
+   */
+  const oauthToken = async (req: NodeRequest, res: NodeResponse): Promise<void> => {
+    options.onAuthCall?.("oauth-token");
+    let body: Record<string, unknown>;
+    try {
+      const parsed: unknown = JSON.parse(await readBody(req));
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
+      body = parsed as Record<string, unknown>;
+    } catch {
+      sendJson(res, 400, { error: "invalid_request", error_description: "The body must be a JSON object." });
+      return;
+    }
+    if (body.grant_type !== "refresh_token" || typeof body.refresh_token !== "string" || body.refresh_token === "") {
+      sendJson(res, 400, {
+        error: "invalid_request",
+        error_description: "grant_type refresh_token and refresh_token are required.",
+      });
+      return;
+    }
+    if (body.client_id !== OAUTH_CLIENT_ID) {
+      sendJson(res, 401, { error: "invalid_client" });
+      return;
+    }
+    const verified = signer.verify(body.refresh_token);
+    if (!verified.ok || verified.claims.kind !== "refresh" || revoked.has(body.refresh_token)) {
+      sendJson(res, 200, { access_token: "", id_token: "", shouldLogout: true });
       return;
     }
     const { userId, email } = verified.claims;
-    sendJson(res, 200, issue(email === undefined ? { userId } : { userId, email }));
+    const accessToken = issue(email === undefined ? { userId } : { userId, email }).accessToken;
+    sendJson(res, 200, { access_token: accessToken, id_token: accessToken, shouldLogout: false });
   };
 
   const loginPage = (url: URL, res: NodeResponse): void => {
@@ -169,6 +210,9 @@ export function createAuthority(options: AuthorityOptions): Authority {
     addApiKey(apiKey, opts) {
       apiKeys.set(apiKey, identityOf(opts));
     },
+    revokeRefreshToken(refreshToken) {
+      revoked.add(refreshToken);
+    },
     authenticateRest(header) {
       const token = bearerOf(header);
       if (token === null || token === "") return false;
@@ -191,7 +235,12 @@ export function createAuthority(options: AuthorityOptions): Authority {
       const route = `${req.method ?? "GET"} ${url.pathname}`;
       if (route === "GET /auth/poll") poll(url, res);
       else if (route === "POST /auth/exchange_user_api_key") exchange(req, res);
-      else if (route === "GET /loginDeepControl") loginPage(url, res);
+      else if (route === "POST /oauth/token") {
+        oauthToken(req, res).catch((error: unknown) => {
+          logger.warn("oauth token request failed", { error });
+          if (!res.headersSent) sendJson(res, 400, { error: "invalid_request" });
+        });
+      } else if (route === "GET /loginDeepControl") loginPage(url, res);
       else if (route === "POST /loginDeepControl") {
         approveFromPage(req, res).catch((error: unknown) => {
           logger.warn("login approval failed", { error });

@@ -92,6 +92,8 @@ export interface Emulator {
   approveLogin(uuid: string, options?: { userId?: string; email?: string }): void;
   /** Registers an API key accepted by `POST /auth/exchange_user_api_key`. */
   addApiKey(apiKey: string, options?: { userId?: string; email?: string }): void;
+  /** Ends a browser login: `POST /oauth/token` answers its refresh token with `shouldLogout: true`. */
+  revokeRefreshToken(refreshToken: string): void;
   /**
    * Puts a user at their usage limit (or takes them off it with `false`): their Runs fail with the usage-limit
    * error (`resource_exhausted`, `ERROR_PRO_USER_USAGE_LIMIT`) and their plan usage reports the whole limit spent,
@@ -106,13 +108,14 @@ export interface Emulator {
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const logger = options.logger ?? silentLogger;
   const host = options.host ?? "127.0.0.1";
+  const stats = createStatsRecorder();
   const authority = createAuthority({
     signer: createJwtSigner(options.jwtSecret ?? randomBytes(32).toString("hex")),
     accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? 3600,
     logger,
+    onAuthCall: (route) => stats.countAuth(route),
   });
   for (const apiKey of options.apiKeys ?? []) authority.addApiKey(apiKey);
-  const stats = createStatsRecorder();
   const bidi = new BidiSessions(logger, options.appendGapTimeoutMs);
   const models = createModelCatalogue(options.extraModelIds);
   const usage = new UsageLedger();
@@ -181,6 +184,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     issueTokens: (opts) => authority.issueTokens(opts),
     approveLogin: (uuid, opts) => authority.approveLogin(uuid, opts),
     addApiKey: (apiKey, opts) => authority.addApiKey(apiKey, opts),
+    revokeRefreshToken: (token) => authority.revokeRefreshToken(token),
     limitUsage: (userId, limited = true) => {
       if (limited) limitedUsers.add(userId);
       else limitedUsers.delete(userId);

@@ -23,6 +23,10 @@ export interface EmulatorStats {
   webSearches: number;
   /** Web fetches the client approved (`[[emu:web-fetch]]`). */
   webFetches: number;
+  /** `POST /auth/exchange_user_api_key` calls (answered or refused). */
+  exchangeCalls: number;
+  /** `POST /oauth/token` calls (answered or refused). */
+  oauthTokenCalls: number;
   turns: TurnStats[];
 }
 
@@ -33,6 +37,7 @@ export interface StatsRecorder {
   countRun(method: "Run" | "RunSSE"): void;
   countAppend(): void;
   countWeb(kind: "search" | "fetch"): void;
+  countAuth(route: "exchange" | "oauth-token"): void;
   /** Registers a turn; the returned record is updated in place as the turn runs. */
   openTurn(transport: "http2" | "http1", now: number): TurnStats;
   /** Sets the outcome once (the first reason wins) and the end time. */
@@ -47,12 +52,23 @@ export function createStatsRecorder(): StatsRecorder {
     bidiAppends: 0,
     webSearches: 0,
     webFetches: 0,
+    exchangeCalls: 0,
+    oauthTokenCalls: 0,
     turns: [],
   };
   return {
     snapshot: () => structuredClone(stats),
     reset() {
-      stats = { runStreams: 0, runSseStreams: 0, bidiAppends: 0, webSearches: 0, webFetches: 0, turns: [] };
+      stats = {
+        runStreams: 0,
+        runSseStreams: 0,
+        bidiAppends: 0,
+        webSearches: 0,
+        webFetches: 0,
+        exchangeCalls: 0,
+        oauthTokenCalls: 0,
+        turns: [],
+      };
     },
     countRun(method) {
       if (method === "Run") stats.runStreams++;
@@ -60,6 +76,10 @@ export function createStatsRecorder(): StatsRecorder {
     },
     countAppend() {
       stats.bidiAppends++;
+    },
+    countAuth(route) {
+      if (route === "exchange") stats.exchangeCalls++;
+      else stats.oauthTokenCalls++;
     },
     countWeb(kind) {
       if (kind === "search") stats.webSearches++;

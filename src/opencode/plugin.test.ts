@@ -218,7 +218,8 @@ describe("OpenCode plugin hooks (Node, real bridge child, emulator)", () => {
     expect(attempts).toBe(2);
     const written = writes[0];
     if (written?.type !== "oauth") throw new Error("no oauth record written");
-    expect(written.refresh).not.toBe(old.refreshToken);
+    // Cursor's OAuth refresh keeps the refresh token.
+    expect(written.refresh).toBe(old.refreshToken);
     expect(written.access).not.toBe(old.accessToken);
     expect(written.expires).toBeGreaterThan(Date.now());
     await hooks.dispose?.();

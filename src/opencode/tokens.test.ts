@@ -1,8 +1,10 @@
 /**
- * The plugin's refresh code against the emulator's real `/auth/exchange_user_api_key`: OpenCode's auth store is
+ * The plugin's refresh code against the emulator's real `/oauth/token` (browser logins) and
+ * `/auth/exchange_user_api_key` (API keys): OpenCode's auth store is
  * played by an in-memory record that `write` replaces (what `client.auth.set` does).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CURSOR_OAUTH_CLIENT_ID } from "../auth/exchange.js";
 import { type Emulator, startEmulator } from "../emulator/index.js";
 import { ProxyError } from "../util/errors.js";
 import { jwtExpiresAtMs } from "../util/jwt.js";
@@ -46,7 +48,7 @@ describe("plugin token source (OpenCode's auth store, emulator exchange)", () =>
     await emulator?.close();
   });
 
-  it("refreshes an expired access token once for concurrent callers and writes the rotated pair back first", async () => {
+  it("refreshes an expired access token once for concurrent callers through /oauth/token and writes it back first", async () => {
     const old = emulator.issueTokens({ expiresInSeconds: -60 });
     const store = fakeAuthStore({ type: "oauth", refresh: old.refreshToken, access: old.accessToken, expires: 0 });
     const counter = countingFetch();
@@ -54,26 +56,30 @@ describe("plugin token source (OpenCode's auth store, emulator exchange)", () =>
 
     const tokens = await Promise.all([source.getAccessToken(), source.getAccessToken(), source.getAccessToken()]);
 
-    expect(counter.calls).toEqual(["/auth/exchange_user_api_key"]);
+    expect(counter.calls).toEqual(["/oauth/token"]);
     expect(new Set(tokens).size).toBe(1);
     const [fresh] = tokens;
     expect(fresh).not.toBe(old.accessToken);
     expect(jwtExpiresAtMs(fresh ?? "")).toBeGreaterThan(Date.now());
-    // Written back before it was handed out: the rotated refresh token is in the store.
+    // Written back before it was handed out; Cursor's OAuth refresh does not rotate the refresh token, which stays.
     expect(store.writes).toHaveLength(1);
     const written = store.writes[0];
     expect(written?.type).toBe("oauth");
     if (written?.type !== "oauth") return;
     expect(written.access).toBe(fresh);
-    expect(written.refresh).not.toBe(old.refreshToken);
+    expect(written.refresh).toBe(old.refreshToken);
     expect(written.expires).toBe(jwtExpiresAtMs(fresh ?? ""));
-    // The rotated refresh token is a live session at the emulator.
-    const again = await fetch(`${emulator.url}/auth/exchange_user_api_key`, {
+    // The kept refresh token still refreshes.
+    const again = await fetch(`${emulator.url}/oauth/token`, {
       method: "POST",
-      headers: { authorization: `Bearer ${written.refresh}`, "content-type": "application/json" },
-      body: "{}",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        grant_type: "refresh_token",
+        client_id: CURSOR_OAUTH_CLIENT_ID,
+        refresh_token: written.refresh,
+      }),
     });
-    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ shouldLogout: false, access_token: expect.any(String) });
     // A valid token is served without another exchange.
     expect(await source.getAccessToken()).toBe(fresh);
     expect(counter.calls).toHaveLength(1);

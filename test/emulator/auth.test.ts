@@ -1,9 +1,12 @@
 /**
  * The plain-HTTP auth routes (docs/protocol.md §3): `GET /auth/poll` (404 while pending), the local
- * `/loginDeepControl` page, `POST /auth/exchange_user_api_key` for API keys and refresh tokens; tokens are HS256 JWTs.
+ * `/loginDeepControl` page, `POST /auth/exchange_user_api_key` for API keys only, `POST /oauth/token` refreshing a
+ * browser login; tokens are HS256 JWTs.
  */
+
 import { createHash, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OAUTH_CLIENT_ID } from "../../src/emulator/auth.js";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import { base64UrlEncode, readJwtClaims } from "../../src/util/jwt.js";
 import { agentClient } from "./support/raw-client.js";
@@ -95,14 +98,13 @@ describe("exchange_user_api_key", () => {
     expect(readJwtClaims(body.accessToken)?.sub).toBe("auth0|user_key");
   });
 
-  it("refreshes with a refresh token; expired, unknown or missing bearers are 401", async () => {
-    const { refreshToken } = emulator.issueTokens({ userId: "user_refresh" });
-    const refreshed = await exchange(refreshToken);
-    expect(refreshed.status).toBe(200);
-    const body = (await refreshed.json()) as { accessToken: string };
-    expect(readJwtClaims(body.accessToken)?.sub).toBe("auth0|user_refresh");
-    expect((await exchange(emulator.issueTokens({ expiresInSeconds: -1 }).accessToken)).status).toBe(401);
-    expect((await exchange("nope")).status).toBe(401);
+  it("takes user API keys only: a browser login's refresh or access token is 401 Invalid User API Key", async () => {
+    const { refreshToken, accessToken } = emulator.issueTokens({ userId: "user_refresh" });
+    for (const token of [refreshToken, accessToken, "nope"]) {
+      const refused = await exchange(token);
+      expect(refused.status).toBe(401);
+      expect(await refused.json()).toEqual({ error: "Invalid User API Key" });
+    }
     expect((await exchange(undefined)).status).toBe(401);
   });
 
@@ -110,6 +112,43 @@ describe("exchange_user_api_key", () => {
     const { accessToken } = emulator.issueTokens();
     const exp = readJwtClaims(accessToken)?.exp ?? 0;
     expect(Math.abs(exp - (Date.now() / 1000 + 120))).toBeLessThan(5);
+  });
+});
+
+describe("oauth/token", () => {
+  const token = (body: unknown) =>
+    fetch(`${emulator.url}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    });
+  const grant = (refreshToken: string, clientId = OAUTH_CLIENT_ID) => ({
+    grant_type: "refresh_token",
+    client_id: clientId,
+    refresh_token: refreshToken,
+  });
+
+  it("refreshes a browser login with the refresh_token grant; the refresh token does not rotate", async () => {
+    const { refreshToken } = emulator.issueTokens({ userId: "user_oauth" });
+    const answer = await token(grant(refreshToken));
+    expect(answer.status).toBe(200);
+    const body = (await answer.json()) as Record<string, unknown>;
+    expect(body.shouldLogout).toBe(false);
+    expect(body.refresh_token).toBeUndefined();
+    expect(readJwtClaims(String(body.access_token))?.sub).toBe("auth0|user_oauth");
+    expect((await token(grant(refreshToken))).status).toBe(200);
+  });
+
+  it("answers a revoked, unknown or access token with shouldLogout; a bad request or client is refused", async () => {
+    const { refreshToken, accessToken } = emulator.issueTokens();
+    emulator.revokeRefreshToken(refreshToken);
+    for (const t of [refreshToken, accessToken, "nope"]) {
+      expect(await (await token(grant(t))).json()).toMatchObject({ shouldLogout: true });
+    }
+    const live = emulator.issueTokens().refreshToken;
+    expect((await token(grant(live, "another-client"))).status).toBe(401);
+    expect((await token({ grant_type: "password", client_id: OAUTH_CLIENT_ID })).status).toBe(400);
+    expect((await token("{not json")).status).toBe(400);
   });
 });
 
