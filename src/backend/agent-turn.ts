@@ -22,6 +22,10 @@ import { assertTransition, inSegment, statusOf, type TurnPhase } from "./turn-ph
 import { EXPIRED_REASON } from "./turn-reasons.js";
 import { type RecoveryState, recoverFirstSegment } from "./turn-recovery.js";
 import { loadTurnPlan, matchResults, openRunWithDeadline } from "./turn-setup.js";
+
+/** Which of Cursor's tools the model may use (docs/protocol.md §2.1). */
+const ALLOWED_TOOLS_HEADER = "x-cursor-agent-allowed-tools";
+
 import { segmentUsage } from "./turn-usage.js";
 import type {
   AgentModeName,
@@ -30,6 +34,7 @@ import type {
   BackendEvent,
   ClientTool,
   HistoryMessage,
+  ModelSelection,
   SegmentOptions,
   SurfaceExecutor,
   TokenSource,
@@ -116,7 +121,9 @@ export class CursorAgentTurn implements AgentTurn {
    */
   private reachedClient = false;
 
-  private readonly model: string;
+  private readonly model: ModelSelection;
+  /** `x-cursor-agent-allowed-tools` of every Run of the turn; undefined = no header. */
+  private readonly allowedTools: string | undefined;
   private readonly tools: readonly ClientTool[];
   /** Runs the turn's execs on the caller's side (ACP); undefined = redirect to caller tools or reject. */
   private readonly executor: SurfaceExecutor | undefined;
@@ -143,7 +150,13 @@ export class CursorAgentTurn implements AgentTurn {
     private readonly deps: TurnDependencies,
   ) {
     this.conversationId = request.conversationId;
-    this.model = request.model;
+    this.model = request.selection ?? {
+      modelId: resolveModelId(request.model),
+      parameters: [],
+      maxMode: false,
+      ranAs: request.model,
+    };
+    this.allowedTools = request.allowedTools === undefined ? undefined : request.allowedTools.join(",");
     this.tools = request.tools;
     this.executor = request.executor === undefined ? undefined : this.watchedExecutor(request.executor);
     this.mode = request.mode;
@@ -251,7 +264,7 @@ export class CursorAgentTurn implements AgentTurn {
     } catch (error) {
       if (signal?.aborted === true) throw new ProxyError("canceled", "The turn was canceled.", { cause: error });
       throw classifyTurnError(ProxyError.from(error), {
-        model: this.model,
+        model: this.model.ranAs,
         estimatedTokens: this.estimatedTokens,
         outputStarted: this.outputStarted,
       });
@@ -337,12 +350,11 @@ export class CursorAgentTurn implements AgentTurn {
       this.plan = plan;
       this.blobs = loaded.blobs;
     }
-    const modelId = resolveModelId(this.model);
+    const modelId = this.model.modelId;
     const first = buildRunRequest({
       plan,
       conversationId: this.conversationId,
-      modelId,
-      reasoning: this.deps.catalog.peek(this.model)?.reasoning ?? false,
+      model: this.model,
       blobs: this.blobs,
       messageId: this.deps.newId(),
       modelToolName: (name) => this.toolNames.toModel(name) ?? sanitizeToolName(name),
@@ -354,6 +366,7 @@ export class CursorAgentTurn implements AgentTurn {
       signal,
       this.deps.timings.stallTimeoutMs,
       this.recovery.freshConnection === true,
+      this.allowedTools === undefined ? undefined : { [ALLOWED_TOOLS_HEADER]: this.allowedTools },
     );
     this.controller = controller;
     this.channel.release();

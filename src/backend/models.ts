@@ -5,7 +5,7 @@
  */
 import type { ModelDetails } from "../gen/agent/v1/models_pb.js";
 import type { AvailableModel } from "../gen/aiserver/v1/ai_service_pb.js";
-import type { ModelInfo } from "./types.js";
+import type { ModelInfo, ModelParameterInfo } from "./types.js";
 
 /** The alias callers use for Cursor's automatic model choice. */
 export const AUTO_MODEL_ALIAS = "auto";
@@ -108,6 +108,97 @@ export function toModelList(models: readonly ModelDetails[], vision: VisionSourc
   return list;
 }
 
+/** A parameter's values: its definition's, then any more its variants use (the definition layout is uncertain). */
+function parameterValues(model: AvailableModel): ModelParameterInfo[] {
+  const out = new Map<string, string[]>();
+  for (const definition of model.parameterDefinitions) {
+    const type = definition.parameterType?.type;
+    const values =
+      type?.case === "enumParameter"
+        ? type.value.values.map((v) => v.value)
+        : type?.case === "booleanParameter"
+          ? type.value.values.map((v) => String(v.value))
+          : [];
+    out.set(definition.id, values);
+  }
+  for (const variant of model.variants) {
+    for (const { id, value } of variant.parameterValues) {
+      const values = out.get(id) ?? [];
+      if (!values.includes(value)) values.push(value);
+      out.set(id, values);
+    }
+  }
+  return [...out].map(([id, values]) => ({
+    id,
+    values: values.length === 0 && id !== "context" ? ["false", "true"] : values,
+  }));
+}
+
+/**
+ * The parameterised catalogue (docs/protocol.md §6.1) joined with the flat list: every base model of `available`
+ * that has parameters or variants becomes an entry with its parameters and default variant, and each variant an
+ * entry with its base and values (the flat row of the same id, when GetUsableModels lists it, gains them).
+ */
+export function joinCatalogue(
+  flat: readonly ModelInfo[],
+  available: readonly AvailableModel[],
+  vision: VisionSources = {},
+): ModelInfo[] {
+  const list = flat.map((m) => ({ ...m }));
+  const byId = new Map(list.map((m) => [m.id, m]));
+  const upsert = (entry: ModelInfo): ModelInfo => {
+    const existing = byId.get(entry.id);
+    if (existing === undefined) {
+      list.push(entry);
+      byId.set(entry.id, entry);
+      return entry;
+    }
+    for (const alias of entry.aliases) if (!existing.aliases.includes(alias)) existing.aliases.push(alias);
+    return existing;
+  };
+  for (const model of available) {
+    if (model.name === "" || (model.parameterDefinitions.length === 0 && model.variants.length === 0)) continue;
+    const parameters = parameterValues(model);
+    const defaultVariant = model.variants.find((v) => v.isDefaultNonMaxConfig === true) ?? model.variants[0];
+    const idOf = (v: (typeof model.variants)[number]) => v.legacySlug || v.variantStringRepresentation || undefined;
+    const upstream = model.supportsImages === undefined ? undefined : new Map([[model.name, model.supportsImages]]);
+    const base = upsert({
+      id: model.name,
+      displayName: model.clientDisplayName || model.name,
+      aliases: [...model.idAliases],
+      reasoning: parameters.some((p) => p.id === "thinking"),
+      maxMode: false,
+      vision: visionFor(model.name, upstream === undefined ? vision : { ...vision, upstream }),
+    });
+    base.parameters = parameters;
+    base.defaults = {
+      params: Object.fromEntries((defaultVariant?.parameterValues ?? []).map((p) => [p.id, p.value])),
+      variant: defaultVariant === undefined ? undefined : idOf(defaultVariant),
+    };
+    base.contextWindow = model.contextTokenLimit ?? null;
+    for (const variant of model.variants) {
+      const id = idOf(variant);
+      if (id === undefined) continue;
+      const params = Object.fromEntries(variant.parameterValues.map((p) => [p.id, p.value]));
+      const alias = variant.variantStringRepresentation;
+      const entry = upsert({
+        id,
+        displayName: variant.displayName || id,
+        aliases: alias !== undefined && alias !== "" && alias !== id ? [alias] : [],
+        reasoning: params.thinking === "true",
+        maxMode: variant.isMaxMode === true,
+        vision: base.vision,
+      });
+      if (entry === base) continue;
+      entry.variant = { base: model.name, params, maxMode: variant.isMaxMode === true };
+      entry.maxMode = variant.isMaxMode === true;
+      const maxContext = model.contextTokenLimitForMaxMode;
+      entry.contextWindow = variant.isMaxMode === true ? (maxContext ?? null) : (model.contextTokenLimit ?? null);
+    }
+  }
+  return list;
+}
+
 /** A TTL cache around a model fetch, single-flight. */
 export interface ModelCatalog {
   list(signal?: AbortSignal): Promise<ModelInfo[]>;
@@ -118,19 +209,19 @@ export interface ModelCatalog {
 /** Creates the cached catalog. */
 export function createModelCatalog(options: {
   fetch: (signal?: AbortSignal) => Promise<ModelDetails[]>;
-  /** `AvailableModels` (image support); failures and absence fall back to the family table. */
+  /**
+   * `AvailableModels` with `use_model_parameters` (image support, and the parameterised catalogue joined with the
+   * flat list); failures and absence fall back to the flat list and the family table.
+   */
   fetchAvailable?: (signal?: AbortSignal) => Promise<AvailableModel[]>;
   visionOverrides?: readonly string[];
   ttlMs: number;
   now: () => number;
 }): ModelCatalog {
-  const upstreamVision = async (signal?: AbortSignal): Promise<Map<string, boolean> | undefined> => {
+  const fetchAvailable = async (signal?: AbortSignal): Promise<AvailableModel[] | undefined> => {
     if (options.fetchAvailable === undefined) return undefined;
     try {
-      const models = await options.fetchAvailable(signal);
-      const flags = new Map<string, boolean>();
-      for (const model of models) if (model.supportsImages !== undefined) flags.set(model.name, model.supportsImages);
-      return flags;
+      return await options.fetchAvailable(signal);
     } catch {
       return undefined;
     }
@@ -140,10 +231,19 @@ export function createModelCatalog(options: {
   return {
     list(signal) {
       if (cached !== undefined && options.now() - cached.at < options.ttlMs) return Promise.resolve(cached.models);
-      inFlight ??= Promise.all([options.fetch(signal), upstreamVision(signal)])
-        .then(([details, upstream]) => {
+      inFlight ??= Promise.all([options.fetch(signal), fetchAvailable(signal)])
+        .then(([details, available]) => {
           const overrides = options.visionOverrides ?? [];
-          const models = toModelList(details, upstream === undefined ? { overrides } : { overrides, upstream });
+          let upstream: Map<string, boolean> | undefined;
+          if (available !== undefined) {
+            upstream = new Map();
+            for (const model of available) {
+              if (model.supportsImages !== undefined) upstream.set(model.name, model.supportsImages);
+            }
+          }
+          const vision = upstream === undefined ? { overrides } : { overrides, upstream };
+          const flat = toModelList(details, vision);
+          const models = available === undefined ? flat : joinCatalogue(flat, available, vision);
           cached = { models, at: options.now() };
           return models;
         })

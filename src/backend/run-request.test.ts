@@ -81,8 +81,7 @@ describe("buildRunRequest", () => {
     const message = buildRunRequest({
       plan: rebuildPlan(messages),
       conversationId: "conv",
-      modelId: "default",
-      reasoning: true,
+      model: { modelId: "default", parameters: [], maxMode: false },
       blobs,
       messageId: "m1",
     });
@@ -91,9 +90,10 @@ describe("buildRunRequest", () => {
     expect(run.conversationId).toBe("conv");
     expect(run.conversationGroupId).toBe("conv");
     expect(run.runId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(run.modelDetails?.modelId).toBe("default");
-    expect(run.modelDetails?.thinkingDetails).toBeDefined();
+    // requested_model alone: a bare base id inside model_details is not_found (docs/protocol.md §6.1).
+    expect(run.modelDetails).toBeUndefined();
     expect(run.requestedModel?.modelId).toBe("default");
+    expect(run.requestedModel?.parameters).toEqual([]);
     // Cursor then names the model `auto` picked (routed_model, cursor-protocol-addendum-2.md §4).
     expect(run.clientSupportsRoutedModelUpdate).toBe(true);
     expect(run.action?.action.case).toBe("userMessageAction");
@@ -139,8 +139,7 @@ describe("buildRunRequest", () => {
     const message = buildRunRequest({
       plan: rebuildPlan([...base, { role: "tool", toolCallId: "x", content: "r" }]),
       conversationId: "conv",
-      modelId: "m",
-      reasoning: false,
+      model: { modelId: "m", parameters: [], maxMode: false },
       blobs: createBlobStore(),
       messageId: "m1",
     });
@@ -154,8 +153,7 @@ describe("conversation_group_id and run_id (docs/protocol.md §4.5)", () => {
       buildRunRequest({
         plan: rebuildPlan([{ role: "user", content: "hi" }]),
         conversationId: "conv",
-        modelId: "default",
-        reasoning: false,
+        model: { modelId: "default", parameters: [], maxMode: false },
         blobs: createBlobStore(),
         messageId: "m",
         ...(runId === undefined ? {} : { runId }),
@@ -192,8 +190,7 @@ describe("images (docs/protocol.md §5.5)", () => {
     const message = buildRunRequest({
       plan: rebuildPlan(messages),
       conversationId: "conv",
-      modelId: "default",
-      reasoning: false,
+      model: { modelId: "default", parameters: [], maxMode: false },
       blobs: createBlobStore(),
       messageId: "m",
     });
@@ -214,8 +211,7 @@ describe("images (docs/protocol.md §5.5)", () => {
     const plain = buildRunRequest({
       plan: rebuildPlan([{ role: "user", content: "hi" }]),
       conversationId: "conv",
-      modelId: "default",
-      reasoning: false,
+      model: { modelId: "default", parameters: [], maxMode: false },
       blobs: createBlobStore(),
       messageId: "m",
     });
@@ -233,8 +229,7 @@ describe("images (docs/protocol.md §5.5)", () => {
     const message = buildRunRequest({
       plan: rebuildPlan(messages),
       conversationId: "conv",
-      modelId: "default",
-      reasoning: false,
+      model: { modelId: "default", parameters: [], maxMode: false },
       blobs,
       messageId: "m",
     });

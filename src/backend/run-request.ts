@@ -21,7 +21,7 @@ import { imageExtension, sniffImage } from "../util/image.js";
 import { historyFingerprint } from "./history-fingerprint.js";
 import { sanitizeToolName } from "./tool-names.js";
 import { continuedTurnState, type InterruptedTurn, interruptedTurnOf } from "./turn-continuation.js";
-import type { AgentModeName, HistoryMessage, ImageAttachment, JsonValue } from "./types.js";
+import type { AgentModeName, HistoryMessage, ImageAttachment, JsonValue, ModelSelection } from "./types.js";
 
 /** How a turn starts. */
 export type TurnPlan =
@@ -216,10 +216,11 @@ export function buildRootState(history: readonly HistoryMessage[], blobs: BlobSt
 export interface RunRequestInput {
   plan: TurnPlan;
   conversationId: string;
-  /** Cursor model id, aliases already resolved (`auto` → `default`). */
-  modelId: string;
-  /** Whether the model is a reasoning model (sets `thinking_details`). */
-  reasoning: boolean;
+  /**
+   * The model as `requested_model` names it: a base id with parameters, or a flat id alone (`auto` already sent as
+   * `default`). No `model_details` goes with it (docs/protocol.md §6.1: a bare base id there is `not_found`).
+   */
+  model: Pick<ModelSelection, "modelId" | "parameters" | "maxMode">;
   blobs: BlobStore;
   messageId: string;
   /** `run_id` of this Run; a fresh random UUID when omitted. */
@@ -284,14 +285,11 @@ export function buildRunRequest(input: RunRequestInput): AgentClientMessage {
       value: {
         conversationState: state,
         action,
-        modelDetails: {
-          modelId: input.modelId,
-          displayModelId: input.modelId,
-          displayName: input.modelId,
-          displayNameShort: input.modelId,
-          ...(input.reasoning ? { thinkingDetails: {} } : {}),
+        requestedModel: {
+          modelId: input.model.modelId,
+          parameters: input.model.parameters.map(({ id, value }) => ({ id, value })),
+          ...(input.model.maxMode ? { maxMode: true } : {}),
         },
-        requestedModel: { modelId: input.modelId },
         conversationId: input.conversationId,
         // As the official CLI sends them (docs/protocol.md §4.5): the group is the conversation itself.
         conversationGroupId: input.conversationId,

@@ -121,8 +121,7 @@ describe("buildRunRequest for a continued turn", () => {
     const message = buildRunRequest({
       plan,
       conversationId: "c",
-      modelId: "default",
-      reasoning: false,
+      model: { modelId: "default", parameters: [], maxMode: false },
       blobs,
       messageId: "m1",
       modelToolName: (name) => name.replace(" ", "_"),

@@ -76,6 +76,7 @@ export async function openRunWithDeadline(
   signal: AbortSignal | undefined,
   deadlineMs: number,
   freshConnection = false,
+  headers?: Readonly<Record<string, string>>,
 ): Promise<OpenedRun> {
   const controller = new AbortController();
   const onAbort = () => controller.abort(signal?.reason);
@@ -89,7 +90,11 @@ export async function openRunWithDeadline(
   );
   try {
     signal?.throwIfAborted();
-    const stream = await api.openRun(first, { signal: controller.signal, freshConnection });
+    const stream = await api.openRun(first, {
+      signal: controller.signal,
+      freshConnection,
+      ...(headers === undefined ? {} : { headers }),
+    });
     return { stream, controller };
   } catch (error) {
     controller.abort(error);

@@ -78,6 +78,16 @@ export interface TurnRequest {
   /** Cursor model id as listed by listModels() (aliases such as `auto` already resolved by the caller or not). */
   model: string;
   /**
+   * What `requested_model` sends (the engine's choice of base, parameters and max mode); absent = `model` as a flat
+   * id with no parameters.
+   */
+  selection?: ModelSelection;
+  /**
+   * `x-cursor-agent-allowed-tools` for the turn's Runs: the ToolCall cases the model may use (`mcp_tool_call` = the
+   * caller's own tools); absent = no header, every Cursor tool allowed.
+   */
+  allowedTools?: readonly string[];
+  /**
    * Stable id of the conversation. The agent client keeps the latest checkpoint and blobs under it and continues
    * from them when `messages` extends what the checkpoint covers; otherwise it rebuilds state from `messages`.
    */
@@ -219,6 +229,53 @@ export interface ModelInfo {
   maxMode: boolean;
   /** Accepts image input (Cursor's AvailableModels answer, else a family table; config overrides win). */
   vision: boolean;
+  /**
+   * A parameterised base model (docs/protocol.md §6.1): its parameters with every value it offers, in wire order.
+   * Absent on flat ids and on models Cursor describes without parameters.
+   */
+  parameters?: ModelParameterInfo[];
+  /** A base model's default (non-max) variant: its values and its id. */
+  defaults?: { params: Readonly<Record<string, string>>; variant: string | undefined };
+  /** A flat variant id (`gpt-5.5-high-fast`): its base model and values. */
+  variant?: { base: string; params: Readonly<Record<string, string>>; maxMode: boolean };
+  /** Context window in tokens, when Cursor says it (AvailableModels); null when it does not. */
+  contextWindow?: number | null;
+}
+
+/** One parameter of a base model (`thinking`, `effort`, `reasoning`, `context`, `fast`); values are wire strings. */
+export interface ModelParameterInfo {
+  id: string;
+  values: string[];
+}
+
+/**
+ * What the person chose besides the model id, in one vocabulary for every door (the kit's mapping table,
+ * src/surfaces/kit/model-choice.ts); the engine maps it onto the parameters the model defines.
+ */
+export interface ModelChoice {
+  /** An effort tier: `effort` or `reasoning`, whichever the model defines, clamped to the nearest tier it offers. */
+  effort?: EffortTier;
+  /** Extended thinking, where the model has a `thinking` parameter. */
+  thinking?: boolean;
+  /** The fast variant (otherwise `fast=false` is sent to models that have the parameter). */
+  fast?: boolean;
+  /** A context tier (`1m`): must be one the model offers. */
+  context?: string;
+}
+
+/** Effort tiers, lowest first (`xhigh` is spelled `extra-high` by some models). */
+export const EFFORT_TIERS = ["none", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
+/** One effort tier. */
+export type EffortTier = (typeof EFFORT_TIERS)[number];
+
+/** What a turn sends as its model: `requested_model{model_id, parameters, max_mode}`, never `model_details`. */
+export interface ModelSelection {
+  /** The base id with parameters, or a flat id alone. */
+  modelId: string;
+  parameters: ReadonlyArray<{ id: string; value: string }>;
+  maxMode: boolean;
+  /** The model that runs, as an id with its variant suffix (the response's `model`). */
+  ranAs: string;
 }
 
 /** How the caller consumes one segment of a turn. */

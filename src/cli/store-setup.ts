@@ -154,6 +154,7 @@ export function engineSettings(config: BridgeConfig, stores: ServeStores) {
     engine: {
       parkedTurnTtlMs: config.parkedTurnTtlMs,
       maxParkedTurns: config.maxParkedTurns,
+      cursorTools: config.cursorTools,
       ...(stores.client === undefined ? {} : { storeReady: stores.client.assertReady }),
     },
   };

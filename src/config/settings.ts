@@ -72,6 +72,12 @@ export interface BridgeConfig {
    */
   readonly visionModels: readonly string[];
   /**
+   * Which tools Cursor's model sees on an HTTP-door turn: `client` (only the client's tools, through
+   * `x-cursor-agent-allowed-tools`) or `native` (Cursor's built-in tools too, their calls redirected onto the
+   * client's tools). @default "client"
+   */
+  readonly cursorTools: "client" | "native";
+  /**
    * Which Cursor model serves Claude model ids of a family, as `family=id` (`opus`, `sonnet`, `haiku`); a family not
    * listed resolves to the newest matching model Cursor lists. @default []
    */
@@ -242,6 +248,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec("corsOrigins", "--cors-origins", "CURSOR_BRIDGE_CORS_ORIGINS", "list", arrayOf(origin), [], "none", "Older name of --allowed-origins (both lists count)"),
   spec("anthropicModels", "--anthropic-models", "CURSOR_BRIDGE_ANTHROPIC_MODELS", "list", arrayOf(matching(/^(opus|sonnet|haiku)=[\w.:/-]+$/)), [], "by family", "Cursor model for Claude ids of a family: opus=ID,sonnet=ID,haiku=ID"),
   spec("modelAliases", "--model-alias", "CURSOR_BRIDGE_MODEL_ALIASES", "list", modelAliases, [], "none", "Model alias NAME=ID for every surface and /v1/models (repeatable; env: comma-separated)"),
+  spec("cursorTools", "--cursor-tools", "CURSOR_BRIDGE_CURSOR_TOOLS", "string", oneOf(["client", "native"]), "client", "client", "client (only the client's tools) | native (Cursor's built-in tools too)"),
   spec("visionModels", "--vision-models", "CURSOR_BRIDGE_VISION_MODELS", "list", arrayOf(matching(/^-?[\w.:/-]+$/)), [], "none", "Comma-separated model ids that accept images (-id: do not)"),
   spec("dataDir", "--data-dir", "CURSOR_BRIDGE_DATA_DIR", "string", absolutePath, (c: DefaultContext) => dataDir(c.paths), "platform data dir", "Blob store and other data"),
   spec("maxParkedTurns", "--max-parked-turns", "CURSOR_BRIDGE_MAX_PARKED_TURNS", "int", positiveInt, 5000, "5000", "Most turns parked on tool calls at once (oldest closed beyond)"),

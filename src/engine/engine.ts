@@ -10,8 +10,18 @@
  */
 import { randomUUID } from "node:crypto";
 import { continuationPrefixes, EMPTY_HISTORY_KEY, historyKeyPrefixes } from "../backend/history-fingerprint.js";
+import { selectByVariantId, selectModel } from "../backend/model-selection.js";
 import { findModel, servedModelId } from "../backend/models.js";
-import type { AgentClient, AgentTurn, BackendEvent, ModelInfo, SegmentOptions, ToolResult } from "../backend/types.js";
+import type {
+  AgentClient,
+  AgentTurn,
+  BackendEvent,
+  ModelChoice,
+  ModelInfo,
+  ModelSelection,
+  SegmentOptions,
+  ToolResult,
+} from "../backend/types.js";
 import { createMemoryConversationIndex } from "../stores/memory/conversation-index.js";
 import type { ConversationIndex } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
@@ -52,6 +62,31 @@ export interface EngineOptions {
   storeReady?: () => void;
   /** Forwards tool results for turns parked on another instance (several instances sharing a store). */
   forwarder?: TurnForwarder;
+  /**
+   * Which tools Cursor's model sees on a turn without an executor (the HTTP doors): `client` sends
+   * `x-cursor-agent-allowed-tools` naming only the caller's tools (and web search / fetch when offered), `native`
+   * sends no header and leaves Cursor's built-in tools to the native-call redirect. @default "client"
+   */
+  cursorTools?: "client" | "native";
+}
+
+/** What a turn sends besides its messages: the surface's settings, the model selection, the allowed tools. */
+interface RunExtras extends Pick<EngineRequest, "executor" | "mode" | "wholeAnswer"> {
+  selection?: ModelSelection;
+  allowedTools?: readonly string[];
+}
+
+/**
+ * `x-cursor-agent-allowed-tools` for an HTTP-door turn (docs/protocol.md §2.1): the caller's tools, and Cursor's web
+ * search / fetch only when the request offered them. ACP (an executor) runs Cursor's tools itself: no header.
+ */
+export function allowedToolsFor(request: EngineRequest, cursorTools: "client" | "native"): string[] | undefined {
+  if (cursorTools === "native" || request.executor !== undefined) return undefined;
+  return [
+    "mcp_tool_call",
+    ...(request.serverTools?.webSearch === undefined ? [] : ["web_search_tool_call"]),
+    ...(request.serverTools?.webFetch === undefined ? [] : ["web_fetch_tool_call"]),
+  ];
 }
 
 /** The engine plus what the composition root needs. */
@@ -99,16 +134,21 @@ export function createEngine(options: EngineOptions): BridgeEngine {
   /** Resumes in flight or recently finished, by the tool call ids they answered. */
   const recordings = new Map<string, TurnRecording>();
 
-  const resolveModel = async (requested: string, signal: AbortSignal): Promise<ModelInfo> => {
+  /** The model and what its turns send; a value the model does not offer is a 400 before any Run. */
+  const resolveModel = async (
+    requested: string,
+    choice: ModelChoice | undefined,
+    signal: AbortSignal,
+  ): Promise<{ model: ModelInfo; selection: ModelSelection }> => {
     catalogue = await agentClient.listModels(signal);
     const model = findModel(catalogue, requested);
-    if (model === undefined) {
-      throw new ProxyError("not_found", `The model \`${requested}\` does not exist. GET /v1/models lists the models.`, {
-        param: "model",
-        detail: "model_not_found",
-      });
-    }
-    return model;
+    if (model !== undefined) return { model, selection: selectModel(catalogue, model, choice) };
+    const variant = selectByVariantId(catalogue, requested);
+    if (variant !== undefined) return variant;
+    throw new ProxyError("not_found", `The model \`${requested}\` does not exist. GET /v1/models lists the models.`, {
+      param: "model",
+      detail: "model_not_found",
+    });
   };
 
   const keep = (claim: string, recording: TurnRecording) => {
@@ -139,7 +179,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     signal: AbortSignal,
     trace: TurnTrace | undefined,
     known?: string,
-    surface: Pick<EngineRequest, "executor" | "mode" | "wholeAnswer"> = {},
+    surface: RunExtras = {},
   ): Promise<Routed> => {
     let conversationId = known;
     if (conversationId === undefined) {
@@ -172,6 +212,8 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           }),
       ...(surface.executor === undefined ? {} : { executor: surface.executor }),
       ...(surface.mode === undefined ? {} : { mode: surface.mode }),
+      ...(surface.selection === undefined ? {} : { selection: surface.selection }),
+      ...(surface.allowedTools === undefined ? {} : { allowedTools: surface.allowedTools }),
     });
     return { route, conversationId, turn, events: turn.stream(signal, segmentOptions(surface)) };
   };
@@ -187,7 +229,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     model: string,
     signal: AbortSignal,
     trace: TurnTrace | undefined,
-    surface: Pick<EngineRequest, "wholeAnswer">,
+    surface: RunExtras,
   ): Promise<Routed> => {
     if (trace !== undefined) {
       trace.conversationId = entry.conversationId;
@@ -219,7 +261,15 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           logger.warn("the instance holding this parked turn is gone; continuing the conversation here", { owner });
         }
       }
-      const model = await resolveModel(request.model, signal);
+      const { model, selection } = await resolveModel(request.model, request.options.choice, signal);
+      const allowedTools = allowedToolsFor(request, options.cursorTools ?? "client");
+      const extras: RunExtras = {
+        ...(request.executor === undefined ? {} : { executor: request.executor }),
+        ...(request.mode === undefined ? {} : { mode: request.mode }),
+        ...(request.wholeAnswer === undefined ? {} : { wholeAnswer: request.wholeAnswer }),
+        selection,
+        ...(allowedTools === undefined ? {} : { allowedTools }),
+      };
       if (!model.vision && request.messages.some((m) => m.role === "user" && m.parts.some((p) => p.type === "image"))) {
         throw new ProxyError("invalid_request", `The model \`${model.id}\` does not accept image input.`, {
           param: "model",
@@ -250,14 +300,14 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           recording = new TurnRecording(requestKey);
           keep(claim, recording);
           try {
-            routed = await resume(entry, input, keys, model.id, signal, how.trace, request);
+            routed = await resume(entry, input, keys, model.id, signal, how.trace, extras);
           } catch (error) {
             release(claim, recording, error);
             throw error;
           }
         }
       }
-      routed ??= await startFresh(input, keys, model.id, signal, how.trace, undefined, request);
+      routed ??= await startFresh(input, keys, model.id, signal, how.trace, undefined, extras);
       if (recording === undefined) routed = { ...routed, events: await primeFirst(routed.events) };
       const watched = watch(routed, requestKey, model.id, {
         index,
@@ -271,13 +321,14 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       return {
         route: routed.route,
         model,
+        selection,
         events: watched.events,
         get parked() {
           return watched.parked;
         },
         get servedModel() {
           const name = turn?.routedModel;
-          return name === undefined ? undefined : servedModelId(models, name);
+          return name === undefined ? selection.ranAs : servedModelId(models, name);
         },
       };
     },

@@ -11,7 +11,9 @@ import type {
   BackendEvent,
   ClientTool,
   HistoryToolCall,
+  ModelChoice,
   ModelInfo,
+  ModelSelection,
   ReasoningEffort,
   ServerTools,
   SurfaceExecutor,
@@ -51,6 +53,11 @@ export interface TurnOptions {
   reasoning: boolean;
   reasoningEffort: ReasoningEffort | undefined;
   toolChoice: ToolChoice;
+  /**
+   * Effort, thinking, fast and context as the person chose them, in the kit's one vocabulary
+   * (src/surfaces/kit/model-choice.ts); the engine maps them onto the parameters the model defines.
+   */
+  choice?: ModelChoice;
 }
 
 /** The surface-neutral request for one turn. */
@@ -99,6 +106,11 @@ export interface EngineTurn {
   /** The resolved model. */
   model: ModelInfo;
   /**
+   * What the turn sent as its model (base id, parameters, max mode) and the id with variant suffix it runs as;
+   * undefined on a replayed answer.
+   */
+  selection?: ModelSelection;
+  /**
    * The turn's events up to and including `turn-end` (reason `tool-calls` means the turn is parked for the
    * client's results). The engine records the history and parks the turn itself when the stream completes;
    * abandoning the iteration early cancels the turn.
@@ -107,8 +119,9 @@ export interface EngineTurn {
   /** True once the turn ended parked on tool calls (read it after consuming the events; the access log's `parked`). */
   readonly parked?: boolean;
   /**
-   * The id of the model that served the turn when Cursor named it (`routed_model`, e.g. for `auto`), mapped from its
-   * display name through the model list; undefined when Cursor has not said (use the requested model then). Read
+   * The id of the model that served the turn: the one Cursor named (`routed_model`, e.g. for `auto`), mapped from
+   * its display name through the model list, else the selected variant's id (`claude-opus-4-8-thinking-high`);
+   * undefined when neither is known (use the requested model then). Read
    * it when the response's `model` is written: after the first event, and again at the end.
    */
   readonly servedModel?: string | undefined;

@@ -63,7 +63,8 @@ export interface ProxyErrorDetails {
     | "failed_precondition"
     | "out_of_range"
     | "turn_in_progress"
-    | "previous_response_not_found";
+    | "previous_response_not_found"
+    | "unsupported_model_parameter";
   request_too_large: "body_too_large" | "message_too_large";
   unsupported_media_type: "not_json";
   unauthenticated:

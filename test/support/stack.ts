@@ -25,6 +25,8 @@ import { testAppOptions } from "./app-options.js";
 /** Options of {@link startStack}. */
 export interface StackOptions {
   emulator?: EmulatorOptions;
+  /** `--cursor-tools` (native: no x-cursor-agent-allowed-tools header). @default "client" */
+  cursorTools?: "client" | "native";
   /** Reuse an emulator (e.g. to restart the bridge against the same upstream). */
   existingEmulator?: Emulator;
   app?: Partial<AppOptions>;
@@ -140,7 +142,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     },
     logger,
     agent: { stallTimeoutMs: options.stallTimeoutMs ?? 15_000 },
-    engine: { parkedTurnTtlMs: options.parkedTurnTtlMs ?? 60_000 },
+    engine: {
+      parkedTurnTtlMs: options.parkedTurnTtlMs ?? 60_000,
+      ...(options.cursorTools === undefined ? {} : { cursorTools: options.cursorTools }),
+    },
     app: {
       options: testAppOptions(options.app),
       now: Date.now,

@@ -87,6 +87,8 @@ export interface OpenRunOptions {
    * dropped connection takes down with them): a retry after a dropped connection.
    */
   freshConnection?: boolean;
+  /** Headers of this Run besides the usual ones (`x-cursor-agent-allowed-tools`, docs/protocol.md §2.1). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** The Cursor API, as the backend sees it. */
@@ -146,14 +148,21 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
   };
   const tryHttp2 = (baseUrl: string): boolean => (mode === "auto" ? healthOf(baseUrl).shouldTry() : mode === "http2");
 
-  const headersFor = async (requestId: string, streaming: boolean, signal?: AbortSignal) =>
-    buildCursorHeaders({
+  const headersFor = async (
+    requestId: string,
+    streaming: boolean,
+    signal?: AbortSignal,
+    extra?: Readonly<Record<string, string>>,
+  ) => {
+    const headers = buildCursorHeaders({
       accessToken: await options.getAccessToken(signal),
       clientVersion: options.clientVersion,
       ghostMode: options.ghostMode ?? true,
       requestId,
       streaming,
     });
+    return extra === undefined ? headers : { ...headers, ...extra };
+  };
 
   const logFallback = (baseUrl: string, what: string, error: unknown) => {
     const mapped = toProxyError(error, errorContext);
@@ -169,12 +178,17 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
     if (pauseMs > 0) logger.warn("HTTP/2 failed repeatedly; using HTTP/1.1 for a while", { baseUrl, pauseMs });
   };
 
-  const openHttp1 = (first: AgentClientMessage, requestId: string, signal: AbortSignal | undefined): StartedRun =>
+  const openHttp1 = (
+    first: AgentClientMessage,
+    requestId: string,
+    signal: AbortSignal | undefined,
+    extra: Readonly<Record<string, string>> | undefined,
+  ): StartedRun =>
     startSseRun({
       pool,
       fetch: fetchFn,
       baseUrl: options.agentUrl,
-      headers: (s) => headersFor(requestId, true, s),
+      headers: (s) => headersFor(requestId, true, s, extra),
       requestId,
       first,
       signal,
@@ -191,7 +205,7 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
       let failedAttempt: number | undefined;
       if (tryHttp2(options.agentUrl)) {
         const attempt = healthOf(options.agentUrl).begin();
-        const headers = await headersFor(requestId, false, signal);
+        const headers = await headersFor(requestId, false, signal, runOptions.headers);
         // A getter: the headers are copied and redacted only when debug lines are written (this runs every turn).
         logger.debug("Opening Run over HTTP/2", {
           baseUrl: options.agentUrl,
@@ -223,7 +237,7 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
         failedAttempt = attempt;
       }
       logger.debug("Opening RunSSE over HTTP/1.1", { baseUrl: options.agentUrl, requestId });
-      const started = openHttp1(first, requestId, signal);
+      const started = openHttp1(first, requestId, signal, runOptions.headers);
       const outcome = await started.ready;
       if (!outcome.ok) throw outcome.error;
       if (failedAttempt !== undefined) countFailure(options.agentUrl, failedAttempt);
@@ -284,7 +298,9 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
     nameAgent: (userMessage, signal) =>
       unary(AgentService, signal, async (c, o) => (await c.nameAgent({ userMessage }, o)).name),
     getCurrentPeriodUsage: (signal) => unary(DashboardService, signal, (c, o) => c.getCurrentPeriodUsage({}, o)),
-    availableModels: (signal) => unary(AiService, signal, async (c, o) => (await c.availableModels({}, o)).models),
+    // The parameterised catalogue (docs/protocol.md §6.1): base ids, parameter definitions, variants.
+    availableModels: (signal) =>
+      unary(AiService, signal, async (c, o) => (await c.availableModels({ useModelParameters: true }, o)).models),
     http2Loads: () => pool.loads(),
     close: () => pool.close(),
   };

@@ -6,6 +6,7 @@
 import type { ClientTool, JsonValue, ReasoningEffort } from "../../backend/types.js";
 import type { ConversationMessage, EngineRequest, MessagePart, ToolChoice } from "../../engine/types.js";
 import { ImageBudget } from "../kit/image-input.js";
+import { choiceFromEffort, withChoice } from "../kit/model-choice.js";
 import type { ChatCompletionRequest, ChatMessage, ChatTool } from "./request.js";
 import { outputConstraints } from "./response-format.js";
 
@@ -139,7 +140,12 @@ export function toTurnInput(request: ChatCompletionRequest, options: TurnInputOp
       messages: request.messages.map((message, index) => toConversationMessage(message, index, images)),
       tools,
       ...(request.web_search_options == null ? {} : { serverTools: { webSearch: {} } }),
-      options: { reasoning: reasoningEffort !== "none", reasoningEffort, toolChoice },
+      options: {
+        reasoning: reasoningEffort !== "none",
+        reasoningEffort,
+        toolChoice,
+        ...withChoice(choiceFromEffort(request.reasoning_effort)),
+      },
     },
     stream: request.stream === true,
     includeUsage: request.stream_options?.include_usage === true,

@@ -165,7 +165,7 @@ const thinking = z.discriminatedUnion("type", [
 ]);
 
 /** Effort levels Anthropic documents for `output_config.effort`. */
-export const EFFORTS = ["low", "medium", "high", "max"] as const;
+export const EFFORTS = ["low", "medium", "high", "xhigh", "max"] as const;
 
 const requestFields = {
   model: z.string().min(1),

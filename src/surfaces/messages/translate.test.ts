@@ -109,7 +109,12 @@ describe("toEngineRequest", () => {
     expect(any.request.tools).toEqual([
       { name: "Bash", description: "Runs", inputSchema: { type: "object", additionalProperties: false } },
     ]);
-    expect(any.request.options).toEqual({ reasoning: true, reasoningEffort: undefined, toolChoice: "required" });
+    expect(any.request.options).toEqual({
+      reasoning: true,
+      reasoningEffort: undefined,
+      toolChoice: "required",
+      choice: { thinking: true },
+    });
     expect(any.warnings).toHaveLength(2);
     // Web search is offered to Cursor as a server tool, with its limits (#27); no warning for it.
     expect(any.request.serverTools).toEqual({ webSearch: { maxUses: 2, blockedDomains: ["x.test"] } });

@@ -14,6 +14,7 @@ import type {
   ToolChoice,
 } from "../../engine/types.js";
 import { ImageBudget } from "../kit/image-input.js";
+import { choiceFromAnthropic, effortFromBudget as effortOfBudget, withChoice } from "../kit/model-choice.js";
 import { fromAnthropicToolId } from "./ids.js";
 import type { AnthropicMessageParam, CountTokensRequest } from "./request.js";
 import { toServerTools, webToolKind } from "./web-blocks.js";
@@ -134,13 +135,17 @@ function toToolChoice(choice: CountTokensRequest["tool_choice"], warnings: strin
   return choice.type === "any" ? "required" : { name: choice.name };
 }
 
-const EFFORT: Record<string, ReasoningEffort> = { low: "low", medium: "medium", high: "high", max: "high" };
+const EFFORT: Record<string, ReasoningEffort> = {
+  low: "low",
+  medium: "medium",
+  high: "high",
+  xhigh: "high",
+  max: "high",
+};
 
 /** `thinking.budget_tokens` → effort when no `output_config.effort` says otherwise. */
 function effortFromBudget(budget: number | undefined): ReasoningEffort | undefined {
-  if (budget === undefined) return undefined;
-  if (budget < 4096) return "low";
-  return budget < 16_384 ? "medium" : "high";
+  return budget === undefined ? undefined : (EFFORT[effortOfBudget(budget)] ?? "high");
 }
 
 /** `system` → instructions (one per text block, in order). */
@@ -175,7 +180,12 @@ export function toEngineRequest(body: CountTokensRequest, images: ImageBudget = 
       messages,
       tools,
       ...serverTools(body.tools),
-      options: { reasoning, reasoningEffort, toolChoice: toToolChoice(body.tool_choice, warnings) },
+      options: {
+        reasoning,
+        reasoningEffort,
+        toolChoice: toToolChoice(body.tool_choice, warnings),
+        ...withChoice(choiceFromAnthropic(body.thinking, requested)),
+      },
     },
     warnings: [...new Set(warnings)],
   };

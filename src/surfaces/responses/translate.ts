@@ -8,6 +8,7 @@ import type { HistoryToolCall, ReasoningEffort } from "../../backend/types.js";
 import type { ConversationMessage, EngineRequest, MessagePart, ReasoningBlock } from "../../engine/types.js";
 import { ProxyError } from "../../util/errors.js";
 import { ImageBudget } from "../kit/image-input.js";
+import { choiceFromEffort, withChoice } from "../kit/model-choice.js";
 import { decodeReasoningToken } from "./reasoning-token.js";
 import type { ContentPart, InputItem, ResponsesRequest, Tool } from "./request.js";
 import { customHistoryCall, flatToolName, type ToolMap, toClientTools, toToolChoice } from "./tools.js";
@@ -182,7 +183,12 @@ export function toEngineRequest(
       messages,
       tools: clientTools.tools,
       ...(clientTools.serverTools === undefined ? {} : { serverTools: clientTools.serverTools }),
-      options: { reasoning: effort !== "none", reasoningEffort: toEffort(effort), toolChoice },
+      options: {
+        reasoning: effort !== "none",
+        reasoningEffort: toEffort(effort),
+        toolChoice,
+        ...withChoice(choiceFromEffort(effort)),
+      },
     },
     toolMap: clientTools.map,
     warnings: [...warnings, ...itemWarnings],

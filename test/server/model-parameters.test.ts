@@ -1,0 +1,205 @@
+/**
+ * The model a person picks is the model Cursor runs (docs/protocol.md §6.1, docs/clients.md "Choosing a model"):
+ * through chat, messages and responses, streamed and not, `[[emu:echo-model]]` shows the base model, parameters and
+ * max mode the bridge sent, with no model_details and only the client's tools allowed; a value the model lacks is a
+ * 400 before any Run; the response names the variant that ran.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Stack, startStack } from "../support/stack.js";
+
+let stack: Stack;
+let native: Stack;
+beforeAll(async () => {
+  stack = await startStack();
+  native = await startStack({ cursorTools: "native" });
+});
+afterAll(async () => {
+  await stack?.close();
+  await native?.close();
+});
+
+type Json = Record<string, unknown>;
+
+async function post(target: Stack, path: string, body: Json): Promise<Response> {
+  return fetch(`${target.baseURL}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: "Bearer local", "anthropic-version": "2023-06-01" },
+    body: JSON.stringify(body),
+  });
+}
+
+/** Every text the answer carries (a JSON body, or the deltas of an SSE body), and the model it names. */
+async function answer(response: Response): Promise<{ text: string; models: string[] }> {
+  const raw = await response.text();
+  const payloads: Json[] = raw.startsWith("{")
+    ? [JSON.parse(raw) as Json]
+    : raw
+        .split("\n")
+        .filter((line) => line.startsWith("data: ") && line !== "data: [DONE]")
+        .map((line) => JSON.parse(line.slice(6)) as Json);
+  let text = "";
+  const models: string[] = [];
+  const visit = (value: unknown, key?: string): void => {
+    if (Array.isArray(value)) for (const item of value) visit(item);
+    else if (value !== null && typeof value === "object") {
+      for (const [k, v] of Object.entries(value)) visit(v, k);
+    } else if (typeof value === "string") {
+      if (key === "model") models.push(value);
+      if (key === "content" || key === "text" || key === "delta") text += value;
+    }
+  };
+  for (const payload of payloads) {
+    if (payload.type === "response.completed" || payload.type === "response.output_text.done") continue;
+    if (payload.type === "content_block_delta" || payload.type === "response.output_text.delta") {
+      const delta = payload.delta as Json | string;
+      text += typeof delta === "string" ? delta : String((delta as Json).text ?? "");
+      continue;
+    }
+    if (payload.type !== undefined && String(payload.type).startsWith("response.") && payload.response === undefined) {
+      continue;
+    }
+    visit(payload);
+  }
+  return { text, models };
+}
+
+interface Door {
+  name: string;
+  path: string;
+  body(model: string, text: string, extra: Json, stream: boolean): Json;
+}
+
+const DOORS: Door[] = [
+  {
+    name: "chat",
+    path: "/chat/completions",
+    body: (model, text, extra, stream) => ({ model, messages: [{ role: "user", content: text }], stream, ...extra }),
+  },
+  {
+    name: "messages",
+    path: "/messages",
+    body: (model, text, extra, stream) => ({
+      model,
+      max_tokens: 1024,
+      messages: [{ role: "user", content: text }],
+      stream,
+      ...extra,
+    }),
+  },
+  {
+    name: "responses",
+    path: "/responses",
+    body: (model, text, extra, stream) => ({ model, input: text, stream, store: false, ...extra }),
+  },
+];
+
+/** The per-door way to say "effort high". */
+const HIGH: Record<string, Json> = {
+  chat: { reasoning_effort: "high" },
+  messages: { output_config: { effort: "high" } },
+  responses: { reasoning: { effort: "high" } },
+};
+
+const ECHO = "[[emu:echo-model]]";
+const line = (model: string, params: string, maxMode: boolean, allowed = "mcp_tool_call") =>
+  `Model: ${model}; params: ${params}; max_mode: ${maxMode}; model_details: none; allowed tools: ${allowed}`;
+
+describe.each(DOORS)("$name", (door) => {
+  describe.each([false, true])("stream: %s", (stream) => {
+    const echo = async (model: string, extra: Json = {}) => {
+      const response = await post(stack, door.path, door.body(model, ECHO, extra, stream));
+      expect(response.status).toBe(200);
+      return answer(response);
+    };
+
+    it("an effort tier on a gpt model becomes reasoning, with fast=false", async () => {
+      const { text, models } = await echo("gpt-5.5", HIGH[door.name] ?? {});
+      expect(text).toContain(line("gpt-5.5", "fast=false,reasoning=high", false));
+      expect(models).toContain("gpt-5.5-high");
+    });
+
+    it("a variant id selects its base and values", async () => {
+      const { text, models } = await echo("claude-opus-4-8-thinking-low");
+      expect(text).toContain(line("claude-opus-4-8", "context=300k,effort=low,thinking=true", false));
+      expect(models).toContain("claude-opus-4-8-thinking-low");
+    });
+
+    it("a 1m context variant is sent with max_mode", async () => {
+      const { text } = await echo("claude-opus-4-8-thinking-high-1m");
+      expect(text).toContain(line("claude-opus-4-8", "context=1m,effort=high,thinking=true", true));
+    });
+
+    it("a value the model lacks is a 400 naming the allowed values, and no Run is sent", async () => {
+      const before = stack.emulator.stats().turns.length;
+      const response = await post(stack, door.path, door.body("gpt-5.5-max", ECHO, {}, stream));
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as { error: { message: string } };
+      expect(body.error.message).toContain("allowed values: none, low, medium, high, extra-high");
+      expect(stack.emulator.stats().turns.length).toBe(before);
+    });
+  });
+});
+
+describe("messages: thinking", () => {
+  it("a budget of 20000 tokens on a claude model is thinking=true, effort=high", async () => {
+    const body = {
+      model: "claude-opus-4-8",
+      max_tokens: 32_000,
+      thinking: { type: "enabled", budget_tokens: 20_000 },
+      messages: [{ role: "user", content: ECHO }],
+    };
+    const { text, models } = await answer(await post(stack, "/messages", body));
+    expect(text).toContain(line("claude-opus-4-8", "context=300k,effort=high,thinking=true", false));
+    expect(models).toContain("claude-opus-4-8-thinking-high");
+  });
+});
+
+describe("allowed tools", () => {
+  it("adds web search when the request offers it", async () => {
+    const body = {
+      model: "gpt-5.5",
+      messages: [{ role: "user", content: ECHO }],
+      web_search_options: {},
+    };
+    const { text } = await answer(await post(stack, "/chat/completions", body));
+    expect(text).toContain("allowed tools: mcp_tool_call,web_search_tool_call");
+  });
+
+  it("--cursor-tools native sends no header, and a native call still reaches the client through the redirect", async () => {
+    const { text } = await answer(
+      await post(native, "/chat/completions", { model: "gpt-5.5", messages: [{ role: "user", content: ECHO }] }),
+    );
+    expect(text).toContain("allowed tools: none");
+    const tools = [
+      {
+        type: "function",
+        function: {
+          name: "bash",
+          description: "Run a shell command",
+          parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
+        },
+      },
+    ];
+    const response = await post(native, "/chat/completions", {
+      model: "gpt-5.5",
+      messages: [{ role: "user", content: '[[emu:native shell {"command":"echo hi"}]]' }],
+      tools,
+    });
+    const completion = (await response.json()) as {
+      choices: { message: { tool_calls?: { function: { name: string; arguments: string } }[] } }[];
+    };
+    const call = completion.choices[0]?.message.tool_calls?.[0];
+    expect(call?.function.name).toBe("bash");
+    expect(call?.function.arguments).toContain("echo hi");
+  });
+
+  it("with the header, a native directive is refused instead", async () => {
+    const { text } = await answer(
+      await post(stack, "/chat/completions", {
+        model: "gpt-5.5",
+        messages: [{ role: "user", content: '[[emu:native shell {"command":"echo hi"}]]' }],
+      }),
+    );
+    expect(text).toContain("Directive refused: shell is not an allowed tool");
+  });
+});
