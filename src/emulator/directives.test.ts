@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DIRECTIVES, describeEmulatorDirectives, parseDirectives } from "./directives.js";
+import { DIRECTIVES, type Directive, describeEmulatorDirectives, parseDirectives } from "./directives.js";
 
 describe("parseDirectives", () => {
   it("strips directives from the text and keeps their order", () => {
@@ -114,6 +114,32 @@ describe("parseDirectives", () => {
     expect(parseDirectives(String.raw`[[emu:tool t {"a":"\"q\""}]]`).directives).toEqual([
       { kind: "tool", name: "t", args: { a: '"q"' } },
     ]);
+  });
+
+  it("has a table entry for every kind of directive the parser makes", () => {
+    // A new kind fails to compile here until it is listed, and then this test until the table has it.
+    const kinds: Record<Directive["kind"], true> = {
+      tool: true,
+      native: true,
+      think: true,
+      tokens: true,
+      cached: true,
+      rate: true,
+      recall: true,
+      "echo-model": true,
+      "describe-image": true,
+      error: true,
+      stall: true,
+      drop: true,
+      overflow: true,
+      truncate: true,
+      "abort-exec": true,
+      "tool-chunks": true,
+      todos: true,
+      "web-search": true,
+      "web-fetch": true,
+    };
+    expect(new Set(DIRECTIVES.map((directive) => directive.keyword))).toEqual(new Set(Object.keys(kinds)));
   });
 
   it("documents every keyword of the directive table in the help text, and every example parses as its keyword", () => {
