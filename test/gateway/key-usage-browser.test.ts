@@ -1,7 +1,8 @@
 /**
  * The status page's key table in a real browser: Debian's headless Chromium loads `GET /` from a bridge whose admin
  * check accepts it, runs the page's script and dumps the DOM, which must show each key's requests, tokens, spend
- * against budget and reset. Skips with a printed reason when Chromium is missing, unless CI=true (then it fails).
+ * against budget and reset. Then the admin sign-in, driven over the DevTools protocol: the page asks for the admin
+ * key, keeps it in the tab's sessionStorage, shows the keys table, and no request it made carries the key in a URL. Skips with a printed reason when Chromium is missing, unless CI=true (then it fails).
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -12,6 +13,7 @@ import { createKeyUsageSource } from "../../src/gateway/limits/index.js";
 import { createMemoryLimitCounters } from "../../src/stores/memory/limit-counters.js";
 import { createMemorySpendStore } from "../../src/stores/memory/spend-store.js";
 import { silentLogger } from "../../src/util/logger.js";
+import { openBrowserPage } from "../support/chromium-cdp.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { type KeyTable, testLimits } from "./support.js";
 
@@ -81,5 +83,82 @@ describe.skipIf(CHROMIUM === undefined)("key table in headless Chromium", () => 
     expect(text).toMatch(
       /carol 1 46 in \(40 cached\) · 12 out \(7 reasoning\) \$0\.0002 of \$0\.0003 \(82%\) month, resets \d{4}-\d\d-01 00:00 UTC \(in /,
     );
+  });
+});
+
+describe.skipIf(CHROMIUM === undefined)("admin sign-in on the status page in headless Chromium", () => {
+  const ADMIN = "the-admin-key-of-this-test-0123456789";
+  let stack: Stack;
+  const keys: KeyTable = new Map([["dora", {}]]);
+  beforeAll(async () => {
+    const limits = testLimits(keys, {
+      counters: createMemoryLimitCounters(),
+      spend: createMemorySpendStore(),
+      logger: silentLogger,
+    });
+    stack = await startStack({
+      limits: limits.middleware,
+      status: {
+        keys: {
+          usage: createKeyUsageSource(limits),
+          isAdmin: (request) => request.headers.get("authorization") === `Bearer ${ADMIN}`,
+          inUse: () => true,
+        },
+      },
+    });
+  });
+  afterAll(async () => stack?.close());
+
+  it("asks for the admin key once, keeps it in sessionStorage, shows the keys table; no URL carries the key", async () => {
+    const response = await fetch(`${stack.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer dora" },
+      body: JSON.stringify({ model: "auto", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(response.status).toBe(200);
+    await response.text();
+    // Without the key the page holds no data, only the sign-in; /status.json is 401.
+    const bare = await (await fetch(`${stack.server.url}/`)).text();
+    expect(bare).not.toContain("dora");
+    expect((await fetch(`${stack.server.url}/status.json`)).status).toBe(401);
+
+    const page = await openBrowserPage(CHROMIUM ?? "chromium");
+    try {
+      await page.goto(`${stack.server.url}/`);
+      await page.waitFor<boolean>(`!document.getElementById("signin").hidden`);
+      expect(await page.evaluate<boolean>(`document.getElementById("content").hidden`)).toBe(true);
+      // A wrong key is refused and forgotten.
+      await page.evaluate(
+        `(() => { document.getElementById("admin-key").value = "wrong"; document.getElementById("signin-button").click(); })()`,
+      );
+      await page.waitFor<boolean>(`document.getElementById("signin-error").textContent.includes("not accepted")`);
+      expect(await page.evaluate<string | null>(`sessionStorage.getItem("cursor-bridge-admin-key")`)).toBeNull();
+      // The admin key, typed once.
+      await page.evaluate(
+        `(() => { document.getElementById("admin-key").value = ${JSON.stringify(ADMIN)}; document.getElementById("signin-button").click(); })()`,
+      );
+      const table = await page.waitFor<string>(
+        `!document.getElementById("keys-section").hidden && document.getElementById("keys-section").textContent`,
+      );
+      expect(table).toContain("Keys (1)");
+      expect(table).toContain("dora");
+      expect(await page.evaluate<string>(`sessionStorage.getItem("cursor-bridge-admin-key")`)).toBe(ADMIN);
+      expect(await page.evaluate<string>("document.cookie")).toBe("");
+      expect(await page.evaluate<string>(`document.getElementById("admin-key").value`)).toBe("");
+      // A reload stays signed in (the tab's sessionStorage), and the page's refreshes send the key as a header.
+      await page.goto(`${stack.server.url}/`);
+      await page.waitFor<string>(
+        `!document.getElementById("keys-section").hidden && document.getElementById("keys-section").textContent.includes("dora")`,
+      );
+      const statusRequests = page.requests.filter((request) => request.url.endsWith("/status.json"));
+      expect(statusRequests.length).toBeGreaterThan(0);
+      const authorizations = statusRequests.map(
+        (request) => Object.entries(request.headers).find(([name]) => name.toLowerCase() === "authorization")?.[1],
+      );
+      expect(authorizations).toContain(`Bearer ${ADMIN}`);
+      for (const request of page.requests) expect(request.url).not.toContain(ADMIN);
+    } finally {
+      await page.close();
+    }
   });
 });
