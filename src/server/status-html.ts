@@ -92,7 +92,7 @@ function render(s) {
   fill($("parked"), s.parked.map((p) => [[p.model], [age(p.ageMs), "num"], [p.pendingToolCalls, "num"]]), "No turn is waiting for tool results.");
   $("requests-count").textContent = "(" + s.requests.length + ")";
   fill($("requests"), s.requests.map((r) => [
-    [new Date(r.at).toLocaleTimeString()], [r.surface + (r.client ? " · " + r.client : "")], [r.model || "—"],
+    [new Date(r.at).toLocaleTimeString()], [r.surface + (r.client ? " · " + r.client : "")], [(r.model || "—") + (r.params ? " · " + r.params : "")],
     [(r.route || "—") + (r.parked ? ", parked" : "")], [r.ttftMs === undefined ? "—" : r.ttftMs + " ms", "num"],
     [(r.tokens === undefined ? "—" : r.tokens) + (r.webSearches ? " · " + r.webSearches + " web search" + (r.webSearches > 1 ? "es" : "") : ""), "num"],
     [r.status + (r.errorCode ? " (" + r.errorCode + ")" : ""), "num " + (r.status >= 400 || r.streamError ? "bad" : "ok"), r.errorMessage || ""],

@@ -9,8 +9,9 @@ import { type Stack, startStack } from "../support/stack.js";
 
 let stack: Stack;
 let native: Stack;
+const lines: string[] = [];
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ logLines: lines });
   native = await startStack({ cursorTools: "native" });
 });
 afterAll(async () => {
@@ -201,5 +202,48 @@ describe("allowed tools", () => {
       }),
     );
     expect(text).toContain("Directive refused: shell is not an allowed tool");
+  });
+});
+
+describe("GET /v1/models", () => {
+  it("lists base and variant ids with the cursor_bridge extension object", async () => {
+    const response = await fetch(`${stack.baseURL}/models`, { headers: { authorization: "Bearer local" } });
+    const { data } = (await response.json()) as { data: (Json & { id: string; cursor_bridge?: Json })[] };
+    const byId = new Map(data.map((model) => [model.id, model]));
+    expect(byId.get("claude-opus-4-8")?.cursor_bridge).toEqual({
+      base: "claude-opus-4-8",
+      parameters: [
+        { id: "thinking", values: ["false", "true"] },
+        { id: "context", values: ["300k", "1m"] },
+        { id: "effort", values: ["low", "medium", "high", "xhigh", "max"] },
+      ],
+      context_window: 300_000,
+      default_variant: "claude-opus-4-8-thinking-high",
+    });
+    expect(byId.get("claude-opus-4-8-thinking-high-1m")).toMatchObject({
+      context_window: 1_000_000,
+      cursor_bridge: {
+        base: "claude-opus-4-8",
+        params: { thinking: "true", context: "1m", effort: "high" },
+        max_mode: true,
+      },
+    });
+    // A flat id whose base has another name (the catalogue's legacy slug), and a model without parameters.
+    expect(byId.get("cursor-grok-4.6-high")?.cursor_bridge).toMatchObject({ base: "grok-4.6" });
+    expect(byId.get("composer-1")?.cursor_bridge).toBeUndefined();
+  });
+});
+
+describe("the log line", () => {
+  it("names the variant that ran and the parameters sent", async () => {
+    const response = await post(stack, "/chat/completions", {
+      model: "gpt-5.5",
+      reasoning_effort: "low",
+      messages: [{ role: "user", content: "hi" }],
+    });
+    await response.text();
+    const access = lines.filter((line) => line.includes("POST /v1/chat/completions 200")).at(-1) ?? "";
+    expect(access).toMatch(/ model=gpt-5\.5-low /);
+    expect(access, access).toContain(` params="fast=false,reasoning=low" `);
   });
 });

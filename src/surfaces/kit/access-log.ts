@@ -35,6 +35,8 @@ export interface RequestLog {
   model?: string;
   /** The client's model field, redacted and cut, kept for the log line only (`asked=`) when `model` is `unknown`. */
   askedModel?: string;
+  /** The parameters the turn sent with its model, `id=value` sorted by id and joined by `,` (`params=`). */
+  params?: string;
   /** Conversation and Run, filled in by the engine (`conv=`, `run=`). */
   trace?: TurnTrace;
   route?: "new" | "continued" | "resumed" | "replayed";
@@ -131,6 +133,7 @@ export function accessLog(
         key: c.get("principal")?.keyName,
         model: log.model === undefined ? undefined : clampForMessage(log.model, MAX_LOGGED_VALUE),
         asked: log.model === "unknown" ? log.askedModel : undefined,
+        params: log.params,
         conv: log.trace?.conversationId,
         run: log.trace?.runId,
         code: failed?.error.code,
@@ -174,6 +177,7 @@ export function accessLog(
           surface: surfaceOf(c.req.path),
           client: redactOptional(clientOf(c.req.header("user-agent"))),
           model: log.model,
+          ...(log.params === undefined ? {} : { params: log.params }),
           route: log.route,
           parked: log.parked,
           ttftMs: log.firstTokenAt === undefined ? undefined : log.firstTokenAt - log.startedAt,

@@ -25,12 +25,49 @@ export interface OpenAIModel {
   vision: boolean;
   /** Cursor "max mode" model. */
   max_mode: boolean;
+  /**
+   * The parameterised catalogue (docs/protocol.md §6.1), on base models and their variant ids only: what a base
+   * takes, or which base and values a variant id stands for.
+   */
+  cursor_bridge?: BaseModelExtension | VariantModelExtension;
+}
+
+/** `cursor_bridge` on a base model. */
+export interface BaseModelExtension {
+  base: string;
+  parameters: { id: string; values: string[] }[];
+  context_window: number | null;
+  default_variant: string | null;
+}
+
+/** `cursor_bridge` on a variant id. */
+export interface VariantModelExtension {
+  base: string;
+  params: Record<string, string>;
+  max_mode: boolean;
+}
+
+/** The extension object of a model entry; undefined for a model without parameters. */
+export function modelExtension(info: ModelInfo): BaseModelExtension | VariantModelExtension | undefined {
+  if (info.parameters !== undefined) {
+    return {
+      base: info.id,
+      parameters: info.parameters.map((p) => ({ id: p.id, values: [...p.values] })),
+      context_window: info.contextWindow ?? null,
+      default_variant: info.defaults?.variant ?? null,
+    };
+  }
+  if (info.variant !== undefined) {
+    return { base: info.variant.base, params: { ...info.variant.params }, max_mode: info.variant.maxMode };
+  }
+  return undefined;
 }
 
 export { contextWindowFor };
 
 /** Builds the OpenAI model object; `ownedBy` says which upstream serves it (e.g. `cursor` or `cursor-emulator`). */
 export function toOpenAIModel(info: ModelInfo, ownedBy: string, created: number): OpenAIModel {
+  const extension = modelExtension(info);
   return {
     id: info.id,
     object: "model",
@@ -38,11 +75,12 @@ export function toOpenAIModel(info: ModelInfo, ownedBy: string, created: number)
     owned_by: ownedBy,
     display_name: info.displayName,
     aliases: info.aliases,
-    context_window: contextWindowFor(info.id),
+    context_window: info.contextWindow ?? contextWindowFor(info.id),
     reasoning: info.reasoning,
     tool_calls: true,
     vision: info.vision,
     max_mode: info.maxMode,
+    ...(extension === undefined ? {} : { cursor_bridge: extension }),
   };
 }
 

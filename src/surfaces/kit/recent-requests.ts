@@ -15,6 +15,8 @@ export interface RequestRecord {
   /** The first product of the User-Agent (`claude-cli/2.1.330`, `curl/8.5.0`), when sent. */
   client: string | undefined;
   model: string | undefined;
+  /** The parameters sent with the model (`effort=high,thinking=true`), when any. */
+  params?: string | undefined;
   /** How the Cursor turn was reached. */
   route: "new" | "continued" | "resumed" | "replayed" | undefined;
   /** The turn ended parked on tool calls. */

@@ -135,6 +135,13 @@ export async function runSurface<F, R>(
   };
   log.model = served.model;
   log.route = served.route;
+  const params = started.selection?.parameters ?? [];
+  if (params.length > 0) {
+    log.params = [...params]
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map(({ id, value }) => `${id}=${value}`)
+      .join(",");
+  }
   const noteParked = () => {
     log.parked = served.parked;
   };
