@@ -336,7 +336,10 @@ export class RunSession {
           return;
         }
         if (tool?.case === "webFetchToolCall") {
-          channel.push({ type: "event", event: webFetchEvent(u.value.callId, tool.value) });
+          channel.push({
+            type: "event",
+            event: webFetchEvent(u.value.callId, tool.value, this.options.web ?? new WebToolPolicy(undefined)),
+          });
           return;
         }
         const outcome = u.value.toolCall === undefined ? undefined : completedToolOutcome(u.value.toolCall);

@@ -205,7 +205,10 @@ export type BackendEvent =
    * text so far, not a delta (cursor-protocol-addendum-3 T1); the `tool-call` carries the final arguments.
    */
   | { type: "tool-call-delta"; toolCallId: string; toolName: string; argumentsText: string }
-  /** A web search Cursor ran (or that was refused); `error` is empty on success, `references` empty otherwise. */
+  /**
+   * A web search Cursor ran (or that was refused); `error` is empty on success, `references` empty otherwise.
+   * `offered: false`: the request offered no search tool, so the bridge refused it and surfaces show nothing of it.
+   */
   | {
       type: "web-search";
       toolCallId: string;
@@ -213,9 +216,18 @@ export type BackendEvent =
       status: WebToolStatus;
       references: WebReference[];
       error: string;
+      offered?: boolean;
     }
   /** A web fetch Cursor ran (or that was refused); `markdown` is the page, `error` empty on success. */
-  | { type: "web-fetch"; toolCallId: string; url: string; status: WebToolStatus; markdown: string; error: string }
+  | {
+      type: "web-fetch";
+      toolCallId: string;
+      url: string;
+      status: WebToolStatus;
+      markdown: string;
+      error: string;
+      offered?: boolean;
+    }
   | { type: "usage"; usage: Usage }
   | { type: "checkpoint"; conversationId: string }
   | { type: "turn-end"; reason: TurnEndReason };

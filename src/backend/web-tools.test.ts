@@ -109,7 +109,7 @@ describe("web tool policy", () => {
       args: { url: "https://a.test/" },
       result: { result: { case: "success", value: { url: "https://a.test/", markdown: "# A" } } },
     });
-    expect(webFetchEvent("call_3", fetched)).toEqual({
+    expect(webFetchEvent("call_3", fetched, new WebToolPolicy({ webFetch: {} }))).toEqual({
       type: "web-fetch",
       toolCallId: "call_3",
       url: "https://a.test/",
@@ -117,5 +117,8 @@ describe("web tool policy", () => {
       markdown: "# A",
       error: "",
     });
+    // A search policy offers no fetch: the event says so, and no surface shows it.
+    expect(webFetchEvent("call_3", fetched, policy)).toMatchObject({ offered: false });
+    expect(webSearchEvent("call_2", rejected, new WebToolPolicy(undefined))).toMatchObject({ offered: false });
   });
 });

@@ -100,6 +100,11 @@ export class WebToolPolicy {
     return this.fetches;
   }
 
+  /** The request offered this tool (else every use is refused, and no surface shows it). */
+  offers(kind: "search" | "fetch"): boolean {
+    return (kind === "search" ? this.tools?.webSearch : this.tools?.webFetch) !== undefined;
+  }
+
   /** Keeps the references a search may show under the limits (Cursor may return any domain). */
   filterReferences(references: readonly WebReference[]): WebReference[] {
     const limits = this.tools?.webSearch;
@@ -119,7 +124,12 @@ function refuse(reason: string): WebVerdict {
 export function webSearchEvent(callId: string, call: WebSearchToolCall, policy: WebToolPolicy): BackendEvent {
   const query = call.args?.searchTerm ?? "";
   const result = call.result?.result;
-  const base = { type: "web-search" as const, toolCallId: call.args?.toolCallId || callId, query };
+  const base = {
+    type: "web-search" as const,
+    toolCallId: call.args?.toolCallId || callId,
+    query,
+    ...(policy.offers("search") ? {} : { offered: false }),
+  };
   switch (result?.case) {
     case "success": {
       const references = result.value.references.map(({ title, url, chunk }) => ({ title, url, chunk }));
@@ -135,9 +145,14 @@ export function webSearchEvent(callId: string, call: WebSearchToolCall, policy: 
 }
 
 /** The event for a completed `web_fetch_tool_call`. */
-export function webFetchEvent(callId: string, call: WebFetchToolCall): BackendEvent {
+export function webFetchEvent(callId: string, call: WebFetchToolCall, policy: WebToolPolicy): BackendEvent {
   const result = call.result?.result;
-  const base = { type: "web-fetch" as const, toolCallId: call.args?.toolCallId || callId, url: call.args?.url ?? "" };
+  const base = {
+    type: "web-fetch" as const,
+    toolCallId: call.args?.toolCallId || callId,
+    url: call.args?.url ?? "",
+    ...(policy.offers("fetch") ? {} : { offered: false }),
+  };
   switch (result?.case) {
     case "success":
       return {

@@ -94,7 +94,7 @@ function render(s) {
   fill($("requests"), s.requests.map((r) => [
     [new Date(r.at).toLocaleTimeString()], [r.surface + (r.client ? " · " + r.client : "")], [(r.model || "—") + (r.params ? " · " + r.params : "")],
     [(r.route || "—") + (r.parked ? ", parked" : "")], [r.ttftMs === undefined ? "—" : r.ttftMs + " ms", "num"],
-    [(r.tokens === undefined ? "—" : r.tokens) + (r.webSearches ? " · " + r.webSearches + " web search" + (r.webSearches > 1 ? "es" : "") : ""), "num"],
+    [(r.tokens === undefined ? "—" : r.tokens) + (r.webSearches ? " · " + r.webSearches + " web search" + (r.webSearches > 1 ? "es" : "") : "") + (r.webRefused ? " · " + r.webRefused + " refused" : ""), "num"],
     [r.status + (r.errorCode ? " (" + r.errorCode + ")" : ""), "num " + (r.status >= 400 || r.streamError ? "bad" : "ok"), r.errorMessage || ""],
   ]), "No requests yet.");
   const models = $("models"); models.replaceChildren();

@@ -106,6 +106,8 @@ describe("Anthropic SDK web search through cursor-bridge + emulator", () => {
       max_tokens: 1024,
       messages: [{ role: "user", content: "[[emu:web-search anything]]" }],
     });
+    // The refusal stays between the bridge and Cursor: no server tool block for a tool nobody offered, only text.
+    expect(none.content.map((block) => block.type)).toEqual(["text"]);
     const text = none.content.map((block) => (block.type === "text" ? block.text : "")).join("");
     expect(text).toMatch(/was rejected: The request offered no web search tool/);
     expect(none.usage.server_tool_use).toBeUndefined();

@@ -48,6 +48,8 @@ export interface RequestLog {
   /** Web searches / fetches Cursor ran for this request (issue #27). */
   webSearches?: number;
   webFetches?: number;
+  /** Web searches / fetches Cursor asked for that the request offered no tool for (refused; the client saw none). */
+  webRefused?: number;
   streamError?: unknown;
   /** Set by streaming handlers: settles when the body has been fully written or abandoned. */
   streaming?: Promise<void>;
@@ -143,6 +145,7 @@ export function accessLog(
         tokens: log.tokens,
         web_searches: log.webSearches,
         web_fetches: log.webFetches,
+        web_refused: log.webRefused,
         turn: log.route,
         parked: log.parked,
         stream_error: streamError?.error.code,
@@ -184,6 +187,7 @@ export function accessLog(
           totalMs: end - log.startedAt,
           tokens: log.tokens,
           webSearches: log.webSearches,
+          webRefused: log.webRefused,
           status: c.res.status,
           streamError: streamError?.error.code,
           errorCode: failed?.error.code,

@@ -26,6 +26,8 @@ export interface RequestRecord {
   tokens: number | undefined;
   /** Web searches Cursor ran for the request, when any (issue #27). */
   webSearches?: number | undefined;
+  /** Web searches / fetches refused because the request offered no such tool (the client saw none of them). */
+  webRefused?: number | undefined;
   status: number;
   /** The error code when the stream failed after the status was sent. */
   streamError: string | undefined;

@@ -18,6 +18,9 @@ describe("watchTurn", () => {
     ];
     events.forEach(watchTurn(log, () => 1));
     expect([log.webSearches, log.webFetches]).toEqual([2, 1]);
+    const refused: RequestLog = { requestId: "x", startedAt: 0 };
+    watchTurn(refused, () => 1)({ ...search, status: "rejected", error: "not offered", offered: false });
+    expect([refused.webRefused, refused.webSearches]).toEqual([1, undefined]);
     const quiet: RequestLog = { requestId: "q", startedAt: 0 };
     watchTurn(quiet, () => 1)({ type: "turn-end", reason: "stop" });
     expect(quiet.webSearches).toBeUndefined();

@@ -4,7 +4,7 @@ import type { RequestLog } from "./access-log.js";
 
 /**
  * The watch that teaches the access log time-to-first-token (the first text, reasoning or tool argument), token
- * counts and the web searches and fetches Cursor ran. Passed to the kit's drivers (translate.ts).
+ * counts, the web searches and fetches Cursor ran, and those it asked for that the request offered no tool for. Passed to the kit's drivers (translate.ts).
  */
 export function watchTurn(log: RequestLog, now: () => number): (event: BackendEvent) => void {
   return (event) => {
@@ -14,7 +14,9 @@ export function watchTurn(log: RequestLog, now: () => number): (event: BackendEv
     ) {
       log.firstTokenAt = now();
     }
-    if (event.type === "usage") {
+    if ((event.type === "web-search" || event.type === "web-fetch") && event.offered === false) {
+      log.webRefused = (log.webRefused ?? 0) + 1;
+    } else if (event.type === "usage") {
       log.tokens = event.usage.totalTokens;
       log.usage = event.usage;
     } else if (event.type === "web-search" && event.status === "completed")

@@ -11,6 +11,8 @@
  * - first-token timing and counts for the log and metrics (the `watch` hook, see request-io.ts);
  * - a failure after the first frame goes through the door's `fail` handler, which renders the kit's error decision
  *   (error-policy.ts) in the door's shape;
+ * - server tools only where the client offered them: a web search or fetch the request offered no tool for (the
+ *   bridge refused it) reaches no door's handlers, only the log;
  * - tool arguments streamed as Cursor forms them: a `tool-call-delta` carries the whole argument text so far
  *   (cursor-protocol-addendum-3 T1); the door's handler gets only the suffix each snapshot adds. When a snapshot
  *   does not extend what was sent, that call streams no more, and its completion carries what is left (`rest`).
@@ -199,6 +201,8 @@ class TurnReader<F> {
   private handle(event: BackendEvent): void {
     this.watch?.(event);
     if (this.ended && event.type !== "usage" && event.type !== "checkpoint") return;
+    // A web tool the request did not offer was refused between the bridge and Cursor: no door shows it.
+    if ((event.type === "web-search" || event.type === "web-fetch") && event.offered === false) return;
     const on = this.translation.on as Record<string, AnyHandler<F> | undefined>;
     if (event.type === "tool-call-delta") this.onArguments(event, on["tool-call-delta"]);
     else if (event.type === "tool-call") this.onToolCall(event, on["tool-call"]);
