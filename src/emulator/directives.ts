@@ -7,9 +7,12 @@
 import { ErrorDetails_Error } from "../gen/aiserver/v1/error_pb.js";
 
 /** The enum names of `aiserver.v1.ErrorDetails.Error`, without their `ERROR_` prefix. */
-const ERROR_ENUM_NAMES: ReadonlySet<string> = new Set(
-  Object.keys(ErrorDetails_Error).filter((key) => Number.isNaN(Number(key))),
-);
+const ERROR_ENUM_NAMES: ReadonlySet<string> = new Set([
+  ...Object.keys(ErrorDetails_Error).filter((key) => Number.isNaN(Number(key))),
+  // The E6 kinds spelt otherwise in ErrorDetails (errors.ts ERROR_NAME_ALIASES).
+  "IMAGE_TOO_LARGE",
+  "CONTENT_POLICY",
+]);
 
 /** Native exec kinds a `[[emu:native KIND …]]` directive may name. */
 export const NATIVE_KINDS = ["shell", "read", "ls", "grep", "write", "fetch"] as const;
@@ -313,8 +316,12 @@ export function describeEmulatorDirectives(): string {
     "                                  blob_not_found",
     '  [[emu:error NAME]]              fail with ErrorDetails{error: ERROR_NAME, details: {title: "Emulated',
     '                                  NAME", detail}}: any aiserver.v1.ErrorDetails.Error name, upper case,',
-    "                                  with or without ERROR_ (MODEL_BLOCKED, CONVERSATION_TOO_LONG…)",
-    "  [[emu:error NAME retryable]]    the same with is_retryable: true",
+    "                                  with or without ERROR_ (MODEL_BLOCKED, CONVERSATION_TOO_LONG…); the",
+    "                                  final kinds (IMAGE_TOO_LARGE, MAX_TOKENS, CONVERSATION_TOO_LONG,",
+    "                                  CONTENT_POLICY, DEPRECATED, MAX_MODE_REQUIRED, MODEL_NO_LONGER_SUPPORTED,",
+    "                                  UNSUPPORTED_REGION, OUTDATED_CLIENT) add is_retryable: false and the",
+    "                                  trailer x-cursor-inference-request-error-type: NAME",
+    "  [[emu:error NAME retryable]]    the same with is_retryable: true (and no error-type trailer)",
     "  [[emu:stall N]]                 stop making progress after N tokens (heartbeats only)",
     "  [[emu:drop N]]                  drop the connection after N tokens",
     '  [[emu:overflow]]                fail at once with a bare resource_exhausted "Error" (no ErrorDetails,',

@@ -6,6 +6,52 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorDetails_Error, ErrorDetailsSchema } from "../gen/aiserver/v1/error_pb.js";
 import type { ScriptedErrorCode } from "./directives.js";
 
+/**
+ * The response header (Connect error metadata, so a stream's end-of-stream trailers) naming an inference error's
+ * kind; Cursor's SDK reads it into `inferenceRequestErrorType` (cursor-protocol-addendum-3.md E6).
+ */
+export const INFERENCE_ERROR_TYPE_HEADER = "x-cursor-inference-request-error-type";
+
+/**
+ * The errors a client must not retry (E6): the header value each carries, by the ErrorDetails value the emulator
+ * sends it with. `CONTENT_POLICY` has no ErrorDetails value of its own: the emulator sends it as `CUSTOM_MESSAGE`
+ * (which the SDK treats as final unless `is_retryable` is true) with this header, as docs/protocol.md §4.13 says.
+ */
+const FINAL_ERROR_TYPES: Partial<Record<keyof typeof ErrorDetails_Error, string>> = {
+  CLAUDE_IMAGE_TOO_LARGE: "IMAGE_TOO_LARGE",
+  MAX_TOKENS: "MAX_TOKENS",
+  CONVERSATION_TOO_LONG: "CONVERSATION_TOO_LONG",
+  DEPRECATED: "DEPRECATED",
+  MAX_MODE_REQUIRED: "MAX_MODE_REQUIRED",
+  MODEL_NO_LONGER_SUPPORTED: "MODEL_NO_LONGER_SUPPORTED",
+  UNSUPPORTED_REGION: "UNSUPPORTED_REGION",
+  OUTDATED_CLIENT: "OUTDATED_CLIENT",
+};
+
+/** Directive names for E6 kinds whose ErrorDetails value is spelt otherwise (`[[emu:error CONTENT_POLICY]]`). */
+export const ERROR_NAME_ALIASES: Readonly<Record<string, keyof typeof ErrorDetails_Error>> = {
+  IMAGE_TOO_LARGE: "CLAUDE_IMAGE_TOO_LARGE",
+  CONTENT_POLICY: "CUSTOM_MESSAGE",
+};
+
+/** Every E6 header value, in the SDK's order. */
+export const FINAL_INFERENCE_ERROR_TYPES = [
+  "IMAGE_TOO_LARGE",
+  "MAX_TOKENS",
+  "CONVERSATION_TOO_LONG",
+  "CONTENT_POLICY",
+  "DEPRECATED",
+  "MAX_MODE_REQUIRED",
+  "MODEL_NO_LONGER_SUPPORTED",
+  "UNSUPPORTED_REGION",
+  "OUTDATED_CLIENT",
+] as const;
+
+/** The metadata of a final error of kind `type`: its E6 header, or none. */
+function finalMetadata(type: string | undefined): HeadersInit | undefined {
+  return type === undefined ? undefined : { [INFERENCE_ERROR_TYPE_HEADER]: type };
+}
+
 function withDetails(
   message: string,
   code: Code,
@@ -13,8 +59,16 @@ function withDetails(
   title: string,
   isExpected = true,
 ): ConnectError {
-  return new ConnectError(message, code, undefined, [
-    { desc: ErrorDetailsSchema, value: { error, details: { title, detail: message }, isExpected } },
+  const type = FINAL_ERROR_TYPES[ErrorDetails_Error[error] as keyof typeof ErrorDetails_Error];
+  return new ConnectError(message, code, finalMetadata(type), [
+    {
+      desc: ErrorDetailsSchema,
+      value: {
+        error,
+        details: { title, detail: message, ...(type === undefined ? {} : { isRetryable: false }) },
+        isExpected,
+      },
+    },
   ]);
 }
 
@@ -146,18 +200,24 @@ for (const name of Object.keys(ErrorDetails_Error) as (keyof typeof ErrorDetails
   }
 }
 
-/** `[[emu:error NAME]]`: ErrorDetails{error: NAME, details: {title: "Emulated NAME", detail, is_retryable?}}. */
+/**
+ * `[[emu:error NAME]]`: ErrorDetails{error: NAME, details: {title: "Emulated NAME", detail, is_retryable?}}. A final
+ * kind (E6) carries `is_retryable: false` and its `x-cursor-inference-request-error-type`; `retryable` sends
+ * `is_retryable: true` and no such header instead.
+ */
 export function enumError(name: string, retryable: boolean): ConnectError {
-  const key = name as keyof typeof ErrorDetails_Error;
+  const key = ERROR_NAME_ALIASES[name] ?? (name as keyof typeof ErrorDetails_Error);
   const error = ErrorDetails_Error[key];
-  const full = `ERROR_${name}`;
+  const full = `ERROR_${key}`;
   const detail = `The emulator was asked to fail this turn with ${full}.`;
-  return new ConnectError(detail, CODE_OF[key] ?? Code.FailedPrecondition, undefined, [
-    {
-      desc: ErrorDetailsSchema,
-      value: { error, details: { title: `Emulated ${name}`, detail, ...(retryable ? { isRetryable: true } : {}) } },
-    },
-  ]);
+  const type = name === "CONTENT_POLICY" ? name : FINAL_ERROR_TYPES[key];
+  const retry = retryable ? { isRetryable: true } : type === undefined ? {} : { isRetryable: false };
+  return new ConnectError(
+    detail,
+    CODE_OF[key] ?? Code.FailedPrecondition,
+    retryable ? undefined : finalMetadata(type),
+    [{ desc: ErrorDetailsSchema, value: { error, details: { title: `Emulated ${name}`, detail, ...retry } } }],
+  );
 }
 
 /** The error a `[[emu:error CODE]]` directive asks for. */

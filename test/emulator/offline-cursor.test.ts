@@ -3,13 +3,15 @@
  * call besides `Run`, read in the shapes cursor-protocol-addendum-3.md gives (P16 for the REST model list, U6 for
  * the REST usage, E6 for error classification, X2 for the SDK's extra headers, U1–U3 for the plan calls).
  */
-import { createClient } from "@connectrpc/connect";
+import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import { AgentService } from "../../src/gen/agent/v1/agent_service_pb.js";
 import { AiService } from "../../src/gen/aiserver/v1/ai_service_pb.js";
-import { cursorHeaders } from "./support/raw-client.js";
+import { ErrorDetails_Error, ErrorDetailsSchema } from "../../src/gen/aiserver/v1/error_pb.js";
+import { agentClient, BlobStore, cursorHeaders, driveRun, runRequest } from "./support/raw-client.js";
+import { driveSse } from "./support/sse-client.js";
 
 let emulator: Emulator;
 let token: string;
@@ -140,5 +142,76 @@ describe("GET /v1/models (P16)", () => {
 
   it("is 401 without a key", async () => {
     expect((await fetch(`${emulator.url}/v1/models`)).status).toBe(401);
+  });
+});
+
+/** E6's no-retry values, in the SDK's order. */
+const FINAL_TYPES = [
+  "IMAGE_TOO_LARGE",
+  "MAX_TOKENS",
+  "CONVERSATION_TOO_LONG",
+  "CONTENT_POLICY",
+  "DEPRECATED",
+  "MAX_MODE_REQUIRED",
+  "MODEL_NO_LONGER_SUPPORTED",
+  "UNSUPPORTED_REGION",
+  "OUTDATED_CLIENT",
+] as const;
+
+describe("final errors (E6)", () => {
+  it.each(FINAL_TYPES)("[[emu:error %s]] carries is_retryable: false and the error-type trailer", async (type) => {
+    const result = await driveRun(
+      agentClient(emulator.url, token),
+      runRequest(`[[emu:error ${type}]]`),
+      new BlobStore(),
+    );
+    expect(result.error).toBeDefined();
+    expect(result.error?.metadata.get("x-cursor-inference-request-error-type")).toBe(type);
+    const details = result.error?.findDetails(ErrorDetailsSchema)[0];
+    expect(details?.details?.isRetryable).toBe(false);
+    const expected =
+      type === "IMAGE_TOO_LARGE"
+        ? ErrorDetails_Error.CLAUDE_IMAGE_TOO_LARGE
+        : type === "CONTENT_POLICY"
+          ? ErrorDetails_Error.CUSTOM_MESSAGE
+          : ErrorDetails_Error[type];
+    expect(details?.error).toBe(expected);
+  });
+
+  it("the trailer travels on RunSSE's end-of-stream too", async () => {
+    const result = await driveSse(emulator.url, token, runRequest("[[emu:error MAX_TOKENS]]"), new BlobStore());
+    expect(result.error?.metadata.get("x-cursor-inference-request-error-type")).toBe("MAX_TOKENS");
+  });
+
+  it("`retryable` marks one retryable: is_retryable: true and no error-type header", async () => {
+    const result = await driveRun(
+      agentClient(emulator.url, token),
+      runRequest("[[emu:error CONVERSATION_TOO_LONG retryable]]"),
+      new BlobStore(),
+    );
+    expect(result.error?.findDetails(ErrorDetailsSchema)[0]?.details?.isRetryable).toBe(true);
+    expect(result.error?.metadata.get("x-cursor-inference-request-error-type")).toBeNull();
+  });
+
+  it("a retryable kind carries neither", async () => {
+    const result = await driveRun(
+      agentClient(emulator.url, token),
+      runRequest("[[emu:error PROVIDER_ERROR]]"),
+      new BlobStore(),
+    );
+    expect(result.error?.code).toBe(Code.Unavailable);
+    expect(result.error?.findDetails(ErrorDetailsSchema)[0]?.details?.isRetryable).toBeUndefined();
+    expect(result.error?.metadata.get("x-cursor-inference-request-error-type")).toBeNull();
+  });
+
+  it("an outdated client version is refused as final", async () => {
+    const result = await driveRun(
+      agentClient(emulator.url, token, { overrides: { "x-cursor-client-version": "cli-2024.01.01-0000000" } }),
+      runRequest("hi"),
+      new BlobStore(),
+    );
+    expect(result.error?.findDetails(ErrorDetailsSchema)[0]?.error).toBe(ErrorDetails_Error.OUTDATED_CLIENT);
+    expect(result.error?.findDetails(ErrorDetailsSchema)[0]?.details?.isRetryable).toBe(false);
+    expect(result.error?.metadata.get("x-cursor-inference-request-error-type")).toBe("OUTDATED_CLIENT");
   });
 });

@@ -213,7 +213,8 @@ describe("[[emu:error NAME]] (any ErrorDetails.Error value, cursor-protocol-adde
     expect(details?.error).toBe(error);
     expect(details?.details?.title).toBe(`Emulated ${name.replace(/^ERROR_/, "")}`);
     expect(details?.details?.detail).toContain(`ERROR_${name.replace(/^ERROR_/, "")}`);
-    expect(details?.details?.isRetryable).toBeUndefined();
+    // A final kind (cursor-protocol-addendum-3.md E6) says so; the others leave retrying to the client.
+    expect(details?.details?.isRetryable).toBe(name.endsWith("CONVERSATION_TOO_LONG") ? false : undefined);
   });
 
   it("`retryable` adds is_retryable: true", async () => {

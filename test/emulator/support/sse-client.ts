@@ -88,7 +88,9 @@ export async function* runSse(baseUrl: string, token: string, requestId: string,
         const end = parseEndStream(frame.data);
         if (end.error !== undefined) {
           const code = Object.entries(Code).find(([name]) => snake(name) === end.error?.code)?.[1];
-          throw new ConnectError(end.error.message, typeof code === "number" ? code : Code.Unknown);
+          const metadata = new Headers();
+          for (const [key, values] of Object.entries(end.metadata)) for (const v of values) metadata.append(key, v);
+          throw new ConnectError(end.error.message, typeof code === "number" ? code : Code.Unknown, metadata);
         }
         await body.cancel();
         return;
