@@ -167,6 +167,52 @@ describe("initialize and sessions", () => {
     expect(loaded.configOptions?.find((o) => o.id === "mode")).toMatchObject({ currentValue: "ask" });
     expect(loaded.configOptions?.find((o) => o.id === "model")).toMatchObject({ currentValue: "gpt-5.2" });
   });
+
+  it("offers effort, context and fast from the catalogue; the next prompt sends them, and session/load keeps them", async () => {
+    const { agent, session, prompt } = await editor();
+    const set = await agent.request("session/set_config_option", {
+      sessionId: session.sessionId,
+      configId: "model",
+      value: "claude-opus-4-8",
+    });
+    expect(set.configOptions.map((o) => o.id)).toEqual(["mode", "model", "effort", "context"]);
+    expect(set.configOptions.find((o) => o.id === "effort")).toMatchObject({ currentValue: "high" });
+    await agent.request("session/set_config_option", {
+      sessionId: session.sessionId,
+      configId: "effort",
+      value: "max",
+    });
+    await agent.request("session/set_config_option", {
+      sessionId: session.sessionId,
+      configId: "context",
+      value: "1m",
+    });
+    await expect(
+      agent.request("session/set_config_option", { sessionId: session.sessionId, configId: "effort", value: "ultra" }),
+    ).rejects.toMatchObject({ code: -32602 });
+    const echo =
+      "Model: claude-opus-4-8; params: context=1m,effort=max,thinking=true; max_mode: true; model_details: none; " +
+      "allowed tools: none";
+    expect(textOf((await prompt("[[emu:echo-model]]")).updates)).toBe(echo);
+    // A new agent process loads the session with the values, and its next prompt sends them.
+    const other = await editor();
+    const loaded = await other.agent.request("session/load", { sessionId: session.sessionId, cwd, mcpServers: [] });
+    expect(loaded.configOptions?.find((o) => o.id === "effort")).toMatchObject({ currentValue: "max" });
+    other.script.updates.length = 0;
+    await other.agent.request("session/prompt", {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "[[emu:echo-model]]" }],
+    });
+    expect(textOf(other.script.updates)).toBe(echo);
+    // A model without the parameter drops the value; fast appears where the model has it, off unless chosen.
+    const gpt = await agent.request("session/set_config_option", {
+      sessionId: session.sessionId,
+      configId: "model",
+      value: "gpt-5.5",
+    });
+    expect(gpt.configOptions.find((o) => o.id === "fast")).toMatchObject({ currentValue: "false" });
+    expect(gpt.configOptions.find((o) => o.id === "effort")).toMatchObject({ currentValue: "medium" });
+  });
 });
 
 describe("prompts and streaming", () => {

@@ -47,7 +47,11 @@ const effort = selectOption({
       : undefined,
   fallback: () => "low",
 });
-const withEffort: ConfigOptionDefinition[] = [...CONFIG_OPTIONS, effort];
+/** Mode and model plus the example option (the catalogue's own effort option is replaced by it). */
+const withEffort: ConfigOptionDefinition[] = [
+  ...CONFIG_OPTIONS.filter((o) => o.id === "mode" || o.id === "model"),
+  effort,
+];
 
 describe("ACP config options", () => {
   it("builds mode and model, and an added option only where it applies", () => {

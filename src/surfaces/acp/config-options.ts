@@ -7,7 +7,8 @@
  * default applies again).
  */
 import { RequestError, type SessionConfigOption, type SessionModeState } from "@agentclientprotocol/sdk";
-import type { ModelInfo } from "../../backend/types.js";
+import type { ModelChoice, ModelInfo } from "../../backend/types.js";
+import { effortTier } from "../kit/model-choice.js";
 import type { AcpModeId, AcpSessionRecord } from "./session-store.js";
 
 /** What option builders may read besides the session. */
@@ -128,8 +129,94 @@ const modelOption: ConfigOptionDefinition = {
   },
 };
 
+/** The session's model as a parameterised base model (docs/protocol.md §6.1), or undefined. */
+function baseModel(record: AcpSessionRecord, { models }: ConfigContext): ModelInfo | undefined {
+  const model = findModel(models, record.model);
+  return model?.parameters === undefined ? undefined : model;
+}
+
+/** A select over one of the base model's parameters, in its wire values; not shown for other models. */
+function parameterOption(spec: {
+  id: string;
+  name: string;
+  category: string;
+  /** The model's parameter ids this option sets (the first it has). */
+  parameters: readonly string[];
+  label(value: string): string;
+}): ConfigOptionDefinition {
+  const parameterOf = (record: AcpSessionRecord, context: ConfigContext) => {
+    const model = baseModel(record, context);
+    const parameter = model?.parameters?.find((p) => spec.parameters.includes(p.id));
+    return parameter === undefined || model === undefined ? undefined : { model, parameter };
+  };
+  return selectOption({
+    id: spec.id,
+    name: spec.name,
+    category: spec.category,
+    dependsOnModel: true,
+    values: (record, context) =>
+      parameterOf(record, context)?.parameter.values.map((value) => ({ value, name: spec.label(value) })),
+    fallback: (record, context) => {
+      const found = parameterOf(record, context);
+      if (found === undefined) return "";
+      // Fast defaults to off: the bridge sends fast=false unless asked (Cursor's own default is fast on some models).
+      if (spec.id === "fast") return "false";
+      return found.model.defaults?.params[found.parameter.id] ?? found.parameter.values[0] ?? "";
+    },
+  });
+}
+
+const capitalised = (value: string) =>
+  value
+    .split("-")
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join(" ");
+
+/** Effort (`effort` or `reasoning`), context window and fast, from Cursor's catalogue for the current model. */
+const effortOption = parameterOption({
+  id: "effort",
+  name: "Effort",
+  category: "thought_level",
+  parameters: ["effort", "reasoning"],
+  label: capitalised,
+});
+const contextOption = parameterOption({
+  id: "context",
+  name: "Context",
+  category: "model",
+  parameters: ["context"],
+  label: (value) => value.toUpperCase(),
+});
+const fastOption = parameterOption({
+  id: "fast",
+  name: "Fast",
+  category: "model",
+  parameters: ["fast"],
+  label: (value) => (value === "true" ? "On" : "Off"),
+});
+
 /** Every option, in the order the editor shows them. Add an option here. */
-export const CONFIG_OPTIONS: ConfigOptionDefinition[] = [modeOption, modelOption];
+export const CONFIG_OPTIONS: ConfigOptionDefinition[] = [
+  modeOption,
+  modelOption,
+  effortOption,
+  contextOption,
+  fastOption,
+];
+
+/**
+ * The engine's model choice for the session's chosen values (the kit's one vocabulary): the effort tier (the
+ * catalogue spells the top one `extra-high` on some models), the context tier, fast.
+ */
+export function choiceOf(record: AcpSessionRecord): ModelChoice {
+  const choice: ModelChoice = {};
+  const effort = record.config.effort;
+  const tier = typeof effort === "string" ? effortTier(effort) : undefined;
+  if (tier !== undefined) choice.effort = tier;
+  if (typeof record.config.context === "string") choice.context = record.config.context;
+  if (record.config.fast === "true" || record.config.fast === true) choice.fast = true;
+  return choice;
+}
 
 /** The options of a session as the editor sees them. */
 export function buildConfigOptions(

@@ -7,6 +7,8 @@
 import type { PromptResponse, StopReason } from "@agentclientprotocol/sdk";
 import type { SurfaceExecutor, Usage } from "../../backend/types.js";
 import type { ConversationMessage, Engine, MessagePart } from "../../engine/index.js";
+import { withChoice } from "../kit/model-choice.js";
+import { choiceOf } from "./config-options.js";
 import { toRequestError } from "./errors.js";
 import type { AcpSessionRecord } from "./session-store.js";
 
@@ -39,7 +41,7 @@ export async function runPrompt(
         instructions: [],
         messages,
         tools: session.tools,
-        options: { reasoning: true, reasoningEffort: undefined, toolChoice: "auto" },
+        options: { reasoning: true, reasoningEffort: undefined, toolChoice: "auto", ...withChoice(choiceOf(record)) },
         executor: session.executor,
         mode: record.mode,
       },
