@@ -1,5 +1,5 @@
 /**
- * The one mapping table from each client's model controls to the engine's {@link ModelChoice} (docs/models.md
+ * The one mapping table from each client's model controls to the engine's {@link ModelChoice} (docs/clients.md
  * "Choosing a model"). The engine then maps the choice onto what the model defines (src/backend/model-selection.ts):
  * an effort tier becomes `effort` or `reasoning`, clamped to the nearest tier the model offers in its own spelling
  * (`extra-high` where the model says so); `thinking` is set only where the model has it; `fast=false` is sent unless
@@ -15,7 +15,7 @@ export interface ModelChoiceRow {
   becomes: string;
 }
 
-/** The mapping table (documented in docs/models.md, checked against these functions by their tests). */
+/** The mapping table (documented in docs/clients.md "Choosing a model", checked against these functions by their tests). */
 export const MODEL_CHOICE_TABLE: readonly ModelChoiceRow[] = [
   { door: "chat", control: "reasoning_effort", becomes: "effort tier (none, minimal, low, medium, high, xhigh)" },
   { door: "responses", control: "reasoning.effort", becomes: "effort tier (none, minimal, low, medium, high, xhigh)" },
