@@ -33,6 +33,7 @@ function runClaude(
   baseURL: string,
   args: string[],
   allowedTools = "Bash",
+  extra: { model?: string; env?: Record<string, string> } = {},
 ): Promise<ClaudeRun> {
   const tmp = join(home.dir, "tmp");
   mkdirSync(tmp, { recursive: true });
@@ -47,10 +48,11 @@ function runClaude(
     DISABLE_AUTOUPDATER: "1",
     // Without this Claude Code defers WebSearch/WebFetch behind its ToolSearch tool; declare every tool up front.
     ENABLE_TOOL_SEARCH: "false",
+    ...extra.env,
   };
   const fixed = ["--allowedTools", allowedTools, "--output-format", "stream-json", "--verbose", "--max-turns", "4"];
   return new Promise((resolve, reject) => {
-    const child = spawn(clientBin("claude"), [...args, ...fixed, "--model", MAIN_MODEL], {
+    const child = spawn(clientBin("claude"), [...args, ...fixed, "--model", extra.model ?? MAIN_MODEL], {
       cwd,
       env,
       stdio: ["ignore", "pipe", "pipe"],
@@ -104,6 +106,19 @@ describe.skipIf(reason !== undefined)("Claude Code → cursor-bridge serve → e
   });
 
   const mainTurns = () => served.emulator.stats().turns.filter((turn) => turn.model === MAIN_MODEL);
+
+  it("with thinking enabled (a 20000-token budget) reaches Cursor as thinking=true and effort high", async () => {
+    const run = await runClaude(home, project, baseURL, ["-p", "Which model? [[emu:echo-model]]"], "Bash", {
+      // claude-sonnet-5's default effort is medium: high can only come from the budget.
+      model: "claude-sonnet-5",
+      env: { MAX_THINKING_TOKENS: "20000" },
+    });
+    const result = finalResult(run);
+    expect(String(result.result)).toContain(
+      "Model: claude-sonnet-5; params: context=300k,effort=high,thinking=true; max_mode: false; " +
+        "model_details: none; allowed tools: mcp_tool_call",
+    );
+  });
 
   it("runs `echo <nonce>` through Bash on one Run, then continues the session with --continue", async () => {
     const nonce = `nonce-${randomBytes(6).toString("hex")}`;

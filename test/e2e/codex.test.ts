@@ -7,6 +7,8 @@ import { createTempHome, type ServedBridge, startServedBridge, type TempHome } f
 import { clientBin, ensureTestClients } from "./support/test-clients.js";
 
 const MODEL = "composer-1";
+/** A parameterised model of the emulator's catalogue (reasoning none…extra-high, fast). */
+const REASONING_MODEL = "gpt-5.5";
 const RUN_TIMEOUT_MS = 90_000;
 const INSTALL_TIMEOUT_MS = 16 * 60_000;
 
@@ -29,7 +31,7 @@ async function run(home: TempHome, args: string[], cwd: string): Promise<Run> {
   return { code: result.code ?? 1, stdout: result.stdout, stderr: result.stderr };
 }
 
-function execArgs(baseURL: string, catalog: string, prompt: string): string[] {
+function execArgs(baseURL: string, catalog: string, prompt: string, model = MODEL): string[] {
   const provider = `{name="bridge",base_url="${baseURL}",env_key="MOCK_KEY",wire_api="responses",request_max_retries=0,stream_max_retries=0}`;
   return [
     "exec",
@@ -46,7 +48,7 @@ function execArgs(baseURL: string, catalog: string, prompt: string): string[] {
     "-c",
     "check_for_update_on_startup=false",
     "-c",
-    `model=${MODEL}`,
+    `model=${model}`,
     "-c",
     "model_provider=bridge",
     "-c",
@@ -67,7 +69,8 @@ async function writeCatalog(home: TempHome): Promise<string> {
   if (entry === undefined) throw new Error(`no freeform apply_patch model in Codex's catalog: ${listed.stderr}`);
   const file = join(home.dir, "catalog.json");
   // tool_mode null: the plain tool set (a `code_mode_only` entry would hide exec_command behind code mode).
-  writeFileSync(file, JSON.stringify({ models: [{ ...entry, slug: MODEL, display_name: MODEL, tool_mode: null }] }));
+  const models = [MODEL, REASONING_MODEL].map((slug) => ({ ...entry, slug, display_name: slug, tool_mode: null }));
+  writeFileSync(file, JSON.stringify({ models }));
   return file;
 }
 
@@ -128,6 +131,25 @@ describe("Codex CLI → cursor-bridge serve (/v1/responses) → emulator", () =>
       const turns = served.emulator.stats().turns;
       expect(turns, JSON.stringify(turns)).toHaveLength(1);
       expect(turns[0]?.outcome).toBe("completed");
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+
+  it(
+    "-c model_reasoning_effort=high reaches Cursor as the model's reasoning parameter",
+    async (context) => {
+      if (skip !== undefined) context.skip();
+      const cwd = join(home.dir, "effort");
+      mkdirSync(cwd, { recursive: true });
+      const args = execArgs(served.baseURL, catalog, "Which model? [[emu:echo-model]]", REASONING_MODEL);
+      const result = await run(home, ["-c", "model_reasoning_effort=high", ...args], cwd);
+      const diagnostics = `exit ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr.slice(-4000)}`;
+      expect(result.code, diagnostics).toBe(0);
+      const messages = events(result.stdout).filter((e) => e.item?.type === "agent_message");
+      expect(messages.at(-1)?.item?.text, diagnostics).toContain(
+        "Model: gpt-5.5; params: fast=false,reasoning=high; max_mode: false; model_details: none; " +
+          "allowed tools: mcp_tool_call",
+      );
     },
     RUN_TIMEOUT_MS + 30_000,
   );
