@@ -1,8 +1,10 @@
 /**
- * Header rules every RPC must pass (docs/protocol.md §2.1, cursor-protocol-addendum-2.md §1): a `Bearer` access token
+ * Header rules every RPC must pass (docs/protocol.md §2.2, cursor-protocol-addendum-2.md §1): a `Bearer` access token
  * that is ours and unexpired, `x-cursor-client-type` `cli` or `sdk` (Cursor's own TypeScript SDK), and an
  * `x-cursor-client-version` of the form `cli-YYYY.MM.DD-<7 hex>` (not older than the configured minimum) or
- * `sdk-<semver>`, with either client type. `connect-protocol-version` may be absent (index.ts).
+ * `sdk-<semver>`, with either client type. A unary call outside a turn sent without a client type needs only the
+ * token (the real service answers such calls); a turn (`Run`, `RunSSE`, `BidiAppend`) always needs both headers.
+ * `connect-protocol-version` may be absent (index.ts).
  */
 import { createContextKey, type Interceptor } from "@connectrpc/connect";
 import type { Authority } from "./auth.js";
@@ -39,11 +41,18 @@ export interface StrictnessOptions {
   usageLimited?: (userId: string) => boolean;
 }
 
-/** Throws the Connect error the real service would answer for bad headers; returns the client version otherwise. */
-export function checkHeaders(header: Headers, options: StrictnessOptions): string {
+/** The methods of a turn: they need the client headers even when other unary calls do not. */
+const TURN_PARTS = new Set(["Run", "RunSSE", "BidiAppend"]);
+
+/**
+ * Throws the Connect error the real service would answer for bad headers; returns the client version otherwise
+ * ("" for a call outside a turn that sent no client type, which needs only the token).
+ */
+export function checkHeaders(header: Headers, options: StrictnessOptions, turn = true): string {
   const auth = options.authority.authenticate(header.get("authorization"));
   if (!auth.ok) throw unauthenticated(auth.failure);
   const clientType = header.get("x-cursor-client-type");
+  if (!turn && (clientType === null || clientType === "")) return "";
   if (clientType === null || clientType === "") throw badRequest("Missing x-cursor-client-type header.");
   if (!CLIENT_TYPES.has(clientType)) throw badRequest(`Unsupported x-cursor-client-type "${clientType}".`);
   const version = header.get("x-cursor-client-version");
@@ -60,7 +69,7 @@ export function checkHeaders(header: Headers, options: StrictnessOptions): strin
 /** A router interceptor applying {@link checkHeaders} to every RPC before its handler runs. */
 export function createStrictnessInterceptor(options: StrictnessOptions): Interceptor {
   return (next) => async (request) => {
-    checkHeaders(request.header, options);
+    checkHeaders(request.header, options, TURN_PARTS.has(request.method.name) || request.stream);
     const auth = options.authority.authenticate(request.header.get("authorization"));
     if (auth.ok) {
       request.contextValues.set(identityKey, auth.identity);

@@ -9,7 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import { AgentService } from "../../src/gen/agent/v1/agent_service_pb.js";
 import { AiService } from "../../src/gen/aiserver/v1/ai_service_pb.js";
+import { DashboardService } from "../../src/gen/aiserver/v1/dashboard_pb.js";
 import { ErrorDetails_Error, ErrorDetailsSchema } from "../../src/gen/aiserver/v1/error_pb.js";
+import { ServerConfigService } from "../../src/gen/aiserver/v1/server_config_pb.js";
 import { agentClient, BlobStore, cursorHeaders, driveRun, runRequest } from "./support/raw-client.js";
 import { driveSse } from "./support/sse-client.js";
 
@@ -24,7 +26,9 @@ afterAll(async () => {
   await emulator.close();
 });
 
-function client<S extends typeof AgentService | typeof AiService>(service: S, headers = cursorHeaders(token)) {
+type Service = typeof AgentService | typeof AiService | typeof DashboardService | typeof ServerConfigService;
+
+function client<S extends Service>(service: S, headers = cursorHeaders(token)) {
   return createClient(
     service,
     createConnectTransport({
@@ -213,5 +217,36 @@ describe("final errors (E6)", () => {
     expect(result.error?.findDetails(ErrorDetailsSchema)[0]?.error).toBe(ErrorDetails_Error.OUTDATED_CLIENT);
     expect(result.error?.findDetails(ErrorDetailsSchema)[0]?.details?.isRetryable).toBe(false);
     expect(result.error?.metadata.get("x-cursor-inference-request-error-type")).toBe("OUTDATED_CLIENT");
+  });
+});
+
+describe("strictness: a token is enough outside a turn, a turn needs the client headers", () => {
+  const tokenOnly = () => ({ authorization: `Bearer ${token}` });
+
+  it("GetUserPrivacyMode and GetServerConfig answer a valid token without x-cursor-client-type", async () => {
+    const privacy = await client(DashboardService, tokenOnly()).getUserPrivacyMode({});
+    expect(privacy.isEnforcedByTeam).toBe(false);
+    const config = await client(ServerConfigService, tokenOnly()).getServerConfig({});
+    expect(config.configVersion).not.toBe("");
+  });
+
+  it("the same calls with a token that is not valid are refused", async () => {
+    const error = await client(ServerConfigService, { authorization: "Bearer not-a-token" })
+      .getServerConfig({})
+      .then(
+        () => undefined,
+        (e: unknown) => e as { code?: Code },
+      );
+    expect(error?.code).toBe(Code.Unauthenticated);
+  });
+
+  it("a Run without x-cursor-client-type is still refused", async () => {
+    const result = await driveRun(
+      agentClient(emulator.url, token, { overrides: { "x-cursor-client-type": null } }),
+      runRequest("hi"),
+      new BlobStore(),
+    );
+    expect(result.error?.code).toBe(Code.InvalidArgument);
+    expect(result.error?.rawMessage).toContain("x-cursor-client-type");
   });
 });

@@ -75,9 +75,20 @@ describe("authorization", () => {
 });
 
 describe("client headers", () => {
-  it("x-cursor-client-type missing or not `cli`/`sdk` → invalid_argument", async () => {
-    expect((await unaryError({ "x-cursor-client-type": null }))?.code).toBe(Code.InvalidArgument);
+  it("x-cursor-client-type missing on a Run, or not `cli`/`sdk` → invalid_argument", async () => {
+    const run = await driveRun(
+      agentClient(emulator.url, token, { overrides: { "x-cursor-client-type": null } }),
+      runRequest("hi"),
+      new BlobStore(),
+    );
+    expect(run.error?.code).toBe(Code.InvalidArgument);
     expect((await unaryError({ "x-cursor-client-type": "ide" }))?.code).toBe(Code.InvalidArgument);
+  });
+
+  it("a unary call without a client type is answered when its token is valid, and refused when it is not", async () => {
+    expect(await unaryError({ "x-cursor-client-type": null, "x-cursor-client-version": null })).toBeUndefined();
+    const expired = emulator.issueTokens({ expiresInSeconds: -10 }).accessToken;
+    expect((await unaryError({ "x-cursor-client-type": null }, expired))?.code).toBe(Code.Unauthenticated);
   });
 
   it("x-cursor-client-version missing or malformed → invalid_argument", async () => {
