@@ -23,6 +23,11 @@ export interface SetupModel {
   vision: boolean;
   /** Other ids that select the same model (the server lists them as entries of their own too). */
   aliases: readonly string[];
+  /**
+   * The effort tiers a parameterised base model offers, as OpenAI's `reasoning_effort` names them (its
+   * `cursor_bridge.parameters` on `/v1/models`); absent for other models.
+   */
+  efforts?: readonly string[];
 }
 
 /** Everything a snippet depends on. */
@@ -118,6 +123,11 @@ function openCodeProvider(target: SetupTarget): Record<string, unknown> {
       tool_call: true,
       ...(model.reasoning ? { reasoning: true } : {}),
       ...(model.vision ? { attachment: true } : {}),
+      // OpenCode's variants (`opencode run --variant high`, its variant picker): one per effort tier, each sent as
+      // reasoning_effort, which the bridge maps onto the model's own effort parameter.
+      ...(model.efforts === undefined || model.efforts.length === 0
+        ? {}
+        : { variants: Object.fromEntries(model.efforts.map((effort) => [effort, { reasoningEffort: effort }])) }),
     };
   }
   return {
@@ -287,6 +297,11 @@ const codexKeyNote = (target: SetupTarget) =>
     ? `Codex sends the key from ${KEY_ENV}: export it (the server's key) before running codex.`
     : `Codex sends the key from ${KEY_ENV}: export ${KEY_ENV}=${PLACEHOLDER_KEY} (any non-empty value) before running codex.`;
 
+/** How Codex picks the effort (docs/clients.md "Choosing a model"). */
+const CODEX_EFFORT_NOTE =
+  'Effort: model_reasoning_effort = "high" in config.toml, or -c model_reasoning_effort=high per run, reaches ' +
+  "Cursor as the model's effort (a variant id such as gpt-5.5-high-fast as the model works too).";
+
 const codexOther = (target: SetupTarget) => `codex -c model_provider=${PROVIDER_ID} -m ${target.model}`;
 
 const codex: SetupClient = {
@@ -302,6 +317,7 @@ const codex: SetupClient = {
       "",
       `# ${codexKeyNote(target)}`,
       `# Then: codex (without the two top-level lines: ${codexOther(target)})`,
+      `# ${CODEX_EFFORT_NOTE}`,
       "",
     ];
     return lines.join("\n");
@@ -324,7 +340,7 @@ const codex: SetupClient = {
         rootStringValue(content, "model_provider") === PROVIDER_ID
           ? "`codex`"
           : `\`${codexOther(target)}\` (your default provider is left as it was)`
-      }.\n`,
+      }.\n${CODEX_EFFORT_NOTE}\n`,
   },
 };
 

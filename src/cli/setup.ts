@@ -92,10 +92,18 @@ async function fetchModels(origin: string, apiKey: string | undefined): Promise<
     const body = (await response.json()) as { data?: unknown };
     if (!Array.isArray(body.data)) return undefined;
     return body.data.flatMap(
-      (entry: { id?: unknown; display_name?: unknown; reasoning?: unknown; vision?: unknown; aliases?: unknown }) =>
+      (entry: {
+        id?: unknown;
+        display_name?: unknown;
+        reasoning?: unknown;
+        vision?: unknown;
+        aliases?: unknown;
+        cursor_bridge?: unknown;
+      }) =>
         typeof entry.id === "string"
           ? [
               {
+                ...effortsOf(entry.cursor_bridge),
                 id: entry.id,
                 name: typeof entry.display_name === "string" ? entry.display_name : entry.id,
                 reasoning: entry.reasoning === true,
@@ -110,6 +118,24 @@ async function fetchModels(origin: string, apiKey: string | undefined): Promise<
   } catch {
     return undefined;
   }
+}
+
+/** OpenAI's `reasoning_effort` values; the catalogue's `extra-high` is its `xhigh`. */
+const OPENAI_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"];
+
+/** The effort tiers of a base model's `cursor_bridge` object, in OpenAI's names (absent when it has none). */
+function effortsOf(extension: unknown): { efforts?: string[] } {
+  if (typeof extension !== "object" || extension === null) return {};
+  const parameters = (extension as { parameters?: unknown }).parameters;
+  if (!Array.isArray(parameters)) return {};
+  const effort = parameters.find(
+    (p): p is { id: string; values: unknown[] } =>
+      typeof p === "object" && p !== null && (p.id === "effort" || p.id === "reasoning") && Array.isArray(p.values),
+  );
+  const efforts = (effort?.values ?? [])
+    .map((value) => (value === "extra-high" ? "xhigh" : value))
+    .filter((value): value is string => typeof value === "string" && OPENAI_EFFORTS.includes(value));
+  return efforts.length === 0 ? {} : { efforts: [...new Set(efforts)] };
 }
 
 const AUTO: SetupModel = { id: "auto", name: "Auto", reasoning: false, vision: true, aliases: [] };

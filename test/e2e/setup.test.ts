@@ -119,6 +119,26 @@ describe.skipIf(reason !== undefined)("setup → real clients → cursor-bridge 
       const turnModels = served.emulator.stats().turns.map((turn) => turn.model);
       expect(turnModels, JSON.stringify(turnModels)).toContain("composer-1");
       expect(turnModels).toContain("default");
+
+      // A parameterised model gets OpenCode variants, one per effort tier, and `--variant` reaches Cursor.
+      const provider = (config.provider as Record<string, { models: Record<string, { variants?: unknown }> }>)[
+        "cursor-bridge"
+      ];
+      expect(provider?.models["gpt-5.5"]?.variants).toMatchObject({ high: { reasoningEffort: "high" } });
+      const variant = await run(
+        OPENCODE,
+        ["run", "--format", "json", "-m", "cursor-bridge/gpt-5.5", "--variant", "high", "[[emu:echo-model]]"],
+        {
+          ...env,
+          ...OPENCODE_OFFLINE_ENV,
+          npm_config_registry: `http://127.0.0.1:${await closedPort()}`,
+        },
+        cwd,
+      );
+      expect(variant.code, diagnostics(variant)).toBe(0);
+      expect(variant.stdout, diagnostics(variant)).toContain(
+        "Model: gpt-5.5; params: fast=false,reasoning=high; max_mode: false; model_details: none",
+      );
     },
     RUN_TIMEOUT_MS + 30_000,
   );
