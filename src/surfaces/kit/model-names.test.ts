@@ -50,6 +50,21 @@ describe("resolveAnthropicModel", () => {
     expect(resolveAnthropicModel("claude-4.5-sonnet", CURSOR, false, overrides)).toBe("claude-4.5-sonnet");
   });
 
+  it("takes a parameterised base model, never one of its variant ids (the request's effort then applies)", () => {
+    const variant = (id: string, thinking: boolean): ModelInfo => ({
+      ...model(id, thinking),
+      variant: { base: "claude-opus-4-8", params: { thinking: String(thinking), effort: "low" }, maxMode: false },
+    });
+    const listed = [
+      ...CURSOR,
+      variant("claude-opus-4-8-thinking-low", true),
+      variant("claude-opus-4-8-low", false),
+      { ...model("claude-opus-4-8", true), parameters: [{ id: "effort", values: ["low", "high"] }] },
+    ];
+    expect(resolveAnthropicModel("claude-opus-4-5", listed, true)).toBe("claude-opus-4-8");
+    expect(resolveAnthropicModel("claude-opus-4-5", listed, false)).toBe("claude-opus-4-8");
+  });
+
   it("takes a max-mode model when Cursor lists the family only in max mode", () => {
     const maxOnly = [model("default"), model("claude-4.5-sonnet", false, true), model("claude-4.6-sonnet", true, true)];
     expect(resolveAnthropicModel("claude-sonnet-4-5", maxOnly, true)).toBe("claude-4.6-sonnet");

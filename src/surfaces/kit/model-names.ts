@@ -40,7 +40,8 @@ function compareVersions(a: number[], b: number[]): number {
 
 /** The newest non-max model whose id contains `word`, preferring the variant whose thinking matches. */
 function newest(models: readonly ModelInfo[], word: string, reasoning: boolean): ModelInfo | undefined {
-  const family = models.filter((m) => m.id.toLowerCase().includes(word));
+  // Base models and flat ids only: a variant id would fix the effort the request's own controls choose.
+  const family = models.filter((m) => m.variant === undefined && m.id.toLowerCase().includes(word));
   // Prefer models without max mode; where Cursor marks every model of the family as max mode, take those.
   const plain = family.filter((m) => !m.maxMode);
   const candidates = plain.length > 0 ? plain : family;
