@@ -15,6 +15,7 @@
  * (a key pasted into a path is never written).
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
+import { isAccountName } from "../../stores/accounts.js";
 import type { AuditLog } from "../../stores/types.js";
 import type { AppEnv } from "../../surfaces/kit/access-log.js";
 import type { KeyUsage, KeyUsageSource } from "../../surfaces/kit/key-usage.js";
@@ -138,10 +139,12 @@ export function createAdminApp(options: AdminAppOptions): Hono<AppEnv> {
   const checkAccount = (account: string | undefined) => {
     const served = options.accounts?.();
     if (account === undefined || served === undefined || /^(none|null|off)$/i.test(account.trim())) return;
+    // A malformed name is refused by the settings' check, naming the field.
+    if (!isAccountName(account.trim())) return;
     if (!served.includes(account.trim())) {
       throw new ProxyError(
         "invalid_request",
-        `There is no login for the account \`${clampForMessage(account, 70)}\` on this server (it serves: ${served.join(", ")}); the account needs a login on the server (\`login --account NAME\`) and a restart first.`,
+        `There is no login for the account \`${clampForMessage(account, 70)}\` on this server (it serves: ${served.join(", ")}): the account needs a login on the server and a restart of it first.`,
         { param: "account", detail: "invalid_field" },
       );
     }

@@ -125,7 +125,7 @@ export function parseAccount(value: string, param = "account", dialect: Settings
   if (!isAccountName(account)) {
     throw invalid(
       param,
-      ": use 1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit (the name `login --account` gave).",
+      `: use 1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit (${dialect === "cli" ? "the name `login --account` gave" : "the name of a login on the server"}).`,
       dialect,
     );
   }
