@@ -25,6 +25,7 @@ import { completedToolOutcome } from "./completed-tool-call.js";
 import { type ExecContext, execHeartbeat, handleExec, type PendingCall, resultReplies } from "./exec-handler.js";
 import { answerInteractionQuery, INTERACTION_REJECTION_REASON } from "./interaction-query.js";
 import type { ToolOutput } from "./native-results.js";
+import { subagentSteps, taskOf } from "./subagent-steps.js";
 import { todosOf } from "./surface-exec.js";
 import { SurfaceExecRunner } from "./surface-exec-runner.js";
 import type { TurnChannel } from "./turn-channel.js";
@@ -323,7 +324,21 @@ export class RunSession {
       case "tokenDelta":
         this.outputTokens += u.value.tokens;
         return;
+      case "toolCallDelta": {
+        const delta = u.value.toolCallDelta?.delta;
+        if (delta?.case !== "taskToolCallDelta") return;
+        for (const step of subagentSteps(delta.value.interactionUpdate)) {
+          channel.push({ type: "event", event: { type: "subagent", taskCallId: u.value.callId, step } });
+        }
+        return;
+      }
       case "toolCallCompleted": {
+        const task = taskOf(u.value.toolCall);
+        if (task !== undefined) {
+          const step = { kind: "ended" as const, failed: task.failed };
+          channel.push({ type: "event", event: { type: "subagent", taskCallId: u.value.callId, step } });
+          return;
+        }
         const todos = this.options.exec.executor?.onTodos === undefined ? undefined : todosOf(u.value.toolCall);
         if (todos !== undefined) this.options.exec.executor?.onTodos?.(todos);
         // Server-side tool failures (read/edit errors, web search, task, todos, lints…) decode; say what failed.
@@ -354,6 +369,12 @@ export class RunSession {
       }
       case "partialToolCall":
       case "toolCallStarted": {
+        const task = u.case === "toolCallStarted" ? taskOf(u.value.toolCall) : undefined;
+        if (task !== undefined) {
+          const step = { kind: "started" as const, description: task.description };
+          channel.push({ type: "event", event: { type: "subagent", taskCallId: u.value.callId, step } });
+          return;
+        }
         const tool = u.value.toolCall?.tool;
         // A surface with an executor (ACP) runs the calls itself: its executor shows them.
         if (tool?.case !== "mcpToolCall" || this.options.exec.executor !== undefined) return;

@@ -228,9 +228,27 @@ export type BackendEvent =
       error: string;
       offered?: boolean;
     }
+  /**
+   * Cursor's task tool ran a subagent (cursor-protocol-addendum-3 T4): its start, each nested tool call it made,
+   * its text and its end, in order. `taskCallId` is the task's tool call id.
+   */
+  | { type: "subagent"; taskCallId: string; step: SubagentStep }
   | { type: "usage"; usage: Usage }
   | { type: "checkpoint"; conversationId: string }
   | { type: "turn-end"; reason: TurnEndReason };
+
+/** One step of a subagent's run, as a {@link BackendEvent} of type `subagent` carries it. */
+export type SubagentStep =
+  | { kind: "started"; description: string }
+  | {
+      kind: "tool";
+      toolCallId: string;
+      title: string;
+      toolKind: "read" | "edit" | "delete" | "search" | "execute" | "fetch" | "other";
+      status: "started" | "completed" | "failed";
+    }
+  | { kind: "text"; text: string }
+  | { kind: "ended"; failed: boolean };
 
 /** Model metadata as the agent client reports it. */
 export interface ModelInfo {

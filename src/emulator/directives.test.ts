@@ -133,6 +133,7 @@ describe("parseDirectives", () => {
       drop: true,
       overflow: true,
       truncate: true,
+      task: true,
       "abort-exec": true,
       "tool-chunks": true,
       todos: true,

@@ -49,6 +49,7 @@ export type Directive =
   | { kind: "abort-exec"; afterMs: number }
   | { kind: "tool-chunks"; size: number }
   | { kind: "todos"; todos: ScriptedTodo[] }
+  | { kind: "task"; task: ScriptedTask }
   | { kind: "web-search"; query: string }
   | { kind: "web-fetch"; url: string };
 
@@ -76,9 +77,26 @@ export const DIRECTIVES: ReadonlyArray<{ keyword: string; syntax: string; exampl
   { keyword: "abort-exec", syntax: "abort-exec MS", example: "[[emu:abort-exec 500]]" },
   { keyword: "tool-chunks", syntax: "tool-chunks N", example: "[[emu:tool-chunks 64]]" },
   { keyword: "todos", syntax: 'todos {"TODO":"STATUS",…}', example: '[[emu:todos {"write tests":"in_progress"}]]' },
+  {
+    keyword: "task",
+    syntax: 'task {"description":"…","steps":[{"read":"PATH"},{"grep":"PATTERN"},{"shell":"COMMAND"}]}',
+    example: '[[emu:task {"description":"look around","steps":[{"read":"a.ts"},{"grep":"TODO"}]}]]',
+  },
   { keyword: "web-search", syntax: "web-search QUERY", example: "[[emu:web-search node 22 release]]" },
   { keyword: "web-fetch", syntax: "web-fetch URL", example: "[[emu:web-fetch https://example.com/a]]" },
 ];
+
+/** One nested tool call of a `[[emu:task …]]` subagent. */
+export type ScriptedTaskStep =
+  | { tool: "read"; path: string }
+  | { tool: "grep"; pattern: string }
+  | { tool: "shell"; command: string };
+
+/** A subagent Cursor's task tool runs (`[[emu:task …]]`). */
+export interface ScriptedTask {
+  description: string;
+  steps: ScriptedTaskStep[];
+}
 
 /** Statuses a `[[emu:todos …]]` entry may have. */
 export const TODO_STATUSES = ["pending", "in_progress", "completed", "cancelled"] as const;
@@ -187,6 +205,8 @@ function parseBody(body: string): Directive | string {
       return rest === "" ? { kind: "truncate" } : "[[emu:truncate]] takes no arguments.";
     case "todos":
       return parseTodos(rest);
+    case "task":
+      return parseTask(rest);
     case "echo-model":
       return rest === "" ? { kind: "echo-model" } : "[[emu:echo-model]] takes no arguments.";
     case "describe-image":
@@ -284,6 +304,32 @@ function parseTodos(rest: string): Directive | string {
   return { kind: "todos", todos };
 }
 
+/** `{"description":"…","steps":[{"read":"PATH"},{"grep":"PATTERN"},{"shell":"COMMAND"}]}`. */
+function parseTask(rest: string): Directive | string {
+  const usage =
+    '[[emu:task]] needs {"description":"…","steps":[{"read":"PATH"}|{"grep":"PATTERN"}|{"shell":"COMMAND"},…]}';
+  let value: unknown;
+  try {
+    value = JSON.parse(rest);
+  } catch {
+    return `${usage}, got "${rest}".`;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return `${usage}.`;
+  const { description, steps } = value as { description?: unknown; steps?: unknown };
+  if (typeof description !== "string" || !Array.isArray(steps)) return `${usage}.`;
+  const parsed: ScriptedTaskStep[] = [];
+  for (const step of steps) {
+    const entries = typeof step === "object" && step !== null ? Object.entries(step) : [];
+    const [tool, arg] = entries[0] ?? [];
+    if (entries.length !== 1 || typeof arg !== "string") return `${usage}: each step is one {"TOOL":"ARGUMENT"}.`;
+    if (tool === "read") parsed.push({ tool, path: arg });
+    else if (tool === "grep") parsed.push({ tool, pattern: arg });
+    else if (tool === "shell") parsed.push({ tool, command: arg });
+    else return `${usage}: a step's tool is read, grep or shell, got "${tool}".`;
+  }
+  return { kind: "task", task: { description, steps: parsed } };
+}
+
 /** Help text describing the directive syntax (for `cursor-bridge emulator --help`; docs/emulator.md is the long form). */
 export function describeEmulatorDirectives(): string {
   return [
@@ -337,6 +383,10 @@ export function describeEmulatorDirectives(): string {
     "                                  Cursor's todo list (an update_todos call);",
     "                                  status pending, in_progress, completed or",
     "                                  cancelled; then the reply `Todos: N`",
+    '  [[emu:task {"description":"…","steps":[{"read":"PATH"},…]}]]',
+    "                                  Cursor's task tool runs a subagent: a task tool call whose nested",
+    "                                  tool calls (read, grep, shell) arrive in task_tool_call_delta;",
+    "                                  then the reply `Task DESCRIPTION: N steps`",
     "  [[emu:web-search QUERY]]        Cursor-side web search: tool_call_started, then web_search_request_query;",
     "                                  approved: tool_call_completed with 3 offline references on",
     "                                  emulator.invalid (/search/<query-slug>/<n>, n = 1..3) and a reply",

@@ -9,6 +9,7 @@ import {
   type NativeKind,
   parseDirectives,
   type ScriptedErrorCode,
+  type ScriptedTask,
   type ScriptedTodo,
 } from "./directives.js";
 import { describeImages, type ReceivedImage } from "./images.js";
@@ -108,6 +109,8 @@ export interface TurnPlan {
   cachedTokens?: number;
   /** `[[emu:todos …]]`: Cursor's todo list, sent as an update_todos tool call before the reply. */
   todos?: ScriptedTodo[];
+  /** `[[emu:task …]]`: a subagent run by Cursor's task tool before the reply. */
+  task?: ScriptedTask;
   /** `[[emu:web-search]]` / `[[emu:web-fetch]]`: Cursor-side web tool calls, run before the client tools. */
   webCalls: PlannedWebCall[];
 }
@@ -210,6 +213,10 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
     case "todos":
       plan.todos = directive.todos;
       plan.textParts.push(`Todos: ${directive.todos.length}`);
+      return true;
+    case "task":
+      plan.task = directive.task;
+      plan.textParts.push(`Task ${directive.task.description}: ${directive.task.steps.length} steps`);
       return true;
     case "web-search":
       if (!answeredFromState) plan.webCalls.push({ kind: "search", query: directive.query });

@@ -31,6 +31,7 @@ import { buildNextState, readConversation } from "./state.js";
 import type { StatsRecorder, TurnStats } from "./stats.js";
 import { ClientGone, type InboundMessage, TurnChannel } from "./turn-channel.js";
 import { ConnectionDropped, countTokens, TokenOutput, TurnTruncated } from "./turn-output.js";
+import { sendTask } from "./turn-task.js";
 import { sendTodos } from "./turn-todos.js";
 import { askRequestContext, declaredTools, runCalls } from "./turn-tools.js";
 import { runWebCalls } from "./turn-web.js";
@@ -209,6 +210,7 @@ async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnD
   const steps: ConversationStep[] = [];
   if (plan.thinkingTokens > 0) steps.push(await think(channel, output, plan.thinkingTokens));
   if (plan.todos !== undefined) steps.push(sendTodos(channel, plan.todos));
+  if (plan.task !== undefined) steps.push(sendTask(channel, plan.task));
   const webLines = await runWebCalls(channel, plan.webCalls, steps, deps.stats);
   plan.textParts.push(...webLines);
   const outcomes = await runCalls(channel, plan, tools, output, steps, deps.toolCallCount);

@@ -39,6 +39,7 @@ import { listPage } from "./list.js";
 import { type McpHub, openMcpHub } from "./mcp-hub.js";
 import { promptParts, titleOf } from "./prompt.js";
 import type { AcpSessionRecord, AcpSessionStore } from "./session-store.js";
+import { createSubagentView } from "./subagents.js";
 import { runPrompt, toRequestError } from "./turn.js";
 
 /** The engine and the session store, built on first use (after `authenticate` when the login changed). */
@@ -382,9 +383,10 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
         emit,
       });
       const prompt = async (record: AcpSessionRecord, content: MessagePart[]) => {
+        const onSubagent = createSubagentView(emit);
         const response = await runPrompt(
           engine,
-          { record, tools: session.mcp.tools, executor, emit },
+          { record, tools: session.mcp.tools, executor, emit, onSubagent },
           content,
           controller.signal,
         );

@@ -20,6 +20,8 @@ export interface PromptSession {
   tools: import("../../backend/types.js").ClientTool[];
   executor: SurfaceExecutor;
   emit(update: import("@agentclientprotocol/sdk").SessionUpdate): Promise<void>;
+  /** Shows a step of a subagent Cursor's task tool runs (subagents.ts). */
+  onSubagent?(taskCallId: string, step: import("../../backend/types.js").SubagentStep): Promise<void>;
 }
 
 /** Runs one prompt to its end; the conversation (partial on cancel) is appended to `session.record.messages`. */
@@ -53,7 +55,8 @@ export async function runPrompt(
         await session.emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: event.text } });
       } else if (event.type === "reasoning-delta") {
         await session.emit({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: event.text } });
-      } else if (event.type === "usage") usage = event.usage;
+      } else if (event.type === "subagent") await session.onSubagent?.(event.taskCallId, event.step);
+      else if (event.type === "usage") usage = event.usage;
       else if (event.type === "turn-end") {
         if (event.reason === "length") stopReason = "max_tokens";
         break;
