@@ -28,6 +28,35 @@ const SERVER_CONFIG_VERSION = "00000000-0000-4000-8000-000000000001";
 /** Which of Cursor's tools the model may use: comma-separated ToolCall case names (cursor-protocol-addendum-3.md X1). */
 const ALLOWED_TOOLS_HEADER = "x-cursor-agent-allowed-tools";
 
+/**
+ * The headers a Run's record keeps (TurnStats.headers): the client's identity and what Cursor's SDK adds
+ * (cursor-protocol-addendum-3.md X2: the per-agent blob encryption key, the original request id, the subagent
+ * lineage), so a test can assert that a client sends what Cursor's clients send. Accepted whatever their value.
+ */
+export const RECORDED_HEADERS = [
+  "x-request-id",
+  "x-cursor-client-type",
+  "x-cursor-client-version",
+  "x-ghost-mode",
+  ALLOWED_TOOLS_HEADER,
+  "x-cursor-agent-exclude-tools",
+  "x-blob-encryption-key",
+  "x-original-request-id",
+  "x-parent-request-id",
+  "x-root-parent-request-id",
+  "x-parent-agent-tool-call-id",
+  "x-direct-meta-parent-child-subagent",
+] as const;
+
+function recordedHeaders(header: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of RECORDED_HEADERS) {
+    const value = header.get(name);
+    if (value !== null) out[name] = value;
+  }
+  return out;
+}
+
 /** The Node request behind a call, for the HTTP version and for dropping the connection. */
 export const nodeRequestKey = createContextKey<NodeRequest | undefined>(undefined, { description: "node request" });
 
@@ -60,6 +89,14 @@ async function* withSizes(requests: AsyncIterable<AgentClientMessage>): AsyncIte
   }
 }
 
+/** The run id and recorded headers of a Run (TurnStats). */
+function runIdentity(
+  runId: string | undefined,
+  header: Headers,
+): { runId?: string; recordedHeaders: Record<string, string> } {
+  return { ...(runId === undefined ? {} : { runId }), recordedHeaders: recordedHeaders(header) };
+}
+
 /** A chat title from the first words of the message (directives removed). */
 export function nameFor(request: NameAgentRequest): string {
   const words = parseDirectives(request.userMessage).text.split(/\s+/).filter(Boolean).slice(0, 6);
@@ -86,6 +123,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
           clientVersion: context.requestHeader.get("x-cursor-client-version") ?? "",
           allowedTools: context.requestHeader.get(ALLOWED_TOOLS_HEADER),
           drop: dropperOf(context),
+          ...runIdentity(context.requestHeader.get("x-request-id") || undefined, context.requestHeader),
         },
         turn,
       );
@@ -103,6 +141,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
             clientVersion: context.requestHeader.get("x-cursor-client-version") ?? "",
             allowedTools: context.requestHeader.get(ALLOWED_TOOLS_HEADER),
             drop: dropperOf(context),
+            ...runIdentity(requestId, context.requestHeader),
           },
           turn,
         );

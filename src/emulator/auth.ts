@@ -48,6 +48,14 @@ interface PendingLogin {
   approved?: TokenIdentity;
 }
 
+/** Who called the REST API: the key's or token's owner, and when the key was registered (ISO 8601). */
+export interface RestCaller {
+  identity: TokenIdentity;
+  /** Set for an API key (the emulator names keys by the order they were added). */
+  apiKeyName?: string;
+  createdAt: string;
+}
+
 /** Account state of one emulator instance. */
 export interface Authority {
   issueTokens(options?: { userId?: string; email?: string; expiresInSeconds?: number }): TokenPair;
@@ -61,7 +69,7 @@ export interface Authority {
    * Checks an `authorization` header of the REST API (`GET /v1/models`, `/v1/agents/{id}/usage`): the raw API key
    * (cursor-protocol-addendum-2.md §9), or an unexpired access token.
    */
-  authenticateRest(header: string | null): boolean;
+  authenticateRest(header: string | null): RestCaller | undefined;
   /** Serves the auth routes; false when the path is not one of them. */
   handle(req: NodeRequest, res: NodeResponse): boolean;
 }
@@ -84,6 +92,8 @@ export function createAuthority(options: AuthorityOptions): Authority {
   const { signer, accessTokenTtlSeconds, logger } = options;
   const pending = new Map<string, PendingLogin>();
   const apiKeys = new Map<string, TokenIdentity>();
+  const keyCreated = new Map<string, string>();
+  const started = new Date().toISOString();
   const revoked = new Set<string>();
 
   const issue = (identity: TokenIdentity, ttl = accessTokenTtlSeconds): TokenPair => ({
@@ -209,16 +219,23 @@ export function createAuthority(options: AuthorityOptions): Authority {
     },
     addApiKey(apiKey, opts) {
       apiKeys.set(apiKey, identityOf(opts));
+      if (!keyCreated.has(apiKey)) keyCreated.set(apiKey, new Date().toISOString());
     },
     revokeRefreshToken(refreshToken) {
       revoked.add(refreshToken);
     },
     authenticateRest(header) {
       const token = bearerOf(header);
-      if (token === null || token === "") return false;
-      if (apiKeys.has(token)) return true;
+      if (token === null || token === "") return undefined;
+      const keyOwner = apiKeys.get(token);
+      if (keyOwner !== undefined) {
+        const index = [...apiKeys.keys()].indexOf(token) + 1;
+        return { identity: keyOwner, apiKeyName: `Emulator key ${index}`, createdAt: keyCreated.get(token) ?? started };
+      }
       const verified = signer.verify(token);
-      return verified.ok && verified.claims.kind === "session";
+      if (!verified.ok || verified.claims.kind !== "session") return undefined;
+      const { userId, email } = verified.claims;
+      return { identity: email === undefined ? { userId } : { userId, email }, createdAt: started };
     },
     authenticate(header) {
       const token = bearerOf(header);

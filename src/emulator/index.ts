@@ -199,14 +199,28 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 
 /**
  * `GET /emulator/stats`: the `stats()` snapshot plus `runs` (Run + RunSSE calls started), for tests in other
- * processes. Answers loopback peers only, like the emulator itself; returns false for any other path.
+ * processes; `GET /emulator/runs/<run id>`: one Run's record. Answers loopback peers only, like the emulator itself; returns false for any other path.
  */
 function serveStats(req: NodeRequest, res: NodeResponse, stats: StatsRecorder): boolean {
-  if (req.url?.split("?")[0] !== "/emulator/stats") return false;
+  const path = req.url?.split("?")[0] ?? "";
+  const run = /^\/emulator\/runs\/([^/]+)$/.exec(path);
+  if (path !== "/emulator/stats" && run === null) return false;
   if (!isLoopbackPeer(req.socket.remoteAddress)) {
     sendJson(res, 403, { error: "The emulator's stats are served to loopback clients only." });
   } else if (req.method !== "GET") {
-    sendJson(res, 405, { error: "Use GET /emulator/stats." });
+    sendJson(res, 405, { error: `Use GET ${path}.` });
+  } else if (run !== null) {
+    // One Run's record (TurnStats): its id, recorded headers, model, bytes and outcome.
+    let runId = "";
+    try {
+      runId = decodeURIComponent(run[1] ?? "");
+    } catch {
+      sendJson(res, 400, { error: "Malformed run id." });
+      return true;
+    }
+    const found = stats.findRun(runId);
+    if (found === undefined) sendJson(res, 404, { error: `Run ${runId} not found.` });
+    else sendJson(res, 200, found);
   } else {
     const snapshot = stats.snapshot();
     sendJson(res, 200, { runs: snapshot.runStreams + snapshot.runSseStreams, ...snapshot });

@@ -2,6 +2,13 @@
 
 /** One Run/RunSSE turn as the emulator saw it. */
 export interface TurnStats {
+  /** The Run's id: its `x-request-id` (RunSSE: the bidi request id), else one the emulator made up. */
+  runId: string;
+  /**
+   * The client's identity and SDK headers as sent (cursor-protocol-addendum-3.md X2: `x-blob-encryption-key`,
+   * `x-original-request-id`, the subagent lineage), lower-case names; absent ones are left out.
+   */
+  headers: Record<string, string>;
   conversationId: string;
   transport: "http2" | "http1";
   action: string;
@@ -39,7 +46,13 @@ export interface StatsRecorder {
   countWeb(kind: "search" | "fetch"): void;
   countAuth(route: "exchange" | "oauth-token"): void;
   /** Registers a turn; the returned record is updated in place as the turn runs. */
-  openTurn(transport: "http2" | "http1", now: number): TurnStats;
+  openTurn(
+    transport: "http2" | "http1",
+    now: number,
+    run?: { runId: string; headers: Record<string, string> },
+  ): TurnStats;
+  /** The turn of a run id (the newest, should a client reuse one). */
+  findRun(runId: string): TurnStats | undefined;
   /** Sets the outcome once (the first reason wins) and the end time. */
   closeTurn(turn: TurnStats, outcome: string, now: number): void;
 }
@@ -85,8 +98,10 @@ export function createStatsRecorder(): StatsRecorder {
       if (kind === "search") stats.webSearches++;
       else stats.webFetches++;
     },
-    openTurn(transport, now) {
+    openTurn(transport, now, run = { runId: "", headers: {} }) {
       const turn: TurnStats = {
+        runId: run.runId,
+        headers: run.headers,
         conversationId: "",
         transport,
         action: "",
@@ -97,6 +112,10 @@ export function createStatsRecorder(): StatsRecorder {
       };
       stats.turns.push(turn);
       return turn;
+    },
+    findRun(runId) {
+      const turn = stats.turns.findLast((t) => t.runId === runId);
+      return turn === undefined ? undefined : structuredClone(turn);
     },
     closeTurn(turn, outcome, now) {
       if (turn.outcome !== undefined) return;

@@ -4,6 +4,7 @@
  * conversation pieces, each acked → `conversation_checkpoint_update` → `turn_ended` → end of stream.
  * Transport-neutral: agent-service.ts (HTTP/2 Run) and bidi.ts (RunSSE + BidiAppend) feed it.
  */
+import { randomUUID } from "node:crypto";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { AgentRunRequest, AgentServerMessage } from "../gen/agent/v1/agent_pb.js";
@@ -62,6 +63,10 @@ export interface TurnTransport {
   allowedTools?: string | null;
   /** Destroys the connection (`[[emu:drop N]]`). */
   drop(): void;
+  /** The Run's id (TurnStats.runId). */
+  runId?: string;
+  /** The headers recorded with the run (TurnStats.headers). */
+  recordedHeaders?: Record<string, string>;
 }
 
 const FIRST_MESSAGE_TIMEOUT_MS = 30_000;
@@ -70,7 +75,10 @@ type TurnEndedUpdateInit = MessageInitShape<typeof TurnEndedUpdateSchema>;
 
 /** Runs one turn; yields the server messages; throws the Connect error that ends the stream, if any. */
 export async function* runTurn(transport: TurnTransport, deps: TurnDeps): AsyncGenerator<AgentServerMessage> {
-  const record = deps.stats.openTurn(transport.httpVersion, Date.now());
+  const record = deps.stats.openTurn(transport.httpVersion, Date.now(), {
+    runId: transport.runId ?? randomUUID(),
+    headers: transport.recordedHeaders ?? {},
+  });
   const channel = new TurnChannel({
     inbound: transport.inbound,
     clientSignal: transport.clientSignal,
@@ -242,7 +250,7 @@ async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnD
   );
   channel.send({ message: { case: "conversationCheckpointUpdate", value: next.state } });
   const usage = turnUsage(plan, output.outputTokens, userMessage?.text ?? lastUser?.text ?? "", conversation.history);
-  deps.usage.add(request.conversationId ?? "", {
+  deps.usage.add(request.conversationId ?? "", record.runId, {
     inputTokens: Number(usage.inputTokens),
     outputTokens: Number(usage.outputTokens),
     cacheReadTokens: Number(usage.cacheReadTokens),

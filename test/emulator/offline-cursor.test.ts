@@ -250,3 +250,99 @@ describe("strictness: a token is enough outside a turn, a turn needs the client 
     expect(result.error?.rawMessage).toContain("x-cursor-client-type");
   });
 });
+
+/** U6's REST usage. */
+interface UsageBody {
+  usage: Record<string, number>;
+  cost?: { rawCostCents: number; chargedCents: number };
+  runs: { runId: string; usage: Record<string, number>; cost?: { rawCostCents: number; chargedCents: number } }[];
+}
+
+describe("GET /v1/agents/{id}/usage?runId= (U6) and GET /v1/me", () => {
+  it("answers {usage, cost, runs[]} for the agent, and one run's with ?runId=", async () => {
+    const agentId = "agent-1b2c3d4e-5f60-4a7b-8c9d-0e1f2a3b4c5d";
+    const runIds = ["11111111-2222-4333-8444-555555555555", "66666666-7777-4888-9999-aaaaaaaaaaaa"];
+    const store = new BlobStore();
+    let checkpoint: Awaited<ReturnType<typeof driveRun>>["checkpoint"];
+    for (const [index, runId] of runIds.entries()) {
+      const run = await driveRun(
+        agentClient(emulator.url, token, { overrides: { "x-request-id": runId } }),
+        runRequest(index === 0 ? "one two [[emu:think 3]]" : "three", {
+          conversationId: agentId,
+          ...(checkpoint === undefined ? {} : { state: checkpoint }),
+        }),
+        store,
+      );
+      expect(run.turnEnded).toBe(true);
+      checkpoint = run.checkpoint;
+    }
+    const get = async (query = "") =>
+      fetch(`${emulator.url}/v1/agents/${agentId}/usage${query}`, { headers: sdkRestHeaders() });
+    const all = (await (await get()).json()) as UsageBody;
+    expect(Object.keys(all).sort()).toEqual(["cost", "runs", "usage"]);
+    expect(all.runs.map((r) => r.runId)).toEqual(runIds);
+    for (const key of ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens"]) {
+      expect(all.usage[key]).toBe((all.runs[0]?.usage[key] ?? 0) + (all.runs[1]?.usage[key] ?? 0));
+    }
+    expect(all.runs[0]?.usage.reasoningTokens).toBe(3);
+    expect(all.cost?.rawCostCents).toBeGreaterThan(0);
+    expect(all.cost?.chargedCents).toBe(all.cost?.rawCostCents);
+
+    const one = (await (await get(`?runId=${runIds[1]}`)).json()) as UsageBody;
+    expect(one.runs).toHaveLength(1);
+    expect(one.runs[0]?.runId).toBe(runIds[1]);
+    expect(one.usage).toEqual(one.runs[0]?.usage);
+    expect((await get("?runId=no-such-run")).status).toBe(404);
+  });
+
+  it("GET /v1/me names who the key belongs to; no key is 401", async () => {
+    const me = await fetch(`${emulator.url}/v1/me`, { headers: sdkRestHeaders() });
+    expect(me.status).toBe(200);
+    const body = (await me.json()) as Record<string, string>;
+    expect(body).toEqual({
+      apiKeyName: expect.any(String),
+      createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+      userEmail: "dev@example.com",
+      userId: expect.stringMatching(/^user_/),
+    });
+    expect((await fetch(`${emulator.url}/v1/me`)).status).toBe(401);
+  });
+});
+
+describe("the SDK's extra headers (X2) are accepted and recorded in the run's record", () => {
+  it("GET /emulator/runs/<id> and the stats show them", async () => {
+    const runId = "0f0e0d0c-0b0a-4908-8706-050403020100";
+    const extra = {
+      "x-request-id": runId,
+      "x-cursor-client-type": "sdk",
+      "x-cursor-client-version": "sdk-1.0.32",
+      "x-blob-encryption-key": "ab".repeat(32),
+      "x-original-request-id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+      "x-parent-request-id": "parent-1",
+      "x-root-parent-request-id": "root-1",
+      "x-parent-agent-tool-call-id": "toolu_01",
+      "x-direct-meta-parent-child-subagent": "true",
+    };
+    const run = await driveRun(
+      agentClient(emulator.url, token, { overrides: extra }),
+      runRequest("hello [[emu:tokens 2]]"),
+      new BlobStore(),
+    );
+    expect(run.turnEnded).toBe(true);
+    const record = await fetch(`${emulator.url}/emulator/runs/${runId}`);
+    expect(record.status).toBe(200);
+    const body = (await record.json()) as { runId: string; headers: Record<string, string>; outcome: string };
+    expect(body.runId).toBe(runId);
+    expect(body.headers).toMatchObject(extra);
+    expect(body.outcome).toBe("completed");
+    expect(emulator.stats().turns.find((t) => t.runId === runId)?.headers).toMatchObject(extra);
+    expect((await fetch(`${emulator.url}/emulator/runs/unknown-run`)).status).toBe(404);
+  });
+
+  it("RunSSE's record is found by its bidi request id", async () => {
+    const result = await driveSse(emulator.url, token, runRequest("hi"), new BlobStore());
+    expect(result.turnEnded).toBe(true);
+    const record = await fetch(`${emulator.url}/emulator/runs/${result.requestId}`);
+    expect(((await record.json()) as { transport: string }).transport).toBe("http1");
+  });
+});

@@ -147,13 +147,8 @@ it("turn_ended carries the documented counts, and GET /v1/agents/{id}/usage sums
     headers: { authorization: `Bearer ${token}` },
   });
   expect(usage.status).toBe(200);
-  expect(await usage.json()).toEqual({
-    agentId,
-    turns: 1,
-    inputTokens: 2,
-    outputTokens: 6,
-    cacheReadTokens: 5,
-    cacheWriteTokens: 2,
-    reasoningTokens: 2,
-  });
+  const body = (await usage.json()) as { usage: unknown; runs: unknown[] };
+  const counts = { inputTokens: 2, outputTokens: 6, cacheReadTokens: 5, cacheWriteTokens: 2, reasoningTokens: 2 };
+  expect(body.usage).toEqual(counts);
+  expect(body.runs).toEqual([expect.objectContaining({ usage: counts })]);
 });
