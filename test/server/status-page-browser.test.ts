@@ -141,8 +141,13 @@ describe.skipIf(CHROMIUM === undefined)("status page in headless Chromium", () =
     expect(dom).toMatch(/<div class="bar[^"]*"><div style="width: \d+(\.\d)?%;"><\/div><\/div>/);
     expect(textOf(dom, "parked", "table")).toMatch(/composer-1 \d+ s 1$/);
     const requests = textOf(dom, "requests", "table");
-    expect(requests).toMatch(/messages · claude-cli\/2\.1\.330 claude-4-sonnet new \d+ ms \d+ 200/);
-    expect(requests).toMatch(/chat · OpenAI\/JS composer-1 new, parked — \d+ 200/);
+    // A Claude id resolves to the newest Sonnet Cursor lists, a parameterised base: the row names the variant that
+    // ran and the parameters sent.
+    expect(requests).toMatch(
+      /messages · claude-cli\/2\.1\.330 claude-sonnet-5-thinking-medium · context=300k,effort=medium,thinking=true new \d+ ms \d+ 200/,
+    );
+    // A tool call's arguments are its first token (kit/request-io.ts).
+    expect(requests, requests).toMatch(/chat · OpenAI\/JS composer-1 new, parked \d+ ms \d+ 200/);
     expect(requests).toMatch(/chat · OpenAI\/JS composer-1\.5 new \d+ ms \d+ 200/);
     expect(textOf(dom, "requests-count", "span")).toBe("(5)");
     // A failed request shows its error code, and the reason the client was told on hover.
