@@ -32,7 +32,7 @@ describe("the first count_tokens", () => {
     });
   }
 
-  it("loads the vocabulary while /health stays under 100 ms", async () => {
+  it("loads the vocabulary while /health stays under 150 ms", async () => {
     await probe.start();
     const started = performance.now();
     const res = await count({ model: "claude-4.5-sonnet", messages: [{ role: "user", content: "Hello there" }] });
@@ -47,6 +47,6 @@ describe("the first count_tokens", () => {
     expect(res.status).toBe(200);
     expect(((await res.json()) as { input_tokens: number }).input_tokens).toBeGreaterThan(0);
     expect(latencies.length).toBeGreaterThan(3);
-    expect(worst).toBeLessThan(100);
+    expect(worst).toBeLessThan(150);
   }, 120_000);
 });
