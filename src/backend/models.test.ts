@@ -135,3 +135,67 @@ describe("servedModelId (routed_model, cursor-protocol-addendum-2.md §4)", () =
     expect(servedModelId(list, "Mystery Model 9")).toBe("Mystery Model 9");
   });
 });
+
+describe("the parameterised catalogue joined with the flat list (docs/protocol.md §6.1)", () => {
+  const flat = [
+    model({ modelId: "gpt-5.5-high-fast", displayName: "GPT-5.5 High Fast" }),
+    model({ modelId: "composer-1" }),
+  ];
+  const gpt = create(AvailableModelSchema, {
+    name: "gpt-5.5",
+    clientDisplayName: "GPT-5.5",
+    contextTokenLimit: 272_000,
+    parameterDefinitions: [
+      {
+        id: "reasoning",
+        parameterType: { type: { case: "enumParameter", value: { values: [{ value: "low" }, { value: "high" }] } } },
+      },
+    ],
+    variants: [
+      {
+        parameterValues: [
+          { id: "reasoning", value: "low" },
+          { id: "fast", value: "false" },
+        ],
+        isDefaultNonMaxConfig: true,
+        legacySlug: "gpt-5.5-low",
+      },
+      {
+        parameterValues: [
+          { id: "reasoning", value: "high" },
+          { id: "fast", value: "true" },
+        ],
+        legacySlug: "gpt-5.5-high-fast",
+        variantStringRepresentation: "gpt-5.5-high-fast",
+      },
+    ],
+  });
+  const catalog = (fetchAvailable: () => Promise<never[] | (typeof gpt)[]>) =>
+    createModelCatalog({ fetch: async () => flat, fetchAvailable, ttlMs: 60_000, now: () => 0 });
+
+  it("adds the base with its parameters (values from definitions and variants) and marks the flat rows as variants", async () => {
+    const list = await catalog(async () => [gpt]).list();
+    const base = list.find((m) => m.id === "gpt-5.5");
+    expect(base?.parameters).toEqual([
+      { id: "reasoning", values: ["low", "high"] },
+      { id: "fast", values: ["false", "true"] },
+    ]);
+    expect(base?.defaults).toEqual({ params: { reasoning: "low", fast: "false" }, variant: "gpt-5.5-low" });
+    expect(base?.contextWindow).toBe(272_000);
+    expect(list.find((m) => m.id === "gpt-5.5-high-fast")?.variant).toEqual({
+      base: "gpt-5.5",
+      params: { reasoning: "high", fast: "true" },
+      maxMode: false,
+    });
+    expect(list.filter((m) => m.id === "gpt-5.5-high-fast")).toHaveLength(1);
+    expect(list.find((m) => m.id === "gpt-5.5-low")?.variant?.base).toBe("gpt-5.5");
+  });
+
+  it("falls back to the flat list when AvailableModels fails", async () => {
+    const list = await catalog(async () => {
+      throw new Error("unavailable");
+    }).list();
+    expect(list.map((m) => m.id)).toEqual(["auto", "gpt-5.5-high-fast", "composer-1"]);
+    expect(list.some((m) => m.parameters !== undefined || m.variant !== undefined)).toBe(false);
+  });
+});

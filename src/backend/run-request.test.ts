@@ -245,3 +245,31 @@ describe("images (docs/protocol.md §5.5)", () => {
     });
   });
 });
+
+describe("requested_model", () => {
+  it("carries the base id, its parameters and max mode, and no model_details", () => {
+    const message = buildRunRequest({
+      plan: rebuildPlan([{ role: "user", content: "hi" }]),
+      conversationId: "conv",
+      model: {
+        modelId: "claude-opus-4-8",
+        parameters: [
+          { id: "thinking", value: "true" },
+          { id: "context", value: "1m" },
+        ],
+        maxMode: true,
+      },
+      blobs: createBlobStore(),
+      messageId: "m1",
+    });
+    if (message.message.case !== "runRequest") throw new Error("not a run request");
+    const run = message.message.value;
+    expect(run.modelDetails).toBeUndefined();
+    expect(run.requestedModel?.modelId).toBe("claude-opus-4-8");
+    expect(run.requestedModel?.parameters.map((p) => [p.id, p.value])).toEqual([
+      ["thinking", "true"],
+      ["context", "1m"],
+    ]);
+    expect(run.requestedModel?.maxMode).toBe(true);
+  });
+});
