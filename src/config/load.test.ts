@@ -41,6 +41,7 @@ describe("loadConfig", () => {
       logLevel: "info",
       logFormat: "text",
       corsOrigins: [],
+      cursorTools: "client",
       allowedHosts: [],
       allowedOrigins: [],
       bodyTimeoutMs: 30_000,
