@@ -8,7 +8,7 @@
 import type { CursorApi } from "../protocol/cursor/cursor-api.js";
 import { createBlobStore } from "../stores/memory/blob-store.js";
 import type { BlobStore, ConversationStore } from "../stores/types.js";
-import { ProxyError } from "../util/errors.js";
+import { ProxyError, upstreamTruncated } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import { historyFingerprint } from "./history-fingerprint.js";
 import type { ModelCatalog } from "./models.js";
@@ -73,17 +73,6 @@ function toolNameMapFor(tools: readonly ClientTool[]): ToolNameMap {
     toolNameMaps.set(tools, map);
   }
   return map;
-}
-
-/** Cursor ended the Run without `turn_ended`: 502 `upstream_truncated` (never retried: output may have started). */
-function truncatedError(toolCallOpen: boolean): ProxyError<"backend_protocol"> {
-  return new ProxyError(
-    "backend_protocol",
-    toolCallOpen
-      ? "Cursor ended the stream without finishing the turn while a tool call was open; the answer is incomplete. Try again."
-      : "Cursor ended the stream without finishing the turn; the answer is incomplete. Try again.",
-    { detail: "upstream_truncated", retryable: false },
-  );
 }
 
 /** The close reason the parked-turn registry gives when a parked turn's TTL runs out. */
@@ -258,7 +247,7 @@ export class CursorAgentTurn implements AgentTurn {
         } else {
           // The Run ended cleanly but Cursor never said the turn was over (cursor-protocol-addendum-3.md T7): the
           // answer was cut off, whether a tool call was open or not. Never a silent success.
-          throw truncatedError(this.announced.length > 0 || (this.session?.pending.size ?? 0) > 0);
+          throw upstreamTruncated(this.announced.length > 0 || (this.session?.pending.size ?? 0) > 0);
         }
       }
     } catch (error) {

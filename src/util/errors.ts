@@ -229,6 +229,20 @@ export class ProxyError<C extends ProxyErrorCode = ProxyErrorCode> extends Error
 }
 
 /** True for DOMException AbortError / TimeoutError and Node's ABORT_ERR. */
+/**
+ * Cursor ended the turn without `turn_ended` (the Run closed, or the engine's events stopped): 502
+ * `upstream_truncated`, never retried since output may have started (cursor-protocol-addendum-3 T7).
+ */
+export function upstreamTruncated(toolCallOpen: boolean): ProxyError<"backend_protocol"> {
+  return new ProxyError(
+    "backend_protocol",
+    toolCallOpen
+      ? "Cursor ended the stream without finishing the turn while a tool call was open; the answer is incomplete. Try again."
+      : "Cursor ended the stream without finishing the turn; the answer is incomplete. Try again.",
+    { detail: "upstream_truncated", retryable: false },
+  );
+}
+
 export function isAbortError(error: unknown): boolean {
   if (typeof error !== "object" || error === null) return false;
   const { name, code } = error as { name?: unknown; code?: unknown };

@@ -117,7 +117,8 @@ describe("the turn that never ended", () => {
     });
     await expect(foldTurn(from([partial("a", '{"p"')]), recorder())).rejects.toMatchObject({
       code: "backend_protocol",
-      message: expect.stringContaining("a tool call still open"),
+      detail: "upstream_truncated",
+      message: expect.stringContaining("while a tool call was open"),
     });
   });
 

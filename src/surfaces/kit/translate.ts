@@ -18,7 +18,7 @@
  *   does not extend what was sent, that call streams no more, and its completion carries what is left (`rest`).
  */
 import type { BackendEvent } from "../../backend/types.js";
-import { ProxyError } from "../../util/errors.js";
+import { ProxyError, upstreamTruncated } from "../../util/errors.js";
 import type { PullBodyOptions, PulledFrame } from "../../util/pull-body.js";
 import { pullBody } from "../../util/pull-body.js";
 import type { ErrorContext } from "./error-policy.js";
@@ -74,14 +74,9 @@ export interface Translation<F, R = unknown> {
   collect?(frame: F): void;
 }
 
-/** The one "turn never ended" error: the engine's events stopped without a `turn-end`. */
+/** The one "turn never ended" error, the backend's too: `upstream_truncated` (util/errors.ts). */
 export function turnNeverEnded(openToolCall = false): ProxyError {
-  return new ProxyError(
-    "backend_protocol",
-    openToolCall
-      ? "The upstream turn ended before it finished (no end of turn, a tool call still open)."
-      : "The upstream turn ended before it finished (no end of turn).",
-  );
+  return upstreamTruncated(openToolCall);
 }
 
 /** The rest of a streamed call's arguments; a call whose pieces are no prefix of its final arguments is an error. */
