@@ -268,6 +268,32 @@ describe("prompts and streaming", () => {
     expect(echoed).toContain("remember the milk");
   });
 
+  it("holds images to the HTTP doors' budget: PNG, JPEG, GIF or WebP by their bytes, 15 MiB in total", async () => {
+    const { agent, session } = await editor();
+    const notImage = agent.request("session/prompt", {
+      sessionId: session.sessionId,
+      prompt: [
+        { type: "text", text: "look" },
+        { type: "image", mimeType: "image/png", data: Buffer.from("plain text").toString("base64") },
+      ],
+    });
+    await expect(notImage).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining("'prompt[1].data'"),
+      data: { code: "invalid_request" },
+    });
+    const big = Buffer.concat([pngImage(3, 2), Buffer.alloc(15 * 1024 * 1024)]).toString("base64");
+    const tooMuch = agent.request("session/prompt", {
+      sessionId: session.sessionId,
+      prompt: [{ type: "image", mimeType: "image/png", data: big }],
+    });
+    await expect(tooMuch).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining("over the limit of 15728640 bytes"),
+      data: { code: "invalid_request", detail: "image_too_large" },
+    });
+  });
+
   it("turns an upstream failure into a JSON-RPC error and keeps the session usable", async () => {
     const { agent, session, prompt } = await editor();
     const failed = agent.request("session/prompt", {

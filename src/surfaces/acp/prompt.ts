@@ -5,7 +5,8 @@
  */
 import { type ContentBlock, RequestError } from "@agentclientprotocol/sdk";
 import type { MessagePart } from "../../engine/index.js";
-import { sniffImage } from "../../util/image.js";
+import { ImageBudget } from "../kit/image-input.js";
+import { toRequestError } from "./errors.js";
 
 /**
  * Most bytes of a prompt (its text in UTF-8 plus its decoded images): a turn reaches Cursor in one message of at most
@@ -13,9 +14,17 @@ import { sniffImage } from "../../util/image.js";
  */
 export const MAX_PROMPT_BYTES = 15 * 1024 * 1024;
 
-/** The user message parts of a prompt. Throws an `invalid_params` RequestError for content it cannot take. */
-export function promptParts(blocks: readonly ContentBlock[]): MessagePart[] {
-  const parts = partsOf(blocks);
+/**
+ * The user message parts of a prompt. Throws an `invalid_params` RequestError for content it cannot take. Images pass
+ * the HTTP doors' budget (kit/image-input.ts: PNG, JPEG, GIF or WebP by their bytes, `maxImageBytes` in total).
+ */
+export function promptParts(blocks: readonly ContentBlock[], maxImageBytes?: number): MessagePart[] {
+  let parts: MessagePart[];
+  try {
+    parts = partsOf(blocks, new ImageBudget(maxImageBytes));
+  } catch (error) {
+    throw toRequestError(error);
+  }
   const bytes = parts.reduce(
     (sum, part) => sum + (part.type === "text" ? Buffer.byteLength(part.text) : part.data.byteLength),
     0,
@@ -29,21 +38,17 @@ export function promptParts(blocks: readonly ContentBlock[]): MessagePart[] {
   return parts;
 }
 
-function partsOf(blocks: readonly ContentBlock[]): MessagePart[] {
+function partsOf(blocks: readonly ContentBlock[], images: ImageBudget): MessagePart[] {
   const parts: MessagePart[] = [];
   const text = (value: string) => parts.push({ type: "text", text: value });
-  for (const block of blocks) {
+  for (const [index, block] of blocks.entries()) {
     switch (block.type) {
       case "text":
         text(block.text);
         break;
       case "image": {
-        const data = new Uint8Array(Buffer.from(block.data, "base64"));
-        const sniffed = sniffImage(data);
-        if (sniffed === undefined) {
-          throw RequestError.invalidParams(undefined, "An image block is not PNG, JPEG, GIF or WebP data.");
-        }
-        parts.push({ type: "image", mimeType: sniffed.mimeType, data });
+        const { mimeType, data } = images.decodeBase64(block.data, `prompt[${index}].data`);
+        parts.push({ type: "image", mimeType, data });
         break;
       }
       case "resource_link":

@@ -5,11 +5,13 @@
  * `session/cancel` aborts the turn (the engine sends Cursor's CancelAction) and the prompt ends `cancelled`.
  */
 import type { PromptResponse, StopReason } from "@agentclientprotocol/sdk";
-import type { SurfaceExecutor, Usage } from "../../backend/types.js";
+import type { SurfaceExecutor } from "../../backend/types.js";
 import type { ConversationMessage, Engine, MessagePart } from "../../engine/index.js";
 import { withChoice } from "../kit/model-choice.js";
+import { driveTurn } from "../kit/translate.js";
 import { choiceOf } from "./config-options.js";
 import { toRequestError } from "./errors.js";
+import { AcpTranslation } from "./events.js";
 import type { AcpSessionRecord } from "./session-store.js";
 
 export { toRequestError };
@@ -33,9 +35,7 @@ export async function runPrompt(
 ): Promise<PromptResponse> {
   const { record } = session;
   const messages: ConversationMessage[] = [...record.messages, { role: "user", parts }];
-  let text = "";
-  let stopReason: StopReason = "end_turn";
-  let usage: Usage | undefined;
+  const answer = new AcpTranslation();
   try {
     const turn = await engine.startTurn(
       {
@@ -49,27 +49,22 @@ export async function runPrompt(
       },
       signal,
     );
-    for await (const event of turn.events) {
-      if (event.type === "text-delta") {
-        text += event.text;
-        await session.emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: event.text } });
-      } else if (event.type === "reasoning-delta") {
-        await session.emit({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: event.text } });
-      } else if (event.type === "subagent") await session.onSubagent?.(event.taskCallId, event.step);
-      else if (event.type === "usage") usage = event.usage;
-      else if (event.type === "turn-end") {
-        if (event.reason === "length") stopReason = "max_tokens";
-        break;
-      }
-    }
+    await driveTurn(turn.events, answer, (frame) =>
+      frame.kind === "update"
+        ? session.emit(frame.update)
+        : (session.onSubagent?.(frame.taskCallId, frame.step) ?? Promise.resolve()),
+    );
   } catch (error) {
     if (!signal.aborted) {
       // What Cursor said before failing stays in the conversation; a prompt that failed before any answer leaves none.
-      if (text !== "") record.messages = [...messages, { role: "assistant", text, reasoning: [], toolCalls: [] }];
+      if (answer.text !== "") {
+        record.messages = [...messages, { role: "assistant", text: answer.text, reasoning: [], toolCalls: [] }];
+      }
       throw toRequestError(error);
     }
   }
-  if (signal.aborted) stopReason = "cancelled";
+  const { text, usage } = answer;
+  const stopReason: StopReason = signal.aborted ? "cancelled" : answer.stopReason;
   record.messages = [...messages, { role: "assistant", text, reasoning: [], toolCalls: [] }];
   if (usage === undefined) return { stopReason };
   const tokens = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, totalTokens: usage.totalTokens };

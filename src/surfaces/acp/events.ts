@@ -1,0 +1,50 @@
+/**
+ * Engine events → ACP `session/update` notifications, on the kit's translation contract (kit/translate.ts; the
+ * driver is `driveTurn`, which waits for each notification): text as `agent_message_chunk`, reasoning as
+ * `agent_thought_chunk`. Tool calls are not events here: the session's executor runs Cursor's execs through the
+ * editor and announces them itself (executor.ts). A failure is the prompt's JSON-RPC error (errors.ts), not frames.
+ */
+import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
+import type { SubagentStep, Usage } from "../../backend/types.js";
+import type { EventHandlers, Translation } from "../kit/translate.js";
+
+/** What the prompt sends: a `session/update`, or a subagent's step (shown by subagents.ts). */
+export type AcpFrame =
+  | { kind: "update"; update: SessionUpdate }
+  | { kind: "subagent"; taskCallId: string; step: SubagentStep };
+
+/** The state of one prompt's answer. */
+export class AcpTranslation implements Translation<AcpFrame> {
+  /** The answer's text (kept in the session's conversation). */
+  text = "";
+  stopReason: StopReason = "end_turn";
+  usage: Usage | undefined;
+
+  readonly on: EventHandlers<AcpFrame> = {
+    "text-delta": (event, emit) => {
+      this.text += event.text;
+      emit({
+        kind: "update",
+        update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: event.text } },
+      });
+    },
+    "reasoning-delta": (event, emit) => {
+      emit({
+        kind: "update",
+        update: { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: event.text } },
+      });
+    },
+    subagent: (event, emit) => emit({ kind: "subagent", taskCallId: event.taskCallId, step: event.step }),
+    usage: (event) => {
+      this.usage = event.usage;
+    },
+    "turn-end": (event) => {
+      if (event.reason === "length") this.stopReason = "max_tokens";
+    },
+  };
+
+  finish(): void {}
+
+  /** A failure answers the prompt itself (the JSON-RPC error): nothing more is sent. */
+  fail(): void {}
+}
