@@ -117,7 +117,8 @@ export function createModelsApp(
     return c.json(model);
   });
   app.onError((error, c) => {
-    const context = { requestId: c.get("log")?.requestId };
+    // A virtual key's holder is a team member: no operator command in its messages (kit/error-policy.ts).
+    const context = { requestId: c.get("log")?.requestId, remote: c.get("principal") !== undefined };
     return wantsAnthropic(c) ? anthropicErrorResponse(error, context) : openAIErrorResponse(error, context);
   });
   return app;

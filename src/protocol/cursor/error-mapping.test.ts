@@ -185,7 +185,7 @@ describe("toProxyError — the inbound mapping table", () => {
     expect(toProxyError(withDetails(Code.ResourceExhausted, E.RATE_LIMITED)).retryAfterSeconds).toBeUndefined();
     const quota = toProxyError(new ConnectError("x", Code.ResourceExhausted, { "retry-after": "3600" }));
     expect(quota.retryAfterSeconds).toBe(3600);
-    expect(quota.message).toMatch(/It resets at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in 3600 s\)/);
+    expect(quota.message).toMatch(/It resets at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in 1 h\)/);
     const quotaWithoutHint = toProxyError(new ConnectError("x", Code.ResourceExhausted));
     expect(quotaWithoutHint.retryAfterSeconds).toBeUndefined();
     expect(quotaWithoutHint.message).toContain("did not say when it resets");

@@ -7,6 +7,7 @@
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorDetails_Error as E, type ErrorDetails, ErrorDetailsSchema } from "../../gen/aiserver/v1/error_pb.js";
+import { humanDuration } from "../../util/duration.js";
 import {
   isAbortError,
   type NetworkErrorCode,
@@ -425,7 +426,7 @@ function resetText(retryAfterSeconds: number | undefined): string {
     return "Cursor did not say when it resets; check your plan's usage at https://cursor.com/dashboard. Retrying will not help until then.";
   }
   const at = new Date(Date.now() + retryAfterSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
-  return `It resets at ${at} (in ${retryAfterSeconds} s).`;
+  return `It resets at ${at} (${humanDuration(retryAfterSeconds * 1000)}).`;
 }
 
 function networkError(code: NetworkErrorCode, cause: unknown): ProxyError {
