@@ -1,23 +1,27 @@
 /**
  * Registers the emulated services on a connect-es router (docs/protocol.md §1.2, §1.3, §4.2, §4.3, §6):
- * agent.v1.AgentService (Run, RunSSE, GetUsableModels, GetDefaultModelForCli, NameAgent),
+ * agent.v1.AgentService (Run, RunSSE, GetUsableModels, GetDefaultModelForCli, NameAgent, GetPromptContextUsage,
+ * UpdateConversationMetadata; RunPoll `unimplemented`), aiserver.v1.AnalyticsService,
  * aiserver.v1.AiService (the CLI's model calls and NameAgent), aiserver.v1.BidiService/BidiAppend and
- * aiserver.v1.DashboardService (GetCurrentPeriodUsage and the team/privacy RPCs current clients call) and
+ * aiserver.v1.DashboardService (GetCurrentPeriodUsage, GetPlanInfo, GetHardLimit,
+ * GetUsageLimitStatusAndActiveGrants and the team/privacy RPCs current clients call) and
  * aiserver.v1.ServerConfigService/GetServerConfig.
  */
 import type { Http2ServerRequest } from "node:http2";
 import { toBinary } from "@bufbuild/protobuf";
-import { type ConnectRouter, createContextKey, type HandlerContext } from "@connectrpc/connect";
+import { Code, ConnectError, type ConnectRouter, createContextKey, type HandlerContext } from "@connectrpc/connect";
 import { type AgentClientMessage, AgentClientMessageSchema } from "../gen/agent/v1/agent_pb.js";
 import { AgentService } from "../gen/agent/v1/agent_service_pb.js";
 import type { NameAgentRequest } from "../gen/agent/v1/models_pb.js";
 import { AiService } from "../gen/aiserver/v1/ai_service_pb.js";
+import { AnalyticsService } from "../gen/aiserver/v1/analytics_pb.js";
 import { BidiService } from "../gen/aiserver/v1/bidi_pb.js";
-import { DashboardService } from "../gen/aiserver/v1/dashboard_pb.js";
+import { DashboardService, LimitHitStage } from "../gen/aiserver/v1/dashboard_pb.js";
 import { ServerConfigService } from "../gen/aiserver/v1/server_config_pb.js";
 import type { NodeRequest } from "./auth.js";
 import { type BidiSessions, decodeAppend, requestIdOf } from "./bidi.js";
 import { parseDirectives } from "./directives.js";
+import { CENTS_PER_RUN } from "./rest.js";
 import { identityKey } from "./strictness.js";
 import { runTurn, type TurnDeps } from "./turn.js";
 import type { InboundMessage } from "./turn-channel.js";
@@ -152,6 +156,18 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
     getUsableModels: () => models,
     getDefaultModelForCli: () => ({ model: catalogue.defaultModel() }),
     nameAgent: (request) => ({ name: nameFor(request) }),
+    // cursor-protocol-addendum-3.md X4 names RunPoll's fields without numbers, and Cursor's SDK uses Run (HTTP/2) or
+    // RunSSE + BidiAppend (HTTP/1.1), never RunPoll: answered as a server without it (docs/protocol.md §1.2).
+    // biome-ignore lint/correctness/useYield: it ends before any message
+    async *runPoll() {
+      throw new ConnectError(
+        "agent.v1.AgentService/RunPoll is not implemented: use Run (HTTP/2) or RunSSE + BidiAppend (HTTP/1.1).",
+        Code.Unimplemented,
+      );
+    },
+    // X4 names these without numbered fields: the emulator accepts any request and answers the empty message.
+    getPromptContextUsage: () => ({}),
+    updateConversationMetadata: () => ({}),
   });
   router.service(AiService, {
     getUsableModels: () => models,
@@ -168,38 +184,97 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
     },
   });
   // Answered as the real service answers a user who is not in a team (cursor-protocol-addendum-2.md §9).
+  const atLimit = (context: HandlerContext): boolean => {
+    const identity = context.values.get(identityKey);
+    return identity !== undefined && deps.usageLimited?.(identity.userId) === true;
+  };
   router.service(DashboardService, {
-    getCurrentPeriodUsage: (_request, context) => {
-      const identity = context.values.get(identityKey);
-      return usageSnapshot(turn, identity !== undefined && deps.usageLimited?.(identity.userId) === true);
-    },
+    getCurrentPeriodUsage: (_request, context) => usageSnapshot(turn, atLimit(context)),
     getTeamReposOrEmptyIfNotInTeam: () => ({}),
     getTeamAdminSettingsOrEmptyIfNotInTeam: () => ({}),
     getUserPrivacyMode: () => ({ isEnforcedByTeam: false }),
+    // cursor-protocol-addendum-3.md U2–U3: a $20 Pro plan of 2000 included cents, no hard limit.
+    getPlanInfo: () => ({
+      planInfo: {
+        planName: "Pro",
+        includedAmountCents: PLAN_LIMIT_CENTS,
+        price: "$20/mo",
+        billingCycleEnd: BigInt(billingCycle().end),
+      },
+    }),
+    getHardLimit: () => ({ hardLimit: UNLIMITED_DOLLARS, noUsageBasedAllowed: false }),
+    getUsageLimitStatusAndActiveGrants: (_request, context) =>
+      atLimit(context)
+        ? {
+            isInSlowPool: false,
+            errorTitle: "You've hit your usage limit",
+            errorDetail: "Upgrade your plan or wait for your limit to reset.",
+            limitType: "user",
+            stage: LimitHitStage.HARD_BLOCK,
+            resetAtMs: BigInt(billingCycle().end),
+          }
+        : { isInSlowPool: false, limitType: "user" },
   });
   router.service(ServerConfigService, {
     getServerConfig: () => ({ configVersion: SERVER_CONFIG_VERSION, useNlbForNal: false }),
   });
+  // Feature flags and event reports: the references give no fields, so the answer is the empty message.
+  router.service(AnalyticsService, {
+    bootstrapStatsig: () => ({}),
+    trackEvents: () => ({}),
+  });
 }
 
+/** The plan's included usage, in cents (cursor-protocol-addendum-3.md U2: 2000 = the $20 Pro plan). */
+const PLAN_LIMIT_CENTS = 2000;
+/** GetHardLimit's "unlimited" (U2). */
+const UNLIMITED_DOLLARS = 2147483647;
+
+/** The current billing cycle: this calendar month (UTC), in epoch milliseconds. */
+function billingCycle(): { start: number; end: number } {
+  const now = new Date();
+  return {
+    start: Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1),
+    end: Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1),
+  };
+}
+
+const percent = (part: number, whole: number): number => (whole === 0 ? 0 : (100 * part) / whole);
+
 /**
- * Usage of the current period: 2 (cents, presumably — §1.3 leaves units open) per completed turn; the whole limit
- * for a user at the usage limit (Emulator.limitUsage).
+ * Usage of the current period: 2 cents per completed turn (the REST usage's price, rest.ts), Auto's turns (model
+ * `default`/`auto`) in the Auto bucket and the others in the API bucket, with U1's percentages; the whole limit for a
+ * user at the usage limit (Emulator.limitUsage).
  */
 function usageSnapshot(turn: TurnDeps, atLimit: boolean) {
-  const completed = turn.stats.snapshot().turns.filter((t) => t.outcome === "completed").length;
-  const limit = 2000;
-  const spend = atLimit ? limit : Math.min(limit, completed * 2);
-  const now = new Date();
-  const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
-  const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+  const completed = turn.stats.snapshot().turns.filter((t) => t.outcome === "completed");
+  const limit = PLAN_LIMIT_CENTS;
+  const autoTurns = completed.filter((t) => t.model === "default" || t.model === "auto").length;
+  const autoSpend = atLimit ? 0 : Math.min(limit, autoTurns * CENTS_PER_RUN);
+  const apiSpend = atLimit ? limit : Math.min(limit - autoSpend, (completed.length - autoTurns) * CENTS_PER_RUN);
+  const spend = autoSpend + apiSpend;
+  const { start, end } = billingCycle();
   return {
     billingCycleStart: BigInt(start),
     billingCycleEnd: BigInt(end),
-    planUsage: { totalSpend: spend, includedSpend: spend, bonusSpend: 0, remaining: limit - spend, limit },
+    planUsage: {
+      totalSpend: spend,
+      includedSpend: spend,
+      bonusSpend: 0,
+      remaining: limit - spend,
+      limit,
+      autoSpend,
+      apiSpend,
+      autoLimit: limit,
+      apiLimit: limit,
+      autoPercentUsed: percent(autoSpend, limit),
+      apiPercentUsed: percent(apiSpend, limit),
+      totalPercentUsed: percent(spend, limit),
+    },
     spendLimitUsage: { limitType: "user" },
     displayThreshold: 50,
     enabled: true,
     displayMessage: "",
+    autoBucketModels: ["default"],
   };
 }

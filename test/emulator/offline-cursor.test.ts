@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import { AgentService } from "../../src/gen/agent/v1/agent_service_pb.js";
 import { AiService } from "../../src/gen/aiserver/v1/ai_service_pb.js";
-import { DashboardService } from "../../src/gen/aiserver/v1/dashboard_pb.js";
+import { AnalyticsService } from "../../src/gen/aiserver/v1/analytics_pb.js";
+import { DashboardService, LimitHitStage } from "../../src/gen/aiserver/v1/dashboard_pb.js";
 import { ErrorDetails_Error, ErrorDetailsSchema } from "../../src/gen/aiserver/v1/error_pb.js";
 import { ServerConfigService } from "../../src/gen/aiserver/v1/server_config_pb.js";
 import { agentClient, BlobStore, cursorHeaders, driveRun, runRequest } from "./support/raw-client.js";
@@ -26,7 +27,12 @@ afterAll(async () => {
   await emulator.close();
 });
 
-type Service = typeof AgentService | typeof AiService | typeof DashboardService | typeof ServerConfigService;
+type Service =
+  | typeof AgentService
+  | typeof AiService
+  | typeof DashboardService
+  | typeof ServerConfigService
+  | typeof AnalyticsService;
 
 function client<S extends Service>(service: S, headers = cursorHeaders(token)) {
   return createClient(
@@ -344,5 +350,95 @@ describe("the SDK's extra headers (X2) are accepted and recorded in the run's re
     expect(result.turnEnded).toBe(true);
     const record = await fetch(`${emulator.url}/emulator/runs/${result.requestId}`);
     expect(((await record.json()) as { transport: string }).transport).toBe("http1");
+  });
+});
+
+describe("aiserver.v1.AnalyticsService", () => {
+  it("BootstrapStatsig and TrackEvents answer, with a token and without a client type", async () => {
+    const analytics = client(AnalyticsService, { authorization: `Bearer ${token}` });
+    await expect(analytics.bootstrapStatsig({})).resolves.toBeDefined();
+    await expect(analytics.trackEvents({})).resolves.toBeDefined();
+    // Connect JSON with fields the schema does not declare, as a client with a richer schema sends them.
+    const json = await fetch(`${emulator.url}/aiserver.v1.AnalyticsService/TrackEvents`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({}),
+    });
+    expect(json.status).toBe(200);
+    expect(await json.json()).toEqual({});
+  });
+});
+
+describe("X4: RunPoll, GetPromptContextUsage, UpdateConversationMetadata", () => {
+  it("RunPoll answers unimplemented, as a server without it", async () => {
+    const stream = client(AgentService).runPoll({});
+    const error = await (async () => {
+      try {
+        for await (const _ of stream) return undefined;
+      } catch (e) {
+        return e as { code?: Code };
+      }
+      return undefined;
+    })();
+    expect(error?.code).toBe(Code.Unimplemented);
+  });
+
+  it("GetPromptContextUsage and UpdateConversationMetadata answer", async () => {
+    await expect(client(AgentService).getPromptContextUsage({})).resolves.toBeDefined();
+    await expect(client(AgentService).updateConversationMetadata({})).resolves.toBeDefined();
+  });
+});
+
+describe("plan usage (U1–U3)", () => {
+  it("GetCurrentPeriodUsage carries the Auto/API buckets and their percentages", async () => {
+    const dashboard = client(DashboardService);
+    const before = await dashboard.getCurrentPeriodUsage({});
+    const run = await driveRun(
+      agentClient(emulator.url, token),
+      runRequest("count me", { model: "default" }),
+      new BlobStore(),
+    );
+    expect(run.turnEnded).toBe(true);
+    const after = await dashboard.getCurrentPeriodUsage({});
+    const plan = after.planUsage;
+    expect(plan?.autoSpend).toBeGreaterThan(before.planUsage?.autoSpend ?? 0);
+    expect(plan?.totalSpend).toBe((plan?.autoSpend ?? 0) + (plan?.apiSpend ?? 0));
+    expect(plan?.totalPercentUsed).toBeCloseTo((100 * (plan?.totalSpend ?? 0)) / (plan?.limit ?? 1));
+    expect(plan?.autoPercentUsed).toBeCloseTo((100 * (plan?.autoSpend ?? 0)) / (plan?.autoLimit ?? 1));
+    expect(after.autoBucketModels).toContain("default");
+  });
+
+  it("GetPlanInfo, GetHardLimit and GetUsageLimitStatusAndActiveGrants answer in U2–U3's units", async () => {
+    const dashboard = client(DashboardService);
+    const info = await dashboard.getPlanInfo({});
+    expect(info.planInfo?.planName).toBe("Pro");
+    expect(info.planInfo?.includedAmountCents).toBe(2000);
+    expect(info.planInfo?.billingCycleEnd).toBeGreaterThan(BigInt(Date.now()));
+    expect((await dashboard.getHardLimit({})).hardLimit).toBe(2147483647);
+    const fine = await dashboard.getUsageLimitStatusAndActiveGrants({});
+    expect(fine.stage).toBe(LimitHitStage.UNSPECIFIED);
+    const limited = await startEmulator();
+    try {
+      const userToken = limited.issueTokens({ userId: "user_limited" }).accessToken;
+      limited.limitUsage("user_limited");
+      const status = await createClient(
+        DashboardService,
+        createConnectTransport({
+          httpVersion: "2",
+          baseUrl: limited.url,
+          interceptors: [
+            (next) => (request) => {
+              request.header.set("authorization", `Bearer ${userToken}`);
+              return next(request);
+            },
+          ],
+        }),
+      ).getUsageLimitStatusAndActiveGrants({});
+      expect(status.stage).toBe(LimitHitStage.HARD_BLOCK);
+      expect(status.errorTitle).toContain("usage limit");
+      expect(status.resetAtMs).toBeGreaterThan(BigInt(Date.now()));
+    } finally {
+      await limited.close();
+    }
   });
 });

@@ -4,20 +4,99 @@
 // @generated from file agent/v1/agent_service.proto (package agent.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { AgentClientMessageSchema, AgentServerMessageSchema } from "./agent_pb.js";
 import { file_agent_v1_agent } from "./agent_pb.js";
 import type { GetAllowedModelIntentsRequestSchema, GetAllowedModelIntentsResponseSchema, GetDefaultModelForCliRequestSchema, GetDefaultModelForCliResponseSchema, GetUsableModelsRequestSchema, GetUsableModelsResponseSchema, NameAgentRequestSchema, NameAgentResponseSchema } from "./models_pb.js";
 import { file_agent_v1_models } from "./models_pb.js";
 import type { BidiRequestIdSchema } from "../../aiserver/v1/bidi_pb.js";
 import { file_aiserver_v1_bidi } from "../../aiserver/v1/bidi_pb.js";
+import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file agent/v1/agent_service.proto.
  */
 export const file_agent_v1_agent_service: GenFile = /*@__PURE__*/
-  fileDesc("ChxhZ2VudC92MS9hZ2VudF9zZXJ2aWNlLnByb3RvEghhZ2VudC52MTKQBAoMQWdlbnRTZXJ2aWNlEkUKA1J1bhIcLmFnZW50LnYxLkFnZW50Q2xpZW50TWVzc2FnZRocLmFnZW50LnYxLkFnZW50U2VydmVyTWVzc2FnZSgBMAESRAoGUnVuU1NFEhouYWlzZXJ2ZXIudjEuQmlkaVJlcXVlc3RJZBocLmFnZW50LnYxLkFnZW50U2VydmVyTWVzc2FnZTABElYKD0dldFVzYWJsZU1vZGVscxIgLmFnZW50LnYxLkdldFVzYWJsZU1vZGVsc1JlcXVlc3QaIS5hZ2VudC52MS5HZXRVc2FibGVNb2RlbHNSZXNwb25zZRJoChVHZXREZWZhdWx0TW9kZWxGb3JDbGkSJi5hZ2VudC52MS5HZXREZWZhdWx0TW9kZWxGb3JDbGlSZXF1ZXN0GicuYWdlbnQudjEuR2V0RGVmYXVsdE1vZGVsRm9yQ2xpUmVzcG9uc2USRAoJTmFtZUFnZW50EhouYWdlbnQudjEuTmFtZUFnZW50UmVxdWVzdBobLmFnZW50LnYxLk5hbWVBZ2VudFJlc3BvbnNlEmsKFkdldEFsbG93ZWRNb2RlbEludGVudHMSJy5hZ2VudC52MS5HZXRBbGxvd2VkTW9kZWxJbnRlbnRzUmVxdWVzdBooLmFnZW50LnYxLkdldEFsbG93ZWRNb2RlbEludGVudHNSZXNwb25zZWIGcHJvdG8z", [file_agent_v1_agent, file_agent_v1_models, file_aiserver_v1_bidi]);
+  fileDesc("ChxhZ2VudC92MS9hZ2VudF9zZXJ2aWNlLnByb3RvEghhZ2VudC52MSIRCg9CaWRpUG9sbFJlcXVlc3QiEgoQQmlkaVBvbGxSZXNwb25zZSIeChxHZXRQcm9tcHRDb250ZXh0VXNhZ2VSZXF1ZXN0Ih8KHUdldFByb21wdENvbnRleHRVc2FnZVJlc3BvbnNlIiMKIVVwZGF0ZUNvbnZlcnNhdGlvbk1ldGFkYXRhUmVxdWVzdCIkCiJVcGRhdGVDb252ZXJzYXRpb25NZXRhZGF0YVJlc3BvbnNlMrcGCgxBZ2VudFNlcnZpY2USRQoDUnVuEhwuYWdlbnQudjEuQWdlbnRDbGllbnRNZXNzYWdlGhwuYWdlbnQudjEuQWdlbnRTZXJ2ZXJNZXNzYWdlKAEwARJECgZSdW5TU0USGi5haXNlcnZlci52MS5CaWRpUmVxdWVzdElkGhwuYWdlbnQudjEuQWdlbnRTZXJ2ZXJNZXNzYWdlMAESVgoPR2V0VXNhYmxlTW9kZWxzEiAuYWdlbnQudjEuR2V0VXNhYmxlTW9kZWxzUmVxdWVzdBohLmFnZW50LnYxLkdldFVzYWJsZU1vZGVsc1Jlc3BvbnNlEmgKFUdldERlZmF1bHRNb2RlbEZvckNsaRImLmFnZW50LnYxLkdldERlZmF1bHRNb2RlbEZvckNsaVJlcXVlc3QaJy5hZ2VudC52MS5HZXREZWZhdWx0TW9kZWxGb3JDbGlSZXNwb25zZRJECglOYW1lQWdlbnQSGi5hZ2VudC52MS5OYW1lQWdlbnRSZXF1ZXN0GhsuYWdlbnQudjEuTmFtZUFnZW50UmVzcG9uc2USawoWR2V0QWxsb3dlZE1vZGVsSW50ZW50cxInLmFnZW50LnYxLkdldEFsbG93ZWRNb2RlbEludGVudHNSZXF1ZXN0GiguYWdlbnQudjEuR2V0QWxsb3dlZE1vZGVsSW50ZW50c1Jlc3BvbnNlEkIKB1J1blBvbGwSGS5hZ2VudC52MS5CaWRpUG9sbFJlcXVlc3QaGi5hZ2VudC52MS5CaWRpUG9sbFJlc3BvbnNlMAESaAoVR2V0UHJvbXB0Q29udGV4dFVzYWdlEiYuYWdlbnQudjEuR2V0UHJvbXB0Q29udGV4dFVzYWdlUmVxdWVzdBonLmFnZW50LnYxLkdldFByb21wdENvbnRleHRVc2FnZVJlc3BvbnNlEncKGlVwZGF0ZUNvbnZlcnNhdGlvbk1ldGFkYXRhEisuYWdlbnQudjEuVXBkYXRlQ29udmVyc2F0aW9uTWV0YWRhdGFSZXF1ZXN0GiwuYWdlbnQudjEuVXBkYXRlQ29udmVyc2F0aW9uTWV0YWRhdGFSZXNwb25zZWIGcHJvdG8z", [file_agent_v1_agent, file_agent_v1_models, file_aiserver_v1_bidi]);
+
+/**
+ * @generated from message agent.v1.BidiPollRequest
+ */
+export type BidiPollRequest = Message<"agent.v1.BidiPollRequest"> & {
+};
+
+/**
+ * Describes the message agent.v1.BidiPollRequest.
+ * Use `create(BidiPollRequestSchema)` to create a new message.
+ */
+export const BidiPollRequestSchema: GenMessage<BidiPollRequest> = /*@__PURE__*/
+  messageDesc(file_agent_v1_agent_service, 0);
+
+/**
+ * @generated from message agent.v1.BidiPollResponse
+ */
+export type BidiPollResponse = Message<"agent.v1.BidiPollResponse"> & {
+};
+
+/**
+ * Describes the message agent.v1.BidiPollResponse.
+ * Use `create(BidiPollResponseSchema)` to create a new message.
+ */
+export const BidiPollResponseSchema: GenMessage<BidiPollResponse> = /*@__PURE__*/
+  messageDesc(file_agent_v1_agent_service, 1);
+
+/**
+ * @generated from message agent.v1.GetPromptContextUsageRequest
+ */
+export type GetPromptContextUsageRequest = Message<"agent.v1.GetPromptContextUsageRequest"> & {
+};
+
+/**
+ * Describes the message agent.v1.GetPromptContextUsageRequest.
+ * Use `create(GetPromptContextUsageRequestSchema)` to create a new message.
+ */
+export const GetPromptContextUsageRequestSchema: GenMessage<GetPromptContextUsageRequest> = /*@__PURE__*/
+  messageDesc(file_agent_v1_agent_service, 2);
+
+/**
+ * @generated from message agent.v1.GetPromptContextUsageResponse
+ */
+export type GetPromptContextUsageResponse = Message<"agent.v1.GetPromptContextUsageResponse"> & {
+};
+
+/**
+ * Describes the message agent.v1.GetPromptContextUsageResponse.
+ * Use `create(GetPromptContextUsageResponseSchema)` to create a new message.
+ */
+export const GetPromptContextUsageResponseSchema: GenMessage<GetPromptContextUsageResponse> = /*@__PURE__*/
+  messageDesc(file_agent_v1_agent_service, 3);
+
+/**
+ * @generated from message agent.v1.UpdateConversationMetadataRequest
+ */
+export type UpdateConversationMetadataRequest = Message<"agent.v1.UpdateConversationMetadataRequest"> & {
+};
+
+/**
+ * Describes the message agent.v1.UpdateConversationMetadataRequest.
+ * Use `create(UpdateConversationMetadataRequestSchema)` to create a new message.
+ */
+export const UpdateConversationMetadataRequestSchema: GenMessage<UpdateConversationMetadataRequest> = /*@__PURE__*/
+  messageDesc(file_agent_v1_agent_service, 4);
+
+/**
+ * @generated from message agent.v1.UpdateConversationMetadataResponse
+ */
+export type UpdateConversationMetadataResponse = Message<"agent.v1.UpdateConversationMetadataResponse"> & {
+};
+
+/**
+ * Describes the message agent.v1.UpdateConversationMetadataResponse.
+ * Use `create(UpdateConversationMetadataResponseSchema)` to create a new message.
+ */
+export const UpdateConversationMetadataResponseSchema: GenMessage<UpdateConversationMetadataResponse> = /*@__PURE__*/
+  messageDesc(file_agent_v1_agent_service, 5);
 
 /**
  * @generated from service agent.v1.AgentService
@@ -74,6 +153,34 @@ export const AgentService: GenService<{
     methodKind: "unary";
     input: typeof GetAllowedModelIntentsRequestSchema;
     output: typeof GetAllowedModelIntentsResponseSchema;
+  },
+  /**
+   * cursor-protocol-addendum-3.md X4. The fields are named there (BidiPollRequest{request_id, start_request},
+   * BidiPollResponse{seqno, data, eof}, GetPromptContextUsage{conversation_id, snapshot_blob_id}) but not numbered,
+   * so the messages are declared empty; the emulator answers RunPoll `unimplemented` (docs/protocol.md §1.2).
+   *
+   * @generated from rpc agent.v1.AgentService.RunPoll
+   */
+  runPoll: {
+    methodKind: "server_streaming";
+    input: typeof BidiPollRequestSchema;
+    output: typeof BidiPollResponseSchema;
+  },
+  /**
+   * @generated from rpc agent.v1.AgentService.GetPromptContextUsage
+   */
+  getPromptContextUsage: {
+    methodKind: "unary";
+    input: typeof GetPromptContextUsageRequestSchema;
+    output: typeof GetPromptContextUsageResponseSchema;
+  },
+  /**
+   * @generated from rpc agent.v1.AgentService.UpdateConversationMetadata
+   */
+  updateConversationMetadata: {
+    methodKind: "unary";
+    input: typeof UpdateConversationMetadataRequestSchema;
+    output: typeof UpdateConversationMetadataResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agent_v1_agent_service, 0);

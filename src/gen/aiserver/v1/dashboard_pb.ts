@@ -12,12 +12,23 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file aiserver/v1/dashboard.proto.
  */
 export const file_aiserver_v1_dashboard: GenFile = /*@__PURE__*/
-  fileDesc("ChthaXNlcnZlci92MS9kYXNoYm9hcmQucHJvdG8SC2Fpc2VydmVyLnYxIh4KHEdldEN1cnJlbnRQZXJpb2RVc2FnZVJlcXVlc3QinwEKCVBsYW5Vc2FnZRITCgt0b3RhbF9zcGVuZBgBIAEoBRIWCg5pbmNsdWRlZF9zcGVuZBgCIAEoBRITCgtib251c19zcGVuZBgDIAEoBRIRCglyZW1haW5pbmcYBCABKAUSDQoFbGltaXQYBSABKAUSFwoPcmVtYWluaW5nX2JvbnVzGAYgASgIEhUKDWJvbnVzX3Rvb2x0aXAYByABKAki0AEKD1NwZW5kTGltaXRVc2FnZRITCgt0b3RhbF9zcGVuZBgBIAEoBRIUCgxwb29sZWRfbGltaXQYAiABKAUSEwoLcG9vbGVkX3VzZWQYAyABKAUSGAoQcG9vbGVkX3JlbWFpbmluZxgEIAEoBRIYChBpbmRpdmlkdWFsX2xpbWl0GAUgASgFEhcKD2luZGl2aWR1YWxfdXNlZBgGIAEoBRIcChRpbmRpdmlkdWFsX3JlbWFpbmluZxgHIAEoBRISCgpsaW1pdF90eXBlGAggASgJIoECCh1HZXRDdXJyZW50UGVyaW9kVXNhZ2VSZXNwb25zZRIbChNiaWxsaW5nX2N5Y2xlX3N0YXJ0GAEgASgDEhkKEWJpbGxpbmdfY3ljbGVfZW5kGAIgASgDEioKCnBsYW5fdXNhZ2UYAyABKAsyFi5haXNlcnZlci52MS5QbGFuVXNhZ2USNwoRc3BlbmRfbGltaXRfdXNhZ2UYBCABKAsyHC5haXNlcnZlci52MS5TcGVuZExpbWl0VXNhZ2USGQoRZGlzcGxheV90aHJlc2hvbGQYBSABKAUSDwoHZW5hYmxlZBgGIAEoCBIXCg9kaXNwbGF5X21lc3NhZ2UYByABKAkiJwolR2V0VGVhbVJlcG9zT3JFbXB0eUlmTm90SW5UZWFtUmVxdWVzdCIoCiZHZXRUZWFtUmVwb3NPckVtcHR5SWZOb3RJblRlYW1SZXNwb25zZSIvCi1HZXRUZWFtQWRtaW5TZXR0aW5nc09yRW1wdHlJZk5vdEluVGVhbVJlcXVlc3QiMAouR2V0VGVhbUFkbWluU2V0dGluZ3NPckVtcHR5SWZOb3RJblRlYW1SZXNwb25zZSIbChlHZXRVc2VyUHJpdmFjeU1vZGVSZXF1ZXN0IpIBChpHZXRVc2VyUHJpdmFjeU1vZGVSZXNwb25zZRIuCgxwcml2YWN5X21vZGUYASABKA4yGC5haXNlcnZlci52MS5Qcml2YWN5TW9kZRInCh9ob3Vyc19yZW1haW5pbmdfaW5fZ3JhY2VfcGVyaW9kGAIgASgFEhsKE2lzX2VuZm9yY2VkX2J5X3RlYW0YAyABKAgqZgoLUHJpdmFjeU1vZGUSHAoYUFJJVkFDWV9NT0RFX1VOU1BFQ0lGSUVEEAASGwoXUFJJVkFDWV9NT0RFX05PX1NUT1JBR0UQARIcChhQUklWQUNZX01PREVfTk9fVFJBSU5JTkcQAjKZBAoQRGFzaGJvYXJkU2VydmljZRJuChVHZXRDdXJyZW50UGVyaW9kVXNhZ2USKS5haXNlcnZlci52MS5HZXRDdXJyZW50UGVyaW9kVXNhZ2VSZXF1ZXN0GiouYWlzZXJ2ZXIudjEuR2V0Q3VycmVudFBlcmlvZFVzYWdlUmVzcG9uc2USiQEKHkdldFRlYW1SZXBvc09yRW1wdHlJZk5vdEluVGVhbRIyLmFpc2VydmVyLnYxLkdldFRlYW1SZXBvc09yRW1wdHlJZk5vdEluVGVhbVJlcXVlc3QaMy5haXNlcnZlci52MS5HZXRUZWFtUmVwb3NPckVtcHR5SWZOb3RJblRlYW1SZXNwb25zZRKhAQomR2V0VGVhbUFkbWluU2V0dGluZ3NPckVtcHR5SWZOb3RJblRlYW0SOi5haXNlcnZlci52MS5HZXRUZWFtQWRtaW5TZXR0aW5nc09yRW1wdHlJZk5vdEluVGVhbVJlcXVlc3QaOy5haXNlcnZlci52MS5HZXRUZWFtQWRtaW5TZXR0aW5nc09yRW1wdHlJZk5vdEluVGVhbVJlc3BvbnNlEmUKEkdldFVzZXJQcml2YWN5TW9kZRImLmFpc2VydmVyLnYxLkdldFVzZXJQcml2YWN5TW9kZVJlcXVlc3QaJy5haXNlcnZlci52MS5HZXRVc2VyUHJpdmFjeU1vZGVSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("ChthaXNlcnZlci92MS9kYXNoYm9hcmQucHJvdG8SC2Fpc2VydmVyLnYxIl4KHEdldEN1cnJlbnRQZXJpb2RVc2FnZVJlcXVlc3QSFAoHdGVhbV9pZBgBIAEoBUgAiAEBEhwKFGluY2x1ZGVfcG9vbGVkX3VzYWdlGAIgASgIQgoKCF90ZWFtX2lkIr4CCglQbGFuVXNhZ2USEwoLdG90YWxfc3BlbmQYASABKAUSFgoOaW5jbHVkZWRfc3BlbmQYAiABKAUSEwoLYm9udXNfc3BlbmQYAyABKAUSEQoJcmVtYWluaW5nGAQgASgFEg0KBWxpbWl0GAUgASgFEhcKD3JlbWFpbmluZ19ib251cxgGIAEoCBIVCg1ib251c190b29sdGlwGAcgASgJEhIKCmF1dG9fc3BlbmQYCCABKAUSEQoJYXBpX3NwZW5kGAkgASgFEhIKCmF1dG9fbGltaXQYCiABKAUSEQoJYXBpX2xpbWl0GAsgASgFEhkKEWF1dG9fcGVyY2VudF91c2VkGAwgASgBEhgKEGFwaV9wZXJjZW50X3VzZWQYDSABKAESGgoSdG90YWxfcGVyY2VudF91c2VkGA4gASgBIpgCCg9TcGVuZExpbWl0VXNhZ2USEwoLdG90YWxfc3BlbmQYASABKAUSFAoMcG9vbGVkX2xpbWl0GAIgASgFEhMKC3Bvb2xlZF91c2VkGAMgASgFEhgKEHBvb2xlZF9yZW1haW5pbmcYBCABKAUSGAoQaW5kaXZpZHVhbF9saW1pdBgFIAEoBRIXCg9pbmRpdmlkdWFsX3VzZWQYBiABKAUSHAoUaW5kaXZpZHVhbF9yZW1haW5pbmcYByABKAUSEgoKbGltaXRfdHlwZRgIIAEoCRIVCg1vdmVyYWxsX2xpbWl0GAkgASgFEhQKDG92ZXJhbGxfdXNlZBgKIAEoBRIZChFvdmVyYWxsX3JlbWFpbmluZxgLIAEoBSL4AgodR2V0Q3VycmVudFBlcmlvZFVzYWdlUmVzcG9uc2USGwoTYmlsbGluZ19jeWNsZV9zdGFydBgBIAEoAxIZChFiaWxsaW5nX2N5Y2xlX2VuZBgCIAEoAxIqCgpwbGFuX3VzYWdlGAMgASgLMhYuYWlzZXJ2ZXIudjEuUGxhblVzYWdlEjcKEXNwZW5kX2xpbWl0X3VzYWdlGAQgASgLMhwuYWlzZXJ2ZXIudjEuU3BlbmRMaW1pdFVzYWdlEhkKEWRpc3BsYXlfdGhyZXNob2xkGAUgASgFEg8KB2VuYWJsZWQYBiABKAgSFwoPZGlzcGxheV9tZXNzYWdlGAcgASgJEisKI2F1dG9fbW9kZWxfc2VsZWN0ZWRfZGlzcGxheV9tZXNzYWdlGAsgASgJEiwKJG5hbWVkX21vZGVsX3NlbGVjdGVkX2Rpc3BsYXlfbWVzc2FnZRgMIAEoCRIaChJhdXRvX2J1Y2tldF9tb2RlbHMYDSADKAkiFAoSR2V0UGxhbkluZm9SZXF1ZXN0InoKCFBsYW5JbmZvEhEKCXBsYW5fbmFtZRgBIAEoCRIdChVpbmNsdWRlZF9hbW91bnRfY2VudHMYAiABKAUSDQoFcHJpY2UYAyABKAkSGQoRYmlsbGluZ19jeWNsZV9lbmQYBCABKAMSEgoKcGxhbl9vd25lchgFIAEoCSI/ChNHZXRQbGFuSW5mb1Jlc3BvbnNlEigKCXBsYW5faW5mbxgBIAEoCzIVLmFpc2VydmVyLnYxLlBsYW5JbmZvIhUKE0dldEhhcmRMaW1pdFJlcXVlc3Qi4AEKFEdldEhhcmRMaW1pdFJlc3BvbnNlEhIKCmhhcmRfbGltaXQYASABKAUSHgoWbm9fdXNhZ2VfYmFzZWRfYWxsb3dlZBgCIAEoCBIbChNoYXJkX2xpbWl0X3Blcl91c2VyGAMgASgFEiYKHnBlcl91c2VyX21vbnRobHlfbGltaXRfZG9sbGFycxgEIAEoBRIdChVpc19keW5hbWljX3RlYW1fbGltaXQYBSABKAgSMAoob25fZGVtYW5kX3NwZW5kX2Rpc2FibGVkX2J5X29yZ2FuaXphdGlvbhgKIAEoCCIrCilHZXRVc2FnZUxpbWl0U3RhdHVzQW5kQWN0aXZlR3JhbnRzUmVxdWVzdCKGAgoqR2V0VXNhZ2VMaW1pdFN0YXR1c0FuZEFjdGl2ZUdyYW50c1Jlc3BvbnNlEhcKD2lzX2luX3Nsb3dfcG9vbBgBIAEoCBITCgtlcnJvcl90aXRsZRgCIAEoCRIUCgxlcnJvcl9kZXRhaWwYAyABKAkSEgoKbGltaXRfdHlwZRgHIAEoCRIZChFhbGxvd2VkX21vZGVsX2lkcxgJIAMoCRIpCgVzdGFnZRgMIAEoDjIaLmFpc2VydmVyLnYxLkxpbWl0SGl0U3RhZ2USEwoLcmVzZXRfYXRfbXMYESABKAMSJQodY3VycmVudF9vbl9kZW1hbmRfbGltaXRfY2VudHMYFyABKAUiJwolR2V0VGVhbVJlcG9zT3JFbXB0eUlmTm90SW5UZWFtUmVxdWVzdCIoCiZHZXRUZWFtUmVwb3NPckVtcHR5SWZOb3RJblRlYW1SZXNwb25zZSIvCi1HZXRUZWFtQWRtaW5TZXR0aW5nc09yRW1wdHlJZk5vdEluVGVhbVJlcXVlc3QiMAouR2V0VGVhbUFkbWluU2V0dGluZ3NPckVtcHR5SWZOb3RJblRlYW1SZXNwb25zZSIbChlHZXRVc2VyUHJpdmFjeU1vZGVSZXF1ZXN0IpIBChpHZXRVc2VyUHJpdmFjeU1vZGVSZXNwb25zZRIuCgxwcml2YWN5X21vZGUYASABKA4yGC5haXNlcnZlci52MS5Qcml2YWN5TW9kZRInCh9ob3Vyc19yZW1haW5pbmdfaW5fZ3JhY2VfcGVyaW9kGAIgASgFEhsKE2lzX2VuZm9yY2VkX2J5X3RlYW0YAyABKAgqsgEKDUxpbWl0SGl0U3RhZ2USHwobTElNSVRfSElUX1NUQUdFX1VOU1BFQ0lGSUVEEAASHwobTElNSVRfSElUX1NUQUdFX0FVVE9fU1dJVENIEAESHQoZTElNSVRfSElUX1NUQUdFX1NMT1dfUE9PTBACEh4KGkxJTUlUX0hJVF9TVEFHRV9IQVJEX0JMT0NLEAMSIAocTElNSVRfSElUX1NUQUdFX1dFRUtMWV9MSU1JVBAEKmYKC1ByaXZhY3lNb2RlEhwKGFBSSVZBQ1lfTU9ERV9VTlNQRUNJRklFRBAAEhsKF1BSSVZBQ1lfTU9ERV9OT19TVE9SQUdFEAESHAoYUFJJVkFDWV9NT0RFX05PX1RSQUlOSU5HEAIy2AYKEERhc2hib2FyZFNlcnZpY2USbgoVR2V0Q3VycmVudFBlcmlvZFVzYWdlEikuYWlzZXJ2ZXIudjEuR2V0Q3VycmVudFBlcmlvZFVzYWdlUmVxdWVzdBoqLmFpc2VydmVyLnYxLkdldEN1cnJlbnRQZXJpb2RVc2FnZVJlc3BvbnNlEokBCh5HZXRUZWFtUmVwb3NPckVtcHR5SWZOb3RJblRlYW0SMi5haXNlcnZlci52MS5HZXRUZWFtUmVwb3NPckVtcHR5SWZOb3RJblRlYW1SZXF1ZXN0GjMuYWlzZXJ2ZXIudjEuR2V0VGVhbVJlcG9zT3JFbXB0eUlmTm90SW5UZWFtUmVzcG9uc2USoQEKJkdldFRlYW1BZG1pblNldHRpbmdzT3JFbXB0eUlmTm90SW5UZWFtEjouYWlzZXJ2ZXIudjEuR2V0VGVhbUFkbWluU2V0dGluZ3NPckVtcHR5SWZOb3RJblRlYW1SZXF1ZXN0GjsuYWlzZXJ2ZXIudjEuR2V0VGVhbUFkbWluU2V0dGluZ3NPckVtcHR5SWZOb3RJblRlYW1SZXNwb25zZRJlChJHZXRVc2VyUHJpdmFjeU1vZGUSJi5haXNlcnZlci52MS5HZXRVc2VyUHJpdmFjeU1vZGVSZXF1ZXN0GicuYWlzZXJ2ZXIudjEuR2V0VXNlclByaXZhY3lNb2RlUmVzcG9uc2USUAoLR2V0UGxhbkluZm8SHy5haXNlcnZlci52MS5HZXRQbGFuSW5mb1JlcXVlc3QaIC5haXNlcnZlci52MS5HZXRQbGFuSW5mb1Jlc3BvbnNlElMKDEdldEhhcmRMaW1pdBIgLmFpc2VydmVyLnYxLkdldEhhcmRMaW1pdFJlcXVlc3QaIS5haXNlcnZlci52MS5HZXRIYXJkTGltaXRSZXNwb25zZRKVAQoiR2V0VXNhZ2VMaW1pdFN0YXR1c0FuZEFjdGl2ZUdyYW50cxI2LmFpc2VydmVyLnYxLkdldFVzYWdlTGltaXRTdGF0dXNBbmRBY3RpdmVHcmFudHNSZXF1ZXN0GjcuYWlzZXJ2ZXIudjEuR2V0VXNhZ2VMaW1pdFN0YXR1c0FuZEFjdGl2ZUdyYW50c1Jlc3BvbnNlYgZwcm90bzM");
 
 /**
+ * team_id and include_pooled_usage: cursor-protocol-addendum-3.md U1.
+ *
  * @generated from message aiserver.v1.GetCurrentPeriodUsageRequest
  */
 export type GetCurrentPeriodUsageRequest = Message<"aiserver.v1.GetCurrentPeriodUsageRequest"> & {
+  /**
+   * @generated from field: optional int32 team_id = 1;
+   */
+  teamId?: number | undefined;
+
+  /**
+   * @generated from field: bool include_pooled_usage = 2;
+   */
+  includePooledUsage: boolean;
 };
 
 /**
@@ -65,6 +76,43 @@ export type PlanUsage = Message<"aiserver.v1.PlanUsage"> & {
    * @generated from field: string bonus_tooltip = 7;
    */
   bonusTooltip: string;
+
+  /**
+   * cursor-protocol-addendum-3.md U1: the Auto and API (named-model) buckets; the percentages are 0–100.
+   *
+   * @generated from field: int32 auto_spend = 8;
+   */
+  autoSpend: number;
+
+  /**
+   * @generated from field: int32 api_spend = 9;
+   */
+  apiSpend: number;
+
+  /**
+   * @generated from field: int32 auto_limit = 10;
+   */
+  autoLimit: number;
+
+  /**
+   * @generated from field: int32 api_limit = 11;
+   */
+  apiLimit: number;
+
+  /**
+   * @generated from field: double auto_percent_used = 12;
+   */
+  autoPercentUsed: number;
+
+  /**
+   * @generated from field: double api_percent_used = 13;
+   */
+  apiPercentUsed: number;
+
+  /**
+   * @generated from field: double total_percent_used = 14;
+   */
+  totalPercentUsed: number;
 };
 
 /**
@@ -117,6 +165,23 @@ export type SpendLimitUsage = Message<"aiserver.v1.SpendLimitUsage"> & {
    * @generated from field: string limit_type = 8;
    */
   limitType: string;
+
+  /**
+   * cursor-protocol-addendum-3.md U1.
+   *
+   * @generated from field: int32 overall_limit = 9;
+   */
+  overallLimit: number;
+
+  /**
+   * @generated from field: int32 overall_used = 10;
+   */
+  overallUsed: number;
+
+  /**
+   * @generated from field: int32 overall_remaining = 11;
+   */
+  overallRemaining: number;
 };
 
 /**
@@ -166,6 +231,23 @@ export type GetCurrentPeriodUsageResponse = Message<"aiserver.v1.GetCurrentPerio
    * @generated from field: string display_message = 7;
    */
   displayMessage: string;
+
+  /**
+   * cursor-protocol-addendum-3.md U1.
+   *
+   * @generated from field: string auto_model_selected_display_message = 11;
+   */
+  autoModelSelectedDisplayMessage: string;
+
+  /**
+   * @generated from field: string named_model_selected_display_message = 12;
+   */
+  namedModelSelectedDisplayMessage: string;
+
+  /**
+   * @generated from field: repeated string auto_bucket_models = 13;
+   */
+  autoBucketModels: string[];
 };
 
 /**
@@ -174,6 +256,203 @@ export type GetCurrentPeriodUsageResponse = Message<"aiserver.v1.GetCurrentPerio
  */
 export const GetCurrentPeriodUsageResponseSchema: GenMessage<GetCurrentPeriodUsageResponse> = /*@__PURE__*/
   messageDesc(file_aiserver_v1_dashboard, 3);
+
+/**
+ * GetPlanInfo (cursor-protocol-addendum-3.md U3). The field types are not stated; these are inferred from the names
+ * (amounts in cents, times in epoch milliseconds as in GetCurrentPeriodUsage). `next_upgrade = 2` is left out: its
+ * fields are named but not numbered.
+ *
+ * @generated from message aiserver.v1.GetPlanInfoRequest
+ */
+export type GetPlanInfoRequest = Message<"aiserver.v1.GetPlanInfoRequest"> & {
+};
+
+/**
+ * Describes the message aiserver.v1.GetPlanInfoRequest.
+ * Use `create(GetPlanInfoRequestSchema)` to create a new message.
+ */
+export const GetPlanInfoRequestSchema: GenMessage<GetPlanInfoRequest> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_dashboard, 4);
+
+/**
+ * @generated from message aiserver.v1.PlanInfo
+ */
+export type PlanInfo = Message<"aiserver.v1.PlanInfo"> & {
+  /**
+   * @generated from field: string plan_name = 1;
+   */
+  planName: string;
+
+  /**
+   * @generated from field: int32 included_amount_cents = 2;
+   */
+  includedAmountCents: number;
+
+  /**
+   * @generated from field: string price = 3;
+   */
+  price: string;
+
+  /**
+   * @generated from field: int64 billing_cycle_end = 4;
+   */
+  billingCycleEnd: bigint;
+
+  /**
+   * @generated from field: string plan_owner = 5;
+   */
+  planOwner: string;
+};
+
+/**
+ * Describes the message aiserver.v1.PlanInfo.
+ * Use `create(PlanInfoSchema)` to create a new message.
+ */
+export const PlanInfoSchema: GenMessage<PlanInfo> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_dashboard, 5);
+
+/**
+ * @generated from message aiserver.v1.GetPlanInfoResponse
+ */
+export type GetPlanInfoResponse = Message<"aiserver.v1.GetPlanInfoResponse"> & {
+  /**
+   * @generated from field: aiserver.v1.PlanInfo plan_info = 1;
+   */
+  planInfo?: PlanInfo | undefined;
+};
+
+/**
+ * Describes the message aiserver.v1.GetPlanInfoResponse.
+ * Use `create(GetPlanInfoResponseSchema)` to create a new message.
+ */
+export const GetPlanInfoResponseSchema: GenMessage<GetPlanInfoResponse> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_dashboard, 6);
+
+/**
+ * GetHardLimit (cursor-protocol.md §1.3, cursor-protocol-addendum-3.md U2–U3): `hard_limit` in dollars, 2147483647
+ * meaning unlimited. Of fields 6–12 only 10 is named.
+ *
+ * @generated from message aiserver.v1.GetHardLimitRequest
+ */
+export type GetHardLimitRequest = Message<"aiserver.v1.GetHardLimitRequest"> & {
+};
+
+/**
+ * Describes the message aiserver.v1.GetHardLimitRequest.
+ * Use `create(GetHardLimitRequestSchema)` to create a new message.
+ */
+export const GetHardLimitRequestSchema: GenMessage<GetHardLimitRequest> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_dashboard, 7);
+
+/**
+ * @generated from message aiserver.v1.GetHardLimitResponse
+ */
+export type GetHardLimitResponse = Message<"aiserver.v1.GetHardLimitResponse"> & {
+  /**
+   * @generated from field: int32 hard_limit = 1;
+   */
+  hardLimit: number;
+
+  /**
+   * @generated from field: bool no_usage_based_allowed = 2;
+   */
+  noUsageBasedAllowed: boolean;
+
+  /**
+   * @generated from field: int32 hard_limit_per_user = 3;
+   */
+  hardLimitPerUser: number;
+
+  /**
+   * @generated from field: int32 per_user_monthly_limit_dollars = 4;
+   */
+  perUserMonthlyLimitDollars: number;
+
+  /**
+   * @generated from field: bool is_dynamic_team_limit = 5;
+   */
+  isDynamicTeamLimit: boolean;
+
+  /**
+   * @generated from field: bool on_demand_spend_disabled_by_organization = 10;
+   */
+  onDemandSpendDisabledByOrganization: boolean;
+};
+
+/**
+ * Describes the message aiserver.v1.GetHardLimitResponse.
+ * Use `create(GetHardLimitResponseSchema)` to create a new message.
+ */
+export const GetHardLimitResponseSchema: GenMessage<GetHardLimitResponse> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_dashboard, 8);
+
+/**
+ * GetUsageLimitStatusAndActiveGrants (cursor-protocol-addendum-3.md U3); `allowed_model_selections = 24` has no
+ * stated type and is left out.
+ *
+ * @generated from message aiserver.v1.GetUsageLimitStatusAndActiveGrantsRequest
+ */
+export type GetUsageLimitStatusAndActiveGrantsRequest = Message<"aiserver.v1.GetUsageLimitStatusAndActiveGrantsRequest"> & {
+};
+
+/**
+ * Describes the message aiserver.v1.GetUsageLimitStatusAndActiveGrantsRequest.
+ * Use `create(GetUsageLimitStatusAndActiveGrantsRequestSchema)` to create a new message.
+ */
+export const GetUsageLimitStatusAndActiveGrantsRequestSchema: GenMessage<GetUsageLimitStatusAndActiveGrantsRequest> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_dashboard, 9);
+
+/**
+ * @generated from message aiserver.v1.GetUsageLimitStatusAndActiveGrantsResponse
+ */
+export type GetUsageLimitStatusAndActiveGrantsResponse = Message<"aiserver.v1.GetUsageLimitStatusAndActiveGrantsResponse"> & {
+  /**
+   * @generated from field: bool is_in_slow_pool = 1;
+   */
+  isInSlowPool: boolean;
+
+  /**
+   * @generated from field: string error_title = 2;
+   */
+  errorTitle: string;
+
+  /**
+   * @generated from field: string error_detail = 3;
+   */
+  errorDetail: string;
+
+  /**
+   * @generated from field: string limit_type = 7;
+   */
+  limitType: string;
+
+  /**
+   * @generated from field: repeated string allowed_model_ids = 9;
+   */
+  allowedModelIds: string[];
+
+  /**
+   * @generated from field: aiserver.v1.LimitHitStage stage = 12;
+   */
+  stage: LimitHitStage;
+
+  /**
+   * @generated from field: int64 reset_at_ms = 17;
+   */
+  resetAtMs: bigint;
+
+  /**
+   * @generated from field: int32 current_on_demand_limit_cents = 23;
+   */
+  currentOnDemandLimitCents: number;
+};
+
+/**
+ * Describes the message aiserver.v1.GetUsageLimitStatusAndActiveGrantsResponse.
+ * Use `create(GetUsageLimitStatusAndActiveGrantsResponseSchema)` to create a new message.
+ */
+export const GetUsageLimitStatusAndActiveGrantsResponseSchema: GenMessage<GetUsageLimitStatusAndActiveGrantsResponse> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_dashboard, 10);
 
 /**
  * The *OrEmptyIfNotInTeam RPCs current clients call (cursor-protocol-addendum-2.md §9). Their fields are not given by
@@ -189,7 +468,7 @@ export type GetTeamReposOrEmptyIfNotInTeamRequest = Message<"aiserver.v1.GetTeam
  * Use `create(GetTeamReposOrEmptyIfNotInTeamRequestSchema)` to create a new message.
  */
 export const GetTeamReposOrEmptyIfNotInTeamRequestSchema: GenMessage<GetTeamReposOrEmptyIfNotInTeamRequest> = /*@__PURE__*/
-  messageDesc(file_aiserver_v1_dashboard, 4);
+  messageDesc(file_aiserver_v1_dashboard, 11);
 
 /**
  * @generated from message aiserver.v1.GetTeamReposOrEmptyIfNotInTeamResponse
@@ -202,7 +481,7 @@ export type GetTeamReposOrEmptyIfNotInTeamResponse = Message<"aiserver.v1.GetTea
  * Use `create(GetTeamReposOrEmptyIfNotInTeamResponseSchema)` to create a new message.
  */
 export const GetTeamReposOrEmptyIfNotInTeamResponseSchema: GenMessage<GetTeamReposOrEmptyIfNotInTeamResponse> = /*@__PURE__*/
-  messageDesc(file_aiserver_v1_dashboard, 5);
+  messageDesc(file_aiserver_v1_dashboard, 12);
 
 /**
  * @generated from message aiserver.v1.GetTeamAdminSettingsOrEmptyIfNotInTeamRequest
@@ -215,7 +494,7 @@ export type GetTeamAdminSettingsOrEmptyIfNotInTeamRequest = Message<"aiserver.v1
  * Use `create(GetTeamAdminSettingsOrEmptyIfNotInTeamRequestSchema)` to create a new message.
  */
 export const GetTeamAdminSettingsOrEmptyIfNotInTeamRequestSchema: GenMessage<GetTeamAdminSettingsOrEmptyIfNotInTeamRequest> = /*@__PURE__*/
-  messageDesc(file_aiserver_v1_dashboard, 6);
+  messageDesc(file_aiserver_v1_dashboard, 13);
 
 /**
  * @generated from message aiserver.v1.GetTeamAdminSettingsOrEmptyIfNotInTeamResponse
@@ -228,7 +507,7 @@ export type GetTeamAdminSettingsOrEmptyIfNotInTeamResponse = Message<"aiserver.v
  * Use `create(GetTeamAdminSettingsOrEmptyIfNotInTeamResponseSchema)` to create a new message.
  */
 export const GetTeamAdminSettingsOrEmptyIfNotInTeamResponseSchema: GenMessage<GetTeamAdminSettingsOrEmptyIfNotInTeamResponse> = /*@__PURE__*/
-  messageDesc(file_aiserver_v1_dashboard, 7);
+  messageDesc(file_aiserver_v1_dashboard, 14);
 
 /**
  * @generated from message aiserver.v1.GetUserPrivacyModeRequest
@@ -241,7 +520,7 @@ export type GetUserPrivacyModeRequest = Message<"aiserver.v1.GetUserPrivacyModeR
  * Use `create(GetUserPrivacyModeRequestSchema)` to create a new message.
  */
 export const GetUserPrivacyModeRequestSchema: GenMessage<GetUserPrivacyModeRequest> = /*@__PURE__*/
-  messageDesc(file_aiserver_v1_dashboard, 8);
+  messageDesc(file_aiserver_v1_dashboard, 15);
 
 /**
  * @generated from message aiserver.v1.GetUserPrivacyModeResponse
@@ -268,7 +547,43 @@ export type GetUserPrivacyModeResponse = Message<"aiserver.v1.GetUserPrivacyMode
  * Use `create(GetUserPrivacyModeResponseSchema)` to create a new message.
  */
 export const GetUserPrivacyModeResponseSchema: GenMessage<GetUserPrivacyModeResponse> = /*@__PURE__*/
-  messageDesc(file_aiserver_v1_dashboard, 9);
+  messageDesc(file_aiserver_v1_dashboard, 16);
+
+/**
+ * @generated from enum aiserver.v1.LimitHitStage
+ */
+export enum LimitHitStage {
+  /**
+   * @generated from enum value: LIMIT_HIT_STAGE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: LIMIT_HIT_STAGE_AUTO_SWITCH = 1;
+   */
+  AUTO_SWITCH = 1,
+
+  /**
+   * @generated from enum value: LIMIT_HIT_STAGE_SLOW_POOL = 2;
+   */
+  SLOW_POOL = 2,
+
+  /**
+   * @generated from enum value: LIMIT_HIT_STAGE_HARD_BLOCK = 3;
+   */
+  HARD_BLOCK = 3,
+
+  /**
+   * @generated from enum value: LIMIT_HIT_STAGE_WEEKLY_LIMIT = 4;
+   */
+  WEEKLY_LIMIT = 4,
+}
+
+/**
+ * Describes the enum aiserver.v1.LimitHitStage.
+ */
+export const LimitHitStageSchema: GenEnum<LimitHitStage> = /*@__PURE__*/
+  enumDesc(file_aiserver_v1_dashboard, 0);
 
 /**
  * cursor-protocol.md §5 and §7 (privacy modes ≥ 3 turn ghost mode off).
@@ -296,7 +611,7 @@ export enum PrivacyMode {
  * Describes the enum aiserver.v1.PrivacyMode.
  */
 export const PrivacyModeSchema: GenEnum<PrivacyMode> = /*@__PURE__*/
-  enumDesc(file_aiserver_v1_dashboard, 0);
+  enumDesc(file_aiserver_v1_dashboard, 1);
 
 /**
  * @generated from service aiserver.v1.DashboardService
@@ -333,6 +648,30 @@ export const DashboardService: GenService<{
     methodKind: "unary";
     input: typeof GetUserPrivacyModeRequestSchema;
     output: typeof GetUserPrivacyModeResponseSchema;
+  },
+  /**
+   * @generated from rpc aiserver.v1.DashboardService.GetPlanInfo
+   */
+  getPlanInfo: {
+    methodKind: "unary";
+    input: typeof GetPlanInfoRequestSchema;
+    output: typeof GetPlanInfoResponseSchema;
+  },
+  /**
+   * @generated from rpc aiserver.v1.DashboardService.GetHardLimit
+   */
+  getHardLimit: {
+    methodKind: "unary";
+    input: typeof GetHardLimitRequestSchema;
+    output: typeof GetHardLimitResponseSchema;
+  },
+  /**
+   * @generated from rpc aiserver.v1.DashboardService.GetUsageLimitStatusAndActiveGrants
+   */
+  getUsageLimitStatusAndActiveGrants: {
+    methodKind: "unary";
+    input: typeof GetUsageLimitStatusAndActiveGrantsRequestSchema;
+    output: typeof GetUsageLimitStatusAndActiveGrantsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_aiserver_v1_dashboard, 0);
