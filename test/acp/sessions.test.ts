@@ -70,7 +70,7 @@ async function processGone(pid: number): Promise<boolean> {
 describe("ACP session management", () => {
   it("advertises list, resume, close and delete", async () => {
     const { init } = await editor();
-    expect(init.agentCapabilities?.sessionCapabilities).toEqual({ list: {}, resume: {}, close: {}, delete: {} });
+    expect(init.agentCapabilities?.sessionCapabilities).toMatchObject({ list: {}, resume: {}, close: {}, delete: {} });
   });
 
   it("titles a session from its first prompt and lists, resumes, closes and deletes sessions", async () => {
@@ -151,6 +151,38 @@ describe("ACP session management", () => {
     await expect(
       second.agent.request("session/resume", { sessionId: three, cwd: cwdA, mcpServers: [] }),
     ).rejects.toMatchObject({ code: -32002 });
+  });
+});
+
+describe("unstable session/fork and session/set_title", () => {
+  it("forks a session that continues from the source's checkpoint, and retitles a session", async () => {
+    const cwd = join(dir, "fork");
+    mkdirSync(cwd);
+    const { agent, script } = await editor();
+    const { sessionId } = await agent.request("session/new", { cwd, mcpServers: [] });
+    await agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "The source remembers plums" }],
+    });
+    // Methods of ACP's unstable schema, sent as the SDK sends any method.
+    const request = agent.request.bind(agent) as unknown as (m: string, p: unknown) => Promise<Record<string, unknown>>;
+    const fork = await request("session/fork", { sessionId, cwd, mcpServers: [] });
+    const forkId = fork.sessionId as string;
+    expect(forkId).not.toBe(sessionId);
+    script.updates.length = 0;
+    await agent.request("session/prompt", { sessionId: forkId, prompt: [{ type: "text", text: "[[emu:recall]]" }] });
+    expect(textOf(script.updates)).toBe("First message: The source remembers plums");
+    await request("session/set_title", { sessionId: forkId, title: "Plums, continued" });
+    expect(script.updates.map((n) => n.update)).toContainEqual(
+      expect.objectContaining({ sessionUpdate: "session_info_update", title: "Plums, continued" }),
+    );
+    const listed = await agent.request("session/list", { cwd });
+    expect(listed.sessions.map((s) => [s.sessionId, s.title])).toEqual([
+      [forkId, "Plums, continued"],
+      [sessionId, "The source remembers plums"],
+    ]);
+    await expect(request("session/fork", { sessionId: "gone", cwd })).rejects.toMatchObject({ code: -32002 });
+    await expect(request("session/fork", { sessionId, cwd: "relative" })).rejects.toMatchObject({ code: -32602 });
   });
 });
 

@@ -68,7 +68,17 @@ describe("cursor-bridge acp on stdio", { timeout: 60_000 }, () => {
     send('{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"one"}}');
     expect(await reply(2, 1)).toMatchObject({ jsonrpc: "2.0", error: { code: -32602 } });
     send('{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":1}}');
-    expect((await reply(3, 1)).result?.protocolVersion).toBe(1);
+    const init = (await reply(3, 1)) as Reply & { result?: { agentCapabilities?: { sessionCapabilities?: object } } };
+    expect(init.result?.protocolVersion).toBe(1);
+    // Exactly what the agent implements, the unstable fork and title included.
+    expect(init.result?.agentCapabilities?.sessionCapabilities).toEqual({
+      list: {},
+      resume: {},
+      close: {},
+      delete: {},
+      fork: {},
+      title: {},
+    });
     send('{"jsonrpc":"2.0","id":4,"method":"no/such/method","params":{}}');
     expect(await reply(4, 1)).toMatchObject({ jsonrpc: "2.0", error: { code: -32601 } });
     send('{"jsonrpc":"2.0","id":5,"method":"session/new","params":{"cwd":"relative/dir","mcpServers":[]}}');

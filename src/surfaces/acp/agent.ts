@@ -15,6 +15,7 @@ import {
   PROTOCOL_VERSION,
   type PromptResponse,
   RequestError,
+  type SessionCapabilities,
   type SessionConfigOption,
   type SessionModeState,
   type SessionUpdate,
@@ -272,7 +273,15 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
           loadSession: true,
           promptCapabilities: { image: true, audio: false, embeddedContext: true },
           mcpCapabilities: { http: true, sse: false },
-          sessionCapabilities: { list: {}, resume: {}, close: {}, delete: {} },
+          // `fork` and `title` are ACP's unstable session/fork and session/set_title (handled with parsers of their own).
+          sessionCapabilities: {
+            list: {},
+            resume: {},
+            close: {},
+            delete: {},
+            fork: {},
+            title: {},
+          } as SessionCapabilities,
         },
         authMethods: deps.auth.methods,
         agentInfo: { name: "cursor-bridge", title: "Cursor (cursor-bridge)", version: deps.version },
@@ -330,6 +339,40 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       const session = await attach(record, params.mcpServers ?? []);
       announceCommands(client, record.id);
       return { modes: modes(record), configOptions: await configOptions(record), ...mcpMeta(session) };
+    })
+    .onRequest("session/fork", parseFork, async ({ params, client }) => {
+      const source = await storedOrLive(params.sessionId);
+      const record: AcpSessionRecord = {
+        ...(JSON.parse(JSON.stringify({ ...source, messages: [] })) as AcpSessionRecord),
+        id: deps.newSessionId(),
+        cwd: isAbsolute(params.cwd) ? params.cwd : source.cwd,
+        // The same messages: the engine continues the source's Cursor conversation from its last checkpoint.
+        messages: [...source.messages],
+        ...(source.title === undefined ? {} : { title: `${source.title} (fork)` }),
+      };
+      await save(record);
+      const session = await attach(record, params.mcpServers ?? []);
+      announceCommands(client, record.id);
+      return {
+        sessionId: record.id,
+        modes: modes(record),
+        configOptions: await configOptions(record),
+        ...mcpMeta(session),
+      };
+    })
+    .onRequest("session/set_title", parseSetTitle, async ({ params, client }) => {
+      const session = sessionOf(params.sessionId);
+      session.record.title = params.title;
+      await emitter(
+        client,
+        session,
+      )({
+        sessionUpdate: "session_info_update",
+        title: params.title,
+        updatedAt: new Date(deps.now()).toISOString(),
+      });
+      await save(session.record);
+      return {};
     })
     .onRequest("session/list", async ({ params }) => {
       if (params.cwd != null && !isAbsolute(params.cwd)) {
@@ -413,6 +456,31 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       return { configOptions: await setOption(client, session, params.configId, params.value) };
     });
   return { app, close };
+}
+
+/** `session/fork` params (ACP's unstable schema): the source session, the fork's folder and MCP servers. */
+function parseFork(raw: unknown): { sessionId: string; cwd: string; mcpServers?: McpServer[] } {
+  const value = (raw ?? {}) as { sessionId?: unknown; cwd?: unknown; mcpServers?: unknown };
+  if (typeof value.sessionId !== "string" || typeof value.cwd !== "string" || !isAbsolute(value.cwd)) {
+    throw RequestError.invalidParams(undefined, "session/fork needs sessionId and an absolute cwd.");
+  }
+  if (value.mcpServers !== undefined && !Array.isArray(value.mcpServers)) {
+    throw RequestError.invalidParams(undefined, "mcpServers must be an array.");
+  }
+  return {
+    sessionId: value.sessionId,
+    cwd: value.cwd,
+    ...(value.mcpServers === undefined ? {} : { mcpServers: value.mcpServers as McpServer[] }),
+  };
+}
+
+/** `session/set_title` params (ACP's unstable schema). */
+function parseSetTitle(raw: unknown): { sessionId: string; title: string } {
+  const value = (raw ?? {}) as { sessionId?: unknown; title?: unknown };
+  if (typeof value.sessionId !== "string" || typeof value.title !== "string") {
+    throw RequestError.invalidParams(undefined, "session/set_title needs sessionId and title.");
+  }
+  return { sessionId: value.sessionId, title: value.title.slice(0, 200) };
 }
 
 function mebibytes(bytes: number): string {
