@@ -182,11 +182,12 @@ describe.skipIf(skipReason !== undefined)("acpx drives cursor-bridge acp", { tim
     expect(emulator.stats().turns.at(-1)?.outcome).toBe("cancelled");
   });
 
-  it("continues the same Cursor conversation in a fresh agent process after session/load", async () => {
+  it("continues the same Cursor conversation in a fresh agent process after session/resume", async () => {
     await new Promise((resolve) => setTimeout(resolve, 2000)); // past --ttl 1: the next prompt starts a new agent
     const before = runs();
     const run = await prompt("[[emu:recall]]");
-    expect(run.messages.some((m) => m.method === "session/load")).toBe(true);
+    // The agent advertises session/resume, so acpx continues with it rather than replaying with session/load.
+    expect(run.messages.some((m) => m.method === "session/resume")).toBe(true);
     expect(agentText(run.messages)).toBe("First message: hello from acpx");
     expect(runs() - before).toBe(1);
   });

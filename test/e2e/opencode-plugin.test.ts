@@ -16,6 +16,7 @@ import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CURSOR_OAUTH_CLIENT_ID } from "../../src/auth/exchange.js";
 import { isAlive } from "../support/processes.js";
 import { closedPort, runClient, startClient } from "./support/client-process.js";
 import { emulatorStats, pluginSkipReason, startStandaloneEmulator } from "./support/plugin-env.js";
@@ -317,14 +318,21 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin โ
         };
         expect(stored.cursor?.type).toBe("oauth");
         expect(stored.cursor?.expires).toBeGreaterThan(Date.now());
-        // The stored refresh token is a live Cursor session: the emulator exchanges it for a new pair.
-        const exchange = await fetch(`${emulator.url}/auth/exchange_user_api_key`, {
+        // The stored refresh token is a live Cursor browser session: the emulator refreshes it through
+        // /oauth/token, as Cursor does for browser logins (docs/protocol.md ยง3).
+        const refreshed = await fetch(`${emulator.url}/oauth/token`, {
           method: "POST",
-          headers: { authorization: `Bearer ${stored.cursor?.refresh}`, "content-type": "application/json" },
-          body: "{}",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            grant_type: "refresh_token",
+            client_id: CURSOR_OAUTH_CLIENT_ID,
+            refresh_token: stored.cursor?.refresh,
+          }),
         });
-        expect(exchange.status).toBe(200);
-        await exchange.text();
+        expect(refreshed.status, await refreshed.clone().text()).toBe(200);
+        const answer = (await refreshed.json()) as { access_token?: string; shouldLogout?: boolean };
+        expect(answer.shouldLogout).toBe(false);
+        expect(answer.access_token).toBeTruthy();
       } finally {
         serve.kill("SIGTERM");
         await exited;
