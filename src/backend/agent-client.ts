@@ -53,6 +53,11 @@ export interface AgentClientOptions {
   cancelGraceMs?: number;
   /** How long to wait for end-of-stream after `turn_ended`. @default 5000 */
   drainTimeoutMs?: number;
+  /**
+   * Called when Cursor refuses the client version as outdated before any output: true when a newer version is in use
+   * now (protocol/cursor/client-version-heal.ts), and the turn is retried once. @default none (the error stands)
+   */
+  renewClientVersion?: () => Promise<boolean>;
 }
 
 /** Default of {@link AgentClientOptions.stallTimeoutMs} (the official CLI uses 10 s; models may think longer). */
@@ -90,6 +95,7 @@ export function createAgentClient(options: AgentClientOptions): AgentClient {
     },
     retry: options.retry ?? { attempts: 1, baseDelayMs: 250 },
     toolCallIdSuffix: options.toolCallIdSuffix,
+    renewClientVersion: options.renewClientVersion,
   };
   const toolLists = createToolListCache();
   let lastSweep = Number.NEGATIVE_INFINITY;

@@ -56,6 +56,8 @@ export interface TurnDependencies {
   newId: () => string;
   timings: SessionTimings & { cancelGraceMs: number; drainTimeoutMs: number };
   retry: { attempts: number; baseDelayMs: number };
+  /** See AgentClientOptions.renewClientVersion. */
+  renewClientVersion?: (() => Promise<boolean>) | undefined;
   /** Appended to every tool-call id (names this instance when several share a store). */
   toolCallIdSuffix?: string | undefined;
 }
@@ -319,6 +321,7 @@ export class CursorAgentTurn implements AgentTurn {
         this.plan = rebuildPlan(this.messages);
       },
       tokenSource: this.deps.tokenSource,
+      renewClientVersion: this.deps.renewClientVersion,
       retry: this.deps.retry,
       logger: this.logger,
       signal,

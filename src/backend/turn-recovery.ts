@@ -16,6 +16,8 @@ export interface RecoveryState {
   refreshed: boolean;
   rebuilt: boolean;
   connectionRetries: number;
+  /** The client version was renewed once after Cursor refused it as outdated. */
+  versionRenewed?: boolean;
   /** The next Run opens on a connection of its own (set by a retry after a lost connection). */
   freshConnection?: boolean;
 }
@@ -35,6 +37,11 @@ export interface RecoveryContext {
   retry: { attempts: number; baseDelayMs: number };
   logger: Logger;
   signal: AbortSignal | undefined;
+  /**
+   * Cursor refused the client version as outdated: learn a newer one (client-version-heal.ts); true when the version
+   * changed and the turn may be retried with it.
+   */
+  renewClientVersion?: (() => Promise<boolean>) | undefined;
 }
 
 /** Waits `ms`, rejecting early when `signal` aborts. */
@@ -68,6 +75,13 @@ function isStateRejection(error: ProxyError): boolean {
 export async function recoverFirstSegment(error: ProxyError, ctx: RecoveryContext): Promise<boolean> {
   const { state, logger } = ctx;
   if (error.code === "canceled" || error.code === "timeout") return false;
+  if (error.detail === "outdated_client" && !state.versionRenewed && !ctx.afterOutput && ctx.renewClientVersion) {
+    state.versionRenewed = true;
+    if (await ctx.renewClientVersion()) {
+      logger.warn("Cursor refused the client version as outdated; retrying the turn once with the newer one learned");
+      return true;
+    }
+  }
   if (error.code === "unauthenticated" && !state.refreshed && !ctx.afterOutput) {
     state.refreshed = true;
     logger.info("Cursor rejected the access token; refreshing once and retrying");

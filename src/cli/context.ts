@@ -3,11 +3,14 @@
  * defaults, env taken from `io.env`), the credential store, the client version, the credentials to use and a
  * CursorApi on them. `serve` reuses it through {@link createCliContext}.
  */
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { homedir as osHomedir } from "node:os";
+import { join } from "node:path";
 import type { CredentialStatus, RefreshingTokenSource } from "../auth/index.js";
 import { type BridgeConfig, loadConfigFromSources } from "../config/index.js";
-import { type ResolvedClientVersion, resolveClientVersion } from "../protocol/cursor/client-version.js";
+import { isCliVersion, resolveClientVersion } from "../protocol/cursor/client-version.js";
+import { ClientVersionHealer } from "../protocol/cursor/client-version-heal.js";
 import type { CursorApi, CursorApiOptions } from "../protocol/cursor/cursor-api.js";
 import { createFileAccountStore } from "../stores/file/account-store.js";
 import type { AccountStore, AuditLog, CredentialStore } from "../stores/types.js";
@@ -44,7 +47,11 @@ export interface CliContext {
   readonly accounts: AccountStore;
   /** Where logins and logouts are recorded (the team gateway's audit log), when one was passed in. */
   readonly audit: AuditLog | undefined;
-  readonly clientVersion: ResolvedClientVersion;
+  /**
+   * The client version sent and where it came from; it heals itself when it is the default or a learned one
+   * (protocol/cursor/client-version-heal.ts).
+   */
+  readonly clientVersion: ClientVersionHealer;
   now(): number;
   /** Human progress text: stdout normally, stderr under `--json` so stdout stays one JSON document. */
   info(text: string): void;
@@ -81,14 +88,46 @@ function homedirOf(env: CliIo["env"], platform: NodeJS.Platform): string {
   return fromEnv !== undefined && fromEnv !== "" ? fromEnv : osHomedir();
 }
 
-/** CURSOR_CLIENT_VERSION also feeds config.clientVersion; report it as "env" rather than "config". */
-function clientVersionOf(config: BridgeConfig, paths: PathEnvironment): ResolvedClientVersion {
+/** Where a client version learned from Cursor is kept: `<data dir>/client-version.json` (`{version, learnedAt}`). */
+export function learnedVersionFile(config: BridgeConfig): string {
+  return join(config.dataDir, "client-version.json");
+}
+
+function readLearnedVersion(config: BridgeConfig): string | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(learnedVersionFile(config), "utf8")) as { version?: unknown };
+    return typeof parsed.version === "string" && isCliVersion(parsed.version) ? parsed.version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CURSOR_CLIENT_VERSION also feeds config.clientVersion; report it as "env" rather than "config". A version learned
+ * earlier comes from the data dir; CURSOR_BRIDGE_INSTALL_URL moves the install script (tests, mirrors).
+ */
+function clientVersionOf(config: BridgeConfig, paths: PathEnvironment): ClientVersionHealer {
   const fromEnv = paths.env.CURSOR_CLIENT_VERSION;
   const configured = config.clientVersion === fromEnv ? undefined : config.clientVersion;
-  return resolveClientVersion({
+  const initial = resolveClientVersion({
     ...(configured === undefined ? {} : { configured }),
     env: { CURSOR_CLIENT_VERSION: fromEnv },
     agentVersionsDir: cursorAgentVersionsDir(paths),
+    learned: readLearnedVersion(config),
+  });
+  const installUrl = paths.env.CURSOR_BRIDGE_INSTALL_URL;
+  return new ClientVersionHealer({
+    initial,
+    ...(installUrl === undefined || installUrl === "" ? {} : { installUrl }),
+    persist: async (version) => {
+      const [{ mkdir }, { writeFileAtomic }] = await Promise.all([
+        import("node:fs/promises"),
+        import("../stores/file/atomic-write.js"),
+      ]);
+      await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+      const record = { version, learnedAt: new Date().toISOString() };
+      await writeFileAtomic(learnedVersionFile(config), `${JSON.stringify(record, null, 2)}\n`);
+    },
   });
 }
 
@@ -182,6 +221,12 @@ function withRefreshRetry(api: CursorApi, tokenSource: TokenSource, lastToken: (
       : {
           availableModels: (signal?: AbortSignal) =>
             retry(() => api.availableModels?.(signal) ?? Promise.resolve([]), signal),
+        }),
+    ...(api.getServerConfig === undefined
+      ? {}
+      : {
+          getServerConfig: (signal?: AbortSignal) =>
+            retry(() => api.getServerConfig?.(signal) ?? Promise.reject(new Error("no GetServerConfig")), signal),
         }),
     close: () => api.close(),
   };
@@ -301,7 +346,7 @@ export async function createCliContext(
           ...extra,
           agentUrl: config.cursorAgentUrl,
           apiUrl: config.cursorApiUrl,
-          clientVersion: clientVersion.version,
+          clientVersion: () => clientVersion.version,
           transport: config.transport,
           streamsPerConnection: config.upstreamStreamsPerConnection,
           getAccessToken: async (signal) => {

@@ -6,6 +6,7 @@ import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import { createServer } from "node:net";
 import { dirname } from "node:path";
+import { CLIENT_VERSION_SETTINGS, compareClientVersions } from "../protocol/cursor/client-version.js";
 import { ProxyError } from "../util/errors.js";
 import { redactText } from "../util/logger.js";
 import type { CliContext, ResolvedCredentials } from "./context.js";
@@ -264,9 +265,41 @@ export function checkPort(target: PortTarget): Promise<CheckResult> {
   });
 }
 
-/** The client version that will be sent, and where it came from (a built-in default may age; §8). */
-export function checkClientVersion(ctx: CliContext): CheckResult {
+/**
+ * The client version that will be sent, where it came from (a built-in default may age; §8; `learned` = from
+ * Cursor's install script, kept in the data dir), and Cursor's minimum when it was asked (GetServerConfig): below
+ * it a default or learned version heals itself, a chosen one must be changed.
+ */
+export async function checkClientVersion(
+  ctx: CliContext,
+  credentials: ResolvedCredentials | undefined,
+): Promise<CheckResult> {
+  let minimum: string | undefined;
+  if (credentials !== undefined) {
+    const api = await ctx.createCursorApi(credentials.tokenSource).catch(() => undefined);
+    try {
+      const { policyOf } = await import("../protocol/cursor/client-version-policy.js");
+      const config = await api?.getServerConfig?.(AbortSignal.timeout(10_000));
+      const policy = config === undefined ? undefined : policyOf(config);
+      if (policy !== undefined) await ctx.clientVersion.check(async () => policy);
+      minimum = policy?.minSupported || undefined;
+    } catch {
+      minimum = undefined;
+    } finally {
+      api?.close();
+    }
+  }
   const { version, source } = ctx.clientVersion;
-  const detail = source === "default" ? `${version} (built-in default)` : `${version} (${source})`;
-  return { id: "client-version", title: "Client version", status: "ok", detail };
+  const origin = source === "default" ? "built-in default" : source === "learned" ? "learned from Cursor" : source;
+  const floor = minimum === undefined ? "" : `; Cursor's minimum ${minimum}`;
+  const below = minimum !== undefined && compareClientVersions(version, minimum) < 0;
+  return {
+    id: "client-version",
+    title: "Client version",
+    status: below ? "warn" : "ok",
+    detail: `${version} (${origin})${floor}`,
+    ...(below
+      ? { fix: `Cursor refuses versions below ${minimum}: set ${CLIENT_VERSION_SETTINGS} to a newer one` }
+      : {}),
+  };
 }

@@ -102,13 +102,14 @@ export async function runChecks(ctx: CliContext, explicitPort = false): Promise<
           emulated && check.status === "fail" ? { ...check, status: "warn" as const } : check,
         );
   const loginUrl = checkLoginUrl(ctx);
+  const clientVersion = await checkClientVersion(ctx, emulated ? undefined : credentialCheck.credentials);
   return [
     checkNodeVersion(),
     credentialCheck.result,
     ...(loginUrl === undefined ? [] : [loginUrl]),
     token,
     ...probes,
-    checkClientVersion(ctx),
+    clientVersion,
     configDir,
     dataDir,
     store,

@@ -29,6 +29,9 @@ Options:
   --api-key <key>                Accept this Cursor user API key at /auth/exchange_user_api_key, so
                                  \`cursor-bridge login --api-key\` and other clients can log in (repeatable; also
                                  CURSOR_BRIDGE_EMULATOR_API_KEYS, comma-separated)
+  --min-client-version <v>       Oldest x-cursor-client-version served (cli-YYYY.MM.DD-sha; default
+                                 cli-2025.11.25-d5b3271): older Runs fail with Cursor's "Update Required";
+                                 GetServerConfig names it as the minimum, GET /install a build a day newer
   --models <file>                Also serve these model ids (one per line, # comments), besides the built-in
                                  catalogue (Auto routed to composer-1.5, composer-1/1.5/2, claude-4.5/4.6, gpt-5.x
                                  with their -low/-high/-xhigh[-fast] and -codex variants, gemini-3, grok…)
@@ -53,6 +56,15 @@ function intOption(value: string | undefined, name: string, fallback: number): n
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new ProxyError("invalid_request", `--${name} must be a whole number ≥ 0.`);
   return n;
+}
+
+/** `--min-client-version`: a `cli-YYYY.MM.DD-<7 hex>` version. */
+function minClientVersionOf(value: string | undefined): { minClientVersion?: string } {
+  if (value === undefined) return {};
+  if (!/^cli-\d{4}\.\d{2}\.\d{2}-[0-9a-f]{7}$/.test(value)) {
+    throw new ProxyError("invalid_request", "--min-client-version must look like cli-2026.10.01-e373342.");
+  }
+  return { minClientVersion: value };
 }
 
 /** `--max-concurrent-streams`: a whole number ≥ 1, absent = unlimited. */
@@ -93,6 +105,7 @@ export const emulatorCommand: Command = {
           models: { type: "string" },
           "no-tool-call-count": { type: "boolean" },
           "max-concurrent-streams": { type: "string" },
+          "min-client-version": { type: "string" },
         },
       }));
     } catch {
@@ -129,6 +142,7 @@ export const emulatorCommand: Command = {
       bootstrapLatencyMs: intOption(values["bootstrap-latency-ms"] as string | undefined, "bootstrap-latency-ms", 0),
       tokensPerSecond: intOption(values["tokens-per-second"] as string | undefined, "tokens-per-second", 0),
       toolCallCount: values["no-tool-call-count"] !== true,
+      ...minClientVersionOf(values["min-client-version"] as string | undefined),
       ...maxStreamsOf(values["max-concurrent-streams"] as string | undefined),
       apiKeys: apiKeysOf(values["api-key"] as string[] | undefined, io.env.CURSOR_BRIDGE_EMULATOR_API_KEYS),
       logger,

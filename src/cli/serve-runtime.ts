@@ -11,6 +11,7 @@ import { hostname } from "node:os";
 import { deferredAgentClient } from "../backend/deferred-client.js";
 import { createGateway, type Gateway } from "../gateway/index.js";
 import { createKeyUsageSource } from "../gateway/limits/index.js";
+import { VERSION_CHECK_INTERVAL_MS } from "../protocol/cursor/client-version-heal.js";
 import { wireApp } from "../server/app-wiring.js";
 import type { PendingServer } from "../server/listen.js";
 import { requireJson } from "../server/request-guard.js";
@@ -194,7 +195,11 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
           tokenSource: edge.tokenSource,
           stores: { conversations: stores.conversationStore },
           logger,
-          agent: settings.agent,
+          // Cursor refused the client version as outdated: learn a newer one and retry the turn once.
+          agent: {
+            ...settings.agent,
+            renewClientVersion: () => ctx.clientVersion.heal("Cursor refused it as outdated"),
+          },
           account: named.length === 0 ? undefined : name,
         });
       }),
@@ -284,7 +289,26 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
       },
     },
   );
+  // Cursor's client version policy, read at start and once a day (protocol/cursor/client-version-heal.ts).
+  ctx.clientVersion.useLogger(logger.child({ component: "cursor" }));
+  let versionTimer: ReturnType<typeof setInterval> | undefined;
+  if (choice.kind === "cursor") {
+    const checkVersion = () =>
+      upstreamReady.then(
+        (upstream) =>
+          ctx.clientVersion.check(async () => {
+            const { policyOf } = await import("../protocol/cursor/client-version-policy.js");
+            const config = await upstream.api.getServerConfig?.(AbortSignal.timeout(30_000));
+            return config === undefined ? undefined : policyOf(config);
+          }),
+        () => {},
+      );
+    void checkVersion();
+    versionTimer = setInterval(() => void checkVersion(), VERSION_CHECK_INTERVAL_MS);
+    versionTimer.unref();
+  }
   const closeRest = async () => {
+    if (versionTimer !== undefined) clearInterval(versionTimer);
     gateway.close();
     await engine.closeAll();
     await stores.close();

@@ -112,7 +112,7 @@ async function startEmbeddedEmulator(
     agentUrl: emulator.url,
     apiUrl: emulator.url,
     getAccessToken: (signal) => tokenSource.getAccessToken(signal),
-    clientVersion: ctx.clientVersion.version,
+    clientVersion: () => ctx.clientVersion.version,
     transport: config.transport,
     streamsPerConnection: config.upstreamStreamsPerConnection,
     logger: logger.child({ component: "cursor" }),

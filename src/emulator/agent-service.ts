@@ -17,12 +17,12 @@ import { AiService } from "../gen/aiserver/v1/ai_service_pb.js";
 import { AnalyticsService } from "../gen/aiserver/v1/analytics_pb.js";
 import { BidiService } from "../gen/aiserver/v1/bidi_pb.js";
 import { DashboardService, LimitHitStage } from "../gen/aiserver/v1/dashboard_pb.js";
-import { ServerConfigService } from "../gen/aiserver/v1/server_config_pb.js";
+import { ClientUpdateLevel, ServerConfigService } from "../gen/aiserver/v1/server_config_pb.js";
 import type { NodeRequest } from "./auth.js";
 import { type BidiSessions, decodeAppend, requestIdOf } from "./bidi.js";
 import { parseDirectives } from "./directives.js";
 import { CENTS_PER_RUN } from "./rest.js";
-import { identityKey } from "./strictness.js";
+import { clientVersionDate, identityKey } from "./strictness.js";
 import { runTurn, type TurnDeps } from "./turn.js";
 import type { InboundMessage } from "./turn-channel.js";
 
@@ -70,6 +70,8 @@ export interface ServiceDeps {
   bidi: BidiSessions;
   /** Users at their usage limit (Emulator.limitUsage). */
   usageLimited?: (userId: string) => boolean;
+  /** The minimum supported client version and the current build (GetServerConfig.client_version_status). */
+  clientVersions?: { minimum: string; current: string };
 }
 
 function httpVersionOf(context: HandlerContext): "http2" | "http1" {
@@ -216,7 +218,18 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
         : { isInSlowPool: false, limitType: "user" },
   });
   router.service(ServerConfigService, {
-    getServerConfig: () => ({ configVersion: SERVER_CONFIG_VERSION, useNlbForNal: false }),
+    getServerConfig: (_request, context) => ({
+      configVersion: SERVER_CONFIG_VERSION,
+      useNlbForNal: false,
+      ...(deps.clientVersions === undefined
+        ? {}
+        : {
+            clientVersionStatus: versionStatus(
+              deps.clientVersions,
+              context.requestHeader.get("x-cursor-client-version"),
+            ),
+          }),
+    }),
   });
   // Feature flags and event reports: the references give no fields, so the answer is the empty message.
   router.service(AnalyticsService, {
@@ -276,5 +289,28 @@ function usageSnapshot(turn: TurnDeps, atLimit: boolean) {
     enabled: true,
     displayMessage: "",
     autoBucketModels: ["default"],
+  };
+}
+
+/**
+ * `client_version_status` for the caller's version (cursor-protocol-addendum-3.md E13): REQUIRED below the minimum,
+ * RECOMMENDED below the current build, NONE otherwise; the minimum is both the supported and the allowed one.
+ */
+function versionStatus(versions: { minimum: string; current: string }, version: string | null) {
+  const date = clientVersionDate(version ?? "");
+  const minimum = clientVersionDate(versions.minimum);
+  const current = clientVersionDate(versions.current);
+  const updateLevel =
+    date !== undefined && minimum !== undefined && date < minimum
+      ? ClientUpdateLevel.REQUIRED
+      : date !== undefined && current !== undefined && date < current
+        ? ClientUpdateLevel.RECOMMENDED
+        : ClientUpdateLevel.NONE;
+  return {
+    updateLevel,
+    currentClientVersion: versions.current,
+    minSupportedClientVersion: versions.minimum,
+    minAllowedClientVersion: versions.minimum,
+    message: updateLevel === ClientUpdateLevel.REQUIRED ? "Your version of Cursor is no longer supported." : "",
   };
 }

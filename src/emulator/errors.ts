@@ -101,6 +101,26 @@ export function outdatedClient(version: string): ConnectError {
   );
 }
 
+/**
+ * Cursor's refusal of an outdated client on a Run (cursor-protocol-addendum-3.md E1): `resource_exhausted` "Error"
+ * with ErrorDetails 28 (GPT_4_VISION_PREVIEW_RATE_LIMIT) titled "Update Required", expected, without `is_retryable`.
+ */
+export function updateRequired(): ConnectError {
+  return new ConnectError("Error", Code.ResourceExhausted, undefined, [
+    {
+      desc: ErrorDetailsSchema,
+      value: {
+        error: ErrorDetails_Error.GPT_4_VISION_PREVIEW_RATE_LIMIT,
+        details: {
+          title: "Update Required",
+          detail: "Your version of Cursor is no longer supported. Please update to the latest version.",
+        },
+        isExpected: true,
+      },
+    },
+  ]);
+}
+
 /** Why authentication failed. */
 export type UnauthenticatedReason = "missing" | "malformed" | "invalid" | "expired" | "scripted";
 

@@ -18,7 +18,7 @@ import { createModelCatalogue } from "./models.js";
 import { handleRest, UsageLedger } from "./rest.js";
 import { listenDual } from "./server.js";
 import { createStatsRecorder, type EmulatorStats, type StatsRecorder } from "./stats.js";
-import { createStrictnessInterceptor, DEFAULT_MIN_CLIENT_VERSION } from "./strictness.js";
+import { clientVersionDate, createStrictnessInterceptor, DEFAULT_MIN_CLIENT_VERSION } from "./strictness.js";
 
 export { describeEmulatorDirectives } from "./directives.js";
 export { parseModelsFile } from "./models.js";
@@ -36,7 +36,11 @@ export interface EmulatorOptions {
   bootstrapLatencyMs?: number;
   /** Pace of text tokens; 0 = as fast as possible. @default 0 */
   tokensPerSecond?: number;
-  /** Older `x-cursor-client-version`s get the outdated-client error. @default "cli-2025.11.25-d5b3271" */
+  /**
+   * Older `x-cursor-client-version`s get the outdated-client error (a Run the "Update Required" refusal); it is the
+   * minimum `GetServerConfig.client_version_status` names, and `GET /install` names the build after it.
+   * @default "cli-2025.11.25-d5b3271"
+   */
   minClientVersion?: string;
   /** Interval of server `interaction_update.heartbeat` while nothing else is sent. @default 1000 */
   heartbeatIntervalMs?: number;
@@ -121,6 +125,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const usage = new UsageLedger();
   const limitedUsers = new Set<string>();
   const usageLimited = (userId: string) => limitedUsers.has(userId);
+  const minClientVersion = options.minClientVersion ?? DEFAULT_MIN_CLIENT_VERSION;
+  const clientVersions = { minimum: minClientVersion, current: buildAfter(minClientVersion) };
   const shutdown = new AbortController();
   // Every Connect handler links its call's signal to this one shutdown signal, so hundreds of concurrent Runs are
   // hundreds of listeners by design, not a leak: lift Node's default limit of 10 for this signal only.
@@ -130,6 +136,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       registerServices(router, {
         bidi,
         usageLimited,
+        clientVersions,
         turn: {
           bootstrapLatencyMs: options.bootstrapLatencyMs ?? 0,
           tokensPerSecond: options.tokensPerSecond ?? 0,
@@ -145,7 +152,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     interceptors: [
       createStrictnessInterceptor({
         authority,
-        minClientVersion: options.minClientVersion ?? DEFAULT_MIN_CLIENT_VERSION,
+        minClientVersion,
         usageLimited,
       }),
     ],
@@ -156,6 +163,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     contextValues: (req) => createContextValues().set(nodeRequestKey, req),
     fallback: (req, res) => {
       if (serveStats(req, res, stats)) return;
+      if (serveInstallScript(req, res, clientVersions.current)) return;
       if (handleRest(req, res, { authority, models, usage })) return;
       if (!authority.handle(req, res)) sendJson(res, 404, { error: "Not found" });
     },
@@ -232,4 +240,36 @@ function isLoopbackPeer(address: string | undefined): boolean {
   if (address === undefined) return false;
   const v4 = address.startsWith("::ffff:") ? address.slice(7) : address;
   return address === "::1" || /^127\.\d+\.\d+\.\d+$/.test(v4);
+}
+
+/** The build a day after `version` (`cli-YYYY.MM.DD-sha`): the current build the emulator names. */
+function buildAfter(version: string): string {
+  const date = clientVersionDate(version);
+  if (date === undefined) return version;
+  const text = String(date);
+  const next = new Date(Date.UTC(Number(text.slice(0, 4)), Number(text.slice(4, 6)) - 1, Number(text.slice(6, 8)) + 1));
+  const day = next.toISOString().slice(0, 10).replaceAll("-", ".");
+  return `cli-${day}-e1e1e1e`;
+}
+
+/**
+ * `GET /install`: a fixed install script in the shape of Cursor's (cursor-protocol-addendum-3.md E9) naming the
+ * current build in its `downloads.cursor.com/lab/<YYYY.MM.DD-sha>/` path; nothing is downloaded from it.
+ */
+function serveInstallScript(req: NodeRequest, res: NodeResponse, current: string): boolean {
+  if (req.url?.split("?")[0] !== "/install" || req.method !== "GET") return false;
+  const build = current.replace(/^cli-/, "");
+  const script = [
+    "#!/usr/bin/env bash",
+    "# cursor-bridge emulator: the shape of Cursor's install script, naming the emulator's current build.",
+    "set -euo pipefail",
+    'OS="$(uname -s | tr "[:upper:]" "[:lower:]")"',
+    'ARCH="$(uname -m)"',
+    `DOWNLOAD_URL="https://downloads.cursor.com/lab/${build}/\${OS}/\${ARCH}/agent-cli-package.tar.gz"`,
+    'echo "Would download $DOWNLOAD_URL"',
+    "",
+  ].join("\n");
+  res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(script) });
+  res.end(script);
+  return true;
 }

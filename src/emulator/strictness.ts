@@ -8,7 +8,7 @@
  */
 import { createContextKey, type Interceptor } from "@connectrpc/connect";
 import type { Authority } from "./auth.js";
-import { badRequest, outdatedClient, unauthenticated, usageLimit } from "./errors.js";
+import { badRequest, outdatedClient, unauthenticated, updateRequired, usageLimit } from "./errors.js";
 import type { TokenIdentity } from "./jwt.js";
 
 /** Who the call's access token belongs to (set by the interceptor for the handlers, e.g. the plan usage). */
@@ -46,9 +46,11 @@ const TURN_PARTS = new Set(["Run", "RunSSE", "BidiAppend"]);
 
 /**
  * Throws the Connect error the real service would answer for bad headers; returns the client version otherwise
- * ("" for a call outside a turn that sent no client type, which needs only the token).
+ * ("" for a call outside a turn that sent no client type, which needs only the token). A version below the minimum
+ * fails a Run with the real "Update Required" refusal (cursor-protocol-addendum-3.md E1), other calls with
+ * OUTDATED_CLIENT; `GetServerConfig` still answers it (it is how a client learns the minimum).
  */
-export function checkHeaders(header: Headers, options: StrictnessOptions, turn = true): string {
+export function checkHeaders(header: Headers, options: StrictnessOptions, turn = true, method = ""): string {
   const auth = options.authority.authenticate(header.get("authorization"));
   if (!auth.ok) throw unauthenticated(auth.failure);
   const clientType = header.get("x-cursor-client-type");
@@ -62,14 +64,16 @@ export function checkHeaders(header: Headers, options: StrictnessOptions, turn =
   const date = clientVersionDate(version);
   if (date === undefined) throw badRequest(`Malformed x-cursor-client-version "${version}".`);
   const minimum = clientVersionDate(options.minClientVersion);
-  if (minimum !== undefined && date < minimum) throw outdatedClient(version);
+  if (minimum !== undefined && date < minimum && method !== "GetServerConfig") {
+    throw TURN_METHODS.has(method) ? updateRequired() : outdatedClient(version);
+  }
   return version;
 }
 
 /** A router interceptor applying {@link checkHeaders} to every RPC before its handler runs. */
 export function createStrictnessInterceptor(options: StrictnessOptions): Interceptor {
   return (next) => async (request) => {
-    checkHeaders(request.header, options, TURN_PARTS.has(request.method.name) || request.stream);
+    checkHeaders(request.header, options, TURN_PARTS.has(request.method.name) || request.stream, request.method.name);
     const auth = options.authority.authenticate(request.header.get("authorization"));
     if (auth.ok) {
       request.contextValues.set(identityKey, auth.identity);

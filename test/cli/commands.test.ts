@@ -1,4 +1,5 @@
-import { chmodSync, statSync } from "node:fs";
+import { chmodSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { createServer, type Server } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startEmulator } from "../../src/emulator/index.js";
@@ -211,6 +212,17 @@ describe("doctor", () => {
     // As many models as the emulator's GetUsableModels lists (src/emulator/models.ts).
     expect(result.out).toContain(`accepted by Cursor (${createModelCatalogue().usable().length} models)`);
     expect(result.out).toContain("All checks passed.");
+  });
+
+  it("names the client version in use, where it came from and Cursor's minimum; a learned one from the data dir", async () => {
+    logIn();
+    const dataDir = join(harness.home, ".local", "share", "cursor-bridge");
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(join(dataDir, "client-version.json"), JSON.stringify({ version: "cli-2030.01.02-e1e1e1e" }));
+    const result = await harness.run(["doctor"]);
+    expect(result.out).toMatch(
+      /Client version\s+cli-2030\.01\.02-e1e1e1e \(learned from Cursor\); Cursor's minimum cli-2025\.11\.25-d5b3271/,
+    );
   });
 
   it("--json fails with fixes when the port is taken; logged out is information (serve runs the emulator)", async () => {

@@ -11,6 +11,7 @@ import { AgentService } from "../../gen/agent/v1/agent_service_pb.js";
 import type { ModelDetails } from "../../gen/agent/v1/models_pb.js";
 import { AiService, type AvailableModel } from "../../gen/aiserver/v1/ai_service_pb.js";
 import { DashboardService, type GetCurrentPeriodUsageResponse } from "../../gen/aiserver/v1/dashboard_pb.js";
+import { type GetServerConfigResponse, ServerConfigService } from "../../gen/aiserver/v1/server_config_pb.js";
 import { type Logger, silentLogger } from "../../util/logger.js";
 import { DEFAULT_HTTP2_BACKOFF, type Http2BackoffOptions, Http2Health } from "../connect/http2-health.js";
 import { createTransportPool } from "../connect/transports.js";
@@ -42,8 +43,11 @@ export interface CursorApiOptions {
   apiUrl: string;
   /** Returns a valid access token (the backend passes its TokenSource here). */
   getAccessToken: (signal?: AbortSignal) => Promise<string>;
-  /** `x-cursor-client-version`, e.g. "cli-2026.01.17-d239e66" (see resolveClientVersion). */
-  clientVersion: string;
+  /**
+   * `x-cursor-client-version`, e.g. "cli-2026.10.01-e373342" (see resolveClientVersion); a function is read at every
+   * call, so a version learned while serving (client-version-heal.ts) takes effect at once.
+   */
+  clientVersion: string | (() => string);
   /**
    * HTTP/2 `Run`, or HTTP/1.1 RunSSE + BidiAppend. `auto` falls back to HTTP/1.1 for one call when its HTTP/2
    * connection fails before any server output (never when the server answered, and never for one reset stream on a
@@ -105,6 +109,8 @@ export interface CursorApi {
   getCurrentPeriodUsage(signal?: AbortSignal): Promise<GetCurrentPeriodUsageResponse>;
   /** `aiserver.v1.AiService/AvailableModels`: the legacy list that says which models accept images (optional). */
   availableModels?(signal?: AbortSignal): Promise<AvailableModel[]>;
+  /** `aiserver.v1.ServerConfigService/GetServerConfig` (cursor-protocol-addendum-3.md E13; optional). */
+  getServerConfig?(signal?: AbortSignal): Promise<GetServerConfigResponse>;
   /** Open streams of each shared HTTP/2 connection, by origin (tests, diagnostics). */
   http2Loads?(): Record<string, number[]>;
   /** Closes the shared HTTP/2 sessions (open runs on them are torn down). */
@@ -134,7 +140,13 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
       ...(options.connectionIdleMs === undefined ? {} : { idleTimeoutMs: options.connectionIdleMs }),
     },
   });
-  const errorContext: ErrorMappingContext = { clientVersion: options.clientVersion };
+  const versionOption = options.clientVersion;
+  const clientVersion = typeof versionOption === "function" ? versionOption : () => versionOption;
+  const errorContext: ErrorMappingContext = {
+    get clientVersion() {
+      return clientVersion();
+    },
+  };
   const timeoutMs = options.unaryTimeoutMs ?? 30_000;
   /** Base URL → its HTTP/2 health (transport `auto`). */
   const health = new Map<string, Http2Health>();
@@ -156,7 +168,7 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
   ) => {
     const headers = buildCursorHeaders({
       accessToken: await options.getAccessToken(signal),
-      clientVersion: options.clientVersion,
+      clientVersion: clientVersion(),
       ghostMode: options.ghostMode ?? true,
       requestId,
       streaming,
@@ -301,6 +313,7 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
     // The parameterised catalogue (docs/protocol.md §6.1): base ids, parameter definitions, variants.
     availableModels: (signal) =>
       unary(AiService, signal, async (c, o) => (await c.availableModels({ useModelParameters: true }, o)).models),
+    getServerConfig: (signal) => unary(ServerConfigService, signal, (c, o) => c.getServerConfig({}, o)),
     http2Loads: () => pool.loads(),
     close: () => pool.close(),
   };

@@ -5,15 +5,15 @@
 // @generated from file aiserver/v1/server_config.proto (package aiserver.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file aiserver/v1/server_config.proto.
  */
 export const file_aiserver_v1_server_config: GenFile = /*@__PURE__*/
-  fileDesc("Ch9haXNlcnZlci92MS9zZXJ2ZXJfY29uZmlnLnByb3RvEgthaXNlcnZlci52MSIYChZHZXRTZXJ2ZXJDb25maWdSZXF1ZXN0IkoKF0dldFNlcnZlckNvbmZpZ1Jlc3BvbnNlEhYKDmNvbmZpZ192ZXJzaW9uGAYgASgJEhcKD3VzZV9ubGJfZm9yX25hbBgaIAEoCDJzChNTZXJ2ZXJDb25maWdTZXJ2aWNlElwKD0dldFNlcnZlckNvbmZpZxIjLmFpc2VydmVyLnYxLkdldFNlcnZlckNvbmZpZ1JlcXVlc3QaJC5haXNlcnZlci52MS5HZXRTZXJ2ZXJDb25maWdSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("Ch9haXNlcnZlci92MS9zZXJ2ZXJfY29uZmlnLnByb3RvEgthaXNlcnZlci52MSIYChZHZXRTZXJ2ZXJDb25maWdSZXF1ZXN0IsYBChNDbGllbnRWZXJzaW9uU3RhdHVzEjQKDHVwZGF0ZV9sZXZlbBgBIAEoDjIeLmFpc2VydmVyLnYxLkNsaWVudFVwZGF0ZUxldmVsEh4KFmN1cnJlbnRfY2xpZW50X3ZlcnNpb24YAiABKAkSJAocbWluX3N1cHBvcnRlZF9jbGllbnRfdmVyc2lvbhgDIAEoCRIiChptaW5fYWxsb3dlZF9jbGllbnRfdmVyc2lvbhgEIAEoCRIPCgdtZXNzYWdlGAUgASgJIosBChdHZXRTZXJ2ZXJDb25maWdSZXNwb25zZRIWCg5jb25maWdfdmVyc2lvbhgGIAEoCRI/ChVjbGllbnRfdmVyc2lvbl9zdGF0dXMYFyABKAsyIC5haXNlcnZlci52MS5DbGllbnRWZXJzaW9uU3RhdHVzEhcKD3VzZV9ubGJfZm9yX25hbBgaIAEoCCqdAQoRQ2xpZW50VXBkYXRlTGV2ZWwSIwofQ0xJRU5UX1VQREFURV9MRVZFTF9VTlNQRUNJRklFRBAAEhwKGENMSUVOVF9VUERBVEVfTEVWRUxfTk9ORRABEiMKH0NMSUVOVF9VUERBVEVfTEVWRUxfUkVDT01NRU5ERUQQAhIgChxDTElFTlRfVVBEQVRFX0xFVkVMX1JFUVVJUkVEEAMycwoTU2VydmVyQ29uZmlnU2VydmljZRJcCg9HZXRTZXJ2ZXJDb25maWcSIy5haXNlcnZlci52MS5HZXRTZXJ2ZXJDb25maWdSZXF1ZXN0GiQuYWlzZXJ2ZXIudjEuR2V0U2VydmVyQ29uZmlnUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * @generated from message aiserver.v1.GetServerConfigRequest
@@ -29,6 +29,45 @@ export const GetServerConfigRequestSchema: GenMessage<GetServerConfigRequest> = 
   messageDesc(file_aiserver_v1_server_config, 0);
 
 /**
+ * The server's version policy for the calling client (E13).
+ *
+ * @generated from message aiserver.v1.ClientVersionStatus
+ */
+export type ClientVersionStatus = Message<"aiserver.v1.ClientVersionStatus"> & {
+  /**
+   * @generated from field: aiserver.v1.ClientUpdateLevel update_level = 1;
+   */
+  updateLevel: ClientUpdateLevel;
+
+  /**
+   * @generated from field: string current_client_version = 2;
+   */
+  currentClientVersion: string;
+
+  /**
+   * @generated from field: string min_supported_client_version = 3;
+   */
+  minSupportedClientVersion: string;
+
+  /**
+   * @generated from field: string min_allowed_client_version = 4;
+   */
+  minAllowedClientVersion: string;
+
+  /**
+   * @generated from field: string message = 5;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message aiserver.v1.ClientVersionStatus.
+ * Use `create(ClientVersionStatusSchema)` to create a new message.
+ */
+export const ClientVersionStatusSchema: GenMessage<ClientVersionStatus> = /*@__PURE__*/
+  messageDesc(file_aiserver_v1_server_config, 1);
+
+/**
  * @generated from message aiserver.v1.GetServerConfigResponse
  */
 export type GetServerConfigResponse = Message<"aiserver.v1.GetServerConfigResponse"> & {
@@ -38,6 +77,13 @@ export type GetServerConfigResponse = Message<"aiserver.v1.GetServerConfigRespon
    * @generated from field: string config_version = 6;
    */
   configVersion: string;
+
+  /**
+   * The version policy for the calling client (E13).
+   *
+   * @generated from field: aiserver.v1.ClientVersionStatus client_version_status = 23;
+   */
+  clientVersionStatus?: ClientVersionStatus | undefined;
 
   /**
    * The official CLI sends privacy-mode agent calls to agent.api5.cursor.sh when true.
@@ -52,7 +98,40 @@ export type GetServerConfigResponse = Message<"aiserver.v1.GetServerConfigRespon
  * Use `create(GetServerConfigResponseSchema)` to create a new message.
  */
 export const GetServerConfigResponseSchema: GenMessage<GetServerConfigResponse> = /*@__PURE__*/
-  messageDesc(file_aiserver_v1_server_config, 1);
+  messageDesc(file_aiserver_v1_server_config, 2);
+
+/**
+ * How current the calling client is (cursor-protocol-addendum-3.md E13, from Cursor's SDK schema).
+ *
+ * @generated from enum aiserver.v1.ClientUpdateLevel
+ */
+export enum ClientUpdateLevel {
+  /**
+   * @generated from enum value: CLIENT_UPDATE_LEVEL_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: CLIENT_UPDATE_LEVEL_NONE = 1;
+   */
+  NONE = 1,
+
+  /**
+   * @generated from enum value: CLIENT_UPDATE_LEVEL_RECOMMENDED = 2;
+   */
+  RECOMMENDED = 2,
+
+  /**
+   * @generated from enum value: CLIENT_UPDATE_LEVEL_REQUIRED = 3;
+   */
+  REQUIRED = 3,
+}
+
+/**
+ * Describes the enum aiserver.v1.ClientUpdateLevel.
+ */
+export const ClientUpdateLevelSchema: GenEnum<ClientUpdateLevel> = /*@__PURE__*/
+  enumDesc(file_aiserver_v1_server_config, 0);
 
 /**
  * @generated from service aiserver.v1.ServerConfigService
