@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { createServer, type Server } from "node:net";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startEmulator } from "../../src/emulator/index.js";
 import { createModelCatalogue } from "../../src/emulator/models.js";
