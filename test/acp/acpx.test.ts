@@ -139,6 +139,13 @@ describe.skipIf(skipReason !== undefined)("acpx drives cursor-bridge acp", { tim
     expect(agentText(run.messages)).toContain("write returned: wrote 1 lines");
   });
 
+  it("shows Cursor's message for a usage limit, not a bare internal error", async () => {
+    const run = await prompt("[[emu:error usage_limit]]");
+    const output = `${run.stdout}\n${run.stderr}`;
+    expect(output).toContain("Cursor usage limit reached");
+    expect(output).not.toContain('"message":"Internal error"');
+  });
+
   it("turns a refused permission into a rejected result and goes on", async () => {
     const run = await prompt('[[emu:native shell {"command":"touch denied-marker"}]]', "--deny-all");
     expect(stopReasonOf(run.messages), run.stderr).toBe("end_turn");
