@@ -2,7 +2,7 @@
  * Session management against `cursor-bridge acp` as a process, driven by the SDK's client over stdio, on the file
  * store and on Redis: three sessions in two folders, `session/list` by folder (titles, newest first), a restarted
  * agent resuming one and continuing the same Cursor conversation (`[[emu:recall]]`), `session/close` stopping its
- * MCP server and `session/delete` removing one from the list.
+ * MCP server, `session/fork` continuing from the source's checkpoint and `session/delete` removing one from the list.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
@@ -174,6 +174,17 @@ describe.each([
       const pid = Number(readFileSync(pidFile, "utf8"));
       await second.connection.agent.request("session/close", { sessionId: one });
       expect(await processGone(pid)).toBe(true);
+      // ACP's unstable session/fork: a new session continuing from the source's last checkpoint.
+      const request = second.connection.agent.request.bind(second.connection.agent) as unknown as (
+        method: string,
+        params: unknown,
+      ) => Promise<{ sessionId: string }>;
+      const fork = await request("session/fork", { sessionId: two, cwd: cwdB, mcpServers: [] });
+      await second.connection.agent.request("session/prompt", {
+        sessionId: fork.sessionId,
+        prompt: [{ type: "text", text: "[[emu:recall]]" }],
+      });
+      expect(textOf(second.updates, fork.sessionId)).toContain("First message: A session elsewhere");
       await second.connection.agent.request("session/delete", { sessionId: three });
       expect(
         (await second.connection.agent.request("session/list", { cwd: cwdA })).sessions.map((s) => s.sessionId),
