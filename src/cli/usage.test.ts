@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { GetCurrentPeriodUsageResponseSchema } from "../gen/aiserver/v1/dashboard_pb.js";
 import { createStyle } from "./io.js";
-import { cycleBound, dollars, formatUsage, toUsageReport } from "./usage.js";
+import { cycleBound, dollars, formatUsage, planUsageOf, toUsageReport } from "./usage.js";
 
 describe("usage report", () => {
   it("reads cycle bounds as epoch ms, or seconds when small, and 0 as unknown", () => {
@@ -36,5 +36,36 @@ describe("usage report", () => {
     const noLimit = toUsageReport(create(GetCurrentPeriodUsageResponseSchema, { planUsage: { totalSpend: 10 } }));
     expect(noLimit.planUsage?.usedFraction).toBeNull();
     expect(dollars(1234)).toBe("$12.34");
+  });
+
+  it("shows Auto, API and total percentages with the buckets' spend and limits (U1), and none when absent", () => {
+    const response = create(GetCurrentPeriodUsageResponseSchema, {
+      planUsage: {
+        totalSpend: 900,
+        limit: 2000,
+        autoSpend: 300,
+        apiSpend: 600,
+        autoLimit: 2000,
+        apiLimit: 2000,
+        autoPercentUsed: 15,
+        apiPercentUsed: 30,
+        totalPercentUsed: 45,
+      },
+    });
+    const report = toUsageReport(response);
+    expect(report.planUsage).toMatchObject({ autoPercentUsed: 15, apiPercentUsed: 30, totalPercentUsed: 45 });
+    const text = formatUsage(report, createStyle(false));
+    expect(text).toMatch(/Auto\s+15\.0% \(\$3\.00 of \$20\.00\)/);
+    expect(text).toMatch(/API\s+30\.0% \(\$6\.00 of \$20\.00\)/);
+    expect(text).toMatch(/Total\s+45\.0%/);
+    expect(planUsageOf(response)).toMatchObject({
+      autoPercentUsed: 15,
+      apiPercentUsed: 30,
+      totalPercentUsed: 45,
+      buckets: { autoSpendCents: 300, apiSpendCents: 600, autoLimitCents: 2000, apiLimitCents: 2000 },
+    });
+    const old = toUsageReport(create(GetCurrentPeriodUsageResponseSchema, { planUsage: { totalSpend: 5, limit: 10 } }));
+    expect(old.planUsage?.totalPercentUsed).toBeNull();
+    expect(formatUsage(old, createStyle(false))).not.toContain("Total");
   });
 });

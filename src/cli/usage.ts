@@ -39,6 +39,15 @@ export interface UsageReport {
     bonusTooltip: string;
     /** totalSpend / limit, null when there is no limit. */
     usedFraction: number | null;
+    /** Auto, API and total usage in percent (cursor-protocol-addendum-3.md U1); null when Cursor sends none. */
+    autoPercentUsed: number | null;
+    apiPercentUsed: number | null;
+    totalPercentUsed: number | null;
+    /** The Auto and API buckets (cents); null when Cursor sends none. */
+    autoSpend: number | null;
+    apiSpend: number | null;
+    autoLimit: number | null;
+    apiLimit: number | null;
   } | null;
   spendLimitUsage: {
     totalSpend: number;
@@ -82,6 +91,8 @@ export function toUsageReport(response: GetCurrentPeriodUsageResponse): UsageRep
             remainingBonus: plan.remainingBonus,
             bonusTooltip: plan.bonusTooltip,
             usedFraction: plan.limit > 0 ? plan.totalSpend / plan.limit : null,
+            ...percentagesOf(plan),
+            ...bucketsOf(plan),
           },
     spendLimitUsage:
       spend === undefined
@@ -103,6 +114,29 @@ export function toUsageReport(response: GetCurrentPeriodUsageResponse): UsageRep
   };
 }
 
+type PlanFields = NonNullable<GetCurrentPeriodUsageResponse["planUsage"]>;
+
+/** U1's percentages; all null when Cursor sent none (proto3 doubles are 0 when absent). */
+function percentagesOf(plan: PlanFields) {
+  const sent = plan.autoPercentUsed !== 0 || plan.apiPercentUsed !== 0 || plan.totalPercentUsed !== 0;
+  return {
+    autoPercentUsed: sent ? plan.autoPercentUsed : null,
+    apiPercentUsed: sent ? plan.apiPercentUsed : null,
+    totalPercentUsed: sent ? plan.totalPercentUsed : null,
+  };
+}
+
+/** U1's Auto and API buckets; all null when Cursor sent none. */
+function bucketsOf(plan: PlanFields) {
+  const sent = plan.autoLimit !== 0 || plan.apiLimit !== 0 || plan.autoSpend !== 0 || plan.apiSpend !== 0;
+  return {
+    autoSpend: sent ? plan.autoSpend : null,
+    apiSpend: sent ? plan.apiSpend : null,
+    autoLimit: sent ? plan.autoLimit : null,
+    apiLimit: sent ? plan.apiLimit : null,
+  };
+}
+
 /** The status page's view of the usage (server/deps.ts PlanUsage); undefined when Cursor reports no plan usage. */
 export function planUsageOf(response: GetCurrentPeriodUsageResponse): PlanUsage | undefined {
   const report = toUsageReport(response);
@@ -116,6 +150,26 @@ export function planUsageOf(response: GetCurrentPeriodUsageResponse): PlanUsage 
     cycleStart: report.billingCycle.start,
     cycleEnd: report.billingCycle.end,
     message: report.displayMessage,
+    autoPercentUsed: plan.autoPercentUsed,
+    apiPercentUsed: plan.apiPercentUsed,
+    totalPercentUsed: plan.totalPercentUsed,
+    buckets:
+      plan.autoSpend === null || plan.apiSpend === null || plan.autoLimit === null || plan.apiLimit === null
+        ? null
+        : {
+            autoSpendCents: plan.autoSpend,
+            apiSpendCents: plan.apiSpend,
+            autoLimitCents: plan.autoLimit,
+            apiLimitCents: plan.apiLimit,
+          },
+    onDemand:
+      report.spendLimitUsage === null || report.spendLimitUsage.individualLimit <= 0
+        ? null
+        : {
+            usedCents: report.spendLimitUsage.individualUsed,
+            limitCents: report.spendLimitUsage.individualLimit,
+            limitType: report.spendLimitUsage.limitType,
+          },
   };
 }
 
@@ -149,6 +203,18 @@ export function formatUsage(report: UsageReport, style: Style): string {
     ];
     if (plan.bonusSpend > 0) fields.push(["Bonus", dollars(plan.bonusSpend)]);
     lines.push(formatFields(fields));
+  }
+  if (plan !== null && plan.totalPercentUsed !== null) {
+    const pct = (value: number | null) => (value === null ? "?" : `${value.toFixed(1)}%`);
+    const bucket = (spend: number | null, limit: number | null) =>
+      spend === null || limit === null ? "" : ` (${dollars(spend)} of ${dollars(limit)})`;
+    lines.push(
+      formatFields([
+        ["Auto", `${pct(plan.autoPercentUsed)}${bucket(plan.autoSpend, plan.autoLimit)}`],
+        ["API", `${pct(plan.apiPercentUsed)}${bucket(plan.apiSpend, plan.apiLimit)}`],
+        ["Total", pct(plan.totalPercentUsed)],
+      ]),
+    );
   }
   const spend = report.spendLimitUsage;
   if (spend !== null && (spend.individualLimit > 0 || spend.pooledLimit > 0)) {

@@ -78,6 +78,16 @@ function render(s) {
     const label = f === null ? dollars(s.usage.usedCents) + " used (no plan limit reported)" : (f * 100).toFixed(1) + "% used: " + dollars(s.usage.usedCents) + " of " + dollars(s.usage.limitCents);
     usage.append(el("div", label));
     if (f !== null) { const bar = el("div", undefined, "bar" + (f >= 0.9 ? " high" : f >= 0.7 ? " mid" : "")); const fillDiv = el("div"); fillDiv.style.width = Math.min(100, Math.max(0, f * 100)).toFixed(1) + "%"; bar.append(fillDiv); usage.append(bar); }
+    const pct = (v) => (typeof v === "number" ? v.toFixed(1) + "%" : "?");
+    if (typeof s.usage.totalPercentUsed === "number") {
+      const b = s.usage.buckets;
+      const auto = "Auto " + pct(s.usage.autoPercentUsed) + (b ? " (" + dollars(b.autoSpendCents) + " of " + dollars(b.autoLimitCents) + ")" : "");
+      const api = "API " + pct(s.usage.apiPercentUsed) + (b ? " (" + dollars(b.apiSpendCents) + " of " + dollars(b.apiLimitCents) + ")" : "");
+      const line = el("div", auto + " · " + api + " · Total " + pct(s.usage.totalPercentUsed));
+      line.id = "usage-percentages";
+      usage.append(line);
+    }
+    if (s.usage.onDemand) usage.append(el("div", "On-demand: " + dollars(s.usage.onDemand.usedCents) + " of " + dollars(s.usage.onDemand.limitCents), "muted"));
     if (s.usage.cycleEnd) usage.append(el("div", "Resets " + when(s.usage.cycleEnd, s.now), "muted"));
     if (s.usage.message) usage.append(el("div", s.usage.message, "muted"));
   }

@@ -136,7 +136,17 @@ describe.skipIf(CHROMIUM === undefined)("status page in headless Chromium", () =
     expect(textOf(dom, "account", "span")).toBe("Logged in as ada@example.com");
     const usage = textOf(dom, "usage", "section");
     expect(usage, diagnostics).toMatch(
-      /^\d+\.\d% used: \$\d+\.\d\d of \$20\.00 Resets \d{4}-\d\d-\d\d 00:00 UTC \(in /,
+      /^\d+\.\d% used: \$\d+\.\d\d of \$20\.00 Auto \d+\.\d% \(\$\d+\.\d\d of \$20\.00\) · API \d+\.\d% \(\$\d+\.\d\d of \$20\.00\) · Total \d+\.\d% Resets \d{4}-\d\d-\d\d 00:00 UTC \(in /,
+    );
+    // The three percentages of GetCurrentPeriodUsage (cursor-protocol-addendum-3.md U1) as the emulator reports them.
+    const status = (await (await fetch(`${bridge.server.url}/status.json`)).json()) as {
+      usage: { autoPercentUsed: number; apiPercentUsed: number; totalPercentUsed: number };
+    };
+    const { autoPercentUsed, apiPercentUsed, totalPercentUsed } = status.usage;
+    expect(totalPercentUsed).toBeGreaterThan(0);
+    expect(autoPercentUsed + apiPercentUsed).toBeCloseTo(totalPercentUsed, 5);
+    expect(textOf(dom, "usage-percentages", "div")).toBe(
+      `Auto ${autoPercentUsed.toFixed(1)}% ($${((autoPercentUsed * 20) / 100).toFixed(2)} of $20.00) · API ${apiPercentUsed.toFixed(1)}% ($${((apiPercentUsed * 20) / 100).toFixed(2)} of $20.00) · Total ${totalPercentUsed.toFixed(1)}%`,
     );
     expect(dom).toMatch(/<div class="bar[^"]*"><div style="width: \d+(\.\d)?%;"><\/div><\/div>/);
     expect(textOf(dom, "parked", "table")).toMatch(/composer-1 \d+ s 1$/);

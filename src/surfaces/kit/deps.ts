@@ -51,6 +51,17 @@ export interface PlanUsage {
   cycleEnd: string | null;
   /** Cursor's own message about the usage, if any. */
   message: string;
+  /**
+   * The plan's Auto, API (named models) and total usage in percent (0–100, cursor-protocol-addendum-3.md U1); null
+   * when Cursor sends none of them.
+   */
+  autoPercentUsed?: number | null;
+  apiPercentUsed?: number | null;
+  totalPercentUsed?: number | null;
+  /** The Auto and API buckets' spend and limits in cents (U1, U2); null when Cursor sends no bucket. */
+  buckets?: { autoSpendCents: number; apiSpendCents: number; autoLimitCents: number; apiLimitCents: number } | null;
+  /** The on-demand (spend limit) usage in cents: the individual limit and what is used of it; null when none. */
+  onDemand?: { usedCents: number; limitCents: number; limitType: string } | null;
 }
 
 /** What the status page (`GET /`) shows besides the engine's state; serve passes it. */
