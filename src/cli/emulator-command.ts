@@ -35,11 +35,17 @@ Options:
   --models <file>                Also serve these model ids (one per line, # comments), besides the built-in
                                  catalogue (Auto routed to composer-1.5, composer-1/1.5/2, claude-4.5/4.6, gpt-5.x
                                  with their -low/-high/-xhigh[-fast] and -codex variants, gemini-3, grok…)
+  --record <dir>                 Write every Run's client and server messages to <dir>/<run id>-….jsonl, one JSON
+                                 line per message: {at, from: client|server, type, message} (protobuf JSON of
+                                 agent.v1.AgentClientMessage / AgentServerMessage); a failed Run ends with
+                                 {at, from: server, error: {code, message}}
   --log-level <level>            debug | info | warn | error (default info; debug also says what a stalled turn
                                  waits for)
 
 GET /emulator/stats (loopback only) answers JSON: runs (Run + RunSSE calls started), runStreams, runSseStreams,
-bidiAppends and one entry per turn (conversationId, transport, model, requestBytes, getBlobRequests, outcome, …).
+bidiAppends and one entry per turn (runId, headers, conversationId, transport, model, requestBytes,
+getBlobRequests, outcome, …); GET /emulator/runs/<run id> answers one of them (the Run's x-request-id, for RunSSE
+the bidi request id).
 
 ${describeEmulatorDirectives()}
 Examples:
@@ -103,6 +109,7 @@ export const emulatorCommand: Command = {
           "log-level": { type: "string" },
           "api-key": { type: "string", multiple: true },
           models: { type: "string" },
+          record: { type: "string" },
           "no-tool-call-count": { type: "boolean" },
           "max-concurrent-streams": { type: "string" },
           "min-client-version": { type: "string" },
@@ -135,8 +142,11 @@ export const emulatorCommand: Command = {
         throw new ProxyError("invalid_request", `--models ${modelsFile}: ${reason}`);
       }
     }
+    const recordDir = values.record as string | undefined;
+    if (recordDir === "") throw new ProxyError("invalid_request", "--record needs a directory.");
     const emulator = await startEmulator({
       extraModelIds,
+      ...(recordDir === undefined ? {} : { recordDir }),
       host,
       port: intOption(values.port as string | undefined, "port", DEFAULT_EMULATOR_PORT),
       bootstrapLatencyMs: intOption(values["bootstrap-latency-ms"] as string | undefined, "bootstrap-latency-ms", 0),

@@ -7,10 +7,15 @@
  * GetUsageLimitStatusAndActiveGrants and the team/privacy RPCs current clients call) and
  * aiserver.v1.ServerConfigService/GetServerConfig.
  */
+import { randomUUID } from "node:crypto";
 import type { Http2ServerRequest } from "node:http2";
 import { toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter, createContextKey, type HandlerContext } from "@connectrpc/connect";
-import { type AgentClientMessage, AgentClientMessageSchema } from "../gen/agent/v1/agent_pb.js";
+import {
+  type AgentClientMessage,
+  AgentClientMessageSchema,
+  type AgentServerMessage,
+} from "../gen/agent/v1/agent_pb.js";
 import { AgentService } from "../gen/agent/v1/agent_service_pb.js";
 import type { NameAgentRequest } from "../gen/agent/v1/models_pb.js";
 import { AiService } from "../gen/aiserver/v1/ai_service_pb.js";
@@ -21,6 +26,7 @@ import { ClientUpdateLevel, ServerConfigService } from "../gen/aiserver/v1/serve
 import type { NodeRequest } from "./auth.js";
 import { type BidiSessions, decodeAppend, requestIdOf } from "./bidi.js";
 import { parseDirectives } from "./directives.js";
+import type { RunRecorder, RunRecording } from "./record.js";
 import { CENTS_PER_RUN } from "./rest.js";
 import { clientVersionDate, identityKey } from "./strictness.js";
 import { runTurn, type TurnDeps } from "./turn.js";
@@ -72,6 +78,8 @@ export interface ServiceDeps {
   usageLimited?: (userId: string) => boolean;
   /** The minimum supported client version and the current build (GetServerConfig.client_version_status). */
   clientVersions?: { minimum: string; current: string };
+  /** Writes every Run's messages (`emulator --record DIR`). */
+  recorder?: RunRecorder;
 }
 
 function httpVersionOf(context: HandlerContext): "http2" | "http1" {
@@ -89,9 +97,45 @@ function dropperOf(context: HandlerContext): () => void {
   };
 }
 
-async function* withSizes(requests: AsyncIterable<AgentClientMessage>): AsyncIterable<InboundMessage> {
+async function* withSizes(
+  requests: AsyncIterable<AgentClientMessage>,
+  recording?: RunRecording,
+): AsyncIterable<InboundMessage> {
   for await (const message of requests) {
+    recording?.client(message);
     yield { message, size: toBinary(AgentClientMessageSchema, message).length };
+  }
+}
+
+async function* recorded(
+  inbound: AsyncIterable<InboundMessage>,
+  recording?: RunRecording,
+): AsyncIterable<InboundMessage> {
+  for await (const item of inbound) {
+    recording?.client(item.message);
+    yield item;
+  }
+}
+
+/** Passes a Run's server messages through, writing them (and the error that ends it) to its recording. */
+async function* recordServer(
+  messages: AsyncIterable<AgentServerMessage>,
+  recording: RunRecording | undefined,
+): AsyncGenerator<AgentServerMessage> {
+  if (recording === undefined) {
+    yield* messages;
+    return;
+  }
+  try {
+    for await (const message of messages) {
+      recording.server(message);
+      yield message;
+    }
+  } catch (error) {
+    recording.error(error);
+    throw error;
+  } finally {
+    recording.close();
   }
 }
 
@@ -121,35 +165,44 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
   router.service(AgentService, {
     async *run(requests, context) {
       turn.stats.countRun("Run");
-      yield* runTurn(
-        {
-          httpVersion: httpVersionOf(context),
-          inbound: withSizes(requests),
-          clientSignal: context.signal,
-          clientVersion: context.requestHeader.get("x-cursor-client-version") ?? "",
-          allowedTools: context.requestHeader.get(ALLOWED_TOOLS_HEADER),
-          drop: dropperOf(context),
-          ...runIdentity(context.requestHeader.get("x-request-id") || undefined, context.requestHeader),
-        },
-        turn,
+      const runId = context.requestHeader.get("x-request-id") || randomUUID();
+      const recording = deps.recorder?.open(runId);
+      yield* recordServer(
+        runTurn(
+          {
+            httpVersion: httpVersionOf(context),
+            inbound: withSizes(requests, recording),
+            clientSignal: context.signal,
+            clientVersion: context.requestHeader.get("x-cursor-client-version") ?? "",
+            allowedTools: context.requestHeader.get(ALLOWED_TOOLS_HEADER),
+            drop: dropperOf(context),
+            ...runIdentity(runId, context.requestHeader),
+          },
+          turn,
+        ),
+        recording,
       );
     },
     async *runSSE(request, context) {
       turn.stats.countRun("RunSSE");
       const requestId = requestIdOf(request.requestId, context.requestHeader);
-      const inbound = bidi.open(requestId);
+      const recording = deps.recorder?.open(requestId);
+      const inbound = recorded(bidi.open(requestId), recording);
       try {
-        yield* runTurn(
-          {
-            httpVersion: httpVersionOf(context),
-            inbound,
-            clientSignal: context.signal,
-            clientVersion: context.requestHeader.get("x-cursor-client-version") ?? "",
-            allowedTools: context.requestHeader.get(ALLOWED_TOOLS_HEADER),
-            drop: dropperOf(context),
-            ...runIdentity(requestId, context.requestHeader),
-          },
-          turn,
+        yield* recordServer(
+          runTurn(
+            {
+              httpVersion: httpVersionOf(context),
+              inbound,
+              clientSignal: context.signal,
+              clientVersion: context.requestHeader.get("x-cursor-client-version") ?? "",
+              allowedTools: context.requestHeader.get(ALLOWED_TOOLS_HEADER),
+              drop: dropperOf(context),
+              ...runIdentity(requestId, context.requestHeader),
+            },
+            turn,
+          ),
+          recording,
         );
       } finally {
         bidi.end(requestId);

@@ -15,6 +15,7 @@ import { BidiSessions } from "./bidi.js";
 import { createBlobCache } from "./blobs.js";
 import { createJwtSigner } from "./jwt.js";
 import { createModelCatalogue } from "./models.js";
+import { createRunRecorder } from "./record.js";
 import { handleRest, UsageLedger } from "./rest.js";
 import { listenDual } from "./server.js";
 import { createStatsRecorder, type EmulatorStats, type StatsRecorder } from "./stats.js";
@@ -73,6 +74,11 @@ export interface EmulatorOptions {
    * spread more concurrent Runs over several connections. @default unlimited
    */
   maxConcurrentStreams?: number;
+  /**
+   * Write every Run's client and server messages as JSON lines, one file per Run, to this directory
+   * (`emulator --record DIR`, record.ts). @default no recording
+   */
+  recordDir?: string;
   /** @default silent */
   logger?: Logger;
   /**
@@ -121,6 +127,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   });
   for (const apiKey of options.apiKeys ?? []) authority.addApiKey(apiKey);
   const bidi = new BidiSessions(logger, options.appendGapTimeoutMs);
+  const recorder = options.recordDir === undefined ? undefined : createRunRecorder(options.recordDir, logger);
   const models = createModelCatalogue(options.extraModelIds);
   const usage = new UsageLedger();
   const limitedUsers = new Set<string>();
@@ -137,6 +144,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         bidi,
         usageLimited,
         clientVersions,
+        ...(recorder === undefined ? {} : { recorder }),
         turn: {
           bootstrapLatencyMs: options.bootstrapLatencyMs ?? 0,
           tokensPerSecond: options.tokensPerSecond ?? 0,

@@ -3,10 +3,15 @@
  * call besides `Run`, read in the shapes cursor-protocol-addendum-3.md gives (P16 for the REST model list, U6 for
  * the REST usage, E6 for error classification, X2 for the SDK's extra headers, U1–U3 for the plan calls).
  */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
+import { AgentClientMessageSchema, AgentServerMessageSchema } from "../../src/gen/agent/v1/agent_pb.js";
 import { AgentService } from "../../src/gen/agent/v1/agent_service_pb.js";
 import { AiService } from "../../src/gen/aiserver/v1/ai_service_pb.js";
 import { AnalyticsService } from "../../src/gen/aiserver/v1/analytics_pb.js";
@@ -442,3 +447,71 @@ describe("plan usage (U1–U3)", () => {
     }
   });
 });
+
+describe("--record DIR (recordDir)", () => {
+  it("writes every Run's client and server messages as JSON lines that decode with the schema", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "emulator-record-"));
+    const recording = await startEmulator({ recordDir: dir });
+    try {
+      const recToken = recording.issueTokens().accessToken;
+      const runId = "5e5e5e5e-1111-4222-8333-444444444444";
+      const ok = await driveRun(
+        agentClient(recording.url, recToken, { overrides: { "x-request-id": runId } }),
+        runRequest("record me [[emu:tokens 3]]"),
+        new BlobStore(),
+      );
+      expect(ok.turnEnded).toBe(true);
+      const sse = await driveSse(recording.url, recToken, runRequest("over sse"), new BlobStore());
+      expect(sse.turnEnded).toBe(true);
+      const failed = await driveRun(
+        agentClient(recording.url, recToken),
+        runRequest("[[emu:error MAX_TOKENS]]"),
+        new BlobStore(),
+      );
+      expect(failed.error).toBeDefined();
+
+      // The files are complete once the streams ended; wait for the writes to land on a loaded machine.
+      const files = await waitFor(() => {
+        const names = readdirSync(dir).filter((n) => n.endsWith(".jsonl"));
+        return names.length === 3 && names.every((n) => readFileSync(join(dir, n), "utf8").endsWith("\n"))
+          ? names
+          : undefined;
+      });
+      expect(files.some((n) => n.startsWith(runId))).toBe(true);
+      expect(files.some((n) => n.startsWith(sse.requestId))).toBe(true);
+      for (const name of files) {
+        expect(statSync(join(dir, name)).mode & 0o077).toBe(0);
+        const lines = readFileSync(join(dir, name), "utf8")
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l) as { from: string; type?: string; message?: JsonValue; error?: { code: string } });
+        expect(lines[0]?.from).toBe("client");
+        expect(lines.some((l) => l.from === "server")).toBe(true);
+        for (const line of lines) {
+          if (line.error !== undefined) continue;
+          const schema = line.from === "client" ? AgentClientMessageSchema : AgentServerMessageSchema;
+          expect(line.type).toBe(schema.typeName);
+          expect(() => fromJson(schema, line.message ?? null)).not.toThrow();
+        }
+        const first = fromJson(AgentClientMessageSchema, lines[0]?.message ?? null);
+        expect(first.message.case).toBe("runRequest");
+      }
+      const failedFile = files.find((n) => !n.startsWith(runId) && !n.startsWith(sse.requestId)) ?? "";
+      const last = readFileSync(join(dir, failedFile), "utf8").trim().split("\n").at(-1) ?? "{}";
+      expect(JSON.parse(last)).toMatchObject({ from: "server", error: { code: "InvalidArgument" } });
+    } finally {
+      await recording.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+async function waitFor<T>(probe: () => T | undefined, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error("timed out waiting for the recordings");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
