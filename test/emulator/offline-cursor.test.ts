@@ -471,6 +471,7 @@ describe("--record DIR (recordDir)", () => {
       expect(failed.error).toBeDefined();
 
       // The files are complete once the streams ended; wait for the writes to land on a loaded machine.
+      await waitFor(() => (recording.stats().turns.every((t) => t.outcome !== undefined) ? true : undefined));
       const files = await waitFor(() => {
         const names = readdirSync(dir).filter((n) => n.endsWith(".jsonl"));
         return names.length === 3 && names.every((n) => readFileSync(join(dir, n), "utf8").endsWith("\n"))
