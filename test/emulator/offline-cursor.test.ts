@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
-import { Code, createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
@@ -219,15 +219,19 @@ describe("final errors (E6)", () => {
     expect(result.error?.metadata.get("x-cursor-inference-request-error-type")).toBeNull();
   });
 
-  it("an outdated client version is refused as final", async () => {
-    const result = await driveRun(
-      agentClient(emulator.url, token, { overrides: { "x-cursor-client-version": "cli-2024.01.01-0000000" } }),
-      runRequest("hi"),
-      new BlobStore(),
-    );
-    expect(result.error?.findDetails(ErrorDetailsSchema)[0]?.error).toBe(ErrorDetails_Error.OUTDATED_CLIENT);
-    expect(result.error?.findDetails(ErrorDetailsSchema)[0]?.details?.isRetryable).toBe(false);
-    expect(result.error?.metadata.get("x-cursor-inference-request-error-type")).toBe("OUTDATED_CLIENT");
+  it("an outdated client on a unary call is refused as final (a Run gets E1's Update Required instead)", async () => {
+    const error = await client(
+      AgentService,
+      cursorHeaders(token, { "x-cursor-client-version": "cli-2024.01.01-0000000" }),
+    )
+      .getUsableModels({})
+      .then(
+        () => undefined,
+        (e: unknown) => ConnectError.from(e),
+      );
+    expect(error?.findDetails(ErrorDetailsSchema)[0]?.error).toBe(ErrorDetails_Error.OUTDATED_CLIENT);
+    expect(error?.findDetails(ErrorDetailsSchema)[0]?.details?.isRetryable).toBe(false);
+    expect(error?.metadata.get("x-cursor-inference-request-error-type")).toBe("OUTDATED_CLIENT");
   });
 });
 
