@@ -1,6 +1,7 @@
 /**
  * Running a real client CLI in an end-to-end test: stdin closed (`opencode run` reads a piped stdin into the prompt,
- * `codex exec` waits on an open one), output collected, a hard kill after a timeout so a hung client fails the test
+ * `codex exec` waits on an open one) unless the test gives it (a prompt too long for a command-line argument),
+ * output collected, a hard kill after a timeout so a hung client fails the test
  * instead of hanging it.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -24,9 +25,14 @@ export interface StartedClient {
 export function startClient(
   command: string,
   args: readonly string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number; stdin?: string },
 ): StartedClient {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+  const stdin = options.stdin === undefined ? "ignore" : "pipe";
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: [stdin, "pipe", "pipe"] });
+  if (options.stdin !== undefined) {
+    child.stdin?.on("error", () => {});
+    child.stdin?.end(options.stdin);
+  }
   let stdout = "";
   let stderr = "";
   child.stdout?.setEncoding("utf8").on("data", (part: string) => (stdout += part));
@@ -49,7 +55,7 @@ export function startClient(
 export function runClient(
   command: string,
   args: readonly string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number; stdin?: string },
 ): Promise<ClientRun> {
   return startClient(command, args, options).done;
 }
