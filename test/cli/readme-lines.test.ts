@@ -25,6 +25,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CliIo } from "../../src/cli/io.js";
 import { type RunningBridge, startBridge } from "../../src/cli/serve.js";
+import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const COMMANDS = "serve|emulator|login|logout|import|status|models|usage|doctor|setup|accounts";
@@ -49,6 +50,10 @@ const SKIPPED: ReadonlyArray<readonly [RegExp, string]> = [
   [/^claude\b/, "an interactive Claude Code session (test/e2e/claude-code.test.ts drives Claude Code)"],
   [/CURSOR_BRIDGE_STORE|CLUSTER_SECRET|--instance-url/, "needs Redis and the hosts of a team setup (test/cluster/)"],
   [/^npm run bench\b/, "a benchmark of minutes (npm run bench)"],
+  [
+    /^cursor-bridge emulator --port 8766\b/,
+    "serves until stopped; the lines after it run against an emulator this test starts with the same key",
+  ],
   [
     /\bcursor-bridge (keys|audit)\b|\/admin\/|\$ALICE_KEY/,
     "the team gateway's lines add keys to the serving bridge (after which every other line would need one) or use them (test/cli/keys.test.ts and test/gateway/serve-gateway.test.ts run these commands and calls)",
@@ -102,6 +107,8 @@ function cloneLauncher(): string {
 }
 
 let bridge: RunningBridge;
+/** The emulator the "Testing your own Cursor client offline" lines talk to (their port 8766 is replaced by its). */
+let emulator: Emulator;
 let scratch: string;
 let env: Record<string, string>;
 let port: string;
@@ -128,9 +135,11 @@ beforeAll(async () => {
   const io: CliIo = { out: () => {}, err: () => {}, isTty: false, env };
   bridge = (await startBridge(io, ["--port", "0", "--upstream", "emulator", "--log-level", "silent"])).bridge;
   port = new URL(bridge.server.url).port;
+  emulator = await startEmulator({ apiKeys: ["demo-key"] });
 });
 afterAll(async () => {
   await bridge?.close();
+  await emulator?.close();
   rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -173,7 +182,9 @@ async function runLine(text: string, form: "global" | "clone", index: number): P
   const cwd = form === "clone" ? scratchClone(`clone-${index}`) : join(scratch, `global-${index}`);
   mkdirSync(cwd, { recursive: true });
   const before = readdirSync(cwd).sort();
-  let line = text.replaceAll("127.0.0.1:8765", `127.0.0.1:${port}`);
+  let line = text
+    .replaceAll("127.0.0.1:8765", `127.0.0.1:${port}`)
+    .replaceAll("127.0.0.1:8766", `127.0.0.1:${new URL(emulator.url).port}`);
   if (form === "clone") {
     line = line.replace(new RegExp(`(?<![\\w/.@-])cursor-bridge (?=(${COMMANDS})\\b)`, "g"), `${cloneLauncher()} `);
   }
