@@ -35,6 +35,11 @@ Options:
   --models <file>                Also serve these model ids (one per line, # comments), besides the built-in
                                  catalogue (Auto routed to composer-1.5, composer-1/1.5/2, claude-4.5/4.6, gpt-5.x
                                  with their -low/-high/-xhigh[-fast] and -codex variants, gemini-3, grok…)
+  --catalogue <file>             Also serve the models of this JSON file: {"models": [...]}, each a model id (as
+                                 --models) or a base model {"id", "displayName"?, "vendor"?, "parameters":
+                                 [{"id", "values": [...]}], "defaults"?: {id: value}} whose variants (every
+                                 combination, flat ids <id>-<values>) reach AvailableModels, GetUsableModels and
+                                 GET /v1/models alike; a base id of the built-in catalogue is replaced
   --record <dir>                 Write every Run's client and server messages to <dir>/<run id>-….jsonl, one JSON
                                  line per message: {at, from: client|server, type, message} (protobuf JSON of
                                  agent.v1.AgentClientMessage / AgentServerMessage); a failed Run ends with
@@ -110,6 +115,7 @@ export const emulatorCommand: Command = {
           "api-key": { type: "string", multiple: true },
           models: { type: "string" },
           record: { type: "string" },
+          catalogue: { type: "string" },
           "no-tool-call-count": { type: "boolean" },
           "max-concurrent-streams": { type: "string" },
           "min-client-version": { type: "string" },
@@ -131,7 +137,7 @@ export const emulatorCommand: Command = {
       sink: (line) => io.err(`${line}\n`),
     });
     // Loaded on use: the emulator is code that only this command and a server without Cursor credentials run.
-    const { startEmulator, parseModelsFile } = await import("../emulator/index.js");
+    const { startEmulator, parseModelsFile, parseCatalogueFile } = await import("../emulator/index.js");
     const modelsFile = values.models as string | undefined;
     let extraModelIds: string[] = [];
     if (modelsFile !== undefined) {
@@ -142,10 +148,23 @@ export const emulatorCommand: Command = {
         throw new ProxyError("invalid_request", `--models ${modelsFile}: ${reason}`);
       }
     }
+    const catalogueFile = values.catalogue as string | undefined;
+    let extraBaseModels: ReturnType<typeof parseCatalogueFile>["bases"] = [];
+    if (catalogueFile !== undefined) {
+      try {
+        const parsed = parseCatalogueFile(await readFile(catalogueFile, "utf8"));
+        extraModelIds = [...extraModelIds, ...parsed.ids];
+        extraBaseModels = parsed.bases;
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new ProxyError("invalid_request", `--catalogue ${catalogueFile}: ${reason}`);
+      }
+    }
     const recordDir = values.record as string | undefined;
     if (recordDir === "") throw new ProxyError("invalid_request", "--record needs a directory.");
     const emulator = await startEmulator({
       extraModelIds,
+      extraBaseModels,
       ...(recordDir === undefined ? {} : { recordDir }),
       host,
       port: intOption(values.port as string | undefined, "port", DEFAULT_EMULATOR_PORT),

@@ -173,7 +173,8 @@ function baseContext(spec: Spec): number {
 
 /** The suffix token of one parameter value (empty = the value adds nothing to the flat id). */
 function tokenOf(id: string, value: string, defaults: Record<string, string>): string {
-  if (id === "thinking" || id === "fast") return value === "true" ? id : "";
+  // A switch (thinking, fast, or any boolean of a --catalogue model) adds its name when on.
+  if (id === "thinking" || id === "fast" || value === "true" || value === "false") return value === "true" ? id : "";
   if (id === "context") return value === defaults.context ? "" : value;
   return value === "extra-high" ? "xhigh" : value;
 }
@@ -204,7 +205,7 @@ function toModel(spec: Spec): CatalogueModel {
   const parameters = spec.params.map(([id, values]) => ({
     id,
     name: PARAMETER_NAMES[id] ?? id,
-    kind: values === BOOL ? ("boolean" as const) : ("enum" as const),
+    kind: isBoolean(values) ? ("boolean" as const) : ("enum" as const),
     values: [...values],
   }));
   const defaultMax = spec.defaults.context === undefined ? undefined : { ...spec.defaults, context: "1m" };
@@ -237,7 +238,92 @@ function toModel(spec: Spec): CatalogueModel {
   };
 }
 
+/** A parameter whose values are exactly `"false"` and `"true"` is a boolean one. */
+function isBoolean(values: readonly string[]): boolean {
+  return values === BOOL || (values.length === 2 && values.includes("true") && values.includes("false"));
+}
+
 const MODELS: readonly CatalogueModel[] = SPECS.map(toModel);
+
+/** What a `--catalogue` file adds: flat model ids (as `--models` does) and parameterised base models. */
+export interface CatalogueFile {
+  ids: string[];
+  bases: CatalogueModel[];
+}
+
+const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const VALUE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/**
+ * Reads an `emulator --catalogue FILE`: JSON `{"models": [...]}` whose entries are a model id (a flat model, as a
+ * `--models` line) or a base model `{"id", "displayName"?, "vendor"?, "parameters": [{"id", "values": [...]}],
+ * "defaults"?: {id: value}}`. Its variants are every combination of the values, named and given flat ids as the
+ * built-in ones (`<id>-<tokens>`); a default left out is the parameter's first value. Errors name the entry.
+ */
+export function parseCatalogueFile(text: string): CatalogueFile {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`not JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const models = (json as { models?: unknown } | null)?.models;
+  if (!Array.isArray(models)) throw new Error('expected {"models": [...]}');
+  const out: CatalogueFile = { ids: [], bases: [] };
+  for (const [index, entry] of models.entries()) {
+    const where = `models[${index}]`;
+    if (typeof entry === "string") {
+      if (!ID.test(entry)) throw new Error(`${where}: "${entry}" is not a model id (letters, digits, ".", "_", "-")`);
+      out.ids.push(entry);
+      continue;
+    }
+    if (typeof entry !== "object" || entry === null) throw new Error(`${where}: expected a model id or an object`);
+    const { id, displayName, vendor, parameters, defaults } = entry as Record<string, unknown>;
+    if (typeof id !== "string" || !ID.test(id)) throw new Error(`${where}: "id" must be a model id`);
+    if (!Array.isArray(parameters) || parameters.length === 0) {
+      throw new Error(`${where} (${id}): "parameters" must list at least one {"id", "values"}`);
+    }
+    const params: [string, string[]][] = [];
+    for (const parameter of parameters as unknown[]) {
+      const { id: pid, values } = (parameter ?? {}) as Record<string, unknown>;
+      if (typeof pid !== "string" || !/^[a-z][a-z0-9_]{0,31}$/.test(pid)) {
+        throw new Error(`${where} (${id}): a parameter "id" must be a lower-case name`);
+      }
+      if (
+        !Array.isArray(values) ||
+        values.length === 0 ||
+        !values.every((v) => typeof v === "string" && VALUE.test(v))
+      ) {
+        throw new Error(
+          `${where} (${id}): parameter ${pid} needs "values", a list of strings ("true"/"false" for a switch)`,
+        );
+      }
+      if (params.some(([other]) => other === pid))
+        throw new Error(`${where} (${id}): parameter ${pid} is listed twice`);
+      params.push([pid, [...new Set(values as string[])]]);
+    }
+    const combos = params.reduce((n, [, values]) => n * values.length, 1);
+    if (combos > 512) throw new Error(`${where} (${id}): ${combos} variants; at most 512`);
+    const chosen: Record<string, string> = {};
+    for (const [pid, values] of params) {
+      const wanted = (defaults as Record<string, unknown> | undefined)?.[pid];
+      if (wanted !== undefined && (typeof wanted !== "string" || !values.includes(wanted))) {
+        throw new Error(`${where} (${id}): default ${pid} must be one of ${values.join(", ")}`);
+      }
+      chosen[pid] = typeof wanted === "string" ? wanted : (values[0] as string);
+    }
+    out.bases.push(
+      toModel({
+        id,
+        name: typeof displayName === "string" && displayName !== "" ? displayName : id,
+        vendor: typeof vendor === "string" && vendor !== "" ? vendor : "Custom",
+        params: params.map(([pid, values]) => [pid, isBoolean(values) ? BOOL : values] as const),
+        defaults: chosen,
+      }),
+    );
+  }
+  return out;
+}
 
 /** The parameterised catalogue: every base model with its parameters and variants. */
 export function parameterisedCatalogue(): readonly CatalogueModel[] {

@@ -13,6 +13,7 @@ import { nodeRequestKey, registerServices } from "./agent-service.js";
 import { createAuthority, type NodeRequest, type NodeResponse, sendJson } from "./auth.js";
 import { BidiSessions } from "./bidi.js";
 import { createBlobCache } from "./blobs.js";
+import type { CatalogueModel } from "./catalogue.js";
 import { createJwtSigner } from "./jwt.js";
 import { createModelCatalogue } from "./models.js";
 import { createRunRecorder } from "./record.js";
@@ -21,6 +22,7 @@ import { listenDual } from "./server.js";
 import { createStatsRecorder, type EmulatorStats, type StatsRecorder } from "./stats.js";
 import { clientVersionDate, createStrictnessInterceptor, DEFAULT_MIN_CLIENT_VERSION } from "./strictness.js";
 
+export { type CatalogueModel, parseCatalogueFile } from "./catalogue.js";
 export { describeEmulatorDirectives } from "./directives.js";
 export { parseModelsFile } from "./models.js";
 export { DEFAULT_EMULATOR_PORT } from "./port.js";
@@ -63,6 +65,8 @@ export interface EmulatorOptions {
   appendGapTimeoutMs?: number;
   /** Model ids served besides the built-in catalogue (`emulator --models FILE`, models.ts). */
   extraModelIds?: readonly string[];
+  /** Parameterised base models served besides the built-in ones (`emulator --catalogue FILE`, catalogue.ts). */
+  extraBaseModels?: readonly CatalogueModel[];
   /**
    * Announce each step's parallel tool calls with `interaction_update.tool_requests_listed { call_count }` before
    * the first of them (cursor-protocol-addendum-2.md §4), so a client can stop waiting once the last one arrived.
@@ -128,7 +132,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   for (const apiKey of options.apiKeys ?? []) authority.addApiKey(apiKey);
   const bidi = new BidiSessions(logger, options.appendGapTimeoutMs);
   const recorder = options.recordDir === undefined ? undefined : createRunRecorder(options.recordDir, logger);
-  const models = createModelCatalogue(options.extraModelIds);
+  const models = createModelCatalogue(options.extraModelIds, options.extraBaseModels);
   const usage = new UsageLedger();
   const limitedUsers = new Set<string>();
   const usageLimited = (userId: string) => limitedUsers.has(userId);

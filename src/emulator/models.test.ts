@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { parseCatalogueFile } from "./catalogue.js";
 import { AUTO_ROUTES_TO, createModelCatalogue, parseModelsFile } from "./models.js";
 
 describe("the emulator's model catalogue", () => {
@@ -50,5 +51,35 @@ describe("the emulator's model catalogue", () => {
 
   it("refuses a line that is not a model id, naming the line", () => {
     expect(() => parseModelsFile("ok-model\nnot a model\n")).toThrow(/line 2: "not a model"/);
+  });
+
+  it("reads a --catalogue file: flat ids and base models whose variants join the three views", () => {
+    const file = parseCatalogueFile(
+      JSON.stringify({
+        models: ["acme-flat", { id: "acme-2", parameters: [{ id: "turbo", values: ["false", "true"] }] }],
+      }),
+    );
+    expect(file.ids).toEqual(["acme-flat"]);
+    const catalogue = createModelCatalogue(file.ids, file.bases);
+    const ids = catalogue.usable().map((m) => m.modelId);
+    expect(ids).toEqual(expect.arrayContaining(["acme-flat", "acme-2", "acme-2-turbo"]));
+    const item = catalogue.listItems().find((i) => i.id === "acme-2");
+    expect(item?.variants?.map((v) => v.params)).toEqual([
+      [{ id: "turbo", value: "false" }],
+      [{ id: "turbo", value: "true" }],
+    ]);
+    expect(item?.variants?.find((v) => v.isDefault)?.params).toEqual([{ id: "turbo", value: "false" }]);
+  });
+
+  it("refuses a --catalogue file it cannot serve, naming the entry", () => {
+    expect(() => parseCatalogueFile("nope")).toThrow(/not JSON/);
+    expect(() => parseCatalogueFile("{}")).toThrow(/"models"/);
+    expect(() => parseCatalogueFile('{"models":["bad id"]}')).toThrow(/models\[0\]/);
+    expect(() => parseCatalogueFile('{"models":[{"id":"x","parameters":[]}]}')).toThrow(/at least one/);
+    expect(() =>
+      parseCatalogueFile(
+        '{"models":[{"id":"x","parameters":[{"id":"effort","values":["low"]}],"defaults":{"effort":"max"}}]}',
+      ),
+    ).toThrow(/default effort must be one of low/);
   });
 });

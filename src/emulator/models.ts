@@ -281,12 +281,19 @@ function listItemOf(model: CatalogueModel): ModelListItem {
  * Builds the catalogue. `extraIds` (one per line of a `--models` file) are served as thinking, image-capable models
  * with a 200k context window, named by their id.
  */
-export function createModelCatalogue(extraIds: readonly string[] = []): ModelCatalogue {
+export function createModelCatalogue(
+  extraIds: readonly string[] = [],
+  extraBases: readonly CatalogueModel[] = [],
+): ModelCatalogue {
   const models = SPECS.map(toEntry);
   for (const id of extraIds) {
     if (!models.some((m) => m.id === id)) models.push(toEntry([id, id, id, "ti", 200_000]));
   }
-  const bases = parameterisedCatalogue().filter((base) => !models.some((m) => m.id === base.id));
+  // A `--catalogue` base model replaces a built-in one of the same id.
+  const bases = [
+    ...parameterisedCatalogue().filter((base) => !extraBases.some((extra) => extra.id === base.id)),
+    ...extraBases,
+  ].filter((base) => !models.some((m) => m.id === base.id));
   const variants = new Map<string, { base: CatalogueModel; variant: CatalogueVariant }>();
   for (const base of bases) {
     for (const variant of base.variants) {

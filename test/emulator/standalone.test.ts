@@ -5,12 +5,13 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { connect } from "node:http2";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentClient, BlobStore, driveRun, runRequest } from "./support/raw-client.js";
 
 const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
 
@@ -38,11 +39,32 @@ let child: ChildProcess;
 let url: string;
 const modelsFile = join(mkdtempSync(join(tmpdir(), "cursor-bridge-models-")), "models.txt");
 writeFileSync(modelsFile, "# ids this test adds\nacme-9-pro\n");
+const scratchDir = mkdtempSync(join(tmpdir(), "cursor-bridge-catalogue-"));
+const catalogueFile = join(scratchDir, "catalogue.json");
+writeFileSync(
+  catalogueFile,
+  JSON.stringify({
+    models: [
+      "acme-flat-1",
+      {
+        id: "acme-7",
+        displayName: "Acme 7",
+        vendor: "Acme",
+        parameters: [
+          { id: "effort", values: ["low", "high"] },
+          { id: "fast", values: ["false", "true"] },
+        ],
+        defaults: { effort: "high", fast: "false" },
+      },
+    ],
+  }),
+);
+const recordDir = join(scratchDir, "runs");
 
 beforeAll(async () => {
   const args = [
     ...["emulator", "--port", "0", "--api-key", "key-one", "--api-key", "key-two", "--models", modelsFile],
-    ...["--max-concurrent-streams", "7"],
+    ...["--max-concurrent-streams", "7", "--catalogue", catalogueFile, "--record", recordDir],
   ];
   child = spawn(process.execPath, [BIN, ...args], {
     env: isolatedEnv({ CURSOR_BRIDGE_EMULATOR_API_KEYS: "key-three, key-four" }),
@@ -149,5 +171,48 @@ describe("REST endpoints current clients call with the raw API key (cursor-proto
       headers: { authorization: "Bearer key-two" },
     });
     expect(unknown.status).toBe(404);
+  });
+});
+
+describe("cursor-bridge emulator --catalogue FILE and --record DIR", () => {
+  it("serves the file's models in all three views, with parameters and variants", async () => {
+    const listed = await fetch(`${url}/v1/models`, { headers: { authorization: "Bearer key-one" } });
+    const { items } = (await listed.json()) as {
+      items: { id: string; parameters?: { id: string }[]; variants?: { params: { id: string; value: string }[] }[] }[];
+    };
+    const acme = items.find((item) => item.id === "acme-7");
+    expect(acme?.parameters?.map((p) => p.id)).toEqual(["effort", "fast"]);
+    expect(acme?.variants).toHaveLength(4);
+    expect(items.some((item) => item.id === "acme-flat-1")).toBe(true);
+    expect(items.some((item) => item.id === "acme-9-pro")).toBe(true);
+    const token = ((await (await exchange("key-one")).json()) as { accessToken: string }).accessToken;
+    const usable = await fetch(`${url}/agent.v1.AgentService/GetUsableModels`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        "x-cursor-client-type": "cli",
+        "x-cursor-client-version": "cli-2026.10.01-e373342",
+      },
+      body: "{}",
+    });
+    const ids = ((await usable.json()) as { models: { modelId: string }[] }).models.map((m) => m.modelId);
+    expect(ids).toEqual(expect.arrayContaining(["acme-7-low", "acme-7-high", "acme-7-low-fast", "acme-7-high-fast"]));
+  });
+
+  it("records a Run to the folder", async () => {
+    const token = ((await (await exchange("key-two")).json()) as { accessToken: string }).accessToken;
+    const result = await driveRun(agentClient(url, token), runRequest("hello recorder"), new BlobStore());
+    expect(result.turnEnded).toBe(true);
+    const deadline = Date.now() + 20_000;
+    let lines: string[] = [];
+    while (Date.now() < deadline) {
+      const files = existsSync(recordDir) ? readdirSync(recordDir) : [];
+      lines = files.flatMap((f) => readFileSync(join(recordDir, f), "utf8").trim().split("\n"));
+      if (lines.some((l) => l.includes("turnEnded"))) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(lines.some((l) => l.includes("hello recorder"))).toBe(true);
+    expect(lines.some((l) => l.includes("turnEnded"))).toBe(true);
   });
 });
