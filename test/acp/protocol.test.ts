@@ -95,7 +95,10 @@ describe("initialize and sessions", () => {
   it("authenticates with a known method and refuses an unknown one", async () => {
     const { agent } = await editor();
     await expect(agent.request("authenticate", { methodId: "cursor-login" })).resolves.toBeDefined();
-    await expect(agent.request("authenticate", { methodId: "nope" })).rejects.toMatchObject({ code: -32603 });
+    await expect(agent.request("authenticate", { methodId: "nope" })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining("cursor-login"),
+    });
   });
 
   it("answers an unknown session with resource-not-found", async () => {

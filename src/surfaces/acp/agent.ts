@@ -287,17 +287,17 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
         agentInfo: { name: "cursor-bridge", title: "Cursor (cursor-bridge)", version: deps.version },
       };
     })
-    .onRequest(
-      TOO_LARGE_METHOD,
-      (raw: unknown) => raw as TooLargeParams,
-      ({ params }) => {
-        throw RequestError.invalidRequest(
-          { limit: params.limit },
-          `The message was over ${mebibytes(params.limit)} (the limit of one JSON-RPC message to this agent) and was not read.`,
-        );
-      },
-    )
+    .onRequest(TOO_LARGE_METHOD, parseTooLarge, ({ params }) => {
+      throw RequestError.invalidRequest(
+        { limit: params.limit },
+        `The message was over ${mebibytes(params.limit)} (the limit of one JSON-RPC message to this agent) and was not read.`,
+      );
+    })
     .onRequest("authenticate", async ({ params }) => {
+      if (!deps.auth.methods.some((method) => method.id === params.methodId)) {
+        const known = deps.auth.methods.map((method) => method.id).join(", ");
+        throw RequestError.invalidParams(undefined, `Unknown authentication method; this agent offers ${known}.`);
+      }
       try {
         await deps.auth.authenticate(params.methodId);
       } catch (error) {
@@ -472,6 +472,18 @@ function parseFork(raw: unknown): { sessionId: string; cwd: string; mcpServers?:
     cwd: value.cwd,
     ...(value.mcpServers === undefined ? {} : { mcpServers: value.mcpServers as McpServer[] }),
   };
+}
+
+/**
+ * The line limit's stand-in request (line-limit.ts). An editor can send the method itself: params that are not the
+ * stand-in's get an invalid-params error instead of a crash of the handler.
+ */
+function parseTooLarge(raw: unknown): TooLargeParams {
+  const value = (raw ?? {}) as { bytes?: unknown; limit?: unknown };
+  if (typeof value.limit !== "number" || typeof value.bytes !== "number") {
+    throw RequestError.invalidParams(undefined, `${TOO_LARGE_METHOD} is the agent's own stand-in for a line too long.`);
+  }
+  return { bytes: value.bytes, limit: value.limit };
 }
 
 /** `session/set_title` params (ACP's unstable schema). */
