@@ -35,6 +35,11 @@ describe("parseDirectives", () => {
     ]);
   });
 
+  it("parses [[emu:overflow once]] as the once-per-process overflow, and plain [[emu:overflow]] as before", () => {
+    expect(parseDirectives("a [[emu:overflow once]]").directives).toEqual([{ kind: "overflow", once: true }]);
+    expect(parseDirectives("a [[emu:overflow]]").directives).toEqual([{ kind: "overflow" }]);
+  });
+
   it("parses [[emu:error NAME]] for every ErrorDetails.Error name, with or without ERROR_, and `retryable`", () => {
     expect(parseDirectives("[[emu:error MODEL_BLOCKED]]").directives).toEqual([
       { kind: "error", code: { name: "MODEL_BLOCKED", retryable: false } },
@@ -61,7 +66,7 @@ describe("parseDirectives", () => {
     ["[[emu:tool x [1]]]", /not valid JSON|JSON object/],
     ["[[emu:frobnicate]]", /Unknown directive/],
     ["[[emu:recall now]]", /no arguments/],
-    ["[[emu:overflow 3]]", /no arguments/],
+    ["[[emu:overflow 3]]", /no argument or "once"/],
     ["[[emu:truncate now]]", /no arguments/],
     ['[[emu:todos {"a":"done"}]]', /status must be one of/],
     ["[[emu:todos [1]]]", /JSON object/],

@@ -44,7 +44,7 @@ export type Directive =
   | { kind: "error"; code: ScriptedErrorCode }
   | { kind: "stall"; afterTokens: number }
   | { kind: "drop"; afterTokens: number }
-  | { kind: "overflow" }
+  | { kind: "overflow"; once?: true }
   | { kind: "truncate" }
   | { kind: "abort-exec"; afterMs: number }
   | { kind: "tool-chunks"; size: number }
@@ -73,6 +73,7 @@ export const DIRECTIVES: ReadonlyArray<{ keyword: string; syntax: string; exampl
   { keyword: "stall", syntax: "stall N", example: "[[emu:stall 3]]" },
   { keyword: "drop", syntax: "drop N", example: "[[emu:drop 3]]" },
   { keyword: "overflow", syntax: "overflow", example: "[[emu:overflow]]" },
+  { keyword: "overflow", syntax: "overflow once", example: "[[emu:overflow once]]" },
   { keyword: "truncate", syntax: "truncate", example: "[[emu:truncate]]" },
   { keyword: "abort-exec", syntax: "abort-exec MS", example: "[[emu:abort-exec 500]]" },
   { keyword: "tool-chunks", syntax: "tool-chunks N", example: "[[emu:tool-chunks 64]]" },
@@ -200,7 +201,10 @@ function parseBody(body: string): Directive | string {
     case "recall":
       return rest === "" ? { kind: "recall" } : "[[emu:recall]] takes no arguments.";
     case "overflow":
-      return rest === "" ? { kind: "overflow" } : "[[emu:overflow]] takes no arguments.";
+      if (rest === "") return { kind: "overflow" };
+      return rest === "once"
+        ? { kind: "overflow", once: true }
+        : `[[emu:overflow]] takes no argument or "once", got "${rest}".`;
     case "truncate":
       return rest === "" ? { kind: "truncate" } : "[[emu:truncate]] takes no arguments.";
     case "todos":
@@ -373,6 +377,9 @@ export function describeEmulatorDirectives(): string {
     '  [[emu:overflow]]                fail at once with a bare resource_exhausted "Error" (no ErrorDetails,',
     "                                  0 tokens): what Cursor answers a context overflow and a model the",
     "                                  plan cannot use alike",
+    "  [[emu:overflow once]]           the same, but only the first time this emulator process sees it;",
+    "                                  later requests carrying it are answered normally (a client that",
+    "                                  compacts and retries gets through)",
     "  [[emu:truncate]]                end the stream cleanly without turn_ended right after the first",
     "                                  tool_call_started, or after the first output token when the turn",
     "                                  calls no tool",

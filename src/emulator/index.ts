@@ -159,6 +159,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
           logger,
           models,
           usage,
+          overflowOnce: { fired: false },
         },
       }),
     interceptors: [

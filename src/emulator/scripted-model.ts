@@ -89,7 +89,7 @@ export type PlannedFault =
   | { kind: "error"; code: ScriptedErrorCode }
   | { kind: "stall"; afterTokens: number }
   | { kind: "drop"; afterTokens: number }
-  | { kind: "overflow" }
+  | { kind: "overflow"; once?: true }
   | { kind: "truncate" };
 
 /** The deterministic plan of one turn. */
@@ -201,8 +201,10 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
       plan.fault = { kind: "drop", afterTokens: directive.afterTokens };
       return false;
     case "overflow":
+      plan.fault = directive.once === true ? { kind: "overflow", once: true } : { kind: "overflow" };
+      return false;
     case "truncate":
-      plan.fault = { kind: directive.kind };
+      plan.fault = { kind: "truncate" };
       return false;
     case "abort-exec":
       plan.abortExecAfterMs = directive.afterMs;

@@ -50,6 +50,8 @@ export interface TurnDeps {
   models: ModelCatalogue;
   /** Per-conversation sums of the turns' counts (`GET /v1/agents/{id}/usage`). */
   usage: UsageLedger;
+  /** Whether this emulator has already answered one `[[emu:overflow once]]` with the overflow (once per process). */
+  overflowOnce: { fired: boolean };
 }
 
 /** What the transport provides. */
@@ -198,7 +200,10 @@ async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnD
   });
   if (deps.bootstrapLatencyMs > 0) await sleep(deps.bootstrapLatencyMs, channel.signal);
   if (plan.fault?.kind === "error") throw scriptedError(plan.fault.code, transport.clientVersion);
-  if (plan.fault?.kind === "overflow") throw bareResourceExhausted();
+  if (plan.fault?.kind === "overflow" && (plan.fault.once !== true || !deps.overflowOnce.fired)) {
+    if (plan.fault.once === true) deps.overflowOnce.fired = true;
+    throw bareResourceExhausted();
+  }
   // Auto's pick, named before any output to clients that asked for it (cursor-protocol-addendum-2.md §4).
   const served = deps.models.route(model);
   if (served !== model && request.clientSupportsRoutedModelUpdate === true) {

@@ -97,6 +97,20 @@ describe("context overflow and model not available ([[emu:overflow]])", () => {
   });
 });
 
+describe("[[emu:overflow once]]: only the first request of the emulator process overflows", () => {
+  it("answers the first request with the overflow and the same request again normally", async () => {
+    const first = await post("chat", `${LONG} [[emu:overflow once]]`);
+    expect(first.status).toBe(400);
+    expect(((await first.json()) as { error: { code?: string } }).error.code).toBe("context_length_exceeded");
+    const again = await post("chat", `${LONG} [[emu:overflow once]]`);
+    expect(again.status).toBe(200);
+    const body = (await again.json()) as { choices: { message: { content: string } }[] };
+    expect(body.choices[0]?.message.content.length).toBeGreaterThan(0);
+    // The plain form is unchanged: it still overflows every time.
+    expect((await post("chat", `${LONG} [[emu:overflow]]`)).status).toBe(400);
+  });
+});
+
 describe("a stream that ends without turn_ended ([[emu:truncate]])", () => {
   for (const tools of [false, true]) {
     const what = tools ? "a tool call open" : "text only";
