@@ -242,6 +242,8 @@ export class CursorAgentTurn implements AgentTurn {
           if (!this.announced.some((id) => this.session?.pending.has(id) || this.session?.settled.has(id))) continue;
           yield* this.finishSegment("tool-calls");
           return;
+        } else if (item.type === "run") {
+          item.start();
         } else if (item.type === "turn-ended") {
           this.session?.stream.closeSend();
           yield* this.drainAndFinish(signal);
@@ -454,6 +456,7 @@ export class CursorAgentTurn implements AgentTurn {
         break;
       }
       if (item.type === "end") break;
+      if (item.type === "run") item.start();
       if (item.type !== "event") continue;
       if (this.held !== undefined) this.held.push(item.event);
       else yield item.event;

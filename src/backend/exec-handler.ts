@@ -132,7 +132,12 @@ export function handleExec(message: ExecServerMessage, ctx: ExecContext, streame
   if (ctx.executor !== undefined) {
     const surfaceExec = toSurfaceExec(exec, ctx.toolNames);
     if (surfaceExec === undefined) return answered(message, rejectNativeExec(exec, NO_SURFACE_EXEC_REASON));
-    const id = sanitizeToolCallId(execToolCallId(exec), ctx.newHex, ctx.takenToolCallIds, ctx.toolCallIdSuffix);
+    // An MCP call whose arguments streamed keeps the id they streamed under.
+    const id =
+      (surfaceExec.kind === "mcp" && exec.case === "mcpArgs"
+        ? streamed?.claim(exec.value.toolCallId, surfaceExec.toolName)
+        : undefined) ??
+      sanitizeToolCallId(execToolCallId(exec), ctx.newHex, ctx.takenToolCallIds, ctx.toolCallIdSuffix);
     return { kind: "run", exec: surfaceExec, toolCallId: id };
   }
   if (exec.case === "mcpArgs") return mcpCall(message, exec.value, ctx, streamed);

@@ -260,7 +260,10 @@ export class RunSession {
         if (outcome.kind === "answered") return this.send(outcome.replies);
         if (outcome.kind === "run") {
           this.options.exec.takenToolCallIds.add(outcome.toolCallId);
-          this.surfaceExecs?.start(m.value, outcome.exec, outcome.toolCallId);
+          const start = () => this.surfaceExecs?.start(m.value, outcome.exec, outcome.toolCallId);
+          // An MCP call starts after its streamed arguments reached the surface (which shows them in order).
+          if (outcome.exec.kind === "mcp") this.options.channel.push({ type: "run", start });
+          else start();
           return;
         }
         this.options.exec.takenToolCallIds.add(outcome.call.toolCallId);
@@ -376,8 +379,8 @@ export class RunSession {
           return;
         }
         const tool = u.value.toolCall?.tool;
-        // A surface with an executor (ACP) runs the calls itself: its executor shows them.
-        if (tool?.case !== "mcpToolCall" || this.options.exec.executor !== undefined) return;
+        // Only MCP calls carry argument text (native tools none, T2); a surface with an executor (ACP) shows them too.
+        if (tool?.case !== "mcpToolCall") return;
         const argsText = u.case === "partialToolCall" ? u.value.argsTextDelta : "";
         const event = this.argumentStreams.update(u.value.callId, tool.value, argsText);
         if (event !== undefined) channel.push({ type: "event", event });

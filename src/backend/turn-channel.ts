@@ -12,6 +12,11 @@ export type ChannelItem =
   | { type: "pause" }
   /** `interaction_update.turn_ended` arrived (§4.6). */
   | { type: "turn-ended" }
+  /**
+   * An exec the turn's surface executor runs, started when the segment reaches it: after the events queued before it
+   * (an MCP call's streamed arguments) have reached the caller.
+   */
+  | { type: "run"; start: () => void }
   /** The server closed the stream cleanly. */
   | { type: "end" };
 

@@ -40,6 +40,7 @@ import { listPage } from "./list.js";
 import { type McpHub, openMcpHub } from "./mcp-hub.js";
 import { promptParts, titleOf } from "./prompt.js";
 import type { AcpSessionRecord, AcpSessionStore } from "./session-store.js";
+import { StreamedCalls } from "./streamed-calls.js";
 import { createSubagentView } from "./subagents.js";
 import { runPrompt, toRequestError } from "./turn.js";
 
@@ -416,7 +417,9 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
         await emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `${session.notice}\n` } });
         session.notice = undefined;
       }
+      const streamedCalls = new StreamedCalls();
       const executor = createSessionExecutor({
+        streamedCalls,
         id: session.record.id,
         cwd: session.record.cwd,
         client,
@@ -429,7 +432,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
         const onSubagent = createSubagentView(emit);
         const response = await runPrompt(
           engine,
-          { record, tools: session.mcp.tools, executor, emit, onSubagent },
+          { record, tools: session.mcp.tools, executor, emit, onSubagent, streamedCalls },
           content,
           controller.signal,
         );

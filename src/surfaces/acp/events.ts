@@ -1,8 +1,10 @@
 /**
  * Engine events → ACP `session/update` notifications, on the kit's translation contract (kit/translate.ts; the
  * driver is `driveTurn`, which waits for each notification): text as `agent_message_chunk`, reasoning as
- * `agent_thought_chunk`. Tool calls are not events here: the session's executor runs Cursor's execs through the
- * editor and announces them itself (executor.ts). A failure is the prompt's JSON-RPC error (errors.ts), not frames.
+ * `agent_thought_chunk`. An MCP call's arguments as they form become an `arguments` frame with the text so far (the
+ * kit hands out the pieces; streamed-calls.ts shows them); the call itself is not an event here: the session's
+ * executor runs Cursor's execs through the editor and announces them (executor.ts). A failure is the prompt's JSON-RPC
+ * error (errors.ts), not frames.
  */
 import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import type { SubagentStep, Usage } from "../../backend/types.js";
@@ -11,7 +13,8 @@ import type { EventHandlers, Translation } from "../kit/translate.js";
 /** What the prompt sends: a `session/update`, or a subagent's step (shown by subagents.ts). */
 export type AcpFrame =
   | { kind: "update"; update: SessionUpdate }
-  | { kind: "subagent"; taskCallId: string; step: SubagentStep };
+  | { kind: "subagent"; taskCallId: string; step: SubagentStep }
+  | { kind: "arguments"; toolCallId: string; toolName: string; text: string };
 
 /** The state of one prompt's answer. */
 export class AcpTranslation implements Translation<AcpFrame> {
@@ -19,6 +22,8 @@ export class AcpTranslation implements Translation<AcpFrame> {
   text = "";
   stopReason: StopReason = "end_turn";
   usage: Usage | undefined;
+  /** The argument text so far of each call whose arguments stream. */
+  private readonly argumentTexts = new Map<string, string>();
 
   readonly on: EventHandlers<AcpFrame> = {
     "text-delta": (event, emit) => {
@@ -33,6 +38,11 @@ export class AcpTranslation implements Translation<AcpFrame> {
         kind: "update",
         update: { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: event.text } },
       });
+    },
+    "tool-call-delta": (event, emit) => {
+      const text = (this.argumentTexts.get(event.toolCallId) ?? "") + event.delta;
+      this.argumentTexts.set(event.toolCallId, text);
+      emit({ kind: "arguments", toolCallId: event.toolCallId, toolName: event.toolName, text });
     },
     subagent: (event, emit) => emit({ kind: "subagent", taskCallId: event.taskCallId, step: event.step }),
     usage: (event) => {

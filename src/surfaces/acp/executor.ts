@@ -18,6 +18,7 @@ import type {
 import type { SurfaceExec, SurfaceExecResult, SurfaceExecutor } from "../../backend/types.js";
 import { globFiles, grepFiles, listDirectory, OutsideCwdError } from "./local-search.js";
 import type { McpHub } from "./mcp-hub.js";
+import type { StreamedCalls } from "./streamed-calls.js";
 import { absolutePath, displayOf, type ToolDisplay } from "./tool-display.js";
 
 /** Most terminal output kept for Cursor (the editor truncates from the start beyond it). */
@@ -32,6 +33,8 @@ export interface ExecutorSession {
   mcp: McpHub;
   /** What the user allowed "always" in this session: `write`, or one command's {@link commandScope}. */
   alwaysAllowed: Set<string>;
+  /** The calls already shown from their streamed arguments (streamed-calls.ts). */
+  streamedCalls?: StreamedCalls;
   /** Sends a `session/update` (and keeps it for `session/load`). */
   emit(update: SessionUpdate): Promise<void>;
 }
@@ -230,7 +233,15 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
       const { toolCallId } = exec;
       const display = displayOf(exec, cwd);
       const rawInput = exec.kind === "mcp" ? safeJson(exec.arguments) : { ...exec, toolCallId: undefined };
-      await session.emit({ sessionUpdate: "tool_call", toolCallId, status: "pending", rawInput, ...display });
+      // A call shown while its arguments streamed is updated with the final ones, not shown twice.
+      const shown = session.streamedCalls?.take(toolCallId) === true;
+      await session.emit({
+        sessionUpdate: shown ? "tool_call_update" : "tool_call",
+        toolCallId,
+        status: "pending",
+        rawInput,
+        ...display,
+      });
       let outcome: { result: SurfaceExecResult; content?: ToolCallContent[] };
       try {
         outcome = await runExec(exec, toolCallId, display, signal);

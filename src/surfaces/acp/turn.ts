@@ -13,6 +13,7 @@ import { choiceOf } from "./config-options.js";
 import { toRequestError } from "./errors.js";
 import { AcpTranslation } from "./events.js";
 import type { AcpSessionRecord } from "./session-store.js";
+import type { StreamedCalls } from "./streamed-calls.js";
 
 export { toRequestError };
 
@@ -22,6 +23,8 @@ export interface PromptSession {
   tools: import("../../backend/types.js").ClientTool[];
   executor: SurfaceExecutor;
   emit(update: import("@agentclientprotocol/sdk").SessionUpdate): Promise<void>;
+  /** The calls shown from their streamed arguments (shared with the executor). */
+  streamedCalls?: StreamedCalls;
   /** Shows a step of a subagent Cursor's task tool runs (subagents.ts). */
   onSubagent?(taskCallId: string, step: import("../../backend/types.js").SubagentStep): Promise<void>;
 }
@@ -49,11 +52,13 @@ export async function runPrompt(
       },
       signal,
     );
-    await driveTurn(turn.events, answer, (frame) =>
-      frame.kind === "update"
-        ? session.emit(frame.update)
-        : (session.onSubagent?.(frame.taskCallId, frame.step) ?? Promise.resolve()),
-    );
+    await driveTurn(turn.events, answer, (frame) => {
+      if (frame.kind === "update") return session.emit(frame.update);
+      if (frame.kind === "subagent") return session.onSubagent?.(frame.taskCallId, frame.step) ?? Promise.resolve();
+      // Decided when sent, not when queued: the executor may have taken the call over meanwhile.
+      const update = session.streamedCalls?.show(frame.toolCallId, frame.toolName, frame.text);
+      return update === undefined ? Promise.resolve() : session.emit(update);
+    });
   } catch (error) {
     if (!signal.aborted) {
       // What Cursor said before failing stays in the conversation; a prompt that failed before any answer leaves none.
