@@ -617,6 +617,18 @@ describe("seeded fuzzer over the ACP agent", () => {
     const ctx: RunContext = { live: await openSessions(driver, cwd), fresh: [], cwd };
     const tally = newTally();
 
+    // The two answers the fuzzer once found broken, checked on their own: an authentication method the agent does
+    // not offer, and the line limit's stand-in request forged by the editor without its params.
+    const refused = async (method: string, params: unknown) =>
+      (await driver.send(JSON.stringify({ jsonrpc: "2.0", id: method, method, params }), method))?.error;
+    expect(await refused("authenticate", { methodId: "nope" })).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining("cursor-login"),
+    });
+    const forged = await refused("_cursor-bridge/message_too_large", {});
+    expect(forged).toMatchObject({ code: -32602 });
+    expect(JSON.stringify(forged)).not.toMatch(/Cannot read|TypeError/);
+
     // Phase 1: the cases that cannot be valid prompts. None of them may reach Cursor.
     const runsBefore = upstream.emulator.stats().runStreams;
     await runCases(driver, invalid, ctx, tally);
