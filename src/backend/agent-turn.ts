@@ -251,7 +251,9 @@ export class CursorAgentTurn implements AgentTurn {
         } else {
           // The Run ended cleanly but Cursor never said the turn was over (cursor-protocol-addendum-3.md T7): the
           // answer was cut off, whether a tool call was open or not. Never a silent success.
-          throw upstreamTruncated(this.announced.length > 0 || (this.session?.pending.size ?? 0) > 0);
+          const session = this.session;
+          const open = (session?.pending.size ?? 0) > 0 || (session?.openCalls.size ?? 0) > 0;
+          throw upstreamTruncated(this.announced.length > 0 || open);
         }
       }
     } catch (error) {

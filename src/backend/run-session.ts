@@ -69,6 +69,8 @@ export class RunSession {
    * result (its history holds the call), but Cursor no longer takes one.
    */
   readonly settled = new Map<string, string>();
+  /** Cursor's tool calls started and not completed yet (by `call_id`): a stream cut now cuts one open (T7). */
+  readonly openCalls = new Set<string>();
   /** The server asked for a blob we do not have (the next failure is then a "Blob not found", §4.4). */
   missingBlob = false;
   /** Σ token_delta since the last reset (§4.6). */
@@ -336,6 +338,7 @@ export class RunSession {
         return;
       }
       case "toolCallCompleted": {
+        this.openCalls.delete(u.value.callId);
         const task = taskOf(u.value.toolCall);
         if (task !== undefined) {
           const step = { kind: "ended" as const, failed: task.failed };
@@ -372,6 +375,7 @@ export class RunSession {
       }
       case "partialToolCall":
       case "toolCallStarted": {
+        if (u.case === "toolCallStarted" && u.value.callId !== "") this.openCalls.add(u.value.callId);
         const task = u.case === "toolCallStarted" ? taskOf(u.value.toolCall) : undefined;
         if (task !== undefined) {
           const step = { kind: "started" as const, description: task.description };

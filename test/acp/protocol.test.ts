@@ -314,6 +314,31 @@ describe("prompts and streaming", () => {
     expect(textOf(next.updates)).toBe("You said: still here");
   });
 
+  it("answers a Cursor turn that never ends with a typed error, with or without an open tool call", async () => {
+    const { agent, session, prompt } = await editor();
+    const cut = agent.request("session/prompt", {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "[[emu:truncate]] cut short" }],
+    });
+    await expect(cut).rejects.toMatchObject({
+      code: -32015,
+      message: "Cursor ended the stream without finishing the turn; the answer is incomplete. Try again.",
+      data: { code: "backend_protocol", detail: "upstream_truncated", retryable: false },
+    });
+    const open = agent.request("session/prompt", {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: '[[emu:truncate]] [[emu:native shell {"command":"make"}]]' }],
+    });
+    await expect(open).rejects.toMatchObject({
+      code: -32015,
+      message: expect.stringContaining("while a tool call was open"),
+      data: { code: "backend_protocol", detail: "upstream_truncated" },
+    });
+    const next = await prompt("still here");
+    expect(next.response.stopReason).toBe("end_turn");
+    expect(textOf(next.updates)).toBe("You said: still here");
+  });
+
   it("answers a context overflow with a JSON-RPC error saying the conversation is too long", async () => {
     const { agent, session } = await editor();
     const long = "lorem ipsum dolor ".repeat(27_000);
