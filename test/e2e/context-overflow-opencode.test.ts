@@ -2,9 +2,12 @@
  * A context overflow as real OpenCode 1.18.33 sees it (provider block): chat's 400 `context_length_exceeded` in
  * OpenAI's words on a request over half the model's window is OpenCode's own `ContextOverflowError` (the error its
  * compaction acts on), never an API error it retries or a usage limit. The prompt is piped on stdin: it is longer
- * than one command-line argument may be.
+ * than one command-line argument may be. With `[[emu:overflow once]]` (only the emulator's first request carrying it
+ * overflows) OpenCode's session, read offline with `opencode export`, shows the whole recovery: a compaction caused
+ * by the overflow, the compaction agent's summary, then the same message sent again and answered.
  */
-import { mkdirSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ClientRun, closedPort, runClient } from "./support/client-process.js";
@@ -14,6 +17,7 @@ import { ensureTestClients, OPENCODE_BINARY, OPENCODE_OFFLINE_ENV } from "./supp
 
 const MODEL = "composer-1";
 const RUN_TIMEOUT_MS = 150_000;
+const ONCE_PROMPT = `${"lorem ipsum dolor ".repeat(27_000)} [[emu:overflow once]]`;
 const LONG_PROMPT = `${"lorem ipsum dolor ".repeat(27_000)} [[emu:overflow]]`;
 
 const reason = await ensureTestClients();
@@ -22,9 +26,60 @@ if (reason !== undefined) console.log(`skipping the OpenCode context-overflow te
 const diagnostics = (result: ClientRun) =>
   `exit ${result.code}\nstdout:\n${result.stdout.slice(-6000)}\nstderr:\n${result.stderr.slice(-3000)}`;
 
+/** One message of `opencode export`: its info and its parts. */
+interface ExportedMessage {
+  info: { role: string; summary?: unknown; mode?: string; agent?: string; error?: { name?: string } };
+  parts: Array<{ type: string; text?: string; auto?: boolean; overflow?: boolean }>;
+}
+
+/**
+ * OpenCode's own record of a session (`opencode export ID`), read offline from its data dir. Its stdout goes to a
+ * file: through a pipe, OpenCode exits before a multi-megabyte export is flushed.
+ */
+function exportSession(id: string, cwd: string, env: Record<string, string>): { messages: ExportedMessage[] } {
+  const file = join(cwd, "export.json");
+  const fd = openSync(file, "w");
+  try {
+    const run = spawnSync(OPENCODE_BINARY, ["export", id], {
+      cwd,
+      env,
+      stdio: ["ignore", fd, "pipe"],
+      timeout: 60_000,
+    });
+    expect(run.status, run.stderr.toString()).toBe(0);
+  } finally {
+    closeSync(fd);
+  }
+  return JSON.parse(readFileSync(file, "utf8")) as { messages: ExportedMessage[] };
+}
+
+/** A provider block for the bridge with the model's window declared, so OpenCode knows when to compact. */
+function opencodeConfig(baseURL: string) {
+  return {
+    provider: {
+      bridge: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "cursor-bridge",
+        options: { baseURL, apiKey: "e2e" },
+        models: { [MODEL]: { name: MODEL, tool_call: true, limit: { context: 200_000, output: 8_000 } } },
+      },
+    },
+    model: `bridge/${MODEL}`,
+    small_model: `bridge/${MODEL}`,
+    autoupdate: false,
+    share: "disabled",
+  };
+}
+
 describe.skipIf(reason !== undefined)("context overflow → OpenCode", () => {
   let served: ServedBridge;
   let home: TempHome;
+  const opencodeEnv = async () => ({
+    ...home.env,
+    OPENCODE_CONFIG_CONTENT: JSON.stringify(opencodeConfig(served.baseURL)),
+    ...OPENCODE_OFFLINE_ENV,
+    npm_config_registry: `http://127.0.0.1:${await closedPort()}`,
+  });
   beforeAll(async () => {
     served = await startServedBridge();
     home = createTempHome("context-overflow-opencode");
@@ -39,26 +94,7 @@ describe.skipIf(reason !== undefined)("context overflow → OpenCode", () => {
     async () => {
       const dir = join(home.dir, "opencode");
       mkdirSync(dir, { recursive: true });
-      const config = {
-        provider: {
-          bridge: {
-            npm: "@ai-sdk/openai-compatible",
-            name: "cursor-bridge",
-            options: { baseURL: served.baseURL, apiKey: "e2e" },
-            models: { [MODEL]: { name: MODEL, tool_call: true, limit: { context: 200_000, output: 8_000 } } },
-          },
-        },
-        model: `bridge/${MODEL}`,
-        small_model: `bridge/${MODEL}`,
-        autoupdate: false,
-        share: "disabled",
-      };
-      const env = {
-        ...home.env,
-        OPENCODE_CONFIG_CONTENT: JSON.stringify(config),
-        ...OPENCODE_OFFLINE_ENV,
-        npm_config_registry: `http://127.0.0.1:${await closedPort()}`,
-      };
+      const env = await opencodeEnv();
       const before = (await emulatorStats(served.emulator.url)).turns.length;
       const result = await runClient(OPENCODE_BINARY, ["run", "-m", `bridge/${MODEL}`, "--format", "json"], {
         cwd: dir,
@@ -84,5 +120,76 @@ describe.skipIf(reason !== undefined)("context overflow → OpenCode", () => {
       expect(turns.length, diagnostics(result)).toBeLessThan(5);
     },
     RUN_TIMEOUT_MS + 30_000,
+  );
+
+  it(
+    "OpenCode compacts on the overflow ([[emu:overflow once]]) and its retried request gets the emulator's answer",
+    async () => {
+      const dir = join(home.dir, "opencode-once");
+      mkdirSync(dir, { recursive: true });
+      const env = await opencodeEnv();
+      // A first, small message makes the session and its title: OpenCode titles a session from its first message
+      // only, so the long message's single overflow cannot be spent on a title request.
+      const first = await runClient(OPENCODE_BINARY, ["run", "-m", `bridge/${MODEL}`, "--format", "json", "hello"], {
+        cwd: dir,
+        env,
+        timeoutMs: RUN_TIMEOUT_MS,
+      });
+      const sid = /"sessionID":"(ses_[A-Za-z0-9]+)"/.exec(first.stdout)?.[1];
+      expect(sid, diagnostics(first)).toBeDefined();
+      const before = (await emulatorStats(served.emulator.url)).turns.length;
+      const result = await runClient(
+        OPENCODE_BINARY,
+        ["run", "-m", `bridge/${MODEL}`, "--format", "json", "-s", sid ?? ""],
+        {
+          cwd: dir,
+          env,
+          timeoutMs: RUN_TIMEOUT_MS,
+          stdin: ONCE_PROMPT,
+        },
+      );
+      // The run reports the overflow once, as its ContextOverflowError (and so exits 1 although it recovered; the
+      // exit status is not asserted).
+      const errors = result.stdout
+        .split("\n")
+        .filter((line) => line.startsWith('{"type":"error"'))
+        .map((line) => (JSON.parse(line) as { error?: { name?: string } }).error?.name);
+      expect(errors, diagnostics(result)).toEqual(["ContextOverflowError"]);
+      // The emulator refused exactly one Run (the overflow), and every later one was served.
+      const turns = (await emulatorStats(served.emulator.url)).turns.slice(before);
+      expect(
+        turns.map((turn) => turn.outcome),
+        diagnostics(result),
+      ).toEqual(["error:ResourceExhausted", ...turns.slice(1).map(() => "completed")]);
+      expect(turns.length, diagnostics(result)).toBeGreaterThanOrEqual(3);
+
+      // OpenCode's own record: the overflow made it compact (a compaction part marked as caused by an overflow,
+      // then the compaction agent's summary), and then it sent the long message again and got the emulator's answer.
+      const messages = exportSession(sid ?? "", dir, env).messages;
+      const outline = JSON.stringify(messages.map((m) => [m.info.role, m.info.agent, m.parts.map((p) => p.type)]));
+      const compaction = messages.findIndex((m) =>
+        m.parts.some((p) => p.type === "compaction" && p.auto === true && p.overflow === true),
+      );
+      expect(compaction, outline).toBeGreaterThan(0);
+      const summary = messages[compaction + 1];
+      expect(summary?.info.role, outline).toBe("assistant");
+      expect(summary?.info.agent, outline).toBe("compaction");
+      expect(summary?.info.summary, outline).toBe(true);
+      expect(summary?.info.error, outline).toBeUndefined();
+      const retried = messages[compaction + 2];
+      expect(retried?.info.role, outline).toBe("user");
+      expect(
+        retried?.parts.some((p) => p.text?.includes("[[emu:overflow once]]") === true),
+        outline,
+      ).toBe(true);
+      const answer = messages[compaction + 3];
+      expect(answer?.info.role, outline).toBe("assistant");
+      expect(answer?.info.error, outline).toBeUndefined();
+      expect(
+        answer?.parts.some((p) => p.type === "text" && p.text?.startsWith("You said: lorem ipsum dolor") === true),
+        outline,
+      ).toBe(true);
+    },
+    RUN_TIMEOUT_MS + 90_000,
   );
 });
