@@ -3,35 +3,14 @@
  * `session/new`, `/plan` and `/model` switching through the config options without a Cursor Run, `/usage`,
  * `/compact` continuing in a new Cursor conversation seeded with the summary, and `usage_update` after a prompt.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ClientCapabilities, PROTOCOL_VERSION, type SessionNotification } from "@agentclientprotocol/sdk";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type AcpUpstream, type Connected, connectEditor, startUpstream } from "./support.js";
+import { describe, expect, it } from "vitest";
+import { useAcpFixture } from "./support.js";
 
 const FULL: ClientCapabilities = { fs: { readTextFile: true, writeTextFile: true }, terminal: true };
 
-let upstream: AcpUpstream;
-let cwd: string;
-const open: Connected[] = [];
-
-beforeAll(async () => {
-  upstream = await startUpstream();
-  cwd = mkdtempSync(join(tmpdir(), "cursor-bridge-acp-commands-"));
-});
-
-afterEach(async () => {
-  for (const c of open.splice(0)) {
-    await c.closeAgent();
-    c.connection.close();
-  }
-});
-
-afterAll(async () => {
-  await upstream.close();
-  rmSync(cwd, { recursive: true, force: true });
-});
+const acp = useAcpFixture("cursor-bridge-acp-commands-");
 
 function textOf(updates: SessionNotification[]): string {
   return updates
@@ -40,14 +19,13 @@ function textOf(updates: SessionNotification[]): string {
     .join("");
 }
 
-const runs = () => upstream.emulator.stats().runStreams + upstream.emulator.stats().runSseStreams;
+const runs = () => acp.upstream.emulator.stats().runStreams + acp.upstream.emulator.stats().runSseStreams;
 
 async function editor() {
-  const connected = connectEditor(upstream);
-  open.push(connected);
+  const connected = acp.connect();
   const agent = connected.connection.agent;
   await agent.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: FULL });
-  const session = await agent.request("session/new", { cwd, mcpServers: [] });
+  const session = await agent.request("session/new", { cwd: acp.dir, mcpServers: [] });
   const prompt = async (text: string) => {
     connected.script.updates.length = 0;
     const response = await agent.request("session/prompt", {

@@ -3,44 +3,23 @@
  * (`session_info_update`), `session/list` (cwd filter, newest first, pages), `session/resume` without replay in a
  * fresh agent, `session/close` stopping the session's MCP server and `session/delete` removing it from the list.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ClientCapabilities, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createMemoryResponseStore } from "../../src/stores/memory/response-store.js";
 import { listPage } from "../../src/surfaces/acp/list.js";
 import { acpSessionStoreOver } from "../../src/surfaces/acp/session-store.js";
-import { type AcpUpstream, type Connected, connectEditor, startUpstream } from "./support.js";
+import { useAcpFixture } from "./support.js";
 
 const FULL: ClientCapabilities = { fs: { readTextFile: true, writeTextFile: true }, terminal: true };
 const ECHO_SERVER = fileURLToPath(new URL("./fixtures/echo-mcp-server.mjs", import.meta.url));
 
-let upstream: AcpUpstream;
-let dir: string;
-const open: Connected[] = [];
-
-beforeAll(async () => {
-  upstream = await startUpstream();
-  dir = mkdtempSync(join(tmpdir(), "cursor-bridge-acp-sessions-"));
-});
-
-afterEach(async () => {
-  for (const c of open.splice(0)) {
-    await c.closeAgent();
-    c.connection.close();
-  }
-});
-
-afterAll(async () => {
-  await upstream.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const acp = useAcpFixture("cursor-bridge-acp-sessions-");
 
 async function editor() {
-  const connected = connectEditor(upstream);
-  open.push(connected);
+  const connected = acp.connect();
   const agent = connected.connection.agent;
   const init = await agent.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: FULL });
   return { ...connected, agent, init };
@@ -74,8 +53,8 @@ describe("ACP session management", () => {
   });
 
   it("titles a session from its first prompt and lists, resumes, closes and deletes sessions", async () => {
-    const cwdA = join(dir, "a");
-    const cwdB = join(dir, "b");
+    const cwdA = join(acp.dir, "a");
+    const cwdB = join(acp.dir, "b");
     mkdirSync(cwdA);
     mkdirSync(cwdB);
     const first = await editor();
@@ -111,7 +90,7 @@ describe("ACP session management", () => {
 
     // A new agent process resumes without replaying and continues the same Cursor conversation.
     const second = await editor();
-    const pidFile = join(dir, "echo.pid");
+    const pidFile = join(acp.dir, "echo.pid");
     const resumed = await second.agent.request("session/resume", {
       sessionId: one,
       cwd: cwdA,
@@ -156,7 +135,7 @@ describe("ACP session management", () => {
 
 describe("unstable session/fork and session/set_title", () => {
   it("forks a session that continues from the source's checkpoint, and retitles a session", async () => {
-    const cwd = join(dir, "fork");
+    const cwd = join(acp.dir, "fork");
     mkdirSync(cwd);
     const { agent, script } = await editor();
     const { sessionId } = await agent.request("session/new", { cwd, mcpServers: [] });

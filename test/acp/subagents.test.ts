@@ -3,42 +3,20 @@
  * nested tool calls arrive in `task_tool_call_delta`, cursor-protocol-addendum-3 T4): the client sees both nested
  * calls as the task's tool_call_update content.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type AcpUpstream, type Connected, connectEditor, startUpstream } from "./support.js";
+import { describe, expect, it } from "vitest";
+import { useAcpFixture } from "./support.js";
 
-let upstream: AcpUpstream;
-let cwd: string;
-const open: Connected[] = [];
-
-beforeAll(async () => {
-  upstream = await startUpstream();
-  cwd = mkdtempSync(join(tmpdir(), "cursor-bridge-acp-subagents-"));
-});
-
-afterEach(async () => {
-  for (const c of open.splice(0)) {
-    await c.closeAgent();
-    c.connection.close();
-  }
-});
-
-afterAll(async () => {
-  await upstream.close();
-  rmSync(cwd, { recursive: true, force: true });
-});
+const acp = useAcpFixture("cursor-bridge-acp-subagents-");
 
 const TASK = '[[emu:task {"description":"look around","steps":[{"read":"src/a.ts"},{"grep":"TODO"}]}]]';
 
 async function runTask(clientCapabilities: Record<string, unknown>) {
-  const connected = connectEditor(upstream);
-  open.push(connected);
+  const connected = acp.connect();
   const agent = connected.connection.agent;
   await agent.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities });
-  const { sessionId } = await agent.request("session/new", { cwd, mcpServers: [] });
+  const { sessionId } = await agent.request("session/new", { cwd: acp.dir, mcpServers: [] });
   connected.script.updates.length = 0;
   const response = await agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: TASK }] });
   return { response, sessionId, updates: [...connected.script.updates] };

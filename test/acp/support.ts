@@ -4,6 +4,9 @@
  * each test sets. Every `session/update` the agent sends is collected.
  */
 import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   type AgentApp,
   type ClientConnection,
@@ -11,6 +14,7 @@ import {
   type RequestPermissionResponse,
   type SessionNotification,
 } from "@agentclientprotocol/sdk";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { createAgentClient } from "../../src/backend/agent-client.js";
 import { planUsageOf } from "../../src/cli/usage.js";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
@@ -168,4 +172,52 @@ export function connectEditor(upstream: AcpUpstream): Connected {
     });
   const connection = editor.connect(acp.app);
   return { connection, script, agentApp: acp.app, closeAgent: acp.close };
+}
+
+/** A test file's in-process upstream and scratch folder; every editor it connects is closed after each test. */
+export interface AcpFixture {
+  readonly upstream: AcpUpstream;
+  /** The scratch folder (removed after the file's tests). */
+  readonly dir: string;
+  /** An editor connected to the agent, closed after the current test. */
+  connect(): Connected;
+}
+
+/** Registers the file's hooks: the upstream and a scratch folder (`prepare` fills it) before all, cleanup after. */
+export function useAcpFixture(prefix: string, prepare?: (dir: string) => void): AcpFixture {
+  let upstream: AcpUpstream | undefined;
+  let dir: string | undefined;
+  const open: Connected[] = [];
+  beforeAll(async () => {
+    upstream = await startUpstream();
+    dir = mkdtempSync(join(tmpdir(), prefix));
+    prepare?.(dir);
+  });
+  afterEach(async () => {
+    for (const c of open.splice(0)) {
+      await c.closeAgent();
+      c.connection.close();
+    }
+  });
+  afterAll(async () => {
+    await upstream?.close();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("the ACP fixture is used before its beforeAll ran");
+    return value;
+  };
+  return {
+    get upstream() {
+      return started(upstream);
+    },
+    get dir() {
+      return started(dir);
+    },
+    connect() {
+      const connected = connectEditor(started(upstream));
+      open.push(connected);
+      return connected;
+    },
+  };
 }
