@@ -3,7 +3,6 @@
  * `session/new`, `/plan` and `/model` switching through the config options without a Cursor Run, `/usage`,
  * `/compact` continuing in a new Cursor conversation seeded with the summary, and `usage_update` after a prompt.
  */
-import { join } from "node:path";
 import { type ClientCapabilities, PROTOCOL_VERSION, type SessionNotification } from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { useAcpFixture } from "./support.js";

@@ -3,7 +3,6 @@
  * nested tool calls arrive in `task_tool_call_delta`, cursor-protocol-addendum-3 T4): the client sees both nested
  * calls as the task's tool_call_update content.
  */
-import { join } from "node:path";
 import { PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { useAcpFixture } from "./support.js";
