@@ -107,7 +107,7 @@ describe.each(["http2", "http1"] as const)("agent client over %s", (transport) =
 
   it("keeps a call Cursor aborts before its result in the caller's hands, and does not forward its result", async () => {
     fx.emulator.resetStats();
-    // The emulator aborts the exec at once, well inside the 30 ms batch window, then answers from the abort.
+    // The emulator aborts the exec at once, before the caller's result, then answers from the abort.
     const text = '[[emu:native read {"path":"/work/project/a.txt"}]] [[emu:abort-exec 0]]';
     const turn = fx.client.startTurn(userTurn(`${transport}-aborted`, text, { tools: [readTool] }));
     const first = await collect(turn.stream());
@@ -117,6 +117,9 @@ describe.each(["http2", "http1"] as const)("agent client over %s", (transport) =
     expect(endOf(first)).toBe("tool-calls");
     expect(textOf(first)).toBe("");
     expect(turn.status).toBe("parked");
+    // The segment can pause the moment its one listed call arrives, and a loopback round trip can then beat the
+    // emulator's 0 ms timer. The emulator runs in this process: a later timer fires after its abort was sent.
+    await new Promise((resolve) => setTimeout(resolve, 20));
     const second = await collect(
       turn.resume([{ toolCallId: calls[0]?.toolCallId ?? "", content: "file body", isError: false }]),
     );

@@ -32,8 +32,8 @@ describe("resolveClientVersion", () => {
     });
   });
 
-  it("defaults to the newest version the references name (cursor-protocol.md §3)", () => {
-    expect(DEFAULT_CLIENT_VERSION).toBe("cli-2026.02.13-41ac335");
+  it("defaults to the newest CLI build the references name (cursor-protocol-addendum-3.md E8)", () => {
+    expect(DEFAULT_CLIENT_VERSION).toBe("cli-2026.10.01-e373342");
   });
 
   it("treats blank settings as unset and adds the cli- prefix to bare versions", () => {
