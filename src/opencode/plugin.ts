@@ -112,8 +112,15 @@ export function createCursorPlugin(environment: PluginEnvironment): Plugin {
       write: persist,
     };
     const storeTokens = createOpenCodeTokenSource({ auth: access, apiUrl, now });
+    // One retry at a time: the child's concurrent token requests would otherwise each write the same tokens.
+    let retrying: Promise<void> | undefined;
     const retryUnsaved = (): void => {
-      if (unsaved !== undefined) persist(unsaved).catch(() => undefined);
+      if (unsaved === undefined || retrying !== undefined) return;
+      retrying = persist(unsaved)
+        .catch(() => undefined)
+        .finally(() => {
+          retrying = undefined;
+        });
     };
     const tokenSource: TokenSource = {
       getAccessToken: (signal) => {
