@@ -80,6 +80,8 @@ describe("dist/o200k_base.tokens", () => {
       done = true;
     });
     await loading;
-    expect(ranMeanwhile).toBeGreaterThan(1);
+    // Indexed in one go, the load would settle before any setImmediate callback; each yield lets one run. How many
+    // slices there are depends on the machine's speed (a slice is a few ms), so only "at least one yield" is stable.
+    expect(ranMeanwhile).toBeGreaterThan(0);
   });
 });

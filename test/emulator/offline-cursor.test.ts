@@ -502,8 +502,13 @@ describe("--record DIR (recordDir)", () => {
         expect(first.message.case).toBe("runRequest");
       }
       const failedFile = files.find((n) => !n.startsWith(runId) && !n.startsWith(sse.requestId)) ?? "";
-      const last = readFileSync(join(dir, failedFile), "utf8").trim().split("\n").at(-1) ?? "{}";
-      expect(JSON.parse(last)).toMatchObject({ from: "server", error: { code: "InvalidArgument" } });
+      // The server's last word is the error; a client message already in flight (a heartbeat) may be recorded after it.
+      const fromServer = readFileSync(join(dir, failedFile), "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { from: string })
+        .filter((l) => l.from === "server");
+      expect(fromServer.at(-1)).toMatchObject({ from: "server", error: { code: "InvalidArgument" } });
     } finally {
       await recording.close();
       rmSync(dir, { recursive: true, force: true });
