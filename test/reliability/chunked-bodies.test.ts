@@ -1,8 +1,8 @@
 /**
  * The large-body gate counts a body's bytes as they arrive, so chunked bodies (no content-length) are held to the
  * same memory budget as declared ones: 60 concurrent 3.9 MB chat requests against `cursor-bridge serve` (its own
- * process, the embedded emulator), sent once with content-length and once chunked, each time to a fresh server.
- * The chunked run's peak RSS stays within 10 % of the declared run's (it was 891 MB against 359 MB when only
+ * process, the embedded emulator), sent twice with content-length and twice chunked, each time to a fresh server.
+ * The higher chunked peak RSS stays within 10 % of the higher declared one (it was 891 MB against 359 MB when only
  * content-length was counted).
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -91,13 +91,18 @@ afterAll(async () => {
 
 describe("chunked bodies and the memory budget", () => {
   it(`${REQUESTS} × 3.9 MB chunked bodies peak within 10 % of the same bodies with content-length`, async () => {
-    const declared = await peakOf(false);
-    const chunked = await peakOf(true);
+    // One server's peak RSS varies by more than 10 % from run to run (521–632 MB seen for the same declared run), so
+    // each framing runs twice, interleaved, and the higher peak of each is compared: the worst case both ways.
+    const runs: Array<{ chunked: boolean; peakMb: number; statuses: number[] }> = [];
+    for (const chunked of [false, true, false, true]) runs.push({ chunked, ...(await peakOf(chunked)) });
+    const peakWith = (chunked: boolean) =>
+      Math.max(...runs.filter((run) => run.chunked === chunked).map((run) => run.peakMb));
+    const declared = peakWith(false);
+    const chunked = peakWith(true);
     process.stdout.write(
-      `reliability: ${REQUESTS} × 3.9 MB bodies: peak RSS ${declared.peakMb.toFixed(0)} MB with content-length, ${chunked.peakMb.toFixed(0)} MB chunked\n`,
+      `reliability: ${REQUESTS} × 3.9 MB bodies: peak RSS ${declared.toFixed(0)} MB with content-length, ${chunked.toFixed(0)} MB chunked (the higher of two runs each: ${runs.map((run) => run.peakMb.toFixed(0)).join(", ")})\n`,
     );
-    expect(declared.statuses.every((status) => status === 200)).toBe(true);
-    expect(chunked.statuses.every((status) => status === 200)).toBe(true);
-    expect(chunked.peakMb).toBeLessThanOrEqual(declared.peakMb * 1.1);
+    for (const run of runs) expect(run.statuses.every((status) => status === 200)).toBe(true);
+    expect(chunked).toBeLessThanOrEqual(declared * 1.1);
   }, 600_000);
 });
