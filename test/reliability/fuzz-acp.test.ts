@@ -28,7 +28,7 @@ import { silentLogger } from "../../src/util/logger.js";
 import { type AcpUpstream, startUpstream } from "../acp/support.js";
 import { createTempHome, type TempHome } from "../e2e/support/served-bridge.js";
 import { pngImage } from "../support/images.js";
-import { Gen, prng } from "./support/fuzz-cases.js";
+import { Gen, nodes, prng } from "./support/fuzz-cases.js";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261127);
 const CASES = Number(process.env.FUZZ_CASES ?? 10_000);
@@ -144,30 +144,9 @@ function baseMessage(g: Gen, method: string): Record<string, unknown> {
   }
 }
 
-/** Every container node of a value with its parent, so a mutation can replace or delete it. */
-function nodes(root: unknown): Array<[Record<string, unknown> | unknown[], string | number]> {
-  const out: Array<[Record<string, unknown> | unknown[], string | number]> = [];
-  const stack: unknown[] = [root];
-  while (stack.length > 0 && out.length < 200) {
-    const value = stack.pop();
-    if (Array.isArray(value)) {
-      value.forEach((item, i) => {
-        out.push([value, i]);
-        stack.push(item);
-      });
-    } else if (typeof value === "object" && value !== null) {
-      for (const [key, item] of Object.entries(value)) {
-        out.push([value as Record<string, unknown>, key]);
-        stack.push(item);
-      }
-    }
-  }
-  return out;
-}
-
 function mutate(g: Gen, params: Record<string, unknown>): void {
   for (let i = 1 + g.int(3); i > 0; i--) {
-    const all = nodes(params);
+    const all = nodes(params, 200);
     if (all.length === 0) return;
     const [parent, key] = g.pick(all);
     const op = g.int(5);

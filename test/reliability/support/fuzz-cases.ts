@@ -143,11 +143,11 @@ function baseChat(g: Gen): Record<string, unknown> {
   return body;
 }
 
-/** Every container node of a value with its parent, so a mutation can replace or delete it. */
-function nodes(root: unknown): Array<[Record<string, unknown> | unknown[], string | number]> {
+/** Every container node of a value with its parent (at most `limit`), so a mutation can replace or delete it. */
+export function nodes(root: unknown, limit = 500): Array<[Record<string, unknown> | unknown[], string | number]> {
   const out: Array<[Record<string, unknown> | unknown[], string | number]> = [];
   const stack: unknown[] = [root];
-  while (stack.length > 0 && out.length < 500) {
+  while (stack.length > 0 && out.length < limit) {
     const value = stack.pop();
     if (Array.isArray(value)) {
       value.forEach((item, i) => {
