@@ -478,7 +478,9 @@ describe("--record DIR (recordDir)", () => {
       await waitFor(() => (recording.stats().turns.every((t) => t.outcome !== undefined) ? true : undefined));
       const files = await waitFor(() => {
         const names = readdirSync(dir).filter((n) => n.endsWith(".jsonl"));
-        return names.length === 3 && names.every((n) => readFileSync(join(dir, n), "utf8").endsWith("\n"))
+        const texts = names.map((n) => readFileSync(join(dir, n), "utf8"));
+        // Complete: three files, whole lines, and the failed Run's error written (it can land after its last frame).
+        return names.length === 3 && texts.every((t) => t.endsWith("\n")) && texts.some((t) => t.includes('"error"'))
           ? names
           : undefined;
       });
