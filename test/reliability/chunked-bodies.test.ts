@@ -1,9 +1,9 @@
 /**
  * The large-body gate counts a body's bytes as they arrive, so chunked bodies (no content-length) are held to the
  * same memory budget as declared ones: 60 concurrent 3.9 MB chat requests against `cursor-bridge serve` (its own
- * process, the embedded emulator), sent twice with content-length and twice chunked, each time to a fresh server.
- * The higher chunked peak RSS stays within 10 % of the higher declared one (it was 891 MB against 359 MB when only
- * content-length was counted).
+ * process, the embedded emulator), sent three times with content-length and three times chunked, interleaved, each
+ * time to a fresh server. The median chunked peak RSS stays within 10 % of the median declared one (it was 891 MB
+ * against 359 MB when only content-length was counted).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { request } from "node:http";
@@ -91,16 +91,20 @@ afterAll(async () => {
 
 describe("chunked bodies and the memory budget", () => {
   it(`${REQUESTS} × 3.9 MB chunked bodies peak within 10 % of the same bodies with content-length`, async () => {
-    // One server's peak RSS varies by more than 10 % from run to run (521–632 MB seen for the same declared run), so
-    // each framing runs twice, interleaved, and the higher peak of each is compared: the worst case both ways.
+    // One server's peak RSS varies by more than 10 % from run to run, whatever the framing (521–639 MB seen for the
+    // same declared run: the peak is the highest of the garbage collector's sawtooth, sampled every 50 ms, on a
+    // machine running other tests), so each framing runs three times, interleaved, and their medians are compared.
+    // The bypass this guards against was a factor of 2.5, far outside that noise.
     const runs: Array<{ chunked: boolean; peakMb: number; statuses: number[] }> = [];
-    for (const chunked of [false, true, false, true]) runs.push({ chunked, ...(await peakOf(chunked)) });
-    const peakWith = (chunked: boolean) =>
-      Math.max(...runs.filter((run) => run.chunked === chunked).map((run) => run.peakMb));
-    const declared = peakWith(false);
-    const chunked = peakWith(true);
+    for (const chunked of [false, true, false, true, false, true]) runs.push({ chunked, ...(await peakOf(chunked)) });
+    const medianWith = (chunked: boolean) => {
+      const peaks = runs.filter((run) => run.chunked === chunked).map((run) => run.peakMb);
+      return peaks.sort((a, b) => a - b)[Math.floor(peaks.length / 2)] as number;
+    };
+    const declared = medianWith(false);
+    const chunked = medianWith(true);
     process.stdout.write(
-      `reliability: ${REQUESTS} × 3.9 MB bodies: peak RSS ${declared.toFixed(0)} MB with content-length, ${chunked.toFixed(0)} MB chunked (the higher of two runs each: ${runs.map((run) => run.peakMb.toFixed(0)).join(", ")})\n`,
+      `reliability: ${REQUESTS} × 3.9 MB bodies: peak RSS ${declared.toFixed(0)} MB with content-length, ${chunked.toFixed(0)} MB chunked (the median of three runs each: ${runs.map((run) => `${run.chunked ? "chunked" : "declared"} ${run.peakMb.toFixed(0)}`).join(", ")})\n`,
     );
     for (const run of runs) expect(run.statuses.every((status) => status === 200)).toBe(true);
     expect(chunked).toBeLessThanOrEqual(declared * 1.1);
