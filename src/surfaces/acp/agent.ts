@@ -34,15 +34,17 @@ import {
   slashCommandOf,
 } from "./commands.js";
 import { applyConfigOption, buildConfigOptions, type ConfigValue, findModel, MODES } from "./config-options.js";
+import { toRequestError } from "./errors.js";
 import { createSessionExecutor } from "./executor.js";
-import { TOO_LARGE_METHOD, type TooLargeParams } from "./line-limit.js";
+import { TOO_LARGE_METHOD } from "./line-limit.js";
 import { listPage } from "./list.js";
 import { type McpHub, openMcpHub } from "./mcp-hub.js";
-import { promptParts, titleOf } from "./prompt.js";
+import { parseFork, parseSetTitle, parseTooLarge, promptParts, titleOf } from "./parse.js";
 import type { AcpSessionRecord, AcpSessionStore } from "./session-store.js";
 import { StreamedCalls } from "./streamed-calls.js";
 import { createSubagentView } from "./subagents.js";
-import { runPrompt, toRequestError } from "./turn.js";
+import { runPrompt } from "./turn.js";
+import type { TurnTokens } from "./wire.js";
 
 /** The engine and the session store, built on first use (after `authenticate` when the login changed). */
 export interface AcpStack {
@@ -461,51 +463,8 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
   return { app, close };
 }
 
-/** `session/fork` params (ACP's unstable schema): the source session, the fork's folder and MCP servers. */
-function parseFork(raw: unknown): { sessionId: string; cwd: string; mcpServers?: McpServer[] } {
-  const value = (raw ?? {}) as { sessionId?: unknown; cwd?: unknown; mcpServers?: unknown };
-  if (typeof value.sessionId !== "string" || typeof value.cwd !== "string" || !isAbsolute(value.cwd)) {
-    throw RequestError.invalidParams(undefined, "session/fork needs sessionId and an absolute cwd.");
-  }
-  if (value.mcpServers !== undefined && !Array.isArray(value.mcpServers)) {
-    throw RequestError.invalidParams(undefined, "mcpServers must be an array.");
-  }
-  return {
-    sessionId: value.sessionId,
-    cwd: value.cwd,
-    ...(value.mcpServers === undefined ? {} : { mcpServers: value.mcpServers as McpServer[] }),
-  };
-}
-
-/**
- * The line limit's stand-in request (line-limit.ts). An editor can send the method itself: params that are not the
- * stand-in's get an invalid-params error instead of a crash of the handler.
- */
-function parseTooLarge(raw: unknown): TooLargeParams {
-  const value = (raw ?? {}) as { bytes?: unknown; limit?: unknown };
-  if (typeof value.limit !== "number" || typeof value.bytes !== "number") {
-    throw RequestError.invalidParams(undefined, `${TOO_LARGE_METHOD} is the agent's own stand-in for a line too long.`);
-  }
-  return { bytes: value.bytes, limit: value.limit };
-}
-
-/** `session/set_title` params (ACP's unstable schema). */
-function parseSetTitle(raw: unknown): { sessionId: string; title: string } {
-  const value = (raw ?? {}) as { sessionId?: unknown; title?: unknown };
-  if (typeof value.sessionId !== "string" || typeof value.title !== "string") {
-    throw RequestError.invalidParams(undefined, "session/set_title needs sessionId and title.");
-  }
-  return { sessionId: value.sessionId, title: value.title.slice(0, 200) };
-}
-
 function mebibytes(bytes: number): string {
   return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
-}
-
-interface TurnTokens {
-  inputTokens: number;
-  outputTokens: number;
-  totalTokens: number;
 }
 
 /** Updates that describe the session's state rather than its history: `session/load` answers them afresh. */

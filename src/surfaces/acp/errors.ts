@@ -5,27 +5,8 @@
  * Each kind has a code of its own; `data` carries the bridge's error code, reason and whether a retry can help.
  */
 import { RequestError } from "@agentclientprotocol/sdk";
-import type { ProxyErrorCode } from "../../util/errors.js";
 import { decideError } from "../kit/error-policy.js";
-
-/** JSON-RPC codes by kind. -32000 and -32002 are ACP's (auth required, resource not found); -32800 is cancelled. */
-export const ACP_ERROR_CODES: Readonly<Record<ProxyErrorCode, number>> = {
-  invalid_request: -32602,
-  request_too_large: -32602,
-  unsupported_media_type: -32602,
-  not_found: -32602,
-  unauthenticated: -32000,
-  context_length_exceeded: -32010,
-  quota_exceeded: -32011,
-  key_budget_exceeded: -32011,
-  rate_limited: -32012,
-  permission_denied: -32013,
-  backend_unavailable: -32014,
-  backend_protocol: -32015,
-  timeout: -32016,
-  canceled: -32800,
-  internal: -32603,
-};
+import { ACP_ERROR_CODES } from "./wire.js";
 
 /** Anything thrown by a prompt → the RequestError answered (a RequestError passes through). */
 export function toRequestError(error: unknown): RequestError {

@@ -6,15 +6,10 @@
  * executor runs Cursor's execs through the editor and announces them (executor.ts). A failure is the prompt's JSON-RPC
  * error (errors.ts), not frames.
  */
-import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
-import type { SubagentStep, Usage } from "../../backend/types.js";
+import type { StopReason } from "@agentclientprotocol/sdk";
+import type { Usage } from "../../backend/types.js";
 import type { EventHandlers, Translation } from "../kit/translate.js";
-
-/** What the prompt sends: a `session/update`, or a subagent's step (shown by subagents.ts). */
-export type AcpFrame =
-  | { kind: "update"; update: SessionUpdate }
-  | { kind: "subagent"; taskCallId: string; step: SubagentStep }
-  | { kind: "arguments"; toolCallId: string; toolName: string; text: string };
+import type { AcpFrame } from "./wire.js";
 
 /** The state of one prompt's answer. */
 export class AcpTranslation implements Translation<AcpFrame> {

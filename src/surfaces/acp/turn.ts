@@ -1,32 +1,30 @@
 /**
- * One `session/prompt`: the session's conversation plus the new user message goes to the engine (which continues
- * the Cursor conversation from its checkpoint: one Run per prompt), with the session's executor running Cursor's
- * execs through the editor. Text and reasoning stream back as `agent_message_chunk` / `agent_thought_chunk`; a
- * `session/cancel` aborts the turn (the engine sends Cursor's CancelAction) and the prompt ends `cancelled`.
+ * One `session/prompt`, run as an HTTP door's route runs its request: the prompt's engine request (translate.ts)
+ * goes to the engine, its events go back through the translation (events.ts) on the kit's driver, and the answer is
+ * kept in the session's conversation. Text and reasoning stream back as `agent_message_chunk` /
+ * `agent_thought_chunk`; a `session/cancel` aborts the turn (the engine sends Cursor's CancelAction) and the prompt
+ * ends `cancelled`.
  */
 import type { PromptResponse, StopReason } from "@agentclientprotocol/sdk";
-import type { SurfaceExecutor } from "../../backend/types.js";
+import type { ClientTool, SubagentStep, SurfaceExecutor } from "../../backend/types.js";
 import type { ConversationMessage, Engine, MessagePart } from "../../engine/index.js";
-import { withChoice } from "../kit/model-choice.js";
 import { driveTurn } from "../kit/translate.js";
-import { choiceOf } from "./config-options.js";
 import { toRequestError } from "./errors.js";
 import { AcpTranslation } from "./events.js";
 import type { AcpSessionRecord } from "./session-store.js";
 import type { StreamedCalls } from "./streamed-calls.js";
-
-export { toRequestError };
+import { toEngineRequest } from "./translate.js";
 
 /** What a prompt needs from its session. */
 export interface PromptSession {
   record: AcpSessionRecord;
-  tools: import("../../backend/types.js").ClientTool[];
+  tools: ClientTool[];
   executor: SurfaceExecutor;
   emit(update: import("@agentclientprotocol/sdk").SessionUpdate): Promise<void>;
   /** The calls shown from their streamed arguments (shared with the executor). */
   streamedCalls?: StreamedCalls;
   /** Shows a step of a subagent Cursor's task tool runs (subagents.ts). */
-  onSubagent?(taskCallId: string, step: import("../../backend/types.js").SubagentStep): Promise<void>;
+  onSubagent?(taskCallId: string, step: SubagentStep): Promise<void>;
 }
 
 /** Runs one prompt to its end; the conversation (partial on cancel) is appended to `session.record.messages`. */
@@ -40,18 +38,7 @@ export async function runPrompt(
   const messages: ConversationMessage[] = [...record.messages, { role: "user", parts }];
   const answer = new AcpTranslation();
   try {
-    const turn = await engine.startTurn(
-      {
-        model: record.model,
-        instructions: [],
-        messages,
-        tools: session.tools,
-        options: { reasoning: true, reasoningEffort: undefined, toolChoice: "auto", ...withChoice(choiceOf(record)) },
-        executor: session.executor,
-        mode: record.mode,
-      },
-      signal,
-    );
+    const turn = await engine.startTurn(toEngineRequest(record, messages, session.tools, session.executor), signal);
     await driveTurn(turn.events, answer, (frame) => {
       if (frame.kind === "update") return session.emit(frame.update);
       if (frame.kind === "subagent") return session.onSubagent?.(frame.taskCallId, frame.step) ?? Promise.resolve();

@@ -1,12 +1,17 @@
 /**
- * An ACP prompt (content blocks) as the engine's user message: text as is, images decoded (and sniffed: the bytes
- * must be PNG, JPEG, GIF or WebP), resource links as a mention of the resource, embedded text resources inlined
- * with their URI. Audio is refused (initialize says `audio: false`).
+ * What the agent reads from ACP's requests before anything runs (the SDK's schemas have checked their shape): a
+ * prompt's content blocks as the engine's user message (text as is, images through the kit's image budget: decoded
+ * and sniffed, the bytes must be PNG, JPEG, GIF or WebP; resource links as a mention of the resource, embedded text
+ * resources inlined with their URI; audio refused, as initialize says `audio: false`), a session's title from its
+ * first prompt, and the params of the unstable methods and the agent's own stand-in, which the SDK leaves to it.
  */
-import { type ContentBlock, RequestError } from "@agentclientprotocol/sdk";
+import { isAbsolute } from "node:path";
+import { type ContentBlock, type McpServer, RequestError } from "@agentclientprotocol/sdk";
 import type { MessagePart } from "../../engine/index.js";
 import { ImageBudget } from "../kit/image-input.js";
 import { toRequestError } from "./errors.js";
+import { TOO_LARGE_METHOD, type TooLargeParams } from "./line-limit.js";
+import type { ForkParams, SetTitleParams } from "./wire.js";
 
 /**
  * Most bytes of a prompt (its text in UTF-8 plus its decoded images): a turn reaches Cursor in one message of at most
@@ -83,4 +88,41 @@ export function titleOf(blocks: readonly ContentBlock[]): string | undefined {
     return line.length <= TITLE_LENGTH ? line : `${line.slice(0, TITLE_LENGTH - 1).trimEnd()}…`;
   }
   return undefined;
+}
+
+/** `session/fork` params (ACP's unstable schema): the source session, the fork's folder and MCP servers. */
+export function parseFork(raw: unknown): ForkParams {
+  const value = (raw ?? {}) as { sessionId?: unknown; cwd?: unknown; mcpServers?: unknown };
+  if (typeof value.sessionId !== "string" || typeof value.cwd !== "string" || !isAbsolute(value.cwd)) {
+    throw RequestError.invalidParams(undefined, "session/fork needs sessionId and an absolute cwd.");
+  }
+  if (value.mcpServers !== undefined && !Array.isArray(value.mcpServers)) {
+    throw RequestError.invalidParams(undefined, "mcpServers must be an array.");
+  }
+  return {
+    sessionId: value.sessionId,
+    cwd: value.cwd,
+    ...(value.mcpServers === undefined ? {} : { mcpServers: value.mcpServers as McpServer[] }),
+  };
+}
+
+/**
+ * The line limit's stand-in request (line-limit.ts). An editor can send the method itself: params that are not the
+ * stand-in's get an invalid-params error instead of a crash of the handler.
+ */
+export function parseTooLarge(raw: unknown): TooLargeParams {
+  const value = (raw ?? {}) as { bytes?: unknown; limit?: unknown };
+  if (typeof value.limit !== "number" || typeof value.bytes !== "number") {
+    throw RequestError.invalidParams(undefined, `${TOO_LARGE_METHOD} is the agent's own stand-in for a line too long.`);
+  }
+  return { bytes: value.bytes, limit: value.limit };
+}
+
+/** `session/set_title` params (ACP's unstable schema). */
+export function parseSetTitle(raw: unknown): SetTitleParams {
+  const value = (raw ?? {}) as { sessionId?: unknown; title?: unknown };
+  if (typeof value.sessionId !== "string" || typeof value.title !== "string") {
+    throw RequestError.invalidParams(undefined, "session/set_title needs sessionId and title.");
+  }
+  return { sessionId: value.sessionId, title: value.title.slice(0, 200) };
 }
