@@ -18,19 +18,29 @@ function fakeTurn(ids: string[], status: AgentTurnStatus = "parked") {
   return { turn, closed };
 }
 
+/** Timers on a manual clock: `advance` moves it and runs the timers that came due, in order. */
 function manualTimers() {
-  const pending: Array<{ fn: () => void; cleared: boolean }> = [];
+  let at = 0;
+  const pending: Array<{ fn: () => void; dueAt: number; cleared: boolean }> = [];
   return {
-    setTimer: (fn: () => void) => {
-      const handle = { fn, cleared: false };
+    clock: () => at,
+    setTimer: (fn: () => void, ms: number) => {
+      const handle = { fn, dueAt: at + ms, cleared: false };
       pending.push(handle);
       return handle;
     },
     clearTimer: (handle: unknown) => {
       (handle as { cleared: boolean }).cleared = true;
     },
-    fire: () => {
-      for (const h of pending) if (!h.cleared) h.fn();
+    armed: () => pending.filter((h) => !h.cleared).length,
+    advance: (ms: number) => {
+      at += ms;
+      for (;;) {
+        const due = pending.filter((h) => !h.cleared && h.dueAt <= at).sort((a, b) => a.dueAt - b.dueAt)[0];
+        if (due === undefined) return;
+        due.cleared = true;
+        due.fn();
+      }
     },
   };
 }
@@ -82,12 +92,15 @@ describe("parked turn registry", () => {
     const timers = manualTimers();
     const registry = createParkedTurnRegistry({
       ttlMs: 1000,
+      clock: timers.clock,
       setTimer: timers.setTimer,
       clearTimer: timers.clearTimer,
     });
     const a = fakeTurn(["a"]);
     registry.park({ turn: a.turn, conversationId: "c1", model: "m" });
-    timers.fire();
+    timers.advance(999);
+    expect(a.closed).toEqual([]);
+    timers.advance(1);
     expect(a.closed).toEqual(["parked turn expired"]);
     expect(registry.take(["a"])).toBeUndefined();
     const b = fakeTurn(["b"]);
@@ -95,6 +108,33 @@ describe("parked turn registry", () => {
     await registry.closeAll();
     expect(b.closed).toEqual(["server shutting down"]);
     expect(registry.size()).toBe(0);
+  });
+
+  it("expires each parked turn its TTL after it parked, on one timer for them all", () => {
+    const timers = manualTimers();
+    const registry = createParkedTurnRegistry({
+      ttlMs: 1000,
+      clock: timers.clock,
+      setTimer: timers.setTimer,
+      clearTimer: timers.clearTimer,
+    });
+    const turns = ["a", "b", "c"].map((id) => fakeTurn([id]));
+    for (const [i, { turn }] of turns.entries()) {
+      registry.park({ turn, conversationId: `c${i}`, model: "m" });
+      timers.advance(300);
+    }
+    expect(timers.armed()).toBe(1);
+    // a parked at 0, b at 300, c at 600; b is resumed before its TTL, so only a and c expire.
+    expect(registry.take(["b"])?.turn).toBe(turns[1]?.turn);
+    timers.advance(100);
+    expect(turns.map((t) => t.closed)).toEqual([["parked turn expired"], [], []]);
+    expect(registry.size()).toBe(1);
+    timers.advance(599);
+    expect(turns[2]?.closed).toEqual([]);
+    timers.advance(1);
+    expect(turns.map((t) => t.closed)).toEqual([["parked turn expired"], [], ["parked turn expired"]]);
+    expect(registry.size()).toBe(0);
+    expect(timers.armed()).toBe(0);
   });
 
   it("closes the oldest parked turn beyond the cap", () => {

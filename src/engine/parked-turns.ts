@@ -26,8 +26,10 @@ export interface ParkedTurnInfo {
 export interface ParkedTurnRegistryOptions {
   /** How long a parked turn may wait for its results before it is closed. @default 15 minutes */
   ttlMs?: number | undefined;
-  /** @default Date.now */
+  /** Wall clock of {@link ParkedEntry.parkedAt}. @default Date.now */
   now?: () => number;
+  /** Monotonic clock the TTL is measured on. @default performance.now */
+  clock?: () => number;
   /** Timer functions, injectable for tests. @default globalThis.setTimeout/clearTimeout */
   setTimer?: (fn: () => void, ms: number) => unknown;
   clearTimer?: (handle: unknown) => void;
@@ -53,69 +55,109 @@ export interface ParkedTurnRegistry {
   closeAll(): Promise<void>;
 }
 
-/** Creates an in-memory registry whose entries close themselves after the TTL. */
+/** A parked entry with what the registry needs to let it go. */
+interface Slot extends ParkedEntry {
+  /** The ids it was parked under (the turn's own list empties once it is no longer parked). */
+  ids: readonly string[];
+  /** {@link ParkedTurnRegistryOptions.clock} reading at which it expires. */
+  dueAt: number;
+}
+
+/**
+ * Creates an in-memory registry whose entries close themselves after the TTL. Every entry has the same TTL, so they
+ * expire in the order they parked: one timer, armed for the oldest, serves them all (rather than a timer and its
+ * closure per parked turn: thousands may be parked).
+ */
 export function createParkedTurnRegistry(options: ParkedTurnRegistryOptions = {}): ParkedTurnRegistry {
   const ttlMs = options.ttlMs ?? 15 * 60_000;
   const now = options.now ?? Date.now;
+  const clock = options.clock ?? (() => performance.now());
   const setTimer = options.setTimer ?? ((fn, ms) => setTimeout(fn, ms).unref());
   const clearTimer = options.clearTimer ?? ((handle) => clearTimeout(handle as ReturnType<typeof setTimeout>));
   const maxEntries = options.maxEntries ?? 5000;
   const logger = options.logger ?? silentLogger;
-  const byId = new Map<string, ParkedEntry>();
-  const timers = new Map<ParkedEntry, unknown>();
+  const byId = new Map<string, Slot>();
+  /** Oldest first (insertion order), which is also the order they expire in. */
+  const slots = new Set<Slot>();
+  let timer: unknown;
+  /** When the armed timer fires (clock reading); meaningful while `timer` is set. */
+  let timerDueAt = 0;
 
-  const remove = (entry: ParkedEntry) => {
-    for (const id of entry.turn.pendingToolCallIds) if (byId.get(id) === entry) byId.delete(id);
-    for (const [id, value] of byId) if (value === entry) byId.delete(id);
-    const timer = timers.get(entry);
-    if (timer !== undefined) clearTimer(timer);
-    timers.delete(entry);
+  const remove = (slot: Slot) => {
+    for (const id of slot.ids) if (byId.get(id) === slot) byId.delete(id);
+    slots.delete(slot);
   };
+
+  const disarm = () => {
+    if (timer !== undefined) clearTimer(timer);
+    timer = undefined;
+  };
+
+  /** Arms the timer for the oldest entry, unless one already fires by then (it re-arms when it fires). */
+  const arm = () => {
+    const oldest = slots.values().next().value;
+    if (oldest === undefined) {
+      disarm();
+      return;
+    }
+    if (timer !== undefined && timerDueAt <= oldest.dueAt) return;
+    disarm();
+    timerDueAt = oldest.dueAt;
+    timer = setTimer(expire, Math.max(1, Math.ceil(oldest.dueAt - clock())));
+  };
+
+  function expire(): void {
+    timer = undefined;
+    const at = clock();
+    for (const slot of slots) {
+      if (slot.dueAt > at) break;
+      remove(slot);
+      void slot.turn.close(EXPIRED_REASON);
+    }
+    arm();
+  }
 
   return {
     park(input) {
-      const entry: ParkedEntry = { ...input, parkedAt: now() };
-      for (const id of input.turn.pendingToolCallIds) byId.set(id, entry);
-      timers.set(
-        entry,
-        setTimer(() => {
-          remove(entry);
-          void entry.turn.close(EXPIRED_REASON);
-        }, ttlMs),
-      );
+      const ids = input.turn.pendingToolCallIds;
+      const slot: Slot = { ...input, parkedAt: now(), ids, dueAt: clock() + ttlMs };
+      for (const id of ids) byId.set(id, slot);
+      slots.add(slot);
       // Over the cap: the oldest parked turn is closed; its conversation continues from its checkpoint later.
-      while (timers.size > maxEntries) {
-        const oldest = timers.keys().next().value;
+      while (slots.size > maxEntries) {
+        const oldest = slots.values().next().value;
         if (oldest === undefined) break;
         remove(oldest);
         logger.info("closing the oldest parked turn: too many parked turns", { maxEntries });
         void oldest.turn.close("too many parked turns");
       }
+      arm();
     },
     take(toolCallIds) {
       const first = toolCallIds[0];
-      const entry = first === undefined ? undefined : byId.get(first);
-      if (!entry) return undefined;
-      const pending = new Set(entry.turn.pendingToolCallIds);
+      const slot = first === undefined ? undefined : byId.get(first);
+      if (!slot) return undefined;
+      const pending = new Set(slot.turn.pendingToolCallIds);
       const exact = pending.size === toolCallIds.length && toolCallIds.every((id) => pending.has(id));
-      if (!exact || entry.turn.status !== "parked") {
-        if (entry.turn.status !== "parked") remove(entry);
+      if (!exact || slot.turn.status !== "parked") {
+        if (slot.turn.status !== "parked") remove(slot);
         return undefined;
       }
-      remove(entry);
-      return entry;
+      remove(slot);
+      return slot;
     },
-    size: () => timers.size,
+    size: () => slots.size,
     list: () =>
-      [...timers.keys()].map((entry) => ({
-        model: entry.model,
-        parkedAt: entry.parkedAt,
-        pendingToolCalls: entry.turn.pendingToolCallIds.length,
+      [...slots].map((slot) => ({
+        model: slot.model,
+        parkedAt: slot.parkedAt,
+        pendingToolCalls: slot.turn.pendingToolCallIds.length,
       })),
     async closeAll() {
-      const entries = [...timers.keys()];
-      for (const entry of entries) remove(entry);
-      await Promise.allSettled(entries.map((entry) => entry.turn.close("server shutting down")));
+      const all = [...slots];
+      for (const slot of all) remove(slot);
+      disarm();
+      await Promise.allSettled(all.map((slot) => slot.turn.close("server shutting down")));
     },
   };
 }
