@@ -22,7 +22,16 @@ import { createMemorySpendStore } from "../src/stores/memory/spend-store.js";
 import type { AppDeps } from "../src/surfaces/kit/deps.js";
 import { silentLogger } from "../src/util/logger.js";
 import { testAppOptions } from "../test/support/app-options.js";
-import { fmtSpread, percentile, type Spread, spreadOf, spreadTarget, type Table, type TargetResult } from "./report.js";
+import {
+  fmt,
+  fmtSpread,
+  percentile,
+  type Spread,
+  spreadOf,
+  spreadTarget,
+  type Table,
+  type TargetResult,
+} from "./report.js";
 
 /** One configuration of the gateway. */
 export interface GatewaySide {
@@ -221,8 +230,9 @@ export function gatewayOverheadReport(result: GatewayOverheadResult): { table: T
       "an agent client that answers at once, so the time is the bridge's own handling; median (lowest–highest) over repetitions",
     ],
   };
-  const targets = result.sides.slice(1).map((side) =>
-    spreadTarget(
+  const off = result.sides[0];
+  const targets = result.sides.slice(1).map((side) => ({
+    ...spreadTarget(
       "gateway",
       `${side.name}: p50 overhead ≤ ${TARGET_MS} ms per request`,
       side.addedP50,
@@ -232,6 +242,7 @@ export function gatewayOverheadReport(result: GatewayOverheadResult): { table: T
       "",
       3,
     ),
-  );
+    floor: `${off?.name ?? "gateway off"}, p50 ${off === undefined ? "n/a" : fmt(off.p50.median, 3)} ms`,
+  }));
   return { table, targets };
 }

@@ -1,12 +1,13 @@
 /**
  * Scenario: the floor of one hop. The direct connect-es client talks to the emulator once straight and once through a
  * relay process (bench/relay-process.ts), side by side in one run, in the latency scenario's cases up to 200 streams
- * and in 200 streams of 100 tokens for throughput; first through a TCP relay (bytes only: no bridge can add less, it
- * is one more process between client and Cursor and nothing else), then through an HTTP/2 relay (streams ended and
- * reopened, no message parsed). What a relay adds is what the targets of scenarios 1 and 5 cannot leave a bridge's
- * own work on this machine (e.g. a target of +1 ms at 1 stream, with a relay adding 0.8 ms, leaves 0.2 ms to parse
- * the request, call Cursor, translate and write the answer). The floor has no target of its own; the latency and
- * throughput target lines quote it. */
+ * and in 200 streams of 100 tokens for throughput; through a TCP relay (bytes only: no bridge can add less, it is one
+ * more process between client and Cursor and nothing else) and through an HTTP/2 relay (streams ended and reopened,
+ * no message parsed). What the HTTP/2 relay adds is the floor the targets of scenarios 1 and 5 are held against
+ * (bench/targets.ts: e.g. TTFT at 1 stream ≤ that floor + 0.3 ms). A full run measures both relays in every case up
+ * to 200 streams; the quick run (and `--only=overhead`/`throughput`) only the HTTP/2 relay in the cases the targets
+ * need, with fewer repetitions.
+ */
 import { fileURLToPath } from "node:url";
 import type { BenchStack } from "./bench-stack.js";
 import { forkChild } from "./child-ipc.js";
@@ -55,7 +56,7 @@ async function chunksPerSecond(client: DirectClient, streams: number, tokens: nu
   return (chunks * 1000) / (performance.now() - started);
 }
 
-/** One relay against the direct client: the latency cases, then the throughput pairs. */
+/** One relay against the direct client: the latency cases, then the throughput pairs (none for 0 repetitions). */
 async function measureRelay(
   stack: BenchStack,
   kind: RelayKind,
@@ -79,8 +80,10 @@ async function measureRelay(
     const tokens = 100;
     const direct: number[] = [];
     const relayed: number[] = [];
-    await chunksPerSecond(stack.direct, streams, 10);
-    await chunksPerSecond(client, streams, 10);
+    if (throughputRepetitions > 0) {
+      await chunksPerSecond(stack.direct, streams, 10);
+      await chunksPerSecond(client, streams, 10);
+    }
     for (let rep = 0; rep < throughputRepetitions; rep++) {
       const order = rep % 2 === 0 ? (["direct", "relay"] as const) : (["relay", "direct"] as const);
       for (const side of order) {
@@ -106,9 +109,9 @@ async function measureRelay(
 }
 
 /**
- * Runs the floor scenario on the stack's emulator, for the TCP relay and then the HTTP/2 relay: the latency cases up
- * to 200 streams (`cases`, after `warmUpRequests` streams per side), then `throughputRepetitions` pairs of 200 × 100-token
- * runs in alternating order.
+ * Runs the floor scenario on the stack's emulator, for each of `kinds` in turn (the TCP relay, then the HTTP/2 relay,
+ * by default): the latency `cases` (after `warmUpRequests` streams per side), then `throughputRepetitions` pairs of
+ * 200 × 100-token runs in alternating order.
  */
 export async function runHopFloor(
   stack: BenchStack,
@@ -116,9 +119,10 @@ export async function runHopFloor(
   warmUpRequests: number,
   throughputRepetitions: number,
   onRelay: (kind: RelayKind) => void = () => undefined,
+  kinds: readonly RelayKind[] = ["tcp", "h2"],
 ): Promise<HopFloorResult> {
   const relays: RelayFloor[] = [];
-  for (const kind of ["tcp", "h2"] as const) {
+  for (const kind of kinds) {
     onRelay(kind);
     relays.push(await measureRelay(stack, kind, cases, warmUpRequests, throughputRepetitions));
   }
@@ -135,36 +139,31 @@ const RELAY_NOTES: Record<RelayKind, string> = {
   h2: "the relay ends each HTTP/2 stream and opens one to the emulator on a shared session, piping the bodies: what ending HTTP on both sides costs before any translation",
 };
 
-/**
- * What the relays measured for one latency target: `label`'s case, `metric`, as an addition (ms) or a ratio; for the
- * target's line (e.g. "floor: TCP relay +1.17 (1.08–1.87), HTTP/2 relay +1.83 (1.72–2.23)").
- */
-export function latencyFloorDetail(
+/** What `kind`'s relay added in `label`'s latency case, as an addition (ms) or a ratio; undefined when not measured. */
+export function relayLatency(
   floor: HopFloorResult | undefined,
+  kind: RelayKind,
   label: string,
   metric: "ttftP50" | "ttftP99" | "totalP50",
   as: "added" | "ratio",
-): string {
-  const parts = (floor?.relays ?? []).flatMap((relay) => {
-    const r = relay.latency.find((each) => each.label === label);
-    return r === undefined
-      ? []
-      : [`${RELAY_NAMES[relay.kind]} ${as === "added" ? "+" : "×"}${fmtSpread(r[as][metric], 2)}`];
-  });
-  return parts.length === 0 ? "" : `; floor in this run: ${parts.join(", ")}`;
+): Spread | undefined {
+  return floor?.relays.find((r) => r.kind === kind)?.latency.find((r) => r.label === label)?.[as][metric];
 }
 
-/** The relays' throughput ratios, for the throughput target's line. */
-export function throughputFloorDetail(floor: HopFloorResult | undefined): string {
-  const parts = (floor?.relays ?? []).map(
-    (relay) => `${RELAY_NAMES[relay.kind]} ×${fmtSpread(relay.throughput.ratio, 2)}`,
-  );
-  return parts.length === 0 ? "" : `; floor in this run: ${parts.join(", ")}`;
+/** `kind`'s relay ÷ direct throughput ratio; undefined when not measured. */
+export function relayThroughput(floor: HopFloorResult | undefined, kind: RelayKind): Spread | undefined {
+  const t = floor?.relays.find((r) => r.kind === kind)?.throughput;
+  return t === undefined || t.repetitions === 0 ? undefined : t.ratio;
 }
 
-const RELAY_NAMES: Record<RelayKind, string> = { tcp: "TCP relay", h2: "HTTP/2 relay" };
+/** `kind`'s figure for a target line's details ("TCP relay +0.89 (0.68–1.00)"), or "" when not measured. */
+export function relayFigure(kind: RelayKind, spread: Spread | undefined, as: "added" | "ratio"): string {
+  return spread === undefined ? "" : `${RELAY_NAMES[kind]} ${as === "added" ? "+" : "×"}${fmtSpread(spread, 2)}`;
+}
 
-/** The floor's tables, one per relay (no targets: they say what the targets of scenarios 1 and 5 leave a bridge). */
+export const RELAY_NAMES: Record<RelayKind, string> = { tcp: "TCP relay", h2: "HTTP/2 relay" };
+
+/** The floor's tables, one per relay (no targets of their own: the targets of scenarios 1 and 5 quote them). */
 export function hopFloorReport(result: HopFloorResult): Table[] {
   return result.relays.map((floor) => relayTable(floor));
 }
@@ -175,6 +174,7 @@ function relayTable(floor: RelayFloor): Table {
     `the cases of scenario 1 up to 200 streams; non-streaming: the whole Run, straight and relayed; added = relay − direct, ratio = relay ÷ direct, paired per repetition`,
   ]);
   const t = floor.throughput;
+  if (t.repetitions === 0) return table;
   const throughput =
     `throughput, ${t.streams} streams × ${t.tokens} tokens: direct ${fmt(spreadOf(t.direct).median, 0)} chunks/s, ` +
     `relay ${fmt(spreadOf(t.relay).median, 0)}; relay ÷ direct ${fmtSpread(t.ratio, 2)} over ${t.repetitions} reps`;

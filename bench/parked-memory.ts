@@ -7,6 +7,8 @@
  * - raw: no preload and no forced collection at any point. RSS (/proc/<pid>/status) is read after the warm-up and a
  *   500 ms pause, then right after the last conversation of each count parked. Growth ÷ conversations is what a user
  *   sees: it holds whatever garbage the parking left that V8 has not collected yet (the target is on this figure).
+ * - direct: the connect-es client holding as many Runs open at their tool call in a process of its own, read as raw
+ *   is: the floor the target holds raw against (raw ≤ direct, at each count).
  * - floor: started with bench/gc-hook.mjs; three forced full collections before the baseline and at each count.
  *   Growth ÷ conversations is what the process could get down to (heap growth beside it).
  */
@@ -15,13 +17,12 @@ import type { BenchStack } from "./bench-stack.js";
 import { startAnotherServe } from "./bench-stack.js";
 import { forkChild } from "./child-ipc.js";
 import type { HolderReady } from "./holder-process.js";
-import { fmt, type LoadAverage, type Row, type Table, type TargetResult } from "./report.js";
+import { fmt, type LoadAverage, type Row, spreadOf, type Table, type TargetResult } from "./report.js";
 import type { ServeProcess } from "./serve-process.js";
 import { streamCompletion } from "./sse-client.js";
+import { floorTarget } from "./targets.js";
 import { OPENAI_TOOLS } from "./workload.js";
 
-/** The target, per parked conversation (issue 30). */
-export const PARKED_TARGET_BYTES = 40 * 1024;
 const WARM_UP = 50;
 const BATCH = 50;
 
@@ -33,7 +34,7 @@ export interface ParkedAt {
   floorHeapBytesPerConversation: number;
   /**
    * The direct client holding as many Runs open in a process of its own, no bridge (raw RSS, bench/holder-process.ts);
-   * NaN when not measured (a quick run).
+   * the target's floor. NaN when not measured.
    */
   directRawRssBytesPerConversation: number;
 }
@@ -119,7 +120,7 @@ async function holdDirect(stack: BenchStack, counts: readonly number[]): Promise
 export async function runParkedMemory(
   stack: BenchStack,
   counts: readonly number[],
-  /** Also measure the direct client's floor (full runs: like the hop floor, it has no target of its own). */
+  /** Also measure the direct client's floor (the target's; without it the target counts as missed). */
   directFloor = true,
 ): Promise<ParkedMemoryResult> {
   const rawServe = await startAnotherServe(stack, {});
@@ -177,16 +178,26 @@ export function parkedMemoryReport(r: ParkedMemoryResult): { table: Table; targe
     notes: [
       `raw: RSS growth from /proc with no forced collection (baseline ${fmt(r.rawBaselineMb, 0)} MB after ${WARM_UP} warm-up conversations), read right after the last one parked: what a user sees`,
       `floor: a second serve with bench/gc-hook.mjs preloaded, 3 forced full GCs before each reading (baseline ${fmt(r.floorBaselineMb, 0)} MB)`,
-      `direct client (full runs): no bridge; the connect-es client in a process of its own holds as many Runs open at their tool call, read as raw is (baseline ${fmt(r.directBaselineMb, 0)} MB): what keeping a Cursor turn open costs before any bridge state`,
+      `direct client (the target's floor): no bridge; the connect-es client in a process of its own holds as many Runs open at their tool call, read as raw is (baseline ${fmt(r.directBaselineMb, 0)} MB): what keeping a Cursor turn open costs before any bridge state`,
     ],
   };
   const targets = r.counts.map(
-    (c): TargetResult => ({
-      scenario: "4. parked memory",
-      target: `≤ ${PARKED_TARGET_BYTES / 1024} KB raw RSS per conversation at ${c.parked.toLocaleString("en")} parked`,
-      measured: `${kb(c.rawRssBytesPerConversation)} KB raw (post-GC floor ${kb(c.floorRssBytesPerConversation)} KB, heap ${kb(c.floorHeapBytesPerConversation)} KB${Number.isNaN(c.directRawRssBytesPerConversation) ? "" : `; the direct client holding a Run ${kb(c.directRawRssBytesPerConversation)} KB`}; one run)`,
-      met: c.rawRssBytesPerConversation <= PARKED_TARGET_BYTES,
-    }),
+    (c): TargetResult =>
+      floorTarget({
+        scenario: "4. parked memory",
+        target: `raw RSS per conversation ≤ the direct client's own per Run held, at ${c.parked.toLocaleString("en")} parked`,
+        measured: spreadOf([c.rawRssBytesPerConversation / 1024]),
+        floor: {
+          name: "the direct client holding Runs open",
+          spread: spreadOf([c.directRawRssBytesPerConversation / 1024]),
+          unit: " KB",
+          digits: 1,
+        },
+        bound: { atMost: (direct) => direct },
+        unit: " KB",
+        digits: 1,
+        detail: `post-GC floor ${kb(c.floorRssBytesPerConversation)} KB, heap ${kb(c.floorHeapBytesPerConversation)} KB; one run`,
+      }),
   );
   return { table, targets };
 }

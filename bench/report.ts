@@ -58,8 +58,28 @@ export function fmtLoad(load: readonly number[]): string {
 export interface TargetResult {
   scenario: string;
   target: string;
+  /**
+   * The floor the target is held against, as measured in the same run (bench/targets.ts); absent for a target with a
+   * fixed bound of its own (a count, a budget in MB).
+   */
+  floor?: string;
   measured: string;
   met: boolean;
+}
+
+/** A target a later round replaced or dropped, listed with the reason (bench/targets.ts RETIRED_TARGETS). */
+export interface RetiredTarget {
+  /** The line as the bench printed it (`scenario: target`, its start). */
+  was: string;
+  /** What holds that ground now. */
+  now: string;
+  reason: string;
+}
+
+/** A target's printed line: `scenario: target — floor … — measured … — met`. */
+export function targetLine(t: TargetResult): string {
+  const floor = t.floor === undefined ? "" : ` — floor: ${t.floor}`;
+  return `${t.scenario}: ${t.target}${floor} — measured ${t.measured} — ${t.met ? "met" : "MISSED"}`;
 }
 
 /** A printed row: label + cells. */
@@ -79,8 +99,12 @@ export function fmt(value: number, digits = 1): string {
   return value.toFixed(digits);
 }
 
-/** Renders tables (column-aligned) and the targets list as plain text. */
-export function renderReport(tables: readonly Table[], targets: readonly TargetResult[]): string {
+/** Renders tables (column-aligned), the targets list and the retired targets as plain text. */
+export function renderReport(
+  tables: readonly Table[],
+  targets: readonly TargetResult[],
+  retired: readonly RetiredTarget[] = [],
+): string {
   const out: string[] = [];
   for (const table of tables) {
     const all = [table.header, ...table.rows];
@@ -91,9 +115,12 @@ export function renderReport(tables: readonly Table[], targets: readonly TargetR
     for (const row of table.rows) out.push(line(row));
     for (const note of table.notes) out.push(`  * ${note}`);
   }
-  out.push("", "## Targets");
-  for (const t of targets)
-    out.push(`${t.scenario}: ${t.target} — measured ${t.measured} — ${t.met ? "met" : "MISSED"}`);
+  out.push("", "## Targets (met only when the worst repetition meets it; a floor not measured counts as MISSED)");
+  for (const t of targets) out.push(targetLine(t));
+  if (retired.length > 0) {
+    out.push("", "## Retired targets (no longer checked)");
+    for (const r of retired) out.push(`${r.was} — retired: ${r.reason}; now: ${r.now}`);
+  }
   return `${out.join("\n")}\n`;
 }
 

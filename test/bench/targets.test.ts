@@ -1,0 +1,356 @@
+/**
+ * The bench's target arithmetic (bench/targets.ts and the scenario reports that use it): a target held against a
+ * floor of the same run is bound by the floor's median plus (or minus, or times) its margin, met only when the worst
+ * repetition meets it, paired per repetition where the floor was measured beside each one, and MISSED whenever its
+ * floor was not measured. Pure functions on made-up figures; nothing here runs the bench.
+ */
+import { describe, expect, it } from "vitest";
+import type { ThroughputRep, ThroughputResult, ThroughputSide } from "../../bench/capacity.js";
+import { throughputReport } from "../../bench/capacity.js";
+import type { HopFloorResult, RelayFloor } from "../../bench/hop-floor.js";
+import { latencyReport } from "../../bench/latency.js";
+import type { OverheadResult } from "../../bench/overhead.js";
+import { parkedMemoryReport } from "../../bench/parked-memory.js";
+import { performanceTable } from "../../bench/performance-table.js";
+import { renderReport, type Spread, spreadOf, type TargetResult } from "../../bench/report.js";
+import { type StartupResult, startupReport } from "../../bench/startup.js";
+import {
+  floorMeasured,
+  floorTarget,
+  minus,
+  plus,
+  QUICK_RUN_TARGET_S,
+  quickRunTarget,
+  RETIRED_TARGETS,
+  retiredMatch,
+  times,
+} from "../../bench/targets.js";
+
+const s = (...values: number[]): Spread => spreadOf(values);
+
+describe("floorTarget", () => {
+  const base = { scenario: "x", target: "y" };
+
+  it("bounds by the floor's median plus the margin and is met only when the worst repetition is within it", () => {
+    const floor = { name: "relay", spread: s(1.5, 1.75, 2.5), unit: " ms" };
+    const met = floorTarget({ ...base, measured: s(1.8, 1.9, 2.0), floor, bound: { atMost: plus(0.25) } });
+    expect(met.met).toBe(true);
+    expect(met.floor).toContain("relay 1.75 (1.50–2.50) ms");
+    expect(met.floor).toContain("bound ≤ 2.00");
+    expect(met.measured).toContain("worst 2.00 over 3 reps");
+    // The median (1.9) is within 2.0, the worst repetition (2.01) is not.
+    const missed = floorTarget({ ...base, measured: s(1.8, 1.9, 2.01), floor, bound: { atMost: plus(0.25) } });
+    expect(missed.met).toBe(false);
+    expect(missed.measured).toContain("worst 2.01");
+  });
+
+  it("for an at-least bound the worst repetition is the lowest", () => {
+    const floor = { name: "HTTP/2 relay", spread: s(0.96, 0.87, 1.06), prefix: "×" };
+    const at = (...v: number[]) => floorTarget({ ...base, measured: s(...v), floor, bound: { atLeast: minus(0.03) } });
+    expect(at(0.95, 0.93, 0.99).met).toBe(true); // bound 0.93
+    expect(at(0.99, 0.92, 1.2).met).toBe(false);
+    expect(at(0.99, 0.92, 1.2).measured).toContain("worst 0.92");
+    expect(at(0.95, 0.93, 0.99).floor).toContain("×0.96 (0.87–1.06)");
+  });
+
+  it("a floor that was not measured makes the target MISSED and says so, whatever was measured", () => {
+    for (const spread of [undefined, s(), s(Number.NaN)]) {
+      const t = floorTarget({
+        ...base,
+        measured: s(0.1, 0.1),
+        floor: { name: "HTTP/2 relay", spread },
+        bound: { atMost: plus(100) },
+      });
+      expect(t.met).toBe(false);
+      expect(t.floor).toBe("HTTP/2 relay: NOT MEASURED in this run");
+      expect(t.measured).toContain("its floor was not measured");
+    }
+  });
+
+  it("a measured value that is not a number is missed, never met", () => {
+    const t = floorTarget({
+      ...base,
+      measured: s(1, Number.NaN),
+      floor: { name: "f", spread: s(10) },
+      bound: { atMost: plus(1) },
+    });
+    expect(t.met).toBe(false);
+  });
+
+  it("paired: each repetition is held against the floor measured beside it", () => {
+    const floor = { name: "Hono", spread: s(190, 250, 200), unit: " ms", digits: 0 };
+    const paired = (...v: number[]) =>
+      floorTarget({ ...base, measured: s(...v), floor, bound: { atMost: plus(100) }, paired: true, digits: 0 });
+    // 340 would miss the unpaired bound (median 200 + 100) but its own repetition's floor was 250.
+    expect(paired(280, 340, 300).met).toBe(true);
+    const missed = paired(291, 340, 300);
+    expect(missed.met).toBe(false);
+    expect(missed.measured).toContain("worst 291 against its bound 290");
+    expect(missed.floor).toContain("paired per repetition");
+    // A floor with fewer repetitions than the measurement cannot be paired: not measured.
+    expect(
+      floorTarget({ ...base, measured: s(1, 2), floor: { name: "f", spread: s(1) }, bound: { atMost: plus(9) } }).met,
+    ).toBe(true);
+    expect(floorMeasured({ name: "f", spread: s(1) }, s(1, 2))).toBe(false);
+    expect(paired(1, 1).met).toBe(false);
+  });
+
+  it("times scales the floor", () => {
+    const t = floorTarget({
+      ...base,
+      measured: s(2300, 2400),
+      floor: { name: "direct", spread: s(2000, 2000) },
+      bound: { atMost: times(1.2) },
+    });
+    expect(t.met).toBe(true);
+    expect(
+      floorTarget({
+        ...base,
+        measured: s(2300, 2401),
+        floor: { name: "direct", spread: s(2000, 2000) },
+        bound: { atMost: times(1.2) },
+      }).met,
+    ).toBe(false);
+  });
+});
+
+describe("quickRunTarget", () => {
+  it("is met at or under 150 s, quotes its CPU floor, and is missed when the wall time was not read", () => {
+    expect(QUICK_RUN_TARGET_S).toBe(150);
+    const met = quickRunTarget(150, 170, 2);
+    expect(met.met).toBe(true);
+    expect(met.floor).toContain("170 CPU s ÷ 2 = 85 s");
+    expect(quickRunTarget(150.1, 170, 2).met).toBe(false);
+    expect(quickRunTarget(undefined, 170, 2).met).toBe(false);
+    expect(quickRunTarget(Number.NaN, 170, 2).met).toBe(false);
+  });
+});
+
+describe("the printed report and the docs table", () => {
+  const target: TargetResult = { scenario: "s", target: "t ≤ f + 1", floor: "f 2.00", measured: "2.50", met: true };
+
+  it("prints every target with its floor and lists the retired ones with the reason", () => {
+    const text = renderReport([], [target], RETIRED_TARGETS);
+    expect(text).toContain("s: t ≤ f + 1 — floor: f 2.00 — measured 2.50 — met");
+    expect(text).toContain("## Retired targets");
+    for (const r of RETIRED_TARGETS) expect(text).toContain(`${r.was} — retired: ${r.reason}; now: ${r.now}`);
+  });
+
+  it("retires the absolute TTFT, the 40 KB per parked turn and the 140 ms start", () => {
+    expect(retiredMatch("1. TTFT: added at 1 stream ≤ 1 ms p50")).toBeDefined();
+    expect(retiredMatch("4. parked memory: ≤ 40 KB raw RSS per conversation at 200 parked")).toBeDefined();
+    expect(
+      retiredMatch("startup: node bin/cursor-bridge.js serve → first /health 200 ≤ 140 ms median (logged in)"),
+    ).toBeDefined();
+    expect(retiredMatch("1. TTFT: bridge ÷ direct p99 ≤ 1.5 at 1,000 streams")).toBeUndefined();
+  });
+
+  const record = {
+    mode: "full",
+    only: "all",
+    date: "2026-11-27T00:00:00.000Z",
+    node: "v20",
+    cpus: 2,
+    durationMs: 1000,
+    loadAverage: { before: [1, 1, 1], after: [1, 1, 1] },
+  };
+
+  it("the table has target, floor, measured and result columns, then the retired targets", () => {
+    const table = performanceTable({
+      ...record,
+      targets: [target, { scenario: "s", target: "fixed", measured: "2.50", met: false }],
+      retiredTargets: [...RETIRED_TARGETS],
+    });
+    expect(table).toContain("| s: t ≤ f + 1 | f 2.00 | 2.50 | met |");
+    expect(table).toContain("| s: fixed | none: a fixed bound | 2.50 | **MISSED** |");
+    expect(table).toContain("| Retired target | Why | Now |");
+    expect(table).not.toContain("predates");
+  });
+
+  it("renders an older record honestly: its retired lines marked, no invented floors", () => {
+    const table = performanceTable({
+      ...record,
+      targets: [
+        { scenario: "1. TTFT", target: "added at 1 stream ≤ 1 ms p50", measured: "2.22", met: false },
+        { scenario: "8. soak", target: "no errors", measured: "0", met: true },
+      ],
+    });
+    expect(table).toContain("This record predates the targets held against floors");
+    expect(table).toContain("| 1. TTFT: added at 1 stream ≤ 1 ms p50 (retired) | — | 2.22 | **MISSED** |");
+    expect(table).toContain("| 8. soak: no errors | — | 0 | met |");
+  });
+});
+
+/** One latency case with the given per-repetition figures (other metrics copied). */
+function overhead(label: string, concurrency: number, m: { added?: Spread; ratio?: Spread }): OverheadResult {
+  const any = s(1, 1);
+  const metrics = (x: Spread) => ({ ttftP50: x, ttftP99: x, totalP50: x, totalP99: x });
+  return {
+    label,
+    concurrency,
+    stream: true,
+    repetitions: 2,
+    samplesPerRepetition: 10,
+    baselineName: "direct",
+    candidateName: "bridge",
+    baseline: metrics(any),
+    candidate: metrics(any),
+    ratio: metrics(m.ratio ?? any),
+    added: metrics(m.added ?? any),
+    errors: { baseline: 0, candidate: 0 },
+    loadAverage: { before: [0, 0, 0], after: [0, 0, 0] },
+  };
+}
+
+function relay(kind: "tcp" | "h2", latency: OverheadResult[], throughputRatio?: Spread): RelayFloor {
+  return {
+    kind,
+    latency,
+    throughput: {
+      streams: 200,
+      tokens: 100,
+      repetitions: throughputRatio === undefined ? 0 : throughputRatio.values.length,
+      direct: [],
+      relay: [],
+      ratio: throughputRatio ?? s(),
+    },
+  };
+}
+
+describe("scenario 1's targets against the HTTP/2 relay", () => {
+  const results = [
+    overhead("1 stream", 1, { added: s(1.9, 1.95) }),
+    overhead("200 streams", 200, { ratio: s(1.3, 1.43) }),
+    overhead("1,000 streams", 1000, { ratio: s(1.2, 1.4) }),
+  ];
+  const floor: HopFloorResult = {
+    relays: [
+      relay("h2", [overhead("1 stream", 1, { added: s(1.7, 1.7) }), overhead("200 streams", 200, { ratio: s(1.34) })]),
+    ],
+  };
+
+  it("1 stream ≤ relay + 0.3 ms, 200 streams ≤ relay ratio + 0.10, 1,000 streams p99 ≤ 1.5; each prints its floor", () => {
+    const { targets } = latencyReport(results, floor);
+    expect(targets.map((t) => [t.target, t.met])).toEqual([
+      ["added at 1 stream ≤ HTTP/2 relay floor + 0.3 ms p50", true],
+      ["bridge ÷ direct p50 ≤ HTTP/2 relay ratio + 0.10 at 200 streams", true],
+      ["0 failed requests through one serve", true],
+      ["bridge ÷ direct p99 ≤ 1.5 at 1,000 streams", true],
+    ]);
+    for (const t of targets) expect(t.floor).toBeDefined();
+    expect(targets[0]?.floor).toContain("HTTP/2 relay adds +1.70");
+  });
+
+  it("without the relay, the relative targets are MISSED and say their floor was not measured", () => {
+    const { targets } = latencyReport(results);
+    const relative = targets.filter((t) => t.target.includes("HTTP/2 relay"));
+    expect(relative).toHaveLength(2);
+    for (const t of relative) {
+      expect(t.met).toBe(false);
+      expect(t.floor).toContain("NOT MEASURED");
+    }
+  });
+});
+
+describe("scenario 5's targets", () => {
+  const side = (cpuMs: number, chunksPerSecond: number): ThroughputSide => ({
+    chunks: 2000,
+    wallMs: 1000,
+    chunksPerSecond,
+    cpuMs,
+    loadGeneratorCpuMs: 0,
+    emulatorCpuMs: 0,
+  });
+  const rep = (shortCpuMs: number): ThroughputRep => ({
+    short: side(shortCpuMs, 1000),
+    long: side(shortCpuMs * 3, 1000),
+    cpuUsPerChunk: 50,
+    cpuUsPerRequest: 1000,
+  });
+  const result = (bridgeShortCpuMs: number[]): ThroughputResult => ({
+    streams: 200,
+    tokens: { short: 10, long: 100 },
+    repetitions: 2,
+    direct: [rep(400), rep(500)],
+    bridge: bridgeShortCpuMs.map(rep),
+    throughputRatio: s(0.95, 0.94),
+    cpuPerChunkRatio: s(0.8, 0.9),
+    cpuPerRequestRatio: s(1, 1),
+    cpuLongRatio: s(1, 1),
+  });
+  const floor: HopFloorResult = { relays: [relay("h2", [], s(0.96, 0.97))] };
+
+  it("CPU per request: the whole turn within 1.2× the direct client's, repetition by repetition", () => {
+    // direct whole turn: 400 ms ÷ 200 = 2000 µs and 2500 µs; bound 2400 and 3000 µs.
+    const met = throughputReport(result([480, 600]), floor).targets.find((t) => t.scenario === "5. CPU per request");
+    expect(met?.met).toBe(true);
+    expect(met?.floor).toContain("the direct client's whole turn 2250 (2000–2500) µs");
+    const missed = throughputReport(result([481, 500]), floor).targets.find((t) => t.scenario === "5. CPU per request");
+    expect(missed?.met).toBe(false);
+  });
+
+  it("throughput ≥ relay ratio − 0.03 on the worst repetition, MISSED without the relay", () => {
+    const at = (f?: HopFloorResult) =>
+      throughputReport(result([400, 500]), f).targets.find((t) => t.scenario === "5. throughput");
+    expect(at(floor)?.met).toBe(true); // bound 0.965 − 0.03 = 0.935 ≤ 0.94
+    expect(at({ relays: [relay("h2", [], s(0.98, 0.98))] })?.met).toBe(false); // bound 0.95 > 0.94
+    expect(at()?.met).toBe(false);
+    expect(at()?.floor).toContain("NOT MEASURED");
+  });
+});
+
+describe("scenario 4's targets", () => {
+  const memory = (direct: number) => ({
+    counts: [
+      {
+        parked: 200,
+        rawRssBytesPerConversation: 100 * 1024,
+        floorRssBytesPerConversation: 0,
+        floorHeapBytesPerConversation: 0,
+        directRawRssBytesPerConversation: direct,
+      },
+    ],
+    rawBaselineMb: 0,
+    floorBaselineMb: 0,
+    directBaselineMb: 0,
+  });
+
+  it("raw RSS per conversation ≤ the direct client's per Run held; MISSED when the holder was not measured", () => {
+    expect(parkedMemoryReport(memory(100 * 1024)).targets[0]?.met).toBe(true);
+    expect(parkedMemoryReport(memory(99 * 1024)).targets[0]?.met).toBe(false);
+    const missing = parkedMemoryReport(memory(Number.NaN)).targets[0];
+    expect(missing?.met).toBe(false);
+    expect(missing?.floor).toContain("NOT MEASURED");
+  });
+});
+
+describe("the start targets", () => {
+  const startup = (bin: number[], chat: number[], hono: number[] | undefined): StartupResult => ({
+    repetitions: bin.length,
+    perRepetition: 1,
+    kinds: {
+      ...(hono === undefined ? {} : { bareHono: { label: "hono", line: s(...hono), health: s(...hono) } }),
+      bin: { label: "bin", line: s(...bin), health: s(...bin), chat: s(...chat) },
+    },
+    npmOverFloor: s(100, 120),
+  });
+
+  it("first /health 200 and first chat answer each ≤ the bare Hono app's first 200 + 100 ms, paired", () => {
+    const targets = startupReport(startup([280, 300], [285, 305], [190, 210])).targets;
+    const serve = targets.filter((t) => t.target.startsWith("node bin"));
+    expect(serve.map((t) => [t.target, t.met])).toEqual([
+      ["node bin/cursor-bridge.js serve → first /health 200 ≤ bare Hono floor + 100 ms (embedded emulator)", true],
+      [
+        "node bin/cursor-bridge.js serve → first completed chat answer ≤ bare Hono floor + 100 ms (embedded emulator)",
+        true,
+      ],
+    ]);
+    // The chat answer of the first repetition (295) is past that repetition's Hono floor + 100 (290).
+    const late = startupReport(startup([280, 300], [295, 305], [190, 250])).targets;
+    expect(late.find((t) => t.target.includes("chat"))?.met).toBe(false);
+    const noFloor = startupReport(startup([1, 1], [1, 1], undefined)).targets.filter((t) =>
+      t.target.startsWith("node bin"),
+    );
+    for (const t of noFloor) expect([t.met, t.floor?.includes("NOT MEASURED")]).toEqual([false, true]);
+  });
+});
