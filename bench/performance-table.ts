@@ -1,12 +1,15 @@
 /**
  * `npx tsx bench/performance-table.ts [bench/results.json] [--write]`: the record table of docs/performance.md (one
- * row per target: what, measured with its spread, met or missed) and the line about the run, from a results file the
- * bench wrote. It prints them; `--write` puts them into docs/performance.md between its two `bench-table` markers.
+ * row per target: what, the floor it is held against as measured in the same run, measured with its spread, met or
+ * missed), the line about the run and the retired targets with the reason, from a results file the bench wrote. A
+ * record older than the floor-relative targets is rendered as it is: its lines marked retired where they were, its
+ * floors where it quoted them (in the measured column). It prints them; `--write` puts them into docs/performance.md between its two `bench-table` markers.
  * test/docs/docs.test.ts checks that the committed page holds what this prints for bench/results.json.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { TargetResult } from "./report.js";
+import type { RetiredTarget, TargetResult } from "./report.js";
+import { RETIRED_TARGETS, retiredMatch } from "./targets.js";
 
 interface Results {
   mode: string;
@@ -18,6 +21,8 @@ interface Results {
   cpuSeconds?: number;
   loadAverage: { before: number[]; after: number[] };
   targets: TargetResult[];
+  /** The targets retired when the run was made (absent in records older than the floor-relative targets). */
+  retiredTargets?: RetiredTarget[];
 }
 
 /** The page the table lives in, and the markers around it. */
@@ -34,14 +39,36 @@ export function performanceTable(r: Results): string {
     `${(r.durationMs / 1000).toFixed(0)} s${r.cpuSeconds === undefined ? "" : ` (${r.cpuSeconds.toFixed(0)} CPU s)`}, ` +
     `${r.cpus} CPUs, Node ${r.node}, load average (1/5/15 min) ${load(r.loadAverage.before)} before and ` +
     `${load(r.loadAverage.after)} after.`;
+  // A record from before the floor-relative targets has no floor field and no list of retired targets.
+  const older = r.retiredTargets === undefined && r.targets.every((t) => t.floor === undefined);
+  const floorCell = (t: TargetResult) => (t.floor !== undefined ? t.floor : older ? "—" : "none: a fixed bound");
+  const retiredMark = (t: TargetResult) =>
+    retiredMatch(`${t.scenario}: ${t.target}`) === undefined ? "" : " (retired)";
   const lines = [
     ...wrap(run, 120),
+    ...(older
+      ? [
+          "",
+          ...wrap(
+            "This record predates the targets held against floors: it was checked against the targets listed below " +
+              "as retired (marked so in the table), and quotes the floors it measured in the measured column.",
+            120,
+          ),
+        ]
+      : []),
     "",
-    "| Target | Measured: median (lowest–highest) of the repetitions, worst; details | Result |",
-    "|---|---|---|",
+    "| Target | Floor it is held against (same run) | Measured: median (lowest–highest) of the repetitions, worst; details | Result |",
+    "|---|---|---|---|",
     ...r.targets.map(
-      (t) => `| ${cell(`${t.scenario}: ${t.target}`)} | ${cell(t.measured)} | ${t.met ? "met" : "**MISSED**"} |`,
+      (t) =>
+        `| ${cell(`${t.scenario}: ${t.target}`)}${retiredMark(t)} | ${cell(floorCell(t))} | ${cell(t.measured)} | ${t.met ? "met" : "**MISSED**"} |`,
     ),
+    "",
+    "Retired targets (no longer checked):",
+    "",
+    "| Retired target | Why | Now |",
+    "|---|---|---|",
+    ...(r.retiredTargets ?? RETIRED_TARGETS).map((t) => `| ${cell(t.was)} | ${cell(t.reason)} | ${cell(t.now)} |`),
   ];
   return `${lines.join("\n")}\n`;
 }
