@@ -39,7 +39,7 @@ import { createSessionExecutor } from "./executor.js";
 import { TOO_LARGE_METHOD } from "./line-limit.js";
 import { listPage } from "./list.js";
 import { type McpHub, openMcpHub } from "./mcp-hub.js";
-import { parseFork, parseSetTitle, parseTooLarge, promptParts, titleOf } from "./parse.js";
+import { checkPromptDepth, parseFork, parseSetTitle, parseTooLarge, promptParts, titleOf } from "./parse.js";
 import type { AcpSessionRecord, AcpSessionStore } from "./session-store.js";
 import { StreamedCalls } from "./streamed-calls.js";
 import { createSubagentView } from "./subagents.js";
@@ -395,6 +395,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       return {};
     })
     .onRequest("session/prompt", async ({ params, client }) => {
+      checkPromptDepth(params);
       const session = sessionOf(params.sessionId);
       if (session.running !== undefined) {
         throw RequestError.invalidRequest(undefined, "A prompt is already running in this session.");

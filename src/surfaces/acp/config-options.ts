@@ -8,7 +8,9 @@
  */
 import { RequestError, type SessionConfigOption, type SessionModeState } from "@agentclientprotocol/sdk";
 import type { ModelChoice, ModelInfo } from "../../backend/types.js";
+import { modelTooLong } from "../kit/json-body.js";
 import { effortTier } from "../kit/model-choice.js";
+import { toRequestError } from "./errors.js";
 import type { AcpModeId, AcpSessionRecord } from "./session-store.js";
 
 /** What option builders may read besides the session. */
@@ -122,6 +124,8 @@ const modelOption: ConfigOptionDefinition = {
     options: models.map((m) => ({ value: m.id, name: m.displayName })),
   }),
   apply(record, value, { models }) {
+    const tooLong = modelTooLong(value);
+    if (tooLong !== undefined) throw toRequestError(tooLong);
     if (typeof value !== "string" || findModel(models, value) === undefined) {
       throw invalid(`Cursor has no model ${String(value)}.`);
     }

@@ -9,9 +9,23 @@ import { isAbsolute } from "node:path";
 import { type ContentBlock, type McpServer, RequestError } from "@agentclientprotocol/sdk";
 import type { MessagePart } from "../../engine/index.js";
 import { ImageBudget } from "../kit/image-input.js";
+import { assertJsonDepth } from "../kit/json-limits.js";
 import { toRequestError } from "./errors.js";
 import { TOO_LARGE_METHOD, type TooLargeParams } from "./line-limit.js";
 import type { ForkParams, SetTitleParams } from "./wire.js";
+
+/**
+ * Refuses `session/prompt` params nested more than the kit's 64 levels anywhere (the params are level 1, as an HTTP
+ * door's body is), as an invalid-params error naming the field, before anything reads or keeps the prompt: the
+ * session's transcript keeps its blocks, `_meta` included, and copying 10,000 levels overflows the stack.
+ */
+export function checkPromptDepth(params: unknown): void {
+  try {
+    assertJsonDepth(params, () => []);
+  } catch (error) {
+    throw toRequestError(error);
+  }
+}
 
 /**
  * Most bytes of a prompt (its text in UTF-8 plus its decoded images): a turn reaches Cursor in one message of at most

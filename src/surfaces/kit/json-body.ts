@@ -33,15 +33,19 @@ export function checkJsonBody(body: unknown, rules: BodyRules = {}): JsonBody {
   const object = body as JsonBody;
   const finder = rules.jsonStrings;
   assertJsonDepth(object, finder === undefined ? () => [] : (value) => finder(value as JsonBody));
-  const model = object.model;
-  if (typeof model === "string" && model.length > MAX_MODEL_CHARS) {
-    throw new ProxyError(
-      "invalid_request",
-      `Invalid value for 'model': expected at most ${MAX_MODEL_CHARS} characters, got ${model.length}.`,
-      { param: "model", detail: "invalid_field" },
-    );
-  }
+  const tooLong = modelTooLong(object.model);
+  if (tooLong !== undefined) throw tooLong;
   return object;
+}
+
+/** The error for a `model` over {@link MAX_MODEL_CHARS} characters (every door's, ACP's model option too), or undefined. */
+export function modelTooLong(model: unknown): ProxyError | undefined {
+  if (typeof model !== "string" || model.length <= MAX_MODEL_CHARS) return undefined;
+  return new ProxyError(
+    "invalid_request",
+    `Invalid value for 'model': expected at most ${MAX_MODEL_CHARS} characters, got ${model.length}.`,
+    { param: "model", detail: "invalid_field" },
+  );
 }
 
 /** Reads and parses the request body (each surface's parser then starts with {@link checkJsonBody}). */
