@@ -1,45 +1,125 @@
 /**
- * The API doors as test fixtures: how to put a given thing (a tool schema, history tool arguments, nested content,
- * an image, a model) into a request of each surface, and how to read the field an error names. The parameterised
- * tests (hostile-input, model-aliases, request-log) run every case against every door here; a new surface joins
- * them by adding one entry to {@link DOORS}.
+ * The doors as test fixtures: how to put a given thing (a tool schema, history tool arguments, nested content,
+ * images, a model) into a request of each surface, how to send it, and how to read the answer. The shared cross-door
+ * tests (hostile-input, error-kinds) run every case against every door in {@link DOORS}: the three HTTP doors and ACP,
+ * which `send` drives over its JSON-RPC stream transport with the ACP client SDK (acp-door.ts). A case a door has no
+ * equivalent of is named in its `without`, with the reason, and listed as skipped with it. The HTTP-only tests
+ * (request-log, model-aliases, huge-bodies: an access log line, a `model` field, a body limit) run {@link HTTP_DOORS}.
  */
 import type { AgentClient, AgentTurn, ModelInfo, TurnRequest } from "../../src/backend/types.js";
-import { createEngine } from "../../src/engine/index.js";
+import { createEngine, type Engine } from "../../src/engine/index.js";
 import { type AppGateway, createApp } from "../../src/server/app.js";
 import type { AppOptions } from "../../src/surfaces/kit/deps.js";
 import { type Logger, silentLogger } from "../../src/util/logger.js";
 import { testAppOptions } from "../support/app-options.js";
+import { ACP_DOOR, promptOverAcp } from "./acp-door.js";
 
 type Json = Record<string, unknown>;
 
-/** One API door. */
-export interface Door {
+/** A request a case built, and the path of the field its error must name. */
+export interface Built {
+  body: unknown;
+  field: string;
+}
+
+/** The shared cases some door has no equivalent of. */
+export type OptionalCase = "toolSchema" | "toolArguments" | "badToolArguments" | "foreignHost";
+
+/** What every door's fixture says, whatever its wire. */
+interface DoorBase {
   name: string;
+  /** A minimal valid request for `model` with one user text. */
+  basic(model: string): unknown;
+  /** A request declaring one tool whose input schema is `schema`; `field` starts the path naming the schema. */
+  toolSchema?(schema: unknown): Built;
+  /** A request whose history holds one tool call with these arguments (an object, or raw text where it is text). */
+  toolArguments?(args: unknown): Built;
+  /** A request whose history holds one tool call with arguments that are no JSON object. */
+  badToolArguments?(): Built;
+  /** A request whose user content carries `extra` where the door keeps arbitrary values. */
+  content(extra: unknown): Built;
+  /** A request with one user text and these images (base64), each declared as `declared`; a field for each. */
+  images(base64s: readonly string[], declared: string): { body: unknown; fields: string[] };
+  /** How the door's wire says each refusal: an HTTP status, or ACP's JSON-RPC error code. */
+  refusals: { invalid: number; tooLarge: number; bodyTooLarge: number };
+  /** Bytes of one image that put the whole request over the door's size limit, and what the door says then. */
+  overLimit: { imageBytes: number; message: string };
+  /** Each shared case this door has no equivalent of, with why. */
+  without: Partial<Record<OptionalCase, string>>;
+}
+
+/** An HTTP door. */
+export interface HttpDoor extends DoorBase {
+  transport: "http";
   path: string;
   /** Its error body shape. */
   shape: "openai" | "anthropic";
-  /** A minimal valid request for `model` with one user text. */
   basic(model: string): Json;
-  /** A request declaring one tool whose input schema is `schema`; `field` starts the path naming the schema. */
-  toolSchema(schema: unknown): { body: Json; field: string };
-  /** A request whose history holds one tool call with these arguments (an object, or raw text where it is text). */
-  toolArguments(args: unknown): { body: Json; field: string };
-  /** A request whose user content part carries `extra` in an unknown key. */
-  content(extra: unknown): { body: Json; field: string };
-  /** A request with one image of these base64 bytes, declared as `declared`. */
-  image(base64: string, declared: string): { body: Json; field: string };
-  /** A request whose history holds one tool call with arguments that are no JSON object. */
-  badToolArguments(): { body: Json; field: string };
 }
 
-const user = (text: string) => ({ role: "user", content: text });
+/** The ACP agent as a door: a request is a prompt's content blocks and, optionally, the session's model. */
+export interface AcpDoor extends DoorBase {
+  transport: "acp";
+}
 
-export const DOORS: readonly Door[] = [
+export type Door = HttpDoor | AcpDoor;
+
+const user = (text: string) => ({ role: "user", content: text });
+const HTTP_REFUSALS = { invalid: 400, tooLarge: 413, bodyTooLarge: 413 };
+const HTTP_OVER_LIMIT = { imageBytes: 21 * 1024 * 1024, message: "The request body is larger than" };
+const jsonText = (args: unknown) => (typeof args === "string" ? args : JSON.stringify(args));
+
+const chatToolArguments = (args: unknown): Built => ({
+  body: {
+    model: "auto",
+    messages: [
+      user("hi"),
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c1", type: "function", function: { name: "t", arguments: jsonText(args) } }],
+      },
+      { role: "tool", tool_call_id: "c1", content: "r" },
+    ],
+  },
+  field: "messages[1].tool_calls[0].function.arguments",
+});
+
+const messagesToolArguments = (input: unknown): Built => ({
+  body: {
+    model: "auto",
+    max_tokens: 100,
+    messages: [
+      user("hi"),
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "t", input }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "r" }] },
+    ],
+  },
+  field: "messages[1].content[0].input",
+});
+
+const responsesToolArguments = (args: unknown): Built => ({
+  body: {
+    model: "auto",
+    input: [
+      { role: "user", content: "hi" },
+      { type: "function_call", call_id: "c1", name: "t", arguments: jsonText(args) },
+      { type: "function_call_output", call_id: "c1", output: "r" },
+    ],
+  },
+  field: "input[1].arguments",
+});
+
+/** The HTTP doors. */
+export const HTTP_DOORS: readonly HttpDoor[] = [
   {
+    transport: "http",
     name: "chat",
     path: "/v1/chat/completions",
     shape: "openai",
+    refusals: HTTP_REFUSALS,
+    overLimit: HTTP_OVER_LIMIT,
+    without: {},
     basic: (model) => ({ model, messages: [user("hi")] }),
     toolSchema: (schema) => ({
       body: {
@@ -51,32 +131,13 @@ export const DOORS: readonly Door[] = [
       },
       field: "tools[0].function.parameters",
     }),
-    toolArguments: (args) => ({
-      body: {
-        model: "auto",
-        messages: [
-          user("hi"),
-          {
-            role: "assistant",
-            content: null,
-            tool_calls: [
-              {
-                id: "c1",
-                type: "function",
-                function: { name: "t", arguments: typeof args === "string" ? args : JSON.stringify(args) },
-              },
-            ],
-          },
-          { role: "tool", tool_call_id: "c1", content: "r" },
-        ],
-      },
-      field: "messages[1].tool_calls[0].function.arguments",
-    }),
+    toolArguments: chatToolArguments,
+    badToolArguments: () => chatToolArguments("{not json"),
     content: (extra) => ({
       body: { model: "auto", messages: [{ role: "user", content: [{ type: "text", text: "x", extra }] }] },
       field: "messages[0].content[0].extra",
     }),
-    image: (base64, declared) => ({
+    images: (images, declared) => ({
       body: {
         model: "auto",
         messages: [
@@ -84,21 +145,25 @@ export const DOORS: readonly Door[] = [
             role: "user",
             content: [
               { type: "text", text: "x" },
-              { type: "image_url", image_url: { url: `data:${declared};base64,${base64}` } },
+              ...images.map((base64) => ({
+                type: "image_url",
+                image_url: { url: `data:${declared};base64,${base64}` },
+              })),
             ],
           },
         ],
       },
-      field: "messages[0].content[1].image_url.url",
+      fields: images.map((_, i) => `messages[0].content[${i + 1}].image_url.url`),
     }),
-    badToolArguments() {
-      return this.toolArguments("{not json");
-    },
   },
   {
+    transport: "http",
     name: "messages",
     path: "/v1/messages",
     shape: "anthropic",
+    refusals: HTTP_REFUSALS,
+    overLimit: HTTP_OVER_LIMIT,
+    without: {},
     basic: (model) => ({ model, max_tokens: 100, messages: [user("hi")] }),
     toolSchema: (schema) => ({
       body: {
@@ -109,18 +174,8 @@ export const DOORS: readonly Door[] = [
       },
       field: "tools[0].input_schema",
     }),
-    toolArguments: (input) => ({
-      body: {
-        model: "auto",
-        max_tokens: 100,
-        messages: [
-          user("hi"),
-          { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "t", input }] },
-          { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "r" }] },
-        ],
-      },
-      field: "messages[1].content[0].input",
-    }),
+    toolArguments: messagesToolArguments,
+    badToolArguments: () => ({ ...messagesToolArguments("not an object"), field: "messages.1.content.0.input" }),
     content: (extra) => ({
       body: {
         model: "auto",
@@ -129,7 +184,7 @@ export const DOORS: readonly Door[] = [
       },
       field: "messages[0].content[0].extra",
     }),
-    image: (data, declared) => ({
+    images: (images, declared) => ({
       body: {
         model: "auto",
         max_tokens: 100,
@@ -138,21 +193,22 @@ export const DOORS: readonly Door[] = [
             role: "user",
             content: [
               { type: "text", text: "x" },
-              { type: "image", source: { type: "base64", media_type: declared, data } },
+              ...images.map((data) => ({ type: "image", source: { type: "base64", media_type: declared, data } })),
             ],
           },
         ],
       },
-      field: "messages.0.content.1.source.data",
+      fields: images.map((_, i) => `messages.0.content.${i + 1}.source.data`),
     }),
-    badToolArguments() {
-      return { ...this.toolArguments("not an object"), field: "messages.1.content.0.input" };
-    },
   },
   {
+    transport: "http",
     name: "responses",
     path: "/v1/responses",
     shape: "openai",
+    refusals: HTTP_REFUSALS,
+    overLimit: HTTP_OVER_LIMIT,
+    without: {},
     basic: (model) => ({ model, input: "hi" }),
     toolSchema: (schema) => ({
       body: {
@@ -162,27 +218,13 @@ export const DOORS: readonly Door[] = [
       },
       field: "tools[0].parameters",
     }),
-    toolArguments: (args) => ({
-      body: {
-        model: "auto",
-        input: [
-          { role: "user", content: "hi" },
-          {
-            type: "function_call",
-            call_id: "c1",
-            name: "t",
-            arguments: typeof args === "string" ? args : JSON.stringify(args),
-          },
-          { type: "function_call_output", call_id: "c1", output: "r" },
-        ],
-      },
-      field: "input[1].arguments",
-    }),
+    toolArguments: responsesToolArguments,
+    badToolArguments: () => responsesToolArguments("{not json"),
     content: (extra) => ({
       body: { model: "auto", input: [{ role: "user", content: [{ type: "input_text", text: "x", extra }] }] },
       field: "input[0].content[0].extra",
     }),
-    image: (base64, declared) => ({
+    images: (images, declared) => ({
       body: {
         model: "auto",
         input: [
@@ -190,21 +232,61 @@ export const DOORS: readonly Door[] = [
             role: "user",
             content: [
               { type: "input_text", text: "x" },
-              { type: "input_image", image_url: `data:${declared};base64,${base64}` },
+              ...images.map((base64) => ({ type: "input_image", image_url: `data:${declared};base64,${base64}` })),
             ],
           },
         ],
       },
-      field: "input[0].content[1].image_url",
+      fields: images.map((_, i) => `input[0].content[${i + 1}].image_url`),
     }),
-    badToolArguments() {
-      return this.toolArguments("{not json");
-    },
   },
 ];
 
-/** The error an answer carries, whatever the door's shape: the message and (OpenAI) the param. */
-export async function errorOf(door: Door, response: Response): Promise<{ message: string; field: string }> {
+/** Every door of the shared cross-door tests. */
+export const DOORS: readonly Door[] = [...HTTP_DOORS, ACP_DOOR];
+
+/** What a door answered, whatever its wire. */
+export interface Answer {
+  /** The request went through: HTTP 200, or an ACP prompt that ended with a stop reason. */
+  ok: boolean;
+  /** The HTTP status, or the JSON-RPC error code of a refused ACP request (0 when it ended). */
+  status: number;
+  /** The error's message and the field it names: an OpenAI error's param; Anthropic and ACP name it in the message. */
+  error?: { message: string; field: string };
+}
+
+/**
+ * Sends what a case built to `door` on the app or engine `target` (from {@link appWithRecorder} or a stack): an HTTP
+ * door posts it, ACP prompts a new session of a fresh agent. `wire` rewrites the request's JSON text on its way
+ * (what a client cannot serialize itself, such as nesting 10,000 levels deep).
+ */
+export async function send(
+  door: Door,
+  target: { app: { request(path: string, init: RequestInit): Response | Promise<Response> }; engine: Engine },
+  body: unknown,
+  options: { wire?(text: string): string; headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  if (door.transport === "acp") {
+    const request = body as { prompt: unknown; model?: string };
+    const answer = await promptOverAcp(target.engine, request.prompt, {
+      ...(request.model === undefined ? {} : { config: { model: request.model } }),
+      ...(options.wire === undefined ? {} : { wire: options.wire }),
+    });
+    if (answer.error === undefined) return { ok: true, status: 0 };
+    const { code, message } = answer.error;
+    return { ok: false, status: code, error: { message, field: message } };
+  }
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  const response = await target.app.request(door.path, post(options.wire?.(text) ?? text, options.headers));
+  if (response.status === 200) {
+    await response.text();
+    return { ok: true, status: 200 };
+  }
+  return { ok: false, status: response.status, error: await errorOf(door, response) };
+}
+
+/** The error an HTTP answer carries, whatever the door's shape: the message and (OpenAI) the param. */
+export async function errorOf(door: HttpDoor, response: Response): Promise<{ message: string; field: string }> {
   const body = (await response.json()) as {
     type?: string;
     error: { message: string; param?: string | null; type: string };
@@ -254,9 +336,10 @@ export function appWithRecorder(
       };
     },
   };
+  const engine = createEngine({ agentClient, newConversationId: () => `conv-${runs.length + 1}` });
   const app = createApp(
     {
-      engine: createEngine({ agentClient, newConversationId: () => `conv-${runs.length + 1}` }),
+      engine,
       logger,
       options: testAppOptions(options),
       now: Date.now,
@@ -264,7 +347,7 @@ export function appWithRecorder(
     },
     gateway,
   );
-  return { app, runs };
+  return { app, runs, engine };
 }
 
 /** A JSON POST for `app.request`. */

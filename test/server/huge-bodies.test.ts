@@ -8,7 +8,7 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Stack, startStack } from "../support/stack.js";
-import { DOORS } from "./doors.js";
+import { HTTP_DOORS } from "./doors.js";
 
 const MIB = 1024 * 1024;
 const SIZE = 70 * MIB;
@@ -68,7 +68,7 @@ function sendThenRead(path: string, chunked: boolean): Promise<{ status: string;
 }
 
 describe("a 70 MiB body", () => {
-  const paths = [...DOORS.map((door) => door.path), "/v1/messages/count_tokens", "/v1/models", "/nowhere"];
+  const paths = [...HTTP_DOORS.map((door) => door.path), "/v1/messages/count_tokens", "/v1/models", "/nowhere"];
   for (const path of paths) {
     for (const chunked of [false, true]) {
       it(`${path}, ${chunked ? "chunked" : "declared"}: a readable answer, never a reset`, async () => {

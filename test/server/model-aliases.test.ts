@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { parseCommandLine } from "../../src/cli/args.js";
 import { loadConfig } from "../../src/config/index.js";
-import { appWithRecorder, DOORS, post } from "./doors.js";
+import { appWithRecorder, HTTP_DOORS, post } from "./doors.js";
 
 const paths = { env: {}, platform: "linux" as const, homedir: "/home/ana" };
 
@@ -43,7 +43,7 @@ describe("model aliases in the configuration", () => {
   });
 });
 
-describe.each(DOORS.map((door) => [door.name, door] as const))("an alias on the %s door", (_name, door) => {
+describe.each(HTTP_DOORS.map((door) => [door.name, door] as const))("an alias on the %s door", (_name, door) => {
   it("reaches Cursor as its model, and the answer names the model that served", async () => {
     const { app, runs } = appWithRecorder({ modelAliases: aliasesFromConfigFile() });
     const response = await app.request(door.path, post(door.basic("GPT-4o")));
@@ -83,7 +83,7 @@ describe("/v1/models", () => {
       resolves_to: "gpt-4-turbo",
       display_name: "gpt-4-turbo",
     });
-    const response = await app.request("/v1/chat/completions", post(DOORS[0]?.basic("old")));
+    const response = await app.request("/v1/chat/completions", post(HTTP_DOORS[0]?.basic("old")));
     expect(response.status).toBe(404);
     expect(((await response.json()) as { error: { message: string } }).error.message).toContain("gpt-4-turbo");
     expect(runs).toHaveLength(0);
@@ -102,7 +102,7 @@ describe("/v1/models", () => {
   });
 
   it("keeps --anthropic-models working on every door, folded into the same resolution", async () => {
-    for (const door of DOORS) {
+    for (const door of HTTP_DOORS) {
       const { app, runs } = appWithRecorder({ anthropicModels: ["sonnet=gpt-5.2"] });
       const response = await app.request(door.path, post(door.basic("claude-sonnet-4-5-20250929")));
       expect(response.status, door.name).toBe(200);

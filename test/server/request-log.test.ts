@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { ProxyError } from "../../src/util/errors.js";
 import { createLogger } from "../../src/util/logger.js";
 import { startStack } from "../support/stack.js";
-import { appWithRecorder, DOORS, post } from "./doors.js";
+import { appWithRecorder, HTTP_DOORS, post } from "./doors.js";
 
 function capture(format: "text" | "json") {
   const lines: string[] = [];
@@ -21,7 +21,7 @@ function accessLine(lines: readonly string[], path: string): string {
   return line;
 }
 
-describe.each(DOORS.map((door) => [door.name, door] as const))("the %s door's log line", (_name, door) => {
+describe.each(HTTP_DOORS.map((door) => [door.name, door] as const))("the %s door's log line", (_name, door) => {
   it("names the resolved model, the conversation and the Run", async () => {
     const { lines, logger } = capture("text");
     const { app } = appWithRecorder({ modelAliases: ["fast=gpt-5.2"] }, logger);
