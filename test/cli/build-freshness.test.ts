@@ -4,7 +4,18 @@
  * after a source changes the start rebuilds first and runs the changed code.
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,9 +25,9 @@ const root = fileURLToPath(new URL("../../", import.meta.url));
 const copy = mkdtempSync(join(tmpdir(), "cursor-bridge-build-"));
 afterAll(() => rmSync(copy, { recursive: true, force: true }));
 
-function run(args: string[]) {
+function run(args: string[], at = copy) {
   const home = join(copy, "home");
-  return spawnSync(process.execPath, [join(copy, "bin", "cursor-bridge.js"), ...args], {
+  return spawnSync(process.execPath, [join(at, "bin", "cursor-bridge.js"), ...args], {
     encoding: "utf8",
     env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, "c"), XDG_DATA_HOME: join(home, "d") },
   });
@@ -71,5 +82,23 @@ describe("bin/cursor-bridge.js and dist/", () => {
     const testFile = join(copy, "src", "cli", "args.test.ts");
     writeFileSync(testFile, readFileSync(testFile, "utf8"));
     expect(run(["--version"]).stderr).toBe("");
+  });
+
+  it("runs an installed package's dist/ as shipped, without comparing it with src/", () => {
+    // As npm installs it (globally, by npx or as a dependency): in a node_modules folder, with src/ beside dist/.
+    const installed = join(copy, "node_modules", "cursor-bridge");
+    const files = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { files: string[] }).files;
+    for (const part of files.filter((file) => existsSync(join(root, file)))) {
+      cpSync(join(root, part), join(installed, part), { recursive: true });
+    }
+    cpSync(join(root, "package.json"), join(installed, "package.json"));
+    expect(existsSync(join(installed, "dist", ".build-stamp")), "dist/ must be built (npm run build)").toBe(true);
+    // A source newer than the build: a clone would rebuild here; the installed package does not look.
+    const future = new Date(Date.now() + 3_600_000);
+    utimesSync(join(installed, "src", "cli", "main.ts"), future, future);
+    const started = run(["--version"], installed);
+    expect(started.stderr).toBe("");
+    expect(started.status).toBe(0);
+    expect(started.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 });
