@@ -18,7 +18,7 @@ import {
 } from "../gen/agent/v1/agent_pb.js";
 import { AgentService } from "../gen/agent/v1/agent_service_pb.js";
 import type { NameAgentRequest } from "../gen/agent/v1/models_pb.js";
-import { AiService } from "../gen/aiserver/v1/ai_service_pb.js";
+import { AiService, type AvailableModelsResponse } from "../gen/aiserver/v1/ai_service_pb.js";
 import { AnalyticsService } from "../gen/aiserver/v1/analytics_pb.js";
 import { BidiService } from "../gen/aiserver/v1/bidi_pb.js";
 import { DashboardService, LimitHitStage } from "../gen/aiserver/v1/dashboard_pb.js";
@@ -160,8 +160,10 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
   const { turn, bidi } = deps;
   const catalogue = turn.models;
   const models = { models: catalogue.usable() };
-  const available = catalogue.available();
-  const parameterised = catalogue.available(true);
+  // Each AvailableModels answer is built on its first request and kept: building both (a few hundred messages) at
+  // start delayed the emulator's first answer, and a client asks for one of them at most.
+  let available: AvailableModelsResponse | undefined;
+  let parameterised: AvailableModelsResponse | undefined;
   router.service(AgentService, {
     async *run(requests, context) {
       turn.stats.countRun("Run");
@@ -228,7 +230,10 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
     getUsableModels: () => models,
     getDefaultModelForCli: () => ({ model: catalogue.defaultModel() }),
     nameAgent: (request) => ({ name: nameFor(request) }),
-    availableModels: (request) => (request.useModelParameters === true ? parameterised : available),
+    availableModels: (request) =>
+      request.useModelParameters === true
+        ? (parameterised ??= catalogue.available(true))
+        : (available ??= catalogue.available()),
   });
   router.service(BidiService, {
     bidiAppend(request, context) {
