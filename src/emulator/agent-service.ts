@@ -230,10 +230,14 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
     getUsableModels: () => models,
     getDefaultModelForCli: () => ({ model: catalogue.defaultModel() }),
     nameAgent: (request) => ({ name: nameFor(request) }),
-    availableModels: (request) =>
-      request.useModelParameters === true
-        ? (parameterised ??= catalogue.available(true))
-        : (available ??= catalogue.available()),
+    availableModels: (request) => {
+      if (request.useModelParameters === true) {
+        parameterised ??= catalogue.available(true);
+        return parameterised;
+      }
+      available ??= catalogue.available();
+      return available;
+    },
   });
   router.service(BidiService, {
     bidiAppend(request, context) {
