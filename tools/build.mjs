@@ -2,7 +2,8 @@
 /**
  * Builds dist/ from src/: one ESM bundle (dist/main.js, with what is loaded lazily, such as serve's runtime and the
  * emulator, as chunks) holding the npm packages too, because loading one file is much faster than resolving hundreds of small modules
- * (zod, protobuf-es, connect) at every start. Of js-tiktoken's 22 MB of BPE ranks, the one vocabulary count_tokens
+ * (zod, protobuf-es, connect) at every start. The generated protobuf descriptors are precompiled to JSON
+ * (tools/precompiled-descriptors.mjs). Of js-tiktoken's 22 MB of BPE ranks, the one vocabulary count_tokens
  * uses (o200k_base) is written to dist/o200k_base.tokens (tools/token-ranks.mjs). esbuild only transpiles;
  * `npm run typecheck` checks types.
  *
@@ -17,6 +18,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { distDir, newestSourceMtime, srcDir, staleReason, stampFile } from "./build-stamp.mjs";
+import { precompiledDescriptors } from "./precompiled-descriptors.mjs";
 import { encodeTokenRanks } from "./token-ranks.mjs";
 
 export { staleReason };
@@ -131,7 +133,7 @@ async function buildWith({ esbuild, ranks }) {
     legalComments: "none",
     logLevel: "error",
     write: false,
-    plugins: [zodEnglishOnly, noOpenTelemetrySdk],
+    plugins: [zodEnglishOnly, noOpenTelemetrySdk, precompiledDescriptors],
   });
   const outputFiles = [
     ...result.outputFiles,
