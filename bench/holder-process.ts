@@ -5,8 +5,10 @@
  * bridge around it: the floor under the bridge's figure.
  *
  * Asked over the fork IPC channel (bench/child-ipc.ts): `warm` holds `WARM_UP` Runs, `next` holds Runs up to the next
- * of `BENCH_HOLDER_COUNTS` (comma-separated), `rss` answers the process's resident set in bytes.
+ * of `BENCH_HOLDER_COUNTS` (comma-separated), `rss` answers the process's resident set in bytes and `young` V8's young
+ * generation (new space, committed bytes).
  */
+import { getHeapSpaceStatistics } from "node:v8";
 import { serveParent } from "./child-ipc.js";
 import { createDirectClient, RawBlobStore, runDirectTurn } from "./raw-driver.js";
 import { MCP_TOOLS } from "./workload.js";
@@ -63,6 +65,7 @@ async function main(): Promise<void> {
       warm: () => holdUpTo(0),
       next: () => holdUpTo(counts[countIndex++] ?? Number.NaN),
       rss: () => process.memoryUsage.rss(),
+      young: () => getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? Number.NaN,
     },
     async () => {
       stop.abort();

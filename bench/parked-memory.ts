@@ -11,6 +11,10 @@
  *   is: the floor the target holds raw against (raw ≤ direct, at each count).
  * - floor: started with bench/gc-hook.mjs; three forced full collections before the baseline and at each count.
  *   Growth ÷ conversations is what the process could get down to (heap growth beside it).
+ * - young generation: V8's new space (committed) of the floor serve before its collections, and of the direct client,
+ *   at the baseline and at each count. V8 doubles it (up to two 16 MB semi-spaces) once enough bytes survived its
+ *   scavenges, and keeps it: a one-time cost of any busy process, not of the conversations. When it grows between
+ *   the baseline and a count, that growth is inside the RSS figure of that count (the table shows both sizes).
  */
 import { fileURLToPath } from "node:url";
 import type { BenchStack } from "./bench-stack.js";
@@ -37,6 +41,9 @@ export interface ParkedAt {
    * the target's floor. NaN when not measured.
    */
   directRawRssBytesPerConversation: number;
+  /** V8's young generation (committed bytes): the floor serve's before its collections; the direct client's. */
+  serveYoungGenerationBytes?: number;
+  directYoungGenerationBytes?: number;
 }
 
 /** Scenario 4 result. */
@@ -47,6 +54,9 @@ export interface ParkedMemoryResult {
   floorBaselineMb: number;
   /** NaN when the direct client's floor was not measured. */
   directBaselineMb: number;
+  /** The young generations at the baselines (MB; NaN when not measured). */
+  serveYoungBaselineMb?: number;
+  directYoungBaselineMb?: number;
   loadAverage?: LoadAverage;
 }
 
@@ -69,18 +79,25 @@ function parker(serve: ServeProcess, tag: string): (i: number) => Promise<void> 
   };
 }
 
+/** One reading of a process (bytes). */
+interface Reading {
+  rss: number;
+  heapUsed?: number;
+  newSpace?: number;
+}
+
 /** Parks up to each count in turn, calling `read` at each; returns the readings after the baseline's. */
 async function parkAndRead(
   serve: ServeProcess,
   tag: string,
   counts: readonly number[],
-  read: () => Promise<{ rss: number; heapUsed?: number }>,
-): Promise<{ baseline: { rss: number; heapUsed?: number }; at: { rss: number; heapUsed?: number }[] }> {
+  read: () => Promise<Reading>,
+): Promise<{ baseline: Reading; at: Reading[] }> {
   const park = parker(serve, tag);
   await inBatches(-WARM_UP, 0, park);
   await new Promise((resolve) => setTimeout(resolve, 500));
   const baseline = await read();
-  const at: { rss: number; heapUsed?: number }[] = [];
+  const at: Reading[] = [];
   let parked = 0;
   for (const count of counts) {
     await inBatches(parked, count, park);
@@ -94,7 +111,7 @@ async function parkAndRead(
  * The floor under the raw figure: the direct client holding Runs open at their tool call in a process of its own
  * (bench/holder-process.ts), read as the raw serve is (after the same warm-up and pause, no forced collection).
  */
-async function holdDirect(stack: BenchStack, counts: readonly number[]): Promise<{ baseline: number; at: number[] }> {
+async function holdDirect(stack: BenchStack, counts: readonly number[]): Promise<{ baseline: Reading; at: Reading[] }> {
   const entry = fileURLToPath(new URL("./holder-process.ts", import.meta.url));
   const holder = await forkChild<HolderReady>(entry, {
     BENCH_HOLDER_UPSTREAM: stack.emulator.url,
@@ -104,11 +121,15 @@ async function holdDirect(stack: BenchStack, counts: readonly number[]): Promise
   try {
     await holder.ask("warm");
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const baseline = await holder.ask<number>("rss");
-    const at: number[] = [];
+    const read = async (): Promise<Reading> => ({
+      rss: await holder.ask<number>("rss"),
+      newSpace: await holder.ask<number>("young"),
+    });
+    const baseline = await read();
+    const at: Reading[] = [];
     for (const _ of counts) {
       await holder.ask("next");
-      at.push(await holder.ask<number>("rss"));
+      at.push(await read());
     }
     return { baseline, at };
   } finally {
@@ -137,7 +158,7 @@ export async function runParkedMemory(
   } finally {
     await floorServe.close();
   }
-  const direct = directFloor ? await holdDirect(stack, counts) : { baseline: Number.NaN, at: [] };
+  const direct = directFloor ? await holdDirect(stack, counts) : { baseline: { rss: Number.NaN }, at: [] };
   const per = (now: number | undefined, base: number | undefined, n: number) =>
     now === undefined || base === undefined ? Number.NaN : (now - base) / n;
   return {
@@ -146,17 +167,22 @@ export async function runParkedMemory(
       rawRssBytesPerConversation: per(raw.at[i]?.rss, raw.baseline.rss, n),
       floorRssBytesPerConversation: per(floor.at[i]?.rss, floor.baseline.rss, n),
       floorHeapBytesPerConversation: per(floor.at[i]?.heapUsed, floor.baseline.heapUsed, n),
-      directRawRssBytesPerConversation: per(direct.at[i], direct.baseline, n),
+      directRawRssBytesPerConversation: per(direct.at[i]?.rss, direct.baseline.rss, n),
+      serveYoungGenerationBytes: floor.at[i]?.newSpace ?? Number.NaN,
+      directYoungGenerationBytes: direct.at[i]?.newSpace ?? Number.NaN,
     })),
     rawBaselineMb: raw.baseline.rss / 1024 / 1024,
     floorBaselineMb: floor.baseline.rss / 1024 / 1024,
-    directBaselineMb: direct.baseline / 1024 / 1024,
+    directBaselineMb: direct.baseline.rss / 1024 / 1024,
+    serveYoungBaselineMb: (floor.baseline.newSpace ?? Number.NaN) / 1024 / 1024,
+    directYoungBaselineMb: (direct.baseline.newSpace ?? Number.NaN) / 1024 / 1024,
   };
 }
 
 /** Table and targets of scenario 4. */
 export function parkedMemoryReport(r: ParkedMemoryResult): { table: Table; targets: TargetResult[] } {
   const kb = (bytes: number) => fmt(bytes / 1024, 1);
+  const mb = (bytes: number | undefined) => fmt((bytes ?? Number.NaN) / 1024 / 1024, 0);
   const table: Table = {
     title: "4. Memory per conversation parked on a tool call (serve as shipped, file store)",
     header: [
@@ -165,6 +191,7 @@ export function parkedMemoryReport(r: ParkedMemoryResult): { table: Table; targe
       "post-GC RSS floor KB / conversation",
       "post-GC heap KB / conv.",
       "direct client, raw RSS KB / Run held",
+      "young generation MB: serve; direct",
     ],
     rows: r.counts.map(
       (c): Row => [
@@ -173,12 +200,14 @@ export function parkedMemoryReport(r: ParkedMemoryResult): { table: Table; targe
         kb(c.floorRssBytesPerConversation),
         kb(c.floorHeapBytesPerConversation),
         kb(c.directRawRssBytesPerConversation),
+        `${mb(c.serveYoungGenerationBytes)}; ${mb(c.directYoungGenerationBytes)}`,
       ],
     ),
     notes: [
       `raw: RSS growth from /proc with no forced collection (baseline ${fmt(r.rawBaselineMb, 0)} MB after ${WARM_UP} warm-up conversations), read right after the last one parked: what a user sees`,
       `floor: a second serve with bench/gc-hook.mjs preloaded, 3 forced full GCs before each reading (baseline ${fmt(r.floorBaselineMb, 0)} MB)`,
       `direct client (the target's floor): no bridge; the connect-es client in a process of its own holds as many Runs open at their tool call, read as raw is (baseline ${fmt(r.directBaselineMb, 0)} MB): what keeping a Cursor turn open costs before any bridge state`,
+      `young generation: V8's new space, committed, at each count (at the baselines: serve ${fmt(r.serveYoungBaselineMb ?? Number.NaN, 0)} MB, read in the floor serve before its collections; direct client ${fmt(r.directYoungBaselineMb ?? Number.NaN, 0)} MB). V8 grows it once under load and keeps it; growth between a baseline and a count is a one-time cost inside that count's RSS figure, ÷ 200 it weighs five times what it weighs ÷ 1,000`,
     ],
   };
   const targets = r.counts.map(

@@ -65,6 +65,8 @@ export interface ServeMemory {
   rss: number;
   heapUsed?: number;
   external?: number;
+  /** V8's young generation (new space, committed bytes) before the collections (collectGarbage only). */
+  newSpace?: number;
 }
 
 /** A running `serve`. */
