@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   DIRECT_WRITE_POLICY,
   directWritesAllowed,
@@ -56,11 +56,16 @@ describe("writeFileAtomic", () => {
     });
   }
 
-  it("sends writes to the thread pool for a while after a slow direct write, and still writes them whole", async () => {
+  it("sends writes to the thread pool for a while after slow direct writes in a row, and still writes them whole", async () => {
     const saved = { ...DIRECT_WRITE_POLICY };
     try {
-      // Every direct write counts as slow: the first one is direct, the next ones go through the pool.
+      // Every direct write counts as slow, preempted or not: the first two are direct, the next ones go through the
+      // pool.
       DIRECT_WRITE_POLICY.slowMs = -1;
+      DIRECT_WRITE_POLICY.slowInRow = 2;
+      DIRECT_WRITE_POLICY.discountPreemption = false;
+      expect(directWritesAllowed()).toBe(true);
+      await writeFileAtomic(join(dir, "zero.json"), "zero");
       expect(directWritesAllowed()).toBe(true);
       await writeFileAtomic(join(dir, "first.json"), "one");
       expect(directWritesAllowed()).toBe(false);
@@ -74,6 +79,52 @@ describe("writeFileAtomic", () => {
       DIRECT_WRITE_POLICY.slowMs = saved.slowMs;
       await writeFileAtomic(join(dir, "third.json"), "three");
       expect(directWritesAllowed()).toBe(true);
+    } finally {
+      Object.assign(DIRECT_WRITE_POLICY, saved);
+      resumeDirectWrites();
+    }
+  });
+
+  it("does not pause direct writes for a slow write during which the process was preempted", async () => {
+    const saved = { ...DIRECT_WRITE_POLICY };
+    // The process's involuntary context switches as getrusage(2) reports them: one more after every call when
+    // `preempted`, so each write seems to have lost its core to another process.
+    let switches = 0;
+    let preempted = true;
+    const usage = process.resourceUsage();
+    const spy = vi.spyOn(process, "resourceUsage").mockImplementation(() => {
+      if (preempted) switches += 1;
+      return { ...usage, involuntaryContextSwitches: switches };
+    });
+    try {
+      DIRECT_WRITE_POLICY.slowMs = -1;
+      DIRECT_WRITE_POLICY.slowInRow = 1;
+      await writeFileAtomic(join(dir, "preempted.json"), "one");
+      expect(directWritesAllowed()).toBe(true);
+      // The same slow write with the core to itself: the disk is slow, the next writes go through the pool.
+      preempted = false;
+      await writeFileAtomic(join(dir, "slow.json"), "two");
+      expect(directWritesAllowed()).toBe(false);
+      expect(await readFile(join(dir, "preempted.json"), "utf8")).toBe("one");
+      expect(await readFile(join(dir, "slow.json"), "utf8")).toBe("two");
+    } finally {
+      spy.mockRestore();
+      Object.assign(DIRECT_WRITE_POLICY, saved);
+      resumeDirectWrites();
+    }
+  });
+
+  it("keeps direct writes after one slow write between fast ones", async () => {
+    const saved = { ...DIRECT_WRITE_POLICY };
+    try {
+      DIRECT_WRITE_POLICY.discountPreemption = false;
+      for (let i = 0; i < 4; i++) {
+        // Slow, then fast (the limit far above any write): the row of slow writes never reaches two.
+        DIRECT_WRITE_POLICY.slowMs = i % 2 === 0 ? -1 : 60_000;
+        DIRECT_WRITE_POLICY.slowInRow = 2;
+        await writeFileAtomic(join(dir, `w${i}.json`), String(i));
+        expect(directWritesAllowed()).toBe(true);
+      }
     } finally {
       Object.assign(DIRECT_WRITE_POLICY, saved);
       resumeDirectWrites();

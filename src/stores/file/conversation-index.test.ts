@@ -42,6 +42,8 @@ describe("file conversation index", () => {
     const saved = { ...DIRECT_WRITE_POLICY };
     try {
       DIRECT_WRITE_POLICY.slowMs = -1;
+      DIRECT_WRITE_POLICY.slowInRow = 1;
+      DIRECT_WRITE_POLICY.discountPreemption = false;
       const index = await createFileConversationIndex({ dir });
       await index.remember("a", "1");
       await Promise.all([index.remember("b", "2"), index.remember("c", "3")]);
