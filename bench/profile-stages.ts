@@ -220,11 +220,7 @@ function parseCpuProfile(profile: CpuProfile, window: [number, number]): Sample[
     if (t < window[0] || t > window[1]) continue;
     const frames = stackOf(profile.samples[i] as number);
     const leaf = frames[0];
-    if (
-      leaf?.kind === "native" &&
-      (leaf.symbol === "(idle)" || (leaf.symbol === "(program)" && frames.length === 1 && false))
-    )
-      continue;
+    if (leaf?.kind === "native" && leaf.symbol === "(idle)") continue;
     samples.push({ main: true, weight: profile.timeDeltas[i + 1] ?? 0, frames });
   }
   return samples;
