@@ -2,70 +2,27 @@
  * The Anthropic Messages door (`POST /v1/messages` and `/v1/messages/count_tokens`), its own sub-app with
  * Anthropic-shaped errors. A thin translator over the conversation engine: validate, translate to an EngineRequest,
  * run it through the kit's runSurface (model names, engine, abort, log, headers), translate the events back. It does
- * no routing, parking or remembering (the engine does).
+ * no routing, parking or remembering (the engine does). The sub-app (its guards, its error shape, its 404) exists from
+ * the start; what it does with a request (handlers.ts: the schemas, the translation, the token counter) loads on its
+ * first request.
  */
-import { createHmac, randomBytes } from "node:crypto";
 import type { Hono } from "hono";
 import type { AppEnv } from "../kit/access-log.js";
-import { ImageBudget } from "../kit/image-input.js";
-import { readJson } from "../kit/json-body.js";
-import { runSurface } from "../kit/run-surface.js";
 import { closeSurfaceApp, createSurfaceApp, type SurfaceDeps } from "../kit/surface-app.js";
-import { countInputTokens } from "./count-tokens.js";
 import { anthropicErrorResponse } from "./error-body.js";
-import { messagesTranslation, messagesWire } from "./events.js";
-import { parseCountTokensRequest, parseMessagesRequest } from "./parse.js";
-import { toEngineRequest } from "./translate.js";
-import type { CountTokensResponse } from "./wire.js";
+import type { MessagesHandlers, MessagesOptions } from "./handlers.js";
 
-/** Anthropic sends `ping` events every few seconds while the model is silent; so do we. */
-export const PING_INTERVAL_MS = 5000;
-
-/** Options of the Messages door. */
-export interface MessagesOptions {
-  /** Silence after which a streaming response gets a `ping` event. @default PING_INTERVAL_MS */
-  pingIntervalMs?: number;
-  /** Key of the thinking signatures; instances sharing a store derive the same one. @default random per process */
-  signingKey?: Buffer | undefined;
-  /** Total decoded image bytes accepted in one request. @default DEFAULT_MAX_IMAGE_BYTES (kit/image-input.ts, 15 MiB) */
-  maxImageBytes?: number | undefined;
-}
-
-/** HMAC signer for thinking blocks: the bridge's own signatures are recognisable, and nothing else is claimed. */
-function thinkingSigner(key: Buffer): (text: string) => string {
-  return (text) => `cb1.${createHmac("sha256", key).update(text).digest("base64url")}`;
-}
+export type { MessagesOptions } from "./handlers.js";
 
 /** The Messages sub-app, mounted under /v1. */
 export function createMessagesApp(deps: SurfaceDeps, options: MessagesOptions = {}): Hono<AppEnv> {
-  const sign = thinkingSigner(options.signingKey ?? randomBytes(32));
-  const wire = messagesWire(options.pingIntervalMs ?? PING_INTERVAL_MS);
-  const images = () => new ImageBudget(options.maxImageBytes);
+  let handlers: Promise<MessagesHandlers> | undefined;
+  const loaded = () => {
+    handlers ??= import("./handlers.js").then((door) => door.messagesHandlers(deps, options));
+    return handlers;
+  };
   const app = createSurfaceApp(deps, "/messages", anthropicErrorResponse);
-
-  app.post("/messages", async (c) => {
-    const { request: body, ignoredParams } = parseMessagesRequest(await readJson(c));
-    const { request, warnings } = toEngineRequest(body, images());
-    const translation = (model: string) => ({
-      id: `msg_${deps.newId()}`,
-      model,
-      reasoning: request.options.reasoning,
-      sign,
-    });
-    return runSurface(
-      c,
-      deps,
-      { request, ignoredParams, warnings, stream: body.stream === true, maxOutputTokens: body.max_tokens },
-      { translation: (turn) => messagesTranslation(translation(turn.model)), wire },
-    );
-  });
-
-  app.post("/messages/count_tokens", async (c) => {
-    const { request: body } = parseCountTokensRequest(await readJson(c));
-    const { request } = toEngineRequest(body, images());
-    const result: CountTokensResponse = { input_tokens: await countInputTokens(request) };
-    return c.json(result);
-  });
-
+  app.post("/messages", async (c) => (await loaded()).messages(c));
+  app.post("/messages/count_tokens", async (c) => (await loaded()).countTokens(c));
   return closeSurfaceApp(app, deps, "/messages");
 }

@@ -2,42 +2,17 @@
  * The Responses door: `POST /v1/responses` (streaming and not), `GET` and `DELETE /v1/responses/{id}`, its own
  * sub-app with OpenAI-shaped errors; a thin surface on the conversation engine. It validates, expands `previous_response_id` from the response store into the full item history, hands
  * the neutral request to the engine, and writes the events out. Routing, parking and checkpoints are the engine's.
+ * The sub-app (its guards, its error shape, its 404, the stored responses' GET and DELETE) exists from the start; what
+ * `POST /v1/responses` does (handlers.ts: the schemas, the translation, the events) loads on its first request.
  */
-import type { Context, Hono } from "hono";
-import type { JsonValue } from "../../backend/types.js";
-import type { ResponseStore, StoredResponse } from "../../stores/types.js";
+import type { Hono } from "hono";
 import { ProxyError } from "../../util/errors.js";
 import type { AppEnv } from "../kit/access-log.js";
-import { ImageBudget } from "../kit/image-input.js";
-import { readJson } from "../kit/json-body.js";
 import { openAIErrorResponse } from "../kit/openai-error.js";
-import { runSurface } from "../kit/run-surface.js";
-import { closeSurfaceApp, createSurfaceApp, type SurfaceDeps } from "../kit/surface-app.js";
-import { RESPONSES_WIRE, type ResponseEventsOptions, responseTranslation } from "./events.js";
-import { createBaseResponse } from "./object.js";
-import { parseResponsesRequest, parseStoredItems } from "./parse.js";
-import { toEngineRequest } from "./translate.js";
-import type { ResponseObject } from "./wire.js";
+import { closeSurfaceApp, createSurfaceApp } from "../kit/surface-app.js";
+import type { ResponsesDeps, ResponsesOptions } from "./handlers.js";
 
-/** What the Responses routes need besides the kit. */
-export interface ResponsesDeps extends SurfaceDeps {
-  store: ResponseStore;
-}
-
-/** Options of the Responses door. */
-export interface ResponsesOptions {
-  /** Total decoded image bytes accepted in one request. @default DEFAULT_MAX_IMAGE_BYTES (kit/image-input.ts, 15 MiB) */
-  maxImageBytes?: number | undefined;
-}
-
-async function loadPrevious(store: ResponseStore, id: string): Promise<StoredResponse> {
-  const previous = await store.get(id);
-  if (previous !== undefined) return previous;
-  throw new ProxyError("invalid_request", `Previous response with id '${id}' not found.`, {
-    param: "previous_response_id",
-    detail: "previous_response_not_found",
-  });
-}
+export type { ResponsesDeps, ResponsesOptions } from "./handlers.js";
 
 function notFound(id: string): ProxyError {
   return new ProxyError("not_found", `Response with id '${id}' not found.`, { param: "response_id" });
@@ -46,7 +21,11 @@ function notFound(id: string): ProxyError {
 /** The Responses sub-app, mounted under /v1. */
 export function createResponsesApp(deps: ResponsesDeps, options: ResponsesOptions = {}): Hono<AppEnv> {
   const app = createSurfaceApp(deps, "/responses", openAIErrorResponse);
-  app.post("/responses", (c) => createResponse(c, deps, options));
+  let handlers: Promise<typeof import("./handlers.js")> | undefined;
+  app.post("/responses", async (c) => {
+    handlers ??= import("./handlers.js");
+    return (await handlers).createResponse(c, deps, options);
+  });
   app.get("/responses/:id", async (c) => {
     const id = c.req.param("id");
     const stored = await deps.store.get(id);
@@ -59,56 +38,4 @@ export function createResponsesApp(deps: ResponsesDeps, options: ResponsesOption
     return c.json({ id, object: "response", deleted: true });
   });
   return closeSurfaceApp(app, deps, "/responses");
-}
-
-/** Handles one `POST /v1/responses`. */
-async function createResponse(c: Context<AppEnv>, deps: ResponsesDeps, options: ResponsesOptions): Promise<Response> {
-  const body = await readJson(c);
-  const parsed = parseResponsesRequest(body);
-  const { request } = parsed;
-  const ownInput: JsonValue[] =
-    typeof request.input === "string"
-      ? [{ type: "message", role: "user", content: request.input }]
-      : ((body as { input: JsonValue[] }).input ?? []);
-  const previous =
-    request.previous_response_id == null ? undefined : await loadPrevious(deps.store, request.previous_response_id);
-  const earlier: JsonValue[] =
-    previous === undefined ? [] : [...previous.input, ...((previous.response.output ?? []) as JsonValue[])];
-  const items = [...parseStoredItems(earlier), ...parsed.items];
-  const images = new ImageBudget(options.maxImageBytes);
-  const input = toEngineRequest(request, items, parsed.tools, images);
-
-  const id = `resp_${deps.newId()}`;
-  const store = request.store !== false;
-  const eventOptions = (model: string): ResponseEventsOptions => ({
-    base: { ...createBaseResponse(request, { id, createdAt: Math.floor(deps.now() / 1000) }), model },
-    toolMap: input.toolMap,
-    newItemId: (prefix) => `${prefix}_${deps.newId()}`,
-    reasoningSummary: request.reasoning?.summary != null,
-    includeEncryptedReasoning: request.include?.includes("reasoning.encrypted_content") === true,
-    includeWebSources: request.include?.includes("web_search_call.action.sources") === true,
-    onFinish: async (response: ResponseObject) => {
-      if (!store) return;
-      const record = {
-        id,
-        response: response as unknown as StoredResponse["response"],
-        input: [...earlier, ...ownInput],
-      };
-      await deps.store.put({ ...record, storedAt: deps.now() }).catch((error: unknown) => {
-        deps.logger.warn("could not store the response; previous_response_id will not find it", { error });
-      });
-    },
-  });
-  return runSurface(
-    c,
-    deps,
-    {
-      request: input.request,
-      ignoredParams: parsed.ignoredParams,
-      warnings: input.warnings,
-      stream: request.stream === true,
-      maxOutputTokens: request.max_output_tokens ?? undefined,
-    },
-    { translation: (turn) => responseTranslation(eventOptions(turn.model)), wire: RESPONSES_WIRE },
-  );
 }
