@@ -34,6 +34,8 @@ export interface LatencySettings {
   /** Repetitions at 1,000 streams (one round each). */
   repetitions1000: number;
   warmup: number;
+  /** The non-streaming case (no target of its own: full runs show it; the quick run leaves it out). */
+  nonStreaming?: boolean;
 }
 
 export const LATENCY_TOKENS = 20;
@@ -51,14 +53,18 @@ export function latencyCases(s: LatencySettings): OverheadCase[] {
       rounds: s.singleRounds,
       repetitions: s.repetitions,
     },
-    {
-      label: "1 request, non-streaming",
-      concurrency: 1,
-      stream: false,
-      prompt: SINGLE_PROMPT,
-      rounds: s.singleRounds,
-      repetitions: s.repetitions,
-    },
+    ...(s.nonStreaming === false
+      ? []
+      : [
+          {
+            label: "1 request, non-streaming",
+            concurrency: 1,
+            stream: false,
+            prompt: SINGLE_PROMPT,
+            rounds: s.singleRounds,
+            repetitions: s.repetitions,
+          },
+        ]),
     {
       label: "200 streams",
       concurrency: 200,
@@ -155,7 +161,7 @@ export function latencyReport(
     [
       `emulator bootstrap 0 ms (isolates the bridge); ${LATENCY_TOKENS} text tokens per reply, at 500 tokens/s for single requests, 50/s for 200 and 1,000 streams`,
       "percentiles per repetition, then median (lowest–highest) over the repetitions; added = bridge − direct, ratio = bridge ÷ direct, paired per repetition",
-      "non-streaming: total time of the whole JSON answer against the direct client's whole Run; errors = failed requests direct / bridge",
+      "non-streaming (full runs): total time of the whole JSON answer against the direct client's whole Run; errors = failed requests direct / bridge",
     ],
   );
   const targets: TargetResult[] = [];

@@ -74,8 +74,9 @@ function wallSecondsSinceLaunch(): number {
 }
 
 /**
- * Everything that differs between the full and the quick run: only repetitions (and the soak). The quick run's are
- * sized to finish within 150 s on an idle 2-core machine (its CPU seconds ÷ 2 are logged at the end).
+ * Everything that differs between the full and the quick run: repetitions, and what has no target of its own (the
+ * soak, the TCP relay, the non-streaming latency case, the post-GC parked serve). The quick run's are sized to finish
+ * within 150 s on an idle 2-core machine, its last target line (its CPU seconds ÷ 2 are its floor).
  */
 function settingsFor(quick: boolean) {
   return {
@@ -88,6 +89,7 @@ function settingsFor(quick: boolean) {
       rounds200: quick ? 1 : 2,
       repetitions1000: quick ? 2 : 3,
       warmup: quick ? 2 : 5,
+      nonStreaming: !quick,
     },
     throughputStreams: 200,
     /** Two stream lengths: CPU per chunk is the slope between them (bench/capacity.ts). */
@@ -102,7 +104,7 @@ function settingsFor(quick: boolean) {
       repetitions: quick ? 2 : 5,
       singleRounds: quick ? 20 : 60,
       rounds200: 1,
-      warmup: 2,
+      warmup: 1,
       throughputRepetitions: quick ? 2 : 5,
     },
     parkedCounts: [200, 1000],
@@ -117,7 +119,10 @@ function settingsFor(quick: boolean) {
     /** Cold start: repetitions × starts of each kind per repetition. */
     startupRepetitions: quick ? 3 : 5,
     startupPerRepetition: quick ? 1 : 3,
-    clusterConversations: quick ? 40 : 300,
+    /** The cluster and gateway scenarios: no floor to measure; fewer of them in the quick run. */
+    clusterConversations: quick ? 20 : 300,
+    gatewayRequests: quick ? 500 : 2000,
+    gatewayRepetitions: quick ? 3 : 5,
   };
 }
 
@@ -155,7 +160,11 @@ async function main(): Promise<void> {
     try {
       let latency: OverheadResult[] | undefined;
       if (wanted("overhead")) {
-        log("latency: 1 stream, 1 non-streaming request, 200 and 1,000 streams");
+        log(
+          `latency: ${latencyCases(s.latency)
+            .map((c) => c.label)
+            .join(", ")}`,
+        );
         latency = await runLatency(fast, s.latency, undefined, undefined, undefined, (label) =>
           log(`  latency: ${label}`),
         );
@@ -206,7 +215,7 @@ async function main(): Promise<void> {
       }
       if (wanted("memory")) {
         log(`memory per parked conversation at ${s.parkedCounts.join(" and ")} (two fresh serves)`);
-        const run = await withLoadAverage(() => runParkedMemory(fast, s.parkedCounts));
+        const run = await withLoadAverage(() => runParkedMemory(fast, s.parkedCounts, !quick, log));
         results.memory = { ...run.result, loadAverage: run.loadAverage };
         add(parkedMemoryReport(run.result));
       }
@@ -268,7 +277,9 @@ async function main(): Promise<void> {
 
   if (wanted("gateway")) {
     log("team gateway overhead (in-process, gateway off vs on)");
-    const { result: gateway, loadAverage } = await withLoadAverage(() => runGatewayOverhead(quick ? 500 : 2000, 5));
+    const { result: gateway, loadAverage } = await withLoadAverage(() =>
+      runGatewayOverhead(s.gatewayRequests, s.gatewayRepetitions),
+    );
     results.gateway = { ...gateway, loadAverage };
     add(gatewayOverheadReport(gateway));
   }

@@ -89,18 +89,18 @@ export function floorTarget(t: {
   const sign = atMost ? "≤" : "≥";
   const floorText = paired
     ? `${floorFigures(t.floor)}, paired per repetition`
-    : `${floorFigures(t.floor)}; bound ${sign} ${fmt(boundOf(floor.median), digits)}${unit} (from the floor's median)`;
+    : `${floorFigures(t.floor)}; bound ${sign} ${fmt(boundOf(floor.median), digits)}${unit}${floor.values.length === 1 ? "" : " (from the floor's median)"}`;
   const worstText =
     worst === -1
       ? "no repetition"
       : paired
-        ? `worst ${fmt(m.values[worst] as number, digits)}${unit} against its bound ${fmt(bounds[worst] as number, digits)}${unit}`
-        : `worst ${fmt(m.values[worst] as number, digits)}${unit}`;
+        ? `worst ${fmt(m.values[worst] as number, digits)}${unit} against its bound ${fmt(bounds[worst] as number, digits)}${unit} ${reps}`
+        : `worst ${fmt(m.values[worst] as number, digits)}${unit} ${reps}`;
   return {
     scenario: t.scenario,
     target: t.target,
     floor: floorText,
-    measured: `${figures}, ${worstText} ${reps}${detail}`,
+    measured: m.values.length === 1 && !paired ? `${figures}, one run${detail}` : `${figures}, ${worstText}${detail}`,
     met,
   };
 }
