@@ -126,7 +126,7 @@ export const ACP_DOOR: AcpDoor = {
     badToolArguments: "the same: no history, so no earlier tool call's arguments arrive in a prompt",
     foreignHost: "ACP runs on the editor's stdio: no network listener, no Host or Origin header",
   },
-  basic: (model) => ({ model, prompt: [text("hi")] }),
+  basic: (model, value = "hi") => ({ model, prompt: [text(value)] }),
   // `_meta` is where ACP keeps arbitrary values in a content block; an unknown key is dropped by the SDK's schema
   // before the agent reads the prompt.
   content: (extra) => ({ body: { prompt: [{ ...text("x"), _meta: { extra } }] }, field: "prompt[0]._meta.extra" }),

@@ -12,7 +12,7 @@ import { type AppGateway, createApp } from "../../src/server/app.js";
 import type { AppOptions } from "../../src/surfaces/kit/deps.js";
 import { type Logger, silentLogger } from "../../src/util/logger.js";
 import { testAppOptions } from "../support/app-options.js";
-import { ACP_DOOR, promptOverAcp } from "./acp-door.js";
+import { ACP_DOOR, type AcpAnswer, promptOverAcp } from "./acp-door.js";
 
 type Json = Record<string, unknown>;
 
@@ -28,8 +28,8 @@ export type OptionalCase = "toolSchema" | "toolArguments" | "badToolArguments" |
 /** What every door's fixture says, whatever its wire. */
 interface DoorBase {
   name: string;
-  /** A minimal valid request for `model` with one user text. */
-  basic(model: string): unknown;
+  /** A minimal valid request for `model` with one user text (`hi` unless given). */
+  basic(model: string, text?: string): unknown;
   /** A request declaring one tool whose input schema is `schema`; `field` starts the path naming the schema. */
   toolSchema?(schema: unknown): Built;
   /** A request whose history holds one tool call with these arguments (an object, or raw text where it is text). */
@@ -54,7 +54,7 @@ export interface HttpDoor extends DoorBase {
   path: string;
   /** Its error body shape. */
   shape: "openai" | "anthropic";
-  basic(model: string): Json;
+  basic(model: string, text?: string): Json;
 }
 
 /** The ACP agent as a door: a request is a prompt's content blocks and, optionally, the session's model. */
@@ -120,7 +120,7 @@ export const HTTP_DOORS: readonly HttpDoor[] = [
     refusals: HTTP_REFUSALS,
     overLimit: HTTP_OVER_LIMIT,
     without: {},
-    basic: (model) => ({ model, messages: [user("hi")] }),
+    basic: (model, text = "hi") => ({ model, messages: [user(text)] }),
     toolSchema: (schema) => ({
       body: {
         model: "auto",
@@ -164,7 +164,7 @@ export const HTTP_DOORS: readonly HttpDoor[] = [
     refusals: HTTP_REFUSALS,
     overLimit: HTTP_OVER_LIMIT,
     without: {},
-    basic: (model) => ({ model, max_tokens: 100, messages: [user("hi")] }),
+    basic: (model, text = "hi") => ({ model, max_tokens: 100, messages: [user(text)] }),
     toolSchema: (schema) => ({
       body: {
         model: "auto",
@@ -209,7 +209,7 @@ export const HTTP_DOORS: readonly HttpDoor[] = [
     refusals: HTTP_REFUSALS,
     overLimit: HTTP_OVER_LIMIT,
     without: {},
-    basic: (model) => ({ model, input: "hi" }),
+    basic: (model, text = "hi") => ({ model, input: text }),
     toolSchema: (schema) => ({
       body: {
         model: "auto",
@@ -253,6 +253,8 @@ export interface Answer {
   status: number;
   /** The error's message and the field it names: an OpenAI error's param; Anthropic and ACP name it in the message. */
   error?: { message: string; field: string };
+  /** ACP's answer as it came: the text streamed, the stop reason or the error with its `data`. */
+  acp?: AcpAnswer;
 }
 
 /**
@@ -272,9 +274,9 @@ export async function send(
       ...(request.model === undefined ? {} : { config: { model: request.model } }),
       ...(options.wire === undefined ? {} : { wire: options.wire }),
     });
-    if (answer.error === undefined) return { ok: true, status: 0 };
+    if (answer.error === undefined) return { ok: true, status: 0, acp: answer };
     const { code, message } = answer.error;
-    return { ok: false, status: code, error: { message, field: message } };
+    return { ok: false, status: code, error: { message, field: message }, acp: answer };
   }
   const text = typeof body === "string" ? body : JSON.stringify(body);
   const response = await target.app.request(door.path, post(options.wire?.(text) ?? text, options.headers));

@@ -1,12 +1,14 @@
 /**
- * Errors by kind on every HTTP door, against the emulator (cursor-protocol-addendum-3.md E2, T7): Cursor's bare
- * `resource_exhausted` on a request of at least half the model's window is a context overflow in each door's "too
- * long" wording (what OpenCode and Claude Code compact on), on a small request a model the plan cannot use (403
- * naming the model); a stream that ends without `turn_ended` is `upstream_truncated` (502, or an error event when
- * streaming), with a tool call open or not, never a success and never a hang.
+ * Errors by kind on every door, the three HTTP doors and ACP, against the emulator (cursor-protocol-addendum-3.md E2,
+ * T7): Cursor's bare `resource_exhausted` on a request of at least half the model's window is a context overflow in
+ * each door's "too long" wording (what OpenCode and Claude Code compact on), on a small request a model the plan
+ * cannot use (403 naming the model; ACP: -32013); a stream that ends without `turn_ended` is `upstream_truncated`
+ * (502, or an error event when streaming; ACP: the prompt's -32015 error), with a tool call open or not, never a
+ * success and never a hang. ACP runs on the same engine and emulator, driven by the ACP client SDK (acp-door.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Stack, startStack } from "../support/stack.js";
+import { type AcpAnswer, promptOverAcp } from "./acp-door.js";
 
 let s: Stack;
 beforeAll(async () => {
@@ -67,6 +69,16 @@ function post(door: Door, text: string, options: { stream?: boolean; tools?: boo
 
 const DOORS: Door[] = ["chat", "responses", "messages"];
 
+/** ACP: a prompt to a new session on {@link MODEL}. */
+const prompt = (text: string): Promise<AcpAnswer> =>
+  promptOverAcp(s.engine, [{ type: "text", text }], { model: MODEL });
+
+/**
+ * A turn with a call open on ACP: its tools are the session's MCP servers' or Cursor's native ones, which the agent
+ * runs through the editor, so the open call is a native exec rather than a declared client tool.
+ */
+const ACP_OPEN_CALL = '[[emu:native shell {"command":"make"}]] [[emu:truncate]]';
+
 describe("context overflow and model not available ([[emu:overflow]])", () => {
   it.each(DOORS)("%s: a request over half the window gets the door's 'too long' error", async (door) => {
     const response = await post(door, `${LONG} [[emu:overflow]]`);
@@ -94,6 +106,28 @@ describe("context overflow and model not available ([[emu:overflow]])", () => {
     expect(body.error.message).toContain(`The model ${MODEL} is not available`);
     expect(body.error.message).toContain("Pick another model");
     if (door !== "messages") expect(body.error.code).toBe("model_not_available");
+  });
+});
+
+describe("context overflow and model not available on ACP ([[emu:overflow]])", () => {
+  it("acp: a prompt over half the window gets -32010 saying the conversation is too long", async () => {
+    const answer = await prompt(`${LONG} [[emu:overflow]]`);
+    expect(answer.stopReason).toBeUndefined();
+    expect(answer.error).toMatchObject({
+      code: -32010,
+      message: expect.stringMatching(/^The conversation is too long for the model: \d+ tokens > 200000 maximum/),
+      data: { code: "context_length_exceeded", retryable: false },
+    });
+  });
+
+  it("acp: a small prompt gets -32013 naming the model, with a hint", async () => {
+    const answer = await prompt("hi [[emu:overflow]]");
+    expect(answer.error).toMatchObject({
+      code: -32013,
+      message: expect.stringContaining(`The model ${MODEL} is not available`),
+      data: { code: "permission_denied", retryable: false },
+    });
+    expect(answer.error?.message).toContain("Pick another model");
   });
 });
 
@@ -146,5 +180,16 @@ describe("a stream that ends without turn_ended ([[emu:truncate]])", () => {
         }
       },
     );
+
+    it(`acp, ${what}: the prompt ends with -32015 upstream_truncated, never a stop reason`, async () => {
+      const answer = await prompt(tools ? ACP_OPEN_CALL : "tell me [[emu:truncate]]");
+      expect(answer.stopReason).toBeUndefined();
+      expect(answer.error).toMatchObject({
+        code: -32015,
+        message: expect.stringContaining("without finishing the turn"),
+        data: { code: "backend_protocol", detail: "upstream_truncated", retryable: false },
+      });
+      if (tools) expect(answer.error?.message).toContain("while a tool call was open");
+    });
   }
 });
