@@ -41,7 +41,7 @@ export function performanceTable(r: Results): string {
     `${load(r.loadAverage.after)} after.`;
   // A record from before the floor-relative targets has no floor field and no list of retired targets.
   const older = r.retiredTargets === undefined && r.targets.every((t) => t.floor === undefined);
-  const floorCell = (t: TargetResult) => (t.floor !== undefined ? t.floor : older ? "—" : "none: a fixed bound");
+  const floorCell = (t: TargetResult) => (t.floor !== undefined ? t.floor : older ? "—" : "none, a fixed bound");
   const retiredMark = (t: TargetResult) =>
     retiredMatch(`${t.scenario}: ${t.target}`) === undefined ? "" : " (retired)";
   const lines = [

@@ -76,10 +76,9 @@ export interface RetiredTarget {
   reason: string;
 }
 
-/** A target's printed line: `scenario: target — floor … — measured … — met`. */
+/** A target's printed line: `scenario: target — floor: … — measured … — met` (a fixed bound says it has no floor). */
 export function targetLine(t: TargetResult): string {
-  const floor = t.floor === undefined ? "" : ` — floor: ${t.floor}`;
-  return `${t.scenario}: ${t.target}${floor} — measured ${t.measured} — ${t.met ? "met" : "MISSED"}`;
+  return `${t.scenario}: ${t.target} — floor: ${t.floor ?? "none, a fixed bound"} — measured ${t.measured} — ${t.met ? "met" : "MISSED"}`;
 }
 
 /** A printed row: label + cells. */

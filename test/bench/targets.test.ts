@@ -130,8 +130,10 @@ describe("the printed report and the docs table", () => {
   const target: TargetResult = { scenario: "s", target: "t ≤ f + 1", floor: "f 2.00", measured: "2.50", met: true };
 
   it("prints every target with its floor and lists the retired ones with the reason", () => {
-    const text = renderReport([], [target], RETIRED_TARGETS);
+    const fixed: TargetResult = { scenario: "s", target: "0 errors", measured: "0", met: true };
+    const text = renderReport([], [target, fixed], RETIRED_TARGETS);
     expect(text).toContain("s: t ≤ f + 1 — floor: f 2.00 — measured 2.50 — met");
+    expect(text).toContain("s: 0 errors — floor: none, a fixed bound — measured 0 — met");
     expect(text).toContain("## Retired targets");
     for (const r of RETIRED_TARGETS) expect(text).toContain(`${r.was} — retired: ${r.reason}; now: ${r.now}`);
   });
@@ -162,7 +164,7 @@ describe("the printed report and the docs table", () => {
       retiredTargets: [...RETIRED_TARGETS],
     });
     expect(table).toContain("| s: t ≤ f + 1 | f 2.00 | 2.50 | met |");
-    expect(table).toContain("| s: fixed | none: a fixed bound | 2.50 | **MISSED** |");
+    expect(table).toContain("| s: fixed | none, a fixed bound | 2.50 | **MISSED** |");
     expect(table).toContain("| Retired target | Why | Now |");
     expect(table).not.toContain("predates");
   });
