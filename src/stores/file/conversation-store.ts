@@ -25,7 +25,7 @@ import {
   DEFAULT_CONVERSATION_TTL_MS,
 } from "../types.js";
 import { writeFileAtomic } from "./atomic-write.js";
-import { decodeRecord, encodeRecord } from "./record-file.js";
+import { encodeRecord } from "./record-file.js";
 
 /** Options of {@link createFileConversationStore}. */
 export interface FileConversationStoreOptions extends ConversationStoreOptions {
@@ -37,6 +37,13 @@ export interface FileConversationStoreOptions extends ConversationStoreOptions {
   /** Memory for recently used records; a record larger than a quarter of it is not cached. @default 8 MiB */
   cacheBytes?: number;
 }
+
+/** The record reader (record-decode.ts, with zod), loaded on the store's first read rather than at start. */
+let decoder: Promise<typeof import("./record-decode.js")["decodeRecord"]> | undefined;
+const recordDecoder = () => {
+  decoder ??= import("./record-decode.js").then((module) => module.decodeRecord);
+  return decoder;
+};
 
 function fileNameOf(conversationId: string): string {
   return `${createHash("sha256").update(conversationId).digest("hex")}.json`;
@@ -204,6 +211,7 @@ export function createFileConversationStore(options: FileConversationStoreOption
           if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
           throw error;
         }
+        const decodeRecord = await recordDecoder();
         try {
           record = decodeRecord(bytes);
         } catch (error) {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ConversationRecord } from "../types.js";
-import { decodeRecord, encodeRecord } from "./record-file.js";
+import { decodeRecord } from "./record-decode.js";
+import { encodeRecord } from "./record-file.js";
 
 const record: ConversationRecord = {
   conversationId: "conv-1",

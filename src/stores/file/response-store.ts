@@ -9,8 +9,6 @@
 import { createHash } from "node:crypto";
 import { chmod, mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { z } from "zod";
-import type { JsonValue } from "../../util/json-value.js";
 import type { Logger } from "../../util/logger.js";
 import { silentLogger } from "../../util/logger.js";
 import {
@@ -31,17 +29,13 @@ export interface FileResponseStoreOptions extends ResponseStoreOptions {
 
 const FILE_VERSION = 1;
 
-const jsonValue: z.ZodType<JsonValue> = z.lazy(() =>
-  z.union([z.null(), z.boolean(), z.number(), z.string(), z.array(jsonValue), z.record(z.string(), jsonValue)]),
-);
-
-const storedSchema = z.object({
-  version: z.literal(FILE_VERSION),
-  id: z.string(),
-  response: z.record(z.string(), jsonValue),
-  input: z.array(jsonValue),
-  storedAt: z.number(),
-});
+/** The stored file's schema, built on the first read (zod loads then, not when a server starts). */
+let storedSchema: Promise<StoredFileSchema> | undefined;
+type StoredFileSchema = ReturnType<typeof import("./response-schema.js")["storedFileSchema"]>;
+const schema = () => {
+  storedSchema ??= import("./response-schema.js").then((module) => module.storedFileSchema(FILE_VERSION));
+  return storedSchema;
+};
 
 function fileNameOf(id: string): string {
   return `${createHash("sha256").update(id).digest("hex")}.json`;
@@ -83,7 +77,7 @@ export function createFileResponseStore(options: FileResponseStoreOptions): Resp
       throw error;
     }
     try {
-      const { version: _version, ...record } = storedSchema.parse(JSON.parse(text));
+      const { version: _version, ...record } = (await schema()).parse(JSON.parse(text));
       return record;
     } catch (error) {
       logger.warn("discarding unreadable stored response", { error });

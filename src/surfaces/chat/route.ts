@@ -2,52 +2,25 @@
  * The Chat Completions door (`POST /v1/chat/completions`), its own sub-app with OpenAI-shaped errors: parse →
  * translate to an engine request → the kit's runSurface (model names, engine, abort, log, headers) → chunks or one
  * completion. How the turn reaches Cursor (resumed / continued / new / replayed), parking and remembering are the
- * engine's.
+ * engine's. The sub-app (its guards, its error shape, its 404) exists from the start; what it does with a request
+ * (handlers.ts: the schemas, the translation, the events) loads on its first request, so a start serves /health
+ * without building the schemas (and without zod).
  */
 import type { Hono } from "hono";
 import type { AppEnv } from "../kit/access-log.js";
-import type { ReasoningOutput } from "../kit/deps.js";
-import { readJson } from "../kit/json-body.js";
 import { openAIErrorResponse } from "../kit/openai-error.js";
-import { runSurface } from "../kit/run-surface.js";
 import { closeSurfaceApp, createSurfaceApp, type SurfaceDeps } from "../kit/surface-app.js";
-import { CHAT_WIRE, chatTranslation } from "./events.js";
-import { parseChatCompletionRequest } from "./parse.js";
-import { toTurnInput } from "./translate.js";
+import type { ChatOptions } from "./handlers.js";
 
-/** Options of the chat door. */
-export interface ChatOptions {
-  reasoningOutput: ReasoningOutput;
-  /** Total decoded image bytes accepted in one request. @default DEFAULT_MAX_IMAGE_BYTES (kit/image-input.ts, 15 MiB) */
-  maxImageBytes?: number | undefined;
-}
+export type { ChatOptions } from "./handlers.js";
 
 /** The chat sub-app, mounted under /v1. */
 export function createChatApp(deps: SurfaceDeps, options: ChatOptions): Hono<AppEnv> {
   const app = createSurfaceApp(deps, "/chat", openAIErrorResponse);
+  let handlers: Promise<typeof import("./handlers.js")> | undefined;
   app.post("/chat/completions", async (c) => {
-    const { request, ignoredParams } = parseChatCompletionRequest(await readJson(c));
-    const input = toTurnInput(request, { maxImageBytes: options.maxImageBytes });
-    const base = {
-      id: `chatcmpl-${deps.newId()}`,
-      created: Math.floor(deps.now() / 1000),
-      reasoning: input.request.options.reasoning ? options.reasoningOutput : ("none" as const),
-    };
-    return runSurface(
-      c,
-      deps,
-      {
-        request: input.request,
-        ignoredParams,
-        warnings: input.warnings,
-        stream: input.stream,
-        maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
-      },
-      {
-        translation: (turn) => chatTranslation({ ...base, model: turn.model, includeUsage: input.includeUsage }),
-        wire: CHAT_WIRE,
-      },
-    );
+    handlers ??= import("./handlers.js");
+    return (await handlers).createCompletion(c, deps, options);
   });
   return closeSurfaceApp(app, deps, "/chat");
 }
