@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Stack, startStack } from "../support/stack.js";
+import { expectNothingLeftOpen } from "../support/upstream-leaks.js";
 
 interface Expected {
   status: number;
@@ -97,16 +98,6 @@ describe.each(["http2", "http1"] as const)("emulator fault matrix over %s", (tra
     }
     counts.cases += 1;
     // No leaks: every upstream turn this case opened has ended, and nothing is parked.
-    await expect
-      .poll(
-        () =>
-          stack.emulator
-            .stats()
-            .turns.slice(turnsBefore)
-            .filter((turn) => turn.outcome === undefined).length,
-      )
-      .toBe(0);
-    expect(stack.emulator.stats().turns.length).toBeGreaterThan(turnsBefore);
-    expect(stack.parked.size()).toBe(0);
+    await expectNothingLeftOpen(stack, turnsBefore);
   });
 });

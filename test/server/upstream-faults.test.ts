@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Stack, startStack } from "../support/stack.js";
+import { expectNothingLeftOpen } from "../support/upstream-leaks.js";
 import { DOORS, send } from "./doors.js";
 
 /** What a fault is on the wire: the HTTP status, and ACP's JSON-RPC code with the bridge's code and reason. */
@@ -88,17 +89,7 @@ describe.each(DOORS.map((door) => [door.name, door] as const))("upstream faults 
         if (directive.includes("tokens 10")) expect(answer.acp?.text).not.toBe("");
       }
       // No leaks: every upstream turn this case opened has ended, and nothing is parked.
-      await expect
-        .poll(
-          () =>
-            stack.emulator
-              .stats()
-              .turns.slice(turnsBefore)
-              .filter((turn) => turn.outcome === undefined).length,
-        )
-        .toBe(0);
-      expect(stack.emulator.stats().turns.length).toBeGreaterThan(turnsBefore);
-      expect(stack.parked.size()).toBe(0);
+      await expectNothingLeftOpen(stack, turnsBefore);
     },
     60_000,
   );
