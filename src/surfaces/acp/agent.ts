@@ -40,7 +40,7 @@ import { TOO_LARGE_METHOD } from "./line-limit.js";
 import { listPage } from "./list.js";
 import { type McpHub, openMcpHub } from "./mcp-hub.js";
 import { checkPromptDepth, parseFork, parseSetTitle, parseTooLarge, promptParts, titleOf } from "./parse.js";
-import type { AcpSessionRecord, AcpSessionStore } from "./session-store.js";
+import { type AcpSessionRecord, type AcpSessionStore, rememberUpdate } from "./session-store.js";
 import { StreamedCalls } from "./streamed-calls.js";
 import { createSubagentView } from "./subagents.js";
 import { runPrompt } from "./turn.js";
@@ -130,7 +130,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
   };
 
   const emitter = (client: AgentContext, session: LiveSession) => async (update: SessionUpdate) => {
-    remember(session.record, update);
+    rememberUpdate(session.record, update);
     await client.notify("session/update", { sessionId: session.record.id, update });
   };
 
@@ -407,7 +407,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       session.running = controller;
       const emit = emitter(client, session);
       for (const block of params.prompt) {
-        remember(session.record, { sessionUpdate: "user_message_chunk", content: block });
+        rememberUpdate(session.record, { sessionUpdate: "user_message_chunk", content: block });
       }
       if (session.record.title === undefined && command === undefined) {
         const title = titleOf(params.prompt);
@@ -466,30 +466,4 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
 
 function mebibytes(bytes: number): string {
   return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`;
-}
-
-/** Updates that describe the session's state rather than its history: `session/load` answers them afresh. */
-const STATE_UPDATES = new Set([
-  "session_info_update",
-  "config_option_update",
-  "usage_update",
-  "available_commands_update",
-]);
-
-/** Keeps an update for `session/load`, merging consecutive text chunks of the same kind. */
-function remember(record: AcpSessionRecord, update: SessionUpdate): void {
-  if (STATE_UPDATES.has(update.sessionUpdate)) return;
-  const last = record.transcript.at(-1) as
-    | { sessionUpdate?: string; content?: { type?: string; text?: string } }
-    | undefined;
-  if (
-    (update.sessionUpdate === "agent_message_chunk" || update.sessionUpdate === "agent_thought_chunk") &&
-    update.content.type === "text" &&
-    last?.sessionUpdate === update.sessionUpdate &&
-    last.content?.type === "text"
-  ) {
-    last.content.text = `${last.content.text ?? ""}${update.content.text}`;
-    return;
-  }
-  record.transcript.push(JSON.parse(JSON.stringify(update)) as JsonValue);
 }

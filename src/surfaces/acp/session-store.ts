@@ -7,6 +7,7 @@
  * at the same instant can drop one's index entry, which that session's next save restores (the session itself is
  * never lost, and `session/load` by id still finds it).
  */
+import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { JsonValue } from "../../backend/types.js";
 import type { ConversationMessage, MessagePart } from "../../engine/index.js";
 import type { ResponseStore } from "../../stores/types.js";
@@ -193,4 +194,30 @@ export function acpSessionStoreOver(store: ResponseStore): AcpSessionStore {
       await updateIndex((sessions) => [...sessions.filter((s) => s.id !== record.id), summary]);
     },
   };
+}
+
+/** Updates that describe the session's state rather than its history: `session/load` answers them afresh. */
+const STATE_UPDATES = new Set([
+  "session_info_update",
+  "config_option_update",
+  "usage_update",
+  "available_commands_update",
+]);
+
+/** Keeps an update for `session/load`, merging consecutive text chunks of the same kind. */
+export function rememberUpdate(record: AcpSessionRecord, update: SessionUpdate): void {
+  if (STATE_UPDATES.has(update.sessionUpdate)) return;
+  const last = record.transcript.at(-1) as
+    | { sessionUpdate?: string; content?: { type?: string; text?: string } }
+    | undefined;
+  if (
+    (update.sessionUpdate === "agent_message_chunk" || update.sessionUpdate === "agent_thought_chunk") &&
+    update.content.type === "text" &&
+    last?.sessionUpdate === update.sessionUpdate &&
+    last.content?.type === "text"
+  ) {
+    last.content.text = `${last.content.text ?? ""}${update.content.text}`;
+    return;
+  }
+  record.transcript.push(JSON.parse(JSON.stringify(update)) as JsonValue);
 }
