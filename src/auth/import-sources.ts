@@ -6,7 +6,7 @@
  */
 import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
-import { z } from "zod";
+import * as z from "zod";
 import { readSqliteTable } from "./sqlite-table.js";
 
 /** Tokens found in one place, with the names of the keys that held them. */

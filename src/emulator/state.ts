@@ -7,7 +7,7 @@
 
 import { clone, create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { z } from "zod";
+import * as z from "zod";
 import {
   type ConversationStateStructure,
   ConversationStateStructureSchema,

@@ -2,7 +2,7 @@
  * Reads a stored conversation record in either format (record-file.ts describes both), checking its header with zod.
  * The file conversation store loads this module on its first read.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { ConversationRecord } from "../types.js";
 import { MAGIC } from "./record-file.js";
 

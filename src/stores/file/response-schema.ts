@@ -2,7 +2,7 @@
  * What a stored response file holds (response-store.ts), checked on every read: the store loads this module, and
  * zod with it, on its first read rather than when a server starts.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { JsonValue } from "../../util/json-value.js";
 
 const jsonValue: z.ZodType<JsonValue> = z.lazy(() =>

@@ -5,7 +5,7 @@
  * Text content everywhere, plus `image_url` parts in user messages; every other content part is rejected with a
  * `custom` issue carrying `params.kind = "unsupported_content_part"` so the parser can name the exact field.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** Roles a message may have; anything else is a 400 naming `messages[i].role`. */
 export const MESSAGE_ROLES = ["system", "developer", "user", "assistant", "tool"] as const;

@@ -5,7 +5,7 @@
  * `output_config.effort`, `context_management`. Objects are loose: unknown keys pass and are reported as ignored.
  * Block types the bridge cannot carry fail with a `custom` issue that names the exact field.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 const cacheControl = z.looseObject({ type: z.string() }).nullish();
 

@@ -3,7 +3,7 @@
  * sends (observed by driving the real client offline). Objects are loose: unknown keys pass. Input items and tools are validated one
  * by one by the parser (parse.ts) so an error names the exact field (`input[3].call_id`).
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** Values accepted for `reasoning.effort`. */
 export const RESPONSES_REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
