@@ -236,7 +236,10 @@ export function parkedMemoryReport(r: ParkedMemoryResult): { table: Table; targe
         bound: { atMost: (direct) => direct },
         unit: " KB",
         digits: 1,
-        detail: `post-GC ${kb(c.floorRssBytesPerConversation)} KB, heap ${kb(c.floorHeapBytesPerConversation)} KB`,
+        // The post-GC serve runs in full runs only.
+        detail: Number.isFinite(c.floorRssBytesPerConversation)
+          ? `post-GC ${kb(c.floorRssBytesPerConversation)} KB, heap ${kb(c.floorHeapBytesPerConversation)} KB`
+          : "",
       }),
   );
   return { table, targets };
