@@ -59,6 +59,16 @@ describe("precompiled protobuf descriptors", () => {
         toBinary(FileDescriptorProtoSchema, generated.proto),
       );
       expect(shape(hydrated), path).toEqual(shape(generated));
+      // Built against the same imported files: the same dependencies, and every field naming a type of another file
+      // names that very descriptor (fileDescFromJson builds without the imports' own imports).
+      expect(hydrated.dependencies, path).toEqual(generated.dependencies);
+      for (const [i, dependency] of generated.dependencies.entries()) expect(hydrated.dependencies[i]).toBe(dependency);
+      const typesOf = (file: DescFile) =>
+        file.messages.flatMap((message) =>
+          message.fields.map((field) => field.message ?? field.enum).filter((type) => type?.file !== file),
+        );
+      const foreign = typesOf(hydrated);
+      for (const [i, type] of typesOf(generated).entries()) expect(foreign[i], path).toBe(type);
       // A message of each type, with its fields at their defaults, encodes alike through either descriptor.
       for (const [i, message] of generated.messages.entries()) {
         const twin = hydrated.messages[i];
