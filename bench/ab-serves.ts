@@ -5,7 +5,8 @@
  * - TTFT of one stream at a time (20 tokens at 500/s);
  * - the whole answer of one non-streaming request at a time (the same reply);
  * - serve's CPU per request (from /proc) at 10 concurrent one-token streams.
- * Prints per-round medians and the ratio this ÷ baseline, median (lowest–highest) over the rounds.
+ * Prints per-round medians and the ratio this ÷ baseline, median (lowest–highest) over the rounds, then each round's
+ * pair.
  *
  * Usage: `npx tsx bench/ab-serves.ts --base-bin=/path/to/baseline/bin/cursor-bridge.js [--rounds=5] [--n=200]`
  * (make a baseline with `git worktree add /tmp/base <commit>`, link or install its node_modules, `node tools/build.mjs`).
@@ -94,4 +95,6 @@ for (const [label, { base, this: current }] of results) {
   console.log(
     `${label.padEnd(28)} baseline ${fmtSpread(spreadOf(base), 2)}  this ${fmtSpread(spreadOf(current), 2)}  ratio ${fmtSpread(ratio, 2)}`,
   );
+  const pairs = current.map((value, i) => `${(base[i] as number).toFixed(2)}/${value.toFixed(2)}`);
+  console.log(`${"".padEnd(28)} per round, baseline/this: ${pairs.join("  ")}`);
 }
