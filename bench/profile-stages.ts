@@ -14,8 +14,9 @@
  *   wall clock: on a loaded machine, time the thread spent preempted lands on whatever frame it was in (system calls
  *   look far dearer than they are), and other threads are not seen.
  *
- * Usage: `npx tsx bench/profile-stages.ts [--requests=4000] [--concurrency=10] [--sampler=perf|cpu-prof]
- * [--bin=<other checkout>/bin/cursor-bridge.js] [--files]`
+ * Usage: `npx tsx bench/profile-stages.ts [--requests=4000] [--warmup=N] [--concurrency=10] [--sampler=perf|cpu-prof]
+ * [--bin=<other checkout>/bin/cursor-bridge.js] [--files] [--keep=<perf.data>] [--direct]` (`--direct`: also the
+ * direct client's CPU per turn, same prompt and concurrency).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -23,6 +24,7 @@ import { SourceMap } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createDirectClient, runPromptTurn } from "./raw-driver.js";
 import { startRemoteEmulator } from "./remote-emulator.js";
 import { startServe } from "./serve-process.js";
 import { streamCompletion } from "./sse-client.js";
@@ -236,6 +238,28 @@ function perfSamples(file: string): Sample[] {
   return parsePerf(text);
 }
 
+/**
+ * `--direct`: the CPU per turn of the direct connect-es client (bench/raw-driver.ts, this process's own CPU while it
+ * runs only that client) on the same emulator, prompt and concurrency: what serve's CPU per request is held against.
+ */
+async function directTurnCpu(url: string, accessToken: string): Promise<number> {
+  const client = createDirectClient(url, accessToken);
+  const prompt = "[[emu:tokens 1]] [[emu:rate 5000]] probe";
+  const turns = async (total: number) => {
+    let left = total;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (left-- > 0) await runPromptTurn(client, prompt);
+      }),
+    );
+  };
+  await turns(Number(option("warmup") ?? 500));
+  const before = process.cpuUsage();
+  await turns(requests);
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / requests;
+}
+
 /** Samples `requests` requests of a fresh serve and prints the stages. */
 async function profileRun(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "cursor-bridge-profile-"));
@@ -262,6 +286,7 @@ async function profileRun(): Promise<void> {
   let window: [number, number] = [0, 0];
   let procUs = 0;
   let recorder: ChildProcess | undefined;
+  let directUs: number | undefined;
   try {
     await drive(Number(option("warmup") ?? Math.max(500, concurrency * 5)));
     if (perf) {
@@ -285,6 +310,7 @@ async function profileRun(): Promise<void> {
       recorder.kill("SIGINT");
       await stopped;
     }
+    if (process.argv.includes("--direct")) directUs = await directTurnCpu(emulator.url, emulator.accessToken);
   } finally {
     await serve.close();
     await emulator.close();
@@ -298,6 +324,11 @@ async function profileRun(): Promise<void> {
     samples = parseCpuProfile(JSON.parse(readFileSync(join(dir, file), "utf8")) as CpuProfile, window);
   }
   report(samples, requests, procUs);
+  if (directUs !== undefined) {
+    console.log(
+      `the direct connect-es client's whole turn, same prompt and concurrency: ${directUs.toFixed(0)} µs CPU`,
+    );
+  }
   rmSync(dir, { recursive: true, force: true });
 }
 
