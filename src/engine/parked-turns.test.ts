@@ -22,7 +22,7 @@ function fakeTurn(ids: string[], status: AgentTurnStatus = "parked") {
 function manualTimers() {
   let at = 0;
   const pending: Array<{ fn: () => void; dueAt: number; cleared: boolean }> = [];
-  return {
+  const options = {
     clock: () => at,
     setTimer: (fn: () => void, ms: number) => {
       const handle = { fn, dueAt: at + ms, cleared: false };
@@ -32,6 +32,10 @@ function manualTimers() {
     clearTimer: (handle: unknown) => {
       (handle as { cleared: boolean }).cleared = true;
     },
+  };
+  return {
+    /** The registry's clock and timer options. */
+    options,
     armed: () => pending.filter((h) => !h.cleared).length,
     advance: (ms: number) => {
       at += ms;
@@ -90,12 +94,7 @@ describe("parked turn registry", () => {
 
   it("closes parked turns after the TTL and on closeAll", async () => {
     const timers = manualTimers();
-    const registry = createParkedTurnRegistry({
-      ttlMs: 1000,
-      clock: timers.clock,
-      setTimer: timers.setTimer,
-      clearTimer: timers.clearTimer,
-    });
+    const registry = createParkedTurnRegistry({ ttlMs: 1000, ...timers.options });
     const a = fakeTurn(["a"]);
     registry.park({ turn: a.turn, conversationId: "c1", model: "m" });
     timers.advance(999);
@@ -112,12 +111,7 @@ describe("parked turn registry", () => {
 
   it("expires each parked turn its TTL after it parked, on one timer for them all", () => {
     const timers = manualTimers();
-    const registry = createParkedTurnRegistry({
-      ttlMs: 1000,
-      clock: timers.clock,
-      setTimer: timers.setTimer,
-      clearTimer: timers.clearTimer,
-    });
+    const registry = createParkedTurnRegistry({ ttlMs: 1000, ...timers.options });
     const turns = ["a", "b", "c"].map((id) => fakeTurn([id]));
     for (const [i, { turn }] of turns.entries()) {
       registry.park({ turn, conversationId: `c${i}`, model: "m" });
