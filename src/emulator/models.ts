@@ -3,7 +3,8 @@
  * `<family>-<version>[-<effort>][-thinking]`, `default` standing for Auto, `thinking_details` on reasoning models.
  * Context windows are not part of ModelDetails on the wire; the emulator uses them for `token_details.max_tokens`.
  */
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
+import { BinaryReader, type WireType } from "@bufbuild/protobuf/wire";
 import { type ModelDetails, ModelDetailsSchema, type RequestedModel } from "../gen/agent/v1/models_pb.js";
 import {
   type AvailableModelSchema,
@@ -17,6 +18,7 @@ import {
   parameterisedCatalogue,
   selectParameters,
 } from "./catalogue.js";
+import { DEFAULT_AVAILABLE_MODELS_BASE64 } from "./default-available-models.js";
 
 interface ModelEntry {
   id: string;
@@ -173,6 +175,13 @@ export interface ModelCatalogue {
    * `use_model_parameters` the parameterised catalogue: base ids with parameter definitions and variants (P18–P19).
    */
   available(useModelParameters?: boolean): AvailableModelsResponse;
+  /**
+   * `available(true)` for a binary answer: while the catalogue is the built-in one, a message carrying the answer's
+   * bytes encoded at build time (tools/emulator-catalogue.ts) as its unknown fields, which encodes to exactly those
+   * bytes without walking 486 messages cold; else `available(true)` itself. Only for binary encoding (its JSON is
+   * empty).
+   */
+  availableBinary(): AvailableModelsResponse;
   /**
    * REST `GET /v1/models` items: one per row of `available(true)`, in its order (a flat model alone, a base model
    * with its parameters and variants), so the three model views join one for one.
@@ -356,6 +365,42 @@ export function createModelCatalogue(
       model: { ...model, contextWindow: contextWindowOf(model.base, checked.params), params: checked.params },
     };
   };
+  const available = (useModelParameters = false): AvailableModelsResponse =>
+    create(AvailableModelsResponseSchema, {
+      ...(useModelParameters ? { useModelParameters: true } : {}),
+      modelNames: [...models.map((m) => m.id), ...(useModelParameters ? bases.map((b) => b.id) : flatIds)],
+      models: [
+        ...models.map((m) => ({
+          name: m.id,
+          defaultOn: true,
+          supportsAgent: true,
+          supportsThinking: m.thinking,
+          supportsImages: m.images,
+          supportsMaxMode: m.maxMode,
+          supportsNonMaxMode: true,
+          contextTokenLimit: m.contextWindow,
+          clientDisplayName: m.name,
+          serverModelName: m.id,
+        })),
+        ...(useModelParameters
+          ? bases.map(parameterisedRow)
+          : flatIds.map((id) => {
+              const { base, variant } = variants.get(id) as { base: CatalogueModel; variant: CatalogueVariant };
+              return {
+                name: id,
+                defaultOn: true,
+                supportsAgent: true,
+                supportsThinking: variant.params.thinking === "true",
+                supportsImages: base.images,
+                supportsMaxMode: variant.maxMode,
+                supportsNonMaxMode: !variant.maxMode,
+                contextTokenLimit: contextWindowOf(base, variant.params),
+                clientDisplayName: variant.displayName,
+                serverModelName: id,
+              };
+            })),
+      ],
+    });
   return {
     usable: () => [
       ...models.map(toDetails),
@@ -363,42 +408,9 @@ export function createModelCatalogue(
         return variantDetails((variants.get(id) as { variant: CatalogueVariant }).variant);
       }),
     ],
-    available: (useModelParameters = false) =>
-      create(AvailableModelsResponseSchema, {
-        ...(useModelParameters ? { useModelParameters: true } : {}),
-        modelNames: [...models.map((m) => m.id), ...(useModelParameters ? bases.map((b) => b.id) : flatIds)],
-        models: [
-          ...models.map((m) => ({
-            name: m.id,
-            defaultOn: true,
-            supportsAgent: true,
-            supportsThinking: m.thinking,
-            supportsImages: m.images,
-            supportsMaxMode: m.maxMode,
-            supportsNonMaxMode: true,
-            contextTokenLimit: m.contextWindow,
-            clientDisplayName: m.name,
-            serverModelName: m.id,
-          })),
-          ...(useModelParameters
-            ? bases.map(parameterisedRow)
-            : flatIds.map((id) => {
-                const { base, variant } = variants.get(id) as { base: CatalogueModel; variant: CatalogueVariant };
-                return {
-                  name: id,
-                  defaultOn: true,
-                  supportsAgent: true,
-                  supportsThinking: variant.params.thinking === "true",
-                  supportsImages: base.images,
-                  supportsMaxMode: variant.maxMode,
-                  supportsNonMaxMode: !variant.maxMode,
-                  contextTokenLimit: contextWindowOf(base, variant.params),
-                  clientDisplayName: variant.displayName,
-                  serverModelName: id,
-                };
-              })),
-        ],
-      }),
+    available,
+    availableBinary: () =>
+      extraIds.length === 0 && extraBases.length === 0 ? preEncoded(DEFAULT_AVAILABLE_MODELS_BASE64) : available(true),
     listItems: () => [
       ...models.map(
         (m): ModelListItem => ({
@@ -414,6 +426,28 @@ export function createModelCatalogue(
     route: (model) => (model.id === "default" ? (find(AUTO_ROUTES_TO) ?? model) : model),
     select,
   };
+}
+
+/** The built-in catalogue's parameterised AvailableModels answer, encoded now (tools/emulator-catalogue.ts). */
+export function freshDefaultAvailableModels(): Uint8Array {
+  return toBinary(AvailableModelsResponseSchema, createModelCatalogue().available(true));
+}
+
+/**
+ * An AvailableModelsResponse whose encoding is `base64`'s bytes: each top-level field kept as an unknown field, which
+ * protobuf-es writes back verbatim, tag by tag.
+ */
+function preEncoded(base64: string): AvailableModelsResponse {
+  const bytes = Buffer.from(base64, "base64");
+  const reader = new BinaryReader(bytes);
+  const unknown: { no: number; wireType: WireType; data: Uint8Array }[] = [];
+  while (reader.pos < reader.len) {
+    const [no, wireType] = reader.tag();
+    unknown.push({ no, wireType, data: reader.skip(wireType, no) });
+  }
+  const message = create(AvailableModelsResponseSchema);
+  message.$unknown = unknown;
+  return message;
 }
 
 /**
