@@ -18,7 +18,6 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { distDir, newestSourceMtime, srcDir, staleReason, stampFile } from "./build-stamp.mjs";
-import { precompiledDescriptors } from "./precompiled-descriptors.mjs";
 import { encodeTokenRanks } from "./token-ranks.mjs";
 
 export { staleReason };
@@ -112,6 +111,9 @@ export async function build() {
 }
 
 async function buildWith({ esbuild, ranks }) {
+  // Imported here, not at the top: it needs the installed @bufbuild/protobuf, and a script that fails to load says
+  // nothing of why (`npm install -g .` in a fresh clone runs this with nothing installed; see the hint below).
+  const { precompiledDescriptors } = await import("./precompiled-descriptors.mjs");
   // The stamp's time: when the sources were read (or the newest source, should a clock put one in the future).
   const startedAt = new Date(Math.max(Date.now(), existsSync(srcDir) ? newestSourceMtime() : 0));
   const result = await esbuild({
