@@ -4,6 +4,7 @@
  * with no guessing from headers or paths. The error decision is the kit's (error-policy.ts); the surface only
  * renders it. A request under the surface's prefix that matches none of its routes is its 404, in its shape.
  */
+import type { Context, Next } from "hono";
 import { Hono, type MiddlewareHandler } from "hono";
 import { ProxyError } from "../../util/errors.js";
 import { clampForMessage, type Logger } from "../../util/logger.js";
@@ -31,8 +32,7 @@ export type ErrorRenderer = (error: unknown, context: ErrorContext) => Response;
  */
 export function createSurfaceApp(deps: SurfaceDeps, prefix: string, render: ErrorRenderer): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  for (const guard of deps.guards) app.use(`${prefix}/*`, guard);
-  app.onError((thrown, c) => {
+  const onError = (thrown: unknown, c: Context<AppEnv>) => {
     const requestId = c.get("log")?.requestId;
     const error = ProxyError.from(thrown);
     if (error.code === "internal") {
@@ -40,8 +40,51 @@ export function createSurfaceApp(deps: SurfaceDeps, prefix: string, render: Erro
     }
     // A virtual key's holder is a team member, not the operator (error-policy.ts).
     return render(error, { requestId, remote: c.get("principal") !== undefined });
-  });
+  };
+  if (deps.guards.length > 0) app.use(`${prefix}/*`, chainGuards(deps.guards, onError));
+  app.onError(onError);
   return app;
+}
+
+/**
+ * The guards as one middleware, doing what hono does for each of them when they are mounted one by one with
+ * `app.use` on a sub-app with its own error handler (hono-base's `route()` wraps each in `compose([], onError)`, and
+ * the app's `compose` runs the wrappers): each guard's error becomes the door's error response right where it is
+ * thrown (so the guard before it sees that response after its `next()`, as it would), a response a guard returns is
+ * set unless one is already final. Same behaviour, but one route and one wrapper per request instead of one per
+ * guard: about a dozen fewer closures, promises and suspended frames for every request (docs/performance.md).
+ */
+export function chainGuards(
+  guards: readonly MiddlewareHandler<AppEnv>[],
+  onError: (error: Error, c: Context<AppEnv>) => Response | Promise<Response>,
+): MiddlewareHandler<AppEnv> {
+  return (c, next) => {
+    let index = -1;
+    const step = async (i: number): Promise<void> => {
+      if (i <= index) throw new Error("next() called multiple times");
+      index = i;
+      const guard = guards[i];
+      if (guard === undefined) {
+        await next();
+        return;
+      }
+      let res: Response | undefined;
+      let isError = false;
+      try {
+        res = (await guard(c, () => step(i + 1))) ?? undefined;
+      } catch (error) {
+        if (!(error instanceof Error)) throw error;
+        c.error = error;
+        res = await onError(error, c);
+        isError = true;
+      }
+      if (res && (c.finalized === false || isError)) c.res = res;
+      // What the app's compose does with the response hono's wrapper hands back (`c.res`, made if none is set yet).
+      const handed = c.res;
+      if (c.finalized === false) c.res = handed;
+    };
+    return step(0) satisfies Promise<void> as ReturnType<Next>;
+  };
 }
 
 /** Adds the surface's own 404 for paths under `prefix` none of its routes serve (call after adding the routes). */
