@@ -3,7 +3,7 @@
  * images, a model) into a request of each surface, how to send it, and how to read the answer. The shared cross-door
  * tests (hostile-input, error-kinds) run every case against every door in {@link DOORS}: the three HTTP doors and ACP,
  * which `send` drives over its JSON-RPC stream transport with the ACP client SDK (acp-door.ts). A case a door has no
- * equivalent of is named in its `without`, with the reason, and listed as skipped with it. The HTTP-only tests
+ * equivalent of is named in its `without`, with the reason, and not run on it. The HTTP-only tests
  * (request-log, model-aliases, huge-bodies: an access log line, a `model` field, a body limit) run {@link HTTP_DOORS}.
  */
 import type { AgentClient, AgentTurn, ModelInfo, TurnRequest } from "../../src/backend/types.js";

@@ -4,8 +4,9 @@
  * over the cap, images that go over it together, an image that puts the whole request over the door's size limit
  * (refused before it is read), bytes that are no image, and tool arguments in the history that are no JSON object.
  * Each is a refusal in the door's own wire (a 4xx in its error shape; ACP: a JSON-RPC error) naming the field, before
- * any Run. A case a door has no equivalent of is listed as skipped with the reason its fixture gives (doors.ts). A
- * new door joins by adding one entry to DOORS.
+ * any Run. A case a door has no equivalent of is not run on it: its fixture names the case with the reason
+ * (doors.ts `without`), and "the door fixtures" below fail when a door lacks a case without giving one. A new door
+ * joins by adding one entry to DOORS.
  */
 import { describe, expect, it } from "vitest";
 import { bodyLimitForImages, DEFAULT_MAX_IMAGE_BYTES } from "../../src/surfaces/kit/image-input.js";
@@ -34,17 +35,19 @@ const jpegOf = (bytes: number) => {
   return buffer.toString("base64");
 };
 
-/** What a case built (a case the door does not build is skipped before this runs). */
+/** What a case built (a case the door does not build never runs). */
 function built(request: Built | undefined): Built {
   if (request === undefined) throw new Error("the door builds no request for this case");
   return request;
 }
 
-/** `it`, or a skip that names why the door has no equivalent of the case. */
+/**
+ * `it`, unless the door has no equivalent of the case: then nothing runs, and the fixture's reason for it is checked
+ * by "the door fixtures" (a case a door can build always runs).
+ */
 function itOn(door: Door, optional: OptionalCase | undefined, title: string, body: () => Promise<void>) {
   const reason = optional === undefined ? undefined : door.without[optional];
   if (reason === undefined) it(title, body, 120_000);
-  else it.skip(`${title}: no equivalent on ${door.name}: ${reason}`, body);
 }
 
 describe("the door fixtures", () => {
