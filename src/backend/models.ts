@@ -4,7 +4,7 @@
  * `AiService/AvailableModels.supports_images` where it answers, else a family table, with config overrides on top.
  */
 import type { ModelDetails } from "../gen/agent/v1/models_pb.js";
-import type { AvailableModel } from "../gen/aiserver/v1/ai_service_pb.js";
+import type { AvailableModelRow } from "../protocol/cursor/available-models.js";
 import type { ModelInfo, ModelParameterInfo } from "./types.js";
 
 /** The alias callers use for Cursor's automatic model choice. */
@@ -109,7 +109,7 @@ export function toModelList(models: readonly ModelDetails[], vision: VisionSourc
 }
 
 /** A parameter's values: its definition's, then any more its variants use (the definition layout is uncertain). */
-function parameterValues(model: AvailableModel): ModelParameterInfo[] {
+function parameterValues(model: AvailableModelRow): ModelParameterInfo[] {
   const out = new Map<string, string[]>();
   for (const definition of model.parameterDefinitions) {
     const type = definition.parameterType?.type;
@@ -141,7 +141,7 @@ function parameterValues(model: AvailableModel): ModelParameterInfo[] {
  */
 export function joinCatalogue(
   flat: readonly ModelInfo[],
-  available: readonly AvailableModel[],
+  available: readonly AvailableModelRow[],
   vision: VisionSources = {},
 ): ModelInfo[] {
   const list = flat.map((m) => ({ ...m }));
@@ -213,12 +213,12 @@ export function createModelCatalog(options: {
    * `AvailableModels` with `use_model_parameters` (image support, and the parameterised catalogue joined with the
    * flat list); failures and absence fall back to the flat list and the family table.
    */
-  fetchAvailable?: (signal?: AbortSignal) => Promise<AvailableModel[]>;
+  fetchAvailable?: (signal?: AbortSignal) => Promise<AvailableModelRow[]>;
   visionOverrides?: readonly string[];
   ttlMs: number;
   now: () => number;
 }): ModelCatalog {
-  const fetchAvailable = async (signal?: AbortSignal): Promise<AvailableModel[] | undefined> => {
+  const fetchAvailable = async (signal?: AbortSignal): Promise<AvailableModelRow[] | undefined> => {
     if (options.fetchAvailable === undefined) return undefined;
     try {
       return await options.fetchAvailable(signal);

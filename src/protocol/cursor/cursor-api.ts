@@ -9,18 +9,19 @@ import { type CallOptions, type Client, createClient } from "@connectrpc/connect
 import type { AgentClientMessage } from "../../gen/agent/v1/agent_pb.js";
 import { AgentService } from "../../gen/agent/v1/agent_service_pb.js";
 import type { ModelDetails } from "../../gen/agent/v1/models_pb.js";
-import { AiService, type AvailableModel } from "../../gen/aiserver/v1/ai_service_pb.js";
 import { DashboardService, type GetCurrentPeriodUsageResponse } from "../../gen/aiserver/v1/dashboard_pb.js";
 import { type GetServerConfigResponse, ServerConfigService } from "../../gen/aiserver/v1/server_config_pb.js";
 import { type Logger, silentLogger } from "../../util/logger.js";
 import { DEFAULT_HTTP2_BACKOFF, type Http2BackoffOptions, Http2Health } from "../connect/http2-health.js";
 import { createTransportPool } from "../connect/transports.js";
+import { type AvailableModelRow, decodeAvailableModels, RawAvailableModelsService } from "./available-models.js";
 import { type ErrorMappingContext, toProxyError } from "./error-mapping.js";
 import { startHttp2Run } from "./h2-run.js";
 import { buildCursorHeaders, headersForLog } from "./headers.js";
 import { abortedError, type RunStream, type StartedRun } from "./run-stream.js";
 import { startSseRun } from "./sse-run.js";
 
+export type { AvailableModelRow } from "./available-models.js";
 export { DEFAULT_CLIENT_VERSION, type ResolvedClientVersion, resolveClientVersion } from "./client-version.js";
 export { toProxyError } from "./error-mapping.js";
 export type { RunStream } from "./run-stream.js";
@@ -108,7 +109,7 @@ export interface CursorApi {
   /** `aiserver.v1.DashboardService/GetCurrentPeriodUsage` (§1.3). */
   getCurrentPeriodUsage(signal?: AbortSignal): Promise<GetCurrentPeriodUsageResponse>;
   /** `aiserver.v1.AiService/AvailableModels`: the legacy list that says which models accept images (optional). */
-  availableModels?(signal?: AbortSignal): Promise<AvailableModel[]>;
+  availableModels?(signal?: AbortSignal): Promise<AvailableModelRow[]>;
   /** `aiserver.v1.ServerConfigService/GetServerConfig` (cursor-protocol-addendum-3.md E13; optional). */
   getServerConfig?(signal?: AbortSignal): Promise<GetServerConfigResponse>;
   /** Open streams of each shared HTTP/2 connection, by origin (tests, diagnostics). */
@@ -312,7 +313,9 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
     getCurrentPeriodUsage: (signal) => unary(DashboardService, signal, (c, o) => c.getCurrentPeriodUsage({}, o)),
     // The parameterised catalogue (docs/protocol.md §6.1): base ids, parameter definitions, variants.
     availableModels: (signal) =>
-      unary(AiService, signal, async (c, o) => (await c.availableModels({ useModelParameters: true }, o)).models),
+      unary(RawAvailableModelsService, signal, async (c, o) =>
+        decodeAvailableModels(await c.availableModels({ useModelParameters: true }, o)),
+      ),
     getServerConfig: (signal) => unary(ServerConfigService, signal, (c, o) => c.getServerConfig({}, o)),
     http2Loads: () => pool.loads(),
     close: () => pool.close(),
