@@ -22,12 +22,13 @@ afterAll(async () => {
   await emulator.close();
 });
 
-function aiClient() {
+function aiClient(useBinaryFormat = true) {
   return createClient(
     AiService,
     createConnectTransport({
       httpVersion: "2",
       baseUrl: emulator.url,
+      useBinaryFormat,
       interceptors: [
         (next) => (request) => {
           for (const [k, v] of Object.entries(cursorHeaders(token))) request.header.set(k, v);
@@ -55,6 +56,13 @@ describe("the catalogue", () => {
         model.id,
       ).toHaveLength(1);
     }
+  });
+
+  it("AvailableModels with use_model_parameters answers the same in binary (bytes encoded at build time) and JSON", async () => {
+    const binary = await aiClient().availableModels({ useModelParameters: true });
+    const json = await aiClient(false).availableModels({ useModelParameters: true });
+    expect(binary.models.length).toBeGreaterThan(30);
+    expect(json).toEqual(binary);
   });
 
   it("AvailableModels with use_model_parameters answers base ids, definitions and variants (P18–P19)", async () => {
