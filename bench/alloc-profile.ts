@@ -59,12 +59,8 @@ const root = JSON.parse(readFileSync(out, "utf8")).head as Node;
 const sites = new Map<string, number>();
 let total = 0;
 // A builtin (Map, Array.prototype.map, …: no url) is named with the nearest caller that has a source position.
-// --collapse=<part of a file name>: what functions of those files allocate is named with their nearest caller outside
-// them (e.g. the bundle chunk of the protobuf runtime, to see which of serve's calls into it allocate).
-const collapse = option("collapse");
 const walk = (node: Node, caller: string) => {
-  const { functionName, url: own, lineNumber, columnNumber } = node.callFrame;
-  const url = collapse !== undefined && own.includes(collapse) ? "" : own;
+  const { functionName, url, lineNumber, columnNumber } = node.callFrame;
   const here = `${functionName || "(anonymous)"} ${url.replace(/^.*\/(dist|node_modules)\//, "$1/")}:${lineNumber + 1}:${columnNumber + 1}`;
   const key = url === "" ? `${functionName || "(anonymous)"} in ${caller}` : here;
   sites.set(key, (sites.get(key) ?? 0) + node.selfSize);

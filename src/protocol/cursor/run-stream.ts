@@ -12,7 +12,6 @@ import {
 import { ProxyError } from "../../util/errors.js";
 import { EnvelopeError } from "../connect/envelope.js";
 import { toProxyError } from "./error-mapping.js";
-import "./field-index.js";
 import { decodeStreamingMessage } from "./streaming-decode.js";
 import { encodeStreamingMessage } from "./streaming-encode.js";
 
