@@ -20,9 +20,13 @@ export const stampFile = `${distDir}${sep}.build-stamp`;
  */
 export const installed = root.includes(`${sep}node_modules${sep}`);
 /** The build scripts: a newer one makes dist/ stale too. */
-const buildScripts = ["build.mjs", "token-ranks.mjs", "precompiled-descriptors.mjs", "descriptor-json.mjs"].map(
-  (script) => `${root}tools${sep}${script}`,
-);
+const buildScripts = [
+  "build.mjs",
+  "token-ranks.mjs",
+  "precompiled-descriptors.mjs",
+  "descriptor-json.mjs",
+  "merge-chunks.mjs",
+].map((script) => `${root}tools${sep}${script}`);
 
 /** Newest mtime (ms) among the sources that go into dist/: src/ files and folders (deletions touch the folder). */
 export function newestSourceMtime() {

@@ -18,6 +18,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { distDir, newestSourceMtime, srcDir, staleReason, stampFile } from "./build-stamp.mjs";
+import { mergeSmallChunks } from "./merge-chunks.mjs";
 import { encodeTokenRanks } from "./token-ranks.mjs";
 
 export { staleReason };
@@ -135,10 +136,11 @@ async function buildWith({ esbuild, ranks }) {
     legalComments: "none",
     logLevel: "error",
     write: false,
+    metafile: true,
     plugins: [zodEnglishOnly, noOpenTelemetrySdk, precompiledDescriptors],
   });
   const outputFiles = [
-    ...result.outputFiles,
+    ...(await mergeSmallChunks({ esbuild, outputFiles: result.outputFiles, metafile: result.metafile, root, distDir })),
     { path: path.join(distDir, "o200k_base.tokens"), contents: encodeTokenRanks(ranks) },
   ];
   const written = new Set(outputFiles.map((file) => file.path));

@@ -2,7 +2,8 @@
  * tools/build.mjs rewrites wide characters in the bundle's comments (so V8 keeps its sources one byte a character), and
  * writes the one vocabulary count_tokens uses into dist/ instead of shipping js-tiktoken.
  */
-import { readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, posix } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Tiktoken } from "js-tiktoken/lite";
 import ranks from "js-tiktoken/ranks/o200k_base";
@@ -83,5 +84,49 @@ describe("dist/o200k_base.tokens", () => {
     // Indexed in one go, the load would settle before any setImmediate callback; each yield lets one run. How many
     // slices there are depends on the machine's speed (a slice is a few ms), so only "at least one yield" is stable.
     expect(ranMeanwhile).toBeGreaterThan(0);
+  });
+});
+
+describe("dist/chunks", () => {
+  const dist = fileURLToPath(new URL("../../dist/", import.meta.url));
+  const files = [
+    "main.js",
+    ...readdirSync(join(dist, "chunks"))
+      .filter((name) => name.endsWith(".js"))
+      .map((name) => `chunks/${name}`),
+  ];
+  const text = new Map(files.map((file) => [file, readFileSync(join(dist, file), "utf8")]));
+  const resolve = (from: string, specifier: string) => posix.normalize(posix.join(posix.dirname(from), specifier));
+  const imports = (file: string, pattern: RegExp) =>
+    [...(text.get(file) ?? "").matchAll(pattern)].map((match) => resolve(file, match[1] as string));
+  const staticImports = (file: string) => imports(file, /(?:from|import)\s*"(\.\.?\/[^"]+\.js)";/g);
+  const dynamicImports = (file: string) => imports(file, /import\(\s*"(\.\.?\/[^"]+\.js)"\s*\)/g);
+  const atStart = new Set<string>();
+  const stack = ["main.js"];
+  while (stack.length > 0) {
+    const file = stack.pop() as string;
+    if (atStart.has(file)) continue;
+    atStart.add(file);
+    stack.push(...staticImports(file));
+  }
+
+  it("names only files that exist", () => {
+    for (const file of files) {
+      for (const target of [...staticImports(file), ...dynamicImports(file)])
+        expect(text.has(target), `${file} → ${target}`).toBe(true);
+    }
+  });
+
+  it("merges the small shared chunks into one file that loads nothing a start did not load already", () => {
+    const merged = files.filter((file) => /^chunks\/merged-[0-9A-F]+\.js$/.test(file));
+    expect(merged).toHaveLength(1);
+    expect(atStart.has(merged[0] as string)).toBe(true);
+    for (const target of staticImports(merged[0] as string)) expect(atStart.has(target), target).toBe(true);
+  });
+
+  it("keeps every module loaded with import() out of what a start loads", () => {
+    const lazy = new Set(files.flatMap(dynamicImports));
+    expect(lazy.size).toBeGreaterThan(10);
+    for (const file of lazy) expect(atStart.has(file), file).toBe(false);
   });
 });
