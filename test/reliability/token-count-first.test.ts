@@ -1,7 +1,8 @@
 /**
  * The first count_tokens of a process loads the o200k_base vocabulary (200,000 tokens to index); it does so a few
- * milliseconds at a time, so /health, polled all the while, is never held behind it (it once waited 360–570 ms; the
- * bound here leaves room for a loaded machine).
+ * milliseconds at a time, so /health, polled all the while, is never held behind it (it once waited 360–570 ms).
+ * A load that held the event loop would hold the poll in flight for about its whole duration; the bound is half the
+ * count's own time, or 250 ms, whichever is more, which leaves room for a machine running other tests.
  * Its own file: the vocabulary is loaded once per process, and this test needs a process that has not counted yet.
  * A count in another door warms the request path first, so what is measured is the vocabulary's load alone.
  */
@@ -32,7 +33,7 @@ describe("the first count_tokens", () => {
     });
   }
 
-  it("loads the vocabulary while /health stays under 150 ms", async () => {
+  it("loads the vocabulary while /health is never held behind it", async () => {
     await probe.start();
     const started = performance.now();
     const res = await count({ model: "claude-4.5-sonnet", messages: [{ role: "user", content: "Hello there" }] });
@@ -47,6 +48,6 @@ describe("the first count_tokens", () => {
     expect(res.status).toBe(200);
     expect(((await res.json()) as { input_tokens: number }).input_tokens).toBeGreaterThan(0);
     expect(latencies.length).toBeGreaterThan(3);
-    expect(worst).toBeLessThan(150);
+    expect(worst).toBeLessThan(Math.max(250, elapsed / 2));
   }, 120_000);
 });
