@@ -36,7 +36,7 @@ export interface PullSource {
 }
 
 /** One body's source and bookkeeping, whichever way it is written. */
-export class PullBodyState {
+class PullBodyState {
   canceled = false;
   /** Taken by one writer: the web stream's first pull, or {@link writeTo}. */
   taken: "stream" | "direct" | undefined;
@@ -135,87 +135,31 @@ const bodies = new WeakMap<ReadableStream<Uint8Array>, PullBodyState>();
 const responses = new WeakMap<Response, PullBodyState>();
 
 /**
- * A pull body's web stream before its source is known: pulls and a cancel go to the state {@link StreamShell.bind}
- * gives it. Nothing pulls before that: the stream is handed out only bound, and with a high-water mark of 0 a web
- * stream pulls only when read.
+ * Builds the body. A cancel while a read is pending enqueues nothing afterwards; cancelling calls `onCancel`, then
+ * `release()`, so the upstream turn is released in its `finally`.
  */
-export interface StreamShell {
-  readonly stream: ReadableStream<Uint8Array>;
-  bind(state: PullBodyState): void;
-}
-
-function makeShell(): StreamShell {
-  let state: PullBodyState | undefined;
+export function pullBody(source: PullSource, options: PullBodyOptions = {}): ReadableStream<Uint8Array> {
+  const state = new PullBodyState(source, options);
   const encoder = new TextEncoder();
   const stream = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        const bound = state as PullBodyState;
-        bound.taken ??= "stream";
-        const pulled = await bound.read();
+        state.taken ??= "stream";
+        const pulled = await state.read();
         // A cancel while the source was being read: the body is gone, nothing may be enqueued.
-        if (bound.canceled) return;
+        if (state.canceled) return;
         if (pulled.frame !== "") controller.enqueue(encoder.encode(pulled.frame));
         if (pulled.last) {
           controller.close();
-          bound.end();
+          state.end();
         }
       },
-      cancel: (reason) => (state as PullBodyState).cancel(reason),
+      cancel: (reason) => state.cancel(reason),
     },
     { highWaterMark: 0 },
   );
-  return {
-    stream,
-    bind(next) {
-      state = next;
-      bodies.set(stream, next);
-    },
-  };
-}
-
-/**
- * Builds the web stream of a body whose source is not known yet in the next check phase (`setImmediate`), so its
- * cost (a `ReadableStream` and a `TextEncoder`, about 50 µs on the benchmark machine) is paid while the caller waits
- * for its upstream, not between the first upstream event and the first byte written. `take()` returns it (built at
- * once if the check phase has not come yet); `drop()` cancels the build when no body will be written.
- */
-export function preparePullBody(): { take(): StreamShell; drop(): void } {
-  let shell: StreamShell | undefined;
-  let immediate: ReturnType<typeof setImmediate> | undefined = setImmediate(() => {
-    immediate = undefined;
-    shell = makeShell();
-  });
-  const drop = () => {
-    if (immediate !== undefined) clearImmediate(immediate);
-    immediate = undefined;
-  };
-  return {
-    take() {
-      drop();
-      const taken = shell ?? makeShell();
-      shell = undefined;
-      return taken;
-    },
-    drop() {
-      drop();
-      shell = undefined;
-    },
-  };
-}
-
-/**
- * Builds the body (on `shell`, a web stream built ahead by {@link preparePullBody}, when given). A cancel while a read
- * is pending enqueues nothing afterwards; cancelling calls `onCancel`, then `release()`, so the upstream turn is
- * released in its `finally`.
- */
-export function pullBody(
-  source: PullSource,
-  options: PullBodyOptions = {},
-  shell: StreamShell = makeShell(),
-): ReadableStream<Uint8Array> {
-  shell.bind(new PullBodyState(source, options));
-  return shell.stream;
+  bodies.set(stream, state);
+  return stream;
 }
 
 /** `new Response(body, init)`; when `body` is a {@link pullBody}, the Node listener may write it directly. */

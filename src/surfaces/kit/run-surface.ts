@@ -10,7 +10,7 @@ import type { ModelInfo } from "../../backend/types.js";
 import type { Engine, EngineRequest, TurnRoute, TurnTrace } from "../../engine/index.js";
 import { ProxyError } from "../../util/errors.js";
 import { clampForMessage, redactText } from "../../util/logger.js";
-import { preparePullBody, streamedResponse } from "../../util/pull-body.js";
+import { streamedResponse } from "../../util/pull-body.js";
 import type { AppEnv } from "./access-log.js";
 import { headerList } from "./header-list.js";
 import type { ModelNames } from "./model-names.js";
@@ -115,9 +115,6 @@ export async function runSurface<F, R>(
     clientSignal.removeEventListener("abort", onClientGone);
   };
 
-  // A stream's web body is built while the turn's Run opens (in the next check phase, after the request left), not
-  // after its first event: that event's way to the client's first byte is the time to first token.
-  const shell = input.stream ? preparePullBody() : undefined;
   let started: Awaited<ReturnType<Engine["startTurn"]>>;
   try {
     const request = principal?.account === undefined ? input.request : { ...input.request, account: principal.account };
@@ -127,7 +124,6 @@ export async function runSurface<F, R>(
     started = await kit.engine.startTurn({ ...request, ...whole, model }, abort.signal, { trace });
   } catch (error) {
     release();
-    shell?.drop();
     throw error;
   }
   const served: ServedTurn = {
@@ -168,7 +164,6 @@ export async function runSurface<F, R>(
     body = streamTurn(started.events, renderer.translation(served), renderer.wire, {
       watch,
       errorContext: { requestId: log.requestId },
-      shell: shell?.take(),
       callbacks: {
         onError: (error) => (log.streamError = error),
         onCancel: onClientGone,

@@ -20,7 +20,7 @@
 import type { BackendEvent } from "../../backend/types.js";
 import { ProxyError, upstreamTruncated } from "../../util/errors.js";
 import type { PullBodyOptions, PulledFrame } from "../../util/pull-body.js";
-import { pullBody, type StreamShell } from "../../util/pull-body.js";
+import { pullBody } from "../../util/pull-body.js";
 import type { ErrorContext } from "./error-policy.js";
 
 /** Queues one frame of the door's wire. */
@@ -297,8 +297,6 @@ export interface StreamOptions extends DriveOptions {
   callbacks?: PullBodyOptions | undefined;
   /** Context of the error decision (the request id an internal error names). */
   errorContext?: ErrorContext | undefined;
-  /** The body's web stream, built ahead (util/pull-body.ts `preparePullBody`); else one is built here. */
-  shell?: StreamShell | undefined;
 }
 
 const PING = Symbol("ping");
@@ -347,6 +345,5 @@ export function streamTurn<F>(
       release: () => reader.release(),
     },
     options.callbacks,
-    options.shell,
   );
 }
