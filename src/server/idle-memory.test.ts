@@ -36,7 +36,43 @@ describe("idle memory release", () => {
     expect(collect).not.toHaveBeenCalled();
     await vi.advanceTimersByTimeAsync(1);
     expect(collect).toHaveBeenCalledTimes(2);
-    // Quiet since: nothing more to give back until the next busy spell.
+    idle.close();
+  });
+
+  it("while quiet and still over the threshold, collects again every minIntervalMs, twice at most per busy spell", async () => {
+    const { idle, collect } = setup(500);
+    idle.begin();
+    idle.end();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(collect).toHaveBeenCalledTimes(2);
+    await vi.advanceTimersByTimeAsync(9_999);
+    expect(collect).toHaveBeenCalledTimes(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(collect).toHaveBeenCalledTimes(4);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(collect).toHaveBeenCalledTimes(6);
+    // Quiet since and nothing given back: no more until the next busy spell.
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(collect).toHaveBeenCalledTimes(6);
+    idle.close();
+  });
+
+  it("needs no follow-up once the collection brought it under the threshold", async () => {
+    let heap = 500;
+    const collect = vi.fn(() => {
+      heap = 50;
+    });
+    const idle = createIdleMemory({
+      logger: silentLogger,
+      idleMs: 1_000,
+      minIntervalMs: 10_000,
+      heapThresholdBytes: 100,
+      collect,
+      heapBytes: () => heap,
+      now: () => Date.now(),
+    });
+    idle.begin();
+    idle.end();
     await vi.advanceTimersByTimeAsync(60_000);
     expect(collect).toHaveBeenCalledTimes(2);
     idle.close();
