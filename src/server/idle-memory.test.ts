@@ -10,15 +10,16 @@ describe("idle memory release", () => {
     vi.useRealTimers();
   });
 
-  function setup(heap: number) {
-    const collect = vi.fn();
+  /** A heap of `heap` bytes, which `collect` may change. */
+  function setup(heap: number, collect = vi.fn()) {
+    const state = { heap };
     const idle = createIdleMemory({
       logger: silentLogger,
       idleMs: 1_000,
       minIntervalMs: 10_000,
       heapThresholdBytes: 100,
-      collect,
-      heapBytes: () => heap,
+      collect: () => collect(state),
+      heapBytes: () => state.heap,
       now: () => Date.now(),
     });
     return { idle, collect };
@@ -58,19 +59,12 @@ describe("idle memory release", () => {
   });
 
   it("needs no follow-up once the collection brought it under the threshold", async () => {
-    let heap = 500;
-    const collect = vi.fn(() => {
-      heap = 50;
-    });
-    const idle = createIdleMemory({
-      logger: silentLogger,
-      idleMs: 1_000,
-      minIntervalMs: 10_000,
-      heapThresholdBytes: 100,
-      collect,
-      heapBytes: () => heap,
-      now: () => Date.now(),
-    });
+    const { idle, collect } = setup(
+      500,
+      vi.fn((state: { heap: number }) => {
+        state.heap = 50;
+      }),
+    );
     idle.begin();
     idle.end();
     await vi.advanceTimersByTimeAsync(60_000);
