@@ -7,7 +7,7 @@
  * error, JSON on every success, no key ever written to the audit log, and the server healthy at the end.
  * `FUZZ_SEED` and `FUZZ_CASES` reproduce or widen a run; the seed and the counts are printed.
  */
-import { Agent, request } from "node:http";
+import { Agent } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGateway, type Gateway } from "../../src/gateway/index.js";
 import { requireJson } from "../../src/server/request-guard.js";
@@ -16,45 +16,13 @@ import { createMemoryKeyStore } from "../../src/stores/memory/key-store.js";
 import { silentLogger } from "../../src/util/logger.js";
 import { type Stack, startStack } from "../support/stack.js";
 import { Gen, prng } from "./support/fuzz-cases.js";
+import { type Answer, counted, type HttpCase, healthCase, runCases, send } from "./support/fuzz-run.js";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261127);
 const CASES = Number(process.env.FUZZ_CASES ?? 10_000);
 const CONCURRENCY = 12;
-const MAX_ANSWER_MS = 30_000;
 const ADMIN = "the-admin-key-of-the-fuzzer-0123456789";
 const KEY_SHAPED = /cbk-[A-Za-z0-9_-]{16,}|sk-[A-Za-z0-9_-]{16,}/;
-
-interface AdminRequest {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body: Buffer | undefined;
-  label: string;
-}
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-function send(agent: Agent, port: number, req: AdminRequest): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string | number> = { ...req.headers };
-    if (req.body !== undefined) headers["content-length"] = req.body.length;
-    const outgoing = request({ agent, host: "127.0.0.1", port, method: req.method, path: req.path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }),
-      );
-      res.on("error", reject);
-    });
-    outgoing.setTimeout(MAX_ANSWER_MS, () => outgoing.destroy(new Error(`no answer within ${MAX_ANSWER_MS / 1000} s`)));
-    outgoing.on("error", reject);
-    outgoing.end(req.body);
-  });
-}
 
 const NAMES = ["alice", "bob", "carol", "dave", "erin"];
 const SETTINGS: Record<string, () => unknown[]> = {
@@ -105,7 +73,7 @@ function ref(g: Gen): string {
   return encodeURIComponent(raw);
 }
 
-function adminRequest(g: Gen, port: number): AdminRequest {
+function adminRequest(g: Gen, port: number): HttpCase {
   const headers: Record<string, string> = { host: `127.0.0.1:${port}` };
   const auth = g.int(100);
   if (auth < 85) headers.authorization = `Bearer ${ADMIN}`;
@@ -163,7 +131,7 @@ function adminRequest(g: Gen, port: number): AdminRequest {
 }
 
 /** Undefined when the answer is well-formed; otherwise what is wrong with it. */
-function judge(req: AdminRequest, answer: Answer): string | undefined {
+function judge(req: HttpCase, answer: Answer): string | undefined {
   const { status, headers, body } = answer;
   if (status >= 500) return `${status}`;
   if (req.method === "HEAD" || req.method === "OPTIONS" || status === 204) return undefined;
@@ -215,48 +183,13 @@ describe("seeded fuzzer over the admin API", () => {
     const g = new Gen(prng(SEED));
     const port = stack.server.port;
     const requests = Array.from({ length: CASES }, () => adminRequest(g, port));
-    const byStatus = new Map<number, number>();
-    const byLabel = new Map<string, number>();
-    const failures: string[] = [];
-    let next = 0;
-    const started = Date.now();
-    const worker = async () => {
-      while (next < requests.length) {
-        const index = next++;
-        const req = requests[index] as AdminRequest;
-        let problem: string | undefined;
-        let status = 0;
-        try {
-          const answer = await send(agent, port, req);
-          status = answer.status;
-          problem = judge(req, answer);
-          if (problem !== undefined) problem += ` — body ${answer.body.slice(0, 300)}`;
-        } catch (error) {
-          problem = `no answer: ${(error as Error).message}`;
-        }
-        byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
-        byLabel.set(req.label, (byLabel.get(req.label) ?? 0) + 1);
-        if (problem !== undefined && failures.length < 20) {
-          failures.push(`case ${index} ${req.method} ${req.path.slice(0, 80)} [${req.label}] → ${status}: ${problem}`);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    const { byStatus, byLabel, failures, seconds } = await runCases(agent, port, requests, CONCURRENCY, judge);
     const entries = await audit.read({ limit: 1_000_000 });
     const leaked = entries.filter((entry) => KEY_SHAPED.test(JSON.stringify(entry)));
-    const health = await send(agent, port, {
-      method: "GET",
-      path: "/health",
-      headers: { host: `127.0.0.1:${port}` },
-      body: undefined,
-      label: "health",
-    });
-    const statuses = [...byStatus.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}:${n}`);
-    const labels = [...byLabel.entries()].sort().map(([l, n]) => `${l}:${n}`);
+    const health = await send(agent, port, healthCase(port));
     process.stdout.write(
-      `reliability: admin fuzzer seed=${SEED} ran ${CASES} cases in ${seconds} s; statuses ${statuses.join(" ")}; ` +
-        `kinds ${labels.join(" ")}; audit entries ${entries.length}, with key material ${leaked.length}; ` +
+      `reliability: admin fuzzer seed=${SEED} ran ${CASES} cases in ${seconds} s; statuses ${counted(byStatus)}; ` +
+        `kinds ${counted(byLabel)}; audit entries ${entries.length}, with key material ${leaked.length}; ` +
         `failures ${failures.length}\n`,
     );
     expect(failures).toEqual([]);

@@ -8,41 +8,16 @@
  * counts are printed. POST cases go to all four POST endpoints: chat completions, /v1/messages,
  * /v1/messages/count_tokens and /v1/responses (`FUZZ_SURFACES=chat` keeps them to chat completions).
  */
-import { Agent, request } from "node:http";
+import { Agent } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Stack, startStack } from "../support/stack.js";
 import { type FuzzRequest, fuzzRequest, Gen, MAX_BODY, prng } from "./support/fuzz-cases.js";
+import { type Answer, counted, healthCase, MAX_ANSWER_MS, runCases, send } from "./support/fuzz-run.js";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const CASES = Number(process.env.FUZZ_CASES ?? 10_000);
 const SURFACES = process.env.FUZZ_SURFACES === "chat" ? "chat" : "all";
 const CONCURRENCY = 12;
-/** No answer may take longer than this (a hang, or one request stalling the others). */
-const MAX_ANSWER_MS = 30_000;
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-function send(agent: Agent, port: number, req: FuzzRequest): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string | number> = { ...req.headers };
-    if (req.body !== undefined) headers["content-length"] = req.body.length;
-    const outgoing = request({ agent, host: "127.0.0.1", port, method: req.method, path: req.path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }),
-      );
-      res.on("error", reject);
-    });
-    outgoing.setTimeout(MAX_ANSWER_MS, () => outgoing.destroy(new Error(`no answer within ${MAX_ANSWER_MS / 1000} s`)));
-    outgoing.on("error", reject);
-    outgoing.end(req.body);
-  });
-}
 
 const UPSTREAM_CODES = new Set(["upstream_unavailable", "upstream_error", "upstream_timeout", "blob_not_found"]);
 
@@ -133,52 +108,19 @@ describe("seeded fuzzer over every endpoint", () => {
     const g = new Gen(prng(SEED));
     const port = stack.server.port;
     const requests = Array.from({ length: CASES }, () => fuzzRequest(g, port, SURFACES));
-    const byLabel = new Map<string, number>();
-    const byStatus = new Map<number, number>();
-    const failures: string[] = [];
     const upstream = { count: 0 };
-    const slowest = { ms: 0, label: "" };
-    let next = 0;
-    const started = Date.now();
-    const worker = async () => {
-      while (next < requests.length) {
-        const index = next++;
-        const req = requests[index] as FuzzRequest;
-        let problem: string | undefined;
-        let status = 0;
-        const sent = Date.now();
-        try {
-          const answer = await send(agent, port, req);
-          const took = Date.now() - sent;
-          if (took > slowest.ms) Object.assign(slowest, { ms: took, label: req.label });
-          status = answer.status;
-          problem = judge(req, answer, upstream);
-          if (problem !== undefined) problem += ` — body ${answer.body.slice(0, 300)}`;
-        } catch (error) {
-          problem = `no answer: ${(error as Error).message}`;
-        }
-        byLabel.set(req.label, (byLabel.get(req.label) ?? 0) + 1);
-        byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
-        if (problem !== undefined && failures.length < 20) {
-          failures.push(`case ${index} ${req.method} ${req.path} [${req.label}] → ${status}: ${problem}`);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    const health = await send(agent, port, {
-      method: "GET",
-      path: "/health",
-      headers: { host: `127.0.0.1:${port}` },
-      body: undefined,
-      label: "health",
-    });
-    const statuses = [...byStatus.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}:${n}`);
-    const labels = [...byLabel.entries()].sort().map(([l, n]) => `${l}:${n}`);
+    const { byLabel, byStatus, failures, slowest, seconds } = await runCases(
+      agent,
+      port,
+      requests,
+      CONCURRENCY,
+      (req, answer) => judge(req, answer, upstream),
+    );
+    const health = await send(agent, port, healthCase(port));
     process.stdout.write(
-      `reliability: fuzzer seed=${SEED} surfaces=${SURFACES} ran ${CASES} cases in ${seconds} s; statuses ${statuses.join(" ")}; ` +
+      `reliability: fuzzer seed=${SEED} surfaces=${SURFACES} ran ${CASES} cases in ${seconds} s; statuses ${counted(byStatus)}; ` +
         `upstream-caused 5xx/frames ${upstream.count}; slowest answer ${slowest.ms} ms (${slowest.label}); ` +
-        `kinds ${labels.join(" ")}; failures ${failures.length}\n`,
+        `kinds ${counted(byLabel)}; failures ${failures.length}\n`,
     );
     expect(failures).toEqual([]);
     expect(slowest.ms).toBeLessThan(MAX_ANSWER_MS);

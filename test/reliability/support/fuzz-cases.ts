@@ -2,6 +2,7 @@
  * Case generators of the seeded fuzzer (test/reliability/fuzz.test.ts): valid request shapes, mutations that break
  * them, and the endpoint/method/header mix.
  */
+import type { HttpCase } from "./fuzz-run.js";
 
 /** Largest body the fuzzed server accepts; one case kind sends more. */
 export const MAX_BODY = 256 * 1024;
@@ -181,13 +182,8 @@ function mutate(g: Gen, body: Record<string, unknown>): void {
   }
 }
 
-export interface FuzzRequest {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body: Buffer | undefined;
-  label: string;
-}
+/** One case of the API fuzzer. */
+export type FuzzRequest = HttpCase;
 
 /** Valid Anthropic Messages and OpenAI Responses shapes (the other two POST surfaces). */
 function baseOther(g: Gen, surface: "messages" | "responses"): Record<string, unknown> {
