@@ -29,7 +29,7 @@ import { parseDirectives } from "./directives.js";
 import type { RunRecorder, RunRecording } from "./record.js";
 import { CENTS_PER_RUN } from "./rest.js";
 import { clientVersionDate, identityKey } from "./strictness.js";
-import { runTurn, type TurnDeps } from "./turn.js";
+import { runTurn, type TurnDeps, type TurnTransport } from "./turn.js";
 import type { InboundMessage } from "./turn-channel.js";
 
 /** The emulator's one server configuration (a fixed UUID: the config never changes). */
@@ -139,12 +139,19 @@ async function* recordServer(
   }
 }
 
-/** The run id and recorded headers of a Run (TurnStats). */
-function runIdentity(
-  runId: string | undefined,
-  header: Headers,
-): { runId?: string; recordedHeaders: Record<string, string> } {
-  return { ...(runId === undefined ? {} : { runId }), recordedHeaders: recordedHeaders(header) };
+/** What a Run's turn reads from its call (Run and RunSSE alike): its client messages and the call's headers. */
+function transportOf(context: HandlerContext, runId: string, inbound: AsyncIterable<InboundMessage>): TurnTransport {
+  const header = context.requestHeader;
+  return {
+    httpVersion: httpVersionOf(context),
+    inbound,
+    clientSignal: context.signal,
+    clientVersion: header.get("x-cursor-client-version") ?? "",
+    allowedTools: header.get(ALLOWED_TOOLS_HEADER),
+    drop: dropperOf(context),
+    runId,
+    recordedHeaders: recordedHeaders(header),
+  };
 }
 
 /** A chat title from the first words of the message (directives removed). */
@@ -170,21 +177,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
       turn.stats.countRun("Run");
       const runId = context.requestHeader.get("x-request-id") || randomUUID();
       const recording = deps.recorder?.open(runId);
-      yield* recordServer(
-        runTurn(
-          {
-            httpVersion: httpVersionOf(context),
-            inbound: withSizes(requests, recording),
-            clientSignal: context.signal,
-            clientVersion: context.requestHeader.get("x-cursor-client-version") ?? "",
-            allowedTools: context.requestHeader.get(ALLOWED_TOOLS_HEADER),
-            drop: dropperOf(context),
-            ...runIdentity(runId, context.requestHeader),
-          },
-          turn,
-        ),
-        recording,
-      );
+      yield* recordServer(runTurn(transportOf(context, runId, withSizes(requests, recording)), turn), recording);
     },
     async *runSSE(request, context) {
       turn.stats.countRun("RunSSE");
@@ -192,21 +185,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
       const recording = deps.recorder?.open(requestId);
       const inbound = recorded(bidi.open(requestId), recording);
       try {
-        yield* recordServer(
-          runTurn(
-            {
-              httpVersion: httpVersionOf(context),
-              inbound,
-              clientSignal: context.signal,
-              clientVersion: context.requestHeader.get("x-cursor-client-version") ?? "",
-              allowedTools: context.requestHeader.get(ALLOWED_TOOLS_HEADER),
-              drop: dropperOf(context),
-              ...runIdentity(requestId, context.requestHeader),
-            },
-            turn,
-          ),
-          recording,
-        );
+        yield* recordServer(runTurn(transportOf(context, requestId, inbound), turn), recording);
       } finally {
         bidi.end(requestId);
       }
