@@ -9,7 +9,7 @@
 import type { Hono } from "hono";
 import type { AppEnv } from "../kit/access-log.js";
 import { openAIErrorResponse } from "../kit/openai-error.js";
-import { closeSurfaceApp, createSurfaceApp, type SurfaceDeps } from "../kit/surface-app.js";
+import { closeSurfaceApp, createSurfaceApp, loadedOnFirstUse, type SurfaceDeps } from "../kit/surface-app.js";
 import type { ChatOptions } from "./handlers.js";
 
 export type { ChatOptions } from "./handlers.js";
@@ -17,10 +17,7 @@ export type { ChatOptions } from "./handlers.js";
 /** The chat sub-app, mounted under /v1. */
 export function createChatApp(deps: SurfaceDeps, options: ChatOptions): Hono<AppEnv> {
   const app = createSurfaceApp(deps, "/chat", openAIErrorResponse);
-  let handlers: Promise<typeof import("./handlers.js")> | undefined;
-  app.post("/chat/completions", async (c) => {
-    handlers ??= import("./handlers.js");
-    return (await handlers).createCompletion(c, deps, options);
-  });
+  const handlers = loadedOnFirstUse(() => import("./handlers.js"));
+  app.post("/chat/completions", async (c) => (await handlers()).createCompletion(c, deps, options));
   return closeSurfaceApp(app, deps, "/chat");
 }

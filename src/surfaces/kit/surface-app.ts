@@ -94,3 +94,15 @@ export function closeSurfaceApp(app: Hono<AppEnv>, deps: SurfaceDeps, prefix: st
   });
   return app;
 }
+
+/**
+ * A door's request code, loaded on its first request and kept (`load` is the door's own `import()` of its handlers,
+ * so the bundle keeps them in a chunk of their own): a start serves /health without compiling any door.
+ */
+export function loadedOnFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
+  let loaded: Promise<T> | undefined;
+  return () => {
+    loaded ??= load();
+    return loaded;
+  };
+}

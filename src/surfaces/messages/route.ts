@@ -8,19 +8,15 @@
  */
 import type { Hono } from "hono";
 import type { AppEnv } from "../kit/access-log.js";
-import { closeSurfaceApp, createSurfaceApp, type SurfaceDeps } from "../kit/surface-app.js";
+import { closeSurfaceApp, createSurfaceApp, loadedOnFirstUse, type SurfaceDeps } from "../kit/surface-app.js";
 import { anthropicErrorResponse } from "./error-body.js";
-import type { MessagesHandlers, MessagesOptions } from "./handlers.js";
+import type { MessagesOptions } from "./handlers.js";
 
 export type { MessagesOptions } from "./handlers.js";
 
 /** The Messages sub-app, mounted under /v1. */
 export function createMessagesApp(deps: SurfaceDeps, options: MessagesOptions = {}): Hono<AppEnv> {
-  let handlers: Promise<MessagesHandlers> | undefined;
-  const loaded = () => {
-    handlers ??= import("./handlers.js").then((door) => door.messagesHandlers(deps, options));
-    return handlers;
-  };
+  const loaded = loadedOnFirstUse(() => import("./handlers.js").then((door) => door.messagesHandlers(deps, options)));
   const app = createSurfaceApp(deps, "/messages", anthropicErrorResponse);
   app.post("/messages", async (c) => (await loaded()).messages(c));
   app.post("/messages/count_tokens", async (c) => (await loaded()).countTokens(c));

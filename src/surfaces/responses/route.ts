@@ -9,7 +9,7 @@ import type { Hono } from "hono";
 import { ProxyError } from "../../util/errors.js";
 import type { AppEnv } from "../kit/access-log.js";
 import { openAIErrorResponse } from "../kit/openai-error.js";
-import { closeSurfaceApp, createSurfaceApp } from "../kit/surface-app.js";
+import { closeSurfaceApp, createSurfaceApp, loadedOnFirstUse } from "../kit/surface-app.js";
 import type { ResponsesDeps, ResponsesOptions } from "./handlers.js";
 
 export type { ResponsesDeps, ResponsesOptions } from "./handlers.js";
@@ -21,11 +21,8 @@ function notFound(id: string): ProxyError {
 /** The Responses sub-app, mounted under /v1. */
 export function createResponsesApp(deps: ResponsesDeps, options: ResponsesOptions = {}): Hono<AppEnv> {
   const app = createSurfaceApp(deps, "/responses", openAIErrorResponse);
-  let handlers: Promise<typeof import("./handlers.js")> | undefined;
-  app.post("/responses", async (c) => {
-    handlers ??= import("./handlers.js");
-    return (await handlers).createResponse(c, deps, options);
-  });
+  const handlers = loadedOnFirstUse(() => import("./handlers.js"));
+  app.post("/responses", async (c) => (await handlers()).createResponse(c, deps, options));
   app.get("/responses/:id", async (c) => {
     const id = c.req.param("id");
     const stored = await deps.store.get(id);
