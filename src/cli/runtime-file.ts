@@ -3,8 +3,9 @@
  * it exits, so `setup` and `doctor` find the server without being told its port. A record is believed only while its
  * process is alive and a cursor-bridge answers `/health` at its address; anything else is stale and ignored.
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { writeFileAtomicSync } from "../stores/file/atomic-write.js";
 
 /** What `serve.json` holds. */
 export interface RuntimeRecord {
@@ -30,10 +31,8 @@ export function writeRuntimeFile(dataDir: string, record: RuntimeRecord): () => 
   const path = runtimeFilePath(dataDir);
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    // Written aside and renamed, so a reader (setup, doctor) never sees it half written.
-    const aside = `${path}.${process.pid}.tmp`;
-    writeFileSync(aside, `${JSON.stringify(record)}\n`, { mode: 0o600 });
-    renameSync(aside, path);
+    // Atomically, so a reader (setup, doctor) never sees it half written.
+    writeFileAtomicSync(path, `${JSON.stringify(record)}\n`);
   } catch {
     // Only a convenience for setup and doctor: a read-only data directory must not stop the server.
     return () => {};

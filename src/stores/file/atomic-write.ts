@@ -30,6 +30,8 @@ import { chmod, type FileHandle, open, rename, rm, writeFile } from "node:fs/pro
  */
 const TEMP_TAG = randomBytes(6).toString("hex");
 let tempCount = 0;
+/** A temporary name beside `path`, unique to this process and write. */
+const tempPathOf = (path: string) => `${path}.${TEMP_TAG}${(tempCount++).toString(36)}.tmp`;
 
 /** Writes up to this many bytes go out as direct system calls (see the module comment). */
 export const SYNC_WRITE_MAX_BYTES = 256 * 1024;
@@ -112,11 +114,16 @@ export function writeFileAtomic(
   content: string | readonly Uint8Array[],
   options: AtomicWriteOptions = {},
 ): Promise<void> {
-  const temp = `${path}.${TEMP_TAG}${(tempCount++).toString(36)}.tmp`;
+  const temp = tempPathOf(path);
   const pooled = () => writePooledFileAtomic(path, temp, content, options);
   return sizeOf(content) <= SYNC_WRITE_MAX_BYTES
     ? writeDirectOrPooled(() => writeSmallFileAtomic(path, temp, content, options), pooled)
     : pooled();
+}
+
+/** {@link writeFileAtomic} at once, on the calling thread (small files written where nothing may wait). */
+export function writeFileAtomicSync(path: string, content: string): void {
+  writeSmallFileAtomic(path, tempPathOf(path), content, {});
 }
 
 /** {@link writeFileAtomic} through the thread pool (large contents, or while direct writes are paused). */
