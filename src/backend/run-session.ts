@@ -445,7 +445,7 @@ export class RunSession {
     });
   }
 
-  /** FIN batches tool calls arriving within 30 ms (§5.4); the segment pauses once the window passes quietly. */
+  /** The server batches a step's tool calls within 30 ms; the segment pauses once the window (40 ms) passes quietly. */
   private armBatchWindow(): void {
     clearTimeout(this.batchTimer);
     this.batchTimer = setTimeout(() => {
