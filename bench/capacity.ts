@@ -13,7 +13,7 @@
  * stream's CPU ÷ its requests, both sides, paired per repetition); CPU per chunk ≤ the direct client's.
  */
 import type { BenchStack } from "./bench-stack.js";
-import { type HopFloorResult, relayFigure, relayThroughput } from "./hop-floor.js";
+import { type HopFloorResult, relayCpuPerTurn, relayFigure, relayThroughput } from "./hop-floor.js";
 import { runConcurrentPromptTurns } from "./raw-driver.js";
 import {
   fmt,
@@ -219,6 +219,7 @@ export function throughputReport(
   const chunkUs = (reps: readonly ThroughputRep[]) => fmt(med(reps, (r) => r.cpuUsPerChunk).median, 1);
   const requestUs = (reps: readonly ThroughputRep[]) => fmt(med(reps, (r) => r.cpuUsPerRequest).median, 0);
   const tcp = relayFigure("tcp", relayThroughput(floor, "tcp"), "ratio");
+  const relayCpu = relayCpuPerTurn(floor, "h2");
   const targets: TargetResult[] = [
     floorTarget({
       scenario: "5. throughput",
@@ -244,7 +245,11 @@ export function throughputReport(
       paired: true,
       unit: " µs",
       digits: 0,
-      detail: `fixed part without the chunks ${requestUs(t.bridge)} vs ${requestUs(t.direct)} µs`,
+      detail:
+        `fixed part without the chunks ${requestUs(t.bridge)} vs ${requestUs(t.direct)} µs` +
+        (relayCpu === undefined
+          ? ""
+          : `; beside it: the HTTP/2 relay process's own CPU per turn ${fmtSpread(relayCpu, 0)} µs (a process that only ends HTTP/2 on both sides)`),
     }),
     {
       ...spreadTarget(

@@ -41,6 +41,12 @@ export interface RelayFloor {
     relay: number[];
     /** relay ÷ direct, per repetition. */
     ratio: Spread;
+    /**
+     * The relay process's own CPU (all threads, `process.cpuUsage()`) per whole 10-token turn of 200 concurrent
+     * streams, per repetition: what ending HTTP/2 on both sides costs a process in between, before any translation
+     * (scenario 5's CPU-per-request target quotes it beside its floor). Empty when not measured.
+     */
+    relayCpuUsPerTurn?: number[];
   };
 }
 
@@ -54,6 +60,14 @@ async function chunksPerSecond(client: DirectClient, streams: number, tokens: nu
   const started = performance.now();
   const chunks = await runConcurrentPromptTurns(client, streams, throughputPrompt(tokens), tokens);
   return (chunks * 1000) / (performance.now() - started);
+}
+
+/** The relay's CPU µs (user + system, all threads) while `run` runs. */
+async function relayCpuUs(relay: { ask<T>(type: string): Promise<T> }, run: () => Promise<unknown>): Promise<number> {
+  const before = await relay.ask<NodeJS.CpuUsage>("cpu");
+  await run();
+  const after = await relay.ask<NodeJS.CpuUsage>("cpu");
+  return after.user - before.user + (after.system - before.system);
 }
 
 /** One relay against the direct client: the latency cases, then the throughput pairs (none for 0 repetitions). */
@@ -81,6 +95,7 @@ async function measureRelay(
     const tokens = 100;
     const direct: number[] = [];
     const relayed: number[] = [];
+    const relayCpuUsPerTurn: number[] = [];
     if (throughputRepetitions > 0) {
       await chunksPerSecond(stack.direct, streams, 10);
       await chunksPerSecond(client, streams, 10);
@@ -89,7 +104,14 @@ async function measureRelay(
       const order = rep % 2 === 0 ? (["direct", "relay"] as const) : (["relay", "direct"] as const);
       for (const side of order) {
         if (side === "direct") direct.push(await chunksPerSecond(stack.direct, streams, tokens));
-        else relayed.push(await chunksPerSecond(client, streams, tokens));
+        else {
+          // The whole short turn first, as scenario 5 counts serve's CPU per request (10 tokens, 200 streams).
+          const cpuUs = await relayCpuUs(relay, () =>
+            runConcurrentPromptTurns(client, streams, throughputPrompt(10), 10),
+          );
+          relayCpuUsPerTurn.push(cpuUs / streams);
+          relayed.push(await chunksPerSecond(client, streams, tokens));
+        }
       }
     }
     return {
@@ -102,6 +124,7 @@ async function measureRelay(
         direct,
         relay: relayed,
         ratio: spreadOf(relayed.map((r, i) => r / (direct[i] as number))),
+        relayCpuUsPerTurn,
       },
     };
   } finally {
@@ -157,6 +180,12 @@ export function relayThroughput(floor: HopFloorResult | undefined, kind: RelayKi
   return t === undefined || t.repetitions === 0 ? undefined : t.ratio;
 }
 
+/** `kind`'s relay process's own CPU µs per whole 10-token turn at 200 streams; undefined when not measured. */
+export function relayCpuPerTurn(floor: HopFloorResult | undefined, kind: RelayKind): Spread | undefined {
+  const cpu = floor?.relays.find((r) => r.kind === kind)?.throughput.relayCpuUsPerTurn;
+  return cpu === undefined || cpu.length === 0 ? undefined : spreadOf(cpu);
+}
+
 /** `kind`'s figure for a target line's details ("TCP relay +0.89 (0.68–1.00)"), or "" when not measured. */
 export function relayFigure(kind: RelayKind, spread: Spread | undefined, as: "added" | "ratio"): string {
   return spread === undefined ? "" : `${RELAY_NAMES[kind]} ${as === "added" ? "+" : "×"}${fmtSpread(spread, 2)}`;
@@ -194,6 +223,9 @@ function relayTable(floor: RelayFloor): Table {
   if (t.repetitions === 0) return table;
   const throughput =
     `throughput, ${t.streams} streams × ${t.tokens} tokens: direct ${fmt(spreadOf(t.direct).median, 0)} chunks/s, ` +
-    `relay ${fmt(spreadOf(t.relay).median, 0)}; relay ÷ direct ${fmtSpread(t.ratio, 2)} over ${t.repetitions} reps`;
+    `relay ${fmt(spreadOf(t.relay).median, 0)}; relay ÷ direct ${fmtSpread(t.ratio, 2)} over ${t.repetitions} reps` +
+    (t.relayCpuUsPerTurn?.length
+      ? `; the relay's own CPU per whole 10-token turn ${fmtSpread(spreadOf(t.relayCpuUsPerTurn), 0)} µs`
+      : "");
   return { ...table, notes: [...table.notes, throughput] };
 }

@@ -291,6 +291,17 @@ describe("scenario 5's targets", () => {
     expect(missed?.met).toBe(false);
   });
 
+  it("CPU per request quotes the HTTP/2 relay process's own CPU per turn beside its floor when it was measured", () => {
+    const cpuTarget = (f: HopFloorResult) =>
+      throughputReport(result([480, 600]), f).targets.find((t) => t.scenario === "5. CPU per request");
+    const measured = relay("h2", [], s(0.96, 0.97));
+    measured.throughput.relayCpuUsPerTurn = [250, 300];
+    expect(cpuTarget({ relays: [measured] })?.measured).toContain(
+      "HTTP/2 relay process's own CPU per turn 275 (250–300) µs",
+    );
+    expect(cpuTarget(floor)?.measured).not.toContain("relay process");
+  });
+
   it("throughput ≥ relay ratio − 0.03 on the worst repetition, MISSED without the relay", () => {
     const at = (f?: HopFloorResult) =>
       throughputReport(result([400, 500]), f).targets.find((t) => t.scenario === "5. throughput");
