@@ -3,18 +3,15 @@
  * (vendored in fixtures/registry with its source), at the package's version, and announcing the same
  * `authMethods` that `cursor-bridge acp` answers `initialize` with.
  */
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { Readable, Writable } from "node:stream";
-import { fileURLToPath } from "node:url";
-import { client, ndJsonStream, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
+import { PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
 import { Ajv } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import { createTempHome } from "../e2e/support/served-bridge.js";
+import { connectEditor, spawnAcp } from "./agent-process.js";
 
 const ROOT = new URL("../../", import.meta.url);
-const BIN = fileURLToPath(new URL("bin/cursor-bridge.js", ROOT));
 const readJson = (url: URL) => JSON.parse(readFileSync(url, "utf8")) as Record<string, unknown>;
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -34,18 +31,14 @@ describe("agent.json for the ACP registry", () => {
 
   it("announces the auth methods initialize answers with", { timeout: 60_000 }, async () => {
     const home = createTempHome("acp-registry");
-    const child = spawn(process.execPath, [BIN, "acp", "--upstream", "emulator", "--log-level", "warn"], {
+    const agent = spawnAcp(["--upstream", "emulator", "--log-level", "warn"], {
       cwd: home.dir,
       env: home.env,
-      stdio: ["pipe", "pipe", "inherit"],
+      rawStdout: false,
+      stderr: "inherit",
     });
     try {
-      const connection = client({ name: "registry-test" }).connect(
-        ndJsonStream(
-          Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
-          Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
-        ),
-      );
+      const { connection } = connectEditor(agent, "registry-test");
       const init = await connection.agent.request("initialize", {
         protocolVersion: PROTOCOL_VERSION,
         clientCapabilities: {},
@@ -53,11 +46,7 @@ describe("agent.json for the ACP registry", () => {
       expect(entry.authMethods).toEqual(init.authMethods);
       expect(init.agentInfo?.version).toBe(entry.version);
     } finally {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.stdin.end();
-      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-      await exited;
-      clearTimeout(timer);
+      await agent.stop();
       home.remove();
     }
   });

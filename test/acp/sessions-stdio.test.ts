@@ -4,23 +4,15 @@
  * agent resuming one and continuing the same Cursor conversation (`[[emu:recall]]`), `session/close` stopping its
  * MCP server, `session/fork` continuing from the source's checkpoint and `session/delete` removing one from the list.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import {
-  type ClientConnection,
-  client,
-  ndJsonStream,
-  PROTOCOL_VERSION,
-  type SessionNotification,
-} from "@agentclientprotocol/sdk";
+import { type ClientConnection, PROTOCOL_VERSION, type SessionNotification } from "@agentclientprotocol/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { missingBinaries, type RedisServer, startRedisServer } from "../cluster/support/redis-server.js";
 import { createTempHome, type TempHome } from "../e2e/support/served-bridge.js";
+import { connectEditor, spawnAcp } from "./agent-process.js";
 
-const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
 const ECHO_SERVER = fileURLToPath(new URL("./fixtures/echo-mcp-server.mjs", import.meta.url));
 
 interface Agent {
@@ -30,39 +22,13 @@ interface Agent {
 }
 
 function startAgent(home: TempHome, extra: string[]): Agent {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [BIN, "acp", "--upstream", "emulator", "--log-level", "warn", ...extra],
-    {
-      cwd: home.dir,
-      env: home.env,
-      stdio: ["pipe", "pipe", "inherit"],
-    },
-  );
-  const updates: SessionNotification[] = [];
-  const editor = client({ name: "stdio-test" }).onNotification("session/update", ({ params }) => {
-    updates.push(params);
+  const agent = spawnAcp(["--upstream", "emulator", "--log-level", "warn", ...extra], {
+    cwd: home.dir,
+    env: home.env,
+    rawStdout: false,
+    stderr: "inherit",
   });
-  const connection = editor.connect(
-    ndJsonStream(
-      Writable.toWeb(
-        child.stdin as NodeJS.WritableStream as import("node:stream").Writable,
-      ) as WritableStream<Uint8Array>,
-      Readable.toWeb(child.stdout as import("node:stream").Readable) as ReadableStream<Uint8Array>,
-    ),
-  );
-  return {
-    connection,
-    updates,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.stdin?.end();
-      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
+  return { ...connectEditor(agent, "stdio-test"), stop: () => agent.stop() };
 }
 
 function textOf(updates: SessionNotification[], sessionId: string): string {

@@ -2,64 +2,26 @@
  * `cursor-bridge acp` as a process on stdio: malformed JSON-RPC gets well-formed errors and the process keeps
  * serving; stdout carries nothing but protocol messages (logs go to stderr).
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTempHome, type TempHome } from "../e2e/support/served-bridge.js";
-
-const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
-
-interface Reply {
-  jsonrpc: string;
-  id: number | string | null;
-  result?: { protocolVersion?: number };
-  error?: { code: number; message: string };
-}
+import { type AcpProcess, type RpcLine, spawnAcp } from "./agent-process.js";
 
 describe("cursor-bridge acp on stdio", { timeout: 60_000 }, () => {
   let home: TempHome;
-  let child: ChildProcess;
-  const lines: string[] = [];
-  let stderr = "";
+  let agent: AcpProcess;
 
   beforeAll(() => {
     home = createTempHome("acp-stdio");
-    child = spawn(process.execPath, [BIN, "acp", "--upstream", "emulator", "--log-level", "debug"], {
-      cwd: home.dir,
-      env: home.env,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let buffer = "";
-    child.stdout?.setEncoding("utf8").on("data", (part: string) => {
-      buffer += part;
-      const parts = buffer.split("\n");
-      buffer = parts.pop() ?? "";
-      lines.push(...parts.filter((line) => line !== ""));
-    });
-    child.stderr?.setEncoding("utf8").on("data", (part: string) => (stderr += part));
+    agent = spawnAcp(["--upstream", "emulator", "--log-level", "debug"], { cwd: home.dir, env: home.env });
   });
 
   afterAll(async () => {
-    if (child.exitCode === null) {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.stdin?.end();
-      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await agent.stop(5000);
     home.remove();
   });
 
-  const reply = async (id: number | null, count: number): Promise<Reply> => {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const replies = lines.map((line) => JSON.parse(line) as Reply).filter((r) => r.id === id);
-      if (replies.length >= count) return replies[count - 1] as Reply;
-      if (Date.now() > deadline) throw new Error(`no reply ${id}; stdout: ${lines.join("\n")}\nstderr: ${stderr}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  };
-  const send = (text: string) => child.stdin?.write(`${text}\n`);
+  const reply = (id: number | null, count: number) => agent.reply(id, count);
+  const send = (text: string) => agent.send(text);
 
   it("answers malformed input with JSON-RPC errors and keeps serving", async () => {
     send("this is not json");
@@ -68,7 +30,7 @@ describe("cursor-bridge acp on stdio", { timeout: 60_000 }, () => {
     send('{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"one"}}');
     expect(await reply(2, 1)).toMatchObject({ jsonrpc: "2.0", error: { code: -32602 } });
     send('{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":1}}');
-    const init = (await reply(3, 1)) as Reply & { result?: { agentCapabilities?: { sessionCapabilities?: object } } };
+    const init = (await reply(3, 1)) as RpcLine & { result?: { agentCapabilities?: { sessionCapabilities?: object } } };
     expect(init.result?.protocolVersion).toBe(1);
     // Exactly what the agent implements, the unstable fork and title included.
     expect(init.result?.agentCapabilities?.sessionCapabilities).toEqual({
@@ -88,8 +50,8 @@ describe("cursor-bridge acp on stdio", { timeout: 60_000 }, () => {
     send('{"jsonrpc":"2.0","id":7}');
     send('{"jsonrpc":"2.0","id":8,"method":"initialize","params":{"protocolVersion":1}}');
     expect((await reply(8, 1)).result?.protocolVersion).toBe(1);
-    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
-    expect(child.exitCode).toBeNull();
+    for (const line of agent.lines) expect(() => JSON.parse(line), line).not.toThrow();
+    expect(agent.child.exitCode).toBeNull();
   });
 
   it("answers a line over the 32 MiB limit with an error for its id, and a too-large prompt with the limit", async () => {
@@ -98,14 +60,14 @@ describe("cursor-bridge acp on stdio", { timeout: 60_000 }, () => {
     const tooLong = await reply(20, 1);
     expect(tooLong).toMatchObject({ jsonrpc: "2.0", error: { code: -32600 } });
     expect(tooLong.error?.message).toContain("32 MiB");
-    expect(stderr).toContain("dropped a JSON-RPC message over the line limit");
+    expect(agent.stderr()).toContain("dropped a JSON-RPC message over the line limit");
     send('{"jsonrpc":"2.0","id":21,"method":"initialize","params":{"protocolVersion":1}}');
     expect((await reply(21, 1)).result?.protocolVersion).toBe(1);
 
     send(
       `{"jsonrpc":"2.0","id":22,"method":"session/new","params":{"cwd":${JSON.stringify(home.dir)},"mcpServers":[]}}`,
     );
-    const created = (await reply(22, 1)) as Reply & { result?: { sessionId?: string } };
+    const created = (await reply(22, 1)) as RpcLine & { result?: { sessionId?: string } };
     const sessionId = created.result?.sessionId;
     expect(sessionId).toEqual(expect.any(String));
     const text = "y".repeat(16 * 1024 * 1024);
@@ -120,6 +82,6 @@ describe("cursor-bridge acp on stdio", { timeout: 60_000 }, () => {
     const big = await reply(23, 1);
     expect(big).toMatchObject({ error: { code: -32602 } });
     expect(big.error?.message).toContain(`the limit is ${15 * 1024 * 1024} bytes`);
-    expect(child.exitCode).toBeNull();
+    expect(agent.child.exitCode).toBeNull();
   });
 });
