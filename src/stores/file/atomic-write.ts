@@ -18,8 +18,10 @@ import {
   openSync,
   renameSync,
   rmSync,
+  write,
   writeFileSync,
   writeSync,
+  writev,
   writevSync,
 } from "node:fs";
 import { chmod, type FileHandle, open, rename, rm, writeFile } from "node:fs/promises";
@@ -192,7 +194,7 @@ function writeSmallFileAtomic(
 }
 
 /** Writes every byte of `chunks` to `fd`: one `writev`, then whatever a partial write left. */
-function writeAllSync(fd: number, chunks: readonly Uint8Array[]): void {
+export function writeAllSync(fd: number, chunks: readonly Uint8Array[]): void {
   let written = writevSync(fd, chunks as Uint8Array[]);
   for (const chunk of chunks) {
     if (written >= chunk.byteLength) {
@@ -200,6 +202,27 @@ function writeAllSync(fd: number, chunks: readonly Uint8Array[]): void {
       continue;
     }
     for (let offset = written; offset < chunk.byteLength; ) offset += writeSync(fd, chunk, offset);
+    written = 0;
+  }
+}
+
+/** {@link writeAllSync} through the thread pool. */
+export async function writeAllToFd(fd: number, chunks: readonly Uint8Array[]): Promise<void> {
+  let written = await new Promise<number>((resolve, reject) =>
+    writev(fd, chunks as Uint8Array[], (error, bytes) => (error ? reject(error) : resolve(bytes))),
+  );
+  for (const chunk of chunks) {
+    if (written >= chunk.byteLength) {
+      written -= chunk.byteLength;
+      continue;
+    }
+    for (let offset = written; offset < chunk.byteLength; ) {
+      offset += await new Promise<number>((resolve, reject) =>
+        write(fd, chunk, offset, chunk.byteLength - offset, null, (error, bytes) =>
+          error ? reject(error) : resolve(bytes),
+        ),
+      );
+    }
     written = 0;
   }
 }
