@@ -1,5 +1,6 @@
 /**
- * The bytes of one stored conversation record (file-conversation-store.ts).
+ * The bytes of one stored conversation record (conversation-store.ts): the payload of a record entry in the record log
+ * (record-log.ts), and the content of a legacy `<sha256>.json` file (one file per conversation, written until 2026-11).
  *
  * Format 2, written since the memory-budget work (issue 12): a binary container, so blob bytes go to disk as they are
  * instead of as base64 inside a JSON document (which cost a base64 string, a JSON copy of it and a UTF-8 buffer of
