@@ -21,8 +21,8 @@ export interface BenchStack {
 export interface StackOptions {
   /** Extra `serve` arguments. */
   serveArgs?: readonly string[];
-  /** Preload the GC hook into serve (the memory floor only). */
-  gcHook?: boolean;
+  /** Preload the GC hook into serve (the memory scenario only; bench/serve-process.ts). */
+  gcHook?: "collect" | "read";
 }
 
 /** Starts emulator (child process) + serve (child process) + direct client (this process). */

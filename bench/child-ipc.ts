@@ -4,6 +4,10 @@
  * are spent. (serve itself is not a fork: bench/serve-process.ts reads it from /proc.)
  */
 import { type ChildProcess, fork } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildSync } from "esbuild";
 
 /** A child's answer to one request. */
 interface Reply {
@@ -26,11 +30,53 @@ export async function forkChild<Ready>(
   env: Record<string, string>,
   execArgv: readonly string[] = [],
 ): Promise<Child<Ready>> {
-  const child = fork(entry, [], {
-    execArgv: [...execArgv, "--import", import.meta.resolve("tsx")],
+  return startedChild<Ready>(
+    entry,
+    fork(entry, [], {
+      execArgv: [...execArgv, "--import", import.meta.resolve("tsx")],
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    }),
+  );
+}
+
+/**
+ * Forks `entry` (a .ts file) the way serve runs: bundled into one JavaScript file first (esbuild, as dist/ is built)
+ * and started with plain `node`, no tsx and no node options, so the child's start (what it loads, and V8's young
+ * generation, which a tsx start grows) is that of a shipped program. Waits for its first message; the bundle is
+ * removed once the child has exited.
+ */
+export async function forkBuiltChild<Ready>(entry: string, env: Record<string, string>): Promise<Child<Ready>> {
+  const dir = mkdtempSync(join(tmpdir(), "cursor-bridge-bench-child-"));
+  const outfile = join(dir, "child.mjs");
+  try {
+    buildSync({
+      entryPoints: [entry],
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      outfile,
+      logLevel: "error",
+      // A bundled ESM file has no `require`; some CommonJS dependencies call it for Node's own modules.
+      banner: {
+        js: 'import { createRequire as __benchRequire } from "node:module"; const require = __benchRequire(import.meta.url);',
+      },
+    });
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  const child = fork(outfile, [], {
+    execArgv: [],
     env: { ...process.env, ...env },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
+  child.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  return startedChild<Ready>(entry, child);
+}
+
+async function startedChild<Ready>(entry: string, child: ChildProcess): Promise<Child<Ready>> {
   const ready = await new Promise<Ready>((resolve, reject) => {
     child.once("error", reject);
     child.once("exit", (code) => reject(new Error(`${entry} exited with ${code} before it was ready`)));

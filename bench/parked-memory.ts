@@ -4,22 +4,24 @@
  *
  * Two fresh serve processes, one after the other, each warmed up with 50 parked conversations first (JIT, pools,
  * sessions and the store's first use are not charged to the measured ones):
- * - raw: no preload and no forced collection at any point. RSS (/proc/<pid>/status) is read after the warm-up and a
- *   500 ms pause, then right after the last conversation of each count parked. Growth ÷ conversations is what a user
- *   sees: it holds whatever garbage the parking left that V8 has not collected yet (the target is on this figure).
+ * - raw: no forced collection at any point. RSS (/proc/<pid>/status) is read after the warm-up and a 500 ms pause,
+ *   then right after the last conversation of each count parked. Growth ÷ conversations is what a user sees: it holds
+ *   whatever garbage the parking left that V8 has not collected yet (the target is on this figure). Its only preload,
+ *   bench/gc-hook.mjs without `--expose-gc`, answers the young generation's size at each reading and nothing else.
  * - direct: the connect-es client holding as many Runs open at their tool call in a process of its own, read as raw
- *   is: the floor the target holds raw against (raw ≤ direct, at each count).
- * - floor: started with bench/gc-hook.mjs; three forced full collections before the baseline and at each count.
- *   Growth ÷ conversations is what the process could get down to (heap growth beside it).
- * - young generation: V8's new space (committed) of the floor serve before its collections, and of the direct client,
- *   at the baseline and at each count. V8 doubles it (up to two 16 MB semi-spaces) once enough bytes survived its
- *   scavenges, and keeps it: a one-time cost of any busy process, not of the conversations. When it grows between
- *   the baseline and a count, that growth is inside the RSS figure of that count (the table shows both sizes).
+ *   is: the floor the target holds raw against (raw ≤ direct, at each count). That process starts as serve does:
+ *   bundled JavaScript under plain `node`, no tsx and no node options (bench/child-ipc.ts, forkBuiltChild).
+ * - floor: started with bench/gc-hook.mjs and `--expose-gc`; three forced full collections before the baseline and at
+ *   each count. Growth ÷ conversations is what the process could get down to (heap growth beside it).
+ * - young generation: V8's new space (committed) of the raw serve and of the direct client, at the baseline and at
+ *   each count. V8 doubles it (up to two 16 MB semi-spaces) once enough bytes survived its scavenges, and keeps it.
+ *   When it grows between the baseline and a count, that growth is inside the RSS figure of that count; the table
+ *   prints both sides' sizes at the baseline and at each count beside the figures.
  */
 import { fileURLToPath } from "node:url";
 import type { BenchStack } from "./bench-stack.js";
 import { startAnotherServe } from "./bench-stack.js";
-import { forkChild } from "./child-ipc.js";
+import { forkBuiltChild } from "./child-ipc.js";
 import type { HolderReady } from "./holder-process.js";
 import { fmt, type LoadAverage, type Row, spreadOf, type Table, type TargetResult } from "./report.js";
 import type { ServeProcess } from "./serve-process.js";
@@ -41,7 +43,7 @@ export interface ParkedAt {
    * the target's floor. NaN when not measured.
    */
   directRawRssBytesPerConversation: number;
-  /** V8's young generation (committed bytes): the floor serve's before its collections; the direct client's. */
+  /** V8's young generation (committed bytes) at this count: the raw serve's; the direct client's. */
   serveYoungGenerationBytes?: number;
   directYoungGenerationBytes?: number;
 }
@@ -109,11 +111,12 @@ async function parkAndRead(
 
 /**
  * The floor under the raw figure: the direct client holding Runs open at their tool call in a process of its own
- * (bench/holder-process.ts), read as the raw serve is (after the same warm-up and pause, no forced collection).
+ * (bench/holder-process.ts, bundled and started with plain `node` as serve is), read as the raw serve is (after the
+ * same warm-up and pause, no forced collection).
  */
 async function holdDirect(stack: BenchStack, counts: readonly number[]): Promise<{ baseline: Reading; at: Reading[] }> {
   const entry = fileURLToPath(new URL("./holder-process.ts", import.meta.url));
-  const holder = await forkChild<HolderReady>(entry, {
+  const holder = await forkBuiltChild<HolderReady>(entry, {
     BENCH_HOLDER_UPSTREAM: stack.emulator.url,
     BENCH_HOLDER_TOKEN: stack.emulator.accessToken,
     BENCH_HOLDER_COUNTS: counts.join(","),
@@ -145,7 +148,7 @@ export async function runParkedMemory(
   postGc = true,
   log: (line: string) => void = () => undefined,
 ): Promise<ParkedMemoryResult> {
-  const rawServe = await startAnotherServe(stack, {});
+  const rawServe = await startAnotherServe(stack, { gcHook: "read" });
   let raw: Awaited<ReturnType<typeof parkAndRead>>;
   try {
     raw = await parkAndRead(rawServe, "raw", counts, () => rawServe.memoryUsage());
@@ -154,7 +157,7 @@ export async function runParkedMemory(
   }
   let floor: Awaited<ReturnType<typeof parkAndRead>> = { baseline: { rss: Number.NaN }, at: [] };
   if (postGc) {
-    const floorServe = await startAnotherServe(stack, { gcHook: true });
+    const floorServe = await startAnotherServe(stack, { gcHook: "collect" });
     try {
       floor = await parkAndRead(floorServe, "floor", counts, () => floorServe.collectGarbage());
     } finally {
@@ -179,13 +182,13 @@ export async function runParkedMemory(
       floorRssBytesPerConversation: per(floor.at[i]?.rss, floor.baseline.rss, n),
       floorHeapBytesPerConversation: per(floor.at[i]?.heapUsed, floor.baseline.heapUsed, n),
       directRawRssBytesPerConversation: per(direct.at[i]?.rss, direct.baseline.rss, n),
-      serveYoungGenerationBytes: floor.at[i]?.newSpace ?? Number.NaN,
+      serveYoungGenerationBytes: raw.at[i]?.newSpace ?? Number.NaN,
       directYoungGenerationBytes: direct.at[i]?.newSpace ?? Number.NaN,
     })),
     rawBaselineMb: raw.baseline.rss / 1024 / 1024,
     floorBaselineMb: floor.baseline.rss / 1024 / 1024,
     directBaselineMb: direct.baseline.rss / 1024 / 1024,
-    serveYoungBaselineMb: (floor.baseline.newSpace ?? Number.NaN) / 1024 / 1024,
+    serveYoungBaselineMb: (raw.baseline.newSpace ?? Number.NaN) / 1024 / 1024,
     directYoungBaselineMb: (direct.baseline.newSpace ?? Number.NaN) / 1024 / 1024,
   };
 }
@@ -202,7 +205,7 @@ export function parkedMemoryReport(r: ParkedMemoryResult): { table: Table; targe
       "post-GC RSS floor KB / conversation",
       "post-GC heap KB / conv.",
       "direct client, raw RSS KB / Run held",
-      "young generation MB: serve; direct",
+      "young generation MB, baseline → this count: serve; direct",
     ],
     rows: r.counts.map(
       (c): Row => [
@@ -211,14 +214,14 @@ export function parkedMemoryReport(r: ParkedMemoryResult): { table: Table; targe
         kb(c.floorRssBytesPerConversation),
         kb(c.floorHeapBytesPerConversation),
         kb(c.directRawRssBytesPerConversation),
-        `${mb(c.serveYoungGenerationBytes)}; ${mb(c.directYoungGenerationBytes)}`,
+        `${fmt(r.serveYoungBaselineMb ?? Number.NaN, 0)} → ${mb(c.serveYoungGenerationBytes)}; ${fmt(r.directYoungBaselineMb ?? Number.NaN, 0)} → ${mb(c.directYoungGenerationBytes)}`,
       ],
     ),
     notes: [
       `raw: RSS growth from /proc with no forced collection (baseline ${fmt(r.rawBaselineMb, 0)} MB after ${WARM_UP} warm-up conversations), read right after the last one parked: what a user sees`,
       `post-GC (full runs): a second serve with bench/gc-hook.mjs preloaded, 3 forced full GCs before each reading (baseline ${fmt(r.floorBaselineMb, 0)} MB)`,
-      `direct client (the target's floor): no bridge; the connect-es client in a process of its own holds as many Runs open at their tool call, read as raw is (baseline ${fmt(r.directBaselineMb, 0)} MB): what keeping a Cursor turn open costs before any bridge state`,
-      `young generation: V8's new space, committed, at each count (at the baselines: serve ${fmt(r.serveYoungBaselineMb ?? Number.NaN, 0)} MB, read in the floor serve before its collections; direct client ${fmt(r.directYoungBaselineMb ?? Number.NaN, 0)} MB). V8 grows it once under load and keeps it; growth between a baseline and a count is a one-time cost inside that count's RSS figure, ÷ 200 it weighs five times what it weighs ÷ 1,000`,
+      `direct client (the target's floor): no bridge; the connect-es client in a process of its own, bundled and started with plain node as serve is, holds as many Runs open at their tool call, read as raw is (baseline ${fmt(r.directBaselineMb, 0)} MB): what keeping a Cursor turn open costs before any bridge state`,
+      `young generation: V8's new space, committed, of the raw serve and of the direct client, at their baselines and at each count. V8 grows it once under load and keeps it; growth between a baseline and a count is a one-time cost inside that count's RSS figure, ÷ 200 it weighs five times what it weighs ÷ 1,000`,
     ],
   };
   const targets = r.counts.map(

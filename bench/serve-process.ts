@@ -8,9 +8,11 @@
  * shows its log (otherwise it logs at the shipped level, info, and the log is drained unread);
  * `BENCH_SERVE_NODE_ARGS="--flag …"` adds node options to it (V8 flag experiments).
  *
- * One exception, only when asked (`gcHook`): the post-GC floor of the memory scenario needs a forced collection, so
+ * One exception, only when asked (`gcHook`), in the memory scenario: the post-GC floor needs a forced collection, so
  * that process starts with `--expose-gc --import bench/gc-hook.mjs`, a preload that collects on SIGUSR2 and prints
- * the memory it then holds on stderr. Every other serve runs with no preload at all.
+ * the memory it then holds on stderr; the raw serve starts with `--import bench/gc-hook.mjs` alone (`gcHook:
+ * "read"`), which collects nothing and only answers V8's young-generation size on SIGUSR2 (no reading from /proc
+ * gives it). Every other serve runs with no preload at all.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -52,8 +54,12 @@ export interface ServeOptions {
   emulatorUrl: string;
   /** Extra `serve` arguments (e.g. `--store redis://…`, or a gateway's key options), appended last. */
   serveArgs?: readonly string[];
-  /** Preload bench/gc-hook.mjs so {@link ServeProcess.collectGarbage} works (memory floor only). */
-  gcHook?: boolean;
+  /**
+   * Preload bench/gc-hook.mjs (the memory scenario only): `"collect"` with `--expose-gc`, so
+   * {@link ServeProcess.collectGarbage} works (the post-GC floor); `"read"` without, so {@link ServeProcess.memoryUsage}
+   * also answers the young generation and nothing is ever collected (the raw serve).
+   */
+  gcHook?: "collect" | "read";
   /** Extra environment. */
   env?: Record<string, string>;
   /** Another checkout's `bin/cursor-bridge.js` (bench/ab-serves.ts: a baseline beside this code). @default this one */
@@ -65,7 +71,7 @@ export interface ServeMemory {
   rss: number;
   heapUsed?: number;
   external?: number;
-  /** V8's young generation (new space, committed bytes) before the collections (collectGarbage only). */
+  /** V8's young generation (new space, committed bytes), before any collection (gcHook only). */
   newSpace?: number;
 }
 
@@ -78,9 +84,12 @@ export interface ServeProcess {
   readonly args: readonly string[];
   /** CPU (user + system, all threads) the process used so far, from /proc/<pid>/stat: 10 ms resolution. */
   cpuUsage(): Promise<NodeJS.CpuUsage>;
-  /** Resident set size right now, read from /proc/<pid>/status (no collection forced). */
+  /**
+   * Resident set size right now, read from /proc/<pid>/status (no collection forced); with `gcHook: "read"`, also the
+   * young generation's size.
+   */
   memoryUsage(): Promise<ServeMemory>;
-  /** Three full collections (gcHook only), then the process's own process.memoryUsage(). */
+  /** Three full collections (`gcHook: "collect"` only), then the process's own process.memoryUsage(). */
   collectGarbage(): Promise<ServeMemory>;
   close(): Promise<void>;
 }
@@ -152,7 +161,12 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
     // Nothing else: the shipped defaults (a parked turn waits 15 min, longer than the memory scenario needs).
     ...(options.serveArgs ?? []),
   ];
-  const nodeArgs = options.gcHook ? ["--expose-gc", "--import", GC_HOOK] : [];
+  const nodeArgs =
+    options.gcHook === "collect"
+      ? ["--expose-gc", "--import", GC_HOOK]
+      : options.gcHook === "read"
+        ? ["--import", GC_HOOK]
+        : [];
   // BENCH_BRIDGE_CPU_PROF=<dir>: every serve runs under `node --cpu-prof` (a .cpuprofile per process, on exit).
   const profileDir = process.env.BENCH_BRIDGE_CPU_PROF;
   if (profileDir !== undefined && profileDir !== "") {
@@ -199,17 +213,24 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
     throw error;
   }
   const pid = child.pid as number;
+  const askHook = () => {
+    const done = new Promise<ServeMemory>((resolve) => gcWaiters.push(resolve));
+    child.kill("SIGUSR2");
+    return done;
+  };
   return {
     baseURL,
     pid,
     args: args.slice(1),
     cpuUsage: async () => procStat(pid),
-    memoryUsage: async () => ({ rss: procRss(pid) }),
+    memoryUsage: async () => {
+      if (options.gcHook !== "read") return { rss: procRss(pid) };
+      const { newSpace } = await askHook();
+      return newSpace === undefined ? { rss: procRss(pid) } : { rss: procRss(pid), newSpace };
+    },
     collectGarbage: () => {
-      if (!options.gcHook) return Promise.reject(new Error("serve was started without the gc hook"));
-      const done = new Promise<ServeMemory>((resolve) => gcWaiters.push(resolve));
-      child.kill("SIGUSR2");
-      return done;
+      if (options.gcHook !== "collect") return Promise.reject(new Error("serve was started without the gc hook"));
+      return askHook();
     },
     async close() {
       await stopGracefully(child);
