@@ -48,19 +48,24 @@ describe("bin/cursor-bridge.js and dist/", () => {
     expect(first.status).toBe(0);
 
     // What keeps the bundle's memory and start down (tools/build.mjs): one-byte sources, zod's English messages only,
-    // and no OpenTelemetry API (prom-client's import of it is the no-SDK answer of a few lines).
+    // no OpenTelemetry API (prom-client's import of it is the no-SDK answer of a few lines), and protobuf-es's field
+    // lookup by number built once per message type, not once per decoded message.
     const scripts = readdirSync(join(copy, "dist"), { recursive: true, encoding: "utf8" }).filter((f) =>
       f.endsWith(".js"),
     );
     let stubs = 0;
+    let fieldLookups = 0;
     for (const script of scripts) {
       const text = readFileSync(join(copy, "dist", script), "utf8");
       expect(text, script).not.toMatch(/[\u0100-\uffff]/);
       expect(text, script).not.toMatch(/zod\/v4\/locales\/(?!en\.js)/);
       expect(text, script).not.toContain("node_modules/@opentelemetry/");
+      expect(text, script).not.toContain("this._fieldsByNumber");
       if (text.includes("no-opentelemetry-sdk:@opentelemetry/api")) stubs++;
+      if (text.includes("messageFieldsByNumber.get(this.desc)")) fieldLookups++;
     }
     expect(stubs).toBe(1);
+    expect(fieldLookups).toBe(1);
 
     const second = run(["--help"]);
     expect(second.stderr).toBe("");

@@ -23,20 +23,29 @@ function pathOf(frame: Frame): PropertyKey[] {
   return path.reverse();
 }
 
-/** The path of the first container nested deeper than `max` levels in a parsed value, or undefined. */
+/**
+ * The path of the first container nested deeper than `max` levels in a parsed value, or undefined. It runs on every
+ * request body, so it walks only the containers and allocates nothing per member (no `Object.entries` pair, no frame
+ * for a string or a number).
+ */
 export function findTooDeep(value: unknown, max = MAX_JSON_DEPTH): PropertyKey[] | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
   const stack: Frame[] = [{ value, depth: 1, key: undefined, parent: undefined }];
   while (stack.length > 0) {
     const frame = stack.pop() as Frame;
-    const current = frame.value;
-    if (typeof current !== "object" || current === null) continue;
     if (frame.depth > max) return pathOf(frame);
+    const current = frame.value as Record<string, unknown> | unknown[];
     if (Array.isArray(current)) {
       for (let i = current.length - 1; i >= 0; i--) {
-        stack.push({ value: current[i], depth: frame.depth + 1, key: i, parent: frame });
+        const item = current[i];
+        if (typeof item === "object" && item !== null) {
+          stack.push({ value: item, depth: frame.depth + 1, key: i, parent: frame });
+        }
       }
     } else {
-      for (const [key, item] of Object.entries(current)) {
+      // A parsed value's objects are plain: their enumerable keys are their own, in Object.keys' order.
+      for (const key in current) {
+        const item = current[key];
         if (typeof item === "object" && item !== null) {
           stack.push({ value: item, depth: frame.depth + 1, key, parent: frame });
         }
