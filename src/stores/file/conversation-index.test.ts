@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { DIRECT_WRITE_POLICY, resumeDirectWrites } from "./atomic-write.js";
+import { DIRECT_WRITE_POLICY, resumeDirectWrites, writeFileAtomic } from "./atomic-write.js";
 import { createFileConversationIndex } from "./conversation-index.js";
 
 const dirs: string[] = [];
@@ -96,5 +96,22 @@ describe("file conversation index", () => {
     expect(reopened.size()).toBe(10);
     expect(await reopened.lookup("k999")).toBe("c2-999");
     expect(await reopened.lookup("k0")).toBeUndefined();
+  });
+
+  it("keeps the log open, and appends to the new file after another process's compaction replaced it", async () => {
+    const dir = tempDir();
+    const index = await createFileConversationIndex({ dir });
+    await index.remember("a", "1");
+    // What a compaction elsewhere does: the live lines rewritten to a temp file renamed over the log.
+    await writeFileAtomic(join(dir, "index.jsonl"), `${lines(dir)[0]}\n`);
+    await index.remember("b", "2");
+    expect(lines(dir)).toHaveLength(2);
+    rmSync(join(dir, "index.jsonl"));
+    await index.remember("c", "3");
+    expect(lines(dir)).toHaveLength(1);
+    await index.close();
+    const reopened = await createFileConversationIndex({ dir });
+    expect(await reopened.lookup("c")).toBe("3");
+    await reopened.close();
   });
 });

@@ -6,14 +6,20 @@
  * that produced it completes. When the log holds far more lines than live entries it is compacted (rewritten
  * atomically). Entries older than the TTL are dropped at load and compaction; beyond `maxEntries` the least
  * recently used go first.
+ *
+ * The log stays open between appends (an open and a close per turn saved). A compaction replaces the file by a rename,
+ * this process's or another's sharing the directory (`serve` and `acp`): after each append the open file's link count
+ * says whether it is still the one at `index.jsonl` (0: replaced, or the directory was removed), and if not the
+ * batch is appended again to the file there now. That leaves the same window as an open per append had (a line
+ * appended just before another process's rename is not in its rewrite).
  */
-import { appendFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync } from "node:fs";
 import { appendFile, chmod, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Logger, silentLogger } from "../../util/logger.js";
 import { LruMap } from "../memory/lru-map.js";
 import type { ConversationIndex } from "../types.js";
-import { writeDirectOrPooled, writeFileAtomic } from "./atomic-write.js";
+import { writeAllSync, writeDirectOrPooled, writeFileAtomic } from "./atomic-write.js";
 
 /** Options of {@link createFileConversationIndex}. */
 export interface FileConversationIndexOptions {
@@ -81,6 +87,23 @@ export async function createFileConversationIndex(options: FileConversationIndex
   }
   if (corrupt > 0) logger.warn("skipped unreadable lines of the conversation index", { path, lines: corrupt });
 
+  /** The log, open for appending between batches (see the module comment). */
+  let fd: number | undefined;
+  const closeLog = () => {
+    if (fd !== undefined) closeSync(fd);
+    fd = undefined;
+  };
+  const appendDirect = (text: string) => {
+    const bytes = [Buffer.from(text, "utf8")];
+    fd ??= openSync(path, "a", 0o600);
+    writeAllSync(fd, bytes);
+    if (fstatSync(fd).nlink > 0) return;
+    // Replaced by a compaction (or removed) since it was opened: the batch goes to the file there now.
+    closeLog();
+    fd = openSync(path, "a", 0o600);
+    writeAllSync(fd, bytes);
+  };
+
   let pending: string[] = [];
   let flushing: Promise<void> | undefined;
   let scheduled: Promise<void> | undefined;
@@ -92,6 +115,7 @@ export async function createFileConversationIndex(options: FileConversationIndex
       if (now() - t <= ttlMs) live.push(JSON.stringify({ k: key, c: id, t }));
     }
     await writeFileAtomic(path, live.length === 0 ? "" : `${live.join("\n")}\n`);
+    closeLog();
     logger.debug("compacted the conversation index", { before: lines, after: live.length });
     lines = live.length;
   };
@@ -106,7 +130,7 @@ export async function createFileConversationIndex(options: FileConversationIndex
       // A direct system call (one batch of lines is small) unless direct writes are slow here: see atomic-write.ts.
       const text = `${batch.join("\n")}\n`;
       await writeDirectOrPooled(
-        () => appendFileSync(path, text, { mode: 0o600 }),
+        () => appendDirect(text),
         () => appendFile(path, text, { mode: 0o600 }),
       );
       lines += batch.length;
@@ -137,6 +161,7 @@ export async function createFileConversationIndex(options: FileConversationIndex
     size: () => entries.size,
     async close() {
       await (scheduled ?? flushing);
+      closeLog();
     },
   };
 }
