@@ -72,7 +72,10 @@ export interface FileConversationStoreOptions extends ConversationStoreOptions {
   /** Directory holding the record log (created 0700). */
   dir: string;
   logger?: Logger;
-  /** Most bytes kept on disk; the sweep removes the oldest beyond it. @default 1 GiB */
+  /**
+   * Most bytes of live records kept; the sweep removes the oldest beyond it. The log's superseded entries take up to
+   * as much again until compaction, plus each process's open segment (under `segmentBytes`). @default 1 GiB
+   */
   maxTotalBytes?: number;
   /** Memory for recently used records; a record larger than a quarter of it is not cached. @default 8 MiB */
   cacheBytes?: number;
