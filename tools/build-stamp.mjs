@@ -25,6 +25,7 @@ const buildScripts = [
   "token-ranks.mjs",
   "precompiled-descriptors.mjs",
   "descriptor-json.mjs",
+  "lazy-descriptors.mjs",
   "merge-chunks.mjs",
 ].map((script) => `${root}tools${sep}${script}`);
 
