@@ -240,6 +240,34 @@ describe("file conversation store: record log", () => {
     expect((await uncached().load("x"))?.coveredMessages).toBe(2);
   });
 
+  it("a segment with this process's pid but no store of it is an earlier process's (a container's pid 1)", async () => {
+    const first = uncached();
+    await first.save(record("x", T0 + 1));
+    const [segment] = await segmentsOf();
+    const earlier = `records-${process.pid}-ffffffff-0.log`;
+    await rename(join(dir, segment ?? ""), join(dir, earlier));
+    const second = uncached();
+    await second.save(record("x", T0 + 2));
+    await second.deleteExpired();
+    expect(await segmentsOf()).not.toContain(earlier);
+    expect((await uncached().load("x"))?.coveredMessages).toBe(2);
+  });
+
+  it("a save whose segment was removed under it goes again to a new segment", async () => {
+    const s = uncached();
+    await s.save(record("a", T0 + 1));
+    const [segment] = await segmentsOf();
+    await rm(join(dir, segment ?? ""));
+    await s.save(record("b", T0 + 2));
+    const [replacement] = await segmentsOf();
+    expect(replacement).not.toBe(segment);
+    expect((await uncached().load("b"))?.coveredMessages).toBe(2);
+    // The directory itself removed: made again on the next save.
+    await rm(dir, { recursive: true });
+    await s.save(record("c", T0 + 3));
+    expect((await uncached().load("c"))?.coveredMessages).toBe(3);
+  });
+
   it("scans headers without reading every record, and stops at garbage", async () => {
     const s = open();
     await s.save(record("a", T0 + 1));

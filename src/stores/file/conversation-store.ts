@@ -27,9 +27,13 @@
  * first (a tombstone for each removal, each logged with its reason), then compacts: a segment nobody appends to any
  * more (sealed by its owner, or its owner's pid is gone) whose live entries are under half its bytes gets them
  * re-appended to this store's own segment and is removed; one with nothing live is removed at once. A segment whose
- * owner is alive and has not sealed it is never touched (its owner could still append to it). Two processes
- * compacting the same segment at once each copy its live entries (duplicates with equal `updatedAt`, harmless) and
- * remove it once.
+ * owner is alive and has not sealed it is never touched (its owner could still append to it); a segment with this
+ * process's pid but the tag of none of its stores is an earlier process's (a container's serve is pid 1 at every
+ * start). Two processes compacting the same segment at once each copy its live entries (duplicates with equal
+ * `updatedAt`, harmless) and remove it once. As a safety net, the owner checks after each append that its segment is
+ * still linked and appends the entry again to a new segment if it is not. Liveness by pid assumes the processes
+ * sharing a directory see one another's pids: processes in different pid namespaces (containers) must not share a
+ * data directory (instances that share state use `--store redis://…`).
  *
  * Legacy: `<hex>.json` files (one per conversation, record-file.ts's formats 1 and 2) are still read when the log has
  * no entry for a conversation; its next save goes to the log and removes the file; the sweep expires and caps them
@@ -41,7 +45,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { Dirent } from "node:fs";
-import { closeSync, constants, fchmodSync, openSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fstatSync, openSync } from "node:fs";
 import { chmod, lstat, mkdir, open, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "../../util/logger.js";
@@ -196,11 +200,18 @@ interface LegacyFile {
   size: number;
 }
 
-/** Whether process `pid` exists (EPERM: it does, as another user's). */
-function alive(pid: number): boolean {
-  if (pid === process.pid) return true;
+/** Tags of the store instances of this process (a segment with this pid and another tag is a previous process's). */
+const ownTags = new Set<string>();
+
+/**
+ * Whether the owner of a segment may still append to it: a store of this process, or a process `pid` that exists
+ * (EPERM: it does, as another user's). A segment with this process's pid and a tag of none of its stores was left by
+ * an earlier process with the same pid (a container's serve is pid 1 at every start).
+ */
+function alive(owner: { pid: number; tag: string }): boolean {
+  if (owner.pid === process.pid) return ownTags.has(owner.tag);
   try {
-    process.kill(pid, 0);
+    process.kill(owner.pid, 0);
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
@@ -344,13 +355,14 @@ export function createFileConversationStore(options: FileConversationStoreOption
   // ---- appending to this store's own segment
 
   const tag = randomBytes(4).toString("hex");
+  ownTags.add(tag);
   let sequence = 0;
   let active: ActiveSegment | undefined;
   let appending: Promise<unknown> = Promise.resolve();
 
   const openSegment = async (): Promise<ActiveSegment> => {
     await ensureDir();
-    for (;;) {
+    for (let attempt = 0; ; attempt++) {
       const name = segmentName(process.pid, tag, sequence++);
       try {
         const flags = constants.O_CREAT | constants.O_EXCL | constants.O_APPEND | constants.O_WRONLY;
@@ -359,7 +371,12 @@ export function createFileConversationStore(options: FileConversationStoreOption
         segments.set(name, { end: 0, sealed: false, broken: false });
         return { name, fd, size: 0 };
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "ENOENT" && attempt === 0) {
+          // The directory was removed since: made again.
+          dirReady = undefined;
+          await ensureDir();
+        } else if (code !== "EEXIST") throw error;
       }
     }
   };
@@ -380,7 +397,7 @@ export function createFileConversationStore(options: FileConversationStoreOption
 
   /** Appends one entry (its header and payload chunks) to this store's segment; resolves to where it is. */
   const appendEntry = (chunks: Uint8Array[], located: Omit<Located, "segment" | "offset">): Promise<Located> => {
-    const run = async (): Promise<Located> => {
+    const run = async (again = true): Promise<Located> => {
       active ??= await openSegment();
       const segment = active;
       const bytes = chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0);
@@ -393,6 +410,12 @@ export function createFileConversationStore(options: FileConversationStoreOption
         retire(segment, false);
         throw error;
       }
+      if (again && fstatSync(segment.fd).nlink === 0) {
+        // Removed under us (the directory cleared, or a process that took this one for dead compacted it): the
+        // entry went to a file nobody will read, so it goes again to a new segment.
+        retire(segment, false);
+        return run(false);
+      }
       const found: Located = { ...located, segment: segment.name, offset: segment.size };
       segment.size += bytes;
       const state = segments.get(segment.name);
@@ -400,7 +423,10 @@ export function createFileConversationStore(options: FileConversationStoreOption
       if (segment.size >= segmentBytes) retire(segment, true);
       return found;
     };
-    const result = appending.then(run, run);
+    const result = appending.then(
+      () => run(),
+      () => run(),
+    );
     appending = result.catch(() => undefined);
     return result;
   };

@@ -34,10 +34,10 @@ export function segmentName(pid: number, tag: string, seq: number): string {
   return `records-${pid}-${tag}-${seq}.log`;
 }
 
-/** The pid of a segment's owner, or undefined when `name` is not a segment's. */
-export function ownerOf(name: string): number | undefined {
+/** The pid and tag of a segment's owner, or undefined when `name` is not a segment's. */
+export function ownerOf(name: string): { pid: number; tag: string } | undefined {
   const match = SEGMENT_NAME.exec(name);
-  return match === null ? undefined : Number(match[1]);
+  return match === null ? undefined : { pid: Number(match[1]), tag: match[2] ?? "" };
 }
 
 function check(header: Uint8Array): number {
