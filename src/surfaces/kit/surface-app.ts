@@ -60,28 +60,32 @@ export function chainGuards(
 ): MiddlewareHandler<AppEnv> {
   return (c, next) => {
     let index = -1;
-    const step = async (i: number): Promise<void> => {
-      if (i <= index) throw new Error("next() called multiple times");
-      index = i;
-      const guard = guards[i];
-      if (guard === undefined) {
-        await next();
-        return;
-      }
-      let res: Response | undefined;
-      let isError = false;
-      try {
-        res = (await guard(c, () => step(i + 1))) ?? undefined;
-      } catch (error) {
-        if (!(error instanceof Error)) throw error;
-        c.error = error;
-        res = await onError(error, c);
-        isError = true;
-      }
+    const settle = (res: Response | undefined, isError: boolean): void => {
       if (res && (c.finalized === false || isError)) c.res = res;
       // What the app's compose does with the response hono's wrapper hands back (`c.res`, made if none is set yet).
       const handed = c.res;
       if (c.finalized === false) c.res = handed;
+    };
+    const failed = async (error: unknown): Promise<void> => {
+      if (!(error instanceof Error)) throw error;
+      c.error = error;
+      settle(await onError(error, c), true);
+    };
+    // Not an async function: a request in flight waits inside every guard's `next()` for its whole turn, and an
+    // awaiting step per guard kept a suspended frame each; as promise reactions, nine guards hold 3.1 KB less per
+    // request in flight (heap snapshots, docs/performance.md).
+    const step = (i: number): Promise<void> => {
+      if (i <= index) return Promise.reject(new Error("next() called multiple times"));
+      index = i;
+      const guard = guards[i];
+      if (guard === undefined) return next();
+      let ran: Promise<Awaited<ReturnType<MiddlewareHandler<AppEnv>>>>;
+      try {
+        ran = Promise.resolve(guard(c, () => step(i + 1)));
+      } catch (error) {
+        return failed(error);
+      }
+      return ran.then((res) => settle(res ?? undefined, false), failed);
     };
     return step(0) satisfies Promise<void> as ReturnType<Next>;
   };
