@@ -358,6 +358,8 @@ export function createFileConversationStore(options: FileConversationStoreOption
   ownTags.add(tag);
   let sequence = 0;
   let active: ActiveSegment | undefined;
+  /** This store's segments it appends to no more (sealed or not: a failed append leaves no seal). */
+  const retired = new Set<string>();
   let appending: Promise<unknown> = Promise.resolve();
 
   const openSegment = async (): Promise<ActiveSegment> => {
@@ -384,6 +386,7 @@ export function createFileConversationStore(options: FileConversationStoreOption
   /** Gives up this store's segment: sealed (when `seal`), closed, never appended to again. */
   const retire = (segment: ActiveSegment, seal: boolean) => {
     if (active === segment) active = undefined;
+    retired.add(segment.name);
     const state = segments.get(segment.name);
     if (state !== undefined) state.sealed = true;
     try {
@@ -442,7 +445,7 @@ export function createFileConversationStore(options: FileConversationStoreOption
     return appendEntry([header, ...payload], { payloadBytes, updatedAt, kind });
   };
 
-  /** Appends a tombstone for `name` that shadows `shadowed` (its entry) and anything older. */
+  /** Appends a tombstone for `name` that shadows its entries up to `updatedAt` (a tie goes to the tombstone). */
   const bury = async (name: string, updatedAt: number) => {
     const found = await append(name, KIND_TOMBSTONE, updatedAt, []);
     const current = entries.get(name);
@@ -585,7 +588,7 @@ export function createFileConversationStore(options: FileConversationStoreOption
     for (const [segment, state] of [...segments]) {
       if (segment === active?.name) continue;
       const owner = ownerOf(segment);
-      if (!state.sealed && owner !== undefined && alive(owner)) continue;
+      if (!state.sealed && !retired.has(segment) && owner !== undefined && alive(owner)) continue;
       let size: number;
       try {
         size = (await lstat(pathOf(segment))).size;
