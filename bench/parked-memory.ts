@@ -239,10 +239,18 @@ export function parkedMemoryReport(r: ParkedMemoryResult): { table: Table; targe
         bound: { atMost: (direct) => direct },
         unit: " KB",
         digits: 1,
-        // The post-GC serve runs in full runs only.
-        detail: Number.isFinite(c.floorRssBytesPerConversation)
-          ? `post-GC ${kb(c.floorRssBytesPerConversation)} KB, heap ${kb(c.floorHeapBytesPerConversation)} KB`
-          : "",
+        // The post-GC serve runs in full runs only; the young generations whenever they were read.
+        detail: [
+          Number.isFinite(c.floorRssBytesPerConversation)
+            ? `post-GC ${kb(c.floorRssBytesPerConversation)} KB, heap ${kb(c.floorHeapBytesPerConversation)} KB`
+            : "",
+          Number.isFinite(c.serveYoungGenerationBytes ?? Number.NaN) ||
+          Number.isFinite(c.directYoungGenerationBytes ?? Number.NaN)
+            ? `young generation serve ${fmt(r.serveYoungBaselineMb ?? Number.NaN, 0)} → ${mb(c.serveYoungGenerationBytes)} MB, direct ${fmt(r.directYoungBaselineMb ?? Number.NaN, 0)} → ${mb(c.directYoungGenerationBytes)} MB`
+            : "",
+        ]
+          .filter((part) => part !== "")
+          .join("; "),
       }),
   );
   return { table, targets };

@@ -330,6 +330,21 @@ describe("scenario 4's targets", () => {
 
   it("raw RSS per conversation ≤ the direct client's per Run held; MISSED when the holder was not measured", () => {
     expect(parkedMemoryReport(memory(100 * 1024)).targets[0]?.met).toBe(true);
+    // Both sides' young generations, at their baselines and at the count, stand in the target line beside the figures.
+    const base = memory(100 * 1024);
+    const young = {
+      ...base,
+      counts: base.counts.map((c) => ({
+        ...c,
+        serveYoungGenerationBytes: 32 * 2 ** 20,
+        directYoungGenerationBytes: 32 * 2 ** 20,
+      })),
+      serveYoungBaselineMb: 8,
+      directYoungBaselineMb: 16,
+    };
+    expect(parkedMemoryReport(young).targets[0]?.measured).toContain(
+      "young generation serve 8 → 32 MB, direct 16 → 32 MB",
+    );
     expect(parkedMemoryReport(memory(99 * 1024)).targets[0]?.met).toBe(false);
     const missing = parkedMemoryReport(memory(Number.NaN)).targets[0];
     expect(missing?.met).toBe(false);
