@@ -37,7 +37,10 @@ export function descriptorJson(base64) {
   const root = decodeDescriptor(base64);
   let json;
   try {
-    json = JSON.stringify(root, (key, value) => (key === "$typeName" ? undefined : value));
+    // Empty lists left out: hydration gives every list field an empty array anyway.
+    json = JSON.stringify(root, (key, value) =>
+      key === "$typeName" || (Array.isArray(value) && value.length === 0) ? undefined : value,
+    );
   } catch {
     return undefined; // a bigint
   }
