@@ -240,6 +240,25 @@ describe("file conversation store: record log", () => {
     expect((await uncached().load("x"))?.coveredMessages).toBe(2);
   });
 
+  it("a segment of another host (or container) is left alone until it has been quiet longer than the TTL", async () => {
+    const first = uncached();
+    await first.save(record("x", T0 + 1));
+    const [segment] = await segmentsOf();
+    // Another host's name, with a pid that does not exist here: by pid alone it would count as gone.
+    const foreign = "records-00000000-999999999-0a0b0c0d-0.log";
+    await rename(join(dir, segment ?? ""), join(dir, foreign));
+    const second = uncached();
+    await second.save(record("x", T0 + 2));
+    await second.deleteExpired();
+    expect(await segmentsOf()).toContain(foreign);
+    // Quiet for longer than the TTL (100 s here): everything it held has expired, so it may go.
+    const past = (now - 200_000) / 1000;
+    await utimes(join(dir, foreign), past, past);
+    await uncached().deleteExpired();
+    expect(await segmentsOf()).not.toContain(foreign);
+    expect((await uncached().load("x"))?.coveredMessages).toBe(2);
+  });
+
   it("a segment with this process's pid but no store of it is an earlier process's (a container's pid 1)", async () => {
     const first = uncached();
     await first.save(record("x", T0 + 1));

@@ -23,7 +23,7 @@ describe("file conversation store", () => {
     expect((await stat(dir)).mode & 0o777).toBe(0o700);
     const names = await readdir(dir);
     expect(names).toHaveLength(1);
-    expect(names[0]).toMatch(/^records-\d+-[0-9a-f]+-0\.log$/);
+    expect(names[0]).toMatch(/^records-[0-9a-f]{8}-\d+-[0-9a-f]+-0\.log$/);
     expect((await stat(join(dir, names[0] ?? ""))).mode & 0o777).toBe(0o600);
   });
 

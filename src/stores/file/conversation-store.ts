@@ -6,7 +6,7 @@
  * costs 0.3–1 ms of kernel CPU, the largest single cost of a request in serve (docs/performance.md). A save is now
  * one `writev` appended to a file that is already open.
  *
- * Layout (record-log.ts has the bytes): segment files `records-<pid>-<tag>-<seq>.log`, 0600 in the 0700 `dir`. Each
+ * Layout (record-log.ts has the bytes): segment files `records-<host>-<pid>-<tag>-<seq>.log`, 0600 in the 0700 `dir`. Each
  * store instance (a process: `serve`, and every `acp` an editor starts, may share one data directory) creates its own
  * segment (exclusive create, append-only) on its first save and keeps it open; a segment past `segmentBytes` (64 MiB)
  * gets a "sealed" entry and the next save starts a new one. Only the owner ever appends to a segment, so appends of
@@ -31,9 +31,10 @@
  * process's pid but the tag of none of its stores is an earlier process's (a container's serve is pid 1 at every
  * start). Two processes compacting the same segment at once each copy its live entries (duplicates with equal
  * `updatedAt`, harmless) and remove it once. As a safety net, the owner checks after each append that its segment is
- * still linked and appends the entry again to a new segment if it is not. Liveness by pid assumes the processes
- * sharing a directory see one another's pids: processes in different pid namespaces (containers) must not share a
- * data directory (instances that share state use `--store redis://…`).
+ * still linked and appends the entry again to a new segment if it is not. Pids are compared on one host only: a
+ * segment name carries a hash of its owner's host name, and a segment of another host (a machine sharing the
+ * directory, a container with its own pids) is left alone until it has had no append for longer than the TTL, when
+ * all it holds has expired; its owner, were it still running, would then append again to a new segment.
  *
  * Legacy: `<hex>.json` files (one per conversation, record-file.ts's formats 1 and 2) are still read when the log has
  * no entry for a conversation; its next save goes to the log and removes the file; the sweep expires and caps them
@@ -44,9 +45,10 @@
  * newest record.
  */
 import { createHash, randomBytes } from "node:crypto";
-import type { Dirent } from "node:fs";
+import type { Dirent, Stats } from "node:fs";
 import { closeSync, constants, fchmodSync, fstatSync, openSync } from "node:fs";
 import { chmod, lstat, mkdir, open, readdir, readFile, rm } from "node:fs/promises";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "../../util/logger.js";
 import { silentLogger } from "../../util/logger.js";
@@ -203,12 +205,18 @@ interface LegacyFile {
 /** Tags of the store instances of this process (a segment with this pid and another tag is a previous process's). */
 const ownTags = new Set<string>();
 
+/** This host's part of a segment name (record-log.ts): its pids mean nothing on another host or in a container. */
+const HOST = createHash("sha256").update(hostname()).digest("hex").slice(0, 8);
+
 /**
- * Whether the owner of a segment may still append to it: a store of this process, or a process `pid` that exists
- * (EPERM: it does, as another user's). A segment with this process's pid and a tag of none of its stores was left by
- * an earlier process with the same pid (a container's serve is pid 1 at every start).
+ * Whether the owner of a segment may still append to it: a store of this process, or a process `pid` of this host
+ * that exists (EPERM: it does, as another user's). A segment with this process's pid and a tag of none of its stores
+ * was left by an earlier process with the same pid (a container's serve is pid 1 at every start). A segment of
+ * another host (another machine on a shared directory, or a container: its own host name and pids) counts as alive
+ * until it has had no append for longer than the conversations' TTL, when everything in it has expired.
  */
-function alive(owner: { pid: number; tag: string }): boolean {
+function alive(owner: { host: string | undefined; pid: number; tag: string }, quietForMs: () => number, ttlMs: number) {
+  if (owner.host !== undefined && owner.host !== HOST) return quietForMs() <= ttlMs;
   if (owner.pid === process.pid) return ownTags.has(owner.tag);
   try {
     process.kill(owner.pid, 0);
@@ -365,7 +373,7 @@ export function createFileConversationStore(options: FileConversationStoreOption
   const openSegment = async (): Promise<ActiveSegment> => {
     await ensureDir();
     for (let attempt = 0; ; attempt++) {
-      const name = segmentName(process.pid, tag, sequence++);
+      const name = segmentName(HOST, process.pid, tag, sequence++);
       try {
         const flags = constants.O_CREAT | constants.O_EXCL | constants.O_APPEND | constants.O_WRONLY;
         const fd = openSync(pathOf(name), flags, 0o600);
@@ -587,15 +595,17 @@ export function createFileConversationStore(options: FileConversationStoreOption
     }
     for (const [segment, state] of [...segments]) {
       if (segment === active?.name) continue;
-      const owner = ownerOf(segment);
-      if (!state.sealed && !retired.has(segment) && owner !== undefined && alive(owner)) continue;
-      let size: number;
+      let info: Stats;
       try {
-        size = (await lstat(pathOf(segment))).size;
+        info = await lstat(pathOf(segment));
       } catch (error) {
         if (isMissing(error)) continue;
         throw error;
       }
+      const owner = ownerOf(segment);
+      const quietForMs = () => now() - info.mtimeMs;
+      if (!state.sealed && !retired.has(segment) && owner !== undefined && alive(owner, quietForMs, ttlMs)) continue;
+      const size = info.size;
       const liveBytes = live.get(segment) ?? 0;
       if (liveBytes > 0 && liveBytes >= size / 2) continue;
       let copied = 0;

@@ -1,6 +1,6 @@
 /**
  * The entries of the file conversation store's record log (conversation-store.ts has the design): segment files
- * `records-<pid>-<tag>-<seq>.log`, each a sequence of entries appended by one writer only:
+ * `records-<host>-<pid>-<tag>-<seq>.log`, each a sequence of entries appended by one writer only:
  *
  *     magic "cbl\x01"        4 bytes
  *     payload length         u32, big-endian
@@ -27,17 +27,21 @@ export const KIND_TOMBSTONE = 2;
 export const KIND_SEALED = 3;
 export type EntryKind = typeof KIND_RECORD | typeof KIND_TOMBSTONE | typeof KIND_SEALED;
 
-/** A segment's file name: `records-<pid>-<tag>-<seq>.log`. */
-export const SEGMENT_NAME = /^records-(\d+)-([0-9a-f]+)-(\d+)\.log$/;
+/**
+ * A segment's file name: `records-<host>-<pid>-<tag>-<seq>.log`, `host` being 8 hex digits of the SHA-256 of the
+ * owner's host name (a container has a host name of its own, and pids of its own). Names without the host part
+ * (written before it was added, on 2026-11-27) are read as this host's.
+ */
+export const SEGMENT_NAME = /^records-(?:([0-9a-f]{8})-)?(\d+)-([0-9a-f]+)-(\d+)\.log$/;
 
-export function segmentName(pid: number, tag: string, seq: number): string {
-  return `records-${pid}-${tag}-${seq}.log`;
+export function segmentName(host: string, pid: number, tag: string, seq: number): string {
+  return `records-${host}-${pid}-${tag}-${seq}.log`;
 }
 
-/** The pid and tag of a segment's owner, or undefined when `name` is not a segment's. */
-export function ownerOf(name: string): { pid: number; tag: string } | undefined {
+/** A segment owner's host (undefined: this host's, by an older name), pid and tag; undefined for other names. */
+export function ownerOf(name: string): { host: string | undefined; pid: number; tag: string } | undefined {
   const match = SEGMENT_NAME.exec(name);
-  return match === null ? undefined : { pid: Number(match[1]), tag: match[2] ?? "" };
+  return match === null ? undefined : { host: match[1], pid: Number(match[2]), tag: match[3] ?? "" };
 }
 
 function check(header: Uint8Array): number {
