@@ -14,16 +14,7 @@
  * says so. An installed package without src/ runs its dist/ as shipped.
  * Usage: `node tools/build.mjs` (always builds; `--if-stale`: only when stale, as a start would).
  */
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  utimesSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -77,49 +68,6 @@ const noOpenTelemetrySdk = {
         "export const context = { active: () => undefined };\nexport const trace = { getSpan: () => undefined };\n",
       loader: "js",
     }));
-  },
-};
-
-/**
- * protobuf-es (2.x) finds a field by its number, for every field of every message it decodes, through a Map of the
- * message type's fields that each decoded message builds for itself on its first field (`findNumber` of its
- * reflection), while the sorted field list beside it is cached once per message type. Every message serve decodes
- * from Cursor (six or more per turn, each nesting more) built such a Map of all its type's fields and dropped it: with
- * the field arrays, about 60 KB of the 399 KB a parked request allocated, and more young-generation collections under
- * load. In dist/, the Map is built once per message type (a WeakMap on the type's descriptor, as the sorted list is).
- * The source is rewritten only when the method is exactly the one this replaces; otherwise dist/ keeps the library's
- * own (a warning says so, and test/cli/build-freshness.test.ts fails, so a protobuf-es update gets looked at).
- * performance.md ("One field-number index per protobuf type") has the history and the numbers.
- */
-const fieldsByNumberOncePerType = {
-  name: "protobuf-fields-by-number-once-per-type",
-  setup(build) {
-    const original = `    findNumber(number) {
-        if (!this._fieldsByNumber) {
-            this._fieldsByNumber = new Map(this.desc.fields.map((f) => [f.number, f]));
-        }
-        return this._fieldsByNumber.get(number);
-    }`;
-    const replacement = `    findNumber(number) {
-        let byNumber = messageFieldsByNumber.get(this.desc);
-        if (byNumber === undefined) {
-            byNumber = new Map(this.desc.fields.map((f) => [f.number, f]));
-            messageFieldsByNumber.set(this.desc, byNumber);
-        }
-        return byNumber.get(number);
-    }`;
-    build.onLoad({ filter: /[\\/]@bufbuild[\\/]protobuf[\\/]dist[\\/]esm[\\/]reflect[\\/]reflect\.js$/ }, (args) => {
-      const source = readFileSync(args.path, "utf8");
-      if (!source.includes(original)) {
-        // A newer protobuf-es: build with its own method (correct, only more garbage); the build test notices.
-        process.stderr.write(`${args.path}: findNumber changed; dist/ keeps protobuf-es's own field lookup\n`);
-        return undefined;
-      }
-      return {
-        contents: `const messageFieldsByNumber = new WeakMap();\n${source.replace(original, replacement)}`,
-        loader: "js",
-      };
-    });
   },
 };
 
@@ -190,7 +138,7 @@ async function buildWith({ esbuild, ranks }) {
     logLevel: "error",
     write: false,
     metafile: true,
-    plugins: [zodEnglishOnly, noOpenTelemetrySdk, fieldsByNumberOncePerType, precompiledDescriptors],
+    plugins: [zodEnglishOnly, noOpenTelemetrySdk, precompiledDescriptors],
   });
   const outputFiles = [
     ...(await mergeSmallChunks({ esbuild, outputFiles: result.outputFiles, metafile: result.metafile, root, distDir })),

@@ -54,18 +54,14 @@ describe("bin/cursor-bridge.js and dist/", () => {
       f.endsWith(".js"),
     );
     let stubs = 0;
-    let fieldLookups = 0;
     for (const script of scripts) {
       const text = readFileSync(join(copy, "dist", script), "utf8");
       expect(text, script).not.toMatch(/[\u0100-\uffff]/);
       expect(text, script).not.toMatch(/zod\/v4\/locales\/(?!en\.js)/);
       expect(text, script).not.toContain("node_modules/@opentelemetry/");
-      expect(text, script).not.toContain("this._fieldsByNumber");
       if (text.includes("no-opentelemetry-sdk:@opentelemetry/api")) stubs++;
-      if (text.includes("messageFieldsByNumber.get(this.desc)")) fieldLookups++;
     }
     expect(stubs).toBe(1);
-    expect(fieldLookups).toBe(1);
 
     const second = run(["--help"]);
     expect(second.stderr).toBe("");
