@@ -28,10 +28,12 @@ import {
 } from "./report.js";
 import { streamCompletion } from "./sse-client.js";
 import { floorTarget, minus, times } from "./targets.js";
-import { throughputPrompt } from "./workload.js";
+import { SHORT_TURN_BURSTS, throughputPrompt } from "./workload.js";
 
 /** One side at one stream length in one repetition of scenario 5. */
 export interface ThroughputSide {
+  /** Requests the reading spans (absent in records before 2026-11-27's evening: one burst, `streams`). */
+  requests?: number;
   chunks: number;
   wallMs: number;
   chunksPerSecond: number;
@@ -80,6 +82,7 @@ async function measure(
   stack: BenchStack,
   side: "direct" | "bridge",
   work: () => Promise<number>,
+  requests: number,
 ): Promise<ThroughputSide> {
   const [bridgeCpu, emulatorCpu] = await Promise.all([stack.bridge.cpuUsage(), stack.emulator.cpuUsage()]);
   const ownCpu = process.cpuUsage();
@@ -89,6 +92,7 @@ async function measure(
   const ownUsed = cpuMs(ownCpu, process.cpuUsage());
   const [bridgeNow, emulatorNow] = await Promise.all([stack.bridge.cpuUsage(), stack.emulator.cpuUsage()]);
   return {
+    requests,
     chunks,
     wallMs,
     chunksPerSecond: (chunks * 1000) / wallMs,
@@ -98,9 +102,13 @@ async function measure(
   };
 }
 
+/** CPU ms per request of one reading. */
+const perRequestOf = (side: ThroughputSide, streams: number) => side.cpuMs / (side.requests ?? streams);
+
 function derive(streams: number, tokens: ThroughputResult["tokens"], short: ThroughputSide, long: ThroughputSide) {
-  const perChunkMs = (long.cpuMs - short.cpuMs) / (streams * (tokens.long - tokens.short));
-  const perRequestMs = short.cpuMs / streams - tokens.short * perChunkMs;
+  const shortMs = perRequestOf(short, streams);
+  const perChunkMs = (perRequestOf(long, streams) - shortMs) / (tokens.long - tokens.short);
+  const perRequestMs = shortMs - tokens.short * perChunkMs;
   return { short, long, cpuUsPerChunk: perChunkMs * 1000, cpuUsPerRequest: perRequestMs * 1000 };
 }
 
@@ -114,8 +122,8 @@ export async function runThroughput(
   tokens: ThroughputResult["tokens"],
   repetitions: number,
 ): Promise<ThroughputResult> {
-  const direct = (n: number) => () => runConcurrentPromptTurns(stack.direct, streams, throughputPrompt(n), n);
-  const bridge = (n: number) => async () =>
+  const directBurst = (n: number) => runConcurrentPromptTurns(stack.direct, streams, throughputPrompt(n), n);
+  const bridgeBurst = async (n: number) =>
     (
       await Promise.all(
         Array.from({ length: streams }, async () => {
@@ -128,6 +136,14 @@ export async function runThroughput(
         }),
       )
     ).reduce((a, b) => a + b, 0);
+  /** `bursts` bursts of `streams` turns of `n` tokens, one after the other: the chunks they carried. */
+  const bursts = (burst: (n: number) => Promise<number>, n: number, count: number) => async () => {
+    let chunks = 0;
+    for (let i = 0; i < count; i++) chunks += await burst(n);
+    return chunks;
+  };
+  const direct = (n: number, count = 1) => bursts(directBurst, n, count);
+  const bridge = (n: number, count = 1) => bursts(bridgeBurst, n, count);
   await direct(tokens.short)();
   await bridge(tokens.short)();
   const directReps: ThroughputRep[] = [];
@@ -136,8 +152,9 @@ export async function runThroughput(
     const order = rep % 2 === 0 ? (["direct", "bridge"] as const) : (["bridge", "direct"] as const);
     for (const side of order) {
       const run = side === "direct" ? direct : bridge;
-      const short = await measure(stack, side, run(tokens.short));
-      const long = await measure(stack, side, run(tokens.long));
+      // The short turns' CPU per request over several bursts (SHORT_TURN_BURSTS); throughput from one long burst.
+      const short = await measure(stack, side, run(tokens.short, SHORT_TURN_BURSTS), streams * SHORT_TURN_BURSTS);
+      const long = await measure(stack, side, run(tokens.long), streams);
       (side === "direct" ? directReps : bridgeReps).push(derive(streams, tokens, short, long));
     }
   }
@@ -165,7 +182,7 @@ export const THROUGHPUT_TARGET = {
 };
 
 /** CPU µs per request of a whole short turn (the short run's CPU ÷ its requests): what a request costs, chunks and all. */
-export const cpuUsPerTurn = (r: ThroughputRep, streams: number) => (r.short.cpuMs * 1000) / streams;
+export const cpuUsPerTurn = (r: ThroughputRep, streams: number) => perRequestOf(r.short, streams) * 1000;
 
 /** Table and targets of scenario 5. */
 export function throughputReport(
@@ -211,7 +228,7 @@ export function throughputReport(
     rows: [side("direct connect-es client", t.direct), side("cursor-bridge serve", t.bridge)],
     notes: [
       "median (lowest–highest) of the repetitions; direct and bridge alternate which goes first",
-      `whole turn = the ${t.tokens.short}-token run's CPU ÷ its requests (the CPU-per-request target); per chunk = slope of CPU between the ${t.tokens.short}- and ${t.tokens.long}-token runs; without chunks = the whole turn less its chunks at that slope`,
+      `whole turn = the ${t.tokens.short}-token runs' CPU ÷ their requests (${SHORT_TURN_BURSTS} bursts of ${t.streams} per reading, or one in records before 2026-11-27's evening; the CPU-per-request target); per chunk = slope of CPU between the ${t.tokens.short}- and ${t.tokens.long}-token runs; without chunks = the whole turn less its chunks at that slope`,
       "CPU: the direct client's is the load generator's while it runs only that client; serve's is its own process's (/proc/<pid>/stat, 10 ms ticks), without the SSE clients reading it",
       `bridge ÷ direct: throughput ${fmtSpread(t.throughputRatio, 2)}, CPU per chunk ${fmtSpread(t.cpuPerChunkRatio, 2)}, per request ${fmtSpread(t.cpuPerRequestRatio, 2)}, both at ${t.tokens.long} tokens ${fmtSpread(t.cpuLongRatio, 2)}`,
     ],

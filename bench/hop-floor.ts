@@ -23,7 +23,7 @@ import {
 import { createDirectClient, type DirectClient, runConcurrentPromptTurns } from "./raw-driver.js";
 import type { RelayReady } from "./relay-process.js";
 import { fmt, fmtSpread, type Spread, spreadOf, type Table } from "./report.js";
-import { throughputPrompt } from "./workload.js";
+import { SHORT_TURN_BURSTS, throughputPrompt } from "./workload.js";
 
 /** The relays: a TCP byte pipe (the floor of any process in between) and an HTTP/2 stream relay. */
 export type RelayKind = "tcp" | "h2";
@@ -43,7 +43,7 @@ export interface RelayFloor {
     ratio: Spread;
     /**
      * The relay process's own CPU (all threads, `process.cpuUsage()`) per whole 10-token turn of 200 concurrent
-     * streams, per repetition: what ending HTTP/2 on both sides costs a process in between, before any translation
+     * streams (SHORT_TURN_BURSTS bursts), per repetition: what ending HTTP/2 on both sides costs a process in between, before any translation
      * (scenario 5's CPU-per-request target quotes it beside its floor). Empty when not measured.
      */
     relayCpuUsPerTurn?: number[];
@@ -106,10 +106,12 @@ async function measureRelay(
         if (side === "direct") direct.push(await chunksPerSecond(stack.direct, streams, tokens));
         else {
           // The whole short turn first, as scenario 5 counts serve's CPU per request (10 tokens, 200 streams).
-          const cpuUs = await relayCpuUs(relay, () =>
-            runConcurrentPromptTurns(client, streams, throughputPrompt(10), 10),
-          );
-          relayCpuUsPerTurn.push(cpuUs / streams);
+          const cpuUs = await relayCpuUs(relay, async () => {
+            for (let i = 0; i < SHORT_TURN_BURSTS; i++) {
+              await runConcurrentPromptTurns(client, streams, throughputPrompt(10), 10);
+            }
+          });
+          relayCpuUsPerTurn.push(cpuUs / (streams * SHORT_TURN_BURSTS));
           relayed.push(await chunksPerSecond(client, streams, tokens));
         }
       }

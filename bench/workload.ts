@@ -115,6 +115,14 @@ export function throughputPrompt(tokens: number): string {
   return `[[emu:tokens ${tokens}]] [[emu:rate 5000]]`;
 }
 
+/**
+ * How many bursts of `streams` short turns one CPU-per-request reading spans (scenario 5, and the HTTP/2 relay's CPU
+ * beside it). One burst of 200 turns is 0.2–0.4 s of serve's CPU: a single old-generation collection, or the last of
+ * the JIT's work, landing in it or not moved the figure by half (280 against 420 ms for the same 200 turns in two
+ * repetitions of one run), where five bursts spread that over 1,000 turns, as it spreads over a server's day.
+ */
+export const SHORT_TURN_BURSTS = 5;
+
 /** A user message of realistic length for turn `n`. */
 export function userMessage(n: number): string {
   return `Turn ${n}: please look at the module we discussed, keep the public API unchanged, and explain in two sentences what you would change next and why.`;

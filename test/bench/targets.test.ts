@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ThroughputRep, ThroughputResult, ThroughputSide } from "../../bench/capacity.js";
-import { throughputReport } from "../../bench/capacity.js";
+import { cpuUsPerTurn, throughputReport } from "../../bench/capacity.js";
 import type { HopFloorResult, RelayFloor } from "../../bench/hop-floor.js";
 import { latencyReport } from "../../bench/latency.js";
 import type { OverheadResult } from "../../bench/overhead.js";
@@ -289,6 +289,15 @@ describe("scenario 5's targets", () => {
     expect(met?.floor).toContain("the direct client's whole turn 2250 (2000–2500) µs");
     const missed = throughputReport(result([481, 500]), floor).targets.find((t) => t.scenario === "5. CPU per request");
     expect(missed?.met).toBe(false);
+  });
+
+  it("CPU per request divides a reading by the requests it spans (several bursts), one burst in older records", () => {
+    const over = (requests: number | undefined): ThroughputRep => ({
+      ...rep(400),
+      short: { ...side(1000, 1000), ...(requests === undefined ? {} : { requests }) },
+    });
+    expect(cpuUsPerTurn(over(1000), 200)).toBe(1000); // 1,000 ms over 5 bursts of 200
+    expect(cpuUsPerTurn(over(undefined), 200)).toBe(5000); // a record of one burst: its 200 streams
   });
 
   it("CPU per request quotes the HTTP/2 relay process's own CPU per turn beside its floor when it was measured", () => {
