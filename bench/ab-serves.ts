@@ -4,11 +4,14 @@
  * Both serve the same requests, interleaved in rounds (the order alternates each round):
  * - TTFT of one stream at a time (20 tokens at 500/s);
  * - the whole answer of one non-streaming request at a time (the same reply);
- * - serve's CPU per request (from /proc) at 10 concurrent one-token streams.
+ * - serve's CPU per request (from /proc) at 10 concurrent one-token streams;
+ * - serve's CPU per chunk at 200 concurrent streams of 100 one-token deltas (the throughput scenario's streams; the
+ *   turn's own cost spread over its 100 chunks included).
  * Prints per-round medians and the ratio this ÷ baseline, median (lowest–highest) over the rounds, then each round's
  * pair.
  *
- * Usage: `npx tsx bench/ab-serves.ts --base-bin=/path/to/baseline/bin/cursor-bridge.js [--rounds=5] [--n=200]`
+ * Usage: `npx tsx bench/ab-serves.ts --base-bin=/path/to/baseline/bin/cursor-bridge.js [--rounds=5] [--n=200]
+ * [--only=chunk]` (`--only`: the measures whose label contains it)
  * (make a baseline with `git worktree add /tmp/base <commit>`, link or install its node_modules, `node tools/build.mjs`).
  */
 
@@ -28,6 +31,7 @@ const n = Number(option("n") ?? 200);
 
 const median = (values: readonly number[]) => spreadOf(values).median;
 const paced = { model: "auto", messages: [{ role: "user", content: "[[emu:tokens 20]] [[emu:rate 500]] probe" }] };
+const long = { model: "auto", messages: [{ role: "user", content: "[[emu:tokens 100]] [[emu:rate 5000]] probe" }] };
 const short = { model: "auto", messages: [{ role: "user", content: "[[emu:tokens 1]] [[emu:rate 5000]] probe" }] };
 
 async function ttft(serve: ServeProcess): Promise<number> {
@@ -60,16 +64,32 @@ async function cpuPerRequest(serve: ServeProcess): Promise<number> {
   return (after.user + after.system - before.user - before.system) / 1000 / (n * 5);
 }
 
+async function cpuPerChunk(serve: ServeProcess): Promise<number> {
+  const before = await serve.cpuUsage();
+  let left = n * 2;
+  await Promise.all(
+    Array.from({ length: 200 }, async () => {
+      while (left-- > 0) await streamCompletion(serve.baseURL, long);
+    }),
+  );
+  const after = await serve.cpuUsage();
+  return (after.user + after.system - before.user - before.system) / (n * 2 * 100);
+}
+
 const emulator = await startRemoteEmulator({ heartbeatIntervalMs: 1000, bootstrapLatencyMs: 0, tokensPerSecond: 50 });
 const sides = {
   base: await startServe({ emulatorUrl: emulator.url, bin: baseBin }),
   this: await startServe({ emulatorUrl: emulator.url }),
 };
-const measures = {
+const allMeasures = {
   "TTFT, 1 stream (ms)": ttft,
   "non-streaming answer (ms)": whole,
   "serve CPU per request (ms)": cpuPerRequest,
+  "serve CPU per chunk (µs)": cpuPerChunk,
 };
+// `--only=chunk`: only the measures whose label contains it.
+const only = option("only");
+const measures = Object.fromEntries(Object.entries(allMeasures).filter(([label]) => label.includes(only ?? "")));
 const results = new Map<string, { base: number[]; this: number[] }>();
 try {
   // Warm-up: JIT, connections, the stores' first writes.

@@ -15,8 +15,9 @@
  *   look far dearer than they are), and other threads are not seen.
  *
  * Usage: `npx tsx bench/profile-stages.ts [--requests=4000] [--warmup=N] [--concurrency=10] [--sampler=perf|cpu-prof]
- * [--bin=<other checkout>/bin/cursor-bridge.js] [--files] [--keep=<perf.data>] [--direct]` (`--direct`: also the
- * direct client's CPU per turn, same prompt and concurrency).
+ * [--tokens=1] [--bin=<other checkout>/bin/cursor-bridge.js] [--files] [--keep=<perf.data>] [--direct]` (`--direct`:
+ * also the direct client's CPU per turn, same prompt and concurrency; `--tokens=100`: streams of 100 one-token deltas,
+ * so the per-chunk path dominates, and each stage is also given per chunk).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -34,6 +35,9 @@ const requests = Number(option("requests") ?? 4000);
 const concurrency = Number(option("concurrency") ?? 10);
 const sampler = option("sampler") ?? "perf";
 const showFiles = process.argv.includes("--files");
+/** One-token deltas per stream (`--tokens=100`: the per-chunk path dominates; stages are then also given per chunk). */
+const tokens = Number(option("tokens") ?? 1);
+const prompt = `[[emu:tokens ${tokens}]] [[emu:rate 5000]] probe`;
 
 /** Stages by the source a JS frame maps to (relative to the checkout, or node:…), first match wins. */
 const STAGES: [stage: string, test: RegExp][] = [
@@ -150,8 +154,10 @@ function report(samples: Sample[], count: number, procUs: number): void {
     `${count} requests at concurrency ${concurrency} (${sampler}): ${(total / 1000).toFixed(0)} ms sampled, ` +
       `/proc ${(procUs / 1000).toFixed(0)} ms → ${(procUs / count).toFixed(0)} µs CPU per request; µs per request by stage:`,
   );
+  if (tokens > 1) console.log(`${tokens}-token streams: the second column is per chunk (per request ÷ ${tokens})`);
   for (const [stage, us] of [...stages].sort((a, b) => b[1] - a[1])) {
-    console.log(`${((us * scale) / count).toFixed(1).padStart(8)}  ${stage}`);
+    const perChunk = tokens > 1 ? `${((us * scale) / count / tokens).toFixed(2).padStart(8)}` : "";
+    console.log(`${((us * scale) / count).toFixed(1).padStart(8)}${perChunk}  ${stage}`);
   }
   if (showFiles) {
     console.log("\nby file (µs per request, top 70):");
@@ -244,7 +250,6 @@ function perfSamples(file: string): Sample[] {
  */
 async function directTurnCpu(url: string, accessToken: string): Promise<number> {
   const client = createDirectClient(url, accessToken);
-  const prompt = "[[emu:tokens 1]] [[emu:rate 5000]] probe";
   const turns = async (total: number) => {
     let left = total;
     await Promise.all(
@@ -273,7 +278,7 @@ async function profileRun(): Promise<void> {
   const emulator = await startRemoteEmulator({ heartbeatIntervalMs: 1000, bootstrapLatencyMs: 0, tokensPerSecond: 50 });
   const bin = option("bin");
   const serve = await startServe({ emulatorUrl: emulator.url, ...(bin === undefined ? {} : { bin }) });
-  const body = { model: "auto", messages: [{ role: "user", content: "[[emu:tokens 1]] [[emu:rate 5000]] probe" }] };
+  const body = { model: "auto", messages: [{ role: "user", content: prompt }] };
   const drive = async (total: number) => {
     let left = total;
     await Promise.all(
