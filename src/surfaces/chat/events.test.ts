@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { BackendEvent } from "../../backend/types.js";
 import { ProxyError } from "../../util/errors.js";
+import { encodeSseData } from "../kit/sse.js";
 import { driveTurn } from "../kit/translate.js";
-import { type ChatFrame, type ChatTranslationOptions, chatTranslation } from "./events.js";
+import { CHAT_WIRE, type ChatFrame, type ChatTranslationOptions, chatTranslation } from "./events.js";
 import type { ChatCompletionChunk } from "./wire.js";
 
 const options: ChatTranslationOptions = {
@@ -163,5 +164,32 @@ describe("toChatCompletionChunks", () => {
     const seen: ChatCompletionChunk[] = [];
     await expect(collect(failing(), {}, seen)).rejects.toBe(failure);
     expect(deltas(seen)).toEqual([{ role: "assistant", content: "" }, { content: "x" }]);
+  });
+});
+
+describe("CHAT_WIRE", () => {
+  it("encodes every frame, content deltas from their template included, exactly as JSON.stringify of a copy", async () => {
+    const texts = ["plain", "", 'quote " backslash \\ newline \n tab \t', "\u0000\u001f\u2028 é 😀", "</script>"];
+    const variants: Partial<ChatTranslationOptions>[] = [
+      {},
+      { systemFingerprint: "fp_1" },
+      { model: 'odd "model"\n', reasoning: "think-tags" },
+    ];
+    for (const overrides of variants) {
+      const frames: ChatFrame[] = [];
+      const events: BackendEvent[] = [
+        { type: "reasoning-delta", text: "why" },
+        ...texts.map((text): BackendEvent => ({ type: "text-delta", text })),
+        { type: "turn-end", reason: "stop" },
+      ];
+      await driveTurn(from(events), chatTranslation({ ...options, ...overrides }), async (frame) => {
+        frames.push(frame);
+      });
+      expect(frames.length).toBeGreaterThan(texts.length);
+      for (const frame of frames) {
+        expect(CHAT_WIRE.encode(frame)).toBe(encodeSseData(JSON.parse(JSON.stringify(frame))));
+        expect(CHAT_WIRE.encode(frame)).toBe(encodeSseData({ ...frame }));
+      }
+    }
   });
 });

@@ -43,7 +43,10 @@ export interface ChatTranslationOptions {
 }
 
 /** The chat stream's bytes: `data: <json>` frames, then `data: [DONE]`. */
-export const CHAT_WIRE: StreamWire<ChatFrame> = { encode: encodeSseData, end: SSE_DONE };
+export const CHAT_WIRE: StreamWire<ChatFrame> = {
+  encode: (frame) => (frame instanceof ContentChunk ? frame.sse() : encodeSseData(frame)),
+  end: SSE_DONE,
+};
 
 /**
  * Converts backend usage into OpenAI's field names; Cursor's own counts (docs/protocol.md §4.6) add the cached and
@@ -73,6 +76,50 @@ function urlCitations(content: string, references: readonly WebReference[]): Url
 /** Chunk objects share everything but `choices` (and `usage` on the last one). */
 type ChunkBase = Omit<ChatCompletionChunk, "choices" | "usage">;
 
+/**
+ * The SSE frame of a content-only delta chunk around its text: `data: {<base>,"choices":[{"index":0,"delta":{"content":`
+ * and `},"finish_reason":null,"logprobs":null}]}` + a blank line. What `JSON.stringify` writes for the chunk object,
+ * since the base's keys come first and the text is the only part that changes (docs/performance.md, "The per-chunk
+ * path").
+ */
+class ContentTemplate {
+  readonly prefix: string;
+  readonly suffix = '},"finish_reason":null,"logprobs":null}]}\n\n';
+  constructor(base: ChunkBase) {
+    this.prefix = `data: ${JSON.stringify(base).slice(0, -1)},"choices":[{"index":0,"delta":{"content":`;
+  }
+}
+
+/**
+ * A content-only delta chunk: the same object as any chunk (its fields, in the same order), encoded from its stream's
+ * template instead of stringifying the whole object per chunk, the bulk of a stream.
+ */
+class ContentChunk implements ChatCompletionChunk {
+  readonly id: string;
+  readonly object = "chat.completion.chunk" as const;
+  readonly created: number;
+  readonly model: string;
+  readonly system_fingerprint?: string;
+  readonly choices: ChatCompletionChunk["choices"];
+  readonly #template: ContentTemplate;
+  readonly #text: string;
+
+  constructor(base: ChunkBase, template: ContentTemplate, text: string) {
+    this.id = base.id;
+    this.created = base.created;
+    this.model = base.model;
+    if (base.system_fingerprint !== undefined) this.system_fingerprint = base.system_fingerprint;
+    this.choices = [{ index: 0, delta: { content: text }, finish_reason: null, logprobs: null }];
+    this.#template = template;
+    this.#text = text;
+  }
+
+  /** This chunk's SSE frame, byte for byte `encodeSseData(this)`. */
+  sse(): string {
+    return this.#template.prefix + JSON.stringify(this.#text) + this.#template.suffix;
+  }
+}
+
 /** The state of one chat answer. */
 class ChatTranslation implements Translation<ChatFrame, ChatCompletion> {
   private content = "";
@@ -87,6 +134,7 @@ class ChatTranslation implements Translation<ChatFrame, ChatCompletion> {
   /** Results of the turn's web searches: content naming one of their URLs cites it. */
   private readonly references: WebReference[] = [];
   private readonly base: ChunkBase;
+  private readonly template: ContentTemplate;
 
   constructor(private readonly options: ChatTranslationOptions) {
     this.base = {
@@ -96,6 +144,7 @@ class ChatTranslation implements Translation<ChatFrame, ChatCompletion> {
       model: options.model,
       ...(options.systemFingerprint === undefined ? {} : { system_fingerprint: options.systemFingerprint }),
     };
+    this.template = new ContentTemplate(this.base);
   }
 
   private chunk(delta: ChatCompletionChunkDelta, finishReason?: FinishReason): ChatCompletionChunk {
@@ -104,7 +153,7 @@ class ChatTranslation implements Translation<ChatFrame, ChatCompletion> {
 
   private text(text: string, emit: (frame: ChatFrame) => void): void {
     this.content += text;
-    emit(this.chunk({ content: text }));
+    emit(new ContentChunk(this.base, this.template, text));
   }
 
   private closeThink(emit: (frame: ChatFrame) => void): void {
