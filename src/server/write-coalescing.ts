@@ -28,12 +28,55 @@ function corkUntilTurnEnd(socket: Socket | null): void {
   }
 }
 
-/** Makes `res` coalesce its writes per event-loop turn. */
+/** What Node's response keeps about its socket and its unsent output (Node 20's `_http_outgoing`). */
+interface ResponseInternals {
+  chunkedEncoding?: boolean;
+  outputData?: unknown[];
+}
+
+/**
+ * Whether a string frame may go to the socket as one chunk of the chunked body, as Node's `res.write` would send it
+ * in four pieces (size, CRLF, data, CRLF): headers sent, chunked, the socket this response's and writable, nothing of
+ * it still queued in the response (a pipelined response waiting for its turn writes through Node).
+ */
+function framesDirectly(res: ServerResponse, socket: Socket | null): socket is Socket {
+  const internals = res as ServerResponse & ResponseInternals;
+  return (
+    socket !== null &&
+    res.headersSent &&
+    internals.chunkedEncoding === true &&
+    !res.writableEnded &&
+    !res.destroyed &&
+    !socket.destroyed &&
+    socket.writable &&
+    (socket as Socket & { _httpMessage?: unknown })._httpMessage === res &&
+    internals.outputData?.length === 0
+  );
+}
+
+/**
+ * Makes `res` coalesce its writes per event-loop turn, and write each string frame of a chunked body as one socket
+ * write: the size line, the frame and its CRLF in one string, the bytes Node writes (in four socket writes, each
+ * buffered by the corked socket and handed to `writev` as its own piece). A `false` (the socket's buffer is full) is
+ * followed by the response's `drain` when the socket drains, as Node's own writes are.
+ */
 export function coalesceWritesPerTurn(res: ServerResponse): void {
-  const write = res.write as (...args: unknown[]) => boolean;
-  res.write = function coalescedWrite(this: ServerResponse, ...args: unknown[]): boolean {
-    corkUntilTurnEnd(this.socket as Socket | null);
-    return write.apply(this, args);
+  const write = res.write as (chunk: unknown, encoding?: unknown, callback?: unknown) => boolean;
+  res.write = function coalescedWrite(
+    this: ServerResponse,
+    chunk: unknown,
+    encoding?: unknown,
+    callback?: unknown,
+  ): boolean {
+    const socket = this.socket as Socket | null;
+    corkUntilTurnEnd(socket);
+    if (typeof chunk !== "string" || chunk === "" || encoding !== undefined || callback !== undefined) {
+      return write.call(this, chunk, encoding, callback);
+    }
+    if (!framesDirectly(this, socket)) return write.call(this, chunk);
+    const flowing = socket.write(`${Buffer.byteLength(chunk).toString(16)}\r\n${chunk}\r\n`);
+    if (!flowing) socket.once("drain", () => this.emit("drain"));
+    return flowing;
   } as ServerResponse["write"];
 }
 
