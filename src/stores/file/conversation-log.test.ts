@@ -7,8 +7,8 @@ import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, truncate, utimes, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { capturingLogger } from "../../../test/support/capturing-logger.js";
 import { sampleRecord } from "../../../test/support/conversation-record.js";
-import type { Logger } from "../../util/logger.js";
 import type { ConversationRecord } from "../types.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import { createFileConversationStore, type FileConversationStoreOptions } from "./conversation-store.js";
@@ -52,17 +52,7 @@ describe("file conversation store: record log", () => {
     coveredMessages: at - T0,
   });
   const segmentsOf = async () => (await readdir(dir)).filter((name) => name.endsWith(".log")).sort();
-  const capture = () => {
-    const lines: Array<{ message: string; fields: Record<string, unknown> | undefined }> = [];
-    const logger: Logger = {
-      debug: () => {},
-      info: (message, fields) => lines.push({ message, fields }),
-      warn: (message, fields) => lines.push({ message, fields }),
-      error: () => {},
-      child: () => logger,
-    };
-    return { logger, lines };
-  };
+  const capture = capturingLogger;
 
   it("appends every save to one open segment, and a new instance finds the newest of each", async () => {
     const s = open();

@@ -2,8 +2,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { capturingLogger } from "../../../test/support/capturing-logger.js";
 import { sampleRecord } from "../../../test/support/conversation-record.js";
-import type { Logger } from "../../util/logger.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import { createFileConversationStore, sizeOf } from "./conversation-store.js";
 
@@ -104,17 +104,7 @@ describe("file conversation store: bounds and sweep", () => {
   });
   afterEach(async () => rm(join(dir, ".."), { recursive: true, force: true }));
 
-  function capture() {
-    const lines: Array<{ message: string; fields: Record<string, unknown> | undefined }> = [];
-    const logger: Logger = {
-      debug: () => {},
-      info: (message, fields) => lines.push({ message, fields }),
-      warn: (message, fields) => lines.push({ message, fields }),
-      error: () => {},
-      child: () => logger,
-    };
-    return { logger, lines };
-  }
+  const capture = capturingLogger;
 
   it("sweeps from metadata: survives a directory where a file should be, logs each removal and why", async () => {
     let now = 1_000_000;
