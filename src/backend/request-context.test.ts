@@ -49,10 +49,13 @@ describe("buildRequestContext", () => {
     const names = createToolNameMap(tools.map((t) => t.name));
     const first = buildRequestContext({ environment, tools, toolNames: names, systemPrompt: "" });
     const again = buildRequestContext({ environment, tools, toolNames: names, systemPrompt: "" });
-    // The same definitions (no second encoding), in a context of its own.
+    // The same definitions (no second encoding); with the same environment and system prompt, the same context.
     expect(again.tools[0]).toBe(first.tools[0]);
-    expect(again).not.toBe(first);
-    expect(again.tools).toEqual(first.tools);
+    expect(again).toBe(first);
+    const prompted = buildRequestContext({ environment, tools, toolNames: names, systemPrompt: "Be brief." });
+    expect(prompted).not.toBe(first);
+    expect(prompted.tools[0]).toBe(first.tools[0]);
+    expect(prompted.tools).not.toBe(first.tools);
     // Another list (even with equal content) and another name map are built afresh.
     const copy = tools.map((t) => ({ ...t, description: `${t.description} (v2)` }));
     const other = buildRequestContext({ environment, tools: copy, toolNames: names, systemPrompt: "" });
@@ -64,6 +67,24 @@ describe("buildRequestContext", () => {
 
   it("carries the system prompt as cloud_rule", () => {
     expect(context.cloudRule).toBe("Be brief.");
+  });
+
+  it("answers the same context again for the same tools, environment and system prompt, a new one when any differs", () => {
+    const environment = { osVersion: "linux 6.0", workspacePath: "/w", shell: "bash", timeZone: "UTC" };
+    const toolNames = createToolNameMap(tools.map((t) => t.name));
+    const input = { environment, tools, toolNames, systemPrompt: "Be brief." };
+    const first = buildRequestContext(input);
+    expect(buildRequestContext({ ...input })).toBe(first);
+    const otherPrompt = buildRequestContext({ ...input, systemPrompt: "Be long." });
+    expect(otherPrompt).not.toBe(first);
+    expect(otherPrompt.cloudRule).toBe("Be long.");
+    const otherEnvironment = buildRequestContext({ ...input, environment: { ...environment, workspacePath: "/x" } });
+    expect(otherEnvironment.env?.workspacePaths).toEqual(["/x"]);
+    const otherTools = [...tools];
+    const withOtherTools = buildRequestContext({ ...input, tools: otherTools });
+    expect(withOtherTools).not.toBe(otherEnvironment);
+    expect(withOtherTools.tools.map((t) => t.name)).toEqual(first.tools.map((t) => t.name));
+    expect(buildRequestContext({ ...input, toolNames: createToolNameMap([]) }).tools).toEqual([]);
   });
 });
 

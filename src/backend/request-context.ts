@@ -65,8 +65,37 @@ function toolDefinitions(tools: readonly ClientTool[], toolNames: ToolNameMap): 
   return definitions;
 }
 
-/** Builds the `RequestContext` returned in `request_context_result.success`. */
+/** The last context built for a tool list and name map, with the environment and system prompt it was built from. */
+interface BuiltContext {
+  environment: WorkspaceEnvironment;
+  systemPrompt: string;
+  context: RequestContext;
+}
+
+/**
+ * Every Run asks for the request context before its first token, and the turns of one client ask with the same
+ * interned tool list, name map, environment and (mostly) system prompt: the last context built for them is answered
+ * again, the same object, so its encoding is kept too (streaming-encode.ts). A context is never changed once built.
+ */
+const builtByTools = new WeakMap<readonly ClientTool[], WeakMap<ToolNameMap, BuiltContext>>();
+
+/** Builds the `RequestContext` returned in `request_context_result.success` (the last one again for the same input). */
 export function buildRequestContext(input: RequestContextInput): RequestContext {
+  let byNames = builtByTools.get(input.tools);
+  const last = byNames?.get(input.toolNames);
+  if (last !== undefined && last.environment === input.environment && last.systemPrompt === input.systemPrompt) {
+    return last.context;
+  }
+  const context = createRequestContext(input);
+  if (byNames === undefined) {
+    byNames = new WeakMap();
+    builtByTools.set(input.tools, byNames);
+  }
+  byNames.set(input.toolNames, { environment: input.environment, systemPrompt: input.systemPrompt, context });
+  return context;
+}
+
+function createRequestContext(input: RequestContextInput): RequestContext {
   const tools = [...toolDefinitions(input.tools, input.toolNames)];
   const { environment } = input;
   return create(RequestContextSchema, {

@@ -7,16 +7,20 @@ import type { ClientTool } from "./types.js";
 
 /** Interns tool lists by content. */
 export interface ToolListCache {
-  /** The cached list equal to `tools` (same names, descriptions and schemas, same order), or `tools` itself. */
+  /**
+   * The cached list equal to `tools` (same names, descriptions and schemas, same order), or `tools` itself; every empty
+   * list is one shared empty list (so the request context built for a request without tools is reused too).
+   */
   intern(tools: ClientTool[]): ClientTool[];
 }
 
 /** Creates a cache holding at most `capacity` distinct lists (least recently used dropped first). */
 export function createToolListCache(capacity = 32): ToolListCache {
   const lists = new Map<string, ClientTool[]>();
+  const none: ClientTool[] = [];
   return {
     intern(tools) {
-      if (tools.length === 0) return tools;
+      if (tools.length === 0) return none;
       const key = JSON.stringify(tools);
       const cached = lists.get(key);
       if (cached !== undefined) {

@@ -5,8 +5,16 @@
  * produces the bytes `toBinary` would; any other message, or one of these carrying an error or unknown fields, returns
  * undefined and the caller encodes with `toBinary`. The mirror of streaming-decode.ts. Allocation profile of a
  * 20-token turn: protobuf encoding of the client's sends was 8.5 % of the bytes allocated, mostly reflection objects.
+ *
+ * The answer to `request_context_args` (`exec_client_message.request_context_result.success`), which every Run waits
+ * for before its first token, is written here too around the `RequestContext`'s own bytes, encoded with `toBinary`
+ * once per context object: the backend answers the same object again while the environment, tools and system prompt
+ * are the same (backend/request-context.ts), and never changes one once built.
  */
+import { toBinary } from "@bufbuild/protobuf";
 import type { AgentClientMessage } from "../../gen/agent/v1/agent_pb.js";
+import type { ExecClientMessage } from "../../gen/agent/v1/exec_pb.js";
+import { type RequestContext, RequestContextSchema } from "../../gen/agent/v1/request_context_pb.js";
 
 /** Field tags (field number << 3 | wire type). */
 const TAG_KV_CLIENT_MESSAGE = 0x1a; // AgentClientMessage.kv_client_message = 3
@@ -18,6 +26,25 @@ const TAG_SET_BLOB_RESULT = 0x1a; // KvClientMessage.set_blob_result = 3
 const TAG_BLOB_DATA = 0x0a; // GetBlobResult.blob_data = 1
 const TAG_STREAM_CLOSE = 0x0a; // ExecClientControlMessage.stream_close = 1
 const TAG_EXEC_HEARTBEAT = 0x1a; // ExecClientControlMessage.heartbeat = 3
+const TAG_EXEC_CLIENT_MESSAGE = 0x12; // AgentClientMessage.exec_client_message = 2
+const TAG_REQUEST_CONTEXT_RESULT = 0x52; // ExecClientMessage.request_context_result = 10
+const TAG_EXEC_ID = 0x7a; // ExecClientMessage.exec_id = 15 (string)
+const TAG_SUCCESS = 0x0a; // RequestContextResult.success = 1
+const TAG_REQUEST_CONTEXT = 0x0a; // RequestContextSuccess.request_context = 1
+
+/** Each context's bytes, encoded once (a context is never changed once built: see the file comment). */
+const contextBytes = new WeakMap<RequestContext, Uint8Array>();
+
+function encodedContext(context: RequestContext): Uint8Array {
+  let bytes = contextBytes.get(context);
+  if (bytes === undefined) {
+    bytes = toBinary(RequestContextSchema, context);
+    contextBytes.set(context, bytes);
+  }
+  return bytes;
+}
+
+const utf8 = new TextEncoder();
 
 /** True when a decoded or created message carries unknown fields (they must be written back: `toBinary` does). */
 function hasUnknown(message: object): boolean {
@@ -62,6 +89,44 @@ class Writer {
     this.byte(TAG_ID);
     this.varint(id);
   }
+
+  /** `tag`, then `data` with its length. */
+  field(tag: number, data: Uint8Array): void {
+    this.byte(tag);
+    this.varint(data.byteLength);
+    this.bytes.set(data, this.at);
+    this.at += data.byteLength;
+  }
+}
+
+/** Bytes of a length-delimited field holding `size` bytes. */
+function fieldSize(size: number): number {
+  return 1 + varintSize(size) + size;
+}
+
+/** `exec_client_message{id, request_context_result{success{request_context}}, exec_id}`; undefined for any other. */
+function encodeRequestContextResult(exec: ExecClientMessage): Uint8Array | undefined {
+  if (hasUnknown(exec) || !isUint32(exec.id) || exec.localExecutionTimeMs !== undefined) return undefined;
+  if (typeof exec.execId !== "string" || exec.message.case !== "requestContextResult") return undefined;
+  const result = exec.message.value;
+  if (hasUnknown(result) || result.result.case !== "success") return undefined;
+  const success = result.result.value;
+  const context = success.requestContext;
+  if (hasUnknown(success) || context === undefined) return undefined;
+  const contextData = encodedContext(context);
+  const successSize = fieldSize(contextData.byteLength);
+  const resultSize = fieldSize(successSize);
+  const execId = exec.execId === "" ? undefined : utf8.encode(exec.execId);
+  const inner = idSize(exec.id) + fieldSize(resultSize) + (execId === undefined ? 0 : fieldSize(execId.byteLength));
+  return frame(TAG_EXEC_CLIENT_MESSAGE, inner, (w) => {
+    w.id(exec.id);
+    w.byte(TAG_REQUEST_CONTEXT_RESULT);
+    w.varint(resultSize);
+    w.byte(TAG_SUCCESS);
+    w.varint(successSize);
+    w.field(TAG_REQUEST_CONTEXT, contextData);
+    if (execId !== undefined) w.field(TAG_EXEC_ID, execId);
+  });
 }
 
 /** `tag`, length, then `inner` bytes of a nested message of `innerSize` bytes, inside a top-level field. */
@@ -117,6 +182,8 @@ export function encodeStreamingMessage(message: AgentClientMessage): Uint8Array 
       }
       return undefined;
     }
+    case "execClientMessage":
+      return encodeRequestContextResult(m.value);
     case "execClientControlMessage": {
       const control = m.value;
       if (hasUnknown(control)) return undefined;
