@@ -38,16 +38,24 @@ export interface RequestContextInput {
   systemPrompt: string;
 }
 
-/**
- * Tool definitions by tool list and name map. The agent client interns tool lists (tool-list-cache.ts), so every turn
- * of a client that sends the same tools asks with the same list: its schemas are encoded once (encoding a schema as
- * a `google.protobuf.Value` was most of the 0.9 ms between Cursor's request_context_args and the answer with a
- * coding agent's tools). The definitions are never mutated after they are built.
- */
-const definitionsByTools = new WeakMap<readonly ClientTool[], WeakMap<ToolNameMap, readonly McpToolDefinition[]>>();
+/** What is kept per tool list and name map: their definitions, and the last context built with them. */
+interface Built {
+  definitions: readonly McpToolDefinition[];
+  last?: { environment: WorkspaceEnvironment; systemPrompt: string; context: RequestContext };
+}
 
-function toolDefinitions(tools: readonly ClientTool[], toolNames: ToolNameMap): readonly McpToolDefinition[] {
-  let byNames = definitionsByTools.get(tools);
+/**
+ * By tool list and name map. The agent client interns tool lists (tool-list-cache.ts), so every turn of a client that
+ * sends the same tools asks with the same list: its schemas are encoded once (encoding a schema as a
+ * `google.protobuf.Value` was most of the 0.9 ms between Cursor's request_context_args and the answer with a coding
+ * agent's tools). And every Run asks for the request context before its first token, the turns of one client with
+ * the same environment and (mostly) system prompt: the last context built for them is answered again, the same
+ * object, so its encoding is kept too (streaming-encode.ts). Definitions and contexts are never changed once built.
+ */
+const builtByTools = new WeakMap<readonly ClientTool[], WeakMap<ToolNameMap, Built>>();
+
+function builtFor(tools: readonly ClientTool[], toolNames: ToolNameMap): Built {
+  let byNames = builtByTools.get(tools);
   const cached = byNames?.get(toolNames);
   if (cached !== undefined) return cached;
   const definitions: McpToolDefinition[] = [];
@@ -59,44 +67,27 @@ function toolDefinitions(tools: readonly ClientTool[], toolNames: ToolNameMap): 
   }
   if (byNames === undefined) {
     byNames = new WeakMap();
-    definitionsByTools.set(tools, byNames);
+    builtByTools.set(tools, byNames);
   }
-  byNames.set(toolNames, definitions);
-  return definitions;
+  const built: Built = { definitions };
+  byNames.set(toolNames, built);
+  return built;
 }
-
-/** The last context built for a tool list and name map, with the environment and system prompt it was built from. */
-interface BuiltContext {
-  environment: WorkspaceEnvironment;
-  systemPrompt: string;
-  context: RequestContext;
-}
-
-/**
- * Every Run asks for the request context before its first token, and the turns of one client ask with the same
- * interned tool list, name map, environment and (mostly) system prompt: the last context built for them is answered
- * again, the same object, so its encoding is kept too (streaming-encode.ts). A context is never changed once built.
- */
-const builtByTools = new WeakMap<readonly ClientTool[], WeakMap<ToolNameMap, BuiltContext>>();
 
 /** Builds the `RequestContext` returned in `request_context_result.success` (the last one again for the same input). */
 export function buildRequestContext(input: RequestContextInput): RequestContext {
-  let byNames = builtByTools.get(input.tools);
-  const last = byNames?.get(input.toolNames);
+  const built = builtFor(input.tools, input.toolNames);
+  const { last } = built;
   if (last !== undefined && last.environment === input.environment && last.systemPrompt === input.systemPrompt) {
     return last.context;
   }
-  const context = createRequestContext(input);
-  if (byNames === undefined) {
-    byNames = new WeakMap();
-    builtByTools.set(input.tools, byNames);
-  }
-  byNames.set(input.toolNames, { environment: input.environment, systemPrompt: input.systemPrompt, context });
+  const context = createRequestContext(input, built.definitions);
+  built.last = { environment: input.environment, systemPrompt: input.systemPrompt, context };
   return context;
 }
 
-function createRequestContext(input: RequestContextInput): RequestContext {
-  const tools = [...toolDefinitions(input.tools, input.toolNames)];
+function createRequestContext(input: RequestContextInput, definitions: readonly McpToolDefinition[]): RequestContext {
+  const tools = [...definitions];
   const { environment } = input;
   return create(RequestContextSchema, {
     env: {
