@@ -406,12 +406,15 @@ export function createFileConversationStore(options: FileConversationStoreOption
     }
   };
 
-  /** Appends one entry (its header and payload chunks) to this store's segment; resolves to where it is. */
+  /**
+   * Appends one entry (its header and payload chunks: HEADER_BYTES + payloadBytes bytes) to this store's segment;
+   * resolves to where it is.
+   */
   const appendEntry = (chunks: Uint8Array[], located: Omit<Located, "segment" | "offset">): Promise<Located> => {
     const run = async (again = true): Promise<Located> => {
       active ??= await openSegment();
       const segment = active;
-      const bytes = chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0);
+      const bytes = HEADER_BYTES + located.payloadBytes;
       try {
         const direct = () => writeAllSync(segment.fd, chunks);
         const pooled = () => writeAllToFd(segment.fd, chunks);
