@@ -28,7 +28,7 @@ import {
 } from "./report.js";
 import { streamCompletion } from "./sse-client.js";
 import { floorTarget, minus, times } from "./targets.js";
-import { SHORT_TURN_BURSTS, throughputPrompt } from "./workload.js";
+import { inBursts, SHORT_TURN_BURSTS, throughputPrompt } from "./workload.js";
 
 /** One side at one stream length in one repetition of scenario 5. */
 export interface ThroughputSide {
@@ -137,14 +137,14 @@ export async function runThroughput(
         }),
       )
     ).reduce((a, b) => a + b, 0);
-  /** `bursts` bursts of `streams` turns of `n` tokens, one after the other: the chunks they carried. */
-  const bursts = (burst: (n: number) => Promise<number>, n: number, count: number) => async () => {
-    let chunks = 0;
-    for (let i = 0; i < count; i++) chunks += await burst(n);
-    return chunks;
-  };
-  const direct = (n: number, count = 1) => bursts(directBurst, n, count);
-  const bridge = (n: number, count = 1) => bursts(bridgeBurst, n, count);
+  const direct =
+    (n: number, count = 1) =>
+    () =>
+      inBursts(count, () => directBurst(n));
+  const bridge =
+    (n: number, count = 1) =>
+    () =>
+      inBursts(count, () => bridgeBurst(n));
   // Warm-up, the same for both sides: as many short turns as one reading. After the scenarios before this one serve
   // has idled (its idle-memory collections shrank its heap), and its first 1,000 turns then cost up to 1.7 times the
   // next 1,000 (1,830 against 1,080 ms of CPU in one quick run) while the heap and the young generation grow back.

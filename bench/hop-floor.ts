@@ -23,7 +23,7 @@ import {
 import { createDirectClient, type DirectClient, runConcurrentPromptTurns } from "./raw-driver.js";
 import type { RelayReady } from "./relay-process.js";
 import { fmt, fmtSpread, type Spread, spreadOf, type Table } from "./report.js";
-import { SHORT_TURN_BURSTS, throughputPrompt } from "./workload.js";
+import { inBursts, SHORT_TURN_BURSTS, throughputPrompt } from "./workload.js";
 
 /** The relays: a TCP byte pipe (the floor of any process in between) and an HTTP/2 stream relay. */
 export type RelayKind = "tcp" | "h2";
@@ -106,11 +106,9 @@ async function measureRelay(
         if (side === "direct") direct.push(await chunksPerSecond(stack.direct, streams, tokens));
         else {
           // The whole short turn first, as scenario 5 counts serve's CPU per request (10 tokens, 200 streams).
-          const cpuUs = await relayCpuUs(relay, async () => {
-            for (let i = 0; i < SHORT_TURN_BURSTS; i++) {
-              await runConcurrentPromptTurns(client, streams, throughputPrompt(10), 10);
-            }
-          });
+          const cpuUs = await relayCpuUs(relay, () =>
+            inBursts(SHORT_TURN_BURSTS, () => runConcurrentPromptTurns(client, streams, throughputPrompt(10), 10)),
+          );
           relayCpuUsPerTurn.push(cpuUs / (streams * SHORT_TURN_BURSTS));
           relayed.push(await chunksPerSecond(client, streams, tokens));
         }

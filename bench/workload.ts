@@ -123,6 +123,13 @@ export function throughputPrompt(tokens: number): string {
  */
 export const SHORT_TURN_BURSTS = 5;
 
+/** `burst` run `count` times, one after the other: the sum of what each returned (the chunks they carried). */
+export async function inBursts(count: number, burst: () => Promise<number>): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < count; i++) total += await burst();
+  return total;
+}
+
 /** A user message of realistic length for turn `n`. */
 export function userMessage(n: number): string {
   return `Turn ${n}: please look at the module we discussed, keep the public API unchanged, and explain in two sentences what you would change next and why.`;
