@@ -513,6 +513,17 @@ export function createFileConversationStore(options: FileConversationStoreOption
     }
   };
 
+  /** The record in `bytes`, or undefined after `drop` removed what does not decode (logged there, with its place). */
+  const decodeOrDrop = async (bytes: Buffer, drop: (error: unknown) => Promise<void>) => {
+    const decodeRecord = await recordDecoder();
+    try {
+      return decodeRecord(bytes);
+    } catch (error) {
+      await drop(error);
+      return undefined;
+    }
+  };
+
   /** The newest stored record of `name` (log first, then a legacy file), not checked for expiry. */
   const readStored = async (name: string): Promise<ConversationRecord | undefined> => {
     await scanned();
@@ -531,14 +542,11 @@ export function createFileConversationStore(options: FileConversationStoreOption
       if (found?.kind !== KIND_RECORD) return found === undefined ? readLegacy(name) : undefined;
       bytes = await readEntry(found, false);
     }
-    const decodeRecord = await recordDecoder();
-    try {
-      return decodeRecord(bytes);
-    } catch (error) {
-      logger.warn("removing a corrupt conversation record", { name, segment: found.segment, error });
-      await bury(name, found.updatedAt);
-      return undefined;
-    }
+    const entry = found;
+    return decodeOrDrop(bytes, async (error) => {
+      logger.warn("removing a corrupt conversation record", { name, segment: entry.segment, error });
+      await bury(name, entry.updatedAt);
+    });
   };
 
   const readLegacy = async (name: string): Promise<ConversationRecord | undefined> => {
@@ -550,14 +558,10 @@ export function createFileConversationStore(options: FileConversationStoreOption
       if (isMissing(error)) return undefined;
       throw error;
     }
-    const decodeRecord = await recordDecoder();
-    try {
-      return decodeRecord(bytes);
-    } catch (error) {
+    return decodeOrDrop(bytes, async (error) => {
       logger.warn("removing a corrupt conversation file", { name: `${name}.json`, error });
       await removeLegacy(name);
-      return undefined;
-    }
+    });
   };
 
   // ---- the sweep
