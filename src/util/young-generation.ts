@@ -4,7 +4,8 @@
  * saves no work, yet V8 grows it to its maximum (two 16 MB semi-spaces) on that survival and keeps it committed: about
  * 14 MB of RSS in an idle server. bin/cursor-bridge.js holds the growth (semi-space growth factor 1) before it loads
  * the bundle, unless the user tunes the semi-space; a long-running command releases it once it listens, so request
- * load grows the young generation as usual.
+ * load grows the young generation as usual. While the flag is set, V8 rejects the code cache Node's own modules are
+ * compiled from, so bin/ loads the ones a server's start needs before it sets it (docs/performance.md, the start).
  */
 import { setFlagsFromString } from "node:v8";
 
