@@ -18,7 +18,7 @@ describe("parseDirectives", () => {
 
   it("parses every keyword", () => {
     const parsed = parseDirectives(
-      '[[emu:native shell {"command":"ls"}]][[emu:tokens 3]][[emu:rate 2.5]][[emu:recall]][[emu:error usage_limit]][[emu:stall 4]][[emu:drop 0]][[emu:tool bare]][[emu:abort-exec 250]][[emu:overflow]][[emu:truncate]]',
+      '[[emu:native shell {"command":"ls"}]][[emu:tokens 3]][[emu:rate 2.5]][[emu:recall]][[emu:error usage_limit]][[emu:stall 4]][[emu:drop 0]][[emu:tool bare]][[emu:abort-exec 250]][[emu:overflow]][[emu:truncate]][[emu:tool-gap 40]]',
     );
     expect(parsed.directives).toEqual([
       { kind: "native", native: "shell", args: { command: "ls" } },
@@ -32,6 +32,7 @@ describe("parseDirectives", () => {
       { kind: "abort-exec", afterMs: 250 },
       { kind: "overflow" },
       { kind: "truncate" },
+      { kind: "tool-gap", gapMs: 40 },
     ]);
   });
 
@@ -59,6 +60,7 @@ describe("parseDirectives", () => {
     ["[[emu:error MODEL_BLOCKED soon]]", /ErrorDetails\.Error name/],
     ["[[emu:think many]]", /whole number/],
     ["[[emu:abort-exec soon]]", /whole number/],
+    ["[[emu:tool-gap -5]]", /whole number/],
     ["[[emu:rate 0]]", /positive/],
     ["[[emu:error nope]]", /one of/],
     ["[[emu:native rm {}]]", /kind must be one of/],
@@ -141,6 +143,7 @@ describe("parseDirectives", () => {
       task: true,
       "abort-exec": true,
       "tool-chunks": true,
+      "tool-gap": true,
       todos: true,
       "web-search": true,
       "web-fetch": true,

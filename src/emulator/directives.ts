@@ -48,6 +48,7 @@ export type Directive =
   | { kind: "truncate" }
   | { kind: "abort-exec"; afterMs: number }
   | { kind: "tool-chunks"; size: number }
+  | { kind: "tool-gap"; gapMs: number }
   | { kind: "todos"; todos: ScriptedTodo[] }
   | { kind: "task"; task: ScriptedTask }
   | { kind: "web-search"; query: string }
@@ -77,6 +78,7 @@ export const DIRECTIVES: ReadonlyArray<{ keyword: string; syntax: string; exampl
   { keyword: "truncate", syntax: "truncate", example: "[[emu:truncate]]" },
   { keyword: "abort-exec", syntax: "abort-exec MS", example: "[[emu:abort-exec 500]]" },
   { keyword: "tool-chunks", syntax: "tool-chunks N", example: "[[emu:tool-chunks 64]]" },
+  { keyword: "tool-gap", syntax: "tool-gap MS", example: "[[emu:tool-gap 250]]" },
   { keyword: "todos", syntax: 'todos {"TODO":"STATUS",…}', example: '[[emu:todos {"write tests":"in_progress"}]]' },
   {
     keyword: "task",
@@ -191,6 +193,7 @@ function parseBody(body: string): Directive | string {
     case "drop":
     case "abort-exec":
     case "tool-chunks":
+    case "tool-gap":
       return parseCount(keyword, rest);
     case "rate": {
       const rate = Number(rest);
@@ -245,7 +248,7 @@ function parseError(rest: string): Directive | string {
 }
 
 function parseCount(
-  keyword: "think" | "tokens" | "cached" | "stall" | "drop" | "abort-exec" | "tool-chunks",
+  keyword: "think" | "tokens" | "cached" | "stall" | "drop" | "abort-exec" | "tool-chunks" | "tool-gap",
   rest: string,
 ): Directive | string {
   if (!/^\d{1,7}$/.test(rest)) return `[[emu:${keyword}]] needs a whole number, got "${rest}".`;
@@ -255,6 +258,7 @@ function parseCount(
   if (keyword === "cached") return { kind: "cached", tokens: n };
   if (keyword === "stall") return { kind: "stall", afterTokens: n };
   if (keyword === "abort-exec") return { kind: "abort-exec", afterMs: n };
+  if (keyword === "tool-gap") return { kind: "tool-gap", gapMs: n };
   if (keyword === "tool-chunks")
     return n > 0 ? { kind: "tool-chunks", size: n } : "[[emu:tool-chunks]] needs a size of at least 1.";
   return { kind: "drop", afterTokens: n };
@@ -386,6 +390,8 @@ export function describeEmulatorDirectives(): string {
     "  [[emu:abort-exec MS]]           abort (exec_server_control_message.abort) every tool call of the turn",
     "                                  still unanswered after MS ms; the reply then says",
     "                                  `NAME returned: error: aborted by the server after MS ms`",
+    "  [[emu:tool-gap MS]]             wait MS ms before each later call of the step (its first",
+    "                                  partial_tool_call), as a model that takes time between parallel calls",
     '  [[emu:todos {"TODO":"STATUS"}]]',
     "                                  Cursor's todo list (an update_todos call);",
     "                                  status pending, in_progress, completed or",

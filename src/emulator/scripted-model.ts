@@ -105,6 +105,8 @@ export interface TurnPlan {
   abortExecAfterMs?: number;
   /** `[[emu:tool-chunks N]]`: a client tool's argument snapshots grow by at most N characters (default 16). */
   toolChunkSize?: number;
+  /** `[[emu:tool-gap MS]]`: the server waits this long before each of the step's calls after the first. */
+  toolGapMs?: number;
   /** `[[emu:cached N]]`: the cache_read_tokens turn_ended reports. */
   cachedTokens?: number;
   /** `[[emu:todos …]]`: Cursor's todo list, sent as an update_todos tool call before the reply. */
@@ -211,6 +213,9 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
       return false;
     case "tool-chunks":
       plan.toolChunkSize = directive.size;
+      return false;
+    case "tool-gap":
+      plan.toolGapMs = directive.gapMs;
       return false;
     case "todos":
       plan.todos = directive.todos;

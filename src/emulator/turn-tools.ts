@@ -8,6 +8,7 @@ import type { AgentRunRequest } from "../gen/agent/v1/agent_pb.js";
 import { type ConversationStep, ConversationStepSchema } from "../gen/agent/v1/conversation_state_pb.js";
 import { type RequestContext, RequestContextArgsSchema } from "../gen/agent/v1/request_context_pb.js";
 import { type DeclaredTool, type PreparedCall, prepareCall } from "./exec.js";
+import { sleep } from "./queue.js";
 import { type CallOutcome, estimateTokens, type TurnPlan } from "./scripted-model.js";
 import type { TurnChannel } from "./turn-channel.js";
 import { type TokenOutput, TurnTruncated } from "./turn-output.js";
@@ -51,7 +52,8 @@ export function declaredTools(
 
 /**
  * Issues every planned call before waiting for any answer, then reports each completion (§5.1, §5.2). With
- * `announceCount`, the step's calls are first announced by `tool_requests_listed.call_count` (addendum 2 §4).
+ * `announceCount`, the step's calls are first announced by `tool_requests_listed.call_count` (addendum 2 §4);
+ * `[[emu:tool-gap MS]]` spaces the calls out.
  */
 export async function runCalls(
   channel: TurnChannel,
@@ -84,7 +86,10 @@ export async function runCalls(
       },
     });
   }
-  const answers = prepared.map((call) => {
+  const answers: ReturnType<TurnChannel["exec"]>[] = [];
+  for (const [index, call] of prepared.entries()) {
+    // `[[emu:tool-gap MS]]`: the model takes a while before each later call of the step.
+    if (index > 0 && plan.toolGapMs !== undefined && plan.toolGapMs > 0) await sleep(plan.toolGapMs, channel.signal);
     const { callId, modelCallId } = call;
     // args_text_delta is the whole text so far (cursor-protocol-addendum-3 T1): a client tool's arguments grow in
     // pieces; a native call's come at once.
@@ -108,8 +113,11 @@ export async function runCalls(
     });
     // `[[emu:truncate]]`: the stream ends right after the first call started, with the call open.
     if (plan.fault?.kind === "truncate") throw new TurnTruncated();
-    return channel.exec(call.args, call.expectedReply, plan.abortExecAfterMs);
-  });
+    const answer = channel.exec(call.args, call.expectedReply, plan.abortExecAfterMs);
+    // Observed by Promise.all below; a failure while a later call still waits out its gap is not unhandled.
+    answer.catch(() => undefined);
+    answers.push(answer);
+  }
   const settled = await Promise.all(answers);
   return prepared.map((call, i) => {
     const answer = settled[i];
