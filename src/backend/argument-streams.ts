@@ -25,6 +25,11 @@ interface StreamingCall {
 /** The argument streams of one Run. */
 export class ArgumentStreams {
   private readonly calls = new Map<string, StreamingCall>();
+  /**
+   * Calls whose arguments reached the caller and whose `mcp_args` has not arrived yet (nor a completion that closes
+   * them): the segment must not end while one is forming, or the caller would get it half-written.
+   */
+  open = 0;
 
   constructor(private readonly ctx: ExecContext & { takenToolCallIds: Set<string> }) {}
 
@@ -49,6 +54,7 @@ export class ArgumentStreams {
       const { newHex, takenToolCallIds, toolCallIdSuffix } = this.ctx;
       call.toolCallId = sanitizeToolCallId(callId, newHex, takenToolCallIds, toolCallIdSuffix);
       takenToolCallIds.add(call.toolCallId);
+      this.open++;
     }
     call.sent = call.text;
     return {
@@ -71,7 +77,18 @@ export class ArgumentStreams {
       );
     }
     if (call === undefined) return undefined;
-    call.claimed = true;
+    this.close(call);
     return call.toolCallId;
+  }
+
+  /** `tool_call_completed` for the envelope's `callId`: a call still streaming is over without its `mcp_args`. */
+  complete(callId: string): void {
+    const call = this.calls.get(callId);
+    if (call !== undefined) this.close(call);
+  }
+
+  private close(call: StreamingCall): void {
+    if (!call.claimed && call.toolCallId !== undefined) this.open--;
+    call.claimed = true;
   }
 }

@@ -1,11 +1,14 @@
 /**
  * RunSession against a scripted server stream: a call handed to the caller that Cursor closes on its own (an exec
  * abort, or a `tool_call_completed` reporting an error before our result, docs/protocol.md §4.6) is settled, ends the
- * segment, and gets no exec heartbeats or result from us.
+ * segment, and gets no exec heartbeats or result from us. And where the segment ends on a step's calls: at the listed
+ * count, at the step's `step_completed`, never while a client tool's arguments are still forming, and a call that
+ * comes after the pause is handed out on its own with a pause of its own.
  */
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { type AgentServerMessage, AgentServerMessageSchema } from "../gen/agent/v1/agent_pb.js";
+import type { InteractionUpdateSchema } from "../gen/agent/v1/interaction_pb.js";
 import { ToolCallSchema } from "../gen/agent/v1/tool_calls_pb.js";
 import type { RunStream } from "../protocol/cursor/run-stream.js";
 import { createBlobStore } from "../stores/memory/blob-store.js";
@@ -97,7 +100,7 @@ async function nextToolCallId(next: () => Promise<ChannelItem>): Promise<string>
   return item.event.toolCallId;
 }
 
-async function startSession() {
+async function startSession(toolBatchWindowMs = 60_000) {
   const script = scriptedStream();
   const channel = new TurnChannel();
   const session = new RunSession({
@@ -114,7 +117,7 @@ async function startSession() {
     blobs: createBlobStore(),
     logger: silentLogger,
     // A batch window far longer than the test: any pause the test sees comes from settling (or a listed count).
-    timings: { heartbeatIntervalMs: 60_000, stallTimeoutMs: 60_000, toolBatchWindowMs: 60_000 },
+    timings: { heartbeatIntervalMs: 60_000, stallTimeoutMs: 60_000, toolBatchWindowMs },
     onCheckpoint: () => undefined,
   });
   const next = async (): Promise<ChannelItem> => channel.next();
@@ -187,6 +190,101 @@ describe("RunSession: tool_requests_listed (cursor-protocol-addendum-2.md §4)",
     await nextToolCallId(next);
     const item = await Promise.race([next(), new Promise((resolve) => setTimeout(() => resolve("waiting"), 100))]);
     expect(item).toBe("waiting");
+    session.close();
+  });
+});
+
+/** An update of the server's interaction stream. */
+const update = (value: ServerUpdate): ServerInit => ({
+  message: { case: "interactionUpdate", value: { message: value } },
+});
+type ServerUpdate = NonNullable<MessageInitShape<typeof InteractionUpdateSchema>["message"]>;
+
+/** A `partial_tool_call` of the client tool `lookup`: the argument text so far (cursor-protocol-addendum-3 T1). */
+const partial = (callId: string, argsTextDelta: string): ServerInit =>
+  update({
+    case: "partialToolCall",
+    value: {
+      callId,
+      argsTextDelta,
+      toolCall: create(ToolCallSchema, {
+        tool: { case: "mcpToolCall", value: { args: { name: "lookup", toolName: "lookup" } } },
+      }),
+    },
+  });
+
+/** What the channel holds next, or "nothing" when nothing came for a while (a generous wait: ordering, not time). */
+async function nextOrNothing(next: () => Promise<ChannelItem>): Promise<ChannelItem | "nothing"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const quiet = new Promise<"nothing">((resolve) => (timer = setTimeout(() => resolve("nothing"), 150)));
+  try {
+    return await Promise.race([next(), quiet]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe("RunSession: where the segment ends on a step's calls (docs/protocol.md §4.6)", () => {
+  it("does not pause while a client tool's arguments are forming in front of the caller, and pauses after its exec", async () => {
+    // A 1 ms window: it passes long before the second call's exec, so only the forming call holds the pause.
+    const { script, session, next } = await startSession(1);
+    script.push(mcpExec(1, "call_1"));
+    script.push(partial("call_2", '{"q":'));
+    await nextToolCallId(next);
+    const delta = await next();
+    expect(delta.type === "event" && delta.event.type).toBe("tool-call-delta");
+    expect(await nextOrNothing(next)).toBe("nothing");
+    script.push(partial("call_2", '{"q":"b"}'));
+    script.push(mcpExec(2, "call_2"));
+    expect((await next()).type).toBe("event");
+    const second = await nextToolCallId(next);
+    // The completed call keeps the id its arguments streamed under.
+    expect(delta.type === "event" && delta.event.type === "tool-call-delta" && delta.event.toolCallId).toBe(second);
+    expect(await next()).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(2);
+    session.close();
+  });
+
+  it("lets the pause through when Cursor completes the forming call without an exec", async () => {
+    const { script, session, next } = await startSession(1);
+    script.push(mcpExec(1, "call_1"));
+    script.push(partial("call_2", '{"q":'));
+    await nextToolCallId(next);
+    await next();
+    expect(await nextOrNothing(next)).toBe("nothing");
+    script.push(completed("call_2", undefined));
+    expect(await next()).toEqual({ type: "pause" });
+    session.close();
+  });
+
+  it("hands a call that comes after the pause out on its own, with its own pause", async () => {
+    const { script, session, next } = await startSession(1);
+    script.push(mcpExec(1, "call_1"));
+    const first = await nextToolCallId(next);
+    expect(await next()).toEqual({ type: "pause" });
+    script.push(partial("call_2", '{"q":"b"}'));
+    script.push(mcpExec(2, "call_2"));
+    expect((await next()).type).toBe("event");
+    const late = await nextToolCallId(next);
+    expect(await next()).toEqual({ type: "pause" });
+    expect([...session.pending.keys()]).toEqual([first, late]);
+    session.close();
+  });
+
+  it("pauses at the step_completed of the step the calls came in, without the window", async () => {
+    const { script, session, next } = await startSession();
+    script.push(update({ case: "stepStarted", value: { stepId: 7n } }));
+    script.push(mcpExec(1, "call_1"));
+    script.push(mcpExec(2, "call_2"));
+    await nextToolCallId(next);
+    await nextToolCallId(next);
+    // Another step's completion says nothing about this one.
+    script.push(update({ case: "stepCompleted", value: { stepId: 6n } }));
+    expect(await nextOrNothing(next)).toBe("nothing");
+    script.push(update({ case: "stepCompleted", value: { stepId: 7n } }));
+    // The batch window of this harness is far longer than the test: this pause is the step's.
+    expect(await next()).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(2);
     session.close();
   });
 });

@@ -93,6 +93,11 @@ export class RunSession {
    */
   private listedCalls: number | undefined;
   private callsSinceListed = 0;
+  /** Calls were handed to the caller since the last pause: the segment is to end once the step's calls are all in. */
+  private awaitingPause = false;
+  /** The last `step_started`'s id, and the step the calls awaiting a pause came in (addendum 2 §4). */
+  private currentStep: bigint | undefined;
+  private callsStep: bigint | undefined;
   private stallActive = false;
   private closed = false;
   /** Execs the turn's surface executor runs (ACP); undefined without one. */
@@ -271,13 +276,13 @@ export class RunSession {
         this.options.exec.takenToolCallIds.add(outcome.call.toolCallId);
         this.pending.set(outcome.call.toolCallId, outcome.call);
         this.options.channel.push({ type: "event", event: outcome.event });
+        if (!this.awaitingPause) this.callsStep = this.currentStep;
+        this.awaitingPause = true;
         this.callsSinceListed++;
         if (this.listedCalls !== undefined && this.callsSinceListed >= this.listedCalls) {
           // Every call Cursor listed for this step has arrived: pause now.
           this.listedCalls = undefined;
-          clearTimeout(this.batchTimer);
-          this.batchTimer = undefined;
-          this.options.channel.push({ type: "pause" });
+          this.pauseNow();
         } else this.armBatchWindow();
         return;
       }
@@ -339,6 +344,7 @@ export class RunSession {
       }
       case "toolCallCompleted": {
         this.openCalls.delete(u.value.callId);
+        this.closeArguments(u.value.callId);
         const task = taskOf(u.value.toolCall);
         if (task !== undefined) {
           const step = { kind: "ended" as const, failed: task.failed };
@@ -394,6 +400,14 @@ export class RunSession {
         this.listedCalls = u.value.callCount > 0 ? u.value.callCount : undefined;
         this.callsSinceListed = 0;
         return;
+      case "stepStarted":
+        this.currentStep = u.value.stepId;
+        return;
+      case "stepCompleted":
+        // The step the waiting calls came in is over, so it makes no more calls: pause without the window. Where
+        // Cursor sends this (before or after the results) is not known; after them, nothing is waiting for it.
+        if (this.awaitingPause && this.callsStep !== undefined && u.value.stepId === this.callsStep) this.pauseNow();
+        return;
       case "routedModel":
         if (u.value.displayName !== "") {
           this.routedModel = u.value.displayName;
@@ -419,6 +433,7 @@ export class RunSession {
     this.settled.set(call.toolCallId, explanation);
     clearTimeout(this.batchTimer);
     this.batchTimer = undefined;
+    this.awaitingPause = false;
     this.options.channel.push({ type: "pause" });
     this.options.logger.info("Cursor closed a tool call before its result arrived", {
       toolCallId: call.toolCallId,
@@ -451,7 +466,26 @@ export class RunSession {
     this.batchTimer = setTimeout(() => {
       // Drop the fired timer so a parked session does not keep it.
       this.batchTimer = undefined;
-      this.options.channel.push({ type: "pause" });
+      this.pauseNow();
     }, this.options.timings.toolBatchWindowMs);
+  }
+
+  /**
+   * Ends the segment on the calls handed out, unless a client tool's arguments are still forming in front of the
+   * caller: that call's `mcp_args` (or a completion closing it) ends the wait instead (§4.6).
+   */
+  private pauseNow(): void {
+    clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
+    if (this.argumentStreams.open > 0) return;
+    this.awaitingPause = false;
+    this.options.channel.push({ type: "pause" });
+  }
+
+  /** A completion closes a call whose arguments were still forming; the last one lets a held pause through. */
+  private closeArguments(callId: string): void {
+    const open = this.argumentStreams.open;
+    this.argumentStreams.complete(callId);
+    if (open > 0 && this.argumentStreams.open === 0 && this.awaitingPause) this.armBatchWindow();
   }
 }

@@ -31,6 +31,16 @@ describe.each(["http2", "http1"] as const)("tool call count over %s", (transport
       expect(turn.status).toBe("parked");
       await turn.close();
     }, 10_000);
+
+    it("keeps a step's calls together however far apart they come", async () => {
+      const turn = fx.client.startTurn(
+        userTurn(`${transport}-gap`, `[[emu:tool-gap 300]] ${PARALLEL}`, { tools: [lookupTool] }),
+      );
+      const events = await collect(turn.stream());
+      expect(toolCallsOf(events).map((c) => JSON.parse(c.arguments))).toEqual([{ q: "a" }, { q: "b" }, { q: "c" }]);
+      expect(endOf(events)).toBe("tool-calls");
+      await turn.close();
+    }, 10_000);
   });
 
   describe("without the count (--no-tool-call-count)", () => {

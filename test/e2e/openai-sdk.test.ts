@@ -1,6 +1,8 @@
 /**
  * The `openai` npm client (real-clients.md) against `cursor-bridge serve`: streamed completions accumulated by
- * `chat.completions.stream(...).finalChatCompletion()`, and a tool round trip that resumes the parked Cursor turn.
+ * `chat.completions.stream(...).finalChatCompletion()`, a tool round trip that resumes the parked Cursor turn, and a
+ * parallel call that comes after the response with the step's first call ended (no `call_count`, a long gap): the
+ * client gets it as the next assistant tool call once it has answered the first (docs/protocol.md §4.6).
  */
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -63,4 +65,54 @@ describe("openai SDK → cursor-bridge serve → emulator", () => {
     expect(stats.runStreams + stats.runSseStreams).toBe(1);
     expect(stats.turns.map((t) => t.outcome)).toEqual(["completed"]);
   });
+});
+
+describe("openai SDK → cursor-bridge serve → emulator without call_count", () => {
+  let served: ServedBridge;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    served = await startServedBridge({ toolCallCount: false });
+    client = new OpenAI({ baseURL: served.baseURL, apiKey: "e2e", maxRetries: 0 });
+  });
+  afterAll(async () => served?.close());
+
+  it("hands a parallel call that comes after the segment ended out as the next assistant tool call", async () => {
+    served.emulator.resetStats();
+    // The second call of the step comes 1.5 s after the first: far past the bridge's batch window.
+    const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
+      {
+        role: "user",
+        content: 'Keys? [[emu:tool-gap 1500]] [[emu:tool lookup {"key":"a"}]] [[emu:tool lookup {"key":"b"}]]',
+      },
+    ];
+    const answers: Record<string, string> = { a: "value-a", b: "value-b" };
+    const seen: string[] = [];
+    for (let round = 0; round < 2; round++) {
+      const response = await client.chat.completions
+        .stream({ model: "auto", messages, tools: [lookup] })
+        .finalChatCompletion();
+      const choice = response.choices[0];
+      expect(choice?.finish_reason).toBe("tool_calls");
+      const calls = choice?.message.tool_calls ?? [];
+      // One call per response, each with its whole arguments.
+      expect(calls).toHaveLength(1);
+      const call = calls[0];
+      if (call?.type !== "function") throw new Error("expected a function tool call");
+      const key = (JSON.parse(call.function.arguments) as { key: string }).key;
+      seen.push(key);
+      messages.push(choice!.message, { role: "tool", tool_call_id: call.id, content: answers[key] ?? "?" });
+    }
+    expect(seen).toEqual(["a", "b"]);
+    const last = await client.chat.completions
+      .stream({ model: "auto", messages, tools: [lookup] })
+      .finalChatCompletion();
+    expect(last.choices[0]?.finish_reason).toBe("stop");
+    expect(last.choices[0]?.message.content).toContain("lookup returned: value-a");
+    expect(last.choices[0]?.message.content).toContain("lookup returned: value-b");
+    // Both results went to Cursor's one step on the one Run.
+    const stats = served.emulator.stats();
+    expect(stats.runStreams + stats.runSseStreams).toBe(1);
+    expect(stats.turns.map((t) => t.outcome)).toEqual(["completed"]);
+  }, 60_000);
 });
