@@ -4,9 +4,10 @@
  * client runs the tool). Its RSS growth per held Run is what keeping a Cursor turn open costs a Node process with no
  * bridge around it: the floor under the bridge's figure.
  *
- * Asked over the fork IPC channel (bench/child-ipc.ts): `warm` holds `WARM_UP` Runs, `next` holds Runs up to the next
- * of `BENCH_HOLDER_COUNTS` (comma-separated), `rss` answers the process's resident set in bytes and `young` V8's young
- * generation (new space, committed bytes).
+ * Asked over the fork IPC channel (bench/child-ipc.ts): `warm` holds `BENCH_HOLDER_WARM_UP` Runs (the parent's warm-up,
+ * the same as serve's), `next` holds Runs up to the next of `BENCH_HOLDER_COUNTS` (comma-separated), `rss` answers the
+ * process's resident set in bytes, `young` V8's young generation (new space, committed bytes) and `youngResident` how
+ * many of those bytes are resident (touched).
  */
 import { setMaxListeners } from "node:events";
 import { getHeapSpaceStatistics } from "node:v8";
@@ -20,8 +21,9 @@ export interface HolderReady {
   pid: number;
 }
 
-const WARM_UP = 50;
 const BATCH = 50;
+
+const youngGeneration = () => getHeapSpaceStatistics().find((space) => space.space_name === "new_space");
 
 async function main(): Promise<void> {
   const url = process.env.BENCH_HOLDER_UPSTREAM;
@@ -29,6 +31,7 @@ async function main(): Promise<void> {
   if (url === undefined || token === undefined)
     throw new Error("BENCH_HOLDER_UPSTREAM and BENCH_HOLDER_TOKEN are needed");
   const counts = (process.env.BENCH_HOLDER_COUNTS ?? "200,1000").split(",").map(Number);
+  const warmUp = Number(process.env.BENCH_HOLDER_WARM_UP ?? 100);
   const client = createDirectClient(url, token);
   const stop = new AbortController();
   // Every held Run listens on this one signal: no leak, so no warning at the eleventh.
@@ -54,7 +57,7 @@ async function main(): Promise<void> {
       }, reject);
       held.push(turn.catch(() => undefined));
     });
-  let next = -WARM_UP;
+  let next = -warmUp;
   const holdUpTo = async (count: number) => {
     for (; next < count; next += BATCH) {
       const from = next;
@@ -68,7 +71,8 @@ async function main(): Promise<void> {
       warm: () => holdUpTo(0),
       next: () => holdUpTo(counts[countIndex++] ?? Number.NaN),
       rss: () => process.memoryUsage.rss(),
-      young: () => getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? Number.NaN,
+      young: () => youngGeneration()?.space_size ?? Number.NaN,
+      youngResident: () => youngGeneration()?.physical_space_size ?? Number.NaN,
     },
     async () => {
       stop.abort();

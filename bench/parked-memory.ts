@@ -2,39 +2,47 @@
  * Scenario 4, memory per parked conversation: conversations parked on a client tool call (the Run stays open, waiting
  * for the result) in `serve` as shipped, at each count of `counts` (200 and 1,000), on the running stack's emulator.
  *
- * Two fresh serve processes, one after the other, each warmed up with 50 parked conversations first (JIT, pools,
- * sessions and the store's first use are not charged to the measured ones):
+ * Fresh processes, each warmed up with {@link WARM_UP} parked conversations (or held Runs) first: JIT, pools, sessions,
+ * the store's first use and the young generation's first growths are not charged to the measured ones:
  * - raw: no forced collection at any point. RSS (/proc/<pid>/status) is read after the warm-up and a 500 ms pause,
  *   then right after the last conversation of each count parked. Growth ÷ conversations is what a user sees: it holds
  *   whatever garbage the parking left that V8 has not collected yet (the target is on this figure). Its only preload,
- *   bench/gc-hook.mjs without `--expose-gc`, answers the young generation's size at each reading and nothing else.
+ *   bench/gc-hook.mjs without `--expose-gc`, answers the young generation's sizes at each reading and nothing else.
  * - direct: the connect-es client holding as many Runs open at their tool call in a process of its own, read as raw
  *   is: the floor the target holds raw against (raw ≤ direct, at each count). That process starts as serve does:
  *   bundled JavaScript under plain `node`, no tsx and no node options (bench/child-ipc.ts, forkBuiltChild).
+ * - repetitions: raw and direct run `repetitions` times, alternating (a fresh serve, then a fresh direct client, …);
+ *   each repetition of raw is held against the direct client's of the same repetition (paired), and each must meet it.
  * - floor: started with bench/gc-hook.mjs and `--expose-gc`; three forced full collections before the baseline and at
- *   each count. Growth ÷ conversations is what the process could get down to (heap growth beside it).
- * - young generation: V8's new space (committed) of the raw serve and of the direct client, at the baseline and at
- *   each count. V8 doubles it (up to two 16 MB semi-spaces) once enough bytes survived its scavenges, and keeps it.
- *   When it grows between the baseline and a count, that growth is inside the RSS figure of that count; the table
- *   prints both sides' sizes at the baseline and at each count beside the figures.
+ *   each count. Growth ÷ conversations is what the process could get down to (heap growth beside it). Once per run.
+ * - young generation: V8's new space of the raw serve and of the direct client (committed, and how much of it is
+ *   resident, i.e. touched), at the baseline and at each count. V8 doubles it (up to two 16 MB semi-spaces) once
+ *   enough bytes survived its scavenges, and keeps it; a committed page counts in RSS only once it is touched. Growth
+ *   between the baseline and a count is inside that count's RSS figure; the table prints both sides' sizes.
+ *   The warm-up is 100 and not 50 because serve holds its young generation small while it starts (for its idle RSS,
+ *   src/util/young-generation.ts) and grows it during the warm-up: after 50, 11–13 of its 16 committed MB were
+ *   resident against the direct client's 15, and the rest was touched inside the measured window (3–4 MB, 15–20 KB per
+ *   conversation at 200); after 100, both sides' 16 MB are resident (docs/performance.md).
  */
 import { fileURLToPath } from "node:url";
 import type { BenchStack } from "./bench-stack.js";
 import { startAnotherServe } from "./bench-stack.js";
 import { forkBuiltChild } from "./child-ipc.js";
 import type { HolderReady } from "./holder-process.js";
-import { fmt, type LoadAverage, type Row, spreadOf, type Table, type TargetResult } from "./report.js";
+import { fmt, fmtSpread, type LoadAverage, type Row, spreadOf, type Table, type TargetResult } from "./report.js";
 import type { ServeProcess } from "./serve-process.js";
 import { streamCompletion } from "./sse-client.js";
 import { floorTarget } from "./targets.js";
 import { OPENAI_TOOLS } from "./workload.js";
 
-const WARM_UP = 50;
+/** Conversations parked (Runs held) before the baseline, on both sides. */
+export const WARM_UP = 100;
 const BATCH = 50;
 
 /** One count's measurements (bytes per parked conversation). */
 export interface ParkedAt {
   parked: number;
+  /** The median over the repetitions (each repetition's value below). */
   rawRssBytesPerConversation: number;
   floorRssBytesPerConversation: number;
   floorHeapBytesPerConversation: number;
@@ -43,9 +51,21 @@ export interface ParkedAt {
    * the target's floor. NaN when not measured.
    */
   directRawRssBytesPerConversation: number;
-  /** V8's young generation (committed bytes) at this count: the raw serve's; the direct client's. */
+  /** Each repetition's raw and direct figures, in order (paired by index); absent in records before repetitions. */
+  rawRssBytesPerConversationByRepetition?: number[];
+  directRawRssBytesPerConversationByRepetition?: number[];
+  /** V8's young generation (committed bytes) at this count: the raw serve's; the direct client's (first repetition). */
   serveYoungGenerationBytes?: number;
   directYoungGenerationBytes?: number;
+  /** Each repetition's young generation at this count: committed and resident bytes. */
+  serveYoung?: YoungState[];
+  directYoung?: YoungState[];
+}
+
+/** V8's young generation at one reading (bytes): committed, and how much of it is resident. */
+export interface YoungState {
+  committed: number;
+  resident: number;
 }
 
 /** Scenario 4 result. */
@@ -56,9 +76,16 @@ export interface ParkedMemoryResult {
   floorBaselineMb: number;
   /** NaN when the direct client's floor was not measured. */
   directBaselineMb: number;
-  /** The young generations at the baselines (MB; NaN when not measured). */
+  /** The young generations at the baselines (MB, first repetition; NaN when not measured). */
   serveYoungBaselineMb?: number;
   directYoungBaselineMb?: number;
+  /** Each repetition's young generation at its baseline. */
+  serveYoungBaseline?: YoungState[];
+  directYoungBaseline?: YoungState[];
+  /** Raw serve and direct client pairs measured (1 in records before repetitions). */
+  repetitions?: number;
+  /** Conversations parked before the baseline (50 in records before 2026-11-27's change). */
+  warmUp?: number;
   loadAverage?: LoadAverage;
 }
 
@@ -86,6 +113,7 @@ interface Reading {
   rss: number;
   heapUsed?: number;
   newSpace?: number;
+  newSpaceResident?: number;
 }
 
 /** Parks up to each count in turn, calling `read` at each; returns the readings after the baseline's. */
@@ -120,6 +148,7 @@ async function holdDirect(stack: BenchStack, counts: readonly number[]): Promise
     BENCH_HOLDER_UPSTREAM: stack.emulator.url,
     BENCH_HOLDER_TOKEN: stack.emulator.accessToken,
     BENCH_HOLDER_COUNTS: counts.join(","),
+    BENCH_HOLDER_WARM_UP: String(WARM_UP),
   });
   try {
     await holder.ask("warm");
@@ -127,6 +156,7 @@ async function holdDirect(stack: BenchStack, counts: readonly number[]): Promise
     const read = async (): Promise<Reading> => ({
       rss: await holder.ask<number>("rss"),
       newSpace: await holder.ask<number>("young"),
+      newSpaceResident: await holder.ask<number>("youngResident"),
     });
     const baseline = await read();
     const at: Reading[] = [];
@@ -140,6 +170,9 @@ async function holdDirect(stack: BenchStack, counts: readonly number[]): Promise
   }
 }
 
+type Readings = { baseline: Reading; at: Reading[] };
+const NOT_MEASURED: Readings = { baseline: { rss: Number.NaN }, at: [] };
+
 /** Scenario 4 on `stack`'s emulator (its own serve is left alone). */
 export async function runParkedMemory(
   stack: BenchStack,
@@ -147,15 +180,29 @@ export async function runParkedMemory(
   /** Also the post-GC serve (full runs: it has no target; the quick run leaves it out). */
   postGc = true,
   log: (line: string) => void = () => undefined,
+  /** Raw serve and direct client pairs, alternating. */
+  repetitions = 1,
 ): Promise<ParkedMemoryResult> {
-  const rawServe = await startAnotherServe(stack, { gcHook: "read" });
-  let raw: Awaited<ReturnType<typeof parkAndRead>>;
-  try {
-    raw = await parkAndRead(rawServe, "raw", counts, () => rawServe.memoryUsage());
-  } finally {
-    await rawServe.close();
+  const raws: Readings[] = [];
+  const directs: Readings[] = [];
+  for (let rep = 0; rep < repetitions; rep++) {
+    const rawServe = await startAnotherServe(stack, { gcHook: "read" });
+    try {
+      raws.push(await parkAndRead(rawServe, `raw${rep}`, counts, () => rawServe.memoryUsage()));
+    } finally {
+      await rawServe.close();
+    }
+    // The target's floor: when it cannot be measured, the target says so and counts as missed.
+    try {
+      directs.push(await holdDirect(stack, counts));
+    } catch (error) {
+      directs.push(NOT_MEASURED);
+      log(
+        `  the direct client's parked floor failed (its targets count as missed): ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
   }
-  let floor: Awaited<ReturnType<typeof parkAndRead>> = { baseline: { rss: Number.NaN }, at: [] };
+  let floor = NOT_MEASURED;
   if (postGc) {
     const floorServe = await startAnotherServe(stack, { gcHook: "collect" });
     try {
@@ -164,94 +211,141 @@ export async function runParkedMemory(
       await floorServe.close();
     }
   }
-  // The target's floor: when it cannot be measured, the target says so and counts as missed.
-  let direct: Awaited<ReturnType<typeof holdDirect>> = { baseline: { rss: Number.NaN }, at: [] };
-  try {
-    direct = await holdDirect(stack, counts);
-  } catch (error) {
-    log(
-      `  the direct client's parked floor failed (its targets count as missed): ${error instanceof Error ? error.message : String(error)}`,
-    );
-  }
   const per = (now: number | undefined, base: number | undefined, n: number) =>
     now === undefined || base === undefined ? Number.NaN : (now - base) / n;
+  const young = (r: Reading | undefined): YoungState => ({
+    committed: r?.newSpace ?? Number.NaN,
+    resident: r?.newSpaceResident ?? Number.NaN,
+  });
+  const first = (all: Readings[]) => all[0] ?? NOT_MEASURED;
   return {
-    counts: counts.map((n, i) => ({
-      parked: n,
-      rawRssBytesPerConversation: per(raw.at[i]?.rss, raw.baseline.rss, n),
-      floorRssBytesPerConversation: per(floor.at[i]?.rss, floor.baseline.rss, n),
-      floorHeapBytesPerConversation: per(floor.at[i]?.heapUsed, floor.baseline.heapUsed, n),
-      directRawRssBytesPerConversation: per(direct.at[i]?.rss, direct.baseline.rss, n),
-      serveYoungGenerationBytes: raw.at[i]?.newSpace ?? Number.NaN,
-      directYoungGenerationBytes: direct.at[i]?.newSpace ?? Number.NaN,
-    })),
-    rawBaselineMb: raw.baseline.rss / 1024 / 1024,
+    counts: counts.map((n, i) => {
+      const raw = raws.map((r) => per(r.at[i]?.rss, r.baseline.rss, n));
+      const direct = directs.map((d) => per(d.at[i]?.rss, d.baseline.rss, n));
+      return {
+        parked: n,
+        rawRssBytesPerConversation: spreadOf(raw).median,
+        floorRssBytesPerConversation: per(floor.at[i]?.rss, floor.baseline.rss, n),
+        floorHeapBytesPerConversation: per(floor.at[i]?.heapUsed, floor.baseline.heapUsed, n),
+        directRawRssBytesPerConversation: spreadOf(direct).median,
+        rawRssBytesPerConversationByRepetition: raw,
+        directRawRssBytesPerConversationByRepetition: direct,
+        serveYoungGenerationBytes: first(raws).at[i]?.newSpace ?? Number.NaN,
+        directYoungGenerationBytes: first(directs).at[i]?.newSpace ?? Number.NaN,
+        serveYoung: raws.map((r) => young(r.at[i])),
+        directYoung: directs.map((d) => young(d.at[i])),
+      };
+    }),
+    rawBaselineMb: first(raws).baseline.rss / 1024 / 1024,
     floorBaselineMb: floor.baseline.rss / 1024 / 1024,
-    directBaselineMb: direct.baseline.rss / 1024 / 1024,
-    serveYoungBaselineMb: (raw.baseline.newSpace ?? Number.NaN) / 1024 / 1024,
-    directYoungBaselineMb: (direct.baseline.newSpace ?? Number.NaN) / 1024 / 1024,
+    directBaselineMb: first(directs).baseline.rss / 1024 / 1024,
+    serveYoungBaselineMb: (first(raws).baseline.newSpace ?? Number.NaN) / 1024 / 1024,
+    directYoungBaselineMb: (first(directs).baseline.newSpace ?? Number.NaN) / 1024 / 1024,
+    serveYoungBaseline: raws.map((r) => young(r.baseline)),
+    directYoungBaseline: directs.map((d) => young(d.baseline)),
+    repetitions,
+    warmUp: WARM_UP,
   };
+}
+
+/**
+ * One side's young generation, baseline → count, in MB: `16 (15 resident) → 32 (32)` per repetition (", " between
+ * them); records before the resident size was read give `16 → 32`.
+ */
+function youngText(
+  baseline: readonly YoungState[] | undefined,
+  at: readonly YoungState[] | undefined,
+  baselineMb: number | undefined,
+  atBytes: number | undefined,
+): string {
+  const mb = (bytes: number) => fmt(bytes / 1024 / 1024, 0);
+  if (baseline === undefined || at === undefined || baseline.length === 0) {
+    return `${fmt(baselineMb ?? Number.NaN, 0)} → ${mb(atBytes ?? Number.NaN)}`;
+  }
+  return baseline
+    .map((b, i) => {
+      const a = at[i] ?? { committed: Number.NaN, resident: Number.NaN };
+      return `${mb(b.committed)} (${mb(b.resident)} resident) → ${mb(a.committed)} (${mb(a.resident)})`;
+    })
+    .join(", ");
 }
 
 /** Table and targets of scenario 4. */
 export function parkedMemoryReport(r: ParkedMemoryResult): { table: Table; targets: TargetResult[] } {
   const kb = (bytes: number) => fmt(bytes / 1024, 1);
-  const mb = (bytes: number | undefined) => fmt((bytes ?? Number.NaN) / 1024 / 1024, 0);
+  const reps = r.repetitions ?? 1;
+  const serveYoung = (c: ParkedAt) =>
+    youngText(r.serveYoungBaseline, c.serveYoung, r.serveYoungBaselineMb, c.serveYoungGenerationBytes);
+  const directYoung = (c: ParkedAt) =>
+    youngText(r.directYoungBaseline, c.directYoung, r.directYoungBaselineMb, c.directYoungGenerationBytes);
+  const spreadKb = (values: readonly number[]) =>
+    values.length === 1 ? kb(values[0] as number) : fmtSpread(spreadOf(values.map((v) => v / 1024)), 1);
+  const rawValues = (c: ParkedAt) => c.rawRssBytesPerConversationByRepetition ?? [c.rawRssBytesPerConversation];
+  const directValues = (c: ParkedAt) =>
+    c.directRawRssBytesPerConversationByRepetition ?? [c.directRawRssBytesPerConversation];
   const table: Table = {
     title: "4. Memory per conversation parked on a tool call (serve as shipped, file store)",
     header: [
       "parked",
-      "raw RSS KB / conversation",
+      reps === 1 ? "raw RSS KB / conversation" : `raw RSS KB / conversation, median (min–max) of ${reps}`,
       "post-GC RSS floor KB / conversation",
       "post-GC heap KB / conv.",
-      "direct client, raw RSS KB / Run held",
+      reps === 1 ? "direct client, raw RSS KB / Run held" : `direct client, raw RSS KB / Run held, of ${reps}`,
       "young generation MB, baseline → this count: serve; direct",
     ],
     rows: r.counts.map(
       (c): Row => [
         String(c.parked),
-        kb(c.rawRssBytesPerConversation),
+        spreadKb(rawValues(c)),
         kb(c.floorRssBytesPerConversation),
         kb(c.floorHeapBytesPerConversation),
-        kb(c.directRawRssBytesPerConversation),
-        `${fmt(r.serveYoungBaselineMb ?? Number.NaN, 0)} → ${mb(c.serveYoungGenerationBytes)}; ${fmt(r.directYoungBaselineMb ?? Number.NaN, 0)} → ${mb(c.directYoungGenerationBytes)}`,
+        spreadKb(directValues(c)),
+        `${serveYoung(c)}; ${directYoung(c)}`,
       ],
     ),
     notes: [
-      `raw: RSS growth from /proc with no forced collection (baseline ${fmt(r.rawBaselineMb, 0)} MB after ${WARM_UP} warm-up conversations), read right after the last one parked: what a user sees`,
+      `raw: RSS growth from /proc with no forced collection (baseline ${fmt(r.rawBaselineMb, 0)} MB after ${r.warmUp ?? 50} warm-up conversations), read right after the last one parked: what a user sees`,
       `post-GC (full runs): a second serve with bench/gc-hook.mjs preloaded, 3 forced full GCs before each reading (baseline ${fmt(r.floorBaselineMb, 0)} MB)`,
       `direct client (the target's floor): no bridge; the connect-es client in a process of its own, bundled and started with plain node as serve is, holds as many Runs open at their tool call, read as raw is (baseline ${fmt(r.directBaselineMb, 0)} MB): what keeping a Cursor turn open costs before any bridge state`,
-      `young generation: V8's new space, committed, of the raw serve and of the direct client, at their baselines and at each count. V8 grows it once under load and keeps it; growth between a baseline and a count is a one-time cost inside that count's RSS figure, ÷ 200 it weighs five times what it weighs ÷ 1,000`,
+      ...(reps === 1
+        ? []
+        : [
+            `repetitions: ${reps} pairs of a fresh raw serve and a fresh direct client, alternating; each raw repetition is held against the direct client's of the same pair`,
+          ]),
+      "young generation: V8's new space, committed (and resident, i.e. touched), of the raw serve and of the direct client, at their baselines and at each count. V8 grows it once under load and keeps it; growth between a baseline and a count is a one-time cost inside that count's RSS figure, ÷ 200 it weighs five times what it weighs ÷ 1,000",
     ],
   };
-  const targets = r.counts.map(
-    (c): TargetResult =>
-      floorTarget({
-        scenario: "4. parked memory",
-        target: `raw RSS per conversation ≤ the direct client's own per Run held, at ${c.parked.toLocaleString("en")} parked`,
-        measured: spreadOf([c.rawRssBytesPerConversation / 1024]),
-        floor: {
-          name: "the direct client holding Runs open",
-          spread: spreadOf([c.directRawRssBytesPerConversation / 1024]),
-          unit: " KB",
-          digits: 1,
-        },
-        bound: { atMost: (direct) => direct },
+  const targets = r.counts.map((c): TargetResult => {
+    const raw = rawValues(c);
+    const direct = directValues(c);
+    return floorTarget({
+      scenario: "4. parked memory",
+      target: `raw RSS per conversation ≤ the direct client's own per Run held, at ${c.parked.toLocaleString("en")} parked`,
+      measured: spreadOf(raw.map((v) => v / 1024)),
+      floor: {
+        name: "the direct client holding Runs open",
+        spread: spreadOf(direct.map((v) => v / 1024)),
         unit: " KB",
         digits: 1,
-        // The post-GC serve runs in full runs only; the young generations whenever they were read.
-        detail: [
-          Number.isFinite(c.floorRssBytesPerConversation)
-            ? `post-GC ${kb(c.floorRssBytesPerConversation)} KB, heap ${kb(c.floorHeapBytesPerConversation)} KB`
-            : "",
-          Number.isFinite(c.serveYoungGenerationBytes ?? Number.NaN) ||
-          Number.isFinite(c.directYoungGenerationBytes ?? Number.NaN)
-            ? `young generation serve ${fmt(r.serveYoungBaselineMb ?? Number.NaN, 0)} → ${mb(c.serveYoungGenerationBytes)} MB, direct ${fmt(r.directYoungBaselineMb ?? Number.NaN, 0)} → ${mb(c.directYoungGenerationBytes)} MB`
-            : "",
-        ]
-          .filter((part) => part !== "")
-          .join("; "),
-      }),
-  );
+      },
+      bound: { atMost: (floor) => floor },
+      // Each raw serve against the direct client measured right after it (same pair), when there are several.
+      paired: raw.length > 1 && raw.length === direct.length,
+      unit: " KB",
+      digits: 1,
+      // The post-GC serve runs in full runs only; the young generations whenever they were read.
+      detail: [
+        Number.isFinite(c.floorRssBytesPerConversation)
+          ? `post-GC ${kb(c.floorRssBytesPerConversation)} KB, heap ${kb(c.floorHeapBytesPerConversation)} KB`
+          : "",
+        Number.isFinite(c.serveYoungGenerationBytes ?? Number.NaN) ||
+        Number.isFinite(c.directYoungGenerationBytes ?? Number.NaN)
+          ? `young generation serve ${serveYoung(c)} MB, direct ${directYoung(c)} MB`
+          : "",
+      ]
+        .filter((part) => part !== "")
+        .join("; "),
+    });
+  });
   return { table, targets };
 }

@@ -108,6 +108,8 @@ function settingsFor(quick: boolean) {
       throughputRepetitions: quick ? 2 : 5,
     },
     parkedCounts: [200, 1000],
+    /** Pairs of a fresh raw serve and a fresh direct client in scenario 4 (each about 7 s at 1,000 parked). */
+    parkedRepetitions: quick ? 1 : 3,
     /** Conversation emulator: realistic bootstrap latency and token rate. */
     conversationEmulator: { bootstrapLatencyMs: 100, tokensPerSecond: 200 },
     toolCalls: 10,
@@ -214,8 +216,12 @@ async function main(): Promise<void> {
         add(throughputReport(run.result, floor));
       }
       if (wanted("memory")) {
-        log(`memory per parked conversation at ${s.parkedCounts.join(" and ")} (two fresh serves)`);
-        const run = await withLoadAverage(() => runParkedMemory(fast, s.parkedCounts, !quick, log));
+        log(
+          `memory per parked conversation at ${s.parkedCounts.join(" and ")} (${s.parkedRepetitions} pair${s.parkedRepetitions === 1 ? "" : "s"} of a fresh serve and a fresh direct client${quick ? "" : ", then a post-GC serve"})`,
+        );
+        const run = await withLoadAverage(() =>
+          runParkedMemory(fast, s.parkedCounts, !quick, log, s.parkedRepetitions),
+        );
         results.memory = { ...run.result, loadAverage: run.loadAverage };
         add(parkedMemoryReport(run.result));
       }

@@ -73,6 +73,8 @@ export interface ServeMemory {
   external?: number;
   /** V8's young generation (new space, committed bytes), before any collection (gcHook only). */
   newSpace?: number;
+  /** How many of those bytes are resident (touched), before any collection (gcHook only). */
+  newSpaceResident?: number;
 }
 
 /** A running `serve`. */
@@ -86,7 +88,7 @@ export interface ServeProcess {
   cpuUsage(): Promise<NodeJS.CpuUsage>;
   /**
    * Resident set size right now, read from /proc/<pid>/status (no collection forced); with `gcHook: "read"`, also the
-   * young generation's size.
+   * young generation's sizes (committed and resident).
    */
   memoryUsage(): Promise<ServeMemory>;
   /** Three full collections (`gcHook: "collect"` only), then the process's own process.memoryUsage(). */
@@ -225,8 +227,12 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
     cpuUsage: async () => procStat(pid),
     memoryUsage: async () => {
       if (options.gcHook !== "read") return { rss: procRss(pid) };
-      const { newSpace } = await askHook();
-      return newSpace === undefined ? { rss: procRss(pid) } : { rss: procRss(pid), newSpace };
+      const { newSpace, newSpaceResident } = await askHook();
+      return {
+        rss: procRss(pid),
+        ...(newSpace === undefined ? {} : { newSpace }),
+        ...(newSpaceResident === undefined ? {} : { newSpaceResident }),
+      };
     },
     collectGarbage: () => {
       if (options.gcHook !== "collect") return Promise.reject(new Error("serve was started without the gc hook"));

@@ -359,6 +359,44 @@ describe("scenario 4's targets", () => {
     expect(missing?.met).toBe(false);
     expect(missing?.floor).toContain("NOT MEASURED");
   });
+
+  it("with repetitions, holds each raw serve against the direct client of its own pair, and shows resident sizes", () => {
+    const mb = 2 ** 20;
+    const young = (committed: number, resident: number) => ({ committed: committed * mb, resident: resident * mb });
+    const withPairs = (raw: number[], direct: number[]) => ({
+      ...memory(0),
+      counts: [
+        {
+          parked: 200,
+          floorRssBytesPerConversation: Number.NaN,
+          floorHeapBytesPerConversation: Number.NaN,
+          rawRssBytesPerConversation: spreadOf(raw).median * 1024,
+          directRawRssBytesPerConversation: spreadOf(direct).median * 1024,
+          rawRssBytesPerConversationByRepetition: raw.map((v) => v * 1024),
+          directRawRssBytesPerConversationByRepetition: direct.map((v) => v * 1024),
+          serveYoungGenerationBytes: 32 * mb,
+          directYoungGenerationBytes: 32 * mb,
+          serveYoung: raw.map(() => young(32, 32)),
+          directYoung: direct.map(() => young(32, 31)),
+        },
+      ],
+      serveYoungBaseline: raw.map(() => young(16, 16)),
+      directYoungBaseline: direct.map(() => young(16, 15)),
+      repetitions: raw.length,
+      warmUp: 100,
+    });
+    const met = parkedMemoryReport(withPairs([130, 135, 128], [140, 136, 131])).targets[0];
+    expect(met?.met).toBe(true);
+    expect(met?.floor).toContain("paired per repetition");
+    expect(met?.measured).toContain("young generation serve 16 (16 resident) → 32 (32), 16 (16 resident) → 32 (32)");
+    expect(met?.measured).toContain("direct 16 (15 resident) → 32 (31)");
+    // The medians (130 against 136) meet it, the second pair (135 against 134) does not.
+    const missed = parkedMemoryReport(withPairs([130, 135, 128], [140, 134, 131])).targets[0];
+    expect(missed?.met).toBe(false);
+    const table = parkedMemoryReport(withPairs([130, 135, 128], [140, 136, 131])).table;
+    expect(table.rows[0]?.[1]).toBe("130.0 (128.0–135.0)");
+    expect(table.notes?.join("\n")).toContain("after 100 warm-up conversations");
+  });
 });
 
 describe("the start targets", () => {
