@@ -1,6 +1,8 @@
+import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../util/logger.js";
-import { createIdleMemory, heldBytes } from "./idle-memory.js";
+import { compactingGc, createIdleMemory, heldBytes } from "./idle-memory.js";
 
 describe("idle memory release", () => {
   beforeEach(() => {
@@ -18,7 +20,7 @@ describe("idle memory release", () => {
       idleMs: 1_000,
       minIntervalMs: 10_000,
       heapThresholdBytes: 100,
-      collect: () => collect(state),
+      collect: (compact: boolean) => collect(state, compact),
       heapBytes: () => state.heap,
       now: () => Date.now(),
     });
@@ -37,6 +39,15 @@ describe("idle memory release", () => {
     expect(collect).not.toHaveBeenCalled();
     await vi.advanceTimersByTimeAsync(1);
     expect(collect).toHaveBeenCalledTimes(2);
+    idle.close();
+  });
+
+  it("frees the garbage with the first collection and compacts with the second", async () => {
+    const { idle, collect } = setup(500);
+    idle.begin();
+    idle.end();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(collect.mock.calls.map(([, compact]) => compact)).toEqual([false, true]);
     idle.close();
   });
 
@@ -109,5 +120,38 @@ describe("idle memory release", () => {
     const held = Buffer.alloc(64 * 1024 * 1024, 1);
     expect(await run()).toBe(2);
     expect(held[0]).toBe(1);
+  });
+});
+
+describe("compacting collection", () => {
+  it("gives back the old-generation pages the survivors of a load were scattered over", () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    setFlagsFromString("--no-expose-gc");
+    const oldSpace = () => {
+      const space = getHeapSpaceStatistics().find((s) => s.space_name === "old_space");
+      return { committed: space?.space_size ?? 0, used: space?.space_used_size ?? 0 };
+    };
+    gc();
+    const before = oldSpace();
+    // The shape a load leaves: a few objects of each page survive (every 12th here), the rest is garbage.
+    const kept: { n: number; text: string; list: number[] }[] = [];
+    for (let round = 0; round < 20; round++) {
+      const garbage: unknown[] = [];
+      for (let i = 0; i < 100_000; i++) {
+        const object = { n: i, text: `survivor ${round} ${i}`, list: [i, i + 1] };
+        if (i % 12 === 0) kept.push(object);
+        else garbage.push(object);
+      }
+    }
+    const collect = compactingGc(gc);
+    collect(false);
+    collect(true);
+    const after = oldSpace();
+    const survivors = after.used - before.used;
+    expect(kept.length).toBe(20 * Math.ceil(100_000 / 12));
+    expect(survivors).toBeGreaterThan(0);
+    // What is committed beyond what was before is close to what survived, not the pages the load spread it over.
+    expect(after.committed - before.committed).toBeLessThan(survivors * 1.5 + 4 * 1024 * 1024);
   });
 });
