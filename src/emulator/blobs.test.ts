@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { blobIdOf, createBlobCache } from "./blobs.js";
+import { BLOB_ENTRY_OVERHEAD_BYTES, blobIdOf, createBlobCache } from "./blobs.js";
 
 describe("createBlobCache", () => {
   const data = new TextEncoder().encode("hello");
@@ -14,7 +14,7 @@ describe("createBlobCache", () => {
   });
 
   it("evicts the oldest entries beyond its size and never hits when disabled", () => {
-    const cache = createBlobCache({ enabled: true, maxBytes: 16 });
+    const cache = createBlobCache({ enabled: true, maxBytes: 8 * (2 + BLOB_ENTRY_OVERHEAD_BYTES) });
     const blobs = Array.from({ length: 9 }, (_, i) => new Uint8Array([i, i]));
     for (const blob of blobs) cache.put(blobIdOf(blob), blob);
     expect(cache.get(blobIdOf(blobs[0] ?? new Uint8Array()))).toBeUndefined();
@@ -25,12 +25,23 @@ describe("createBlobCache", () => {
   });
 
   it("does not keep a blob larger than an eighth of its size (a few huge blobs would pin it)", () => {
-    const cache = createBlobCache({ enabled: true, maxBytes: 40 });
-    const small = new Uint8Array(5).fill(1);
-    const large = new Uint8Array(6).fill(2);
+    const maxBytes = 8 * 400;
+    const cache = createBlobCache({ enabled: true, maxBytes });
+    const small = new Uint8Array(maxBytes / 8).fill(1);
+    const large = new Uint8Array(maxBytes / 8 + 1).fill(2);
     cache.put(blobIdOf(small), small);
     cache.put(blobIdOf(large), large);
     expect(cache.get(blobIdOf(small))).toEqual(small);
     expect(cache.get(blobIdOf(large))).toBeUndefined();
+  });
+
+  it("counts what each entry costs beyond its bytes, so small blobs cannot hold many times its size", () => {
+    const perEntry = 4 + BLOB_ENTRY_OVERHEAD_BYTES;
+    const cache = createBlobCache({ enabled: true, maxBytes: 100 * perEntry });
+    const blobs = Array.from({ length: 1_000 }, (_, i) => new Uint8Array(new Uint32Array([i]).buffer));
+    for (const blob of blobs) cache.put(blobIdOf(blob), blob);
+    const kept = blobs.filter((blob) => cache.get(blobIdOf(blob)) !== undefined);
+    expect(kept).toHaveLength(100);
+    expect(kept[0]).toEqual(blobs[900]);
   });
 });
