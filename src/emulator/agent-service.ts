@@ -308,11 +308,10 @@ const percent = (part: number, whole: number): number => (whole === 0 ? 0 : (100
  * user at the usage limit (Emulator.limitUsage).
  */
 function usageSnapshot(turn: TurnDeps, atLimit: boolean) {
-  const completed = turn.stats.snapshot().turns.filter((t) => t.outcome === "completed");
+  const completed = turn.stats.completed();
   const limit = PLAN_LIMIT_CENTS;
-  const autoTurns = completed.filter((t) => t.model === "default" || t.model === "auto").length;
-  const autoSpend = atLimit ? 0 : Math.min(limit, autoTurns * CENTS_PER_RUN);
-  const apiSpend = atLimit ? limit : Math.min(limit - autoSpend, (completed.length - autoTurns) * CENTS_PER_RUN);
+  const autoSpend = atLimit ? 0 : Math.min(limit, completed.auto * CENTS_PER_RUN);
+  const apiSpend = atLimit ? limit : Math.min(limit - autoSpend, completed.other * CENTS_PER_RUN);
   const spend = autoSpend + apiSpend;
   const { start, end } = billingCycle();
   return {

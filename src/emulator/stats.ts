@@ -37,8 +37,23 @@ export interface EmulatorStats {
   turns: TurnStats[];
 }
 
+/**
+ * Turns the statistics keep, the newest (up to a tenth more before the oldest are dropped in one go): a long-running
+ * emulator (`serve --upstream emulator`, `cursor-bridge emulator`) kept every turn's record, about 400 bytes of heap
+ * each, for as long as it ran (20 MB after the bench's soak of 50,000 turns).
+ */
+export const MAX_TURNS = 10_000;
+
+/** Completed turns since the start (or the last reset), by usage bucket: Auto's (`default`/`auto`) and the others. */
+export interface CompletedTurns {
+  auto: number;
+  other: number;
+}
+
 /** Mutable statistics of one emulator. */
 export interface StatsRecorder {
+  /** Counted as turns complete, so the usage stays right after old turns' records are dropped. */
+  completed(): CompletedTurns;
   snapshot(): EmulatorStats;
   reset(): void;
   countRun(method: "Run" | "RunSSE"): void;
@@ -58,7 +73,8 @@ export interface StatsRecorder {
 }
 
 /** Creates an empty recorder. */
-export function createStatsRecorder(): StatsRecorder {
+export function createStatsRecorder(maxTurns = MAX_TURNS): StatsRecorder {
+  let completed: CompletedTurns = { auto: 0, other: 0 };
   let stats: EmulatorStats = {
     runStreams: 0,
     runSseStreams: 0,
@@ -71,7 +87,9 @@ export function createStatsRecorder(): StatsRecorder {
   };
   return {
     snapshot: () => structuredClone(stats),
+    completed: () => ({ ...completed }),
     reset() {
+      completed = { auto: 0, other: 0 };
       stats = {
         runStreams: 0,
         runSseStreams: 0,
@@ -111,6 +129,8 @@ export function createStatsRecorder(): StatsRecorder {
         startedAt: now,
       };
       stats.turns.push(turn);
+      if (stats.turns.length > maxTurns + Math.ceil(maxTurns / 10))
+        stats.turns.splice(0, stats.turns.length - maxTurns);
       return turn;
     },
     findRun(runId) {
@@ -121,6 +141,9 @@ export function createStatsRecorder(): StatsRecorder {
       if (turn.outcome !== undefined) return;
       turn.outcome = outcome;
       turn.endedAt = now;
+      if (outcome !== "completed") return;
+      if (turn.model === "default" || turn.model === "auto") completed.auto += 1;
+      else completed.other += 1;
     },
   };
 }
