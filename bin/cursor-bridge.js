@@ -3,7 +3,8 @@
 // first when src/ is newer (tools/build.mjs says so on stderr), so a start never runs stale output.
 import { createRequire } from "node:module";
 import { setFlagsFromString } from "node:v8";
-import { distBuilt, staleReason } from "../tools/build-stamp.mjs";
+import { distBuilt, distDir, staleReason } from "../tools/build-stamp.mjs";
+import { loadScriptBundle } from "../tools/script-loader.mjs";
 
 /**
  * Node's own modules a server's start loads (serve and the emulator alike), up to its first answer: loaded here,
@@ -41,20 +42,16 @@ const SERVER_BUILTINS = [
   "util#MIMEType",
 ];
 
-// The bundle starts loading (its files are read off the main thread) while src/ is compared with the build; should
-// dist/ be stale after all, what was loaded is set aside and the rebuilt bundle loaded instead.
-const built = distBuilt() ? import("../dist/main.js") : undefined;
-built?.catch(() => {});
+const command = process.argv[2];
 // Start-up allocations live as long as the process: keep the young generation small until a server listens
 // (src/util/young-generation.ts releases it), unless the user sized it.
 if (![...process.execArgv, process.env.NODE_OPTIONS ?? ""].some((option) => option.includes("semi-space"))) {
-  const command = process.argv[2];
   if (command === "serve" || command === "emulator") {
     const require = createRequire(import.meta.url);
     for (const entry of SERVER_BUILTINS) {
       const [name, member] = entry.split("#");
-      const loaded = require(`node:${name}`);
-      if (member !== undefined) Reflect.get(loaded, member);
+      const builtin = require(`node:${name}`);
+      if (member !== undefined) Reflect.get(builtin, member);
     }
     // Node's fetch classes (its bundled undici) load on first use of one of them, which Hono's server makes.
     Reflect.get(globalThis, "Response");
@@ -63,11 +60,18 @@ if (![...process.execArgv, process.env.NODE_OPTIONS ?? ""].some((option) => opti
   globalThis[Symbol.for("cursor-bridge.young-generation-held")] = true;
 }
 let loaded;
-if (built === undefined || staleReason() !== undefined) {
+if (!distBuilt() || staleReason() !== undefined) {
   const { ensureFreshBuild } = await import("../tools/build.mjs");
   await ensureFreshBuild((text) => process.stderr.write(text));
-  loaded = await import(`../dist/main.js?built=${Date.now()}`);
-} else {
-  loaded = await built;
 }
+// The bundle as scripts with a code cache (tools/script-loader.mjs), unless the build made none or
+// CURSOR_BRIDGE_SCRIPTS=0 asks for the ES modules (the same code, compiled from source at every start).
+if (process.env.CURSOR_BRIDGE_SCRIPTS !== "0") {
+  try {
+    loaded = loadScriptBundle(distDir, { cacheOnExit: command === "serve" || command === "emulator" });
+  } catch (error) {
+    process.stderr.write(`cursor-bridge: loading dist/script/ failed (${error?.message ?? error}); loading dist/\n`);
+  }
+}
+loaded ??= await import("../dist/main.js");
 process.exitCode = await loaded.main(process.argv.slice(2));

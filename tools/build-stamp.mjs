@@ -27,6 +27,7 @@ const buildScripts = [
   "descriptor-json.mjs",
   "lazy-descriptors.mjs",
   "merge-chunks.mjs",
+  "script-chunks.mjs",
 ].map((script) => `${root}tools${sep}${script}`);
 
 /** Newest mtime (ms) among the sources that go into dist/: src/ files and folders (deletions touch the folder). */

@@ -20,6 +20,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { distDir, newestSourceMtime, srcDir, staleReason, stampFile } from "./build-stamp.mjs";
 import { mergeSmallChunks } from "./merge-chunks.mjs";
+import { scriptVersions } from "./script-chunks.mjs";
 import { encodeTokenRanks } from "./token-ranks.mjs";
 
 export { staleReason };
@@ -81,7 +82,11 @@ async function importTools(dir) {
   const [esbuild, ranks] = await Promise.all([load("esbuild"), load("js-tiktoken/ranks/o200k_base")]);
   // Both resolve to CommonJS files (require conditions), whose exports arrive as the default export.
   const vocabulary = ranks.default?.bpe_ranks === undefined ? ranks.default?.default : ranks.default;
-  return { esbuild: esbuild.build ?? esbuild.default.build, ranks: vocabulary };
+  return {
+    esbuild: esbuild.build ?? esbuild.default.build,
+    transform: esbuild.transformSync ?? esbuild.default.transformSync,
+    ranks: vocabulary,
+  };
 }
 
 /**
@@ -112,7 +117,7 @@ export async function build() {
   await withBuildTools(buildWith);
 }
 
-async function buildWith({ esbuild, ranks }) {
+async function buildWith({ esbuild, transform, ranks }) {
   // Imported here, not at the top: it needs the installed @bufbuild/protobuf, and a script that fails to load says
   // nothing of why (`npm install -g .` in a fresh clone runs this with nothing installed; see the hint below).
   const { precompiledDescriptors } = await import("./precompiled-descriptors.mjs");
@@ -140,8 +145,16 @@ async function buildWith({ esbuild, ranks }) {
     metafile: true,
     plugins: [zodEnglishOnly, noOpenTelemetrySdk, precompiledDescriptors],
   });
+  const modules = await mergeSmallChunks({
+    esbuild,
+    outputFiles: result.outputFiles,
+    metafile: result.metafile,
+    root,
+    distDir,
+  });
   const outputFiles = [
-    ...(await mergeSmallChunks({ esbuild, outputFiles: result.outputFiles, metafile: result.metafile, root, distDir })),
+    ...modules,
+    ...scriptVersions({ transform, outputFiles: modules, distDir }),
     { path: path.join(distDir, "o200k_base.tokens"), contents: encodeTokenRanks(ranks) },
   ];
   const written = new Set(outputFiles.map((file) => file.path));
@@ -151,11 +164,16 @@ async function buildWith({ esbuild, ranks }) {
     writeFileSync(temporary, file.path.endsWith(".js") ? latin1Comments(file.text) : file.contents);
     renameSync(temporary, file.path);
   }
-  // Chunks of earlier builds (their names carry a content hash) are no longer referenced.
-  const chunksDir = path.join(distDir, "chunks");
-  for (const name of existsSync(chunksDir) ? readdirSync(chunksDir) : []) {
-    if (!written.has(path.join(chunksDir, name))) rmSync(path.join(chunksDir, name), { force: true });
+  // Chunks of earlier builds (their names carry a content hash) are no longer referenced, nor are the scripts of
+  // earlier builds and their code caches (tools/script-loader.mjs names each cache after its script's hash).
+  const scriptDir = path.join(distDir, "script");
+  for (const dir of [path.join(distDir, "chunks"), path.join(scriptDir, "chunks"), scriptDir]) {
+    for (const entry of existsSync(dir) ? readdirSync(dir, { withFileTypes: true }) : []) {
+      if (entry.isFile() && !written.has(path.join(dir, entry.name)))
+        rmSync(path.join(dir, entry.name), { force: true });
+    }
   }
+  rmSync(path.join(scriptDir, ".cache"), { recursive: true, force: true });
   writeFileSync(stampFile, `${startedAt.toISOString()}\n`);
   utimesSync(stampFile, startedAt, startedAt);
 }

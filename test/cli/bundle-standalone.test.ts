@@ -24,7 +24,8 @@ describe("the built bundle", () => {
   it("serves, answers a chat completion and counts tokens with no node_modules at all", async () => {
     for (const part of ["dist", "bin", "package.json"]) cpSync(join(root, part), join(copy, part), { recursive: true });
     mkdirSync(join(copy, "tools"));
-    cpSync(join(root, "tools", "build-stamp.mjs"), join(copy, "tools", "build-stamp.mjs"));
+    for (const tool of ["build-stamp.mjs", "script-loader.mjs"])
+      cpSync(join(root, "tools", tool), join(copy, "tools", tool));
     expect(existsSync(join(copy, "node_modules"))).toBe(false);
     const dependencies = Object.keys(
       (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { dependencies: Record<string, string> })
