@@ -98,7 +98,19 @@ export function loadScriptBundle(distDir, { cacheOnExit = false } = {}) {
       specifier.startsWith("./") || specifier.startsWith("../")
         ? load(resolve(here, specifier))
         : nodeRequire(specifier);
-    const importChunk = (specifier) => new Promise((done) => done(requireChunk(specifier)));
+    // import() of a chunk loads it on a later turn of the event loop, as Node's import() of a module does (it reads
+    // the file meanwhile): what the caller answers first (serve's first /health, while it loads the protocol code
+    // right after its API serves) is not held up by the load.
+    const importChunk = (specifier) =>
+      new Promise((done, fail) =>
+        setImmediate(() => {
+          try {
+            done(requireChunk(specifier));
+          } catch (error) {
+            fail(error);
+          }
+        }),
+      );
     script.runInThisContext()(module.exports, requireChunk, module, importChunk, pathToFileURL(esmFile).href);
     return module.exports;
   }
