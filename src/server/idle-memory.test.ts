@@ -19,6 +19,7 @@ describe("idle memory release", () => {
       logger: silentLogger,
       idleMs: 1_000,
       minIntervalMs: 10_000,
+      followUpMs: 2_000,
       heapThresholdBytes: 100,
       collect: (compact: boolean) => collect(state, compact),
       heapBytes: () => state.heap,
@@ -66,6 +67,73 @@ describe("idle memory release", () => {
     // Quiet since and nothing given back: no more until the next busy spell.
     await vi.advanceTimersByTimeAsync(60_000);
     expect(collect).toHaveBeenCalledTimes(6);
+    idle.close();
+  });
+
+  it("follows up after followUpMs instead while the last collection gave back a quarter or more", async () => {
+    // 800 → 400 (half given back) → 300 (a quarter) → 270 (a tenth): follow-ups 2 s, then 2 s after the collections.
+    const heaps = [400, 300, 270];
+    const { idle, collect } = setup(
+      800,
+      vi.fn((state: { heap: number }, compact: boolean) => {
+        if (compact) state.heap = heaps.shift() ?? state.heap;
+      }),
+    );
+    idle.begin();
+    idle.end();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(collect).toHaveBeenCalledTimes(2);
+    await vi.advanceTimersByTimeAsync(1_999);
+    expect(collect).toHaveBeenCalledTimes(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(collect).toHaveBeenCalledTimes(4);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(collect).toHaveBeenCalledTimes(6);
+    // Two follow-ups per busy spell, whatever they give back.
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(collect).toHaveBeenCalledTimes(6);
+    idle.close();
+  });
+
+  it("after a follow-up that gave back little, waits minIntervalMs for the next", async () => {
+    // 800 → 400 (half) → 380 (a twentieth): the second follow-up waits the full interval.
+    const heaps = [400, 380];
+    const { idle, collect } = setup(
+      800,
+      vi.fn((state: { heap: number }, compact: boolean) => {
+        if (compact) state.heap = heaps.shift() ?? state.heap;
+      }),
+    );
+    idle.begin();
+    idle.end();
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(collect).toHaveBeenCalledTimes(4);
+    await vi.advanceTimersByTimeAsync(9_999);
+    expect(collect).toHaveBeenCalledTimes(4);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(collect).toHaveBeenCalledTimes(6);
+    idle.close();
+  });
+
+  it("a request in between puts the next collection back to idleMs of quiet and minIntervalMs since the last", async () => {
+    const heaps = [400, 200];
+    const { idle, collect } = setup(
+      800,
+      vi.fn((state: { heap: number }, compact: boolean) => {
+        if (compact) state.heap = heaps.shift() ?? state.heap;
+      }),
+    );
+    idle.begin();
+    idle.end();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(collect).toHaveBeenCalledTimes(2);
+    // Quiet again 1 s later, but the last collection was less than minIntervalMs ago: not before 10 s after it.
+    idle.begin();
+    idle.end();
+    await vi.advanceTimersByTimeAsync(9_999);
+    expect(collect).toHaveBeenCalledTimes(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(collect).toHaveBeenCalledTimes(4);
     idle.close();
   });
 
