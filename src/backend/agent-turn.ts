@@ -181,11 +181,11 @@ export class CursorAgentTurn implements AgentTurn {
   }
 
   stream(signal?: AbortSignal, options?: SegmentOptions): AsyncIterable<BackendEvent> {
-    return this.segment(signal, undefined, options?.holdEvents === true);
+    return this.segment(signal, undefined, options);
   }
 
   resume(results: ToolResult[], signal?: AbortSignal, options?: SegmentOptions): AsyncIterable<BackendEvent> {
-    return this.segment(signal, results, options?.holdEvents === true);
+    return this.segment(signal, results, options);
   }
 
   /** The caller's executor, noting that the caller's client was reached (see {@link reachedClient}). */
@@ -216,10 +216,13 @@ export class CursorAgentTurn implements AgentTurn {
   private async *segment(
     signal: AbortSignal | undefined,
     results: ToolResult[] | undefined,
-    hold: boolean,
+    options: SegmentOptions | undefined,
   ): AsyncGenerator<BackendEvent> {
     this.enterSegment(results === undefined);
-    this.held = hold ? [] : undefined;
+    this.held = options?.holdEvents === true ? [] : undefined;
+    const oneCall = options?.oneToolCall === true;
+    /** With `oneCall`: calls whose arguments this segment showed and whose `tool-call` it has not yielded yet. */
+    const forming = new Set<string>();
     try {
       if (results === undefined) await this.openWithRecovery(signal);
       else await this.deliver(results);
@@ -229,14 +232,26 @@ export class CursorAgentTurn implements AgentTurn {
         const item = this.channel.poll() ?? (await this.nextItem(signal, results === undefined));
         if (item === undefined) continue;
         if (item.type === "event") {
-          if (item.event.type === "tool-call") this.announced.push(item.event.toolCallId);
-          if (item.event.type !== "checkpoint") this.outputStarted = true;
-          if (this.held !== undefined) {
-            this.held.push(item.event);
-            continue;
+          const event = item.event;
+          if (event.type === "tool-call") this.announced.push(event.toolCallId);
+          if (event.type !== "checkpoint") this.outputStarted = true;
+          if (this.held !== undefined) this.held.push(event);
+          else {
+            if (event.type !== "checkpoint" && this.phase === "opening") this.moveTo("streaming");
+            yield event;
           }
-          if (item.event.type !== "checkpoint" && this.phase === "opening") this.moveTo("streaming");
-          yield item.event;
+          if (oneCall) {
+            if (event.type === "tool-call-delta") forming.add(event.toolCallId);
+            else if (event.type === "tool-call") {
+              forming.delete(event.toolCallId);
+              // One call per answer: end at this call, unless this segment already showed another call's arguments
+              // forming (that call then ends it once complete); what came after it waits for the next segment.
+              if (forming.size === 0 && this.session?.pending.has(event.toolCallId) === true) {
+                yield* this.finishSegment("tool-calls");
+                return;
+              }
+            }
+          }
         } else if (item.type === "pause") {
           // Calls Cursor closed on its own still end the segment: the caller holds them and owes each a result.
           if (!this.announced.some((id) => this.session?.pending.has(id) || this.session?.settled.has(id))) continue;

@@ -318,6 +318,13 @@ export interface SegmentOptions {
    * @default false (events are yielded as they arrive)
    */
   holdEvents?: boolean;
+  /**
+   * The caller's client takes one tool call per answer (OpenAI `parallel_tool_calls: false`, Anthropic
+   * `disable_parallel_tool_use`): the segment ends at its first tool call without waiting for more calls of the
+   * step; each further call of the step follows in a segment of its own, once the caller has answered the one before
+   * (docs/protocol.md §4.6). @default false (a step's calls come together)
+   */
+  oneToolCall?: boolean;
 }
 
 /** Lifecycle of one Cursor turn as seen by callers. */

@@ -71,7 +71,7 @@ export interface EngineOptions {
 }
 
 /** What a turn sends besides its messages: the surface's settings, the model selection, the allowed tools. */
-interface RunExtras extends Pick<EngineRequest, "executor" | "mode" | "wholeAnswer"> {
+interface RunExtras extends Pick<EngineRequest, "executor" | "mode" | "wholeAnswer" | "oneToolCallPerAnswer"> {
   selection?: ModelSelection;
   allowedTools?: readonly string[];
 }
@@ -267,6 +267,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
         ...(request.executor === undefined ? {} : { executor: request.executor }),
         ...(request.mode === undefined ? {} : { mode: request.mode }),
         ...(request.wholeAnswer === undefined ? {} : { wholeAnswer: request.wholeAnswer }),
+        ...(request.oneToolCallPerAnswer === true ? { oneToolCallPerAnswer: true } : {}),
         selection,
         ...(allowedTools === undefined ? {} : { allowedTools }),
       };
@@ -343,8 +344,11 @@ export function createEngine(options: EngineOptions): BridgeEngine {
 }
 
 /** How the backend should hand out a segment's events for this request. */
-function segmentOptions(surface: Pick<EngineRequest, "wholeAnswer">): SegmentOptions {
-  return surface.wholeAnswer === true ? { holdEvents: true } : {};
+function segmentOptions(surface: Pick<EngineRequest, "wholeAnswer" | "oneToolCallPerAnswer">): SegmentOptions {
+  return {
+    ...(surface.wholeAnswer === true ? { holdEvents: true } : {}),
+    ...(surface.oneToolCallPerAnswer === true ? { oneToolCall: true } : {}),
+  };
 }
 
 interface WatchDeps {

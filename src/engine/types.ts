@@ -91,6 +91,12 @@ export interface EngineRequest {
    */
   wholeAnswer?: boolean;
   /**
+   * The client takes one tool call per answer (OpenAI `parallel_tool_calls: false`, Anthropic
+   * `disable_parallel_tool_use`): an answer ends at its first tool call, and further calls Cursor makes in the same
+   * step follow one per answer (SegmentOptions.oneToolCall). @default false
+   */
+  oneToolCallPerAnswer?: boolean;
+  /**
    * The named Cursor account the turn runs on (the team gateway binds each virtual key to one, issue #29); absent =
    * the default account. A turn never moves to another account.
    */

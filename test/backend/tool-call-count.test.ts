@@ -2,7 +2,8 @@
  * `tool_requests_listed.call_count` (cursor-protocol-addendum-2.md §4) end to end: the emulator announces each step's
  * parallel calls, and the agent client ends its tool batch window as soon as the last announced call arrived. Without
  * the announcement (`toolCallCount: false`) the window still ends the segment. The window here is far longer than
- * the test's timeout, so a segment that waited it out could not pass.
+ * the test's timeout, so a segment that waited it out could not pass. A caller that takes one call per answer gets
+ * the step's calls one segment at a time.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ClientTool } from "../../src/backend/types.js";
@@ -64,4 +65,37 @@ describe.each(["http2", "http1"] as const)("tool call count over %s", (transport
       expect(endOf(second)).toBe("stop");
     });
   });
+});
+
+describe("one tool call per segment (SegmentOptions.oneToolCall)", () => {
+  let fx: Fixture;
+  beforeAll(async () => {
+    // No count, and a window far longer than the test: only the one-call rule can end these segments.
+    fx = await startFixture({
+      transport: "http2",
+      emulator: { toolCallCount: false },
+      client: { toolBatchWindowMs: 120_000 },
+    });
+  });
+  afterAll(async () => fx.close());
+
+  it("ends each segment at its call, the step's calls following one per segment, and the turn completes", async () => {
+    const turn = fx.client.startTurn(userTurn("one-call", PARALLEL, { tools: [lookupTool] }));
+    const options = { oneToolCall: true };
+    let events = await collect(turn.stream(undefined, options));
+    const seen: unknown[] = [];
+    for (let round = 0; round < 3; round++) {
+      const calls = toolCallsOf(events);
+      expect(calls).toHaveLength(1);
+      expect(endOf(events)).toBe("tool-calls");
+      const call = calls[0]!;
+      seen.push(JSON.parse(call.arguments));
+      events = await collect(
+        turn.resume([{ toolCallId: call.toolCallId, content: `r${round}`, isError: false }], undefined, options),
+      );
+    }
+    expect(seen).toEqual([{ q: "a" }, { q: "b" }, { q: "c" }]);
+    expect(toolCallsOf(events)).toEqual([]);
+    expect(endOf(events)).toBe("stop");
+  }, 20_000);
 });

@@ -115,4 +115,36 @@ describe("openai SDK → cursor-bridge serve → emulator without call_count", (
     expect(stats.runStreams + stats.runSseStreams).toBe(1);
     expect(stats.turns.map((t) => t.outcome)).toEqual(["completed"]);
   }, 60_000);
+
+  it("keeps a step's parallel calls in one response, or gives one per response with parallel_tool_calls: false", async () => {
+    const ask = 'Keys? [[emu:tool lookup {"key":"a"}]] [[emu:tool lookup {"key":"b"}]]';
+    const keysOf = (calls: OpenAI.Chat.Completions.ChatCompletionMessageToolCall[] | undefined) =>
+      (calls ?? []).map((call) => (call.type === "function" ? JSON.parse(call.function.arguments).key : "?"));
+    const together = await client.chat.completions
+      .stream({ model: "auto", messages: [{ role: "user", content: ask }], tools: [lookup] })
+      .finalChatCompletion();
+    expect(keysOf(together.choices[0]?.message.tool_calls)).toEqual(["a", "b"]);
+
+    const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: "user", content: `${ask} one` }];
+    const seen: string[] = [];
+    for (let round = 0; round < 2; round++) {
+      const response = await client.chat.completions
+        .stream({ model: "auto", messages, tools: [lookup], parallel_tool_calls: false })
+        .finalChatCompletion();
+      const choice = response.choices[0];
+      expect(choice?.finish_reason).toBe("tool_calls");
+      const calls = choice?.message.tool_calls;
+      expect(keysOf(calls)).toHaveLength(1);
+      seen.push(...keysOf(calls));
+      const call = calls?.[0];
+      if (call?.type !== "function") throw new Error("expected a function tool call");
+      messages.push(choice!.message, { role: "tool", tool_call_id: call.id, content: `value-${seen.at(-1)}` });
+    }
+    expect(seen).toEqual(["a", "b"]);
+    const last = await client.chat.completions
+      .stream({ model: "auto", messages, tools: [lookup], parallel_tool_calls: false })
+      .finalChatCompletion();
+    expect(last.choices[0]?.finish_reason).toBe("stop");
+    expect(last.choices[0]?.message.content).toContain("lookup returned: value-b");
+  }, 60_000);
 });

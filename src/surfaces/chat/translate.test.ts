@@ -102,7 +102,16 @@ describe("toTurnInput", () => {
       stream: true,
       includeUsage: true,
     });
-    const limited = input({ messages, max_tokens: 5, parallel_tool_calls: false });
-    expect(limited.warnings).toHaveLength(2);
+    const limited = input({ messages, max_tokens: 5 });
+    expect(limited.warnings).toHaveLength(1);
+  });
+
+  it("asks for one tool call per answer on parallel_tool_calls: false, and only then", () => {
+    const messages = [{ role: "user", content: "x" }];
+    const one = input({ messages, tools: [tool("a")], parallel_tool_calls: false });
+    expect(one.request.oneToolCallPerAnswer).toBe(true);
+    expect(one.warnings).toEqual([]);
+    expect(input({ messages, parallel_tool_calls: true }).request.oneToolCallPerAnswer).toBeUndefined();
+    expect(input({ messages }).request.oneToolCallPerAnswer).toBeUndefined();
   });
 });

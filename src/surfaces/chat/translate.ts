@@ -124,9 +124,6 @@ export function toTurnInput(request: ChatCompletionRequest, options: TurnInputOp
   const tools = (request.tools ?? []).map(toClientTool);
   const toolChoice = toToolChoice(request.tool_choice);
   const warnings = toolChoiceWarnings(toolChoice, tools);
-  if (request.parallel_tool_calls === false) {
-    warnings.push("parallel_tool_calls=false cannot be enforced; the model may call several tools at once.");
-  }
   for (const key of ["max_tokens", "max_completion_tokens"] as const) {
     if (request[key] != null) warnings.push(`${key} is not enforced by the Cursor backend.`);
   }
@@ -140,6 +137,8 @@ export function toTurnInput(request: ChatCompletionRequest, options: TurnInputOp
       messages: request.messages.map((message, index) => toConversationMessage(message, index, images)),
       tools,
       ...(request.web_search_options == null ? {} : { serverTools: { webSearch: {} } }),
+      // Cursor may still make several calls in a step: the client gets them one per answer.
+      ...(request.parallel_tool_calls === false ? { oneToolCallPerAnswer: true } : {}),
       options: {
         reasoning: reasoningEffort !== "none",
         reasoningEffort,

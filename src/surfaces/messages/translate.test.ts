@@ -184,4 +184,14 @@ describe("toEngineRequest", () => {
     // "sys" (1) + "one two" (2) + one image + 2 framed messages (instructions, user) × 3.
     expect(estimateInputTokens(request, words)).toBe(1 + 2 + IMAGE_TOKENS + 6);
   });
+
+  it("asks for one tool call per message on tool_choice.disable_parallel_tool_use, and only then", () => {
+    const messages = [{ role: "user", content: "x" }];
+    const tools = [{ name: "a", input_schema: { type: "object" } }];
+    const one = translate({ messages, tools, tool_choice: { type: "auto", disable_parallel_tool_use: true } });
+    expect(one.request.oneToolCallPerAnswer).toBe(true);
+    const many = translate({ messages, tools, tool_choice: { type: "auto", disable_parallel_tool_use: false } });
+    expect(many.request.oneToolCallPerAnswer).toBeUndefined();
+    expect(translate({ messages, tools }).request.oneToolCallPerAnswer).toBeUndefined();
+  });
 });

@@ -135,6 +135,10 @@ function toToolChoice(choice: CountTokensRequest["tool_choice"], warnings: strin
   return choice.type === "any" ? "required" : { name: choice.name };
 }
 
+function disablesParallelToolUse(choice: CountTokensRequest["tool_choice"]): boolean {
+  return choice != null && "disable_parallel_tool_use" in choice && choice.disable_parallel_tool_use === true;
+}
+
 const EFFORT: Record<string, ReasoningEffort> = {
   low: "low",
   medium: "medium",
@@ -180,6 +184,8 @@ export function toEngineRequest(body: CountTokensRequest, images: ImageBudget = 
       messages,
       tools,
       ...serverTools(body.tools),
+      // Cursor may still make several calls in a step: the client gets them one per message.
+      ...(disablesParallelToolUse(body.tool_choice) ? { oneToolCallPerAnswer: true } : {}),
       options: {
         reasoning,
         reasoningEffort,

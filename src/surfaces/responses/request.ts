@@ -50,6 +50,7 @@ export const HANDLED_RESPONSES_KEYS: ReadonlySet<string> = new Set([
   "instructions",
   "tools",
   "tool_choice",
+  "parallel_tool_calls",
   "stream",
   "store",
   "previous_response_id",

@@ -142,20 +142,13 @@ describe("Responses request → EngineRequest", () => {
       text: { format: { type: "json_schema" }, verbosity: "low" },
       temperature: 0.2,
       prompt_cache_key: "k",
-      parallel_tool_calls: false,
     });
     expect(request.options.reasoningEffort).toBe("high");
     expect(warnings).toEqual([
       "max_output_tokens is not enforced by Cursor",
       "text.format 'json_schema' is not enforced by Cursor",
     ]);
-    expect(ignoredParams).toEqual([
-      "max_output_tokens",
-      "text",
-      "temperature",
-      "prompt_cache_key",
-      "parallel_tool_calls",
-    ]);
+    expect(ignoredParams).toEqual(["max_output_tokens", "text", "temperature", "prompt_cache_key"]);
     expect(translate({ input: "x", reasoning: { effort: "none" } }).request.options.reasoning).toBe(false);
   });
 
@@ -191,5 +184,15 @@ describe("Responses request → EngineRequest", () => {
     expect(error).toMatchObject({ code: "invalid_request", status: 400, param });
     expect(error.message).toContain(`'${param}'`);
     if (message !== undefined) expect(error.message).toBe(message);
+  });
+});
+
+describe("parallel_tool_calls", () => {
+  it("asks for one function call per response on false, and no longer lists it as ignored", () => {
+    const one = translate({ input: "x", parallel_tool_calls: false });
+    expect(one.request.oneToolCallPerAnswer).toBe(true);
+    expect(one.ignoredParams).not.toContain("parallel_tool_calls");
+    expect(translate({ input: "x", parallel_tool_calls: true }).request.oneToolCallPerAnswer).toBeUndefined();
+    expect(translate({ input: "x" }).request.oneToolCallPerAnswer).toBeUndefined();
   });
 });

@@ -183,6 +183,8 @@ export function toEngineRequest(
       messages,
       tools: clientTools.tools,
       ...(clientTools.serverTools === undefined ? {} : { serverTools: clientTools.serverTools }),
+      // Cursor may still make several calls in a step: the client gets them one per response.
+      ...(request.parallel_tool_calls === false ? { oneToolCallPerAnswer: true } : {}),
       options: {
         reasoning: effort !== "none",
         reasoningEffort: toEffort(effort),
