@@ -66,3 +66,40 @@ describe("coalesceWritesPerTurn", () => {
     expect(coalesced.socketWrites).toBeLessThanOrEqual(40 * frames.length + 2);
   }, 60_000);
 });
+
+describe("flushHeadersCoalesced", () => {
+  it("sends the headers and the frames written after them once the promise jobs ran, not at the turn's end", async () => {
+    const seen: { corkedAtWrite: number; corkedAfterJobs: number; corkedAtTurnEnd: number }[] = [];
+    const server = createServer((_req, res) => {
+      coalesceWritesPerTurn(res);
+      // As the listener writes a stream: the headers in a promise job, the first frames in the jobs after it.
+      const headed = Promise.resolve().then(() => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        flushHeadersCoalesced(res);
+      });
+      void headed.then(() => {
+        res.write("data: a\n\n");
+        const socket = res.socket as NonNullable<typeof res.socket>;
+        const entry = { corkedAtWrite: socket.writableCorked, corkedAfterJobs: -1, corkedAtTurnEnd: -1 };
+        seen.push(entry);
+        process.nextTick(() => {
+          entry.corkedAfterJobs = socket.writableCorked;
+        });
+        setImmediate(() => {
+          entry.corkedAtTurnEnd = socket.writableCorked;
+          res.end();
+        });
+      });
+    });
+    servers.push(server);
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const socket = connect((server.address() as AddressInfo).port, "127.0.0.1");
+    socket.write("GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    const parts: Buffer[] = [];
+    socket.on("data", (part: Buffer) => parts.push(part));
+    await once(socket, "end");
+    expect(Buffer.concat(parts).toString("latin1")).toContain("data: a\n\n");
+    expect(seen).toEqual([{ corkedAtWrite: 1, corkedAfterJobs: 0, corkedAtTurnEnd: 0 }]);
+  });
+});

@@ -80,11 +80,22 @@ export function coalesceWritesPerTurn(res: ServerResponse): void {
   } as ServerResponse["write"];
 }
 
+function uncorkOne(socket: Socket): void {
+  socket.uncork();
+}
+
 /**
- * Writes `res`'s headers in this event-loop turn's coalesced write: with the first frames of a stream written in the
- * same turn, headers and frames leave in one `writev` (a plain `flushHeaders()` is a system call of its own).
+ * Writes `res`'s headers corked until the promise jobs now queued have run: the first frames of a stream, which the
+ * same jobs write, leave with the headers in one `writev` (a plain `flushHeaders()` is a system call of its own), and
+ * they leave then, not at the end of the event-loop turn as later frames do: `process.nextTick` runs once the
+ * microtask queue is empty, while a `setImmediate` waits for the rest of the poll phase (the first token's time,
+ * docs/performance.md). A socket corked already (a response before this one on it, in this turn) stays as it is.
  */
 export function flushHeadersCoalesced(res: ServerResponse): void {
-  corkUntilTurnEnd(res.socket as Socket | null);
+  const socket = res.socket as Socket | null;
+  if (socket !== null && socket.writableCorked === 0 && !socket.destroyed) {
+    socket.cork();
+    process.nextTick(uncorkOne, socket);
+  }
   res.flushHeaders();
 }
