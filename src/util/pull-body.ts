@@ -43,7 +43,8 @@ class PullBodyState {
   private ended = false;
 
   constructor(
-    private readonly source: PullSource,
+    /** Replaced once by {@link PendingStreamedResponse.attach} for a body made before its source. */
+    public source: PullSource,
     private readonly options: PullBodyOptions,
   ) {}
 
@@ -139,8 +140,13 @@ const responses = new WeakMap<Response, PullBodyState>();
  * `release()`, so the upstream turn is released in its `finally`.
  */
 export function pullBody(source: PullSource, options: PullBodyOptions = {}): ReadableStream<Uint8Array> {
-  const state = new PullBodyState(source, options);
-  const encoder = new TextEncoder();
+  return webStreamOf(new PullBodyState(source, options));
+}
+
+/** Encodes the frames of every web-stream body (a TextEncoder holds no state between calls). */
+const encoder = new TextEncoder();
+
+function webStreamOf(state: PullBodyState): ReadableStream<Uint8Array> {
   const stream = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -160,6 +166,40 @@ export function pullBody(source: PullSource, options: PullBodyOptions = {}): Rea
   );
   bodies.set(stream, state);
   return stream;
+}
+
+/** A streamed response made before its source exists; see {@link pendingStreamedResponse}. */
+export interface PendingStreamedResponse {
+  /** The response, to be handed out only once {@link attach} has given it its source. */
+  readonly response: Response;
+  /** Gives the body its source (once). */
+  attach(source: PullSource): void;
+}
+
+/** The source of a pending body until it is attached: nothing reads the body before that. */
+const UNATTACHED: PullSource = {
+  read: () => Promise.reject(new Error("The streamed body was read before its source was attached.")),
+  errorFrame: () => "",
+  release: () => Promise.resolve(),
+};
+
+/**
+ * A {@link streamedResponse} whose source comes later: the web stream, its state, the `Response` and its headers
+ * object are made now, so a turn can have them made while it waits for its first event and spend only the source's
+ * construction after it (docs/performance.md, "Where one stream's time to first token goes").
+ */
+export function pendingStreamedResponse(init: ResponseInit, options: PullBodyOptions = {}): PendingStreamedResponse {
+  const state = new PullBodyState(UNATTACHED, options);
+  const response = streamedResponse(webStreamOf(state), init);
+  // The headers object is made on first use (the access log sets `x-request-id` on it): made now, not after the turn.
+  void response.headers;
+  return {
+    response,
+    attach(source) {
+      if (state.source !== UNATTACHED) throw new Error("The streamed body already has its source.");
+      state.source = source;
+    },
+  };
 }
 
 /** `new Response(body, init)`; when `body` is a {@link pullBody}, the Node listener may write it directly. */

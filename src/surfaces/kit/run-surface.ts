@@ -10,12 +10,12 @@ import type { ModelInfo } from "../../backend/types.js";
 import type { Engine, EngineRequest, TurnRoute, TurnTrace } from "../../engine/index.js";
 import { ProxyError } from "../../util/errors.js";
 import { clampForMessage, redactText } from "../../util/logger.js";
-import { streamedResponse } from "../../util/pull-body.js";
+import { type PendingStreamedResponse, pendingStreamedResponse } from "../../util/pull-body.js";
 import type { AppEnv } from "./access-log.js";
 import { headerList } from "./header-list.js";
 import type { ModelNames } from "./model-names.js";
 import { watchTurn } from "./request-io.js";
-import { foldTurn, type StreamWire, streamTurn, type Translation } from "./translate.js";
+import { foldTurn, type StreamWire, type Translation, turnSource } from "./translate.js";
 
 /** A translated request, ready to run. */
 export interface SurfaceRequest {
@@ -115,6 +115,34 @@ export async function runSurface<F, R>(
     clientSignal.removeEventListener("abort", onClientGone);
   };
 
+  // A stream's response (its web stream, body state, Response and headers) does not depend on the turn: it is made in
+  // the check phase after this event-loop turn, when the Run's request has left and the first event is still awaited,
+  // instead of after that event (docs/performance.md, "Where one stream's time to first token goes").
+  let served: ServedTurn | undefined;
+  let finished: () => void = () => {};
+  const noteParked = () => {
+    if (served !== undefined) log.parked = served.parked;
+  };
+  const prepare = () =>
+    pendingStreamedResponse(
+      { status: 200, headers: { ...noteHeaders(input), ...SSE_HEADERS } },
+      {
+        onError: (error) => (log.streamError = error),
+        onCancel: onClientGone,
+        onEnd: () => {
+          noteParked();
+          release();
+          finished();
+        },
+      },
+    );
+  let prepared: PendingStreamedResponse | undefined;
+  const early = input.stream
+    ? setImmediate(() => {
+        prepared = prepare();
+      })
+    : undefined;
+
   let started: Awaited<ReturnType<Engine["startTurn"]>>;
   try {
     const request = principal?.account === undefined ? input.request : { ...input.request, account: principal.account };
@@ -123,16 +151,19 @@ export async function runSurface<F, R>(
     const whole = input.stream ? {} : { wholeAnswer: true };
     started = await kit.engine.startTurn({ ...request, ...whole, model }, abort.signal, { trace });
   } catch (error) {
+    clearImmediate(early);
     release();
     throw error;
   }
-  const served: ServedTurn = {
+  clearImmediate(early);
+  const turn: ServedTurn = {
     model: started.servedModel ?? started.model.id,
     route: started.route,
     get parked() {
       return started.parked === true;
     },
   };
+  served = turn;
   log.model = served.model;
   log.route = served.route;
   const params = started.selection?.parameters ?? [];
@@ -142,42 +173,30 @@ export async function runSurface<F, R>(
       .map(({ id, value }) => `${id}=${value}`)
       .join(",");
   }
-  const noteParked = () => {
-    log.parked = served.parked;
-  };
-  const headers = noteHeaders(input);
   const watch = watchTurn(log, kit.now);
 
   if (!input.stream) {
     try {
-      const body = await foldTurn(started.events, renderer.translation(served), { watch });
+      const body = await foldTurn(started.events, renderer.translation(turn), { watch });
       noteParked();
-      return c.json(body, 200, headers);
+      return c.json(body, 200, noteHeaders(input));
     } finally {
       release();
     }
   }
-  let finished: () => void = () => {};
   log.streaming = new Promise<void>((resolve) => (finished = resolve));
-  let body: ReadableStream<Uint8Array>;
+  const answer = prepared ?? prepare();
   try {
-    body = streamTurn(started.events, renderer.translation(served), renderer.wire, {
-      watch,
-      errorContext: { requestId: log.requestId },
-      callbacks: {
-        onError: (error) => (log.streamError = error),
-        onCancel: onClientGone,
-        onEnd: () => {
-          noteParked();
-          release();
-          finished();
-        },
-      },
-    });
+    answer.attach(
+      turnSource(started.events, renderer.translation(turn), renderer.wire, {
+        watch,
+        errorContext: { requestId: log.requestId },
+      }),
+    );
   } catch (error) {
     release();
     finished();
     throw error;
   }
-  return streamedResponse(body, { status: 200, headers: { ...headers, ...SSE_HEADERS } });
+  return answer.response;
 }

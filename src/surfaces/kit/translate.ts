@@ -19,7 +19,7 @@
  */
 import type { BackendEvent } from "../../backend/types.js";
 import { ProxyError, upstreamTruncated } from "../../util/errors.js";
-import type { PullBodyOptions, PulledFrame } from "../../util/pull-body.js";
+import type { PullBodyOptions, PulledFrame, PullSource } from "../../util/pull-body.js";
 import { pullBody } from "../../util/pull-body.js";
 import type { ErrorContext } from "./error-policy.js";
 
@@ -312,6 +312,19 @@ export function streamTurn<F>(
   wire: StreamWire<F>,
   options: StreamOptions = {},
 ): ReadableStream<Uint8Array> {
+  return pullBody(turnSource(events, translation, wire, options), options.callbacks);
+}
+
+/**
+ * The source of {@link streamTurn}'s body, for a body made before the turn started (util/pull-body.ts,
+ * `pendingStreamedResponse`); `options.callbacks` are the body's, not the source's.
+ */
+export function turnSource<F>(
+  events: AsyncIterable<BackendEvent>,
+  translation: Translation<F>,
+  wire: StreamWire<F>,
+  options: Omit<StreamOptions, "callbacks"> = {},
+): PullSource {
   const reader = new TurnReader(events, translation, options.watch);
   const toFrame = (frame: F | undefined): PulledFrame =>
     frame === undefined ? { frame: wire.end, last: true } : { frame: wire.encode(frame), last: false };
@@ -332,18 +345,15 @@ export function streamTurn<F>(
       clearTimeout(timer);
     }
   };
-  return pullBody(
-    {
-      // Not `async` without pings: one promise per frame (the reader's), none of an async function's own.
-      read: interval > 0 ? readOrPing : () => reader.next().then(toFrame),
-      errorFrame: (error) => {
-        pending = undefined;
-        const frames: F[] = [];
-        translation.fail(error, options.errorContext ?? {}, (frame) => frames.push(frame));
-        return frames.map((frame) => wire.encode(frame)).join("");
-      },
-      release: () => reader.release(),
+  return {
+    // Not `async` without pings: one promise per frame (the reader's), none of an async function's own.
+    read: interval > 0 ? readOrPing : () => reader.next().then(toFrame),
+    errorFrame: (error) => {
+      pending = undefined;
+      const frames: F[] = [];
+      translation.fail(error, options.errorContext ?? {}, (frame) => frames.push(frame));
+      return frames.map((frame) => wire.encode(frame)).join("");
     },
-    options.callbacks,
-  );
+    release: () => reader.release(),
+  };
 }
