@@ -2,9 +2,9 @@
  * Loads the bundle from its script versions (dist/script/, written by tools/script-chunks.mjs) with a V8 code cache:
  * what bin/cursor-bridge.js runs when they are there. Each script is compiled with `vm.Script` and the bytecode a
  * previous run left for it in dist/script/.cache/ (one file per script, named after the hash on its first line), so
- * V8 neither parses nor compiles what that run already had. A server (`cacheOnExit`) writes the caches it lacked, or
- * that V8 rejected, when it exits, with every function it ran by then; each is written to a temporary name and
- * renamed. A cache is only ever a shortcut: one that is missing, unreadable, truncated or corrupt (a CRC-32 of its
+ * V8 neither parses nor compiles what that run already had. A server (`cacheOnExit`) writes the caches it lacked, that
+ * V8 rejected or that held markedly less than it compiled, when it exits, with every function it ran by then; each is
+ * written to a temporary name and renamed. A cache is only ever a shortcut: one that is missing, unreadable, truncated or corrupt (a CRC-32 of its
  * bytes heads it), or that V8 rejects (another Node or V8 flags), is ignored and the script compiled from source; a
  * folder that cannot be written (an installed package) keeps none.
  *
@@ -71,8 +71,8 @@ export function loadScriptBundle(distDir, { cacheOnExit = false } = {}) {
   }
   const nodeRequire = createRequire(join(distDir, "main.js"));
   const modules = new Map();
-  /** Scripts to cache on exit: compiled without an accepted cache. */
-  const uncached = [];
+  /** Every script loaded, with the size of the cache V8 accepted for it (0: none). */
+  const loaded = [];
 
   function load(file, preread) {
     const known = modules.get(file);
@@ -86,8 +86,9 @@ export function loadScriptBundle(distDir, { cacheOnExit = false } = {}) {
       cachedData,
       importModuleDynamically: dynamicImport,
     });
-    if (cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
-      uncached.push({ script, cacheFile, held: globalThis[HELD] });
+    if (cacheFile !== undefined) {
+      const accepted = cachedData !== undefined && script.cachedDataRejected !== true;
+      loaded.push({ script, cacheFile, held: globalThis[HELD], cachedBytes: accepted ? cachedData.length : 0 });
     }
     const module = { exports: {} };
     modules.set(file, module);
@@ -115,29 +116,32 @@ export function loadScriptBundle(distDir, { cacheOnExit = false } = {}) {
     return module.exports;
   }
 
-  if (cacheOnExit && crc32 !== undefined) process.once("exit", () => writeCaches(uncached, cacheDir));
+  if (cacheOnExit && crc32 !== undefined) process.once("exit", () => writeCaches(loaded, cacheDir));
   return load(join(scriptDir, "main.js"), mainText);
 }
 
+/** A cache is written again when this run compiled enough more of its script (a start that ran only part of it). */
+const GROWTH_TO_REWRITE = 1.1;
+
 /**
- * Writes each script's code cache (with the functions compiled so far). V8 checks its flags against the ones a cache
- * was made under, so a script compiled while bin/ held the young generation (src/util/young-generation.ts) gets its
- * cache made under that flag, and one compiled after the release under the default; a process bin/ never held
- * (the user sized the young generation) keeps its flags as they are.
+ * Writes each script's code cache (with the functions compiled so far) when it had none, V8 rejected it, or this run
+ * compiled markedly more of the script than it held (the first start may not have answered a chat). V8 checks its
+ * flags against the ones a cache was made under, so a script compiled while bin/ held the young generation
+ * (src/util/young-generation.ts) gets its cache made under that flag, and one compiled after the release under the
+ * default; a process bin/ never held (the user sized the young generation) keeps its flags as they are.
  */
-function writeCaches(uncached, cacheDir) {
-  if (uncached.length === 0) return;
-  try {
-    mkdirSync(cacheDir, { recursive: true });
-  } catch {
-    return;
-  }
+function writeCaches(loaded, cacheDir) {
   const heldNow = globalThis[HELD];
-  for (const { script, cacheFile, held } of uncached) {
+  let made = false;
+  for (const { script, cacheFile, held, cachedBytes } of loaded) {
     try {
       if (held !== undefined) setFlagsFromString(held === true ? HELD_FLAG : DEFAULT_FLAG);
+      const data = script.createCachedData();
+      if (cachedBytes > 0 && data.length <= cachedBytes * GROWTH_TO_REWRITE) continue;
+      if (!made) mkdirSync(cacheDir, { recursive: true });
+      made = true;
       const temporary = `${cacheFile}.${process.pid}.tmp`;
-      writeFileSync(temporary, encodeCache(script.createCachedData()));
+      writeFileSync(temporary, encodeCache(data));
       renameSync(temporary, cacheFile);
     } catch {
       // A cache is only a shortcut: a folder that cannot be written keeps none.
