@@ -271,6 +271,33 @@ describe("RunSession: where the segment ends on a step's calls (docs/protocol.md
     session.close();
   });
 
+  it("lets a call that arrived while the event loop was busy past the window join the batch", async () => {
+    // The window is armed by the first call; then the loop is kept busy well past it, and the second call is delivered
+    // in the check phase after the one where the window's timer comes due (a due timer runs before the sockets are
+    // read, so a call Cursor sent in time can still be unread when the window ends).
+    const { script, session, next } = await startSession(200);
+    await new Promise<void>((resolve) => {
+      setImmediate(() => {
+        script.push(mcpExec(1, "call_1"));
+        setImmediate(() => {
+          setImmediate(() => {
+            script.push(mcpExec(2, "call_2"));
+            resolve();
+          });
+          const until = performance.now() + 300;
+          while (performance.now() < until) {
+            // busy: the loop cannot run anything else
+          }
+        });
+      });
+    });
+    await nextToolCallId(next);
+    await nextToolCallId(next);
+    expect(await next()).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(2);
+    session.close();
+  });
+
   it("pauses at the step_completed of the step the calls came in, without the window", async () => {
     const { script, session, next } = await startSession();
     script.push(update({ case: "stepStarted", value: { stepId: 7n } }));

@@ -86,6 +86,8 @@ export class RunSession {
   /** `performance.now()` of the last real progress; the watchdog compares against it instead of re-arming. */
   private lastProgressAt = 0;
   private batchTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Counts windows armed and cancelled, so a window's deferred end that another call overtook does nothing. */
+  private windowGeneration = 0;
   /**
    * `tool_requests_listed.call_count` of the current step (cursor-protocol-addendum-2.md §4) and the calls handed
    * to the caller since: once all have arrived the segment pauses without waiting out the batch window, which stays
@@ -181,7 +183,7 @@ export class RunSession {
     this.surfaceExecs?.close();
     clearInterval(this.heartbeat);
     this.clearStallCheck();
-    clearTimeout(this.batchTimer);
+    this.cancelBatchWindow();
     this.options.stream.abort(reason);
   }
 
@@ -199,7 +201,7 @@ export class RunSession {
       this.options.channel.fail(this.closed ? mapped : (unexpectedCancelAsConnectionLoss(mapped) as ProxyError));
     } finally {
       this.clearStallCheck();
-      clearTimeout(this.batchTimer);
+      this.cancelBatchWindow();
     }
   }
 
@@ -431,8 +433,7 @@ export class RunSession {
   private settle(call: PendingCall, explanation: string): void {
     this.pending.delete(call.toolCallId);
     this.settled.set(call.toolCallId, explanation);
-    clearTimeout(this.batchTimer);
-    this.batchTimer = undefined;
+    this.cancelBatchWindow();
     this.awaitingPause = false;
     this.options.channel.push({ type: "pause" });
     this.options.logger.info("Cursor closed a tool call before its result arrived", {
@@ -460,14 +461,27 @@ export class RunSession {
     });
   }
 
-  /** The server batches a step's tool calls within 30 ms; the segment pauses once the window (40 ms) passes quietly. */
+  /**
+   * The server batches a step's tool calls within 30 ms; the segment pauses once the window (40 ms) passes quietly.
+   * Its end is decided after the event loop's I/O: a loop that was busy past the window runs the due timer before it
+   * reads the sockets, and a call Cursor sent within the window may still wait unread; it then joins the batch.
+   */
   private armBatchWindow(): void {
-    clearTimeout(this.batchTimer);
+    this.cancelBatchWindow();
+    const generation = this.windowGeneration;
     this.batchTimer = setTimeout(() => {
       // Drop the fired timer so a parked session does not keep it.
       this.batchTimer = undefined;
-      this.pauseNow();
+      setImmediate(() => {
+        if (generation === this.windowGeneration) this.pauseNow();
+      });
     }, this.options.timings.toolBatchWindowMs);
+  }
+
+  private cancelBatchWindow(): void {
+    clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
+    this.windowGeneration++;
   }
 
   /**
@@ -475,8 +489,7 @@ export class RunSession {
    * caller: that call's `mcp_args` (or a completion closing it) ends the wait instead (§4.6).
    */
   private pauseNow(): void {
-    clearTimeout(this.batchTimer);
-    this.batchTimer = undefined;
+    this.cancelBatchWindow();
     if (this.argumentStreams.open > 0) return;
     this.awaitingPause = false;
     this.options.channel.push({ type: "pause" });
