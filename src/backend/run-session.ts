@@ -16,7 +16,7 @@ import {
 } from "../gen/agent/v1/conversation_state_pb.js";
 import type { InteractionUpdate } from "../gen/agent/v1/interaction_pb.js";
 import type { KvServerMessage } from "../gen/agent/v1/kv_pb.js";
-import type { RunStream } from "../protocol/cursor/cursor-api.js";
+import { checkpointBytes, type RunStream } from "../protocol/cursor/cursor-api.js";
 import type { BlobStore } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
@@ -290,7 +290,9 @@ export class RunSession {
       }
       case "conversationCheckpointUpdate": {
         this.usedTokens = m.value.tokenDetails?.usedTokens ?? this.usedTokens;
-        this.options.onCheckpoint(toBinary(ConversationStateStructureSchema, m.value), m.value);
+        // The bytes as received when they are the ones toBinary writes for this value (turn-decode.ts), else encoded.
+        const bytes = checkpointBytes(m.value) ?? toBinary(ConversationStateStructureSchema, m.value);
+        this.options.onCheckpoint(bytes, m.value);
         return;
       }
       case "execServerControlMessage": {

@@ -14,6 +14,7 @@ import { EnvelopeError } from "../connect/envelope.js";
 import { toProxyError } from "./error-mapping.js";
 import { decodeStreamingMessage } from "./streaming-decode.js";
 import { encodeStreamingMessage } from "./streaming-encode.js";
+import { decodeTurnMessage } from "./turn-decode.js";
 
 /** One open Run, over HTTP/2 (`Run`) or HTTP/1.1 (`RunSSE` + `BidiAppend`). */
 export interface RunStream {
@@ -98,11 +99,12 @@ export function linkSignal(signal: AbortSignal | undefined, abort: (reason: unkn
 
 /**
  * Decodes one server frame's payload; `method` names the call in the error (`Run`, `RunSSE`). Text and token deltas
- * and heartbeats take a reflection-free path with the same result (streaming-decode.ts).
+ * and heartbeats, and the other messages of a plain turn, take reflection-free paths with the same result
+ * (streaming-decode.ts, turn-decode.ts).
  */
 export function decodeServerMessage(data: Uint8Array, method: string): AgentServerMessage {
   try {
-    return decodeStreamingMessage(data) ?? fromBinary(AgentServerMessageSchema, data);
+    return decodeStreamingMessage(data) ?? decodeTurnMessage(data) ?? fromBinary(AgentServerMessageSchema, data);
   } catch (error) {
     throw new EnvelopeError(`${method} frame is not a valid agent.v1.AgentServerMessage.`, error);
   }
