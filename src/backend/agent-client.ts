@@ -13,6 +13,12 @@ import type { AgentClient, AgentTurn, TokenSource, TurnRequest } from "./types.j
 import { defaultWorkspaceEnvironment, type WorkspaceEnvironment } from "./workspace-environment.js";
 
 /** Options of {@link createAgentClient}. */
+/**
+ * The batch window's default: how long a segment waits for more of a step's tool calls when Cursor did not say how
+ * many it makes (docs/protocol.md §4.6).
+ */
+export const DEFAULT_TOOL_BATCH_WINDOW_MS = 40;
+
 export interface AgentClientOptions {
   /** The Cursor API (its getAccessToken should be the tokenSource's). */
   api: CursorApi;
@@ -89,7 +95,7 @@ export function createAgentClient(options: AgentClientOptions): AgentClient {
     timings: {
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 5000,
       stallTimeoutMs: options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
-      toolBatchWindowMs: options.toolBatchWindowMs ?? 40,
+      toolBatchWindowMs: options.toolBatchWindowMs ?? DEFAULT_TOOL_BATCH_WINDOW_MS,
       cancelGraceMs: options.cancelGraceMs ?? 250,
       drainTimeoutMs: options.drainTimeoutMs ?? 5000,
     },

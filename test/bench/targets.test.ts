@@ -25,6 +25,7 @@ import {
   retiredMatch,
   times,
 } from "../../bench/targets.js";
+import { type ToolTripVariant, toolTripReport } from "../../bench/tool-trips.js";
 
 const s = (...values: number[]): Spread => spreadOf(values);
 
@@ -427,5 +428,54 @@ describe("the start targets", () => {
       t.target.startsWith("node bin"),
     );
     for (const t of noFloor) expect([t.met, t.floor?.includes("NOT MEASURED")]).toEqual([false, true]);
+  });
+});
+
+describe("scenario 2b's targets", () => {
+  const variant = (name: string, callCountSeen: boolean, bridge: number[], direct: number[]): ToolTripVariant => ({
+    name,
+    callCountSeen,
+    bridgeMs: spreadOf(bridge),
+    directMs: spreadOf(direct),
+    ratio: spreadOf(bridge.map((b, i) => b / (direct[i] as number))),
+  });
+  const report = (without: ToolTripVariant) =>
+    toolTripReport({
+      toolCalls: 10,
+      repetitions: 2,
+      bootstrapLatencyMs: 0,
+      variants: [variant("call_count sent", true, [1100, 1050], [1000, 1000]), without],
+    }).targets;
+
+  it("holds call_count sent at 1.1× as measured, and call_count not sent at 1.1× after the window each trip waits", () => {
+    const [sent, notSent] = report(variant("call_count not sent", false, [1480, 1500], [1000, 1000]));
+    expect(sent?.met).toBe(true);
+    expect(sent?.target).toBe("10 round trips ≤ 1.1× the direct client's time, call_count sent");
+    // 1500 − 10 × 40 = 1100: exactly 1.1× on the worst repetition; the raw ratio is printed beside it.
+    expect(notSent?.met).toBe(true);
+    expect(notSent?.target).toContain("after the batch window each waits, call_count not sent");
+    expect(notSent?.measured).toContain(`worst 1.10`);
+    expect(notSent?.measured).toContain("with the window 1.49 (1.48–1.50)");
+  });
+
+  it("misses when the bridge costs more than the window, on any repetition", () => {
+    const [, notSent] = report(variant("call_count not sent", false, [1400, 1520], [1000, 1000]));
+    expect(notSent?.met).toBe(false);
+  });
+
+  it("misses when the emulator sent call_count in the fallback's run: that run did not measure the fallback", () => {
+    const [, notSent] = report(variant("call_count not sent", true, [1000, 1000], [1000, 1000]));
+    expect(notSent?.met).toBe(false);
+    expect(notSent?.measured).toContain("does not measure the fallback");
+  });
+
+  it("lists the plain 1.1× without call_count as retired, with its reason", () => {
+    const retired = retiredMatch(
+      "2b. tool round trips: 10 round trips ≤ 1.1× the direct client's time, call_count not sent",
+    );
+    expect(retired?.reason).toContain("call_count");
+    expect(retiredMatch("2b. tool round trips: 10 round trips ≤ 1.1× the direct client's time, call_count sent")).toBe(
+      undefined,
+    );
   });
 });
