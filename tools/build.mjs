@@ -3,7 +3,8 @@
  * Builds dist/ from src/: one ESM bundle (dist/main.js, with what is loaded lazily, such as serve's runtime and the
  * emulator, as chunks) holding the npm packages too, because loading one file is much faster than resolving hundreds of small modules
  * (zod, protobuf-es, connect) at every start; the small shared chunks a start loads anyway are merged into one file
- * (tools/merge-chunks.mjs). The generated protobuf descriptors are precompiled to JSON
+ * (tools/merge-chunks.mjs), and every file is also written as a script (dist/script/, tools/script-chunks.mjs) that
+ * bin/ runs with a V8 code cache. The generated protobuf descriptors are precompiled to JSON
  * (tools/precompiled-descriptors.mjs). Of js-tiktoken's 22 MB of BPE ranks, the one vocabulary count_tokens
  * uses (o200k_base) is written to dist/o200k_base.tokens (tools/token-ranks.mjs). esbuild only transpiles;
  * `npm run typecheck` checks types.
