@@ -139,7 +139,11 @@ export async function runSurface<F, R>(
   let prepared: PendingStreamedResponse | undefined;
   const early = input.stream
     ? setImmediate(() => {
-        prepared = prepare();
+        // Outside the request's promise chain: a failure here would end the process, so it is left to the same
+        // call after the turn started, where it fails the request as before.
+        try {
+          prepared = prepare();
+        } catch {}
       })
     : undefined;
 
