@@ -39,6 +39,9 @@ interface CommandSource {
 
 const LAZY_COMMANDS: CommandSource = { find: loadCommand, all: loadCommands };
 
+/** How much of a command's stderr (its end) a failure under --json reports. */
+const PROBLEM_TAIL_CHARS = 16_384;
+
 /**
  * Runs the CLI with the given arguments; resolves to the exit code. Hints naming a command are written for how the
  * process was launched (`npm run --silent cli -- login` from a clone, `cursor-bridge login` when installed), on every line
@@ -114,7 +117,12 @@ async function dispatch(argv: string[], io: CliIo, commands: CommandSource): Pro
       io.out(text);
     },
     err: (text) => {
-      problem += text;
+      // Only --json reports it, and only its end: a serve writes a line per request for as long as it runs, and
+      // every line kept here stayed in the heap (and in every full GC's marking) until the process exited.
+      if (json) {
+        problem += text;
+        if (problem.length > 2 * PROBLEM_TAIL_CHARS) problem = problem.slice(-PROBLEM_TAIL_CHARS);
+      }
       io.err(text);
     },
   };
