@@ -120,3 +120,33 @@ describe("log line safety", () => {
     expect(clampForMessage("abcdef", 3)).toBe("abc…(+3 chars)");
   });
 });
+
+describe("a child logger's text line", () => {
+  const line = (bound: Record<string, unknown>, fields?: Record<string, unknown>) => {
+    const lines: string[] = [];
+    createLogger({ sink: (l) => lines.push(l), now: () => 0 }, bound).info("msg", fields);
+    return lines[0];
+  };
+  const hidden = Object.defineProperty({ shown: 1 }, "conv", { value: "hidden", enumerable: false });
+  const cases: Array<[string, Record<string, unknown>, Record<string, unknown> | undefined]> = [
+    ["no fields", { component: "http" }, undefined],
+    ["its own fields after the bound ones", { component: "http", run: "r1" }, { request_id: "a b", tokens: 3 }],
+    [
+      "a field replacing a bound one in its place",
+      { component: "http", run: "r1", conv: "c" },
+      { tokens: 3, run: "r2" },
+    ],
+    ["a field replacing a bound one with undefined", { component: "http", run: "r1" }, { run: undefined, ok: true }],
+    ["secrets in either", { apiKey: "sk_live_1234567890", component: "x" }, { token: "t0k", note: `Bearer ${JWT}` }],
+    ["array-index keys", { component: "http", 2: "two" }, { 10: "ten", a: 1, 1: "one" }],
+    ["a field that is not enumerable", { component: "http", conv: "bound" }, hidden],
+    ["objects and long values", { component: "http" }, { params: { a: [1, "x y"] }, model: "m".repeat(2000) }],
+  ];
+
+  it.each(cases)(
+    "with %s is the line of `{ ...bound, ...fields }` logged by an unbound logger",
+    (_name, bound, fields) => {
+      expect(line(bound, fields)).toBe(line({}, fields === undefined ? bound : { ...bound, ...fields }));
+    },
+  );
+});
