@@ -2,7 +2,7 @@ import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../util/logger.js";
-import { compactingGc, createIdleMemory, heldBytes } from "./idle-memory.js";
+import { compactingGc, createIdleMemory, heldBytes, worthCompacting } from "./idle-memory.js";
 
 describe("idle memory release", () => {
   beforeEach(() => {
@@ -221,5 +221,22 @@ describe("compacting collection", () => {
     expect(survivors).toBeGreaterThan(0);
     // What is committed beyond what was before is close to what survived, not the pages the load spread it over.
     expect(after.committed - before.committed).toBeLessThan(survivors * 1.5 + 4 * 1024 * 1024);
+  });
+
+  it("compacts only an old space with room worth giving back, and never when not asked", () => {
+    const MB = 1024 * 1024;
+    expect(worthCompacting({ committed: 260 * MB, used: 95 * MB })).toBe(true);
+    // Compact already (after the soak's first collection: 77 MB committed, 76 used).
+    expect(worthCompacting({ committed: 77 * MB, used: 76 * MB })).toBe(false);
+    // A quarter free, but under 16 MB.
+    expect(worthCompacting({ committed: 40 * MB, used: 28 * MB })).toBe(false);
+    // 20 MB free, but under a quarter.
+    expect(worthCompacting({ committed: 200 * MB, used: 180 * MB })).toBe(false);
+    const plain = vi.fn();
+    const fragmented = compactingGc(plain, () => ({ committed: 260 * MB, used: 95 * MB }));
+    const compact = compactingGc(plain, () => ({ committed: 77 * MB, used: 76 * MB }));
+    fragmented(false);
+    compact(true);
+    expect(plain).toHaveBeenCalledTimes(2);
   });
 });

@@ -18,7 +18,7 @@
  * {@link MIN_INTERVAL_MS} later (after the bench's soak, one collection left 631 MB of RSS, one more 30 s later
  * brought a run of the same soak from 622 to 342 MB).
  */
-import { getHeapStatistics, setFlagsFromString } from "node:v8";
+import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import type { Logger } from "../util/logger.js";
 
@@ -97,17 +97,36 @@ const COMPACTS_ALWAYS = [...process.execArgv, process.env.NODE_OPTIONS ?? ""].so
   /compact[-_]on[-_]every[-_]full[-_]gc/.test(option),
 );
 
+/** V8's old generation: bytes committed and bytes its live objects take. */
+export interface OldSpace {
+  committed: number;
+  used: number;
+}
+
+function readOldSpace(): OldSpace {
+  const space = getHeapSpaceStatistics().find((s) => s.space_name === "old_space");
+  return { committed: space?.space_size ?? 0, used: space?.space_used_size ?? 0 };
+}
+
+/** At least 16 MB and a quarter of the old space free: compacting it gives memory back worth its pause. */
+export function worthCompacting({ committed, used }: OldSpace): boolean {
+  const free = committed - used;
+  return free >= 16 * 1024 * 1024 && free >= committed / 4;
+}
+
 /**
  * `gc`, or with `compact` a full collection that also compacts the old generation: V8 evacuates only the pages its
  * heuristics pick, so after load the survivors stay scattered over pages it cannot give back (measured after the
  * bench's soak: 260 MB of old space committed for 95 MB of live objects, two plain collections later). With
  * `--compact-on-every-full-gc` on for that one collection, every page is a candidate and the freed ones are
  * unmapped (a fragmented 260 MB old space went to 107 MB in a test of the same shape, for about the cost of the plain
- * pair). The flag is read at each collection, so it is set for the one call and cleared after it.
+ * pair). The flag is read at each collection, so it is set for the one call and cleared after it. It moves every
+ * live object, so it costs about as much on a heap that is not fragmented (after the soak, 0.8 s for a follow-up
+ * that gave back 2 MB on a busy machine): only an old space with {@link worthCompacting} free room is compacted.
  */
-export function compactingGc(gc: () => void): (compact: boolean) => void {
+export function compactingGc(gc: () => void, oldSpace: () => OldSpace = readOldSpace): (compact: boolean) => void {
   return (compact) => {
-    if (!compact || COMPACTS_ALWAYS) {
+    if (!compact || COMPACTS_ALWAYS || !worthCompacting(oldSpace())) {
       gc();
       return;
     }
