@@ -70,18 +70,35 @@ export function execReply(execId: number, execIdString: string, result: ExecResu
   });
 }
 
-/** `exec_client_control_message.stream_close{id}` (§5.1 step 3). */
+/**
+ * `exec_client_control_message.stream_close{id}` (§5.1 step 3), built as the plain object `create()` makes (every exec
+ * answer, the request context's of every turn included, ends with one; plain-replies.test.ts holds them equal).
+ */
 export function streamClose(execId: number): AgentClientMessage {
-  return create(AgentClientMessageSchema, {
-    message: { case: "execClientControlMessage", value: { message: { case: "streamClose", value: { id: execId } } } },
-  });
+  return {
+    $typeName: "agent.v1.AgentClientMessage",
+    message: {
+      case: "execClientControlMessage",
+      value: {
+        $typeName: "agent.v1.ExecClientControlMessage",
+        message: { case: "streamClose", value: { $typeName: "agent.v1.ExecStreamClose", id: execId } },
+      },
+    },
+  };
 }
 
-/** `exec_client_control_message.heartbeat{id}`, sent while a result is pending (§5.1 step 3). */
+/** `exec_client_control_message.heartbeat{id}`, sent while a result is pending (§5.1 step 3); as `streamClose`. */
 export function execHeartbeat(execId: number): AgentClientMessage {
-  return create(AgentClientMessageSchema, {
-    message: { case: "execClientControlMessage", value: { message: { case: "heartbeat", value: { id: execId } } } },
-  });
+  return {
+    $typeName: "agent.v1.AgentClientMessage",
+    message: {
+      case: "execClientControlMessage",
+      value: {
+        $typeName: "agent.v1.ExecClientControlMessage",
+        message: { case: "heartbeat", value: { $typeName: "agent.v1.ExecHeartbeat", id: execId } },
+      },
+    },
+  };
 }
 
 function answered(message: ExecServerMessage, results: ExecResultInit[]): ExecOutcome {

@@ -24,6 +24,7 @@ import { ArgumentStreams } from "./argument-streams.js";
 import { completedToolOutcome } from "./completed-tool-call.js";
 import { type ExecContext, execHeartbeat, handleExec, type PendingCall, resultReplies } from "./exec-handler.js";
 import { answerInteractionQuery, INTERACTION_REJECTION_REASON } from "./interaction-query.js";
+import { getBlobAnswer, setBlobAnswer } from "./kv-answer.js";
 import type { ToolOutput } from "./native-results.js";
 import { subagentSteps, taskOf } from "./subagent-steps.js";
 import { todosOf } from "./surface-exec.js";
@@ -452,15 +453,10 @@ export class RunSession {
         this.missingBlob = true;
         logger.warn("Cursor asked for a blob this conversation no longer has", { blobs: blobs.size });
       }
-      const result = data === undefined ? {} : { blobData: data };
-      return message({
-        message: { case: "kvClientMessage", value: { id: kv.id, message: { case: "getBlobResult", value: result } } },
-      });
+      return getBlobAnswer(kv.id, data);
     }
     if (kv.message.case === "setBlobArgs") blobs.set(kv.message.value.blobId, kv.message.value.blobData);
-    return message({
-      message: { case: "kvClientMessage", value: { id: kv.id, message: { case: "setBlobResult", value: {} } } },
-    });
+    return setBlobAnswer(kv.id);
   }
 
   /**
