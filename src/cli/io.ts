@@ -35,7 +35,10 @@ export function processIo(): CliIo {
     columns: process.stdout.isTTY === true ? process.stdout.columns : undefined,
     env: process.env,
     input: {
-      isTty: process.stdin.isTTY === true,
+      // A getter: process.stdin is made on first use (a stream over fd 0), which a server never needs.
+      get isTty() {
+        return process.stdin.isTTY === true;
+      },
       readAll: () => readStream(process.stdin),
       readSecret: (prompt) => readSecretFromTty(process.stdin, process.stderr, prompt),
     },
