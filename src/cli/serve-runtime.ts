@@ -11,7 +11,7 @@ import { hostname } from "node:os";
 import { deferredAgentClient } from "../backend/deferred-client.js";
 import { createGateway, type Gateway } from "../gateway/index.js";
 import { createKeyUsageSource } from "../gateway/limits/index.js";
-import { VERSION_CHECK_INTERVAL_MS } from "../protocol/cursor/client-version-heal.js";
+import { FIRST_VERSION_CHECK_DELAY_MS, VERSION_CHECK_INTERVAL_MS } from "../protocol/cursor/client-version-heal.js";
 import { wireApp } from "../server/app-wiring.js";
 import type { PendingServer } from "../server/listen.js";
 import { requireJson } from "../server/request-guard.js";
@@ -289,9 +289,9 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
       },
     },
   );
-  // Cursor's client version policy, read at start and once a day (protocol/cursor/client-version-heal.ts).
+  // Cursor's client version policy, read shortly after the start and once a day (protocol/cursor/client-version-heal.ts).
   ctx.clientVersion.useLogger(logger.child({ component: "cursor" }));
-  let versionTimer: ReturnType<typeof setInterval> | undefined;
+  let versionTimer: ReturnType<typeof setTimeout> | undefined;
   if (choice.kind === "cursor") {
     const checkVersion = () =>
       upstreamReady.then(
@@ -303,12 +303,17 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
           }),
         () => {},
       );
-    void checkVersion();
-    versionTimer = setInterval(() => void checkVersion(), VERSION_CHECK_INTERVAL_MS);
+    // Not during the start: the call (a GetServerConfig answer decoded, the policy code loaded) came before the first
+    // turn's model list and Run, while a turn refused as outdated heals and is retried at once anyway.
+    versionTimer = setTimeout(() => {
+      void checkVersion();
+      versionTimer = setInterval(() => void checkVersion(), VERSION_CHECK_INTERVAL_MS);
+      versionTimer.unref();
+    }, FIRST_VERSION_CHECK_DELAY_MS);
     versionTimer.unref();
   }
   const closeRest = async () => {
-    if (versionTimer !== undefined) clearInterval(versionTimer);
+    if (versionTimer !== undefined) clearTimeout(versionTimer);
     gateway.close();
     await engine.closeAll();
     await stores.close();

@@ -3,9 +3,9 @@
  * with "Update Required", which no retry cures. When the version in use is the built-in default or one learned
  * earlier (a configured version, CURSOR_CLIENT_VERSION and the installed cursor-agent's version always win), the
  * bridge learns the current build from Cursor's install script and uses it from then on: when `GetServerConfig`'s
- * `client_version_status` says the version is below the minimum supported (checked at start and once a day), and
- * when a turn is refused as outdated (that turn is then retried once). Each change is logged and kept in the data
- * dir, so the next start begins with it.
+ * `client_version_status` says the version is below the minimum supported (checked 10 s after a server starts and
+ * once a day), and when a turn is refused as outdated (that turn is then retried once). Each change is logged and
+ * kept in the data dir, so the next start begins with it.
  */
 import type { Logger } from "../../util/logger.js";
 import { silentLogger } from "../../util/logger.js";
@@ -134,3 +134,9 @@ export class ClientVersionHealer implements ResolvedClientVersion {
 
 /** How often a serving bridge reads the policy again. */
 export const VERSION_CHECK_INTERVAL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * How long after its start a serving bridge first reads the policy: not during the start, whose first answer would
+ * wait for the call.
+ */
+export const FIRST_VERSION_CHECK_DELAY_MS = 10_000;
