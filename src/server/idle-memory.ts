@@ -6,9 +6,8 @@
  * in flight for {@link IDLE_MS} after a busy spell, and the heap with the memory its objects hold outside it (Buffers,
  * ArrayBuffers: {@link heldBytes}) is larger than {@link HEAP_THRESHOLD_BYTES}, two full collections run, the second
  * one compacting ({@link compactingGc}); V8 then releases the pages it no longer needs and the external memory of the
- * objects it frees. At most once per
- * {@link MIN_INTERVAL_MS}, and never while a request is in flight (it pauses the process for a few hundred
- * milliseconds at a large heap). Freed blocks the C allocator keeps for reuse stay in RSS (Node has no
+ * objects it frees. At most once per {@link MIN_INTERVAL_MS} after a busy spell, and never while a request is in
+ * flight (it pauses the process: 0.4–1.1 s after the bench's soak on a busy 2-core machine). Freed blocks the C allocator keeps for reuse stay in RSS (Node has no
  * `malloc_trim`): after 30 requests of 3.9 MB, glibc's heap held 143–176 MB with V8's heap down to 56 MB.
  *
  * What a busy spell leaves is not all garbage {@link IDLE_MS} after it: the clients' kept-alive connections (closed by
