@@ -9,7 +9,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Http2ServerRequest } from "node:http2";
-import { toBinary } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter, createContextKey, type HandlerContext } from "@connectrpc/connect";
 import {
   type AgentClientMessage,
@@ -17,7 +17,11 @@ import {
   type AgentServerMessage,
 } from "../gen/agent/v1/agent_pb.js";
 import { AgentService } from "../gen/agent/v1/agent_service_pb.js";
-import type { NameAgentRequest } from "../gen/agent/v1/models_pb.js";
+import {
+  type GetUsableModelsResponse,
+  GetUsableModelsResponseSchema,
+  type NameAgentRequest,
+} from "../gen/agent/v1/models_pb.js";
 import { AiService, type AvailableModelsResponse } from "../gen/aiserver/v1/ai_service_pb.js";
 import { AnalyticsService } from "../gen/aiserver/v1/analytics_pb.js";
 import { BidiService } from "../gen/aiserver/v1/bidi_pb.js";
@@ -166,7 +170,18 @@ export function nameFor(request: NameAgentRequest): string {
 export function registerServices(router: ConnectRouter, deps: ServiceDeps): void {
   const { turn, bidi } = deps;
   const catalogue = turn.models;
-  const models = { models: catalogue.usable() };
+  // GetUsableModels' answer, built on its first request and kept (as bytes encoded at build time for a binary one,
+  // which every client of this RPC asks for; building and encoding its hundred messages cold cost a start 3-5 ms).
+  let usable: GetUsableModelsResponse | undefined;
+  let usableBinary: GetUsableModelsResponse | undefined;
+  const getUsableModels = (_request: unknown, context: HandlerContext): GetUsableModelsResponse => {
+    if (!(context.requestHeader.get("content-type") ?? "").includes("json")) {
+      usableBinary ??= catalogue.usableBinary();
+      return usableBinary;
+    }
+    usable ??= create(GetUsableModelsResponseSchema, { models: catalogue.usable() });
+    return usable;
+  };
   // Each AvailableModels answer is built on its first request and kept: building both (a few hundred messages) at
   // start delayed the emulator's first answer, and a client asks for one of them at most.
   let available: AvailableModelsResponse | undefined;
@@ -190,7 +205,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
         bidi.end(requestId);
       }
     },
-    getUsableModels: () => models,
+    getUsableModels,
     getDefaultModelForCli: () => ({ model: catalogue.defaultModel() }),
     nameAgent: (request) => ({ name: nameFor(request) }),
     // cursor-protocol-addendum-3.md X4 names RunPoll's fields without numbers, and Cursor's SDK uses Run (HTTP/2) or
@@ -207,7 +222,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
     updateConversationMetadata: () => ({}),
   });
   router.service(AiService, {
-    getUsableModels: () => models,
+    getUsableModels,
     getDefaultModelForCli: () => ({ model: catalogue.defaultModel() }),
     nameAgent: (request) => ({ name: nameFor(request) }),
     availableModels: (request, context) => {

@@ -3,9 +3,15 @@
  * `<family>-<version>[-<effort>][-thinking]`, `default` standing for Auto, `thinking_details` on reasoning models.
  * Context windows are not part of ModelDetails on the wire; the emulator uses them for `token_details.max_tokens`.
  */
-import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
+import { create, type DescMessage, type MessageInitShape, type MessageShape, toBinary } from "@bufbuild/protobuf";
 import { BinaryReader, type WireType } from "@bufbuild/protobuf/wire";
-import { type ModelDetails, ModelDetailsSchema, type RequestedModel } from "../gen/agent/v1/models_pb.js";
+import {
+  type GetUsableModelsResponse,
+  GetUsableModelsResponseSchema,
+  type ModelDetails,
+  ModelDetailsSchema,
+  type RequestedModel,
+} from "../gen/agent/v1/models_pb.js";
 import {
   type AvailableModelSchema,
   type AvailableModelsResponse,
@@ -18,7 +24,7 @@ import {
   parameterisedCatalogue,
   selectParameters,
 } from "./catalogue.js";
-import { DEFAULT_AVAILABLE_MODELS_BASE64 } from "./default-available-models.js";
+import { DEFAULT_AVAILABLE_MODELS_BASE64, DEFAULT_USABLE_MODELS_BASE64 } from "./default-available-models.js";
 
 interface ModelEntry {
   id: string;
@@ -170,6 +176,12 @@ export interface ModelListItem {
 export interface ModelCatalogue {
   /** Every usable model, Auto first. */
   usable(): ModelDetails[];
+  /**
+   * `GetUsableModels`' answer (`usable()`) for a binary request: while the catalogue is the built-in one, its bytes
+   * encoded at build time as unknown fields, like {@link availableBinary}'s, so a start neither builds nor encodes
+   * its hundred messages; else the message itself. Only for binary encoding (its JSON is empty).
+   */
+  usableBinary(): GetUsableModelsResponse;
   /**
    * `AiService/AvailableModels`: the legacy IDE list (the one that says which models accept images), or with
    * `use_model_parameters` the parameterised catalogue: base ids with parameter definitions and variants (P18–P19).
@@ -401,16 +413,23 @@ export function createModelCatalogue(
             })),
       ],
     });
+  const usable = (): ModelDetails[] => [
+    ...models.map(toDetails),
+    ...flatIds.map((id) => {
+      return variantDetails((variants.get(id) as { variant: CatalogueVariant }).variant);
+    }),
+  ];
   return {
-    usable: () => [
-      ...models.map(toDetails),
-      ...flatIds.map((id) => {
-        return variantDetails((variants.get(id) as { variant: CatalogueVariant }).variant);
-      }),
-    ],
+    usable,
+    usableBinary: () =>
+      extraIds.length === 0 && extraBases.length === 0
+        ? preEncoded(GetUsableModelsResponseSchema, DEFAULT_USABLE_MODELS_BASE64)
+        : create(GetUsableModelsResponseSchema, { models: usable() }),
     available,
     availableBinary: () =>
-      extraIds.length === 0 && extraBases.length === 0 ? preEncoded(DEFAULT_AVAILABLE_MODELS_BASE64) : available(true),
+      extraIds.length === 0 && extraBases.length === 0
+        ? preEncoded(AvailableModelsResponseSchema, DEFAULT_AVAILABLE_MODELS_BASE64)
+        : available(true),
     listItems: () => [
       ...models.map(
         (m): ModelListItem => ({
@@ -433,11 +452,19 @@ export function freshDefaultAvailableModels(): Uint8Array {
   return toBinary(AvailableModelsResponseSchema, createModelCatalogue().available(true));
 }
 
+/** The built-in catalogue's GetUsableModels answer, encoded now (tools/emulator-catalogue.ts). */
+export function freshDefaultUsableModels(): Uint8Array {
+  return toBinary(
+    GetUsableModelsResponseSchema,
+    create(GetUsableModelsResponseSchema, { models: createModelCatalogue().usable() }),
+  );
+}
+
 /**
- * An AvailableModelsResponse whose encoding is `base64`'s bytes: each top-level field kept as an unknown field, which
+ * A `schema` message whose encoding is `base64`'s bytes: each top-level field kept as an unknown field, which
  * protobuf-es writes back verbatim, tag by tag.
  */
-function preEncoded(base64: string): AvailableModelsResponse {
+function preEncoded<Desc extends DescMessage>(schema: Desc, base64: string): MessageShape<Desc> {
   const bytes = Buffer.from(base64, "base64");
   const reader = new BinaryReader(bytes);
   const unknown: { no: number; wireType: WireType; data: Uint8Array }[] = [];
@@ -445,7 +472,7 @@ function preEncoded(base64: string): AvailableModelsResponse {
     const [no, wireType] = reader.tag();
     unknown.push({ no, wireType, data: reader.skip(wireType, no) });
   }
-  const message = create(AvailableModelsResponseSchema);
+  const message = create(schema);
   message.$unknown = unknown;
   return message;
 }
