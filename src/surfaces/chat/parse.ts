@@ -8,6 +8,7 @@ import { checkJsonBody } from "../kit/json-body.js";
 import { chatToolCallArguments } from "../kit/json-limits.js";
 import { normalizeToolArguments } from "../kit/tool-arguments.js";
 import { invalidParam, validate } from "../kit/zod-issues.js";
+import { fastChatRequest } from "./fast-request.js";
 import {
   type ChatCompletionRequest,
   chatCompletionRequestSchema,
@@ -29,10 +30,13 @@ export interface ParsedChatCompletionRequest {
 export function parseChatCompletionRequest(raw: unknown): ParsedChatCompletionRequest {
   // Before anything walks the body recursively (zod, history normalisation, protobuf): no stack overflow, no Run.
   const body = checkJsonBody(raw, { jsonStrings: chatToolCallArguments });
-  const request = validate(chatCompletionRequestSchema, body, [], body, {
-    dialect: "openai",
-    discriminatorValues: MESSAGE_ROLES,
-  });
+  // The common shape without zod (fast-request.ts: the same result); anything else, and every rejection, through it.
+  const request =
+    fastChatRequest(body) ??
+    validate(chatCompletionRequestSchema, body, [], body, {
+      dialect: "openai",
+      discriminatorValues: MESSAGE_ROLES,
+    });
   checkSemantics(request);
   request.messages.forEach((message, i) => {
     if (message.role !== "assistant") return;
