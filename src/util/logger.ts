@@ -165,8 +165,8 @@ function indexLike(key: string): boolean {
  * One text line, its fields redacted as {@link redact} would and written in one pass: the line the access log writes
  * for every request used to copy its fields twice (redact, then the list of the defined ones) on the way. The fields
  * are the bound ones, then the call's, written as `{ ...bound, ...fields }` would hold them (a call's field replaces a
- * bound one of the same name in its place) without building that object: an object given about twenty properties one
- * at a time turns into a hash table, about 10 KB for the access log's line.
+ * bound one of the same name in its place) without building that object: the spread adds the call's fields one at a
+ * time to a copy of the bound ones, about 10 KB allocated for the access log's twenty.
  */
 function formatText(level: LogLevel, message: string, bound: LogFields, fields: LogFields, now: number): string {
   let line = `${new Date(now).toISOString()} ${LEVEL_LABEL[level]} ${message}`;
