@@ -93,6 +93,50 @@ describe("createFileCredentialStore", () => {
     expect(await readFile(path, "utf8")).toBe(contents);
   });
 
+  describe("after a load (the file's stats stand for it until it changes)", () => {
+    it("sees another writer's atomic save and an edit in place of the same size", async () => {
+      const store = createFileCredentialStore({ configDir: dir });
+      const other = createFileCredentialStore({ configDir: dir });
+      await store.save(input);
+      expect((await store.load())?.accessToken).toBe("access-secret-1");
+      await other.save({ ...input, accessToken: "access-secret-2" });
+      expect((await store.load())?.accessToken).toBe("access-secret-2");
+      const text = await readFile(store.location, "utf8");
+      await writeFile(store.location, text.replace("access-secret-2", "access-secret-3"));
+      expect((await store.load())?.accessToken).toBe("access-secret-3");
+    });
+
+    it.skipIf(posixOnly)("tightens a file loosened since", async () => {
+      const store = createFileCredentialStore({ configDir: dir });
+      await store.save(input);
+      await store.load();
+      await chmod(store.location, 0o644);
+      await store.load();
+      expect((await stat(store.location)).mode & 0o777).toBe(0o600);
+    });
+
+    it("answers a removed file with nothing and a corrupted one with the error", async () => {
+      const store = createFileCredentialStore({ configDir: dir });
+      await store.save(input);
+      await store.load();
+      await store.clear();
+      await expect(store.load()).resolves.toBeUndefined();
+      await store.save(input);
+      await store.load();
+      await writeFile(store.location, "garbage");
+      await expect(store.load()).rejects.toMatchObject({ detail: "invalid_credentials_file" });
+    });
+
+    it("returns a record of its own each time", async () => {
+      const store = createFileCredentialStore({ configDir: dir });
+      await store.save(input);
+      const first = await store.load();
+      if (first === undefined) throw new Error("nothing loaded");
+      first.accessToken = "changed by the caller";
+      expect((await store.load())?.accessToken).toBe(input.accessToken);
+    });
+  });
+
   it("overwrites an invalid file only when asked", async () => {
     await mkdir(dir, { recursive: true });
     await writeFile(join(dir, "credentials.json"), "garbage");
