@@ -312,8 +312,11 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
     }, FIRST_VERSION_CHECK_DELAY_MS);
     versionTimer.unref();
   }
+  // Ends the model list's fetch at start (below) when the server closes before it answered.
+  const prefetch = new AbortController();
   const closeRest = async () => {
     if (versionTimer !== undefined) clearTimeout(versionTimer);
+    prefetch.abort();
     gateway.close();
     await engine.closeAll();
     await stores.close();
@@ -339,6 +342,19 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
     (upstream) => settle?.resolve(upstream),
     (error: unknown) => settle?.reject(error),
   );
+  // The model list the first turn resolves its model from, fetched as soon as the upstream is built, through the
+  // default account's cached, single-flight catalogue (backend/models.ts): the first turn then joins the fetch in
+  // flight or reads its answer instead of paying for the first round trip. A failure (not logged in, offline, Cursor
+  // down) is only a debug line: the first turn fetches it again, with the errors it always had.
+  upstreamReady
+    .then(() => engine.listModels(prefetch.signal, ctx.account))
+    .then(
+      (models) => logger.debug("model list fetched at start", { models: models.length }),
+      (error: unknown) => {
+        if (!prefetch.signal.aborted)
+          logger.debug("model list not fetched at start: the first turn fetches it", { error });
+      },
+    );
   // Handled here too: a caller that never asks (a test that only closes the server) gets no unhandled rejection.
   const ready = upstreamReady.then(() => {});
   ready.catch(() => {});

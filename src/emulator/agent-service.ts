@@ -175,6 +175,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
   let usable: GetUsableModelsResponse | undefined;
   let usableBinary: GetUsableModelsResponse | undefined;
   const getUsableModels = (_request: unknown, context: HandlerContext): GetUsableModelsResponse => {
+    turn.stats.countModelList("usable");
     if (!(context.requestHeader.get("content-type") ?? "").includes("json")) {
       usableBinary ??= catalogue.usableBinary();
       return usableBinary;
@@ -226,6 +227,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
     getDefaultModelForCli: () => ({ model: catalogue.defaultModel() }),
     nameAgent: (request) => ({ name: nameFor(request) }),
     availableModels: (request, context) => {
+      turn.stats.countModelList("available");
       if (request.useModelParameters === true) {
         // A binary answer (every client of this RPC asks in binary) is the built-in catalogue's bytes encoded at build
         // time where they apply: encoding its 486 messages cold cost a start 20 ms of CPU.

@@ -34,6 +34,10 @@ export interface EmulatorStats {
   exchangeCalls: number;
   /** `POST /oauth/token` calls (answered or refused). */
   oauthTokenCalls: number;
+  /** `GetUsableModels` calls (AgentService's or AiService's). */
+  usableModelsCalls: number;
+  /** `AiService/AvailableModels` calls. */
+  availableModelsCalls: number;
   turns: TurnStats[];
 }
 
@@ -60,6 +64,7 @@ export interface StatsRecorder {
   countAppend(): void;
   countWeb(kind: "search" | "fetch"): void;
   countAuth(route: "exchange" | "oauth-token"): void;
+  countModelList(rpc: "usable" | "available"): void;
   /** Registers a turn; the returned record is updated in place as the turn runs. */
   openTurn(
     transport: "http2" | "http1",
@@ -83,6 +88,8 @@ export function createStatsRecorder(maxTurns = MAX_TURNS): StatsRecorder {
     webFetches: 0,
     exchangeCalls: 0,
     oauthTokenCalls: 0,
+    usableModelsCalls: 0,
+    availableModelsCalls: 0,
     turns: [],
   };
   return {
@@ -98,6 +105,8 @@ export function createStatsRecorder(maxTurns = MAX_TURNS): StatsRecorder {
         webFetches: 0,
         exchangeCalls: 0,
         oauthTokenCalls: 0,
+        usableModelsCalls: 0,
+        availableModelsCalls: 0,
         turns: [],
       };
     },
@@ -111,6 +120,10 @@ export function createStatsRecorder(maxTurns = MAX_TURNS): StatsRecorder {
     countAuth(route) {
       if (route === "exchange") stats.exchangeCalls++;
       else stats.oauthTokenCalls++;
+    },
+    countModelList(rpc) {
+      if (rpc === "usable") stats.usableModelsCalls++;
+      else stats.availableModelsCalls++;
     },
     countWeb(kind) {
       if (kind === "search") stats.webSearches++;

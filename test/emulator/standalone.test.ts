@@ -149,6 +149,8 @@ describe("GET /emulator/stats", () => {
       // Earlier tests of this file logged in through the token routes.
       exchangeCalls: expect.any(Number),
       oauthTokenCalls: expect.any(Number),
+      usableModelsCalls: 0,
+      availableModelsCalls: 0,
       turns: [],
     });
     expect((await fetch(`${url}/emulator/stats`, { method: "POST" })).status).toBe(405);
