@@ -17,7 +17,7 @@ import { buildRunRequest, rebuildPlan, systemPromptOf, type TurnPlan } from "./r
 import { RunSession, type SessionTimings } from "./run-session.js";
 import { createToolNameMap, sanitizeToolName, type ToolNameMap } from "./tool-names.js";
 import { TurnChannel } from "./turn-channel.js";
-import { classifyTurnError, estimateRequestTokens } from "./turn-errors.js";
+import { classifyTurnError, estimateWithTools, type HistorySize, historySize } from "./turn-errors.js";
 import { assertTransition, inSegment, statusOf, type TurnPhase } from "./turn-phase.js";
 import { EXPIRED_REASON } from "./turn-reasons.js";
 import { type RecoveryState, recoverFirstSegment } from "./turn-recovery.js";
@@ -131,8 +131,8 @@ export class CursorAgentTurn implements AgentTurn {
   private history: readonly HistoryMessage[] | undefined;
   /** The caller's `historyKeys` of {@link history}, when given; released with it. */
   private historyKeys: readonly string[] | undefined;
-  /** The request's estimated size in tokens (turn-errors.ts tells a context overflow by it). */
-  private readonly estimatedTokens: number;
+  /** The history's part of the request's size estimate (turn-errors.ts), for a failure's classification. */
+  private readonly historySize: HistorySize;
   /** What a saved checkpoint covers: computed once (checkpoints may arrive several times per turn). */
   private checkpointKey: { coveredMessages: number; fingerprint: string } | undefined;
 
@@ -156,7 +156,7 @@ export class CursorAgentTurn implements AgentTurn {
     this.history = request.messages;
     this.historyKeys = request.historyKeys?.length === request.messages.length ? request.historyKeys : undefined;
     this.toolNames = toolNameMapFor(request.tools);
-    this.estimatedTokens = estimateRequestTokens(request.messages, request.tools);
+    this.historySize = historySize(request.messages);
     this.onRunOpened = request.onRunOpened;
     this.logger = deps.logger.child(
       request.requestId === undefined
@@ -275,7 +275,7 @@ export class CursorAgentTurn implements AgentTurn {
       if (signal?.aborted === true) throw new ProxyError("canceled", "The turn was canceled.", { cause: error });
       throw classifyTurnError(ProxyError.from(error), {
         model: this.model.ranAs,
-        estimatedTokens: this.estimatedTokens,
+        estimatedTokens: estimateWithTools(this.historySize, this.tools),
         outputStarted: this.outputStarted,
       });
     } finally {

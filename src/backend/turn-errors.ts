@@ -18,6 +18,17 @@ const IMAGE_TOKENS = 1_600;
 
 /** The request's size in tokens, estimated from its text, tool calls, images and tool definitions. */
 export function estimateRequestTokens(messages: readonly HistoryMessage[], tools: readonly ClientTool[]): number {
+  return estimateWithTools(historySize(messages), tools);
+}
+
+/** What the history adds to {@link estimateRequestTokens}: a turn keeps it, since it releases its history. */
+export interface HistorySize {
+  chars: number;
+  images: number;
+}
+
+/** The history's part of {@link estimateRequestTokens} (a walk over lengths, cheap). */
+export function historySize(messages: readonly HistoryMessage[]): HistorySize {
   let chars = 0;
   let images = 0;
   for (const message of messages) {
@@ -26,9 +37,18 @@ export function estimateRequestTokens(messages: readonly HistoryMessage[], tools
       for (const call of message.toolCalls) chars += call.name.length + call.arguments.length;
     } else if (message.role === "user") images += message.images?.length ?? 0;
   }
+  return { chars, images };
+}
+
+/**
+ * {@link estimateRequestTokens} from the history's size and the tools: serialising every tool's schema is left to
+ * when a failure needs the estimate, not done before every Run (a coding agent sends thirty schemas).
+ */
+export function estimateWithTools(history: HistorySize, tools: readonly ClientTool[]): number {
+  let chars = history.chars;
   for (const tool of tools)
     chars += tool.name.length + tool.description.length + JSON.stringify(tool.inputSchema).length;
-  return Math.ceil(chars / CHARS_PER_TOKEN) + images * IMAGE_TOKENS;
+  return Math.ceil(chars / CHARS_PER_TOKEN) + history.images * IMAGE_TOKENS;
 }
 
 /** What {@link classifyTurnError} needs to know about the turn. */
