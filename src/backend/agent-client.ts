@@ -116,6 +116,6 @@ export function createAgentClient(options: AgentClientOptions): AgentClient {
       sweep();
       return new CursorAgentTurn({ ...request, tools: toolLists.intern(request.tools) }, deps);
     },
-    listModels: (signal) => catalog.list(signal),
+    listModels: (signal, options) => catalog.list(signal, options),
   };
 }

@@ -84,6 +84,6 @@ export function deferredAgentClient(ready: Promise<AgentClient>): AgentClient {
   );
   return {
     startTurn: (request) => (client === undefined ? new PendingTurn(ready, request) : client.startTurn(request)),
-    listModels: async (signal) => (client ?? (await ready)).listModels(signal),
+    listModels: async (signal, options) => (client ?? (await ready)).listModels(signal, options),
   };
 }

@@ -53,6 +53,70 @@ describe("models", () => {
     await catalog.list();
     expect(calls).toBe(2);
   });
+
+  it("a caller joins a prefetch in flight, and fetches again itself when the prefetch failed", async () => {
+    let calls = 0;
+    const answers: Array<(fail: boolean) => void> = [];
+    const catalog = createModelCatalog({
+      fetch: () => {
+        calls += 1;
+        return new Promise<ModelDetails[]>((resolve, reject) =>
+          answers.push((fail) => (fail ? reject(new Error("offline")) : resolve([model({ modelId: "m" })]))),
+        );
+      },
+      ttlMs: 60_000,
+      now: () => 0,
+    });
+    // Joined and answered: one fetch for both.
+    const prefetched = catalog.list(undefined, { prefetch: true });
+    const joined = catalog.list();
+    expect(calls).toBe(1);
+    answers[0]?.(false);
+    await expect(prefetched).resolves.toHaveLength(2);
+    await expect(joined).resolves.toHaveLength(2);
+    expect(calls).toBe(1);
+
+    // Joined and failed: the prefetch gets its error, the caller that joined it fetches again and gets the list.
+    const other = createModelCatalog({
+      fetch: () => {
+        calls += 1;
+        return new Promise<ModelDetails[]>((resolve, reject) =>
+          answers.push((fail) => (fail ? reject(new Error("offline")) : resolve([model({ modelId: "m" })]))),
+        );
+      },
+      ttlMs: 60_000,
+      now: () => 0,
+    });
+    calls = 0;
+    answers.length = 0;
+    const failing = other.list(undefined, { prefetch: true });
+    const first = other.list();
+    const second = other.list();
+    expect(calls).toBe(1);
+    answers[0]?.(true);
+    await expect(failing).rejects.toThrow("offline");
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(calls).toBe(2);
+    answers[1]?.(false);
+    await expect(first).resolves.toHaveLength(2);
+    await expect(second).resolves.toHaveLength(2);
+    expect(calls).toBe(2);
+  });
+
+  it("callers sharing an ordinary fetch share its failure (no second fetch)", async () => {
+    let calls = 0;
+    const catalog = createModelCatalog({
+      fetch: async () => {
+        calls += 1;
+        throw new Error("offline");
+      },
+      ttlMs: 60_000,
+      now: () => 0,
+    });
+    const results = await Promise.allSettled([catalog.list(), catalog.list()]);
+    expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    expect(calls).toBe(1);
+  });
 });
 
 describe("image support (vision)", () => {

@@ -5,7 +5,7 @@
  */
 import type { ModelDetails } from "../gen/agent/v1/models_pb.js";
 import type { AvailableModelRow } from "../protocol/cursor/available-models.js";
-import type { ModelInfo, ModelParameterInfo } from "./types.js";
+import type { ListModelsOptions, ModelInfo, ModelParameterInfo } from "./types.js";
 
 /** The alias callers use for Cursor's automatic model choice. */
 export const AUTO_MODEL_ALIAS = "auto";
@@ -199,9 +199,12 @@ export function joinCatalogue(
   return list;
 }
 
-/** A TTL cache around a model fetch, single-flight. */
+/**
+ * A TTL cache around a model fetch, single-flight: callers while a fetch is in flight share it (the first caller's
+ * signal ends it). A caller that joined a prefetch (serve's fetch at start) which failed fetches again itself.
+ */
 export interface ModelCatalog {
-  list(signal?: AbortSignal): Promise<ModelInfo[]>;
+  list(signal?: AbortSignal, options?: ListModelsOptions): Promise<ModelInfo[]>;
   /** The cached entry for an id or alias, without fetching. */
   peek(model: string): ModelInfo | undefined;
 }
@@ -228,30 +231,40 @@ export function createModelCatalog(options: {
   };
   let cached: { models: ModelInfo[]; at: number } | undefined;
   let inFlight: Promise<ModelInfo[]> | undefined;
-  return {
-    list(signal) {
-      if (cached !== undefined && options.now() - cached.at < options.ttlMs) return Promise.resolve(cached.models);
-      inFlight ??= Promise.all([options.fetch(signal), fetchAvailable(signal)])
-        .then(([details, available]) => {
-          const overrides = options.visionOverrides ?? [];
-          let upstream: Map<string, boolean> | undefined;
-          if (available !== undefined) {
-            upstream = new Map();
-            for (const model of available) {
-              if (model.supportsImages !== undefined) upstream.set(model.name, model.supportsImages);
-            }
+  let inFlightIsPrefetch = false;
+  const list = (signal?: AbortSignal, how?: ListModelsOptions): Promise<ModelInfo[]> => {
+    if (cached !== undefined && options.now() - cached.at < options.ttlMs) return Promise.resolve(cached.models);
+    if (inFlight !== undefined && inFlightIsPrefetch && how?.prefetch !== true) {
+      // The prefetch's failure is not this caller's: it fetches as it would have without it (once the prefetch ended).
+      return inFlight.catch((error: unknown) => {
+        if (signal?.aborted === true) throw error;
+        return list(signal, how);
+      });
+    }
+    if (inFlight === undefined) inFlightIsPrefetch = how?.prefetch === true;
+    inFlight ??= Promise.all([options.fetch(signal), fetchAvailable(signal)])
+      .then(([details, available]) => {
+        const overrides = options.visionOverrides ?? [];
+        let upstream: Map<string, boolean> | undefined;
+        if (available !== undefined) {
+          upstream = new Map();
+          for (const model of available) {
+            if (model.supportsImages !== undefined) upstream.set(model.name, model.supportsImages);
           }
-          const vision = upstream === undefined ? { overrides } : { overrides, upstream };
-          const flat = toModelList(details, vision);
-          const models = available === undefined ? flat : joinCatalogue(flat, available, vision);
-          cached = { models, at: options.now() };
-          return models;
-        })
-        .finally(() => {
-          inFlight = undefined;
-        });
-      return inFlight;
-    },
+        }
+        const vision = upstream === undefined ? { overrides } : { overrides, upstream };
+        const flat = toModelList(details, vision);
+        const models = available === undefined ? flat : joinCatalogue(flat, available, vision);
+        cached = { models, at: options.now() };
+        return models;
+      })
+      .finally(() => {
+        inFlight = undefined;
+      });
+    return inFlight;
+  };
+  return {
+    list,
     peek(model) {
       const id = resolveModelId(model);
       return cached?.models.find((m) => m.id === id || m.id === model || m.aliases.includes(model));

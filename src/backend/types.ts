@@ -360,10 +360,19 @@ export interface AgentTurn {
   close(reason?: string): Promise<void>;
 }
 
+/** How a model list is asked for. */
+export interface ListModelsOptions {
+  /**
+   * Fetched ahead of any request (serve's fetch at start): a caller that joins this fetch in flight and sees it fail
+   * fetches the list again itself, so it gets the errors it would have had without the fetch ahead.
+   */
+  prefetch?: boolean;
+}
+
 /** The agent client façade the rest of the bridge depends on. */
 export interface AgentClient {
   startTurn(request: TurnRequest): AgentTurn;
-  listModels(signal?: AbortSignal): Promise<ModelInfo[]>;
+  listModels(signal?: AbortSignal, options?: ListModelsOptions): Promise<ModelInfo[]>;
 }
 
 /** Supplies the current Cursor access token; injected into the agent client (backend never imports auth/). */

@@ -347,7 +347,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
   // flight or reads its answer instead of paying for the first round trip. A failure (not logged in, offline, Cursor
   // down) is only a debug line: the first turn fetches it again, with the errors it always had.
   upstreamReady
-    .then(() => engine.listModels(prefetch.signal, ctx.account))
+    .then(() => engine.listModels(prefetch.signal, ctx.account, { prefetch: true }))
     .then(
       (models) => logger.debug("model list fetched at start", { models: models.length }),
       (error: unknown) => {

@@ -5,7 +5,7 @@
  * fallback. Each engine keeps its own parked turns and replay records, and sees the shared conversation index
  * through {@link accountIndex}, so two accounts sending the same history never continue each other's conversation.
  */
-import type { ModelInfo } from "../backend/types.js";
+import type { ListModelsOptions, ModelInfo } from "../backend/types.js";
 import { type ConversationIndex, DEFAULT_ACCOUNT } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
 import type { BridgeEngine } from "./engine.js";
@@ -75,10 +75,10 @@ export function createAccountRouter(options: AccountRouterOptions): BridgeEngine
      * The account's models; without an account the default's, or (when the default is not logged in) those of the
      * first account that is: listing models runs no turn on anyone's behalf.
      */
-    async listModels(signal?: AbortSignal, account?: string): Promise<ModelInfo[]> {
+    async listModels(signal?: AbortSignal, account?: string, options?: ListModelsOptions): Promise<ModelInfo[]> {
       const engine =
         account === undefined && !engines.has(defaultAccount) && engines.size > 0 ? all()[0] : engineOf(account);
-      return (engine as BridgeEngine).listModels(signal);
+      return (engine as BridgeEngine).listModels(signal, undefined, options);
     },
     parkedCount: () => all().reduce((sum, engine) => sum + engine.parkedCount(), 0),
     parkedTurns: (): ParkedTurnInfo[] =>

@@ -333,7 +333,8 @@ export function createEngine(options: EngineOptions): BridgeEngine {
         },
       };
     },
-    listModels: (signal) => agentClient.listModels(signal),
+    // One engine serves one account: the router chose it by the account.
+    listModels: (signal, _account, options) => agentClient.listModels(signal, options),
     parkedCount: () => parked.size(),
     parkedTurns: () => parked.list(),
     async closeAll() {

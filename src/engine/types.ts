@@ -11,6 +11,7 @@ import type {
   BackendEvent,
   ClientTool,
   HistoryToolCall,
+  ListModelsOptions,
   ModelChoice,
   ModelInfo,
   ModelSelection,
@@ -170,5 +171,5 @@ export interface Engine {
   /** Routes (resumed / continued / new / replayed), starts the turn and waits for its first event. */
   startTurn(request: EngineRequest, signal: AbortSignal, options?: StartTurnOptions): Promise<EngineTurn>;
   /** The models; `account` names whose (named Cursor accounts, issue #29), absent = the default account's. */
-  listModels(signal?: AbortSignal, account?: string): Promise<ModelInfo[]>;
+  listModels(signal?: AbortSignal, account?: string, options?: ListModelsOptions): Promise<ModelInfo[]>;
 }
