@@ -8,7 +8,7 @@ import type { ConversationStore } from "../stores/types.js";
 import { type Logger, silentLogger } from "../util/logger.js";
 import { CursorAgentTurn, type TurnDependencies } from "./agent-turn.js";
 import { createModelCatalog, DEFAULT_MODELS_CACHE_TTL_MS } from "./models.js";
-import { createToolListCache } from "./tool-list-cache.js";
+import { createToolListCache, type ToolListCache } from "./tool-list-cache.js";
 import type { AgentClient, AgentTurn, TokenSource, TurnRequest } from "./types.js";
 import { defaultWorkspaceEnvironment, type WorkspaceEnvironment } from "./workspace-environment.js";
 
@@ -36,6 +36,8 @@ export interface AgentClientOptions {
   logger?: Logger;
   /** Appended to every tool-call id handed out: the instance tag when several instances share a store. @default "" */
   toolCallIdSuffix?: string;
+  /** Interns the turns' tool lists (tests observe it). @default createToolListCache() */
+  toolLists?: ToolListCache;
   /** What the server is told about the workspace. @default defaultWorkspaceEnvironment() */
   environment?: WorkspaceEnvironment;
   /** `client_heartbeat` interval (§4.2). @default 5000 */
@@ -83,6 +85,7 @@ export function createAgentClient(options: AgentClientOptions): AgentClient {
     ttlMs: options.modelsCacheTtlMs ?? DEFAULT_MODELS_CACHE_TTL_MS,
     now,
   });
+  const toolLists = options.toolLists ?? createToolListCache();
   const deps: TurnDependencies = {
     api: options.api,
     tokenSource: options.tokenSource,
@@ -102,8 +105,8 @@ export function createAgentClient(options: AgentClientOptions): AgentClient {
     retry: options.retry ?? { attempts: 1, baseDelayMs: 250 },
     toolCallIdSuffix: options.toolCallIdSuffix,
     renewClientVersion: options.renewClientVersion,
+    internTools: (tools) => toolLists.intern(tools),
   };
-  const toolLists = createToolListCache();
   let lastSweep = Number.NEGATIVE_INFINITY;
   const sweep = () => {
     // Expired conversations are removed at most hourly, off the request path.
@@ -114,7 +117,7 @@ export function createAgentClient(options: AgentClientOptions): AgentClient {
   return {
     startTurn(request: TurnRequest): AgentTurn {
       sweep();
-      return new CursorAgentTurn({ ...request, tools: toolLists.intern(request.tools) }, deps);
+      return new CursorAgentTurn(request, deps);
     },
     listModels: (signal, options) => catalog.list(signal, options),
   };

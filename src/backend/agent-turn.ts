@@ -60,6 +60,11 @@ export interface TurnDependencies {
   renewClientVersion?: (() => Promise<boolean>) | undefined;
   /** Appended to every tool-call id (names this instance when several share a store). */
   toolCallIdSuffix?: string | undefined;
+  /**
+   * The shared list equal to `tools` (tool-list-cache.ts), so parked turns with the same tools share one list, name
+   * map and request context; called once the first Run's request is written, since it serialises every schema.
+   */
+  internTools?: ((tools: ClientTool[]) => ClientTool[]) | undefined;
 }
 
 /**
@@ -89,7 +94,8 @@ export class CursorAgentTurn implements AgentTurn {
   private onRunOpened: ((runId: string) => void) | undefined;
   /** See turn-phase.ts for the phases and the allowed transitions. */
   private phase: TurnPhase = "new";
-  private readonly toolNames: ToolNameMap;
+  /** Made on first use ({@link toolNames}); from the interned list once the first Run was opened. */
+  private toolNameMap: ToolNameMap | undefined;
   private readonly logger: Logger;
   private controller: AbortController | undefined;
   private readonly takenToolCallIds = new Set<string>();
@@ -115,7 +121,9 @@ export class CursorAgentTurn implements AgentTurn {
   private readonly model: ModelSelection;
   /** `x-cursor-agent-allowed-tools` of every Run of the turn; undefined = no header. */
   private readonly allowedTools: string | undefined;
-  private readonly tools: readonly ClientTool[];
+  /** The caller's tools; the interned list equal to them once the first Run was opened ({@link internTools}). */
+  private tools: ClientTool[];
+  private toolsInterned = false;
   /** Runs the turn's execs on the caller's side (ACP); undefined = redirect to caller tools or reject. */
   private readonly executor: SurfaceExecutor | undefined;
   private readonly mode: AgentModeName | undefined;
@@ -155,7 +163,6 @@ export class CursorAgentTurn implements AgentTurn {
     this.web = new WebToolPolicy(request.serverTools);
     this.history = request.messages;
     this.historyKeys = request.historyKeys?.length === request.messages.length ? request.historyKeys : undefined;
-    this.toolNames = toolNameMapFor(request.tools);
     this.historySize = historySize(request.messages);
     this.onRunOpened = request.onRunOpened;
     this.logger = deps.logger.child(
@@ -163,6 +170,21 @@ export class CursorAgentTurn implements AgentTurn {
         ? { conversationId: request.conversationId }
         : { conversationId: request.conversationId, requestId: request.requestId },
     );
+  }
+
+  private get toolNames(): ToolNameMap {
+    this.toolNameMap ??= toolNameMapFor(this.tools);
+    return this.toolNameMap;
+  }
+
+  /** Swaps the caller's tools for the shared list equal to them (see {@link TurnDependencies.internTools}). */
+  private internTools(): void {
+    if (this.toolsInterned) return;
+    this.toolsInterned = true;
+    const interned = this.deps.internTools?.(this.tools) ?? this.tools;
+    if (interned === this.tools) return;
+    this.tools = interned;
+    if (this.toolNameMap !== undefined) this.toolNameMap = toolNameMapFor(interned);
   }
 
   get status(): AgentTurnStatus {
@@ -380,6 +402,8 @@ export class CursorAgentTurn implements AgentTurn {
       this.allowedTools === undefined ? undefined : { [ALLOWED_TOOLS_HEADER]: this.allowedTools },
     );
     this.controller = controller;
+    // After the Run's request was written: interning serialises every tool's schema.
+    this.internTools();
     this.channel.release();
     this.channel = new TurnChannel();
     this.session = new RunSession({
