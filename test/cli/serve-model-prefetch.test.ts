@@ -86,6 +86,53 @@ describe("serve fetches the model list at start", () => {
     expect(modelCalls(harness.emulator.stats())).toEqual({ usable: 1, available: 1 });
   });
 
+  it("a first turn sent while the fetch at start waits for Cursor makes no second request", async () => {
+    const harness = await createCliHarness();
+    open.push({ harness });
+    await logIn(harness);
+    harness.emulator.resetStats();
+    // The unary RPCs' URL goes through a relay that holds every connection until released: the fetch stays in flight.
+    const emulatorPort = Number(new URL(harness.emulator.url).port);
+    const held: Socket[] = [];
+    let released = false;
+    const pass = (socket: Socket) => {
+      const target = tcpConnect(emulatorPort, "127.0.0.1");
+      socket.on("error", () => target.destroy());
+      target.on("error", () => socket.destroy());
+      socket.pipe(target).pipe(socket);
+    };
+    const relay = createServer((socket: Socket) => {
+      if (released) pass(socket);
+      else {
+        socket.pause();
+        held.push(socket);
+      }
+    });
+    open.push({ server: relay });
+    await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", () => resolve()));
+    const address = relay.address();
+    if (address === null || typeof address === "string") throw new Error("relay has no port");
+    const env = {
+      ...harness.env,
+      CURSOR_API_URL: `http://127.0.0.1:${address.port}`,
+      CURSOR_AGENT_URL: harness.emulator.url,
+    };
+    const { io } = captureIo(env);
+    const { bridge } = await startBridge(io, ["--port", "0", "--log-level", "silent"]);
+    open.push({ bridge });
+    await until(() => held.length >= 1, "the fetch at start to reach the relay");
+    const answer = chat(bridge, "while fetching");
+    // Whether the turn joined the fetch in flight or reads its answer, the emulator sees one list request.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    released = true;
+    for (const socket of held.splice(0)) {
+      pass(socket);
+      socket.resume();
+    }
+    expect((await answer).choices[0]?.message.content).toBe("You said: while fetching");
+    expect(modelCalls(harness.emulator.stats())).toEqual({ usable: 1, available: 1 });
+  });
+
   it("logged in: the default account's list is fetched once at start and the first turn reads it", async () => {
     const harness = await createCliHarness();
     open.push({ harness });
