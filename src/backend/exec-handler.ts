@@ -7,7 +7,7 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { type AgentClientMessage, AgentClientMessageSchema } from "../gen/agent/v1/agent_pb.js";
-import type { ExecServerMessage } from "../gen/agent/v1/exec_pb.js";
+import type { ExecClientControlMessage, ExecServerMessage } from "../gen/agent/v1/exec_pb.js";
 import type { McpArgs } from "../gen/agent/v1/mcp_pb.js";
 import { redirectNativeExec } from "./native-redirect.js";
 import {
@@ -70,35 +70,28 @@ export function execReply(execId: number, execIdString: string, result: ExecResu
   });
 }
 
+/** An `exec_client_control_message` carrying `message`. */
+function execControl(message: ExecClientControlMessage["message"]): AgentClientMessage {
+  return {
+    $typeName: "agent.v1.AgentClientMessage",
+    message: {
+      case: "execClientControlMessage",
+      value: { $typeName: "agent.v1.ExecClientControlMessage", message },
+    },
+  };
+}
+
 /**
  * `exec_client_control_message.stream_close{id}` (§5.1 step 3), built as the plain object `create()` makes (every exec
  * answer, the request context's of every turn included, ends with one; plain-replies.test.ts holds them equal).
  */
 export function streamClose(execId: number): AgentClientMessage {
-  return {
-    $typeName: "agent.v1.AgentClientMessage",
-    message: {
-      case: "execClientControlMessage",
-      value: {
-        $typeName: "agent.v1.ExecClientControlMessage",
-        message: { case: "streamClose", value: { $typeName: "agent.v1.ExecStreamClose", id: execId } },
-      },
-    },
-  };
+  return execControl({ case: "streamClose", value: { $typeName: "agent.v1.ExecStreamClose", id: execId } });
 }
 
 /** `exec_client_control_message.heartbeat{id}`, sent while a result is pending (§5.1 step 3); as `streamClose`. */
 export function execHeartbeat(execId: number): AgentClientMessage {
-  return {
-    $typeName: "agent.v1.AgentClientMessage",
-    message: {
-      case: "execClientControlMessage",
-      value: {
-        $typeName: "agent.v1.ExecClientControlMessage",
-        message: { case: "heartbeat", value: { $typeName: "agent.v1.ExecHeartbeat", id: execId } },
-      },
-    },
-  };
+  return execControl({ case: "heartbeat", value: { $typeName: "agent.v1.ExecHeartbeat", id: execId } });
 }
 
 function answered(message: ExecServerMessage, results: ExecResultInit[]): ExecOutcome {
