@@ -13,6 +13,13 @@ describe("idle memory release", () => {
   });
 
   /** A heap of `heap` bytes, which `collect` may change. */
+  /** A collect that sets the heap to the next of `heaps` at each compacting collection. */
+  function shrinkingTo(heaps: number[]) {
+    return vi.fn((state: { heap: number }, compact: boolean) => {
+      if (compact) state.heap = heaps.shift() ?? state.heap;
+    });
+  }
+
   function setup(heap: number, collect = vi.fn()) {
     const state = { heap };
     const idle = createIdleMemory({
@@ -73,12 +80,7 @@ describe("idle memory release", () => {
   it("follows up after followUpMs instead while the last collection gave back a quarter or more", async () => {
     // 800 → 400 (half given back) → 300 (a quarter) → 270 (a tenth): follow-ups 2 s, then 2 s after the collections.
     const heaps = [400, 300, 270];
-    const { idle, collect } = setup(
-      800,
-      vi.fn((state: { heap: number }, compact: boolean) => {
-        if (compact) state.heap = heaps.shift() ?? state.heap;
-      }),
-    );
+    const { idle, collect } = setup(800, shrinkingTo(heaps));
     idle.begin();
     idle.end();
     await vi.advanceTimersByTimeAsync(1_000);
@@ -98,12 +100,7 @@ describe("idle memory release", () => {
   it("after a follow-up that gave back little, waits minIntervalMs for the next", async () => {
     // 800 → 400 (half) → 380 (a twentieth): the second follow-up waits the full interval.
     const heaps = [400, 380];
-    const { idle, collect } = setup(
-      800,
-      vi.fn((state: { heap: number }, compact: boolean) => {
-        if (compact) state.heap = heaps.shift() ?? state.heap;
-      }),
-    );
+    const { idle, collect } = setup(800, shrinkingTo(heaps));
     idle.begin();
     idle.end();
     await vi.advanceTimersByTimeAsync(3_000);
@@ -117,12 +114,7 @@ describe("idle memory release", () => {
 
   it("a request in between puts the next collection back to idleMs of quiet and minIntervalMs since the last", async () => {
     const heaps = [400, 200];
-    const { idle, collect } = setup(
-      800,
-      vi.fn((state: { heap: number }, compact: boolean) => {
-        if (compact) state.heap = heaps.shift() ?? state.heap;
-      }),
-    );
+    const { idle, collect } = setup(800, shrinkingTo(heaps));
     idle.begin();
     idle.end();
     await vi.advanceTimersByTimeAsync(1_000);
