@@ -6,7 +6,7 @@
  * through the schema, so every rejection and its message stay zod's. `fast-request.test.ts` holds both paths to the
  * same result over valid and invalid bodies.
  */
-import type { ChatCompletionRequest } from "./request.js";
+import { type ChatCompletionRequest, chatCompletionRequestSchema, REASONING_EFFORTS } from "./request.js";
 
 type Json = Record<string, unknown>;
 /** A value the fast path cannot vouch for: the schema decides. */
@@ -82,15 +82,7 @@ function part(value: unknown, refusal: boolean, image: boolean): Checked {
 }
 
 function content(value: unknown, refusal: boolean, image: boolean): Checked {
-  if (isString(value)) return value;
-  if (!Array.isArray(value)) return NO;
-  const out: unknown[] = [];
-  for (const item of value) {
-    const checked = part(item, refusal, image);
-    if (checked === NO) return NO;
-    out.push(checked);
-  }
-  return out;
+  return isString(value) ? value : array(value, (item) => part(item, refusal, image));
 }
 
 const TOOL_CALL_KEYS = ["id", "type", "function"] as const;
@@ -173,26 +165,13 @@ function tool(value: unknown): Checked {
   });
 }
 
-const REQUEST_KEYS = [
-  "model",
-  "messages",
-  "stream",
-  "stream_options",
-  "tools",
-  "tool_choice",
-  "parallel_tool_calls",
-  "n",
-  "max_tokens",
-  "max_completion_tokens",
-  "reasoning_effort",
-  "user",
-  "metadata",
-  "response_format",
-  "stop",
-  "web_search_options",
-] as const;
+/**
+ * The schema's own keys, in its order (zod writes its output in that order): a key the schema gains reaches the
+ * `default` of {@link requestField} (absent or null, else the schema decides) instead of passing unchecked.
+ */
+const REQUEST_KEYS = Object.keys(chatCompletionRequestSchema.shape);
 const STREAM_OPTIONS_KEYS = ["include_usage"] as const;
-const FAST_EFFORTS: ReadonlySet<unknown> = new Set(["none", "minimal", "low", "medium", "high", "xhigh"]);
+const FAST_EFFORTS: ReadonlySet<unknown> = new Set(REASONING_EFFORTS);
 const FAST_CHOICES: ReadonlySet<unknown> = new Set(["auto", "none", "required"]);
 
 function requestField(key: string, value: unknown): Checked {
