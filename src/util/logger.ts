@@ -161,6 +161,14 @@ function indexLike(key: string): boolean {
   return first >= 48 && first <= 57;
 }
 
+/** A logger's bound fields with what every line reads of them, worked out once per logger. */
+interface BoundFields {
+  fields: LogFields;
+  keys: readonly string[];
+  /** Whether a key is an array index (such keys make a line fall back to the merged object's own order). */
+  indexLike: boolean;
+}
+
 /**
  * One text line, its fields redacted as {@link redact} would and written in one pass: the line the access log writes
  * for every request used to copy its fields twice (redact, then the list of the defined ones) on the way. The fields
@@ -168,18 +176,18 @@ function indexLike(key: string): boolean {
  * bound one of the same name in its place) without building that object: the spread adds the call's fields one at a
  * time to a copy of the bound ones, about 10 KB allocated for the access log's twenty.
  */
-function formatText(level: LogLevel, message: string, bound: LogFields, fields: LogFields, now: number): string {
+function formatText(level: LogLevel, message: string, bound: BoundFields, fields: LogFields, now: number): string {
   let line = `${new Date(now).toISOString()} ${LEVEL_LABEL[level]} ${message}`;
   const own = Object.keys(fields);
-  const boundKeys = Object.keys(bound);
-  if (boundKeys.length > 0 && own.length > 0 && (own.some(indexLike) || boundKeys.some(indexLike))) {
+  const { keys: boundKeys, indexLike: boundIndexLike } = bound;
+  if (boundKeys.length > 0 && own.length > 0 && (boundIndexLike || own.some(indexLike))) {
     // Array indices go first in a merged object, in numeric order: let the object itself decide (never in src/).
-    const merged = { ...bound, ...fields };
+    const merged = { ...bound.fields, ...fields };
     for (const key of Object.keys(merged)) line += textField(key, merged[key]);
     return line;
   }
-  for (const key of boundKeys) line += textField(key, isField(fields, key) ? fields[key] : bound[key]);
-  for (const key of own) if (boundKeys.length === 0 || !isField(bound, key)) line += textField(key, fields[key]);
+  for (const key of boundKeys) line += textField(key, isField(fields, key) ? fields[key] : bound.fields[key]);
+  for (const key of own) if (boundKeys.length === 0 || !isField(bound.fields, key)) line += textField(key, fields[key]);
   return line;
 }
 
@@ -188,8 +196,7 @@ function formatText(level: LogLevel, message: string, bound: LogFields, fields: 
  * single small object instead of a set of closures.
  */
 class BoundLogger implements Logger {
-  /** Whether any fields are bound (a line of a logger without any needs no merged copy of its fields). */
-  private readonly boundKeys: boolean;
+  private readonly boundFields: BoundFields;
 
   constructor(
     private readonly options: LoggerOptions,
@@ -197,7 +204,8 @@ class BoundLogger implements Logger {
     private readonly threshold: number,
     private readonly sink: LogSink,
   ) {
-    this.boundKeys = Object.keys(bound).length > 0;
+    const keys = Object.keys(bound);
+    this.boundFields = { fields: bound, keys, indexLike: keys.some(indexLike) };
   }
 
   debug(message: string, fields?: LogFields): void {
@@ -225,10 +233,11 @@ class BoundLogger implements Logger {
     const safeMessage = clampForMessage(redactText(message), 4 * MAX_LOG_FIELD_CHARS);
     const time = (this.options.now ?? Date.now)();
     if ((this.options.format ?? "text") === "text") {
-      this.sink(formatText(level, safeMessage, this.bound, fields, time));
+      this.sink(formatText(level, safeMessage, this.boundFields, fields, time));
       return;
     }
-    const all = this.boundKeys ? { ...this.bound, ...fields } : fields;
+    // A logger without bound fields needs no merged copy of them.
+    const all = this.boundFields.keys.length > 0 ? { ...this.bound, ...fields } : fields;
     const safeFields = redact(all) as LogFields;
     this.sink(
       JSON.stringify({ time: new Date(time).toISOString(), level, msg: safeMessage, ...clampFields(safeFields) }),
