@@ -12,13 +12,13 @@ import { createToolListCache, type ToolListCache } from "./tool-list-cache.js";
 import type { AgentClient, AgentTurn, TokenSource, TurnRequest } from "./types.js";
 import { defaultWorkspaceEnvironment, type WorkspaceEnvironment } from "./workspace-environment.js";
 
-/** Options of {@link createAgentClient}. */
 /**
  * The batch window's default: how long a segment waits for more of a step's tool calls when Cursor did not say how
  * many it makes (docs/protocol.md §4.6).
  */
 export const DEFAULT_TOOL_BATCH_WINDOW_MS = 40;
 
+/** Options of {@link createAgentClient}. */
 export interface AgentClientOptions {
   /** The Cursor API (its getAccessToken should be the tokenSource's). */
   api: CursorApi;
