@@ -16,18 +16,13 @@ const CHARS_PER_TOKEN = 4;
 /** Tokens counted for an attached image. */
 const IMAGE_TOKENS = 1_600;
 
-/** The request's size in tokens, estimated from its text, tool calls, images and tool definitions. */
-export function estimateRequestTokens(messages: readonly HistoryMessage[], tools: readonly ClientTool[]): number {
-  return estimateWithTools(historySize(messages), tools);
-}
-
-/** What the history adds to {@link estimateRequestTokens}: a turn keeps it, since it releases its history. */
+/** What the history adds to {@link estimateWithTools}: a turn keeps it, since it releases its history. */
 export interface HistorySize {
   chars: number;
   images: number;
 }
 
-/** The history's part of {@link estimateRequestTokens} (a walk over lengths, cheap). */
+/** The history's part of {@link estimateWithTools} (a walk over lengths, cheap). */
 export function historySize(messages: readonly HistoryMessage[]): HistorySize {
   let chars = 0;
   let images = 0;
@@ -41,7 +36,8 @@ export function historySize(messages: readonly HistoryMessage[]): HistorySize {
 }
 
 /**
- * {@link estimateRequestTokens} from the history's size and the tools: serialising every tool's schema is left to
+ * The request's size in tokens, estimated from the history's size (text, tool calls, images) and the tool
+ * definitions: serialising every tool's schema is left to
  * when a failure needs the estimate, not done before every Run (a coding agent sends thirty schemas).
  */
 export function estimateWithTools(history: HistorySize, tools: readonly ClientTool[]): number {
@@ -55,7 +51,7 @@ export function estimateWithTools(history: HistorySize, tools: readonly ClientTo
 export interface TurnErrorContext {
   /** The model the caller asked for. */
   model: string;
-  /** {@link estimateRequestTokens} of the request. */
+  /** {@link estimateWithTools} of the request. */
   estimatedTokens: number;
   /** Whether the turn has yielded output (text, reasoning or tool calls) to the caller. */
   outputStarted: boolean;
