@@ -132,13 +132,16 @@ describe("bin/cursor-bridge.js and the script bundle", () => {
     writeFileSync(join(cacheDir, stale), second.get(other) as Buffer);
     expect(await serveOnce()).toBe("");
     const third = caches();
-    for (const name of [damaged, truncated, stale]) {
-      const bytes = third.get(name) as Buffer;
-      expect(decode(bytes), name).toBeDefined();
-      expect(bytes.equals(readFileSync(join(cacheDir, name))), name).toBe(true);
+    const planted = new Map([
+      [damaged, flipped],
+      [truncated, (second.get(truncated) as Buffer).subarray(0, 100)],
+      [stale, second.get(other) as Buffer],
+    ]);
+    for (const [name, bytes] of planted) {
+      const rewritten = third.get(name) as Buffer;
+      expect(decode(rewritten), name).toBeDefined();
+      expect(rewritten.equals(bytes), `${name} was replaced`).toBe(false);
     }
-    expect(third.get(stale)?.equals(second.get(other) as Buffer), "the stale cache was replaced").toBe(false);
-    expect(decode(third.get(damaged) as Buffer)).toBeDefined();
 
     // A cache folder that cannot be made (a file in its way, as a read-only install would refuse it): no cache, same
     // answers.
