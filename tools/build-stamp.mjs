@@ -28,6 +28,7 @@ const buildScripts = [
   "lazy-descriptors.mjs",
   "merge-chunks.mjs",
   "script-chunks.mjs",
+  "script-loader.mjs",
 ].map((script) => `${root}tools${sep}${script}`);
 
 /** Newest mtime (ms) among the sources that go into dist/: src/ files and folders (deletions touch the folder). */

@@ -21,7 +21,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { distDir, newestSourceMtime, srcDir, staleReason, stampFile } from "./build-stamp.mjs";
 import { mergeSmallChunks } from "./merge-chunks.mjs";
-import { scriptVersions } from "./script-chunks.mjs";
+import { ESM_BANNER, scriptVersions } from "./script-chunks.mjs";
 import { encodeTokenRanks } from "./token-ranks.mjs";
 
 export { staleReason };
@@ -134,9 +134,7 @@ async function buildWith({ esbuild, transform, ranks }) {
     target: "node20",
     external: ["esbuild"],
     // Bundled CommonJS code may call require() for Node's own modules.
-    banner: {
-      js: 'import { createRequire as __bridgeRequire } from "node:module"; const require = __bridgeRequire(import.meta.url);',
-    },
+    banner: { js: ESM_BANNER },
     outdir: distDir,
     chunkNames: "chunks/[name]-[hash]",
     sourcemap: "linked",

@@ -15,13 +15,11 @@
  */
 import { createHash } from "node:crypto";
 import path from "node:path";
+import { SCRIPT_HEADER } from "./script-loader.mjs";
 
 /** The line tools/build.mjs puts before every output file (for bundled CommonJS code's `require`). */
 export const ESM_BANNER =
   'import { createRequire as __bridgeRequire } from "node:module"; const require = __bridgeRequire(import.meta.url);';
-
-/** The first line of a script: this prefix, then the hex hash of everything after that line. */
-export const SCRIPT_HEADER = "// cursor-bridge script ";
 
 /** The parameters a script's function takes, in order (tools/script-loader.mjs passes them). */
 export const SCRIPT_PARAMETERS = ["exports", "require", "module", "__bridgeImport", "__bridgeMetaUrl"];

@@ -19,7 +19,8 @@ import { setFlagsFromString } from "node:v8";
 import vm from "node:vm";
 import zlib from "node:zlib";
 
-const HEADER = "// cursor-bridge script ";
+/** The first line of a script (tools/script-chunks.mjs writes it): this prefix, then the hex hash of the rest. */
+export const SCRIPT_HEADER = "// cursor-bridge script ";
 const CACHE_MAGIC = 0x43424331; // "CBC1"
 /** bin/cursor-bridge.js's mark while the young generation is held (src/util/young-generation.ts). */
 const HELD = Symbol.for("cursor-bridge.young-generation-held");
@@ -78,7 +79,7 @@ export function loadScriptBundle(distDir, { cacheOnExit = false } = {}) {
     const known = modules.get(file);
     if (known !== undefined) return known.exports;
     const text = preread ?? readFileSync(file, "utf8");
-    const hash = text.startsWith(HEADER) ? text.slice(HEADER.length, text.indexOf("\n")) : "";
+    const hash = text.startsWith(SCRIPT_HEADER) ? text.slice(SCRIPT_HEADER.length, text.indexOf("\n")) : "";
     const cacheFile = /^[0-9a-f]{16,64}$/.test(hash) ? join(cacheDir, `${hash}.bin`) : undefined;
     const cachedData = cacheFile === undefined ? undefined : readCache(cacheFile);
     const script = new vm.Script(text, {
