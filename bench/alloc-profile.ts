@@ -14,11 +14,6 @@ import { startRemoteEmulator } from "./remote-emulator.js";
 import { startServe } from "./serve-process.js";
 import { streamCompletion } from "./sse-client.js";
 
-// serve runs its ES modules here, not bin/'s script versions (tools/script-loader.mjs): only dist/'s ES modules have
-// source maps, through which allocation sites are mapped back to src/. The two are the same code and cost the same once
-// warm (bench/ab-serves.ts, one sitting: CPU per request ratio 1.01, per chunk 0.94); the scripts differ only in how
-// they are compiled at start. CURSOR_BRIDGE_SCRIPTS=1 profiles the scripts anyway.
-process.env.CURSOR_BRIDGE_SCRIPTS ??= "0";
 const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const concurrency = Number(option("concurrency") ?? 1);
 const n = Number(option("n") ?? 2000);
@@ -38,6 +33,7 @@ const emulator = await startRemoteEmulator({ heartbeatIntervalMs: 1000, bootstra
 const serve = await startServe({
   emulatorUrl: emulator.url,
   ...(option("bin") === undefined ? {} : { bin: option("bin") as string }),
+  sourceMapped: true,
   env: { BENCH_ALLOC_PROFILE: out },
 });
 const run = async (count: number) => {

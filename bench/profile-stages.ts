@@ -30,11 +30,6 @@ import { startRemoteEmulator } from "./remote-emulator.js";
 import { startServe } from "./serve-process.js";
 import { streamCompletion } from "./sse-client.js";
 
-// serve runs its ES modules here, not bin/'s script versions (tools/script-loader.mjs): only dist/'s ES modules have
-// source maps, through which stacks are mapped back to src/. The two are the same code and cost the same once
-// warm (bench/ab-serves.ts, one sitting: CPU per request ratio 1.01, per chunk 0.94); the scripts differ only in how
-// they are compiled at start. CURSOR_BRIDGE_SCRIPTS=1 profiles the scripts anyway.
-process.env.CURSOR_BRIDGE_SCRIPTS ??= "0";
 const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const requests = Number(option("requests") ?? 4000);
 const concurrency = Number(option("concurrency") ?? 10);
@@ -282,7 +277,11 @@ async function profileRun(): Promise<void> {
   }
   const emulator = await startRemoteEmulator({ heartbeatIntervalMs: 1000, bootstrapLatencyMs: 0, tokensPerSecond: 50 });
   const bin = option("bin");
-  const serve = await startServe({ emulatorUrl: emulator.url, ...(bin === undefined ? {} : { bin }) });
+  const serve = await startServe({
+    emulatorUrl: emulator.url,
+    sourceMapped: true,
+    ...(bin === undefined ? {} : { bin }),
+  });
   const body = { model: "auto", messages: [{ role: "user", content: prompt }] };
   const drive = async (total: number) => {
     let left = total;

@@ -60,6 +60,14 @@ export interface ServeOptions {
    * also answers the young generation and nothing is ever collected (the raw serve).
    */
   gcHook?: "collect" | "read";
+  /**
+   * Run dist/'s ES modules, not bin/'s script versions (tools/script-loader.mjs), for a profile whose stacks are mapped
+   * back to src/: only the ES modules have source maps. The two are the same code and cost the same once warm
+   * (bench/ab-serves.ts, one sitting: CPU per request ratio 1.01, per chunk 0.94); they differ only in how they are
+   * compiled at start. Also whenever BENCH_BRIDGE_CPU_PROF asks for profiles. CURSOR_BRIDGE_SCRIPTS set in the
+   * environment wins.
+   */
+  sourceMapped?: boolean;
   /** Extra environment. */
   env?: Record<string, string>;
   /** Another checkout's `bin/cursor-bridge.js` (bench/ab-serves.ts: a baseline beside this code). @default this one */
@@ -171,10 +179,12 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
         : [];
   // BENCH_BRIDGE_CPU_PROF=<dir>: every serve runs under `node --cpu-prof` (a .cpuprofile per process, on exit).
   const profileDir = process.env.BENCH_BRIDGE_CPU_PROF;
-  if (profileDir !== undefined && profileDir !== "") {
+  const profiled = profileDir !== undefined && profileDir !== "";
+  if (profiled) {
     mkdirSync(profileDir, { recursive: true });
     nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${profileDir}`);
   }
+  const esModules = (options.sourceMapped === true || profiled) && process.env.CURSOR_BRIDGE_SCRIPTS === undefined;
   // BENCH_SERVE_NODE_ARGS="--flag …": node options for every serve only (experiments with V8 flags; the load
   // generator and the direct client in this process keep theirs).
   nodeArgs.push(...(process.env.BENCH_SERVE_NODE_ARGS ?? "").split(" ").filter(Boolean));
@@ -187,6 +197,7 @@ export async function startServe(options: ServeOptions): Promise<ServeProcess> {
       XDG_DATA_HOME: join(home, "data-home"),
       CURSOR_BRIDGE_CONFIG_DIR: join(home, "config"),
       CURSOR_API_KEY: BENCH_API_KEY,
+      ...(esModules ? { CURSOR_BRIDGE_SCRIPTS: "0" } : {}),
       ...options.env,
     },
     stdio: ["ignore", "pipe", "pipe"],
