@@ -77,10 +77,9 @@ export interface StatsRecorder {
   closeTurn(turn: TurnStats, outcome: string, now: number): void;
 }
 
-/** Creates an empty recorder. */
-export function createStatsRecorder(maxTurns = MAX_TURNS): StatsRecorder {
-  let completed: CompletedTurns = { auto: 0, other: 0 };
-  let stats: EmulatorStats = {
+/** The statistics of a recorder that has counted nothing yet. */
+function emptyStats(): EmulatorStats {
+  return {
     runStreams: 0,
     runSseStreams: 0,
     bidiAppends: 0,
@@ -92,23 +91,18 @@ export function createStatsRecorder(maxTurns = MAX_TURNS): StatsRecorder {
     availableModelsCalls: 0,
     turns: [],
   };
+}
+
+/** Creates an empty recorder. */
+export function createStatsRecorder(maxTurns = MAX_TURNS): StatsRecorder {
+  let completed: CompletedTurns = { auto: 0, other: 0 };
+  let stats = emptyStats();
   return {
     snapshot: () => structuredClone(stats),
     completed: () => ({ ...completed }),
     reset() {
       completed = { auto: 0, other: 0 };
-      stats = {
-        runStreams: 0,
-        runSseStreams: 0,
-        bidiAppends: 0,
-        webSearches: 0,
-        webFetches: 0,
-        exchangeCalls: 0,
-        oauthTokenCalls: 0,
-        usableModelsCalls: 0,
-        availableModelsCalls: 0,
-        turns: [],
-      };
+      stats = emptyStats();
     },
     countRun(method) {
       if (method === "Run") stats.runStreams++;
