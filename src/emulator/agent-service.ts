@@ -9,7 +9,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Http2ServerRequest } from "node:http2";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter, createContextKey, type HandlerContext } from "@connectrpc/connect";
 import {
   type AgentClientMessage,
@@ -17,11 +17,7 @@ import {
   type AgentServerMessage,
 } from "../gen/agent/v1/agent_pb.js";
 import { AgentService } from "../gen/agent/v1/agent_service_pb.js";
-import {
-  type GetUsableModelsResponse,
-  GetUsableModelsResponseSchema,
-  type NameAgentRequest,
-} from "../gen/agent/v1/models_pb.js";
+import type { GetUsableModelsResponse, NameAgentRequest } from "../gen/agent/v1/models_pb.js";
 import { AiService, type AvailableModelsResponse } from "../gen/aiserver/v1/ai_service_pb.js";
 import { AnalyticsService } from "../gen/aiserver/v1/analytics_pb.js";
 import { BidiService } from "../gen/aiserver/v1/bidi_pb.js";
@@ -166,6 +162,11 @@ export function nameFor(request: NameAgentRequest): string {
   return title.charAt(0).toUpperCase() + title.slice(1);
 }
 
+/** Whether a unary request came in protobuf's binary encoding, not JSON (its answer is encoded the same way). */
+function binaryRequest(context: HandlerContext): boolean {
+  return !(context.requestHeader.get("content-type") ?? "").includes("json");
+}
+
 /** Registers every emulated RPC. */
 export function registerServices(router: ConnectRouter, deps: ServiceDeps): void {
   const { turn, bidi } = deps;
@@ -176,11 +177,11 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
   let usableBinary: GetUsableModelsResponse | undefined;
   const getUsableModels = (_request: unknown, context: HandlerContext): GetUsableModelsResponse => {
     turn.stats.countModelList("usable");
-    if (!(context.requestHeader.get("content-type") ?? "").includes("json")) {
+    if (binaryRequest(context)) {
       usableBinary ??= catalogue.usableBinary();
       return usableBinary;
     }
-    usable ??= create(GetUsableModelsResponseSchema, { models: catalogue.usable() });
+    usable ??= catalogue.usableResponse();
     return usable;
   };
   // Each AvailableModels answer is built on its first request and kept: building both (a few hundred messages) at
@@ -231,7 +232,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
       if (request.useModelParameters === true) {
         // A binary answer (every client of this RPC asks in binary) is the built-in catalogue's bytes encoded at build
         // time where they apply: encoding its 486 messages cold cost a start 20 ms of CPU.
-        if (!(context.requestHeader.get("content-type") ?? "").includes("json")) {
+        if (binaryRequest(context)) {
           parameterisedBinary ??= catalogue.availableBinary();
           return parameterisedBinary;
         }

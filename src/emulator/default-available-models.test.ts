@@ -1,4 +1,4 @@
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { GetUsableModelsResponseSchema } from "../gen/agent/v1/models_pb.js";
 import { AvailableModelsResponseSchema } from "../gen/aiserver/v1/ai_service_pb.js";
@@ -50,7 +50,7 @@ describe("the built-in catalogue's GetUsableModels answer encoded at build time"
     const bytes = toBinary(GetUsableModelsResponseSchema, catalogue.usableBinary());
     expect(Buffer.from(bytes).equals(Buffer.from(DEFAULT_USABLE_MODELS_BASE64, "base64"))).toBe(true);
     const decoded = fromBinary(GetUsableModelsResponseSchema, bytes);
-    expect(decoded).toEqual(create(GetUsableModelsResponseSchema, { models: catalogue.usable() }));
+    expect(decoded).toEqual(catalogue.usableResponse());
     expect(decoded.models.length).toBeGreaterThan(30);
   });
 
@@ -61,7 +61,7 @@ describe("the built-in catalogue's GetUsableModels answer encoded at build time"
       toBinary(GetUsableModelsResponseSchema, withModels.usableBinary()),
     );
     expect(decoded.models.map((m) => m.modelId)).toContain("acme-9-pro");
-    expect(decoded).toEqual(create(GetUsableModelsResponseSchema, { models: withModels.usable() }));
+    expect(decoded).toEqual(withModels.usableResponse());
     const file = parseCatalogueFile(
       JSON.stringify({ models: [{ id: "acme-2", parameters: [{ id: "turbo", values: ["false", "true"] }] }] }),
     );

@@ -176,6 +176,8 @@ export interface ModelListItem {
 export interface ModelCatalogue {
   /** Every usable model, Auto first. */
   usable(): ModelDetails[];
+  /** `GetUsableModels`' answer: {@link usable} as its message. */
+  usableResponse(): GetUsableModelsResponse;
   /**
    * `GetUsableModels`' answer (`usable()`) for a binary request: while the catalogue is the built-in one, its bytes
    * encoded at build time as unknown fields, like {@link availableBinary}'s, so a start neither builds nor encodes
@@ -419,17 +421,17 @@ export function createModelCatalogue(
       return variantDetails((variants.get(id) as { variant: CatalogueVariant }).variant);
     }),
   ];
+  const usableResponse = () => create(GetUsableModelsResponseSchema, { models: usable() });
+  /** Nothing added to the built-in catalogue: its answers' bytes were encoded at build time. */
+  const builtIn = extraIds.length === 0 && extraBases.length === 0;
   return {
     usable,
+    usableResponse,
     usableBinary: () =>
-      extraIds.length === 0 && extraBases.length === 0
-        ? preEncoded(GetUsableModelsResponseSchema, DEFAULT_USABLE_MODELS_BASE64)
-        : create(GetUsableModelsResponseSchema, { models: usable() }),
+      builtIn ? preEncoded(GetUsableModelsResponseSchema, DEFAULT_USABLE_MODELS_BASE64) : usableResponse(),
     available,
     availableBinary: () =>
-      extraIds.length === 0 && extraBases.length === 0
-        ? preEncoded(AvailableModelsResponseSchema, DEFAULT_AVAILABLE_MODELS_BASE64)
-        : available(true),
+      builtIn ? preEncoded(AvailableModelsResponseSchema, DEFAULT_AVAILABLE_MODELS_BASE64) : available(true),
     listItems: () => [
       ...models.map(
         (m): ModelListItem => ({
@@ -454,10 +456,7 @@ export function freshDefaultAvailableModels(): Uint8Array {
 
 /** The built-in catalogue's GetUsableModels answer, encoded now (tools/emulator-catalogue.ts). */
 export function freshDefaultUsableModels(): Uint8Array {
-  return toBinary(
-    GetUsableModelsResponseSchema,
-    create(GetUsableModelsResponseSchema, { models: createModelCatalogue().usable() }),
-  );
+  return toBinary(GetUsableModelsResponseSchema, createModelCatalogue().usableResponse());
 }
 
 /**
