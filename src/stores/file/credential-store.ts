@@ -64,7 +64,6 @@ function parseCredentials(path: string, text: string, login: string): StoredCred
   throw invalidFileError(path, `unexpected or missing fields: ${checked.fields.join(", ")}`, login);
 }
 
-/** Tightens permissions that are looser than wanted; no-op on Windows. */
 /** The same file, unchanged since `before`: inode, size, and the times of its last change of content or status. */
 function sameFile(before: BigIntStats, now: BigIntStats): boolean {
   return (
@@ -76,10 +75,10 @@ function sameFile(before: BigIntStats, now: BigIntStats): boolean {
   );
 }
 
-async function tighten(path: string, mode: number, platform: NodeJS.Platform): Promise<void> {
+/** Tightens permissions that are looser than wanted; no-op on Windows. `current`: the mode a `stat` just read. */
+async function tighten(path: string, mode: number, platform: NodeJS.Platform, current?: number): Promise<void> {
   if (platform === "win32") return;
-  const current = (await stat(path)).mode & 0o777;
-  if (current !== mode) await chmod(path, mode);
+  if ((current ?? (await stat(path)).mode & 0o777) !== mode) await chmod(path, mode);
 }
 
 /** Writes `contents` to `path` atomically with mode 0600: temp file in the same dir, fsync, rename, fsync dir. */
@@ -161,7 +160,7 @@ export function createFileCredentialStore(options: FileCredentialStoreOptions): 
       if (text === undefined) return undefined;
       const credentials = parseCredentials(path, text, login);
       // Best effort: a file someone else owns cannot be chmod-ed by us, but it is still readable credentials.
-      await tighten(path, 0o600, platform).catch(() => undefined);
+      await tighten(path, 0o600, platform, Number(stats.mode & 0o777n)).catch(() => undefined);
       // The stats taken before the read: a change in between makes the next load read again.
       lastRead = { stats, credentials: structuredClone(credentials) };
       return credentials;
