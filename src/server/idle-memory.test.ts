@@ -1,8 +1,8 @@
-import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
+import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../util/logger.js";
-import { compactingGc, createIdleMemory, heldBytes, worthCompacting } from "./idle-memory.js";
+import { compactingGc, createIdleMemory, heldBytes, readOldSpace, worthCompacting } from "./idle-memory.js";
 
 describe("idle memory release", () => {
   beforeEach(() => {
@@ -12,7 +12,6 @@ describe("idle memory release", () => {
     vi.useRealTimers();
   });
 
-  /** A heap of `heap` bytes, which `collect` may change. */
   /** A collect that sets the heap to the next of `heaps` at each compacting collection. */
   function shrinkingTo(heaps: number[]) {
     return vi.fn((state: { heap: number }, compact: boolean) => {
@@ -20,6 +19,7 @@ describe("idle memory release", () => {
     });
   }
 
+  /** A heap of `heap` bytes, which `collect` may change. */
   function setup(heap: number, collect = vi.fn()) {
     const state = { heap };
     const idle = createIdleMemory({
@@ -188,12 +188,8 @@ describe("compacting collection", () => {
     setFlagsFromString("--expose-gc");
     const gc = runInNewContext("gc") as () => void;
     setFlagsFromString("--no-expose-gc");
-    const oldSpace = () => {
-      const space = getHeapSpaceStatistics().find((s) => s.space_name === "old_space");
-      return { committed: space?.space_size ?? 0, used: space?.space_used_size ?? 0 };
-    };
     gc();
-    const before = oldSpace();
+    const before = readOldSpace();
     // The shape a load leaves: a few objects of each page survive (every 12th here), the rest is garbage.
     const kept: { n: number; text: string; list: number[] }[] = [];
     for (let round = 0; round < 20; round++) {
@@ -207,7 +203,7 @@ describe("compacting collection", () => {
     const collect = compactingGc(gc);
     collect(false);
     collect(true);
-    const after = oldSpace();
+    const after = readOldSpace();
     const survivors = after.used - before.used;
     expect(kept.length).toBe(20 * Math.ceil(100_000 / 12));
     expect(survivors).toBeGreaterThan(0);
