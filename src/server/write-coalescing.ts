@@ -18,9 +18,15 @@ function uncorkAll(): void {
   corked.clear();
 }
 
-function corkUntilTurnEnd(socket: Socket | null): void {
-  if (socket === null || socket.writableCorked > 0 || socket.destroyed) return;
+/** Corks `socket` unless it is gone or corked already (by a response before this one on it); whether it did. */
+function corkIfIdle(socket: Socket | null): socket is Socket {
+  if (socket === null || socket.writableCorked > 0 || socket.destroyed) return false;
   socket.cork();
+  return true;
+}
+
+function corkUntilTurnEnd(socket: Socket | null): void {
+  if (!corkIfIdle(socket)) return;
   corked.add(socket);
   if (!scheduled) {
     scheduled = true;
@@ -93,9 +99,6 @@ function uncorkOne(socket: Socket): void {
  */
 export function flushHeadersCoalesced(res: ServerResponse): void {
   const socket = res.socket as Socket | null;
-  if (socket !== null && socket.writableCorked === 0 && !socket.destroyed) {
-    socket.cork();
-    process.nextTick(uncorkOne, socket);
-  }
+  if (corkIfIdle(socket)) process.nextTick(uncorkOne, socket);
   res.flushHeaders();
 }
