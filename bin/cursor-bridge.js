@@ -4,7 +4,7 @@
 import { createRequire } from "node:module";
 import { setFlagsFromString } from "node:v8";
 import { distBuilt, distDir, staleReason } from "../tools/build-stamp.mjs";
-import { loadScriptBundle } from "../tools/script-loader.mjs";
+import { HELD, HELD_FLAG, loadScriptBundle } from "../tools/script-loader.mjs";
 
 /**
  * Node's own modules a server's start loads (serve and the emulator alike), up to its first answer: loaded here,
@@ -43,10 +43,12 @@ const SERVER_BUILTINS = [
 ];
 
 const command = process.argv[2];
+/** A long-running server (its start loads Node's server modules; it writes the scripts' code caches on exit). */
+const server = command === "serve" || command === "emulator";
 // Start-up allocations live as long as the process: keep the young generation small until a server listens
 // (src/util/young-generation.ts releases it), unless the user sized it.
 if (![...process.execArgv, process.env.NODE_OPTIONS ?? ""].some((option) => option.includes("semi-space"))) {
-  if (command === "serve" || command === "emulator") {
+  if (server) {
     const require = createRequire(import.meta.url);
     for (const entry of SERVER_BUILTINS) {
       const [name, member] = entry.split("#");
@@ -56,8 +58,8 @@ if (![...process.execArgv, process.env.NODE_OPTIONS ?? ""].some((option) => opti
     // Node's fetch classes (its bundled undici) load on first use of one of them, which Hono's server makes.
     Reflect.get(globalThis, "Response");
   }
-  setFlagsFromString("--semi-space-growth-factor=1");
-  globalThis[Symbol.for("cursor-bridge.young-generation-held")] = true;
+  setFlagsFromString(HELD_FLAG);
+  globalThis[HELD] = true;
 }
 let loaded;
 if (!distBuilt() || staleReason() !== undefined) {
@@ -68,7 +70,7 @@ if (!distBuilt() || staleReason() !== undefined) {
 // CURSOR_BRIDGE_SCRIPTS=0 asks for the ES modules (the same code, compiled from source at every start).
 if (process.env.CURSOR_BRIDGE_SCRIPTS !== "0") {
   try {
-    loaded = loadScriptBundle(distDir, { cacheOnExit: command === "serve" || command === "emulator" });
+    loaded = loadScriptBundle(distDir, { cacheOnExit: server });
   } catch (error) {
     process.stderr.write(`cursor-bridge: loading dist/script/ failed (${error?.message ?? error}); loading dist/\n`);
   }

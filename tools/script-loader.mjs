@@ -22,9 +22,9 @@ import zlib from "node:zlib";
 /** The first line of a script (tools/script-chunks.mjs writes it): this prefix, then the hex hash of the rest. */
 export const SCRIPT_HEADER = "// cursor-bridge script ";
 const CACHE_MAGIC = 0x43424331; // "CBC1"
-/** bin/cursor-bridge.js's mark while the young generation is held (src/util/young-generation.ts). */
-const HELD = Symbol.for("cursor-bridge.young-generation-held");
-const HELD_FLAG = "--semi-space-growth-factor=1";
+/** bin/cursor-bridge.js's mark while the young generation is held (src/util/young-generation.ts), and the flag. */
+export const HELD = Symbol.for("cursor-bridge.young-generation-held");
+export const HELD_FLAG = "--semi-space-growth-factor=1";
 const DEFAULT_FLAG = "--semi-space-growth-factor=2";
 /** zlib.crc32 came with Node 20.15; without it no cache is read or written. */
 const crc32 = typeof zlib.crc32 === "function" ? zlib.crc32 : undefined;
