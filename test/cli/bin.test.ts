@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { listeningOrigin } from "../support/processes.js";
 
 const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
 const pkg = (await import("../../package.json", { with: { type: "json" } })).default as {
@@ -88,15 +89,7 @@ describe("bin/cursor-bridge.js", () => {
       env: isolatedEnv(),
       stdio: ["ignore", "pipe", "pipe"],
     });
-    const url = await new Promise<string>((resolve, reject) => {
-      let buffer = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        buffer += chunk.toString();
-        const match = buffer.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
-        if (match?.[1]) resolve(match[1]);
-      });
-      child.once("exit", (code) => reject(new Error(`exited early with ${code}`)));
-    });
+    const url = await listeningOrigin(child, "serve");
     expect((await fetch(`${url}/auth/poll?uuid=x&verifier=y`)).status).toBe(404);
     const exit = new Promise<number | null>((resolve) => child.once("exit", resolve));
     child.kill("SIGINT");

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { listeningOrigin } from "../support/processes.js";
 
 const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "cursor-bridge-held-"));
@@ -62,15 +63,7 @@ async function spans(name: string, args: string[], use: (origin: string) => Prom
     stdio: ["ignore", "pipe", "pipe"],
   });
   const exit = new Promise<number | null>((resolve) => child.once("exit", resolve));
-  const origin = await new Promise<string>((resolve, reject) => {
-    let buffer = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(buffer);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.once("exit", (code) => reject(new Error(`${name} exited early with ${code}`)));
-  });
+  const origin = await listeningOrigin(child, name);
   try {
     await use(origin);
   } finally {

@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain .mjs tool without type declarations
 import { decodeCache, encodeCache } from "../../tools/script-loader.mjs";
+import { listeningOrigin } from "../support/processes.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const copy = mkdtempSync(join(tmpdir(), "cursor-bridge-scripts-"));
@@ -39,15 +40,7 @@ async function serveOnce(env: Record<string, string> = {}, chat = true): Promise
   let stderr = "";
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const exit = new Promise<number | null>((resolve) => child.once("exit", resolve));
-  const origin = await new Promise<string>((resolve, reject) => {
-    let buffer = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(buffer);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.once("exit", (code) => reject(new Error(`serve exited early with ${code}: ${stderr}`)));
-  });
+  const origin = await listeningOrigin(child, "serve", () => stderr);
   try {
     expect((await fetch(`${origin}/health`)).status).toBe(200);
     if (chat) {

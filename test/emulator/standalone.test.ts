@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listeningOrigin } from "../support/processes.js";
 import { agentClient, BlobStore, driveRun, runRequest } from "./support/raw-client.js";
 
 const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
@@ -70,15 +71,7 @@ beforeAll(async () => {
     env: isolatedEnv({ CURSOR_BRIDGE_EMULATOR_API_KEYS: "key-three, key-four" }),
     stdio: ["ignore", "pipe", "pipe"],
   });
-  url = await new Promise<string>((resolve, reject) => {
-    let buffer = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const match = buffer.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.once("exit", (code) => reject(new Error(`emulator exited early with ${code}`)));
-  });
+  url = await listeningOrigin(child, "emulator");
 });
 
 afterAll(async () => {

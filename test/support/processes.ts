@@ -7,3 +7,38 @@ export function isAlive(pid: number): boolean {
     return false;
   }
 }
+
+/** How long {@link listeningOrigin} waits for the line. */
+const LISTENING_TIMEOUT_MS = 60_000;
+
+/**
+ * The origin (`http://127.0.0.1:PORT`) a `serve` or `emulator` child prints in its "listening on" line; rejects, with
+ * what it wrote to stderr when `stderr` reads it, if the child exits first or prints none within a minute.
+ */
+export function listeningOrigin(
+  child: {
+    stdout: NodeJS.ReadableStream | null;
+    once(event: "exit", listener: (code: number | null) => void): unknown;
+  },
+  name: string,
+  stderr: () => string = () => "",
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buffer = "";
+    const timer = setTimeout(
+      () => reject(new Error(`${name} printed no "listening on" line in time; stderr:\n${stderr()}`)),
+      LISTENING_TIMEOUT_MS,
+    );
+    child.stdout?.on("data", (chunk: Buffer | string) => {
+      buffer += chunk.toString();
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(buffer);
+      if (match?.[1] === undefined) return;
+      clearTimeout(timer);
+      resolve(match[1]);
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited early with ${code}; stderr:\n${stderr()}`));
+    });
+  });
+}
