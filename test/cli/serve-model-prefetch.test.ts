@@ -49,6 +49,48 @@ function chat(bridge: RunningBridge, content: string) {
   return client.chat.completions.create({ model: "auto", messages: [{ role: "user", content }] });
 }
 
+/**
+ * A TCP relay in front of the emulator for the unary RPCs (`CURSOR_API_URL`; the Runs go to the emulator directly):
+ * until `up()`, it holds every connection (`hold`: paused, passed on at `up()`) or drops it (`drop`).
+ */
+async function unaryRelay(
+  harness: CliHarness,
+  whileDown: "hold" | "drop",
+): Promise<{ env: Record<string, string>; held(): number; up(): void }> {
+  const emulatorPort = Number(new URL(harness.emulator.url).port);
+  const held: Socket[] = [];
+  let isUp = false;
+  const pass = (socket: Socket) => {
+    const target = tcpConnect(emulatorPort, "127.0.0.1");
+    socket.on("error", () => target.destroy());
+    target.on("error", () => socket.destroy());
+    socket.pipe(target).pipe(socket);
+  };
+  const relay = createServer((socket: Socket) => {
+    if (isUp) pass(socket);
+    else if (whileDown === "drop") socket.destroy();
+    else {
+      socket.pause();
+      held.push(socket);
+    }
+  });
+  open.push({ server: relay });
+  await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", () => resolve()));
+  const address = relay.address();
+  if (address === null || typeof address === "string") throw new Error("relay has no port");
+  return {
+    env: { ...harness.env, CURSOR_API_URL: `http://127.0.0.1:${address.port}`, CURSOR_AGENT_URL: harness.emulator.url },
+    held: () => held.length,
+    up() {
+      isUp = true;
+      for (const socket of held.splice(0)) {
+        pass(socket);
+        socket.resume();
+      }
+    },
+  };
+}
+
 describe("serve fetches the model list at start", () => {
   it("embedded emulator: one model list request without any client request, none more for the first turn", async () => {
     const harness = await createCliHarness();
@@ -92,43 +134,15 @@ describe("serve fetches the model list at start", () => {
     await logIn(harness);
     harness.emulator.resetStats();
     // The unary RPCs' URL goes through a relay that holds every connection until released: the fetch stays in flight.
-    const emulatorPort = Number(new URL(harness.emulator.url).port);
-    const held: Socket[] = [];
-    let released = false;
-    const pass = (socket: Socket) => {
-      const target = tcpConnect(emulatorPort, "127.0.0.1");
-      socket.on("error", () => target.destroy());
-      target.on("error", () => socket.destroy());
-      socket.pipe(target).pipe(socket);
-    };
-    const relay = createServer((socket: Socket) => {
-      if (released) pass(socket);
-      else {
-        socket.pause();
-        held.push(socket);
-      }
-    });
-    open.push({ server: relay });
-    await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", () => resolve()));
-    const address = relay.address();
-    if (address === null || typeof address === "string") throw new Error("relay has no port");
-    const env = {
-      ...harness.env,
-      CURSOR_API_URL: `http://127.0.0.1:${address.port}`,
-      CURSOR_AGENT_URL: harness.emulator.url,
-    };
-    const { io } = captureIo(env);
+    const relay = await unaryRelay(harness, "hold");
+    const { io } = captureIo(relay.env);
     const { bridge } = await startBridge(io, ["--port", "0", "--log-level", "silent"]);
     open.push({ bridge });
-    await until(() => held.length >= 1, "the fetch at start to reach the relay");
+    await until(() => relay.held() >= 1, "the fetch at start to reach the relay");
     const answer = chat(bridge, "while fetching");
     // Whether the turn joined the fetch in flight or reads its answer, the emulator sees one list request.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    released = true;
-    for (const socket of held.splice(0)) {
-      pass(socket);
-      socket.resume();
-    }
+    relay.up();
     expect((await answer).choices[0]?.message.content).toBe("You said: while fetching");
     expect(modelCalls(harness.emulator.stats())).toEqual({ usable: 1, available: 1 });
   });
@@ -152,30 +166,10 @@ describe("serve fetches the model list at start", () => {
     const harness = await createCliHarness();
     open.push({ harness });
     await logIn(harness);
-    // The unary RPCs' URL (the model list's) goes through a TCP relay that drops every connection until `up`: Cursor
-    // unreachable at start. The Runs go to the emulator directly.
-    let up = false;
-    const emulatorPort = Number(new URL(harness.emulator.url).port);
-    const relay = createServer((socket: Socket) => {
-      if (!up) {
-        socket.destroy();
-        return;
-      }
-      const target = tcpConnect(emulatorPort, "127.0.0.1");
-      socket.on("error", () => target.destroy());
-      target.on("error", () => socket.destroy());
-      socket.pipe(target).pipe(socket);
-    });
-    open.push({ server: relay });
-    await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", () => resolve()));
-    const address = relay.address();
-    if (address === null || typeof address === "string") throw new Error("relay has no port");
-    const env = {
-      ...harness.env,
-      CURSOR_API_URL: `http://127.0.0.1:${address.port}`,
-      CURSOR_AGENT_URL: harness.emulator.url,
-    };
-    const { io, err } = captureIo(env);
+    // The unary RPCs' URL (the model list's) goes through a TCP relay that drops every connection until it is up:
+    // Cursor unreachable at start. The Runs go to the emulator directly.
+    const relay = await unaryRelay(harness, "drop");
+    const { io, err } = captureIo(relay.env);
     const { bridge } = await startBridge(io, ["--port", "0", "--log-level", "debug"]);
     open.push({ bridge });
     await until(() => err.join("").includes("model list not fetched at start"), `the debug line in ${err.join("")}`);
@@ -185,7 +179,7 @@ describe("serve fetches the model list at start", () => {
     const health = await fetch(`${bridge.server.url}/health`);
     expect(health.status).toBe(200);
     expect(modelCalls(harness.emulator.stats())).toEqual({ usable: 0, available: expect.any(Number) });
-    up = true;
+    relay.up();
     expect((await chat(bridge, "after")).choices[0]?.message.content).toBe("You said: after");
     expect(harness.emulator.stats().usableModelsCalls).toBe(1);
   });
