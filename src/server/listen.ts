@@ -57,6 +57,14 @@ export interface ListenOptions {
 /** Default of {@link ListenOptions.bodyTimeoutMs}. */
 export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
 
+/**
+ * How many connections the kernel may hold, handshake done, before serve accepts them (Linux clamps it to
+ * `net.core.somaxconn`, 4096 by default since 5.4). Node's default of 511 is too few for a burst: when a thousand
+ * clients connect at once while serve's thread is busy, the connections past the queue's end have their SYN dropped,
+ * and each of those clients waits for its retransmission, a whole second later, before it can send its request.
+ */
+export const LISTEN_BACKLOG = 4096;
+
 const CLIENT_ERRORS: Record<string, [number, string, string]> = {
   ERR_HTTP_REQUEST_TIMEOUT: [
     408,
@@ -136,7 +144,7 @@ export async function bind(options: ListenOptions): Promise<PendingServer> {
       );
     };
     server.once("error", onError);
-    server.listen(options.port, options.host, () => {
+    server.listen({ port: options.port, host: options.host, backlog: LISTEN_BACKLOG }, () => {
       server.off("error", onError);
       resolve();
     });
