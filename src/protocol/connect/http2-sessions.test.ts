@@ -6,7 +6,7 @@ import {
   type ServerHttp2Stream,
   type Settings,
 } from "node:http2";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createTcpServer, connect as tcpConnect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../util/logger.js";
 import { createHttp2Sessions, type Http2Sessions } from "./http2-sessions.js";
@@ -50,6 +50,46 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   }
 }
 
+/**
+ * A TCP relay in front of `origin` that holds every byte the server sends (its SETTINGS first) until `release()`:
+ * what a peer's SETTINGS still on their way look like.
+ */
+async function withheldRelay(origin: string) {
+  const target = new URL(origin);
+  const held: Array<() => void> = [];
+  let released = false;
+  const sockets: Socket[] = [];
+  const relay = createTcpServer((client) => {
+    const upstream = tcpConnect({ host: target.hostname, port: Number(target.port) });
+    sockets.push(client, upstream);
+    client.on("error", () => upstream.destroy());
+    upstream.on("error", () => client.destroy());
+    client.pipe(upstream);
+    const flow = () => upstream.pipe(client);
+    if (released) flow();
+    else held.push(flow);
+  });
+  relay.listen(0, "127.0.0.1");
+  await once(relay, "listening");
+  const { port } = relay.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    /** Connections the relay has accepted. */
+    get connections() {
+      return sockets.length / 2;
+    },
+    release() {
+      released = true;
+      for (const flow of held.splice(0)) flow();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        relay.close(() => resolve());
+      }),
+  };
+}
+
 describe("HTTP/2 session pool", () => {
   const cleanup: Array<() => Promise<void> | void> = [];
   afterEach(async () => {
@@ -91,6 +131,23 @@ describe("HTTP/2 session pool", () => {
     expect(sessions.loads()).toEqual([2, 3, 1]);
     await open(sessions);
     expect(sessions.loads()).toEqual([2, 3, 2]);
+  });
+
+  it("opens the sessions a burst needs at once, without waiting for one session's SETTINGS before the next", async () => {
+    const server = await holdingServer();
+    const relay = await withheldRelay(server.origin);
+    const sessions = createHttp2Sessions(relay.origin, silentLogger, { maxStreamsPerSession: 10 });
+    cleanup.push(server.close, relay.close, () => sessions.close());
+    const opened = Array.from({ length: 35 }, () => open(sessions));
+    // No SETTINGS can arrive yet: each session takes its first stream at once and ten in all, so 35 need four.
+    await until(() => relay.connections === 4, "four sessions to connect");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(relay.connections).toBe(4);
+    relay.release();
+    const streams = await Promise.all(opened);
+    expect(new Set(streams.map((stream) => stream.session)).size).toBe(4);
+    expect([...sessions.loads()].sort((a, b) => b - a)).toEqual([10, 10, 10, 5]);
+    expect(server.streams).toHaveLength(35);
   });
 
   it("closes a session that stays idle", async () => {

@@ -7,6 +7,10 @@
  *   SETTINGS_MAX_CONCURRENT_STREAMS says so (read at every choice: the peer may change it). A stream over the peer's
  *   limit would wait inside nghttp2 until another stream closes, which for a parked turn may be never; so a new
  *   session carries one stream until its SETTINGS arrive, and another session opens when every session is full.
+ * - Streams that wait for a new session's SETTINGS count against that session's cap: once as many wait as it may
+ *   carry, the next stream opens yet another session. A burst of a thousand streams thus opens its sessions in one
+ *   round trip, all handshakes at once, instead of one handshake after another (each waiting for a turn of an event
+ *   loop that the burst itself keeps busy).
  * - Each new stream goes to the least-loaded session that has room.
  * - A session with no open stream for `idleTimeoutMs` closes; one that received GOAWAY or failed takes no new stream.
  * - A dropped session fails only the streams it carried.
@@ -71,6 +75,8 @@ interface Entry {
   retired: boolean;
   /** Streams open or being opened. */
   streams: number;
+  /** Streams waiting for this session's SETTINGS before they choose a session (a new session only). */
+  waiting: number;
   idleTimer: NodeJS.Timeout | undefined;
 }
 
@@ -129,7 +135,7 @@ export function createHttp2Sessions(origin: string, logger: Logger, options: Htt
     });
     // The rejection reaches the requests that await it; a session nobody awaits must not raise an unhandled rejection.
     ready.catch(() => {});
-    entry = { session, ready, settled: false, retired: false, streams: 0, idleTimer: undefined };
+    entry = { session, ready, settled: false, retired: false, streams: 0, waiting: 0, idleTimer: undefined };
     session.on("goaway", () => {
       if (entry !== undefined) retire(entry);
     });
@@ -182,7 +188,8 @@ export function createHttp2Sessions(origin: string, logger: Logger, options: Htt
         reserve(best);
         return best;
       }
-      const pending = entries.find((entry) => !entry.settled && usable(entry));
+      // A new session whose SETTINGS are still on their way, with fewer streams on it and waiting for it than the cap.
+      const pending = entries.find((entry) => !entry.settled && usable(entry) && entry.streams + entry.waiting < cap);
       if (pending === undefined) {
         // The first stream of a new session goes out right behind its preface, without waiting a round trip for the
         // SETTINGS: any peer allows one stream. The others wait for them.
@@ -190,7 +197,12 @@ export function createHttp2Sessions(origin: string, logger: Logger, options: Htt
         reserve(fresh);
         return fresh;
       }
-      await pending.ready;
+      pending.waiting++;
+      try {
+        await pending.ready;
+      } finally {
+        pending.waiting--;
+      }
       if (pending.session.remoteSettings?.maxConcurrentStreams === 0) {
         remove(pending);
         pending.session.close();
