@@ -6,7 +6,7 @@ import {
   type ServerHttp2Stream,
   type Settings,
 } from "node:http2";
-import { type AddressInfo, createServer as createTcpServer, connect as tcpConnect, type Socket } from "node:net";
+import { type AddressInfo, createServer as createTcpServer, type Socket, connect as tcpConnect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../util/logger.js";
 import { createHttp2Sessions, type Http2Sessions } from "./http2-sessions.js";
