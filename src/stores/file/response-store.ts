@@ -7,7 +7,7 @@
  * atomically.
  */
 import { createHash } from "node:crypto";
-import { chmod, mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
+import { readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "../../util/logger.js";
 import { silentLogger } from "../../util/logger.js";
@@ -19,6 +19,7 @@ import {
   type StoredResponse,
 } from "../types.js";
 import { writeFileAtomic } from "./atomic-write.js";
+import { storeDir } from "./store-dir.js";
 
 /** Options of {@link createFileResponseStore}. */
 export interface FileResponseStoreOptions extends ResponseStoreOptions {
@@ -51,14 +52,7 @@ export function createFileResponseStore(options: FileResponseStoreOptions): Resp
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_STORED_RESPONSES;
   const now = options.now ?? Date.now;
   const logger = options.logger ?? silentLogger;
-  let dirReady: Promise<void> | undefined;
-  const ensureDir = () => {
-    dirReady ??= (async () => {
-      await mkdir(options.dir, { recursive: true, mode: 0o700 });
-      await chmod(options.dir, 0o700);
-    })();
-    return dirReady;
-  };
+  const directory = storeDir(options.dir);
   const pathOf = (id: string) => join(options.dir, fileNameOf(id));
   const listFiles = async (): Promise<string[]> => {
     try {
@@ -111,7 +105,7 @@ export function createFileResponseStore(options: FileResponseStoreOptions): Resp
       return record;
     },
     async put(record) {
-      await ensureDir();
+      await directory.ready();
       await writeFileAtomic(pathOf(record.id), JSON.stringify({ version: FILE_VERSION, ...record }));
       await enforceBound();
     },

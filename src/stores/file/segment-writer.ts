@@ -5,7 +5,6 @@
  * created per request. An append whose segment was removed under it goes again to a new segment.
  */
 import { closeSync, constants, fchmodSync, fstatSync, openSync } from "node:fs";
-import { chmod, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "../../util/logger.js";
 import { SYNC_WRITE_MAX_BYTES, writeAllSync, writeAllToFd, writeDirectOrPooled } from "./atomic-write.js";
@@ -19,6 +18,7 @@ import {
   segmentName,
 } from "./record-log.js";
 import { claimTag, HOST } from "./segment-owner.js";
+import { storeDir } from "./store-dir.js";
 
 export interface SegmentWriterOptions {
   /** Directory of the log (created 0700 on the first append). */
@@ -52,14 +52,7 @@ export function createSegmentWriter(options: SegmentWriterOptions): SegmentWrite
   const { segments, segmentBytes, now, logger } = options;
   const pathOf = (name: string) => join(options.dir, name);
 
-  let dirReady: Promise<void> | undefined;
-  const ensureDir = () => {
-    dirReady ??= (async () => {
-      await mkdir(options.dir, { recursive: true, mode: 0o700 });
-      await chmod(options.dir, 0o700);
-    })();
-    return dirReady;
-  };
+  const directory = storeDir(options.dir);
 
   const tag = claimTag();
   let sequence = 0;
@@ -68,7 +61,7 @@ export function createSegmentWriter(options: SegmentWriterOptions): SegmentWrite
   let appending: Promise<unknown> = Promise.resolve();
 
   const openSegment = async (): Promise<ActiveSegment> => {
-    await ensureDir();
+    await directory.ready();
     for (let attempt = 0; ; attempt++) {
       const name = segmentName(HOST, process.pid, tag, sequence++);
       try {
@@ -81,8 +74,8 @@ export function createSegmentWriter(options: SegmentWriterOptions): SegmentWrite
         const code = (error as NodeJS.ErrnoException).code;
         if (code === "ENOENT" && attempt === 0) {
           // The directory was removed since: made again.
-          dirReady = undefined;
-          await ensureDir();
+          directory.forget();
+          await directory.ready();
         } else if (code !== "EEXIST") throw error;
       }
     }
