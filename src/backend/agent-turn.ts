@@ -281,6 +281,9 @@ export class CursorAgentTurn implements AgentTurn {
           return;
         } else if (item.type === "run") {
           item.start();
+        } else if (item.type === "dropped") {
+          forming.delete(item.toolCallId);
+          this.dropHeld(item.toolCallId);
         } else if (item.type === "turn-ended") {
           this.session?.stream.closeSend();
           yield* this.drainAndFinish(signal);
@@ -498,11 +501,22 @@ export class CursorAgentTurn implements AgentTurn {
       }
       if (item.type === "end") break;
       if (item.type === "run") item.start();
+      if (item.type === "dropped") this.dropHeld(item.toolCallId);
       if (item.type !== "event") continue;
       if (this.held !== undefined) this.held.push(item.event);
       else yield item.event;
     }
     yield* this.finishSegment("stop");
+  }
+
+  /**
+   * A call whose arguments were forming will never be completed: its pieces held back for a whole answer are not
+   * handed out (what was yielded already stays with the caller, ending without the call).
+   */
+  private dropHeld(toolCallId: string): void {
+    const held = this.held;
+    if (held === undefined) return;
+    this.held = held.filter((event) => event.type !== "tool-call-delta" || event.toolCallId !== toolCallId);
   }
 
   private async *finishSegment(reason: "stop" | "tool-calls"): AsyncGenerator<BackendEvent> {

@@ -18,8 +18,18 @@ interface StreamingCall {
   /** The latest snapshot, and the one last handed out. */
   text: string;
   sent: string;
-  /** Its `mcp_args` arrived: nothing more streams. */
+  /** Its `mcp_args` arrived, a completion closed it, or it was dropped: nothing more streams. */
   claimed: boolean;
+  /** The `step_started` id current when its first snapshot came (undefined when no step was named). */
+  step: bigint | undefined;
+}
+
+/** Why a call whose arguments the caller saw forming will never be completed. */
+export type DropReason = "a later call completed" | "its step completed" | "the turn ended" | "the stream stalled";
+
+/** Hears of the calls {@link ArgumentStreams} gives up on. */
+export interface DropListener {
+  argumentsDropped(toolCallId: string, reason: DropReason): void;
 }
 
 /** The argument streams of one Run. */
@@ -31,17 +41,29 @@ export class ArgumentStreams {
    */
   open = 0;
 
-  constructor(private readonly ctx: ExecContext & { takenToolCallIds: Set<string> }) {}
+  /**
+   * `listener` hears of every call given up on ({@link drop}): its arguments reached the caller, but Cursor will never
+   * complete it, so the caller must not get it as a call.
+   */
+  constructor(
+    private readonly ctx: ExecContext & { takenToolCallIds: Set<string> },
+    private readonly listener?: DropListener,
+  ) {}
 
   /**
    * A `partial_tool_call` or `tool_call_started` of an MCP call (`callId` is the envelope's): the event that shows
    * the arguments so far, if there is something new to show under a known tool name.
    */
-  update(callId: string, tool: McpToolCall | undefined, argsText: string): BackendEvent | undefined {
+  update(
+    callId: string,
+    tool: McpToolCall | undefined,
+    argsText: string,
+    step: bigint | undefined,
+  ): BackendEvent | undefined {
     if (callId === "") return undefined;
     let call = this.calls.get(callId);
     if (call === undefined) {
-      call = { callerName: undefined, toolCallId: undefined, text: "", sent: "", claimed: false };
+      call = { callerName: undefined, toolCallId: undefined, text: "", sent: "", claimed: false, step };
       this.calls.set(callId, call);
     }
     const args = tool?.args;
@@ -67,7 +89,9 @@ export class ArgumentStreams {
 
   /**
    * The id already handed out for the call `mcp_args` completes: found by its `tool_call_id`, else (that id need not
-   * equal the envelope's, T5) the oldest streaming call of the same tool.
+   * equal the envelope's, T5) the oldest streaming call of the same tool. A model writes a step's calls one after
+   * another, so a call whose arguments began forming before this one's and are still incomplete now never will be:
+   * it is dropped (docs/protocol.md §4.6).
    */
   claim(argsToolCallId: string, callerName: string): string | undefined {
     let call = this.calls.get(argsToolCallId);
@@ -77,14 +101,39 @@ export class ArgumentStreams {
       );
     }
     if (call === undefined) return undefined;
+    if (this.open > 1) {
+      for (const earlier of this.calls.values()) {
+        if (earlier === call) break;
+        this.drop(earlier, "a later call completed");
+      }
+    }
     this.close(call);
     return call.toolCallId;
+  }
+
+  /** `step_completed`: the step makes no more calls, so the calls still forming in it are dropped. */
+  completeStep(stepId: bigint): void {
+    if (this.open === 0) return;
+    for (const call of this.calls.values()) if (call.step === stepId) this.drop(call, "its step completed");
+  }
+
+  /** Drops every call still forming (the turn ended, or the segment cannot wait for them any longer). */
+  dropAll(reason: DropReason): void {
+    if (this.open === 0) return;
+    for (const call of this.calls.values()) this.drop(call, reason);
   }
 
   /** `tool_call_completed` for the envelope's `callId`: a call still streaming is over without its `mcp_args`. */
   complete(callId: string): void {
     const call = this.calls.get(callId);
     if (call !== undefined) this.close(call);
+  }
+
+  /** Gives up on a call still forming in front of the caller (one whose arguments never reached it is left alone). */
+  private drop(call: StreamingCall, reason: DropReason): void {
+    if (call.claimed || call.toolCallId === undefined) return;
+    this.close(call);
+    this.listener?.argumentsDropped(call.toolCallId, reason);
   }
 
   private close(call: StreamingCall): void {

@@ -12,6 +12,7 @@ import type { InteractionUpdateSchema } from "../gen/agent/v1/interaction_pb.js"
 import { ToolCallSchema } from "../gen/agent/v1/tool_calls_pb.js";
 import type { RunStream } from "../protocol/cursor/run-stream.js";
 import { createBlobStore } from "../stores/memory/blob-store.js";
+import { ProxyError } from "../util/errors.js";
 import { silentLogger } from "../util/logger.js";
 import { RunSession } from "./run-session.js";
 import { createToolNameMap } from "./tool-names.js";
@@ -24,11 +25,14 @@ const lookup: ClientTool = {
   inputSchema: { type: "object", properties: { q: { type: "string" } } },
 };
 
+const note: ClientTool = { name: "note", description: "Takes a note.", inputSchema: { type: "object" } };
+
 /** A RunStream whose server messages the test pushes; `closeServer` ends it. */
 function scriptedStream() {
   const queue: AgentServerMessage[] = [];
   let wake: (() => void) | undefined;
   let ended = false;
+  let failure: Error | undefined;
   const sent: string[] = [];
   const stream: RunStream = {
     transport: "http2",
@@ -41,6 +45,7 @@ function scriptedStream() {
       for (;;) {
         const next = queue.shift();
         if (next !== undefined) yield next;
+        else if (failure !== undefined) throw failure;
         else if (ended) return;
         else await new Promise<void>((resolve) => (wake = resolve));
       }
@@ -58,19 +63,29 @@ function scriptedStream() {
       queue.push(create(AgentServerMessageSchema, init));
       wake?.();
     },
+    /** Ends the server's stream cleanly after what was pushed. */
+    end() {
+      ended = true;
+      wake?.();
+    },
+    /** Fails the server's stream after what was pushed. */
+    fail(error: Error) {
+      failure = error;
+      wake?.();
+    },
   };
 }
 
 type ServerInit = Parameters<typeof create<typeof AgentServerMessageSchema>>[1];
 
-function mcpExec(id: number, toolCallId: string): ServerInit {
+function mcpExec(id: number, toolCallId: string, tool = "lookup"): ServerInit {
   return {
     message: {
       case: "execServerMessage",
       value: {
         id,
         execId: `exec-${id}`,
-        message: { case: "mcpArgs", value: { name: "lookup", toolName: "lookup", toolCallId, args: {} } },
+        message: { case: "mcpArgs", value: { name: tool, toolName: tool, toolCallId, args: {} } },
       },
     },
   };
@@ -100,15 +115,15 @@ async function nextToolCallId(next: () => Promise<ChannelItem>): Promise<string>
   return item.event.toolCallId;
 }
 
-async function startSession(toolBatchWindowMs = 60_000) {
+async function startSession(toolBatchWindowMs = 60_000, stallTimeoutMs = 60_000) {
   const script = scriptedStream();
   const channel = new TurnChannel();
   const session = new RunSession({
     stream: script.stream,
     channel,
     exec: {
-      tools: [lookup],
-      toolNames: createToolNameMap(["lookup"]),
+      tools: [lookup, note],
+      toolNames: createToolNameMap(["lookup", "note"]),
       environment: { osVersion: "linux 6.0", workspacePath: "/w", shell: "bash", timeZone: "UTC" },
       systemPrompt: "",
       takenToolCallIds: new Set(),
@@ -117,7 +132,7 @@ async function startSession(toolBatchWindowMs = 60_000) {
     blobs: createBlobStore(),
     logger: silentLogger,
     // A batch window far longer than the test: any pause the test sees comes from settling (or a listed count).
-    timings: { heartbeatIntervalMs: 60_000, stallTimeoutMs: 60_000, toolBatchWindowMs },
+    timings: { heartbeatIntervalMs: 60_000, stallTimeoutMs, toolBatchWindowMs },
     onCheckpoint: () => undefined,
   });
   const next = async (): Promise<ChannelItem> => channel.next();
@@ -314,4 +329,158 @@ describe("RunSession: where the segment ends on a step's calls (docs/protocol.md
     expect(session.pending.size).toBe(2);
     session.close();
   });
+});
+
+/**
+ * A call whose arguments Cursor starts streaming and never completes (no `mcp_args`, no completion): the segment
+ * must not wait for it until the stall timeout. The stall timeout here is ten minutes and the watchdog is on, as in
+ * a segment; each test's own timeout is the safety net, so a segment that waited for the forming call cannot pass.
+ */
+describe("RunSession: a call whose arguments never complete (docs/protocol.md §4.6)", () => {
+  const TEN_MINUTES = 600_000;
+  const listed = (callCount: number): ServerInit => ({
+    message: { case: "interactionUpdate", value: { message: { case: "toolRequestsListed", value: { callCount } } } },
+  });
+
+  async function formingSession(toolBatchWindowMs: number, stallTimeoutMs = TEN_MINUTES) {
+    const started = await startSession(toolBatchWindowMs, stallTimeoutMs);
+    started.session.setStallWatch(true);
+    return started;
+  }
+
+  async function nextDeltaId(next: () => Promise<ChannelItem>): Promise<string> {
+    const item = await next();
+    if (item.type !== "event" || item.event.type !== "tool-call-delta")
+      throw new Error(`expected a delta, got ${item.type}`);
+    return item.event.toolCallId;
+  }
+
+  it("(a) drops it when its step completes, and pauses on the complete calls", async () => {
+    // A window far longer than the test: only the step's completion can end this segment.
+    const { script, session, next } = await formingSession(TEN_MINUTES);
+    script.push(update({ case: "stepStarted", value: { stepId: 3n } }));
+    script.push(mcpExec(1, "call_1"));
+    script.push(partial("call_2", '{"q":'));
+    const complete = await nextToolCallId(next);
+    const forming = await nextDeltaId(next);
+    expect(await nextOrNothing(next)).toBe("nothing");
+    script.push(update({ case: "stepCompleted", value: { stepId: 3n } }));
+    expect(await next()).toEqual({ type: "dropped", toolCallId: forming });
+    expect(await next()).toEqual({ type: "pause" });
+    expect([...session.pending.keys()]).toEqual([complete]);
+    session.close();
+  }, 20_000);
+
+  it("(a) lets the window end the segment when the forming call's step completes after the calls' step", async () => {
+    const { script, session, next } = await formingSession(1);
+    script.push(update({ case: "stepStarted", value: { stepId: 4n } }));
+    script.push(partial("call_2", '{"q":'));
+    const forming = await nextDeltaId(next);
+    script.push(update({ case: "stepStarted", value: { stepId: 5n } }));
+    // Another tool: its call does not take over the forming call's streamed arguments (T5).
+    script.push(mcpExec(1, "call_1", "note"));
+    await nextToolCallId(next);
+    expect(await nextOrNothing(next)).toBe("nothing");
+    script.push(update({ case: "stepCompleted", value: { stepId: 4n } }));
+    expect(await next()).toEqual({ type: "dropped", toolCallId: forming });
+    expect(await next()).toEqual({ type: "pause" });
+    session.close();
+  }, 20_000);
+
+  it("(b) drops it when the turn ends, before the turn-ended; a stream that just ends is the end", async () => {
+    const { script, session, next } = await formingSession(TEN_MINUTES);
+    script.push(mcpExec(1, "call_1"));
+    script.push(partial("call_2", '{"q":'));
+    await nextToolCallId(next);
+    const forming = await nextDeltaId(next);
+    script.push(update({ case: "turnEnded", value: {} }));
+    script.push({ message: { case: "interactionUpdate", value: { message: { case: "heartbeat", value: {} } } } });
+    script.end();
+    expect(await next()).toEqual({ type: "dropped", toolCallId: forming });
+    expect(await next()).toEqual({ type: "turn-ended" });
+    expect(await next()).toEqual({ type: "end" });
+    session.close();
+  }, 20_000);
+
+  it("(b) ends at the end of the stream even without turn_ended", async () => {
+    const { script, session, next } = await formingSession(TEN_MINUTES);
+    script.push(mcpExec(1, "call_1"));
+    script.push(partial("call_2", '{"q":'));
+    await nextToolCallId(next);
+    await nextDeltaId(next);
+    script.end();
+    expect(await next()).toEqual({ type: "end" });
+    expect(session.openCalls.size).toBe(0);
+    session.close();
+  }, 20_000);
+
+  it("(c) fails the channel with the stream's error", async () => {
+    const { script, session, next } = await formingSession(TEN_MINUTES);
+    script.push(mcpExec(1, "call_1"));
+    script.push(partial("call_2", '{"q":'));
+    await nextToolCallId(next);
+    await nextDeltaId(next);
+    script.fail(new ProxyError("rate_limited", "Too many requests."));
+    await expect(next()).rejects.toMatchObject({ code: "rate_limited" });
+    session.close();
+  }, 20_000);
+
+  it("(d) drops it when a call that began forming after it completes, and pauses on the complete call", async () => {
+    const { script, session, next } = await formingSession(1);
+    script.push(partial("call_2", '{"q":'));
+    script.push(partial("call_3", '{"q":"c"}'));
+    script.push(mcpExec(3, "call_3"));
+    const forming = await nextDeltaId(next);
+    const later = await nextDeltaId(next);
+    expect(await next()).toEqual({ type: "dropped", toolCallId: forming });
+    expect(await nextToolCallId(next)).toBe(later);
+    expect(await next()).toEqual({ type: "pause" });
+    expect([...session.pending.keys()]).toEqual([later]);
+    session.close();
+  }, 20_000);
+
+  it("(d) with the step's count: the dropped call does not make the segment wait for a call that never comes", async () => {
+    const { script, session, next } = await formingSession(1);
+    script.push(listed(2));
+    script.push(partial("call_2", '{"q":'));
+    script.push(partial("call_3", '{"q":"c"}'));
+    script.push(mcpExec(3, "call_3"));
+    await nextDeltaId(next);
+    await nextDeltaId(next);
+    expect((await next()).type).toBe("dropped");
+    await nextToolCallId(next);
+    expect(await next()).toEqual({ type: "pause" });
+    session.close();
+  }, 20_000);
+
+  it("keeps holding for a call that began forming after the complete one (it is still being written)", async () => {
+    const { script, session, next } = await formingSession(1);
+    script.push(partial("call_1", '{"q":"a"}'));
+    script.push(mcpExec(1, "call_1"));
+    script.push(partial("call_2", '{"q":'));
+    await nextDeltaId(next);
+    await nextToolCallId(next);
+    await nextDeltaId(next);
+    expect(await nextOrNothing(next)).toBe("nothing");
+    script.push(partial("call_2", '{"q":"b"}'));
+    script.push(mcpExec(2, "call_2"));
+    expect((await next()).type).toBe("event");
+    await nextToolCallId(next);
+    expect(await next()).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(2);
+    session.close();
+  }, 20_000);
+
+  it("on a stall, hands out the complete calls instead of failing, and drops the call that stopped forming", async () => {
+    // Nothing says this call is over (the complete call never streamed): only the watchdog can end the wait.
+    const { script, session, next } = await formingSession(1, 200);
+    script.push(partial("call_2", '{"q":'));
+    script.push(mcpExec(1, "call_1", "note"));
+    const forming = await nextDeltaId(next);
+    const complete = await nextToolCallId(next);
+    expect(await next()).toEqual({ type: "dropped", toolCallId: forming });
+    expect(await next()).toEqual({ type: "pause" });
+    expect([...session.pending.keys()]).toEqual([complete]);
+    session.close();
+  }, 20_000);
 });

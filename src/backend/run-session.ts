@@ -20,7 +20,7 @@ import { checkpointBytes, type RunStream } from "../protocol/cursor/cursor-api.j
 import type { BlobStore } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
-import { ArgumentStreams } from "./argument-streams.js";
+import { ArgumentStreams, type DropListener, type DropReason } from "./argument-streams.js";
 import { completedToolOutcome } from "./completed-tool-call.js";
 import { type ExecContext, execHeartbeat, handleExec, type PendingCall, resultReplies } from "./exec-handler.js";
 import { answerInteractionQuery, INTERACTION_REJECTION_REASON } from "./interaction-query.js";
@@ -61,7 +61,7 @@ const message = (init: Parameters<typeof create<typeof AgentClientMessageSchema>
   create(AgentClientMessageSchema, init);
 
 /** The pump, replies and timers of one Run stream. */
-export class RunSession {
+export class RunSession implements DropListener {
   /** Calls awaiting the caller's results, by tool-call id, in arrival order. */
   readonly pending = new Map<string, PendingCall>();
   /**
@@ -110,7 +110,7 @@ export class RunSession {
   readonly done: Promise<void>;
 
   constructor(private readonly options: RunSessionOptions) {
-    this.argumentStreams = new ArgumentStreams(options.exec);
+    this.argumentStreams = new ArgumentStreams(options.exec, this);
     const executor = options.exec.executor;
     this.surfaceExecs =
       executor === undefined
@@ -230,6 +230,14 @@ export class RunSession {
       // Timers have millisecond resolution: under 1 ms left counts as elapsed.
       if (remaining >= 1) {
         this.armStallCheck(Math.ceil(remaining));
+        return;
+      }
+      // Only a call's arguments that stopped forming hold back calls that are complete: hand those out instead.
+      if (this.awaitingPause && this.argumentStreams.open > 0 && this.pending.size > 0) {
+        this.argumentStreams.dropAll("the stream stalled");
+        this.pauseNow();
+        this.progress();
+        this.armStallCheck(ms);
         return;
       }
       this.options.logger.warn("Run stalled: no progress from Cursor", { stallTimeoutMs: ms });
@@ -397,7 +405,7 @@ export class RunSession {
         // Only MCP calls carry argument text (native tools none, T2); a surface with an executor (ACP) shows them too.
         if (tool?.case !== "mcpToolCall") return;
         const argsText = u.case === "partialToolCall" ? u.value.argsTextDelta : "";
-        const event = this.argumentStreams.update(u.value.callId, tool.value, argsText);
+        const event = this.argumentStreams.update(u.value.callId, tool.value, argsText, this.currentStep);
         if (event !== undefined) channel.push({ type: "event", event });
         return;
       }
@@ -408,11 +416,16 @@ export class RunSession {
       case "stepStarted":
         this.currentStep = u.value.stepId;
         return;
-      case "stepCompleted":
-        // The step the waiting calls came in is over, so it makes no more calls: pause without the window. Where
-        // Cursor sends this (before or after the results) is not known; after them, nothing is waiting for it.
+      case "stepCompleted": {
+        // The step is over, so it makes no more calls and completes none still forming: those are dropped.
+        const open = this.argumentStreams.open;
+        this.argumentStreams.completeStep(u.value.stepId);
+        // The step the waiting calls came in is over: pause without the window. Where Cursor sends this (before or
+        // after the results) is not known; after them, nothing is waiting for it.
         if (this.awaitingPause && this.callsStep !== undefined && u.value.stepId === this.callsStep) this.pauseNow();
+        else if (open > 0 && this.argumentStreams.open === 0 && this.awaitingPause) this.armBatchWindow();
         return;
+      }
       case "routedModel":
         if (u.value.displayName !== "") {
           this.routedModel = u.value.displayName;
@@ -420,6 +433,8 @@ export class RunSession {
         }
         return;
       case "turnEnded":
+        // Nothing the turn still had forming will be completed.
+        this.argumentStreams.dropAll("the turn ended");
         this.turnUsage = turnEndedUsage(u.value);
         clearInterval(this.heartbeat);
         channel.push({ type: "turn-ended" });
@@ -491,6 +506,15 @@ export class RunSession {
     if (this.argumentStreams.open > 0) return;
     this.awaitingPause = false;
     this.options.channel.push({ type: "pause" });
+  }
+
+  /**
+   * A call whose arguments the caller saw forming will never be completed (argument-streams.ts): the segment hands
+   * out no such call, so it does not wait for it, and the turn drops what it holds of it.
+   */
+  argumentsDropped(toolCallId: string, reason: DropReason): void {
+    this.options.logger.debug("Dropping a tool call whose arguments Cursor never completed", { toolCallId, reason });
+    this.options.channel.push({ type: "dropped", toolCallId });
   }
 
   /** A completion closes a call whose arguments were still forming; the last one lets a held pause through. */

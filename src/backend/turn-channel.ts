@@ -10,6 +10,11 @@ export type ChannelItem =
   | { type: "event"; event: BackendEvent }
   /** The tool-call batch window elapsed: the segment may pause on its pending calls. */
   | { type: "pause" }
+  /**
+   * A client tool call whose arguments were handed out forming (`tool-call-delta`) that Cursor will never complete:
+   * no `tool-call` follows for it (argument-streams.ts).
+   */
+  | { type: "dropped"; toolCallId: string }
   /** `interaction_update.turn_ended` arrived (§4.6). */
   | { type: "turn-ended" }
   /**
