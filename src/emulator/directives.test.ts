@@ -144,6 +144,7 @@ describe("parseDirectives", () => {
       "abort-exec": true,
       "tool-chunks": true,
       "tool-gap": true,
+      "tool-cut": true,
       todos: true,
       "web-search": true,
       "web-fetch": true,
@@ -160,6 +161,13 @@ describe("parseDirectives", () => {
       expect(parsed.directives.map((d) => d.kind)).toEqual([keyword]);
     }
     expect(parseDirectives("[[emu:frobnicate]]").problems[0]).toContain("known: tool, native, echo-model, think");
+  });
+
+  it("parses tool-cut with a call number from 1", () => {
+    expect(parseDirectives("[[emu:tool-cut 2]]").directives).toEqual([{ kind: "tool-cut", call: 2 }]);
+    expect(parseDirectives("[[emu:tool-cut 0]]").problems).toEqual([
+      "[[emu:tool-cut]] needs a call number of at least 1.",
+    ]);
   });
 
   it("parses web-search and web-fetch, and refuses them without a query or URL", () => {

@@ -49,6 +49,7 @@ export type Directive =
   | { kind: "abort-exec"; afterMs: number }
   | { kind: "tool-chunks"; size: number }
   | { kind: "tool-gap"; gapMs: number }
+  | { kind: "tool-cut"; call: number }
   | { kind: "todos"; todos: ScriptedTodo[] }
   | { kind: "task"; task: ScriptedTask }
   | { kind: "web-search"; query: string }
@@ -79,6 +80,7 @@ export const DIRECTIVES: ReadonlyArray<{ keyword: string; syntax: string; exampl
   { keyword: "abort-exec", syntax: "abort-exec MS", example: "[[emu:abort-exec 500]]" },
   { keyword: "tool-chunks", syntax: "tool-chunks N", example: "[[emu:tool-chunks 64]]" },
   { keyword: "tool-gap", syntax: "tool-gap MS", example: "[[emu:tool-gap 250]]" },
+  { keyword: "tool-cut", syntax: "tool-cut N", example: "[[emu:tool-cut 1]]" },
   { keyword: "todos", syntax: 'todos {"TODO":"STATUS",…}', example: '[[emu:todos {"write tests":"in_progress"}]]' },
   {
     keyword: "task",
@@ -194,6 +196,7 @@ function parseBody(body: string): Directive | string {
     case "abort-exec":
     case "tool-chunks":
     case "tool-gap":
+    case "tool-cut":
       return parseCount(keyword, rest);
     case "rate": {
       const rate = Number(rest);
@@ -248,7 +251,7 @@ function parseError(rest: string): Directive | string {
 }
 
 function parseCount(
-  keyword: "think" | "tokens" | "cached" | "stall" | "drop" | "abort-exec" | "tool-chunks" | "tool-gap",
+  keyword: "think" | "tokens" | "cached" | "stall" | "drop" | "abort-exec" | "tool-chunks" | "tool-gap" | "tool-cut",
   rest: string,
 ): Directive | string {
   if (!/^\d{1,7}$/.test(rest)) return `[[emu:${keyword}]] needs a whole number, got "${rest}".`;
@@ -259,6 +262,8 @@ function parseCount(
   if (keyword === "stall") return { kind: "stall", afterTokens: n };
   if (keyword === "abort-exec") return { kind: "abort-exec", afterMs: n };
   if (keyword === "tool-gap") return { kind: "tool-gap", gapMs: n };
+  if (keyword === "tool-cut")
+    return n > 0 ? { kind: "tool-cut", call: n } : "[[emu:tool-cut]] needs a call number of at least 1.";
   if (keyword === "tool-chunks")
     return n > 0 ? { kind: "tool-chunks", size: n } : "[[emu:tool-chunks]] needs a size of at least 1.";
   return { kind: "drop", afterTokens: n };
@@ -392,6 +397,9 @@ export function describeEmulatorDirectives(): string {
     "                                  `NAME returned: error: aborted by the server after MS ms`",
     "  [[emu:tool-gap MS]]             wait MS ms before each later call of the step (its first",
     "                                  partial_tool_call), as a model that takes time between parallel calls",
+    "  [[emu:tool-cut N]]              the step's Nth client tool call (from 1) stops forming halfway: only",
+    "                                  the first half of its arguments streams, and no tool_call_started,",
+    "                                  mcp_args or completion follows; the step's other calls go on as usual",
     '  [[emu:todos {"TODO":"STATUS"}]]',
     "                                  Cursor's todo list (an update_todos call);",
     "                                  status pending, in_progress, completed or",

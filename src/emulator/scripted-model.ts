@@ -107,6 +107,8 @@ export interface TurnPlan {
   toolChunkSize?: number;
   /** `[[emu:tool-gap MS]]`: the server waits this long before each of the step's calls after the first. */
   toolGapMs?: number;
+  /** `[[emu:tool-cut N]]`: the step's Nth client tool call (from 1) stops forming halfway and is never completed. */
+  toolCut?: number;
   /** `[[emu:cached N]]`: the cache_read_tokens turn_ended reports. */
   cachedTokens?: number;
   /** `[[emu:todos …]]`: Cursor's todo list, sent as an update_todos tool call before the reply. */
@@ -216,6 +218,9 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
       return false;
     case "tool-gap":
       plan.toolGapMs = directive.gapMs;
+      return false;
+    case "tool-cut":
+      plan.toolCut = directive.call;
       return false;
     case "todos":
       plan.todos = directive.todos;

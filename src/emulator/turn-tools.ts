@@ -87,14 +87,20 @@ export async function runCalls(
     });
   }
   const answers: ReturnType<TurnChannel["exec"]>[] = [];
+  const issued: PreparedCall[] = [];
+  let clientCalls = 0;
   for (const [index, call] of prepared.entries()) {
     // `[[emu:tool-gap MS]]`: the model takes a while before each later call of the step.
     if (index > 0 && plan.toolGapMs !== undefined && plan.toolGapMs > 0) await sleep(plan.toolGapMs, channel.signal);
     const { callId, modelCallId } = call;
+    const client = call.args.case === "mcpArgs";
+    // `[[emu:tool-cut N]]`: this call's arguments stop forming halfway, and nothing more of it ever comes.
+    const cut = client && ++clientCalls === plan.toolCut;
+    const argsText = cut ? firstHalf(call.argsText) : call.argsText;
     // args_text_delta is the whole text so far (cursor-protocol-addendum-3 T1): a client tool's arguments grow in
     // pieces; a native call's come at once.
-    const size = call.args.case === "mcpArgs" ? (plan.toolChunkSize ?? DEFAULT_TOOL_CHUNK) : undefined;
-    for (const argsTextDelta of snapshots(call.argsText, size)) {
+    const size = client ? (plan.toolChunkSize ?? DEFAULT_TOOL_CHUNK) : undefined;
+    for (const argsTextDelta of snapshots(argsText, size)) {
       channel.send({
         message: {
           case: "interactionUpdate",
@@ -104,6 +110,7 @@ export async function runCalls(
         },
       });
     }
+    if (cut) continue;
     output.count(estimateTokens(call.argsText));
     channel.send({
       message: {
@@ -117,9 +124,10 @@ export async function runCalls(
     // Observed by Promise.all below; a failure while a later call still waits out its gap is not unhandled.
     answer.catch(() => undefined);
     answers.push(answer);
+    issued.push(call);
   }
   const settled = await Promise.all(answers);
-  return prepared.map((call, i) => {
+  return issued.map((call, i) => {
     const answer = settled[i];
     const completed = call.complete(answer?.reply ?? { case: undefined });
     const text = answer?.thrown !== undefined ? `error: ${answer.thrown}` : completed.text;
@@ -145,6 +153,12 @@ export function snapshots(text: string, size: number | undefined): string[] {
   const out: string[] = [];
   for (let end = size; end < codePoints.length + size; end += size) out.push(codePoints.slice(0, end).join(""));
   return out;
+}
+
+/** The first half of `text` (rounded up, in code points): where a cut call's arguments stop forming. */
+function firstHalf(text: string): string {
+  const codePoints = Array.from(text);
+  return codePoints.slice(0, Math.ceil(codePoints.length / 2)).join("");
 }
 
 function randomSuffix(): string {
