@@ -100,7 +100,10 @@ export class ArgumentStreams {
         (c) => !c.claimed && c.toolCallId !== undefined && c.callerName === callerName,
       );
     }
-    if (call === undefined) return undefined;
+    if (call === undefined) {
+      this.claimUnstreamed(argsToolCallId);
+      return undefined;
+    }
     if (this.open > 1) {
       for (const earlier of this.calls.values()) {
         if (earlier === call) break;
@@ -109,6 +112,20 @@ export class ArgumentStreams {
     }
     this.close(call);
     return call.toolCallId;
+  }
+
+  /**
+   * A call complete before any of its arguments reached the caller: `mcp_args` may come before the streamed block
+   * (cursor-protocol-addendum-3 T3), and snapshots after it must not show a call that no `mcp_args` would complete.
+   */
+  private claimUnstreamed(argsToolCallId: string): void {
+    if (argsToolCallId === "") return;
+    const own = this.calls.get(argsToolCallId);
+    if (own !== undefined) own.claimed = true;
+    else {
+      const call = { callerName: undefined, toolCallId: undefined, text: "", sent: "", claimed: true, step: undefined };
+      this.calls.set(argsToolCallId, call);
+    }
   }
 
   /** `step_completed`: the step makes no more calls, so the calls still forming in it are dropped. */

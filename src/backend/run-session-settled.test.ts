@@ -118,6 +118,7 @@ async function nextToolCallId(next: () => Promise<ChannelItem>): Promise<string>
 async function startSession(toolBatchWindowMs = 60_000, stallTimeoutMs = 60_000) {
   const script = scriptedStream();
   const channel = new TurnChannel();
+  let hex = 0;
   const session = new RunSession({
     stream: script.stream,
     channel,
@@ -127,7 +128,8 @@ async function startSession(toolBatchWindowMs = 60_000, stallTimeoutMs = 60_000)
       environment: { osVersion: "linux 6.0", workspacePath: "/w", shell: "bash", timeZone: "UTC" },
       systemPrompt: "",
       takenToolCallIds: new Set(),
-      newHex: () => "0123456789abcdef",
+      // Distinct per call, as the turn's are (a constant one would make a second id for one call loop forever).
+      newHex: () => (hex++).toString(16).padStart(16, "0"),
     },
     blobs: createBlobStore(),
     logger: silentLogger,
@@ -468,6 +470,17 @@ describe("RunSession: a call whose arguments never complete (docs/protocol.md §
     await nextToolCallId(next);
     expect(await next()).toEqual({ type: "pause" });
     expect(session.pending.size).toBe(2);
+    session.close();
+  }, 20_000);
+
+  it("shows no arguments that stream after their call's mcp_args (T3), so they hold nothing back", async () => {
+    const { script, session, next } = await formingSession(1);
+    script.push(mcpExec(1, "call_1"));
+    script.push(partial("call_1", '{"q":'));
+    script.push(partial("call_1", '{"q":"a"}'));
+    const complete = await nextToolCallId(next);
+    expect(await next()).toEqual({ type: "pause" });
+    expect([...session.pending.keys()]).toEqual([complete]);
     session.close();
   }, 20_000);
 
