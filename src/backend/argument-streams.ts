@@ -25,7 +25,7 @@ interface StreamingCall {
 }
 
 /** Why a call whose arguments the caller saw forming will never be completed. */
-export type DropReason = "a later call completed" | "its step completed" | "the turn ended" | "the stream stalled";
+export type DropReason = "its step completed" | "the turn ended" | "the stream stalled";
 
 /** Hears of the calls {@link ArgumentStreams} gives up on. */
 export interface DropListener {
@@ -89,9 +89,9 @@ export class ArgumentStreams {
 
   /**
    * The id already handed out for the call `mcp_args` completes: found by its `tool_call_id`, else (that id need not
-   * equal the envelope's, T5) the oldest streaming call of the same tool. A model writes a step's calls one after
-   * another, so a call whose arguments began forming before this one's and are still incomplete now never will be:
-   * it is dropped (docs/protocol.md §4.6).
+   * equal the envelope's, T5) the oldest streaming call of the same tool. An earlier call still forming is left
+   * alone: calls can interleave (two `tool_call_started` before either completes, T5), so its own `mcp_args` may
+   * still come (docs/protocol.md §4.6).
    */
   claim(argsToolCallId: string, callerName: string): string | undefined {
     let call = this.calls.get(argsToolCallId);
@@ -103,12 +103,6 @@ export class ArgumentStreams {
     if (call === undefined) {
       this.claimUnstreamed(argsToolCallId);
       return undefined;
-    }
-    if (this.open > 1) {
-      for (const earlier of this.calls.values()) {
-        if (earlier === call) break;
-        this.drop(earlier, "a later call completed");
-      }
     }
     this.close(call);
     return call.toolCallId;

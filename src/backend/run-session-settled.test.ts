@@ -427,31 +427,38 @@ describe("RunSession: a call whose arguments never complete (docs/protocol.md §
     session.close();
   }, 20_000);
 
-  it("(d) drops it when a call that began forming after it completes, and pauses on the complete call", async () => {
+  it("(d) interleaved calls: a later call's mcp_args leaves an earlier call still forming alone, its own completes it", async () => {
     const { script, session, next } = await formingSession(1);
+    script.push(partial("call_2", '{"q":'));
+    script.push(partial("call_3", '{"q":"c"}'));
+    script.push(mcpExec(3, "call_3"));
+    const earlier = await nextDeltaId(next);
+    const later = await nextDeltaId(next);
+    expect(await nextToolCallId(next)).toBe(later);
+    // Still forming in front of the caller: the segment waits for it.
+    expect(await nextOrNothing(next)).toBe("nothing");
+    script.push(partial("call_2", '{"q":"b"}'));
+    script.push(mcpExec(2, "call_2"));
+    expect((await next()).type).toBe("event");
+    expect(await nextToolCallId(next)).toBe(earlier);
+    expect(await next()).toEqual({ type: "pause" });
+    expect([...session.pending.keys()].sort()).toEqual([earlier, later].sort());
+    session.close();
+  }, 20_000);
+
+  it("(d) when the earlier call never completes, the watchdog hands out the later, complete one", async () => {
+    // Nothing in the stream says the earlier call is over (calls can interleave): only the stall ends the wait.
+    const { script, session, next } = await formingSession(1, 200);
+    script.push(listed(2));
     script.push(partial("call_2", '{"q":'));
     script.push(partial("call_3", '{"q":"c"}'));
     script.push(mcpExec(3, "call_3"));
     const forming = await nextDeltaId(next);
     const later = await nextDeltaId(next);
-    expect(await next()).toEqual({ type: "dropped", toolCallId: forming });
     expect(await nextToolCallId(next)).toBe(later);
+    expect(await next()).toEqual({ type: "dropped", toolCallId: forming });
     expect(await next()).toEqual({ type: "pause" });
     expect([...session.pending.keys()]).toEqual([later]);
-    session.close();
-  }, 20_000);
-
-  it("(d) with the step's count: the dropped call does not make the segment wait for a call that never comes", async () => {
-    const { script, session, next } = await formingSession(1);
-    script.push(listed(2));
-    script.push(partial("call_2", '{"q":'));
-    script.push(partial("call_3", '{"q":"c"}'));
-    script.push(mcpExec(3, "call_3"));
-    await nextDeltaId(next);
-    await nextDeltaId(next);
-    expect((await next()).type).toBe("dropped");
-    await nextToolCallId(next);
-    expect(await next()).toEqual({ type: "pause" });
     session.close();
   }, 20_000);
 

@@ -1,9 +1,12 @@
 /**
  * A client tool call whose arguments Cursor starts streaming and never completes (`[[emu:tool-cut N]]`: no
  * `tool_call_started`, `mcp_args` or completion follows its first half), end to end through the agent client
- * (docs/protocol.md §4.6). The stall timeout is ten minutes: a segment that waited for the unfinished call could only
- * end by the test's own timeout, and fail. The complete calls are handed out; the unfinished one never is, and a
- * whole (held) answer leaves its pieces out.
+ * (docs/protocol.md §4.6). The complete calls are handed out; the unfinished one never is, and a whole (held) answer
+ * leaves its pieces out. When the unfinished call is the only one, the turn's end shows it is over: the stall timeout
+ * is ten minutes there, so a segment that waited for it could only end by the test's own timeout, and fail. When a
+ * complete call follows it, nothing in the stream says it is over (a later call's `mcp_args` does not: calls can
+ * interleave), so the stall watchdog ends the wait, and hands out the complete call instead of failing the turn:
+ * those cases run with a stall timeout of 3 s.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BackendEvent, ClientTool } from "../../src/backend/types.js";
@@ -23,13 +26,18 @@ function formingIds(events: readonly BackendEvent[]): string[] {
 
 describe.each(["http2", "http1"] as const)("a tool call whose arguments never complete, over %s", (transport) => {
   let fx: Fixture;
+  let stalling: Fixture;
   beforeAll(async () => {
     fx = await startFixture({ transport, client: { stallTimeoutMs: 600_000 } });
+    stalling = await startFixture({ transport, client: { stallTimeoutMs: 3_000 } });
   });
-  afterAll(async () => fx.close());
+  afterAll(async () => {
+    await fx.close();
+    await stalling.close();
+  });
 
-  it("(d) hands out the complete call that followed it, and the turn goes on after its result", async () => {
-    const turn = fx.client.startTurn(
+  it("(d) hands out the complete call that followed it at the stall, and the turn goes on after its result", async () => {
+    const turn = stalling.client.startTurn(
       userTurn(`${transport}-cut-first`, `${TWO_CALLS} [[emu:tool-cut 1]]`, { tools: [lookupTool] }),
     );
     const events = await collect(turn.stream());
@@ -46,7 +54,7 @@ describe.each(["http2", "http1"] as const)("a tool call whose arguments never co
   }, 30_000);
 
   it("(d) leaves its pieces out of a whole answer, and one call per answer still ends at the complete call", async () => {
-    const turn = fx.client.startTurn(
+    const turn = stalling.client.startTurn(
       userTurn(`${transport}-cut-held`, `${TWO_CALLS} [[emu:tool-cut 1]]`, { tools: [lookupTool] }),
     );
     const events = await collect(turn.stream(undefined, { holdEvents: true, oneToolCall: true }));
