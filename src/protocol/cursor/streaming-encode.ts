@@ -10,11 +10,14 @@
  * for before its first token, is written here too around the `RequestContext`'s own bytes, encoded with `toBinary`
  * once per context object: the backend answers the same object again while the environment, tools and system prompt
  * are the same (backend/request-context.ts), and never changes one once built.
+ *
+ * The Run's first message, `run_request`, is written by run-request-encode.ts in its common layout.
  */
 import { toBinary } from "@bufbuild/protobuf";
 import type { AgentClientMessage } from "../../gen/agent/v1/agent_pb.js";
 import type { ExecClientMessage } from "../../gen/agent/v1/exec_pb.js";
 import { type RequestContext, RequestContextSchema } from "../../gen/agent/v1/request_context_pb.js";
+import { encodeRunRequest } from "./run-request-encode.js";
 
 /** Field tags (field number << 3 | wire type). */
 const TAG_KV_CLIENT_MESSAGE = 0x1a; // AgentClientMessage.kv_client_message = 3
@@ -184,6 +187,8 @@ export function encodeStreamingMessage(message: AgentClientMessage): Uint8Array 
     }
     case "execClientMessage":
       return encodeRequestContextResult(m.value);
+    case "runRequest":
+      return encodeRunRequest(m.value);
     case "execClientControlMessage": {
       const control = m.value;
       if (hasUnknown(control)) return undefined;

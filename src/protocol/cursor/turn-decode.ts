@@ -223,6 +223,24 @@ function tokenDetails(data: Uint8Array, end: number): ConversationTokenDetails |
  * token details, the mode and the summary count; the string lists, the maps and the step timings go to `fromBinary`.
  */
 function checkpoint(data: Uint8Array, end: number): AgentServerMessage | undefined {
+  const state = checkpointState(data, end);
+  return state === undefined
+    ? undefined
+    : { $typeName: "agent.v1.AgentServerMessage", message: { case: "conversationCheckpointUpdate", value: state } };
+}
+
+/**
+ * A stored checkpoint's `ConversationStateStructure`, read as {@link checkpoint} reads one (its bytes kept for
+ * {@link checkpointBytes}, so the Run continuing from it sends them without encoding the state again); undefined when
+ * the bytes are not such a layout, and the caller decodes with `fromBinary`.
+ */
+export function readCheckpoint(data: Uint8Array): ConversationStateStructure | undefined {
+  at = 0;
+  return checkpointState(data, data.length);
+}
+
+/** The state of {@link checkpoint} from {@link at} to `end`, its bytes kept; undefined for any other layout. */
+function checkpointState(data: Uint8Array, end: number): ConversationStateStructure | undefined {
   const start = at;
   const state: ConversationStateStructure = {
     $typeName: "agent.v1.ConversationStateStructure",
@@ -272,7 +290,7 @@ function checkpoint(data: Uint8Array, end: number): AgentServerMessage | undefin
   }
   if (!minimal) return undefined;
   receivedBytes.set(state, data.slice(start, end));
-  return { $typeName: "agent.v1.AgentServerMessage", message: { case: "conversationCheckpointUpdate", value: state } };
+  return state;
 }
 
 /**
