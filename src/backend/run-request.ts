@@ -15,7 +15,7 @@ import {
 } from "../gen/agent/v1/conversation_state_pb.js";
 import { AgentMode } from "../gen/agent/v1/enums_pb.js";
 import type { SelectedContextSchema } from "../gen/agent/v1/user_message_pb.js";
-import { readCheckpoint } from "../protocol/cursor/cursor-api.js";
+import { plainConversationState, readCheckpoint } from "../protocol/cursor/cursor-api.js";
 import type { BlobStore, ConversationRecord } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
 import { imageExtension, sniffImage } from "../util/image.js";
@@ -211,30 +211,7 @@ export function buildRootState(history: readonly HistoryMessage[], blobs: BlobSt
     if (message.role === "system") continue;
     ids.push(blobs.put(encoder.encode(JSON.stringify(toRootPromptMessage(message, toolNames)))));
   }
-  return rootState(ids);
-}
-
-/**
- * `ConversationStateStructure{root_prompt_messages_json}` as the plain object `create()` makes for it (see
- * {@link buildRunRequest}).
- */
-function rootState(ids: Uint8Array[]): ConversationStateStructure {
-  return {
-    $typeName: "agent.v1.ConversationStateStructure",
-    rootPromptMessagesJson: ids,
-    turnsOld: [],
-    todos: [],
-    pendingToolCalls: [],
-    turns: [],
-    previousWorkspaceUris: [],
-    fileStates: {},
-    summaryArchives: [],
-    turnTimings: [],
-    fileStatesV2: {},
-    subagentStates: {},
-    selfSummaryCount: 0,
-    readPaths: [],
-  };
+  return plainConversationState(ids);
 }
 
 /** Inputs of {@link buildRunRequest}. */

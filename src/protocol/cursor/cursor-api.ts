@@ -25,7 +25,7 @@ export type { AvailableModelRow } from "./available-models.js";
 export { DEFAULT_CLIENT_VERSION, type ResolvedClientVersion, resolveClientVersion } from "./client-version.js";
 export { toProxyError } from "./error-mapping.js";
 export type { RunStream } from "./run-stream.js";
-export { checkpointBytes, readCheckpoint } from "./turn-decode.js";
+export { checkpointBytes, plainConversationState, readCheckpoint } from "./turn-decode.js";
 
 /** Cursor's production host (§1.1). */
 export const DEFAULT_CURSOR_URL = "https://api2.cursor.sh";

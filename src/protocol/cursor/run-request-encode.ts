@@ -22,6 +22,7 @@ import {
   type ConversationStateStructure,
   ConversationStateStructureSchema,
 } from "../../gen/agent/v1/conversation_state_pb.js";
+import { fieldSize, hasUnknown, implicitSize, ProtoWriter, utf8Length, varintSize } from "./proto-writer.js";
 import { checkpointBytes } from "./turn-decode.js";
 
 /** Field tags (field number << 3 | wire type), as varint bytes. */
@@ -46,8 +47,6 @@ const TAG_PARAMETER = 0x1a; // RequestedModel.parameters = 3
 const TAG_PARAMETER_ID = 0x0a; // RequestedModelParameter.id = 1
 const TAG_PARAMETER_VALUE = 0x12; // RequestedModelParameter.value = 2
 
-const utf8 = new TextEncoder();
-
 /**
  * True when `message` sets nothing but `keys` (and `$typeName`): every other property is undefined, or an empty
  * `$unknown`, or a default the caller allows with `isDefault`.
@@ -64,97 +63,6 @@ function only(message: object, keys: readonly string[], isDefault?: (key: string
   return true;
 }
 
-function varintSize(value: number): number {
-  let size = 1;
-  for (let rest = value >>> 7; rest !== 0; rest >>>= 7) size++;
-  return size;
-}
-
-/** Bytes of a length-delimited field with a one-byte tag holding `size` bytes. */
-function fieldSize(size: number): number {
-  return 1 + varintSize(size) + size;
-}
-
-/**
- * The length of `value` in UTF-8 as `TextEncoder` writes it (a lone surrogate becomes U+FFFD, three bytes). Counted
- * here and written into the message's buffer: encoding each string on its own cost more than the rest together.
- */
-function utf8Length(value: string): number {
-  let length = value.length;
-  for (let i = 0; i < value.length; i++) {
-    const code = value.charCodeAt(i);
-    if (code < 0x80) continue;
-    if (code < 0x800) length += 1;
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < value.length && isLowSurrogate(value.charCodeAt(i + 1))) {
-      length += 2; // four bytes for the pair's two UTF-16 units
-      i++;
-    } else length += 2;
-  }
-  return length;
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
-}
-
-/** Bytes of an implicit-presence string or bytes field of `length` bytes: nothing when empty. */
-function implicitSize(length: number): number {
-  return length === 0 ? 0 : fieldSize(length);
-}
-
-class Writer {
-  readonly bytes: Uint8Array;
-  at = 0;
-
-  constructor(size: number) {
-    this.bytes = new Uint8Array(size);
-  }
-
-  tag(tag: number | readonly number[]): void {
-    if (typeof tag === "number") this.bytes[this.at++] = tag;
-    else for (const byte of tag) this.bytes[this.at++] = byte;
-  }
-
-  varint(value: number): void {
-    let rest = value >>> 0;
-    while (rest > 0x7f) {
-      this.bytes[this.at++] = (rest & 0x7f) | 0x80;
-      rest >>>= 7;
-    }
-    this.bytes[this.at++] = rest;
-  }
-
-  /** `tag`, the length, then `data`. */
-  field(tag: number | readonly number[], data: Uint8Array): void {
-    this.tag(tag);
-    this.varint(data.byteLength);
-    this.bytes.set(data, this.at);
-    this.at += data.byteLength;
-  }
-
-  /** An implicit-presence bytes field: nothing when empty. */
-  implicit(tag: number, data: Uint8Array): void {
-    if (data.byteLength > 0) this.field(tag, data);
-  }
-
-  /** `tag`, the length, then `value` of `length` UTF-8 bytes ({@link utf8Length}). */
-  string(tag: number | readonly number[], value: string, length: number): void {
-    this.tag(tag);
-    this.varint(length);
-    if (length === value.length) {
-      for (let i = 0; i < length; i++) this.bytes[this.at++] = value.charCodeAt(i);
-      return;
-    }
-    utf8.encodeInto(value, this.bytes.subarray(this.at, this.at + length));
-    this.at += length;
-  }
-
-  /** An implicit-presence string field: nothing when empty. */
-  implicitString(tag: number, value: string, length: number): void {
-    if (length > 0) this.string(tag, value, length);
-  }
-}
-
 const STATE_MAPS = ["fileStates", "fileStatesV2", "subagentStates"];
 
 /** The state's bytes when it holds nothing but root prompt blob ids (a rebuild's state); else undefined. */
@@ -167,7 +75,7 @@ function rootOnlyState(state: ConversationStateStructure): Uint8Array | undefine
   if (!rootOnly) return undefined;
   let size = 0;
   for (const id of state.rootPromptMessagesJson) size += fieldSize(id.byteLength);
-  const w = new Writer(size);
+  const w = new ProtoWriter(size);
   for (const id of state.rootPromptMessagesJson) w.field(TAG_ROOT_PROMPT, id);
   return w.bytes;
 }
@@ -246,7 +154,7 @@ export function encodeRunRequest(run: AgentRunRequest): Uint8Array | undefined {
     (runId === undefined ? 0 : 1 + fieldSize(runIdLength)) +
     (routed === undefined ? 0 : 3);
 
-  const w = new Writer(fieldSize(runSize));
+  const w = new ProtoWriter(fieldSize(runSize));
   w.tag(TAG_RUN_REQUEST);
   w.varint(runSize);
   if (state !== undefined) w.field(TAG_CONVERSATION_STATE, state);

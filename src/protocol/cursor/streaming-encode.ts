@@ -17,6 +17,7 @@ import { toBinary } from "@bufbuild/protobuf";
 import type { AgentClientMessage } from "../../gen/agent/v1/agent_pb.js";
 import type { ExecClientMessage } from "../../gen/agent/v1/exec_pb.js";
 import { type RequestContext, RequestContextSchema } from "../../gen/agent/v1/request_context_pb.js";
+import { fieldSize, hasUnknown, ProtoWriter, varintSize } from "./proto-writer.js";
 import { encodeRunRequest } from "./run-request-encode.js";
 
 /** Field tags (field number << 3 | wire type). */
@@ -49,62 +50,16 @@ function encodedContext(context: RequestContext): Uint8Array {
 
 const utf8 = new TextEncoder();
 
-/** True when a decoded or created message carries unknown fields (they must be written back: `toBinary` does). */
-function hasUnknown(message: object): boolean {
-  const unknown = (message as { $unknown?: unknown[] }).$unknown;
-  return unknown !== undefined && unknown.length > 0;
-}
-
-function varintSize(value: number): number {
-  let size = 1;
-  for (let rest = value >>> 7; rest !== 0; rest >>>= 7) size++;
-  return size;
-}
-
 /** Bytes of the `id = 1` field of a uint32 (proto3: nothing for 0). */
 function idSize(id: number): number {
   return id === 0 ? 0 : 1 + varintSize(id);
 }
 
-class Writer {
-  readonly bytes: Uint8Array;
-  at = 0;
-
-  constructor(size: number) {
-    this.bytes = new Uint8Array(size);
-  }
-
-  byte(value: number): void {
-    this.bytes[this.at++] = value;
-  }
-
-  varint(value: number): void {
-    let rest = value >>> 0;
-    while (rest > 0x7f) {
-      this.bytes[this.at++] = (rest & 0x7f) | 0x80;
-      rest >>>= 7;
-    }
-    this.bytes[this.at++] = rest;
-  }
-
-  id(id: number): void {
-    if (id === 0) return;
-    this.byte(TAG_ID);
-    this.varint(id);
-  }
-
-  /** `tag`, then `data` with its length. */
-  field(tag: number, data: Uint8Array): void {
-    this.byte(tag);
-    this.varint(data.byteLength);
-    this.bytes.set(data, this.at);
-    this.at += data.byteLength;
-  }
-}
-
-/** Bytes of a length-delimited field holding `size` bytes. */
-function fieldSize(size: number): number {
-  return 1 + varintSize(size) + size;
+/** Writes the `id = 1` field of a uint32 (proto3: nothing for 0). */
+function writeId(w: ProtoWriter, id: number): void {
+  if (id === 0) return;
+  w.byte(TAG_ID);
+  w.varint(id);
 }
 
 /** `exec_client_message{id, request_context_result{success{request_context}}, exec_id}`; undefined for any other. */
@@ -122,7 +77,7 @@ function encodeRequestContextResult(exec: ExecClientMessage): Uint8Array | undef
   const execId = exec.execId === "" ? undefined : utf8.encode(exec.execId);
   const inner = idSize(exec.id) + fieldSize(resultSize) + (execId === undefined ? 0 : fieldSize(execId.byteLength));
   return frame(TAG_EXEC_CLIENT_MESSAGE, inner, (w) => {
-    w.id(exec.id);
+    writeId(w, exec.id);
     w.byte(TAG_REQUEST_CONTEXT_RESULT);
     w.varint(resultSize);
     w.byte(TAG_SUCCESS);
@@ -133,8 +88,8 @@ function encodeRequestContextResult(exec: ExecClientMessage): Uint8Array | undef
 }
 
 /** `tag`, length, then `inner` bytes of a nested message of `innerSize` bytes, inside a top-level field. */
-function frame(tag: number, innerSize: number, fill: (w: Writer) => void): Uint8Array {
-  const w = new Writer(1 + varintSize(innerSize) + innerSize);
+function frame(tag: number, innerSize: number, fill: (w: ProtoWriter) => void): Uint8Array {
+  const w = new ProtoWriter(1 + varintSize(innerSize) + innerSize);
   w.byte(tag);
   w.varint(innerSize);
   fill(w);
@@ -161,7 +116,7 @@ export function encodeStreamingMessage(message: AgentClientMessage): Uint8Array 
         if (hasUnknown(result.value) || result.value.error !== undefined) return undefined;
         const inner = idSize(kv.id) + 2;
         return frame(TAG_KV_CLIENT_MESSAGE, inner, (w) => {
-          w.id(kv.id);
+          writeId(w, kv.id);
           w.byte(TAG_SET_BLOB_RESULT);
           w.byte(0);
         });
@@ -173,7 +128,7 @@ export function encodeStreamingMessage(message: AgentClientMessage): Uint8Array 
         const resultSize = data === undefined ? 0 : 1 + varintSize(data.byteLength) + data.byteLength;
         const inner = idSize(kv.id) + 1 + varintSize(resultSize) + resultSize;
         return frame(TAG_KV_CLIENT_MESSAGE, inner, (w) => {
-          w.id(kv.id);
+          writeId(w, kv.id);
           w.byte(TAG_GET_BLOB_RESULT);
           w.varint(resultSize);
           if (data === undefined) return;
@@ -201,7 +156,7 @@ export function encodeStreamingMessage(message: AgentClientMessage): Uint8Array 
       return frame(TAG_EXEC_CONTROL, inner, (w) => {
         w.byte(which.case === "streamClose" ? TAG_STREAM_CLOSE : TAG_EXEC_HEARTBEAT);
         w.varint(bodySize);
-        w.id(id);
+        writeId(w, id);
       });
     }
     default:

@@ -239,12 +239,15 @@ export function readCheckpoint(data: Uint8Array): ConversationStateStructure | u
   return checkpointState(data, data.length);
 }
 
-/** The state of {@link checkpoint} from {@link at} to `end`, its bytes kept; undefined for any other layout. */
-function checkpointState(data: Uint8Array, end: number): ConversationStateStructure | undefined {
-  const start = at;
-  const state: ConversationStateStructure = {
+/**
+ * A `ConversationStateStructure` holding only `rootPromptMessagesJson`, every other field at its default, as the
+ * plain object `create()` makes (without walking the schema): a rebuild's state, and where the reader starts a
+ * checkpoint's.
+ */
+export function plainConversationState(rootPromptMessagesJson: Uint8Array[]): ConversationStateStructure {
+  return {
     $typeName: "agent.v1.ConversationStateStructure",
-    rootPromptMessagesJson: [],
+    rootPromptMessagesJson,
     turnsOld: [],
     todos: [],
     pendingToolCalls: [],
@@ -258,6 +261,12 @@ function checkpointState(data: Uint8Array, end: number): ConversationStateStruct
     selfSummaryCount: 0,
     readPaths: [],
   };
+}
+
+/** The state of {@link checkpoint} from {@link at} to `end`, its bytes kept; undefined for any other layout. */
+function checkpointState(data: Uint8Array, end: number): ConversationStateStructure | undefined {
+  const start = at;
+  const state = plainConversationState([]);
   minimal = true;
   let last = 0;
   while (at < end) {
