@@ -8,7 +8,7 @@
 import type { CursorApi } from "../protocol/cursor/cursor-api.js";
 import { createBlobStore } from "../stores/memory/blob-store.js";
 import type { BlobStore, ConversationStore } from "../stores/types.js";
-import { ProxyError, upstreamTruncated } from "../util/errors.js";
+import { ProxyError, toolCallCut, upstreamTruncated } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import { historyFingerprint } from "./history-fingerprint.js";
 import type { ModelCatalog } from "./models.js";
@@ -511,11 +511,13 @@ export class CursorAgentTurn implements AgentTurn {
 
   /**
    * A call whose arguments were forming will never be completed: its pieces held back for a whole answer are not
-   * handed out (what was yielded already stays with the caller, ending without the call).
+   * handed out, and the answer ends on the complete calls. Streamed, the caller already has its first pieces, which
+   * no door can take back (a chat client would run half-written arguments): the turn fails as cut off instead.
    */
   private dropHeld(toolCallId: string): void {
     const held = this.held;
-    if (held === undefined) return;
+    // Streamed: the caller's client already has the call's first pieces, which no door can take back.
+    if (held === undefined) throw toolCallCut();
     this.held = held.filter((event) => event.type !== "tool-call-delta" || event.toolCallId !== toolCallId);
   }
 

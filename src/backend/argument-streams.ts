@@ -20,12 +20,10 @@ interface StreamingCall {
   sent: string;
   /** Its `mcp_args` arrived, a completion closed it, or it was dropped: nothing more streams. */
   claimed: boolean;
-  /** The `step_started` id current when its first snapshot came (undefined when no step was named). */
-  step: bigint | undefined;
 }
 
 /** Why a call whose arguments the caller saw forming will never be completed. */
-export type DropReason = "its step completed" | "the turn ended" | "the stream stalled";
+export type DropReason = "the turn ended" | "the stream stalled";
 
 /** Hears of the calls {@link ArgumentStreams} gives up on. */
 export interface DropListener {
@@ -54,16 +52,11 @@ export class ArgumentStreams {
    * A `partial_tool_call` or `tool_call_started` of an MCP call (`callId` is the envelope's): the event that shows
    * the arguments so far, if there is something new to show under a known tool name.
    */
-  update(
-    callId: string,
-    tool: McpToolCall | undefined,
-    argsText: string,
-    step: bigint | undefined,
-  ): BackendEvent | undefined {
+  update(callId: string, tool: McpToolCall | undefined, argsText: string): BackendEvent | undefined {
     if (callId === "") return undefined;
     let call = this.calls.get(callId);
     if (call === undefined) {
-      call = { callerName: undefined, toolCallId: undefined, text: "", sent: "", claimed: false, step };
+      call = { callerName: undefined, toolCallId: undefined, text: "", sent: "", claimed: false };
       this.calls.set(callId, call);
     }
     const args = tool?.args;
@@ -117,15 +110,9 @@ export class ArgumentStreams {
     const own = this.calls.get(argsToolCallId);
     if (own !== undefined) own.claimed = true;
     else {
-      const call = { callerName: undefined, toolCallId: undefined, text: "", sent: "", claimed: true, step: undefined };
+      const call = { callerName: undefined, toolCallId: undefined, text: "", sent: "", claimed: true };
       this.calls.set(argsToolCallId, call);
     }
-  }
-
-  /** `step_completed`: the step makes no more calls, so the calls still forming in it are dropped. */
-  completeStep(stepId: bigint): void {
-    if (this.open === 0) return;
-    for (const call of this.calls.values()) if (call.step === stepId) this.drop(call, "its step completed");
   }
 
   /** Drops every call still forming (the turn ended, or the segment cannot wait for them any longer). */

@@ -357,35 +357,22 @@ describe("RunSession: a call whose arguments never complete (docs/protocol.md §
     return item.event.toolCallId;
   }
 
-  it("(a) drops it when its step completes, and pauses on the complete calls", async () => {
-    // A window far longer than the test: only the step's completion can end this segment.
-    const { script, session, next } = await formingSession(TEN_MINUTES);
+  it("(a) step_completed does not drop a call still forming: its mcp_args, coming after it, completes it", async () => {
+    // Where Cursor sends step_completed relative to a step's execs is not known (docs/protocol.md §4.6).
+    const { script, session, next } = await formingSession(1);
     script.push(update({ case: "stepStarted", value: { stepId: 3n } }));
     script.push(mcpExec(1, "call_1"));
     script.push(partial("call_2", '{"q":'));
     const complete = await nextToolCallId(next);
     const forming = await nextDeltaId(next);
-    expect(await nextOrNothing(next)).toBe("nothing");
     script.push(update({ case: "stepCompleted", value: { stepId: 3n } }));
-    expect(await next()).toEqual({ type: "dropped", toolCallId: forming });
-    expect(await next()).toEqual({ type: "pause" });
-    expect([...session.pending.keys()]).toEqual([complete]);
-    session.close();
-  }, 20_000);
-
-  it("(a) lets the window end the segment when the forming call's step completes after the calls' step", async () => {
-    const { script, session, next } = await formingSession(1);
-    script.push(update({ case: "stepStarted", value: { stepId: 4n } }));
-    script.push(partial("call_2", '{"q":'));
-    const forming = await nextDeltaId(next);
-    script.push(update({ case: "stepStarted", value: { stepId: 5n } }));
-    // Another tool: its call does not take over the forming call's streamed arguments (T5).
-    script.push(mcpExec(1, "call_1", "note"));
-    await nextToolCallId(next);
     expect(await nextOrNothing(next)).toBe("nothing");
-    script.push(update({ case: "stepCompleted", value: { stepId: 4n } }));
-    expect(await next()).toEqual({ type: "dropped", toolCallId: forming });
+    script.push(partial("call_2", '{"q":"b"}'));
+    script.push(mcpExec(2, "call_2"));
+    expect((await next()).type).toBe("event");
+    expect(await nextToolCallId(next)).toBe(forming);
     expect(await next()).toEqual({ type: "pause" });
+    expect([...session.pending.keys()]).toEqual([complete, forming]);
     session.close();
   }, 20_000);
 
@@ -412,7 +399,6 @@ describe("RunSession: a call whose arguments never complete (docs/protocol.md §
     await nextDeltaId(next);
     script.end();
     expect(await next()).toEqual({ type: "end" });
-    expect(session.openCalls.size).toBe(0);
     session.close();
   }, 20_000);
 

@@ -405,7 +405,7 @@ export class RunSession implements DropListener {
         // Only MCP calls carry argument text (native tools none, T2); a surface with an executor (ACP) shows them too.
         if (tool?.case !== "mcpToolCall") return;
         const argsText = u.case === "partialToolCall" ? u.value.argsTextDelta : "";
-        const event = this.argumentStreams.update(u.value.callId, tool.value, argsText, this.currentStep);
+        const event = this.argumentStreams.update(u.value.callId, tool.value, argsText);
         if (event !== undefined) channel.push({ type: "event", event });
         return;
       }
@@ -416,16 +416,12 @@ export class RunSession implements DropListener {
       case "stepStarted":
         this.currentStep = u.value.stepId;
         return;
-      case "stepCompleted": {
-        // The step is over, so it makes no more calls and completes none still forming: those are dropped.
-        const open = this.argumentStreams.open;
-        this.argumentStreams.completeStep(u.value.stepId);
-        // The step the waiting calls came in is over: pause without the window. Where Cursor sends this (before or
-        // after the results) is not known; after them, nothing is waiting for it.
+      case "stepCompleted":
+        // The step the waiting calls came in is over, so it makes no more calls: pause without the window. Where
+        // Cursor sends this (before or after the results, before or after a forming call's `mcp_args`) is not known;
+        // after them, nothing is waiting for it. A call still forming is not dropped here: its `mcp_args` may follow.
         if (this.awaitingPause && this.callsStep !== undefined && u.value.stepId === this.callsStep) this.pauseNow();
-        else if (open > 0 && this.argumentStreams.open === 0 && this.awaitingPause) this.armBatchWindow();
         return;
-      }
       case "routedModel":
         if (u.value.displayName !== "") {
           this.routedModel = u.value.displayName;

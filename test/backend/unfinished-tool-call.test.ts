@@ -1,16 +1,17 @@
 /**
  * A client tool call whose arguments Cursor starts streaming and never completes (`[[emu:tool-cut N]]`: no
  * `tool_call_started`, `mcp_args` or completion follows its first half), end to end through the agent client
- * (docs/protocol.md §4.6). The complete calls are handed out; the unfinished one never is, and a whole (held) answer
- * leaves its pieces out. When the unfinished call is the only one, the turn's end shows it is over: the stall timeout
- * is ten minutes there, so a segment that waited for it could only end by the test's own timeout, and fail. When a
- * complete call follows it, nothing in the stream says it is over (a later call's `mcp_args` does not: calls can
- * interleave), so the stall watchdog ends the wait, and hands out the complete call instead of failing the turn:
- * those cases run with a stall timeout of 3 s.
+ * (docs/protocol.md §4.6). A whole (held) answer leaves the unfinished call's pieces out and ends on the complete
+ * calls. A streamed one cannot take back the pieces its client already has, so the turn fails as cut off
+ * (`upstream_truncated`) instead of ending with a half-written call. When the unfinished call is the only one, the
+ * turn's end shows it is over: the stall timeout is ten minutes there, so a turn that waited for it could only end by
+ * the test's own timeout, and fail. When a complete call follows it, nothing in the stream says it is over (another
+ * call's `mcp_args` does not: calls can interleave), so the stall watchdog ends the wait: those cases run with a stall
+ * timeout of 3 s.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BackendEvent, ClientTool } from "../../src/backend/types.js";
-import { collect, endOf, type Fixture, startFixture, textOf, toolCallsOf, userTurn } from "./harness.js";
+import { collect, endOf, type Fixture, startFixture, toolCallsOf, userTurn } from "./harness.js";
 
 const lookupTool: ClientTool = {
   name: "lookup",
@@ -36,21 +37,20 @@ describe.each(["http2", "http1"] as const)("a tool call whose arguments never co
     await stalling.close();
   });
 
-  it("(d) hands out the complete call that followed it at the stall, and the turn goes on after its result", async () => {
+  it("(d) streamed: the turn fails as cut off at the stall, never ending with the half-written call", async () => {
     const turn = stalling.client.startTurn(
       userTurn(`${transport}-cut-first`, `${TWO_CALLS} [[emu:tool-cut 1]]`, { tools: [lookupTool] }),
     );
-    const events = await collect(turn.stream());
-    const [unfinished, complete] = formingIds(events);
-    const calls = toolCallsOf(events);
-    expect(calls.map((c) => [c.toolCallId, JSON.parse(c.arguments)])).toEqual([[complete, { q: "bravo" }]]);
-    expect(unfinished).toBeDefined();
-    expect(endOf(events)).toBe("tool-calls");
-    expect(turn.pendingToolCallIds).toEqual([complete]);
-    const results = [{ toolCallId: complete ?? "", content: "found b", isError: false }];
-    const next = await collect(turn.resume(results));
-    expect(textOf(next)).toBe("lookup returned: found b");
-    expect(endOf(next)).toBe("stop");
+    const seen: BackendEvent[] = [];
+    const failure = await (async () => {
+      for await (const event of turn.stream()) seen.push(event);
+    })().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toMatchObject({ detail: "upstream_truncated" });
+    expect(formingIds(seen).length).toBeGreaterThan(0);
+    expect(seen.some((e) => e.type === "turn-end")).toBe(false);
   }, 30_000);
 
   it("(d) leaves its pieces out of a whole answer, and one call per answer still ends at the complete call", async () => {
@@ -66,14 +66,8 @@ describe.each(["http2", "http1"] as const)("a tool call whose arguments never co
     await turn.close();
   }, 30_000);
 
-  it("(b) ends the turn when the unfinished call was the only one, and a whole answer shows none of it", async () => {
+  it("(b) the unfinished call was the only one: a whole answer ends without it, a streamed one fails as cut off", async () => {
     const prompt = '[[emu:tool-chunks 4]] [[emu:tool lookup {"q":"alpha"}]] [[emu:tool-cut 1]]';
-    const streamed = await collect(
-      fx.client.startTurn(userTurn(`${transport}-cut-only`, prompt, { tools: [lookupTool] })).stream(),
-    );
-    expect(formingIds(streamed)).toHaveLength(1);
-    expect(toolCallsOf(streamed)).toEqual([]);
-    expect(endOf(streamed)).toBe("stop");
     const held = await collect(
       fx.client
         .startTurn(userTurn(`${transport}-cut-only-held`, prompt, { tools: [lookupTool] }))
@@ -81,5 +75,7 @@ describe.each(["http2", "http1"] as const)("a tool call whose arguments never co
     );
     expect(held.filter((e) => e.type === "tool-call-delta" || e.type === "tool-call")).toEqual([]);
     expect(endOf(held)).toBe("stop");
+    const streamed = fx.client.startTurn(userTurn(`${transport}-cut-only`, prompt, { tools: [lookupTool] })).stream();
+    await expect(collect(streamed)).rejects.toMatchObject({ detail: "upstream_truncated" });
   }, 30_000);
 });

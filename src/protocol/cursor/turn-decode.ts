@@ -298,7 +298,9 @@ function checkpointState(data: Uint8Array, end: number): ConversationStateStruct
     } else return undefined;
   }
   if (!minimal) return undefined;
-  receivedBytes.set(state, data.slice(start, end));
+  // A whole stored checkpoint (readCheckpoint) is kept as it is: the state's fields already point into it. A
+  // checkpoint inside a server message is copied out, so the state does not keep the rest of the message alive.
+  receivedBytes.set(state, start === 0 && end === data.length ? data : data.slice(start, end));
   return state;
 }
 
