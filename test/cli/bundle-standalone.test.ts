@@ -6,6 +6,7 @@
  * its embedded emulator and counts tokens.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,8 +16,13 @@ import { afterAll, describe, expect, it } from "vitest";
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const copy = mkdtempSync(join(tmpdir(), "cursor-bridge-standalone-"));
 let child: ChildProcess | undefined;
-afterAll(() => {
-  child?.kill();
+afterAll(async () => {
+  // serve writes its code caches into the copy's dist/script/.cache as it exits: remove the copy after that.
+  if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+    const exited = once(child, "exit");
+    child.kill();
+    await exited;
+  }
   rmSync(copy, { recursive: true, force: true });
 });
 
