@@ -52,16 +52,19 @@ function lengthEnd(data: Uint8Array, end: number): number {
   return length < 0 || at + length > end ? -1 : at + length;
 }
 
+/** A message's leading `id = 1` (uint32) at {@link at}: 0 when absent (proto3), -1 when not one `fromBinary` reads. */
+function leadingId(data: Uint8Array, end: number): number {
+  if (data[at] !== 0x08) return 0;
+  at++;
+  return uint32(data, end);
+}
+
 const EMPTY: Uint8Array = new Uint8Array(0);
 
 /** `KvServerMessage` (field 4): id, then `get_blob_args` (2) or `set_blob_args` (3). */
 function kv(data: Uint8Array, end: number): AgentServerMessage | undefined {
-  let id = 0;
-  if (data[at] === 0x08) {
-    at++;
-    id = uint32(data, end);
-    if (id < 0) return undefined;
-  }
+  const id = leadingId(data, end);
+  if (id < 0) return undefined;
   const tag = data[at++];
   if (tag !== 0x12 && tag !== 0x1a) return undefined;
   const argsEnd = lengthEnd(data, end);
@@ -95,12 +98,8 @@ function kv(data: Uint8Array, end: number): AgentServerMessage | undefined {
 
 /** `ExecServerMessage` (field 2) holding an empty `request_context_args` (10), with its id and exec id. */
 function requestContextArgs(data: Uint8Array, end: number): AgentServerMessage | undefined {
-  let id = 0;
-  if (data[at] === 0x08) {
-    at++;
-    id = uint32(data, end);
-    if (id < 0) return undefined;
-  }
+  const id = leadingId(data, end);
+  if (id < 0) return undefined;
   if (data[at] !== 0x52 || data[at + 1] !== 0) return undefined;
   at += 2;
   let execId = "";
