@@ -57,16 +57,19 @@ describe("models", () => {
   it("a caller joins a prefetch in flight, and fetches again itself when the prefetch failed", async () => {
     let calls = 0;
     const answers: Array<(fail: boolean) => void> = [];
-    const catalog = createModelCatalog({
-      fetch: () => {
-        calls += 1;
-        return new Promise<ModelDetails[]>((resolve, reject) =>
-          answers.push((fail) => (fail ? reject(new Error("offline")) : resolve([model({ modelId: "m" })]))),
-        );
-      },
-      ttlMs: 60_000,
-      now: () => 0,
-    });
+    /** A catalog whose fetches each wait for the test to answer them (`answers`, in order). */
+    const heldCatalog = () =>
+      createModelCatalog({
+        fetch: () => {
+          calls += 1;
+          return new Promise<ModelDetails[]>((resolve, reject) =>
+            answers.push((fail) => (fail ? reject(new Error("offline")) : resolve([model({ modelId: "m" })]))),
+          );
+        },
+        ttlMs: 60_000,
+        now: () => 0,
+      });
+    const catalog = heldCatalog();
     // Joined and answered: one fetch for both.
     const prefetched = catalog.list(undefined, { prefetch: true });
     const joined = catalog.list();
@@ -77,16 +80,7 @@ describe("models", () => {
     expect(calls).toBe(1);
 
     // Joined and failed: the prefetch gets its error, the caller that joined it fetches again and gets the list.
-    const other = createModelCatalog({
-      fetch: () => {
-        calls += 1;
-        return new Promise<ModelDetails[]>((resolve, reject) =>
-          answers.push((fail) => (fail ? reject(new Error("offline")) : resolve([model({ modelId: "m" })]))),
-        );
-      },
-      ttlMs: 60_000,
-      now: () => 0,
-    });
+    const other = heldCatalog();
     calls = 0;
     answers.length = 0;
     const failing = other.list(undefined, { prefetch: true });
