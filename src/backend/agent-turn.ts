@@ -283,7 +283,7 @@ export class CursorAgentTurn implements AgentTurn {
           item.start();
         } else if (item.type === "dropped") {
           forming.delete(item.toolCallId);
-          this.dropHeld(item.toolCallId);
+          this.dropUnfinishedCall(item.toolCallId);
         } else if (item.type === "turn-ended") {
           this.session?.stream.closeSend();
           yield* this.drainAndFinish(signal);
@@ -501,7 +501,7 @@ export class CursorAgentTurn implements AgentTurn {
       }
       if (item.type === "end") break;
       if (item.type === "run") item.start();
-      if (item.type === "dropped") this.dropHeld(item.toolCallId);
+      if (item.type === "dropped") this.dropUnfinishedCall(item.toolCallId);
       if (item.type !== "event") continue;
       if (this.held !== undefined) this.held.push(item.event);
       else yield item.event;
@@ -514,7 +514,7 @@ export class CursorAgentTurn implements AgentTurn {
    * handed out, and the answer ends on the complete calls. Streamed, the caller already has its first pieces, which
    * no door can take back (a chat client would run half-written arguments): the turn fails as cut off instead.
    */
-  private dropHeld(toolCallId: string): void {
+  private dropUnfinishedCall(toolCallId: string): void {
     const held = this.held;
     // Streamed: the caller's client already has the call's first pieces, which no door can take back.
     if (held === undefined) throw toolCallCut();
