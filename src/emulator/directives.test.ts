@@ -145,6 +145,7 @@ describe("parseDirectives", () => {
       "tool-chunks": true,
       "tool-gap": true,
       "tool-cut": true,
+      "tool-args-id": true,
       todos: true,
       "web-search": true,
       "web-fetch": true,
@@ -168,6 +169,18 @@ describe("parseDirectives", () => {
     expect(parseDirectives("[[emu:tool-cut 0]]").problems).toEqual([
       "[[emu:tool-cut]] needs a call number of at least 1.",
     ]);
+  });
+
+  it("parses tool-args-id for every call or for the Nth from 1", () => {
+    expect(parseDirectives("[[emu:tool-args-id]] [[emu:tool-args-id 2]]").directives).toEqual([
+      { kind: "tool-args-id" },
+      { kind: "tool-args-id", call: 2 },
+    ]);
+    for (const bad of ["0", "x", "-1"]) {
+      expect(parseDirectives(`[[emu:tool-args-id ${bad}]]`).problems).toEqual([
+        `[[emu:tool-args-id]] takes no argument or a call number of at least 1, got "${bad}".`,
+      ]);
+    }
   });
 
   it("parses web-search and web-fetch, and refuses them without a query or URL", () => {

@@ -50,6 +50,7 @@ export type Directive =
   | { kind: "tool-chunks"; size: number }
   | { kind: "tool-gap"; gapMs: number }
   | { kind: "tool-cut"; call: number }
+  | { kind: "tool-args-id"; call?: number }
   | { kind: "todos"; todos: ScriptedTodo[] }
   | { kind: "task"; task: ScriptedTask }
   | { kind: "web-search"; query: string }
@@ -81,6 +82,8 @@ export const DIRECTIVES: ReadonlyArray<{ keyword: string; syntax: string; exampl
   { keyword: "tool-chunks", syntax: "tool-chunks N", example: "[[emu:tool-chunks 64]]" },
   { keyword: "tool-gap", syntax: "tool-gap MS", example: "[[emu:tool-gap 250]]" },
   { keyword: "tool-cut", syntax: "tool-cut N", example: "[[emu:tool-cut 1]]" },
+  { keyword: "tool-args-id", syntax: "tool-args-id", example: "[[emu:tool-args-id]]" },
+  { keyword: "tool-args-id", syntax: "tool-args-id N", example: "[[emu:tool-args-id 2]]" },
   { keyword: "todos", syntax: 'todos {"TODO":"STATUS",…}', example: '[[emu:todos {"write tests":"in_progress"}]]' },
   {
     keyword: "task",
@@ -198,6 +201,11 @@ function parseBody(body: string): Directive | string {
     case "tool-gap":
     case "tool-cut":
       return parseCount(keyword, rest);
+    case "tool-args-id":
+      if (rest === "") return { kind: "tool-args-id" };
+      return /^\d{1,7}$/.test(rest) && Number(rest) > 0
+        ? { kind: "tool-args-id", call: Number(rest) }
+        : `[[emu:tool-args-id]] takes no argument or a call number of at least 1, got "${rest}".`;
     case "rate": {
       const rate = Number(rest);
       return rest !== "" && Number.isFinite(rate) && rate > 0
@@ -400,6 +408,10 @@ export function describeEmulatorDirectives(): string {
     "  [[emu:tool-cut N]]              the step's Nth client tool call (from 1) stops forming halfway: only",
     "                                  the first half of its arguments streams, and no tool_call_started,",
     "                                  mcp_args or completion follows; the step's other calls go on as usual",
+    "  [[emu:tool-args-id]]            every client tool call of the turn carries its own McpArgs.tool_call_id",
+    "                                  (toolu_…) in partial_tool_call, tool_call_started, mcp_args and",
+    "                                  tool_call_completed, unlike the envelopes' call_id (call_…)",
+    "  [[emu:tool-args-id N]]          the same for the step's Nth client tool call (from 1) only",
     '  [[emu:todos {"TODO":"STATUS"}]]',
     "                                  Cursor's todo list (an update_todos call);",
     "                                  status pending, in_progress, completed or",

@@ -84,11 +84,12 @@ function mcpArgValues(args: Record<string, unknown>): Record<string, Uint8Array>
 
 /**
  * Prepares a planned call. `tool` is the declaration for an mcp call. Throws (with a readable message) when a
- * native call's arguments do not fit the exec args message.
+ * native call's arguments do not fit the exec args message. An mcp call's `McpArgs.tool_call_id` is `ids.callId`
+ * (the envelopes' `call_id`) unless `ids.argsToolCallId` gives it its own (cursor-protocol-addendum-3 T5).
  */
 export function prepareCall(
   planned: PlannedCall,
-  ids: { callId: string; modelCallId: string },
+  ids: { callId: string; modelCallId: string; argsToolCallId?: string | undefined },
   tool: DeclaredTool | undefined,
 ): PreparedCall {
   const { callId, modelCallId } = ids;
@@ -99,7 +100,7 @@ export function prepareCall(
       name: tool?.name ?? planned.name,
       toolName: tool?.toolName ?? planned.name,
       providerIdentifier: tool?.providerIdentifier ?? "",
-      toolCallId: callId,
+      toolCallId: ids.argsToolCallId ?? callId,
       args: mcpArgValues(planned.args),
     };
     return {

@@ -109,6 +109,11 @@ export interface TurnPlan {
   toolGapMs?: number;
   /** `[[emu:tool-cut N]]`: the step's Nth client tool call (from 1) stops forming halfway and is never completed. */
   toolCut?: number;
+  /**
+   * `[[emu:tool-args-id]]` / `[[emu:tool-args-id N]]`: these client tool calls (every one, or the step's Nth from 1)
+   * carry their own `McpArgs.tool_call_id`, not their envelopes' `call_id` (cursor-protocol-addendum-3 T5).
+   */
+  toolArgsId?: { call?: number };
   /** `[[emu:cached N]]`: the cache_read_tokens turn_ended reports. */
   cachedTokens?: number;
   /** `[[emu:todos …]]`: Cursor's todo list, sent as an update_todos tool call before the reply. */
@@ -221,6 +226,9 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
       return false;
     case "tool-cut":
       plan.toolCut = directive.call;
+      return false;
+    case "tool-args-id":
+      plan.toolArgsId = directive.call === undefined ? {} : { call: directive.call };
       return false;
     case "todos":
       plan.todos = directive.todos;

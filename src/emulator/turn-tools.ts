@@ -53,7 +53,7 @@ export function declaredTools(
 /**
  * Issues every planned call before waiting for any answer, then reports each completion (§5.1, §5.2). With
  * `announceCount`, the step's calls are first announced by `tool_requests_listed.call_count` (addendum 2 §4);
- * `[[emu:tool-gap MS]]` spaces the calls out.
+ * `[[emu:tool-gap MS]]` spaces the calls out; `[[emu:tool-args-id]]` gives calls their own `McpArgs.tool_call_id`.
  */
 export async function runCalls(
   channel: TurnChannel,
@@ -64,13 +64,16 @@ export async function runCalls(
   announceCount = true,
 ): Promise<CallOutcome[]> {
   const prepared: PreparedCall[] = [];
+  let clientIndex = 0;
   for (const [index, planned] of plan.calls.entries()) {
     const ids = {
       callId: `call_${randomInt(10_000_000, 100_000_000)}`,
       modelCallId: `${randomUUID()}-${index}-${randomSuffix()}`,
+      argsToolCallId: planned.kind === "mcp" ? ownArgsId(plan, clientIndex + 1) : undefined,
     };
     try {
       prepared.push(prepareCall(planned, ids, planned.kind === "mcp" ? tools.get(planned.name) : undefined));
+      if (planned.kind === "mcp") clientIndex++;
     } catch (error) {
       const name = planned.kind === "mcp" ? planned.name : planned.native;
       plan.textParts.push(
@@ -159,6 +162,17 @@ export function snapshots(text: string, size: number | undefined): string[] {
 function firstHalf(text: string): string {
   const codePoints = Array.from(text);
   return codePoints.slice(0, Math.ceil(codePoints.length / 2)).join("");
+}
+
+/**
+ * `[[emu:tool-args-id]]`: the id the step's `n`th client tool call (from 1) carries in its `McpArgs`, when that is not
+ * its envelopes' `call_id` (cursor-protocol-addendum-3 T5: MCP calls are keyed by the id inside `McpArgs`, which need
+ * not equal the envelope's). Shaped as a model's own tool-use id, so it never equals a `call_` envelope id.
+ */
+function ownArgsId(plan: TurnPlan, n: number): string | undefined {
+  const chosen = plan.toolArgsId;
+  if (chosen === undefined || (chosen.call !== undefined && chosen.call !== n)) return undefined;
+  return `toolu_${randomUUID().replaceAll("-", "").slice(0, 24)}`;
 }
 
 function randomSuffix(): string {

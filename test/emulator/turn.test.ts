@@ -116,6 +116,62 @@ describe("client tools", () => {
     expect(update?.case === "toolCallStarted" && update.value.toolCall?.tool.case).toBe("mcpToolCall");
   });
 
+  it("[[emu:tool-args-id N]] gives the Nth call's McpArgs its own tool_call_id in every message of it (T5)", async () => {
+    const seen: ExecServerMessage[] = [];
+    const result = await driveRun(
+      client,
+      runRequest('[[emu:tool lookup {"q":"a"}]] [[emu:tool weather {"q":"b"}]] [[emu:tool-args-id 2]]'),
+      new BlobStore(),
+      {
+        tools,
+        onExec: (exec) => {
+          seen.push(exec);
+          return mcpReply(exec, "ok");
+        },
+      },
+    );
+    expect(result.error).toBeUndefined();
+    expect(result.text).toBe("lookup returned: ok\nweather returned: ok");
+    const argsIds = seen.flatMap((exec) => (exec.message.case === "mcpArgs" ? [exec.message.value.toolCallId] : []));
+    // Each envelope's call_id with the tool_call_id of the McpArgs it carries.
+    const pairs = new Set<string>();
+    for (const m of result.messages) {
+      if (m.message.case !== "interactionUpdate") continue;
+      const u = m.message.value.message;
+      if (u.case !== "partialToolCall" && u.case !== "toolCallStarted" && u.case !== "toolCallCompleted") continue;
+      const tool = u.value.toolCall?.tool;
+      if (tool?.case === "mcpToolCall") pairs.add(`${u.value.callId} ${tool.value.args?.toolCallId}`);
+    }
+    const [first, second] = argsIds;
+    expect(first).toMatch(/^call_\d{8}$/);
+    expect(second).toMatch(/^toolu_[0-9a-f]{24}$/);
+    // One envelope id per call; the first call's McpArgs carries it, the second call's its own id.
+    expect([...pairs]).toHaveLength(2);
+    expect(pairs.has(`${first} ${first}`)).toBe(true);
+    const secondPair = [...pairs].find((pair) => pair.endsWith(` ${second}`));
+    expect(secondPair).toMatch(/^call_\d{8} toolu_/);
+  });
+
+  it("[[emu:tool-args-id]] gives every client call its own tool_call_id", async () => {
+    const seen: string[] = [];
+    const result = await driveRun(
+      client,
+      runRequest("[[emu:tool lookup {}]] [[emu:tool lookup {}]] [[emu:tool-args-id]]"),
+      new BlobStore(),
+      {
+        tools,
+        onExec: (exec) => {
+          if (exec.message.case === "mcpArgs") seen.push(exec.message.value.toolCallId);
+          return mcpReply(exec, "ok");
+        },
+      },
+    );
+    expect(result.error).toBeUndefined();
+    expect(seen).toHaveLength(2);
+    for (const id of seen) expect(id).toMatch(/^toolu_[0-9a-f]{24}$/);
+    expect(new Set(seen).size).toBe(2);
+  });
+
   it("announces a step's parallel calls with tool_requests_listed.call_count before the first of them", async () => {
     const result = await driveRun(
       client,
