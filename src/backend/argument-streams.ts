@@ -3,7 +3,9 @@
  * carries the whole argument text so far (T1), `tool_call_started` or the partial itself names the MCP tool, and
  * `mcp_args` later completes the call (T3). Each snapshot becomes a `tool-call-delta` event under the id the call's
  * `tool-call` will carry, so a surface can show the arguments as they form. Native tools carry no argument text
- * (T2) and never stream.
+ * (T2) and never stream. The streamed updates name a call by their envelope's `call_id`, `mcp_args` by its
+ * `McpArgs.tool_call_id`, and the two need not be equal (T5, docs/protocol.md §4.6): the `McpArgs` an update carries
+ * links them.
  */
 import type { McpToolCall } from "../gen/agent/v1/tool_calls_pb.js";
 import type { ExecContext } from "./exec-handler.js";
@@ -15,6 +17,8 @@ interface StreamingCall {
   callerName: string | undefined;
   /** The id handed out with the first event. */
   toolCallId: string | undefined;
+  /** The `tool_call_id` of the `McpArgs` a partial or `tool_call_started` carried, once one names it (T5). */
+  argsId: string | undefined;
   /** The latest snapshot, and the one last handed out. */
   text: string;
   sent: string;
@@ -32,7 +36,10 @@ export interface DropListener {
 
 /** The argument streams of one Run. */
 export class ArgumentStreams {
+  /** By the updates' envelope `call_id`. */
   private readonly calls = new Map<string, StreamingCall>();
+  /** The `McpArgs.tool_call_id`s of calls whose `mcp_args` came before any of their arguments reached the caller. */
+  private readonly completedFirst = new Set<string>();
   /**
    * Calls whose arguments reached the caller and whose `mcp_args` has not arrived yet (nor a completion that closes
    * them): the segment must not end while one is forming, or the caller would get it half-written.
@@ -56,12 +63,18 @@ export class ArgumentStreams {
     if (callId === "") return undefined;
     let call = this.calls.get(callId);
     if (call === undefined) {
-      call = { callerName: undefined, toolCallId: undefined, text: "", sent: "", claimed: false };
+      const claimed = this.completedFirst.has(callId);
+      call = { callerName: undefined, toolCallId: undefined, argsId: undefined, text: "", sent: "", claimed };
       this.calls.set(callId, call);
     }
     const args = tool?.args;
     if (call.callerName === undefined && args !== undefined) {
       call.callerName = this.ctx.toolNames.toCaller(args.toolName) ?? this.ctx.toolNames.toCaller(args.name);
+    }
+    if (call.argsId === undefined && args !== undefined && args.toolCallId !== "") {
+      call.argsId = args.toolCallId;
+      // Its `mcp_args` came first (T3), under the id only this update links to the envelope's.
+      if (call.toolCallId === undefined && this.completedFirst.has(call.argsId)) call.claimed = true;
     }
     if (argsText !== "") call.text = argsText;
     if (call.claimed || call.callerName === undefined || call.text === "" || call.text === call.sent) return undefined;
@@ -81,19 +94,23 @@ export class ArgumentStreams {
   }
 
   /**
-   * The id already handed out for the call `mcp_args` completes: found by its `tool_call_id`, else (that id need not
-   * equal the envelope's, T5) the oldest streaming call of the same tool. An earlier call still forming is left
-   * alone: calls can interleave (two `tool_call_started` before either completes, T5), so its own `mcp_args` may
-   * still come (docs/protocol.md §4.6).
+   * The id already handed out for the call `mcp_args` completes. Its `tool_call_id` need not equal the envelope's
+   * (T5), so the call is found by either: the envelope's id, else the id inside the `McpArgs` the call's updates
+   * carried, else (no update named that id) the oldest forming call of the same tool whose updates named no other.
+   * Any other call still forming is left alone: calls can interleave (two `tool_call_started` before either
+   * completes, T5), so its own `mcp_args` may still come (docs/protocol.md §4.6).
    */
   claim(argsToolCallId: string, callerName: string): string | undefined {
-    let call = this.calls.get(argsToolCallId);
-    if (call?.toolCallId === undefined || call.claimed) {
-      call = [...this.calls.values()].find(
-        (c) => !c.claimed && c.toolCallId !== undefined && c.callerName === callerName,
+    const forming = (c: StreamingCall | undefined): c is StreamingCall & { toolCallId: string } =>
+      c !== undefined && !c.claimed && c.toolCallId !== undefined;
+    let call: StreamingCall | undefined = this.calls.get(argsToolCallId);
+    if (!forming(call)) call = this.find((c) => forming(c) && c.argsId === argsToolCallId);
+    if (!forming(call)) {
+      call = this.find(
+        (c) => forming(c) && c.callerName === callerName && (c.argsId === undefined || c.argsId === argsToolCallId),
       );
     }
-    if (call === undefined) {
+    if (!forming(call)) {
       this.claimUnstreamed(argsToolCallId);
       return undefined;
     }
@@ -101,18 +118,24 @@ export class ArgumentStreams {
     return call.toolCallId;
   }
 
+  private find(match: (call: StreamingCall) => boolean): StreamingCall | undefined {
+    for (const call of this.calls.values()) if (match(call)) return call;
+    return undefined;
+  }
+
   /**
    * A call complete before any of its arguments reached the caller: `mcp_args` may come before the streamed block
-   * (cursor-protocol-addendum-3 T3), and snapshots after it must not show a call that no `mcp_args` would complete.
+   * (cursor-protocol-addendum-3 T3), and snapshots after it must not show a call that no `mcp_args` would complete,
+   * whether they name it by the envelope's id or by the `McpArgs` they carry.
    */
   private claimUnstreamed(argsToolCallId: string): void {
     if (argsToolCallId === "") return;
-    const own = this.calls.get(argsToolCallId);
-    if (own !== undefined) own.claimed = true;
-    else {
-      const call = { callerName: undefined, toolCallId: undefined, text: "", sent: "", claimed: true };
-      this.calls.set(argsToolCallId, call);
+    this.completedFirst.add(argsToolCallId);
+    for (const call of this.calls.values()) {
+      if (call.toolCallId === undefined && call.argsId === argsToolCallId) call.claimed = true;
     }
+    const own = this.calls.get(argsToolCallId);
+    if (own !== undefined && own.toolCallId === undefined) own.claimed = true;
   }
 
   /** Drops every call still forming (the turn ended, or the segment cannot wait for them any longer). */

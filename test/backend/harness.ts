@@ -99,6 +99,11 @@ export function toolCallsOf(events: readonly BackendEvent[]) {
   return events.flatMap((e) => (e.type === "tool-call" ? [e] : []));
 }
 
+/** The ids whose arguments were shown forming (`tool-call-delta`), in order of their first piece. */
+export function formingIds(events: readonly BackendEvent[]): string[] {
+  return [...new Set(events.flatMap((e) => (e.type === "tool-call-delta" ? [e.toolCallId] : [])))];
+}
+
 /** The reason of the final turn-end event. */
 export function endOf(events: readonly BackendEvent[]): string | undefined {
   const last = events.at(-1);

@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BackendEvent, ClientTool } from "../../src/backend/types.js";
-import { collect, endOf, type Fixture, startFixture, toolCallsOf, userTurn } from "./harness.js";
+import { collect, endOf, type Fixture, formingIds, startFixture, toolCallsOf, userTurn } from "./harness.js";
 
 const lookupTool: ClientTool = {
   name: "lookup",
@@ -19,11 +19,6 @@ const lookupTool: ClientTool = {
   inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
 };
 const TWO_CALLS = '[[emu:tool-chunks 4]] [[emu:tool lookup {"q":"alpha"}]] [[emu:tool lookup {"q":"bravo"}]]';
-
-/** The ids whose arguments were shown forming, in order of their first piece. */
-function formingIds(events: readonly BackendEvent[]): string[] {
-  return [...new Set(events.flatMap((e) => (e.type === "tool-call-delta" ? [e.toolCallId] : [])))];
-}
 
 describe.each(["http2", "http1"] as const)("a tool call whose arguments never complete, over %s", (transport) => {
   let fx: Fixture;
