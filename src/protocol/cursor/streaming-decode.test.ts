@@ -51,6 +51,7 @@ describe("decodeStreamingMessage", () => {
     ["bool encoded as 2", hex("0a 08 0a 06 0a 02 68 69 10 02")],
     ["unknown field in the delta", hex("0a 08 0a 06 0a 02 68 69 18 01")],
     ["heartbeat with an unknown field", hex("0a 04 6a 02 08 01")],
+    ["a token count in five bytes (over the four read here)", hex("0a 08 42 06 08 80 80 80 80 00")],
     ["empty message", new Uint8Array(0)],
   ];
 

@@ -89,6 +89,7 @@ describe("decodeTurnMessage", () => {
     ],
     ["turn_ended with some counts", encode(update({ case: "turnEnded", value: { outputTokens: 3n } }))],
     ["empty turn_ended", encode(update({ case: "turnEnded", value: {} }))],
+    ["turn_ended with a non-minimal count (bytes are kept only for a state)", hex("0a 05 72 03 08 81 00")],
     ["routed_model", encode(update({ case: "routedModel", value: { displayName: "Composer 1.5 ✓" } }))],
     ["empty routed_model", encode(update({ case: "routedModel", value: {} }))],
     ["new checkpoint", encode(state({ turns: [bytes(32)], tokenDetails: { usedTokens: 12, maxTokens: 200_000 } }))],
@@ -163,6 +164,7 @@ describe("decodeTurnMessage", () => {
     ["negative turn_ended count", encode(update({ case: "turnEnded", value: { inputTokens: -1n } }))],
     ["turn_ended counts out of order", hex("0a 06 72 04 10 01 08 01")],
     ["turn_ended with an unknown field", hex("0a 04 72 02 30 01")],
+    ["a turn_ended count in eight bytes (over the seven read here)", hex("0a 0b 72 09 08 80 80 80 80 80 80 80 01")],
     [
       "turn_ended beside message_started_at_ms",
       encode({

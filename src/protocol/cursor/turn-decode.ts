@@ -1,11 +1,12 @@
 /**
  * The server messages every turn carries besides its deltas (docs/protocol.md §4.4): `request_context_args`, the
  * `kv_server_message`s (`set_blob_args` for each new blob, `get_blob_args` on a resume), `routed_model`,
- * `turn_ended` and the `conversation_checkpoint_update`. Like streaming-decode.ts, this reads exactly their usual
- * wire layouts without reflection and builds the same plain objects `fromBinary` would; any other byte (another
- * field, a field out of order or twice, an unknown field, a varint too long for the fields read here) returns
- * undefined and the caller decodes with `fromBinary`, so results and errors stay the library's. A one-token turn
- * decoded seven such messages with `fromBinary`, about 40 KB of reflection objects and field maps per request.
+ * `turn_ended` and the `conversation_checkpoint_update`. Like streaming-decode.ts, and with the same proto-reader.ts,
+ * this reads exactly their usual wire layouts without reflection and builds the same plain objects `fromBinary`
+ * would; any other byte (another field, a field out of order or twice, an unknown field, a varint too long for the
+ * fields read here) returns undefined and the caller decodes with `fromBinary`, so results and errors stay the
+ * library's. A one-token turn decoded seven such messages with `fromBinary`, about 40 KB of reflection objects and
+ * field maps per request.
  *
  * The checkpoint is read only when its bytes are exactly the ones `toBinary` writes for the value read (fields in
  * number order, each varint minimal, no zero where proto3 writes none, no unknown field): those bytes are then kept
@@ -15,77 +16,40 @@
 import type { AgentServerMessage } from "../../gen/agent/v1/agent_pb.js";
 import type { ConversationStateStructure, ConversationTokenDetails } from "../../gen/agent/v1/conversation_state_pb.js";
 import type { InteractionUpdate, TurnEndedUpdate } from "../../gen/agent/v1/interaction_pb.js";
+import { ProtoReader } from "./proto-reader.js";
 
-/** proto3 strings are validated as UTF-8 by `fromBinary`: the same strict decoder here. */
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+/**
+ * Varints read here have at most seven bytes (< 2^49: a turn's token counts are uint64); a longer one is left to
+ * `fromBinary`. A non-minimal one is read, except in a checkpoint, which is then left to `fromBinary` as a whole
+ * ({@link checkpointState}).
+ */
+const VARINT_BYTES = 7;
 
-/** Read position (one decode at a time, synchronous). */
-let at = 0;
-/** False once a varint was read with more bytes than it needs (the checkpoint then is not `toBinary`'s bytes). */
-let minimal = true;
-
-/** A varint of at most 7 bytes (< 2^49) at {@link at} before `end`; -1 when longer or truncated. */
-function varint(data: Uint8Array, end: number): number {
-  let value = 0;
-  let scale = 1;
-  for (let i = 0; i < 7 && at < end; i++) {
-    const byte = data[at++] as number;
-    value += (byte & 0x7f) * scale;
-    if (byte < 0x80) {
-      if (byte === 0 && i > 0) minimal = false;
-      return value;
-    }
-    scale *= 128;
-  }
-  return -1;
-}
-
-/** A uint32 field's value (wire type 0 read by the caller); -1 when it is not one `fromBinary` reads unchanged. */
-function uint32(data: Uint8Array, end: number): number {
-  const value = varint(data, end);
-  return value > 0xffffffff ? -1 : value;
-}
-
-/** The end of a length-delimited field's bytes starting at {@link at}; -1 when it runs past `end`. */
-function lengthEnd(data: Uint8Array, end: number): number {
-  const length = varint(data, end);
-  return length < 0 || at + length > end ? -1 : at + length;
-}
-
-/** A message's leading `id = 1` (uint32) at {@link at}: 0 when absent (proto3), -1 when not one `fromBinary` reads. */
-function leadingId(data: Uint8Array, end: number): number {
-  if (data[at] !== 0x08) return 0;
-  at++;
-  return uint32(data, end);
+/** A message's leading `id = 1` (uint32): 0 when absent (proto3), -1 when not one `fromBinary` reads. */
+function leadingId(r: ProtoReader, end: number): number {
+  return r.next(0x08, end) ? r.uint32(end) : 0;
 }
 
 const EMPTY: Uint8Array = new Uint8Array(0);
 
 /** `KvServerMessage` (field 4): id, then `get_blob_args` (2) or `set_blob_args` (3). */
-function kv(data: Uint8Array, end: number): AgentServerMessage | undefined {
-  const id = leadingId(data, end);
+function kv(r: ProtoReader, end: number): AgentServerMessage | undefined {
+  const id = leadingId(r, end);
   if (id < 0) return undefined;
-  const tag = data[at++];
+  const tag = r.byte();
   if (tag !== 0x12 && tag !== 0x1a) return undefined;
-  const argsEnd = lengthEnd(data, end);
-  if (argsEnd !== end) return undefined;
-  let blobId = EMPTY;
-  let blobData = EMPTY;
-  if (at < end && data[at] === 0x0a) {
-    at++;
-    const idEnd = lengthEnd(data, end);
-    if (idEnd < 0) return undefined;
-    blobId = data.subarray(at, idEnd);
-    at = idEnd;
+  if (r.lengthEnd(end) !== end) return undefined;
+  let blobId: Uint8Array | undefined = EMPTY;
+  let blobData: Uint8Array | undefined = EMPTY;
+  if (r.next(0x0a, end)) {
+    blobId = r.field(end);
+    if (blobId === undefined) return undefined;
   }
-  if (tag === 0x1a && at < end && data[at] === 0x12) {
-    at++;
-    const dataEnd = lengthEnd(data, end);
-    if (dataEnd < 0) return undefined;
-    blobData = data.subarray(at, dataEnd);
-    at = dataEnd;
+  if (tag === 0x1a && r.next(0x12, end)) {
+    blobData = r.field(end);
+    if (blobData === undefined) return undefined;
   }
-  if (at !== end) return undefined;
+  if (r.at !== end) return undefined;
   const value =
     tag === 0x12
       ? { case: "getBlobArgs" as const, value: { $typeName: "agent.v1.GetBlobArgs" as const, blobId } }
@@ -97,24 +61,16 @@ function kv(data: Uint8Array, end: number): AgentServerMessage | undefined {
 }
 
 /** `ExecServerMessage` (field 2) holding an empty `request_context_args` (10), with its id and exec id. */
-function requestContextArgs(data: Uint8Array, end: number): AgentServerMessage | undefined {
-  const id = leadingId(data, end);
+function requestContextArgs(r: ProtoReader, end: number): AgentServerMessage | undefined {
+  const id = leadingId(r, end);
   if (id < 0) return undefined;
-  if (data[at] !== 0x52 || data[at + 1] !== 0) return undefined;
-  at += 2;
-  let execId = "";
-  if (at < end && data[at] === 0x7a) {
-    at++;
-    const idEnd = lengthEnd(data, end);
-    if (idEnd < 0) return undefined;
-    try {
-      execId = utf8.decode(data.subarray(at, idEnd));
-    } catch {
-      return undefined;
-    }
-    at = idEnd;
+  if (r.byte() !== 0x52 || r.byte() !== 0) return undefined;
+  let execId: string | undefined = "";
+  if (r.next(0x7a, end)) {
+    execId = r.string(end);
+    if (execId === undefined) return undefined;
   }
-  if (at !== end) return undefined;
+  if (r.at !== end) return undefined;
   return {
     $typeName: "agent.v1.AgentServerMessage",
     message: {
@@ -132,34 +88,30 @@ function requestContextArgs(data: Uint8Array, end: number): AgentServerMessage |
 const TURN_ENDED_FIELDS = ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens"];
 
 /** `InteractionUpdate` (field 1) holding only `turn_ended` (14, non-negative counts) or `routed_model` (24). */
-function interactionUpdate(data: Uint8Array, end: number): AgentServerMessage | undefined {
+function interactionUpdate(r: ProtoReader, end: number): AgentServerMessage | undefined {
   let message: InteractionUpdate["message"];
-  if (data[at] === 0x72) {
-    at++;
-    if (lengthEnd(data, end) !== end) return undefined;
+  if (r.next(0x72, end)) {
+    if (r.lengthEnd(end) !== end) return undefined;
     const value: Record<string, unknown> = { $typeName: "agent.v1.TurnEndedUpdate" };
     let last = 0;
-    while (at < end) {
-      const tag = data[at++] as number;
+    while (r.at < end) {
+      const tag = r.byte() as number;
       const field = tag >>> 3;
       if ((tag & 7) !== 0 || field <= last || field > 5) return undefined;
       last = field;
-      const count = varint(data, end);
+      const count = r.varint(end);
       if (count < 0) return undefined;
       value[TURN_ENDED_FIELDS[field - 1] as string] = BigInt(count);
     }
     message = { case: "turnEnded", value: value as TurnEndedUpdate };
-  } else if (data[at] === 0xc2 && data[at + 1] === 0x01) {
-    at += 2;
-    if (lengthEnd(data, end) !== end) return undefined;
-    let displayName = "";
-    if (at < end) {
-      if (data[at++] !== 0x0a || lengthEnd(data, end) !== end) return undefined;
-      try {
-        displayName = utf8.decode(data.subarray(at, end));
-      } catch {
-        return undefined;
-      }
+  } else if (r.bytes[r.at] === 0xc2 && r.bytes[r.at + 1] === 0x01) {
+    r.at += 2;
+    if (r.lengthEnd(end) !== end) return undefined;
+    let displayName: string | undefined = "";
+    if (r.at < end) {
+      if (r.byte() !== 0x0a) return undefined;
+      displayName = r.string(end);
+      if (displayName === undefined || r.at !== end) return undefined;
     }
     message = { case: "routedModel", value: { $typeName: "agent.v1.RoutedModelUpdate", displayName } };
   } else return undefined;
@@ -198,31 +150,29 @@ const OPTIONAL_BYTES: Record<number, "summary" | "plan" | "summaryArchive"> = {
 };
 
 /** `ConversationTokenDetails`: its two uint32 counts as `toBinary` writes them (a zero is left out); else undefined. */
-function tokenDetails(data: Uint8Array, end: number): ConversationTokenDetails | undefined {
+function tokenDetails(r: ProtoReader, end: number): ConversationTokenDetails | undefined {
   const details: ConversationTokenDetails = {
     $typeName: "agent.v1.ConversationTokenDetails",
     usedTokens: 0,
     maxTokens: 0,
   };
-  if (at < end && data[at] === 0x08) {
-    at++;
-    details.usedTokens = uint32(data, end);
+  if (r.next(0x08, end)) {
+    details.usedTokens = r.uint32(end);
     if (details.usedTokens <= 0) return undefined;
   }
-  if (at < end && data[at] === 0x10) {
-    at++;
-    details.maxTokens = uint32(data, end);
+  if (r.next(0x10, end)) {
+    details.maxTokens = r.uint32(end);
     if (details.maxTokens <= 0) return undefined;
   }
-  return at === end ? details : undefined;
+  return r.at === end ? details : undefined;
 }
 
 /**
  * `ConversationStateStructure` (field 3) when its bytes are `toBinary`'s for the value read: the bytes fields, the
  * token details, the mode and the summary count; the string lists, the maps and the step timings go to `fromBinary`.
  */
-function checkpoint(data: Uint8Array, end: number): AgentServerMessage | undefined {
-  const state = checkpointState(data, end);
+function checkpoint(r: ProtoReader, end: number): AgentServerMessage | undefined {
+  const state = checkpointState(r, end);
   return state === undefined
     ? undefined
     : { $typeName: "agent.v1.AgentServerMessage", message: { case: "conversationCheckpointUpdate", value: state } };
@@ -234,8 +184,7 @@ function checkpoint(data: Uint8Array, end: number): AgentServerMessage | undefin
  * the bytes are not such a layout, and the caller decodes with `fromBinary`.
  */
 export function readCheckpoint(data: Uint8Array): ConversationStateStructure | undefined {
-  at = 0;
-  return checkpointState(data, data.length);
+  return checkpointState(new ProtoReader(data, 0, VARINT_BYTES), data.length);
 }
 
 /**
@@ -262,41 +211,45 @@ export function plainConversationState(rootPromptMessagesJson: Uint8Array[]): Co
   };
 }
 
-/** The state of {@link checkpoint} from {@link at} to `end`, its bytes kept; undefined for any other layout. */
-function checkpointState(data: Uint8Array, end: number): ConversationStateStructure | undefined {
-  const start = at;
+/**
+ * The state of {@link checkpoint} from the reader's position to `end`, its bytes kept; undefined for any other layout,
+ * including a varint read with more bytes than it needs (the reader's `minimal`), since `toBinary` writes none.
+ */
+function checkpointState(r: ProtoReader, end: number): ConversationStateStructure | undefined {
+  const data = r.bytes;
+  const start = r.at;
   const state = plainConversationState([]);
-  minimal = true;
+  r.minimal = true;
   let last = 0;
-  while (at < end) {
-    const tag = varint(data, end);
+  while (r.at < end) {
+    const tag = r.varint(end);
     if (tag < 0) return undefined;
     const field = Math.floor(tag / 8);
     const wire = tag & 7;
     if (field < last || (field === last && REPEATED_BYTES[field] === undefined)) return undefined;
     last = field;
     if (wire === 2) {
-      const valueEnd = lengthEnd(data, end);
+      const valueEnd = r.lengthEnd(end);
       if (valueEnd < 0) return undefined;
       const repeated = REPEATED_BYTES[field];
       const optional = OPTIONAL_BYTES[field];
-      if (repeated !== undefined) state[repeated].push(data.subarray(at, valueEnd));
-      else if (optional !== undefined) state[optional] = data.subarray(at, valueEnd);
+      if (repeated !== undefined) state[repeated].push(data.subarray(r.at, valueEnd));
+      else if (optional !== undefined) state[optional] = data.subarray(r.at, valueEnd);
       else if (field === 5) {
-        const details = tokenDetails(data, valueEnd);
+        const details = tokenDetails(r, valueEnd);
         if (details === undefined) return undefined;
         state.tokenDetails = details;
       } else return undefined;
-      at = valueEnd;
+      r.at = valueEnd;
     } else if (wire === 0 && (field === 10 || field === 17)) {
       // mode: an int32 enum (a negative one is ten bytes: left to fromBinary); the count: a uint32, never 0 here.
-      const value = field === 10 ? varint(data, end) : uint32(data, end);
+      const value = field === 10 ? r.varint(end) : r.uint32(end);
       if (value < 0 || (field === 10 && value > 0x7fffffff) || (field === 17 && value === 0)) return undefined;
       if (field === 10) state.mode = value;
       else state.selfSummaryCount = value;
     } else return undefined;
   }
-  if (!minimal) return undefined;
+  if (!r.minimal) return undefined;
   // A whole stored checkpoint (readCheckpoint) is kept as it is: the state's fields already point into it. A
   // checkpoint inside a server message is copied out, so the state does not keep the rest of the message alive.
   receivedBytes.set(state, start === 0 && end === data.length ? data : data.slice(start, end));
@@ -310,12 +263,12 @@ function checkpointState(data: Uint8Array, end: number): ConversationStateStruct
 export function decodeTurnMessage(data: Uint8Array): AgentServerMessage | undefined {
   const tag = data[0];
   if (tag !== 0x0a && tag !== 0x12 && tag !== 0x1a && tag !== 0x22) return undefined;
-  at = 1;
-  // AgentServerMessage holds nothing but its one case.
-  if (lengthEnd(data, data.length) !== data.length) return undefined;
   const end = data.length;
-  if (tag === 0x22) return kv(data, end);
-  if (tag === 0x12) return requestContextArgs(data, end);
-  if (tag === 0x0a) return interactionUpdate(data, end);
-  return checkpoint(data, end);
+  const r = new ProtoReader(data, 1, VARINT_BYTES);
+  // AgentServerMessage holds nothing but its one case.
+  if (r.lengthEnd(end) !== end) return undefined;
+  if (tag === 0x22) return kv(r, end);
+  if (tag === 0x12) return requestContextArgs(r, end);
+  if (tag === 0x0a) return interactionUpdate(r, end);
+  return checkpoint(r, end);
 }
