@@ -61,3 +61,15 @@ export function completedToolOutcome(toolCall: ToolCall): CompletedToolOutcome |
   const parts = [subject, explanation].filter((part): part is string => part !== undefined);
   return { tool: tool.case, status, isError: true, text: parts.length > 0 ? parts.join(": ") : status };
 }
+
+/**
+ * The `tool_call_id` of the arguments a ToolCall carries (every `*ToolCall` has `args = 1`, and most args name their
+ * call), or "" when it has none. For a client (MCP) tool it need not equal the envelope's `call_id` (docs/protocol.md
+ * §4.10).
+ */
+export function argsToolCallId(toolCall: ToolCall): string {
+  const tool = toolCall.tool;
+  if (tool.case === undefined) return "";
+  const args: unknown = (tool.value as Fields).args;
+  return isObject(args) && typeof args.toolCallId === "string" ? args.toolCallId : "";
+}

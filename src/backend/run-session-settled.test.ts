@@ -91,14 +91,16 @@ function mcpExec(id: number, toolCallId: string, tool = "lookup"): ServerInit {
   };
 }
 
-function completed(callId: string, error: string | undefined): ServerInit {
+/** `tool_call_completed` for the envelope's `callId`; `argsId` is the `tool_call_id` of the McpArgs it carries. */
+function completed(callId: string, error: string | undefined, argsId?: string): ServerInit {
+  const args = argsId === undefined ? {} : { args: { name: "lookup", toolName: "lookup", toolCallId: argsId } };
   const toolCall =
     error === undefined
       ? create(ToolCallSchema, {
-          tool: { case: "mcpToolCall", value: { result: { result: { case: "success", value: {} } } } },
+          tool: { case: "mcpToolCall", value: { ...args, result: { result: { case: "success", value: {} } } } },
         })
       : create(ToolCallSchema, {
-          tool: { case: "mcpToolCall", value: { result: { result: { case: "error", value: { error } } } } },
+          tool: { case: "mcpToolCall", value: { ...args, result: { result: { case: "error", value: { error } } } } },
         });
   return {
     message: {
@@ -148,6 +150,17 @@ describe("RunSession: calls Cursor closes on its own", () => {
     const id = await nextToolCallId(next);
     // The caller's id is sanitised; Cursor's completion names the call by the args' tool_call_id.
     script.push(completed("call_1", "the server gave up"));
+    expect(await next()).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(0);
+    expect(session.settled.get(id)).toBe("the server gave up");
+    session.close();
+  });
+
+  it("settles it when its McpArgs id is not the completion's envelope id (T5), found by the McpArgs it carries", async () => {
+    const { script, session, next } = await startSession();
+    script.push(mcpExec(1, "toolu_1"));
+    const id = await nextToolCallId(next);
+    script.push(completed("call_1", "the server gave up", "toolu_1"));
     expect(await next()).toEqual({ type: "pause" });
     expect(session.pending.size).toBe(0);
     expect(session.settled.get(id)).toBe("the server gave up");

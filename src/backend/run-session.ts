@@ -21,7 +21,7 @@ import type { BlobStore } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import { ArgumentStreams, type DropListener, type DropReason } from "./argument-streams.js";
-import { completedToolOutcome } from "./completed-tool-call.js";
+import { argsToolCallId, completedToolOutcome } from "./completed-tool-call.js";
 import { type ExecContext, execHeartbeat, handleExec, type PendingCall, resultReplies } from "./exec-handler.js";
 import { answerInteractionQuery, INTERACTION_REJECTION_REASON } from "./interaction-query.js";
 import { getBlobAnswer, setBlobAnswer } from "./kv-answer.js";
@@ -385,10 +385,12 @@ export class RunSession implements DropListener {
         const outcome = u.value.toolCall === undefined ? undefined : completedToolOutcome(u.value.toolCall);
         if (outcome?.isError !== true) return;
         this.options.logger.debug("Cursor reports a failed tool call", { ...outcome });
-        // A failure of a call the caller still holds: Cursor settled it without our result.
-        const callId = u.value.callId;
+        // A failure of a call the caller still holds: Cursor settled it without our result. The call is named by the
+        // envelope's id or by the one its args carry, which need not be equal (§4.10).
+        const ids = new Set([u.value.callId, u.value.toolCall === undefined ? "" : argsToolCallId(u.value.toolCall)]);
+        ids.delete("");
         for (const call of this.pending.values()) {
-          if (callId !== "" && call.cursorCallId === callId) this.settle(call, outcome.text);
+          if (ids.has(call.cursorCallId)) this.settle(call, outcome.text);
         }
         return;
       }
