@@ -608,49 +608,56 @@ describe("MCP servers from session/new", () => {
 });
 
 describe("MCP tool arguments as Cursor forms them", () => {
-  it("shows the call at its first piece, then tool_call_update with rawInput growing, then the exact arguments", async () => {
-    const http = await startHttpMcpServer();
-    try {
-      const connected = connectEditor(upstream);
-      open.push(connected);
-      const agent = connected.connection.agent;
-      await agent.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: FULL });
-      const session = await agent.request("session/new", {
-        cwd,
-        mcpServers: [{ type: "http", name: "web", url: http.url, headers: [] }],
-      });
-      const text = "streamed in pieces of four characters: é, ü and more";
-      const args = JSON.stringify({ text });
-      await agent.request("session/prompt", {
-        sessionId: session.sessionId,
-        prompt: [{ type: "text", text: `[[emu:tool-chunks 4]] [[emu:tool web__echo ${args}]]` }],
-      });
-      expect(http.calls).toEqual([text]);
-      const updates = toolUpdates(connected.script.updates);
-      const id = updates[0]?.toolCallId;
-      expect(updates[0]).toMatchObject({ sessionUpdate: "tool_call", title: "web__echo", kind: "other" });
-      expect(updates.every((u) => u.toolCallId === id)).toBe(true);
-      expect(updates.filter((u) => u.sessionUpdate === "tool_call")).toHaveLength(1);
-      // The executor takes the call over with the final arguments (status pending), then settles it.
-      const final = updates.findIndex((u) => u.sessionUpdate === "tool_call_update" && u.status === "pending");
-      expect(final).toBeGreaterThan(2);
-      expect(updates[final]?.rawInput).toEqual({ text });
-      const growing = updates
-        .slice(1, final)
-        .map((u) => (u.rawInput as { text?: string } | undefined)?.text)
-        .filter((value): value is string => value !== undefined);
-      expect(growing.length).toBeGreaterThanOrEqual(2);
-      for (const [i, value] of growing.entries()) {
-        expect(text.startsWith(value)).toBe(true);
-        if (i > 0) expect(value.length).toBeGreaterThanOrEqual(growing[i - 1]?.length ?? 0);
+  // With [[emu:tool-args-id]] the exec's McpArgs id is not the one the pieces came under (docs/protocol.md §4.6).
+  it.each([
+    { directive: "", ids: "equal" },
+    { directive: " [[emu:tool-args-id]]", ids: "differing" },
+  ])(
+    "shows the call at its first piece, then tool_call_update with rawInput growing, then the exact arguments ($ids ids)",
+    async ({ directive }) => {
+      const http = await startHttpMcpServer();
+      try {
+        const connected = connectEditor(upstream);
+        open.push(connected);
+        const agent = connected.connection.agent;
+        await agent.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: FULL });
+        const session = await agent.request("session/new", {
+          cwd,
+          mcpServers: [{ type: "http", name: "web", url: http.url, headers: [] }],
+        });
+        const text = "streamed in pieces of four characters: é, ü and more";
+        const args = JSON.stringify({ text });
+        await agent.request("session/prompt", {
+          sessionId: session.sessionId,
+          prompt: [{ type: "text", text: `[[emu:tool-chunks 4]] [[emu:tool web__echo ${args}]]${directive}` }],
+        });
+        expect(http.calls).toEqual([text]);
+        const updates = toolUpdates(connected.script.updates);
+        const id = updates[0]?.toolCallId;
+        expect(updates[0]).toMatchObject({ sessionUpdate: "tool_call", title: "web__echo", kind: "other" });
+        expect(updates.every((u) => u.toolCallId === id)).toBe(true);
+        expect(updates.filter((u) => u.sessionUpdate === "tool_call")).toHaveLength(1);
+        // The executor takes the call over with the final arguments (status pending), then settles it.
+        const final = updates.findIndex((u) => u.sessionUpdate === "tool_call_update" && u.status === "pending");
+        expect(final).toBeGreaterThan(2);
+        expect(updates[final]?.rawInput).toEqual({ text });
+        const growing = updates
+          .slice(1, final)
+          .map((u) => (u.rawInput as { text?: string } | undefined)?.text)
+          .filter((value): value is string => value !== undefined);
+        expect(growing.length).toBeGreaterThanOrEqual(2);
+        for (const [i, value] of growing.entries()) {
+          expect(text.startsWith(value)).toBe(true);
+          if (i > 0) expect(value.length).toBeGreaterThanOrEqual(growing[i - 1]?.length ?? 0);
+        }
+        expect(growing[0]?.length).toBeLessThan(text.length);
+        expect(updates.at(-1)).toMatchObject({ status: "completed" });
+      } finally {
+        http.server.closeAllConnections();
+        await new Promise((resolve) => http.server.close(resolve));
       }
-      expect(growing[0]?.length).toBeLessThan(text.length);
-      expect(updates.at(-1)).toMatchObject({ status: "completed" });
-    } finally {
-      http.server.closeAllConnections();
-      await new Promise((resolve) => http.server.close(resolve));
-    }
-  });
+    },
+  );
 });
 
 describe("the Run while the editor works", () => {
