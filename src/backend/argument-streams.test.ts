@@ -5,16 +5,22 @@ import { ArgumentStreams } from "./argument-streams.js";
 import { createToolNameMap } from "./tool-names.js";
 import { defaultWorkspaceEnvironment } from "./workspace-environment.js";
 
-function streams(): ArgumentStreams {
+function streams(dropped: string[] = []): ArgumentStreams {
   let n = 0;
-  return new ArgumentStreams({
-    environment: defaultWorkspaceEnvironment(),
-    tools: [],
-    toolNames: createToolNameMap(["lookup", "weather"]),
-    systemPrompt: "",
-    takenToolCallIds: new Set(),
-    newHex: () => `${n++}`.padStart(8, "0"),
-  });
+  const listener = {
+    argumentsDropped: (toolCallId: string, reason: string) => dropped.push(`${toolCallId}: ${reason}`),
+  };
+  return new ArgumentStreams(
+    {
+      environment: defaultWorkspaceEnvironment(),
+      tools: [],
+      toolNames: createToolNameMap(["lookup", "weather"]),
+      systemPrompt: "",
+      takenToolCallIds: new Set(),
+      newHex: () => `${n++}`.padStart(8, "0"),
+    },
+    listener,
+  );
 }
 
 /** The `mcp_tool_call` of a partial or `tool_call_started`: its `McpArgs` name the tool and, when given, an id. */
@@ -78,5 +84,52 @@ describe("ArgumentStreams.claim", () => {
     expect(s.claim("call_2", "lookup")).toBeUndefined();
     expect(s.update("call_2", mcp("lookup", "call_2"), '{"q"')).toBeUndefined();
     expect(s.open).toBe(0);
+  });
+
+  it("pairs mcp_args by any McpArgs id the call's updates carried, when a later update names another", () => {
+    const s = streams();
+    const id = shown(s, "call_1", mcp("lookup", "toolu_old"), '{"q"');
+    expect(shown(s, "call_1", mcp("lookup", "toolu_new"), '{"q":"x"}')).toBe(id);
+    expect(s.claim("toolu_new", "lookup")).toBe(id);
+    expect(s.open).toBe(0);
+  });
+
+  it("pairs an mcp_args that names no id with the oldest forming call of its tool, whatever its updates named", () => {
+    const s = streams();
+    const first = shown(s, "call_1", mcp("lookup", "toolu_a"), '{"q":"a"}');
+    const second = shown(s, "call_2", mcp("lookup", "toolu_b"), '{"q":"b"}');
+    expect(s.claim("", "lookup")).toBe(first);
+    expect(s.claim("", "lookup")).toBe(second);
+    expect(s.open).toBe(0);
+  });
+
+  it("never hands another forming call's id to the mcp_args of a call that has not streamed yet", () => {
+    const s = streams();
+    // call_1's name is known, its text not yet: nothing of it reached the caller.
+    expect(s.update("call_1", mcp("lookup"), "")).toBeUndefined();
+    const other = shown(s, "call_2", mcp("lookup"), '{"q":"b"}');
+    expect(s.claim("call_1", "lookup")).toBeUndefined();
+    expect(s.update("call_1", mcp("lookup"), '{"q":"a"}')).toBeUndefined();
+    expect(s.open).toBe(1);
+    expect(s.claim("call_2", "lookup")).toBe(other);
+    // The same when the call is known only by the id its McpArgs carried.
+    const t = streams();
+    expect(t.update("call_3", mcp("lookup", "toolu_c"), "")).toBeUndefined();
+    const forming = shown(t, "call_4", mcp("lookup"), '{"q":"d"}');
+    expect(t.claim("toolu_c", "lookup")).toBeUndefined();
+    expect(t.open).toBe(1);
+    expect(t.claim("toolu_d", "lookup")).toBe(forming);
+  });
+
+  it("drops pieces shown of a call whose mcp_args came first, once an update links them by its McpArgs id", () => {
+    const dropped: string[] = [];
+    const s = streams(dropped);
+    expect(s.claim("toolu_a", "lookup")).toBeUndefined();
+    // The first pieces name no McpArgs id: they cannot be told from a new call, so they are shown.
+    const id = shown(s, "call_1", mcp("lookup"), '{"q"');
+    expect(s.open).toBe(1);
+    expect(s.update("call_1", mcp("lookup", "toolu_a"), '{"q":"a"}')).toBeUndefined();
+    expect(s.open).toBe(0);
+    expect(dropped).toEqual([`${id}: its mcp_args came before it streamed`]);
   });
 });

@@ -17,8 +17,8 @@ interface StreamingCall {
   callerName: string | undefined;
   /** The id handed out with the first event. */
   toolCallId: string | undefined;
-  /** The `tool_call_id` of the `McpArgs` a partial or `tool_call_started` carried, once one names it (T5). */
-  argsId: string | undefined;
+  /** The `tool_call_id`s of the `McpArgs` its partials and `tool_call_started` carried (T5): one, unless they change. */
+  argsIds: Set<string> | undefined;
   /** The latest snapshot, and the one last handed out. */
   text: string;
   sent: string;
@@ -27,7 +27,7 @@ interface StreamingCall {
 }
 
 /** Why a call whose arguments the caller saw forming will never be completed. */
-export type DropReason = "the turn ended" | "the stream stalled";
+export type DropReason = "the turn ended" | "the stream stalled" | "its mcp_args came before it streamed";
 
 /** Hears of the calls {@link ArgumentStreams} gives up on. */
 export interface DropListener {
@@ -64,17 +64,23 @@ export class ArgumentStreams {
     let call = this.calls.get(callId);
     if (call === undefined) {
       const claimed = this.completedFirst.has(callId);
-      call = { callerName: undefined, toolCallId: undefined, argsId: undefined, text: "", sent: "", claimed };
+      call = { callerName: undefined, toolCallId: undefined, argsIds: undefined, text: "", sent: "", claimed };
       this.calls.set(callId, call);
     }
     const args = tool?.args;
     if (call.callerName === undefined && args !== undefined) {
       call.callerName = this.ctx.toolNames.toCaller(args.toolName) ?? this.ctx.toolNames.toCaller(args.name);
     }
-    if (call.argsId === undefined && args !== undefined && args.toolCallId !== "") {
-      call.argsId = args.toolCallId;
-      // Its `mcp_args` came first (T3), under the id only this update links to the envelope's.
-      if (call.toolCallId === undefined && this.completedFirst.has(call.argsId)) call.claimed = true;
+    if (args !== undefined && args.toolCallId !== "" && !call.argsIds?.has(args.toolCallId)) {
+      call.argsIds ??= new Set();
+      call.argsIds.add(args.toolCallId);
+      // Its `mcp_args` came first (T3), under the id only this update links to the envelope's: the call went out
+      // complete then, so nothing of it streams, and pieces already shown (the updates before named no id) are
+      // dropped.
+      if (this.completedFirst.has(args.toolCallId)) {
+        if (call.toolCallId === undefined) call.claimed = true;
+        else this.drop(call, "its mcp_args came before it streamed");
+      }
     }
     if (argsText !== "") call.text = argsText;
     if (call.claimed || call.callerName === undefined || call.text === "" || call.text === call.sent) return undefined;
@@ -95,21 +101,19 @@ export class ArgumentStreams {
 
   /**
    * The id already handed out for the call `mcp_args` completes. Its `tool_call_id` need not equal the envelope's
-   * (T5), so the call is found by either: the envelope's id, else the id inside the `McpArgs` the call's updates
-   * carried, else (no update named that id) the oldest forming call of the same tool whose updates named no other.
-   * Any other call still forming is left alone: calls can interleave (two `tool_call_started` before either
-   * completes, T5), so its own `mcp_args` may still come (docs/protocol.md §4.6).
+   * (T5), so the call is found by either: the envelope's id, else an id inside the `McpArgs` the call's updates
+   * carried; a call found so is that call, forming or not. Only when no update named the id: the oldest forming call
+   * of the same tool whose updates named no other id (any, when the `mcp_args` names none). Any other call still
+   * forming is left alone: calls can interleave (two `tool_call_started` before either completes, T5), so its own
+   * `mcp_args` may still come (docs/protocol.md §4.6).
    */
   claim(argsToolCallId: string, callerName: string): string | undefined {
     const forming = (c: StreamingCall | undefined): c is StreamingCall & { toolCallId: string } =>
       c !== undefined && !c.claimed && c.toolCallId !== undefined;
-    let call: StreamingCall | undefined = this.calls.get(argsToolCallId);
-    if (!forming(call)) call = this.find((c) => forming(c) && c.argsId === argsToolCallId);
-    if (!forming(call)) {
-      call = this.find(
-        (c) => forming(c) && c.callerName === callerName && (c.argsId === undefined || c.argsId === argsToolCallId),
-      );
-    }
+    const named = argsToolCallId !== "";
+    let call = named ? this.calls.get(argsToolCallId) : undefined;
+    if (named) call ??= this.find((c) => c.argsIds?.has(argsToolCallId) === true);
+    call ??= this.find((c) => forming(c) && c.callerName === callerName && (!named || c.argsIds === undefined));
     if (!forming(call)) {
       this.claimUnstreamed(argsToolCallId);
       return undefined;
@@ -132,7 +136,7 @@ export class ArgumentStreams {
     if (argsToolCallId === "") return;
     this.completedFirst.add(argsToolCallId);
     for (const call of this.calls.values()) {
-      if (call.toolCallId === undefined && call.argsId === argsToolCallId) call.claimed = true;
+      if (call.toolCallId === undefined && call.argsIds?.has(argsToolCallId) === true) call.claimed = true;
     }
     const own = this.calls.get(argsToolCallId);
     if (own !== undefined && own.toolCallId === undefined) own.claimed = true;

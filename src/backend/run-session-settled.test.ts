@@ -230,15 +230,18 @@ const update = (value: ServerUpdate): ServerInit => ({
 });
 type ServerUpdate = NonNullable<MessageInitShape<typeof InteractionUpdateSchema>["message"]>;
 
-/** A `partial_tool_call` of the client tool `lookup`: the argument text so far (cursor-protocol-addendum-3 T1). */
-const partial = (callId: string, argsTextDelta: string): ServerInit =>
+/**
+ * A `partial_tool_call` of the client tool `lookup`: the argument text so far (cursor-protocol-addendum-3 T1);
+ * `toolCallId`, the id its McpArgs carry (T5), none when not given.
+ */
+const partial = (callId: string, argsTextDelta: string, toolCallId = ""): ServerInit =>
   update({
     case: "partialToolCall",
     value: {
       callId,
       argsTextDelta,
       toolCall: create(ToolCallSchema, {
-        tool: { case: "mcpToolCall", value: { args: { name: "lookup", toolName: "lookup" } } },
+        tool: { case: "mcpToolCall", value: { args: { name: "lookup", toolName: "lookup", toolCallId } } },
       }),
     },
   });
@@ -485,6 +488,21 @@ describe("RunSession: a call whose arguments never complete (docs/protocol.md §
     script.push(partial("call_1", '{"q":'));
     script.push(partial("call_1", '{"q":"a"}'));
     const complete = await nextToolCallId(next);
+    expect(await next()).toEqual({ type: "pause" });
+    expect([...session.pending.keys()]).toEqual([complete]);
+    session.close();
+  }, 20_000);
+
+  it("drops pieces shown before an update linked them to a call whose mcp_args came first, and pauses then", async () => {
+    // The first piece names no McpArgs id, so it cannot be told from a new call; the second names the exec's (T5).
+    const { script, session, next } = await formingSession(1);
+    script.push(mcpExec(1, "toolu_1"));
+    script.push(partial("call_1", '{"q":'));
+    const complete = await nextToolCallId(next);
+    const shown = await nextDeltaId(next);
+    expect(await nextOrNothing(next)).toBe("nothing");
+    script.push(partial("call_1", '{"q":"a"}', "toolu_1"));
+    expect(await next()).toEqual({ type: "dropped", toolCallId: shown });
     expect(await next()).toEqual({ type: "pause" });
     expect([...session.pending.keys()]).toEqual([complete]);
     session.close();

@@ -407,8 +407,11 @@ export class RunSession implements DropListener {
         // Only MCP calls carry argument text (native tools none, T2); a surface with an executor (ACP) shows them too.
         if (tool?.case !== "mcpToolCall") return;
         const argsText = u.case === "partialToolCall" ? u.value.argsTextDelta : "";
+        const open = this.argumentStreams.open;
         const event = this.argumentStreams.update(u.value.callId, tool.value, argsText);
         if (event !== undefined) channel.push({ type: "event", event });
+        // The update may drop a call shown forming (its `mcp_args` came first): the last one lets a held pause through.
+        else if (open > 0 && this.argumentStreams.open === 0 && this.awaitingPause) this.armBatchWindow();
         return;
       }
       case "toolRequestsListed":

@@ -79,7 +79,7 @@ describe("ProtoReader", () => {
     expect(reader("05 61 62").field(3)).toBeUndefined();
   });
 
-  it("reads strict UTF-8 strings, leaving invalid or cut ones as undefined without moving", () => {
+  it("reads strict UTF-8 strings, leaving invalid or cut ones as undefined, moved past their length only", () => {
     expect(reader("00").string(1)).toBe("");
     const ok = reader("07 68 c3 a9 f0 9f 99 82");
     expect(ok.string(8)).toBe("hé🙂");
