@@ -463,9 +463,20 @@ export class CursorAgentTurn implements AgentTurn {
   }
 
   private onCheckpoint(bytes: Uint8Array): void {
-    const record = { conversationId: this.conversationId, checkpoint: bytes, ...this.checkpointKeyOf() };
+    const conversationId = this.conversationId;
+    const { coveredMessages, fingerprint } = this.checkpointKeyOf();
+    // One literal, not spreads of a partial record: a key added to a spread copy costs a fresh hidden class.
     this.saving = this.saving
-      .then(() => this.deps.store.save({ ...record, blobs: this.blobs.snapshot(), updatedAt: this.deps.now() }))
+      .then(() =>
+        this.deps.store.save({
+          conversationId,
+          checkpoint: bytes,
+          coveredMessages,
+          fingerprint,
+          blobs: this.blobs.snapshot(),
+          updatedAt: this.deps.now(),
+        }),
+      )
       .catch((error: unknown) => this.logger.warn("Could not save the conversation checkpoint", { error }));
     this.channel.push({ type: "event", event: { type: "checkpoint", conversationId: this.conversationId } });
   }

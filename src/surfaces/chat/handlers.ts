@@ -24,11 +24,9 @@ export interface ChatOptions {
 export async function createCompletion(c: Context<AppEnv>, deps: SurfaceDeps, options: ChatOptions): Promise<Response> {
   const { request, ignoredParams } = parseChatCompletionRequest(await readJson(c));
   const input = toTurnInput(request, { maxImageBytes: options.maxImageBytes });
-  const base = {
-    id: `chatcmpl-${deps.newId()}`,
-    created: Math.floor(deps.now() / 1000),
-    reasoning: input.request.options.reasoning ? options.reasoningOutput : ("none" as const),
-  };
+  const id = `chatcmpl-${deps.newId()}`;
+  const created = Math.floor(deps.now() / 1000);
+  const reasoning = input.request.options.reasoning ? options.reasoningOutput : ("none" as const);
   return runSurface(
     c,
     deps,
@@ -40,7 +38,8 @@ export async function createCompletion(c: Context<AppEnv>, deps: SurfaceDeps, op
       maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
     },
     {
-      translation: (turn) => chatTranslation({ ...base, model: turn.model, includeUsage: input.includeUsage }),
+      translation: (turn) =>
+        chatTranslation({ id, created, reasoning, model: turn.model, includeUsage: input.includeUsage }),
       wire: CHAT_WIRE,
     },
   );
