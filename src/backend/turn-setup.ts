@@ -90,11 +90,7 @@ export async function openRunWithDeadline(
   );
   try {
     signal?.throwIfAborted();
-    const stream = await api.openRun(first, {
-      signal: controller.signal,
-      freshConnection,
-      ...(headers === undefined ? {} : { headers }),
-    });
+    const stream = await api.openRun(first, { signal: controller.signal, freshConnection, headers });
     return { stream, controller };
   } catch (error) {
     controller.abort(error);

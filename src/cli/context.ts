@@ -192,7 +192,8 @@ function apiKeyTokenSource(apiKey: string, apiUrl: string): TokenSource {
     return ready;
   };
   return {
-    getAccessToken: async (signal) => (await source(signal)).getAccessToken(signal),
+    // `then`, not an async arrow: this runs every turn, and an awaiting async function costs its own frame.
+    getAccessToken: (signal) => source(signal).then((resolved) => resolved.getAccessToken(signal)),
     refreshAfterUnauthenticated: async (rejected, signal) =>
       (await source(signal)).refreshAfterUnauthenticated(rejected, signal),
   };
@@ -349,10 +350,11 @@ export async function createCliContext(
           clientVersion: () => clientVersion.version,
           transport: config.transport,
           streamsPerConnection: config.upstreamStreamsPerConnection,
-          getAccessToken: async (signal) => {
-            last = await tokenSource.getAccessToken(signal);
-            return last;
-          },
+          getAccessToken: (signal) =>
+            tokenSource.getAccessToken(signal).then((token) => {
+              last = token;
+              return token;
+            }),
         });
         return withRefreshRetry(api, tokenSource, () => last);
       },

@@ -131,9 +131,15 @@ function gunzip(payload: Uint8Array, max: number): Uint8Array {
 
 /** Encodes one frame. */
 export function encodeEnvelope(flags: number, data: Uint8Array): Uint8Array {
-  const out = new Uint8Array(HEADER_BYTES + data.length);
+  const length = data.length;
+  const out = new Uint8Array(HEADER_BYTES + length);
   out[0] = flags;
-  new DataView(out.buffer).setUint32(1, data.length, false);
+  // The big-endian length by hand: a DataView is an object per frame, and `out.buffer` moves a small array's bytes
+  // off the heap into an ArrayBuffer of its own.
+  out[1] = length >>> 24;
+  out[2] = (length >>> 16) & 0xff;
+  out[3] = (length >>> 8) & 0xff;
+  out[4] = length & 0xff;
   out.set(data, HEADER_BYTES);
   return out;
 }

@@ -94,7 +94,7 @@ export interface OpenRunOptions {
    */
   freshConnection?: boolean;
   /** Headers of this Run besides the usual ones (`x-cursor-agent-allowed-tools`, docs/protocol.md §2.1). */
-  headers?: Readonly<Record<string, string>>;
+  headers?: Readonly<Record<string, string>> | undefined;
 }
 
 /** The Cursor API, as the backend sees it. */
@@ -175,7 +175,8 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
       requestId,
       streaming,
     });
-    return extra === undefined ? headers : { ...headers, ...extra };
+    // Into the fresh object, not a spread copy of it: a key added to a spread copy costs a fresh hidden class.
+    return extra === undefined ? headers : Object.assign(headers, extra);
   };
 
   const logFallback = (baseUrl: string, what: string, error: unknown) => {

@@ -136,11 +136,9 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
     this.sessions = this.ownsSessions
       ? params.pool.privateHttp2Sessions(params.baseUrl)
       : params.pool.http2Sessions(params.baseUrl);
-    const headers = {
-      ...params.headers,
-      ...connectStreamHeaders(),
-      "user-agent": USER_AGENT,
-    };
+    // Copied with Object.assign, not spread: keys added to a spread copy cost a fresh hidden class (every Run).
+    const headers: Record<string, string> = Object.assign({}, params.headers, connectStreamHeaders());
+    headers["user-agent"] = USER_AGENT;
     this.sessions.request("POST", runPath(params.baseUrl), headers, {}).then(
       (stream) => this.attach(stream),
       (error: unknown) => {

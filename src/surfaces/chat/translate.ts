@@ -130,22 +130,24 @@ export function toTurnInput(request: ChatCompletionRequest, options: TurnInputOp
   const constraints = outputConstraints(request.response_format, request.stop);
   warnings.push(...constraints.warnings);
   const reasoningEffort = toReasoningEffort(request.reasoning_effort);
-  return {
-    request: {
-      model: request.model,
-      instructions: constraints.instruction === undefined ? [] : [constraints.instruction],
-      messages: request.messages.map((message, index) => toConversationMessage(message, index, images)),
-      tools,
-      ...(request.web_search_options == null ? {} : { serverTools: { webSearch: {} } }),
-      // Cursor may still make several calls in a step: the client gets them one per answer.
-      ...(request.parallel_tool_calls === false ? { oneToolCallPerAnswer: true } : {}),
-      options: {
-        reasoning: reasoningEffort !== "none",
-        reasoningEffort,
-        toolChoice,
-        ...withChoice(choiceFromEffort(request.reasoning_effort)),
-      },
+  // The optional fields assigned, not spread in: each conditional spread cost an object and a fresh hidden class.
+  const engineRequest: EngineRequest = {
+    model: request.model,
+    instructions: constraints.instruction === undefined ? [] : [constraints.instruction],
+    messages: request.messages.map((message, index) => toConversationMessage(message, index, images)),
+    tools,
+    options: {
+      reasoning: reasoningEffort !== "none",
+      reasoningEffort,
+      toolChoice,
+      ...withChoice(choiceFromEffort(request.reasoning_effort)),
     },
+  };
+  if (request.web_search_options != null) engineRequest.serverTools = { webSearch: {} };
+  // Cursor may still make several calls in a step: the client gets them one per answer.
+  if (request.parallel_tool_calls === false) engineRequest.oneToolCallPerAnswer = true;
+  return {
+    request: engineRequest,
     stream: request.stream === true,
     includeUsage: request.stream_options?.include_usage === true,
     warnings,

@@ -180,7 +180,7 @@ export function accessLog(
           surface: surfaceOf(c.req.path),
           client: redactOptional(clientOf(c.req.header("user-agent"))),
           model: log.model,
-          ...(log.params === undefined ? {} : { params: log.params }),
+          params: log.params,
           route: log.route,
           parked: log.parked,
           ttftMs: log.firstTokenAt === undefined ? undefined : log.firstTokenAt - log.startedAt,

@@ -143,7 +143,7 @@ export async function runSurface<F, R>(
   };
   const prepare = () =>
     pendingStreamedResponse(
-      { status: 200, headers: { ...noteHeaders(input), ...SSE_HEADERS } },
+      { status: 200, headers: Object.assign(noteHeaders(input), SSE_HEADERS) },
       {
         onError: (error) => (log.streamError = error),
         onCancel: onClientGone,
