@@ -20,8 +20,8 @@ import type {
   ModelInfo,
   ModelSelection,
   SegmentOptions,
-  TurnRequest,
   ToolResult,
+  TurnRequest,
 } from "../backend/types.js";
 import { createMemoryConversationIndex } from "../stores/memory/conversation-index.js";
 import type { ConversationIndex } from "../stores/types.js";
@@ -383,12 +383,7 @@ interface WatchDeps {
  * results. A plain iterator rather
  * than an async generator: this sits on the per-event hot path.
  */
-function watch(
-  routed: Routed,
-  requestKey: string,
-  model: string,
-  deps: WatchDeps,
-): WatchedTurn {
+function watch(routed: Routed, requestKey: string, model: string, deps: WatchDeps): WatchedTurn {
   let conversationId = routed.conversationId;
   let ended = false;
   const state = { parked: false };
