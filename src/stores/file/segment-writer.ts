@@ -115,7 +115,14 @@ export function createSegmentWriter(options: SegmentWriterOptions): SegmentWrite
         retire(segment, false);
         return run(false);
       }
-      const found: Located = { ...located, segment: segment.name, offset: segment.size };
+      // Written out, not `{ ...located, segment, offset }`: keys added to a spread copy cost a fresh hidden class.
+      const found: Located = {
+        payloadBytes: located.payloadBytes,
+        updatedAt: located.updatedAt,
+        kind: located.kind,
+        segment: segment.name,
+        offset: segment.size,
+      };
       segment.size += bytes;
       const state = segments.get(segment.name);
       if (state !== undefined && state.end === found.offset) state.end = segment.size;
