@@ -58,6 +58,27 @@ describe("lifecycle and failures", () => {
     expect(turn.endedAt! - turn.startedAt).toBeLessThan(5000);
   });
 
+  // Before its answer starts, a turn follows the client through the request's own abort (run-surface.ts), not the
+  // streamed body's cancel: under the Node listener it watches Node's response (watchClientGone, request-io.ts).
+  for (const stream of [false, true]) {
+    it(`cancels the upstream turn when the client of a ${stream ? "streamed" : "whole"} answer leaves before it starts`, async () => {
+      const s = await stack();
+      const controller = new AbortController();
+      const sent = fetch(`${s.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "auto", stream, messages: [{ role: "user", content: "[[emu:stall 0]] hi" }] }),
+        signal: controller.signal,
+      });
+      sent.catch(() => undefined);
+      await waitFor(() => s.emulator.stats().turns.length > 0);
+      controller.abort();
+      await waitFor(() => s.emulator.stats().turns[0]?.outcome !== undefined);
+      expect(["cancelled", "client_closed"]).toContain(s.emulator.stats().turns[0]?.outcome);
+      await expect(sent).rejects.toThrow();
+    });
+  }
+
   it("turns an upstream stall into 504 before output and an error frame after output", async () => {
     const s = await stack({ stallTimeoutMs: 600 });
     const client = new OpenAI({ baseURL: s.baseURL, apiKey: "x", maxRetries: 0 });

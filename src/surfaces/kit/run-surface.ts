@@ -14,7 +14,7 @@ import { type PendingStreamedResponse, pendingStreamedResponse } from "../../uti
 import type { AppEnv } from "./access-log.js";
 import { headerList } from "./header-list.js";
 import type { ModelNames } from "./model-names.js";
-import { watchTurn } from "./request-io.js";
+import { watchClientGone, watchTurn } from "./request-io.js";
 import { foldTurn, type StreamWire, type Translation, turnSource } from "./translate.js";
 
 /** A translated request, ready to run. */
@@ -109,9 +109,9 @@ export async function runSurface<F, R>(
   renderer: SurfaceRenderer<F, R>,
 ): Promise<Response> {
   const log = c.get("log");
-  const clientSignal = c.req.raw.signal;
   const principal = c.get("principal");
-  const listModels = () => kit.engine.listModels(clientSignal, principal?.account);
+  // The request's signal is read only when the models are listed (watchClientGone, request-io.ts).
+  const listModels = () => kit.engine.listModels(c.req.raw.signal, principal?.account);
   // Until the model is known, logs, metrics and the status page say `unknown`: the raw field may hold anything,
   // even a key a client sent as its model.
   log.model = UNKNOWN_MODEL;
@@ -125,12 +125,12 @@ export async function runSurface<F, R>(
 
   const abort = new AbortController();
   const onClientGone = () => abort.abort(new ProxyError("canceled", "The client disconnected."));
-  clientSignal.addEventListener("abort", onClientGone, { once: true });
+  const stopWatching = watchClientGone(c, onClientGone);
   let released = false;
   const release = () => {
     if (released) return;
     released = true;
-    clientSignal.removeEventListener("abort", onClientGone);
+    stopWatching();
   };
 
   // A stream's response (its web stream, body state, Response and headers) does not depend on the turn: it is made in
