@@ -225,10 +225,7 @@ class BoundLogger implements Logger {
   }
 
   child(fields: LogFields): Logger {
-    // A plain copy when nothing is bound (the root logger, every request's first child): spreading a second object
-    // into a copy adds its keys one at a time.
-    const bound = this.boundFields.keys.length === 0 ? { ...fields } : { ...this.bound, ...fields };
-    return new BoundLogger(this.options, bound, this.threshold, this.sink);
+    return new BoundLogger(this.options, { ...this.bound, ...fields }, this.threshold, this.sink);
   }
 
   private log(level: LogLevel, message: string, fields: LogFields = NO_FIELDS): void {
