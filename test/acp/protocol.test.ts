@@ -8,7 +8,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ClientCapabilities, PROTOCOL_VERSION, type SessionNotification } from "@agentclientprotocol/sdk";
+import {
+  type McpServer as AcpMcpServer,
+  type ClientCapabilities,
+  PROTOCOL_VERSION,
+  type SessionNotification,
+} from "@agentclientprotocol/sdk";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -41,7 +46,7 @@ afterAll(async () => {
   rmSync(cwd, { recursive: true, force: true });
 });
 
-async function editor(capabilities: ClientCapabilities = FULL) {
+async function editor(capabilities: ClientCapabilities = FULL, mcpServers: AcpMcpServer[] = []) {
   const connected = connectEditor(upstream);
   open.push(connected);
   const agent = connected.connection.agent;
@@ -49,7 +54,7 @@ async function editor(capabilities: ClientCapabilities = FULL) {
     protocolVersion: PROTOCOL_VERSION,
     clientCapabilities: capabilities,
   });
-  const session = await agent.request("session/new", { cwd, mcpServers: [] });
+  const session = await agent.request("session/new", { cwd, mcpServers });
   const prompt = async (text: string) => {
     connected.script.updates.length = 0;
     const response = await agent.request("session/prompt", {
@@ -579,27 +584,20 @@ describe("MCP servers from session/new", () => {
   it("offers an HTTP server's tools to Cursor, routes the call, and reports a server that fails", async () => {
     const http = await startHttpMcpServer();
     try {
-      const connected = connectEditor(upstream);
-      open.push(connected);
-      const agent = connected.connection.agent;
-      await agent.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: FULL });
-      const session = await agent.request("session/new", {
-        cwd,
-        mcpServers: [
-          { type: "http", name: "web", url: http.url, headers: [] },
-          { name: "dead", command: join(cwd, "no-such-server"), args: [], env: [] },
-        ],
-      });
+      const { script, agent, session } = await editor(FULL, [
+        { type: "http", name: "web", url: http.url, headers: [] },
+        { name: "dead", command: join(cwd, "no-such-server"), args: [], env: [] },
+      ]);
       expect(JSON.stringify(session._meta)).toContain('"server":"dead"');
       await agent.request("session/prompt", {
         sessionId: session.sessionId,
         prompt: [{ type: "text", text: '[[emu:tool web__echo {"text":"over-http"}]]' }],
       });
-      const text = textOf(connected.script.updates);
+      const text = textOf(script.updates);
       expect(text).toContain("MCP server dead failed to start");
       expect(text).toContain("web__echo returned: echo: over-http");
       expect(http.calls).toEqual(["over-http"]);
-      expect(toolUpdates(connected.script.updates)[0]).toMatchObject({ title: "web__echo", kind: "other" });
+      expect(toolUpdates(script.updates)[0]).toMatchObject({ title: "web__echo", kind: "other" });
     } finally {
       http.server.closeAllConnections();
       await new Promise((resolve) => http.server.close(resolve));
@@ -617,14 +615,9 @@ describe("MCP tool arguments as Cursor forms them", () => {
     async ({ directive }) => {
       const http = await startHttpMcpServer();
       try {
-        const connected = connectEditor(upstream);
-        open.push(connected);
-        const agent = connected.connection.agent;
-        await agent.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: FULL });
-        const session = await agent.request("session/new", {
-          cwd,
-          mcpServers: [{ type: "http", name: "web", url: http.url, headers: [] }],
-        });
+        const { script, agent, session } = await editor(FULL, [
+          { type: "http", name: "web", url: http.url, headers: [] },
+        ]);
         const text = "streamed in pieces of four characters: é, ü and more";
         const args = JSON.stringify({ text });
         await agent.request("session/prompt", {
@@ -632,7 +625,7 @@ describe("MCP tool arguments as Cursor forms them", () => {
           prompt: [{ type: "text", text: `[[emu:tool-chunks 4]] [[emu:tool web__echo ${args}]]${directive}` }],
         });
         expect(http.calls).toEqual([text]);
-        const updates = toolUpdates(connected.script.updates);
+        const updates = toolUpdates(script.updates);
         const id = updates[0]?.toolCallId;
         expect(updates[0]).toMatchObject({ sessionUpdate: "tool_call", title: "web__echo", kind: "other" });
         expect(updates.every((u) => u.toolCallId === id)).toBe(true);

@@ -104,6 +104,19 @@ export function formingIds(events: readonly BackendEvent[]): string[] {
   return [...new Set(events.flatMap((e) => (e.type === "tool-call-delta" ? [e.toolCallId] : [])))];
 }
 
+/** Every event a stream yields up to its end, and the error it failed with (undefined when it ended cleanly). */
+export async function collectUntilFailure(
+  events: AsyncIterable<BackendEvent>,
+): Promise<{ seen: BackendEvent[]; failure: unknown }> {
+  const seen: BackendEvent[] = [];
+  try {
+    for await (const event of events) seen.push(event);
+    return { seen, failure: undefined };
+  } catch (error) {
+    return { seen, failure: error };
+  }
+}
+
 /** The reason of the final turn-end event. */
 export function endOf(events: readonly BackendEvent[]): string | undefined {
   const last = events.at(-1);

@@ -10,7 +10,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BackendEvent, ClientTool, SegmentOptions } from "../../src/backend/types.js";
-import { collect, endOf, type Fixture, formingIds, startFixture, textOf, toolCallsOf, userTurn } from "./harness.js";
+import {
+  collect,
+  collectUntilFailure,
+  endOf,
+  type Fixture,
+  formingIds,
+  startFixture,
+  textOf,
+  toolCallsOf,
+  userTurn,
+} from "./harness.js";
 
 const tool = (name: string): ClientTool => ({
   name,
@@ -121,13 +131,7 @@ describe.each(["http2", "http1"] as const)("client tool calls with their own Mcp
 
       it("streamed: the complete call goes out under its own pieces before the turn fails as cut off", async () => {
         const turn = stalling.client.startTurn(userTurn(`${transport}-cut-streamed-${tag}`, prompt, { tools }));
-        const seen: BackendEvent[] = [];
-        const failure = await (async () => {
-          for await (const event of turn.stream()) seen.push(event);
-        })().then(
-          () => undefined,
-          (error: unknown) => error,
-        );
+        const { seen, failure } = await collectUntilFailure(turn.stream());
         expect(failure).toMatchObject({ detail: "upstream_truncated" });
         const calls = toolCallsOf(seen);
         expect(calls.map((e) => JSON.parse(e.arguments))).toEqual([{ q: "bravo" }]);

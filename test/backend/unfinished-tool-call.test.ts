@@ -10,8 +10,17 @@
  * timeout of 3 s.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BackendEvent, ClientTool } from "../../src/backend/types.js";
-import { collect, endOf, type Fixture, formingIds, startFixture, toolCallsOf, userTurn } from "./harness.js";
+import type { ClientTool } from "../../src/backend/types.js";
+import {
+  collect,
+  collectUntilFailure,
+  endOf,
+  type Fixture,
+  formingIds,
+  startFixture,
+  toolCallsOf,
+  userTurn,
+} from "./harness.js";
 
 const lookupTool: ClientTool = {
   name: "lookup",
@@ -36,13 +45,7 @@ describe.each(["http2", "http1"] as const)("a tool call whose arguments never co
     const turn = stalling.client.startTurn(
       userTurn(`${transport}-cut-first`, `${TWO_CALLS} [[emu:tool-cut 1]]`, { tools: [lookupTool] }),
     );
-    const seen: BackendEvent[] = [];
-    const failure = await (async () => {
-      for await (const event of turn.stream()) seen.push(event);
-    })().then(
-      () => undefined,
-      (error: unknown) => error,
-    );
+    const { seen, failure } = await collectUntilFailure(turn.stream());
     expect(failure).toMatchObject({ detail: "upstream_truncated" });
     expect(formingIds(seen).length).toBeGreaterThan(0);
     expect(seen.some((e) => e.type === "turn-end")).toBe(false);
