@@ -1,6 +1,6 @@
 /**
  * Watching a turn's events for the access log (time to first token, token counts); the drivers call it per event.
- * Watching the client for going away while its turn starts.
+ * Watching the client for going away before its answer is complete.
  */
 import { IncomingMessage, ServerResponse } from "node:http";
 import type { Context } from "hono";
@@ -19,13 +19,23 @@ export function watchClientGone(c: Context, onGone: () => void): () => void {
   const incoming = env?.incoming;
   const outgoing = env?.outgoing;
   if (incoming instanceof IncomingMessage && outgoing instanceof ServerResponse) {
+    const gone = () => Boolean(incoming.errored) || !outgoing.writableFinished;
+    // A client that left while the request was read or its model resolved: the response closed before this watch.
+    if (outgoing.closed) {
+      if (gone()) onGone();
+      return () => {};
+    }
     const onClose = () => {
-      if (incoming.errored || !outgoing.writableFinished) onGone();
+      if (gone()) onGone();
     };
     outgoing.once("close", onClose);
     return () => outgoing.off("close", onClose);
   }
   const signal = c.req.raw.signal;
+  if (signal.aborted) {
+    onGone();
+    return () => {};
+  }
   signal.addEventListener("abort", onGone, { once: true });
   return () => signal.removeEventListener("abort", onGone);
 }

@@ -45,8 +45,8 @@ export interface ServedTurn {
  * with its own accessor pair, about 0.4 KB; this runs once per request).
  */
 class StartedServedTurn implements ServedTurn {
-  model: string;
-  route: TurnRoute;
+  readonly model: string;
+  readonly route: TurnRoute;
 
   constructor(private readonly started: EngineTurn) {
     this.model = started.servedModel ?? started.model.id;
