@@ -132,4 +132,25 @@ describe("ArgumentStreams.claim", () => {
     expect(s.open).toBe(0);
     expect(dropped).toEqual([`${id}: its mcp_args came before it streamed`]);
   });
+
+  it("pairs an mcp_args that names no id with a forming call whose updates named none, before one that named its own", () => {
+    const s = streams();
+    const named = shown(s, "call_1", mcp("lookup", "toolu_a"), '{"q":"a');
+    const unnamed = shown(s, "call_2", mcp("lookup"), '{"q":"b"}');
+    expect(s.claim("", "lookup")).toBe(unnamed);
+    expect(s.claim("toolu_a", "lookup")).toBe(named);
+    expect(s.open).toBe(0);
+  });
+
+  it("drops the pieces of a forming call Cursor completes without its mcp_args; one never shown is only closed", () => {
+    const dropped: string[] = [];
+    const s = streams(dropped);
+    const id = shown(s, "call_1", mcp("lookup"), '{"q"');
+    s.update("call_2", mcp("lookup"), "");
+    s.complete("call_1");
+    s.complete("call_2");
+    expect(s.open).toBe(0);
+    expect(dropped).toEqual([`${id}: Cursor completed it without its mcp_args`]);
+    expect(s.update("call_2", mcp("lookup"), '{"q":"b"}')).toBeUndefined();
+  });
 });

@@ -26,8 +26,12 @@ interface StreamingCall {
   claimed: boolean;
 }
 
-/** Why a call whose arguments the caller saw forming will never be completed. */
-export type DropReason = "the turn ended" | "the stream stalled" | "its mcp_args came before it streamed";
+/** Why the caller will not get a call whose arguments it saw forming as a call of their own. */
+export type DropReason =
+  | "the turn ended"
+  | "the stream stalled"
+  | "Cursor completed it without its mcp_args"
+  | "its mcp_args came before it streamed";
 
 /** Hears of the calls {@link ArgumentStreams} gives up on. */
 export interface DropListener {
@@ -103,9 +107,9 @@ export class ArgumentStreams {
    * The id already handed out for the call `mcp_args` completes. Its `tool_call_id` need not equal the envelope's
    * (T5), so the call is found by either: the envelope's id, else an id inside the `McpArgs` the call's updates
    * carried; a call found so is that call, forming or not. Only when no update named the id: the oldest forming call
-   * of the same tool whose updates named no other id (any, when the `mcp_args` names none). Any other call still
-   * forming is left alone: calls can interleave (two `tool_call_started` before either completes, T5), so its own
-   * `mcp_args` may still come (docs/protocol.md §4.6).
+   * of the same tool whose updates named no id (when the `mcp_args` names none either and there is no such call, the
+   * oldest forming call of the tool). Any other call still forming is left alone: calls can interleave (two
+   * `tool_call_started` before either completes, T5), so its own `mcp_args` may still come (docs/protocol.md §4.6).
    */
   claim(argsToolCallId: string, callerName: string): string | undefined {
     const forming = (c: StreamingCall | undefined): c is StreamingCall & { toolCallId: string } =>
@@ -113,7 +117,9 @@ export class ArgumentStreams {
     const named = argsToolCallId !== "";
     let call = named ? this.calls.get(argsToolCallId) : undefined;
     if (named) call ??= this.find((c) => c.argsIds?.has(argsToolCallId) === true);
-    call ??= this.find((c) => forming(c) && c.callerName === callerName && (!named || c.argsIds === undefined));
+    // Calls whose updates named no id first, even for an mcp_args naming none: a call that named one has its own.
+    call ??= this.find((c) => forming(c) && c.callerName === callerName && c.argsIds === undefined);
+    if (!named) call ??= this.find((c) => forming(c) && c.callerName === callerName);
     if (!forming(call)) {
       this.claimUnstreamed(argsToolCallId);
       return undefined;
@@ -148,13 +154,18 @@ export class ArgumentStreams {
     for (const call of this.calls.values()) this.drop(call, reason);
   }
 
-  /** `tool_call_completed` for the envelope's `callId`: a call still streaming is over without its `mcp_args`. */
+  /**
+   * `tool_call_completed` for the envelope's `callId`: a call still forming is over without its `mcp_args`, so the
+   * caller will not get it as a call, and pieces of it that reached the caller are dropped.
+   */
   complete(callId: string): void {
     const call = this.calls.get(callId);
-    if (call !== undefined) this.close(call);
+    if (call === undefined) return;
+    this.drop(call, "Cursor completed it without its mcp_args");
+    this.close(call);
   }
 
-  /** Gives up on a call still forming in front of the caller (one whose arguments never reached it is left alone). */
+  /** Gives up on a call forming in front of the caller (one whose arguments never reached it is only closed). */
   private drop(call: StreamingCall, reason: DropReason): void {
     if (call.claimed || call.toolCallId === undefined) return;
     this.close(call);

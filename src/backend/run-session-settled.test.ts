@@ -278,14 +278,17 @@ describe("RunSession: where the segment ends on a step's calls (docs/protocol.md
     session.close();
   });
 
-  it("lets the pause through when Cursor completes the forming call without an exec", async () => {
+  it("drops the forming call Cursor completes without an exec, and lets the pause through", async () => {
     const { script, session, next } = await startSession(1);
     script.push(mcpExec(1, "call_1"));
     script.push(partial("call_2", '{"q":'));
     await nextToolCallId(next);
-    await next();
+    const shown = await next();
     expect(await nextOrNothing(next)).toBe("nothing");
     script.push(completed("call_2", undefined));
+    // The caller will not get it as a call: what it holds of its pieces goes (docs/protocol.md §4.6).
+    const id = shown.type === "event" && shown.event.type === "tool-call-delta" ? shown.event.toolCallId : "";
+    expect(await next()).toEqual({ type: "dropped", toolCallId: id });
     expect(await next()).toEqual({ type: "pause" });
     session.close();
   });

@@ -524,11 +524,11 @@ export class RunSession implements DropListener {
   }
 
   /**
-   * A call whose arguments the caller saw forming will never be completed (argument-streams.ts): the segment hands
-   * out no such call, so it does not wait for it, and the turn drops what it holds of it.
+   * A call whose arguments the caller saw forming will not reach it as a call (argument-streams.ts, `reason`): the
+   * segment does not wait for it, and the turn drops what it holds of it.
    */
   argumentsDropped(toolCallId: string, reason: DropReason): void {
-    this.options.logger.debug("Dropping a tool call whose arguments Cursor never completed", { toolCallId, reason });
+    this.options.logger.debug("Dropping a tool call the caller saw forming", { toolCallId, reason });
     this.options.channel.push({ type: "dropped", toolCallId });
   }
 
