@@ -38,6 +38,11 @@ export interface DropListener {
   argumentsDropped(toolCallId: string, reason: DropReason): void;
 }
 
+/** Shown forming: its arguments reached the caller, and neither its `mcp_args` nor a drop or completion closed it. */
+function isForming(call: StreamingCall | undefined): call is StreamingCall & { toolCallId: string } {
+  return call !== undefined && !call.claimed && call.toolCallId !== undefined;
+}
+
 /** The argument streams of one Run. */
 export class ArgumentStreams {
   /** By the updates' envelope `call_id`. */
@@ -51,8 +56,8 @@ export class ArgumentStreams {
   open = 0;
 
   /**
-   * `listener` hears of every call given up on ({@link drop}): its arguments reached the caller, but Cursor will never
-   * complete it, so the caller must not get it as a call.
+   * `listener` hears of every call given up on ({@link drop}): its arguments reached the caller, but it will not reach
+   * the caller as a call of its own ({@link DropReason}).
    */
   constructor(
     private readonly ctx: ExecContext & { takenToolCallIds: Set<string> },
@@ -112,15 +117,13 @@ export class ArgumentStreams {
    * `tool_call_started` before either completes, T5), so its own `mcp_args` may still come (docs/protocol.md §4.6).
    */
   claim(argsToolCallId: string, callerName: string): string | undefined {
-    const forming = (c: StreamingCall | undefined): c is StreamingCall & { toolCallId: string } =>
-      c !== undefined && !c.claimed && c.toolCallId !== undefined;
     const named = argsToolCallId !== "";
     let call = named ? this.calls.get(argsToolCallId) : undefined;
     if (named) call ??= this.find((c) => c.argsIds?.has(argsToolCallId) === true);
     // Calls whose updates named no id first, even for an mcp_args naming none: a call that named one has its own.
-    call ??= this.find((c) => forming(c) && c.callerName === callerName && c.argsIds === undefined);
-    if (!named) call ??= this.find((c) => forming(c) && c.callerName === callerName);
-    if (!forming(call)) {
+    call ??= this.find((c) => isForming(c) && c.callerName === callerName && c.argsIds === undefined);
+    if (!named) call ??= this.find((c) => isForming(c) && c.callerName === callerName);
+    if (!isForming(call)) {
       this.claimUnstreamed(argsToolCallId);
       return undefined;
     }
@@ -165,15 +168,15 @@ export class ArgumentStreams {
     this.close(call);
   }
 
-  /** Gives up on a call forming in front of the caller (one whose arguments never reached it is only closed). */
+  /** Gives up on a call forming in front of the caller (one whose arguments never reached it is left alone). */
   private drop(call: StreamingCall, reason: DropReason): void {
-    if (call.claimed || call.toolCallId === undefined) return;
+    if (!isForming(call)) return;
     this.close(call);
     this.listener?.argumentsDropped(call.toolCallId, reason);
   }
 
   private close(call: StreamingCall): void {
-    if (!call.claimed && call.toolCallId !== undefined) this.open--;
+    if (isForming(call)) this.open--;
     call.claimed = true;
   }
 }
