@@ -424,8 +424,8 @@ export class RunSession implements DropListener {
         const open = this.argumentStreams.open;
         const event = this.argumentStreams.update(u.value.callId, tool.value, argsText);
         if (event !== undefined) channel.push({ type: "event", event });
-        // The update may drop a call shown forming (its `mcp_args` came first): the last one lets a held pause through.
-        else if (open > 0 && this.argumentStreams.open === 0 && this.awaitingPause) this.armBatchWindow();
+        // The update may drop a call shown forming (its `mcp_args` came first).
+        this.releaseHeldPause(open);
         return;
       }
       case "toolRequestsListed":
@@ -532,10 +532,15 @@ export class RunSession implements DropListener {
     this.options.channel.push({ type: "dropped", toolCallId });
   }
 
-  /** A completion closes a call whose arguments were still forming; the last one lets a held pause through. */
+  /** A completion closes a call whose arguments were still forming. */
   private closeArguments(callId: string): void {
     const open = this.argumentStreams.open;
     this.argumentStreams.complete(callId);
+    this.releaseHeldPause(open);
+  }
+
+  /** Calls stopped forming in front of the caller (`open` of them were before): the last one lets a held pause through. */
+  private releaseHeldPause(open: number): void {
     if (open > 0 && this.argumentStreams.open === 0 && this.awaitingPause) this.armBatchWindow();
   }
 }
