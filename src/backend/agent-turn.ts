@@ -521,13 +521,13 @@ export class CursorAgentTurn implements AgentTurn {
   }
 
   /**
-   * A call whose arguments were forming will never be completed: its pieces held back for a whole answer are not
-   * handed out, and the answer ends on the complete calls. Streamed, the caller already has its first pieces, which
-   * no door can take back (a chat client would run half-written arguments): the turn fails as cut off instead.
+   * A call whose arguments were forming will not reach the caller as a call (argument-streams.ts): its pieces held back
+   * for a whole answer are not handed out, and the answer ends on the complete calls. Streamed, the caller already has
+   * its first pieces, which no door can take back (a chat client would run half-written arguments): the turn fails as
+   * cut off instead.
    */
   private dropUnfinishedCall(toolCallId: string): void {
     const held = this.held;
-    // Streamed: the caller's client already has the call's first pieces, which no door can take back.
     if (held === undefined) throw toolCallCut();
     this.held = held.filter((event) => event.type !== "tool-call-delta" || event.toolCallId !== toolCallId);
   }

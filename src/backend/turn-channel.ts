@@ -11,8 +11,8 @@ export type ChannelItem =
   /** The tool-call batch window elapsed: the segment may pause on its pending calls. */
   | { type: "pause" }
   /**
-   * A client tool call whose arguments were handed out forming (`tool-call-delta`) that Cursor will never complete:
-   * no `tool-call` follows for it (argument-streams.ts).
+   * A client tool call whose arguments were handed out forming (`tool-call-delta`) that will not reach the caller as a
+   * call: no `tool-call` follows for it (argument-streams.ts, `DropReason`).
    */
   | { type: "dropped"; toolCallId: string }
   /** `interaction_update.turn_ended` arrived (§4.6). */

@@ -244,14 +244,15 @@ export function upstreamTruncated(toolCallOpen: boolean): ProxyError<"backend_pr
 }
 
 /**
- * A tool call whose arguments the caller's client has already been shown in part will never be completed (the turn
- * ended, or Cursor stalled, with the call still forming): its pieces cannot be taken back from a stream, so the
- * answer is cut off, as when the stream ends without `turn_ended` (same code).
+ * A tool call whose arguments the caller's client has already been shown in part will not be completed in front of
+ * it (the turn ended or Cursor stalled with the call still forming, Cursor closed it without its arguments, or they
+ * came complete under another id first): its pieces cannot be taken back from a stream, so the answer is cut off, as
+ * when the stream ends without `turn_ended` (same code).
  */
 export function toolCallCut(): ProxyError<"backend_protocol"> {
   return new ProxyError(
     "backend_protocol",
-    "Cursor stopped writing a tool call's arguments before they were complete; the answer is incomplete. Try again.",
+    "Cursor did not complete a tool call whose arguments were already being streamed; the answer is incomplete. Try again.",
     { detail: "upstream_truncated", retryable: false },
   );
 }
