@@ -4,8 +4,8 @@
  * client runs the tool). Its RSS growth per held Run is what keeping a Cursor turn open costs a Node process with no
  * bridge around it: the floor under the bridge's figure.
  *
- * Asked over the fork IPC channel (bench/child-ipc.ts): `warm` holds `BENCH_HOLDER_WARM_UP` Runs (the parent's warm-up,
- * the same as serve's), `next` holds Runs up to the next of `BENCH_HOLDER_COUNTS` (comma-separated), `rss` answers the
+ * Asked over the fork IPC channel (bench/child-ipc.ts): `warm` holds another batch of 50 warm-up Runs (the parent warms
+ * it up as it warms serve up: bench/parked-memory.ts, warmUpUntilYoungFull), `next` holds Runs up to the next of `BENCH_HOLDER_COUNTS` (comma-separated), `rss` answers the
  * process's resident set in bytes, `young` V8's young generation (new space, committed bytes) and `youngResident` how
  * many of those bytes are resident (touched).
  */
@@ -31,14 +31,13 @@ async function main(): Promise<void> {
   if (url === undefined || token === undefined)
     throw new Error("BENCH_HOLDER_UPSTREAM and BENCH_HOLDER_TOKEN are needed");
   const counts = (process.env.BENCH_HOLDER_COUNTS ?? "200,1000").split(",").map(Number);
-  const warmUp = Number(process.env.BENCH_HOLDER_WARM_UP ?? 100);
   const client = createDirectClient(url, token);
   const stop = new AbortController();
   // Every held Run listens on this one signal: no leak, so no warning at the eleventh.
   setMaxListeners(0, stop.signal);
   const held: Promise<unknown>[] = [];
   /** Starts Run `i` and resolves once the emulator asked for its tool call (the Run stays open). */
-  const hold = (i: number) =>
+  const hold = (i: number | string) =>
     new Promise<void>((resolve, reject) => {
       const turn = runDirectTurn(client, {
         userText: `Check file held-${i} [[emu:tool read {"filePath":"/repo/held/file-${i}.ts"}]]`,
@@ -57,7 +56,13 @@ async function main(): Promise<void> {
       }, reject);
       held.push(turn.catch(() => undefined));
     });
-  let next = -warmUp;
+  let warmed = 0;
+  const warmBatch = async () => {
+    const from = warmed;
+    warmed += BATCH;
+    await Promise.all(Array.from({ length: BATCH }, (_, j) => hold(`warm-${from + j}`)));
+  };
+  let next = 0;
   const holdUpTo = async (count: number) => {
     for (; next < count; next += BATCH) {
       const from = next;
@@ -68,7 +73,7 @@ async function main(): Promise<void> {
   let countIndex = 0;
   serveParent(
     {
-      warm: () => holdUpTo(0),
+      warm: warmBatch,
       next: () => holdUpTo(counts[countIndex++] ?? Number.NaN),
       rss: () => process.memoryUsage.rss(),
       young: () => youngGeneration()?.space_size ?? Number.NaN,

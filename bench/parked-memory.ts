@@ -2,8 +2,9 @@
  * Scenario 4, memory per parked conversation: conversations parked on a client tool call (the Run stays open, waiting
  * for the result) in `serve` as shipped, at each count of `counts` (200 and 1,000), on the running stack's emulator.
  *
- * Fresh processes, each warmed up with {@link WARM_UP} parked conversations (or held Runs) first: JIT, pools, sessions,
- * the store's first use and the young generation's first growths are not charged to the measured ones:
+ * Fresh processes, each warmed up first with at least {@link WARM_UP} parked conversations (or held Runs), then batches
+ * of them until V8's young generation is full ({@link warmUpUntilYoungFull}): JIT, pools, sessions, the store's first
+ * use and the young generation's growth are not charged to the measured ones:
  * - raw: no forced collection at any point. RSS (/proc/<pid>/status) is read after the warm-up and a 500 ms pause,
  *   then right after the last conversation of each count parked. Growth ÷ conversations is what a user sees: it holds
  *   whatever garbage the parking left that V8 has not collected yet (the target is on this figure). Its only preload,
@@ -19,10 +20,10 @@
  *   resident, i.e. touched), at the baseline and at each count. V8 doubles it (up to two 16 MB semi-spaces) once
  *   enough bytes survived its scavenges, and keeps it; a committed page counts in RSS only once it is touched. Growth
  *   between the baseline and a count is inside that count's RSS figure; the table prints both sides' sizes.
- *   The warm-up is 100 and not 50 because serve holds its young generation small while it starts (for its idle RSS,
- *   src/util/young-generation.ts) and grows it during the warm-up: after 50, 11–13 of its 16 committed MB were
- *   resident against the direct client's 15, and the rest was touched inside the measured window (3–4 MB, 15–20 KB per
- *   conversation at 200); after 100, both sides' 16 MB are resident (docs/performance.md).
+ *   A warm-up of 50 left serve's 16 committed MB partly untouched (serve holds its young generation small while it
+ *   starts, src/util/young-generation.ts); one of 100 left both sides at 16 MB, and both doubled to 32 MB within the
+ *   first 50–100 conversations measured: 16 MB, about 82 KB of each conversation's figure at 200 and 16 KB at 1,000,
+ *   on both sides, was that one-time growth (docs/performance.md). The warm-up now goes on until it is done.
  */
 import { fileURLToPath } from "node:url";
 import type { BenchStack } from "./bench-stack.js";
@@ -35,9 +36,44 @@ import { streamCompletion } from "./sse-client.js";
 import { floorTarget } from "./targets.js";
 import { OPENAI_TOOLS } from "./workload.js";
 
-/** Conversations parked (Runs held) before the baseline, on both sides. */
+/** Conversations parked (Runs held) before the baseline, on both sides, at least. */
 export const WARM_UP = 100;
 const BATCH = 50;
+/**
+ * V8's largest young generation with Node's default flags on a 64-bit machine: two semi-spaces of 16 MB (committed
+ * bytes). The warm-up goes on, a batch at a time, until the young generation is this large and all of it resident, so
+ * that its one-time growth is not charged to the conversations measured after the baseline.
+ */
+export const YOUNG_GENERATION_FULL = 32 * 1024 * 1024;
+/** The most conversations a warm-up parks (a young generation still not full then is left as it is, and shown). */
+export const WARM_UP_MAX = 800;
+
+/** True once the young generation of a reading is at its largest and wholly resident (or cannot be read). */
+export function youngGenerationFull(reading: { newSpace?: number; newSpaceResident?: number }): boolean {
+  const { newSpace, newSpaceResident } = reading;
+  if (newSpace === undefined || newSpaceResident === undefined) return true;
+  return newSpace >= YOUNG_GENERATION_FULL && newSpaceResident >= newSpace;
+}
+
+/**
+ * Parks `WARM_UP` conversations with `warmBatch` (each call parks the next BATCH), then more batches until the young
+ * generation is full (`read`), at most `WARM_UP_MAX` in all; returns how many it parked.
+ */
+export async function warmUpUntilYoungFull(
+  warmBatch: () => Promise<void>,
+  read: () => Promise<{ newSpace?: number; newSpaceResident?: number }>,
+): Promise<number> {
+  let warmed = 0;
+  while (warmed < WARM_UP) {
+    await warmBatch();
+    warmed += BATCH;
+  }
+  while (warmed < WARM_UP_MAX && !youngGenerationFull(await read())) {
+    await warmBatch();
+    warmed += BATCH;
+  }
+  return warmed;
+}
 
 /** One count's measurements (bytes per parked conversation). */
 export interface ParkedAt {
@@ -84,8 +120,13 @@ export interface ParkedMemoryResult {
   directYoungBaseline?: YoungState[];
   /** Raw serve and direct client pairs measured (1 in records before repetitions). */
   repetitions?: number;
-  /** Conversations parked before the baseline (50 in records before 2026-11-27's change). */
+  /**
+   * Conversations parked before the baseline (50 in records before 2026-11-27's change); since 2026-11-28 the least
+   * of them: the warm-up goes on until the young generation is full (see `warmUps`).
+   */
   warmUp?: number;
+  /** Conversations each repetition's warm-up parked, per side (absent in records before 2026-11-28). */
+  warmUps?: { raw: number[]; direct: number[] };
   loadAverage?: LoadAverage;
 }
 
@@ -116,15 +157,24 @@ interface Reading {
   newSpaceResident?: number;
 }
 
-/** Parks up to each count in turn, calling `read` at each; returns the readings after the baseline's. */
+/**
+ * Warms up (until the young generation is full when `readYoung` is given, else `WARM_UP`), then parks up to each
+ * count in turn, calling `read` at each; returns the readings after the baseline's.
+ */
 async function parkAndRead(
   serve: ServeProcess,
   tag: string,
   counts: readonly number[],
   read: () => Promise<Reading>,
-): Promise<{ baseline: Reading; at: Reading[] }> {
+  readYoung: () => Promise<Reading> = async () => ({ rss: Number.NaN }),
+): Promise<Readings> {
   const park = parker(serve, tag);
-  await inBatches(-WARM_UP, 0, park);
+  const warm = parker(serve, `${tag}-warm`);
+  let warmed = 0;
+  const warmUp = await warmUpUntilYoungFull(async () => {
+    await inBatches(warmed, warmed + BATCH, warm);
+    warmed += BATCH;
+  }, readYoung);
   await new Promise((resolve) => setTimeout(resolve, 500));
   const baseline = await read();
   const at: Reading[] = [];
@@ -134,7 +184,7 @@ async function parkAndRead(
     parked = count;
     at.push(await read());
   }
-  return { baseline, at };
+  return { baseline, at, warmUp };
 }
 
 /**
@@ -142,36 +192,36 @@ async function parkAndRead(
  * (bench/holder-process.ts, bundled and started with plain `node` as serve is), read as the raw serve is (after the
  * same warm-up and pause, no forced collection).
  */
-async function holdDirect(stack: BenchStack, counts: readonly number[]): Promise<{ baseline: Reading; at: Reading[] }> {
+async function holdDirect(stack: BenchStack, counts: readonly number[]): Promise<Readings> {
   const entry = fileURLToPath(new URL("./holder-process.ts", import.meta.url));
   const holder = await forkBuiltChild<HolderReady>(entry, {
     BENCH_HOLDER_UPSTREAM: stack.emulator.url,
     BENCH_HOLDER_TOKEN: stack.emulator.accessToken,
     BENCH_HOLDER_COUNTS: counts.join(","),
-    BENCH_HOLDER_WARM_UP: String(WARM_UP),
   });
   try {
-    await holder.ask("warm");
-    await new Promise((resolve) => setTimeout(resolve, 500));
     const read = async (): Promise<Reading> => ({
       rss: await holder.ask<number>("rss"),
       newSpace: await holder.ask<number>("young"),
       newSpaceResident: await holder.ask<number>("youngResident"),
     });
+    const warmUp = await warmUpUntilYoungFull(() => holder.ask("warm"), read);
+    await new Promise((resolve) => setTimeout(resolve, 500));
     const baseline = await read();
     const at: Reading[] = [];
     for (const _ of counts) {
       await holder.ask("next");
       at.push(await read());
     }
-    return { baseline, at };
+    return { baseline, at, warmUp };
   } finally {
     await holder.close();
   }
 }
 
-type Readings = { baseline: Reading; at: Reading[] };
-const NOT_MEASURED: Readings = { baseline: { rss: Number.NaN }, at: [] };
+/** One process's readings, and how many conversations its warm-up parked. */
+type Readings = { baseline: Reading; at: Reading[]; warmUp: number };
+const NOT_MEASURED: Readings = { baseline: { rss: Number.NaN }, at: [], warmUp: Number.NaN };
 
 /** Scenario 4 on `stack`'s emulator (its own serve is left alone). */
 export async function runParkedMemory(
@@ -188,7 +238,8 @@ export async function runParkedMemory(
   for (let rep = 0; rep < repetitions; rep++) {
     const rawServe = await startAnotherServe(stack, { gcHook: "read" });
     try {
-      raws.push(await parkAndRead(rawServe, `raw${rep}`, counts, () => rawServe.memoryUsage()));
+      const read = () => rawServe.memoryUsage();
+      raws.push(await parkAndRead(rawServe, `raw${rep}`, counts, read, read));
     } finally {
       await rawServe.close();
     }
@@ -206,7 +257,8 @@ export async function runParkedMemory(
   if (postGc) {
     const floorServe = await startAnotherServe(stack, { gcHook: "collect" });
     try {
-      floor = await parkAndRead(floorServe, "floor", counts, () => floorServe.collectGarbage());
+      const read = () => floorServe.collectGarbage();
+      floor = await parkAndRead(floorServe, "floor", counts, read, read);
     } finally {
       await floorServe.close();
     }
@@ -245,6 +297,7 @@ export async function runParkedMemory(
     directYoungBaseline: directs.map((d) => young(d.baseline)),
     repetitions,
     warmUp: WARM_UP,
+    warmUps: { raw: raws.map((r) => r.warmUp), direct: directs.map((d) => d.warmUp) },
   };
 }
 
@@ -304,7 +357,12 @@ export function parkedMemoryReport(r: ParkedMemoryResult): { table: Table; targe
       ],
     ),
     notes: [
-      `raw: RSS growth from /proc with no forced collection (baseline ${fmt(r.rawBaselineMb, 0)} MB after ${r.warmUp ?? 50} warm-up conversations), read right after the last one parked: what a user sees`,
+      `raw: RSS growth from /proc with no forced collection (baseline ${fmt(r.rawBaselineMb, 0)} MB after ${r.warmUps === undefined ? `${r.warmUp ?? 50} warm-up conversations` : "the warm-up"}), read right after the last one parked: what a user sees`,
+      ...(r.warmUps === undefined
+        ? []
+        : [
+            `warm-up: at least ${r.warmUp} conversations on each side, then batches of ${BATCH} until V8's young generation is full (${YOUNG_GENERATION_FULL / 1024 / 1024} MB committed, all of it resident; at most ${WARM_UP_MAX}), so that its one-time growth is not charged to the conversations measured: raw ${r.warmUps.raw.join(", ")}; direct ${r.warmUps.direct.join(", ")}`,
+          ]),
       `post-GC (full runs): a second serve with bench/gc-hook.mjs preloaded, 3 forced full GCs before each reading (baseline ${fmt(r.floorBaselineMb, 0)} MB)`,
       `direct client (the target's floor): no bridge; the connect-es client in a process of its own, bundled and started with plain node as serve is, holds as many Runs open at their tool call, read as raw is (baseline ${fmt(r.directBaselineMb, 0)} MB): what keeping a Cursor turn open costs before any bridge state`,
       ...(reps === 1
@@ -312,7 +370,7 @@ export function parkedMemoryReport(r: ParkedMemoryResult): { table: Table; targe
         : [
             `repetitions: ${reps} pairs of a fresh raw serve and a fresh direct client, alternating; each raw repetition is held against the direct client's of the same pair`,
           ]),
-      "young generation: V8's new space, committed (and resident, i.e. touched), of the raw serve and of the direct client, at their baselines and at each count. V8 grows it once under load and keeps it; growth between a baseline and a count is a one-time cost inside that count's RSS figure, ÷ 200 it weighs five times what it weighs ÷ 1,000",
+      "young generation: V8's new space, committed (and resident, i.e. touched), of the raw serve and of the direct client, at their baselines and at each count. V8 grows it once under load and keeps it; growth between a baseline and a count (records before 2026-11-28: 16 → 32 MB on both sides, about 82 KB of each conversation's figure at 200) is a one-time cost inside that count's RSS figure, ÷ 200 it weighs five times what it weighs ÷ 1,000",
     ],
   };
   const targets = r.counts.map((c): TargetResult => {
