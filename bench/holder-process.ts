@@ -5,9 +5,9 @@
  * bridge around it: the floor under the bridge's figure.
  *
  * Asked over the fork IPC channel (bench/child-ipc.ts): `warm` holds another batch of 50 warm-up Runs (the parent warms
- * it up as it warms serve up: bench/parked-memory.ts, warmUpUntilYoungFull), `next` holds Runs up to the next of `BENCH_HOLDER_COUNTS` (comma-separated), `rss` answers the
- * process's resident set in bytes, `young` V8's young generation (new space, committed bytes) and `youngResident` how
- * many of those bytes are resident (touched).
+ * it up as it warms serve up: bench/parked-memory.ts, warmUpUntilYoungFull), `next` holds Runs up to the next of
+ * `BENCH_HOLDER_COUNTS` (comma-separated), `rss` answers the process's resident set in bytes, `young` V8's young
+ * generation (new space, committed bytes) and `youngResident` how many of those bytes are resident (touched).
  */
 import { setMaxListeners } from "node:events";
 import { getHeapSpaceStatistics } from "node:v8";

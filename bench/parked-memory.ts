@@ -48,11 +48,15 @@ export const YOUNG_GENERATION_FULL = 32 * 1024 * 1024;
 /** The most conversations a warm-up parks (a young generation still not full then is left as it is, and shown). */
 export const WARM_UP_MAX = 800;
 
-/** True once the young generation of a reading is at its largest and wholly resident (or cannot be read). */
-export function youngGenerationFull(reading: { newSpace?: number; newSpaceResident?: number }): boolean {
+/**
+ * True once the young generation of a reading is at its largest and wholly resident, or when the reading has no sizes
+ * (absent, or NaN from a process that could not read them, which arrives as `null` over IPC): the warm-up then stops
+ * at its least, the same on either side.
+ */
+export function youngGenerationFull(reading: { newSpace?: number | null; newSpaceResident?: number | null }): boolean {
   const { newSpace, newSpaceResident } = reading;
-  if (newSpace === undefined || newSpaceResident === undefined) return true;
-  return newSpace >= YOUNG_GENERATION_FULL && newSpaceResident >= newSpace;
+  if (!Number.isFinite(newSpace) || !Number.isFinite(newSpaceResident)) return true;
+  return (newSpace as number) >= YOUNG_GENERATION_FULL && (newSpaceResident as number) >= (newSpace as number);
 }
 
 /**
@@ -61,7 +65,7 @@ export function youngGenerationFull(reading: { newSpace?: number; newSpaceReside
  */
 export async function warmUpUntilYoungFull(
   warmBatch: () => Promise<void>,
-  read: () => Promise<{ newSpace?: number; newSpaceResident?: number }>,
+  read: () => Promise<{ newSpace?: number | null; newSpaceResident?: number | null }>,
 ): Promise<number> {
   let warmed = 0;
   while (warmed < WARM_UP) {
@@ -125,8 +129,11 @@ export interface ParkedMemoryResult {
    * of them: the warm-up goes on until the young generation is full (see `warmUps`).
    */
   warmUp?: number;
-  /** Conversations each repetition's warm-up parked, per side (absent in records before 2026-11-28). */
-  warmUps?: { raw: number[]; direct: number[] };
+  /**
+   * Conversations each repetition's warm-up parked, per side, and the post-GC serve's (NaN when it was not measured);
+   * absent in records before 2026-11-28.
+   */
+  warmUps?: { raw: number[]; direct: number[]; floor?: number };
   loadAverage?: LoadAverage;
 }
 
@@ -158,7 +165,7 @@ interface Reading {
 }
 
 /**
- * Warms up (until the young generation is full when `readYoung` is given, else `WARM_UP`), then parks up to each
+ * Warms up (until the young generation `readYoung` reads is full: {@link warmUpUntilYoungFull}), then parks up to each
  * count in turn, calling `read` at each; returns the readings after the baseline's.
  */
 async function parkAndRead(
@@ -166,7 +173,7 @@ async function parkAndRead(
   tag: string,
   counts: readonly number[],
   read: () => Promise<Reading>,
-  readYoung: () => Promise<Reading> = async () => ({ rss: Number.NaN }),
+  readYoung: () => Promise<Reading>,
 ): Promise<Readings> {
   const park = parker(serve, tag);
   const warm = parker(serve, `${tag}-warm`);
@@ -297,7 +304,7 @@ export async function runParkedMemory(
     directYoungBaseline: directs.map((d) => young(d.baseline)),
     repetitions,
     warmUp: WARM_UP,
-    warmUps: { raw: raws.map((r) => r.warmUp), direct: directs.map((d) => d.warmUp) },
+    warmUps: { raw: raws.map((r) => r.warmUp), direct: directs.map((d) => d.warmUp), floor: floor.warmUp },
   };
 }
 
@@ -361,7 +368,7 @@ export function parkedMemoryReport(r: ParkedMemoryResult): { table: Table; targe
       ...(r.warmUps === undefined
         ? []
         : [
-            `warm-up: at least ${r.warmUp} conversations on each side, then batches of ${BATCH} until V8's young generation is full (${YOUNG_GENERATION_FULL / 1024 / 1024} MB committed, all of it resident; at most ${WARM_UP_MAX}), so that its one-time growth is not charged to the conversations measured: raw ${r.warmUps.raw.join(", ")}; direct ${r.warmUps.direct.join(", ")}`,
+            `warm-up: at least ${r.warmUp} conversations on each side, then batches of ${BATCH} until V8's young generation is full (${YOUNG_GENERATION_FULL / 1024 / 1024} MB committed, all of it resident; at most ${WARM_UP_MAX}), so that its one-time growth is not charged to the conversations measured: the same rule on both sides, not the same count: raw ${r.warmUps.raw.join(", ")}; direct ${r.warmUps.direct.join(", ")}${typeof r.warmUps.floor === "number" && Number.isFinite(r.warmUps.floor) ? `; post-GC ${r.warmUps.floor}` : ""}. V8 may still give some of it back inside a window (resident below committed at a count: the young generation column), which lowers that count's figure`,
           ]),
       `post-GC (full runs): a second serve with bench/gc-hook.mjs preloaded, 3 forced full GCs before each reading (baseline ${fmt(r.floorBaselineMb, 0)} MB)`,
       `direct client (the target's floor): no bridge; the connect-es client in a process of its own, bundled and started with plain node as serve is, holds as many Runs open at their tool call, read as raw is (baseline ${fmt(r.directBaselineMb, 0)} MB): what keeping a Cursor turn open costs before any bridge state`,

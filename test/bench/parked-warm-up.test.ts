@@ -28,8 +28,11 @@ describe("the parked-memory warm-up", () => {
     expect(youngGenerationFull({ newSpace: YOUNG_GENERATION_FULL, newSpaceResident: YOUNG_GENERATION_FULL })).toBe(
       true,
     );
-    // A process that cannot say (the floor's reading without the hook) is not warmed further.
+    // A process that cannot say is not warmed further, whichever way it says so: no sizes (serve without the hook),
+    // NaN (the holder's answer), or null (NaN after the IPC channel's JSON).
     expect(youngGenerationFull({})).toBe(true);
+    expect(youngGenerationFull({ newSpace: Number.NaN, newSpaceResident: Number.NaN })).toBe(true);
+    expect(youngGenerationFull({ newSpace: null, newSpaceResident: null })).toBe(true);
   });
 
   it("parks at least WARM_UP, then batches until the young generation is full", async () => {

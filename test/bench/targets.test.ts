@@ -397,6 +397,19 @@ describe("scenario 4's targets", () => {
     const table = parkedMemoryReport(withPairs([130, 135, 128], [140, 136, 131])).table;
     expect(table.rows[0]?.[1]).toBe("130.0 (128.0–135.0)");
     expect(table.notes?.join("\n")).toContain("after 100 warm-up conversations");
+    // A record since the warm-up went on until the young generation was full says how many each side parked.
+    const notes = parkedMemoryReport({
+      ...withPairs([130, 135, 128], [140, 136, 131]),
+      warmUps: { raw: [600, 300, 300], direct: [300, 300, 200], floor: 250 },
+    }).table.notes?.join("\n");
+    expect(notes).toContain("after the warm-up");
+    expect(notes).toContain("raw 600, 300, 300; direct 300, 300, 200; post-GC 250");
+    // The quick run has no post-GC serve: its count is NaN in the run, null in the JSON record, and left out.
+    const quick = parkedMemoryReport({
+      ...withPairs([130], [140]),
+      warmUps: { raw: [300], direct: [200], floor: null as unknown as number },
+    }).table.notes?.join("\n");
+    expect(quick).toContain("raw 300; direct 200. ");
   });
 });
 
