@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ProxyError } from "../util/errors.js";
-import { assertSafeBinding, isLoopbackHost } from "./host.js";
+import { assertSafeBinding, EXPOSED_API_KEY_MIN_LENGTH, isLoopbackHost } from "./host.js";
 
 describe("isLoopbackHost", () => {
   it.each([
@@ -21,9 +21,40 @@ describe("isLoopbackHost", () => {
 });
 
 describe("assertSafeBinding", () => {
-  it("allows loopback without a key and anything with a key", () => {
-    expect(() => assertSafeBinding({ host: "127.0.0.1", apiKey: undefined })).not.toThrow();
-    expect(() => assertSafeBinding({ host: "0.0.0.0", apiKey: "k" })).not.toThrow();
+  const strong = "k".repeat(EXPOSED_API_KEY_MIN_LENGTH);
+  const refusal = (config: Parameters<typeof assertSafeBinding>[0]): ProxyError | undefined => {
+    try {
+      assertSafeBinding(config);
+      return undefined;
+    } catch (caught) {
+      return caught as ProxyError;
+    }
+  };
+
+  it("allows loopback without a key or with any key, and an exposed bridge with a key long enough", () => {
+    expect(refusal({ host: "127.0.0.1", apiKey: undefined })).toBeUndefined();
+    expect(refusal({ host: "127.0.0.1", apiKey: "k", allowedHosts: ["my-box.lan"] })).toBeUndefined();
+    expect(refusal({ host: "0.0.0.0", apiKey: strong })).toBeUndefined();
+    expect(refusal({ host: "127.0.0.1", apiKey: strong, allowedHosts: ["*"] })).toBeUndefined();
+  });
+
+  it("refuses any Host name on loopback without a key: DNS rebinding would reach it", () => {
+    const error = refusal({ host: "127.0.0.1", apiKey: undefined, allowedHosts: ["gateway.lan", "*"] });
+    expect(error?.code).toBe("invalid_request");
+    expect(error?.message).toContain("--allowed-hosts *");
+    expect(error?.message).toContain("DNS rebinding");
+    expect(error?.param).toBe("allowedHosts");
+  });
+
+  it("refuses a short key where the bridge is exposed", () => {
+    const short = "k".repeat(EXPOSED_API_KEY_MIN_LENGTH - 1);
+    expect(refusal({ host: "0.0.0.0", apiKey: short })?.message).toMatch(/listen on 0\.0\.0\.0 with an API key of 15/);
+    expect(refusal({ host: "::1", apiKey: short, allowedHosts: ["*"] })?.message).toContain("at least 16");
+  });
+
+  it("refuses a key with whitespace around it anywhere: no client could send it", () => {
+    expect(refusal({ host: "127.0.0.1", apiKey: " " })?.message).toContain("whitespace");
+    expect(refusal({ host: "0.0.0.0", apiKey: ` ${strong}` })?.message).toContain("whitespace");
   });
 
   it("refuses a non-loopback host without a key", () => {

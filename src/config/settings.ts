@@ -224,7 +224,7 @@ const priceTable: Check = (value) => {
 /** The settings table, in `--help` order. */
 // biome-ignore format: one row per setting reads as a table
 export const SETTINGS: readonly SettingSpec[] = [
-  spec("host", "--host", "CURSOR_BRIDGE_HOST", "string", nonEmpty, "127.0.0.1", "127.0.0.1", "Interface to listen on; non-loopback requires an API key"),
+  spec("host", "--host", "CURSOR_BRIDGE_HOST", "string", nonEmpty, "127.0.0.1", "127.0.0.1", "Interface to listen on; non-loopback requires an API key (16+ characters)"),
   spec("port", "--port", "CURSOR_BRIDGE_PORT", "int", number({ integer: true, min: 0, max: 65535 }), 8765, "8765", "TCP port (0 = any free port)"),
   spec("apiKey", "--api-key", "CURSOR_BRIDGE_API_KEY", "string", optional(nonEmpty), none, "none", "Bearer key clients must send to the bridge", true),
   { ...spec("adminKey", "--admin-key", "CURSOR_BRIDGE_ADMIN_KEY", "string", optional(either(ADMIN_KEY_DIGEST, string(16, "use at least 16 characters"))), none, "none", "Key of the admin API under /admin (or sha256:<hex> of it; the config file takes only that form)", true), fileCheck: ADMIN_KEY_DIGEST },
@@ -243,7 +243,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec("stallTimeoutMs", "--stall-timeout-ms", "CURSOR_BRIDGE_STALL_TIMEOUT_MS", "int", positiveInt, 60_000, "60000", "Abort an upstream stream idle this long (ms)"),
   spec("logLevel", "--log-level", "CURSOR_BRIDGE_LOG_LEVEL", "string", oneOf(["debug", "info", "warn", "error", "silent"]), "info", "info", "debug | info | warn | error | silent"),
   spec("logFormat", "--log-format", "CURSOR_BRIDGE_LOG_FORMAT", "string", oneOf(["text", "json"]), "text", "text", "text | json"),
-  spec("allowedHosts", "--allowed-hosts", "CURSOR_BRIDGE_ALLOWED_HOSTS", "list", arrayOf(hostName), [], "loopback only", "Comma-separated extra Host names to answer (* = any)"),
+  spec("allowedHosts", "--allowed-hosts", "CURSOR_BRIDGE_ALLOWED_HOSTS", "list", arrayOf(hostName), [], "loopback only", "Comma-separated extra Host names to answer (* = any; needs an API key)"),
   spec("allowedOrigins", "--allowed-origins", "CURSOR_BRIDGE_ALLOWED_ORIGINS", "list", arrayOf(origin), [], "none", "Comma-separated browser origins allowed to call the API (with CORS)"),
   spec("corsOrigins", "--cors-origins", "CURSOR_BRIDGE_CORS_ORIGINS", "list", arrayOf(origin), [], "none", "Older name of --allowed-origins (both lists count)"),
   spec("anthropicModels", "--anthropic-models", "CURSOR_BRIDGE_ANTHROPIC_MODELS", "list", arrayOf(matching(/^(opus|sonnet|haiku)=[\w.:/-]+$/)), [], "by family", "Cursor model for Claude ids of a family: opus=ID,sonnet=ID,haiku=ID"),

@@ -83,6 +83,19 @@ describe("cursor-bridge serve", () => {
     expect(env.code).toBe(2);
   });
 
+  it("refuses any Host name without an API key, and a short key where the bridge is exposed", async () => {
+    const harness = await createCliHarness();
+    open.push({ harness });
+    const anyHost = await harness.run(["serve", "--allowed-hosts", "*"]);
+    expect(anyHost.code).toBe(2);
+    expect(anyHost.err).toMatch(/DNS rebinding/);
+    const fromEnv = await harness.run(["serve"], { env: { CURSOR_BRIDGE_ALLOWED_HOSTS: "gateway.lan,*" } });
+    expect(fromEnv.code).toBe(2);
+    const short = await harness.run(["serve", "--host", "0.0.0.0", "--api-key", "short-key"]);
+    expect(short.code).toBe(2);
+    expect(short.err).toMatch(/at least 16/);
+  });
+
   it("states one rule for keys in the banner: virtual keys, once they exist, with or without an API key", async () => {
     const harness = await createCliHarness();
     open.push({ harness });
