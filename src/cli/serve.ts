@@ -12,7 +12,7 @@
 import { createHash } from "node:crypto";
 import { assertSafeBinding } from "../config/host.js";
 import type { BridgeConfig } from "../config/index.js";
-import { describeConfig } from "../config/index.js";
+import { describeConfig, SETTINGS } from "../config/index.js";
 import { createIdleMemory } from "../server/idle-memory.js";
 import { bind, type PendingServer, type RunningServer } from "../server/listen.js";
 import type { UpstreamKind } from "../surfaces/kit/deps.js";
@@ -160,6 +160,18 @@ async function explainPortInUse(error: unknown, host: string, port: number): Pro
 }
 
 /**
+ * A secret given as a flag (`--api-key`, `--admin-key`, `--cluster-secret`) stands in the process's command line,
+ * which every user of the machine can read (`ps`, /proc/<pid>/cmdline): says so, and which variable to use instead.
+ */
+export function warnSecretFlags(given: Readonly<Record<string, unknown>>, logger: Logger): void {
+  for (const setting of SETTINGS) {
+    if (!setting.secret || setting.flag === undefined || given[setting.name] === undefined) continue;
+    const instead = setting.env === undefined ? "" : `; set ${setting.env} instead`;
+    logger.warn(`${setting.flag} on the command line is visible to every user of this machine (ps)${instead}`);
+  }
+}
+
+/**
  * Starts the server from a command line; used by the `serve` command and by tests. Resolves once the API serves;
  * `onListening` gets the server's URL when the banner has been printed (requests sent from then on are held until
  * the API serves, then served).
@@ -180,6 +192,7 @@ export async function startBridge(
     format: config.logFormat,
     sink: (line) => io.err(`${line}\n`),
   });
+  warnSecretFlags(flags.config, logger);
   // With --store redis://… (the configuration accepts `file` or a Redis URL) the instances share one connection's
   // worth of state, the Cursor login included; the cluster code loads only then.
   const shared =
