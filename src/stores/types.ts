@@ -91,6 +91,12 @@ export interface StoredResponse {
   input: JsonValue[];
   /** Epoch milliseconds of the save. */
   storedAt: number;
+  /**
+   * The virtual key (its id, never the key) whose request made it, when the team gateway authenticated that request:
+   * only requests of that key read, continue or delete it. Absent: made without virtual keys, and only requests
+   * without one see it.
+   */
+  owner?: string | undefined;
 }
 
 /** Storage of responses by id: records read back are copies; bounded (oldest first) and expiring with the TTL. */

@@ -181,3 +181,40 @@ describe("the model list under a virtual key", () => {
     expect(logLines.join("\n")).not.toContain(keys.allowed);
   });
 });
+
+describe("stored responses under virtual keys", () => {
+  it("belong to the key that made them: another key (or the operator's) cannot read, continue or delete them", async () => {
+    const made = await post("/v1/responses", { model: "composer-1", input: "alice's private note" })(
+      stack.server.url,
+      keys.allowed,
+    );
+    expect(made.status).toBe(200);
+    const { id } = (await made.json()) as { id: string };
+    const other = keys.rotatedNew;
+    const get = (key: string) => fetch(`${stack.server.url}/v1/responses/${id}`, { headers: headers(key) });
+    const del = (key: string) =>
+      fetch(`${stack.server.url}/v1/responses/${id}`, { method: "DELETE", headers: headers(key) });
+    for (const key of [other, OPERATOR_KEY]) {
+      const read = await get(key);
+      expect(read.status).toBe(404);
+      expect(((await read.json()) as { error: Json }).error.message).toBe(`Response with id '${id}' not found.`);
+      const continued = await post("/v1/responses", { model: "composer-1", input: "go on", previous_response_id: id })(
+        stack.server.url,
+        key,
+      );
+      expect(continued.status).toBe(400);
+      expect(((await continued.json()) as { error: Json }).error.param).toBe("previous_response_id");
+      expect((await del(key)).status).toBe(404);
+    }
+    // Its own key still has it, continues it and deletes it.
+    expect((await get(keys.allowed)).status).toBe(200);
+    const continued = await post("/v1/responses", { model: "composer-1", input: "go on", previous_response_id: id })(
+      stack.server.url,
+      keys.allowed,
+    );
+    expect(continued.status).toBe(200);
+    await continued.text();
+    expect((await del(keys.allowed)).status).toBe(200);
+    expect((await get(keys.allowed)).status).toBe(404);
+  });
+});

@@ -17,5 +17,6 @@ export function storedFileSchema(version: number) {
     response: z.record(z.string(), jsonValue),
     input: z.array(jsonValue),
     storedAt: z.number(),
+    owner: z.string().optional(),
   });
 }

@@ -48,6 +48,14 @@ describe("file response store", () => {
     expect(await readdir(dir)).toEqual([]);
   });
 
+  it("keeps the virtual key that made a response across a restart", async () => {
+    const { store, dir } = await fileStore({ now: () => 0 });
+    await store.put({ ...record("resp_k", 0), owner: "key_alice" });
+    const reopened = createFileResponseStore({ dir, now: () => 0 });
+    expect((await reopened.get("resp_k"))?.owner).toBe("key_alice");
+    expect((await reopened.get("resp_k"))?.input).toEqual(record("resp_k", 0).input);
+  });
+
   it("drops the oldest file by modification time when over the bound", async () => {
     const { store, dir } = await fileStore({ now: () => 0, maxEntries: 2 });
     await store.put(record("resp_1", 0));

@@ -25,6 +25,7 @@ function parse(text: string): StoredResponse | undefined {
     const value = JSON.parse(text) as Partial<StoredResponse>;
     if (typeof value.id !== "string" || typeof value.storedAt !== "number") return undefined;
     if (typeof value.response !== "object" || value.response === null || !Array.isArray(value.input)) return undefined;
+    if (value.owner !== undefined && typeof value.owner !== "string") return undefined;
     return value as StoredResponse;
   } catch {
     return undefined;

@@ -30,9 +30,10 @@ export interface ResponsesOptions {
   maxImageBytes?: number | undefined;
 }
 
-async function loadPrevious(store: ResponseStore, id: string): Promise<StoredResponse> {
+/** The response `id` continues, when the caller may see it (another virtual key's is "not found", route.ts). */
+async function loadPrevious(store: ResponseStore, id: string, owner: string | undefined): Promise<StoredResponse> {
   const previous = await store.get(id);
-  if (previous !== undefined) return previous;
+  if (previous !== undefined && previous.owner === owner) return previous;
   throw new ProxyError("invalid_request", `Previous response with id '${id}' not found.`, {
     param: "previous_response_id",
     detail: "previous_response_not_found",
@@ -46,6 +47,7 @@ export async function createResponse(
   options: ResponsesOptions,
 ): Promise<Response> {
   const body = await readJson(c);
+  const owner = c.get("principal")?.keyId;
   const parsed = parseResponsesRequest(body);
   const { request } = parsed;
   const ownInput: JsonValue[] =
@@ -53,7 +55,9 @@ export async function createResponse(
       ? [{ type: "message", role: "user", content: request.input }]
       : ((body as { input: JsonValue[] }).input ?? []);
   const previous =
-    request.previous_response_id == null ? undefined : await loadPrevious(deps.store, request.previous_response_id);
+    request.previous_response_id == null
+      ? undefined
+      : await loadPrevious(deps.store, request.previous_response_id, owner);
   const earlier: JsonValue[] =
     previous === undefined ? [] : [...previous.input, ...((previous.response.output ?? []) as JsonValue[])];
   const items = [...parseStoredItems(earlier), ...parsed.items];
@@ -71,12 +75,14 @@ export async function createResponse(
     includeWebSources: request.include?.includes("web_search_call.action.sources") === true,
     onFinish: async (response: ResponseObject) => {
       if (!store) return;
-      const record = {
+      const record: StoredResponse = {
         id,
         response: response as unknown as StoredResponse["response"],
         input: [...earlier, ...ownInput],
+        storedAt: deps.now(),
       };
-      await deps.store.put({ ...record, storedAt: deps.now() }).catch((error: unknown) => {
+      if (owner !== undefined) record.owner = owner;
+      await deps.store.put(record).catch((error: unknown) => {
         deps.logger.warn("could not store the response; previous_response_id will not find it", { error });
       });
     },

@@ -5,7 +5,8 @@
  * The sub-app (its guards, its error shape, its 404, the stored responses' GET and DELETE) exists from the start; what
  * `POST /v1/responses` does (handlers.ts: the schemas, the translation, the events) loads on its first request.
  */
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
+import type { StoredResponse } from "../../stores/types.js";
 import { ProxyError } from "../../util/errors.js";
 import type { AppEnv } from "../kit/access-log.js";
 import { openAIErrorResponse } from "../kit/openai-error.js";
@@ -18,6 +19,14 @@ function notFound(id: string): ProxyError {
   return new ProxyError("not_found", `Response with id '${id}' not found.`, { param: "response_id" });
 }
 
+/**
+ * Whether the request's caller may see a stored response: the virtual key that made it, or, for one made without
+ * virtual keys, a request without one. Another key's response is "not found", as an unknown id is.
+ */
+export function ownsResponse(stored: Pick<StoredResponse, "owner">, c: Context<AppEnv>): boolean {
+  return stored.owner === c.get("principal")?.keyId;
+}
+
 /** The Responses sub-app, mounted under /v1. */
 export function createResponsesApp(deps: ResponsesDeps, options: ResponsesOptions = {}): Hono<AppEnv> {
   const app = createSurfaceApp(deps, "/responses", openAIErrorResponse);
@@ -26,12 +35,13 @@ export function createResponsesApp(deps: ResponsesDeps, options: ResponsesOption
   app.get("/responses/:id", async (c) => {
     const id = c.req.param("id");
     const stored = await deps.store.get(id);
-    if (stored === undefined) throw notFound(id);
+    if (stored === undefined || !ownsResponse(stored, c)) throw notFound(id);
     return c.json(stored.response);
   });
   app.delete("/responses/:id", async (c) => {
     const id = c.req.param("id");
-    if (!(await deps.store.delete(id))) throw notFound(id);
+    const stored = await deps.store.get(id);
+    if (stored === undefined || !ownsResponse(stored, c) || !(await deps.store.delete(id))) throw notFound(id);
     return c.json({ id, object: "response", deleted: true });
   });
   return closeSurfaceApp(app, deps, "/responses");
