@@ -468,28 +468,82 @@ describe("Cursor's execs through the editor", () => {
     expect(toolUpdates(updates).at(-1)).toMatchObject({ status: "completed" });
   });
 
-  it("remembers allow-always for one command only (executable and arguments), and shows the command", async () => {
+  it("remembers allow-always for one command exactly as it runs, in its folder, and shows both", async () => {
     const { prompt, script } = await editor();
+    const asks = () => script.calls.filter((c) => c.method === "session/request_permission");
     script.permission = "allow-always";
-    await prompt('[[emu:native shell {"command":"make  test"}]]');
-    const asked = script.calls.filter((c) => c.method === "session/request_permission");
-    expect(asked[0]?.params).toMatchObject({
+    await prompt('[[emu:native shell {"command":"make test"}]]');
+    expect(asks()[0]?.params).toMatchObject({
       toolCall: {
-        title: "make  test",
+        title: "make test",
         kind: "execute",
-        content: [{ type: "content", content: { text: "make  test" } }],
+        content: [{ type: "content", content: { text: "make test" } }],
       },
       options: expect.arrayContaining([
-        { optionId: "allow-always", name: "Always allow `make  test`", kind: "allow_always" },
+        { optionId: "allow-always", name: "Always allow `make test`", kind: "allow_always" },
       ]),
     });
     script.permission = "reject-once";
     const again = await prompt('[[emu:native shell {"command":"make test"}]]');
     expect(textOf(again.updates)).not.toContain("rejected");
-    expect(script.calls.filter((c) => c.method === "session/request_permission")).toHaveLength(1);
+    expect(asks()).toHaveLength(1);
+    // Spacing is meaning inside quotes (`rm "a  b"` is another file than `rm "a b"`): another spacing asks again.
+    const spaced = await prompt('[[emu:native shell {"command":"make  test"}]]');
+    expect(asks()).toHaveLength(2);
+    expect(textOf(spaced.updates)).toContain("rejected");
     const other = await prompt('[[emu:native shell {"command":"make clean"}]]');
-    expect(script.calls.filter((c) => c.method === "session/request_permission")).toHaveLength(2);
+    expect(asks()).toHaveLength(3);
     expect(textOf(other.updates)).toContain("rejected");
+    // The same command in another folder asks again, and the question says where it runs.
+    const elsewhere = await prompt('[[emu:native shell {"command":"make test","workingDirectory":"/home/someone"}]]');
+    expect(asks()).toHaveLength(4);
+    expect(asks()[3]?.params).toMatchObject({
+      toolCall: { content: [{ type: "content", content: { text: "make test\n\n(runs in /home/someone)" } }] },
+      options: expect.arrayContaining([
+        { optionId: "allow-always", name: "Always allow `make test` in /home/someone", kind: "allow_always" },
+      ]),
+    });
+    expect(textOf(elsewhere.updates)).toContain("rejected");
+    expect(script.calls.filter((c) => c.method === "terminal/create")).toHaveLength(2);
+  });
+
+  it("asks before reading or writing a file outside the session's folder, and remembers only that file", async () => {
+    const { prompt, script } = await editor();
+    const asks = () => script.calls.filter((c) => c.method === "session/request_permission");
+    const outside = "/etc/cursor-bridge-test/secret.txt";
+    script.files.set(outside, "top secret\n");
+    script.permission = "reject-once";
+    const refused = await prompt(`[[emu:native read {"path":"${outside}"}]]`);
+    expect(textOf(refused.updates)).toContain(`rejected: The user rejected reading ${outside}`);
+    expect(textOf(refused.updates)).not.toContain("top secret");
+    expect(script.calls.some((c) => c.method === "fs/read_text_file")).toBe(false);
+    expect(asks()[0]?.params).toMatchObject({
+      options: expect.arrayContaining([
+        { optionId: "allow-always", name: `Always allow reading ${outside}`, kind: "allow_always" },
+      ]),
+    });
+    script.permission = "allow-always";
+    expect(textOf((await prompt(`[[emu:native read {"path":"${outside}"}]]`)).updates)).toContain("top secret");
+    expect(textOf((await prompt(`[[emu:native read {"path":"${outside}"}]]`)).updates)).toContain("top secret");
+    expect(asks()).toHaveLength(2);
+    // A file inside the folder is read without asking.
+    script.files.set(join(cwd, "inside.txt"), "fine\n");
+    await prompt('[[emu:native read {"path":"inside.txt"}]]');
+    expect(asks()).toHaveLength(2);
+    // "Allow all writes" inside the folder does not cover a file outside it.
+    await prompt(`[[emu:native write {"path":"${join(cwd, "a.txt")}","fileText":"a\\n"}]]`);
+    expect(asks()).toHaveLength(3);
+    script.permission = "reject-once";
+    const home = "/home/someone/.bashrc";
+    const write = await prompt(`[[emu:native write {"path":"${home}","fileText":"evil\\n"}]]`);
+    expect(asks()).toHaveLength(4);
+    expect(asks()[3]?.params).toMatchObject({
+      options: expect.arrayContaining([
+        { optionId: "allow-always", name: `Always allow writes to ${home}`, kind: "allow_always" },
+      ]),
+    });
+    expect(script.files.has(home)).toBe(false);
+    expect(textOf(write.updates)).toContain("rejected");
   });
 
   it("turns a refused write into a rejected result", async () => {

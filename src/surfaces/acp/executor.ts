@@ -7,6 +7,7 @@
  * Every exec is shown as a `tool_call` and settled with a `tool_call_update`.
  */
 import { stat } from "node:fs/promises";
+import { isAbsolute, relative, resolve } from "node:path";
 import type {
   AgentContext,
   ClientCapabilities,
@@ -16,7 +17,7 @@ import type {
   ToolCallContent,
 } from "@agentclientprotocol/sdk";
 import type { SurfaceExec, SurfaceExecResult, SurfaceExecutor } from "../../backend/types.js";
-import { globFiles, grepFiles, listDirectory, OutsideCwdError } from "./local-search.js";
+import { globFiles, grepFiles, insideCwd, listDirectory, OutsideCwdError } from "./local-search.js";
 import type { McpHub } from "./mcp-hub.js";
 import type { StreamedCalls } from "./streamed-calls.js";
 import { absolutePath, displayOf, type ToolDisplay } from "./tool-display.js";
@@ -42,9 +43,10 @@ export interface ExecutorSession {
 type Permission = "allowed" | "rejected" | "cancelled";
 
 /**
- * What one permission request is about. "Allow always" remembers `scope`: for a command, the command itself (its
- * executable and arguments, whitespace-normalised), so another command still asks; for a write, every write of the
- * session (the tool kind). `always` is how the option says that.
+ * What one permission request is about. "Allow always" remembers `scope`: for a command, the command exactly as it
+ * runs and the folder it runs in, so another command, or the same one elsewhere, still asks; for a write inside the
+ * session's folder, every such write of the session; for a write or a read outside it, that one file. `always` is how
+ * the option says that.
  */
 interface PermissionSubject {
   toolCallId: string;
@@ -62,9 +64,27 @@ function optionsFor(subject: PermissionSubject): Array<{ optionId: string; name:
   ];
 }
 
-/** A shell command as "allow always" remembers it: its words, whitespace-normalised. */
-export function commandScope(command: string): string {
-  return `shell:${command.trim().split(/\s+/).join(" ")}`;
+/**
+ * A shell command as "allow always" remembers it: the command as it will run (only the whitespace around it dropped:
+ * inside quotes, spacing is meaning) and the folder it runs in.
+ */
+export function commandScope(command: string, directory: string): string {
+  return `shell:${directory}\n${command.trim()}`;
+}
+
+/**
+ * Whether `path` (absolute) is inside the session's folder, symbolic links followed (local-search.ts); by the names
+ * alone when the folder cannot be resolved on this machine (the editor's files may not all be local).
+ */
+async function isInside(cwd: string, path: string): Promise<boolean> {
+  try {
+    await insideCwd(cwd, path);
+    return true;
+  } catch (error) {
+    if (error instanceof OutsideCwdError) return false;
+    const rel = relative(resolve(cwd), resolve(cwd, path));
+    return !rel.startsWith("..") && !isAbsolute(rel);
+  }
 }
 
 function messageOf(error: unknown): string {
@@ -104,8 +124,13 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
     return read.content;
   };
 
+  /** The folder a shell exec runs in: its working directory, else the session's. */
+  const directoryOf = (exec: Extract<SurfaceExec, { kind: "shell" }>): string =>
+    exec.workingDirectory === "" ? cwd : absolutePath(cwd, exec.workingDirectory);
+
   const shell = async (
     exec: Extract<SurfaceExec, { kind: "shell" }>,
+    directory: string,
     toolCallId: string,
     signal: AbortSignal,
   ): Promise<SurfaceExecResult> => {
@@ -114,7 +139,7 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
         sessionId: session.id,
         command: "/bin/sh",
         args: ["-c", exec.command],
-        cwd: exec.workingDirectory === "" ? cwd : absolutePath(cwd, exec.workingDirectory),
+        cwd: directory,
         outputByteLimit: TERMINAL_OUTPUT_LIMIT,
       },
       { cancellationSignal: signal },
@@ -157,7 +182,23 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
     switch (exec.kind) {
       case "read": {
         if (fs?.readTextFile !== true) return rejected("The editor does not offer fs/read_text_file.");
-        const text = await readText(absolutePath(cwd, exec.path), signal);
+        const path = absolutePath(cwd, exec.path);
+        if (!(await isInside(cwd, path))) {
+          // Inside the folder the user opened, reads need no permission; a file anywhere else (keys, other projects)
+          // is read only once the user allows it.
+          const permission = await ask(
+            {
+              toolCallId,
+              scope: `read:${path}`,
+              always: `Always allow reading ${path}`,
+              display,
+              content: [textContent(`Read ${path}, outside the session's folder ${cwd}`)],
+            },
+            signal,
+          );
+          if (permission !== "allowed") return rejected(`The user ${permission} reading ${path}.`);
+        }
+        const text = await readText(path, signal);
         return { result: { kind: "output", content: text, isError: false } };
       }
       case "write": {
@@ -169,8 +210,11 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
         if (fs.readTextFile === true && (await exists(path))) oldText = await readText(path, signal).catch(() => null);
         const diff: ToolCallContent[] = [{ type: "diff", path, oldText, newText: exec.text }];
         await session.emit({ sessionUpdate: "tool_call_update", toolCallId, content: diff });
+        const inside = await isInside(cwd, path);
         const permission = await ask(
-          { toolCallId, scope: "write", always: "Allow all writes in this session", display, content: diff },
+          inside
+            ? { toolCallId, scope: "write", always: "Allow all writes in this session", display, content: diff }
+            : { toolCallId, scope: `write:${path}`, always: `Always allow writes to ${path}`, display, content: diff },
           signal,
         );
         if (permission !== "allowed")
@@ -184,19 +228,22 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
       }
       case "shell": {
         if (session.capabilities.terminal !== true) return rejected("The editor does not offer terminals.");
-        const command: ToolCallContent = { type: "content", content: { type: "text", text: exec.command } };
+        const directory = directoryOf(exec);
+        // The folder is shown (and remembered) with the command: the same command means something else elsewhere.
+        const elsewhere = directory === cwd ? "" : ` in ${directory}`;
+        const shown = elsewhere === "" ? exec.command : `${exec.command}\n\n(runs in ${directory})`;
         const permission = await ask(
           {
             toolCallId,
-            scope: commandScope(exec.command),
-            always: `Always allow \`${exec.command.trim()}\``,
+            scope: commandScope(exec.command, directory),
+            always: `Always allow \`${exec.command.trim()}\`${elsewhere}`,
             display,
-            content: [command],
+            content: [textContent(shown)],
           },
           signal,
         );
         if (permission !== "allowed") return rejected(`The user ${permission} running \`${exec.command}\`.`);
-        return { result: await shell(exec, toolCallId, signal) };
+        return { result: await shell(exec, directory, toolCallId, signal) };
       }
       case "ls":
         return output(await listDirectory(cwd, exec.path));
