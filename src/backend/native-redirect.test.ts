@@ -27,6 +27,16 @@ describe("redirectNativeExec", () => {
     expect(args(r?.arguments)).toEqual({ command: "ls -la", description: "Run: ls -la", workdir: "/w" });
   });
 
+  it("runs a command in Cursor's folder on a tool without a folder argument, by changing to it first", () => {
+    const shell = exec({
+      message: { case: "shellArgs", value: { command: "ls -la", workingDirectory: "/w/it's here" } },
+    });
+    const r = redirectNativeExec(shell, [tool("bash", ["command"])]);
+    expect(args(r?.arguments)).toEqual({ command: "cd '/w/it'\\''s here' && ls -la" });
+    const cmd = redirectNativeExec(shell, [tool("shell", ["cmd"])]);
+    expect(args(cmd?.arguments)).toEqual({ cmd: "cd '/w/it'\\''s here' && ls -la" });
+  });
+
   it("prefers bash over shell and drops optional arguments the schema lacks", () => {
     const shell = exec({ message: { case: "shellStreamArgs", value: { command: "pwd" } } });
     const r = redirectNativeExec(shell, [tool("shell", ["command"]), tool("bash", ["command"])]);

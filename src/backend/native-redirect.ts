@@ -37,6 +37,13 @@ interface ArgumentCandidate {
   value: JsonValue;
   /** Only sent when the tool's schema declares one of the names. */
   optional?: boolean;
+  /** For an optional argument the schema lacks: carries its meaning in the arguments built so far instead. */
+  otherwise?: (built: { [key: string]: JsonValue }) => void;
+}
+
+/** `text` as one POSIX shell word (single-quoted). */
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 function findTool(tools: readonly ClientTool[], names: readonly string[]): ClientTool | undefined {
@@ -64,6 +71,7 @@ export function buildArguments(
     const match = candidate.names.find((name) => declared.has(name));
     if (match !== undefined) out[match] = candidate.value;
     else if (!candidate.optional) out[candidate.names[0] ?? "value"] = candidate.value;
+    else candidate.otherwise?.(out);
   }
   return out;
 }
@@ -86,7 +94,16 @@ function mappingFor(exec: ExecCase): Mapping | undefined {
         { names: ["description"], value: `Run: ${command}`.slice(0, 200), optional: true },
       ];
       if (workingDirectory !== "")
-        candidates.push({ names: ["workdir", "cwd"], value: workingDirectory, optional: true });
+        candidates.push({
+          names: ["workdir", "cwd"],
+          value: workingDirectory,
+          optional: true,
+          // A tool without a folder argument runs in the client's folder: the command changes to Cursor's first.
+          otherwise: (built) => {
+            const key = "command" in built ? "command" : "cmd";
+            built[key] = `cd ${shellQuote(workingDirectory)} && ${String(built[key])}`;
+          },
+        });
       return { toolNames: NATIVE_TOOL_TABLE.shell, candidates, nativeToolCallId: toolCallId };
     }
     case "readArgs":
