@@ -59,9 +59,11 @@ function builtFor(tools: readonly ClientTool[], toolNames: ToolNameMap): Built {
   const cached = byNames?.get(toolNames);
   if (cached !== undefined) return cached;
   const definitions: McpToolDefinition[] = [];
+  const declared = new Set<string>();
   for (const tool of tools) {
     const modelName = toolNames.toModel(tool.name);
-    if (modelName !== undefined && !definitions.some((t) => t.name === modelName)) {
+    if (modelName !== undefined && !declared.has(modelName)) {
+      declared.add(modelName);
       definitions.push(toMcpToolDefinition(tool, modelName));
     }
   }

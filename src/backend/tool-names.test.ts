@@ -45,4 +45,18 @@ describe("tool names", () => {
     );
     expect(ids.size).toBe(1000);
   });
+
+  it("gives thousands of names that sanitise alike distinct names, each mapped back, skipping names callers took", () => {
+    // Every "y" + one unsafe character sanitises to "y_"; "y__3" is a caller's own name, which the suffixes go around.
+    const alike = Array.from({ length: 5000 }, (_, i) => `y${String.fromCharCode(0x4e00 + i)}`);
+    const callerNames = ["y__3", ...alike];
+    const map = createToolNameMap(callerNames);
+    const modelNames = map.entries.map(([, modelName]) => modelName);
+    expect(new Set(modelNames).size).toBe(callerNames.length);
+    expect(map.toModel("y__3")).toBe("y__3");
+    expect(modelNames.slice(1, 5)).toEqual(["y_", "y__2", "y__4", "y__5"]);
+    expect(modelNames.at(-1)).toBe("y__5001");
+    for (const name of callerNames) expect(map.toCaller(map.toModel(name) ?? "")).toBe(name);
+    expect(modelNames.every((name) => name.length <= 64)).toBe(true);
+  });
 });

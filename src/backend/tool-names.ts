@@ -26,12 +26,19 @@ export function sanitizeToolName(name: string): string {
   return cleaned.length > 0 ? cleaned : "tool";
 }
 
-function uniqueName(base: string, taken: ReadonlySet<string>): string {
+/**
+ * `base`, or `base` with the first numeric suffix not `taken`. `next` remembers per base where to go on from, so a
+ * turn whose many names sanitise alike costs linear time, not quadratic.
+ */
+function uniqueName(base: string, taken: ReadonlySet<string>, next: Map<string, number>): string {
   if (!taken.has(base)) return base;
-  for (let n = 2; ; n += 1) {
+  for (let n = next.get(base) ?? 2; ; n += 1) {
     const suffix = `_${n}`;
     const candidate = `${base.slice(0, MAX_TOOL_NAME_LENGTH - suffix.length)}${suffix}`;
-    if (!taken.has(candidate)) return candidate;
+    if (!taken.has(candidate)) {
+      next.set(base, n + 1);
+      return candidate;
+    }
   }
 }
 
@@ -43,9 +50,13 @@ export function createToolNameMap(callerNames: readonly string[]): ToolNameMap {
   const toModel = new Map<string, string>();
   const toCaller = new Map<string, string>();
   const entries: Array<readonly [string, string]> = [];
+  // The declared names so far (toCaller's keys), kept as one set: a copy per tool made long lists quadratic.
+  const taken = new Set<string>();
+  const next = new Map<string, number>();
   for (const callerName of callerNames) {
     if (toModel.has(callerName)) continue;
-    const modelName = uniqueName(sanitizeToolName(callerName), new Set(toCaller.keys()));
+    const modelName = uniqueName(sanitizeToolName(callerName), taken, next);
+    taken.add(modelName);
     toModel.set(callerName, modelName);
     toCaller.set(modelName, callerName);
     entries.push([callerName, modelName]);
