@@ -75,11 +75,14 @@ const CLIENT_ERRORS: Record<string, [number, string, string]> = {
 };
 
 /**
- * Answers a malformed or too slow request with an OpenAI-shaped error instead of Node's bare status line, then
- * drops the connection. Nothing is written once a response has started on that connection.
+ * Answers a malformed or too slow request with an error in its API's shape instead of Node's bare status line, then
+ * drops the connection: Anthropic's for a request whose headers named `/v1/messages` (a body that came too slowly),
+ * OpenAI's otherwise (nothing said which API it was for). Nothing is written once a response has started on that
+ * connection.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean; req?: { url?: string } } })
+    ._httpMessage;
   if (socket.writable && inFlight?.headersSent !== true && error.code !== "ECONNRESET") {
     const [status, reason, message] = CLIENT_ERRORS[error.code ?? ""] ?? [
       400,
@@ -88,7 +91,10 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
     ];
     const type = status === 408 ? "timeout_error" : "invalid_request_error";
     const code = status === 408 ? "request_timeout" : status === 431 ? "headers_too_large" : "bad_http_request";
-    const body = JSON.stringify({ error: { message, type, param: null, code } });
+    const anthropic = /^\/v1\/messages(?:[/?]|$)/.test(inFlight?.req?.url ?? "");
+    const body = JSON.stringify(
+      anthropic ? { type: "error", error: { type, message } } : { error: { message, type, param: null, code } },
+    );
     socket.end(
       `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

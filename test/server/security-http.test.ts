@@ -71,4 +71,16 @@ describe("browser guards over a socket", () => {
     expect(statusAndError(response)).toEqual({ status: 408, code: "request_timeout" });
     expect(s.emulator.stats().turns.length).toBe(0);
   });
+
+  it("answers a stalled body on /v1/messages in Anthropic's shape", async () => {
+    const s = await startStack({ bodyTimeoutMs: 300 });
+    stacks.push(s);
+    const head = `POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+    const response = await raw(s.server.port, head + body.slice(0, 10), 10_000);
+    expect(response).toMatch(/^HTTP\/1\.1 408/);
+    expect(JSON.parse(response.slice(response.indexOf("\r\n\r\n") + 4))).toEqual({
+      type: "error",
+      error: { type: "timeout_error", message: "The request body did not arrive in time; the request was dropped." },
+    });
+  });
 });
