@@ -122,6 +122,7 @@ class ResponseBuilder implements Translation<ResponseStreamEvent, ResponseObject
   /** The error event and `response.failed` for a failure after the stream started. */
   fail(error: unknown, context: ErrorContext, emit: Emit<ResponseStreamEvent>): void {
     const { code, message, param } = toOpenAIError(error, context).body.error;
+    this.settleUnfinished();
     this.response.status = "failed";
     this.response.error = { code: code ?? "server_error", message };
     this.response.usage = this.usage === undefined ? null : toResponseUsage(this.usage);
@@ -289,6 +290,36 @@ class ResponseBuilder implements Translation<ResponseStreamEvent, ResponseObject
   }
 
   /** Closes the open item (if any) with its `.done` events. */
+  /**
+   * Before `response.failed`: the items still open keep what was streamed into them, marked `incomplete`, so a client
+   * that rebuilds the answer from the final response object has the text its deltas carried (no events: the stream
+   * ends with the error).
+   */
+  private settleUnfinished(): void {
+    const unfinished = [...(this.open === undefined ? [] : [this.open]), ...this.streaming.values()];
+    this.open = undefined;
+    this.streaming.clear();
+    for (const { item, text } of unfinished) {
+      switch (item.type) {
+        case "reasoning":
+          if (this.options.reasoningSummary && text !== "") item.summary = [{ type: "summary_text", text }];
+          break;
+        case "message":
+          item.content = [{ type: "output_text", text, annotations: [], logprobs: [] }];
+          item.status = "incomplete";
+          break;
+        case "function_call":
+          item.arguments = text;
+          item.status = "incomplete";
+          break;
+        case "custom_tool_call":
+          item.input = text;
+          item.status = "incomplete";
+          break;
+      }
+    }
+  }
+
   private close(): Emitted[] {
     const open = this.open;
     if (open === undefined) return [];

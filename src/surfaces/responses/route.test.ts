@@ -253,6 +253,10 @@ describe("POST /v1/responses", () => {
       { type: "error", code: "upstream_unavailable", message: "The Cursor stream closed unexpectedly." },
       { type: "response.failed", response: { status: "failed" } },
     ]);
+    // The text streamed before the failure stays in the final object, its message marked incomplete.
+    expect((events.at(-1)?.response as { output: unknown[] }).output).toMatchObject([
+      { type: "message", status: "incomplete", content: [{ type: "output_text", text: "Par" }] },
+    ]);
     const id = (events.at(-1)?.response as { id: string } | undefined)?.id;
     expect(id).toMatch(/^resp_/);
     expect((await app.request(`/v1/responses/${id}`)).status).toBe(404);
