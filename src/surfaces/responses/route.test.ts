@@ -254,7 +254,7 @@ describe("POST /v1/responses", () => {
       { type: "response.failed", response: { status: "failed" } },
     ]);
     // The text streamed before the failure stays in the final object, its message marked incomplete.
-    expect((events.at(-1)?.response as { output: unknown[] }).output).toMatchObject([
+    expect((events.at(-1)?.response as { output?: unknown[] } | undefined)?.output).toMatchObject([
       { type: "message", status: "incomplete", content: [{ type: "output_text", text: "Par" }] },
     ]);
     const id = (events.at(-1)?.response as { id: string } | undefined)?.id;
