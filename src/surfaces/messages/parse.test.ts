@@ -115,3 +115,26 @@ describe("parseMessagesRequest", () => {
     expect(parseCountTokensRequest(body).request.model).toBe("claude-sonnet-5-5");
   });
 });
+
+describe("tools and tool_choice", () => {
+  const tool = (name: string) => ({ name, input_schema: { type: "object" } });
+
+  it("refuses two tools of one name, naming the second", () => {
+    const error = rejection({ ...valid, tools: [tool("read"), tool("write"), tool("read")] });
+    expect(error.param).toBe("tools.2.name");
+    expect(error.message).toContain("Tool names must be unique");
+    expect(parseCountTokensRequest.bind(null, { ...valid, tools: [tool("a"), tool("a")] })).toThrow(/unique/);
+  });
+
+  it("refuses a tool_choice that needs tools or names one not declared; accepts auto and none without tools", () => {
+    expect(rejection({ ...valid, tool_choice: { type: "any" } }).param).toBe("tool_choice");
+    const unknown = rejection({ ...valid, tools: [tool("read")], tool_choice: { type: "tool", name: "zz" } });
+    expect(unknown.param).toBe("tool_choice.name");
+    expect(unknown.message).toContain("`zz`");
+    expect(() => parseMessagesRequest({ ...valid, tool_choice: { type: "auto" } })).not.toThrow();
+    expect(() => parseMessagesRequest({ ...valid, tool_choice: { type: "none" } })).not.toThrow();
+    expect(() =>
+      parseMessagesRequest({ ...valid, tools: [tool("read")], tool_choice: { type: "tool", name: "read" } }),
+    ).not.toThrow();
+  });
+});

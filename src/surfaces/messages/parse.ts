@@ -4,8 +4,9 @@
  * dotted notation Anthropic uses in its own validation errors).
  */
 import type { z } from "zod";
+import { clampForMessage } from "../../util/logger.js";
 import { checkJsonBody } from "../kit/json-body.js";
-import { validate } from "../kit/zod-issues.js";
+import { invalidParam, validate } from "../kit/zod-issues.js";
 import {
   type CountTokensRequest,
   countTokensRequestSchema,
@@ -22,12 +23,44 @@ export interface Parsed<T> {
 
 /** Parses a Messages request body. @throws ProxyError invalid_request (400) naming the field. */
 export function parseMessagesRequest(body: unknown): Parsed<MessagesRequest> {
-  return parseWith(messagesRequestSchema, body);
+  const parsed = parseWith(messagesRequestSchema, body);
+  checkTools(parsed.request);
+  return parsed;
 }
 
 /** Parses a count_tokens request body. @throws ProxyError invalid_request (400) naming the field. */
 export function parseCountTokensRequest(body: unknown): Parsed<CountTokensRequest> {
-  return parseWith(countTokensRequestSchema, body);
+  const parsed = parseWith(countTokensRequestSchema, body);
+  checkTools(parsed.request);
+  return parsed;
+}
+
+/**
+ * What the schema cannot say field by field, as Anthropic refuses it: two tools of one name (the second's schema would
+ * otherwise be dropped unseen), and a `tool_choice` that needs tools, or names one the request does not declare.
+ */
+function checkTools(request: Pick<MessagesRequest, "tools" | "tool_choice">): void {
+  const names = new Set<string>();
+  (request.tools ?? []).forEach((tool, index) => {
+    if (names.has(tool.name)) {
+      throw invalidParam(
+        `tools.${index}.name`,
+        `tools: Tool names must be unique (\`${clampForMessage(tool.name, 100)}\`).`,
+      );
+    }
+    names.add(tool.name);
+  });
+  const choice = request.tool_choice;
+  if (choice == null || choice.type === "auto" || choice.type === "none") return;
+  if (names.size === 0) {
+    throw invalidParam("tool_choice", `tool_choice: \`${choice.type}\` requires \`tools\` to be given.`);
+  }
+  if (choice.type === "tool" && !names.has(choice.name)) {
+    throw invalidParam(
+      "tool_choice.name",
+      `tool_choice: no tool named \`${clampForMessage(choice.name, 100)}\` in \`tools\`.`,
+    );
+  }
 }
 
 function parseWith<T>(schema: z.ZodType<T>, raw: unknown): Parsed<T> {

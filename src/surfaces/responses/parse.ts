@@ -4,6 +4,7 @@
  * kept as `ignored` / `unsupported` entries (the translation warns about them), never rejected.
  */
 import type { z } from "zod";
+import { clampForMessage } from "../../util/logger.js";
 import { checkJsonBody } from "../kit/json-body.js";
 import { responsesFunctionCallArguments } from "../kit/json-limits.js";
 import { normalizeToolArguments } from "../kit/tool-arguments.js";
@@ -104,10 +105,45 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
       ? [{ kind: "message", role: "user", content: request.input }]
       : request.input.map((raw, index) => clientItem(parseItem(raw, index, body), index));
   const tools = (request.tools ?? []).map((raw, index) => parseTool(raw, index, body));
+  checkTools(tools, request.tool_choice);
   const ignoredParams = Object.entries(body)
     .filter(([key, value]) => !HANDLED_RESPONSES_KEYS.has(key) && value !== undefined && value !== null)
     .map(([key]) => key);
   return { request, items, tools, ignoredParams };
+}
+
+/**
+ * What the schema cannot say field by field: two function (or custom) tools of one name in one namespace (the second
+ * would otherwise be dropped unseen), and a `tool_choice` that needs tools, or names one the request does not declare.
+ */
+function checkTools(tools: readonly Tool[], choice: ResponsesRequest["tool_choice"]): void {
+  const named = new Set<string>();
+  const keys = new Set<string>();
+  tools.forEach((tool, index) => {
+    // A namespace's functions may be chosen by name too (their own duplicates are the namespace's business).
+    if (tool.kind === "namespace") for (const inner of tool.tools) named.add(inner.name);
+    if (tool.kind !== "function" && tool.kind !== "custom") return;
+    const namespace = tool.kind === "function" ? (tool.namespace ?? "") : "";
+    const key = `${namespace}\u0000${tool.name}`;
+    if (keys.has(key)) {
+      const param = `tools[${index}].name`;
+      throw invalid(param, `Invalid value for '${param}': duplicate tool name '${clampForMessage(tool.name, 100)}'.`);
+    }
+    keys.add(key);
+    named.add(tool.name);
+  });
+  if (choice == null || choice === "auto" || choice === "none") return;
+  if (tools.length === 0) {
+    throw invalid("tool_choice", "Invalid value for 'tool_choice': it requires 'tools' to be specified.");
+  }
+  if (typeof choice === "object" && (choice.type === "function" || choice.type === "custom")) {
+    if (choice.name === undefined || !named.has(choice.name)) {
+      throw invalid(
+        "tool_choice.name",
+        `Invalid value for 'tool_choice.name': no tool named '${clampForMessage(choice.name ?? "", 100)}' in 'tools'.`,
+      );
+    }
+  }
 }
 
 /** A client's own item: its function call arguments normalised (a 400 naming the field when they are no object). */

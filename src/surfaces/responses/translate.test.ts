@@ -196,3 +196,38 @@ describe("parallel_tool_calls", () => {
     expect(translate({ input: "x" }).request.oneToolCallPerAnswer).toBeUndefined();
   });
 });
+
+describe("tools and tool_choice", () => {
+  const fn = (name: string, namespace?: string) => ({
+    type: "function",
+    name,
+    parameters: { type: "object" },
+    ...(namespace === undefined ? {} : { namespace }),
+  });
+
+  it("refuses two function tools of one name (in one namespace), naming the second", () => {
+    const error = rejection({ model: "m", input: "hi", tools: [fn("read"), fn("write"), fn("read")] });
+    expect(error.param).toBe("tools[2].name");
+    expect(error.message).toContain("duplicate tool name 'read'");
+    expect(() => translate({ input: "hi", tools: [fn("read", "a"), fn("read", "b")] })).not.toThrow();
+  });
+
+  it("refuses a tool_choice that needs tools or names one not declared", () => {
+    expect(rejection({ model: "m", input: "hi", tool_choice: "required" }).param).toBe("tool_choice");
+    const unknown = rejection({
+      model: "m",
+      input: "hi",
+      tools: [fn("read")],
+      tool_choice: { type: "function", name: "zz" },
+    });
+    expect(unknown.param).toBe("tool_choice.name");
+    expect(() =>
+      translate({ input: "hi", tools: [fn("read")], tool_choice: { type: "function", name: "read" } }),
+    ).not.toThrow();
+    const namespaced = { type: "namespace", name: "mcp", tools: [fn("lookup")] };
+    expect(() =>
+      translate({ input: "hi", tools: [namespaced], tool_choice: { type: "function", name: "lookup" } }),
+    ).not.toThrow();
+    expect(() => translate({ input: "hi", tool_choice: "auto" })).not.toThrow();
+  });
+});
