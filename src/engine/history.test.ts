@@ -118,4 +118,19 @@ describe("toBackendInput", () => {
     expect((error as ProxyError).status).toBe(400);
     expect((error as ProxyError).param).toBe("messages[1].tool_call_id");
   });
+
+  it("names the field where the door's request gave the call id, when the door says", () => {
+    const bad = request({
+      messages: [
+        { role: "user", parts: [{ type: "text", text: "go" }] },
+        { role: "tool", toolCallId: "nope", content: "x", isError: false, param: "input[3].call_id" },
+      ],
+    });
+    expect(() => toBackendInput(bad)).toThrow(
+      expect.objectContaining({
+        param: "input[3].call_id",
+        message: "input[3].call_id 'nope' does not answer a tool call of an earlier assistant message.",
+      }),
+    );
+  });
 });

@@ -41,10 +41,11 @@ function checkToolResults(messages: readonly ConversationMessage[]): void {
   messages.forEach((message, index) => {
     if (message.role === "assistant") for (const call of message.toolCalls) calls.add(call.id);
     if (message.role === "tool" && !calls.has(message.toolCallId)) {
+      const param = message.param ?? `messages[${index}].tool_call_id`;
       throw new ProxyError(
         "invalid_request",
-        `messages[${index}].tool_call_id '${message.toolCallId}' does not answer a tool call of an earlier assistant message.`,
-        { param: `messages[${index}].tool_call_id` },
+        `${param} '${message.toolCallId}' does not answer a tool call of an earlier assistant message.`,
+        { param },
       );
     }
   });

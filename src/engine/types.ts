@@ -38,7 +38,14 @@ export interface ReasoningBlock {
 export type ConversationMessage =
   | { role: "user"; parts: MessagePart[] }
   | { role: "assistant"; text: string; reasoning: ReasoningBlock[]; toolCalls: HistoryToolCall[] }
-  | { role: "tool"; toolCallId: string; content: string; isError: boolean }
+  | {
+      role: "tool";
+      toolCallId: string;
+      content: string;
+      isError: boolean;
+      /** Where the request gave this result's call id, in its door's words (a 400 names it); default chat's. */
+      param?: string;
+    }
   /**
    * An instruction placed inside the message list (OpenAI `system`/`developer` messages, Claude Code's rewritten
    * system reminders, Responses `developer` items). Instructions, not history: the history key ignores them.

@@ -55,8 +55,20 @@ describe("toEngineRequest", () => {
         ],
         toolCalls: [{ id: "call_1", name: "Bash", arguments: '{"command":"echo hi"}' }],
       },
-      { role: "tool", toolCallId: "call_1", content: "hi\n", isError: false },
-      { role: "tool", toolCallId: "call_2", content: "exit 1", isError: true },
+      {
+        role: "tool",
+        toolCallId: "call_1",
+        content: "hi\n",
+        isError: false,
+        param: "messages.2.content.0.tool_use_id",
+      },
+      {
+        role: "tool",
+        toolCallId: "call_2",
+        content: "exit 1",
+        isError: true,
+        param: "messages.2.content.1.tool_use_id",
+      },
       { role: "system", text: "<system-reminder>todo list</system-reminder>" },
     ]);
   });

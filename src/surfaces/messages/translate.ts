@@ -62,6 +62,7 @@ function userMessages(
         toolCallId: fromAnthropicToolId(block.tool_use_id),
         content: toolResultText(block, warnings),
         isError: block.is_error === true,
+        param: `${param}.content.${index}.tool_use_id`,
       });
     } else if (block.type === "text") {
       parts.push({ type: "text", text: block.text });

@@ -60,9 +60,10 @@ export async function createResponse(
       : await loadPrevious(deps.store, request.previous_response_id, owner);
   const earlier: JsonValue[] =
     previous === undefined ? [] : [...previous.input, ...((previous.response.output ?? []) as JsonValue[])];
-  const items = [...parseStoredItems(earlier), ...parsed.items];
+  const storedItems = parseStoredItems(earlier);
+  const items = [...storedItems, ...parsed.items];
   const images = new ImageBudget(options.maxImageBytes);
-  const input = toEngineRequest(request, items, parsed.tools, images);
+  const input = toEngineRequest(request, items, parsed.tools, images, storedItems.length);
 
   const id = `resp_${deps.newId()}`;
   const store = request.store !== false;

@@ -179,7 +179,7 @@ describe("POST /v1/responses", () => {
         reasoning: [],
         toolCalls: [{ id: "call_1", name: "get_weather", arguments: '{"city":"Paris"}' }],
       },
-      { role: "tool", toolCallId: "call_1", content: "sunny", isError: false },
+      { role: "tool", toolCallId: "call_1", content: "sunny", isError: false, param: "input[0].call_id" },
     ]);
     const secondId = ((await second.json()) as { id: string }).id;
     expect((await app.request(`/v1/responses/${secondId}`)).status).toBe(404);

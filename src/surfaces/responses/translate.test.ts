@@ -68,9 +68,9 @@ describe("Responses request → EngineRequest", () => {
           { id: "c3", name: "apply_patch", arguments: '{"input":"*** Begin Patch"}' },
         ],
       },
-      { role: "tool", toolCallId: "c1", content: "a.txt", isError: false },
-      { role: "tool", toolCallId: "c2", content: "x", isError: false },
-      { role: "tool", toolCallId: "c3", content: "Done!", isError: false },
+      { role: "tool", toolCallId: "c1", content: "a.txt", isError: false, param: "input[7].call_id" },
+      { role: "tool", toolCallId: "c2", content: "x", isError: false, param: "input[8].call_id" },
+      { role: "tool", toolCallId: "c3", content: "Done!", isError: false, param: "input[9].call_id" },
       { role: "assistant", text: "", reasoning: [{ text: "foreign" }], toolCalls: [] },
     ]);
     // A web_search_call coming back is left out of the history without a warning (Cursor's state holds it, #27).

@@ -84,6 +84,8 @@ export function toConversation(
   items: readonly InputItem[],
   warnings: Set<string>,
   images: ImageBudget = new ImageBudget(),
+  /** How many of `items` came from the stored response `previous_response_id` names, before the request's own. */
+  stored = 0,
 ): ConversationMessage[] {
   const messages: ConversationMessage[] = [];
   let assistant: { text: string[]; reasoning: ReasoningBlock[]; toolCalls: HistoryToolCall[] } | undefined;
@@ -137,6 +139,7 @@ export function toConversation(
           toolCallId: item.call_id,
           content: toolOutputText(item.output, warnings),
           isError: false,
+          param: index < stored ? "previous_response_id" : `input[${index - stored}].call_id`,
         });
         return;
       case "ignored":
@@ -162,10 +165,12 @@ export function toEngineRequest(
   items: readonly InputItem[],
   tools: readonly Tool[],
   images: ImageBudget = new ImageBudget(),
+  /** How many of `items` came from the stored response `previous_response_id` names (see {@link toConversation}). */
+  stored = 0,
 ): ResponsesTurnInput {
   const warnings: string[] = [];
   const itemWarnings = new Set<string>();
-  const messages = toConversation(items, itemWarnings, images);
+  const messages = toConversation(items, itemWarnings, images, stored);
   if (messages.length === 0) {
     throw invalid("input", "Invalid value for 'input': the request has no input items the bridge can use.");
   }
