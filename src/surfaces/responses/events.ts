@@ -61,6 +61,14 @@ export function toResponseUsage(usage: Usage | undefined): ResponseUsage {
 /** The Responses stream's bytes: `event: <type>` frames; the stream simply ends after the terminal event. */
 export const RESPONSES_WIRE: StreamWire<ResponseStreamEvent> = { encode: namedEventFrame, end: "" };
 
+/** A call item's streamed text as its arguments (a custom tool's: its input), and its status. */
+function settleCall(item: OutputItem, text: string, status: "completed" | "incomplete"): void {
+  if (item.type === "function_call") item.arguments = text;
+  else if (item.type === "custom_tool_call") item.input = text;
+  else return;
+  item.status = status;
+}
+
 /** The state of one response being built, on the kit's translation contract (kit/translate.ts). */
 class ResponseBuilder implements Translation<ResponseStreamEvent, ResponseObject> {
   readonly response: ResponseObject;
@@ -309,12 +317,8 @@ class ResponseBuilder implements Translation<ResponseStreamEvent, ResponseObject
           item.status = "incomplete";
           break;
         case "function_call":
-          item.arguments = text;
-          item.status = "incomplete";
-          break;
         case "custom_tool_call":
-          item.input = text;
-          item.status = "incomplete";
+          settleCall(item, text, "incomplete");
           break;
       }
     }
@@ -357,12 +361,8 @@ class ResponseBuilder implements Translation<ResponseStreamEvent, ResponseObject
         break;
       }
       case "function_call":
-        item.arguments = text;
-        item.status = "completed";
-        break;
       case "custom_tool_call":
-        item.input = text;
-        item.status = "completed";
+        settleCall(item, text, "completed");
         break;
     }
     out.push({ type: "response.output_item.done", output_index: index, item: structuredClone(item) });
