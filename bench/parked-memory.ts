@@ -165,15 +165,14 @@ interface Reading {
 }
 
 /**
- * Warms up (until the young generation `readYoung` reads is full: {@link warmUpUntilYoungFull}), then parks up to each
- * count in turn, calling `read` at each; returns the readings after the baseline's.
+ * Warms up (until the young generation `read` reads is full: {@link warmUpUntilYoungFull}), then parks up to each count
+ * in turn, calling `read` at each; returns the readings after the baseline's.
  */
 async function parkAndRead(
   serve: ServeProcess,
   tag: string,
   counts: readonly number[],
   read: () => Promise<Reading>,
-  readYoung: () => Promise<Reading>,
 ): Promise<Readings> {
   const park = parker(serve, tag);
   const warm = parker(serve, `${tag}-warm`);
@@ -181,7 +180,7 @@ async function parkAndRead(
   const warmUp = await warmUpUntilYoungFull(async () => {
     await inBatches(warmed, warmed + BATCH, warm);
     warmed += BATCH;
-  }, readYoung);
+  }, read);
   await new Promise((resolve) => setTimeout(resolve, 500));
   const baseline = await read();
   const at: Reading[] = [];
@@ -245,8 +244,7 @@ export async function runParkedMemory(
   for (let rep = 0; rep < repetitions; rep++) {
     const rawServe = await startAnotherServe(stack, { gcHook: "read" });
     try {
-      const read = () => rawServe.memoryUsage();
-      raws.push(await parkAndRead(rawServe, `raw${rep}`, counts, read, read));
+      raws.push(await parkAndRead(rawServe, `raw${rep}`, counts, () => rawServe.memoryUsage()));
     } finally {
       await rawServe.close();
     }
@@ -264,8 +262,7 @@ export async function runParkedMemory(
   if (postGc) {
     const floorServe = await startAnotherServe(stack, { gcHook: "collect" });
     try {
-      const read = () => floorServe.collectGarbage();
-      floor = await parkAndRead(floorServe, "floor", counts, read, read);
+      floor = await parkAndRead(floorServe, "floor", counts, () => floorServe.collectGarbage());
     } finally {
       await floorServe.close();
     }
