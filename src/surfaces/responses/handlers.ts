@@ -16,6 +16,7 @@ import type { SurfaceDeps } from "../kit/surface-app.js";
 import { RESPONSES_WIRE, type ResponseEventsOptions, responseTranslation } from "./events.js";
 import { createBaseResponse } from "./object.js";
 import { parseResponsesRequest, parseStoredItems } from "./parse.js";
+import { ownerOf, storedFor } from "./stored.js";
 import { toEngineRequest } from "./translate.js";
 import type { ResponseObject } from "./wire.js";
 
@@ -30,10 +31,10 @@ export interface ResponsesOptions {
   maxImageBytes?: number | undefined;
 }
 
-/** The response `id` continues, when the caller may see it (another virtual key's is "not found", route.ts). */
-async function loadPrevious(store: ResponseStore, id: string, owner: string | undefined): Promise<StoredResponse> {
-  const previous = await store.get(id);
-  if (previous !== undefined && previous.owner === owner) return previous;
+/** The response `id` continues, when the caller may see it (another virtual key's is unknown: stored.ts). */
+async function loadPrevious(store: ResponseStore, id: string, c: Context<AppEnv>): Promise<StoredResponse> {
+  const previous = await storedFor(store, id, c);
+  if (previous !== undefined) return previous;
   throw new ProxyError("invalid_request", `Previous response with id '${id}' not found.`, {
     param: "previous_response_id",
     detail: "previous_response_not_found",
@@ -47,7 +48,7 @@ export async function createResponse(
   options: ResponsesOptions,
 ): Promise<Response> {
   const body = await readJson(c);
-  const owner = c.get("principal")?.keyId;
+  const owner = ownerOf(c);
   const parsed = parseResponsesRequest(body);
   const { request } = parsed;
   const ownInput: JsonValue[] =
@@ -55,9 +56,7 @@ export async function createResponse(
       ? [{ type: "message", role: "user", content: request.input }]
       : ((body as { input: JsonValue[] }).input ?? []);
   const previous =
-    request.previous_response_id == null
-      ? undefined
-      : await loadPrevious(deps.store, request.previous_response_id, owner);
+    request.previous_response_id == null ? undefined : await loadPrevious(deps.store, request.previous_response_id, c);
   const earlier: JsonValue[] =
     previous === undefined ? [] : [...previous.input, ...((previous.response.output ?? []) as JsonValue[])];
   const storedItems = parseStoredItems(earlier);
