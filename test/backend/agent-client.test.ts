@@ -10,13 +10,9 @@ import type { ClientTool, HistoryMessage } from "../../src/backend/types.js";
 import { ConversationStateStructureSchema } from "../../src/gen/agent/v1/conversation_state_pb.js";
 import { toHex } from "../../src/stores/blob-id.js";
 import { ProxyError } from "../../src/util/errors.js";
-import { collect, endOf, type Fixture, startFixture, textOf, toolCallsOf, userTurn } from "./harness.js";
+import { collect, endOf, type Fixture, queryTool, startFixture, textOf, toolCallsOf, userTurn } from "./harness.js";
 
-const lookupTool: ClientTool = {
-  name: "lookup",
-  description: "Looks something up.",
-  inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
-};
+const lookupTool = queryTool();
 const readTool: ClientTool = {
   name: "read",
   description: "Reads a file.",

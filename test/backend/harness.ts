@@ -3,11 +3,19 @@
  * transport, a counting token source and an agent client over an in-memory (or given) conversation store.
  */
 import { type AgentClientOptions, createAgentClient } from "../../src/backend/agent-client.js";
-import type { AgentClient, BackendEvent, TokenSource, TurnRequest } from "../../src/backend/types.js";
+import type { AgentClient, BackendEvent, ClientTool, TokenSource, TurnRequest } from "../../src/backend/types.js";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import { type CursorApi, createCursorApi } from "../../src/protocol/cursor/cursor-api.js";
 import { createMemoryConversationStore } from "../../src/stores/memory/conversation-store.js";
 import type { ConversationStore } from "../../src/stores/types.js";
+
+/**
+ * A client tool taking one required string `q`, the shape `[[emu:tool NAME {"q":…}]]` calls use; a new object each
+ * call (the agent client interns tool lists by identity, tool-list-cache.ts).
+ */
+export function queryTool(name = "lookup", description = "Looks something up."): ClientTool {
+  return { name, description, inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] } };
+}
 
 /** A recent client version the emulator accepts. */
 export const CLIENT_VERSION = "cli-2026.01.17-d239e66";

@@ -8,16 +8,12 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AgentTurn, BackendEvent, ClientTool, HistoryMessage, TurnRequest } from "../../src/backend/types.js";
+import type { AgentTurn, BackendEvent, HistoryMessage, TurnRequest } from "../../src/backend/types.js";
 import { createEngine } from "../../src/engine/engine.js";
 import type { ConversationMessage, EngineRequest } from "../../src/engine/types.js";
-import { collect, endOf, type Fixture, startFixture, textOf, toolCallsOf } from "./harness.js";
+import { collect, endOf, type Fixture, queryTool, startFixture, textOf, toolCallsOf } from "./harness.js";
 
-const lookupTool: ClientTool = {
-  name: "lookup",
-  description: "Looks something up.",
-  inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
-};
+const lookupTool = queryTool();
 
 /** A full collection, without starting Node with --expose-gc (a fresh context sees `gc` while the flag is on). */
 function fullCollection(): () => void {

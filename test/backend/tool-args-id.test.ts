@@ -9,25 +9,21 @@
  * tool, whose `mcp_args` must not complete the cut call.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BackendEvent, ClientTool, SegmentOptions } from "../../src/backend/types.js";
+import type { BackendEvent, SegmentOptions } from "../../src/backend/types.js";
 import {
   collect,
   collectUntilFailure,
   endOf,
   type Fixture,
   formingIds,
+  queryTool,
   startFixture,
   textOf,
   toolCallsOf,
   userTurn,
 } from "./harness.js";
 
-const tool = (name: string): ClientTool => ({
-  name,
-  description: `The ${name} tool.`,
-  inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
-});
-const tools = [tool("lookup"), tool("weather")];
+const tools = [queryTool("lookup", "The lookup tool."), queryTool("weather", "The weather tool.")];
 const call = (name: string, q: string) => `[[emu:tool ${name} {"q":"${q}"}]]`;
 
 /**

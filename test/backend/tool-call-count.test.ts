@@ -6,14 +6,9 @@
  * the step's calls one segment at a time.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClientTool } from "../../src/backend/types.js";
-import { collect, endOf, type Fixture, startFixture, toolCallsOf, userTurn } from "./harness.js";
+import { collect, endOf, type Fixture, queryTool, startFixture, toolCallsOf, userTurn } from "./harness.js";
 
-const lookupTool: ClientTool = {
-  name: "lookup",
-  description: "Looks something up.",
-  inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
-};
+const lookupTool = queryTool();
 const PARALLEL = '[[emu:tool lookup {"q":"a"}]] [[emu:tool lookup {"q":"b"}]] [[emu:tool lookup {"q":"c"}]]';
 
 describe.each(["http2", "http1"] as const)("tool call count over %s", (transport) => {

@@ -8,13 +8,7 @@ import { createAgentClient } from "../../src/backend/agent-client.js";
 import { createToolListCache } from "../../src/backend/tool-list-cache.js";
 import type { ClientTool } from "../../src/backend/types.js";
 import type { CursorApi } from "../../src/protocol/cursor/cursor-api.js";
-import { collect, endOf, type Fixture, startFixture, toolCallsOf } from "./harness.js";
-
-const lookup = (): ClientTool => ({
-  name: "lookup",
-  description: "Looks something up.",
-  inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
-});
+import { collect, endOf, type Fixture, queryTool, startFixture, toolCallsOf } from "./harness.js";
 
 describe("tool list interning", () => {
   let fx: Fixture;
@@ -52,7 +46,7 @@ describe("tool list interning", () => {
         model: "auto",
         conversationId: id,
         messages: [{ role: "user", content: '[[emu:tool lookup {"q":"x"}]]' }],
-        tools: [lookup()],
+        tools: [queryTool()],
       });
       const events1 = await collect(turn.stream());
       expect(endOf(events1)).toBe("tool-calls");

@@ -5,15 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAgentClient } from "../../src/backend/agent-client.js";
-import type { AgentClient, ClientTool, HistoryMessage } from "../../src/backend/types.js";
+import type { AgentClient, HistoryMessage } from "../../src/backend/types.js";
 import type { LogFields, Logger } from "../../src/util/logger.js";
-import { collect, endOf, type Fixture, startFixture, textOf, toolCallsOf } from "./harness.js";
+import { collect, endOf, type Fixture, queryTool, startFixture, textOf, toolCallsOf } from "./harness.js";
 
-const lookupTool: ClientTool = {
-  name: "lookup",
-  description: "Looks something up.",
-  inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
-};
+const lookupTool = queryTool();
 
 function capturingLogger(lines: string[]): Logger {
   const log = (message: string, _fields?: LogFields) => lines.push(message);

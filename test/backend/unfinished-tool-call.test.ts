@@ -10,23 +10,19 @@
  * timeout of 3 s.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ClientTool } from "../../src/backend/types.js";
 import {
   collect,
   collectUntilFailure,
   endOf,
   type Fixture,
   formingIds,
+  queryTool,
   startFixture,
   toolCallsOf,
   userTurn,
 } from "./harness.js";
 
-const lookupTool: ClientTool = {
-  name: "lookup",
-  description: "Looks something up.",
-  inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
-};
+const lookupTool = queryTool();
 const TWO_CALLS = '[[emu:tool-chunks 4]] [[emu:tool lookup {"q":"alpha"}]] [[emu:tool lookup {"q":"bravo"}]]';
 
 describe.each(["http2", "http1"] as const)("a tool call whose arguments never complete, over %s", (transport) => {
