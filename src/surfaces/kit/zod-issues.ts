@@ -68,6 +68,7 @@ interface Words {
   type(param: string, expected: string, input: unknown): string;
   value(param: string, allowed: string, input: unknown): string;
   tooSmall(param: string, issue: z.core.$ZodIssueTooSmall): string;
+  tooBig(param: string, issue: z.core.$ZodIssueTooBig): string;
   custom(param: string, message: string): string;
   other(param: string, message: string): string;
 }
@@ -84,6 +85,12 @@ const OPENAI: Words = {
     if (issue.origin === "string") return `Invalid value for '${param}': must not be empty.`;
     return `Invalid value for '${param}': expected a number ${issue.inclusive ? ">=" : ">"} ${minimum}.`;
   },
+  tooBig(param, issue) {
+    const maximum = Number(issue.maximum);
+    if (issue.origin === "array") return `Invalid value for '${param}': expected at most ${maximum} item(s).`;
+    if (issue.origin === "string") return `Invalid value for '${param}': expected at most ${maximum} characters.`;
+    return `Invalid value for '${param}': expected a number ${issue.inclusive ? "<=" : "<"} ${maximum}.`;
+  },
   custom: (param, message) => message.replace(/\.$/, ` (at '${param}').`),
   other: (param, message) => `Invalid value for '${param}': ${message}.`,
 };
@@ -96,7 +103,17 @@ const ANTHROPIC: Words = {
   tooSmall(param, issue) {
     if (issue.origin === "array") return `${param}: List should have at least ${Number(issue.minimum)} item(s)`;
     if (issue.origin === "string") return `${param}: String should not be empty`;
-    return `${param}: Input should be greater than or equal to ${Number(issue.minimum)}`;
+    return issue.inclusive
+      ? `${param}: Input should be greater than or equal to ${Number(issue.minimum)}`
+      : `${param}: Input should be greater than ${Number(issue.minimum)}`;
+  },
+  tooBig(param, issue) {
+    const maximum = Number(issue.maximum);
+    if (issue.origin === "array") return `${param}: List should have at most ${maximum} item(s)`;
+    if (issue.origin === "string") return `${param}: String should have at most ${maximum} characters`;
+    return issue.inclusive
+      ? `${param}: Input should be less than or equal to ${maximum}`
+      : `${param}: Input should be less than ${maximum}`;
   },
   custom: (param, message) => `${param}: ${message}`,
   other: (param, message) => `${param}: ${message}`,
@@ -130,6 +147,8 @@ export function issueToError(
       return unionToError(issue, path, body, options, words);
     case "too_small":
       return invalidParam(param, words.tooSmall(param, issue));
+    case "too_big":
+      return invalidParam(param, words.tooBig(param, issue));
     case "custom":
       return invalidParam(param, words.custom(param, issue.message));
     default:

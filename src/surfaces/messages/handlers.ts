@@ -48,7 +48,9 @@ export function messagesHandlers(deps: SurfaceDeps, options: MessagesOptions): M
   const images = () => new ImageBudget(options.maxImageBytes);
   return {
     async messages(c) {
-      const { request: body, ignoredParams } = parseMessagesRequest(await readJson(c));
+      const { request: body, ignoredParams } = parseMessagesRequest(await readJson(c), {
+        beta: c.req.header("anthropic-beta"),
+      });
       const { request, warnings } = toEngineRequest(body, images());
       const translation = (model: string) => ({
         id: `msg_${deps.newId()}`,

@@ -138,3 +138,86 @@ describe("tools and tool_choice", () => {
     ).not.toThrow();
   });
 });
+
+describe("parameters Cursor has no equivalent of: accepted, ignored, held to Anthropic's types", () => {
+  const big = { ...valid, max_tokens: 32_000 };
+
+  it("accepts the valid values (null too) and reports them as ignored", () => {
+    const { ignoredParams } = parseMessagesRequest({
+      ...big,
+      temperature: 0.7,
+      top_p: 1,
+      top_k: 0,
+      stop_sequences: ["END"],
+      metadata: { user_id: "u", extra: 1 },
+      service_tier: "auto",
+      container: "c1",
+      context_management: { edits: [] },
+      mcp_servers: [{ type: "url", url: "https://x", name: "x" }],
+      inference_geo: null,
+    });
+    expect(ignoredParams).toEqual([
+      "max_tokens",
+      "temperature",
+      "top_p",
+      "top_k",
+      "stop_sequences",
+      "metadata",
+      "service_tier",
+      "container",
+      "context_management",
+      "mcp_servers",
+    ]);
+    const nulls = { temperature: null, top_p: null, top_k: null, stop_sequences: null, metadata: null };
+    expect(parseMessagesRequest({ ...big, ...nulls }).ignoredParams).toEqual(["max_tokens"]);
+    expect(() => parseMessagesRequest({ ...big, metadata: { user_id: null }, container: { id: "c" } })).not.toThrow();
+  });
+
+  it.each([
+    [{ temperature: "hot" }, "temperature", "temperature: Input should be number, got a string"],
+    [{ temperature: 1.5 }, "temperature", "temperature: Input should be less than or equal to 1"],
+    [{ temperature: -0.1 }, "temperature", "temperature: Input should be greater than or equal to 0"],
+    [{ top_p: 2 }, "top_p", "top_p: Input should be less than or equal to 1"],
+    [{ top_p: "x" }, "top_p", "top_p: Input should be number, got a string"],
+    [{ top_k: 1.5 }, "top_k", "top_k: Input should be int, got a number"],
+    [{ top_k: -1 }, "top_k", "top_k: Input should be greater than or equal to 0"],
+    [{ stop_sequences: "END" }, "stop_sequences", "stop_sequences: Input should be array, got a string"],
+    [{ stop_sequences: ["a", 1] }, "stop_sequences.1", "stop_sequences.1: Input should be string, got an integer"],
+    [{ metadata: "x" }, "metadata", "metadata: Input should be object, got a string"],
+    [{ metadata: { user_id: 5 } }, "metadata.user_id", "metadata.user_id: Input should be string, got an integer"],
+    [{ service_tier: 1 }, "service_tier", "service_tier: Input should be string, got an integer"],
+    [{ container: 1 }, "container", "container: Input should be string or object, got an integer"],
+    [{ context_management: [] }, "context_management", "context_management: Input should be object, got an array"],
+    [{ mcp_servers: {} }, "mcp_servers", "mcp_servers: Input should be array, got an object"],
+    [{ inference_geo: true }, "inference_geo", "inference_geo: Input should be string, got a boolean"],
+  ])("refuses %j naming %s", (extra, param, message) => {
+    const error = rejection({ ...big, ...extra });
+    expect([error.status, error.code, error.param, error.message]).toEqual([400, "invalid_request", param, message]);
+  });
+
+  it("thinking.budget_tokens: at least 1024 and less than max_tokens, unless interleaved thinking", () => {
+    const enabled = (budget: number, maxTokens = 32_000) => ({
+      ...valid,
+      max_tokens: maxTokens,
+      thinking: { type: "enabled", budget_tokens: budget },
+    });
+    expect(parseMessagesRequest(enabled(1024)).request.thinking).toEqual({ type: "enabled", budget_tokens: 1024 });
+    expect(() => parseMessagesRequest(enabled(31_999))).not.toThrow();
+    const low = rejection(enabled(1023));
+    expect([low.status, low.param, low.message]).toEqual([
+      400,
+      "thinking.budget_tokens",
+      "thinking.budget_tokens: Input should be greater than or equal to 1024",
+    ]);
+    expect(parseCountTokensRequest.bind(null, enabled(512))).toThrow(/greater than or equal to 1024/);
+    const high = rejection(enabled(4096, 4096));
+    expect([high.status, high.param]).toEqual([400, "thinking.budget_tokens"]);
+    expect(high.message).toBe("thinking.budget_tokens: Input should be less than max_tokens (4096), got 4096");
+    // With the interleaved-thinking beta the budget spans the turn's thinking blocks and may exceed max_tokens.
+    const beta = "claude-code-20250219,interleaved-thinking-2025-05-14";
+    expect(() => parseMessagesRequest(enabled(8192, 4096), { beta })).not.toThrow();
+    expect(() => parseMessagesRequest(enabled(8192, 4096), { beta: "other-2025-01-01" })).toThrow(/less than/);
+    // count_tokens has no max_tokens: only the floor applies.
+    expect(() => parseCountTokensRequest({ ...enabled(64_000), max_tokens: undefined })).not.toThrow();
+  });
+});

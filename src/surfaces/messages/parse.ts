@@ -21,11 +21,36 @@ export interface Parsed<T> {
   ignoredParams: string[];
 }
 
-/** Parses a Messages request body. @throws ProxyError invalid_request (400) naming the field. */
-export function parseMessagesRequest(body: unknown): Parsed<MessagesRequest> {
+/** What a Messages request carries besides its body. */
+export interface MessagesRequestContext {
+  /** The request's `anthropic-beta` header (a comma-separated list), if any. */
+  beta?: string | undefined;
+}
+
+/**
+ * Parses a Messages request body. @throws ProxyError invalid_request (400) naming the field.
+ * `context.beta` matters to one rule: with interleaved thinking a thinking budget may exceed `max_tokens`.
+ */
+export function parseMessagesRequest(body: unknown, context: MessagesRequestContext = {}): Parsed<MessagesRequest> {
   const parsed = parseWith(messagesRequestSchema, body);
   checkTools(parsed.request);
+  checkThinkingBudget(parsed.request, context.beta);
   return parsed;
+}
+
+/**
+ * Anthropic's rule for a manual thinking budget: less than `max_tokens` (the budget is part of the output), except
+ * with the interleaved-thinking beta, where the budget spans every thinking block of the turn and may exceed it.
+ */
+function checkThinkingBudget(request: MessagesRequest, beta: string | undefined): void {
+  const thinking = request.thinking;
+  if (thinking?.type !== "enabled" || thinking.budget_tokens === undefined) return;
+  if (thinking.budget_tokens < request.max_tokens) return;
+  if (beta?.split(",").some((name) => name.trim().startsWith("interleaved-thinking-"))) return;
+  throw invalidParam(
+    "thinking.budget_tokens",
+    `thinking.budget_tokens: Input should be less than max_tokens (${request.max_tokens}), got ${thinking.budget_tokens}`,
+  );
 }
 
 /** Parses a count_tokens request body. @throws ProxyError invalid_request (400) naming the field. */

@@ -158,8 +158,12 @@ const toolChoice = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("none") }),
 ]);
 
+/** Anthropic's floor for a thinking budget ("must be ≥ 1024 and less than max_tokens"; the ceiling is in parse.ts). */
+export const MIN_THINKING_BUDGET = 1024;
+
 const thinking = z.discriminatedUnion("type", [
-  z.looseObject({ type: z.literal("enabled"), budget_tokens: z.number().int().optional() }),
+  // Anthropic requires the budget; it stays optional here, as before, for clients that leave it out.
+  z.looseObject({ type: z.literal("enabled"), budget_tokens: z.number().int().min(MIN_THINKING_BUDGET).optional() }),
   z.looseObject({ type: z.literal("adaptive") }),
   z.looseObject({ type: z.literal("disabled") }),
 ]);
@@ -177,12 +181,34 @@ const requestFields = {
   output_config: z.looseObject({ effort: z.enum(EFFORTS).nullish() }).nullish(),
 };
 
+/**
+ * Parameters of Anthropic's Messages reference that Cursor has no equivalent of: accepted without effect (and listed
+ * as ignored), but held to Anthropic's types and ranges, so a wrong one is the 400 Anthropic would answer.
+ * `null` passes wherever absence does.
+ */
+const ignoredFields = {
+  temperature: z.number().min(0).max(1).nullish(),
+  top_p: z.number().min(0).max(1).nullish(),
+  top_k: z.number().int().min(0).nullish(),
+  stop_sequences: z.array(z.string()).nullish(),
+  metadata: z.looseObject({ user_id: z.string().nullish() }).nullish(),
+  service_tier: z.string().nullish(),
+  container: z.union([z.string(), z.looseObject({})]).nullish(),
+  context_management: z.looseObject({}).nullish(),
+  mcp_servers: z.array(z.looseObject({})).nullish(),
+  inference_geo: z.string().nullish(),
+};
+
 /** `POST /v1/messages`. `max_tokens` is required, as Anthropic requires it. */
 export const messagesRequestSchema = z.looseObject({
   ...requestFields,
   max_tokens: z.number().int().min(1),
   stream: z.boolean().nullish(),
+  ...ignoredFields,
 });
+
+/** Keys of {@link messagesRequestSchema} checked but without effect (reported as ignored). */
+export const CHECKED_IGNORED_KEYS: readonly string[] = Object.keys(ignoredFields);
 
 /** `POST /v1/messages/count_tokens`: the same body without `max_tokens` and `stream`. */
 export const countTokensRequestSchema = z.looseObject(requestFields);

@@ -135,7 +135,8 @@ describe("toEngineRequest", () => {
       name: "Bash",
     });
     expect(translate({ ...base, tool_choice: { type: "none" } }).request.options.toolChoice).toBe("none");
-    const budget = translate({ ...base, thinking: { type: "enabled", budget_tokens: 2048 } }).request.options;
+    const budget = translate({ ...base, max_tokens: 4096, thinking: { type: "enabled", budget_tokens: 2048 } }).request
+      .options;
     expect(budget).toMatchObject({ reasoning: true, reasoningEffort: "low" });
     const effort = translate({ ...base, thinking: { type: "adaptive" }, output_config: { effort: "max" } });
     expect(effort.request.options.reasoningEffort).toBe("high");
