@@ -8,6 +8,9 @@
  * - Origin: a browser request (it carries `Origin`, or `Sec-Fetch-Site` saying another site sent it) is served only
  *   when it comes from the server's own origin or a configured allowed origin.
  * - Content type: JSON endpoints require `application/json`, which a page can only send after a CORS preflight.
+ *
+ * The same guard refuses a compressed body (`Content-Encoding` other than `identity`) with a 415 before it is read:
+ * read as it came it would only fail as JSON that does not parse.
  */
 import type { MiddlewareHandler } from "hono";
 import { isLoopbackHost } from "../config/host.js";
@@ -109,7 +112,17 @@ export function isJsonMediaType(contentType: string | undefined): boolean {
   return type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(type);
 }
 
-/** Requires a JSON content type on requests with a body (POST, PUT, PATCH). */
+/** The `Content-Encoding` of a body that is not sent as is, or undefined (none, empty or `identity`). */
+export function bodyEncoding(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const codings = header
+    .split(",")
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== "" && coding !== "identity");
+  return codings.length === 0 ? undefined : codings.join(", ");
+}
+
+/** Requires an uncompressed body with a JSON content type on requests with a body (POST, PUT, PATCH). */
 export function requireJson(): MiddlewareHandler {
   return async (c, next) => {
     const method = c.req.method;
@@ -122,6 +135,14 @@ export function requireJson(): MiddlewareHandler {
           contentType === undefined ? "none" : `\`${clampForMessage(contentType, 100)}\``
         }).`,
         { detail: "not_json", param: "content-type" },
+      );
+    }
+    const encoding = bodyEncoding(c.req.header("content-encoding"));
+    if (encoding !== undefined) {
+      throw new ProxyError(
+        "unsupported_media_type",
+        `Content-Encoding ${clampForMessage(encoding, 100)} is not supported; send the body uncompressed.`,
+        { detail: "encoded_body", param: "content-encoding" },
       );
     }
     await next();

@@ -66,7 +66,8 @@ export interface ProxyErrorDetails {
     | "previous_response_not_found"
     | "unsupported_model_parameter";
   request_too_large: "body_too_large" | "message_too_large";
-  unsupported_media_type: "not_json";
+  /** `encoded_body`: a `Content-Encoding` other than identity (the body is compressed). */
+  unsupported_media_type: "not_json" | "encoded_body";
   unauthenticated:
     | "local_api_key"
     | "unauthenticated"

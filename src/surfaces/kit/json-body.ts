@@ -48,7 +48,10 @@ export function modelTooLong(model: unknown): ProxyError | undefined {
   );
 }
 
-/** Reads and parses the request body (each surface's parser then starts with {@link checkJsonBody}). */
+/**
+ * Reads and parses the request body (each surface's parser then starts with {@link checkJsonBody}). The text is what
+ * the body limit read (server/body-limit.ts): decoded as UTF-8 in one pass, bytes that are not UTF-8 already a 400.
+ */
 export async function readJson(c: Context): Promise<unknown> {
   const text = await c.req.text();
   // hono caches the body text for later readers; nothing reads it again, and a multi-megabyte body would otherwise
