@@ -18,6 +18,7 @@ import {
   functionToolSchema,
   HANDLED_RESPONSES_KEYS,
   type InputItem,
+  jsonSchemaFormatSchema,
   messageItemSchema,
   namespaceToolSchema,
   type ResponsesRequest,
@@ -97,6 +98,8 @@ export function parseResponsesRequest(raw: unknown): ParsedResponsesRequest {
   // The kit's limits (object, nesting anywhere, model length) before zod or a translator walks the body.
   const body = checkJsonBody(raw, { jsonStrings: responsesFunctionCallArguments });
   const request = check(responsesRequestSchema, body, [], body);
+  const format = request.text?.format;
+  if (format?.type === "json_schema") check(jsonSchemaFormatSchema, format, ["text", "format"], body);
   if (request.background === true) {
     throw invalid("background", "Invalid value for 'background': background responses are not supported.");
   }

@@ -36,9 +36,33 @@ export const responsesRequestSchema = z.looseObject({
   text: z
     .looseObject({ format: z.looseObject({ type: z.string() }).nullish(), verbosity: z.string().nullish() })
     .nullish(),
-  temperature: z.number().nullish(),
-  top_p: z.number().nullish(),
   user: z.string().nullish(),
+  // Parameters Cursor has no equivalent of: accepted without effect (reported as ignored), but held to OpenAI's
+  // types and ranges, so a wrong one is the 400 OpenAI would answer. `null` passes wherever absence does.
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().min(0).max(1).nullish(),
+  top_logprobs: z.number().int().min(0).max(20).nullish(),
+  max_tool_calls: z.number().int().nullish(),
+  truncation: z.string().nullish(),
+  service_tier: z.string().nullish(),
+  prompt_cache_key: z.string().nullish(),
+  prompt_cache_retention: z.string().nullish(),
+  safety_identifier: z.string().nullish(),
+  prompt: z.looseObject({}).nullish(),
+  conversation: z.union([z.string(), z.looseObject({})]).nullish(),
+  stream_options: z.looseObject({ include_obfuscation: z.boolean().nullish() }).nullish(),
+});
+
+/**
+ * `text.format` of type `json_schema` (checked by the parser when that is its type): OpenAI requires a `name` and a
+ * `schema` object.
+ */
+export const jsonSchemaFormatSchema = z.looseObject({
+  type: z.literal("json_schema"),
+  name: z.string().min(1),
+  schema: jsonObject,
+  description: z.string().nullish(),
+  strict: z.boolean().nullish(),
 });
 
 export type ResponsesRequest = z.infer<typeof responsesRequestSchema>;

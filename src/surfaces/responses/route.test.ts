@@ -230,6 +230,20 @@ describe("POST /v1/responses", () => {
     expect(await notJson.json()).toMatchObject({ error: { param: "body", type: "invalid_request_error" } });
     const badItem = await post({ model: "x", input: [{ type: "function_call_output", output: "x" }] });
     expect(await badItem.json()).toMatchObject({ error: { param: "input[0].call_id" } });
+    // A parameter the bridge ignores still gets OpenAI's type check, in OpenAI's error shape.
+    const hot = await post({ model: "x", input: "hi", temperature: "hot" });
+    expect(hot.status).toBe(400);
+    expect(await hot.json()).toEqual({
+      error: {
+        message: "Invalid type for 'temperature': expected number, but got a string.",
+        type: "invalid_request_error",
+        param: "temperature",
+        code: null,
+      },
+    });
+    const noSchema = await post({ model: "x", input: "hi", text: { format: { type: "json_schema", name: "a" } } });
+    expect(noSchema.status).toBe(400);
+    expect(await noSchema.json()).toMatchObject({ error: { param: "text.format.schema" } });
   });
 
   it("a short Cursor rate limit is a 429 with its Retry-After, OpenAI-shaped", async () => {

@@ -139,7 +139,7 @@ describe("Responses request → EngineRequest", () => {
       input: "x",
       reasoning: { effort: "xhigh", summary: "auto" },
       max_output_tokens: 100,
-      text: { format: { type: "json_schema" }, verbosity: "low" },
+      text: { format: { type: "json_schema", name: "answer", schema: { type: "object" } }, verbosity: "low" },
       temperature: 0.2,
       prompt_cache_key: "k",
     });
