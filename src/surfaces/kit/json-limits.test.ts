@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { ProxyError } from "../../util/errors.js";
 import { headerList, headerSafe, MAX_HEADER_LIST_CHARS } from "./header-list.js";
-import { assertJsonDepth, chatToolCallArguments, findTooDeep, jsonTextDepth, MAX_JSON_DEPTH } from "./json-limits.js";
+import {
+  assertJsonDepth,
+  chatToolCallArguments,
+  findJsonProblem,
+  jsonTextDepth,
+  MAX_JSON_DEPTH,
+} from "./json-limits.js";
 
 const nested = (depth: number): unknown => JSON.parse(`${"[".repeat(depth)}${"]".repeat(depth)}`);
 const nestedText = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
@@ -17,10 +23,23 @@ function thrown(run: () => void): ProxyError {
 
 describe("JSON depth limits", () => {
   it("finds the first container deeper than the limit, iteratively (no stack overflow at 1,000,000 levels)", () => {
-    expect(findTooDeep(nested(MAX_JSON_DEPTH))).toBeUndefined();
-    expect(findTooDeep(nested(MAX_JSON_DEPTH + 1))).toHaveLength(MAX_JSON_DEPTH);
-    expect(findTooDeep(nested(1_000_000))).toHaveLength(MAX_JSON_DEPTH);
-    expect(findTooDeep({ a: [1, { b: "x" }], c: null })).toBeUndefined();
+    expect(findJsonProblem(nested(MAX_JSON_DEPTH))).toBeUndefined();
+    expect(findJsonProblem(nested(MAX_JSON_DEPTH + 1))).toEqual({ kind: "too_deep", path: expect.any(Array) });
+    expect(findJsonProblem(nested(MAX_JSON_DEPTH + 1))?.path).toHaveLength(MAX_JSON_DEPTH);
+    expect(findJsonProblem(nested(1_000_000))?.path).toHaveLength(MAX_JSON_DEPTH);
+    expect(findJsonProblem({ a: [1, { b: "x" }], c: null })).toBeUndefined();
+  });
+
+  it("finds a number JSON.parse made infinite, by its path (the largest double passes)", () => {
+    expect(findJsonProblem(JSON.parse('{"a":[1,{"b":1.7976931348623157e308,"c":-1e308}]}'))).toBeUndefined();
+    expect(findJsonProblem(JSON.parse('{"a":[1,{"b":"x","c":-1e400}]}'))).toEqual({
+      kind: "out_of_range",
+      path: ["a", 1, "c"],
+    });
+    expect(findJsonProblem(JSON.parse('{"a":[0, 2e308]}'))).toEqual({ kind: "out_of_range", path: ["a", 1] });
+    const error = thrown(() => assertJsonDepth(JSON.parse('{"max_tokens":1e400}'), () => []));
+    expect(error.detail).toBe("out_of_range");
+    expect(error.param).toBe("max_tokens");
   });
 
   it("counts the depth of JSON text without parsing, ignoring brackets inside strings", () => {

@@ -2,7 +2,8 @@
  * Bounds on what a request body may contain beyond its size. Deeply nested JSON is cheap to send and expensive to
  * process: every recursive walk after parsing (validation, history normalisation, protobuf encoding, logging) can
  * overflow the stack. The body is checked once, iteratively, right after JSON.parse; so are the JSON texts a body
- * carries inside strings (tool call `arguments`), which are parsed later.
+ * carries inside strings (tool call `arguments`), which are parsed later. The same walk refuses, by name, a number
+ * too large for a double (`1e400`): JSON.parse makes it Infinity, which JSON.stringify would send on as `null`.
  */
 import { ProxyError } from "../../util/errors.js";
 import { formatParamPath } from "./param-path.js";
@@ -23,23 +24,33 @@ function pathOf(frame: Frame): PropertyKey[] {
   return path.reverse();
 }
 
+/** What {@link findJsonProblem} found, and where. */
+export interface JsonProblem {
+  /** `too_deep`: a container nested deeper than allowed; `out_of_range`: a number JSON.parse made ±Infinity. */
+  kind: "too_deep" | "out_of_range";
+  path: PropertyKey[];
+}
+
 /**
- * The path of the first container nested deeper than `max` levels in a parsed value, or undefined. It runs on every
- * request body, so it walks only the containers and allocates nothing per member (no `Object.entries` pair, no frame
- * for a string or a number).
+ * The first problem in a parsed value: a container nested deeper than `max` levels, or a number literal too large
+ * for a double (`1e400`), which JSON.parse turns into ±Infinity and JSON.stringify would send on as `null`. It runs
+ * on every request body, so it walks only the containers and allocates nothing per member (no `Object.entries`
+ * pair, no frame for a string or a number).
  */
-export function findTooDeep(value: unknown, max = MAX_JSON_DEPTH): PropertyKey[] | undefined {
+export function findJsonProblem(value: unknown, max = MAX_JSON_DEPTH): JsonProblem | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const stack: Frame[] = [{ value, depth: 1, key: undefined, parent: undefined }];
   while (stack.length > 0) {
     const frame = stack.pop() as Frame;
-    if (frame.depth > max) return pathOf(frame);
+    if (frame.depth > max) return { kind: "too_deep", path: pathOf(frame) };
     const current = frame.value as Record<string, unknown> | unknown[];
     if (Array.isArray(current)) {
       for (let i = current.length - 1; i >= 0; i--) {
         const item = current[i];
         if (typeof item === "object" && item !== null) {
           stack.push({ value: item, depth: frame.depth + 1, key: i, parent: frame });
+        } else if (item === Infinity || item === -Infinity) {
+          return { kind: "out_of_range", path: [...pathOf(frame), i] };
         }
       }
     } else {
@@ -48,6 +59,8 @@ export function findTooDeep(value: unknown, max = MAX_JSON_DEPTH): PropertyKey[]
         const item = current[key];
         if (typeof item === "object" && item !== null) {
           stack.push({ value: item, depth: frame.depth + 1, key, parent: frame });
+        } else if (item === Infinity || item === -Infinity) {
+          return { kind: "out_of_range", path: [...pathOf(frame), key] };
         }
       }
     }
@@ -85,17 +98,28 @@ function tooDeep(path: readonly PropertyKey[], inside: string): ProxyError {
   );
 }
 
+function outOfRange(path: readonly PropertyKey[]): ProxyError {
+  const param = formatParamPath(path);
+  return new ProxyError(
+    "invalid_request",
+    `Invalid value for '${param}': the number is out of range (a JSON number must be at most about 1.8e308 in ` +
+      "magnitude, a 64-bit float).",
+    { param, detail: "out_of_range" },
+  );
+}
+
 /**
- * Rejects a parsed body nested deeper than {@link MAX_JSON_DEPTH}, and JSON texts inside it at `jsonStrings`
- * (paths whose string values are JSON, e.g. every `messages[i].tool_calls[j].function.arguments`).
- * @throws ProxyError `invalid_request` (`nesting_too_deep`) whose `param` names the field.
+ * Rejects a parsed body nested deeper than {@link MAX_JSON_DEPTH} or holding a number out of a double's range, and
+ * JSON texts inside it at `jsonStrings` nested too deep (paths whose string values are JSON, e.g. every
+ * `messages[i].tool_calls[j].function.arguments`; those are carried as sent, so their numbers are never altered).
+ * @throws ProxyError `invalid_request` (`nesting_too_deep`, `out_of_range`) whose `param` names the field.
  */
 export function assertJsonDepth(
   body: unknown,
   jsonStrings: (body: unknown) => Iterable<[PropertyKey[], string]>,
 ): void {
-  const deep = findTooDeep(body);
-  if (deep !== undefined) throw tooDeep(deep, "");
+  const problem = findJsonProblem(body);
+  if (problem !== undefined) throw problem.kind === "too_deep" ? tooDeep(problem.path, "") : outOfRange(problem.path);
   for (const [path, text] of jsonStrings(body)) {
     if (jsonTextDepth(text) > MAX_JSON_DEPTH) throw tooDeep(path, " inside this JSON string");
   }
