@@ -1,7 +1,8 @@
 /**
  * Image input end to end: OpenAI `image_url` data: URLs from the openai SDK and `{type:"image"}` parts
  * from the AI SDK reach the emulator as SelectedImage bytes, which `[[emu:describe-image]]` reads back; the limits
- * (data: URLs only, the per-request image cap, models without image input) are clear 4xx errors.
+ * (data: URLs only, `image_url` an object as OpenAI requires, the per-request image cap, models without image input)
+ * are clear 4xx errors.
  */
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText } from "ai";
@@ -10,8 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bodyLimitForImages } from "../../src/surfaces/kit/image-input.js";
 import { gifImage, jpegImage, pngImage } from "../support/images.js";
 import { type Stack, startStack } from "../support/stack.js";
+import { HTTP_DOORS, type HttpDoor } from "./doors.js";
+import { expectErrorShape } from "./error-shape.js";
 
 const MAX_IMAGE_BYTES = 64 * 1024;
+const CHAT = HTTP_DOORS.find((door) => door.name === "chat") as HttpDoor;
 let stack: Stack;
 let client: OpenAI;
 
@@ -83,6 +87,36 @@ describe("openai SDK image_url parts", () => {
     expect(error.status).toBe(400);
     expect(error.param).toBe("messages[0].content[0].image_url.url");
     expect(error.message).toMatch(/only base64 data: URLs are accepted/);
+  });
+
+  it("refuses image_url given as a string (OpenAI requires {url}) naming the part, before any Run", async () => {
+    const runs = stack.emulator.stats().runStreams;
+    for (const imageUrl of ["https://example.com/cat.png", dataUrl(pngImage(2, 2))]) {
+      const response = await fetch(`${stack.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "auto",
+          messages: [
+            {
+              role: "user",
+              content: [
+                { type: "text", text: "x" },
+                { type: "image_url", image_url: imageUrl },
+              ],
+            },
+          ],
+        }),
+      });
+      expect(response.status).toBe(400);
+      expectErrorShape(CHAT, (await response.json()) as Record<string, unknown>, {
+        type: "invalid_request_error",
+        message: /^Invalid type for 'messages\[0\]\.content\[1\]\.image_url': expected object, but got a string\.$/,
+        param: "messages[0].content[1].image_url",
+        code: null,
+      });
+    }
+    expect(stack.emulator.stats().runStreams).toBe(runs);
   });
 
   it("refuses bytes that are not an image", async () => {

@@ -13,7 +13,11 @@ export const MESSAGE_ROLES = ["system", "developer", "user", "assistant", "tool"
 /** Values accepted for `reasoning_effort` (OpenAI's set, including `minimal` and `xhigh`). */
 export const REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
 
-/** A content part of a given set of types; other types fail at `…content[j].type` with a clear message. */
+/**
+ * A content part of a given set of types; other types fail at `…content[j].type` with a clear message. The branches
+ * are discriminated on that `type`, so a part is judged by its own branch only: an `image_url` given as a string
+ * fails at `…image_url` ("expected object"), not at `…type`.
+ */
 function contentPart(allowed: readonly string[]) {
   return z
     .looseObject({ type: z.string() })
@@ -27,7 +31,7 @@ function contentPart(allowed: readonly string[]) {
       });
     })
     .pipe(
-      z.union([
+      z.discriminatedUnion("type", [
         z.looseObject({ type: z.literal("text"), text: z.string() }),
         z.looseObject({ type: z.literal("refusal"), refusal: z.string() }),
         z.looseObject({
