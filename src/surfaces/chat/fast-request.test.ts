@@ -71,6 +71,44 @@ const VALID: Record<string, unknown>[] = [
     "2": "numeric key",
   },
   { messages: [{ role: "user", content: "x" }], model: "m", stop: "END", tool_choice: null, tools: null, n: null },
+  // Every parameter checked but ignored (request.ts `ignoredFields`), as SDKs send them: still the fast path's.
+  {
+    model: "gpt-4o",
+    messages: [{ role: "user", content: "hi" }],
+    temperature: 2,
+    top_p: 0,
+    frequency_penalty: -2,
+    presence_penalty: 1.5,
+    seed: 2 ** 62,
+    logit_bias: { "50256": -100, "11": 2.5 },
+    logprobs: true,
+    top_logprobs: 20,
+    store: false,
+    service_tier: "auto",
+    prompt_cache_key: "k",
+    safety_identifier: "s",
+    verbosity: "low",
+    modalities: ["text"],
+    audio: { voice: "alloy", format: "mp3" },
+    prediction: { type: "content", content: "x" },
+    functions: [{ name: "f", parameters: { type: "object" } }],
+    function_call: { name: "f" },
+  },
+  {
+    model: "m",
+    messages: [{ role: "user", content: "x" }],
+    temperature: null,
+    top_p: null,
+    frequency_penalty: null,
+    presence_penalty: null,
+    seed: null,
+    logit_bias: null,
+    logprobs: null,
+    top_logprobs: null,
+    store: null,
+    modalities: null,
+    function_call: "auto",
+  },
 ];
 
 /** Values put at every path of the valid bodies (each also deleted, and given a sibling). */
@@ -188,6 +226,32 @@ describe("fastChatRequest", () => {
 
   it("takes the common valid shapes itself", () => {
     for (const body of VALID) expect(fastChatRequest(structuredClone(body)), JSON.stringify(body)).toBeDefined();
+  });
+
+  it("leaves a wrongly typed ignored parameter to the schema, which refuses it", () => {
+    const base = VALID[0] as object;
+    for (const extra of [
+      { temperature: "hot" },
+      { temperature: 2.5 },
+      { top_p: -0.1 },
+      { presence_penalty: 3 },
+      { seed: "x" },
+      { seed: 1.5 },
+      { logit_bias: { "1": "x" } },
+      { logit_bias: [] },
+      { top_logprobs: 21 },
+      { logprobs: "yes" },
+      { store: 1 },
+      { service_tier: 0 },
+      { modalities: "text" },
+      { audio: "alloy" },
+      { functions: {} },
+      { function_call: 1 },
+    ]) {
+      const body = { ...base, ...extra };
+      expect(fastChatRequest(structuredClone(body)), JSON.stringify(extra)).toBeUndefined();
+      expect(chatCompletionRequestSchema.safeParse(body).success, JSON.stringify(extra)).toBe(false);
+    }
   });
 
   it("returns new objects: the body is not aliased", () => {

@@ -54,6 +54,20 @@ const nullishBoolean = (value: unknown): Checked =>
 const nullishPositiveInt = (value: unknown): Checked =>
   value === undefined || value === null || (Number.isSafeInteger(value) && (value as number) > 0) ? value : NO;
 
+/** A number from `min` to `max`, or null/absent. */
+const nullishNumberIn = (value: unknown, min: number, max: number): Checked =>
+  value === undefined || value === null || (typeof value === "number" && value >= min && value <= max) ? value : NO;
+/** A safe integer from `min` to `max`, or null/absent. */
+const nullishIntegerIn = (value: unknown, min: number, max: number): Checked =>
+  value === undefined ||
+  value === null ||
+  (Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max)
+    ? value
+    : NO;
+/** Any integer (unsafe ones too, as the schema's `seed`), or null/absent. */
+const nullishInteger = (value: unknown): Checked =>
+  value === undefined || value === null || Number.isInteger(value) ? value : NO;
+
 const TEXT_PART_KEYS = ["type", "text"] as const;
 const REFUSAL_PART_KEYS = ["type", "refusal"] as const;
 const IMAGE_PART_KEYS = ["type", "image_url"] as const;
@@ -204,6 +218,40 @@ function requestField(key: string, value: unknown): Checked {
     case "stop":
       if (value === undefined || value === null || isString(value)) return value;
       return Array.isArray(value) && value.every(isString) ? [...value] : NO;
+    // The parameters checked but ignored (request.ts `ignoredFields`): one typeof each, so a client that sends them
+    // stays on this path; a wrong type or range goes to the schema, which words the 400.
+    case "temperature":
+      return nullishNumberIn(value, 0, 2);
+    case "top_p":
+      return nullishNumberIn(value, 0, 1);
+    case "frequency_penalty":
+    case "presence_penalty":
+      return nullishNumberIn(value, -2, 2);
+    case "seed":
+      return nullishInteger(value);
+    case "top_logprobs":
+      return nullishIntegerIn(value, 0, 20);
+    case "logprobs":
+    case "store":
+      return nullishBoolean(value);
+    case "service_tier":
+    case "prompt_cache_key":
+    case "safety_identifier":
+    case "verbosity":
+      return nullishString(value);
+    case "modalities":
+      if (value === undefined || value === null) return value;
+      return Array.isArray(value) && value.every(isString) ? [...value] : NO;
+    case "logit_bias":
+      if (value === undefined || value === null) return value;
+      return isObject(value) && Object.values(value).every((bias) => typeof bias === "number") ? record(value) : NO;
+    case "audio":
+    case "prediction":
+      return value === undefined || value === null ? value : record(value);
+    case "functions":
+      return value === undefined || value === null ? value : array(value, record);
+    case "function_call":
+      return value === undefined || value === null || isString(value) ? value : record(value);
     default:
       // metadata, response_format, web_search_options: only when absent or null; otherwise the schema decides.
       return value === undefined || value === null ? value : NO;
@@ -216,6 +264,35 @@ function requestField(key: string, value: unknown): Checked {
  */
 export function fastChatRequest(body: unknown): ChatCompletionRequest | undefined {
   if (!isObject(body)) return undefined;
-  const out = loose(body, REQUEST_KEYS, requestField);
+  const out = requestObject(body);
   return out === NO ? undefined : (out as ChatCompletionRequest);
+}
+
+/** Where each of the schema's keys comes in its output. */
+const REQUEST_KEY_INDEX: ReadonlyMap<string, number> = new Map(REQUEST_KEYS.map((key, index) => [key, index]));
+/** The schema's keys that may not be absent (model, messages), asked of the schema itself. */
+const SHAPE: Readonly<Record<string, { safeParse(value: unknown): { success: boolean } }>> =
+  chatCompletionRequestSchema.shape;
+const REQUIRED_KEYS = REQUEST_KEYS.filter((key) => SHAPE[key]?.safeParse(undefined).success === false);
+const byRequestKeyOrder = (a: string, b: string) => (REQUEST_KEY_INDEX.get(a) ?? 0) - (REQUEST_KEY_INDEX.get(b) ?? 0);
+
+/**
+ * The top level as {@link loose} makes it, walking the body's few keys instead of the schema's many (most of which a
+ * request leaves out: the parameters checked but ignored made them three dozen): the schema's keys present, in its
+ * order, then the others in the body's order.
+ */
+function requestObject(input: Json): Json | typeof NO {
+  for (const key of REQUIRED_KEYS) if (!Object.hasOwn(input, key)) return NO;
+  const keys = Object.keys(input);
+  const known: string[] = [];
+  for (const key of keys) if (REQUEST_KEY_INDEX.has(key)) known.push(key);
+  known.sort(byRequestKeyOrder);
+  const out: Json = {};
+  for (const key of known) {
+    const value = requestField(key, input[key]);
+    if (value === NO) return NO;
+    out[key] = value;
+  }
+  for (const key of keys) if (!REQUEST_KEY_INDEX.has(key)) out[key] = input[key];
+  return out;
 }

@@ -260,6 +260,87 @@ describe("parseChatCompletionRequest: every 400 names the field", () => {
   });
 });
 
+describe("parseChatCompletionRequest: parameters without effect keep OpenAI's types", () => {
+  const base = { model: "m", messages: [user] };
+
+  it("accepts their valid values (null too), still reported as ignored", () => {
+    const { ignoredParams } = parseChatCompletionRequest({
+      ...base,
+      temperature: 0,
+      top_p: 1,
+      frequency_penalty: 2,
+      presence_penalty: -2,
+      seed: -7,
+      logit_bias: { "50256": -100 },
+      logprobs: true,
+      top_logprobs: 0,
+      store: true,
+      service_tier: "flex",
+      prompt_cache_key: "k",
+      safety_identifier: "s",
+      verbosity: "high",
+      modalities: ["text", "audio"],
+      audio: { voice: "alloy" },
+      prediction: { type: "content" },
+      functions: [{ name: "f" }],
+      function_call: "none",
+      user: null,
+    });
+    expect(ignoredParams).toEqual([
+      "temperature",
+      "top_p",
+      "frequency_penalty",
+      "presence_penalty",
+      "seed",
+      "logit_bias",
+      "logprobs",
+      "top_logprobs",
+      "store",
+      "service_tier",
+      "prompt_cache_key",
+      "safety_identifier",
+      "verbosity",
+      "modalities",
+      "audio",
+      "prediction",
+      "functions",
+      "function_call",
+    ]);
+  });
+
+  it.each([
+    [{ temperature: "hot" }, "temperature", "Invalid type for 'temperature': expected number, but got a string."],
+    [{ temperature: 2.1 }, "temperature", "Invalid value for 'temperature': expected a number <= 2."],
+    [{ temperature: -1 }, "temperature", "Invalid value for 'temperature': expected a number >= 0."],
+    [{ top_p: 1.5 }, "top_p", "Invalid value for 'top_p': expected a number <= 1."],
+    [{ frequency_penalty: -3 }, "frequency_penalty", "Invalid value for 'frequency_penalty': expected a number >= -2."],
+    [{ presence_penalty: "1" }, "presence_penalty", undefined],
+    [{ seed: "x" }, "seed", "Invalid type for 'seed': expected number, but got a string."],
+    [{ seed: 1.5 }, "seed", "Invalid type for 'seed': expected int, but got a number."],
+    [{ logit_bias: { "50256": "x" } }, "logit_bias.50256", undefined],
+    [{ logit_bias: [1] }, "logit_bias", undefined],
+    [{ logprobs: "true" }, "logprobs", undefined],
+    [{ top_logprobs: 21 }, "top_logprobs", "Invalid value for 'top_logprobs': expected a number <= 20."],
+    [{ store: "no" }, "store", undefined],
+    [{ service_tier: 1 }, "service_tier", undefined],
+    [{ prompt_cache_key: 1 }, "prompt_cache_key", undefined],
+    [{ safety_identifier: {} }, "safety_identifier", undefined],
+    [{ verbosity: 2 }, "verbosity", undefined],
+    [{ modalities: ["text", 1] }, "modalities[1]", undefined],
+    [{ audio: "alloy" }, "audio", undefined],
+    [{ prediction: [] }, "prediction", undefined],
+    [{ functions: [1] }, "functions[0]", undefined],
+    [{ function_call: 1 }, "function_call", undefined],
+    [{ user: 1 }, "user", undefined],
+    [{ metadata: { a: 1 } }, "metadata.a", undefined],
+    [{ max_completion_tokens: "9" }, "max_completion_tokens", undefined],
+  ])("refuses %j naming %s", (extra, param, message) => {
+    const error = rejection({ ...base, ...extra });
+    expect([error.status, error.code, error.param]).toEqual([400, "invalid_request", param]);
+    if (message !== undefined) expect(error.message).toBe(message);
+  });
+});
+
 describe("formatParamPath", () => {
   it("uses OpenAI's dotted/bracketed notation", () => {
     expect(formatParamPath(["messages", 2, "content", 0, "type"])).toBe("messages[2].content[0].type");

@@ -125,8 +125,8 @@ export const responseFormatSchema = z.discriminatedUnion("type", [
   }),
 ]);
 
-/** Request fields the bridge reads; every other top-level key is accepted and reported as ignored. */
-export const chatCompletionRequestSchema = z.looseObject({
+/** Request fields the bridge reads. */
+const handledFields = {
   model: z.string().min(1).max(256),
   messages: z.array(chatMessageSchema).min(1),
   stream: z.boolean().nullish(),
@@ -144,7 +144,50 @@ export const chatCompletionRequestSchema = z.looseObject({
   stop: z.union([z.string(), z.array(z.string())]).nullish(),
   /** Search-enabled chat (issue #27): Cursor's web searches are approved; the results come back as annotations. */
   web_search_options: z.looseObject({}).nullish(),
+};
+
+/** A number from `min` to `max`, or null/absent. */
+const numberIn = (min: number, max: number) => z.number().min(min).max(max).nullish();
+
+/**
+ * Any integer, the unsafe ones too: OpenAI's `seed` is an int64, which JSON.parse may round past 2^53 (still an
+ * integer); `z.int()` would refuse those.
+ */
+const anyInteger = z.number().superRefine((value, ctx) => {
+  if (!Number.isInteger(value)) ctx.addIssue({ code: "invalid_type", expected: "int", input: value });
 });
+
+/**
+ * Parameters of OpenAI's Chat Completions reference that Cursor has no equivalent of: accepted without effect (and
+ * reported as ignored), but held to OpenAI's types and ranges, so a wrong one is the 400 OpenAI would answer. `null`
+ * passes wherever absence does. The fast path (fast-request.ts) checks each with one typeof.
+ */
+const ignoredFields = {
+  temperature: numberIn(0, 2),
+  top_p: numberIn(0, 1),
+  frequency_penalty: numberIn(-2, 2),
+  presence_penalty: numberIn(-2, 2),
+  seed: anyInteger.nullish(),
+  logit_bias: z.record(z.string(), z.number()).nullish(),
+  logprobs: z.boolean().nullish(),
+  top_logprobs: z.number().int().min(0).max(20).nullish(),
+  store: z.boolean().nullish(),
+  service_tier: z.string().nullish(),
+  prompt_cache_key: z.string().nullish(),
+  safety_identifier: z.string().nullish(),
+  verbosity: z.string().nullish(),
+  modalities: z.array(z.string()).nullish(),
+  audio: z.looseObject({}).nullish(),
+  prediction: z.looseObject({}).nullish(),
+  functions: z.array(z.looseObject({})).nullish(),
+  function_call: z.union([z.string(), z.looseObject({})]).nullish(),
+};
+
+/**
+ * The request: the fields the bridge reads, then the ones it checks and ignores; every other top-level key is accepted
+ * and reported as ignored too.
+ */
+export const chatCompletionRequestSchema = z.looseObject({ ...handledFields, ...ignoredFields });
 
 /** A validated chat completion request (OpenAI field names, loose: extra keys are kept but unused). */
 export type ChatCompletionRequest = z.output<typeof chatCompletionRequestSchema>;
@@ -161,5 +204,8 @@ export type ResponseFormat = z.output<typeof responseFormatSchema>;
 /** A validated `tool_choice`. */
 export type ToolChoice = z.output<typeof toolChoiceSchema>;
 
-/** Top-level keys the bridge acts on; all others are "ignored params". */
-export const HANDLED_REQUEST_KEYS: ReadonlySet<string> = new Set(Object.keys(chatCompletionRequestSchema.shape));
+/** Top-level keys the bridge acts on; all others (the checked ones of `ignoredFields` too) are "ignored params". */
+export const HANDLED_REQUEST_KEYS: ReadonlySet<string> = new Set(Object.keys(handledFields));
+
+/** Top-level keys checked for OpenAI's type and range but without effect. */
+export const CHECKED_IGNORED_KEYS: readonly string[] = Object.keys(ignoredFields);
