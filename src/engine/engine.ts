@@ -290,7 +290,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
             );
           }
           logger.debug("replaying the answer of an identical request", { claim });
-          return { route: "replayed", model, events: await primeFirst(existing.read(signal)), parked: false };
+          return new ReplayedTurn(model, await primeFirst(existing.read(signal)), existing);
         }
         const entry = parked.take(input.trailingResults.map((result) => result.toolCallId));
         if (entry !== undefined) {
@@ -313,7 +313,9 @@ export function createEngine(options: EngineOptions): BridgeEngine {
         recording,
         onEnd: (error) => recording && release(claim, recording, error),
       });
-      return new StartedTurn(routed.route, model, selection, watched, routed.turn, catalogue);
+      const started = new StartedTurn(routed.route, model, selection, watched, routed.turn, catalogue);
+      if (recording !== undefined) recording.servedBy = started;
+      return started;
     },
     // One engine serves one account: the router chose it by the account.
     listModels: (signal, _account, options) => agentClient.listModels(signal, options),
@@ -352,6 +354,25 @@ class StartedTurn implements EngineTurn {
   get servedModel(): string | undefined {
     const name = this.turn?.routedModel;
     return name === undefined ? this.selection.ranAs : servedModelId(this.models, name);
+  }
+}
+
+/**
+ * An identical request's answer replayed from the recording of the turn that answered it first: no Run of its own,
+ * and the model it names is the one that turn's answer names (what the client was told the first time).
+ */
+class ReplayedTurn implements EngineTurn {
+  readonly route = "replayed" as const;
+  readonly parked = false;
+
+  constructor(
+    readonly model: ModelInfo,
+    readonly events: AsyncIterable<BackendEvent>,
+    private readonly recording: TurnRecording,
+  ) {}
+
+  get servedModel(): string | undefined {
+    return this.recording.servedModel;
   }
 }
 

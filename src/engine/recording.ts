@@ -12,10 +12,21 @@ export class TurnRecording {
   private failure: unknown;
   private waiters: Array<() => void> = [];
 
+  /**
+   * The turn the recording is of, once started: a replay names the model its answer named
+   * (EngineTurn.servedModel, read through, since a replay may start before the turn has named it).
+   */
+  servedBy: { readonly servedModel?: string | undefined } | undefined;
+
   constructor(
     /** History key of the request that owns the turn: only an identical request may replay it. */
     readonly requestKey: string,
   ) {}
+
+  /** The model the recorded turn's own answer names; undefined until it is known. */
+  get servedModel(): string | undefined {
+    return this.servedBy?.servedModel;
+  }
 
   /** True once the turn ended (normally or not). */
   get done(): boolean {

@@ -30,7 +30,7 @@ async function parkedTurn(client: OpenAI) {
   const call = message.tool_calls![0]!;
   if (call.type !== "function") throw new Error("expected a function call");
   messages.push(message);
-  return { messages, call };
+  return { messages, call, model: first.model };
 }
 
 function engineRequest(callId: string, arguments_: string, result: string): EngineRequest {
@@ -64,12 +64,18 @@ describe("concurrent requests for one parked turn", () => {
     const stack = await startStack({ logLines: lines });
     stacks.push(stack);
     const client = new OpenAI({ baseURL: stack.baseURL, apiKey: "x", maxRetries: 0 });
-    const { messages, call } = await parkedTurn(client);
+    const { messages, call, model } = await parkedTurn(client);
     messages.push({ role: "tool", tool_call_id: call.id, content: "found 42" });
     const replies = await Promise.all(
       [0, 1, 2].map(() => client.chat.completions.create({ model: "auto", messages, tools: [lookup] })),
     );
-    for (const reply of replies) expect(reply.choices[0]?.message.content).toContain("lookup returned: found 42");
+    // `auto` is answered by the model Cursor routed it to; a replayed answer names that model too, as the answer it
+    // replays did (it once named the catalogue's `default` instead).
+    expect(model).not.toBe("default");
+    for (const reply of replies) {
+      expect(reply.choices[0]?.message.content).toContain("lookup returned: found 42");
+      expect(reply.model).toBe(model);
+    }
     expect(stack.emulator.stats().runStreams).toBe(1);
     const routes = lines.flatMap((line) => /POST \/v1\/chat\/completions 200.*turn=(\w+)/.exec(line)?.[1] ?? []);
     expect(routes.sort()).toEqual(["new", "replayed", "replayed", "resumed"]);
@@ -77,6 +83,29 @@ describe("concurrent requests for one parked turn", () => {
     // A client retrying after a network error, once the answer is complete: still no new Run.
     const retry = await client.chat.completions.create({ model: "auto", messages, tools: [lookup] });
     expect(retry.choices[0]?.message.content).toBe(replies[0]?.choices[0]?.message.content);
+    expect(retry.model).toBe(model);
+    expect(stack.emulator.stats().runStreams).toBe(1);
+    const retryLine = lines.filter((line) => /POST \/v1\/chat\/completions 200.*turn=replayed/.test(line)).at(-1);
+    expect(retryLine).toContain(`model=${model}`);
+  });
+
+  it("a streamed retry of a resumed request names the same model as the answer it replays", async () => {
+    const stack = await startStack();
+    stacks.push(stack);
+    const client = new OpenAI({ baseURL: stack.baseURL, apiKey: "x", maxRetries: 0 });
+    const { messages, call, model } = await parkedTurn(client);
+    messages.push({ role: "tool", tool_call_id: call.id, content: "found 42" });
+    const resumed = await client.chat.completions.create({ model: "auto", messages, tools: [lookup] });
+    expect(resumed.model).toBe(model);
+    const stream = await client.chat.completions.create({ model: "auto", messages, tools: [lookup], stream: true });
+    const models = new Set<string>();
+    let text = "";
+    for await (const chunk of stream) {
+      models.add(chunk.model);
+      text += chunk.choices[0]?.delta.content ?? "";
+    }
+    expect(text).toBe(resumed.choices[0]?.message.content);
+    expect([...models]).toEqual([model]);
     expect(stack.emulator.stats().runStreams).toBe(1);
   });
 
