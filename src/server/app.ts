@@ -15,6 +15,7 @@ import { createMemoryResponseStore } from "../stores/memory/response-store.js";
 import { createChatApp } from "../surfaces/chat/route.js";
 import { type AppEnv, accessLog } from "../surfaces/kit/access-log.js";
 import type { AppDeps } from "../surfaces/kit/deps.js";
+import { IMAGE_PART_MARKS } from "../surfaces/kit/image-input.js";
 import { createModelNames } from "../surfaces/kit/model-names.js";
 import { openAIErrorResponse } from "../surfaces/kit/openai-error.js";
 import { createRecentRequests } from "../surfaces/kit/recent-requests.js";
@@ -115,20 +116,30 @@ export function createApp(deps: AppDeps, gateway: AppGateway = {}): Hono<AppEnv>
     );
   }
   // Counted as it arrives (declared or chunked alike); a body over the limit is never kept, and is read to its end
-  // before the 413 so the client can read the answer.
-  const imageHint =
-    options.maxImageBytes === undefined
-      ? ""
-      : ` It allows for ${(options.maxImageBytes / 1024 / 1024).toFixed(0)} MiB of images (--max-image-bytes); a larger image cannot be sent.`;
-  const tooLarge = limitBody(options.maxBodyBytes, () => {
-    throw new ProxyError(
-      "request_too_large",
-      `The request body is larger than ${options.maxBodyBytes} bytes.${imageHint}`,
-      {
-        detail: "body_too_large",
-      },
-    );
-  });
+  // before the 413 so the client can read the answer. The answer says what raises the limit; it speaks of images only
+  // when the body had image parts (kit/image-input.ts's marks, looked for in an oversized body only).
+  const imageCap = options.maxImageBytes;
+  const images =
+    imageCap === undefined
+      ? undefined
+      : imageCap >= 1024 * 1024
+        ? `${(imageCap / 1024 / 1024).toFixed(0)} MiB`
+        : `${imageCap} bytes`;
+  const tooLarge = limitBody(
+    options.maxBodyBytes,
+    (_c, over) => {
+      const why =
+        over.marked && images !== undefined
+          ? `: --max-body-bytes plus room for ${images} of images (--max-image-bytes); a larger image cannot be sent.`
+          : "; --max-body-bytes raises it.";
+      throw new ProxyError(
+        "request_too_large",
+        `The request body is larger than ${options.maxBodyBytes} bytes, this server's limit${why}`,
+        { detail: "body_too_large" },
+      );
+    },
+    IMAGE_PART_MARKS,
+  );
   // The guards of every API request: the key (the gateway's virtual keys, else the local API key), JSON content type,
   // body size, and large bodies processed a few at a time (one memory budget for all doors; small requests never wait).
   // The gateway's own guards that need the principal (limits) run right after the key check.

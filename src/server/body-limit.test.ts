@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import { limitBody } from "./body-limit.js";
+import { limitBody, MarkSniffer } from "./body-limit.js";
 
 function appWithLimit(maxBytes: number) {
   const app = new Hono();
@@ -63,5 +63,26 @@ describe("limitBody", () => {
     const res = await appWithLimit(0).request("/echo");
     expect(res.status).toBe(200);
     expect(await res.text()).toBe("get");
+  });
+});
+
+describe("MarkSniffer", () => {
+  const found = (chunks: readonly string[], marks = ['"image"', "data:image/"]) => {
+    const sniffer = new MarkSniffer(marks.map((mark) => Buffer.from(mark)));
+    for (const chunk of chunks) sniffer.feed(Buffer.from(chunk));
+    return sniffer.found;
+  };
+
+  it("finds a mark inside a chunk, or split over two or more chunks", () => {
+    expect(found(['{"type":"image","x":1}'])).toBe(true);
+    expect(found(['{"type":"im', 'age","x":1}'])).toBe(true);
+    expect(found(["url: data:im", "a", "g", "e/png"])).toBe(true);
+    expect(found(['"', "i", "m", "a", "g", "e", '"'])).toBe(true);
+  });
+
+  it("finds nothing in a body without one", () => {
+    expect(found(['{"content":"an image of a cat"}', "x".repeat(100)])).toBe(false);
+    expect(found(['{"type":"imag', "x", 'e"}'])).toBe(false);
+    expect(found([])).toBe(false);
   });
 });

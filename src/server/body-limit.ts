@@ -44,16 +44,71 @@ function clientLeft(): ProxyError {
   return new ProxyError("canceled", "The client disconnected while it sent its request body.");
 }
 
-function collectNode(body: NodeBody, maxBytes: number): Promise<Collected> {
+/**
+ * Looks for any of a few byte strings in the bytes of a body over the limit, which is read to its end and dropped
+ * anyway: what the 413 says can depend on what the body held (a body within the limit never pays for it). A mark
+ * split between two chunks is found too (the end of the chunk before is joined with the start of the next).
+ */
+export class MarkSniffer {
+  /** True once any mark was seen. */
+  found = false;
+  private readonly seam: number;
+  private tail: Buffer = Buffer.alloc(0);
+
+  constructor(private readonly marks: readonly Buffer[]) {
+    this.seam = Math.max(0, ...marks.map((mark) => mark.length - 1));
+  }
+
+  feed(chunk: Buffer): void {
+    if (this.found || this.marks.length === 0) return;
+    const joined = Buffer.concat([this.tail, chunk.subarray(0, this.seam)]);
+    if (this.marks.some((mark) => chunk.includes(mark) || joined.includes(mark))) {
+      this.found = true;
+      return;
+    }
+    const end = chunk.length >= this.seam ? chunk.subarray(chunk.length - this.seam) : joined;
+    this.tail = Buffer.from(end.subarray(Math.max(0, end.length - this.seam)));
+  }
+}
+
+/**
+ * Keeps a body's chunks while it stays within `maxBytes`; past it, drops them and looks for `marks` in every byte of
+ * the body (the sniffer is made only then).
+ */
+class Collector {
+  chunks: Buffer[] | undefined = [];
+  sniffer: MarkSniffer | undefined;
+  private bytes = 0;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly marks: readonly Buffer[] = [],
+  ) {}
+
+  add(buffer: Buffer): void {
+    this.bytes += buffer.length;
+    if (this.chunks === undefined) {
+      this.sniffer?.feed(buffer);
+      return;
+    }
+    if (this.bytes <= this.maxBytes) {
+      this.chunks.push(buffer);
+      return;
+    }
+    if (this.marks.length > 0) {
+      const sniffer = new MarkSniffer(this.marks);
+      for (const kept of this.chunks) sniffer.feed(kept);
+      sniffer.feed(buffer);
+      this.sniffer = sniffer;
+    }
+    this.chunks = undefined;
+  }
+}
+
+function collectNode(body: NodeBody, collector: Collector): Promise<Collected> {
   return new Promise((resolve, reject) => {
-    let chunks: Buffer[] | undefined = [];
-    let bytes = 0;
     const onData = (chunk: Buffer | string) => {
-      const buffer = typeof chunk === "string" ? Buffer.from(chunk, "latin1") : chunk;
-      bytes += buffer.length;
-      if (chunks === undefined) return;
-      if (bytes > maxBytes) chunks = undefined;
-      else chunks.push(buffer);
+      collector.add(typeof chunk === "string" ? Buffer.from(chunk, "latin1") : chunk);
     };
     const cleanup = () => {
       body.off("data", onData);
@@ -63,7 +118,7 @@ function collectNode(body: NodeBody, maxBytes: number): Promise<Collected> {
     };
     const onEnd = () => {
       cleanup();
-      resolve(chunks);
+      resolve(collector.chunks);
     };
     const onError = () => {
       cleanup();
@@ -80,24 +135,19 @@ function collectNode(body: NodeBody, maxBytes: number): Promise<Collected> {
   });
 }
 
-async function collectWeb(stream: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Collected> {
+async function collectWeb(stream: ReadableStream<Uint8Array> | null, collector: Collector): Promise<Collected> {
   if (stream === null) return [];
   const reader = stream.getReader();
-  let chunks: Buffer[] | undefined = [];
-  let bytes = 0;
   try {
     for (let read = await reader.read(); !read.done; read = await reader.read()) {
-      bytes += read.value.byteLength;
-      if (chunks === undefined) continue;
-      if (bytes > maxBytes) chunks = undefined;
-      else chunks.push(Buffer.from(read.value.buffer, read.value.byteOffset, read.value.byteLength));
+      collector.add(Buffer.from(read.value.buffer, read.value.byteOffset, read.value.byteLength));
     }
   } catch {
     throw clientLeft();
   } finally {
     reader.releaseLock();
   }
-  return chunks;
+  return collector.chunks;
 }
 
 /**
@@ -130,22 +180,36 @@ export function countedBodyBytes(c: Context): number {
 /** Reads and drops whatever is left of the request's body (nothing kept), for an answer that does not need it. */
 export async function discardBody(c: Context): Promise<void> {
   try {
-    await readBody(c, -1);
+    await readBody(c, new Collector(-1));
   } catch {
     // The client left; the answer goes nowhere, which is fine.
   }
 }
 
-async function readBody(c: Context, maxBytes: number): Promise<Collected> {
+function readBody(c: Context, collector: Collector): Promise<Collected> {
   const node = nodeBodyOf(c);
-  if (node === undefined) return collectWeb(c.req.raw.body, maxBytes);
+  if (node === undefined) return collectWeb(c.req.raw.body, collector);
   // Someone read it already (a reader of hono's cache): nothing left to read here.
-  if (node.readableDidRead === true && node.readableEnded) return [];
-  return collectNode(node, maxBytes);
+  if (node.readableDidRead === true && node.readableEnded) return Promise.resolve([]);
+  return collectNode(node, collector);
 }
 
-/** Creates the middleware; `onError` runs (and may throw) when the body is larger than `maxBytes`. */
-export function limitBody(maxBytes: number, onError: (c: Context) => Response | Promise<Response>): MiddlewareHandler {
+/** What {@link limitBody} tells its `onError` about the body it refused. */
+export interface OverLimit {
+  /** Whether any of the `marks` given to limitBody was in the body. */
+  marked: boolean;
+}
+
+/**
+ * Creates the middleware; `onError` runs (and may throw) when the body is larger than `maxBytes`, told whether any
+ * of `marks` was in it.
+ */
+export function limitBody(
+  maxBytes: number,
+  onError: (c: Context, over: OverLimit) => Response | Promise<Response>,
+  marks: readonly string[] = [],
+): MiddlewareHandler {
+  const encodedMarks = marks.map((mark) => Buffer.from(mark));
   return async (c, next) => {
     const method = c.req.method;
     // GET and HEAD carry no body in the fetch model.
@@ -153,11 +217,12 @@ export function limitBody(maxBytes: number, onError: (c: Context) => Response | 
     // A body read before (this middleware mounted twice on one path) is in hono's cache already.
     if (counted.has(c.req.raw)) return next();
     const declared = c.req.header("transfer-encoding") === undefined ? c.req.header("content-length") : undefined;
-    const chunks = await readBody(
-      c,
+    const collector = new Collector(
       declared !== undefined && Number.parseInt(declared, 10) > maxBytes ? -1 : maxBytes,
+      encodedMarks,
     );
-    if (chunks === undefined) return onError(c);
+    const chunks = await readBody(c, collector);
+    if (chunks === undefined) return onError(c, { marked: collector.sniffer?.found === true });
     const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
     counted.set(c.req.raw, bytes.length);
     // hono keeps each body reading's promise there (typed as its value).

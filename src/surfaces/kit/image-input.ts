@@ -17,6 +17,13 @@ export function bodyLimitForImages(maxBodyBytes: number, maxImageBytes: number):
   return maxBodyBytes + Math.ceil(maxImageBytes / 3) * 4;
 }
 
+/**
+ * Byte strings one of which is in every body that carries an image part, on every door: a chat `image_url` part and a
+ * Responses `input_image` (`"image_url"`, `"input_image"`, a `data:image/` URL), an Anthropic `image` block
+ * (`"image"`). Looked for only in a body over the size limit, so its 413 mentions images only when it had some.
+ */
+export const IMAGE_PART_MARKS: readonly string[] = ['"image_url"', '"input_image"', '"image"', "data:image/"];
+
 /** A decoded image. */
 export interface DecodedImage {
   mimeType: ImageMimeType;
