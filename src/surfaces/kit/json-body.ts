@@ -1,7 +1,8 @@
 /**
  * The one JSON body reader of every API door: the body must be a JSON object, nested at most
  * {@link MAX_JSON_DEPTH} levels anywhere (tool schemas, tool arguments, content; the JSON texts a body carries inside
- * strings too), and its `model` at most {@link MAX_MODEL_CHARS} characters. Each rejection is a 400 naming the field.
+ * strings too), with no number a double cannot hold (`1e400`), and its `model` at most {@link MAX_MODEL_CHARS}
+ * characters. Each rejection is a 400 naming the field.
  * Every surface's parser starts with {@link checkJsonBody}: the depth is checked iteratively right after JSON.parse,
  * before anything walks the body recursively (zod, the translators, protobuf), so 10,000 levels are a 400, never a
  * stack overflow and never a Run.
