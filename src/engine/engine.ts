@@ -29,6 +29,7 @@ import { ProxyError } from "../util/errors.js";
 import { type Logger, silentLogger } from "../util/logger.js";
 import { primeFirst } from "./first-event.js";
 import { type BackendInput, toBackendInput } from "./history.js";
+import { callsKey, claimedOrigin, originMismatch } from "./parked-match.js";
 import { createParkedTurnRegistry, type ParkedTurnInfo, type ParkedTurnRegistry } from "./parked-turns.js";
 import { TurnRecording } from "./recording.js";
 import type {
@@ -292,7 +293,15 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           logger.debug("replaying the answer of an identical request", { claim });
           return new ReplayedTurn(model, await primeFirst(existing.read(signal)), existing);
         }
-        const entry = parked.take(input.trailingResults.map((result) => result.toolCallId));
+        let entry = parked.take(input.trailingResults.map((result) => result.toolCallId));
+        const mismatch = entry && originMismatch(entry.origin, claimedOrigin(input.messages, keys));
+        if (entry !== undefined && mismatch !== undefined) {
+          // The open Run only knows the history it parked with: close it (its state stays in the checkpoint) and
+          // route the request as any other, before a new Run may continue the same conversation.
+          logger.info("not resuming a parked turn: the request does not continue its history", { reason: mismatch });
+          await entry.turn.close("superseded");
+          entry = undefined;
+        }
         if (entry !== undefined) {
           recording = new TurnRecording(requestKey);
           keep(claim, recording);
@@ -408,6 +417,8 @@ function watch(routed: Routed, requestKey: string, model: string, deps: WatchDep
   let conversationId = routed.conversationId;
   let ended = false;
   const state = { parked: false };
+  /** The calls this segment handed out (what the request that resumes a parked turn must send back). */
+  const calls: { id: string; name: string; arguments: string }[] = [];
   const end = (error?: unknown) => {
     if (ended) return;
     ended = true;
@@ -421,7 +432,7 @@ function watch(routed: Routed, requestKey: string, model: string, deps: WatchDep
     }
     const turn = routed.turn;
     if (reason === "tool-calls" && turn?.status === "parked") {
-      deps.parked.park({ turn, conversationId, model });
+      deps.parked.park({ turn, conversationId, model, origin: { requestKey, callsKey: callsKey(calls) } });
       state.parked = true;
     }
   };
@@ -443,6 +454,9 @@ function watch(routed: Routed, requestKey: string, model: string, deps: WatchDep
     const event = result.value;
     if (event.type === "turn-end") return turnEnded(result, event.reason);
     if (event.type === "checkpoint") conversationId = event.conversationId;
+    else if (event.type === "tool-call") {
+      calls.push({ id: event.toolCallId, name: event.toolName, arguments: event.arguments });
+    }
     deps.recording?.push(event);
     return result;
   };

@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { AgentTurn, AgentTurnStatus, BackendEvent } from "../backend/types.js";
 import { createParkedTurnRegistry } from "./parked-turns.js";
 
+const origin = { requestKey: "k", callsKey: "c" };
+
 function fakeTurn(ids: string[], status: AgentTurnStatus = "parked") {
   const closed: string[] = [];
   const turn: AgentTurn & { status: AgentTurnStatus } = {
@@ -53,7 +55,7 @@ describe("parked turn registry", () => {
   it("hands a parked turn to exactly one request whose tool results answer every pending id", () => {
     const registry = createParkedTurnRegistry();
     const { turn } = fakeTurn(["call_1", "call_2"]);
-    registry.park({ turn, conversationId: "c1", model: "m" });
+    registry.park({ turn, conversationId: "c1", model: "m", origin });
     expect(registry.size()).toBe(1);
     expect(registry.take(["call_2", "call_1"])?.turn).toBe(turn);
     expect(registry.take(["call_2", "call_1"])).toBeUndefined();
@@ -63,9 +65,9 @@ describe("parked turn registry", () => {
   it("lists what is parked, oldest first, with the model, when it parked and how many calls it waits for", () => {
     let now = 1000;
     const registry = createParkedTurnRegistry({ now: () => now });
-    registry.park({ turn: fakeTurn(["call_1", "call_2"]).turn, conversationId: "c1", model: "m1" });
+    registry.park({ turn: fakeTurn(["call_1", "call_2"]).turn, conversationId: "c1", model: "m1", origin });
     now = 2000;
-    registry.park({ turn: fakeTurn(["call_3"]).turn, conversationId: "c2", model: "m2" });
+    registry.park({ turn: fakeTurn(["call_3"]).turn, conversationId: "c2", model: "m2", origin });
     expect(registry.list()).toEqual([
       { model: "m1", parkedAt: 1000, pendingToolCalls: 2 },
       { model: "m2", parkedAt: 2000, pendingToolCalls: 1 },
@@ -77,7 +79,7 @@ describe("parked turn registry", () => {
   it("refuses a partial or unknown set of ids", () => {
     const registry = createParkedTurnRegistry();
     const { turn } = fakeTurn(["call_1", "call_2"]);
-    registry.park({ turn, conversationId: "c1", model: "m" });
+    registry.park({ turn, conversationId: "c1", model: "m", origin });
     expect(registry.take(["call_1"])).toBeUndefined();
     expect(registry.take(["call_9"])).toBeUndefined();
     expect(registry.take([])).toBeUndefined();
@@ -87,7 +89,7 @@ describe("parked turn registry", () => {
   it("drops a turn that is no longer parked", () => {
     const registry = createParkedTurnRegistry();
     const { turn } = fakeTurn(["call_1"], "ended");
-    registry.park({ turn, conversationId: "c1", model: "m" });
+    registry.park({ turn, conversationId: "c1", model: "m", origin });
     expect(registry.take(["call_1"])).toBeUndefined();
     expect(registry.size()).toBe(0);
   });
@@ -96,14 +98,14 @@ describe("parked turn registry", () => {
     const timers = manualTimers();
     const registry = createParkedTurnRegistry({ ttlMs: 1000, ...timers.options });
     const a = fakeTurn(["a"]);
-    registry.park({ turn: a.turn, conversationId: "c1", model: "m" });
+    registry.park({ turn: a.turn, conversationId: "c1", model: "m", origin });
     timers.advance(999);
     expect(a.closed).toEqual([]);
     timers.advance(1);
     expect(a.closed).toEqual(["parked turn expired"]);
     expect(registry.take(["a"])).toBeUndefined();
     const b = fakeTurn(["b"]);
-    registry.park({ turn: b.turn, conversationId: "c2", model: "m" });
+    registry.park({ turn: b.turn, conversationId: "c2", model: "m", origin });
     await registry.closeAll();
     expect(b.closed).toEqual(["server shutting down"]);
     expect(registry.size()).toBe(0);
@@ -114,7 +116,7 @@ describe("parked turn registry", () => {
     const registry = createParkedTurnRegistry({ ttlMs: 1000, ...timers.options });
     const turns = ["a", "b", "c"].map((id) => fakeTurn([id]));
     for (const [i, { turn }] of turns.entries()) {
-      registry.park({ turn, conversationId: `c${i}`, model: "m" });
+      registry.park({ turn, conversationId: `c${i}`, model: "m", origin });
       timers.advance(300);
     }
     expect(timers.armed()).toBe(1);
@@ -134,7 +136,7 @@ describe("parked turn registry", () => {
   it("closes the oldest parked turn beyond the cap", () => {
     const registry = createParkedTurnRegistry({ maxEntries: 2 });
     const turns = ["a", "b", "c"].map((id) => fakeTurn([id]));
-    for (const [i, { turn }] of turns.entries()) registry.park({ turn, conversationId: `c${i}`, model: "m" });
+    for (const [i, { turn }] of turns.entries()) registry.park({ turn, conversationId: `c${i}`, model: "m", origin });
     expect(registry.size()).toBe(2);
     expect(turns[0]?.closed).toEqual(["too many parked turns"]);
     expect(registry.take(["a"])).toBeUndefined();

@@ -5,12 +5,15 @@
 import { EXPIRED_REASON } from "../backend/turn-reasons.js";
 import type { AgentTurn } from "../backend/types.js";
 import { type Logger, silentLogger } from "../util/logger.js";
+import type { ParkedOrigin } from "./parked-match.js";
 
 /** What the registry remembers about a parked turn besides the turn itself. */
 export interface ParkedEntry {
   turn: AgentTurn;
   conversationId: string;
   model: string;
+  /** The request that parked it and the calls it handed out: only a request continuing that history resumes it. */
+  origin: ParkedOrigin;
   parkedAt: number;
 }
 

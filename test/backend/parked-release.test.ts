@@ -98,8 +98,9 @@ describe.each(["http2", "http1"] as const)("a parked turn over %s", (transport) 
     const callId = toolCallsOf(first)[0]?.toolCallId ?? "";
     const answer = await engine.startTurn(
       {
+        // The whole history again, as a client sends it (a copy: the originals must stay collectable).
         ...engineRequest([
-          { role: "user", parts: [{ type: "text", text: '[[emu:tool lookup {"q":"answer"}]]' }] },
+          ...historyOf(`${transport}-engine-release`),
           {
             role: "assistant",
             text: "",
@@ -127,6 +128,15 @@ function engineRequest(messages: ConversationMessage[]): EngineRequest {
   };
 }
 
+/** A history with a large earlier message, ending with the message that calls `lookup`; new objects every call. */
+function historyOf(tag: string): ConversationMessage[] {
+  return [
+    { role: "user", parts: [{ type: "text", text: `${tag}: earlier question ${"x".repeat(64 * 1024)}` }] },
+    { role: "assistant", text: "earlier answer", reasoning: [], toolCalls: [] },
+    { role: "user", parts: [{ type: "text", text: '[[emu:tool lookup {"q":"answer"}]]' }] },
+  ];
+}
+
 /** Starts an engine turn on a request with a large earlier message; returns its events and weak references only. */
 async function startEngineTurn(
   engine: ReturnType<typeof createEngine>,
@@ -139,15 +149,8 @@ async function startEngineTurn(
     earlier: WeakRef<ConversationMessage>;
   };
 }> {
-  const earlier: ConversationMessage = {
-    role: "user",
-    parts: [{ type: "text", text: `${tag}: earlier question ${"x".repeat(64 * 1024)}` }],
-  };
-  const messages: ConversationMessage[] = [
-    earlier,
-    { role: "assistant", text: "earlier answer", reasoning: [], toolCalls: [] },
-    { role: "user", parts: [{ type: "text", text: '[[emu:tool lookup {"q":"answer"}]]' }] },
-  ];
+  const messages = historyOf(tag);
+  const earlier = messages[0] as ConversationMessage;
   const request = engineRequest(messages);
   const turn = await engine.startTurn(request, new AbortController().signal);
   return {

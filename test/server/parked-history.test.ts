@@ -1,0 +1,160 @@
+/**
+ * A parked turn is resumed only by a request that continues the history it parked with (docs/architecture.md, "Tool
+ * results"): the parking request's messages (system prompts aside), then the very calls the turn handed out, then
+ * their results. A request that answers the same call ids over an edited history is routed like any other request
+ * and never reaches the open Run, which only knows the history it parked with. Proven through real HTTP with the
+ * emulator's `[[emu:recall]]` (it reads the first message from the conversation state Cursor holds) and the access
+ * log's `turn=` field.
+ */
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type Stack, startStack } from "../support/stack.js";
+
+const weather: OpenAI.Chat.Completions.ChatCompletionTool = {
+  type: "function",
+  function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } },
+};
+const ALPHA = 'ALPHA [[emu:tool get_weather {"city":"Paris"}]] [[emu:recall]]';
+type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+
+describe("resuming a parked turn requires the history it parked with", () => {
+  let stack: Stack;
+  let client: OpenAI;
+  const lines: string[] = [];
+  const routes = (door = "chat/completions") =>
+    lines.flatMap((line) => new RegExp(`POST /v1/${door} 200.*turn=(\\w+)`).exec(line)?.[1] ?? []);
+
+  beforeAll(async () => {
+    stack = await startStack({ logLines: lines });
+    client = new OpenAI({ baseURL: stack.baseURL, apiKey: "local", maxRetries: 0 });
+  });
+  afterAll(async () => stack.close());
+  beforeEach(() => {
+    lines.length = 0;
+  });
+
+  /** Parks a turn on ALPHA's call; returns the assistant message as the client echoes it. */
+  async function park(system?: string) {
+    const messages: ChatMessage[] = [{ role: "user", content: ALPHA }];
+    if (system !== undefined) messages.unshift({ role: "system", content: system });
+    const first = await client.chat.completions.create({ model: "auto", messages, tools: [weather] });
+    const assistant = first.choices[0]!.message;
+    const call = assistant.tool_calls![0]!;
+    if (call.type !== "function") throw new Error("expected a function call");
+    expect(stack.parked.size()).toBe(1);
+    return { assistant, call };
+  }
+
+  it("resumes the turn when the request continues its history (whitespace and key order aside)", async () => {
+    const { assistant, call } = await park();
+    const echoed: ChatMessage = {
+      role: "assistant",
+      content: `  ${assistant.content ?? ""}\r\n`,
+      tool_calls: [{ ...call, function: { name: call.function.name, arguments: '{ "city" : "Paris" }' } }],
+    };
+    const reply = await client.chat.completions.create({
+      model: "auto",
+      tools: [weather],
+      messages: [{ role: "user", content: ALPHA }, echoed, { role: "tool", tool_call_id: call.id, content: "sunny" }],
+    });
+    expect(reply.choices[0]?.message.content).toContain("get_weather returned: sunny");
+    expect(routes()).toEqual(["new", "resumed"]);
+    expect(stack.parked.size()).toBe(0);
+  });
+
+  it("resumes it when only the system prompt changed (clients rewrite it on every request)", async () => {
+    const { assistant, call } = await park("You are helpful.");
+    const reply = await client.chat.completions.create({
+      model: "auto",
+      tools: [weather],
+      messages: [
+        { role: "system", content: "You are helpful. Today is another day." },
+        { role: "user", content: ALPHA },
+        assistant,
+        { role: "tool", tool_call_id: call.id, content: "sunny" },
+      ],
+    });
+    expect(reply.choices[0]?.message.content).toContain("get_weather returned: sunny");
+    expect(routes()).toEqual(["new", "resumed"]);
+  });
+
+  it("does not resume it for the same call id over another first message: the answer is the new history's", async () => {
+    const { assistant, call } = await park();
+    const reply = await client.chat.completions.create({
+      model: "auto",
+      tools: [weather],
+      messages: [
+        { role: "user", content: "BETA [[emu:recall]]" },
+        assistant,
+        { role: "tool", tool_call_id: call.id, content: "sunny" },
+      ],
+    });
+    const text = reply.choices[0]?.message.content ?? "";
+    expect(text).toContain("First message: BETA");
+    expect(text).not.toContain("ALPHA");
+    expect(routes()).toEqual(["new", "new"]);
+    // The superseded turn was closed, not left parked until its timeout.
+    expect(stack.parked.size()).toBe(0);
+  });
+
+  it("does not resume it when the call's arguments were edited", async () => {
+    const { assistant, call } = await park();
+    const edited: ChatMessage = {
+      role: "assistant",
+      content: assistant.content,
+      tool_calls: [{ ...call, function: { name: call.function.name, arguments: '{"city":"Rome"}' } }],
+    };
+    const reply = await client.chat.completions.create({
+      model: "auto",
+      tools: [weather],
+      messages: [{ role: "user", content: ALPHA }, edited, { role: "tool", tool_call_id: call.id, content: "rainy" }],
+    });
+    expect(reply.choices[0]?.message.content).toContain("get_weather returned: rainy");
+    expect(routes()).toEqual(["new", "continued"]);
+    expect(stack.parked.size()).toBe(0);
+  });
+
+  it("over /v1/responses with store: false, an edited first message does not resume the turn", async () => {
+    const input: OpenAI.Responses.ResponseInputItem[] = [{ role: "user", content: ALPHA }];
+    const tools: OpenAI.Responses.FunctionTool[] = [
+      {
+        type: "function",
+        name: "get_weather",
+        strict: false,
+        parameters: { type: "object", properties: { city: { type: "string" } } },
+      },
+    ];
+    const first = await client.responses.create({ model: "auto", store: false, input, tools });
+    const call = first.output.find((item) => item.type === "function_call");
+    if (call?.type !== "function_call") throw new Error(`no function call: ${JSON.stringify(first.output)}`);
+    const answer = { type: "function_call_output" as const, call_id: call.call_id, output: "sunny" };
+    const forked = await client.responses.create({
+      model: "auto",
+      store: false,
+      tools,
+      input: [{ role: "user", content: "BETA [[emu:recall]]" }, call, answer],
+    });
+    expect(forked.output_text).toContain("First message: BETA");
+    expect(forked.output_text).not.toContain("ALPHA");
+    expect(routes("responses")).toEqual(["new", "new"]);
+    expect(stack.parked.size()).toBe(0);
+  });
+
+  it("over /v1/messages, the tool_use block echoed back as an object resumes the turn", async () => {
+    const anthropic = new Anthropic({ baseURL: stack.baseURL.replace(/\/v1$/, ""), apiKey: "local", maxRetries: 0 });
+    const tools: Anthropic.Tool[] = [
+      { name: "get_weather", input_schema: { type: "object", properties: { city: { type: "string" } } } },
+    ];
+    const messages: Anthropic.MessageParam[] = [{ role: "user", content: ALPHA }];
+    const first = await anthropic.messages.create({ model: "auto", max_tokens: 512, tools, messages });
+    const use = first.content.find((block) => block.type === "tool_use");
+    if (use?.type !== "tool_use") throw new Error(`no tool_use: ${JSON.stringify(first.content)}`);
+    messages.push({ role: "assistant", content: first.content });
+    messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: "sunny" }] });
+    const reply = await anthropic.messages.create({ model: "auto", max_tokens: 512, tools, messages });
+    const text = reply.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");
+    expect(text).toContain("get_weather returned: sunny");
+    expect(routes("messages")).toEqual(["new", "resumed"]);
+  });
+});
