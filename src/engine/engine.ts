@@ -29,8 +29,13 @@ import { ProxyError } from "../util/errors.js";
 import { type Logger, silentLogger } from "../util/logger.js";
 import { primeFirst } from "./first-event.js";
 import { type BackendInput, toBackendInput } from "./history.js";
-import { callsKey, claimedOrigin, originMismatch } from "./parked-match.js";
-import { createParkedTurnRegistry, type ParkedTurnInfo, type ParkedTurnRegistry } from "./parked-turns.js";
+import { callsKey, claimedOrigin, originMismatch, toolNamesOf } from "./parked-match.js";
+import {
+  createParkedTurnRegistry,
+  type ParkedEntry,
+  type ParkedTurnInfo,
+  type ParkedTurnRegistry,
+} from "./parked-turns.js";
 import { TurnRecording } from "./recording.js";
 import type {
   Engine,
@@ -279,6 +284,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       let routed: Routed;
       let recording: TurnRecording | undefined;
       let claim = "";
+      let resumedFrom: ParkedEntry | undefined;
       if (input.trailingResults.length > 0) {
         claim = claimKeyOf(input.trailingResults);
         const existing = recordings.get(claim);
@@ -294,7 +300,8 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           return new ReplayedTurn(model, await primeFirst(existing.read(signal)), existing);
         }
         let entry = parked.take(input.trailingResults.map((result) => result.toolCallId));
-        const mismatch = entry && originMismatch(entry.origin, claimedOrigin(input.messages, keys));
+        const mismatch =
+          entry && originMismatch(entry.origin, claimedOrigin(input.messages, keys, selection.ranAs, input.tools));
         if (entry !== undefined && mismatch !== undefined) {
           // The open Run only knows the history it parked with: close it (its state stays in the checkpoint) and
           // route the request as any other, before a new Run may continue the same conversation.
@@ -303,6 +310,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           entry = undefined;
         }
         if (entry !== undefined) {
+          resumedFrom = entry;
           recording = new TurnRecording(requestKey);
           keep(claim, recording);
           try {
@@ -316,6 +324,9 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       routed ??= await startFresh(input, keys, model.id, signal, how.trace, undefined, extras);
       if (recording === undefined) routed = { ...routed, events: await primeFirst(routed.events) };
       const watched = watch(routed, requestKey, model.id, {
+        ranAs: selection.ranAs,
+        // A resumed turn's Run still offers the tools it was opened with, whatever this request declares.
+        runTools: resumedFrom?.origin.toolNames ?? input.tools,
         index,
         parked,
         logger,
@@ -400,6 +411,10 @@ interface WatchedTurn {
 }
 
 interface WatchDeps {
+  /** The request's model as it runs (ModelSelection.ranAs), for ParkedOrigin. */
+  ranAs: string;
+  /** The tools the turn's Run offers: the request's, or a resumed turn's names (ParkedOrigin.toolNames). */
+  runTools: string | readonly { name: string }[];
   index: ConversationIndex;
   parked: ParkedTurnRegistry;
   logger: Logger;
@@ -432,7 +447,9 @@ function watch(routed: Routed, requestKey: string, model: string, deps: WatchDep
     }
     const turn = routed.turn;
     if (reason === "tool-calls" && turn?.status === "parked") {
-      deps.parked.park({ turn, conversationId, model, origin: { requestKey, callsKey: callsKey(calls) } });
+      const toolNames = typeof deps.runTools === "string" ? deps.runTools : toolNamesOf(deps.runTools);
+      const origin = { requestKey, callsKey: callsKey(calls), ranAs: deps.ranAs, toolNames };
+      deps.parked.park({ turn, conversationId, model, origin });
       state.parked = true;
     }
   };

@@ -1,17 +1,23 @@
 import { describe, expect, it } from "vitest";
 import { historyKeyPrefixes } from "../backend/history-fingerprint.js";
 import type { HistoryMessage } from "../backend/types.js";
-import { callsKey, claimedOrigin, originMismatch } from "./parked-match.js";
+import { callsKey, claimedOrigin, originMismatch, toolNamesOf } from "./parked-match.js";
 
 const parking: HistoryMessage[] = [
   { role: "system", content: "Be brief." },
   { role: "user", content: "ALPHA" },
 ];
 const call = { id: "call_1", name: "get_weather", arguments: '{"city":"Paris","days":2}' };
-const parked = { requestKey: historyKeyPrefixes(parking).at(-1) ?? "", callsKey: callsKey([call]) };
+const tools = [{ name: "get_weather" }, { name: "get_time" }];
+const parked = {
+  requestKey: historyKeyPrefixes(parking).at(-1) ?? "",
+  callsKey: callsKey([call]),
+  ranAs: "composer-1",
+  toolNames: toolNamesOf(tools),
+};
 
-function claimed(messages: HistoryMessage[]) {
-  return originMismatch(parked, claimedOrigin(messages, historyKeyPrefixes(messages)));
+function claimed(messages: HistoryMessage[], ranAs = "composer-1", declared: { name: string }[] = tools) {
+  return originMismatch(parked, claimedOrigin(messages, historyKeyPrefixes(messages), ranAs, declared));
 }
 
 describe("the request that may resume a parked turn", () => {
@@ -41,6 +47,14 @@ describe("the request that may resume a parked turn", () => {
     const renamed = { role: "assistant" as const, content: "", toolCalls: [{ ...call, name: "get_time" }] };
     expect(claimed([...parking, renamed, result])).toBe("the tool calls changed");
     expect(claimed([...parking, result])).toBe("no assistant message holds the answered calls");
+    const resuming: HistoryMessage[] = [...parking, assistant, result];
+    expect(claimed(resuming)).toBeUndefined();
+    expect(claimed(resuming, "gpt-5.2")).toBe("the model changed from composer-1 to gpt-5.2");
+    // A tool added since is fine; one the Run offers that is no longer declared is not.
+    expect(claimed(resuming, "composer-1", [...tools, { name: "new_tool" }])).toBeUndefined();
+    expect(claimed(resuming, "composer-1", [{ name: "get_weather" }])).toBe(
+      "a tool the turn offered is no longer declared",
+    );
   });
 
   it("takes empty arguments as {}", () => {

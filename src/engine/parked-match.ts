@@ -9,6 +9,7 @@
  * Claude Code rewrite on every request, and formatting noise) and the calls are exactly the ones the turn handed
  * out: same ids, names and arguments (canonical JSON, `""` = `{}`). The assistant text the client echoes is not
  * compared (clients drop or reformat it); one assistant message or several in a row (Responses items) both count.
+ * Besides, the request must ask for the model the turn runs as, and declare every tool its Run offers.
  */
 import { hash } from "node:crypto";
 import { canonicalJson } from "../backend/history-fingerprint.js";
@@ -20,6 +21,18 @@ export interface ParkedOrigin {
   requestKey: string;
   /** {@link callsKey} of the calls the turn handed out in the segment that parked it. */
   callsKey: string;
+  /** The model the turn runs as (ModelSelection.ranAs: the resolved id with its variant's parameters). */
+  ranAs: string;
+  /** The names of the tools its Run offers Cursor's model, one per line. */
+  toolNames: string;
+}
+
+/** What a request that answers a parked turn's calls says about itself, in the same terms. */
+export interface ResumeClaim {
+  requestKey: string;
+  callsKey: string;
+  ranAs: string;
+  toolNames: ReadonlySet<string>;
 }
 
 function canonicalArguments(text: string): string {
@@ -37,7 +50,12 @@ export function callsKey(calls: readonly Pick<HistoryToolCall, "id" | "name" | "
  * message(s) that hold the answered calls, and those calls' key. Undefined when no assistant message precedes the
  * results. `keys`: the request's {@link historyKeyPrefixes} (element i covers `messages[0..i]`).
  */
-export function claimedOrigin(messages: readonly HistoryMessage[], keys: readonly string[]): ParkedOrigin | undefined {
+export function claimedOrigin(
+  messages: readonly HistoryMessage[],
+  keys: readonly string[],
+  ranAs: string,
+  tools: readonly { name: string }[],
+): ResumeClaim | undefined {
   let i = messages.length - 1;
   while (i >= 0 && messages[i]?.role === "tool") i--;
   const calls: HistoryToolCall[] = [];
@@ -51,13 +69,25 @@ export function claimedOrigin(messages: readonly HistoryMessage[], keys: readonl
   if (start === messages.length || messages[start]?.role !== "assistant" || start === 0) return undefined;
   const requestKey = keys[start - 1];
   if (requestKey === undefined) return undefined;
-  return { requestKey, callsKey: callsKey(calls) };
+  return { requestKey, callsKey: callsKey(calls), ranAs, toolNames: new Set(tools.map((tool) => tool.name)) };
+}
+
+/** {@link ParkedOrigin.toolNames} of a tool list. */
+export function toolNamesOf(tools: readonly { name: string }[]): string {
+  return tools.map((tool) => tool.name).join("\n");
 }
 
 /** Why a request may not resume a parked turn; undefined when it may. */
-export function originMismatch(parked: ParkedOrigin, claimed: ParkedOrigin | undefined): string | undefined {
+export function originMismatch(parked: ParkedOrigin, claimed: ResumeClaim | undefined): string | undefined {
   if (claimed === undefined) return "no assistant message holds the answered calls";
   if (claimed.requestKey !== parked.requestKey) return "the history before the tool calls changed";
   if (claimed.callsKey !== parked.callsKey) return "the tool calls changed";
+  // The open Run answers as the model it was opened for; the response would name another one.
+  if (claimed.ranAs !== parked.ranAs) return `the model changed from ${parked.ranAs} to ${claimed.ranAs}`;
+  // Cursor's model on the open Run may still call a tool the client no longer declares (a tool added since is only
+  // missed until the next turn, which offers it).
+  if (parked.toolNames !== "" && parked.toolNames.split("\n").some((name) => !claimed.toolNames.has(name))) {
+    return "a tool the turn offered is no longer declared";
+  }
   return undefined;
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { AgentTurn, AgentTurnStatus, BackendEvent } from "../backend/types.js";
 import { createParkedTurnRegistry } from "./parked-turns.js";
 
-const origin = { requestKey: "k", callsKey: "c" };
+const origin = { requestKey: "k", callsKey: "c", ranAs: "m", toolNames: "" };
 
 function fakeTurn(ids: string[], status: AgentTurnStatus = "parked") {
   const closed: string[] = [];

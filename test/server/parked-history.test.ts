@@ -157,4 +157,51 @@ describe("resuming a parked turn requires the history it parked with", () => {
     expect(text).toContain("get_weather returned: sunny");
     expect(routes("messages")).toEqual(["new", "resumed"]);
   });
+
+  it("does not resume it on another model: the answer comes from the model asked for, and says so", async () => {
+    const prompt = 'Weather? [[emu:tool get_weather {"city":"Oslo"}]] [[emu:echo-model]]';
+    const messages: ChatMessage[] = [{ role: "user", content: prompt }];
+    const first = await client.chat.completions.create({ model: "composer-1", messages, tools: [weather] });
+    const call = first.choices[0]!.message.tool_calls![0]!;
+    messages.push(first.choices[0]!.message, { role: "tool", tool_call_id: call.id, content: "snow" });
+    const reply = await client.chat.completions.create({ model: "gpt-5.2", messages, tools: [weather] });
+    expect(reply.model).toBe("gpt-5.2");
+    expect(reply.choices[0]?.message.content).toContain("Model: gpt-5.2;");
+    expect(reply.choices[0]?.message.content).toContain("get_weather returned: snow");
+    expect(routes()).toEqual(["new", "continued"]);
+    expect(stack.parked.size()).toBe(0);
+    // Asked for the same model, it resumes.
+    lines.length = 0;
+    const again: ChatMessage[] = [{ role: "user", content: prompt }];
+    const parked = await client.chat.completions.create({ model: "composer-1", messages: again, tools: [weather] });
+    const id = parked.choices[0]!.message.tool_calls![0]!.id;
+    again.push(parked.choices[0]!.message, { role: "tool", tool_call_id: id, content: "snow" });
+    await client.chat.completions.create({ model: "composer-1", messages: again, tools: [weather] });
+    expect(routes()).toEqual(["new", "resumed"]);
+  });
+
+  it("does not resume it when a tool its Run offers is no longer declared (a tool added since is fine)", async () => {
+    const clock: OpenAI.Chat.Completions.ChatCompletionTool = {
+      type: "function",
+      function: { name: "get_time", parameters: { type: "object", properties: {} } },
+    };
+    const extra: OpenAI.Chat.Completions.ChatCompletionTool = {
+      type: "function",
+      function: { name: "get_date", parameters: { type: "object", properties: {} } },
+    };
+    for (const [tools, route] of [
+      [[weather, clock, extra], "resumed"],
+      [[weather], "continued"],
+    ] as const) {
+      lines.length = 0;
+      const messages: ChatMessage[] = [{ role: "user", content: ALPHA }];
+      const first = await client.chat.completions.create({ model: "auto", messages, tools: [weather, clock] });
+      const call = first.choices[0]!.message.tool_calls![0]!;
+      messages.push(first.choices[0]!.message, { role: "tool", tool_call_id: call.id, content: "sunny" });
+      const reply = await client.chat.completions.create({ model: "auto", messages, tools: [...tools] });
+      expect(reply.choices[0]?.message.content).toContain("get_weather returned: sunny");
+      expect(routes()).toEqual(["new", route]);
+      expect(stack.parked.size()).toBe(0);
+    }
+  });
 });
