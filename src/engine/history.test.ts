@@ -133,4 +133,24 @@ describe("toBackendInput", () => {
       }),
     );
   });
+
+  it("rejects a second result for one call, naming where the door gave it; a call made again may be answered again", () => {
+    const call = { id: "call_1", name: "lookup", arguments: "{}" };
+    const assistant = { role: "assistant" as const, text: "", reasoning: [], toolCalls: [call] };
+    const result = { role: "tool" as const, toolCallId: "call_1", content: "x", isError: false };
+    const twice = request({
+      messages: [{ role: "user", parts: [{ type: "text", text: "go" }] }, assistant, result, { ...result, param: "p" }],
+    });
+    expect(() => toBackendInput(twice)).toThrow(
+      expect.objectContaining({
+        status: 400,
+        param: "p",
+        message: "p 'call_1' answers a tool call that an earlier result already answered.",
+      }),
+    );
+    const again = request({
+      messages: [{ role: "user", parts: [{ type: "text", text: "go" }] }, assistant, result, assistant, result],
+    });
+    expect(toBackendInput(again).trailingResults).toHaveLength(1);
+  });
 });

@@ -33,21 +33,30 @@ function selectTools(choice: ToolChoice, tools: readonly ClientTool[]): ClientTo
 }
 
 /**
- * A `tool` message must answer a call of an earlier assistant message of the same request, as OpenAI requires.
+ * A `tool` message must answer a call of an earlier assistant message of the same request, as OpenAI requires, and
+ * only once: a second result for a call (two `tool` messages with one id) is a 400 naming it rather than two results
+ * for Cursor. A later assistant message that makes a call with the same id again may be answered again.
  * (A call that is in the history but no longer parked is fine: the conversation continues from its checkpoint.)
  */
 function checkToolResults(messages: readonly ConversationMessage[]): void {
-  const calls = new Set<string>();
+  /** Call ids made so far → whether a result answered them already. */
+  const calls = new Map<string, boolean>();
   messages.forEach((message, index) => {
-    if (message.role === "assistant") for (const call of message.toolCalls) calls.add(call.id);
-    if (message.role === "tool" && !calls.has(message.toolCallId)) {
-      const param = message.param ?? `messages[${index}].tool_call_id`;
-      throw new ProxyError(
-        "invalid_request",
-        `${param} '${message.toolCallId}' does not answer a tool call of an earlier assistant message.`,
-        { param },
-      );
+    if (message.role === "assistant") for (const call of message.toolCalls) calls.set(call.id, false);
+    if (message.role !== "tool") return;
+    const answered = calls.get(message.toolCallId);
+    if (answered === false) {
+      calls.set(message.toolCallId, true);
+      return;
     }
+    const param = message.param ?? `messages[${index}].tool_call_id`;
+    throw new ProxyError(
+      "invalid_request",
+      answered === undefined
+        ? `${param} '${message.toolCallId}' does not answer a tool call of an earlier assistant message.`
+        : `${param} '${message.toolCallId}' answers a tool call that an earlier result already answered.`,
+      { param },
+    );
   });
 }
 
