@@ -113,6 +113,10 @@ export interface ProxyErrorDetails {
     | "missing_end_stream"
     | "store_unavailable"
     | "instance_unreachable"
+    /** This server is stopping: the request was refused, or its answer ended when the drain time was up. */
+    | "server_shutting_down"
+    /** The server's own code changed on disk while it ran (an upgrade, a rebuild): a restart is needed. */
+    | "server_updated"
     | NetworkErrorCode;
   backend_protocol:
     | "outdated_client"

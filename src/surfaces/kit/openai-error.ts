@@ -47,6 +47,8 @@ const DETAIL_AS_CODE = new Set<ProxyErrorDetail>([
   "turn_in_progress",
   "previous_response_not_found",
   "store_unavailable",
+  "server_shutting_down",
+  "server_updated",
   "upstream_truncated",
   "model_not_available",
 ]);

@@ -6,6 +6,7 @@
  */
 import type { Context, Next } from "hono";
 import { Hono, type MiddlewareHandler } from "hono";
+import { loadOnce } from "../../util/code-on-disk.js";
 import { ProxyError } from "../../util/errors.js";
 import { clampForMessage, type Logger } from "../../util/logger.js";
 import type { AppEnv } from "./access-log.js";
@@ -101,12 +102,14 @@ export function closeSurfaceApp(app: Hono<AppEnv>, deps: SurfaceDeps, prefix: st
 
 /**
  * A door's request code, loaded on its first request and kept (`load` is the door's own `import()` of its handlers,
- * so the bundle keeps them in a chunk of their own): a start serves /health without compiling any door.
+ * so the bundle keeps them in a chunk of their own): a start serves /health without compiling any door. When the load
+ * fails (dist/ changed under the running server: util/code-on-disk.ts), it is logged once at error level and every
+ * request of the door is answered 503 `server_updated` in the door's shape, saying to restart; it is not retried.
  */
-export function loadedOnFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
-  let loaded: Promise<T> | undefined;
-  return () => {
-    loaded ??= load();
-    return loaded;
-  };
+export function loadedOnFirstUse<T>(load: () => Promise<T>, deps: Pick<SurfaceDeps, "logger">, door: string) {
+  return loadOnce(load, (error) =>
+    deps.logger.error(`the code of ${door} could not be loaded: cursor-bridge was updated on disk; restart it`, {
+      error,
+    }),
+  );
 }

@@ -27,6 +27,8 @@ function typeFor(error: ProxyError): string {
   if (status === 404) return "not_found_error";
   if (status === 413) return "request_too_large";
   if (status === 429) return "rate_limit_error";
+  // A server whose code changed on disk needs a restart: an overloaded_error would be retried in vain.
+  if (error.detail === "server_updated") return "api_error";
   if (status === 529 || error.code === "backend_unavailable") return "overloaded_error";
   if (status >= 500) return "api_error";
   return "invalid_request_error";
