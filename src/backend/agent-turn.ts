@@ -86,6 +86,16 @@ function toolNameMapFor(tools: readonly ClientTool[]): ToolNameMap {
 export { EXPIRED_REASON };
 
 /** The AgentTurn implementation. */
+/**
+ * The error of a turn its caller aborted: the caller's own reason when it gave one other than a cancel (a stopping
+ * server's shutdown notice, util/shutdown-notice.ts, which the client must see as such), else a cancel.
+ */
+function canceledBy(signal: AbortSignal, cause: unknown): ProxyError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof ProxyError && reason.code !== "canceled") return reason;
+  return new ProxyError("canceled", "The turn was canceled.", { cause });
+}
+
 export class CursorAgentTurn implements AgentTurn {
   readonly conversationId: string;
   /** The `x-request-id` of the Run opened last. */
@@ -297,7 +307,7 @@ export class CursorAgentTurn implements AgentTurn {
         }
       }
     } catch (error) {
-      if (signal?.aborted === true) throw new ProxyError("canceled", "The turn was canceled.", { cause: error });
+      if (signal?.aborted === true) throw canceledBy(signal, error);
       throw classifyTurnError(ProxyError.from(error), {
         model: this.model.ranAs,
         estimatedTokens: estimateWithTools(this.historySize, this.tools),

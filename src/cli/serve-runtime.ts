@@ -20,6 +20,7 @@ import type { UpstreamKind } from "../surfaces/kit/deps.js";
 import { bodyLimitForImages } from "../surfaces/kit/image-input.js";
 import type { KeyUsageSource } from "../surfaces/kit/key-usage.js";
 import type { Logger } from "../util/logger.js";
+import { ShutdownNotice, shuttingDown } from "../util/shutdown-notice.js";
 import type { CliContext } from "./context.js";
 import { loginOf } from "./format.js";
 import { openLimits } from "./limits-setup.js";
@@ -33,6 +34,29 @@ import { packageVersion } from "./version.js";
 function defaultInstanceUrl(host: string, port: number): string {
   const name = ["0.0.0.0", "::", "[::]"].includes(host) ? hostname() : host;
   return `http://${name.includes(":") && !name.startsWith("[") ? `[${name}]` : name}:${port}`;
+}
+
+/** `n request(s)`. */
+function requests(n: number): string {
+  return `${n} request${n === 1 ? "" : "s"}`;
+}
+
+/**
+ * Stops `server` gracefully (server/drain.ts), saying so in the log: the requests in flight get up to `drainMs`, then
+ * the turns still running are given the shutdown notice (each ends with its door's shutting-down error).
+ */
+async function drainServer(server: PendingServer, notice: ShutdownNotice, drainMs: number, logger: Logger) {
+  const seconds = `${Math.round(drainMs / 100) / 10} s`;
+  await server.shutdown({
+    timeoutMs: drainMs,
+    onDrain: (inFlight) => {
+      if (inFlight > 0) logger.info(`draining ${requests(inFlight)}, up to ${seconds}; new requests are refused`);
+    },
+    onTimeout: (inFlight) => {
+      logger.warn(`drain time (${seconds}) is up: ending ${requests(inFlight)} with a shutting-down error`);
+      notice.give(shuttingDown(true));
+    },
+  });
 }
 
 /** What serve.ts has settled before loading this module. */
@@ -56,8 +80,12 @@ export interface Runtime {
   ready: Promise<void>;
   /** Virtual keys existed at start: every API request then needs one (or the configured API key). */
   virtualKeys: boolean;
-  /** Closes the server, the open turns, the stores and the upstream. */
-  close(): Promise<void>;
+  /**
+   * Closes the server, the open turns, the stores and the upstream. With `drainMs`, gracefully (server/drain.ts):
+   * new requests are refused at once, those in flight get up to `drainMs` to finish, then the turns still running end
+   * with their door's shutting-down error; without, every connection is dropped at once.
+   */
+  close(drainMs?: number): Promise<void>;
 }
 
 /** What serve's app tells about its upstream (known before the upstream is built). */
@@ -112,6 +140,8 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
   const { ctx, logger, shared, choice, server } = input;
   const { config } = ctx;
   const served = servedUpstream(input);
+  const shutdown = new ShutdownNotice();
+  const drain = (drainMs: number) => drainServer(server, shutdown, drainMs, logger);
   // The stores are opened first, in the upstream's own data (the emulator's data is kept apart from Cursor's).
   let stores: ServeStores;
   try {
@@ -252,6 +282,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
         },
         now: Date.now,
         newId: () => randomUUID().replaceAll("-", ""),
+        shutdown,
         status: {
           account: served.account,
           upstreamUrl: served.agentUrl,
@@ -362,8 +393,9 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
     upstream: served,
     ready,
     virtualKeys: gateway.index.hasKeys(),
-    close: async () => {
-      await server.close();
+    close: async (drainMs) => {
+      if (drainMs === undefined) await server.close();
+      else await drain(drainMs);
       await closeRest();
     },
   };

@@ -54,6 +54,9 @@ Options (flags > environment > config file > defaults):
 ${settingsHelp()}
   --json  Print the startup line as JSON
 
+Stopping: SIGTERM or Ctrl-C refuses new requests at once and lets those in flight finish for up to
+--drain-timeout-ms; streams still open then end with a shutting-down error event. A second signal exits at once.
+
 Examples:
   cursor-bridge serve
   cursor-bridge serve --port 9000 --upstream emulator
@@ -86,7 +89,8 @@ export interface RunningBridge {
    * (the server must then stop).
    */
   ready: Promise<void>;
-  close(): Promise<void>;
+  /** Stops the bridge; with `drainMs`, gracefully (see serve-runtime.ts's `close`). */
+  close(drainMs?: number): Promise<void>;
 }
 
 /** What the banner says about the upstream (known before it is built). */
@@ -181,7 +185,7 @@ export async function startBridge(
   argv: string[],
   parent?: ParentLink,
   onListening?: (url: string) => void,
-): Promise<{ bridge: RunningBridge; json: boolean; logger: Logger }> {
+): Promise<{ bridge: RunningBridge; json: boolean; logger: Logger; drainMs: number }> {
   const { flags } = parseCommandLine("serve", argv);
   const ctx = await createCliContext(io, flags, parent === undefined ? {} : { parentTokenSource: parent.tokenSource });
   const { config } = ctx;
@@ -253,11 +257,16 @@ export async function startBridge(
             startedAt: new Date(ctx.now()).toISOString(),
           })
         : () => {};
-    const close = async () => {
+    const close = async (drainMs?: number) => {
       forget();
-      await runtime.close();
+      await runtime.close(drainMs);
     };
-    return { bridge: { server, upstream: runtime.upstream, ready: runtime.ready, close }, json: flags.json, logger };
+    return {
+      bridge: { server, upstream: runtime.upstream, ready: runtime.ready, close },
+      json: flags.json,
+      logger,
+      drainMs: config.drainTimeoutMs,
+    };
   } catch (error) {
     // Sent to whoever asked meanwhile: redacted like every message the server writes.
     const message = redactText(ProxyError.from(error).message);
@@ -278,8 +287,17 @@ export const serveCommand: Command = {
       io.env[PARENT_IPC_ENV] === PARENT_IPC_STDIO
         ? createParentLink({ input: process.stdin, output: process.stdout })
         : undefined;
-    // Listened for from the banner on: a signal while the API still loads stops the server once it is up.
+    // Listened for from the banner on: a signal while the API still loads stops the server once it is up. The first
+    // signal stops it gracefully (the requests in flight may finish, up to --drain-timeout-ms); a second one ends the
+    // process at once, with the shell's code for a process killed by that signal.
     let signalled: NodeJS.Signals | undefined;
+    let log: Logger | undefined;
+    const stopNow = (signal: NodeJS.Signals) => {
+      const message = `received ${signal} again: exiting now, without waiting for the requests in flight`;
+      if (log === undefined) io.err(`${message}\n`);
+      else log.warn(message);
+      process.exit(128 + (signal === "SIGINT" ? 2 : 15));
+    };
     let stopListening = () => {};
     let stopped: Promise<boolean> = new Promise(() => {});
     const onListening = () => {
@@ -287,6 +305,8 @@ export const serveCommand: Command = {
         const stop = (signal: NodeJS.Signals) => {
           signalled = signal;
           stopListening();
+          process.once("SIGINT", stopNow);
+          process.once("SIGTERM", stopNow);
           resolve(false);
         };
         stopListening = () => {
@@ -305,7 +325,8 @@ export const serveCommand: Command = {
       stopListening();
       throw error;
     }
-    const { bridge, logger } = started;
+    const { bridge, logger, drainMs } = started;
+    log = logger;
     // Stops the server when the upstream cannot be built after all (it serves before, turns wait for it).
     let failure: unknown;
     const failed = bridge.ready.then(
@@ -333,7 +354,8 @@ export const serveCommand: Command = {
       await Promise.race([bridge.close(), new Promise((resolve) => setTimeout(resolve, 300).unref())]);
       process.exit(EXIT.ok);
     }
-    await bridge.close();
+    await bridge.close(drainMs);
+    logger.info("stopped");
     return EXIT.ok;
   },
 };

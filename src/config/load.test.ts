@@ -45,6 +45,7 @@ describe("loadConfig", () => {
       allowedHosts: [],
       allowedOrigins: [],
       bodyTimeoutMs: 30_000,
+      drainTimeoutMs: 10_000,
       visionModels: [],
       anthropicModels: [],
       modelAliases: [],

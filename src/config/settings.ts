@@ -67,6 +67,11 @@ export interface BridgeConfig {
   /** Drop a request whose body has not fully arrived after this long. @default 30000 */
   readonly bodyTimeoutMs: number;
   /**
+   * On SIGTERM or SIGINT, how long the requests in flight may still finish (new ones are refused at once); then the
+   * streams still open end with a shutting-down error event. @default 10000
+   */
+  readonly drainTimeoutMs: number;
+  /**
    * Image-input overrides: `id` marks a model as accepting images, `-id` as not (wins over Cursor's answer and the
    * family table). @default []
    */
@@ -240,6 +245,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec("maxImageBytes", "--max-image-bytes", "CURSOR_BRIDGE_MAX_IMAGE_BYTES", "int", positiveInt, 15 * 1024 * 1024, "15728640", "Total image bytes accepted per request (the body limit grows to fit them)"),
   spec("parkedTurnTtlMs", "--parked-turn-ttl-ms", "CURSOR_BRIDGE_PARKED_TURN_TTL_MS", "int", positiveInt, 15 * 60_000, "900000", "How long a turn waits for tool results (ms)"),
   spec("bodyTimeoutMs", "--body-timeout-ms", "CURSOR_BRIDGE_BODY_TIMEOUT_MS", "int", positiveInt, 30_000, "30000", "Drop a request whose body takes longer than this (ms)"),
+  spec("drainTimeoutMs", "--drain-timeout-ms", "CURSOR_BRIDGE_DRAIN_TIMEOUT_MS", "int", number({ integer: true, min: 0 }), 10_000, "10000", "On SIGTERM/SIGINT, how long requests in flight may finish (ms); then streams end with a shutting-down error"),
   spec("stallTimeoutMs", "--stall-timeout-ms", "CURSOR_BRIDGE_STALL_TIMEOUT_MS", "int", positiveInt, 60_000, "60000", "Abort an upstream stream idle this long (ms)"),
   spec("logLevel", "--log-level", "CURSOR_BRIDGE_LOG_LEVEL", "string", oneOf(["debug", "info", "warn", "error", "silent"]), "info", "info", "debug | info | warn | error | silent"),
   spec("logFormat", "--log-format", "CURSOR_BRIDGE_LOG_FORMAT", "string", oneOf(["text", "json"]), "text", "text", "text | json"),

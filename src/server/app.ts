@@ -166,6 +166,7 @@ export function createApp(deps: AppDeps, gateway: AppGateway = {}): Hono<AppEnv>
     newId: deps.newId,
     logger,
     guards,
+    shutdown: deps.shutdown,
     routeNotFound: (method, path) => routeNotFound(app, method, path),
   };
   app.route("/v1", createModelsApp(deps, models.aliases, guards));

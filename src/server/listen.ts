@@ -13,6 +13,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { assertSafeBinding } from "../config/host.js";
 import { ProxyError } from "../util/errors.js";
 import { directBodyOf } from "../util/pull-body.js";
+import { answerShuttingDown, type DrainOptions, RequestsInFlight } from "./drain.js";
 import type { IdleMemory } from "./idle-memory.js";
 import { coalesceWritesPerTurn, flushHeadersCoalesced } from "./write-coalescing.js";
 
@@ -22,6 +23,11 @@ export interface RunningServer {
   readonly port: number;
   /** Stops accepting, drops open connections (keep-alive and streams) and resolves when closed. */
   close(): Promise<void>;
+  /**
+   * Stops gracefully (server/drain.ts): refuses new connections and answers a new request on an open one 503, waits
+   * for the requests in flight up to `timeoutMs`, lets `onTimeout` end the rest, then closes. Resolves when closed.
+   */
+  shutdown(options: DrainOptions): Promise<void>;
 }
 
 /** The app's request handler. */
@@ -137,6 +143,7 @@ export async function bind(options: ListenOptions): Promise<PendingServer> {
     (req, res) => handle(req, res),
   );
   server.on("clientError", answerClientError);
+  const inFlight = new RequestsInFlight(server);
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       reject(
@@ -181,6 +188,12 @@ export async function bind(options: ListenOptions): Promise<PendingServer> {
       return held.length;
     },
     close,
+    async shutdown(drain) {
+      options.idleMemory?.close();
+      // Not serving yet: the held requests, and any later one, are refused like those of a draining server.
+      if (!settled) switchTo(answerShuttingDown);
+      await inFlight.drain(drain);
+    },
     async serve(app) {
       // Loaded here, not at the top: Hono's Node adapter pulls in Node's fetch classes, which the bind does not need.
       const { getRequestListener } = await import("@hono/node-server");
@@ -200,11 +213,14 @@ export async function bind(options: ListenOptions): Promise<PendingServer> {
         { hostname: options.host },
       );
       const idle = options.idleMemory;
+      const idleAgain = idle === undefined ? undefined : () => idle.end();
       switchTo((req, res) => {
-        if (idle !== undefined) {
-          idle.begin();
-          res.once("close", () => idle.end());
+        if (inFlight.draining) {
+          answerShuttingDown(req, res);
+          return;
         }
+        idle?.begin();
+        inFlight.track(res, idleAgain);
         void listener(req, res);
       });
     },
@@ -255,5 +271,5 @@ function writeDirect(response: Response, res: ServerResponse): Response {
 export async function listen(app: FetchApp, options: ListenOptions): Promise<RunningServer> {
   const server = await bind(options);
   await server.serve(app);
-  return { url: server.url, port: server.port, close: server.close };
+  return { url: server.url, port: server.port, close: server.close, shutdown: server.shutdown };
 }

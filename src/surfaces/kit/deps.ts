@@ -3,6 +3,7 @@ import type { ClusterAuth } from "../../cluster/cluster-auth.js";
 import type { BridgeEngine } from "../../engine/index.js";
 import type { ResponseStore } from "../../stores/types.js";
 import type { Logger } from "../../util/logger.js";
+import type { ShutdownNotice } from "../../util/shutdown-notice.js";
 import type { AppEnv } from "./access-log.js";
 import type { KeyUsageSource } from "./key-usage.js";
 
@@ -115,4 +116,9 @@ export interface AppDeps {
    * last guard of every API door, after the auth middleware that sets the request's `principal`. @default none
    */
   limits?: MiddlewareHandler<AppEnv>;
+  /**
+   * Given by a stopping server when its drain time is up: the turns still running end with its error, in their door's
+   * shape (run-surface.ts). @default none
+   */
+  shutdown?: ShutdownNotice;
 }

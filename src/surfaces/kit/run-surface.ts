@@ -11,6 +11,7 @@ import type { Engine, EngineRequest, EngineTurn, TurnRoute, TurnTrace } from "..
 import { ProxyError } from "../../util/errors.js";
 import { clampForMessage, redactText } from "../../util/logger.js";
 import { type PendingStreamedResponse, pendingStreamedResponse } from "../../util/pull-body.js";
+import type { ShutdownNotice } from "../../util/shutdown-notice.js";
 import type { AppEnv } from "./access-log.js";
 import { headerList } from "./header-list.js";
 import type { ModelNames } from "./model-names.js";
@@ -70,6 +71,11 @@ export interface SurfaceKit {
   engine: Engine;
   models: ModelNames;
   now: () => number;
+  /**
+   * Given when a stopping server's drain time is up: the turn is aborted with its error, which the door renders as
+   * its final error frame (or error response). @default none (turns end only with their client or their upstream)
+   */
+  shutdown?: ShutdownNotice | undefined;
 }
 
 /** What logs, metrics and the status page show for a model the catalogue does not list. */
@@ -126,11 +132,13 @@ export async function runSurface<F, R>(
   const abort = new AbortController();
   const onClientGone = () => abort.abort(new ProxyError("canceled", "The client disconnected."));
   const stopWatching = watchClientGone(c, onClientGone);
+  const stopWatchingShutdown = kit.shutdown?.watch((reason) => abort.abort(reason));
   let released = false;
   const release = () => {
     if (released) return;
     released = true;
     stopWatching();
+    stopWatchingShutdown?.();
   };
 
   // A stream's response (its web stream, body state, Response and headers) does not depend on the turn: it is made in

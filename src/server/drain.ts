@@ -1,0 +1,113 @@
+/**
+ * The requests a server is serving, and how it stops gracefully (server/listen.ts): at once it takes no new work (the
+ * listening socket closes, so new connections are refused; a request that still arrives on a connection already open
+ * is answered 503 `server_shutting_down` with `Connection: close`), then it waits for the requests in flight, up to a
+ * drain time. When that is up, the caller ends the ones left (each turn ends with its door's final error event,
+ * util/shutdown-notice.ts) and they get {@link FINAL_FRAMES_MS} to write it before every connection is cut.
+ *
+ * Why the listening socket closes instead of answering 503 to new connections: a refused connection is the one
+ * failure every client and load balancer retries on its own for any request, a POST included, because nothing was
+ * sent (HAProxy's default `retry-on conn-failure`, nginx's `proxy_next_upstream error`, the SDKs' connection
+ * retries), and a health check sees it at once; a 503 to a POST reaches the client, and a balancer passes it on.
+ */
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { shuttingDown } from "../util/shutdown-notice.js";
+
+/** How long the requests still open when the drain time is up get to write their final error frames. */
+export const FINAL_FRAMES_MS = 2_000;
+
+/** Options of a graceful stop ({@link RequestsInFlight.drain}). */
+export interface DrainOptions {
+  /** Longest wait for the requests in flight, in ms (0: none; they end at once). */
+  timeoutMs: number;
+  /** Told at once how many requests are in flight. */
+  onDrain?: ((inFlight: number) => void) | undefined;
+  /**
+   * The drain time is up with `inFlight` requests still open: end them now (their door's final error); they then get
+   * {@link FINAL_FRAMES_MS} before their connections are cut.
+   */
+  onTimeout?: ((inFlight: number) => void) | undefined;
+}
+
+/** The requests being served, for a graceful stop. */
+export class RequestsInFlight {
+  private readonly open = new Set<ServerResponse>();
+  private emptied: (() => void) | undefined;
+  /** True from the start of a drain: new requests are refused. */
+  draining = false;
+
+  constructor(private readonly server: Server) {}
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  /** Counts `res` as in flight until it closes; `closed` runs then too (one listener per request). */
+  track(res: ServerResponse, closed?: () => void): void {
+    this.open.add(res);
+    res.once("close", () => {
+      this.open.delete(res);
+      closed?.();
+      if (!this.draining) return;
+      // Its connection is idle once the response is written: close it (the client must not send it another request).
+      setImmediate(() => this.server.closeIdleConnections());
+      if (this.open.size === 0) this.emptied?.();
+    });
+  }
+
+  /**
+   * Stops the server gracefully (see the module's comment) and resolves once it is closed, every connection with it.
+   */
+  async drain(options: DrainOptions): Promise<void> {
+    this.draining = true;
+    // Node closes the connections that are idle now; those serving a request close once their response is written.
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const res of this.open) if (!res.headersSent) res.shouldKeepAlive = false;
+    options.onDrain?.(this.open.size);
+    if (!(await this.settled(options.timeoutMs))) {
+      options.onTimeout?.(this.open.size);
+      await this.settled(FINAL_FRAMES_MS);
+    }
+    this.server.closeAllConnections();
+    await closed;
+  }
+
+  /** Resolves true once no request is in flight, false when `ms` passed first. */
+  private settled(ms: number): Promise<boolean> {
+    if (this.open.size === 0) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.emptied = undefined;
+        resolve(false);
+      }, ms);
+      this.emptied = () => {
+        clearTimeout(timer);
+        this.emptied = undefined;
+        resolve(true);
+      };
+    });
+  }
+}
+
+/**
+ * Answers a request that arrived while the server drains: 503 `server_shutting_down`, in Anthropic's shape for
+ * `/v1/messages` (`overloaded_error`, which its clients retry) and OpenAI's otherwise, with `x-should-retry: true` and
+ * `Connection: close`. The same bodies as the doors' own renderers give that error (held equal by the tests).
+ */
+export function answerShuttingDown(req: IncomingMessage, res: ServerResponse): void {
+  if (res.headersSent || res.destroyed) return;
+  const { message } = shuttingDown(false);
+  const anthropic = /^\/v1\/messages(?:[/?]|$)/.test(req.url ?? "");
+  const body = JSON.stringify(
+    anthropic
+      ? { type: "error", error: { type: "overloaded_error", message } }
+      : { error: { message, type: "server_error", param: null, code: "server_shutting_down" } },
+  );
+  res.writeHead(503, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(body),
+    "x-should-retry": "true",
+    connection: "close",
+  });
+  res.end(body);
+}
