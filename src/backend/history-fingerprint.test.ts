@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { canonicalJson, EMPTY_HISTORY_KEY, historyKey, historyKeyPrefixes } from "./history-fingerprint.js";
+import {
+  answerKey,
+  canonicalJson,
+  EMPTY_HISTORY_KEY,
+  echoedAnswer,
+  historyKey,
+  historyKeyPrefixes,
+} from "./history-fingerprint.js";
 import type { HistoryMessage } from "./types.js";
 
 const history: HistoryMessage[] = [
@@ -112,5 +119,33 @@ describe("canonicalJson", () => {
 
   it("falls back to trimmed text for invalid JSON", () => {
     expect(canonicalJson("  {not json ")).toBe("{not json");
+  });
+});
+
+describe("answerKey", () => {
+  const input = historyKey(history.slice(0, 2));
+
+  it("is what the engine records from the answer it handed out and what the echoed messages give back", () => {
+    const handedOut = answerKey(input, { text: "", toolCallIds: ["c1"] });
+    expect(answerKey(input, echoedAnswer(history, 2, 3))).toBe(handedOut);
+    // The tool message between is the client's input, not part of the answer.
+    expect(answerKey(input, echoedAnswer(history, 2, 4))).toBe(handedOut);
+  });
+
+  it("ignores whitespace, a leading think block and how the text is split over messages", () => {
+    const key = answerKey(input, { text: "Two files: a and b.", toolCallIds: [] });
+    const split: HistoryMessage[] = [
+      { role: "assistant", content: "<think>counting</think>Two files:\n", toolCalls: [] },
+      { role: "assistant", content: "  a and\r\n b. ", toolCalls: [] },
+    ];
+    expect(answerKey(input, echoedAnswer(split, 0, 2))).toBe(key);
+  });
+
+  it("differs for another text, other tool call ids, or another input", () => {
+    const key = answerKey(input, { text: "Two files.", toolCallIds: ["c1"] });
+    expect(answerKey(input, { text: "Three files.", toolCallIds: ["c1"] })).not.toBe(key);
+    expect(answerKey(input, { text: "Two files.", toolCallIds: ["c2"] })).not.toBe(key);
+    expect(answerKey(input, { text: "Two files.", toolCallIds: [] })).not.toBe(key);
+    expect(answerKey(historyKey(history.slice(0, 1)), { text: "Two files.", toolCallIds: ["c1"] })).not.toBe(key);
   });
 });

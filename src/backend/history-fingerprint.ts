@@ -20,6 +20,15 @@
  * - tool:      ["tool", toolCallId, text];
  * - chain:     k0 = sha256("cursor-bridge/history/v2"); kN = sha256(kN-1 + "\n" + JSON.stringify(messageN)), hex.
  *              A skipped message leaves the key unchanged. The key of an empty history is k0.
+ *
+ * The conversation index is keyed by a turn's input *and its answer* ({@link answerKey}), not by the input alone: two
+ * chats that sent the same first message (the key skips system prompts) got different answers, and each must continue
+ * its own conversation; a client that edited the answer before sending it back must not continue a checkpoint that
+ * holds the unedited one. The answer is what the client echoes back between the turn's input and its next user
+ * message: the text of every assistant message there (one leading `<think>` block dropped from each), joined, with
+ * all whitespace removed, and the ids of their tool calls in order. Whitespace and how the text is split over
+ * messages are left out because clients re-wrap answers (Anthropic text blocks, Responses output items); the ids make
+ * tool-call answers unique. Tool messages are the client's own input and are not part of it.
  */
 import { createHash, hash } from "node:crypto";
 import type { HistoryMessage } from "./types.js";
@@ -98,6 +107,37 @@ export function historyKeyPrefixes(messages: readonly HistoryMessage[]): string[
   return out;
 }
 
+/** What {@link answerKey} reads of an answer: its text, as shown or echoed back, and its tool calls' ids. */
+export interface TurnAnswer {
+  text: string;
+  toolCallIds: readonly string[];
+}
+
+const WHITESPACE = /\s+/g;
+
+/**
+ * The index key of a turn's answer to the history whose key is `inputKey` (see the module comment): the engine
+ * records it when the turn ends, from what it handed out; a later request computes it from what it echoes back
+ * ({@link echoedAnswer}).
+ */
+export function answerKey(inputKey: string, answer: TurnAnswer): string {
+  const text = answer.text.replace(WHITESPACE, "");
+  return chain(inputKey, JSON.stringify(["answer", text, answer.toolCallIds]));
+}
+
+/** The answer the messages `from` (inclusive) to `to` (exclusive) echo back: their assistant messages' text and calls. */
+export function echoedAnswer(messages: readonly HistoryMessage[], from: number, to: number): TurnAnswer {
+  let text = "";
+  const toolCallIds: string[] = [];
+  for (let i = from; i < to; i++) {
+    const message = messages[i];
+    if (message?.role !== "assistant") continue;
+    text += message.content.replace(LEADING_THINK, "");
+    for (const call of message.toolCalls) toolCallIds.push(call.id);
+  }
+  return { text, toolCallIds };
+}
+
 /** Key of a whole history, insensitive to formatting noise (see the module comment for the exact rules). */
 export function historyKey(messages: readonly HistoryMessage[]): string {
   return historyKeyPrefixes(messages).at(-1) ?? EMPTY_HISTORY_KEY;
@@ -106,10 +146,11 @@ export function historyKey(messages: readonly HistoryMessage[]): string {
 /**
  * Lengths of the prefixes a request may continue from, longest first: every cut inside the run of assistant/tool
  * messages before the request's final user message (or before its trailing tool results), never the whole request.
+ * What lies between a cut and {@link answerEnd} is the answer the request echoes back to the turn whose input the cut
+ * ends.
  */
 export function continuationPrefixes(messages: readonly HistoryMessage[]): number[] {
-  let end = messages.length;
-  if (messages[end - 1]?.role === "user") end -= 1;
+  const end = answerEnd(messages);
   const lengths: number[] = [];
   for (let cut = end; cut >= 1; cut--) {
     if (cut < messages.length) lengths.push(cut);
@@ -117,6 +158,11 @@ export function continuationPrefixes(messages: readonly HistoryMessage[]): numbe
     if (before?.role !== "assistant" && before?.role !== "tool") break;
   }
   return lengths;
+}
+
+/** Where the echoed answers of {@link continuationPrefixes} end: before a final user message, else at the end. */
+export function answerEnd(messages: readonly HistoryMessage[]): number {
+  return messages.at(-1)?.role === "user" ? messages.length - 1 : messages.length;
 }
 
 /** The key a checkpoint record stores for the messages it covers (the same key as {@link historyKey}). */

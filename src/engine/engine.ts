@@ -9,7 +9,14 @@
  * 4. new:       a new conversation (the agent client rebuilds state from the history if there is any).
  */
 import { randomUUID } from "node:crypto";
-import { continuationPrefixes, EMPTY_HISTORY_KEY, historyKeyPrefixes } from "../backend/history-fingerprint.js";
+import {
+  answerEnd,
+  answerKey,
+  continuationPrefixes,
+  EMPTY_HISTORY_KEY,
+  echoedAnswer,
+  historyKeyPrefixes,
+} from "../backend/history-fingerprint.js";
 import { selectByVariantId, selectModel } from "../backend/model-selection.js";
 import { findModel, servedModelId } from "../backend/models.js";
 import type {
@@ -81,6 +88,20 @@ export interface EngineOptions {
 interface RunExtras extends Pick<EngineRequest, "executor" | "mode" | "wholeAnswer" | "oneToolCallPerAnswer"> {
   selection?: ModelSelection;
   allowedTools?: readonly string[];
+  /** The index the turn's conversations are found in and recorded to ({@link ownIndex}). */
+  index?: ConversationIndex;
+}
+
+/** The index as one owner's turns see it (EngineRequest.owner): its keys prefixed `owner:<id>:`; the operator's as is. */
+function ownIndex(index: ConversationIndex, owner: string | undefined): ConversationIndex {
+  if (owner === undefined) return index;
+  const prefix = `owner:${owner}:`;
+  return {
+    remember: (key, conversationId) => index.remember(`${prefix}${key}`, conversationId),
+    lookup: (key) => index.lookup(`${prefix}${key}`),
+    size: () => index.size(),
+    close: async () => {},
+  };
 }
 
 /**
@@ -190,10 +211,14 @@ export function createEngine(options: EngineOptions): BridgeEngine {
   ): Promise<Routed> => {
     let conversationId = known;
     if (conversationId === undefined) {
+      // The turn that a cut's prefix was the input of, if the request echoes back the answer it gave.
+      const end = answerEnd(input.messages);
       for (const length of continuationPrefixes(input.messages)) {
         const key = keys[length - 1];
         if (key === undefined || key === EMPTY_HISTORY_KEY) continue;
-        conversationId = await index.lookup(key);
+        conversationId = await (surface.index ?? index).lookup(
+          answerKey(key, echoedAnswer(input.messages, length, end)),
+        );
         if (conversationId !== undefined) break;
       }
     }
@@ -273,6 +298,8 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       if (request.oneToolCallPerAnswer === true) extras.oneToolCallPerAnswer = true;
       extras.selection = selection;
       if (allowedTools !== undefined) extras.allowedTools = allowedTools;
+      const turnIndex = ownIndex(index, request.owner);
+      extras.index = turnIndex;
       if (!model.vision && request.messages.some((m) => m.role === "user" && m.parts.some((p) => p.type === "image"))) {
         throw new ProxyError("invalid_request", `The model \`${model.id}\` does not accept image input.`, {
           param: "model",
@@ -327,7 +354,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
         ranAs: selection.ranAs,
         // A resumed turn's Run still offers the tools it was opened with, whatever this request declares.
         runTools: resumedFrom?.origin.toolNames ?? input.tools,
-        index,
+        index: turnIndex,
         parked,
         logger,
         recording,
@@ -424,8 +451,8 @@ interface WatchDeps {
 
 /**
  * Observes a turn's events on their way to the surface: before `turn-end` is handed on, makes the key of the turn's
- * input → conversation durable (the same key its checkpoint record stores) and parks the turn if it waits for tool
- * results. A plain iterator rather
+ * input and the answer it handed out → conversation durable (history-fingerprint.ts, answerKey; the input's key is
+ * the one its checkpoint record stores) and parks the turn if it waits for tool results. A plain iterator rather
  * than an async generator: this sits on the per-event hot path.
  */
 function watch(routed: Routed, requestKey: string, model: string, deps: WatchDeps): WatchedTurn {
@@ -439,9 +466,14 @@ function watch(routed: Routed, requestKey: string, model: string, deps: WatchDep
     ended = true;
     deps.onEnd(error);
   };
+  // What the client is handed of this segment's answer, for the index key (history-fingerprint.ts, answerKey).
+  let text = "";
   const atTurnEnd = async (reason: string) => {
     try {
-      await deps.index.remember(requestKey, conversationId);
+      await deps.index.remember(
+        answerKey(requestKey, { text, toolCallIds: calls.map((call) => call.id) }),
+        conversationId,
+      );
     } catch (error) {
       deps.logger.warn("could not record the conversation; its next turn will rebuild it", { error });
     }
@@ -469,11 +501,11 @@ function watch(routed: Routed, requestKey: string, model: string, deps: WatchDep
       return result;
     }
     const event = result.value;
-    if (event.type === "turn-end") return turnEnded(result, event.reason);
-    if (event.type === "checkpoint") conversationId = event.conversationId;
+    if (event.type === "text-delta") text += event.text;
     else if (event.type === "tool-call") {
       calls.push({ id: event.toolCallId, name: event.toolName, arguments: event.arguments });
-    }
+    } else if (event.type === "turn-end") return turnEnded(result, event.reason);
+    else if (event.type === "checkpoint") conversationId = event.conversationId;
     deps.recording?.push(event);
     return result;
   };

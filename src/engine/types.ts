@@ -109,6 +109,13 @@ export interface EngineRequest {
    * the default account. A turn never moves to another account.
    */
   account?: string;
+  /**
+   * Whose conversations the turn may continue: the team gateway's virtual key id. A key's turns are indexed apart
+   * from every other key's (and from the operator's), so two people who sent the same messages and got the same
+   * answer never continue each other's conversation (whose state holds the other's system prompt). Absent = the
+   * operator's own index.
+   */
+  owner?: string;
 }
 
 /** How a turn reached Cursor; the access log's `turn` field. */

@@ -218,3 +218,35 @@ describe("stored responses under virtual keys", () => {
     expect((await get(keys.allowed)).status).toBe(404);
   });
 });
+
+describe("conversations under virtual keys", () => {
+  it("a key never continues another key's conversation, even after the same messages and the same answer", async () => {
+    const chat = (system: string, messages: Json[]) =>
+      post("/v1/chat/completions", {
+        model: "composer-1",
+        messages: [{ role: "system", content: system }, ...messages],
+      });
+    const opening = { role: "user", content: "Shared opening [[emu:tokens 6]]" };
+    const first = async (key: string, system: string) => {
+      const response = await chat(system, [opening])(stack.server.url, key);
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content;
+    };
+    stack.emulator.resetStats();
+    // The emulator's answer to the same message is the same text: only the key tells the conversations apart.
+    const answer = await first(keys.allowed, "Alice's private instructions.");
+    expect(await first(keys.rotatedNew, "Someone else's instructions.")).toBe(answer);
+    const next = [opening, { role: "assistant", content: answer }, { role: "user", content: "[[emu:recall]]" }];
+    for (const key of [keys.allowed, keys.rotatedNew]) {
+      const response = await chat("Same as before.", next)(stack.server.url, key);
+      expect(response.status).toBe(200);
+      await response.json();
+    }
+    const turns = stack.emulator.stats().turns;
+    expect(turns).toHaveLength(4);
+    expect(turns[0]?.conversationId).not.toBe(turns[1]?.conversationId);
+    // Each key's second turn continued its own first turn's conversation.
+    expect(turns[2]?.conversationId).toBe(turns[0]?.conversationId);
+    expect(turns[3]?.conversationId).toBe(turns[1]?.conversationId);
+  });
+});

@@ -97,4 +97,62 @@ describe("conversation engine over chat completions", () => {
     expect(second.choices[0]?.message.content).toContain("lookup returned: late");
     expect(routes()).toEqual(["continued"]);
   });
+
+  it("continues each chat on its own conversation when two chats sent the same first message and got different answers", async () => {
+    stack.emulator.resetStats();
+    lines.length = 0;
+    const first = "Same opening [[emu:echo-model]]";
+    const chat = (system: string) => [
+      { role: "system" as const, content: system },
+      { role: "user" as const, content: first },
+    ];
+    const a = chat("You serve tenant A.");
+    const b = chat("You serve tenant B.");
+    const answerA = await client.chat.completions.create({ model: "composer-1.5", messages: a });
+    const answerB = await client.chat.completions.create({ model: "composer-2", messages: b });
+    expect(answerA.choices[0]?.message.content).toContain("Model: composer-1.5");
+    expect(answerB.choices[0]?.message.content).toContain("Model: composer-2");
+    // A's second turn, after B's first: the key of [first message] alone (system prompts are not part of it) was
+    // last recorded for B's conversation; the answer A echoes back decides.
+    const second = await client.chat.completions.create({
+      model: "composer-1.5",
+      messages: [
+        ...a,
+        { role: "assistant", content: answerA.choices[0]?.message.content ?? "" },
+        { role: "user", content: "and now [[emu:recall]]" },
+      ],
+    });
+    expect(second.choices[0]?.message.content).toContain("First message: Same opening");
+    expect(routes()).toEqual(["new", "new", "continued"]);
+    const turns = stack.emulator.stats().turns;
+    expect(turns).toHaveLength(3);
+    expect(turns[0]?.conversationId).not.toBe(turns[1]?.conversationId);
+    expect(turns[2]?.conversationId).toBe(turns[0]?.conversationId);
+  });
+
+  it("rebuilds instead of continuing when the client edited the answer it sends back; re-wrapped whitespace still continues", async () => {
+    stack.emulator.resetStats();
+    lines.length = 0;
+    const opening = { role: "user" as const, content: "Edit me later [[emu:tokens 12]]" };
+    const answer = (await client.chat.completions.create({ model: "auto", messages: [opening] })).choices[0]?.message
+      .content;
+    expect(answer?.length ?? 0).toBeGreaterThan(0);
+    const next = { role: "user" as const, content: "go on [[emu:recall]]" };
+    // The same answer, its words re-wrapped (a client's rendering): the same conversation.
+    const rewrapped = `\n  ${(answer ?? "").split(" ").join("\n")}  \n`;
+    await client.chat.completions.create({
+      model: "auto",
+      messages: [opening, { role: "assistant", content: rewrapped }, next],
+    });
+    // An edited answer: the checkpoint holds the unedited one, so the history is sent again (a new conversation).
+    await client.chat.completions.create({
+      model: "auto",
+      messages: [opening, { role: "assistant", content: `${answer} (edited by the user)` }, next],
+    });
+    expect(routes()).toEqual(["new", "continued", "new"]);
+    const turns = stack.emulator.stats().turns;
+    expect(turns).toHaveLength(3);
+    expect(turns[1]?.conversationId).toBe(turns[0]?.conversationId);
+    expect(turns[2]?.conversationId).not.toBe(turns[0]?.conversationId);
+  });
 });

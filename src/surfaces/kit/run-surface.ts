@@ -177,7 +177,10 @@ export async function runSurface<F, R>(
   try {
     // One copy, its other fields assigned: spreading in a conditional `{}` costs an object per request.
     const request: EngineRequest = { ...input.request, model };
-    if (principal?.account !== undefined) request.account = principal.account;
+    if (principal !== undefined) {
+      if (principal.account !== undefined) request.account = principal.account;
+      request.owner = principal.keyId;
+    }
     // A JSON answer reaches the client only once the turn ends: the engine may hold the events back and retry a
     // dropped connection meanwhile.
     if (!input.stream) request.wholeAnswer = true;
