@@ -22,12 +22,20 @@ describe("logger redaction", () => {
       ["x bearer\tzz-top-secret y", "zz-top-secret"],
       [`token=${JWT}`, JWT],
       ["sk_live1234567890", "sk_live1234567890"],
-      ["(key_abcdefghij)", "key_abcdefghij"],
+      ["(key_abcdefghij01)", "key_abcdefghij01"],
+      ["crsr_0123456789abcdef0123", "crsr_0123456789abcdef0123"],
       ["cbk-abcdefghijklmnopqrstu", "abcdefghijklmnopqrstu"],
     ] as const) {
       expect(redactText(text)).not.toContain(secret);
     }
-    for (const plain of ["0107ecd53465463188c8b0050d966c02", "composer-1.5", "POST /v1/chat/completions 200", ""]) {
+    for (const plain of [
+      "0107ecd53465463188c8b0050d966c02",
+      "composer-1.5",
+      "POST /v1/chat/completions 200",
+      "",
+      "code=key_budget_exceeded detail=key_parallel",
+      "sk_abcdefghijklmnop",
+    ]) {
       expect(redactText(plain)).toBe(plain);
     }
   });

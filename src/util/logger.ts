@@ -23,11 +23,14 @@ export interface Logger {
 // A key is secret when it names a credential: "accessToken", "refresh_token", "x-api-key", "authorization"…
 // but not counters such as "tokens" or "max_tokens".
 const SECRET_KEY =
-  /(authorization|secret|password|passwd|api[-_]?key|cookie|verifier|credential)|(^|[-_a-z])token$|Token$/i;
+  /(authorization|secret|password|passwd|(?:api|admin)[-_]?key|cookie|verifier|credential)|(^|[-_a-z])token$|Token$/i;
 const JWT = /eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g;
 // A token, not a placeholder: `Bearer <key>` in a hint documents where a key goes and stays readable.
 const BEARER = /(Bearer\s+)(?![<[])[^\s"',`]+/gi;
-const CURSOR_KEY = /\b(cur|key|sk)_[A-Za-z0-9_-]{8,}/g;
+// Cursor's API keys (`crsr_` or `key_` and 64 hex digits) and other `prefix_` secrets (`sk_live_…`, `cur_…`): a run
+// of at least 10 letters and digits with a digit in it, ending the word. A snake_case identifier that starts the
+// same way (the error code `key_budget_exceeded`, the detail `key_rpm`) is no key and stays readable.
+const CURSOR_KEY = /\b(?:crsr|cur|key|sk)_(?:live_|test_)?(?=[A-Za-z]*\d)[A-Za-z0-9]{10,}(?!\w)/g;
 // OpenAI-style keys (`sk-…`, `sk-proj-…`), which clients sometimes send to the bridge by mistake.
 const DASHED_KEY = /\bsk-[A-Za-z0-9_-]{16,}/g;
 // The team gateway's virtual keys (`cbk-` + 43 characters); their ids (`vk_…`) and 10-character prefixes stay.
@@ -35,7 +38,7 @@ const VIRTUAL_KEY = /\bcbk-[A-Za-z0-9_-]{16,}/g;
 
 // Every pattern above needs one of these; a text without any (most log values: ids, paths, counts) is returned as it
 // is after one test instead of four replaces (the access log redacts every field of every request).
-const MAYBE_SECRET = /bearer|eyJ|(?:cur|key|sk)_|cbk-|sk-/i;
+const MAYBE_SECRET = /bearer|eyJ|(?:crsr|cur|key|sk)_|cbk-|sk-/i;
 
 /** Whether a string holds something shaped like key material (a bearer token, a JWT, a Cursor, OpenAI or virtual key). */
 export function looksLikeSecret(text: string): boolean {

@@ -15,7 +15,7 @@ export function newKey(): string {
   return `${KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
 }
 
-/** A new record id (`vk_` + 16 hex digits; not `key_…`, which logs redact as a Cursor key): stable across rotations, never secret. */
+/** A new record id (`vk_` + 16 hex digits; not `key_…`, the prefix of a Cursor API key): stable across rotations, never secret. */
 export function newKeyId(): string {
   return `vk_${randomBytes(8).toString("hex")}`;
 }

@@ -93,7 +93,7 @@ export function parseModels(
 }
 
 /** Key material a name must not look like (it would reach lists, logs and metric labels). */
-const KEY_SHAPED = /^(cbk-|sk-|sk_|key_|cur_|eyJ)/i;
+const KEY_SHAPED = /^(cbk-|sk-|sk_|key_|cur_|crsr_|eyJ)/i;
 
 /**
  * A key name: 1–64 letters, digits, `.`, `_`, `-`, `@` (what lists, logs and metrics labels show); never shaped like
