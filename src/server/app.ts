@@ -22,6 +22,7 @@ import { createRecentRequests } from "../surfaces/kit/recent-requests.js";
 import type { SurfaceDeps } from "../surfaces/kit/surface-app.js";
 import { createMessagesApp } from "../surfaces/messages/route.js";
 import { createResponsesApp } from "../surfaces/responses/route.js";
+import { logUpdatedOnDisk } from "../util/code-on-disk.js";
 import { ProxyError } from "../util/errors.js";
 import { clampForMessage } from "../util/logger.js";
 import { requireApiKey } from "./api-key.js";
@@ -217,6 +218,7 @@ export function createApp(deps: AppDeps, gateway: AppGateway = {}): Hono<AppEnv>
     if (proxyError.code === "internal") {
       logger.error("unhandled error", { request_id: requestId, path: clampForMessage(c.req.path, 200), error });
     }
+    logUpdatedOnDisk(proxyError, logger, clampForMessage(c.req.path, 200));
     return openAIErrorResponse(proxyError, { requestId });
   });
   return app;

@@ -11,8 +11,9 @@
  * `status`, `route` and `code` come from closed sets.
  */
 import type { RequestDone } from "../../surfaces/kit/access-log.js";
+import { loadOnce } from "../../util/code-on-disk.js";
 import { METRIC_PREFIX } from "./metric-names.js";
-import type { BuiltRegistry, RegistrySources } from "./prom-registry.js";
+import type { RegistrySources } from "./prom-registry.js";
 import { createRequestTally } from "./request-tally.js";
 import { createTtftHistogram } from "./ttft-histogram.js";
 
@@ -43,7 +44,9 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
     "Time from the request's arrival to the first text or reasoning token.",
     TTFT_BUCKETS,
   );
-  let registry: Promise<BuiltRegistry> | undefined;
+  const registry = loadOnce(() =>
+    import("./prom-registry.js").then(({ buildRegistry }) => buildRegistry(tally, options)),
+  );
   return {
     contentType: EXPOSITION_CONTENT_TYPE,
     onRequestDone(done) {
@@ -53,8 +56,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions): GatewayMet
       ttft.observe(series, Math.max(0, firstTokenAt - done.log.startedAt) / 1000);
     },
     async exposition() {
-      registry ??= import("./prom-registry.js").then(({ buildRegistry }) => buildRegistry(tally, options));
-      const text = await (await registry).metrics();
+      const text = await (await registry()).metrics();
       return `${text}${text === "" || text.endsWith("\n") ? "" : "\n"}${ttft.exposition(tally.series())}`;
     },
   };

@@ -51,6 +51,7 @@
  * them into the store: a load, a save, a delete and the sweep.
  */
 import { createHash } from "node:crypto";
+import { loadOnce } from "../../util/code-on-disk.js";
 import type { Logger } from "../../util/logger.js";
 import { silentLogger } from "../../util/logger.js";
 import { pruneRecord } from "../blob-graph.js";
@@ -89,11 +90,7 @@ export interface FileConversationStoreOptions extends ConversationStoreOptions {
 }
 
 /** The record reader (record-decode.ts, with zod), loaded on the store's first read rather than at start. */
-let decoder: Promise<typeof import("./record-decode.js")["decodeRecord"]> | undefined;
-const recordDecoder = () => {
-  decoder ??= import("./record-decode.js").then((module) => module.decodeRecord);
-  return decoder;
-};
+const recordDecoder = loadOnce(() => import("./record-decode.js").then((module) => module.decodeRecord));
 
 /** The hex SHA-256 of a conversation id: the key of its log entries and the name of its legacy file. */
 function nameOf(conversationId: string): string {

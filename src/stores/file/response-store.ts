@@ -9,6 +9,7 @@
 import { createHash } from "node:crypto";
 import { readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { loadOnce } from "../../util/code-on-disk.js";
 import type { Logger } from "../../util/logger.js";
 import { silentLogger } from "../../util/logger.js";
 import {
@@ -31,12 +32,7 @@ export interface FileResponseStoreOptions extends ResponseStoreOptions {
 const FILE_VERSION = 1;
 
 /** The stored file's schema, built on the first read (zod loads then, not when a server starts). */
-let storedSchema: Promise<StoredFileSchema> | undefined;
-type StoredFileSchema = ReturnType<typeof import("./response-schema.js")["storedFileSchema"]>;
-const schema = () => {
-  storedSchema ??= import("./response-schema.js").then((module) => module.storedFileSchema(FILE_VERSION));
-  return storedSchema;
-};
+const schema = loadOnce(() => import("./response-schema.js").then((module) => module.storedFileSchema(FILE_VERSION)));
 
 function fileNameOf(id: string): string {
   return `${createHash("sha256").update(id).digest("hex")}.json`;
@@ -70,8 +66,11 @@ export function createFileResponseStore(options: FileResponseStoreOptions): Resp
       if (isMissing(error)) return undefined;
       throw error;
     }
+    // Outside the try: a schema that cannot be loaded (dist/ changed under the server) says nothing of the file,
+    // which must not be discarded for it.
+    const stored = await schema();
     try {
-      const { version: _version, ...record } = (await schema()).parse(JSON.parse(text));
+      const { version: _version, ...record } = stored.parse(JSON.parse(text));
       return record;
     } catch (error) {
       logger.warn("discarding unreadable stored response", { error });

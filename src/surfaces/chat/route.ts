@@ -17,7 +17,7 @@ export type { ChatOptions } from "./handlers.js";
 /** The chat sub-app, mounted under /v1. */
 export function createChatApp(deps: SurfaceDeps, options: ChatOptions): Hono<AppEnv> {
   const app = createSurfaceApp(deps, "/chat", openAIErrorResponse);
-  const handlers = loadedOnFirstUse(() => import("./handlers.js"), deps, "/v1/chat/completions");
+  const handlers = loadedOnFirstUse(() => import("./handlers.js"));
   app.post("/chat/completions", async (c) => (await handlers()).createCompletion(c, deps, options));
   return closeSurfaceApp(app, deps, "/chat");
 }

@@ -6,7 +6,7 @@
  */
 import type { Context, Next } from "hono";
 import { Hono, type MiddlewareHandler } from "hono";
-import { loadOnce } from "../../util/code-on-disk.js";
+import { loadOnce, logUpdatedOnDisk } from "../../util/code-on-disk.js";
 import { ProxyError } from "../../util/errors.js";
 import { clampForMessage, type Logger } from "../../util/logger.js";
 import type { AppEnv } from "./access-log.js";
@@ -39,6 +39,7 @@ export function createSurfaceApp(deps: SurfaceDeps, prefix: string, render: Erro
     if (error.code === "internal") {
       deps.logger.error("unhandled error", { request_id: requestId, path: clampForMessage(c.req.path, 200), error });
     }
+    logUpdatedOnDisk(error, deps.logger, clampForMessage(c.req.path, 200));
     // A virtual key's holder is a team member, not the operator (error-policy.ts).
     return render(error, { requestId, remote: c.get("principal") !== undefined });
   };
@@ -103,13 +104,9 @@ export function closeSurfaceApp(app: Hono<AppEnv>, deps: SurfaceDeps, prefix: st
 /**
  * A door's request code, loaded on its first request and kept (`load` is the door's own `import()` of its handlers,
  * so the bundle keeps them in a chunk of their own): a start serves /health without compiling any door. When the load
- * fails (dist/ changed under the running server: util/code-on-disk.ts), it is logged once at error level and every
- * request of the door is answered 503 `server_updated` in the door's shape, saying to restart; it is not retried.
+ * fails (dist/ changed under the running server: util/code-on-disk.ts), every request of the door is answered 503
+ * `server_updated` in the door's shape, saying to restart, and the load is not retried.
  */
-export function loadedOnFirstUse<T>(load: () => Promise<T>, deps: Pick<SurfaceDeps, "logger">, door: string) {
-  return loadOnce(load, (error) =>
-    deps.logger.error(`the code of ${door} could not be loaded: cursor-bridge was updated on disk; restart it`, {
-      error,
-    }),
-  );
+export function loadedOnFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
+  return loadOnce(load);
 }

@@ -16,11 +16,7 @@ export type { MessagesOptions } from "./handlers.js";
 
 /** The Messages sub-app, mounted under /v1. */
 export function createMessagesApp(deps: SurfaceDeps, options: MessagesOptions = {}): Hono<AppEnv> {
-  const loaded = loadedOnFirstUse(
-    () => import("./handlers.js").then((door) => door.messagesHandlers(deps, options)),
-    deps,
-    "/v1/messages",
-  );
+  const loaded = loadedOnFirstUse(() => import("./handlers.js").then((door) => door.messagesHandlers(deps, options)));
   const app = createSurfaceApp(deps, "/messages", anthropicErrorResponse);
   app.post("/messages", async (c) => (await loaded()).messages(c));
   app.post("/messages/count_tokens", async (c) => (await loaded()).countTokens(c));

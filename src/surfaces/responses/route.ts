@@ -22,7 +22,7 @@ function notFound(id: string): ProxyError {
 /** The Responses sub-app, mounted under /v1. */
 export function createResponsesApp(deps: ResponsesDeps, options: ResponsesOptions = {}): Hono<AppEnv> {
   const app = createSurfaceApp(deps, "/responses", openAIErrorResponse);
-  const handlers = loadedOnFirstUse(() => import("./handlers.js"), deps, "/v1/responses");
+  const handlers = loadedOnFirstUse(() => import("./handlers.js"));
   app.post("/responses", async (c) => (await handlers()).createResponse(c, deps, options));
   app.get("/responses/:id", async (c) => {
     const id = c.req.param("id");
