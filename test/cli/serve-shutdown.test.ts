@@ -103,11 +103,11 @@ async function refusedCode(origin: string): Promise<string | undefined> {
 describe("serve on SIGTERM", () => {
   it("refuses new connections at once, lets a stream in flight finish, and exits 0", async () => {
     const serve = await startServe(120_000);
-    // 60 tokens at 10 a second: several seconds in flight after its first token.
+    // 100 tokens at 10 a second: about ten seconds in flight after its first token.
     const chat = stream(serve.origin, "/v1/chat/completions", {
       model: "auto",
       stream: true,
-      messages: [{ role: "user", content: "drain me [[emu:tokens 60]] [[emu:rate 10]]" }],
+      messages: [{ role: "user", content: "drain me [[emu:tokens 100]] [[emu:rate 10]]" }],
     });
     await until(() => chat.text().includes('"content"'));
     serve.child.kill("SIGTERM");
@@ -142,6 +142,12 @@ describe("serve on SIGTERM", () => {
     expect(((await parked.json()) as { choices: Array<{ finish_reason: string }> }).choices[0]?.finish_reason).toBe(
       "tool_calls",
     );
+    // Sent first: it shows nothing before it ends, and the streams below show it was in by the time they answer.
+    const whole = fetch(`${serve.origin}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "auto", messages: [{ role: "user", content: stall("not streamed") }] }),
+    });
     const chat = stream(serve.origin, "/v1/chat/completions", {
       model: "auto",
       stream: true,
@@ -157,11 +163,6 @@ describe("serve on SIGTERM", () => {
       model: "auto",
       stream: true,
       input: stall("responses words here"),
-    });
-    const whole = fetch(`${serve.origin}/v1/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "auto", messages: [{ role: "user", content: stall("not streamed") }] }),
     });
     await until(
       () =>
