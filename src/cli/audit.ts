@@ -16,7 +16,8 @@ the admin API, every admin API call, logins and logouts). It never holds key or 
 
 Options:
   --limit N                 The newest N entries (default 50; 0 = all)
-  --store file|redis://…    The store serve uses (file: audit.log in the data directory)
+  --store file|redis://…    The store serve uses (file: audit.log in the data directory, and audit.log.1, the
+                            one before it: the file is rotated at 16 MiB)
   --data-dir <dir>          The data directory (file store)
 
 ${COMMON_OPTIONS_HELP}

@@ -1,8 +1,9 @@
 /**
  * The admin HTTP API under /admin (mounted only when an admin key is configured; without one every /admin path is
  * the app's 404). Every request needs `Authorization: Bearer <admin key>`; every request, refused ones included, is
- * written to the audit log (who, method and path, status, peer address; never a key). JSON in and out, OpenAI-shaped
- * errors. The Host and Origin guards of the whole app run before it.
+ * written to the audit log (who, method and path, status, peer address; never a key; one peer's refusals once a
+ * minute with their count). JSON in and out, OpenAI-shaped errors. The Host and Origin guards of the whole app run
+ * before it.
  *
  *   GET  /admin/keys                  every key (no hashes)            POST /admin/keys {name, budget?, rpm?, tpm?,
  *   GET  /admin/keys/{name|id}        one key and its spend this period     max_parallel?, models?, account?, expires?}
@@ -16,7 +17,7 @@
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { isAccountName } from "../../stores/accounts.js";
-import type { AuditLog } from "../../stores/types.js";
+import type { AuditEntry, AuditLog } from "../../stores/types.js";
 import type { AppEnv } from "../../surfaces/kit/access-log.js";
 import type { KeyUsage, KeyUsageSource } from "../../surfaces/kit/key-usage.js";
 import { openAIErrorResponse } from "../../surfaces/kit/openai-error.js";
@@ -27,6 +28,7 @@ import type { KeyChangesInput, KeySettingsInput } from "../keys/key-options.js";
 import type { Actor, IssuedKey, KeyService } from "../keys/key-service.js";
 import { peerAddress } from "../peer-address.js";
 import { isAdminKey } from "./admin-key.js";
+import { createRefusalAudit } from "./refusal-audit.js";
 
 /** Options of {@link createAdminApp}. */
 export interface AdminAppOptions {
@@ -150,20 +152,23 @@ export function createAdminApp(options: AdminAppOptions): Hono<AppEnv> {
     }
   };
 
-  // Outermost: every call is audited once it is answered (refused ones too, as `anonymous`).
+  const write = (entry: AuditEntry) =>
+    audit.append(entry).catch((error: unknown) => logger.warn("could not write the audit log", { error }));
+  const refusals = createRefusalAudit(write);
+  // Outermost: every call is audited once it is answered (refused ones too, as `anonymous`, one peer's repeated
+  // refusals as one entry a minute with their count: refusal-audit.ts).
   app.use("*", async (c, next) => {
     await next();
     const status = c.res.status;
-    await audit
-      .append({
-        at: new Date(now()).toISOString(),
-        actor: status === 401 ? "anonymous" : ACTOR,
-        action: "admin.request",
-        target: redactText(clampForMessage(c.req.path, 200)),
-        from: peerOf(c),
-        detail: { method: c.req.method, status },
-      })
-      .catch((error: unknown) => logger.warn("could not write the audit log", { error }));
+    const entry: AuditEntry = {
+      at: new Date(now()).toISOString(),
+      actor: status === 401 ? "anonymous" : ACTOR,
+      action: "admin.request",
+      target: redactText(clampForMessage(c.req.path, 200)),
+      from: peerOf(c),
+      detail: { method: c.req.method, status },
+    };
+    await (status === 401 ? refusals.refused(entry, entry.from ?? "unknown") : write(entry));
   });
   app.use("*", requireAdmin(options.adminKeyDigest));
 

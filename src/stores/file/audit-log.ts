@@ -1,46 +1,155 @@
 /**
  * The file {@link AuditLog} of one instance: `<dataDir>/audit.log`, one JSON object per line, mode 0600, appended
  * with O_APPEND (each entry is one write, so lines from the CLI and a running server never interleave).
+ *
+ * Bounded: an append that would take the file past `maxBytes` (16 MiB, about 80,000 entries) first renames it to
+ * `audit.log.1`, replacing the one before, so the log never holds more than twice that on disk. Reading the newest N
+ * entries reads the files backwards from their end, a chunk at a time, so `audit --limit 50` costs the same on a full
+ * log as on a new one; reading all of them streams both files line by line.
  */
-import { mkdir, open, readFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { type FileHandle, mkdir, open, rename, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { newest, parseAuditEntry } from "../audit-entries.js";
-import type { AuditLog } from "../types.js";
+import { createInterface } from "node:readline";
+import { parseAuditEntry } from "../audit-entries.js";
+import type { AuditEntry, AuditLog } from "../types.js";
 
 /** The file's name inside the data directory. */
 export const AUDIT_FILE_NAME = "audit.log";
 
+/** The size at which audit.log is rotated to audit.log.1. @default 16 MiB */
+export const AUDIT_FILE_MAX_BYTES = 16 * 1024 * 1024;
+
+/** Bytes read at a time when reading backwards. */
+const CHUNK_BYTES = 64 * 1024;
+/** A line longer than this (no entry is) is skipped when reading backwards, not held whole. */
+const MAX_LINE_BYTES = 1024 * 1024;
+
+const NEWLINE = 0x0a;
+
+function isMissing(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException).code === "ENOENT";
+}
+
+async function openForReading(path: string): Promise<FileHandle | undefined> {
+  try {
+    return await open(path, "r");
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw error;
+  }
+}
+
+/** Up to `limit` entries of the file at `path`, newest first, read from its end. */
+async function newestOf(path: string, limit: number): Promise<AuditEntry[]> {
+  const found: AuditEntry[] = [];
+  const handle = await openForReading(path);
+  if (handle === undefined) return found;
+  try {
+    let position = (await handle.stat()).size;
+    // The start of the line that ends where the bytes read so far begin.
+    let carry = Buffer.alloc(0);
+    let skipping = false;
+    const take = (line: Buffer) => {
+      const entry = line.length === 0 ? undefined : parseAuditEntry(line.toString("utf8"));
+      if (entry !== undefined) found.push(entry);
+    };
+    while (position > 0 && found.length < limit) {
+      const length = Math.min(CHUNK_BYTES, position);
+      position -= length;
+      const chunk = Buffer.alloc(length);
+      await handle.read(chunk, 0, length, position);
+      const data = Buffer.concat([chunk, carry]);
+      let end = data.length;
+      for (let index = data.lastIndexOf(NEWLINE, end - 1); index >= 0; index = data.lastIndexOf(NEWLINE, end - 1)) {
+        if (skipping) skipping = false;
+        else take(data.subarray(index + 1, end));
+        if (found.length >= limit) return found;
+        end = index;
+        if (end === 0) break;
+      }
+      carry = data.subarray(0, end);
+      if (carry.length > MAX_LINE_BYTES) {
+        carry = Buffer.alloc(0);
+        skipping = true;
+      }
+    }
+    if (position === 0 && !skipping && found.length < limit) take(carry);
+    return found;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Every entry of the file at `path`, oldest first, read line by line. */
+async function allOf(path: string): Promise<AuditEntry[]> {
+  const handle = await openForReading(path);
+  if (handle === undefined) return [];
+  const entries: AuditEntry[] = [];
+  const lines = createInterface({ input: createReadStream("", { fd: handle.fd, autoClose: false }), crlfDelay: 1 });
+  try {
+    for await (const line of lines) {
+      const entry = line.trim() === "" ? undefined : parseAuditEntry(line);
+      if (entry !== undefined) entries.push(entry);
+    }
+    return entries;
+  } finally {
+    lines.close();
+    await handle.close();
+  }
+}
+
 /** The audit log in `dir` (the data directory). */
-export function createFileAuditLog(options: { dir: string }): AuditLog & { readonly location: string } {
+export function createFileAuditLog(options: {
+  dir: string;
+  /** @default AUDIT_FILE_MAX_BYTES */
+  maxBytes?: number;
+}): AuditLog & { readonly location: string } {
   const path = join(options.dir, AUDIT_FILE_NAME);
+  const previous = `${path}.1`;
+  const maxBytes = options.maxBytes ?? AUDIT_FILE_MAX_BYTES;
   let tightened = false;
+
+  const openForAppend = async () => {
+    const handle = await open(path, "a", 0o600);
+    // A file made by hand or by an older umask gets the mode it should have, once per process.
+    if (!tightened && process.platform !== "win32") await handle.chmod(0o600).catch(() => undefined);
+    tightened = true;
+    return handle;
+  };
+
   return {
     location: path,
     async append(entry) {
       await mkdir(options.dir, { recursive: true, mode: 0o700 });
-      const handle = await open(path, "a", 0o600);
+      const line = `${JSON.stringify(entry)}\n`;
+      let handle = await openForAppend();
       try {
-        // A file made by hand or by an older umask gets the mode it should have, once per process.
-        if (!tightened && process.platform !== "win32") await handle.chmod(0o600);
-        tightened = true;
-        await handle.write(`${JSON.stringify(entry)}\n`);
+        const measured = await handle.stat();
+        if (measured.size > 0 && measured.size + Buffer.byteLength(line) > maxBytes) {
+          await handle.close();
+          // Rotate the file measured, not one another process made after rotating it a moment ago.
+          const current = await stat(path).catch(() => undefined);
+          if (current !== undefined && current.ino === measured.ino) {
+            await rename(path, previous).catch((error: unknown) => {
+              if (!isMissing(error)) throw error;
+            });
+          }
+          tightened = false;
+          handle = await openForAppend();
+        }
+        await handle.write(line);
       } finally {
-        await handle.close();
+        await handle.close().catch(() => undefined);
       }
     },
     async read(readOptions = {}) {
-      let text: string;
-      try {
-        text = await readFile(path, "utf8");
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-        throw error;
-      }
-      const entries = text.split("\n").flatMap((line) => {
-        const entry = line.trim() === "" ? undefined : parseAuditEntry(line);
-        return entry === undefined ? [] : [entry];
-      });
-      return newest(entries, readOptions.limit);
+      const limit = readOptions.limit;
+      if (limit === undefined) return [...(await allOf(previous)), ...(await allOf(path))];
+      if (limit <= 0) return [];
+      const found = await newestOf(path, limit);
+      if (found.length < limit) found.push(...(await newestOf(previous, limit - found.length)));
+      return found.reverse();
     },
   };
 }
