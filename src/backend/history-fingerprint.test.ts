@@ -142,10 +142,19 @@ describe("answerKey", () => {
   });
 
   it("differs for another text, other tool call ids, or another input", () => {
-    const key = answerKey(input, { text: "Two files.", toolCallIds: ["c1"] });
-    expect(answerKey(input, { text: "Three files.", toolCallIds: ["c1"] })).not.toBe(key);
-    expect(answerKey(input, { text: "Two files.", toolCallIds: ["c2"] })).not.toBe(key);
-    expect(answerKey(input, { text: "Two files.", toolCallIds: [] })).not.toBe(key);
-    expect(answerKey(historyKey(history.slice(0, 1)), { text: "Two files.", toolCallIds: ["c1"] })).not.toBe(key);
+    const text = answerKey(input, { text: "Two files.", toolCallIds: [] });
+    expect(answerKey(input, { text: "Three files.", toolCallIds: [] })).not.toBe(text);
+    expect(answerKey(historyKey(history.slice(0, 1)), { text: "Two files.", toolCallIds: [] })).not.toBe(text);
+    const calls = answerKey(input, { text: "Let me look.", toolCallIds: ["c1"] });
+    expect(answerKey(input, { text: "Let me look.", toolCallIds: ["c2"] })).not.toBe(calls);
+    expect(answerKey(input, { text: "Let me look.", toolCallIds: ["c1", "c2"] })).not.toBe(calls);
+    expect(calls).not.toBe(answerKey(input, { text: "Let me look.", toolCallIds: [] }));
+  });
+
+  it("of an answer with tool calls is its calls' ids: a client that drops the text beside the calls still matches", () => {
+    const handedOut = answerKey(input, { text: "Let me look.", toolCallIds: ["c1"] });
+    const call = { id: "c1", name: "ls", arguments: "{}" };
+    const dropped: HistoryMessage[] = [{ role: "assistant", content: "", toolCalls: [call] }];
+    expect(answerKey(input, echoedAnswer(dropped, 0, 1))).toBe(handedOut);
   });
 });

@@ -25,10 +25,12 @@
  * chats that sent the same first message (the key skips system prompts) got different answers, and each must continue
  * its own conversation; a client that edited the answer before sending it back must not continue a checkpoint that
  * holds the unedited one. The answer is what the client echoes back between the turn's input and its next user
- * message: the text of every assistant message there (one leading `<think>` block dropped from each), joined, with
- * all whitespace removed, and the ids of their tool calls in order. Whitespace and how the text is split over
- * messages are left out because clients re-wrap answers (Anthropic text blocks, Responses output items); the ids make
- * tool-call answers unique. Tool messages are the client's own input and are not part of it.
+ * message (tool messages there are the client's own input, not part of it):
+ * - an answer with tool calls: the ids of its calls, in order. They are unique to the answer, and some clients drop
+ *   the text that came with calls (`content: null` beside `tool_calls`);
+ * - an answer of text only: the text of every assistant message there (one leading `<think>` block dropped from
+ *   each), joined, with all whitespace removed, because clients re-wrap answers (Anthropic text blocks, Responses
+ *   output items).
  */
 import { createHash, hash } from "node:crypto";
 import type { HistoryMessage } from "./types.js";
@@ -121,8 +123,8 @@ const WHITESPACE = /\s+/g;
  * ({@link echoedAnswer}).
  */
 export function answerKey(inputKey: string, answer: TurnAnswer): string {
-  const text = answer.text.replace(WHITESPACE, "");
-  return chain(inputKey, JSON.stringify(["answer", text, answer.toolCallIds]));
+  if (answer.toolCallIds.length > 0) return chain(inputKey, JSON.stringify(["calls", answer.toolCallIds]));
+  return chain(inputKey, JSON.stringify(["text", answer.text.replace(WHITESPACE, "")]));
 }
 
 /** The answer the messages `from` (inclusive) to `to` (exclusive) echo back: their assistant messages' text and calls. */
