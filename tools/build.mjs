@@ -15,7 +15,16 @@
  * says so. An installed package without src/ runs its dist/ as shipped.
  * Usage: `node tools/build.mjs` (always builds; `--if-stale`: only when stale, as a start would).
  */
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -156,25 +165,62 @@ async function buildWith({ esbuild, transform, ranks }) {
     ...scriptVersions({ transform, outputFiles: modules, distDir }),
     { path: path.join(distDir, "o200k_base.tokens"), contents: encodeTokenRanks(ranks) },
   ];
-  const written = new Set(outputFiles.map((file) => file.path));
   for (const file of outputFiles) {
     mkdirSync(path.dirname(file.path), { recursive: true });
     const temporary = `${file.path}.${process.pid}.tmp`;
     writeFileSync(temporary, file.path.endsWith(".js") ? latin1Comments(file.text) : file.contents);
     renameSync(temporary, file.path);
   }
-  // Chunks of earlier builds (their names carry a content hash) are no longer referenced, nor are the scripts of
-  // earlier builds and their code caches (tools/script-loader.mjs names each cache after its script's hash).
-  const scriptDir = path.join(distDir, "script");
-  for (const dir of [path.join(distDir, "chunks"), path.join(scriptDir, "chunks"), scriptDir]) {
-    for (const entry of existsSync(dir) ? readdirSync(dir, { withFileTypes: true }) : []) {
-      if (entry.isFile() && !written.has(path.join(dir, entry.name)))
-        rmSync(path.join(dir, entry.name), { force: true });
-    }
-  }
-  rmSync(path.join(scriptDir, ".cache"), { recursive: true, force: true });
+  pruneEarlierBuilds(
+    distDir,
+    outputFiles.map((file) => file.path),
+  );
+  // The code caches of earlier scripts (tools/script-loader.mjs names each after its script's hash; a missing one
+  // only costs a compile).
+  rmSync(path.join(distDir, "script", ".cache"), { recursive: true, force: true });
   writeFileSync(stampFile, `${startedAt.toISOString()}\n`);
   utimesSync(stampFile, startedAt, startedAt);
+}
+
+/** The list of the files of the last two builds in the folders {@link pruneEarlierBuilds} prunes. */
+const BUILDS_FILE = ".builds.json";
+
+/**
+ * Removes the files of the builds before the previous one from dist/'s chunk and script folders. Chunk names carry a
+ * content hash, so a build leaves the earlier ones unreferenced; but a server started before this build has not
+ * loaded every chunk yet (a door loads its handlers on its first request, serve its runtime after the first
+ * `/health`), and its main.js names the chunks of its own build. So the previous build's files stay, listed in
+ * dist/.builds.json with this build's: a server keeps working across one rebuild of its clone; one started two
+ * rebuilds ago answers 503 `server_updated` (restart it). Without a list (dist/ of an older build script), every file
+ * found counts as the previous build's.
+ */
+export function pruneEarlierBuilds(dist, writtenPaths) {
+  const scriptDir = path.join(dist, "script");
+  const dirs = [path.join(dist, "chunks"), path.join(scriptDir, "chunks"), scriptDir];
+  const relative = (file) => path.relative(dist, file).split(path.sep).join("/");
+  const found = dirs.flatMap((dir) =>
+    existsSync(dir)
+      ? readdirSync(dir, { withFileTypes: true })
+          .filter((entry) => entry.isFile())
+          .map((entry) => relative(path.join(dir, entry.name)))
+      : [],
+  );
+  const inDirs = new Set(dirs.map((dir) => relative(dir)));
+  const current = writtenPaths.map(relative).filter((file) => inDirs.has(path.posix.dirname(file)));
+  let previous;
+  try {
+    const list = JSON.parse(readFileSync(path.join(dist, BUILDS_FILE), "utf8")).builds?.at(-1);
+    previous = Array.isArray(list) ? list.filter((file) => typeof file === "string") : undefined;
+  } catch {
+    previous = undefined;
+  }
+  previous ??= found;
+  const keep = new Set([...current, ...previous]);
+  for (const file of found) if (!keep.has(file)) rmSync(path.join(dist, file), { force: true });
+  // The list names what the next build keeps (the last entry); the entry before it is what this one kept.
+  const temporary = path.join(dist, `${BUILDS_FILE}.${process.pid}.tmp`);
+  writeFileSync(temporary, `${JSON.stringify({ builds: [previous, current] })}\n`);
+  renameSync(temporary, path.join(dist, BUILDS_FILE));
 }
 
 /**

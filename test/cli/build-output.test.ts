@@ -2,7 +2,7 @@
  * tools/build.mjs rewrites wide characters in the bundle's comments (so V8 keeps its sources one byte a character), and
  * writes the one vocabulary count_tokens uses into dist/ instead of shipping js-tiktoken.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, posix } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Tiktoken } from "js-tiktoken/lite";
@@ -89,11 +89,17 @@ describe("dist/o200k_base.tokens", () => {
 
 describe("dist/chunks", () => {
   const dist = fileURLToPath(new URL("../../dist/", import.meta.url));
+  // The build's own chunks: dist/chunks also keeps the previous build's, for a server started before it.
+  const builds = join(dist, ".builds.json");
+  const current = existsSync(builds)
+    ? new Set((JSON.parse(readFileSync(builds, "utf8")) as { builds: string[][] }).builds.at(-1))
+    : undefined;
   const files = [
     "main.js",
     ...readdirSync(join(dist, "chunks"))
       .filter((name) => name.endsWith(".js"))
-      .map((name) => `chunks/${name}`),
+      .map((name) => `chunks/${name}`)
+      .filter((file) => current === undefined || current.has(file)),
   ];
   const text = new Map(files.map((file) => [file, readFileSync(join(dist, file), "utf8")]));
   const resolve = (from: string, specifier: string) => posix.normalize(posix.join(posix.dirname(from), specifier));
