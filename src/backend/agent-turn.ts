@@ -16,7 +16,7 @@ import { resolveModelId } from "./models.js";
 import { buildRunRequest, rebuildPlan, systemPromptOf, type TurnPlan } from "./run-request.js";
 import { RunSession, type SessionTimings } from "./run-session.js";
 import { createToolNameMap, sanitizeToolName, type ToolNameMap } from "./tool-names.js";
-import { TurnChannel } from "./turn-channel.js";
+import { type ChannelItem, type ChannelWatcher, TurnChannel } from "./turn-channel.js";
 import { classifyTurnError, estimateWithTools, type HistorySize, historySize } from "./turn-errors.js";
 import { assertTransition, inSegment, statusOf, type TurnPhase } from "./turn-phase.js";
 import { EXPIRED_REASON } from "./turn-reasons.js";
@@ -96,7 +96,7 @@ function canceledBy(signal: AbortSignal, cause: unknown): ProxyError {
   return new ProxyError("canceled", "The turn was canceled.", { cause });
 }
 
-export class CursorAgentTurn implements AgentTurn {
+export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
   readonly conversationId: string;
   /** The `x-request-id` of the Run opened last. */
   runId: string | undefined;
@@ -118,6 +118,15 @@ export class CursorAgentTurn implements AgentTurn {
   private saving: Promise<void> = Promise.resolve();
   private closing: Promise<void> | undefined;
   private readonly recovery: RecoveryState = { refreshed: false, rebuilt: false, connectionRetries: 0 };
+  /** Called once when the turn ends or expires ({@link onEnd}). */
+  private endListener: (() => void) | undefined;
+  /** How many calls Cursor had closed on its own when the turn parked (a new one while parked ends it). */
+  private settledAtPark = 0;
+  /**
+   * The turn ended upstream while parked: Cursor went on without the caller's results, so nothing it says from now on
+   * (a checkpoint included) belongs to the conversation the caller continues. Set before the close completes.
+   */
+  private endedWhileParked = false;
   /** The current segment's events, held back until it ends (`holdEvents`); undefined when they are yielded at once. */
   private held: BackendEvent[] | undefined;
   /** Cursor's output of the first segment began (an event other than a checkpoint, yielded or held). */
@@ -245,6 +254,37 @@ export class CursorAgentTurn implements AgentTurn {
     return this.closing;
   }
 
+  onEnd(listener: (() => void) | undefined): void {
+    if (listener !== undefined && (this.phase === "ended" || this.phase === "expired")) {
+      queueMicrotask(listener);
+      return;
+    }
+    this.endListener = listener;
+  }
+
+  /**
+   * What the Run's channel receives while the turn is parked (nobody reads it then): its failure or end, a
+   * `turn_ended`, or a call the caller holds that Cursor closed on its own (an exec `abort`) means the Run went on, or
+   * stopped, without the caller's results. The turn is closed at once, so the registry lets it go and the caller's
+   * results continue the conversation from the checkpoint saved when it parked (docs/architecture.md, parked turns).
+   * Calls of the step that arrive after the segment ended (their pause included) are not a reason.
+   */
+  channelNotice(item: ChannelItem | undefined): void {
+    if (this.phase !== "parked") return;
+    let reason: string | undefined;
+    if (item === undefined) reason = "its Run failed";
+    else if (item.type === "end") reason = "its Run ended";
+    else if (item.type === "turn-ended") reason = "Cursor ended the turn";
+    else if (item.type === "pause" && (this.session?.settled.size ?? 0) > this.settledAtPark) {
+      reason = "Cursor closed a tool call the client holds";
+    }
+    if (reason === undefined) return;
+    this.channel.watchItems(undefined);
+    this.endedWhileParked = true;
+    this.logger.info("Parked turn ended upstream; the tool results will continue it from its checkpoint", { reason });
+    void this.close(`ended while parked: ${reason}`);
+  }
+
   private async *segment(
     signal: AbortSignal | undefined,
     results: ToolResult[] | undefined,
@@ -321,6 +361,7 @@ export class CursorAgentTurn implements AgentTurn {
   }
 
   private enterSegment(first: boolean): void {
+    if (!first) this.channel.watchItems(undefined);
     if (first ? this.phase !== "new" : this.phase !== "parked") {
       if (this.phase === "expired") {
         throw new ProxyError("not_found", "The parked turn expired.", { detail: "turn_expired" });
@@ -473,6 +514,7 @@ export class CursorAgentTurn implements AgentTurn {
   }
 
   private onCheckpoint(bytes: Uint8Array): void {
+    if (this.endedWhileParked) return;
     const conversationId = this.conversationId;
     const { coveredMessages, fingerprint } = this.checkpointKeyOf();
     // One literal, not spreads of a partial record: a key added to a spread copy costs a fresh hidden class.
@@ -556,6 +598,8 @@ export class CursorAgentTurn implements AgentTurn {
       this.moveTo("parked");
       this.releaseSetup();
       session?.setStallWatch(false);
+      this.settledAtPark = session?.settled.size ?? 0;
+      this.channel.watchItems(this);
     } else {
       this.moveTo("ended");
       session?.close();
@@ -580,8 +624,14 @@ export class CursorAgentTurn implements AgentTurn {
 
   private async shutdown(reason: string): Promise<void> {
     const wasOpen = this.phase !== "ended" && this.phase !== "expired";
+    // What Cursor says after a parked turn is closed (a checkpoint while it cancels) was never the caller's.
+    if (this.phase === "parked") this.endedWhileParked = true;
     if (wasOpen) this.moveTo(this.phase === "parked" && reason === EXPIRED_REASON ? "expired" : "ended");
     if (this.phase === "expired") this.logger.info("Parked turn expired without tool results");
+    this.channel.watchItems(undefined);
+    const listener = this.endListener;
+    this.endListener = undefined;
+    listener?.();
     const session = this.session;
     this.session = undefined;
     if (session !== undefined && wasOpen) {

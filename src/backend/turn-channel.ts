@@ -25,6 +25,12 @@ export type ChannelItem =
   /** The server closed the stream cleanly. */
   | { type: "end" };
 
+/** Told, as it happens, of what the channel receives while nobody reads it (a parked turn: agent-turn.ts). */
+export interface ChannelWatcher {
+  /** `item` was queued, or (undefined) the channel failed. Called synchronously: it must not throw. */
+  channelNotice(item: ChannelItem | undefined): void;
+}
+
 /**
  * Single-consumer queue of {@link ChannelItem}s. It sits on the per-event hot path, so a wait allocates only its
  * promise: the channel itself is the abort listener, and it stays registered on the caller's signal across waits
@@ -37,11 +43,14 @@ export class TurnChannel {
   private waiter: { resolve: () => void; reject: (reason: unknown) => void } | undefined;
   /** The signal the channel listens to (the last one a wait was given). */
   private watched: AbortSignal | undefined;
+  /** Told of every item and of the failure while set ({@link watchItems}). */
+  private watcher: ChannelWatcher | undefined;
 
   push(item: ChannelItem): void {
     if (this.failure !== undefined) return;
     this.items.push(item);
     this.wake();
+    this.watcher?.channelNotice(item);
   }
 
   /** Fails the channel (first failure wins); queued items are still delivered first. */
@@ -49,6 +58,16 @@ export class TurnChannel {
     if (this.failure !== undefined) return;
     this.failure = error;
     this.wake();
+    this.watcher?.channelNotice(undefined);
+  }
+
+  /** Tells `watcher` of what arrives from now on (undefined: stop telling); a failure that came already, at once. */
+  watchItems(watcher: ChannelWatcher | undefined): void {
+    this.watcher = watcher;
+    if (watcher === undefined) return;
+    const ended = this.items.find((item) => item.type === "end" || item.type === "turn-ended");
+    if (ended !== undefined) watcher.channelNotice(ended);
+    else if (this.failure !== undefined) watcher.channelNotice(undefined);
   }
 
   get failed(): boolean {

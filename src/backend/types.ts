@@ -358,6 +358,12 @@ export interface AgentTurn {
   resume(results: ToolResult[], signal?: AbortSignal, options?: SegmentOptions): AsyncIterable<BackendEvent>;
   /** Cancels (if still open) and releases the stream, timers and heartbeats. Idempotent. */
   close(reason?: string): Promise<void>;
+  /**
+   * Calls `listener` once when the turn ends or expires: closed by anyone, or on its own while parked, when its Run
+   * fails or ends or Cursor closes a call the caller holds (the parked-turn registry then lets it go at once).
+   * Replaces the listener set before; undefined removes it. Optional: turns that never die while parked need not.
+   */
+  onEnd?(listener: (() => void) | undefined): void;
 }
 
 /** How a model list is asked for. */

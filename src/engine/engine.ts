@@ -326,15 +326,19 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           logger.debug("replaying the answer of an identical request", { claim });
           return new ReplayedTurn(model, await primeFirst(existing.read(signal)), existing);
         }
-        let entry = parked.take(input.trailingResults.map((result) => result.toolCallId));
+        const ids = input.trailingResults.map((result) => result.toolCallId);
+        let entry = parked.take(ids);
+        // A parked turn this request answers only in part: the conversation has moved past it.
+        let stale = entry === undefined ? parked.release(ids) : undefined;
+        let why = stale && "the request answers only some of its calls";
         const mismatch =
           entry && originMismatch(entry.origin, claimedOrigin(input.messages, keys, selection.ranAs, input.tools));
-        if (entry !== undefined && mismatch !== undefined) {
+        if (mismatch !== undefined) [stale, why, entry] = [entry, mismatch, undefined];
+        if (stale !== undefined) {
           // The open Run only knows the history it parked with: close it (its state stays in the checkpoint) and
           // route the request as any other, before a new Run may continue the same conversation.
-          logger.info("not resuming a parked turn: the request does not continue its history", { reason: mismatch });
-          await entry.turn.close("superseded");
-          entry = undefined;
+          logger.info("not resuming a parked turn: the request does not continue it", { reason: why });
+          await stale.turn.close("superseded");
         }
         if (entry !== undefined) {
           resumedFrom = entry;

@@ -6,6 +6,7 @@ const origin = { requestKey: "k", callsKey: "c", ranAs: "m", toolNames: "" };
 
 function fakeTurn(ids: string[], status: AgentTurnStatus = "parked") {
   const closed: string[] = [];
+  let onEnd: (() => void) | undefined;
   const turn: AgentTurn & { status: AgentTurnStatus } = {
     conversationId: "c1",
     status,
@@ -15,9 +16,13 @@ function fakeTurn(ids: string[], status: AgentTurnStatus = "parked") {
     close: async (reason?: string) => {
       closed.push(reason ?? "");
       turn.status = "ended";
+      onEnd?.();
+    },
+    onEnd: (listener) => {
+      onEnd = listener;
     },
   };
-  return { turn, closed };
+  return { turn, closed, listening: () => onEnd !== undefined };
 }
 
 /** Timers on a manual clock: `advance` moves it and runs the timers that came due, in order. */
@@ -141,5 +146,30 @@ describe("parked turn registry", () => {
     expect(turns[0]?.closed).toEqual(["too many parked turns"]);
     expect(registry.take(["a"])).toBeUndefined();
     expect(registry.take(["c"])?.turn).toBe(turns[2]?.turn);
+  });
+
+  it("lets a turn go as soon as it ends while parked, and stops listening once it is taken", async () => {
+    const registry = createParkedTurnRegistry();
+    const dying = fakeTurn(["call_1"]);
+    registry.park({ turn: dying.turn, conversationId: "c1", model: "m", origin });
+    const taken = fakeTurn(["call_2"]);
+    registry.park({ turn: taken.turn, conversationId: "c2", model: "m", origin });
+    expect(registry.size()).toBe(2);
+    await dying.turn.close("its Run failed");
+    expect(registry.size()).toBe(1);
+    expect(registry.take(["call_1"])).toBeUndefined();
+    expect(registry.take(["call_2"])?.turn).toBe(taken.turn);
+    expect(taken.listening()).toBe(false);
+  });
+
+  it("releases a turn answered only in part, whatever its other ids", () => {
+    const registry = createParkedTurnRegistry();
+    const { turn, listening } = fakeTurn(["call_1", "call_2"]);
+    registry.park({ turn, conversationId: "c1", model: "m", origin });
+    expect(registry.take(["call_9", "call_2"])).toBeUndefined();
+    expect(registry.release(["call_9"])).toBeUndefined();
+    expect(registry.release(["call_9", "call_2"])?.turn).toBe(turn);
+    expect(listening()).toBe(false);
+    expect(registry.size()).toBe(0);
   });
 });

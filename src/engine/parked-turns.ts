@@ -50,6 +50,11 @@ export interface ParkedTurnRegistry {
    * turn matches, when only some ids match (the caller must then rebuild), or when the turn is no longer parked.
    */
   take(toolCallIds: readonly string[]): ParkedEntry | undefined;
+  /**
+   * Takes out the parked turn any of `toolCallIds` belongs to, whatever its other pending ids: a request that answers
+   * it only in part has moved past it (the caller closes it). Undefined when none of them is parked.
+   */
+  release(toolCallIds: readonly string[]): ParkedEntry | undefined;
   /** Number of parked turns. */
   size(): number;
   /** What is parked right now, oldest first (for the status page). */
@@ -126,6 +131,8 @@ export function createParkedTurnRegistry(options: ParkedTurnRegistryOptions = {}
       const slot: Slot = { ...input, parkedAt: now(), ids, dueAt: clock() + ttlMs };
       for (const id of ids) byId.set(id, slot);
       slots.add(slot);
+      // A turn that ends while parked (its Run died, Cursor closed a call) is let go at once, not at its TTL.
+      input.turn.onEnd?.(() => remove(slot));
       // Over the cap: the oldest parked turn is closed; its conversation continues from its checkpoint later.
       while (slots.size > maxEntries) {
         const oldest = slots.values().next().value;
@@ -147,7 +154,18 @@ export function createParkedTurnRegistry(options: ParkedTurnRegistryOptions = {}
         return undefined;
       }
       remove(slot);
+      slot.turn.onEnd?.(undefined);
       return slot;
+    },
+    release(toolCallIds) {
+      for (const id of toolCallIds) {
+        const slot = byId.get(id);
+        if (slot === undefined) continue;
+        remove(slot);
+        slot.turn.onEnd?.(undefined);
+        return slot;
+      }
+      return undefined;
     },
     size: () => slots.size,
     list: () =>

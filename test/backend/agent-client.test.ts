@@ -101,11 +101,12 @@ describe.each(["http2", "http1"] as const)("agent client over %s", (transport) =
     expect(endOf(second)).toBe("stop");
   });
 
-  it("keeps a call Cursor aborts before its result in the caller's hands, and does not forward its result", async () => {
+  it("ends a parked turn whose call Cursor aborts before its result, and saves nothing Cursor says after", async () => {
     fx.emulator.resetStats();
-    // The emulator aborts the exec at once, before the caller's result, then answers from the abort.
-    const text = '[[emu:native read {"path":"/work/project/a.txt"}]] [[emu:abort-exec 0]]';
-    const turn = fx.client.startTurn(userTurn(`${transport}-aborted`, text, { tools: [readTool] }));
+    // The emulator aborts the exec the caller holds while the turn is parked, then goes on answering from the abort.
+    const conversationId = `${transport}-aborted`;
+    const text = '[[emu:native read {"path":"/work/project/a.txt"}]] [[emu:abort-exec 1000]]';
+    const turn = fx.client.startTurn(userTurn(conversationId, text, { tools: [readTool] }));
     const first = await collect(turn.stream());
     const calls = toolCallsOf(first);
     expect(calls).toHaveLength(1);
@@ -113,14 +114,21 @@ describe.each(["http2", "http1"] as const)("agent client over %s", (transport) =
     expect(endOf(first)).toBe("tool-calls");
     expect(textOf(first)).toBe("");
     expect(turn.status).toBe("parked");
-    // The segment can pause the moment its one listed call arrives, and a loopback round trip can then beat the
-    // emulator's 0 ms timer. The emulator runs in this process: a later timer fires after its abort was sent.
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    const second = await collect(
+    const parkedAt = await fx.store.load(conversationId);
+    let ended = false;
+    turn.onEnd?.(() => {
+      ended = true;
+    });
+    // Cursor went on without the caller's result: the turn ends (the registry lets it go), and the result will
+    // continue the conversation from the checkpoint it parked with, which stays as it was.
+    for (let i = 0; i < 500 && !ended; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(ended).toBe(true);
+    expect(turn.status).toBe("ended");
+    const resumed = collect(
       turn.resume([{ toolCallId: calls[0]?.toolCallId ?? "", content: "file body", isError: false }]),
     );
-    expect(textOf(second)).toBe("read returned: error: aborted by the server after 0 ms");
-    expect(endOf(second)).toBe("stop");
+    await expect(resumed).rejects.toThrow(ProxyError);
+    expect((await fx.store.load(conversationId))?.checkpoint).toEqual(parkedAt?.checkpoint);
     expect(runCount(fx)).toBe(1);
   });
 
