@@ -54,7 +54,7 @@ export async function exchangeForTokens(credential: string, options: ExchangeOpt
       signal: requestSignal(options.signal, options.timeoutMs ?? DEFAULT_AUTH_REQUEST_TIMEOUT_MS),
     });
   } catch (error) {
-    throw errorForFetchFailure(error, WHAT, options.signal);
+    throw errorForFetchFailure(error, WHAT, options.signal, options.apiUrl);
   }
   if (!response.ok) {
     await response.body?.cancel();
@@ -119,7 +119,7 @@ export async function refreshOAuthLogin(refreshToken: string, options: ExchangeO
       signal: requestSignal(options.signal, options.timeoutMs ?? DEFAULT_AUTH_REQUEST_TIMEOUT_MS),
     });
   } catch (error) {
-    throw errorForFetchFailure(error, OAUTH_WHAT, options.signal);
+    throw errorForFetchFailure(error, OAUTH_WHAT, options.signal, options.apiUrl);
   }
   const body = await readJsonBody(response);
   const fields =

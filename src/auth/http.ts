@@ -59,11 +59,40 @@ export function errorForStatus(status: number, what: string): ProxyError {
  * Maps a fetch rejection: the caller's abort becomes `canceled`, our own per-request timeout becomes `timeout`,
  * anything else (DNS, TLS, reset) is `backend_unavailable`.
  */
-export function errorForFetchFailure(error: unknown, what: string, callerSignal: AbortSignal | undefined): ProxyError {
+export function errorForFetchFailure(
+  error: unknown,
+  what: string,
+  callerSignal: AbortSignal | undefined,
+  url?: string,
+): ProxyError {
   if (callerSignal?.aborted) return new ProxyError("canceled", `${what} was canceled.`, { cause: error });
   const name = typeof error === "object" && error !== null ? (error as { name?: unknown }).name : undefined;
-  if (name === "TimeoutError") return new ProxyError("timeout", `${what} timed out.`, { cause: error });
-  return new ProxyError("backend_unavailable", `${what} failed: could not reach Cursor.`, { cause: error });
+  const where = url === undefined ? "" : ` at ${new URL(url).origin}`;
+  if (name === "TimeoutError") return new ProxyError("timeout", `${what} timed out${where}.`, { cause: error });
+  const reason = fetchFailureReason(error);
+  return new ProxyError(
+    "backend_unavailable",
+    `${what} failed: could not reach Cursor${where}${reason === undefined ? "" : ` (${reason})`}.`,
+    { cause: error },
+  );
+}
+
+/**
+ * Why a fetch failed, in a few words: the system error code (ECONNREFUSED, ENOTFOUND, ...) of the innermost cause
+ * (undici throws "fetch failed" with the real error as its cause), else that cause's message. Never the request.
+ */
+export function fetchFailureReason(error: unknown): string | undefined {
+  let current: unknown = error;
+  let reason: string | undefined;
+  for (let depth = 0; depth < 5 && typeof current === "object" && current !== null; depth++) {
+    const { code, message, cause } = current as { code?: unknown; message?: unknown; cause?: unknown };
+    if (typeof code === "string" && code !== "") reason = code;
+    else if (reason === undefined && typeof message === "string" && message !== "" && message !== "fetch failed") {
+      reason = message;
+    }
+    current = cause;
+  }
+  return reason;
 }
 
 /** Reads a JSON body, returning undefined instead of throwing on malformed JSON. */

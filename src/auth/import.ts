@@ -26,8 +26,11 @@ export interface ImportCandidateReport {
   origin: ImportOrigin;
   /** A path, or a description of the keychain items. */
   location: string;
-  /** found: usable credentials; incomplete: present but no access token; missing/unreadable/skipped as named. */
-  status: "found" | "incomplete" | "missing" | "unreadable" | "skipped";
+  /**
+   * found: usable credentials (an expired session that can be renewed too: see `refreshable`); incomplete: present but
+   * no access token; expired: a session that expired and cannot be renewed; missing/unreadable/skipped as named.
+   */
+  status: "found" | "incomplete" | "expired" | "missing" | "unreadable" | "skipped";
   /** Names of the keys or keychain items that had a value. */
   keys: string[];
   email?: string;
@@ -35,6 +38,11 @@ export interface ImportCandidateReport {
   /** Access-token expiry (ISO), when the token is a JWT with `exp`. */
   expiresAt?: string;
   expired?: boolean;
+  /**
+   * For an expired session: whether it can be renewed (it has an API key, or a refresh token that has not expired
+   * itself). An expired session that cannot is not imported.
+   */
+  refreshable?: boolean;
   /** Why the location was unusable, in plain words. */
   problem?: string;
 }
@@ -110,7 +118,27 @@ function toCandidate(origin: ImportOrigin, location: string, outcome: ReadOutcom
   if (tokens.apiKey !== undefined) credentials.apiKey = tokens.apiKey;
   if (email !== undefined) credentials.email = email;
   if (userId !== undefined) credentials.userId = userId;
+  if (report.expired === true) {
+    report.refreshable = canRenew(tokens, now);
+    if (!report.refreshable) {
+      report.status = "expired";
+      report.problem = "the session has expired and has no refresh token or API key to renew it";
+      return { report };
+    }
+  }
   return { report, credentials };
+}
+
+/**
+ * Whether an expired session can be renewed: by its API key, or by a refresh token of its own (a bare token stored as
+ * both is only the expired access token) that has not expired itself.
+ */
+function canRenew(tokens: FoundTokens, now: number): boolean {
+  if (tokens.apiKey !== undefined) return true;
+  const refreshToken = tokens.refreshToken;
+  if (refreshToken === undefined || refreshToken === tokens.accessToken) return false;
+  const refreshExpiresAt = jwtExpiresAtMs(refreshToken);
+  return refreshExpiresAt === undefined || refreshExpiresAt > now;
 }
 
 /** Expired tokens rank by their expiry (in the past); unknown expiry counts as "valid now". */

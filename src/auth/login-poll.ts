@@ -96,7 +96,10 @@ async function pollOnce(options: PollForLoginOptions, fetchImpl: FetchLike): Pro
       signal: requestSignal(options.signal, options.requestTimeoutMs ?? DEFAULT_AUTH_REQUEST_TIMEOUT_MS),
     });
   } catch (error) {
-    return { kind: "error", error: errorForFetchFailure(error, "Polling the login status", options.signal) };
+    return {
+      kind: "error",
+      error: errorForFetchFailure(error, "Polling the login status", options.signal, options.apiUrl),
+    };
   }
   if (response.status === 404) {
     await response.body?.cancel();

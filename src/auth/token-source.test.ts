@@ -118,19 +118,35 @@ describe("createRefreshingTokenSource", () => {
     expect(credentials).toHaveLength(2);
   });
 
-  it("keeps a still-valid token on a transient failure but not an expired one", async () => {
-    const outage = new ProxyError("backend_unavailable", "down");
+  it("keeps a still-valid token on a transient failure; an expired one fails as unavailable, not as a login", async () => {
+    const outage = new ProxyError("backend_unavailable", "down.");
     const { exchange } = controlledExchange(() => outage);
     const soon = record({ accessToken: tokenExpiringIn(2, "soon") });
     const valid = createRefreshingTokenSource({ store: createMemoryCredentialStore(soon), exchange, now });
     await expect(valid.getAccessToken()).resolves.toBe(soon.accessToken);
     await expect(valid.refreshAfterUnauthenticated(soon.accessToken)).rejects.toMatchObject({
-      code: "unauthenticated",
-      detail: "refresh_failed",
+      code: "backend_unavailable",
+      retryable: true,
     });
     const expired = record({ accessToken: tokenExpiringIn(-1, "gone") });
+    const store = createMemoryCredentialStore(expired);
+    const source = createRefreshingTokenSource({ store, exchange, now });
+    const error = (await source.getAccessToken().catch((caught: unknown) => caught)) as ProxyError;
+    expect(error).toMatchObject({ code: "backend_unavailable", status: 503, retryable: true });
+    expect(error.message).toContain("down.");
+    expect(error.message).not.toContain("cursor-bridge login");
+    // The login stays: the next call tries again.
+    expect(await store.load()).toBeDefined();
+  });
+
+  it("asks for a new login only when Cursor refuses the renewal", async () => {
+    const refusal = new ProxyError("unauthenticated", "rejected", { detail: "credentials_rejected" });
+    const { exchange } = controlledExchange(() => refusal);
+    const expired = record({ accessToken: tokenExpiringIn(-1, "gone") });
     const source = createRefreshingTokenSource({ store: createMemoryCredentialStore(expired), exchange, now });
-    await expect(source.getAccessToken()).rejects.toMatchObject({ code: "unauthenticated" });
+    const error = (await source.getAccessToken().catch((caught: unknown) => caught)) as ProxyError;
+    expect(error).toMatchObject({ code: "unauthenticated", detail: "refresh_failed", retryable: false });
+    expect(error.message).toBe("Cursor refused to renew the session; run `cursor-bridge login` again.");
   });
 
   it("adopts newer tokens another process stored instead of refreshing", async () => {

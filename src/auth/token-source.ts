@@ -90,12 +90,29 @@ function notLoggedIn(location: string): ProxyError {
   );
 }
 
+/**
+ * A refresh that failed. Only Cursor refusing it (`unauthenticated`) means the login is spent and the user must log
+ * in again; anything else (Cursor unreachable, timing out, rate limiting, answering 5xx) keeps its own code (a
+ * retryable 503/504/429 for the client) and the stored login, which the next request tries to renew again.
+ */
 function refreshFailed(error: ProxyError): ProxyError {
-  return new ProxyError(
-    "unauthenticated",
-    `Refreshing the Cursor session failed (${error.code}); run \`cursor-bridge login\` again.`,
-    { cause: error, retryable: error.retryable, detail: "refresh_failed" },
-  );
+  if (error.code !== "unauthenticated") {
+    return new ProxyError(
+      error.code,
+      `${error.message} The Cursor session needs renewing; the login is kept, retry shortly.`,
+      {
+        cause: error,
+        retryable: error.retryable,
+        ...(error.detail === undefined ? {} : { detail: error.detail as never }),
+        ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
+      },
+    );
+  }
+  return new ProxyError("unauthenticated", "Cursor refused to renew the session; run `cursor-bridge login` again.", {
+    cause: error,
+    retryable: false,
+    detail: "refresh_failed",
+  });
 }
 
 /** The stored record with rotated tokens; identity claims of the new token win over the old ones. */

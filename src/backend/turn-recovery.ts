@@ -71,6 +71,19 @@ function isStateRejection(error: ProxyError): boolean {
   return error.detail === "blob_not_found" || error.detail === "internal" || error.code === "not_found";
 }
 
+/**
+ * `unauthenticated` reasons that come from our own token source before Cursor was asked (no stored login, a renewal
+ * Cursor refused, a token that cannot be renewed): refreshing "once more" cannot help, and saying Cursor rejected the
+ * token would be false.
+ */
+const LOCAL_AUTH_FAILURES: ReadonlySet<ProxyError["detail"]> = new Set<ProxyError["detail"]>([
+  "not_logged_in",
+  "refresh_failed",
+  "refresh_unavailable",
+  "credentials_rejected",
+  "invalid_credentials_file",
+]);
+
 /** Decides (and performs the waiting/refreshing for) one recovery; true when the caller should open a new Run. */
 export async function recoverFirstSegment(error: ProxyError, ctx: RecoveryContext): Promise<boolean> {
   const { state, logger } = ctx;
@@ -82,7 +95,12 @@ export async function recoverFirstSegment(error: ProxyError, ctx: RecoveryContex
       return true;
     }
   }
-  if (error.code === "unauthenticated" && !state.refreshed && !ctx.afterOutput) {
+  if (
+    error.code === "unauthenticated" &&
+    !LOCAL_AUTH_FAILURES.has(error.detail) &&
+    !state.refreshed &&
+    !ctx.afterOutput
+  ) {
     state.refreshed = true;
     logger.info("Cursor rejected the access token; refreshing once and retrying");
     const rejected = await ctx.tokenSource.getAccessToken(ctx.signal);

@@ -22,7 +22,9 @@ Copy an existing Cursor session into cursor-bridge instead of logging in again. 
   - the Cursor CLI (cursor-agent): auth.json (~/.config/cursor/auth.json on Linux, ~/.cursor/auth.json on macOS,
     %APPDATA%\\Cursor\\auth.json on Windows) and, on macOS, its keychain items
   - the Cursor IDE: state.vscdb in its globalStorage folder (cursorAuth/accessToken, cursorAuth/refreshToken)
-The unexpired session with the latest expiry wins. Tokens are never printed.
+The unexpired session with the latest expiry wins. When every session found has expired, the latest one that can
+be renewed (it has a refresh token or API key) is imported and renewed on first use; an expired session that cannot
+be renewed is never imported. Tokens are never printed.
 
 Options:
 ${ACCOUNT_OPTION_HELP}
@@ -91,6 +93,12 @@ export async function runImport(argv: string[], io: CliIo, overrides: CliContext
     return EXIT.unauthenticated;
   }
   io.out(`${ctx.style.green("Imported; logged in as")} ${ctx.style.bold(identityOf(status))}\n`);
+  if (status.expired === true) {
+    io.out(
+      `${ctx.style.yellow("The imported session has expired;")} cursor-bridge renews it with its refresh token on first use` +
+        " (needs Cursor to be reachable). If Cursor refuses the renewal, run `cursor-bridge login`.\n",
+    );
+  }
   io.out(
     formatFields([
       ["Account", ctx.account],

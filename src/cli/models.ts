@@ -11,7 +11,7 @@ import { type Command, EXIT } from "./command.js";
 import { createCliContext } from "./context.js";
 import { tokenCount } from "./format.js";
 import { type CliIo, formatTable } from "./io.js";
-import { openServedApi } from "./upstream.js";
+import { namingCursorUrl, openServedApi } from "./upstream.js";
 
 const HELP = `Usage: cursor-bridge models [options]
 
@@ -51,6 +51,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       aliases: model.aliases,
       maxMode: model.maxMode,
     }));
+  } catch (error) {
+    throw namingCursorUrl(error, served, ctx.config.cursorApiUrl);
   } finally {
     await served.close();
   }

@@ -8,11 +8,12 @@ import type { BridgeConfig } from "../config/index.js";
 import type { Emulator } from "../emulator/index.js";
 import type { CursorApi } from "../protocol/cursor/cursor-api.js";
 import type { UpstreamKind } from "../surfaces/kit/deps.js";
+import { ProxyError } from "../util/errors.js";
 import { readJwtClaims } from "../util/jwt.js";
 import type { Logger } from "../util/logger.js";
 import type { ReservedListener } from "../util/reserved-listener.js";
 import type { TokenSource } from "../util/token-source.js";
-import type { CliContext } from "./context.js";
+import type { CliContext, ResolvedCredentials } from "./context.js";
 import { loginOf } from "./format.js";
 import { chooseUpstream, type UpstreamChoice } from "./upstream-choice.js";
 
@@ -40,8 +41,10 @@ export interface Upstream {
 
 /**
  * Whether the login this server started with is still stored: `logout` (or deleting credentials.json) while it runs
- * turns `/health`'s `logged_in` false and is logged once, with what to do. Credentials from the environment or from a
- * parent process are not in the file and stay logged in. The check is a stat, at most once a second.
+ * turns `/health`'s `logged_in` false and is logged once, with what to do. The token source reads the stored login
+ * whenever it needs a token, so requests fail with "not logged in" from the next one on, and a new `login` (or
+ * `import`) is used from the next request on, without a restart. Credentials from the environment or from a parent
+ * process are not in the file and stay logged in. The check is a stat, at most once a second.
  */
 export function storedLoginWatch(ctx: CliContext, credentials: { origin: string }, logger: Logger): () => boolean {
   if (credentials.origin !== "store" || ctx.config.store !== "file") return () => true;
@@ -54,12 +57,50 @@ export function storedLoginWatch(ctx: CliContext, credentials: { origin: string 
     const still = existsSync(ctx.store.location);
     if (present && !still) {
       logger.warn(
-        `The stored Cursor login was removed (${ctx.store.location}, e.g. by \`cursor-bridge logout\`): this server keeps its current token until it expires; restart it to serve the emulator, or run \`cursor-bridge login\` and restart.`,
+        `The stored Cursor login was removed (${ctx.store.location}, e.g. by \`cursor-bridge logout\`): requests now fail as not logged in. Run \`cursor-bridge login\` and the next request uses the new login (no restart needed), or restart the server to serve the built-in emulator instead.`,
       );
     }
-    if (!present && still) logger.info("A Cursor login is stored again; restart the server to use it.");
+    if (!present && still) logger.info("A Cursor login is stored again; the next request uses it.");
     present = still;
     return present;
+  };
+}
+
+/**
+ * Says at start that a stored session has expired: the first request renews it (one round trip to Cursor), and fails
+ * with a retryable upstream error while Cursor is unreachable, or asks for a login if Cursor refuses the renewal.
+ */
+function warnExpired(logger: Logger, account: string, credentials: ResolvedCredentials, loginFlag: string): void {
+  const status = credentials.status;
+  if (status?.expired !== true) return;
+  logger.warn(
+    `The Cursor session of account \`${account}\` expired at ${status.expiresAt ?? "an unknown time"}: the first request renews it (Cursor must be reachable); if Cursor refuses, run \`cursor-bridge login${loginFlag}\`.`,
+    { account },
+  );
+}
+
+/**
+ * A named account's tokens as its key holders see them: once the account is logged out (`logout --account NAME`
+ * while the server runs), a request on it is the 403 `account_unknown` it would get after a restart, naming neither
+ * the server's files nor a command they cannot run, instead of the operator's 401 "no credentials in PATH". A new
+ * login of the account is used from the next request on.
+ */
+function namedAccountTokens(name: string, source: TokenSource): TokenSource {
+  const loggedOut = (error: unknown): never => {
+    const proxyError = ProxyError.from(error);
+    if (proxyError.code === "unauthenticated" && proxyError.detail === "not_logged_in") {
+      throw new ProxyError(
+        "permission_denied",
+        `The Cursor account \`${name}\` was logged out on this cursor-bridge, so this request cannot run (it never runs on another account). The operator logs it in again with \`cursor-bridge login --account ${name}\`.`,
+        { detail: "account_unknown", cause: proxyError },
+      );
+    }
+    throw error;
+  };
+  return {
+    getAccessToken: (signal) => source.getAccessToken(signal).catch(loggedOut),
+    refreshAfterUnauthenticated: (rejected, signal) =>
+      source.refreshAfterUnauthenticated(rejected, signal).catch(loggedOut),
   };
 }
 
@@ -150,6 +191,23 @@ export async function openServedApi(ctx: CliContext, logger: Logger): Promise<Se
 }
 
 /**
+ * A failed call to Cursor from a CLI command (`models`, `usage`), naming the URL it went to when the failure was
+ * reaching it (the mapped transport error says only the cause, e.g. ECONNREFUSED); other errors pass unchanged.
+ */
+export function namingCursorUrl(error: unknown, served: Pick<ServedApi, "kind">, url: string): unknown {
+  const proxyError = ProxyError.from(error);
+  if (served.kind !== "cursor" || (proxyError.code !== "backend_unavailable" && proxyError.code !== "timeout")) {
+    return error;
+  }
+  const origin = new URL(url).origin;
+  if (proxyError.message.includes(origin)) return error;
+  return new ProxyError(proxyError.code, `Could not reach Cursor at ${origin}: ${proxyError.message}`, {
+    cause: proxyError,
+    retryable: proxyError.retryable,
+  });
+}
+
+/**
  * Builds the upstream `choice` names, by default the one chosen by `config.upstream` (auto: Cursor when logged in,
  * else the emulator).
  */
@@ -160,16 +218,23 @@ export async function createUpstream(ctx: CliContext, logger: Logger, choice?: U
   if (credentials !== undefined) {
     const api = await ctx.createCursorApi(credentials.tokenSource, { logger: logger.child({ component: "cursor" }) });
     const named = await Promise.all(
-      (chosen.kind === "cursor" ? (chosen.named ?? []) : []).map(async (login) => ({
-        name: login.name,
-        who: loginOf(login.credentials.status),
-        tokenSource: login.credentials.tokenSource,
-        api: await ctx.createCursorApi(login.credentials.tokenSource, {
-          logger: logger.child({ component: "cursor", account: login.name }),
-        }),
-      })),
+      (chosen.kind === "cursor" ? (chosen.named ?? []) : []).map(async (login) => {
+        const tokenSource = namedAccountTokens(login.name, login.credentials.tokenSource);
+        return {
+          name: login.name,
+          who: loginOf(login.credentials.status),
+          tokenSource,
+          api: await ctx.createCursorApi(tokenSource, {
+            logger: logger.child({ component: "cursor", account: login.name }),
+          }),
+        };
+      }),
     );
     const loggedIn = storedLoginWatch(ctx, credentials, logger);
+    warnExpired(logger, ctx.account, credentials, "");
+    for (const login of chosen.kind === "cursor" ? (chosen.named ?? []) : []) {
+      warnExpired(logger, login.name, login.credentials, ` --account ${login.name}`);
+    }
     return {
       kind: "cursor",
       get loggedIn() {

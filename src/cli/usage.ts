@@ -11,7 +11,7 @@ import { type Command, EXIT } from "./command.js";
 import { createCliContext } from "./context.js";
 import { progressBar, shortDate } from "./format.js";
 import { type CliIo, formatFields, type Style } from "./io.js";
-import { openServedApi } from "./upstream.js";
+import { namingCursorUrl, openServedApi } from "./upstream.js";
 
 const HELP = `Usage: cursor-bridge usage [options]
 
@@ -239,6 +239,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   let report: UsageReport;
   try {
     report = toUsageReport(await served.api.getCurrentPeriodUsage());
+  } catch (error) {
+    throw namingCursorUrl(error, served, ctx.config.cursorApiUrl);
   } finally {
     await served.close();
   }

@@ -1,7 +1,10 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import initSqlJs from "sql.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { CliIo } from "../../src/cli/io.js";
+import { startBridge } from "../../src/cli/serve.js";
 import { type CliHarness, createCliHarness, issueTokens, readStoredCredentials } from "./harness.js";
 
 let harness: CliHarness;
@@ -104,4 +107,83 @@ describe("import", () => {
     const body = JSON.parse(result.out) as { report: { candidates: { origin: string; status: string }[] } };
     expect(body.report.candidates[0]).toMatchObject({ origin: "cli-file", status: "unreadable" });
   });
+
+  it("imports an expired session that has a refresh token, says it is renewed on first use, and it is", async () => {
+    writeAuthJson(issueTokens(harness, { email: "late@example.com", expiresInSeconds: -60 }));
+    const result = await harness.run(["import"]);
+    expect(result.code).toBe(0);
+    expect(result.out).toContain("Imported; logged in as late@example.com");
+    expect(result.out).toContain("The imported session has expired; cursor-bridge renews it");
+    expect(result.out).toMatch(/Token\s+expired /);
+    const models = await harness.run(["models", "--json"]);
+    expect(models.code).toBe(0);
+    expect(JSON.parse(models.out)).toMatchObject({ upstream: "cursor" });
+  });
+
+  it("refuses an expired session that cannot be renewed and stores nothing", async () => {
+    const { accessToken } = issueTokens(harness, { expiresInSeconds: -60 });
+    writeAuthJson({ accessToken });
+    const result = await harness.run(["import"]);
+    expect(result.code).toBe(3);
+    expect(result.out).toMatch(/Cursor CLI auth\.json\s+expired/);
+    expect(result.out).toContain("the session has expired and has no refresh token or API key to renew it");
+    expect(result.err).toContain("No usable Cursor credentials found");
+    expect(existsSync(join(harness.configDir, "credentials.json"))).toBe(false);
+  });
+
+  it("serve with an expired session: a 503 while Cursor is unreachable, a 401 once Cursor ends the login", async () => {
+    const pair = issueTokens(harness, { email: "late@example.com", expiresInSeconds: -60 });
+    writeAuthJson(pair);
+    expect((await harness.run(["import"])).code).toBe(0);
+    const closed = await closedPortUrl();
+    let log = "";
+    const serve = async (env: Record<string, string>) => {
+      const io: CliIo = { out: () => {}, err: (text) => (log += text), isTty: false, env: { ...harness.env, ...env } };
+      return (await startBridge(io, ["--port", "0", "--upstream", "cursor", "--log-level", "info"])).bridge;
+    };
+    const ask = async (url: string) => {
+      const response = await fetch(`${url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "auto", messages: [{ role: "user", content: "hi" }] }),
+      });
+      return { status: response.status, body: (await response.json()) as { error: { code: string; message: string } } };
+    };
+    const unreachable = await serve({ CURSOR_API_URL: closed, CURSOR_AGENT_URL: closed });
+    try {
+      await expect
+        .poll(() => log, { timeout: 10_000 })
+        .toMatch(/WARN .*The Cursor session of account `default` expired at .*the first request renews it/);
+      const answer = await ask(unreachable.server.url);
+      expect(answer.status).toBe(503);
+      expect(answer.body.error.code).toBe("upstream_unavailable");
+      expect(answer.body.error.message).toContain(`could not reach Cursor at ${closed}`);
+      expect(answer.body.error.message).toContain("ECONNREFUSED");
+      expect(answer.body.error.message).not.toContain("cursor-bridge login");
+    } finally {
+      await unreachable.close();
+    }
+    harness.emulator.revokeRefreshToken(pair.refreshToken);
+    const refused = await serve({});
+    try {
+      const answer = await ask(refused.server.url);
+      expect(answer.status).toBe(401);
+      expect(answer.body.error.code).toBe("cursor_auth_failed");
+      // The emulator, like Cursor, ends a revoked browser login with shouldLogout (the model prefetch at start may
+      // be what asks first): the login is removed and the client is told to log in again.
+      expect(answer.body.error.message).toContain("cursor-bridge login");
+    } finally {
+      await refused.close();
+    }
+  });
 });
+
+/** A loopback URL nothing listens on (a port bound, then released). */
+async function closedPortUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return `http://127.0.0.1:${address.port}`;
+}

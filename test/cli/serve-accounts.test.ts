@@ -180,4 +180,36 @@ describe("serve with virtual keys bound to named accounts", () => {
     harness.emulator.limitUsage("user_alice", false);
     expect((await chat(aliceKey)).status).toBe(200);
   });
+
+  it("a key whose account is logged out while serving gets a 403 naming no server file; a new login serves again", async () => {
+    const harness = await createCliHarness();
+    open.push({ harness });
+    await loginWithKey(harness, "cur_main_key_123456", { email: "main@example.com", userId: "user_main" });
+    await loginWithKey(harness, "cur_carol_key_123456", { email: "carol@example.com", userId: "user_carol" }, "carol");
+    const created = await harness.run(["keys", "create", "--name", "carol-laptop", "--account", "carol", "--json"]);
+    expect(created.code, created.err).toBe(0);
+    const carolKey = (JSON.parse(created.out) as { key: string }).key;
+    harness.secrets.add(carolKey);
+    const { io, err } = captureIo(harness.env);
+    const { bridge } = await startBridge(io, ["--port", "0", "--log-level", "info"]);
+    open.push({ bridge });
+    const chat = () =>
+      fetch(`${bridge.server.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${carolKey}` },
+        body: JSON.stringify({ model: "auto", messages: [{ role: "user", content: "hello" }] }),
+      });
+    expect((await chat()).status).toBe(200);
+    expect((await harness.run(["logout", "--account", "carol"])).code).toBe(0);
+    const refused = await chat();
+    expect(refused.status).toBe(403);
+    const body = (await refused.json()) as { error: { message: string; type: string } };
+    expect(body.error.message).toContain("The Cursor account `carol` was logged out on this cursor-bridge");
+    expect(body.error.message).not.toContain(harness.home);
+    expect(body.error.message).not.toContain("credentials");
+    // Cursor was never asked, so the log does not claim it rejected the token.
+    expect(err.join("")).not.toContain("Cursor rejected the access token");
+    await loginWithKey(harness, "cur_carol_key_123456", { email: "carol@example.com", userId: "user_carol" }, "carol");
+    expect((await chat()).status).toBe(200);
+  });
 });
