@@ -33,8 +33,11 @@ import { chooseUpstream, type UpstreamChoice } from "./upstream-choice.js";
 import { packageVersion } from "./version.js";
 
 function settingsHelp(): string {
-  const rows = describeConfig().filter((row) => row.flag !== undefined || row.env !== undefined);
-  const left = rows.map((row) => (row.flag ? `${row.flag} <value>` : `(env only)`));
+  const rows = describeConfig();
+  const left = rows.map((row) => {
+    if (row.flag !== undefined) return `${row.flag} <value>`;
+    return row.env !== undefined ? "(env only)" : `${row.name} (config file only)`;
+  });
   const width = Math.max(...left.map((l) => l.length));
   return rows
     .map((row, i) => {
@@ -47,7 +50,9 @@ function settingsHelp(): string {
 const HELP = `Usage: cursor-bridge serve [options]
        npm start -- [options]
 
-Runs the OpenAI-compatible API (POST /v1/chat/completions, GET /v1/models, GET /health), and a status page at /.
+Runs the OpenAI- and Anthropic-compatible API (POST /v1/chat/completions, POST /v1/responses, POST /v1/messages,
+GET /v1/models, GET /health), a status page at /, Prometheus metrics at /metrics and, with --admin-key, the admin
+API under /admin.
 Upstream: Cursor when you are logged in (cursor-bridge login), otherwise the built-in Cursor emulator.
 
 Options (flags > environment > config file > defaults):
