@@ -2,6 +2,7 @@
 // Runs the compiled CLI in dist/ (built by `npm install` through the `prepare` script). In a clone, dist/ is rebuilt
 // first when src/ is newer (tools/build.mjs says so on stderr), so a start never runs stale output.
 import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { distBuilt, distDir, staleReason } from "../tools/build-stamp.mjs";
 import { HELD, HELD_FLAG, loadScriptBundle } from "../tools/script-loader.mjs";
@@ -64,7 +65,35 @@ if (![...process.execArgv, process.env.NODE_OPTIONS ?? ""].some((option) => opti
 let loaded;
 if (!distBuilt() || staleReason() !== undefined) {
   const { ensureFreshBuild } = await import("../tools/build.mjs");
-  await ensureFreshBuild((text) => process.stderr.write(text));
+  let midLine = false;
+  try {
+    await ensureFreshBuild((text) => {
+      process.stderr.write(text);
+      midLine = !text.endsWith("\n");
+    });
+  } catch (error) {
+    // Never a stack trace for a build that could not run. A user who may not write the clone (it belongs to someone
+    // else, or is read-only) runs the complete build already there, with a warning: it is a whole build the owner
+    // made (the stamp is written last), what an installed package runs too, and refusing would stop every other user
+    // of a shared clone until the owner rebuilds. A build that failed for another reason (an error in src/) is not
+    // papered over with older code, and without any build there is nothing to run: both exit 1.
+    const denied = ["EACCES", "EPERM", "EROFS"].includes(error?.code);
+    const why = error instanceof Error ? error.message : String(error);
+    const reason = staleReason() ?? "dist/ is out of date";
+    const clone = fileURLToPath(new URL(".", import.meta.url)).replace(/[\\/]bin[\\/]$/, "");
+    if (midLine) process.stderr.write("\n");
+    if (!denied || !distBuilt()) {
+      const fix = denied
+        ? `this user cannot build it (${why}). Run \`npm run build\` in ${clone} as its owner`
+        : `building it failed: ${why}`;
+      process.stderr.write(`cursor-bridge: ${reason}, and ${fix}.\n`);
+      process.exit(1);
+    }
+    process.stderr.write(
+      `cursor-bridge: warning: ${reason}, but this user cannot rebuild it (${why}); running the previous build. ` +
+        `Run \`npm run build\` in ${clone} as its owner.\n`,
+    );
+  }
 }
 // The bundle as scripts with a code cache (tools/script-loader.mjs), unless the build made none or
 // CURSOR_BRIDGE_SCRIPTS=0 asks for the ES modules (the same code, compiled from source at every start).

@@ -5,12 +5,14 @@
  */
 import { spawnSync } from "node:child_process";
 import {
+  chmodSync,
   cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   symlinkSync,
   utimesSync,
@@ -102,5 +104,53 @@ describe("bin/cursor-bridge.js and dist/", () => {
     expect(started.stderr).toBe("");
     expect(started.status).toBe(0);
     expect(started.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it("a user who cannot write the clone gets a clear message, never a stack: the previous build runs, or exit 1", () => {
+    expect(existsSync(join(copy, "dist", ".build-stamp")), "the first test builds the copy").toBe(true);
+    const future = new Date(Date.now() + 3_600_000);
+    utimesSync(join(copy, "src", "cli", "main.ts"), future, future);
+    // Root writes anywhere: run as nobody then; anyone else is kept out by the mode bits.
+    const asRoot = process.getuid?.() === 0;
+    chmodSync(copy, asRoot ? 0o755 : 0o555);
+    const asOther = (args: string[]) =>
+      asRoot
+        ? spawnSync(
+            "setpriv",
+            [
+              "--reuid=65534",
+              "--regid=65534",
+              "--clear-groups",
+              process.execPath,
+              join(copy, "bin", "cursor-bridge.js"),
+              ...args,
+            ],
+            { encoding: "utf8", env: { ...process.env, HOME: tmpdir() } },
+          )
+        : run(args);
+    try {
+      const stale = asOther(["--version"]);
+      expect(stale.error).toBeUndefined();
+      expect(stale.stderr).toContain(
+        "cursor-bridge: warning: src/ changed since dist/ was built, but this user cannot rebuild it",
+      );
+      expect(stale.stderr).toContain(`running the previous build. Run \`npm run build\` in ${copy} as its owner.`);
+      expect(stale.stderr).not.toMatch(/\n\s+at /);
+      expect(stale.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+      expect(stale.status).toBe(0);
+
+      chmodSync(copy, 0o755);
+      renameSync(join(copy, "dist"), join(copy, "dist-aside"));
+      if (!asRoot) chmodSync(copy, 0o555);
+      const none = asOther(["--version"]);
+      expect(none.stderr).toContain("cursor-bridge: dist/ has not been built, and this user cannot build it (EACCES");
+      expect(none.stderr).toContain(`Run \`npm run build\` in ${copy} as its owner.`);
+      expect(none.stderr).not.toMatch(/\n\s+at /);
+      expect(none.stdout).toBe("");
+      expect(none.status).toBe(1);
+    } finally {
+      chmodSync(copy, 0o755);
+      if (existsSync(join(copy, "dist-aside"))) renameSync(join(copy, "dist-aside"), join(copy, "dist"));
+    }
   });
 });
