@@ -342,10 +342,11 @@ export function createEngine(options: EngineOptions): BridgeEngine {
         }
         if (entry !== undefined) {
           resumedFrom = entry;
-          recording = new TurnRecording(requestKey);
+          // The turn runs while anyone reads it (recording.ts): the retry of a client that went away included.
+          recording = new TurnRecording(requestKey, signal);
           keep(claim, recording);
           try {
-            routed = await resume(entry, input, keys, model.id, signal, how.trace, extras);
+            routed = await resume(entry, input, keys, model.id, recording.runSignal, how.trace, extras);
           } catch (error) {
             release(claim, recording, error);
             throw error;
@@ -513,6 +514,19 @@ function watch(routed: Routed, requestKey: string, model: string, deps: WatchDep
     deps.recording?.push(event);
     return result;
   };
+  /** Reads the rest of the turn for the recording alone (its first reader went away). */
+  const drain = (iterator: AsyncIterator<BackendEvent>) => {
+    void (async () => {
+      try {
+        for (;;) {
+          const result = await observe(await iterator.next());
+          if (result.done === true || ended) return;
+        }
+      } catch (error) {
+        end(error);
+      }
+    })();
+  };
   const events: AsyncIterable<BackendEvent> = {
     [Symbol.asyncIterator]: () => {
       const iterator = routed.events[Symbol.asyncIterator]();
@@ -523,6 +537,11 @@ function watch(routed: Routed, requestKey: string, model: string, deps: WatchDep
             throw error;
           }),
         return: async (value?: unknown) => {
+          // An identical request replaying this answer still reads it: run the turn to its end for it.
+          if (!ended && deps.recording?.ownerLeft() === true) {
+            drain(iterator);
+            return { done: true, value: undefined };
+          }
           end(ended ? undefined : new ProxyError("canceled", "The request that resumed the turn went away."));
           return (await iterator.return?.(value)) ?? { done: true, value: undefined };
         },
