@@ -348,7 +348,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
   const closeRest = async () => {
     if (versionTimer !== undefined) clearTimeout(versionTimer);
     prefetch.abort();
-    gateway.close();
+    await gateway.close();
     await engine.closeAll();
     await stores.close();
     await upstreamReady.then(

@@ -11,6 +11,7 @@ import type { Logger } from "../util/logger.js";
 import { bearerToken } from "../util/presented-key.js";
 import { createAdminApp } from "./admin/admin-app.js";
 import { adminKeyDigest, isAdminKey } from "./admin/admin-key.js";
+import { createRefusalAudit } from "./admin/refusal-audit.js";
 import { keyAuth } from "./keys/auth.js";
 import { createKeyIndex, type KeyIndex } from "./keys/key-index.js";
 import { createKeyService } from "./keys/key-service.js";
@@ -48,7 +49,8 @@ export interface Gateway {
   /** Whether a request's `Authorization: Bearer` is the admin key (always false without one). */
   isAdmin(authorization: string | undefined): boolean;
   index: KeyIndex;
-  close(): void;
+  /** Stops polling the keys and writes the refused admin calls still being counted to the audit log. */
+  close(): Promise<void>;
 }
 
 /** Loads the keys (first read done when it resolves) and builds the guard and the admin API. */
@@ -66,6 +68,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ...(options.now === undefined ? {} : { now: options.now }),
   });
   const digest = options.adminKey === undefined ? undefined : adminKeyDigest(options.adminKey);
+  const refusals = createRefusalAudit((entry) =>
+    options.audit.append(entry).catch((error: unknown) => logger.warn("could not write the audit log", { error })),
+  );
   const admin =
     digest === undefined
       ? undefined
@@ -78,11 +83,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           accounts: options.accounts,
           bodyGuard: options.adminBodyGuard,
           usage: options.keyUsage,
+          refusals,
           ...(options.now === undefined ? {} : { now: options.now }),
         });
   const isAdmin = (authorization: string | undefined) => {
     const presented = bearerToken(authorization);
     return digest !== undefined && presented !== undefined && isAdminKey(presented, digest);
   };
-  return { auth: keyAuth({ index, apiKey: options.apiKey }), admin, isAdmin, index, close: index.close };
+  const close = async () => {
+    index.close();
+    await refusals.flush();
+  };
+  return { auth: keyAuth({ index, apiKey: options.apiKey }), admin, isAdmin, index, close };
 }

@@ -51,8 +51,16 @@ describe("refused admin requests in the audit log", () => {
       expect(await anonymous()).toHaveLength(3);
       await vi.advanceTimersByTimeAsync(REFUSAL_WINDOW_MS);
       expect(await anonymous()).toHaveLength(3);
+
+      // A count still open when the server stops is written as it closes.
+      await app.request("/admin/keys", { headers: wrong });
+      await app.request("/admin/keys", { headers: wrong });
+      await app.request("/admin/keys", { headers: wrong });
+      expect(await anonymous()).toHaveLength(4);
+      await gateway.close();
+      expect((await anonymous()).at(-1)?.detail).toMatchObject({ repeated: 2 });
     } finally {
-      gateway.close();
+      await gateway.close();
     }
   });
 

@@ -28,7 +28,7 @@ import type { KeyChangesInput, KeySettingsInput } from "../keys/key-options.js";
 import type { Actor, IssuedKey, KeyService } from "../keys/key-service.js";
 import { peerAddress } from "../peer-address.js";
 import { isAdminKey } from "./admin-key.js";
-import { createRefusalAudit } from "./refusal-audit.js";
+import { createRefusalAudit, type RefusalAudit } from "./refusal-audit.js";
 
 /** Options of {@link createAdminApp}. */
 export interface AdminAppOptions {
@@ -45,6 +45,8 @@ export interface AdminAppOptions {
   accounts?: (() => readonly string[]) | undefined;
   /** Each key's use this period, for GET /admin/keys/{name|id}. @default the answer has no `usage` */
   usage?: (() => KeyUsageSource | undefined) | undefined;
+  /** Counts one peer's refused calls (refusal-audit.ts); the gateway passes its own to flush it when it closes. */
+  refusals?: RefusalAudit | undefined;
   /** @default Date.now */
   now?: () => number;
 }
@@ -154,7 +156,7 @@ export function createAdminApp(options: AdminAppOptions): Hono<AppEnv> {
 
   const write = (entry: AuditEntry) =>
     audit.append(entry).catch((error: unknown) => logger.warn("could not write the audit log", { error }));
-  const refusals = createRefusalAudit(write);
+  const refusals = options.refusals ?? createRefusalAudit(write);
   // Outermost: every call is audited once it is answered (refused ones too, as `anonymous`, one peer's repeated
   // refusals as one entry a minute with their count: refusal-audit.ts).
   app.use("*", async (c, next) => {
