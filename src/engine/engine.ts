@@ -465,7 +465,7 @@ function watch(routed: Routed, requestKey: string, model: string, deps: WatchDep
   let ended = false;
   const state = { parked: false };
   /** The calls this segment handed out (what the request that resumes a parked turn must send back). */
-  const calls: { id: string; name: string; arguments: string }[] = [];
+  let calls: { id: string; name: string; arguments: string }[] | undefined;
   const end = (error?: unknown) => {
     if (ended) return;
     ended = true;
@@ -476,7 +476,7 @@ function watch(routed: Routed, requestKey: string, model: string, deps: WatchDep
   const atTurnEnd = async (reason: string) => {
     try {
       await deps.index.remember(
-        answerKey(requestKey, { text, toolCallIds: calls.map((call) => call.id) }),
+        answerKey(requestKey, { text, toolCallIds: (calls ?? []).map((call) => call.id) }),
         conversationId,
       );
     } catch (error) {
@@ -485,7 +485,7 @@ function watch(routed: Routed, requestKey: string, model: string, deps: WatchDep
     const turn = routed.turn;
     if (reason === "tool-calls" && turn?.status === "parked") {
       const toolNames = typeof deps.runTools === "string" ? deps.runTools : toolNamesOf(deps.runTools);
-      const origin = { requestKey, callsKey: callsKey(calls), ranAs: deps.ranAs, toolNames };
+      const origin = { requestKey, callsKey: callsKey(calls ?? []), ranAs: deps.ranAs, toolNames };
       deps.parked.park({ turn, conversationId, model, origin });
       state.parked = true;
     }
@@ -508,7 +508,7 @@ function watch(routed: Routed, requestKey: string, model: string, deps: WatchDep
     const event = result.value;
     if (event.type === "text-delta") text += event.text;
     else if (event.type === "tool-call") {
-      calls.push({ id: event.toolCallId, name: event.toolName, arguments: event.arguments });
+      (calls ??= []).push({ id: event.toolCallId, name: event.toolName, arguments: event.arguments });
     } else if (event.type === "turn-end") return turnEnded(result, event.reason);
     else if (event.type === "checkpoint") conversationId = event.conversationId;
     deps.recording?.push(event);
