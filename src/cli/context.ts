@@ -120,11 +120,11 @@ function clientVersionOf(config: BridgeConfig, paths: PathEnvironment): ClientVe
     initial,
     ...(installUrl === undefined || installUrl === "" ? {} : { installUrl }),
     persist: async (version) => {
-      const [{ mkdir }, { writeFileAtomic }] = await Promise.all([
-        import("node:fs/promises"),
+      const [{ makeDir }, { writeFileAtomic }] = await Promise.all([
+        import("../util/make-dir.js"),
         import("../stores/file/atomic-write.js"),
       ]);
-      await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+      await makeDir(config.dataDir);
       const record = { version, learnedAt: new Date().toISOString() };
       await writeFileAtomic(learnedVersionFile(config), `${JSON.stringify(record, null, 2)}\n`);
     },

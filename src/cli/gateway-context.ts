@@ -8,6 +8,7 @@ import { createKeyService, type KeyService } from "../gateway/index.js";
 import type { StoreClient } from "../stores/redis/client.js";
 import type { AuditLog, KeyStore } from "../stores/types.js";
 import type { CliContext } from "./context.js";
+import { prepareDataDir } from "./data-dir.js";
 import { isRedisStore, openGatewayStores } from "./store-setup.js";
 
 /** The gateway's stores, opened for one command. */
@@ -37,7 +38,9 @@ export function cliActor(env: CliContext["io"]["env"]): { actor: string; from: s
 /** Opens the stores `serve` would use with the same options. */
 export async function openGatewayCli(ctx: CliContext): Promise<GatewayCli> {
   let client: StoreClient | undefined;
-  if (isRedisStore(ctx.config.store)) {
+  // A data directory that cannot be used is said as such (--data-dir and the cause), not as a raw EACCES.
+  if (!isRedisStore(ctx.config.store)) await prepareDataDir(ctx.config.dataDir);
+  else {
     const { connectStore } = await import("../stores/redis/client.js");
     client = await connectStore({ url: ctx.config.store });
   }

@@ -3,9 +3,10 @@
  * it exits, so `setup` and `doctor` find the server without being told its port. A record is believed only while its
  * process is alive and a cursor-bridge answers `/health` at its address; anything else is stale and ignored.
  */
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomicSync } from "../stores/file/atomic-write.js";
+import { makeDirSync } from "../util/make-dir.js";
 
 /** What `serve.json` holds. */
 export interface RuntimeRecord {
@@ -30,7 +31,7 @@ export function runtimeFilePath(dataDir: string): string {
 export function writeRuntimeFile(dataDir: string, record: RuntimeRecord): () => void {
   const path = runtimeFilePath(dataDir);
   try {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    makeDirSync(dataDir);
     // Atomically, so a reader (setup, doctor) never sees it half written.
     writeFileAtomicSync(path, `${JSON.stringify(record)}\n`);
   } catch {

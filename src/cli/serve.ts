@@ -15,6 +15,7 @@ import type { BridgeConfig } from "../config/index.js";
 import { describeConfig, SETTINGS } from "../config/index.js";
 import { createIdleMemory } from "../server/idle-memory.js";
 import { bind, type PendingServer, type RunningServer } from "../server/listen.js";
+import type { StoreClient } from "../stores/redis/client.js";
 import type { UpstreamKind } from "../surfaces/kit/deps.js";
 import { ProxyError } from "../util/errors.js";
 import { createLogger, type Logger, redactText } from "../util/logger.js";
@@ -24,6 +25,7 @@ import { releaseYoungGeneration } from "../util/young-generation.js";
 import { parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
 import { type CliContext, createCliContext } from "./context.js";
+import { type DataDirLock, lockDataDir, prepareDataDir } from "./data-dir.js";
 import { loginOf } from "./format.js";
 import type { CliIo } from "./io.js";
 import { createParentLink, type ParentLink } from "./parent-link.js";
@@ -202,9 +204,12 @@ export async function startBridge(
     sink: (line) => io.err(`${line}\n`),
   });
   warnSecretFlags(flags.config, logger);
+  // The file stores' directory must be usable: checked before the port is bound, so a bad --data-dir is said before
+  // any "listening" line (data-dir.ts).
+  if (config.store === "file") await prepareDataDir(config.dataDir);
   // With --store redis://… (the configuration accepts `file` or a Redis URL) the instances share one connection's
   // worth of state, the Cursor login included; the cluster code loads only then.
-  const shared =
+  const shared: StoreClient | undefined =
     config.store === "file"
       ? undefined
       : await (await import("./store-setup.js")).connectSharedStore(config, logger.child({ component: "engine" }));
@@ -239,6 +244,19 @@ export async function startBridge(
     await shared?.close();
     throw await explainPortInUse(error, config.host, config.port);
   }
+  // The data directory is this server's alone (data-dir.ts), claimed once bound (a second `serve` on the same port is
+  // told about the port first) and before the banner. A plugin's private child takes no lock: several OpenCode windows
+  // each start one on the user's data directory, beside the user's own `serve`, as `acp` processes do.
+  let lock: DataDirLock | undefined;
+  if (config.store === "file" && parent === undefined) {
+    try {
+      lock = await lockDataDir(config.dataDir, { host: config.host, port: server.port }, ctx.now);
+    } catch (error) {
+      await server.close();
+      await listener?.close();
+      throw error;
+    }
+  }
   const upstream = announced(choice, ctx, listener);
   if (flags.json) {
     io.out(`${JSON.stringify({ url: `${server.url}/v1`, upstream: upstream.kind, upstreamUrl: upstream.agentUrl })}\n`);
@@ -265,6 +283,7 @@ export async function startBridge(
     const close = async (drainMs?: number) => {
       forget();
       await runtime.close(drainMs);
+      lock?.release();
     };
     return {
       bridge: { server, upstream: runtime.upstream, ready: runtime.ready, close },
@@ -277,6 +296,7 @@ export async function startBridge(
     const message = redactText(ProxyError.from(error).message);
     await server.fail(`cursor-bridge could not start: ${message}`);
     await listener?.close();
+    lock?.release();
     throw error;
   }
 }

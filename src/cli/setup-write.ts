@@ -3,8 +3,9 @@
  * file next to it, write the new one atomically (temporary file + rename, the old file's mode kept), and report the
  * diff. JSON files are merged as data; a JSON-with-comments file is refused rather than stripped of its comments.
  */
-import { copyFile, mkdir, readFile, realpath, rename, stat, writeFile } from "node:fs/promises";
+import { copyFile, readFile, realpath, rename, stat, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
+import { makeDir } from "../util/make-dir.js";
 import { unifiedDiff } from "./text-diff.js";
 import { MergeRefused } from "./toml-merge.js";
 
@@ -108,7 +109,7 @@ export async function writeMergedFile(
     backup = `${path}.cursor-bridge-${stamp(now)}.bak`;
     await copyFile(path, backup);
   } else {
-    await mkdir(dirname(path), { recursive: true });
+    await makeDir(dirname(path), 0o777);
   }
   const temporary = `${path}.cursor-bridge-${process.pid}.tmp`;
   await writeFile(temporary, next, { mode });

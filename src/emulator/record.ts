@@ -5,7 +5,7 @@
  * (decode `message` with the project's schema: `fromJson(AgentClientMessageSchema, line.message)`); a failed Run ends
  * with `{"at", "from": "server", "error": {"code", "message"}}`.
  */
-import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { createWriteStream, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import { toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -16,6 +16,7 @@ import {
   AgentServerMessageSchema,
 } from "../gen/agent/v1/agent_pb.js";
 import type { Logger } from "../util/logger.js";
+import { makeDirSync } from "../util/make-dir.js";
 
 /** The record of one Run. */
 export interface RunRecording {
@@ -32,7 +33,7 @@ export interface RunRecorder {
 
 /** A recorder writing `<dir>/<run id>.jsonl` (created 0600; the directory is created when missing). */
 export function createRunRecorder(dir: string, logger: Logger): RunRecorder {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makeDirSync(dir);
   let sequence = 0;
   return {
     open(runId) {

@@ -4,8 +4,9 @@
  * last list seen is cached on disk per Cursor API URL, so OpenCode's startup never waits long for discovery.
  */
 import { randomUUID } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { readFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
+import { makeDir } from "../util/make-dir.js";
 import type { CatalogModel, ConfigModel } from "./types.js";
 
 /** The fields of a bridge `/v1/models` entry the plugin uses. */
@@ -141,7 +142,7 @@ export function createModelCache(path: string): ModelCache {
     async write(apiUrl, models, now) {
       const file = await readCacheFile(path);
       file[apiUrl] = { savedAt: now, models };
-      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+      await makeDir(dirname(path));
       const temp = `${path}.${randomUUID()}.tmp`;
       await writeFile(temp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
       await rename(temp, path);

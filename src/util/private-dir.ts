@@ -4,8 +4,9 @@
  * older version, or by a tool with a 022 umask) keeps whatever mode it had. This tightens it when it is the user's
  * own, and warns when it is not (changing someone else's directory is not ours to do).
  */
-import { chmod, mkdir, stat } from "node:fs/promises";
+import { chmod, stat } from "node:fs/promises";
 import type { Logger } from "./logger.js";
+import { makeDir } from "./make-dir.js";
 
 export interface PrivateDirOptions {
   logger: Logger;
@@ -18,7 +19,7 @@ export type PrivateDirOutcome = "private" | "tightened" | "foreign" | "unsupport
 
 /** Creates `dir` (0700) if needed; an existing one open to group or others is tightened to 0700 when it is ours. */
 export async function ensurePrivateDir(dir: string, options: PrivateDirOptions): Promise<PrivateDirOutcome> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await makeDir(dir);
   const uid = "uid" in options ? options.uid : process.getuid?.();
   if (uid === undefined || process.platform === "win32") return "unsupported";
   const info = await stat(dir);

@@ -4,7 +4,9 @@
  * from the API itself), and every refusal (foreign Host or Origin, missing API key, oversized body) still applies.
  * In-process here; test/cli/bin.test.ts does the same against a real process.
  */
+import { mkdirSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CliIo } from "../../src/cli/io.js";
 import { type RunningBridge, startBridge } from "../../src/cli/serve.js";
@@ -126,10 +128,14 @@ describe("a start that fails after the listening line", () => {
     const io: CliIo = { out: () => {}, err: () => {}, isTty: false, env: harness.env };
     let early: Promise<Answer> | undefined;
     let url = "";
-    // A data directory that cannot be created: the stores, opened after the line, fail.
+    // The data directory itself is fine (it is checked before the line), but the emulator's part of it is a file: the
+    // stores, opened after the line, fail.
+    const dataDir = join(harness.home, "data");
+    mkdirSync(dataDir);
+    writeFileSync(join(dataDir, "emulator"), "");
     const started = startBridge(
       io,
-      ["--port", "0", "--log-level", "silent", "--data-dir", "/dev/null/data"],
+      ["--port", "0", "--log-level", "silent", "--data-dir", dataDir],
       undefined,
       (at) => {
         url = at;

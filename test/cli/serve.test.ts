@@ -110,11 +110,15 @@ describe("cursor-bridge serve", () => {
     ] as const) {
       const { io, out } = captureIo({ ...harness.env, ...env });
       const { bridge } = await startBridge(io, ["--port", "0", "--log-level", "silent"]);
-      open.push({ bridge });
-      const text = out.join("");
-      expect(text).toContain(rule);
-      expect(text).not.toMatch(/No API key required|Clients must send the configured API key/);
-      expect((await fetch(`${bridge.server.url}/v1/models`)).status).toBe(401);
+      try {
+        const text = out.join("");
+        expect(text).toContain(rule);
+        expect(text).not.toMatch(/No API key required|Clients must send the configured API key/);
+        expect((await fetch(`${bridge.server.url}/v1/models`)).status).toBe(401);
+      } finally {
+        // One serve per data directory: the next start needs this one gone.
+        await bridge.close();
+      }
     }
   });
 

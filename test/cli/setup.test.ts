@@ -44,7 +44,8 @@ beforeAll(async () => {
   harness = await createCliHarness();
   harness.secrets.add(KEY);
   bridge = await serve([]);
-  keyed = await serve(["--api-key", KEY]);
+  // One serve per data directory: the keyed one has its own.
+  keyed = await serve(["--api-key", KEY, "--data-dir", join(harness.home, "keyed-data")]);
   port = new URL(bridge.server.url).port;
   keyedPort = new URL(keyed.server.url).port;
   closedPort = await freePort();

@@ -7,9 +7,10 @@
  *
  * A file in `accounts/` whose name is not `<account name>.json` is ignored (and never touched).
  */
-import { mkdir, readdir, readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ProxyError } from "../../util/errors.js";
+import { makeDir } from "../../util/make-dir.js";
 import { accountEntry, checkAccountName, isAccountName } from "../accounts.js";
 import { type AccountEntry, type AccountStore, type CredentialStore, DEFAULT_ACCOUNT } from "../types.js";
 import { writeFileAtomic } from "./atomic-write.js";
@@ -99,7 +100,7 @@ export function createFileAccountStore(options: FileAccountStoreOptions): Accoun
     },
     async setDefaultAccount(account) {
       checkAccountName(account);
-      await mkdir(configDir, { recursive: true, mode: 0o700 });
+      await makeDir(configDir);
       await writeFileAtomic(pointer, `${JSON.stringify({ version: 1, default: account }, null, 2)}\n`);
     },
   };

@@ -8,9 +8,10 @@
  * log as on a new one; reading all of them streams both files line by line.
  */
 import { createReadStream } from "node:fs";
-import { type FileHandle, mkdir, open, rename, stat } from "node:fs/promises";
+import { type FileHandle, open, rename, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { makeDir } from "../../util/make-dir.js";
 import { parseAuditEntry } from "../audit-entries.js";
 import type { AuditEntry, AuditLog } from "../types.js";
 
@@ -121,7 +122,7 @@ export function createFileAuditLog(options: {
   return {
     location: path,
     async append(entry) {
-      await mkdir(options.dir, { recursive: true, mode: 0o700 });
+      await makeDir(options.dir);
       const line = `${JSON.stringify(entry)}\n`;
       let handle = await openForAppend();
       try {

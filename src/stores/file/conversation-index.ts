@@ -14,9 +14,10 @@
  * appended just before another process's rename is not in its rewrite).
  */
 import { closeSync, fstatSync, openSync } from "node:fs";
-import { appendFile, chmod, mkdir, readFile } from "node:fs/promises";
+import { appendFile, chmod, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Logger, silentLogger } from "../../util/logger.js";
+import { makeDir } from "../../util/make-dir.js";
 import { LruMap } from "../memory/lru-map.js";
 import type { ConversationIndex } from "../types.js";
 import { writeAllSync, writeDirectOrPooled, writeFileAtomic } from "./atomic-write.js";
@@ -61,7 +62,7 @@ export async function createFileConversationIndex(options: FileConversationIndex
   const now = options.now ?? Date.now;
   const logger = options.logger ?? silentLogger;
   const path = join(options.dir, FILE_NAME);
-  await mkdir(options.dir, { recursive: true, mode: 0o700 });
+  await makeDir(options.dir);
   await chmod(options.dir, 0o700);
 
   const entries = new LruMap(maxEntries);

@@ -6,9 +6,10 @@
  */
 import { randomUUID } from "node:crypto";
 import type { BigIntStats } from "node:fs";
-import { chmod, mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
+import { chmod, open, readFile, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { ProxyError } from "../../util/errors.js";
+import { makeDir } from "../../util/make-dir.js";
 import { checkAccountName } from "../accounts.js";
 import { checkStoredCredentials, credentialRecord } from "../credentials.js";
 import { type CredentialStore, DEFAULT_ACCOUNT, type StoredCredentials } from "../types.js";
@@ -169,7 +170,7 @@ export function createFileCredentialStore(options: FileCredentialStoreOptions): 
       const existing = await readText();
       if (existing !== undefined && !saveOptions.overwriteInvalid) parseCredentials(path, existing, login);
       const record = credentialRecord(input, now());
-      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await makeDir(dir);
       if (dir !== options.configDir) await tighten(options.configDir, 0o700, platform);
       await tighten(dir, 0o700, platform);
       await writeAtomically(path, dir, `${JSON.stringify(record, null, 2)}\n`, platform);

@@ -3,7 +3,7 @@
  * file created with O_EXCL, removed when the work settles. A lock file older than `staleMs` belongs to a process that
  * died holding it and is taken over; waiting longer than `timeoutMs` fails.
  */
-import { open, rm, stat } from "node:fs/promises";
+import { open, stat, unlink } from "node:fs/promises";
 import { ProxyError } from "../../util/errors.js";
 
 /** Options of {@link withFileLock}. */
@@ -15,6 +15,14 @@ export interface FileLockOptions {
 }
 
 const RETRY_MS = 15;
+
+/** Removes the lock file; one already gone is fine. (`unlink`, not `rm`: `rm` loads Node's rimraf, which serve's
+ * start keeps out of the young generation it holds.) */
+async function removeLock(path: string): Promise<void> {
+  await unlink(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== "ENOENT") throw error;
+  });
+}
 
 async function acquire(path: string, timeoutMs: number, staleMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -31,7 +39,7 @@ async function acquire(path: string, timeoutMs: number, staleMs: number): Promis
       (info) => Date.now() - info.mtimeMs,
       () => 0,
     );
-    if (age > staleMs) await rm(path, { force: true });
+    if (age > staleMs) await removeLock(path);
     else if (Date.now() > deadline) {
       throw new ProxyError(
         "backend_unavailable",
@@ -50,6 +58,6 @@ export async function withFileLock<T>(path: string, work: () => Promise<T>, opti
   try {
     return await work();
   } finally {
-    await rm(path, { force: true });
+    await removeLock(path);
   }
 }

@@ -4,9 +4,10 @@
  * admin API writes loses nothing. `version()` is the file's inode, size and mtime: one stat, what a running server
  * polls to see a change.
  */
-import { mkdir, readFile, stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { ProxyError } from "../../util/errors.js";
+import { makeDir } from "../../util/make-dir.js";
 import { conflictsWith, parseKeyRecord, unknownKey, withChanges } from "../key-records.js";
 import type { KeyStore, VirtualKeyRecord } from "../types.js";
 import { writeFileAtomic } from "./atomic-write.js";
@@ -58,7 +59,7 @@ export function createFileKeyStore(options: { dir: string }): KeyStore {
   }
 
   const locked = async <T>(work: () => Promise<T>): Promise<T> => {
-    await mkdir(options.dir, { recursive: true, mode: 0o700 });
+    await makeDir(options.dir);
     return withFileLock(lock, work);
   };
 

@@ -3,7 +3,8 @@
  * the first write rather than at start, and once, 0700 and chmod'ed too, since `mkdir`'s mode applies only to a
  * directory it creates. `forget()` makes the next `ready()` make it again (it was removed since).
  */
-import { chmod, mkdir } from "node:fs/promises";
+import { chmod } from "node:fs/promises";
+import { makeDir } from "../../util/make-dir.js";
 
 export interface StoreDir {
   /** Resolves once the directory exists, 0700; the first call makes it, the others share that. */
@@ -16,7 +17,7 @@ export function storeDir(dir: string): StoreDir {
   return {
     ready() {
       made ??= (async () => {
-        await mkdir(dir, { recursive: true, mode: 0o700 });
+        await makeDir(dir);
         await chmod(dir, 0o700);
       })();
       return made;

@@ -1,0 +1,166 @@
+/**
+ * The data directory of the file stores (`--data-dir`), checked and claimed before `serve` listens.
+ *
+ * - {@link prepareDataDir}: created when missing and a file written and removed in it, so a directory that cannot be
+ *   used (read-only, a file on the path, a virtual file system) stops the command with a message naming `--data-dir`
+ *   and the cause, before any banner, instead of a raw EACCES from deep inside the stores after it.
+ * - {@link lockDataDir}: one `serve` per data directory. The gateway's spend (`spend.json`) and `serve.json` are read,
+ *   changed and written whole by the server that owns them, so two servers on one directory lose each other's
+ *   writes. `serve.lock` names the owner (pid and address); a second `serve` refuses to start while
+ *   that process lives, and takes the lock over when it is gone (killed, crashed). The conversation records are
+ *   built for several processes (`acp` processes an editor starts share them with a `serve`), so `acp` takes no lock.
+ */
+import { readFileSync, unlinkSync } from "node:fs";
+import { unlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { writeFileAtomic } from "../stores/file/atomic-write.js";
+import { withFileLock } from "../stores/file/file-lock.js";
+import { ProxyError } from "../util/errors.js";
+import { makeDir } from "../util/make-dir.js";
+
+/** What an errno means for a data directory, in words. */
+function causeOf(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case "EACCES":
+    case "EPERM":
+      return `permission denied (${code})`;
+    case "EROFS":
+      return "read-only file system (EROFS)";
+    case "ENOTDIR":
+      return "a part of the path is a file, not a directory (ENOTDIR)";
+    case "ENOENT":
+      return "the file system does not let a directory be created there (ENOENT)";
+    case "ENOSPC":
+      return "no space left on the device (ENOSPC)";
+    case "EDQUOT":
+      return "disk quota exceeded (EDQUOT)";
+    default:
+      return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/**
+ * Creates the data directory when missing and checks that files can be written in it; throws a usage error (exit
+ * 2) naming `--data-dir` and the cause otherwise.
+ */
+export async function prepareDataDir(dir: string): Promise<void> {
+  const probe = join(dir, `.write-test-${process.pid}`);
+  try {
+    await makeDir(dir);
+    await writeFile(probe, "", { mode: 0o600 });
+    await unlink(probe);
+  } catch (error) {
+    throw new ProxyError(
+      "invalid_request",
+      `The data directory ${dir} cannot be used: ${causeOf(error)}. Pass one this user can write with --data-dir ` +
+        "(or CURSOR_BRIDGE_DATA_DIR).",
+      { cause: error, param: "dataDir", detail: "invalid_config" },
+    );
+  }
+}
+
+/** What `serve.lock` holds. */
+interface LockRecord {
+  pid: number;
+  /** Where the owner listens. */
+  host?: string;
+  port?: number;
+  startedAt: string;
+}
+
+/** The lock of one data directory, held by this process. */
+export interface DataDirLock {
+  /** Removes the lock (also done when the process exits). */
+  release(): void;
+}
+
+/** The lock file of a data directory. */
+export function dataDirLockPath(dataDir: string): string {
+  return join(dataDir, "serve.lock");
+}
+
+/** Data directories whose lock this process holds (a second `serve` in one process is refused like any other). */
+const held = new Set<string>();
+
+function readLock(path: string): LockRecord | undefined {
+  try {
+    const value = JSON.parse(readFileSync(path, "utf8")) as Partial<LockRecord>;
+    return typeof value.pid === "number" && Number.isInteger(value.pid) && value.pid > 0
+      ? (value as LockRecord)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, but another user's.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** The owner of a lock, or undefined when the lock is stale (its process is gone) or unreadable. */
+function liveOwner(dataDir: string, record: LockRecord | undefined): LockRecord | undefined {
+  if (record === undefined) return undefined;
+  // Our own pid without our own lock: left by an earlier process that had this pid (a container restarted).
+  if (record.pid === process.pid) return held.has(dataDir) ? record : undefined;
+  return processAlive(record.pid) ? record : undefined;
+}
+
+function refusal(dataDir: string, owner: LockRecord): ProxyError {
+  const where =
+    owner.port === undefined
+      ? "still starting"
+      : `port ${owner.port}${owner.host === undefined ? "" : ` on ${owner.host}`}`;
+  const path = dataDirLockPath(dataDir);
+  return new ProxyError(
+    "invalid_request",
+    `Another cursor-bridge serve (pid ${owner.pid}, ${where}) already uses the data directory ${dataDir}: two ` +
+      "servers on one data directory overwrite each other's spend and state. Use that server, stop it, or give this " +
+      "one another --data-dir; to run several instances, share a Redis store (--store redis://…, see docs/team.md). " +
+      `If process ${owner.pid} is not a cursor-bridge, remove ${path}.`,
+    { param: "dataDir", detail: "failed_precondition" },
+  );
+}
+
+/**
+ * Takes the data directory's lock for this `serve`, bound to `address`; throws a usage error naming the other server when a live process
+ * holds it. A lock whose process is gone is taken over.
+ */
+export async function lockDataDir(
+  dataDir: string,
+  address: { host: string; port: number },
+  now: () => number = Date.now,
+): Promise<DataDirLock> {
+  const path = dataDirLockPath(dataDir);
+  const record: LockRecord = { pid: process.pid, ...address, startedAt: new Date(now()).toISOString() };
+  // The check and the write happen under a short-lived guard, so two servers starting together cannot both see a
+  // stale lock and both take it.
+  await withFileLock(`${path}.guard`, async () => {
+    const owner = liveOwner(dataDir, readLock(path));
+    if (owner !== undefined) throw refusal(dataDir, owner);
+    await writeFileAtomic(path, `${JSON.stringify(record)}\n`);
+  });
+  held.add(dataDir);
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    held.delete(dataDir);
+    process.off("exit", release);
+    // Only while it is still ours (a lock taken over after this process was thought gone is the other's).
+    if (readLock(path)?.pid !== process.pid) return;
+    try {
+      unlinkSync(path);
+    } catch {
+      // already gone
+    }
+  };
+  process.once("exit", release);
+  return { release };
+}

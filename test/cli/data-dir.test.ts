@@ -1,0 +1,161 @@
+/**
+ * The data directory of the file stores, as real `serve`, `keys` and `acp` processes see it (bin/cursor-bridge.js):
+ * one `serve` per data directory (a second refuses to start and names the first; a lock whose process was killed is
+ * taken over; `acp` still shares the directory), and a directory that cannot be used stops `serve` before its banner
+ * and `keys` with a message naming --data-dir and the cause, exit 2, never a raw errno nor an endless mkdir.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { spawnAcp } from "../acp/agent-process.js";
+import { listeningOrigin } from "../support/processes.js";
+
+const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
+const home = mkdtempSync(join(tmpdir(), "cursor-bridge-data-dir-"));
+const env = {
+  ...process.env,
+  HOME: home,
+  XDG_CONFIG_HOME: join(home, "c"),
+  XDG_DATA_HOME: join(home, "d"),
+  CURSOR_BRIDGE_LOG_LEVEL: "info",
+  NO_COLOR: "1",
+};
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+});
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+interface Run {
+  child: ChildProcess;
+  out(): string;
+  err(): string;
+  exit: Promise<number | null>;
+}
+
+function run(args: string[]): Run {
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  children.push(child);
+  let out = "";
+  let err = "";
+  child.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { child, out: () => out, err: () => err, exit };
+}
+
+const serveArgs = (dataDir: string) => ["serve", "--port", "0", "--upstream", "emulator", "--data-dir", dataDir];
+
+async function startServe(dataDir: string): Promise<Run & { origin: string }> {
+  const serve = run(serveArgs(dataDir));
+  const origin = await listeningOrigin(serve.child, "serve", serve.err);
+  expect((await fetch(`${origin}/health`)).status).toBe(200);
+  return { ...serve, origin };
+}
+
+describe("one serve per data directory", { timeout: 120_000 }, () => {
+  it("refuses a second serve on the same data directory, naming the first, and exits 2", async () => {
+    const dataDir = join(home, "shared");
+    const first = await startServe(dataDir);
+    const port = new URL(first.origin).port;
+    const lock = JSON.parse(readFileSync(join(dataDir, "serve.lock"), "utf8")) as { pid: number; port: number };
+    expect(lock).toMatchObject({ pid: first.child.pid, port: Number(port) });
+
+    const second = run(serveArgs(dataDir));
+    expect(await second.exit).toBe(2);
+    expect(second.out()).not.toContain("listening on");
+    const message = second.err();
+    expect(message).toContain(`pid ${first.child.pid}`);
+    expect(message).toContain(`port ${port}`);
+    expect(message).toContain("--data-dir");
+    expect(message).toContain("redis://");
+    expect(message).not.toMatch(/\n\s+at /);
+    // The first is untouched: still serving, its lock and serve.json still its own.
+    expect((await fetch(`${first.origin}/health`)).status).toBe(200);
+    expect(JSON.parse(readFileSync(join(dataDir, "serve.json"), "utf8")).pid).toBe(first.child.pid);
+
+    // Another data directory is fine meanwhile.
+    const other = await startServe(join(home, "other"));
+    other.child.kill("SIGTERM");
+    expect(await other.exit).toBe(0);
+
+    // A graceful stop releases the lock: the next serve starts.
+    first.child.kill("SIGTERM");
+    expect(await first.exit).toBe(0);
+    expect(existsSync(join(dataDir, "serve.lock"))).toBe(false);
+    const third = await startServe(dataDir);
+    third.child.kill("SIGTERM");
+    expect(await third.exit).toBe(0);
+  });
+
+  it("takes over the lock of a serve that was killed", async () => {
+    const dataDir = join(home, "killed");
+    const first = await startServe(dataDir);
+    first.child.kill("SIGKILL");
+    await first.exit;
+    expect(JSON.parse(readFileSync(join(dataDir, "serve.lock"), "utf8")).pid).toBe(first.child.pid);
+    const next = await startServe(dataDir);
+    expect(JSON.parse(readFileSync(join(dataDir, "serve.lock"), "utf8")).pid).toBe(next.child.pid);
+    next.child.kill("SIGTERM");
+    expect(await next.exit).toBe(0);
+  });
+
+  it("lets acp share the data directory of a running serve", async () => {
+    const dataDir = join(home, "with-acp");
+    const serve = await startServe(dataDir);
+    const agent = spawnAcp(["--upstream", "emulator", "--data-dir", dataDir], { cwd: home, env });
+    try {
+      agent.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }));
+      const init = await agent.reply(1, 1, 60_000);
+      expect(init.error, agent.stderr()).toBeUndefined();
+      agent.send(
+        JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: home, mcpServers: [] } }),
+      );
+      const session = await agent.reply(2, 1, 60_000);
+      expect(session.error, agent.stderr()).toBeUndefined();
+    } finally {
+      await agent.stop(5000);
+    }
+    expect((await fetch(`${serve.origin}/health`)).status).toBe(200);
+    serve.child.kill("SIGTERM");
+    expect(await serve.exit).toBe(0);
+  });
+});
+
+describe("a data directory that cannot be used", { timeout: 120_000 }, () => {
+  const file = join(home, "a-file");
+  writeFileSync(file, "");
+  const cases: Array<[string, string, RegExp]> = [
+    ["a file on the path", join(file, "data"), /ENOTDIR/],
+    // mkdir there answers ENOENT with the parent present: Node's recursive mkdir spun on it forever.
+    ["a virtual file system (/proc)", "/proc/cursor-bridge-test", /ENOENT/],
+  ];
+  if (process.getuid?.() !== 0) {
+    const readOnly = join(home, "read-only");
+    mkdirSync(readOnly);
+    chmodSync(readOnly, 0o500);
+    cases.push(["a read-only directory", join(readOnly, "data"), /permission denied/]);
+  } else console.warn("skipping the read-only directory case: running as root, which may write anywhere");
+
+  it.each(cases)("serve: %s stops before the banner, exit 2", async (_name, dataDir, cause) => {
+    const serve = run(serveArgs(dataDir));
+    expect(await serve.exit).toBe(2);
+    expect(serve.out()).toBe("");
+    expect(serve.err()).toContain(`The data directory ${dataDir} cannot be used`);
+    expect(serve.err()).toMatch(cause);
+    expect(serve.err()).toContain("--data-dir");
+  });
+
+  it.each(cases)("keys create: %s is a usage error, exit 2", async (_name, dataDir, cause) => {
+    const keys = run(["keys", "create", "--name", "a", "--data-dir", dataDir, "--json"]);
+    expect(await keys.exit).toBe(2);
+    const body = JSON.parse(keys.out()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe("invalid_request");
+    expect(body.error.message).toMatch(cause);
+    expect(body.error.message).toContain("--data-dir");
+  });
+});
