@@ -23,6 +23,7 @@ import { checkStore } from "./doctor-store.js";
 import type { CliIo, Style } from "./io.js";
 import { probeHttp1, probeHttp2 } from "./probe.js";
 import { findRunningServer, portGiven } from "./runtime-file.js";
+import { servePlanOf } from "./upstream-choice.js";
 
 const HELP = `Usage: cursor-bridge doctor [options]
 
@@ -64,11 +65,22 @@ export async function runChecks(ctx: CliContext, explicitPort = false): Promise<
   const credentialCheck = await checkCredentials(ctx);
   // `serve` answers with the built-in emulator: without a login (auto), or always with --upstream emulator. Cursor's
   // servers are then not needed, and not contacted; a URL configured by hand is still probed, as a warning at worst.
-  const emulated =
-    ctx.config.upstream === "emulator" ||
-    (ctx.config.upstream === "auto" &&
-      credentialCheck.credentials === undefined &&
-      credentialCheck.result.status !== "fail");
+  // Decided as `serve` decides (named accounts' logins included); an unreadable credential file is not the emulator.
+  const plan =
+    credentialCheck.result.status === "fail" && credentialCheck.credentials === undefined
+      ? undefined
+      : await servePlanOf(ctx, credentialCheck.credentials);
+  const emulated = plan?.kind === "emulator";
+  const refusal: CheckResult | undefined =
+    plan?.kind === "refused"
+      ? {
+          id: "serve",
+          title: "Serve",
+          status: "fail",
+          detail: "`cursor-bridge serve` refuses to start with these logins (exit 3)",
+          fix: plan.error.message,
+        }
+      : undefined;
   const skipProbes = emulated && url === DEFAULT_CURSOR_API_URL;
   const [http2, http1] = skipProbes
     ? [undefined, undefined]
@@ -105,7 +117,11 @@ export async function runChecks(ctx: CliContext, explicitPort = false): Promise<
   const clientVersion = await checkClientVersion(ctx, emulated ? undefined : credentialCheck.credentials);
   return [
     checkNodeVersion(),
-    credentialCheck.result,
+    // Without a login of the default account, serve answers with the emulator only when no other account has one.
+    refusal === undefined
+      ? credentialCheck.result
+      : { ...credentialCheck.result, status: "fail", detail: `not logged in (no ${ctx.store.location})` },
+    ...(refusal === undefined ? [] : [refusal]),
     ...(loginUrl === undefined ? [] : [loginUrl]),
     token,
     ...probes,

@@ -10,6 +10,7 @@ import { type CliContext, type CredentialOrigin, createCliContext, DEFAULT_CURSO
 import { expiryText, identityOf, sourceLabel } from "./format.js";
 import { type CliIo, formatFields, formatTable } from "./io.js";
 import { describeProbe, type ProbeResult, probeHttp1, probeHttp2 } from "./probe.js";
+import { type ServePlan, servePlanOf } from "./upstream-choice.js";
 
 const HELP = `Usage: cursor-bridge status [options]
 
@@ -60,12 +61,17 @@ function printHuman(
   ctx: CliContext,
   credentials: { origin: CredentialOrigin; status: CredentialStatus | undefined } | undefined,
   probe: ProbeResult | undefined,
-  emulated: boolean,
+  plan: ServePlan,
 ): void {
   const { style } = ctx;
+  const emulated = plan.kind === "emulator";
   const fields: [string, string][] = [];
   if (credentials === undefined) {
-    const serves = emulated ? " `cursor-bridge serve` answers with the built-in emulator until then." : "";
+    const serves = emulated
+      ? " `cursor-bridge serve` answers with the built-in emulator until then."
+      : plan.kind === "refused"
+        ? " `cursor-bridge serve` refuses to start until then (see Serve below)."
+        : "";
     ctx.io.out(
       `${style.yellow("Not logged in.")} Run \`cursor-bridge login\` (or \`cursor-bridge import\`) to use your Cursor account.${serves}\n`,
     );
@@ -98,6 +104,7 @@ function printHuman(
   }
   if (ctx.config.cursorAgentUrl !== ctx.config.cursorApiUrl) fields.push(["Agent URL", ctx.config.cursorAgentUrl]);
   fields.push(["Upstream mode", ctx.config.upstream]);
+  if (plan.kind === "refused") fields.push(["Serve", style.red(`refuses to start: ${plan.error.message}`)]);
   fields.push(["Client version", `${ctx.clientVersion.version} (${ctx.clientVersion.source})`]);
   ctx.io.out(formatFields(fields));
 }
@@ -107,8 +114,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const ctx = await createCliContext(io, flags);
   const resolved = await ctx.resolveCredentials();
   const credentials = resolved === undefined ? undefined : { origin: resolved.origin, status: resolved.status };
-  // Without a login `serve` answers with the built-in emulator: Cursor's own servers are not needed then.
-  const emulated = ctx.config.upstream === "emulator" || (ctx.config.upstream === "auto" && resolved === undefined);
+  // What `serve` does, decided as `serve` decides: with the built-in emulator Cursor's own servers are not needed.
+  const plan = await servePlanOf(ctx, resolved);
+  const emulated = plan.kind === "emulator";
   const contacted = !(emulated && ctx.config.cursorApiUrl === DEFAULT_CURSOR_API_URL);
   const [probe, accounts] = await Promise.all([
     contacted ? probeConfiguredTransport(ctx) : Promise.resolve(undefined),
@@ -127,14 +135,17 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         mode: ctx.config.upstream,
         transport: ctx.config.transport,
         emulator: emulated,
+        serve: plan.kind,
+        ...(plan.kind === "refused" ? { serveRefusal: plan.error.message } : {}),
         contacted,
         ...(ctx.loginUrl === undefined ? {} : { loginUrl: ctx.loginUrl }),
         ...probe,
       },
-      clientVersion: ctx.clientVersion,
+      // Only the data: the healer object holds its options and logger.
+      clientVersion: { version: ctx.clientVersion.version, source: ctx.clientVersion.source },
     });
   } else {
-    printHuman(ctx, credentials, probe, emulated);
+    printHuman(ctx, credentials, probe, plan);
     printAccounts(ctx, accounts);
   }
   if (credentials === undefined) return EXIT.unauthenticated;

@@ -31,28 +31,75 @@ async function namedLogins(ctx: CliContext): Promise<NamedLogin[]> {
   return logins;
 }
 
+/** What `serve` does with these settings and logins: the one decision `serve`, `status` and `doctor` share. */
+export type ServePlan =
+  | { kind: "cursor" }
+  | { kind: "emulator" }
+  /** `serve` refuses to start (exit 3), with this error. */
+  | { kind: "refused"; error: ProxyError };
+
 /**
- * `config.upstream` decides (auto: Cursor when credentials exist, else the emulator). With `accounts` (serve), the
- * other named accounts' logins come along; named logins without one for the default account are refused rather
- * than served, since requests that name no account would have no login to run on.
+ * `config.upstream` decides (auto: Cursor when the default account has a login, else the emulator); named logins
+ * without one for the default account are refused rather than served, since requests that name no account would
+ * have no login to run on, and `--upstream cursor` without a login is refused.
+ */
+export function planServe(
+  ctx: Pick<CliContext, "config" | "account">,
+  hasDefaultLogin: boolean,
+  namedWithLogins: readonly string[],
+): ServePlan {
+  const { config } = ctx;
+  if (config.upstream === "emulator") return { kind: "emulator" };
+  if (hasDefaultLogin) return { kind: "cursor" };
+  if (namedWithLogins.length > 0) {
+    return {
+      kind: "refused",
+      error: new ProxyError(
+        "unauthenticated",
+        `The default account \`${ctx.account}\` has no Cursor login, but ${namedWithLogins.join(", ")} ${namedWithLogins.length === 1 ? "has" : "have"} one: log the default in (\`cursor-bridge login${ctx.account === "default" ? "" : ` --account ${ctx.account}`}\`) or make one of them the default (\`cursor-bridge accounts default NAME\`), then start again.`,
+        { detail: "not_logged_in" },
+      ),
+    };
+  }
+  if (config.upstream === "cursor") {
+    return {
+      kind: "refused",
+      error: new ProxyError(
+        "unauthenticated",
+        "--upstream cursor needs Cursor credentials: run `cursor-bridge login` first.",
+      ),
+    };
+  }
+  return { kind: "emulator" };
+}
+
+/**
+ * What `serve` would do now, for `status` and `doctor`: the default account's login as resolved (pass it when
+ * already resolved) and every other account's.
+ */
+export async function servePlanOf(ctx: CliContext, credentials: ResolvedCredentials | undefined): Promise<ServePlan> {
+  const named = ctx.config.upstream === "emulator" ? [] : await namedLogins(ctx);
+  return planServe(
+    ctx,
+    credentials !== undefined,
+    named.map((login) => login.name),
+  );
+}
+
+/**
+ * `config.upstream` decides (see {@link planServe}). With `accounts` (serve), the other named accounts' logins come
+ * along.
  */
 export async function chooseUpstream(ctx: CliContext, options: { accounts?: boolean } = {}): Promise<UpstreamChoice> {
   const { config } = ctx;
   const credentials = config.upstream === "emulator" ? undefined : await ctx.resolveCredentials();
   const named = options.accounts === true && config.upstream !== "emulator" ? await namedLogins(ctx) : [];
-  if (credentials !== undefined) return { kind: "cursor", credentials, named };
-  if (named.length > 0) {
-    throw new ProxyError(
-      "unauthenticated",
-      `The default account \`${ctx.account}\` has no Cursor login, but ${named.map((login) => login.name).join(", ")} ${named.length === 1 ? "has" : "have"} one: log the default in (\`cursor-bridge login${ctx.account === "default" ? "" : ` --account ${ctx.account}`}\`) or make one of them the default (\`cursor-bridge accounts default NAME\`), then start again.`,
-      { detail: "not_logged_in" },
-    );
-  }
-  if (config.upstream === "cursor") {
-    throw new ProxyError(
-      "unauthenticated",
-      "--upstream cursor needs Cursor credentials: run `cursor-bridge login` first.",
-    );
-  }
+  const plan = planServe(
+    ctx,
+    credentials !== undefined,
+    named.map((login) => login.name),
+  );
+  if (plan.kind === "refused") throw plan.error;
+  if (plan.kind === "cursor" && credentials !== undefined) return { kind: "cursor", credentials, named };
   return { kind: "emulator" };
 }

@@ -224,4 +224,30 @@ describe("keys create --account", () => {
     if (body.key !== undefined) harness.secrets.add(body.key);
     expect(JSON.stringify(body)).toContain('"alice"');
   });
+
+  it("status and doctor say serve refuses to start when only named accounts have logins, as serve does", async () => {
+    await loginAs("alice", "alice@example.com", "user_alice");
+    const status = await harness.run(["status"]);
+    expect(status.code).toBe(3);
+    expect(status.out).not.toContain("answers with the built-in emulator");
+    expect(status.out).toContain("`cursor-bridge serve` refuses to start until then");
+    expect(status.out).toMatch(
+      /Serve\s+refuses to start: The default account `default` has no Cursor login, but alice has one/,
+    );
+    const json = JSON.parse((await harness.run(["status", "--json"])).out) as { upstream: Record<string, unknown> };
+    expect(json.upstream).toMatchObject({ emulator: false, serve: "refused" });
+    expect(json.upstream.serveRefusal).toContain("but alice has one");
+    const doctor = await harness.run(["doctor", "--json"]);
+    const checks = (JSON.parse(doctor.out) as { checks: { id: string; status: string; detail: string }[] }).checks;
+    const byId = new Map(checks.map((check) => [check.id, check]));
+    expect(byId.get("serve")).toMatchObject({ status: "fail" });
+    expect(byId.get("serve")?.detail).toContain("`cursor-bridge serve` refuses to start");
+    expect(byId.get("credentials")?.status).toBe("fail");
+    expect(doctor.out).not.toContain("answers with the built-in emulator");
+    expect(doctor.code).not.toBe(0);
+    // And serve itself refuses, with the same words.
+    const serve = await harness.run(["serve", "--port", "0"]);
+    expect(serve.code).toBe(3);
+    expect(serve.err).toContain("The default account `default` has no Cursor login, but alice has one");
+  });
 });

@@ -50,6 +50,8 @@ describe("status", () => {
       upstream: { url: harness.emulator.url, reachable: true, protocol: "http2" },
       clientVersion: { source: "default" },
     });
+    // Only the data, not the object behind it (its options and logger).
+    expect(body.clientVersion).toEqual({ version: expect.stringMatching(/^cli-/), source: "default" });
   });
 
   it("exits 3 when not logged in and 4 when the upstream is unreachable", async () => {
