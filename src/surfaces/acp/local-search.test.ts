@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  compileGlob,
   GrepPatternError,
   globFiles,
-  globToRegExp,
   grepFiles,
   insideCwd,
   listDirectory,
@@ -22,15 +22,41 @@ beforeAll(() => {
   writeFileSync(join(cwd, "node_modules", "x", "c.ts"), "const skipped = 1;\n");
   symlinkSync("/etc", join(cwd, "escape"));
   writeFileSync(join(cwd, "redos.txt"), `${"a".repeat(34)}!\n${"a".repeat(5000)}!\n`);
+  mkdirSync(join(cwd, "many"));
+  writeFileSync(join(cwd, "many", "a".repeat(45)), "aaa\n");
+  writeFileSync(join(cwd, "many", `${"a".repeat(45)}b`), "aab\n");
 });
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 
 describe("local search inside the session's folder", () => {
-  it("matches globs like ripgrep's --glob", () => {
-    expect(globToRegExp("*.ts").test("src/a.ts")).toBe(true);
-    expect(globToRegExp("src/**/*.md").test("src/deep/b.md")).toBe(true);
-    expect(globToRegExp("src/*.md").test("src/deep/b.md")).toBe(false);
-    expect(globToRegExp("*.{ts,md}").test("x.md")).toBe(true);
+  it("matches globs like ripgrep's --glob", async () => {
+    const glob = async (pattern: string, path: string) => (await compileGlob(pattern))(path);
+    expect(await glob("*.ts", "src/a.ts")).toBe(true);
+    expect(await glob("*.ts", "src/a.tsx")).toBe(false);
+    expect(await glob("src/**/*.md", "src/deep/b.md")).toBe(true);
+    expect(await glob("src/**/*.md", "src/b.md")).toBe(true);
+    expect(await glob("src/*.md", "src/deep/b.md")).toBe(false);
+    expect(await glob("src/**", "src/deep/b.md")).toBe(true);
+    expect(await glob("*.{ts,md}", "x.md")).toBe(true);
+    expect(await glob("*.{ts,md}", "x.js")).toBe(false);
+    expect(await glob("?.ts", "a.ts")).toBe(true);
+    expect(await glob("?.ts", "ab.ts")).toBe(false);
+    expect(await glob("a?b", "a/b")).toBe(false);
+    // Regular-expression characters and an unclosed brace are literal.
+    expect(await glob("a.(b)+$[c].ts", "a.(b)+$[c].ts")).toBe(true);
+    expect(await glob("a.(b)+$[c].ts", "aX(b)+$[c].ts")).toBe(false);
+    expect(await glob("{x", "{x")).toBe(true);
+    expect(await glob("{a*,b}", "a*")).toBe(true);
+    expect(await glob("{a*,b}", "ax")).toBe(false);
+  });
+
+  it("matches a glob with many stars in linear time (it backtracked exponentially on a JavaScript RegExp)", async () => {
+    const stars = `${"*a".repeat(10)}*b`;
+    const many = join(cwd, "many");
+    expect(await globFiles(cwd, stars, "many")).toBe(join(many, `${"a".repeat(45)}b`));
+    const grep = await grepFiles(cwd, { pattern: "a", path: "many", glob: stars, caseInsensitive: false });
+    expect(grep).toBe(`${join(many, `${"a".repeat(45)}b`)}:1:aab`);
+    expect(await (await compileGlob(stars))("a".repeat(5000))).toBe(false);
   });
 
   it("lists, globs and greps, skipping dependency folders", async () => {

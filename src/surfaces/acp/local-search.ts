@@ -3,7 +3,8 @@
  * `cwd` (a path outside it is refused). Bounded walks: at most {@link MAX_ENTRIES} files are visited, dependency and
  * VCS folders are skipped, and files larger than {@link MAX_GREP_BYTES} are not searched. Grep patterns run on
  * RE2 (the `re2js` port: linear time in the text, the syntax of ripgrep's Rust regex), so no pattern can stall the
- * agent; a pattern RE2 refuses (backreferences, lookaround) is a grep error naming why, as ripgrep's would be.
+ * agent; a pattern RE2 refuses (backreferences, lookaround) is a grep error naming why, as ripgrep's would be. Glob
+ * patterns (glob's pattern, grep's glob filter) are compiled to RE2 too, so no glob can stall it either.
  */
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
@@ -69,8 +70,11 @@ export async function listDirectory(cwd: string, path: string): Promise<string> 
   return (await walk(dir, true)).join("\n");
 }
 
-/** A glob pattern as a regular expression over `/`-separated relative paths (`**`, `*`, `?`, `{a,b}`). */
-export function globToRegExp(pattern: string): RegExp {
+/**
+ * A glob pattern as RE2 regular-expression source over `/`-separated relative paths (`**`, `*`, `?`, `{a,b}` with
+ * literal options; anything else, `[` included, is literal).
+ */
+export function globSource(pattern: string): string {
   let out = "";
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i] as string;
@@ -86,13 +90,27 @@ export function globToRegExp(pattern: string): RegExp {
       if (end === -1) out += "\\{";
       else {
         const options = pattern.slice(i + 1, end).split(",");
-        out += `(?:${options.map((o) => o.replace(/[.+^${}()|[\]\\*?]/g, "\\$&")).join("|")})`;
+        out += `(?:${options.map(escapeLiteral).join("|")})`;
         i = end;
       }
-    } else out += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+    } else out += escapeLiteral(c);
   }
   // A pattern without a folder matches the file name at any depth (as ripgrep's --glob does).
-  return new RegExp(pattern.includes("/") ? `^${out}$` : `(?:^|/)${out}$`);
+  return pattern.includes("/") ? `^${out}$` : `(?:^|/)${out}$`;
+}
+
+function escapeLiteral(text: string): string {
+  return text.replace(/[.+^${}()|[\]\\*?]/g, "\\$&");
+}
+
+/**
+ * A matcher for a glob pattern (see {@link globSource}) on RE2, loaded on first use: linear time in the path, so a
+ * pattern with many stars (which would backtrack exponentially on JavaScript's RegExp) cannot stall the agent.
+ */
+export async function compileGlob(pattern: string): Promise<(path: string) => boolean> {
+  const { RE2JS } = await import("re2js");
+  const re = RE2JS.compile(globSource(pattern), RE2JS.DOTALL);
+  return (path) => re.matcher(path).find();
 }
 
 function relativePosix(root: string, file: string): string {
@@ -102,8 +120,8 @@ function relativePosix(root: string, file: string): string {
 /** Files under `path` whose relative path matches `pattern`, one absolute path per line. */
 export async function globFiles(cwd: string, pattern: string, path: string | undefined): Promise<string> {
   const root = await insideCwd(cwd, path);
-  const re = globToRegExp(pattern);
-  const files = (await walk(root, false)).filter((file) => re.test(relativePosix(root, file)));
+  const matches = await compileGlob(pattern);
+  const files = (await walk(root, false)).filter((file) => matches(relativePosix(root, file)));
   return files.join("\n");
 }
 
@@ -134,13 +152,13 @@ export async function grepFiles(
 ): Promise<string> {
   const root = await insideCwd(cwd, search.path);
   const matches = await compileGrepPattern(search.pattern, search.caseInsensitive);
-  const include = search.glob === undefined ? undefined : globToRegExp(search.glob);
+  const include = search.glob === undefined ? undefined : await compileGlob(search.glob);
   const info = await stat(root);
   const files = info.isDirectory() ? await walk(root, false) : [root];
   const lines: string[] = [];
   for (const file of files) {
     if (lines.length >= MAX_MATCHES) break;
-    if (include !== undefined && !include.test(relativePosix(root, file))) continue;
+    if (include !== undefined && !include(relativePosix(root, file))) continue;
     const size = (await stat(file)).size;
     if (size > MAX_GREP_BYTES) continue;
     const text = await readFile(file, "utf8");
