@@ -508,7 +508,8 @@ function watch(routed: Routed, requestKey: string, model: string, deps: WatchDep
     const event = result.value;
     if (event.type === "text-delta") text += event.text;
     else if (event.type === "tool-call") {
-      (calls ??= []).push({ id: event.toolCallId, name: event.toolName, arguments: event.arguments });
+      calls ??= [];
+      calls.push({ id: event.toolCallId, name: event.toolName, arguments: event.arguments });
     } else if (event.type === "turn-end") return turnEnded(result, event.reason);
     else if (event.type === "checkpoint") conversationId = event.conversationId;
     deps.recording?.push(event);
