@@ -213,7 +213,9 @@ describe.skipIf(skipReason !== undefined)("acpx drives cursor-bridge acp", { tim
     );
     const created = await acpx(["--mcp-config", config, "sessions", "new", "--name", "mcp"]);
     expect(created.code, created.stderr).toBe(0);
+    // An MCP tool call asks permission (echo is not annotated read-only): approved here.
     const run = await acpx([
+      "--approve-all",
       "--mcp-config",
       config,
       "--format",

@@ -4,10 +4,11 @@
  * updates, the replay of session/load) and the error paths (unknown session, mode, model, auth method, audio,
  * a missing editor capability, a refused permission, paths outside cwd).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import {
   type McpServer as AcpMcpServer,
   type ClientCapabilities,
@@ -21,6 +22,7 @@ import { z } from "zod";
 import { pngImage } from "../support/images.js";
 import { type AcpUpstream, type Connected, connectEditor, startUpstream } from "./support.js";
 
+const ECHO_SERVER = fileURLToPath(new URL("./fixtures/echo-mcp-server.mjs", import.meta.url));
 const FULL: ClientCapabilities = { fs: { readTextFile: true, writeTextFile: true }, terminal: true };
 
 let upstream: AcpUpstream;
@@ -656,6 +658,57 @@ describe("MCP servers from session/new", () => {
       http.server.closeAllConnections();
       await new Promise((resolve) => http.server.close(resolve));
     }
+  });
+});
+
+describe("MCP tool calls ask permission", () => {
+  it("asks before calling a tool (once, always for that tool of that server, reject); a read-only one runs", async () => {
+    const log = join(cwd, "mcp-permission.log");
+    const { prompt, script } = await editor(FULL, [
+      { name: "echo", command: process.execPath, args: [ECHO_SERVER], env: [{ name: "ECHO_MCP_LOG", value: log }] },
+    ]);
+    const asks = () => script.calls.filter((c) => c.method === "session/request_permission");
+    const calls = () => (existsSync(log) ? readFileSync(log, "utf8") : "");
+    // An editor rejecting every permission: the tool does not run, Cursor gets a refusal.
+    script.permission = "reject-once";
+    const refused = await prompt('[[emu:tool echo__echo {"text":"refused"}]]');
+    expect(calls()).toBe("");
+    expect(textOf(refused.updates)).toContain(
+      "echo__echo returned: rejected: The user rejected calling echo of MCP server echo.",
+    );
+    expect(toolUpdates(refused.updates).at(-1)).toMatchObject({ status: "failed" });
+    expect(asks()[0]?.params).toMatchObject({
+      toolCall: {
+        title: "echo__echo",
+        content: [{ type: "content", content: { text: 'Call echo of MCP server echo with {"text":"refused"}' } }],
+      },
+      options: [
+        { optionId: "allow-once", kind: "allow_once" },
+        {
+          optionId: "allow-always",
+          name: "Always allow echo of MCP server echo in this session",
+          kind: "allow_always",
+        },
+        { optionId: "reject-once", kind: "reject_once" },
+      ],
+    });
+    script.permission = "cancelled";
+    await prompt('[[emu:tool echo__echo {"text":"cancelled"}]]');
+    expect(calls()).toBe("");
+    script.permission = "allow-once";
+    expect(textOf((await prompt('[[emu:tool echo__echo {"text":"once"}]]')).updates)).toContain("echo: once");
+    expect(asks()).toHaveLength(3);
+    script.permission = "allow-always";
+    await prompt('[[emu:tool echo__echo {"text":"always"}]]');
+    script.permission = "reject-once";
+    expect(textOf((await prompt('[[emu:tool echo__echo {"text":"remembered"}]]')).updates)).toContain(
+      "echo: remembered",
+    );
+    expect(asks()).toHaveLength(4);
+    // A tool annotated readOnlyHint runs without asking.
+    expect(textOf((await prompt('[[emu:tool echo__peek {"text":"look"}]]')).updates)).toContain("peek: look");
+    expect(asks()).toHaveLength(4);
+    expect(calls()).toBe("once\nalways\nremembered\npeek look\n");
   });
 });
 

@@ -2,8 +2,9 @@
  * Runs Cursor's execs for one ACP session, the way the issue asks for an agent the user invited into the editor:
  * reads through `fs/read_text_file` (unsaved buffers are seen), writes through `fs/write_text_file` after
  * `session/request_permission`, shell commands in the editor's terminal after permission, ls/grep/glob by the bridge
- * read-only inside `cwd`, MCP calls to the session's MCP servers. Without the editor capability an exec is rejected
- * (a typed rejection Cursor understands), never run some other way; a refused permission is a rejected result.
+ * read-only inside `cwd`, MCP calls to the session's MCP servers after permission (a tool the server annotates
+ * read-only needs none). Without the editor capability an exec is rejected (a typed rejection Cursor understands),
+ * never run some other way; a refused permission is a rejected result.
  * Every exec is shown as a `tool_call` and settled with a `tool_call_update`.
  */
 import { stat } from "node:fs/promises";
@@ -32,7 +33,10 @@ export interface ExecutorSession {
   client: AgentContext;
   capabilities: ClientCapabilities;
   mcp: McpHub;
-  /** What the user allowed "always" in this session: `write`, or one command's {@link commandScope}. */
+  /**
+   * What the user allowed "always" in this session: `write`, one command's {@link commandScope}, a file
+   * (`write:`/`read:` and its path) or one MCP server's tool (`mcp:` server, newline, tool).
+   */
   alwaysAllowed: Set<string>;
   /** The calls already shown from their streamed arguments (streamed-calls.ts). */
   streamedCalls?: StreamedCalls;
@@ -45,8 +49,8 @@ type Permission = "allowed" | "rejected" | "cancelled";
 /**
  * What one permission request is about. "Allow always" remembers `scope`: for a command, the command exactly as it
  * runs and the folder it runs in, so another command, or the same one elsewhere, still asks; for a write inside the
- * session's folder, every such write of the session; for a write or a read outside it, that one file. `always` is how
- * the option says that.
+ * session's folder, every such write of the session; for a write or a read outside it, that one file; for an MCP call,
+ * that tool of that server. `always` is how the option says that.
  */
 interface PermissionSubject {
   toolCallId: string;
@@ -252,7 +256,25 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
       case "glob":
         return output(await globFiles(cwd, exec.pattern, exec.path));
       case "mcp": {
-        if (!session.mcp.has(exec.toolName)) return rejected(`No MCP tool named ${exec.toolName} in this session.`);
+        const tool = session.mcp.info(exec.toolName);
+        if (tool === undefined) return rejected(`No MCP tool named ${exec.toolName} in this session.`);
+        // An MCP tool may do anything (write files, call services): it runs once the user allows it, unless the
+        // server annotates it read-only (`readOnlyHint: true`), which needs no permission, as reads inside cwd.
+        if (!tool.readOnly) {
+          const permission = await ask(
+            {
+              toolCallId,
+              scope: `mcp:${tool.server}\n${tool.tool}`,
+              always: `Always allow ${tool.tool} of MCP server ${tool.server} in this session`,
+              display,
+              content: [textContent(`Call ${tool.tool} of MCP server ${tool.server} with ${exec.arguments || "{}"}`)],
+            },
+            signal,
+          );
+          if (permission !== "allowed") {
+            return rejected(`The user ${permission} calling ${tool.tool} of MCP server ${tool.server}.`);
+          }
+        }
         const result = await session.mcp.call(exec.toolName, exec.arguments, signal);
         return { result: { kind: "output", ...result } };
       }

@@ -19,6 +19,16 @@ interface Connected {
   client: Client;
   /** Offered name → the server's tool name. */
   tools: Map<string, string>;
+  /** Offered names of the tools whose annotations say `readOnlyHint: true`. */
+  readOnly: Set<string>;
+}
+
+/** Which server and tool an offered name is, and whether the server calls the tool read-only. */
+export interface McpToolInfo {
+  server: string;
+  tool: string;
+  /** The tool's MCP annotations say `readOnlyHint: true`. */
+  readOnly: boolean;
 }
 
 /** The result of one MCP call as text. */
@@ -40,6 +50,8 @@ export interface McpHub {
   readonly failures: readonly McpFailure[];
   /** True when `name` is one of {@link tools}. */
   has(name: string): boolean;
+  /** The server and tool behind an offered name, when it is one of {@link tools}. */
+  info(name: string): McpToolInfo | undefined;
   call(name: string, argumentsJson: string, signal: AbortSignal): Promise<McpCallResult>;
   close(): Promise<void>;
 }
@@ -70,8 +82,12 @@ async function connect(server: McpServer, cwd: string, version: string): Promise
   await client.connect(transportOf(server, cwd), { signal: timeout, timeout: CONNECT_TIMEOUT_MS });
   const listed = await client.listTools(undefined, { signal: timeout, timeout: CONNECT_TIMEOUT_MS });
   const tools = new Map<string, string>();
-  for (const tool of listed.tools) tools.set(offeredName(server.name, tool.name), tool.name);
-  return Object.assign({ name: server.name, client, tools }, { listed: listed.tools });
+  const readOnly = new Set<string>();
+  for (const tool of listed.tools) {
+    tools.set(offeredName(server.name, tool.name), tool.name);
+    if (tool.annotations?.readOnlyHint === true) readOnly.add(offeredName(server.name, tool.name));
+  }
+  return Object.assign({ name: server.name, client, tools, readOnly }, { listed: listed.tools });
 }
 
 function textOf(content: unknown): string {
@@ -119,6 +135,11 @@ export async function openMcpHub(
     tools,
     failures,
     has: (name) => owner(name) !== undefined,
+    info(name) {
+      const server = owner(name);
+      if (server === undefined) return undefined;
+      return { server: server.name, tool: server.tools.get(name) as string, readOnly: server.readOnly.has(name) };
+    },
     async call(name, argumentsJson, signal) {
       const server = owner(name);
       if (server === undefined) return { content: `No MCP tool named ${name}.`, isError: true };
