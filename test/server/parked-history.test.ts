@@ -204,4 +204,23 @@ describe("resuming a parked turn requires the history it parked with", () => {
       expect(stack.parked.size()).toBe(0);
     }
   });
+
+  it("over /v1/responses, a custom tool's call echoed back as its input resumes the turn", async () => {
+    const tools = [{ type: "custom" as const, name: "apply_patch", description: "Applies a patch." }];
+    const input: OpenAI.Responses.ResponseInputItem[] = [
+      { role: "user", content: 'Patch it [[emu:tool apply_patch {"input":"*** Begin Patch"}]]' },
+    ];
+    const first = await client.responses.create({ model: "auto", store: false, input, tools });
+    const call = first.output.find((item) => item.type === "custom_tool_call");
+    if (call?.type !== "custom_tool_call") throw new Error(`no custom tool call: ${JSON.stringify(first.output)}`);
+    expect(call.input).toBe("*** Begin Patch");
+    const reply = await client.responses.create({
+      model: "auto",
+      store: false,
+      tools,
+      input: [...input, call, { type: "custom_tool_call_output", call_id: call.call_id, output: "Done!" }],
+    });
+    expect(reply.output_text).toContain("apply_patch returned: Done!");
+    expect(routes("responses")).toEqual(["new", "resumed"]);
+  });
 });
