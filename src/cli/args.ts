@@ -7,7 +7,7 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { type ConfigFlags, type FlagValue, SETTINGS, settingForFlag } from "../config/index.js";
 import { ProxyError } from "../util/errors.js";
-import { redactText } from "../util/logger.js";
+import { parseErrorMessage } from "./parse-error.js";
 
 /** parseArgs option declarations. */
 export type OptionSpec = NonNullable<ParseArgsConfig["options"]>;
@@ -36,17 +36,6 @@ function commonOptions(): OptionSpec {
   return options;
 }
 
-function parseErrorMessage(command: string, error: unknown): string {
-  const code = (error as { code?: unknown }).code;
-  const hint = `Run \`cursor-bridge ${command} --help\` for its options.`;
-  if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
-    // The value is not repeated: people paste API keys as arguments.
-    return `\`${command}\` takes no arguments besides options (the extra argument is not shown). ${hint}`;
-  }
-  const message = error instanceof Error ? error.message.split(". ")[0] : "Invalid options";
-  return `${redactText(message ?? "Invalid options")}. ${hint}`;
-}
-
 /**
  * Parses `argv` of `command` with its own `options`.
  * @throws ProxyError `invalid_request` (exit code 2) for unknown or malformed options.
@@ -57,7 +46,7 @@ export function parseCommandLine(command: string, argv: string[], options: Optio
   try {
     parsed = parseArgs({ args: argv, options: all, allowPositionals: false, strict: true });
   } catch (error) {
-    throw new ProxyError("invalid_request", parseErrorMessage(command, error), { cause: error });
+    throw new ProxyError("invalid_request", parseErrorMessage(command, error, argv, all), { cause: error });
   }
   const config: Record<string, FlagValue> = {};
   const values: Record<string, string | boolean | undefined> = {};

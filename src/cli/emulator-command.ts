@@ -3,7 +3,7 @@
  * with --cursor-api-url) at it.
  */
 import { readFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
+import { type ParseArgsConfig, parseArgs } from "node:util";
 import { isLoopbackHost } from "../config/host.js";
 import { describeEmulatorDirectives } from "../emulator/directives.js";
 import { DEFAULT_EMULATOR_PORT } from "../emulator/port.js";
@@ -11,6 +11,7 @@ import { ProxyError } from "../util/errors.js";
 import { createLogger } from "../util/logger.js";
 import { releaseYoungGeneration } from "../util/young-generation.js";
 import { type Command, EXIT } from "./command.js";
+import { parseErrorMessage } from "./parse-error.js";
 
 const HELP = `Usage: cursor-bridge emulator [options]
 
@@ -95,6 +96,38 @@ function apiKeysOf(flags: readonly string[] | undefined, env: string | undefined
   return keys;
 }
 
+/** A port that cannot be bound, said as `serve` says it (exit 2), instead of Node's raw `listen EADDRINUSE`. */
+function portProblem(error: unknown, host: string, port: number): ProxyError | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === "EADDRINUSE") {
+    return new ProxyError("invalid_request", `Port ${port} on ${host} is already in use. Pick another with --port.`, {
+      cause: error,
+    });
+  }
+  if (code === "EACCES" || code === "EADDRNOTAVAIL") {
+    return new ProxyError("invalid_request", `Cannot listen on ${host}:${port} (${code}). Pick another with --port.`, {
+      cause: error,
+    });
+  }
+  return undefined;
+}
+
+/** The emulator command's options (parseArgs declarations). */
+const EMULATOR_OPTIONS = {
+  port: { type: "string" },
+  host: { type: "string" },
+  "bootstrap-latency-ms": { type: "string" },
+  "tokens-per-second": { type: "string" },
+  "log-level": { type: "string" },
+  "api-key": { type: "string", multiple: true },
+  models: { type: "string" },
+  record: { type: "string" },
+  catalogue: { type: "string" },
+  "no-tool-call-count": { type: "boolean" },
+  "max-concurrent-streams": { type: "string" },
+  "min-client-version": { type: "string" },
+} satisfies NonNullable<ParseArgsConfig["options"]>;
+
 /** `cursor-bridge emulator`. */
 export const emulatorCommand: Command = {
   name: "emulator",
@@ -106,23 +139,12 @@ export const emulatorCommand: Command = {
       ({ values } = parseArgs({
         args: argv,
         strict: true,
-        options: {
-          port: { type: "string" },
-          host: { type: "string" },
-          "bootstrap-latency-ms": { type: "string" },
-          "tokens-per-second": { type: "string" },
-          "log-level": { type: "string" },
-          "api-key": { type: "string", multiple: true },
-          models: { type: "string" },
-          record: { type: "string" },
-          catalogue: { type: "string" },
-          "no-tool-call-count": { type: "boolean" },
-          "max-concurrent-streams": { type: "string" },
-          "min-client-version": { type: "string" },
-        },
+        options: EMULATOR_OPTIONS,
       }));
-    } catch {
-      throw new ProxyError("invalid_request", "Unknown or malformed option. Run `cursor-bridge emulator --help`.");
+    } catch (error) {
+      throw new ProxyError("invalid_request", parseErrorMessage("emulator", error, argv, EMULATOR_OPTIONS), {
+        cause: error,
+      });
     }
     const host = typeof values.host === "string" ? values.host : "127.0.0.1";
     if (!isLoopbackHost(host)) {
@@ -162,12 +184,13 @@ export const emulatorCommand: Command = {
     }
     const recordDir = values.record as string | undefined;
     if (recordDir === "") throw new ProxyError("invalid_request", "--record needs a directory.");
+    const port = intOption(values.port as string | undefined, "port", DEFAULT_EMULATOR_PORT);
     const emulator = await startEmulator({
       extraModelIds,
       extraBaseModels,
       ...(recordDir === undefined ? {} : { recordDir }),
       host,
-      port: intOption(values.port as string | undefined, "port", DEFAULT_EMULATOR_PORT),
+      port,
       bootstrapLatencyMs: intOption(values["bootstrap-latency-ms"] as string | undefined, "bootstrap-latency-ms", 0),
       tokensPerSecond: intOption(values["tokens-per-second"] as string | undefined, "tokens-per-second", 0),
       toolCallCount: values["no-tool-call-count"] !== true,
@@ -175,6 +198,8 @@ export const emulatorCommand: Command = {
       ...maxStreamsOf(values["max-concurrent-streams"] as string | undefined),
       apiKeys: apiKeysOf(values["api-key"] as string[] | undefined, io.env.CURSOR_BRIDGE_EMULATOR_API_KEYS),
       logger,
+    }).catch((error: unknown) => {
+      throw portProblem(error, host, port) ?? error;
     });
     io.out(`Cursor backend emulator listening on ${emulator.url} (HTTP/2 cleartext and HTTP/1.1)\n`);
     releaseYoungGeneration();

@@ -103,15 +103,18 @@ function fieldsOf(view: KeyView): [string, string][] {
   return fields;
 }
 
-function printIssued(ctx: CliContext, verb: string, issued: IssuedKey): void {
+function printIssued(ctx: CliContext, verb: string, issued: IssuedKey, location: string): void {
   if (ctx.json) {
-    ctx.printJson({ key: issued.key, ...issued.view });
+    ctx.printJson({ key: issued.key, ...issued.view, location });
     return;
   }
   const { style } = ctx;
   ctx.io.out(`${verb} key "${issued.view.name}" (${issued.view.id}):\n\n  ${style.bold(issued.key)}\n\n`);
-  ctx.io.out(formatFields(fieldsOf(issued.view).slice(3)));
-  ctx.io.out(`\n${style.yellow("This is the only time the key is shown:")} cursor-bridge keeps only its hash.\n`);
+  ctx.io.out(formatFields([...fieldsOf(issued.view).slice(3), ["Store", location]]));
+  ctx.io.out(
+    `\n${style.yellow("This is the only time the key is shown:")} cursor-bridge keeps only its hash, in the store ` +
+      "above; a `serve` on the same store (same --store and --data-dir) accepts the key.\n",
+  );
 }
 
 async function runSubcommand(
@@ -147,7 +150,7 @@ async function runSubcommand(
         },
         actor,
       );
-      printIssued(ctx, "Created", issued);
+      printIssued(ctx, "Created", issued, gateway.keys.location);
       return;
     }
     case "list": {
@@ -208,7 +211,7 @@ async function runSubcommand(
       return;
     }
     case "rotate":
-      printIssued(ctx, "Rotated", await service.rotate(need(), actor));
+      printIssued(ctx, "Rotated", await service.rotate(need(), actor), gateway.keys.location);
       return;
   }
 }

@@ -107,6 +107,8 @@ interface AnnouncedUpstream {
   account: string | undefined;
   /** The other named accounts served (issue #29). */
   named: readonly string[];
+  /** The emulator was asked for (`--upstream emulator`), not fallen back to for want of a login. */
+  chosen: boolean;
 }
 
 function banner(url: string, upstream: AnnouncedUpstream, adminKey = false): string {
@@ -117,7 +119,9 @@ function banner(url: string, upstream: AnnouncedUpstream, adminKey = false): str
     lines.push(
       bar,
       "!! UPSTREAM: CURSOR EMULATOR — not your Cursor account. Answers are scripted (see docs/emulator.md).",
-      "!! Run `cursor-bridge login`, then restart, to use Cursor's real models.",
+      upstream.chosen
+        ? "!! Chosen by --upstream emulator: start without it (after `cursor-bridge login`) for Cursor's real models."
+        : "!! Run `cursor-bridge login`, then restart, to use Cursor's real models.",
       `!! Emulator at ${upstream.agentUrl}`,
       bar,
     );
@@ -152,9 +156,16 @@ function announced(choice: UpstreamChoice, ctx: CliContext, listener: ReservedLi
       agentUrl: ctx.config.cursorAgentUrl,
       account: loginOf(status),
       named: (choice.named ?? []).map((login) => login.name),
+      chosen: false,
     };
   }
-  return { kind: "emulator", agentUrl: `http://127.0.0.1:${listener?.port}`, account: undefined, named: [] };
+  return {
+    kind: "emulator",
+    agentUrl: `http://127.0.0.1:${listener?.port}`,
+    account: undefined,
+    named: [],
+    chosen: ctx.config.upstream === "emulator",
+  };
 }
 
 /** A taken port names the cursor-bridge already serving there, when it is one. */
@@ -222,6 +233,12 @@ export async function startBridge(
     // Named accounts serve a team's keys; a plugin's private child serves its one parent's login only.
     choice = await chooseUpstream(upstreamCtx, { accounts: parent === undefined });
     if (choice.kind === "emulator") {
+      if (config.emulator.port !== 0 && config.emulator.port === config.port) {
+        throw new ProxyError(
+          "invalid_request",
+          `--port and --emulator-port are both ${config.port}: the server and the embedded emulator it serves need two ports. Pick another for one of them (--emulator-port 0 = any free port).`,
+        );
+      }
       listener = await reserveListener("127.0.0.1", config.emulator.port).catch((error: NodeJS.ErrnoException) => {
         const why = error.code === "EADDRINUSE" ? "is already in use" : `cannot be bound (${error.code ?? "error"})`;
         throw new ProxyError(
@@ -262,6 +279,15 @@ export async function startBridge(
     io.out(`${JSON.stringify({ url: `${server.url}/v1`, upstream: upstream.kind, upstreamUrl: upstream.agentUrl })}\n`);
   } else {
     io.out(banner(server.url, upstream, config.adminKey !== undefined));
+  }
+  if (upstream.kind === "emulator" && config.logFormat === "json") {
+    // The banner is on stdout, where a JSON log collector does not look: the log says it too (as `acp` does).
+    logger.warn(
+      upstream.chosen
+        ? "UPSTREAM: CURSOR EMULATOR (--upstream emulator), not your Cursor account"
+        : "UPSTREAM: CURSOR EMULATOR, not your Cursor account; run `cursor-bridge login` and restart for real models",
+      { emulator: upstream.agentUrl },
+    );
   }
   onListening?.(server.url);
   try {

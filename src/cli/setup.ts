@@ -20,12 +20,14 @@ import {
   type SetupModel,
   type SetupTarget,
 } from "./setup-clients.js";
-import { EDITORS_HELP, namesEditor, runEditorSetup } from "./setup-editors.js";
+import { EDITOR_NAMES, EDITORS_HELP, namesEditor, runEditorSetup } from "./setup-editors.js";
 import { writeMergedFile } from "./setup-write.js";
 import { MergeRefused } from "./toml-merge.js";
 import { packageRoot } from "./version.js";
 
 const names = SETUP_CLIENTS.map((client) => client.name);
+/** Every name `setup` takes: the clients and the editors that start `acp`. */
+const allNames = [...names, ...EDITOR_NAMES];
 const width = Math.max(...names.map((name) => name.length));
 
 const HELP = `Usage: cursor-bridge setup <client> [options]
@@ -182,7 +184,7 @@ function splitClient(argv: string[]): { client: SetupClient; rest: string[] } {
         : /^[a-z][a-z-]{0,24}$/.test(first)
           ? `Unknown client \`${first}\``
           : "Unknown client (the argument is not shown)";
-    throw new ProxyError("invalid_request", `${which}: one of ${names.join(", ")}.`);
+    throw new ProxyError("invalid_request", `${which}: one of ${allNames.join(", ")}.`);
   }
   return {
     client: SETUP_CLIENTS[names.indexOf(argv[index] ?? "")] as SetupClient,
@@ -279,7 +281,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
 /** `cursor-bridge setup`. */
 export const setupCommand: Command = {
   name: "setup",
-  summary: `Print (or --write) a client's configuration: ${names.join(", ")}`,
+  summary: `Print (or --write) a client's configuration: ${allNames.join(", ")}`,
   help: HELP,
   run,
 };

@@ -188,7 +188,9 @@ describe("setup: printing", () => {
   it("rejects a missing or unknown client, port 0, and --write for clients without a file", async () => {
     const none = await harness.run(["setup"]);
     expect(none.code).toBe(2);
-    expect(none.err).toContain("one of opencode, opencode-plugin, claude-code, codex, openai, curl");
+    expect(none.err).toContain(
+      "one of opencode, opencode-plugin, claude-code, codex, openai, curl, zed, jetbrains, neovim",
+    );
     expect((await harness.run(["setup", "vim"])).err).toContain("Unknown client `vim`");
     const pasted = await harness.run(["setup", "sk-Secret123XYZ"]);
     expect(pasted.code).toBe(2);
