@@ -23,6 +23,7 @@ import { type CliContext, createCliContext } from "./context.js";
 import type { CliIo } from "./io.js";
 import { engineSettings, openStores } from "./store-setup.js";
 import { createUpstream } from "./upstream.js";
+import { chooseAcpUpstream } from "./upstream-choice.js";
 import { planUsageOf } from "./usage.js";
 import { packageVersion } from "./version.js";
 
@@ -31,8 +32,11 @@ const HELP = `Usage: cursor-bridge acp [options]
 Speaks the Agent Client Protocol (ACP) on stdin/stdout, for editors that host
 agents: Zed, JetBrains IDEs, Neovim (CodeCompanion, avante.nvim). The editor
 starts it: \`cursor-bridge setup zed|jetbrains|neovim\` prints the entry for its
-settings. Upstream: Cursor when you are logged in (cursor-bridge login),
-otherwise the built-in Cursor emulator. Logs go to stderr only.
+settings. Upstream: Cursor. Without a login, session/new answers ACP's
+auth-required error and the editor offers the agent's logins (the stored
+one, the browser's, CURSOR_API_KEY); --upstream emulator runs on the
+built-in Cursor emulator instead (scripted replies, no Cursor account).
+Logs go to stderr only.
 
 Options:
   --model <id>     The model new sessions start on (default: default); the
@@ -55,7 +59,7 @@ interface Built extends AcpStack {
 /** Builds the upstream, stores and engine the way serve-runtime.ts does (server/wiring.ts), without the HTTP app. */
 async function buildStack(ctx: CliContext, logger: Logger, shared: StoreClient | undefined): Promise<Built> {
   const { config } = ctx;
-  const upstream = await createUpstream(ctx, logger);
+  const upstream = await createUpstream(ctx, logger, await chooseAcpUpstream(ctx));
   let stores: Awaited<ReturnType<typeof openStores>>;
   try {
     stores = await openStores(config, upstream.dataDir, upstream.kind, logger.child({ component: "engine" }), shared);

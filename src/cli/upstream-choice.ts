@@ -103,3 +103,21 @@ export async function chooseUpstream(ctx: CliContext, options: { accounts?: bool
   if (plan.kind === "cursor" && credentials !== undefined) return { kind: "cursor", credentials, named };
   return { kind: "emulator" };
 }
+
+/**
+ * `acp`'s upstream: `serve`'s choice, except that `auto` without a login is refused as unauthenticated (the editor gets
+ * ACP's auth-required error and offers its login) instead of running on the emulator: an editor hides the agent's
+ * stderr, where `serve` says loudly that it serves the emulator, so its scripted replies would pass for Cursor's. The
+ * emulator runs only when asked for (`--upstream emulator`, `CURSOR_BRIDGE_UPSTREAM=emulator`, the config file).
+ */
+export async function chooseAcpUpstream(ctx: CliContext): Promise<UpstreamChoice> {
+  const choice = await chooseUpstream(ctx);
+  if (choice.kind === "emulator" && ctx.config.upstream !== "emulator") {
+    throw new ProxyError(
+      "unauthenticated",
+      "Not logged in to Cursor: log in with one of this agent's authentication methods (or run `cursor-bridge login`), or start it with `--upstream emulator` to try it on the built-in Cursor emulator.",
+      { detail: "not_logged_in" },
+    );
+  }
+  return choice;
+}

@@ -44,7 +44,7 @@ import { type AcpSessionRecord, type AcpSessionStore, rememberUpdate } from "./s
 import { StreamedCalls } from "./streamed-calls.js";
 import { createSubagentView } from "./subagents.js";
 import { runPrompt } from "./turn.js";
-import type { TurnTokens } from "./wire.js";
+import { ACP_ERROR_CODES, type TurnTokens } from "./wire.js";
 
 /** The engine and the session store, built on first use (after `authenticate` when the login changed). */
 export interface AcpStack {
@@ -98,7 +98,12 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
     try {
       return await deps.stack();
     } catch (error) {
-      throw toRequestError(error);
+      const refused = toRequestError(error);
+      // Not logged in: the error names the login methods (initialize lists them too) for the editor to offer.
+      if (refused.code === ACP_ERROR_CODES.unauthenticated) {
+        refused.data = { ...(refused.data as object), authMethods: deps.auth.methods.map((method) => method.id) };
+      }
+      throw refused;
     }
   };
 
