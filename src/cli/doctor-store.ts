@@ -1,5 +1,6 @@
 /** `cursor-bridge doctor`'s check of the conversation store (`--store`): the data directory, or a shared Redis. */
 import { connectStore, redactStoreUrl } from "../stores/redis/client.js";
+import { ProxyError } from "../util/errors.js";
 import type { CliContext } from "./context.js";
 import type { CheckResult } from "./doctor-checks.js";
 import { isRedisStore } from "./store-setup.js";
@@ -36,6 +37,10 @@ export async function checkStore(ctx: CliContext): Promise<CheckResult> {
     } while (cursor !== "0");
     return { ...base, status: "ok", detail: `${label} (Redis ${version}), ${instances} instance(s) running` };
   } catch (error) {
+    // A wrong URL, password, scheme or database is said as such (connectStore's usage error), not as an outage.
+    if (error instanceof ProxyError && error.code === "invalid_request") {
+      return { ...base, status: "fail", detail: error.message, fix: "Correct --store / CURSOR_BRIDGE_STORE." };
+    }
     return {
       ...base,
       status: "fail",

@@ -87,7 +87,9 @@ export async function servingBridgeVersion(host: string, port: number, timeoutMs
     const response = await fetch(`${reachableOrigin(host, port)}/health`, { signal: AbortSignal.timeout(timeoutMs) });
     const body = (await response.json()) as { version?: unknown; upstream?: unknown };
     const ours =
-      response.ok && typeof body.version === "string" && ["cursor", "emulator"].includes(String(body.upstream));
+      (response.ok || response.status === 503) &&
+      typeof body.version === "string" &&
+      ["cursor", "emulator"].includes(String(body.upstream));
     return ours ? String(body.version) : undefined;
   } catch {
     return undefined;

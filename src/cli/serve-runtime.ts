@@ -317,6 +317,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
         },
         ...(cluster === undefined ? {} : { cluster: { auth: cluster.auth, signingKey: cluster.signingKey } }),
         limits: limits.middleware,
+        ...(stores.client === undefined ? {} : { storeHealth: stores.client.health }),
       },
     },
   );

@@ -181,16 +181,22 @@ export function createApp(deps: AppDeps, gateway: AppGateway = {}): Hono<AppEnv>
     createResponsesApp({ ...surface, store: deps.responseStore ?? createMemoryResponseStore() }, options),
   );
   for (const middleware of edge) app.use(middleware);
-  app.get("/health", (c) =>
-    c.json({
-      status: "ok",
-      version: options.version,
-      upstream: options.upstream,
-      emulator: options.upstream === "emulator",
-      logged_in: options.loggedIn,
-      parked_turns: deps.engine.parkedCount(),
-    }),
-  );
+  app.get("/health", (c) => {
+    // Every API request would be a 503 store_unavailable while the shared store is down: so is /health.
+    const storeDown = deps.storeHealth?.();
+    return c.json(
+      {
+        status: storeDown === undefined ? "ok" : "unavailable",
+        ...(storeDown === undefined ? {} : { reason: `the shared store ${storeDown}` }),
+        version: options.version,
+        upstream: options.upstream,
+        emulator: options.upstream === "emulator",
+        logged_in: options.loggedIn,
+        parked_turns: deps.engine.parkedCount(),
+      },
+      storeDown === undefined ? 200 : 503,
+    );
+  });
   if (metrics !== undefined) app.get("/metrics", metricsHandler(metrics, { adminKey: gateway.adminKey }));
   if (gateway.admin !== undefined) {
     app.use("/admin/*", tooLarge);

@@ -121,4 +121,9 @@ export interface AppDeps {
    * shape (run-surface.ts). @default none
    */
   shutdown?: ShutdownNotice;
+  /**
+   * The shared store's state (`--store redis://…`): undefined while it answers, else why it does not; `/health` is
+   * then a 503 naming it, so a load balancer takes the instance out. @default always answering (the file store)
+   */
+  storeHealth?: () => string | undefined;
 }

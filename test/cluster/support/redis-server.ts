@@ -58,11 +58,12 @@ async function waitForPing(port: number): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     try {
+      // Any answer means it is up (-NOAUTH from one started with --requirepass).
       const answer = execFileSync("redis-cli", ["-p", String(port), "ping"], {
         encoding: "utf8",
         stdio: ["ignore", "pipe", "ignore"],
       });
-      if (answer.trim() === "PONG") return;
+      if (answer.trim() === "PONG" || answer.includes("NOAUTH")) return;
     } catch {
       // not up yet
     }
@@ -71,15 +72,15 @@ async function waitForPing(port: number): Promise<void> {
   }
 }
 
-/** Starts redis-server on a free port. */
-export async function startRedisServer(): Promise<RedisServer> {
+/** Starts redis-server on a free port; `extraArgs` are added to its command line (`--requirepass`, …). */
+export async function startRedisServer(extraArgs: readonly string[] = []): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), "cursor-bridge-redis-"));
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = async () => {
     child = spawn(
       "redis-server",
-      ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no"],
+      ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", ...extraArgs],
       { stdio: "ignore" },
     );
     await waitForPing(port);
