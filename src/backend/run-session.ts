@@ -118,7 +118,8 @@ export class RunSession implements DropListener {
         : new SurfaceExecRunner(
             executor,
             (replies) => this.send(replies),
-            () => undefined,
+            // Only a failed send gets here (the Run's channel failed, which ends the turn by itself).
+            (error) => this.options.logger.debug("An exec's answer could not be sent", { error }),
           );
     this.heartbeat = setInterval(() => this.sendHeartbeats(), options.timings.heartbeatIntervalMs);
     this.heartbeat.unref?.();

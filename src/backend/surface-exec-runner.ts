@@ -8,6 +8,26 @@ import { execHeartbeat, execReply, streamClose } from "./exec-handler.js";
 import { surfaceResults } from "./surface-exec.js";
 import type { SurfaceExec, SurfaceExecResult, SurfaceExecutor } from "./types.js";
 
+/**
+ * The exec's replies and its stream's close. A result the conversion cannot take (a surface bug: content that is not
+ * text) is answered as an error result saying so, never dropped: an unanswered exec would leave Cursor waiting.
+ */
+function answerOf(message: ExecServerMessage, result: SurfaceExecResult): AgentClientMessage[] {
+  let results: ReturnType<typeof surfaceResults>;
+  try {
+    const text = result.kind === "rejected" ? result.reason : result.content;
+    if (typeof text !== "string") throw new Error(`its ${typeof text} text is not a string`);
+    results = surfaceResults(message.message, result);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    const content = `The tool's result could not be sent to Cursor (${reason}).`;
+    results = surfaceResults(message.message, { kind: "output", content, isError: true });
+  }
+  const replies = results.map((r) => execReply(message.id, message.execId, r));
+  replies.push(streamClose(message.id));
+  return replies;
+}
+
 /** Runs surface execs for one Run and sends their answers. */
 export class SurfaceExecRunner {
   private readonly running = new Map<number, AbortController>();
@@ -37,9 +57,7 @@ export class SurfaceExecRunner {
       }
       if (controller.signal.aborted || this.closed) return;
       this.running.delete(message.id);
-      const replies = surfaceResults(message.message, result).map((r) => execReply(message.id, message.execId, r));
-      replies.push(streamClose(message.id));
-      await this.send(replies);
+      await this.send(answerOf(message, result));
     };
     answer().catch(this.onError);
   }

@@ -81,6 +81,8 @@ export interface EditorScript {
   terminal: { output: string; exitCode: number };
   /** Calls the agent made, by method. */
   calls: Array<{ method: string; params: unknown }>;
+  /** Answers that replace the scripted ones, by method (a malformed answer, one that never comes). */
+  answers: Map<string, (params: unknown) => unknown>;
   updates: SessionNotification[];
 }
 
@@ -100,7 +102,7 @@ const AUTH: AcpAuth = {
 };
 
 /** A fresh agent (as a new process would be) on `upstream`, connected to a scripted editor. */
-export function connectEditor(upstream: AcpUpstream): Connected {
+export function connectEditor(upstream: AcpUpstream, options: { settleTimeoutMs?: number } = {}): Connected {
   const acp = createAcpAgent({
     stack: async () => ({
       engine: upstream.engine,
@@ -113,6 +115,7 @@ export function connectEditor(upstream: AcpUpstream): Connected {
     defaultModel: "composer-1",
     newSessionId: randomUUID,
     now: Date.now,
+    ...options,
   });
   const script: EditorScript = {
     files: new Map(),
@@ -121,7 +124,13 @@ export function connectEditor(upstream: AcpUpstream): Connected {
     terminalHangs: false,
     terminal: { output: "", exitCode: 0 },
     calls: [],
+    answers: new Map(),
     updates: [],
+  };
+  /** The test's own answer to `method`, when it set one (typed as the SDK expects: it may be malformed on purpose). */
+  const replaced = <T>(method: string, params: unknown): T | undefined => {
+    const answer = script.answers.get(method);
+    return answer === undefined ? undefined : (answer(params) as T);
   };
   const log = (method: string, params: unknown) => script.calls.push({ method, params });
   let kill = () => {};
@@ -132,6 +141,8 @@ export function connectEditor(upstream: AcpUpstream): Connected {
     })
     .onRequest("session/request_permission", async ({ params }): Promise<RequestPermissionResponse> => {
       log("session/request_permission", params);
+      const own = replaced<RequestPermissionResponse>("session/request_permission", params);
+      if (own !== undefined) return own;
       await new Promise((resolve) => setTimeout(resolve, script.permissionDelayMs));
       return script.permission === "cancelled"
         ? { outcome: { outcome: "cancelled" } }
@@ -139,28 +150,38 @@ export function connectEditor(upstream: AcpUpstream): Connected {
     })
     .onRequest("fs/read_text_file", ({ params }) => {
       log("fs/read_text_file", params);
+      const own = replaced<{ content: string }>("fs/read_text_file", params);
+      if (own !== undefined) return own;
       const content = script.files.get(params.path);
       if (content === undefined) throw new Error(`no such file ${params.path}`);
       return { content };
     })
     .onRequest("fs/write_text_file", ({ params }) => {
       log("fs/write_text_file", params);
+      const own = replaced<Record<string, never>>("fs/write_text_file", params);
+      if (own !== undefined) return own;
       script.files.set(params.path, params.content);
       return {};
     })
     .onRequest("terminal/create", ({ params }) => {
       log("terminal/create", params);
-      return { terminalId: "term-1" };
+      return replaced<{ terminalId: string }>("terminal/create", params) ?? { terminalId: "term-1" };
     })
-    .onRequest("terminal/wait_for_exit", async () => {
+    .onRequest("terminal/wait_for_exit", async ({ params }) => {
+      const own = replaced<{ exitCode: number }>("terminal/wait_for_exit", params);
+      if (own !== undefined) return own;
       if (script.terminalHangs) await killed;
       return script.terminalHangs ? { exitCode: null, signal: "SIGKILL" } : { exitCode: script.terminal.exitCode };
     })
-    .onRequest("terminal/output", () => ({
-      output: script.terminal.output,
-      truncated: false,
-      exitStatus: { exitCode: script.terminal.exitCode },
-    }))
+    .onRequest(
+      "terminal/output",
+      ({ params }) =>
+        replaced<{ output: string; truncated: boolean }>("terminal/output", params) ?? {
+          output: script.terminal.output,
+          truncated: false,
+          exitStatus: { exitCode: script.terminal.exitCode },
+        },
+    )
     .onRequest("terminal/kill", ({ params }) => {
       log("terminal/kill", params);
       kill();
@@ -180,7 +201,7 @@ export interface AcpFixture {
   /** The scratch folder (removed after the file's tests). */
   readonly dir: string;
   /** An editor connected to the agent, closed after the current test. */
-  connect(): Connected;
+  connect(options?: { settleTimeoutMs?: number }): Connected;
 }
 
 /** Registers the file's hooks: the upstream and a scratch folder (`prepare` fills it) before all, cleanup after. */
@@ -214,8 +235,8 @@ export function useAcpFixture(prefix: string, prepare?: (dir: string) => void): 
     get dir() {
       return started(dir);
     },
-    connect() {
-      const connected = connectEditor(started(upstream));
+    connect(options) {
+      const connected = connectEditor(started(upstream), options);
       open.push(connected);
       return connected;
     },

@@ -71,7 +71,12 @@ export interface AcpAgentDeps {
   defaultModel: string;
   newSessionId(): string;
   now(): number;
+  /** How long a prompt's end waits for the editor to answer what its tool calls asked. @default 5000 */
+  settleTimeoutMs?: number;
 }
+
+/** How long a turn's end (a cancel) waits for the editor's answers before closing its tool calls as failed. */
+const SETTLE_TIMEOUT_MS = 5_000;
 
 interface LiveSession {
   record: AcpSessionRecord;
@@ -134,10 +139,11 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
     await (await stack()).sessions.put(record);
   };
 
-  const emitter = (client: AgentContext, session: LiveSession) => async (update: SessionUpdate) => {
-    rememberUpdate(session.record, update);
-    await client.notify("session/update", { sessionId: session.record.id, update });
-  };
+  const emitter =
+    (client: AgentContext, session: LiveSession) => async (update: SessionUpdate, replay?: SessionUpdate) => {
+      rememberUpdate(session.record, replay ?? update);
+      await client.notify("session/update", { sessionId: session.record.id, update });
+    };
 
   const attach = async (record: AcpSessionRecord, servers: McpServer[]) => {
     const previous = live.get(record.id);
@@ -435,6 +441,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
         mcp: session.mcp,
         alwaysAllowed: session.alwaysAllowed,
         emit,
+        cancelled: controller.signal,
       });
       const prompt = async (record: AcpSessionRecord, content: MessagePart[]) => {
         const onSubagent = createSubagentView(emit);
@@ -451,6 +458,8 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
         if (command !== undefined) return await runCommand(client, session, command, emit, prompt);
         return await prompt(session.record, parts);
       } finally {
+        // Every tool call of the turn ends before its response (a cancelled one still waiting on the editor too).
+        await executor.settle(deps.settleTimeoutMs ?? SETTLE_TIMEOUT_MS);
         session.running = undefined;
         await save(session.record).catch((error: unknown) => logger.warn("could not save the session", { error }));
       }

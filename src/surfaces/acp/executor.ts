@@ -40,8 +40,23 @@ export interface ExecutorSession {
   alwaysAllowed: Set<string>;
   /** The calls already shown from their streamed arguments (streamed-calls.ts). */
   streamedCalls?: StreamedCalls;
-  /** Sends a `session/update` (and keeps it for `session/load`). */
-  emit(update: SessionUpdate): Promise<void>;
+  /**
+   * Sends a `session/update` and keeps it for `session/load`, or keeps `replay` instead when given (what the
+   * editor shows live that a replay cannot, such as a released terminal).
+   */
+  emit(update: SessionUpdate, replay?: SessionUpdate): Promise<void>;
+  /** The prompt's `session/cancel`: every exec of the turn stops with it, even before the engine closes the Run. */
+  cancelled?: AbortSignal;
+}
+
+/** A session's executor; {@link SessionExecutor.settle} closes its tool calls before the prompt is answered. */
+export interface SessionExecutor extends SurfaceExecutor {
+  /**
+   * Waits (at most `timeoutMs`) for the tool calls still running to send their final update; one that is still
+   * open then (an editor that never answers its permission request) is closed as failed, and its late update is
+   * dropped. ACP wants every update of a turn before the `session/prompt` response.
+   */
+  settle(timeoutMs: number): Promise<void>;
 }
 
 type Permission = "allowed" | "rejected" | "cancelled";
@@ -95,10 +110,51 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The editor answered one of its methods with something ACP's schema does not allow. */
+export class MalformedEditorAnswer extends Error {
+  constructor(method: string, what: string) {
+    super(`The editor's answer to ${method} was malformed (${what}); the tool did not run as asked.`);
+    this.name = "MalformedEditorAnswer";
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** `value` is a plain object whose `key` is a string, else a {@link MalformedEditorAnswer}. */
+function stringField(method: string, value: unknown, key: string): string {
+  if (!isObject(value)) throw new MalformedEditorAnswer(method, "not an object");
+  const field = value[key];
+  if (typeof field !== "string") throw new MalformedEditorAnswer(method, `${key} is not a string`);
+  return field;
+}
+
+/** `terminal/wait_for_exit`'s answer (or `terminal/output`'s `exitStatus`): a number or null, a string or null. */
+function exitStatusOf(method: string, value: unknown): { exitCode: number | null; signal: string | null } {
+  if (!isObject(value)) throw new MalformedEditorAnswer(method, "the exit status is not an object");
+  const { exitCode, signal } = value;
+  if (exitCode != null && (typeof exitCode !== "number" || !Number.isInteger(exitCode))) {
+    throw new MalformedEditorAnswer(method, "exitCode is not an integer or null");
+  }
+  if (signal != null && typeof signal !== "string") {
+    throw new MalformedEditorAnswer(method, "signal is not a string or null");
+  }
+  return { exitCode: exitCode ?? null, signal: signal ?? null };
+}
+
 /** The executor of one session. */
-export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor {
+export function createSessionExecutor(session: ExecutorSession): SessionExecutor {
   const { client, cwd } = session;
   const fs = session.capabilities.fs;
+  /** The tool calls running, each with the promise of its end. */
+  const open = new Map<string, Promise<unknown>>();
+  /** Calls settle() closed: nothing more is sent about them. */
+  const closed = new Set<string>();
+  const emit = (update: SessionUpdate, replay?: SessionUpdate): Promise<void> =>
+    "toolCallId" in update && closed.has(update.toolCallId) ? Promise.resolve() : session.emit(update, replay);
+  /** The shell calls whose output the editor shows in a terminal. */
+  const inTerminal = new Set<string>();
 
   const ask = async (subject: PermissionSubject, signal: AbortSignal): Promise<Permission> => {
     if (session.alwaysAllowed.has(subject.scope)) return "allowed";
@@ -113,8 +169,17 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
       },
       { cancellationSignal: signal },
     );
-    if (response.outcome.outcome === "cancelled" || signal.aborted) return "cancelled";
-    const option = options.find((o) => o.optionId === (response.outcome as { optionId: string }).optionId);
+    if (signal.aborted) return "cancelled";
+    const outcome: unknown = isObject(response) ? response.outcome : undefined;
+    if (!isObject(outcome)) throw new MalformedEditorAnswer("session/request_permission", "outcome is not an object");
+    if (outcome.outcome === "cancelled") return "cancelled";
+    if (outcome.outcome !== "selected" || typeof outcome.optionId !== "string") {
+      throw new MalformedEditorAnswer(
+        "session/request_permission",
+        "outcome is neither cancelled nor a selected option",
+      );
+    }
+    const option = options.find((o) => o.optionId === outcome.optionId);
     if (option?.kind === "allow_always") session.alwaysAllowed.add(subject.scope);
     return option?.kind === "allow_once" || option?.kind === "allow_always" ? "allowed" : "rejected";
   };
@@ -125,7 +190,7 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
       { sessionId: session.id, path },
       { cancellationSignal: signal },
     );
-    return read.content;
+    return stringField("fs/read_text_file", read, "content");
   };
 
   /** The folder a shell exec runs in: its working directory, else the session's. */
@@ -149,7 +214,11 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
       { cancellationSignal: signal },
     );
     try {
-      await session.emit({
+      // The SDK's handle takes `terminalId` as it came: a missing or numeric id is the editor's fault, said as such.
+      if (typeof terminal.id !== "string" || terminal.id === "") {
+        throw new MalformedEditorAnswer("terminal/create", "terminalId is not a string");
+      }
+      await emit({
         sessionUpdate: "tool_call_update",
         toolCallId,
         status: "in_progress",
@@ -161,16 +230,18 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
         exec.timeoutMs === undefined
           ? undefined
           : setTimeout(() => void terminal.kill().catch(() => undefined), exec.timeoutMs);
-      let exit: Awaited<ReturnType<typeof terminal.waitForExit>>;
+      let exit: { exitCode: number | null; signal: string | null };
       try {
-        exit = await terminal.waitForExit();
+        exit = exitStatusOf("terminal/wait_for_exit", await terminal.waitForExit());
       } finally {
         clearTimeout(timer);
         signal.removeEventListener("abort", onAbort);
       }
-      const output = await terminal.currentOutput();
+      const output = stringField("terminal/output", await terminal.currentOutput(), "output");
       const exitCode = exit.exitCode ?? (exit.signal ? 128 : 0);
-      const text = exit.signal ? `${output.output}\n(killed by ${exit.signal})` : output.output;
+      const text = exit.signal ? `${output}\n(killed by ${exit.signal})` : output;
+      // Shown in the terminal: a failure before this point (a malformed answer) is shown as text instead.
+      inTerminal.add(toolCallId);
       return { kind: "output", content: text, isError: exitCode !== 0, exitCode };
     } finally {
       await terminal.release().catch(() => undefined);
@@ -213,7 +284,7 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
         // editor, so the diff is against its unsaved buffer.
         if (fs.readTextFile === true && (await exists(path))) oldText = await readText(path, signal).catch(() => null);
         const diff: ToolCallContent[] = [{ type: "diff", path, oldText, newText: exec.text }];
-        await session.emit({ sessionUpdate: "tool_call_update", toolCallId, content: diff });
+        await emit({ sessionUpdate: "tool_call_update", toolCallId, content: diff });
         const inside = await isInside(cwd, path);
         const permission = await ask(
           inside
@@ -223,11 +294,13 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
         );
         if (permission !== "allowed")
           return { ...rejected(`The user ${permission} the write of ${path}.`), content: diff };
-        await client.request(
+        const written: unknown = await client.request(
           "fs/write_text_file",
           { sessionId: session.id, path, content: exec.text },
           { cancellationSignal: signal },
         );
+        if (written != null && !isObject(written))
+          throw new MalformedEditorAnswer("fs/write_text_file", "not an object");
         return { result: { kind: "output", content: `Wrote ${path}`, isError: false }, content: diff };
       }
       case "shell": {
@@ -298,50 +371,79 @@ export function createSessionExecutor(session: ExecutorSession): SurfaceExecutor
         }));
       session.emit({ sessionUpdate: "plan", entries }).catch(() => undefined);
     },
-    async run(exec, signal) {
-      const { toolCallId } = exec;
-      const display = displayOf(exec, cwd);
-      const rawInput = exec.kind === "mcp" ? safeJson(exec.arguments) : { ...exec, toolCallId: undefined };
-      // A call shown while its arguments streamed is updated with the final ones, not shown twice.
-      const shown = session.streamedCalls?.take(toolCallId) === true;
-      await session.emit({
-        sessionUpdate: shown ? "tool_call_update" : "tool_call",
-        toolCallId,
-        status: "pending",
-        rawInput,
-        ...display,
+    run(exec, signal) {
+      const cancelled = session.cancelled;
+      const both = cancelled === undefined ? signal : AbortSignal.any([signal, cancelled]);
+      const running = runCall(exec, both);
+      open.set(exec.toolCallId, running);
+      return running.finally(() => open.delete(exec.toolCallId));
+    },
+    async settle(timeoutMs) {
+      if (open.size === 0) return;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
       });
-      let outcome: { result: SurfaceExecResult; content?: ToolCallContent[] };
-      try {
-        outcome = await runExec(exec, toolCallId, display, signal);
-      } catch (error) {
-        outcome =
-          error instanceof OutsideCwdError
-            ? rejected(error.message)
-            : { result: { kind: "output", content: messageOf(error), isError: true } };
+      await Promise.race([Promise.allSettled([...open.values()]), late]);
+      clearTimeout(timer);
+      for (const toolCallId of [...open.keys()]) {
+        closed.add(toolCallId);
+        await session
+          .emit({
+            sessionUpdate: "tool_call_update",
+            toolCallId,
+            status: "failed",
+            content: [textContent("Cancelled: the editor had not answered when the turn ended.")],
+            rawOutput: { rejected: "cancelled" },
+          })
+          .catch(() => undefined);
       }
-      const { result } = outcome;
-      const text = result.kind === "rejected" ? `Rejected: ${result.reason}` : result.content;
-      const failed = result.kind === "rejected" || result.isError;
-      const content: ToolCallContent[] = [
-        ...(outcome.content ?? []),
-        ...(exec.kind === "shell" && result.kind === "output" ? [] : [textContent(text)]),
-      ];
-      await session
-        .emit({
-          sessionUpdate: "tool_call_update",
-          toolCallId,
-          status: failed ? "failed" : "completed",
-          ...(content.length > 0 ? { content } : {}),
-          rawOutput:
-            result.kind === "rejected"
-              ? { rejected: result.reason }
-              : { output: result.content, exitCode: result.exitCode },
-        })
-        .catch(() => undefined);
-      return result;
     },
   };
+
+  async function runCall(exec: SurfaceExec & { toolCallId: string }, signal: AbortSignal): Promise<SurfaceExecResult> {
+    const { toolCallId } = exec;
+    const display = displayOf(exec, cwd);
+    const rawInput = exec.kind === "mcp" ? safeJson(exec.arguments) : { ...exec, toolCallId: undefined };
+    // A call shown while its arguments streamed is updated with the final ones, not shown twice.
+    const shown = session.streamedCalls?.take(toolCallId) === true;
+    await emit({
+      sessionUpdate: shown ? "tool_call_update" : "tool_call",
+      toolCallId,
+      status: "pending",
+      rawInput,
+      ...display,
+    });
+    let outcome: { result: SurfaceExecResult; content?: ToolCallContent[] };
+    try {
+      outcome = await runExec(exec, toolCallId, display, signal);
+    } catch (error) {
+      outcome =
+        error instanceof OutsideCwdError
+          ? rejected(error.message)
+          : { result: { kind: "output", content: messageOf(error), isError: true } };
+    }
+    const { result } = outcome;
+    const text = result.kind === "rejected" ? `Rejected: ${result.reason}` : result.content;
+    const failed = result.kind === "rejected" || result.isError;
+    const content: ToolCallContent[] = [...(outcome.content ?? []), textContent(text)];
+    const final = {
+      sessionUpdate: "tool_call_update" as const,
+      toolCallId,
+      status: failed ? ("failed" as const) : ("completed" as const),
+      content,
+      rawOutput:
+        result.kind === "rejected"
+          ? { rejected: result.reason }
+          : { output: result.content, exitCode: result.exitCode },
+    };
+    // A command's output stays in the editor's terminal while the session is open; the terminal is released, so a
+    // replay (session/load) shows the output as text instead.
+    const { content: _, ...withoutContent } = final;
+    const live = inTerminal.delete(toolCallId) ? withoutContent : final;
+    await emit(live, final).catch(() => undefined);
+    return result;
+  }
 }
 
 async function exists(path: string): Promise<boolean> {
