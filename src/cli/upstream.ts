@@ -85,10 +85,22 @@ function warnExpired(logger: Logger, account: string, credentials: ResolvedCrede
  * the server's files nor a command they cannot run, instead of the operator's 401 "no credentials in PATH". A new
  * login of the account is used from the next request on.
  */
-function namedAccountTokens(name: string, source: TokenSource): TokenSource {
+function namedAccountTokens(name: string, source: TokenSource, logger: Logger): TokenSource {
+  let said = false;
+  const loggedIn = (token: string): string => {
+    if (said) logger.info(`The Cursor account \`${name}\` is logged in again; its requests run on it.`);
+    said = false;
+    return token;
+  };
   const loggedOut = (error: unknown): never => {
     const proxyError = ProxyError.from(error);
     if (proxyError.code === "unauthenticated" && proxyError.detail === "not_logged_in") {
+      if (!said) {
+        logger.warn(
+          `The Cursor account \`${name}\` was logged out: its requests get 403 until \`cursor-bridge login --account ${name}\` (no restart needed).`,
+        );
+        said = true;
+      }
       throw new ProxyError(
         "permission_denied",
         `The Cursor account \`${name}\` was logged out on this cursor-bridge, so this request cannot run (it never runs on another account). The operator logs it in again with \`cursor-bridge login --account ${name}\`.`,
@@ -98,9 +110,9 @@ function namedAccountTokens(name: string, source: TokenSource): TokenSource {
     throw error;
   };
   return {
-    getAccessToken: (signal) => source.getAccessToken(signal).catch(loggedOut),
+    getAccessToken: (signal) => source.getAccessToken(signal).then(loggedIn, loggedOut),
     refreshAfterUnauthenticated: (rejected, signal) =>
-      source.refreshAfterUnauthenticated(rejected, signal).catch(loggedOut),
+      source.refreshAfterUnauthenticated(rejected, signal).then(loggedIn, loggedOut),
   };
 }
 
@@ -219,7 +231,7 @@ export async function createUpstream(ctx: CliContext, logger: Logger, choice?: U
     const api = await ctx.createCursorApi(credentials.tokenSource, { logger: logger.child({ component: "cursor" }) });
     const named = await Promise.all(
       (chosen.kind === "cursor" ? (chosen.named ?? []) : []).map(async (login) => {
-        const tokenSource = namedAccountTokens(login.name, login.credentials.tokenSource);
+        const tokenSource = namedAccountTokens(login.name, login.credentials.tokenSource, logger);
         return {
           name: login.name,
           who: loginOf(login.credentials.status),

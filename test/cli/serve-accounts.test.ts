@@ -209,7 +209,9 @@ describe("serve with virtual keys bound to named accounts", () => {
     expect(body.error.message).not.toContain("credentials");
     // Cursor was never asked, so the log does not claim it rejected the token.
     expect(err.join("")).not.toContain("Cursor rejected the access token");
+    expect(err.join("")).toContain("The Cursor account `carol` was logged out: its requests get 403");
     await loginWithKey(harness, "cur_carol_key_123456", { email: "carol@example.com", userId: "user_carol" }, "carol");
     expect((await chat()).status).toBe(200);
+    expect(err.join("")).toContain("The Cursor account `carol` is logged in again");
   });
 });
