@@ -327,9 +327,11 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           return new ReplayedTurn(model, await primeFirst(existing.read(signal)), existing);
         }
         const ids = input.trailingResults.map((result) => result.toolCallId);
-        let entry = parked.take(ids);
+        // Another owner's parked turn is neither resumed nor closed by this request.
+        const mayTake = (parkedEntry: ParkedEntry) => parkedEntry.origin.owner === request.owner;
+        let entry = parked.take(ids, mayTake);
         // A parked turn this request answers only in part: the conversation has moved past it.
-        let stale = entry === undefined ? parked.release(ids) : undefined;
+        let stale = entry === undefined ? parked.release(ids, mayTake) : undefined;
         let why = stale && "the request answers only some of its calls";
         const mismatch =
           entry && originMismatch(entry.origin, claimedOrigin(input.messages, keys, selection.ranAs, input.tools));
@@ -359,6 +361,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
         ranAs: selection.ranAs,
         // A resumed turn's Run still offers the tools it was opened with, whatever this request declares.
         runTools: resumedFrom?.origin.toolNames ?? input.tools,
+        owner: request.owner,
         index: turnIndex,
         parked,
         logger,
@@ -447,6 +450,8 @@ interface WatchDeps {
   ranAs: string;
   /** The tools the turn's Run offers: the request's, or a resumed turn's names (ParkedOrigin.toolNames). */
   runTools: string | readonly { name: string }[];
+  /** EngineRequest.owner, for ParkedOrigin. */
+  owner: string | undefined;
   index: ConversationIndex;
   parked: ParkedTurnRegistry;
   logger: Logger;
@@ -485,7 +490,7 @@ function watch(routed: Routed, requestKey: string, model: string, deps: WatchDep
     const turn = routed.turn;
     if (reason === "tool-calls" && turn?.status === "parked") {
       const toolNames = typeof deps.runTools === "string" ? deps.runTools : toolNamesOf(deps.runTools);
-      const origin = { requestKey, callsKey: callsKey(calls ?? []), ranAs: deps.ranAs, toolNames };
+      const origin = { requestKey, callsKey: callsKey(calls ?? []), ranAs: deps.ranAs, toolNames, owner: deps.owner };
       deps.parked.park({ turn, conversationId, model, origin });
       state.parked = true;
     }

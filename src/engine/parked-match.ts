@@ -9,7 +9,8 @@
  * Claude Code rewrite on every request, and formatting noise) and the calls are exactly the ones the turn handed
  * out: same ids, names and arguments (canonical JSON, `""` = `{}`). The assistant text the client echoes is not
  * compared (clients drop or reformat it); one assistant message or several in a row (Responses items) both count.
- * Besides, the request must ask for the model the turn runs as, and declare every tool its Run offers.
+ * Besides, the request must ask for the model the turn runs as, and declare every tool its Run offers. A request of
+ * another owner (virtual key) never takes the turn at all: it is neither resumed nor closed by it.
  */
 import { hash } from "node:crypto";
 import { canonicalJson } from "../backend/history-fingerprint.js";
@@ -25,6 +26,8 @@ export interface ParkedOrigin {
   ranAs: string;
   /** The names of the tools its Run offers Cursor's model, one per line. */
   toolNames: string;
+  /** Whose turn it is (EngineRequest.owner, a virtual key's id); undefined = the operator's. */
+  owner?: string | undefined;
 }
 
 /** What a request that answers a parked turn's calls says about itself, in the same terms. */

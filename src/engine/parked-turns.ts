@@ -48,13 +48,14 @@ export interface ParkedTurnRegistry {
   /**
    * Takes the turn whose pending ids are exactly `toolCallIds` (order-insensitive). Returns undefined when no parked
    * turn matches, when only some ids match (the caller must then rebuild), or when the turn is no longer parked.
+   * `mayTake` false (another owner's turn): undefined, and the turn stays parked.
    */
-  take(toolCallIds: readonly string[]): ParkedEntry | undefined;
+  take(toolCallIds: readonly string[], mayTake?: (entry: ParkedEntry) => boolean): ParkedEntry | undefined;
   /**
    * Takes out the parked turn any of `toolCallIds` belongs to, whatever its other pending ids: a request that answers
    * it only in part has moved past it (the caller closes it). Undefined when none of them is parked.
    */
-  release(toolCallIds: readonly string[]): ParkedEntry | undefined;
+  release(toolCallIds: readonly string[], mayTake?: (entry: ParkedEntry) => boolean): ParkedEntry | undefined;
   /** Number of parked turns. */
   size(): number;
   /** What is parked right now, oldest first (for the status page). */
@@ -143,10 +144,10 @@ export function createParkedTurnRegistry(options: ParkedTurnRegistryOptions = {}
       }
       arm();
     },
-    take(toolCallIds) {
+    take(toolCallIds, mayTake) {
       const first = toolCallIds[0];
       const slot = first === undefined ? undefined : byId.get(first);
-      if (!slot) return undefined;
+      if (!slot || mayTake?.(slot) === false) return undefined;
       const pending = new Set(slot.turn.pendingToolCallIds);
       const exact = pending.size === toolCallIds.length && toolCallIds.every((id) => pending.has(id));
       if (!exact || slot.turn.status !== "parked") {
@@ -157,10 +158,10 @@ export function createParkedTurnRegistry(options: ParkedTurnRegistryOptions = {}
       slot.turn.onEnd?.(undefined);
       return slot;
     },
-    release(toolCallIds) {
+    release(toolCallIds, mayTake) {
       for (const id of toolCallIds) {
         const slot = byId.get(id);
-        if (slot === undefined) continue;
+        if (slot === undefined || mayTake?.(slot) === false) continue;
         remove(slot);
         slot.turn.onEnd?.(undefined);
         return slot;

@@ -223,4 +223,30 @@ describe("resuming a parked turn requires the history it parked with", () => {
     expect(reply.output_text).toContain("apply_patch returned: Done!");
     expect(routes("responses")).toEqual(["new", "resumed"]);
   });
+
+  it("is neither resumed nor closed by a request of another virtual key, however alike", async () => {
+    const teamLines: string[] = [];
+    const team = await startStack({ logLines: teamLines, accounts: { team: { userId: "team-user" } } });
+    try {
+      const as = (key: string) =>
+        new OpenAI({
+          baseURL: team.baseURL,
+          apiKey: "local",
+          maxRetries: 0,
+          defaultHeaders: { "x-test-account": "team", "x-test-key": key },
+        });
+      const messages: ChatMessage[] = [{ role: "user", content: ALPHA }];
+      const first = await as("key-a").chat.completions.create({ model: "auto", messages, tools: [weather] });
+      const call = first.choices[0]!.message.tool_calls![0]!;
+      messages.push(first.choices[0]!.message, { role: "tool", tool_call_id: call.id, content: "sunny" });
+      await as("key-b").chat.completions.create({ model: "auto", messages, tools: [weather] });
+      expect(team.parked.size()).toBe(1);
+      const owned = await as("key-a").chat.completions.create({ model: "auto", messages, tools: [weather] });
+      expect(owned.choices[0]?.message.content).toContain("get_weather returned: sunny");
+      const turns = teamLines.flatMap((line) => /POST \/v1\/chat\/completions 200.*turn=(\w+)/.exec(line)?.[1] ?? []);
+      expect(turns).toEqual(["new", "new", "resumed"]);
+    } finally {
+      await team.close();
+    }
+  });
 });

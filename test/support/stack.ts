@@ -82,7 +82,8 @@ function withTestPrincipal(app: Hono<AppEnv>): Hono<AppEnv> {
     const account = c.req.header("x-test-account");
     if (account !== undefined) {
       c.set("principal", {
-        keyId: `key-${account}`,
+        // `x-test-key: ID` names another virtual key bound to the same account.
+        keyId: c.req.header("x-test-key") ?? `key-${account}`,
         keyName: `key of ${account}`,
         account,
         limits: {},
