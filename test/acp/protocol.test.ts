@@ -4,7 +4,7 @@
  * updates, the replay of session/load) and the error paths (unknown session, mode, model, auth method, audio,
  * a missing editor capability, a refused permission, paths outside cwd).
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -546,6 +546,33 @@ describe("Cursor's execs through the editor", () => {
     });
     expect(script.files.has(home)).toBe(false);
     expect(textOf(write.updates)).toContain("rejected");
+  });
+
+  it("does not let 'allow all writes' cover a new file through a symbolic link to a folder elsewhere", async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), "cursor-bridge-acp-elsewhere-"));
+    const link = join(cwd, "linkdir");
+    symlinkSync(elsewhere, link);
+    try {
+      const { prompt, script } = await editor();
+      const asks = () => script.calls.filter((c) => c.method === "session/request_permission");
+      script.permission = "allow-always";
+      await prompt(`[[emu:native write {"path":"${join(cwd, "inside-new.txt")}","fileText":"in\\n"}]]`);
+      expect(asks()).toHaveLength(1);
+      script.permission = "reject-once";
+      const escaped = join(link, "escaped.txt");
+      const write = await prompt(`[[emu:native write {"path":"${escaped}","fileText":"out\\n"}]]`);
+      expect(asks()).toHaveLength(2);
+      expect(asks()[1]?.params).toMatchObject({
+        options: expect.arrayContaining([
+          { optionId: "allow-always", name: `Always allow writes to ${escaped}`, kind: "allow_always" },
+        ]),
+      });
+      expect(script.files.has(escaped)).toBe(false);
+      expect(textOf(write.updates)).toContain("rejected");
+    } finally {
+      rmSync(link, { force: true });
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 
   it("turns a refused write into a rejected result", async () => {

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -71,6 +71,26 @@ describe("local search inside the session's folder", () => {
     expect(await grepFiles(cwd, { pattern: "TITLE", path: "src", glob: "*.md", caseInsensitive: true })).toContain(
       "b.md:1:# Title",
     );
+  });
+
+  it("judges a path that does not exist yet by where it would be created, through symbolic links", async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), "cursor-bridge-elsewhere-"));
+    try {
+      symlinkSync(elsewhere, join(cwd, "linkdir"));
+      symlinkSync(join(elsewhere, "not-yet.txt"), join(cwd, "dangling"));
+      symlinkSync(join(cwd, "loop-b"), join(cwd, "loop-a"));
+      symlinkSync(join(cwd, "loop-a"), join(cwd, "loop-b"));
+      for (const path of ["linkdir/escaped.txt", "linkdir/new/deeper.txt", "dangling", "dangling/x", "loop-a/x"]) {
+        await expect(insideCwd(cwd, path), path).rejects.toBeInstanceOf(OutsideCwdError);
+      }
+      const real = realpathSync(cwd);
+      expect(await insideCwd(cwd, "src/brand-new.ts")).toBe(join(real, "src", "brand-new.ts"));
+      expect(await insideCwd(cwd, "src/new-folder/x.ts")).toBe(join(real, "src", "new-folder", "x.ts"));
+      expect(await insideCwd(cwd, "src/a.ts/not-a-folder")).toBe(join(real, "src", "a.ts", "not-a-folder"));
+    } finally {
+      for (const name of ["linkdir", "dangling", "loop-a", "loop-b"]) rmSync(join(cwd, name), { force: true });
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 
   it("refuses paths outside cwd, symbolic links included", async () => {

@@ -6,8 +6,8 @@
  * agent; a pattern RE2 refuses (backreferences, lookaround) is a grep error naming why, as ripgrep's would be. Glob
  * patterns (glob's pattern, grep's glob filter) are compiled to RE2 too, so no glob can stall it either.
  */
-import { readdir, readFile, realpath, stat } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { lstat, readdir, readFile, readlink, realpath, stat } from "node:fs/promises";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 
 const MAX_ENTRIES = 5000;
 const MAX_GREP_BYTES = 1024 * 1024;
@@ -21,12 +21,7 @@ export class OutsideCwdError extends Error {}
 export async function insideCwd(cwd: string, path: string | undefined): Promise<string> {
   const root = await realpath(cwd);
   const target = resolve(root, path === undefined || path === "" ? "." : path);
-  let real = target;
-  try {
-    real = await realpath(target);
-  } catch {
-    // A path that does not exist yet is judged by its name alone.
-  }
+  const real = await realpathOfNew(target);
   for (const candidate of [target, real]) {
     const rel = relative(root, candidate);
     if (rel.startsWith("..") || isAbsolute(rel)) {
@@ -34,6 +29,37 @@ export async function insideCwd(cwd: string, path: string | undefined): Promise<
     }
   }
   return real;
+}
+
+/** Most symbolic links followed while resolving one path (as the system's own limit, ELOOP). */
+const MAX_LINK_HOPS = 40;
+
+/**
+ * Where `target` (absolute) is, or would be once created, symbolic links followed: its deepest existing ancestor
+ * resolved with realpath, then the rest of its names. A dangling link on the way is followed to where it points (a
+ * write through it creates the file there). Judging a new file by its name alone would let `linkdir/new.txt`, with
+ * `linkdir` a link to a folder elsewhere, pass for a file inside the session's folder.
+ */
+async function realpathOfNew(target: string): Promise<string> {
+  let existing = target;
+  let rest: string[] = [];
+  for (let hops = 0; hops <= MAX_LINK_HOPS; ) {
+    try {
+      return join(await realpath(existing), ...rest);
+    } catch {
+      const link = await lstat(existing).catch(() => undefined);
+      if (link?.isSymbolicLink() === true) {
+        existing = resolve(dirname(existing), await readlink(existing));
+        hops++;
+        continue;
+      }
+      const parent = dirname(existing);
+      if (parent === existing) return target;
+      rest = [basename(existing), ...rest];
+      existing = parent;
+    }
+  }
+  throw new OutsideCwdError(`${target} goes through too many symbolic links.`);
 }
 
 /** Every file under `dir` (absolute paths), directories with a trailing `/`, bounded. */
