@@ -90,7 +90,16 @@ describe("bin/cursor-bridge.js and dist/", () => {
 
   it("runs an installed package's dist/ as shipped, without comparing it with src/", () => {
     // As npm installs it (globally, by npx or as a dependency): in a node_modules folder, with src/ beside dist/.
+    // copy/node_modules is a link to the checkout's own: the package is removed again below, whatever happens.
     const installed = join(copy, "node_modules", "cursor-bridge");
+    try {
+      installAndStart(installed);
+    } finally {
+      rmSync(installed, { recursive: true, force: true });
+    }
+  });
+
+  function installAndStart(installed: string): void {
     const files = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { files: string[] }).files;
     for (const part of files.filter((file) => existsSync(join(root, file)))) {
       cpSync(join(root, part), join(installed, part), { recursive: true });
@@ -104,7 +113,7 @@ describe("bin/cursor-bridge.js and dist/", () => {
     expect(started.stderr).toBe("");
     expect(started.status).toBe(0);
     expect(started.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
-  });
+  }
 
   it("a user who cannot write the clone gets a clear message, never a stack: the previous build runs, or exit 1", () => {
     expect(existsSync(join(copy, "dist", ".build-stamp")), "the first test builds the copy").toBe(true);
