@@ -327,8 +327,10 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           return new ReplayedTurn(model, await primeFirst(existing.read(signal)), existing);
         }
         const ids = input.trailingResults.map((result) => result.toolCallId);
-        // Another owner's parked turn is neither resumed nor closed by this request.
-        const mayTake = (parkedEntry: ParkedEntry) => parkedEntry.origin.owner === request.owner;
+        // Another owner's parked turn is neither resumed nor closed by this request. (The closure captures the owner,
+        // not the request: a captured request would live as long as the turn's other closures, parked ones included.)
+        const owner = request.owner;
+        const mayTake = (parkedEntry: ParkedEntry) => parkedEntry.origin.owner === owner;
         let entry = parked.take(ids, mayTake);
         // A parked turn this request answers only in part: the conversation has moved past it.
         let stale = entry === undefined ? parked.release(ids, mayTake) : undefined;
