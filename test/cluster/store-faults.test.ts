@@ -1,11 +1,15 @@
 /**
  * What a shared Redis store that cannot be used says, against real redis-servers: a configuration error (wrong or
  * missing password, rediss:// to a plain server, an unknown host, a database index the server does not have, a URL
- * that is not one) names its real cause and what to fix, exit 2, in `keys`, `serve` and `doctor`; an outage says its
+ * that is not one, redis:// to a TLS server, an untrusted certificate) names its real cause and what to fix, exit 2, in `keys`, `serve` and `doctor`; an outage says its
  * real cause and "Retry shortly", exit 4. During an outage the log says it once when lost (a reminder at most once a
  * minute), once when back with how long it was down, and `/health` is a 503 naming the store until it returns.
  */
+import { execFileSync } from "node:child_process";
 import { lookup } from "node:dns/promises";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CliIo } from "../../src/cli/io.js";
 import { type RunningBridge, startBridge } from "../../src/cli/serve.js";
@@ -55,6 +59,46 @@ describe.skipIf(skip !== undefined)("shared store faults", { timeout: 120_000 },
     // The right password and a database the server has work.
     const ok = await keysList(`redis://:right-password@127.0.0.1:${guarded.port}/3`);
     expect(ok.code, ok.err).toBe(0);
+  });
+
+  it("keys: redis:// to a TLS server, and rediss:// to one whose certificate is not trusted", async () => {
+    const noOpenssl = missingBinaries("openssl");
+    if (noOpenssl !== undefined) return;
+    const dir = mkdtempSync(join(tmpdir(), "cursor-bridge-tls-"));
+    let tls: RedisServer | undefined;
+    try {
+      execFileSync(
+        "openssl",
+        ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"].concat([
+          "-keyout",
+          join(dir, "key.pem"),
+          "-out",
+          join(dir, "cert.pem"),
+        ]),
+        { stdio: "ignore" },
+      );
+      const tlsPort = await freePort();
+      const tlsArgs = ["--tls-port", String(tlsPort), "--tls-cert-file", join(dir, "cert.pem")];
+      tlsArgs.push("--tls-key-file", join(dir, "key.pem"), "--tls-ca-cert-file", join(dir, "cert.pem"));
+      tlsArgs.push("--tls-auth-clients", "no");
+      try {
+        tls = await startRedisServer(tlsArgs);
+      } catch (error) {
+        if (process.env.CI === "true") throw error;
+        console.warn(`skipping: this redis-server does not start with TLS (${String(error)})`);
+        return;
+      }
+      const plainToTls = await keysList(`redis://127.0.0.1:${tlsPort}/0`);
+      expect(plainToTls.code, plainToTls.err).toBe(2);
+      expect(plainToTls.err).toMatch(/speaks TLS: use rediss:\/\//);
+      const untrusted = await keysList(`rediss://127.0.0.1:${tlsPort}/0`);
+      expect(untrusted.code, untrusted.err).toBe(2);
+      expect(untrusted.err).toMatch(/TLS certificate that was not accepted \(.*self-signed.*NODE_EXTRA_CA_CERTS/);
+      for (const result of [plainToTls, untrusted]) expect(result.err).not.toMatch(/Retry shortly/);
+    } finally {
+      await tls?.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("keys: a host that does not resolve is a configuration error", async () => {

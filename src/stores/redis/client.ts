@@ -4,7 +4,8 @@
  * reconnect, and every failure becomes a 503 `store_unavailable` naming the store. The client reconnects by itself
  * in the background (capped backoff), so the instance recovers without a restart when Redis returns.
  */
-import { connect } from "node:net";
+import { connect, isIP } from "node:net";
+import { connect as tlsConnect } from "node:tls";
 import type { Redis } from "ioredis";
 import { ProxyError } from "../../util/errors.js";
 import { type Logger, silentLogger } from "../../util/logger.js";
@@ -107,10 +108,14 @@ export function storeConfigError(label: string, url: string, error: unknown): Pr
   if (code === "ENOTFOUND") {
     return fix(`names a host that does not resolve (${cause}): correct the host in --store.`);
   }
+  if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(code)) {
+    return fix(
+      `presented a TLS certificate that was not accepted (${cause}): give the server one for this host name, signed ` +
+        "by an authority this machine trusts, or add that authority with NODE_EXTRA_CA_CERTS=/path/to/ca.pem.",
+    );
+  }
   const tls =
-    /^ERR_SSL_|^EPROTO$|^ERR_TLS_/.test(code) ||
-    /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code) ||
-    /SSL routines|wrong version number|TLS connection|certificate/i.test(message);
+    /^ERR_SSL_|^EPROTO$|^ERR_TLS_/.test(code) || /SSL routines|wrong version number|TLS connection/i.test(message);
   if (tls) {
     const scheme = url.startsWith("rediss:")
       ? "rediss:// needs a server that speaks TLS; use redis:// for one that does not, or fix its certificate"
@@ -138,6 +143,27 @@ async function speaksPlainRedis(url: string, timeoutMs: number): Promise<boolean
       // +PONG, or -NOAUTH / -ERR from a server that needs a password: Redis either way.
       if (answer.includes("\r\n")) done(/^[+-]/.test(answer));
     });
+  });
+}
+
+/** Whether host:port of `url` completes a TLS handshake within `timeoutMs` (its certificate unchecked: only asked). */
+function speaksTls(url: string, timeoutMs: number): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  const host = hostname.replace(/^\[|\]$/g, "");
+  return new Promise((resolve) => {
+    const socket = tlsConnect({
+      host,
+      port: Number(port || 6379),
+      rejectUnauthorized: false,
+      ...(isIP(host) ? {} : { servername: host }),
+    });
+    const done = (tls: boolean) => {
+      socket.destroy();
+      resolve(tls);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once("error", () => done(false));
+    socket.once("secureConnect", () => done(true));
   });
 }
 
@@ -240,6 +266,14 @@ export async function connectStore(options: StoreClientOptions): Promise<StoreCl
         "invalid_request",
         `The shared store ${label} failed the TLS handshake: the server speaks plain Redis, without TLS. Use ` +
           "redis:// for it, or enable TLS on the server.",
+        { cause, detail: "invalid_config" },
+      );
+    }
+    // The other way round, a TLS server drops the plain client's first command (ECONNRESET): it completes a handshake.
+    if (options.url.startsWith("redis:") && (await speaksTls(options.url, timeoutMs))) {
+      return new ProxyError(
+        "invalid_request",
+        `The shared store ${label} speaks TLS: use rediss:// for it (the connection was dropped: ${describe(cause)}).`,
         { cause, detail: "invalid_config" },
       );
     }
