@@ -157,7 +157,14 @@ export function joinCatalogue(
     return existing;
   };
   for (const model of available) {
-    if (model.name === "" || (model.parameterDefinitions.length === 0 && model.variants.length === 0)) continue;
+    if (model.name === "" || (model.parameterDefinitions.length === 0 && model.variants.length === 0)) {
+      // A flat model's row still says its context window, which its GetUsableModels entry lacks.
+      const row = byId.get(model.name);
+      if (row !== undefined && row.contextWindow == null && model.contextTokenLimit !== undefined) {
+        row.contextWindow = model.contextTokenLimit;
+      }
+      continue;
+    }
     const parameters = parameterValues(model);
     const defaultVariant = model.variants.find((v) => v.isDefaultNonMaxConfig === true) ?? model.variants[0];
     const idOf = (v: (typeof model.variants)[number]) => v.legacySlug || v.variantStringRepresentation || undefined;

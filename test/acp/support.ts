@@ -102,7 +102,14 @@ const AUTH: AcpAuth = {
 };
 
 /** A fresh agent (as a new process would be) on `upstream`, connected to a scripted editor. */
-export function connectEditor(upstream: AcpUpstream, options: { settleTimeoutMs?: number } = {}): Connected {
+/** What a test may change of the agent it connects to. */
+export interface AgentOptions {
+  settleTimeoutMs?: number;
+  /** The model new sessions start on (`acp --model`). @default "composer-1" */
+  defaultModel?: string;
+}
+
+export function connectEditor(upstream: AcpUpstream, options: AgentOptions = {}): Connected {
   const acp = createAcpAgent({
     stack: async () => ({
       engine: upstream.engine,
@@ -201,7 +208,7 @@ export interface AcpFixture {
   /** The scratch folder (removed after the file's tests). */
   readonly dir: string;
   /** An editor connected to the agent, closed after the current test. */
-  connect(options?: { settleTimeoutMs?: number }): Connected;
+  connect(options?: AgentOptions): Connected;
 }
 
 /** Registers the file's hooks: the upstream and a scratch folder (`prepare` fills it) before all, cleanup after. */

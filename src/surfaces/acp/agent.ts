@@ -4,6 +4,7 @@
  * the engine's store for stored records, so `session/load` works after a restart.
  */
 
+import { stat } from "node:fs/promises";
 import { isAbsolute } from "node:path";
 import {
   type AgentApp,
@@ -20,7 +21,7 @@ import {
   type SessionModeState,
   type SessionUpdate,
 } from "@agentclientprotocol/sdk";
-import type { JsonValue } from "../../backend/types.js";
+import type { JsonValue, ModelInfo } from "../../backend/types.js";
 import type { Engine, MessagePart } from "../../engine/index.js";
 import { contextWindowFor } from "../../util/context-window.js";
 import type { Logger } from "../../util/logger.js";
@@ -33,7 +34,14 @@ import {
   seededMessage,
   slashCommandOf,
 } from "./commands.js";
-import { applyConfigOption, buildConfigOptions, type ConfigValue, findModel, MODES } from "./config-options.js";
+import {
+  applyConfigOption,
+  buildConfigOptions,
+  type ConfigValue,
+  contextSizeOf,
+  findModel,
+  MODES,
+} from "./config-options.js";
 import { toRequestError } from "./errors.js";
 import { createSessionExecutor } from "./executor.js";
 import { TOO_LARGE_METHOD } from "./line-limit.js";
@@ -110,6 +118,22 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       }
       throw refused;
     }
+  };
+
+  /**
+   * The model a new session starts on, as the catalogue names it (an alias becomes its id); a `--model` Cursor does
+   * not serve is refused naming the ones it does, rather than failing every prompt.
+   */
+  const defaultModelIn = (models: ModelInfo[]): string => {
+    if (models.length === 0) return deps.defaultModel;
+    const model = findModel(models, deps.defaultModel);
+    if (model !== undefined) return model.id;
+    const served = models.filter((m) => m.variant === undefined).map((m) => m.id);
+    throw RequestError.invalidParams(
+      { model: deps.defaultModel, models: served },
+      `The agent was started with --model ${deps.defaultModel}, which Cursor does not serve; change --model in the ` +
+        `editor's agent settings to one of: ${served.join(", ")}.`,
+    );
   };
 
   const modes = (record: AcpSessionRecord): SessionModeState => ({ currentModeId: record.mode, availableModes: MODES });
@@ -212,7 +236,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
     await emit({
       sessionUpdate: "usage_update",
       used: tokens.inputTokens + tokens.outputTokens,
-      size: contextWindowFor(model),
+      size: contextSizeOf(session.record, { models }) ?? contextWindowFor(model),
       _meta: { "cursor-bridge": { turn: tokens as unknown as JsonValue } },
     });
   };
@@ -239,7 +263,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
           break;
         }
         await setOption(client, session, "model", command.argument);
-        await say(`Model: ${command.argument}.`);
+        await say(`Model: ${session.record.model}.`);
         break;
       }
       case "usage": {
@@ -321,17 +345,21 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
     })
     .onRequest("session/new", async ({ params, client }) => {
       if (!isAbsolute(params.cwd)) throw RequestError.invalidParams(undefined, "cwd must be an absolute path.");
+      if (!(await isDirectory(params.cwd))) {
+        throw RequestError.invalidParams({ cwd: params.cwd }, `cwd ${params.cwd} is not a folder on this machine.`);
+      }
+      const context = await configContext();
       const record: AcpSessionRecord = {
         id: deps.newSessionId(),
         cwd: params.cwd,
         mode: "agent",
-        model: deps.defaultModel,
+        model: defaultModelIn(context.models),
         config: {},
         messages: [],
         transcript: [],
         updatedAt: deps.now(),
       };
-      const options = await configOptions(record);
+      const options = buildConfigOptions(record, context);
       await save(record);
       const session = await attach(record, params.mcpServers);
       announceCommands(client, record.id);
@@ -476,6 +504,14 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       return { configOptions: await setOption(client, session, params.configId, params.value) };
     });
   return { app, close };
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function mebibytes(bytes: number): string {

@@ -126,10 +126,10 @@ const modelOption: ConfigOptionDefinition = {
   apply(record, value, { models }) {
     const tooLong = modelTooLong(value);
     if (tooLong !== undefined) throw toRequestError(tooLong);
-    if (typeof value !== "string" || findModel(models, value) === undefined) {
-      throw invalid(`Cursor has no model ${String(value)}.`);
-    }
-    record.model = value;
+    const model = typeof value === "string" ? findModel(models, value) : undefined;
+    if (model === undefined) throw invalid(`Cursor has no model ${String(value)}.`);
+    // An alias (`sonnet-4.5`, `auto`) is kept as the id it names, so the option's current value is one it offers.
+    record.model = model.id;
   },
 };
 
@@ -261,4 +261,31 @@ export function applyConfigOption(
             );
     if (!offered) delete record.config[dependent.id];
   }
+}
+
+/** Tokens of a context tier as the catalogue spells it (`272k`, `1m`), or undefined. */
+function tierTokens(tier: string): number | undefined {
+  const match = /^(\d+(?:\.\d+)?)([km])$/i.exec(tier.trim());
+  if (match === null) return undefined;
+  return Math.round(Number(match[1]) * (match[2]?.toLowerCase() === "m" ? 1_000_000 : 1_000));
+}
+
+/**
+ * The session's context window from Cursor's catalogue: the chosen Context tier's (the window of the model's
+ * variants with that tier), else the model's own; undefined when the catalogue does not say.
+ */
+export function contextSizeOf(record: AcpSessionRecord, { models }: ConfigContext): number | undefined {
+  const model = findModel(models, record.model);
+  if (model === undefined) return undefined;
+  const tier = record.config.context;
+  if (typeof tier === "string" && model.parameters !== undefined) {
+    const sizes = models
+      .filter((m) => m.variant?.base === model.id && m.variant.params.context === tier)
+      .map((m) => m.contextWindow)
+      .filter((size): size is number => typeof size === "number");
+    if (sizes.length > 0) return Math.max(...sizes);
+    const tokens = tierTokens(tier);
+    if (tokens !== undefined) return tokens;
+  }
+  return model.contextWindow ?? undefined;
 }
