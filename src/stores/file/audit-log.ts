@@ -10,7 +10,6 @@
 import { createReadStream } from "node:fs";
 import { type FileHandle, open, rename, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { makeDir } from "../../util/make-dir.js";
 import { parseAuditEntry } from "../audit-entries.js";
 import type { AuditEntry, AuditLog } from "../types.js";
@@ -87,6 +86,9 @@ async function allOf(path: string): Promise<AuditEntry[]> {
   const handle = await openForReading(path);
   if (handle === undefined) return [];
   const entries: AuditEntry[] = [];
+  // Loaded here: reading the whole log is rare (`audit` without --limit), and a server's start must not load readline
+  // while bin/ holds the young generation (test/cli/held-builtins.test.ts).
+  const { createInterface } = await import("node:readline");
   const lines = createInterface({ input: createReadStream("", { fd: handle.fd, autoClose: false }), crlfDelay: 1 });
   try {
     for await (const line of lines) {
