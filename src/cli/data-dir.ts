@@ -17,6 +17,7 @@ import { writeFileAtomic } from "../stores/file/atomic-write.js";
 import { withFileLock } from "../stores/file/file-lock.js";
 import { ProxyError } from "../util/errors.js";
 import { makeDir } from "../util/make-dir.js";
+import { processAlive } from "./runtime-file.js";
 
 /** What an errno means for a data directory, in words. */
 function causeOf(error: unknown): string {
@@ -91,16 +92,6 @@ function readLock(path: string): LockRecord | undefined {
       : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: alive, but another user's.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -64,12 +64,12 @@ export function readRuntimeFile(dataDir: string): RuntimeRecord | undefined {
   }
 }
 
-function processAlive(pid: number): boolean {
+/** Whether a process with this pid exists (EPERM: it does, but it is another user's). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    // EPERM: alive, but another user's.
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
