@@ -101,6 +101,14 @@ function authFor(ctx: CliContext, io: CliIo, settings: string[], onChange: () =>
       const argv =
         methodId === "cursor-api-key" ? ["--api-key"] : methodId === "cursor-browser" ? ["--no-browser"] : undefined;
       if (argv === undefined) throw new ProxyError("invalid_request", `Unknown authentication method ${methodId}.`);
+      // login would ask for the key at a prompt or on stdin, neither of which an editor's agent has.
+      if (methodId === "cursor-api-key" && ctx.config.cursorApiKey === undefined) {
+        throw new ProxyError(
+          "unauthenticated",
+          "No Cursor API key: set CURSOR_API_KEY in the agent's environment (the `env` of its entry in the " +
+            "editor's settings) and restart the agent, or sign in with the browser login method.",
+        );
+      }
       // login's text goes to stderr (stdout is the protocol) and stdin is never read; the browser login's link is
       // opened here, since login only opens a browser from a terminal.
       let opened = methodId !== "cursor-browser";

@@ -1,7 +1,8 @@
 /**
  * `authenticate` on the real `cursor-bridge acp` process: the API-key flow of `cursor-bridge login --api-key`
  * (the key from CURSOR_API_KEY) against the emulator stores the login (its output on stderr, stdout stays protocol),
- * after which the stored-login method succeeds and a session runs; an unknown method is refused.
+ * after which the stored-login method succeeds and a session runs; an unknown method is refused. Without
+ * CURSOR_API_KEY the API-key method says how to give the key from an editor (no prompt, no stdin).
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -55,5 +56,26 @@ describe("authenticate", { timeout: 60_000 }, () => {
     const session = await call(6, "session/new", { cwd: home.dir, mcpServers: [] });
     expect(session.error, agent.stderr()).toBeUndefined();
     for (const line of agent.lines) expect(() => JSON.parse(line), line).not.toThrow();
+  });
+});
+
+describe("authenticate cursor-api-key without CURSOR_API_KEY", { timeout: 60_000 }, () => {
+  it("says where an editor's agent gets the key, not to type it at a prompt or pipe it on stdin", async () => {
+    const home = createTempHome("acp-auth-nokey");
+    const env: NodeJS.ProcessEnv = { ...home.env, CURSOR_BRIDGE_CONFIG_DIR: join(home.dir, "cb-config") };
+    delete env.CURSOR_API_KEY;
+    const agent = spawnAcp(["--upstream", "cursor", "--model", "composer-1"], { cwd: home.dir, env });
+    try {
+      agent.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }));
+      await agent.reply(1, 1, 40_000);
+      const request = { jsonrpc: "2.0", id: 2, method: "authenticate", params: { methodId: "cursor-api-key" } };
+      agent.send(JSON.stringify(request));
+      const answer = await agent.reply(2, 1, 40_000);
+      expect(answer.error?.message).toContain("set CURSOR_API_KEY in the agent's environment");
+      expect(answer.error?.message).not.toMatch(/prompt|stdin/);
+    } finally {
+      await agent.stop(5000);
+      home.remove();
+    }
   });
 });

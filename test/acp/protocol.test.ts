@@ -356,7 +356,9 @@ describe("prompts and streaming", () => {
       }),
     ).rejects.toMatchObject({
       code: -32010,
-      message: expect.stringMatching(/^The conversation is too long for the model: \d+ tokens > 200000 maximum/),
+      message: expect.stringMatching(
+        /^The conversation is too long for the model's 200000-token context window\. Start a new session or run \/compact\.$/,
+      ),
       data: { code: "context_length_exceeded", retryable: false },
     });
   });

@@ -200,7 +200,10 @@ describe("error kinds", () => {
     });
     const acp = toRequestError(error);
     expect(acp.code).toBe(-32010);
-    expect(acp.message).toMatch(/^The conversation is too long for the model: 100000 tokens > 200000 maximum/);
+    // An estimate under the window is not shown as the conversation's size (it counts only what the turn sends).
+    expect(acp.message).toMatch(
+      /^The conversation is too long for the model's 200000-token context window\. Start a new session or run \/compact\.$/,
+    );
   });
 
   it("context overflow: CONVERSATION_TOO_LONG and MAX_TOKENS get the request's size whatever its size", () => {
@@ -208,7 +211,13 @@ describe("error kinds", () => {
       const error = turn(cursorError(value), 10);
       expect(error.code).toBe("context_length_exceeded");
       expect(toAnthropicError(error).body.error.message).toBe("prompt is too long: 10 tokens > 200000 maximum");
+      // An editor is not told "10 tokens > 200000 maximum": the estimate misses the checkpoint's context.
+      expect(toRequestError(error).message).toBe(
+        "The conversation is too long for the model's 200000-token context window. Start a new session or run /compact.",
+      );
     }
+    const over = toRequestError(turn(cursorError(E.CONVERSATION_TOO_LONG), 250_000));
+    expect(over.message).toMatch(/^The conversation is too long for the model: 250000 tokens > 200000 maximum\. /);
   });
 
   it("model not available: a bare resource_exhausted on a small request, UNSUPPORTED_REGION, MAX_MODE_REQUIRED", () => {
@@ -221,6 +230,9 @@ describe("error kinds", () => {
       expect(openai.body.error.message).toContain("Pick another model");
       expect(toAnthropicError(error).body.error.type).toBe("permission_error");
       expect(toRequestError(error).code).toBe(-32013);
+      expect(openai.body.error.message).toContain("(GET /v1/models lists them)");
+      // An editor has no GET: ACP's text points to the session's Model option.
+      expect(toRequestError(error).message).toContain("Pick another model (the session's Model option lists them).");
     }
     expect(turn(cursorError(E.MAX_MODE_REQUIRED), 5).detail).toBe("model_not_available");
   });

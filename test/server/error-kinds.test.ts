@@ -115,7 +115,10 @@ describe("context overflow and model not available on ACP ([[emu:overflow]])", (
     expect(answer.stopReason).toBeUndefined();
     expect(answer.error).toMatchObject({
       code: -32010,
-      message: expect.stringMatching(/^The conversation is too long for the model: \d+ tokens > 200000 maximum/),
+      // The estimate (under the window) is no size to show: only the window is named.
+      message: expect.stringMatching(
+        /^The conversation is too long for the model's 200000-token context window\. Start a new session or run \/compact\.$/,
+      ),
       data: { code: "context_length_exceeded", retryable: false },
     });
   });
@@ -127,7 +130,8 @@ describe("context overflow and model not available on ACP ([[emu:overflow]])", (
       message: expect.stringContaining(`The model ${MODEL} is not available`),
       data: { code: "permission_denied", retryable: false },
     });
-    expect(answer.error?.message).toContain("Pick another model");
+    expect(answer.error?.message).toContain("Pick another model (the session's Model option lists them)");
+    expect(answer.error?.message).not.toContain("/v1/models");
   });
 });
 

@@ -79,10 +79,13 @@ function contextOverflowMessage(error: ProxyError, dialect: ErrorDialect | undef
     case "anthropic":
       return `prompt is too long: ${size.tokens} tokens > ${size.limit} maximum`;
     case "acp":
-      return (
-        `The conversation is too long for the model: ${size.tokens} tokens > ${size.limit} maximum. ` +
-        "Start a new session or shorten the conversation."
-      );
+      // The estimate counts only what this turn sends: a conversation continued from Cursor's checkpoint holds more
+      // than it, so an estimate under the limit is no size to show (Cursor said the conversation is too long).
+      return size.tokens > size.limit
+        ? `The conversation is too long for the model: ${size.tokens} tokens > ${size.limit} maximum. ` +
+            "Start a new session or run /compact."
+        : `The conversation is too long for the model's ${size.limit}-token context window. ` +
+            "Start a new session or run /compact.";
   }
 }
 
@@ -93,7 +96,18 @@ function messageFor(
   remote: boolean,
 ): string {
   const message = localMessageFor(error, requestId, dialect);
-  return remote ? forRemoteClient(message) : message;
+  const spoken = dialect === "acp" ? forEditor(message) : message;
+  return remote ? forRemoteClient(spoken) : spoken;
+}
+
+/** The HTTP doors' pointer to the model list (`GET /v1/models lists them`), in whatever sentence it ends. */
+const MODEL_LIST_HINT = /\(?GET \/v1\/models lists (?:them|the models)\)?/g;
+
+/** The message for an editor (ACP): a hint only an HTTP client can follow points to what the editor shows. */
+export function forEditor(message: string): string {
+  return message.replace(MODEL_LIST_HINT, (hint) =>
+    hint.startsWith("(") ? "(the session's Model option lists them)" : "The session's Model option lists the models",
+  );
 }
 
 function localMessageFor(error: ProxyError, requestId: string | undefined, dialect?: ErrorDialect): string {
