@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import initSqlJs from "sql.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { CliIo } from "../../src/cli/io.js";
 import { startBridge } from "../../src/cli/serve.js";
+import { closedPort } from "../support/processes.js";
 import { type CliHarness, createCliHarness, issueTokens, readStoredCredentials } from "./harness.js";
 
 let harness: CliHarness;
@@ -178,12 +178,7 @@ describe("import", () => {
   });
 });
 
-/** A loopback URL nothing listens on (a port bound, then released). */
+/** A loopback URL nothing listens on. */
 async function closedPortUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return `http://127.0.0.1:${address.port}`;
+  return `http://127.0.0.1:${await closedPort()}`;
 }

@@ -2,8 +2,8 @@
  * Commands that talk to Cursor say where they tried and why it failed when Cursor cannot be reached (a loopback
  * port nothing listens on stands in for an unreachable Cursor), instead of a bare "could not reach Cursor".
  */
-import { createServer } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { closedPort } from "../support/processes.js";
 import { type CliHarness, createCliHarness, issueTokens, writeStoredCredentials } from "./harness.js";
 
 let harness: CliHarness;
@@ -38,12 +38,7 @@ describe("Cursor unreachable", () => {
   });
 });
 
-/** A loopback URL nothing listens on (a port bound, then released). */
+/** A loopback URL nothing listens on. */
 async function closedPortUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return `http://127.0.0.1:${address.port}`;
+  return `http://127.0.0.1:${await closedPort()}`;
 }

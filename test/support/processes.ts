@@ -1,3 +1,5 @@
+import { createServer } from "node:net";
+
 /** Whether a process with this pid exists (signal 0 checks without signalling). */
 export function isAlive(pid: number): boolean {
   try {
@@ -41,4 +43,14 @@ export function listeningOrigin(
       reject(new Error(`${name} exited early with ${code}; stderr:\n${stderr()}`));
     });
   });
+}
+
+/** A loopback port nothing listens on (bound, then released): a connection to it is refused at once. */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
 }

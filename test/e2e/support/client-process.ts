@@ -5,7 +5,6 @@
  * instead of hanging it.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 
 /** How a client process ended, with everything it printed. */
 export interface ClientRun {
@@ -60,12 +59,5 @@ export function runClient(
   return startClient(command, args, options).done;
 }
 
-/** A loopback port nothing listens on: a client's background npm installs fail fast against it. */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
-}
+/** A loopback port nothing listens on (a client's background npm installs fail fast against it). */
+export { closedPort } from "../../support/processes.js";
