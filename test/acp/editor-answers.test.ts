@@ -196,3 +196,22 @@ describe("a command's output after session/load", () => {
     expect(finalText(replayed)).toBe("built 3 targets\n");
   });
 });
+
+describe("a failed prompt in the replay", () => {
+  it("is not replayed when nothing of it reached the conversation; the next prompt is", async () => {
+    const { prompt, session } = await editor();
+    await expect(prompt("[[emu:error usage_limit]] lost words")).rejects.toMatchObject({ code: -32011 });
+    expect((await prompt("kept words")).stopReason).toBe("end_turn");
+    const other = acp.connect();
+    await other.connection.agent.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: FULL });
+    await other.connection.agent.request("session/load", {
+      sessionId: session.sessionId,
+      cwd: acp.dir,
+      mcpServers: [],
+    });
+    const said = other.script.updates
+      .map((n) => n.update)
+      .flatMap((u) => (u.sessionUpdate === "user_message_chunk" && u.content.type === "text" ? [u.content.text] : []));
+    expect(said).toEqual(["kept words"]);
+  });
+});

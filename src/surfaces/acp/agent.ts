@@ -445,9 +445,11 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       const controller = new AbortController();
       session.running = controller;
       const emit = emitter(client, session);
+      const userChunks = session.record.transcript.length;
       for (const block of params.prompt) {
         rememberUpdate(session.record, { sessionUpdate: "user_message_chunk", content: block });
       }
+      const messagesBefore = session.record.messages;
       if (session.record.title === undefined && command === undefined) {
         const title = titleOf(params.prompt);
         if (title !== undefined) {
@@ -485,6 +487,13 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       try {
         if (command !== undefined) return await runCommand(client, session, command, emit, prompt);
         return await prompt(session.record, parts);
+      } catch (error) {
+        // A prompt that failed before the conversation took it (nothing of it reached the conversation) is not
+        // replayed by session/load as if Cursor had read it.
+        if (session.record.messages === messagesBefore) {
+          session.record.transcript.splice(userChunks, params.prompt.length);
+        }
+        throw error;
       } finally {
         // Every tool call of the turn ends before its response (a cancelled one still waiting on the editor too).
         await executor.settle(deps.settleTimeoutMs ?? SETTLE_TIMEOUT_MS);
