@@ -53,9 +53,23 @@ export interface ErrorContext {
 /** A sentence naming one of the server's commands (`cursor-bridge login`, `npm run --silent cli -- keys …`). */
 const OPERATOR_SENTENCE = /[^.;]*`(?:cursor-bridge|npm run --silent cli --)\s[^`]*`[^.;]*[.;]?/g;
 
-/** The message for a team member: sentences naming an operator command become one pointer to the operator. */
+/** Where the server looked for its login: `(looked in /home/…/credentials.json)`. */
+const LOOKED_IN = /\s*\(looked in [^)]*\)/g;
+/** A file of the server's named in a message: `the credential file /home/…/x.json`, `the lock /…/x.lock`. */
+const SERVER_FILE = /\b(file|lock|directory) (?:[A-Za-z]:)?[\\/][^\s`'",;)]*/g;
+
+/**
+ * The message for a team member: sentences naming an operator command become one pointer to the operator, and the
+ * server's own file paths are left out (they tell a team member about the server's machine, and only its operator can
+ * act on them).
+ */
 export function forRemoteClient(message: string): string {
-  const kept = message.replace(OPERATOR_SENTENCE, " ").replace(/\s+/g, " ").trim();
+  const kept = message
+    .replace(LOOKED_IN, "")
+    .replace(SERVER_FILE, "$1 on the server")
+    .replace(OPERATOR_SENTENCE, " ")
+    .replace(/\s+/g, " ")
+    .trim();
   return kept === message ? message : `${kept} The person who runs this server can fix it.`.trim();
 }
 

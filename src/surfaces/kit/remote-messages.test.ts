@@ -15,4 +15,18 @@ describe("messages to a team member (a virtual key's holder)", () => {
     );
     expect(forRemoteClient("Nothing to hide here.")).toBe("Nothing to hide here.");
   });
+
+  it("never name the server's files", () => {
+    const missing =
+      "No Cursor credentials found (looked in /home/op/.config/cursor-bridge/credentials.json); run `cursor-bridge login` first.";
+    expect(forRemoteClient(missing)).toBe("No Cursor credentials found; The person who runs this server can fix it.");
+    expect(
+      forRemoteClient(
+        "The credential file /srv/cb/credentials.json is not a valid cursor-bridge credential file (bad).",
+      ),
+    ).toBe(
+      "The credential file on the server is not a valid cursor-bridge credential file (bad). The person who runs this server can fix it.",
+    );
+    expect(forRemoteClient("GET /v1/models lists the models.")).toBe("GET /v1/models lists the models.");
+  });
 });
