@@ -56,6 +56,8 @@ export interface SetupClient {
   summary: string;
   /** The text to print. */
   render(target: SetupTarget): string;
+  /** The client starts its own bridge (the OpenCode plugin's child): no running server is needed. */
+  ownBridge?: true;
   /** Present for clients with a config file `--write` can merge into. */
   file?: {
     /** The default config file. */
@@ -213,6 +215,7 @@ const pluginNext = (target: SetupTarget) =>
 const opencodePlugin: SetupClient = {
   name: "opencode-plugin",
   summary: "OpenCode with the cursor-bridge plugin (its own login and models)",
+  ownBridge: true,
   render: (target) =>
     `// opencode.json: the plugin entry is this installation's path\n${json({
       $schema: OPENCODE_SCHEMA,

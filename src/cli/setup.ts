@@ -236,7 +236,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   if (!ctx.json) {
     if (running !== undefined) io.err(`Server: the cursor-bridge running at ${origin} (pid ${running.pid}).\n`);
     io.err(`Models: ${served.source}.\n`);
-    if (served.answered === false) {
+    // The plugin starts a bridge of its own: a server missing at the address is nothing to warn about.
+    if (served.answered === false && client.ownBridge !== true) {
       const serve = port === DEFAULT_PORT ? "`cursor-bridge serve`" : `\`cursor-bridge serve --port ${port}\``;
       io.err(
         `Warning: nothing serves ${origin} right now: start it with ${serve} before using this configuration (or pass --port with the running server's port).\n`,

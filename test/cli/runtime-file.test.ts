@@ -110,6 +110,10 @@ describe("runtime file", () => {
     expect(unflagged.err).toContain(
       "Warning: nothing serves http://127.0.0.1:8765 right now: start it with `cursor-bridge serve`",
     );
+    // The OpenCode plugin starts its own bridge: no warning about a server it does not use.
+    const plugin = await harness.run(["setup", "opencode-plugin"], { env: noPort });
+    expect(plugin.code).toBe(0);
+    expect(plugin.err).not.toContain("nothing serves");
     rmSync(runtimeFile(), { force: true });
   });
 
