@@ -129,10 +129,14 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
     const model = findModel(models, deps.defaultModel);
     if (model !== undefined) return model.id;
     const served = models.filter((m) => m.variant === undefined).map((m) => m.id);
+    const named =
+      served.length > 12
+        ? `${served.slice(0, 12).join(", ")}… (all ${served.length} in data.models)`
+        : served.join(", ");
     throw RequestError.invalidParams(
       { model: deps.defaultModel, models: served },
       `The agent was started with --model ${deps.defaultModel}, which Cursor does not serve; change --model in the ` +
-        `editor's agent settings to one of: ${served.join(", ")}.`,
+        `editor's agent settings to one of: ${named}.`,
     );
   };
 
