@@ -6,12 +6,18 @@
  *   and the cause, before any banner, instead of a raw EACCES from deep inside the stores after it.
  * - {@link lockDataDir}: one `serve` per data directory. The gateway's spend (`spend.json`) and `serve.json` are read,
  *   changed and written whole by the server that owns them, so two servers on one directory lose each other's
- *   writes. `serve.lock` names the owner (pid and address); a second `serve` refuses to start while
- *   that process lives, and takes the lock over when it is gone (killed, crashed). The conversation records are
- *   built for several processes (`acp` processes an editor starts share them with a `serve`), so `acp` takes no lock.
+ *   writes. `serve.lock` names the owner (machine, pid, a random id of the process, address); a second `serve`
+ *   refuses to start while that process lives, and takes the lock over only when it names this machine and its
+ *   process is gone (killed, crashed), or names our own pid with another process's id (a restarted container, whose
+ *   server runs as pid 1 again). A lock from another machine (two containers sharing a volume both run as pid 1, and
+ *   a pid of another machine means nothing here) is never taken over: it is removed by hand once that server is gone.
+ *   The conversation records are built for several processes (`acp` processes an editor starts share them with a
+ *   `serve`), so `acp` takes no lock.
  */
+import { randomUUID } from "node:crypto";
 import { readFileSync, unlinkSync } from "node:fs";
 import { unlink, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { writeFileAtomic } from "../stores/file/atomic-write.js";
 import { withFileLock } from "../stores/file/file-lock.js";
@@ -64,6 +70,10 @@ export async function prepareDataDir(dir: string): Promise<void> {
 /** What `serve.lock` holds. */
 interface LockRecord {
   pid: number;
+  /** The machine (os.hostname(): a container's own name) the owner runs on; absent in a lock of an older version. */
+  hostname?: string;
+  /** A random id of the owning process, told apart from an earlier process with the same pid. */
+  instance?: string;
   /** Where the owner listens. */
   host?: string;
   port?: number;
@@ -84,6 +94,9 @@ export function dataDirLockPath(dataDir: string): string {
 /** Data directories whose lock this process holds (a second `serve` in one process is refused like any other). */
 const held = new Set<string>();
 
+/** This process's id in the locks it writes. */
+const INSTANCE = randomUUID();
+
 function readLock(path: string): LockRecord | undefined {
   try {
     const value = JSON.parse(readFileSync(path, "utf8")) as Partial<LockRecord>;
@@ -95,11 +108,15 @@ function readLock(path: string): LockRecord | undefined {
   }
 }
 
-/** The owner of a lock, or undefined when the lock is stale (its process is gone) or unreadable. */
+/**
+ * The owner of a lock, or undefined when the lock may be taken over: unreadable, or naming this machine and a process
+ * that is gone (or our own pid with another process's id: an earlier process that had this pid, a container restarted).
+ */
 function liveOwner(dataDir: string, record: LockRecord | undefined): LockRecord | undefined {
   if (record === undefined) return undefined;
-  // Our own pid without our own lock: left by an earlier process that had this pid (a container restarted).
-  if (record.pid === process.pid) return held.has(dataDir) ? record : undefined;
+  // Another machine's (or an older version's, which did not say): its pid cannot be checked from here.
+  if (record.hostname !== hostname()) return record;
+  if (record.pid === process.pid) return record.instance === INSTANCE && held.has(dataDir) ? record : undefined;
   return processAlive(record.pid) ? record : undefined;
 }
 
@@ -109,19 +126,28 @@ function refusal(dataDir: string, owner: LockRecord): ProxyError {
       ? "still starting"
       : `port ${owner.port}${owner.host === undefined ? "" : ` on ${owner.host}`}`;
   const path = dataDirLockPath(dataDir);
+  const here = owner.hostname === hostname();
+  const machine = here
+    ? ""
+    : owner.hostname === undefined
+      ? ", on a machine its lock does not name"
+      : `, on host ${owner.hostname}`;
   return new ProxyError(
     "invalid_request",
-    `Another cursor-bridge serve (pid ${owner.pid}, ${where}) already uses the data directory ${dataDir}: two ` +
-      "servers on one data directory overwrite each other's spend and state. Use that server, stop it, or give this " +
-      "one another --data-dir; to run several instances, share a Redis store (--store redis://…, see docs/team.md). " +
-      `If process ${owner.pid} is not a cursor-bridge, remove ${path}.`,
+    `Another cursor-bridge serve (pid ${owner.pid}${machine}, ${where}) already uses the data directory ${dataDir}: ` +
+      "two servers on one data directory overwrite each other's spend and state. Use that server, stop it, or give " +
+      "this one another --data-dir; to run several instances, share a Redis store (--store redis://…, see " +
+      "docs/team.md). " +
+      (here
+        ? `If process ${owner.pid} is not a cursor-bridge, remove ${path}.`
+        : `A process of another host cannot be checked from here: if that server is gone, remove ${path}.`),
     { param: "dataDir", detail: "failed_precondition" },
   );
 }
 
 /**
- * Takes the data directory's lock for this `serve`, bound to `address`; throws a usage error naming the other server when a live process
- * holds it. A lock whose process is gone is taken over.
+ * Takes the data directory's lock for this `serve`, bound to `address`; throws a usage error naming the other server
+ * when a live process, or one of another machine, holds it. A lock of this machine whose process is gone is taken over.
  */
 export async function lockDataDir(
   dataDir: string,
@@ -129,7 +155,13 @@ export async function lockDataDir(
   now: () => number = Date.now,
 ): Promise<DataDirLock> {
   const path = dataDirLockPath(dataDir);
-  const record: LockRecord = { pid: process.pid, ...address, startedAt: new Date(now()).toISOString() };
+  const record: LockRecord = {
+    pid: process.pid,
+    hostname: hostname(),
+    instance: INSTANCE,
+    ...address,
+    startedAt: new Date(now()).toISOString(),
+  };
   // The check and the write happen under a short-lived guard, so two servers starting together cannot both see a
   // stale lock and both take it.
   await withFileLock(`${path}.guard`, async () => {
@@ -145,7 +177,8 @@ export async function lockDataDir(
     held.delete(dataDir);
     process.off("exit", release);
     // Only while it is still ours (a lock taken over after this process was thought gone is the other's).
-    if (readLock(path)?.pid !== process.pid) return;
+    const current = readLock(path);
+    if (current?.pid !== process.pid || current.instance !== INSTANCE || current.hostname !== hostname()) return;
     try {
       unlinkSync(path);
     } catch {

@@ -4,12 +4,13 @@
  * taken over; `acp` still shares the directory), and a directory that cannot be used stops `serve` before its banner
  * and `keys` with a message naming --data-dir and the cause, exit 2, never a raw errno nor an endless mkdir.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { lockDataDir } from "../../src/cli/data-dir.js";
 import { spawnAcp } from "../acp/agent-process.js";
 import { listeningOrigin } from "../support/processes.js";
 
@@ -123,6 +124,75 @@ describe("one serve per data directory", { timeout: 120_000 }, () => {
     expect((await fetch(`${serve.origin}/health`)).status).toBe(200);
     serve.child.kill("SIGTERM");
     expect(await serve.exit).toBe(0);
+  });
+});
+
+describe("a lock written by another process", { timeout: 120_000 }, () => {
+  const address = { host: "127.0.0.1", port: 4321 };
+  const lockIn = (name: string, lock: Record<string, unknown>) => {
+    const dataDir = join(home, name);
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(join(dataDir, "serve.lock"), `${JSON.stringify(lock)}\n`);
+    return dataDir;
+  };
+  const ownerOf = (dataDir: string) => JSON.parse(readFileSync(join(dataDir, "serve.lock"), "utf8"));
+  /** The pid of a process that has exited. */
+  const deadPid = () => {
+    const done = spawnSync(process.execPath, ["-e", ""]);
+    expect(done.status).toBe(0);
+    return done.pid;
+  };
+
+  it("of another host is refused, naming the host, pid and port, even with our own pid (two containers' pid 1)", async () => {
+    for (const pid of [process.pid, deadPid()]) {
+      const lock = { pid, hostname: `not-${hostname()}`, instance: "theirs", host: "0.0.0.0", port: 8765 };
+      const dataDir = lockIn(`other-host-${pid}`, lock);
+      const error = await lockDataDir(dataDir, address).then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      expect(error?.message).toContain(`pid ${pid}, on host not-${hostname()}, port 8765`);
+      expect(error?.message).toContain(`if that server is gone, remove ${join(dataDir, "serve.lock")}`);
+      expect(ownerOf(dataDir)).toEqual(lock);
+    }
+    // Through the CLI: exit 2 with that message, the lock untouched.
+    const lock = { pid: 1, hostname: "elsewhere", instance: "theirs", host: "0.0.0.0", port: 8765 };
+    const dataDir = lockIn("other-host-cli", lock);
+    const serve = run(serveArgs(dataDir));
+    expect(await serve.exit).toBe(2);
+    expect(serve.err()).toContain("pid 1, on host elsewhere, port 8765");
+    expect(serve.err()).toContain(`remove ${join(dataDir, "serve.lock")}`);
+    expect(ownerOf(dataDir)).toEqual(lock);
+  });
+
+  it("of an older version (no host named) is refused", async () => {
+    const dataDir = lockIn("no-host", { pid: deadPid(), port: 8765 });
+    await expect(lockDataDir(dataDir, address)).rejects.toThrow(/on a machine its lock does not name/);
+  });
+
+  it("of this host whose process is gone is taken over", async () => {
+    const dataDir = lockIn("dead-here", { pid: deadPid(), hostname: hostname(), instance: "gone", port: 8765 });
+    const lock = await lockDataDir(dataDir, address);
+    expect(ownerOf(dataDir)).toMatchObject({ pid: process.pid, hostname: hostname(), port: 4321 });
+    expect(ownerOf(dataDir).instance).not.toBe("gone");
+    lock.release();
+    expect(existsSync(join(dataDir, "serve.lock"))).toBe(false);
+  });
+
+  it("of this host with our pid but another instance (a restarted container) is taken over; ours is refused", async () => {
+    const dataDir = lockIn("restarted", { pid: process.pid, hostname: hostname(), instance: "before", port: 8765 });
+    const lock = await lockDataDir(dataDir, address);
+    expect(ownerOf(dataDir).instance).not.toBe("before");
+    // A second serve in this process, on the lock this process now holds, is refused.
+    await expect(lockDataDir(dataDir, address)).rejects.toThrow(`pid ${process.pid}, port 4321`);
+    lock.release();
+  });
+
+  it("of this host whose process lives is refused", async () => {
+    const live = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+    children.push(live);
+    const dataDir = lockIn("alive-here", { pid: live.pid, hostname: hostname(), instance: "x", port: 8765 });
+    await expect(lockDataDir(dataDir, address)).rejects.toThrow(`pid ${live.pid}, port 8765`);
   });
 });
 
