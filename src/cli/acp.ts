@@ -39,8 +39,10 @@ built-in Cursor emulator instead (scripted replies, no Cursor account).
 Logs go to stderr only.
 
 Options:
-  --model <id>     The model new sessions start on (default: default); the
-                   editor can switch to any model Cursor lists
+  --model <id>     The model new sessions start on (default: default; an
+                   alias is kept as the id it names, a model Cursor does
+                   not serve makes session/new fail naming the ones it
+                   does); the editor can switch to any model Cursor lists
   Every setting of \`cursor-bridge serve --help\` (--upstream, --store,
   --log-level, --data-dir, ...) applies as there.
 
