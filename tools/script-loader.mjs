@@ -113,7 +113,13 @@ export function loadScriptBundle(distDir, { cacheOnExit = false } = {}) {
           }
         }),
       );
-    script.runInThisContext()(module.exports, requireChunk, module, importChunk, pathToFileURL(esmFile).href);
+    try {
+      script.runInThisContext()(module.exports, requireChunk, module, importChunk, pathToFileURL(esmFile).href);
+    } catch (error) {
+      // A script whose top level threw is not kept half run: the next load of it runs it again (as require does).
+      modules.delete(file);
+      throw error;
+    }
     return module.exports;
   }
 

@@ -104,8 +104,9 @@ export function closeSurfaceApp(app: Hono<AppEnv>, deps: SurfaceDeps, prefix: st
 /**
  * A door's request code, loaded on its first request and kept (`load` is the door's own `import()` of its handlers,
  * so the bundle keeps them in a chunk of their own): a start serves /health without compiling any door. When the load
- * fails (dist/ changed under the running server: util/code-on-disk.ts), every request of the door is answered 503
- * `server_updated` in the door's shape, saying to restart, and the load is not retried.
+ * fails because its file is gone (dist/ changed under the running server: util/code-on-disk.ts), every request of the
+ * door is answered 503 `server_updated` in the door's shape, saying to restart, and the load is not retried; any other
+ * failure is that request's own error, and the next request loads again.
  */
 export function loadedOnFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
   return loadOnce(load);
