@@ -124,16 +124,17 @@ describe("canonicalJson", () => {
 
 describe("answerKey", () => {
   const input = historyKey(history.slice(0, 2));
+  const ls = { id: "c1", name: "ls", arguments: '{"path":".","all":true}' };
 
   it("is what the engine records from the answer it handed out and what the echoed messages give back", () => {
-    const handedOut = answerKey(input, { text: "", toolCallIds: ["c1"] });
+    const handedOut = answerKey(input, { text: "", toolCalls: [ls] });
     expect(answerKey(input, echoedAnswer(history, 2, 3))).toBe(handedOut);
     // The tool message between is the client's input, not part of the answer.
     expect(answerKey(input, echoedAnswer(history, 2, 4))).toBe(handedOut);
   });
 
   it("ignores whitespace, a leading think block and how the text is split over messages", () => {
-    const key = answerKey(input, { text: "Two files: a and b.", toolCallIds: [] });
+    const key = answerKey(input, { text: "Two files: a and b.", toolCalls: [] });
     const split: HistoryMessage[] = [
       { role: "assistant", content: "<think>counting</think>Two files:\n", toolCalls: [] },
       { role: "assistant", content: "  a and\r\n b. ", toolCalls: [] },
@@ -141,20 +142,24 @@ describe("answerKey", () => {
     expect(answerKey(input, echoedAnswer(split, 0, 2))).toBe(key);
   });
 
-  it("differs for another text, other tool call ids, or another input", () => {
-    const text = answerKey(input, { text: "Two files.", toolCallIds: [] });
-    expect(answerKey(input, { text: "Three files.", toolCallIds: [] })).not.toBe(text);
-    expect(answerKey(historyKey(history.slice(0, 1)), { text: "Two files.", toolCallIds: [] })).not.toBe(text);
-    const calls = answerKey(input, { text: "Let me look.", toolCallIds: ["c1"] });
-    expect(answerKey(input, { text: "Let me look.", toolCallIds: ["c2"] })).not.toBe(calls);
-    expect(answerKey(input, { text: "Let me look.", toolCallIds: ["c1", "c2"] })).not.toBe(calls);
-    expect(calls).not.toBe(answerKey(input, { text: "Let me look.", toolCallIds: [] }));
+  it("differs for another text, other calls (id, name or arguments), or another input", () => {
+    const text = answerKey(input, { text: "Two files.", toolCalls: [] });
+    expect(answerKey(input, { text: "Three files.", toolCalls: [] })).not.toBe(text);
+    expect(answerKey(historyKey(history.slice(0, 1)), { text: "Two files.", toolCalls: [] })).not.toBe(text);
+    const calls = answerKey(input, { text: "Let me look.", toolCalls: [ls] });
+    expect(answerKey(input, { text: "Let me look.", toolCalls: [{ ...ls, id: "c2" }] })).not.toBe(calls);
+    expect(answerKey(input, { text: "Let me look.", toolCalls: [{ ...ls, name: "dir" }] })).not.toBe(calls);
+    expect(answerKey(input, { text: "Let me look.", toolCalls: [{ ...ls, arguments: '{"path":"/"}' }] })).not.toBe(
+      calls,
+    );
+    expect(answerKey(input, { text: "Let me look.", toolCalls: [ls, { ...ls, id: "c2" }] })).not.toBe(calls);
+    expect(calls).not.toBe(answerKey(input, { text: "Let me look.", toolCalls: [] }));
   });
 
-  it("of an answer with tool calls is its calls' ids: a client that drops the text beside the calls still matches", () => {
-    const handedOut = answerKey(input, { text: "Let me look.", toolCallIds: ["c1"] });
-    const call = { id: "c1", name: "ls", arguments: "{}" };
-    const dropped: HistoryMessage[] = [{ role: "assistant", content: "", toolCalls: [call] }];
+  it("of an answer with tool calls is its calls: the text beside them dropped, arguments re-serialised, still matches", () => {
+    const handedOut = answerKey(input, { text: "Let me look.", toolCalls: [ls] });
+    const echoed = { ...ls, arguments: '{ "all": true, "path": "." }' };
+    const dropped: HistoryMessage[] = [{ role: "assistant", content: "", toolCalls: [echoed] }];
     expect(answerKey(input, echoedAnswer(dropped, 0, 1))).toBe(handedOut);
   });
 });

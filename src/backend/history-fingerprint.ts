@@ -26,14 +26,15 @@
  * its own conversation; a client that edited the answer before sending it back must not continue a checkpoint that
  * holds the unedited one. The answer is what the client echoes back between the turn's input and its next user
  * message (tool messages there are the client's own input, not part of it):
- * - an answer with tool calls: the ids of its calls, in order. They are unique to the answer, and some clients drop
- *   the text that came with calls (`content: null` beside `tool_calls`);
+ * - an answer with tool calls: its calls ({@link callsKey}: ids, names, canonical arguments). The ids are unique to
+ *   the answer, the arguments are what a client may edit, and some clients drop the text that came with calls
+ *   (`content: null` beside `tool_calls`);
  * - an answer of text only: the text of every assistant message there (one leading `<think>` block dropped from
  *   each), joined, with all whitespace removed, because clients re-wrap answers (Anthropic text blocks, Responses
  *   output items).
  */
 import { createHash, hash } from "node:crypto";
-import type { HistoryMessage } from "./types.js";
+import type { HistoryMessage, HistoryToolCall } from "./types.js";
 
 const SEED = "cursor-bridge/history/v2";
 const LEADING_THINK = /^\s*<think>[\s\S]*?<\/think>/;
@@ -109,10 +110,20 @@ export function historyKeyPrefixes(messages: readonly HistoryMessage[]): string[
   return out;
 }
 
-/** What {@link answerKey} reads of an answer: its text, as shown or echoed back, and its tool calls' ids. */
+/** What {@link answerKey} reads of an answer: its text, as shown or echoed back, and its tool calls. */
 export interface TurnAnswer {
   text: string;
-  toolCallIds: readonly string[];
+  toolCalls: readonly Pick<HistoryToolCall, "id" | "name" | "arguments">[];
+}
+
+function canonicalArguments(text: string): string {
+  return text.trim() === "" ? "{}" : canonicalJson(text);
+}
+
+/** One key for a set of tool calls: ids, names and canonical arguments (`""` = `{}`), order-insensitive. */
+export function callsKey(calls: readonly Pick<HistoryToolCall, "id" | "name" | "arguments">[]): string {
+  const forms = calls.map((call) => JSON.stringify([call.id, call.name, canonicalArguments(call.arguments)])).sort();
+  return hash("sha256", forms.join("\n"), "hex");
 }
 
 const WHITESPACE = /\s+/g;
@@ -123,21 +134,21 @@ const WHITESPACE = /\s+/g;
  * ({@link echoedAnswer}).
  */
 export function answerKey(inputKey: string, answer: TurnAnswer): string {
-  if (answer.toolCallIds.length > 0) return chain(inputKey, JSON.stringify(["calls", answer.toolCallIds]));
+  if (answer.toolCalls.length > 0) return chain(inputKey, JSON.stringify(["calls", callsKey(answer.toolCalls)]));
   return chain(inputKey, JSON.stringify(["text", answer.text.replace(WHITESPACE, "")]));
 }
 
 /** The answer the messages `from` (inclusive) to `to` (exclusive) echo back: their assistant messages' text and calls. */
 export function echoedAnswer(messages: readonly HistoryMessage[], from: number, to: number): TurnAnswer {
   let text = "";
-  const toolCallIds: string[] = [];
+  const toolCalls: HistoryToolCall[] = [];
   for (let i = from; i < to; i++) {
     const message = messages[i];
     if (message?.role !== "assistant") continue;
     text += message.content.replace(LEADING_THINK, "");
-    for (const call of message.toolCalls) toolCallIds.push(call.id);
+    toolCalls.push(...message.toolCalls);
   }
-  return { text, toolCallIds };
+  return { text, toolCalls };
 }
 
 /** Key of a whole history, insensitive to formatting noise (see the module comment for the exact rules). */

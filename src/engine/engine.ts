@@ -313,7 +313,11 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       let claim = "";
       let resumedFrom: ParkedEntry | undefined;
       if (input.trailingResults.length > 0) {
-        claim = claimKeyOf(input.trailingResults);
+        // Per owner: another virtual key's identical request is neither replayed this answer nor told (409) of it.
+        claim =
+          request.owner === undefined
+            ? claimKeyOf(input.trailingResults)
+            : `${request.owner}\n${claimKeyOf(input.trailingResults)}`;
         const existing = recordings.get(claim);
         if (existing !== undefined && (!existing.done || existing.requestKey === requestKey)) {
           if (existing.requestKey !== requestKey) {
@@ -482,10 +486,7 @@ function watch(routed: Routed, requestKey: string, model: string, deps: WatchDep
   let text = "";
   const atTurnEnd = async (reason: string) => {
     try {
-      await deps.index.remember(
-        answerKey(requestKey, { text, toolCallIds: (calls ?? []).map((call) => call.id) }),
-        conversationId,
-      );
+      await deps.index.remember(answerKey(requestKey, { text, toolCalls: calls ?? [] }), conversationId);
     } catch (error) {
       deps.logger.warn("could not record the conversation; its next turn will rebuild it", { error });
     }

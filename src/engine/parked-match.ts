@@ -12,8 +12,7 @@
  * Besides, the request must ask for the model the turn runs as, and declare every tool its Run offers. A request of
  * another owner (virtual key) never takes the turn at all: it is neither resumed nor closed by it.
  */
-import { hash } from "node:crypto";
-import { canonicalJson } from "../backend/history-fingerprint.js";
+import { callsKey } from "../backend/history-fingerprint.js";
 import type { HistoryMessage, HistoryToolCall } from "../backend/types.js";
 
 /** What a parked turn remembers to recognise the request that may resume it. */
@@ -38,15 +37,8 @@ export interface ResumeClaim {
   toolNames: ReadonlySet<string>;
 }
 
-function canonicalArguments(text: string): string {
-  return text.trim() === "" ? "{}" : canonicalJson(text);
-}
-
-/** One key for a set of tool calls: ids, names and canonical arguments, order-insensitive. */
-export function callsKey(calls: readonly Pick<HistoryToolCall, "id" | "name" | "arguments">[]): string {
-  const forms = calls.map((call) => JSON.stringify([call.id, call.name, canonicalArguments(call.arguments)])).sort();
-  return hash("sha256", forms.join("\n"), "hex");
-}
+/** The key of a set of tool calls, shared with the conversation index's answer key. */
+export { callsKey };
 
 /**
  * The origin a request claims for its trailing tool results: the key of the messages before the assistant

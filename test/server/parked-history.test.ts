@@ -111,7 +111,8 @@ describe("resuming a parked turn requires the history it parked with", () => {
       messages: [{ role: "user", content: ALPHA }, edited, { role: "tool", tool_call_id: call.id, content: "rainy" }],
     });
     expect(reply.choices[0]?.message.content).toContain("get_weather returned: rainy");
-    expect(routes()).toEqual(["new", "continued"]);
+    // Nor is the checkpoint continued: it holds the unedited call, so the history is sent again.
+    expect(routes()).toEqual(["new", "new"]);
     expect(stack.parked.size()).toBe(0);
   });
 
@@ -245,6 +246,32 @@ describe("resuming a parked turn requires the history it parked with", () => {
       expect(owned.choices[0]?.message.content).toContain("get_weather returned: sunny");
       const turns = teamLines.flatMap((line) => /POST \/v1\/chat\/completions 200.*turn=(\w+)/.exec(line)?.[1] ?? []);
       expect(turns).toEqual(["new", "new", "resumed"]);
+    } finally {
+      await team.close();
+    }
+  });
+
+  it("an identical request of another virtual key is not replayed the answer of the resumed turn", async () => {
+    const teamLines: string[] = [];
+    const team = await startStack({ logLines: teamLines, accounts: { team: { userId: "team-user" } } });
+    try {
+      const as = (key: string) =>
+        new OpenAI({
+          baseURL: team.baseURL,
+          apiKey: "local",
+          maxRetries: 0,
+          defaultHeaders: { "x-test-account": "team", "x-test-key": key },
+        });
+      const messages: ChatMessage[] = [{ role: "user", content: ALPHA }];
+      const first = await as("key-a").chat.completions.create({ model: "auto", messages, tools: [weather] });
+      const call = first.choices[0]!.message.tool_calls![0]!;
+      messages.push(first.choices[0]!.message, { role: "tool", tool_call_id: call.id, content: "sunny" });
+      await as("key-a").chat.completions.create({ model: "auto", messages, tools: [weather] });
+      await as("key-b").chat.completions.create({ model: "auto", messages, tools: [weather] });
+      await as("key-a").chat.completions.create({ model: "auto", messages, tools: [weather] });
+      const turns = teamLines.flatMap((line) => /POST \/v1\/chat\/completions 200.*turn=(\w+)/.exec(line)?.[1] ?? []);
+      // key-a: new, resumed; key-b: its own Run (new), not key-a's recorded answer; key-a again: replayed.
+      expect(turns).toEqual(["new", "resumed", "new", "replayed"]);
     } finally {
       await team.close();
     }
