@@ -79,4 +79,21 @@ describe("file audit log bounds", () => {
     // Both new entries survive whichever writer rotated; the three before them are in audit.log.1.
     expect(kept).toEqual(expect.arrayContaining([0, 1, 2, 3, 4]));
   });
+
+  it("two writers rotating at once keep every entry (one rotation, across audit.log and audit.log.1)", async () => {
+    // Every entry's line is the same length (n has two digits), so exactly 40 fill a file.
+    const lineBytes = Buffer.byteLength(`${JSON.stringify(entry(10))}\n`);
+    for (let round = 0; round < 20; round += 1) {
+      const dir = await freshDir();
+      const first = createFileAuditLog({ dir, maxBytes: lineBytes * 40 });
+      const second = createFileAuditLog({ dir, maxBytes: lineBytes * 40 });
+      for (let n = 10; n < 50; n += 1) await first.append(entry(n));
+      // The file is full: each of these 40 appends finds it so and rotates, unless another rotated it first.
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) => [first.append(entry(50 + i)), second.append(entry(70 + i))]).flat(),
+      );
+      const kept = numbers(await first.read()).sort();
+      expect(kept, `round ${round}`).toEqual(Array.from({ length: 80 }, (_, i) => 10 + i));
+    }
+  }, 60_000);
 });

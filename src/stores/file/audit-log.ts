@@ -3,9 +3,11 @@
  * with O_APPEND (each entry is one write, so lines from the CLI and a running server never interleave).
  *
  * Bounded: an append that would take the file past `maxBytes` (16 MiB, about 80,000 entries) first renames it to
- * `audit.log.1`, replacing the one before, so the log never holds more than twice that on disk. Reading the newest N
- * entries reads the files backwards from their end, a chunk at a time, so `audit --limit 50` costs the same on a full
- * log as on a new one; reading all of them streams both files line by line.
+ * `audit.log.1`, replacing the one before, so the log never holds more than twice that on disk. The rename happens
+ * under a lock file (`audit.log.lock`, file-lock.ts) after measuring the file again, so writers of several processes
+ * that find it full at once rotate it once. Reading the newest N entries reads the files backwards from their end, a
+ * chunk at a time, so `audit --limit 50` costs the same on a full log as on a new one; reading all of them streams
+ * both files line by line.
  */
 import { createReadStream } from "node:fs";
 import { type FileHandle, open, rename, stat } from "node:fs/promises";
@@ -13,6 +15,7 @@ import { join } from "node:path";
 import { makeDir } from "../../util/make-dir.js";
 import { parseAuditEntry } from "../audit-entries.js";
 import type { AuditEntry, AuditLog } from "../types.js";
+import { withFileLock } from "./file-lock.js";
 
 /** The file's name inside the data directory. */
 export const AUDIT_FILE_NAME = "audit.log";
@@ -112,6 +115,16 @@ export function createFileAuditLog(options: {
   const previous = `${path}.1`;
   const maxBytes = options.maxBytes ?? AUDIT_FILE_MAX_BYTES;
   let tightened = false;
+  let rotation: Promise<unknown> = Promise.resolve();
+
+  /** Renames audit.log to audit.log.1 when `bytes` more would take it past maxBytes (run under the lock). */
+  const rotateIfFull = async (bytes: number) => {
+    const current = await stat(path).catch(() => undefined);
+    if (current === undefined || current.size === 0 || current.size + bytes <= maxBytes) return;
+    await rename(path, previous).catch((error: unknown) => {
+      if (!isMissing(error)) throw error;
+    });
+  };
 
   const openForAppend = async () => {
     const handle = await open(path, "a", 0o600);
@@ -131,13 +144,13 @@ export function createFileAuditLog(options: {
         const measured = await handle.stat();
         if (measured.size > 0 && measured.size + Buffer.byteLength(line) > maxBytes) {
           await handle.close();
-          // Rotate the file measured, not one another process made after rotating it a moment ago.
-          const current = await stat(path).catch(() => undefined);
-          if (current !== undefined && current.ino === measured.ino) {
-            await rename(path, previous).catch((error: unknown) => {
-              if (!isMissing(error)) throw error;
-            });
-          }
+          // Under the lock, measured again: a writer that found the file full just before another rotated it would
+          // otherwise rename the other's fresh audit.log over audit.log.1, losing the entries it held.
+          // This writer's own appends that found it full take the lock one after another, not all polling for it.
+          const bytes = Buffer.byteLength(line);
+          const rotated = rotation.then(() => withFileLock(`${path}.lock`, () => rotateIfFull(bytes)));
+          rotation = rotated.catch(() => undefined);
+          await rotated;
           tightened = false;
           handle = await openForAppend();
         }
