@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ProxyError } from "../util/errors.js";
-import { createExchange, exchangeForTokens } from "./exchange.js";
+import { createExchange, exchangeForTokens, refreshOAuthLogin } from "./exchange.js";
 import type { FetchLike } from "./http.js";
 
 interface Call {
@@ -79,5 +79,25 @@ describe("exchangeForTokens", () => {
     const { fetch, calls } = fakeFetch(() => Response.json({ accessToken: "a", refreshToken: "r" }));
     await createExchange({ apiUrl: "http://127.0.0.1:1/base/", fetch })(CREDENTIAL);
     expect(calls[0]?.url).toBe("http://127.0.0.1:1/base/auth/exchange_user_api_key");
+  });
+});
+
+describe("refreshOAuthLogin", () => {
+  it.each([
+    [400, "backend_protocol"],
+    [401, "unauthenticated"],
+    [503, "backend_unavailable"],
+  ])("maps HTTP %i to %s", async (status, code) => {
+    const { fetch } = fakeFetch(() => new Response(null, { status }));
+    expect((await failure(refreshOAuthLogin(CREDENTIAL, { apiUrl: "https://api.test", fetch }))).code).toBe(code);
+  });
+
+  it.each([400, 200, 503])("takes a body with error invalid_grant (HTTP %i) as a rejected login", async (status) => {
+    const { fetch } = fakeFetch(() => Response.json({ error: "invalid_grant" }, { status }));
+    const error = await failure(refreshOAuthLogin(CREDENTIAL, { apiUrl: "https://api.test", fetch }));
+    expect(error).toMatchObject({ code: "unauthenticated", detail: "credentials_rejected" });
+    expect(error.message).toBe(
+      `Cursor rejected the stored login (HTTP ${status}, invalid_grant); run \`cursor-bridge login\`.`,
+    );
   });
 });

@@ -125,6 +125,14 @@ export async function refreshOAuthLogin(refreshToken: string, options: ExchangeO
   const fields =
     typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
   if (fields.shouldLogout === true) return { accessToken: "", shouldLogout: true };
+  // OAuth's refusal of a refresh token (RFC 6749 §5.2: revoked, expired or not this client's), whatever the status.
+  if (fields.error === "invalid_grant") {
+    throw new ProxyError(
+      "unauthenticated",
+      `Cursor rejected the stored login (HTTP ${response.status}, invalid_grant); run \`cursor-bridge login\`.`,
+      { detail: "credentials_rejected" },
+    );
+  }
   if (!response.ok) {
     const error = errorForStatus(response.status, OAUTH_WHAT);
     if (error.code === "unauthenticated") {

@@ -149,6 +149,45 @@ describe("createRefreshingTokenSource", () => {
     expect(error.message).toBe("Cursor refused to renew the session; run `cursor-bridge login` again.");
   });
 
+  it("asks for a new login when Cursor answers the renewal with any other 4xx (OAuth's 400 invalid_grant)", async () => {
+    const answers = [
+      new ProxyError("backend_protocol", "Refreshing the Cursor login failed: Cursor returned unexpected HTTP 400."),
+      new ProxyError("backend_protocol", "Refreshing the Cursor login failed: the answer had no access token."),
+      new ProxyError("invalid_request", "refused"),
+    ];
+    for (const answer of answers) {
+      const { exchange } = controlledExchange(() => answer);
+      // Expired, and still valid: a refused renewal is no transient failure to ride out on the current token.
+      for (const minutes of [-1, 2]) {
+        const stored = record({ accessToken: tokenExpiringIn(minutes, "gone") });
+        const store = createMemoryCredentialStore(stored);
+        const source = createRefreshingTokenSource({ store, exchange, now });
+        const error = (await source.getAccessToken().catch((caught: unknown) => caught)) as ProxyError;
+        expect(error).toMatchObject({ code: "unauthenticated", detail: "refresh_failed", retryable: false });
+        expect(error.message).toBe("Cursor refused to renew the session; run `cursor-bridge login` again.");
+        expect(error.cause).toBe(answer);
+      }
+    }
+  });
+
+  it.each([
+    ["backend_unavailable", 503],
+    ["timeout", 504],
+    ["rate_limited", 429],
+  ] as const)("keeps the login on %s, a retryable %i that says to retry shortly", async (code, status) => {
+    const { exchange, credentials } = controlledExchange((_c, call) =>
+      call === 1 ? new ProxyError(code, "Cursor did not answer.") : fresh("new"),
+    );
+    const store = createMemoryCredentialStore(record({ accessToken: tokenExpiringIn(-1, "gone") }));
+    const source = createRefreshingTokenSource({ store, exchange, now });
+    const error = (await source.getAccessToken().catch((caught: unknown) => caught)) as ProxyError;
+    expect(error).toMatchObject({ code, status, retryable: true });
+    expect(error.message).toContain("the login is kept, retry shortly");
+    expect(error.message).not.toContain("cursor-bridge login");
+    await expect(source.getAccessToken()).resolves.toBe(fresh("new").accessToken);
+    expect(credentials).toHaveLength(2);
+  });
+
   it("adopts newer tokens another process stored instead of refreshing", async () => {
     const { exchange, credentials } = controlledExchange(() => fresh("new"));
     const store = createMemoryCredentialStore(record());

@@ -91,12 +91,24 @@ function notLoggedIn(location: string): ProxyError {
 }
 
 /**
- * A refresh that failed. Only Cursor refusing it (`unauthenticated`) means the login is spent and the user must log
- * in again; anything else (Cursor unreachable, timing out, rate limiting, answering 5xx) keeps its own code (a
- * retryable 503/504/429 for the client) and the stored login, which the next request tries to renew again.
+ * Failures of a refresh that say nothing about the login: Cursor unreachable or answering 5xx, the refresh timing out
+ * or rate limited (and the wait for it canceled). Anything else (401/403, any other 4xx such as OAuth's 400
+ * `invalid_grant` for a revoked refresh token, an answer without a token) means Cursor did not renew this login.
+ */
+const KEEPS_LOGIN: ReadonlySet<ProxyError["code"]> = new Set([
+  "backend_unavailable",
+  "timeout",
+  "rate_limited",
+  "canceled",
+]);
+
+/**
+ * A refresh that failed. A transient failure ({@link KEEPS_LOGIN}) keeps its own code (a retryable 503/504/429 for
+ * the client) and the stored login, which the next request tries to renew again; any other failure means Cursor
+ * refused the renewal, and the user must log in again.
  */
 function refreshFailed(error: ProxyError): ProxyError {
-  if (error.code !== "unauthenticated") {
+  if (KEEPS_LOGIN.has(error.code)) {
     return new ProxyError(
       error.code,
       `${error.message} The Cursor session needs renewing; the login is kept, retry shortly.`,
@@ -243,7 +255,7 @@ export function createRefreshingTokenSource(options: RefreshingTokenSourceOption
       pair = apiKey !== undefined ? await exchange(apiKey) : await oauthRefresh(base.refreshToken);
     } catch (error) {
       const proxyError = ProxyError.from(error);
-      if (!forced && proxyError.code !== "unauthenticated" && !isExpired(base.accessToken)) {
+      if (!forced && KEEPS_LOGIN.has(proxyError.code) && !isExpired(base.accessToken)) {
         // A transient failure while the token is still valid: keep using it, the next call retries.
         logger.warn("Cursor token refresh failed; using the current token until it expires", { code: proxyError.code });
         cached = base;

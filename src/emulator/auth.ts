@@ -56,13 +56,20 @@ export interface RestCaller {
   createdAt: string;
 }
 
+/** How `/oauth/token` refuses a revoked refresh token. */
+export type RefreshRefusal = "shouldLogout" | "invalid_grant";
+
 /** Account state of one emulator instance. */
 export interface Authority {
   issueTokens(options?: { userId?: string; email?: string; expiresInSeconds?: number }): TokenPair;
   approveLogin(uuid: string, options?: { userId?: string; email?: string }): void;
   addApiKey(apiKey: string, options?: { userId?: string; email?: string }): void;
-  /** Ends a browser login: `/oauth/token` answers this refresh token with `shouldLogout: true` from now on. */
-  revokeRefreshToken(refreshToken: string): void;
+  /**
+   * Ends a browser login: `/oauth/token` answers this refresh token with `shouldLogout: true` from now on, or with
+   * `refusal: "invalid_grant"` OAuth's own refusal (400 `{error: "invalid_grant"}`, RFC 6749 §5.2), the other answer
+   * Cursor may give to a refresh token it no longer honours (docs/protocol.md §9).
+   */
+  revokeRefreshToken(refreshToken: string, refusal?: RefreshRefusal): void;
   /** Checks an `authorization` header value for an RPC: only unexpired access (session) tokens pass. */
   authenticate(header: string | null): { ok: true; identity: TokenIdentity } | { ok: false; failure: AuthFailure };
   /**
@@ -94,7 +101,7 @@ export function createAuthority(options: AuthorityOptions): Authority {
   const apiKeys = new Map<string, TokenIdentity>();
   const keyCreated = new Map<string, string>();
   const started = new Date().toISOString();
-  const revoked = new Set<string>();
+  const revoked = new Map<string, RefreshRefusal>();
 
   const issue = (identity: TokenIdentity, ttl = accessTokenTtlSeconds): TokenPair => ({
     accessToken: signer.sign(identity, "session", ttl),
@@ -145,7 +152,7 @@ export function createAuthority(options: AuthorityOptions): Authority {
   /**
    * `POST /oauth/token` with `{grant_type: "refresh_token", client_id, refresh_token}` (X8): a new access token and
    * `shouldLogout: false`; the refresh token does not rotate (the answer carries none). A revoked, expired or foreign
-   * refresh token is answered `shouldLogout: true`; a malformed request 400.
+   * refresh token is answered `shouldLogout: true` (or 400 `invalid_grant` when revoked so); a malformed request 400.
    */
   const oauthToken = async (req: NodeRequest, res: NodeResponse): Promise<void> => {
     options.onAuthCall?.("oauth-token");
@@ -167,6 +174,10 @@ export function createAuthority(options: AuthorityOptions): Authority {
     }
     if (body.client_id !== OAUTH_CLIENT_ID) {
       sendJson(res, 401, { error: "invalid_client" });
+      return;
+    }
+    if (revoked.get(body.refresh_token) === "invalid_grant") {
+      sendJson(res, 400, { error: "invalid_grant", error_description: "The refresh token is invalid or revoked." });
       return;
     }
     const verified = signer.verify(body.refresh_token);
@@ -221,8 +232,8 @@ export function createAuthority(options: AuthorityOptions): Authority {
       apiKeys.set(apiKey, identityOf(opts));
       if (!keyCreated.has(apiKey)) keyCreated.set(apiKey, new Date().toISOString());
     },
-    revokeRefreshToken(refreshToken) {
-      revoked.add(refreshToken);
+    revokeRefreshToken(refreshToken, refusal = "shouldLogout") {
+      revoked.set(refreshToken, refusal);
     },
     authenticateRest(header) {
       const token = bearerOf(header);

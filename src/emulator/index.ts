@@ -10,7 +10,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { type Logger, silentLogger } from "../util/logger.js";
 import type { ReservedListener } from "../util/reserved-listener.js";
 import { nodeRequestKey, registerServices } from "./agent-service.js";
-import { createAuthority, type NodeRequest, type NodeResponse, sendJson } from "./auth.js";
+import { createAuthority, type NodeRequest, type NodeResponse, type RefreshRefusal, sendJson } from "./auth.js";
 import { BidiSessions } from "./bidi.js";
 import { createBlobCache } from "./blobs.js";
 import type { CatalogueModel } from "./catalogue.js";
@@ -22,6 +22,7 @@ import { listenDual } from "./server.js";
 import { createStatsRecorder, type EmulatorStats, type StatsRecorder } from "./stats.js";
 import { clientVersionDate, createStrictnessInterceptor, DEFAULT_MIN_CLIENT_VERSION } from "./strictness.js";
 
+export type { RefreshRefusal } from "./auth.js";
 export { type CatalogueModel, parseCatalogueFile } from "./catalogue.js";
 export { describeEmulatorDirectives } from "./directives.js";
 export { parseModelsFile } from "./models.js";
@@ -106,8 +107,11 @@ export interface Emulator {
   approveLogin(uuid: string, options?: { userId?: string; email?: string }): void;
   /** Registers an API key accepted by `POST /auth/exchange_user_api_key`. */
   addApiKey(apiKey: string, options?: { userId?: string; email?: string }): void;
-  /** Ends a browser login: `POST /oauth/token` answers its refresh token with `shouldLogout: true`. */
-  revokeRefreshToken(refreshToken: string): void;
+  /**
+   * Ends a browser login: `POST /oauth/token` answers its refresh token with `shouldLogout: true`, or with
+   * `"invalid_grant"` OAuth's 400 `{error: "invalid_grant"}` (auth.ts).
+   */
+  revokeRefreshToken(refreshToken: string, refusal?: RefreshRefusal): void;
   /**
    * Puts a user at their usage limit (or takes them off it with `false`): their Runs fail with the usage-limit
    * error (`resource_exhausted`, `ERROR_PRO_USER_USAGE_LIMIT`) and their plan usage reports the whole limit spent,
@@ -205,7 +209,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     issueTokens: (opts) => authority.issueTokens(opts),
     approveLogin: (uuid, opts) => authority.approveLogin(uuid, opts),
     addApiKey: (apiKey, opts) => authority.addApiKey(apiKey, opts),
-    revokeRefreshToken: (token) => authority.revokeRefreshToken(token),
+    revokeRefreshToken: (token, refusal) => authority.revokeRefreshToken(token, refusal),
     limitUsage: (userId, limited = true) => {
       if (limited) limitedUsers.add(userId);
       else limitedUsers.delete(userId);

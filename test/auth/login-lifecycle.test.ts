@@ -2,7 +2,7 @@
  * A browser login's life against the emulator, with the file credential store and the real token source, protocol
  * client and agent client (cursor-protocol-addendum-3.md X8): an expired access token is refreshed through
  * `POST /oauth/token` (never the exchange endpoint, which refuses browser-login tokens), the refresh token is kept;
- * Cursor's `shouldLogout` removes the login; a `logout` while the server runs sticks: the next request is "not
+ * Cursor's `shouldLogout` removes the login, and a refusal the OAuth way (400 `invalid_grant`) asks for a new one; a `logout` while the server runs sticks: the next request is "not
  * logged in" and no later refresh writes the removed credentials back.
  */
 import { randomUUID } from "node:crypto";
@@ -119,6 +119,26 @@ describe("browser login refresh", () => {
     expect(error.message).toContain("shouldLogout");
     expect(error.message).toContain("cursor-bridge login");
     expect(await store.load()).toBeUndefined();
+  });
+
+  it("a refresh token refused the OAuth way (400 invalid_grant) asks for a new login, every time", async () => {
+    const store = fileStore();
+    const old = emulator.issueTokens({ expiresInSeconds: -60 });
+    emulator.revokeRefreshToken(old.refreshToken, "invalid_grant");
+    await store.save({ accessToken: old.accessToken, refreshToken: old.refreshToken, source: "login" });
+    const before = emulator.stats().oauthTokenCalls;
+    const source = createRefreshingTokenSource({ store, apiUrl: emulator.url });
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const error = (await source.getAccessToken().catch((e: unknown) => e)) as ProxyError;
+      expect(error).toBeInstanceOf(ProxyError);
+      expect(error).toMatchObject({ code: "unauthenticated", status: 401, retryable: false, detail: "refresh_failed" });
+      expect(error.message).toBe("Cursor refused to renew the session; run `cursor-bridge login` again.");
+      expect(error.message).not.toContain("retry shortly");
+      expect((error.cause as ProxyError).message).toContain("invalid_grant");
+    }
+    // Each request asked Cursor again (a new login stored meanwhile would be used), and the login was not removed.
+    expect(emulator.stats().oauthTokenCalls - before).toBe(2);
+    expect(await store.load()).toMatchObject({ refreshToken: old.refreshToken });
   });
 });
 

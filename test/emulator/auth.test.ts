@@ -150,6 +150,16 @@ describe("oauth/token", () => {
     expect((await token({ grant_type: "password", client_id: OAUTH_CLIENT_ID })).status).toBe(400);
     expect((await token("{not json")).status).toBe(400);
   });
+
+  it("refuses a refresh token revoked with invalid_grant the OAuth way, and only that one", async () => {
+    const { refreshToken } = emulator.issueTokens();
+    const other = emulator.issueTokens().refreshToken;
+    emulator.revokeRefreshToken(refreshToken, "invalid_grant");
+    const answer = await token(grant(refreshToken));
+    expect(answer.status).toBe(400);
+    expect(await answer.json()).toMatchObject({ error: "invalid_grant" });
+    expect(await (await token(grant(other))).json()).toMatchObject({ shouldLogout: false });
+  });
 });
 
 it("unknown plain-HTTP paths are 404", async () => {
