@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { toOpenAIError } from "../surfaces/kit/openai-error.js";
 import { toAnthropicError } from "../surfaces/messages/error-body.js";
 import { shuttingDown } from "../util/shutdown-notice.js";
-import { answerShuttingDown, RequestsInFlight } from "./drain.js";
+import { RequestsInFlight } from "./drain.js";
 
 interface Served {
   server: Server;
@@ -30,7 +30,7 @@ async function serve(handle: (req: IncomingMessage, res: ServerResponse) => void
   let inFlight: RequestsInFlight | undefined;
   const server = createServer((req, res) => {
     if (inFlight?.draining) {
-      answerShuttingDown(req, res);
+      inFlight.refuse(req, res);
       return;
     }
     inFlight?.track(res);
@@ -155,5 +155,31 @@ describe("a graceful stop", () => {
     expect(await ended).toBe("data: first\n\ndata: final error\n\n");
     expect(await stuck).toBe("data: first\n\n<cut>");
     expect(served.server.listening).toBe(false);
+  }, 60_000);
+
+  it("a late request with a large body gets its 503 after the body, not a reset", async () => {
+    let release = () => {};
+    const served = await serve((_req, res) => {
+      release = () => res.end("done");
+    });
+    // A request in flight keeps the drain open while the late one arrives.
+    const slow = fetch(`http://127.0.0.1:${served.port}/slow`);
+    await until(() => served.inFlight.size === 1);
+    const late = await halfSentRequest(served, "/v1/chat/completions");
+    let error: string | undefined;
+    late.socket.on("error", (e: NodeJS.ErrnoException) => (error = e.code));
+    const drained = served.inFlight.drain({ timeoutMs: 120_000 });
+    // 16 MiB: far more than the socket buffers hold, so the client is still sending when an eager answer would go out.
+    const body = Buffer.alloc(16 * 1024 * 1024, 0x20);
+    late.socket.write(`Content-Length: ${body.length}\r\n\r\n`);
+    late.socket.end(body);
+    const answer = parse(await late.answer);
+    expect(error).toBeUndefined();
+    expect(answer.status).toBe(503);
+    expect(answer.headers).toContain("connection: close");
+    expect(answer.body).toEqual(toOpenAIError(shuttingDown(false)).body);
+    release();
+    expect(await (await slow).text()).toBe("done");
+    await drained;
   }, 60_000);
 });

@@ -1,7 +1,8 @@
 /**
  * The requests a server is serving, and how it stops gracefully (server/listen.ts): at once it takes no new work (the
  * listening socket closes, so new connections are refused; a request that still arrives on a connection already open
- * is answered 503 `server_shutting_down` with `Connection: close`), then it waits for the requests in flight, up to a
+ * is answered 503 `server_shutting_down` with `Connection: close` once its body has arrived, read and dropped, and
+ * counts as in flight until then), then it waits for the requests in flight, up to a
  * drain time. When that is up, the caller ends the ones left (each turn ends with its door's final error event,
  * util/shutdown-notice.ts) and they get {@link FINAL_FRAMES_MS} to write it before every connection is cut.
  *
@@ -55,6 +56,12 @@ export class RequestsInFlight {
     });
   }
 
+  /** Refuses a request that arrived while the server drains ({@link answerShuttingDown}), counted as in flight. */
+  refuse(req: IncomingMessage, res: ServerResponse): void {
+    this.track(res);
+    answerShuttingDown(req, res);
+  }
+
   /**
    * Stops the server gracefully (see the module's comment) and resolves once it is closed, every connection with it.
    */
@@ -90,11 +97,37 @@ export class RequestsInFlight {
 }
 
 /**
+ * Runs `answer` once the request's body has arrived, read and dropped. An answer that closes its connection while the
+ * client still uploads resets the connection, and the reset can reach the client before the answer does (the same
+ * reason body-limit.ts reads a body over the limit to its end before its 413). Nothing runs when the client leaves
+ * first; the listener's body timeout bounds the wait.
+ */
+export function afterBody(req: IncomingMessage, answer: () => void): void {
+  if (req.complete) {
+    req.resume();
+    answer();
+    return;
+  }
+  const ended = () => {
+    req.off("close", ended);
+    if (req.complete) answer();
+  };
+  req.once("end", ended);
+  req.once("close", ended);
+  req.resume();
+}
+
+/**
  * Answers a request that arrived while the server drains: 503 `server_shutting_down`, in Anthropic's shape for
  * `/v1/messages` (`overloaded_error`, which its clients retry) and OpenAI's otherwise, with `x-should-retry: true` and
- * `Connection: close`. The same bodies as the doors' own renderers give that error (held equal by the tests).
+ * `Connection: close`, once its body has been read and dropped ({@link afterBody}). The same bodies as the doors' own
+ * renderers give that error (held equal by the tests).
  */
 export function answerShuttingDown(req: IncomingMessage, res: ServerResponse): void {
+  afterBody(req, () => writeShuttingDown(req, res));
+}
+
+function writeShuttingDown(req: IncomingMessage, res: ServerResponse): void {
   if (res.headersSent || res.destroyed) return;
   const { message } = shuttingDown(false);
   const anthropic = /^\/v1\/messages(?:[/?]|$)/.test(req.url ?? "");

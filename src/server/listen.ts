@@ -13,7 +13,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { assertSafeBinding } from "../config/host.js";
 import { ProxyError } from "../util/errors.js";
 import { directBodyOf } from "../util/pull-body.js";
-import { answerShuttingDown, type DrainOptions, RequestsInFlight } from "./drain.js";
+import { afterBody, type DrainOptions, RequestsInFlight } from "./drain.js";
 import type { IdleMemory } from "./idle-memory.js";
 import { coalesceWritesPerTurn, flushHeadersCoalesced } from "./write-coalescing.js";
 
@@ -109,8 +109,12 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   socket.destroy();
 }
 
-/** Answers a request the server will never serve (its start failed) with an OpenAI-shaped 503. */
-function answerUnavailable(res: ServerResponse, message: string): void {
+/** Answers a request the server will never serve (its start failed) with an OpenAI-shaped 503, after its body. */
+function answerUnavailable(req: IncomingMessage, res: ServerResponse, message: string): void {
+  afterBody(req, () => writeUnavailable(res, message));
+}
+
+function writeUnavailable(res: ServerResponse, message: string): void {
   if (res.headersSent || res.destroyed) return;
   const body = JSON.stringify({ error: { message, type: "server_error", param: null, code: "backend_unavailable" } });
   res.writeHead(503, {
@@ -190,8 +194,9 @@ export async function bind(options: ListenOptions): Promise<PendingServer> {
     close,
     async shutdown(drain) {
       options.idleMemory?.close();
-      // Not serving yet: the held requests, and any later one, are refused like those of a draining server.
-      if (!settled) switchTo(answerShuttingDown);
+      // Not serving yet: the held requests, and any later one, are refused like those of a draining server (and
+      // counted in flight, so the drain waits for their answers instead of cutting their connections at once).
+      if (!settled) switchTo((req, res) => inFlight.refuse(req, res));
       await inFlight.drain(drain);
     },
     async serve(app) {
@@ -216,7 +221,7 @@ export async function bind(options: ListenOptions): Promise<PendingServer> {
       const idleAgain = idle === undefined ? undefined : () => idle.end();
       switchTo((req, res) => {
         if (inFlight.draining) {
-          answerShuttingDown(req, res);
+          inFlight.refuse(req, res);
           return;
         }
         idle?.begin();
@@ -225,7 +230,7 @@ export async function bind(options: ListenOptions): Promise<PendingServer> {
       });
     },
     async fail(message) {
-      switchTo((_req, res) => answerUnavailable(res, message));
+      switchTo((req, res) => answerUnavailable(req, res, message));
       // Connections still in the accept backlog are accepted in the next poll phase (two immediates span one);
       // closing the listening socket first would reset them instead of answering.
       for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));

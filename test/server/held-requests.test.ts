@@ -4,6 +4,7 @@
  * once it serves, and answers them 503 when the start fails.
  */
 import { request } from "node:http";
+import { connect } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { bind, type PendingServer } from "../../src/server/listen.js";
 
@@ -81,6 +82,34 @@ describe("a bound port before its app serves", () => {
     });
     await expect(send(`${server.url}/health`).done).rejects.toThrow(/ECONNREFUSED/);
   });
+
+  it("a stop before the app loaded answers a held request with a large body 503 after its body, not a reset", async () => {
+    const server = await bound();
+    const socket = connect(server.port, "127.0.0.1");
+    let text = "";
+    let error: string | undefined;
+    socket.on("data", (chunk: Buffer) => (text += chunk.toString()));
+    socket.on("error", (e: NodeJS.ErrnoException) => (error = e.code));
+    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    // 16 MiB, held unread: the client is still sending it when the stop comes.
+    const body = Buffer.alloc(16 * 1024 * 1024, 0x20);
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${body.length}\r\n\r\n`,
+    );
+    socket.end(body);
+    await vi.waitFor(() => expect(server.waiting).toBe(1), { timeout: 30_000 });
+    // Nothing else is in flight: the drain must still wait for this answer instead of cutting the connection.
+    let toldInFlight: number | undefined;
+    await server.shutdown({ timeoutMs: 60_000, onDrain: (n) => (toldInFlight = n) });
+    await closed;
+    expect(error).toBeUndefined();
+    expect(toldInFlight).toBe(1);
+    const [head = "", answer = ""] = text.split("\r\n\r\n");
+    expect(head).toMatch(/^HTTP\/1\.1 503 /);
+    expect(head.toLowerCase()).toContain("connection: close");
+    expect(JSON.parse(answer)).toMatchObject({ error: { code: "server_shutting_down" } });
+  }, 90_000);
 
   it("refuses an unsafe bind before holding anything", async () => {
     await expect(bind({ host: "0.0.0.0", port: 0, apiKey: undefined })).rejects.toThrow(/without an API key/);
