@@ -62,7 +62,10 @@ ${settingsHelp()}
   --json  Print the startup line as JSON
 
 Stopping: SIGTERM or Ctrl-C refuses new requests at once and lets those in flight finish for up to
---drain-timeout-ms; streams still open then end with a shutting-down error event. A second signal exits at once.
+--drain-timeout-ms; streams still open then end with a shutting-down error event, which gets 2 s more to be sent.
+A second signal exits at once. The default (7 s) fits docker stop's 10 s grace; a longer --drain-timeout-ms needs a
+stop grace at least 3 s longer than it (docker --stop-timeout, compose stop_grace_period, Kubernetes'
+terminationGracePeriodSeconds), or SIGKILL cuts the streams without their error and leaves serve.lock behind.
 
 Examples:
   cursor-bridge serve

@@ -45,7 +45,7 @@ describe("loadConfig", () => {
       allowedHosts: [],
       allowedOrigins: [],
       bodyTimeoutMs: 30_000,
-      drainTimeoutMs: 10_000,
+      drainTimeoutMs: 7_000,
       visionModels: [],
       anthropicModels: [],
       modelAliases: [],

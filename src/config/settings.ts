@@ -184,6 +184,13 @@ function spec(
 
 const none = undefined;
 
+/**
+ * The default drain time of a graceful stop (ms). With the 2 s the streams left then get for their final error frame
+ * (server/drain.ts FINAL_FRAMES_MS) and closing the stores, the whole stop fits in `docker stop`'s 10 s grace before
+ * SIGKILL (Kubernetes gives 30 s); a longer drain needs a longer grace.
+ */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 7_000;
+
 const ADMIN_KEY_DIGEST = matching(
   /^sha256:[0-9a-fA-F]{64}$/,
   'only its digest belongs in the config file: "sha256:" and the 64 hex digits `printf %s "$KEY" | sha256sum` prints',
@@ -245,7 +252,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   spec("maxImageBytes", "--max-image-bytes", "CURSOR_BRIDGE_MAX_IMAGE_BYTES", "int", positiveInt, 15 * 1024 * 1024, "15728640", "Total image bytes accepted per request (the body limit grows to fit them)"),
   spec("parkedTurnTtlMs", "--parked-turn-ttl-ms", "CURSOR_BRIDGE_PARKED_TURN_TTL_MS", "int", positiveInt, 15 * 60_000, "900000", "How long a turn waits for tool results (ms)"),
   spec("bodyTimeoutMs", "--body-timeout-ms", "CURSOR_BRIDGE_BODY_TIMEOUT_MS", "int", positiveInt, 30_000, "30000", "Drop a request whose body takes longer than this (ms)"),
-  spec("drainTimeoutMs", "--drain-timeout-ms", "CURSOR_BRIDGE_DRAIN_TIMEOUT_MS", "int", number({ integer: true, min: 0 }), 10_000, "10000", "On SIGTERM/SIGINT, how long requests in flight may finish (ms); then streams end with a shutting-down error"),
+  spec("drainTimeoutMs", "--drain-timeout-ms", "CURSOR_BRIDGE_DRAIN_TIMEOUT_MS", "int", number({ integer: true, min: 0 }), DEFAULT_DRAIN_TIMEOUT_MS, "7000", "On SIGTERM/SIGINT, how long requests in flight may finish (ms); then streams end with a shutting-down error"),
   spec("stallTimeoutMs", "--stall-timeout-ms", "CURSOR_BRIDGE_STALL_TIMEOUT_MS", "int", positiveInt, 60_000, "60000", "Abort an upstream stream idle this long (ms)"),
   spec("logLevel", "--log-level", "CURSOR_BRIDGE_LOG_LEVEL", "string", oneOf(["debug", "info", "warn", "error", "silent"]), "info", "info", "debug | info | warn | error | silent"),
   spec("logFormat", "--log-format", "CURSOR_BRIDGE_LOG_FORMAT", "string", oneOf(["text", "json"]), "text", "text", "text | json"),

@@ -7,10 +7,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { type AddressInfo, connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { DEFAULT_DRAIN_TIMEOUT_MS, SETTINGS } from "../config/settings.js";
 import { toOpenAIError } from "../surfaces/kit/openai-error.js";
 import { toAnthropicError } from "../surfaces/messages/error-body.js";
 import { shuttingDown } from "../util/shutdown-notice.js";
-import { RequestsInFlight } from "./drain.js";
+import { FINAL_FRAMES_MS, RequestsInFlight } from "./drain.js";
 
 interface Served {
   server: Server;
@@ -68,6 +69,12 @@ function parse(raw: string): { status: number; headers: string; body: unknown } 
 }
 
 describe("a graceful stop", () => {
+  it("by default fits docker stop's 10 s grace: the drain, the final frames and a second to close the stores", () => {
+    const setting = SETTINGS.find((spec) => spec.name === "drainTimeoutMs");
+    expect(setting?.defaultText).toBe(String(DEFAULT_DRAIN_TIMEOUT_MS));
+    expect(DEFAULT_DRAIN_TIMEOUT_MS + FINAL_FRAMES_MS + 1_000).toBeLessThanOrEqual(10_000);
+  });
+
   it("refuses new work at once, answers a late request 503 in its door's shape, lets the one in flight finish", async () => {
     let release = () => {};
     let entered = false;

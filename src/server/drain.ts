@@ -14,7 +14,11 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { shuttingDown } from "../util/shutdown-notice.js";
 
-/** How long the requests still open when the drain time is up get to write their final error frames. */
+/**
+ * How long the requests still open when the drain time is up get to write their final error frames. It comes on top
+ * of the drain time: the default drain (config/settings.ts DEFAULT_DRAIN_TIMEOUT_MS) leaves room for it and for
+ * closing the stores inside `docker stop`'s 10 s grace before SIGKILL.
+ */
 export const FINAL_FRAMES_MS = 2_000;
 
 /** Options of a graceful stop ({@link RequestsInFlight.drain}). */
