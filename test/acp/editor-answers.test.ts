@@ -214,4 +214,28 @@ describe("a failed prompt in the replay", () => {
       .flatMap((u) => (u.sessionUpdate === "user_message_chunk" && u.content.type === "text" ? [u.content.text] : []));
     expect(said).toEqual(["kept words"]);
   });
+
+  it("keeps a failed prompt whose turn already ran a tool (a file write), so the replayed write has its prompt", async () => {
+    const { prompt, session } = await editor();
+    const directive = '[[emu:native write {"path":"written.txt","fileText":"x"}]] [[emu:drop 1]]';
+    // The write runs, then the connection drops before any text: the prompt fails with nothing appended to messages.
+    await expect(prompt(`${directive} write then fail`)).rejects.toBeDefined();
+    const other = acp.connect();
+    await other.connection.agent.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: FULL });
+    await other.connection.agent.request("session/load", {
+      sessionId: session.sessionId,
+      cwd: acp.dir,
+      mcpServers: [],
+    });
+    const replayed = other.script.updates.map((n) => n.update);
+    const firstTool = replayed.findIndex((u) => u.sessionUpdate === "tool_call");
+    const firstUser = replayed.findIndex((u) => u.sessionUpdate === "user_message_chunk");
+    expect(firstTool).toBeGreaterThanOrEqual(0);
+    expect(firstUser).toBeGreaterThanOrEqual(0);
+    expect(firstUser).toBeLessThan(firstTool);
+    const said = replayed.flatMap((u) =>
+      u.sessionUpdate === "user_message_chunk" && u.content.type === "text" ? [u.content.text] : [],
+    );
+    expect(said).toEqual([`${directive} write then fail`]);
+  });
 });

@@ -454,6 +454,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
         rememberUpdate(session.record, { sessionUpdate: "user_message_chunk", content: block });
       }
       const messagesBefore = session.record.messages;
+      const transcriptBefore = session.record.transcript.length;
       if (session.record.title === undefined && command === undefined) {
         const title = titleOf(params.prompt);
         if (title !== undefined) {
@@ -493,8 +494,10 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
         return await prompt(session.record, parts);
       } catch (error) {
         // A prompt that failed before the conversation took it (nothing of it reached the conversation) is not
-        // replayed by session/load as if Cursor had read it.
-        if (session.record.messages === messagesBefore) {
+        // replayed by session/load as if Cursor had read it. Only when nothing else was recorded since its blocks: a
+        // turn that ran tools (a file written) and then failed without text appends no message, but its tool calls
+        // stay in the transcript, and they must not be replayed without the prompt that asked for them.
+        if (session.record.messages === messagesBefore && session.record.transcript.length === transcriptBefore) {
           session.record.transcript.splice(userChunks, params.prompt.length);
         }
         throw error;
