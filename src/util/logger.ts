@@ -27,10 +27,11 @@ const SECRET_KEY =
 const JWT = /eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g;
 // A token, not a placeholder: `Bearer <key>` in a hint documents where a key goes and stays readable.
 const BEARER = /(Bearer\s+)(?![<[])[^\s"',`]+/gi;
-// Cursor's API keys (`crsr_` or `key_` and 64 hex digits) and other `prefix_` secrets (`sk_live_…`, `cur_…`): a run
-// of at least 10 letters and digits with a digit in it, ending the word. A snake_case identifier that starts the
-// same way (the error code `key_budget_exceeded`, the detail `key_rpm`) is no key and stays readable.
-const CURSOR_KEY = /\b(?:crsr|cur|key|sk)_(?:live_|test_)?(?=[A-Za-z]*\d)[A-Za-z0-9]{10,}(?!\w)/g;
+// Cursor's API keys (`crsr_` or `key_` and 64 hex digits) and other `prefix_` secrets (`sk_live_…`, `cur_…`): the
+// prefix, then a run of at least 10 letters, digits, `-` and `_` with a digit in it, redacted whole (a key with a
+// `-` or `_` in it leaves no tail behind). A snake_case identifier that starts the same way (the error code
+// `key_budget_exceeded`, the detail `key_rpm`) has no digit: no key, it stays readable.
+const CURSOR_KEY = /\b(?:crsr|cur|key|sk)_(?=[-_A-Za-z]*\d)[-\w]{10,}/g;
 // OpenAI-style keys (`sk-…`, `sk-proj-…`), which clients sometimes send to the bridge by mistake.
 const DASHED_KEY = /\bsk-[A-Za-z0-9_-]{16,}/g;
 // The team gateway's virtual keys (`cbk-` + 43 characters); their ids (`vk_…`) and 10-character prefixes stay.

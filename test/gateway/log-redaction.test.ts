@@ -37,6 +37,19 @@ describe("log redaction against the real formats", () => {
     }
   });
 
+  it.each([
+    ["a key with a dash in it", "key_Zz9aB8cD7eF6gH5-iJ4kL3"],
+    ["a short first part, then dashes and underscores", "cur_AbC9-xY_zq0123456789"],
+    ["hex digits with an underscore tail", "crsr_0123456789abcdef_tail"],
+  ])("redacts %s whole, leaving no tail", (_kind, secret) => {
+    const tail = secret.slice(secret.indexOf("_") + 1);
+    for (const text of [secret, `x ${secret} y`, `(${secret})`, `key=${secret},`, `"${secret}"`]) {
+      const redacted = redactText(text);
+      expect(redacted).toBe(text.replace(secret, "[redacted-key]"));
+      for (const part of tail.split(/[-_]/)) expect(redacted).not.toContain(part);
+    }
+  });
+
   it("redacts the admin key (a hex string of the operator's choosing) as a bearer token and under its field name", () => {
     const adminKey = randomBytes(24).toString("hex");
     const lines: string[] = [];
