@@ -226,54 +226,57 @@ describe("resuming a parked turn requires the history it parked with", () => {
   });
 
   it("is neither resumed nor closed by a request of another virtual key, however alike", async () => {
-    const teamLines: string[] = [];
-    const team = await startStack({ logLines: teamLines, accounts: { team: { userId: "team-user" } } });
-    try {
-      const as = (key: string) =>
-        new OpenAI({
-          baseURL: team.baseURL,
-          apiKey: "local",
-          maxRetries: 0,
-          defaultHeaders: { "x-test-account": "team", "x-test-key": key },
-        });
-      const messages: ChatMessage[] = [{ role: "user", content: ALPHA }];
-      const first = await as("key-a").chat.completions.create({ model: "auto", messages, tools: [weather] });
-      const call = first.choices[0]!.message.tool_calls![0]!;
-      messages.push(first.choices[0]!.message, { role: "tool", tool_call_id: call.id, content: "sunny" });
+    await withTwoKeys(async ({ as, team, turns }) => {
+      const messages = await parkAs(as("key-a"));
       await as("key-b").chat.completions.create({ model: "auto", messages, tools: [weather] });
       expect(team.parked.size()).toBe(1);
       const owned = await as("key-a").chat.completions.create({ model: "auto", messages, tools: [weather] });
       expect(owned.choices[0]?.message.content).toContain("get_weather returned: sunny");
-      const turns = teamLines.flatMap((line) => /POST \/v1\/chat\/completions 200.*turn=(\w+)/.exec(line)?.[1] ?? []);
-      expect(turns).toEqual(["new", "new", "resumed"]);
-    } finally {
-      await team.close();
-    }
+      expect(turns()).toEqual(["new", "new", "resumed"]);
+    });
   });
 
   it("an identical request of another virtual key is not replayed the answer of the resumed turn", async () => {
-    const teamLines: string[] = [];
-    const team = await startStack({ logLines: teamLines, accounts: { team: { userId: "team-user" } } });
-    try {
-      const as = (key: string) =>
-        new OpenAI({
-          baseURL: team.baseURL,
-          apiKey: "local",
-          maxRetries: 0,
-          defaultHeaders: { "x-test-account": "team", "x-test-key": key },
-        });
-      const messages: ChatMessage[] = [{ role: "user", content: ALPHA }];
-      const first = await as("key-a").chat.completions.create({ model: "auto", messages, tools: [weather] });
-      const call = first.choices[0]!.message.tool_calls![0]!;
-      messages.push(first.choices[0]!.message, { role: "tool", tool_call_id: call.id, content: "sunny" });
+    await withTwoKeys(async ({ as, turns }) => {
+      const messages = await parkAs(as("key-a"));
       await as("key-a").chat.completions.create({ model: "auto", messages, tools: [weather] });
       await as("key-b").chat.completions.create({ model: "auto", messages, tools: [weather] });
       await as("key-a").chat.completions.create({ model: "auto", messages, tools: [weather] });
-      const turns = teamLines.flatMap((line) => /POST \/v1\/chat\/completions 200.*turn=(\w+)/.exec(line)?.[1] ?? []);
       // key-a: new, resumed; key-b: its own Run (new), not key-a's recorded answer; key-a again: replayed.
-      expect(turns).toEqual(["new", "resumed", "new", "replayed"]);
-    } finally {
-      await team.close();
-    }
+      expect(turns()).toEqual(["new", "resumed", "new", "replayed"]);
+    });
   });
 });
+
+/**
+ * A stack of its own with one named account that virtual keys share (`x-test-key` names the key): `run` gets a client
+ * per key and the `turn=` field of each chat completion logged.
+ */
+async function withTwoKeys(
+  run: (t: { as: (key: string) => OpenAI; team: Stack; turns: () => string[] }) => Promise<void>,
+): Promise<void> {
+  const lines: string[] = [];
+  const team = await startStack({ logLines: lines, accounts: { team: { userId: "team-user" } } });
+  try {
+    const as = (key: string) =>
+      new OpenAI({
+        baseURL: team.baseURL,
+        apiKey: "local",
+        maxRetries: 0,
+        defaultHeaders: { "x-test-account": "team", "x-test-key": key },
+      });
+    const turns = () => lines.flatMap((line) => /POST \/v1\/chat\/completions 200.*turn=(\w+)/.exec(line)?.[1] ?? []);
+    await run({ as, team, turns });
+  } finally {
+    await team.close();
+  }
+}
+
+/** Parks ALPHA's turn at its tool call as `client`; the messages that answer it. */
+async function parkAs(client: OpenAI): Promise<ChatMessage[]> {
+  const messages: ChatMessage[] = [{ role: "user", content: ALPHA }];
+  const first = await client.chat.completions.create({ model: "auto", messages, tools: [weather] });
+  const call = first.choices[0]!.message.tool_calls![0]!;
+  messages.push(first.choices[0]!.message, { role: "tool", tool_call_id: call.id, content: "sunny" });
+  return messages;
+}
