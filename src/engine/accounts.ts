@@ -8,7 +8,7 @@
 import type { ListModelsOptions, ModelInfo } from "../backend/types.js";
 import { type ConversationIndex, DEFAULT_ACCOUNT } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
-import type { BridgeEngine } from "./engine.js";
+import { type BridgeEngine, prefixedIndex } from "./engine.js";
 import type { ParkedTurnInfo } from "./parked-turns.js";
 import type { EngineRequest, EngineTurn, StartTurnOptions } from "./types.js";
 
@@ -21,13 +21,7 @@ const UNPREFIXED_ACCOUNT = DEFAULT_ACCOUNT;
  * it does nothing; the router closes the shared index once.
  */
 export function accountIndex(index: ConversationIndex, account: string): ConversationIndex {
-  const prefix = account === UNPREFIXED_ACCOUNT ? "" : `account:${account}:`;
-  return {
-    remember: (key, conversationId) => index.remember(`${prefix}${key}`, conversationId),
-    lookup: (key) => index.lookup(`${prefix}${key}`),
-    size: () => index.size(),
-    close: async () => {},
-  };
+  return prefixedIndex(index, account === UNPREFIXED_ACCOUNT ? "" : `account:${account}:`);
 }
 
 /** Options of {@link createAccountRouter}. */

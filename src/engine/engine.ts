@@ -92,16 +92,22 @@ interface RunExtras extends Pick<EngineRequest, "executor" | "mode" | "wholeAnsw
   index?: ConversationIndex;
 }
 
-/** The index as one owner's turns see it (EngineRequest.owner): its keys prefixed `owner:<id>:`; the operator's as is. */
-function ownIndex(index: ConversationIndex, owner: string | undefined): ConversationIndex {
-  if (owner === undefined) return index;
-  const prefix = `owner:${owner}:`;
+/**
+ * `index` as seen through a key prefix: what a named account's engine (accounts.ts) and one owner's turns use. Closing
+ * it does nothing; whoever made `index` closes it.
+ */
+export function prefixedIndex(index: ConversationIndex, prefix: string): ConversationIndex {
   return {
     remember: (key, conversationId) => index.remember(`${prefix}${key}`, conversationId),
     lookup: (key) => index.lookup(`${prefix}${key}`),
     size: () => index.size(),
     close: async () => {},
   };
+}
+
+/** The index as one owner's turns see it (EngineRequest.owner): its keys prefixed `owner:<id>:`; the operator's as is. */
+function ownIndex(index: ConversationIndex, owner: string | undefined): ConversationIndex {
+  return owner === undefined ? index : prefixedIndex(index, `owner:${owner}:`);
 }
 
 /**
