@@ -16,6 +16,7 @@ import { makeDir } from "../../util/make-dir.js";
 import { parseAuditEntry } from "../audit-entries.js";
 import type { AuditEntry, AuditLog } from "../types.js";
 import { withFileLock } from "./file-lock.js";
+import { isMissing } from "./log-map.js";
 
 /** The file's name inside the data directory. */
 export const AUDIT_FILE_NAME = "audit.log";
@@ -29,10 +30,6 @@ const CHUNK_BYTES = 64 * 1024;
 const MAX_LINE_BYTES = 1024 * 1024;
 
 const NEWLINE = 0x0a;
-
-function isMissing(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException).code === "ENOENT";
-}
 
 async function openForReading(path: string): Promise<FileHandle | undefined> {
   try {
