@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises";
 import { homedir as osHomedir } from "node:os";
 import { join } from "node:path";
 import { ProxyError } from "../util/errors.js";
+import { isJsonObject } from "../util/json-value.js";
 import type { EnvRecord, PathEnvironment } from "../util/paths.js";
 import { type BridgeConfig, CONFIG_FILE_SETTING, SETTINGS, type SettingSpec } from "./settings.js";
 
@@ -38,14 +39,10 @@ type Source = { kind: "flag" | "env" | "file" | "default"; label: string; value:
 
 const FILE_IGNORED_KEYS = new Set(["$schema"]);
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** Flattens `{ emulator: { tokensPerSecond: 5 } }` to `{ "emulator.tokensPerSecond": 5 }`. */
 function flattenFile(file: ConfigFile, errors: string[]): Map<string, unknown> {
   const values = new Map<string, unknown>();
-  if (!isPlainObject(file.data)) {
+  if (!isJsonObject(file.data)) {
     errors.push(`config file ${file.path}: expected a JSON object`);
     return values;
   }
@@ -53,7 +50,7 @@ function flattenFile(file: ConfigFile, errors: string[]): Map<string, unknown> {
     for (const [key, value] of Object.entries(object)) {
       const name = `${prefix}${key}`;
       if (prefix === "" && FILE_IGNORED_KEYS.has(key)) continue;
-      if (isPlainObject(value) && SETTINGS.some((setting) => setting.name.startsWith(`${name}.`))) {
+      if (isJsonObject(value) && SETTINGS.some((setting) => setting.name.startsWith(`${name}.`))) {
         visit(value, `${name}.`);
         continue;
       }
@@ -117,7 +114,7 @@ function setPath(target: Record<string, unknown>, name: string, value: unknown):
   const parts = name.split(".");
   let node = target;
   for (const part of parts.slice(0, -1)) {
-    if (!isPlainObject(node[part])) node[part] = {};
+    if (!isJsonObject(node[part])) node[part] = {};
     node = node[part] as Record<string, unknown>;
   }
   node[parts[parts.length - 1] as string] = value;

@@ -18,6 +18,7 @@ import type {
   ToolCallContent,
 } from "@agentclientprotocol/sdk";
 import type { SurfaceExec, SurfaceExecResult, SurfaceExecutor } from "../../backend/types.js";
+import { isJsonObject } from "../../util/json-value.js";
 import { globFiles, grepFiles, insideCwd, listDirectory, OutsideCwdError } from "./local-search.js";
 import type { McpHub } from "./mcp-hub.js";
 import type { StreamedCalls } from "./streamed-calls.js";
@@ -118,13 +119,9 @@ export class MalformedEditorAnswer extends Error {
   }
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** `value` is a plain object whose `key` is a string, else a {@link MalformedEditorAnswer}. */
 function stringField(method: string, value: unknown, key: string): string {
-  if (!isObject(value)) throw new MalformedEditorAnswer(method, "not an object");
+  if (!isJsonObject(value)) throw new MalformedEditorAnswer(method, "not an object");
   const field = value[key];
   if (typeof field !== "string") throw new MalformedEditorAnswer(method, `${key} is not a string`);
   return field;
@@ -132,7 +129,7 @@ function stringField(method: string, value: unknown, key: string): string {
 
 /** `terminal/wait_for_exit`'s answer (or `terminal/output`'s `exitStatus`): a number or null, a string or null. */
 function exitStatusOf(method: string, value: unknown): { exitCode: number | null; signal: string | null } {
-  if (!isObject(value)) throw new MalformedEditorAnswer(method, "the exit status is not an object");
+  if (!isJsonObject(value)) throw new MalformedEditorAnswer(method, "the exit status is not an object");
   const { exitCode, signal } = value;
   if (exitCode != null && (typeof exitCode !== "number" || !Number.isInteger(exitCode))) {
     throw new MalformedEditorAnswer(method, "exitCode is not an integer or null");
@@ -170,8 +167,9 @@ export function createSessionExecutor(session: ExecutorSession): SessionExecutor
       { cancellationSignal: signal },
     );
     if (signal.aborted) return "cancelled";
-    const outcome: unknown = isObject(response) ? response.outcome : undefined;
-    if (!isObject(outcome)) throw new MalformedEditorAnswer("session/request_permission", "outcome is not an object");
+    const outcome: unknown = isJsonObject(response) ? response.outcome : undefined;
+    if (!isJsonObject(outcome))
+      throw new MalformedEditorAnswer("session/request_permission", "outcome is not an object");
     if (outcome.outcome === "cancelled") return "cancelled";
     if (outcome.outcome !== "selected" || typeof outcome.optionId !== "string") {
       throw new MalformedEditorAnswer(
@@ -299,7 +297,7 @@ export function createSessionExecutor(session: ExecutorSession): SessionExecutor
           { sessionId: session.id, path, content: exec.text },
           { cancellationSignal: signal },
         );
-        if (written != null && !isObject(written))
+        if (written != null && !isJsonObject(written))
           throw new MalformedEditorAnswer("fs/write_text_file", "not an object");
         return { result: { kind: "output", content: `Wrote ${path}`, isError: false }, content: diff };
       }

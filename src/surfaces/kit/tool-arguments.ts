@@ -6,16 +6,13 @@
  * the Messages schema requires to be an object (a 400 naming `messages.i.content.j.input` otherwise).
  */
 import { ProxyError } from "../../util/errors.js";
+import { isJsonObject } from "../../util/json-value.js";
 
 function invalid(param: string, message: string): ProxyError {
   return new ProxyError("invalid_request", `Invalid value for '${param}': ${message}`, {
     param,
     detail: "invalid_field",
   });
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -31,6 +28,6 @@ export function normalizeToolArguments(text: string, param: string): string {
   } catch {
     throw invalid(param, "the tool call's arguments are not valid JSON.");
   }
-  if (!isObject(value)) throw invalid(param, "the tool call's arguments must be a JSON object.");
+  if (!isJsonObject(value)) throw invalid(param, "the tool call's arguments must be a JSON object.");
   return text;
 }
