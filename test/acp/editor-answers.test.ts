@@ -156,16 +156,18 @@ describe("a cancel while the editor asks its user", () => {
     expect(finalText(last)).toContain("the editor had not answered");
 
     // A new agent's replay ends the call the same way (not `pending` forever).
-    const other = acp.connect();
-    await other.connection.agent.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: FULL });
-    await other.connection.agent.request("session/load", {
-      sessionId: session.sessionId,
-      cwd: acp.dir,
-      mcpServers: [],
-    });
+    const other = await loadedElsewhere(session.sessionId);
     expect(toolUpdates(other.script.updates).at(-1)).toMatchObject({ status: "failed" });
   });
 });
+
+/** A second agent that loaded the session (its replay in `script.updates`), as another editor window would. */
+async function loadedElsewhere(sessionId: string): Promise<ReturnType<typeof acp.connect>> {
+  const other = acp.connect();
+  await other.connection.agent.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: FULL });
+  await other.connection.agent.request("session/load", { sessionId, cwd: acp.dir, mcpServers: [] });
+  return other;
+}
 
 async function waitFor(condition: () => boolean): Promise<void> {
   const deadline = Date.now() + 30_000;
@@ -184,13 +186,7 @@ describe("a command's output after session/load", () => {
     expect(live).toMatchObject({ status: "completed" });
     expect(live?.content).toBeUndefined();
 
-    const other = acp.connect();
-    await other.connection.agent.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: FULL });
-    await other.connection.agent.request("session/load", {
-      sessionId: session.sessionId,
-      cwd: acp.dir,
-      mcpServers: [],
-    });
+    const other = await loadedElsewhere(session.sessionId);
     const replayed = toolUpdates(other.script.updates).at(-1);
     expect(replayed).toMatchObject({ status: "completed" });
     expect(finalText(replayed)).toBe("built 3 targets\n");
@@ -202,13 +198,7 @@ describe("a failed prompt in the replay", () => {
     const { prompt, session } = await editor();
     await expect(prompt("[[emu:error usage_limit]] lost words")).rejects.toMatchObject({ code: -32011 });
     expect((await prompt("kept words")).stopReason).toBe("end_turn");
-    const other = acp.connect();
-    await other.connection.agent.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: FULL });
-    await other.connection.agent.request("session/load", {
-      sessionId: session.sessionId,
-      cwd: acp.dir,
-      mcpServers: [],
-    });
+    const other = await loadedElsewhere(session.sessionId);
     const said = other.script.updates
       .map((n) => n.update)
       .flatMap((u) => (u.sessionUpdate === "user_message_chunk" && u.content.type === "text" ? [u.content.text] : []));
@@ -220,13 +210,7 @@ describe("a failed prompt in the replay", () => {
     const directive = '[[emu:native write {"path":"written.txt","fileText":"x"}]] [[emu:drop 1]]';
     // The write runs, then the connection drops before any text: the prompt fails with nothing appended to messages.
     await expect(prompt(`${directive} write then fail`)).rejects.toBeDefined();
-    const other = acp.connect();
-    await other.connection.agent.request("initialize", { protocolVersion: PROTOCOL_VERSION, clientCapabilities: FULL });
-    await other.connection.agent.request("session/load", {
-      sessionId: session.sessionId,
-      cwd: acp.dir,
-      mcpServers: [],
-    });
+    const other = await loadedElsewhere(session.sessionId);
     const replayed = other.script.updates.map((n) => n.update);
     const firstTool = replayed.findIndex((u) => u.sessionUpdate === "tool_call");
     const firstUser = replayed.findIndex((u) => u.sessionUpdate === "user_message_chunk");
