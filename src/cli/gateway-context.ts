@@ -39,7 +39,7 @@ export function cliActor(env: CliContext["io"]["env"]): { actor: string; from: s
 export async function openGatewayCli(ctx: CliContext): Promise<GatewayCli> {
   let client: StoreClient | undefined;
   // A data directory that cannot be used is said as such (--data-dir and the cause), not as a raw EACCES.
-  if (!isRedisStore(ctx.config.store)) await prepareDataDir(ctx.config.dataDir);
+  if (!isRedisStore(ctx.config.store)) prepareDataDir(ctx.config.dataDir);
   else {
     const { connectStore } = await import("../stores/redis/client.js");
     client = await connectStore({ url: ctx.config.store });

@@ -5,7 +5,16 @@
  * and `keys` with a message naming --data-dir and the cause, exit 2, never a raw errno nor an endless mkdir.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -186,6 +195,32 @@ describe("a lock written by another process", { timeout: 120_000 }, () => {
     // A second serve in this process, on the lock this process now holds, is refused.
     await expect(lockDataDir(dataDir, address)).rejects.toThrow(`pid ${process.pid}, port 4321`);
     lock.release();
+  });
+
+  it("is claimed under its guard: a guard another start holds is waited for, a stale one taken over", async () => {
+    const dataDir = lockIn("guarded", { pid: deadPid(), hostname: hostname(), instance: "gone", port: 8765 });
+    const guard = join(dataDir, "serve.lock.guard");
+    // Held by a start in progress: the claim waits for its release, then takes the dead owner's lock.
+    writeFileSync(guard, "1");
+    const claimed = lockDataDir(dataDir, address);
+    let settled = false;
+    void claimed.then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(settled).toBe(false);
+    expect(ownerOf(dataDir).instance).toBe("gone");
+    rmSync(guard);
+    const lock = await claimed;
+    expect(ownerOf(dataDir)).toMatchObject({ pid: process.pid, port: 4321 });
+    expect(existsSync(guard)).toBe(false);
+    lock.release();
+    // Left by a start that died holding it (older than the guard's 10 s): taken over, and removed after the claim.
+    writeFileSync(guard, "1");
+    const old = (Date.now() - 60_000) / 1000;
+    utimesSync(guard, old, old);
+    const again = await lockDataDir(dataDir, address);
+    expect(ownerOf(dataDir)).toMatchObject({ pid: process.pid, port: 4321 });
+    expect(existsSync(guard)).toBe(false);
+    again.release();
   });
 
   it("of this host whose process lives is refused", async () => {
