@@ -29,7 +29,7 @@ export async function openLimits(
     return createLimits({
       ...common,
       counters: createMemoryLimitCounters(),
-      spend: createFileSpendStore({ dataDir }),
+      spend: createFileSpendStore({ dataDir, logger: common.logger }),
     });
   }
   const [{ createRedisLimitCounters }, { createRedisSpendStore }] = await Promise.all([

@@ -90,7 +90,17 @@ export function createSettler(options: {
             request: item.id,
           });
         } catch (queueError) {
-          logger.error("could not settle a request, nor queue it: its cost is lost", { error: queueError });
+          // A queue that keeps what it could not save (the file one) still retries it while this process runs.
+          if ((await queue.list().catch(() => [])).some((kept) => kept.id === item.id)) {
+            schedule();
+            logger.error(
+              "could not settle a request, nor save it to the queue on disk; it is retried while this process runs",
+              {
+                error: queueError,
+                request: item.id,
+              },
+            );
+          } else logger.error("could not settle a request, nor queue it: its cost is lost", { error: queueError });
         }
         throw error;
       }

@@ -1,7 +1,9 @@
 /**
  * The file {@link SettleQueue}: `<dataDir>/pending-settles.json` (mode 0600, written atomically at every change), so
  * a settle that failed while the shared store was down is retried after it returns, even across a restart of this
- * instance. Writes are serialized; the list stays small (only settles that failed).
+ * instance. Writes are serialized; the list stays small (only settles that failed). A change is made in memory first:
+ * when the file cannot be written (a full disk) the change still fails, but what it queued is retried while this
+ * process runs (only a restart before the disk takes a write loses it).
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -53,9 +55,8 @@ export function createFileSettleQueue(options: { dataDir: string }): SettleQueue
   const change = (edit: (list: PendingSettle[]) => PendingSettle[]) => {
     const run = async () => {
       const list = await items();
-      const next = edit(list);
-      await writeFileAtomic(path, `${JSON.stringify({ version: 1, items: next })}\n`);
-      list.splice(0, list.length, ...next);
+      list.splice(0, list.length, ...edit(list));
+      await writeFileAtomic(path, `${JSON.stringify({ version: 1, items: list })}\n`);
     };
     const result = queue.then(run, run);
     queue = result.catch(() => undefined);

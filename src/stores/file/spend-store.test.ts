@@ -1,8 +1,9 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ProxyError } from "../../util/errors.js";
+import { createFileSettleQueue } from "./settle-queue.js";
 import { createFileSpendStore, SPEND_FILE_NAME } from "./spend-store.js";
 
 const dirs: string[] = [];
@@ -39,5 +40,51 @@ describe("file spend store", () => {
     expect((error as ProxyError).message).toContain(path);
     await expect(store.get("k", "day:2026-11-01")).rejects.toThrow(/not valid JSON/);
     expect(await readFile(path, "utf8")).toBe("{not json");
+  });
+
+  it("a write the disk refuses keeps the spend: budgets see it, and the file gets it once the disk takes it", async () => {
+    // The data directory removed under the server stands for a full or read-only disk: every write of the file fails.
+    const dir = join(await freshDir(), "data");
+    await mkdir(dir);
+    const store = createFileSpendStore({ dataDir: dir, rewriteMs: 50 });
+    await store.add("k", "day:2026-11-01", entry);
+    await rm(dir, { recursive: true });
+    const refused = await store.settle({ keyId: "k", period: "day:2026-11-01", id: "r1", entry });
+    expect(refused.after.microUsd).toBe(10);
+    expect((await store.get("k", "day:2026-11-01")).requests).toBe(2);
+    // The budget counts it: 10 spent + 1 over a budget of 10 is refused.
+    const reserve = { keyId: "k", period: "day:2026-11-01", id: "r2", microUsd: 1, now: 0, leaseMs: 30_000 };
+    expect((await store.reserve({ ...reserve, budgetMicroUsd: 10 })).admitted).toBe(false);
+    await mkdir(dir);
+    const path = join(dir, SPEND_FILE_NAME);
+    let written: unknown;
+    for (let i = 0; i < 200 && written === undefined; i += 1) {
+      written = await readFile(path, "utf8").then(JSON.parse, () => undefined);
+      if (written === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(written).toMatchObject({ periods: { "day:2026-11-01": { k: { microUsd: 10, requests: 2 } } } });
+  });
+});
+
+describe("file settle queue", () => {
+  it("keeps in memory what it could not write, so it is still retried", async () => {
+    const dir = join(await freshDir(), "data");
+    await mkdir(dir);
+    const queue = createFileSettleQueue({ dataDir: dir });
+    await rm(dir, { recursive: true });
+    const item = {
+      keyId: "k",
+      id: "r1",
+      period: "day:2026-11-01",
+      entry,
+      tokens: 2,
+      finishedAt: 1,
+      countersDone: true,
+    };
+    await expect(queue.push(item)).rejects.toThrow();
+    expect((await queue.list()).map((kept) => kept.id)).toEqual(["r1"]);
+    await mkdir(dir);
+    await queue.remove(["r1"]);
+    expect(await queue.list()).toEqual([]);
   });
 });

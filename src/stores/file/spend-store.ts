@@ -1,14 +1,18 @@
 /**
  * The file {@link SpendStore} of a single instance: `<dataDir>/spend.json` (mode 0600, written atomically after every
  * finished request), read once at start and kept in memory; writes are serialized. Only the three newest periods of
- * each kind (day, week, month) are kept. A change is kept in memory only once its write succeeded, so a settle that
- * failed (a full disk) changed nothing and is retried whole. Reservations of running requests stay in memory (one
+ * each kind (day, week, month) are kept. A write the disk refuses (full, read-only, the directory gone) does not undo
+ * the spend: it stays in memory, so budgets hold and answers say what was spent, and the file is written again every
+ * {@link REWRITE_MS} and at the next settle until the disk takes it (logged when it fails and when it is written
+ * again). It used to be dropped and handed to the settle queue, whose file is on the same full disk: the cost of
+ * every request served while the disk was full was lost. Reservations of running requests stay in memory (one
  * instance holds them; spend-reservations.ts): a reservation is checked and taken in one synchronous step against
  * the totals in memory, which every settle updates before it resolves.
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ProxyError } from "../../util/errors.js";
+import { type Logger, silentLogger } from "../../util/logger.js";
 import { SpendReservations } from "../spend-reservations.js";
 import { addSpend, spendFrom, zeroSpend } from "../spend-totals.js";
 import type { SpendStore, SpendTotals } from "../types.js";
@@ -16,6 +20,9 @@ import { writeFileAtomic } from "./atomic-write.js";
 
 /** File name inside the data directory. */
 export const SPEND_FILE_NAME = "spend.json";
+
+/** How often spend the disk refused is written again. */
+export const REWRITE_MS = 2000;
 
 /** Periods of each kind kept in the file. */
 const KEPT_PER_KIND = 3;
@@ -72,8 +79,9 @@ function serialize(periods: Periods): string {
 }
 
 /** Spend in `<dataDir>/spend.json`. */
-export function createFileSpendStore(options: { dataDir: string }): SpendStore {
+export function createFileSpendStore(options: { dataDir: string; logger?: Logger; rewriteMs?: number }): SpendStore {
   const path = join(options.dataDir, SPEND_FILE_NAME);
+  const logger = options.logger ?? silentLogger;
   let loaded: Promise<Periods> | undefined;
   const periods = () => {
     loaded ??= load(path);
@@ -87,19 +95,46 @@ export function createFileSpendStore(options: { dataDir: string }): SpendStore {
     queue = result.catch(() => undefined);
     return result;
   };
-  /** Adds `entry` and writes the file; memory changes only once the write succeeded. */
+  /** Changes in memory that the file does not hold yet (its write failed), and the timer writing them again. */
+  let unwritten = 0;
+  let rewrite: NodeJS.Timeout | undefined;
+  /** Writes the periods in memory; on failure keeps them there, to be written again (see the module comment). */
+  const persist = async (all: Periods, changes: number) => {
+    try {
+      await writeFileAtomic(path, serialize(all));
+    } catch (error) {
+      if (unwritten === 0) {
+        logger.error(
+          "could not write the spend file; the spend stays in memory and is written when the disk takes it",
+          {
+            path,
+            error,
+          },
+        );
+      }
+      unwritten += changes;
+      if (rewrite === undefined) {
+        const again = () => void serialized(() => persist(all, 0)).catch(() => undefined);
+        rewrite = setInterval(again, options.rewriteMs ?? REWRITE_MS);
+        rewrite.unref();
+      }
+      return;
+    }
+    if (unwritten > 0) logger.info("wrote the spend file again", { path, changes_held: unwritten });
+    unwritten = 0;
+    if (rewrite !== undefined) clearInterval(rewrite);
+    rewrite = undefined;
+  };
+  /** Adds `entry` in memory and writes the file. */
   const add = async (keyId: string, period: string, entry: SpendTotals) => {
     const all = await periods();
     const before = all.get(period)?.get(keyId) ?? zeroSpend();
     const after = addSpend(before, entry);
-    const next: Periods = new Map([...all].map(([id, keys]) => [id, new Map(keys)]));
-    const keys = next.get(period) ?? new Map<string, SpendTotals>();
-    next.set(period, keys);
+    const keys = all.get(period) ?? new Map<string, SpendTotals>();
+    all.set(period, keys);
     keys.set(keyId, after);
-    prune(next);
-    await writeFileAtomic(path, serialize(next));
-    all.clear();
-    for (const [id, kept] of next) all.set(id, kept);
+    prune(all);
+    await persist(all, 1);
     return { before, after };
   };
   return {
