@@ -1,9 +1,9 @@
 /**
  * `response_format` and `stop` cannot be enforced: Cursor's agent API has no structured-output mode and no stop
- * sequences. JSON output is approximated with an instruction (kept with the system instructions, so it is not part of
- * the conversation's history key) and both are reported in `x-cursor-bridge-warnings`; nothing validates or trims
- * the model's output.
+ * sequences. JSON output is approximated with the kit's instruction (kit/json-output.ts) and both are reported in
+ * `x-cursor-bridge-warnings`; nothing validates or trims the model's output.
  */
+import { type JsonOutputFormat, jsonOutputInstruction, jsonOutputWarning } from "../kit/json-output.js";
 import type { ResponseFormat } from "./request.js";
 
 /** The instruction and warnings for a request's `response_format` and `stop`. */
@@ -12,7 +12,12 @@ export interface OutputConstraints {
   warnings: string[];
 }
 
-const ONLY_JSON = "Output only the JSON itself: no explanation before or after it, and no Markdown code fences.";
+function toJsonOutput(format: ResponseFormat | null | undefined): JsonOutputFormat | undefined {
+  if (format?.type === "json_object") return { type: "json_object" };
+  if (format?.type !== "json_schema") return undefined;
+  const { name, description, schema } = format.json_schema;
+  return { type: "json_schema", name, description, schema };
+}
 
 /** Builds the instruction that approximates `response_format`, and the warnings for what stays unenforced. */
 export function outputConstraints(
@@ -21,18 +26,10 @@ export function outputConstraints(
 ): OutputConstraints {
   const warnings: string[] = [];
   let instruction: string | undefined;
-  if (format?.type === "json_object") {
-    instruction = `Respond with a single valid JSON object. ${ONLY_JSON}`;
-    warnings.push("response_format json_object is approximated with an instruction; the output is not validated.");
-  } else if (format?.type === "json_schema") {
-    const { name, description, schema } = format.json_schema;
-    const about = description ? ` (${description})` : "";
-    instruction =
-      `Respond with a single JSON value named "${name}"${about} that conforms to this JSON Schema:\n` +
-      `${JSON.stringify(schema ?? {})}\n${ONLY_JSON}`;
-    warnings.push(
-      "response_format json_schema is approximated with an instruction; the output is not validated against the schema.",
-    );
+  const json = toJsonOutput(format);
+  if (json !== undefined) {
+    instruction = jsonOutputInstruction(json);
+    warnings.push(jsonOutputWarning("response_format", json));
   }
   const stops = stop == null ? [] : typeof stop === "string" ? [stop] : stop;
   if (stops.length > 0) warnings.push("stop sequences are not supported by the Cursor backend; the output is not cut.");

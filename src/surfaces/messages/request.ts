@@ -2,7 +2,7 @@
  * zod schemas for the body of `POST /v1/messages` (and `/v1/messages/count_tokens`), following Anthropic's Messages
  * reference and what Claude Code 2.1.330 sends (observed by driving the real client offline): `role:"system"` messages inside
  * `messages[]`, `cache_control` on any block, `defer_loading` on tools, `thinking:{type:"adaptive"}`,
- * `output_config.effort`, `context_management`. Objects are loose: unknown keys pass and are reported as ignored.
+ * `output_config.effort` and `.format`, `context_management`. Objects are loose: unknown keys pass and are reported as ignored.
  * Block types the bridge cannot carry fail with a `custom` issue that names the exact field.
  */
 import * as z from "zod";
@@ -171,6 +171,9 @@ const thinking = z.discriminatedUnion("type", [
 /** Effort levels Anthropic documents for `output_config.effort`. */
 export const EFFORTS = ["low", "medium", "high", "xhigh", "max"] as const;
 
+/** Structured output (`output_config.format`, and the beta's earlier top-level `output_format`): a JSON Schema. */
+const outputFormat = z.looseObject({ type: z.literal("json_schema"), schema: z.record(z.string(), z.unknown()) });
+
 const requestFields = {
   model: z.string().min(1),
   messages: z.array(message).min(1),
@@ -178,7 +181,8 @@ const requestFields = {
   tools: z.array(tool).nullish(),
   tool_choice: toolChoice.nullish(),
   thinking: thinking.nullish(),
-  output_config: z.looseObject({ effort: z.enum(EFFORTS).nullish() }).nullish(),
+  output_config: z.looseObject({ effort: z.enum(EFFORTS).nullish(), format: outputFormat.nullish() }).nullish(),
+  output_format: outputFormat.nullish(),
 };
 
 /**
@@ -230,5 +234,6 @@ export const HANDLED_REQUEST_KEYS: ReadonlySet<string> = new Set([
   "tool_choice",
   "thinking",
   "output_config",
+  "output_format",
   "stream",
 ]);

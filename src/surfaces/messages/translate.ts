@@ -14,6 +14,7 @@ import type {
   ToolChoice,
 } from "../../engine/types.js";
 import { ImageBudget } from "../kit/image-input.js";
+import { jsonOutputInstruction, jsonOutputWarning } from "../kit/json-output.js";
 import { choiceFromAnthropic, effortFromBudget as effortOfBudget, withChoice } from "../kit/model-choice.js";
 import { fromAnthropicToolId } from "./ids.js";
 import type { AnthropicMessageParam, CountTokensRequest } from "./request.js";
@@ -160,6 +161,18 @@ export function toInstructions(system: CountTokensRequest["system"]): string[] {
   return system.map((block) => block.text).filter((text) => text !== "");
 }
 
+/**
+ * Structured output (`output_config.format`, else the beta's `output_format`): Cursor cannot enforce it, so it becomes
+ * the kit's instruction after the system's, with a warning.
+ */
+function outputFormatInstructions(body: CountTokensRequest, warnings: string[]): string[] {
+  const format = body.output_config?.format ?? body.output_format;
+  if (format == null) return [];
+  const json = { type: "json_schema" as const, schema: format.schema };
+  warnings.push(jsonOutputWarning(body.output_config?.format == null ? "output_format" : "output_config.format", json));
+  return [jsonOutputInstruction(json)];
+}
+
 function serverTools(tools: CountTokensRequest["tools"]): Pick<EngineRequest, "serverTools"> {
   const offered = toServerTools(tools ?? []);
   return offered === undefined ? {} : { serverTools: offered };
@@ -181,7 +194,7 @@ export function toEngineRequest(body: CountTokensRequest, images: ImageBudget = 
   return {
     request: {
       model: body.model,
-      instructions: toInstructions(body.system),
+      instructions: [...toInstructions(body.system), ...outputFormatInstructions(body, warnings)],
       messages,
       tools,
       ...serverTools(body.tools),

@@ -12,6 +12,13 @@ export interface ResponseIdentity {
   createdAt: number;
 }
 
+/** The request's `text` as OpenAI echoes it: its format as given, `text` when absent, and the verbosity if set. */
+function echoText(text: ResponsesRequest["text"]): ResponseObject["text"] {
+  const echoed: ResponseObject["text"] = { format: text?.format ?? { type: "text" } };
+  if (text?.verbosity != null) echoed.verbosity = text.verbosity;
+  return echoed;
+}
+
 /** Builds the in-progress response object for a request. */
 export function createBaseResponse(request: ResponsesRequest, identity: ResponseIdentity): ResponseObject {
   return {
@@ -30,7 +37,7 @@ export function createBaseResponse(request: ResponsesRequest, identity: Response
     reasoning: { effort: request.reasoning?.effort ?? null, summary: request.reasoning?.summary ?? null },
     store: request.store ?? true,
     temperature: request.temperature ?? null,
-    text: { format: { type: "text" } },
+    text: echoText(request.text),
     tool_choice: request.tool_choice ?? "auto",
     tools: request.tools ?? [],
     top_p: request.top_p ?? null,

@@ -146,8 +146,9 @@ describe("Responses request → EngineRequest", () => {
     expect(request.options.reasoningEffort).toBe("high");
     expect(warnings).toEqual([
       "max_output_tokens is not enforced by Cursor",
-      "text.format 'json_schema' is not enforced by Cursor",
+      "text.format json_schema is approximated with an instruction; the output is not validated against the schema.",
     ]);
+    expect(request.instructions).toEqual([expect.stringContaining('JSON value named "answer"')]);
     expect(ignoredParams).toEqual(["max_output_tokens", "text", "temperature", "prompt_cache_key"]);
     expect(translate({ input: "x", reasoning: { effort: "none" } }).request.options.reasoning).toBe(false);
   });

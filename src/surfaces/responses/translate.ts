@@ -8,6 +8,7 @@ import type { HistoryToolCall, ReasoningEffort } from "../../backend/types.js";
 import type { ConversationMessage, EngineRequest, MessagePart, ReasoningBlock } from "../../engine/types.js";
 import { ProxyError } from "../../util/errors.js";
 import { ImageBudget } from "../kit/image-input.js";
+import { type JsonOutputFormat, jsonOutputInstruction, jsonOutputWarning } from "../kit/json-output.js";
 import { choiceFromEffort, withChoice } from "../kit/model-choice.js";
 import { decodeReasoningToken } from "./reasoning-token.js";
 import type { ContentPart, InputItem, ResponsesRequest, Tool } from "./request.js";
@@ -159,6 +160,19 @@ function toEffort(effort: NonNullable<ResponsesRequest["reasoning"]>["effort"]):
   return effort;
 }
 
+/** `text.format` as the kit's structured output (the parser checked a `json_schema` one's `name` and `schema`). */
+function toJsonOutput(format: { type: string; [key: string]: unknown }): JsonOutputFormat | undefined {
+  if (format.type === "json_object") return { type: "json_object" };
+  if (format.type !== "json_schema") return undefined;
+  const { name, description, schema } = format;
+  return {
+    type: "json_schema",
+    name: typeof name === "string" ? name : undefined,
+    description: typeof description === "string" ? description : undefined,
+    schema,
+  };
+}
+
 /** Builds the engine request from the parsed request and its full (expanded) item list. */
 export function toEngineRequest(
   request: ResponsesRequest,
@@ -178,9 +192,15 @@ export function toEngineRequest(
   const toolChoice = toToolChoice(request.tool_choice, warnings);
   const effort = request.reasoning?.effort;
   if (request.max_output_tokens != null) warnings.push("max_output_tokens is not enforced by Cursor");
-  const format = request.text?.format?.type;
-  if (format !== undefined && format !== "text") warnings.push(`text.format '${format}' is not enforced by Cursor`);
   const instructions = request.instructions ? [request.instructions] : [];
+  const format = request.text?.format;
+  const json = format == null ? undefined : toJsonOutput(format);
+  if (json !== undefined) {
+    instructions.push(jsonOutputInstruction(json));
+    warnings.push(jsonOutputWarning("text.format", json));
+  } else if (format != null && format.type !== "text") {
+    warnings.push(`text.format '${format.type}' is not enforced by Cursor`);
+  }
   return {
     request: {
       model: request.model,

@@ -109,7 +109,8 @@ export interface ResponseObject {
   reasoning: { effort: string | null; summary: string | null };
   store: boolean;
   temperature: number | null;
-  text: { format: { type: "text" } };
+  /** The request's `text` (its `format` as given, `{type: "text"}` when absent), as OpenAI echoes it. */
+  text: { format: { type: string }; verbosity?: string };
   tool_choice: unknown;
   tools: unknown[];
   top_p: number | null;
