@@ -1,8 +1,8 @@
 /**
  * `GET /v1/models` and `GET /v1/models/{id}`: the models Cursor lists, their built-in aliases (`auto`) and the user's
  * model aliases (`--model-alias NAME=ID`, with `resolves_to` naming the Cursor model). OpenAI-shaped, or Anthropic's
- * shape when the request carries `anthropic-version` (Claude Code lists models that way); errors follow the same
- * choice. Its own sub-app, like the API surfaces.
+ * shape when the request carries `anthropic-version` (Claude Code lists models that way), paged by Anthropic's
+ * `limit` / `after_id` / `before_id`; errors follow the same choice. Its own sub-app, like the API surfaces.
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import type { ModelInfo } from "../backend/types.js";
@@ -13,7 +13,7 @@ import type { ModelAlias } from "../surfaces/kit/model-names.js";
 import { openAIErrorResponse } from "../surfaces/kit/openai-error.js";
 import type { Principal } from "../surfaces/kit/principal.js";
 import { anthropicErrorResponse } from "../surfaces/messages/error-body.js";
-import { toAnthropicModelList } from "../surfaces/messages/models.js";
+import { pageAnthropicModels, toAnthropicModelList } from "../surfaces/messages/models.js";
 import { ProxyError } from "../util/errors.js";
 
 /** A `/v1/models` entry for a user alias. */
@@ -83,9 +83,8 @@ export function createModelsApp(
     const { models, all } = await list(c, created);
     if (!wantsAnthropic(c)) return c.json({ object: "list", data: all });
     const createdAt = new Date(deps.now()).toISOString();
-    const anthropic = toAnthropicModelList(models, createdAt);
     const data = [
-      ...anthropic.data,
+      ...toAnthropicModelList(models, createdAt).data,
       ...aliases.map((alias) => ({
         type: "model" as const,
         id: alias.name,
@@ -93,7 +92,8 @@ export function createModelsApp(
         created_at: createdAt,
       })),
     ];
-    return c.json({ ...anthropic, data, last_id: data.at(-1)?.id ?? null });
+    const { limit, after_id, before_id } = c.req.query();
+    return c.json(pageAnthropicModels(data, { limit, after_id, before_id }));
   });
   app.get("/models/:id{.+}", async (c) => {
     const id = c.req.param("id");
