@@ -8,12 +8,12 @@
  * perRequest = CPU(short) ÷ R − short × perChunk. One stream length alone would mix the two: at 40 tokens the
  * request's fixed cost dominated "CPU per chunk". Throughput (chunks/s) is that of the long streams.
  *
- * Targets, each against a floor of the same run: throughput ≥ the HTTP/2 relay's ratio (bench/hop-floor.ts) − 0.03 on
- * the worst repetition; serve's CPU per request ≤ 1.2 × the direct client's CPU for the same whole turn (the short
+ * Targets, each against a floor of the same run: throughput ≥ the HTTP/2 relay's ratio − 0.03 on every repetition (the
+ * direct client through the relay of bench/hop-floor.ts, run in the same repetitions, paired); serve's CPU per request ≤ 1.2 × the direct client's CPU for the same whole turn (the short
  * stream's CPU ÷ its requests, both sides, paired per repetition); CPU per chunk ≤ the direct client's.
  */
 import type { BenchStack } from "./bench-stack.js";
-import { type HopFloorResult, relayCpuPerTurn, relayFigure, relayThroughput } from "./hop-floor.js";
+import { type HopFloorResult, type RunningRelay, relayCpuPerTurn, relayFigure, relayThroughput } from "./hop-floor.js";
 import { runConcurrentPromptTurns } from "./raw-driver.js";
 import {
   fmt,
@@ -73,6 +73,18 @@ export interface ThroughputResult {
   cpuPerRequestRatio: Spread;
   /** bridge ÷ direct CPU per 1,000 chunks of the long streams, both costs together (the former single figure). */
   cpuLongRatio: Spread;
+  /**
+   * The HTTP/2 relay (bench/hop-floor.ts) in the same repetitions, the side that starts rotating with the other two:
+   * the direct client through it, the floor the throughput target is held against, paired per repetition.
+   */
+  relay?: {
+    /** Chunks per second of the long streams, per repetition. */
+    chunksPerSecond: number[];
+    /** relay ÷ direct, per repetition. */
+    ratio: Spread;
+    /** The relay process's own CPU µs per whole short turn, per repetition. */
+    cpuUsPerTurn: number[];
+  };
   loadAverage?: LoadAverage;
 }
 
@@ -114,14 +126,15 @@ function derive(streams: number, tokens: ThroughputResult["tokens"], short: Thro
 
 /**
  * Scenario 5: `streams` concurrent streams of `tokens.short` and of `tokens.long` one-token text deltas each, direct
- * and through serve, in `repetitions` pairs whose order alternates (after a warm-up of SHORT_TURN_BURSTS bursts of short
- * turns per side).
+ * and through serve (and through `relay` when given), in `repetitions` rounds whose first side rotates (after a
+ * warm-up of SHORT_TURN_BURSTS bursts of short turns per side).
  */
 export async function runThroughput(
   stack: BenchStack,
   streams: number,
   tokens: ThroughputResult["tokens"],
   repetitions: number,
+  relay?: RunningRelay,
 ): Promise<ThroughputResult> {
   const directBurst = (n: number) => runConcurrentPromptTurns(stack.direct, streams, throughputPrompt(n), n);
   const bridgeBurst = async (n: number) =>
@@ -148,13 +161,29 @@ export async function runThroughput(
   // Warm-up, the same for both sides: as many short turns as one reading. After the scenarios before this one serve
   // has idled (its idle-memory collections shrank its heap), and its first 1,000 turns then cost up to 1.7 times the
   // next 1,000 (1,830 against 1,080 ms of CPU in one quick run) while the heap and the young generation grow back.
+  const relayBurst =
+    (n: number, count = 1) =>
+    () =>
+      inBursts(count, () => runConcurrentPromptTurns((relay as RunningRelay).client, streams, throughputPrompt(n), n));
   await direct(tokens.short, SHORT_TURN_BURSTS)();
   await bridge(tokens.short, SHORT_TURN_BURSTS)();
+  if (relay !== undefined) await relayBurst(tokens.short, SHORT_TURN_BURSTS)();
   const directReps: ThroughputRep[] = [];
   const bridgeReps: ThroughputRep[] = [];
+  const relayed = { chunksPerSecond: [] as number[], cpuUsPerTurn: [] as number[] };
+  const sides = relay === undefined ? (["direct", "bridge"] as const) : (["direct", "bridge", "relay"] as const);
   for (let rep = 0; rep < repetitions; rep++) {
-    const order = rep % 2 === 0 ? (["direct", "bridge"] as const) : (["bridge", "direct"] as const);
-    for (const side of order) {
+    for (let i = 0; i < sides.length; i++) {
+      const side = sides[(rep + i) % sides.length] as (typeof sides)[number];
+      if (side === "relay") {
+        // The relay's own CPU per whole short turn (as serve's is counted), then its throughput from one long burst.
+        const cpuUs = await (relay as RunningRelay).cpuUs(relayBurst(tokens.short, SHORT_TURN_BURSTS));
+        relayed.cpuUsPerTurn.push(cpuUs / (streams * SHORT_TURN_BURSTS));
+        const started = performance.now();
+        const chunks = await relayBurst(tokens.long)();
+        relayed.chunksPerSecond.push((chunks * 1000) / (performance.now() - started));
+        continue;
+      }
       const run = side === "direct" ? direct : bridge;
       // The short turns' CPU per request over several bursts (SHORT_TURN_BURSTS); throughput from one long burst.
       const short = await measure(stack, side, run(tokens.short, SHORT_TURN_BURSTS), streams * SHORT_TURN_BURSTS);
@@ -174,6 +203,16 @@ export async function runThroughput(
     cpuPerChunkRatio: ratio((r) => r.cpuUsPerChunk),
     cpuPerRequestRatio: ratio((r) => r.cpuUsPerRequest),
     cpuLongRatio: ratio((r) => r.long.cpuMs / r.long.chunks),
+    ...(relay === undefined
+      ? {}
+      : {
+          relay: {
+            ...relayed,
+            ratio: spreadOf(
+              relayed.chunksPerSecond.map((c, i) => c / (directReps[i] as ThroughputRep).long.chunksPerSecond),
+            ),
+          },
+        }),
   };
 }
 
@@ -240,13 +279,21 @@ export function throughputReport(
   const chunkUs = (reps: readonly ThroughputRep[]) => fmt(med(reps, (r) => r.cpuUsPerChunk).median, 1);
   const requestUs = (reps: readonly ThroughputRep[]) => fmt(med(reps, (r) => r.cpuUsPerRequest).median, 0);
   const tcp = relayFigure("tcp", relayThroughput(floor, "tcp"), "ratio");
-  const relayCpu = relayCpuPerTurn(floor, "h2");
+  // The relay run in the same repetitions (paired) when it was; else the hop floor's, measured before.
+  const relayCpu = t.relay === undefined ? relayCpuPerTurn(floor, "h2") : spreadOf(t.relay.cpuUsPerTurn);
+  const relayFloor =
+    t.relay === undefined
+      ? { floor: { name: "HTTP/2 relay ÷ direct", spread: relayThroughput(floor, "h2"), prefix: "×" }, paired: false }
+      : {
+          floor: { name: "HTTP/2 relay ÷ direct in the same repetitions", spread: t.relay.ratio, prefix: "×" },
+          paired: true,
+        };
   const targets: TargetResult[] = [
     floorTarget({
       scenario: "5. throughput",
       target: `bridge ÷ direct chunks/s ≥ HTTP/2 relay ratio − ${THROUGHPUT_TARGET.underRelay} at ${t.streams} streams (worst repetition)`,
       measured: t.throughputRatio,
-      floor: { name: "HTTP/2 relay ÷ direct", spread: relayThroughput(floor, "h2"), prefix: "×" },
+      ...relayFloor,
       bound: { atLeast: minus(THROUGHPUT_TARGET.underRelay) },
       detail:
         `${fmt(med(t.bridge, (r) => r.long.chunksPerSecond).median, 0)} vs ${fmt(med(t.direct, (r) => r.long.chunksPerSecond).median, 0)} chunks/s` +

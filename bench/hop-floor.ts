@@ -4,9 +4,10 @@
  * and in 200 streams of 100 tokens for throughput; through a TCP relay (bytes only: no bridge can add less, it is one
  * more process between client and Cursor and nothing else) and through an HTTP/2 relay (streams ended and reopened,
  * no message parsed). What the HTTP/2 relay adds is the floor the targets of scenarios 1 and 5 are held against
- * (bench/targets.ts: e.g. TTFT at 1 stream ≤ that floor + 0.3 ms). A full run measures both relays in every case up
- * to 200 streams; the quick run (and `--only=overhead`/`throughput`) only the HTTP/2 relay in the cases the targets
- * need, with fewer repetitions.
+ * (bench/targets.ts: e.g. TTFT at 1 stream ≤ that floor + 0.3 ms): the latency and throughput scenarios run it in the
+ * same rounds as serve ({@link startRelay}), so each repetition is held against the floor measured under its own
+ * load. This scenario measures both relays on their own, in every case up to 200 streams, for its tables (full runs
+ * and `--only=floor`).
  */
 import { fileURLToPath } from "node:url";
 import type { BenchStack } from "./bench-stack.js";
@@ -17,6 +18,7 @@ import {
   directSide,
   type OverheadCase,
   type OverheadResult,
+  type OverheadSide,
   overheadTable,
   warmUp,
 } from "./overhead.js";
@@ -70,6 +72,34 @@ async function relayCpuUs(relay: { ask<T>(type: string): Promise<T> }, run: () =
   return after.user - before.user + (after.system - before.system);
 }
 
+/** A relay process started on the stack's emulator, and the direct client connected through it. */
+export interface RunningRelay {
+  kind: RelayKind;
+  client: DirectClient;
+  /** The client through the relay, as a side of scenario 1 (bench/overhead.ts). */
+  side: OverheadSide;
+  /** The relay process's own CPU µs (user + system, all threads) while `run` runs. */
+  cpuUs(run: () => Promise<unknown>): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Starts `kind`'s relay process in front of the stack's emulator. */
+export async function startRelay(stack: BenchStack, kind: RelayKind): Promise<RunningRelay> {
+  const entry = fileURLToPath(new URL("./relay-process.ts", import.meta.url));
+  const relay = await forkChild<RelayReady>(entry, {
+    BENCH_RELAY_UPSTREAM: stack.emulator.url,
+    BENCH_RELAY_KIND: kind,
+  });
+  const client = createDirectClient(relay.ready.url, stack.emulator.accessToken);
+  return {
+    kind,
+    client,
+    side: clientSide(`${kind === "h2" ? "HTTP/2" : "TCP"} relay`, client),
+    cpuUs: (run) => relayCpuUs(relay, run),
+    close: () => relay.close(),
+  };
+}
+
 /** One relay against the direct client: the latency cases, then the throughput pairs (none for 0 repetitions). */
 async function measureRelay(
   stack: BenchStack,
@@ -78,15 +108,11 @@ async function measureRelay(
   warmUpRequests: number,
   throughputRepetitions: number,
 ): Promise<RelayFloor> {
-  const entry = fileURLToPath(new URL("./relay-process.ts", import.meta.url));
-  const relay = await forkChild<RelayReady>(entry, {
-    BENCH_RELAY_UPSTREAM: stack.emulator.url,
-    BENCH_RELAY_KIND: kind,
-  });
+  const relay = await startRelay(stack, kind);
   try {
-    const client = createDirectClient(relay.ready.url, stack.emulator.accessToken);
+    const { client } = relay;
     const baseline = directSide(stack);
-    const candidate = clientSide("relay", client);
+    const candidate = relay.side;
     // The throughput pairs warm up on their own (one 10-token run per side), so only latency cases need this.
     if (cases[0] !== undefined) await warmUp([baseline, candidate], cases[0].prompt, warmUpRequests);
     const latency: OverheadResult[] = [];
@@ -106,7 +132,7 @@ async function measureRelay(
         if (side === "direct") direct.push(await chunksPerSecond(stack.direct, streams, tokens));
         else {
           // The whole short turn first, as scenario 5 counts serve's CPU per request (10 tokens, 200 streams).
-          const cpuUs = await relayCpuUs(relay, () =>
+          const cpuUs = await relay.cpuUs(() =>
             inBursts(SHORT_TURN_BURSTS, () => runConcurrentPromptTurns(client, streams, throughputPrompt(10), 10)),
           );
           relayCpuUsPerTurn.push(cpuUs / (streams * SHORT_TURN_BURSTS));

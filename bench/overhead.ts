@@ -115,7 +115,23 @@ export interface OverheadResult {
   added: Record<Metric, Spread>;
   /** Failed requests per side over all repetitions. */
   errors: { baseline: number; candidate: number; firstError?: string };
+  /**
+   * A third side run in the same rounds as the other two (the HTTP/2 relay that scenario 1's targets are held
+   * against), against the baseline, paired per repetition: a floor measured under the same load as the candidate.
+   */
+  floor?: FloorSideResult;
   loadAverage: LoadAverage;
+}
+
+/** What the floor side of {@link compareSides} added over the baseline. */
+export interface FloorSideResult {
+  name: string;
+  /** floor − baseline (ms), per repetition. */
+  added: Record<Metric, Spread>;
+  /** floor ÷ baseline, per repetition. */
+  ratio: Record<Metric, Spread>;
+  /** Failed requests of the floor side over all repetitions. */
+  errors: number;
 }
 
 function percentiles(samples: readonly Sample[]): Percentiles {
@@ -139,14 +155,20 @@ export async function warmUp(sides: readonly OverheadSide[], prompt: string, req
   }
 }
 
-/** Runs one case, baseline against candidate. */
+/**
+ * Runs one case, baseline against candidate, and `floor` (when given) in the same rounds: each round runs every side
+ * once, one after the other, the side that starts rotating from round to round.
+ */
 export async function compareSides(
   baseline: OverheadSide,
   candidate: OverheadSide,
   c: OverheadCase,
+  floor?: OverheadSide,
 ): Promise<OverheadResult> {
   const errors: OverheadResult["errors"] = { baseline: 0, candidate: 0 };
-  const batch = async (side: OverheadSide, key: "baseline" | "candidate"): Promise<Sample[]> => {
+  let floorErrors = 0;
+  type Key = "baseline" | "candidate" | "floor";
+  const batch = async (side: OverheadSide, key: Key): Promise<Sample[]> => {
     const settled = await Promise.allSettled(
       Array.from({ length: c.concurrency }, () => side.request(c.prompt, c.stream)),
     );
@@ -154,42 +176,46 @@ export async function compareSides(
     for (const s of settled) {
       if (s.status === "fulfilled") ok.push(s.value);
       else {
-        errors[key]++;
+        if (key === "floor") floorErrors++;
+        else errors[key]++;
         errors.firstError ??= `${side.name}: ${s.reason instanceof Error ? s.reason.message : String(s.reason)}`;
       }
     }
     return ok;
   };
+  const sides: [Key, OverheadSide][] = [
+    ["baseline", baseline],
+    ["candidate", candidate],
+  ];
+  if (floor !== undefined) sides.push(["floor", floor]);
   const { result, loadAverage } = await withLoadAverage(async () => {
-    const baseReps: Percentiles[] = [];
-    const candReps: Percentiles[] = [];
+    const reps: Record<Key, Percentiles[]> = { baseline: [], candidate: [], floor: [] };
     let round = 0;
     for (let rep = 0; rep < c.repetitions; rep++) {
-      const base: Sample[] = [];
-      const cand: Sample[] = [];
+      const samples: Record<Key, Sample[]> = { baseline: [], candidate: [], floor: [] };
       for (let r = 0; r < c.rounds; r++, round++) {
-        // Alternate which side goes first so neither always runs on a warmer machine.
-        const order = round % 2 === 0 ? (["baseline", "candidate"] as const) : (["candidate", "baseline"] as const);
-        for (const key of order) {
-          if (key === "baseline") base.push(...(await batch(baseline, key)));
-          else cand.push(...(await batch(candidate, key)));
+        // Rotate which side goes first so none always runs on a warmer machine.
+        for (let i = 0; i < sides.length; i++) {
+          const [key, side] = sides[(round + i) % sides.length] as [Key, OverheadSide];
+          samples[key].push(...(await batch(side, key)));
         }
       }
-      baseReps.push(percentiles(base));
-      candReps.push(percentiles(cand));
+      for (const [key] of sides) reps[key].push(percentiles(samples[key]));
     }
-    const paired = baseReps.map((b, i) => ({ b, k: candReps[i] as Percentiles }));
+    const against = (other: readonly Percentiles[]) => {
+      const paired = reps.baseline.map((b, i) => ({ b, k: other[i] as Percentiles }));
+      const each = (f: (k: number, b: number) => number) =>
+        Object.fromEntries(METRICS.map((m) => [m, spreadOf(paired.map(({ b, k }) => f(k[m], b[m])))])) as Record<
+          Metric,
+          Spread
+        >;
+      return { ratio: each((k, b) => k / b), added: each((k, b) => k - b) };
+    };
     return {
-      baseline: perMetric(baseReps, (p, m) => p[m]),
-      candidate: perMetric(candReps, (p, m) => p[m]),
-      ratio: Object.fromEntries(METRICS.map((m) => [m, spreadOf(paired.map(({ b, k }) => k[m] / b[m]))])) as Record<
-        Metric,
-        Spread
-      >,
-      added: Object.fromEntries(METRICS.map((m) => [m, spreadOf(paired.map(({ b, k }) => k[m] - b[m]))])) as Record<
-        Metric,
-        Spread
-      >,
+      baseline: perMetric(reps.baseline, (p, m) => p[m]),
+      candidate: perMetric(reps.candidate, (p, m) => p[m]),
+      ...against(reps.candidate),
+      ...(floor === undefined ? {} : { floor: { name: floor.name, ...against(reps.floor), errors: floorErrors } }),
     };
   });
   return {

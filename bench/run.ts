@@ -8,9 +8,9 @@
  * that was not measured makes its target MISSED), then the retired targets with the reason, and writes
  * bench/results.json for a full run (ratios with their spread, and the load average around every scenario; committed
  * with docs/performance.md's table) or bench/results-partial.json for `--quick`/`--only`. `--quick` keeps every
- * scenario, target and stream length and trims only repetitions; it skips the three-minute soak and measures the hop
- * floor only where targets need it (the HTTP/2 relay, at 1 and 200 streams and for throughput), and ends with its
- * own target: the run's wall time ≤ 150 s.
+ * scenario, target and stream length and trims only repetitions; it skips the three-minute soak and the hop floor's
+ * own scenario (the targets' floor, the HTTP/2 relay at 1 and 200 streams and for throughput, runs in the same rounds
+ * as serve in every run), and ends with its own target: the run's wall time ≤ 150 s.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -20,7 +20,7 @@ import { runThroughput, throughputReport } from "./capacity.js";
 import { clusterReport, runCluster } from "./cluster.js";
 import { conversationReport, runContinuation, runToolRoundTrips } from "./conversations.js";
 import { gatewayOverheadReport, runGatewayOverhead } from "./gateway-overhead.js";
-import { type HopFloorResult, hopFloorReport, type RelayKind, runHopFloor } from "./hop-floor.js";
+import { type HopFloorResult, hopFloorReport, type RunningRelay, runHopFloor, startRelay } from "./hop-floor.js";
 import { latencyCases, latencyReport, runLatency } from "./latency.js";
 import { memoryBudgetReport, runMemoryBudget } from "./memory-budget.js";
 import type { OverheadResult } from "./overhead.js";
@@ -96,17 +96,11 @@ function settingsFor(quick: boolean) {
     throughputTokens: { short: 10, long: 100 },
     throughputRepetitions: quick ? 2 : 5,
     /**
-     * The hop floor (bench/hop-floor.ts). A full run (or `--only=floor`) measures both relays in every case up to 200
-     * streams with the latency and throughput repetitions above; otherwise, wherever a target needs it, only the
-     * HTTP/2 relay, only in the cases the targets hold against it, with these.
+     * The hop floor on its own (bench/hop-floor.ts): full runs and `--only=floor`, both relays in every case up to 200
+     * streams with the latency repetitions above, and these throughput pairs. The targets' floor is the HTTP/2 relay
+     * run in the same rounds as serve instead (the latency cases and throughput).
      */
-    floor: {
-      repetitions: quick ? 2 : 5,
-      singleRounds: quick ? 20 : 60,
-      rounds200: 1,
-      warmup: 1,
-      throughputRepetitions: quick ? 2 : 5,
-    },
+    floor: { throughputRepetitions: quick ? 2 : 5 },
     parkedCounts: [200, 1000],
     /** Pairs of a fresh raw serve and a fresh direct client in scenario 4 (each about 7 s at 1,000 parked). */
     parkedRepetitions: quick ? 1 : 3,
@@ -127,6 +121,8 @@ function settingsFor(quick: boolean) {
     gatewayRepetitions: quick ? 3 : 5,
   };
 }
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 async function main(): Promise<void> {
   const quick = process.argv.includes("--quick");
@@ -152,65 +148,67 @@ async function main(): Promise<void> {
     targets.push(...report.targets);
   };
 
-  // The targets of the latency cases and of throughput are held against the HTTP/2 relay of the hop floor, measured
-  // in the same run: in full (both relays, every case up to 200 streams) in a full run or with --only=floor, and
-  // otherwise only what those targets need. A floor that fails leaves its targets MISSED, saying why.
+  // The targets of the latency cases and of throughput are held against the HTTP/2 relay, run in the same rounds as
+  // serve and the direct client (paired per repetition: a floor measured under the same load). A full run (or
+  // --only=floor) also measures the hop floor on its own, both relays in every case up to 200 streams, for its tables.
   const fullFloor = (!quick && only === undefined) || only?.split(",").includes("floor") === true;
-  const floorWanted = fullFloor || wanted("overhead") || wanted("throughput");
-  if (wanted("overhead") || floorWanted || wanted("memory") || wanted("throughput") || wanted("rebuild")) {
+  const relayWanted = wanted("overhead") || wanted("throughput");
+  if (wanted("overhead") || fullFloor || wanted("memory") || wanted("throughput") || wanted("rebuild")) {
     const fast = await startBenchStack(s.overheadEmulator);
+    let relay: RunningRelay | undefined;
     try {
+      if (relayWanted) {
+        try {
+          relay = await startRelay(fast, "h2");
+        } catch (error) {
+          // Its targets then say their floor was not measured, and count as missed.
+          log(`  the HTTP/2 relay did not start (its targets count as missed): ${errorText(error)}`);
+        }
+      }
       let latency: OverheadResult[] | undefined;
       if (wanted("overhead")) {
         log(
           `latency: ${latencyCases(s.latency)
             .map((c) => c.label)
-            .join(", ")}`,
+            .join(", ")}${relay === undefined ? "" : " (the HTTP/2 relay in the same rounds up to 200 streams)"}`,
         );
-        latency = await runLatency(fast, s.latency, undefined, undefined, undefined, (label) =>
-          log(`  latency: ${label}`),
+        latency = await runLatency(
+          fast,
+          s.latency,
+          undefined,
+          undefined,
+          undefined,
+          (label) => log(`  latency: ${label}`),
+          relay?.side,
         );
         results.overhead = latency;
       }
-      // Right after the latency cases, on the same emulator: their target lines hold them against what the relays
-      // reached.
       let floor: HopFloorResult | undefined;
-      if (floorWanted) {
-        const kinds: RelayKind[] = fullFloor ? ["tcp", "h2"] : ["h2"];
-        const cases = fullFloor
-          ? latencyCases(s.latency).filter((c) => c.concurrency <= 200)
-          : wanted("overhead")
-            ? latencyCases({ ...s.latency, ...s.floor }).filter((c) => c.stream && c.concurrency <= 200)
-            : [];
-        const throughputReps = fullFloor || wanted("throughput") ? s.floor.throughputRepetitions : 0;
-        log(
-          `floor of one hop: the direct client straight and through ${fullFloor ? "relays" : "an HTTP/2 relay"} that parse nothing`,
-        );
+      if (fullFloor) {
+        log("floor of one hop: the direct client straight and through relays that parse nothing");
         try {
           const run = await withLoadAverage(() =>
             runHopFloor(
               fast,
-              cases,
-              (fullFloor ? s.latency.warmup : s.floor.warmup) * 20,
-              throughputReps,
+              latencyCases(s.latency).filter((c) => c.concurrency <= 200),
+              s.latency.warmup * 20,
+              s.floor.throughputRepetitions,
               (kind) => log(`  floor: ${kind} relay`),
-              kinds,
             ),
           );
           floor = run.result;
           results.hopFloor = { ...run.result, loadAverage: run.loadAverage };
         } catch (error) {
-          const message = error instanceof Error ? error.message : String(error);
-          log(`  floor failed (its targets count as missed): ${message}`);
-          results.hopFloor = { error: message };
+          log(`  floor failed: ${errorText(error)}`);
+          results.hopFloor = { error: errorText(error) };
         }
       }
       if (latency !== undefined) add(latencyReport(latency, floor));
       if (floor !== undefined) tables.push(...hopFloorReport(floor));
       if (wanted("throughput")) {
-        log("throughput and CPU per request / per chunk");
+        log(`throughput and CPU per request / per chunk${relay === undefined ? "" : " (and the HTTP/2 relay)"}`);
         const run = await withLoadAverage(() =>
-          runThroughput(fast, s.throughputStreams, s.throughputTokens, s.throughputRepetitions),
+          runThroughput(fast, s.throughputStreams, s.throughputTokens, s.throughputRepetitions, relay),
         );
         results.throughput = { ...run.result, loadAverage: run.loadAverage };
         add(throughputReport(run.result, floor));
@@ -236,6 +234,7 @@ async function main(): Promise<void> {
         targets.push(...rb.targets);
       }
     } finally {
+      await relay?.close();
       await fast.close();
       closeIdleSockets();
     }
