@@ -170,6 +170,7 @@ describe("Anthropic SDK against cursor-bridge + emulator", () => {
   it("pages the model list by limit, after_id and before_id, as the SDK's auto-pagination walks it", async () => {
     const all = (await client.models.list()).data.map((model) => model.id);
     expect(all.length).toBeGreaterThan(7);
+    const id = (index: number) => all.at(index) ?? "";
     const walked: string[] = [];
     for await (const model of client.models.list({ limit: 3 })) walked.push(model.id);
     expect(walked).toEqual(all);
@@ -178,12 +179,12 @@ describe("Anthropic SDK against cursor-bridge + emulator", () => {
     expect(first).toMatchObject({ has_more: true, first_id: all[0], last_id: all[2] });
     const second = await first.getNextPage();
     expect(second.data.map((model) => model.id)).toEqual(all.slice(3, 6));
-    const before = await client.models.list({ limit: 2, before_id: all[5] });
+    const before = await client.models.list({ limit: 2, before_id: id(5) });
     expect(before.data.map((model) => model.id)).toEqual(all.slice(3, 5));
     expect(before.has_more).toBe(true);
-    const start = await client.models.list({ limit: 10, before_id: all[1] });
+    const start = await client.models.list({ limit: 10, before_id: id(1) });
     expect(start).toMatchObject({ has_more: false, first_id: all[0], last_id: all[0] });
-    const last = await client.models.list({ after_id: all.at(-2) });
+    const last = await client.models.list({ after_id: id(-2) });
     expect(last).toMatchObject({ has_more: false, data: [expect.objectContaining({ id: all.at(-1) })] });
     await expect(client.models.list({ limit: 0 })).rejects.toBeInstanceOf(Anthropic.BadRequestError);
     await expect(client.models.list({ after_id: "no-such-model" })).rejects.toBeInstanceOf(Anthropic.BadRequestError);
