@@ -25,7 +25,9 @@ import { join } from "node:path";
 import { writeFileAtomicSync } from "../stores/file/atomic-write.js";
 import { withFileLock } from "../stores/file/file-lock.js";
 import { ProxyError } from "../util/errors.js";
+import { type Logger, silentLogger } from "../util/logger.js";
 import { makeDirSync } from "../util/make-dir.js";
+import { ensurePrivateDirSync } from "../util/private-dir.js";
 import { processAlive } from "./runtime-file.js";
 
 /** What an errno means for a data directory, in words. */
@@ -51,16 +53,20 @@ function causeOf(error: unknown): string {
 }
 
 /**
- * Creates the data directory when missing and checks that files can be written in it; throws a usage error (exit
- * 2) naming `--data-dir` and the cause otherwise.
+ * Creates the data directory when missing, makes it private (util/private-dir.ts: one that others could have put
+ * files into is refused) and checks that files can be written in it; throws a usage error (exit 2) naming
+ * `--data-dir` and the cause otherwise. The test file gets a random name and is created exclusively, so a symbolic
+ * link left at its name is never followed (a predictable name would let whoever planted it truncate the link's target).
  */
-export function prepareDataDir(dir: string): void {
-  const probe = join(dir, `.write-test-${process.pid}`);
+export function prepareDataDir(dir: string, logger: Logger = silentLogger): void {
+  const probe = join(dir, `.write-test-${process.pid}-${randomUUID()}`);
   try {
     makeDirSync(dir);
-    writeFileSync(probe, "", { mode: 0o600 });
+    ensurePrivateDirSync(dir, { logger });
+    writeFileSync(probe, "", { mode: 0o600, flag: "wx" });
     unlinkSync(probe);
   } catch (error) {
+    if (error instanceof ProxyError) throw error;
     throw new ProxyError(
       "invalid_request",
       `The data directory ${dir} cannot be used: ${causeOf(error)}. Pass one this user can write with --data-dir ` +

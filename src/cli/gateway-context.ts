@@ -7,6 +7,7 @@ import { hostname, userInfo } from "node:os";
 import { createKeyService, type KeyService } from "../gateway/index.js";
 import type { StoreClient } from "../stores/redis/client.js";
 import type { AuditLog, KeyStore } from "../stores/types.js";
+import { createLogger } from "../util/logger.js";
 import type { CliContext } from "./context.js";
 import { prepareDataDir } from "./data-dir.js";
 import { isRedisStore, openGatewayStores } from "./store-setup.js";
@@ -39,7 +40,9 @@ export function cliActor(env: CliContext["io"]["env"]): { actor: string; from: s
 export async function openGatewayCli(ctx: CliContext): Promise<GatewayCli> {
   let client: StoreClient | undefined;
   // A data directory that cannot be used is said as such (--data-dir and the cause), not as a raw EACCES.
-  if (!isRedisStore(ctx.config.store)) prepareDataDir(ctx.config.dataDir);
+  // Its warnings (a data directory tightened, or another user's) go to stderr like the command's own errors.
+  const logger = createLogger({ level: "info", sink: (line) => ctx.io.err(`${line}\n`) });
+  if (!isRedisStore(ctx.config.store)) prepareDataDir(ctx.config.dataDir, logger);
   else {
     const { connectStore } = await import("../stores/redis/client.js");
     client = await connectStore({ url: ctx.config.store });

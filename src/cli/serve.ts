@@ -220,7 +220,7 @@ export async function startBridge(
   warnSecretFlags(flags.config, logger);
   // The file stores' directory must be usable: checked before the port is bound, so a bad --data-dir is said before
   // any "listening" line (data-dir.ts).
-  if (config.store === "file") prepareDataDir(config.dataDir);
+  if (config.store === "file") prepareDataDir(config.dataDir, logger);
   // With --store redis://… (the configuration accepts `file` or a Redis URL) the instances share one connection's
   // worth of state, the Cursor login included; the cluster code loads only then.
   const shared: StoreClient | undefined =

@@ -5,13 +5,16 @@
  * and `keys` with a message naming --data-dir and the cause, exit 2, never a raw errno nor an endless mkdir.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import {
   chmodSync,
+  chownSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
@@ -19,7 +22,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { lockDataDir } from "../../src/cli/data-dir.js";
+import { lockDataDir, prepareDataDir } from "../../src/cli/data-dir.js";
 import { spawnAcp } from "../acp/agent-process.js";
 import { listeningOrigin } from "../support/processes.js";
 
@@ -263,4 +266,48 @@ describe("a data directory that cannot be used", { timeout: 120_000 }, () => {
     expect(body.error.message).toMatch(cause);
     expect(body.error.message).toContain("--data-dir");
   });
+});
+
+describe("a data directory other users could write into", { timeout: 120_000 }, () => {
+  it("never follows a link left where the write test goes (it would truncate the link's target)", async () => {
+    const dataDir = join(home, "probe-link");
+    mkdirSync(dataDir, { mode: 0o700 });
+    const target = join(home, "precious.txt");
+    writeFileSync(target, "keep me\n");
+    // The name the test file had: the pid alone, easy to guess.
+    symlinkSync(target, join(dataDir, `.write-test-${process.pid}`));
+    prepareDataDir(dataDir);
+    expect(readFileSync(target, "utf8")).toBe("keep me\n");
+  });
+
+  // Planting a file as another user takes root (this project's test runs are root).
+  const asRoot = process.getuid?.() === 0;
+  if (!asRoot) console.warn("skipping the planted keys.json case: not root, so no file can be given to another user");
+  it.runIf(asRoot)(
+    "serve and keys refuse a writable data directory holding another user's keys.json, and never serve its key",
+    async () => {
+      const dataDir = join(home, "planted");
+      mkdirSync(dataDir);
+      chmodSync(dataDir, 0o777);
+      const planted = join(dataDir, "keys.json");
+      const key = "cbk-planted0000000000000000000000000000000000000";
+      const hash = createHash("sha256").update(key).digest("hex");
+      const record = { id: "vk_0000000000000001", name: "intruder", hash, prefix: key.slice(0, 10) };
+      writeFileSync(
+        planted,
+        JSON.stringify({ version: 1, keys: [{ ...record, createdAt: new Date().toISOString(), limits: {} }] }),
+      );
+      chownSync(planted, 65534, 65534);
+
+      const serve = run([...serveArgs(dataDir), "--api-key", "the-operators-own-key-0123"]);
+      expect(await serve.exit).toBe(2);
+      expect(serve.out()).not.toContain("listening on");
+      expect(serve.err()).toContain(`holds files that are not yours: ${planted} (uid 65534)`);
+      expect(serve.err()).not.toMatch(/\n\s+at /);
+
+      const keys = run(["keys", "list", "--data-dir", dataDir, "--json"]);
+      expect(await keys.exit).toBe(2);
+      expect(JSON.parse(keys.out()).error.message).toContain(`${planted} (uid 65534)`);
+    },
+  );
 });
