@@ -10,6 +10,7 @@ import {
   sealCredentials,
 } from "../../src/stores/redis/credential-store.js";
 import { createRedisLock } from "../../src/stores/redis/lock.js";
+import { createRedisSpendStore } from "../../src/stores/redis/spend-store.js";
 import { ProxyError } from "../../src/util/errors.js";
 import { createCliHarness } from "../cli/harness.js";
 import { sampleRecord } from "../support/conversation-record.js";
@@ -151,5 +152,26 @@ describe.skipIf(skip !== undefined)("Redis stores", () => {
     expect(exchanges).toBe(1);
     expect(tokens[0]).toBe(tokens[1]);
     expect((await store.load())?.refreshToken).toBe("refresh-1");
+  });
+
+  it("spend: a hash has no expiry (never evicted); a later settle removes it once its period is long over", async () => {
+    let clock = Date.UTC(2026, 10, 1);
+    const spend = createRedisSpendStore(client, { now: () => clock });
+    const entry = { microUsd: 7, requests: 1, inputTokens: 1, outputTokens: 1, cachedTokens: 0, reasoningTokens: 0 };
+    await spend.settle({ keyId: "k", period: "day:2026-11-01", id: "a", entry });
+    await spend.add("k", "month:2026-11", entry);
+    const day = `${client.prefix}spend:day:2026-11-01:k`;
+    expect(await client.redis.pttl(day)).toBe(-1);
+    expect(await client.redis.pttl(`${client.prefix}spend:month:2026-11:k`)).toBe(-1);
+    // Seven days on the day's spend is still kept (8 days after its last settle)...
+    clock += 7 * 86_400_000;
+    await spend.settle({ keyId: "other", period: "day:2026-11-08", id: "b", entry });
+    expect((await spend.get("k", "day:2026-11-01")).microUsd).toBe(7);
+    // ...nine days on, the next settle of anyone removes it; the month's stays.
+    clock += 2 * 86_400_000;
+    await spend.settle({ keyId: "other", period: "day:2026-11-10", id: "c", entry });
+    expect(await client.redis.exists(day)).toBe(0);
+    expect((await spend.get("k", "month:2026-11")).microUsd).toBe(7);
+    expect(await client.redis.zscore(`${client.prefix}spend:periods`, day)).toBeNull();
   });
 });

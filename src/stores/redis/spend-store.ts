@@ -1,8 +1,13 @@
 /**
  * The Redis {@link SpendStore}: one hash per key and period (`<prefix>spend:<period>:<key id>`), incremented field
- * by field in one MULTI, so the totals after each request (and from them the totals before it) are exact even with
- * several instances adding at once. A hash expires a while after its period is over (day 8 days, week 5 weeks,
- * month 13 months).
+ * by field in one step, so the totals after each request (and from them the totals before it) are exact even with
+ * several instances adding at once.
+ *
+ * A spend hash carries no expiry, so Redis never evicts it under memory pressure: with the `volatile-lru` policy the
+ * deployment uses (docs/team.md), a key that had been idle longer than the least recently used conversation lost its
+ * spend when Redis needed room, and started its period again from zero. Instead each hash is listed in the sorted set
+ * `<prefix>spend:periods` (no expiry either), scored by when it may go (day 8 days, week 5 weeks, month 13 months
+ * after its last settle), and every settle removes a few hashes whose time has come.
  *
  * Reservations of running requests: a sorted set per key and period (`…:resv`), member `<id>:<micro-dollars>`
  * scored by lease expiry; one Lua script drops the expired ones, checks spend + held + this against the budget and
@@ -36,17 +41,38 @@ end
 return {admitted, held, redis.call("HGETALL", KEYS[1])}
 `;
 
-const SETTLE = `
+/**
+ * Adds the fields in ARGV[first…] to the spend hash `hash`, which keeps no expiry (see the module comment): it is
+ * listed in `periods` until `now` + `keep` (seconds), and up to 16 listed hashes whose time is past are removed.
+ */
+const ADD_TO_HASH = `
+local function addToHash(hash, periods, keep, now, first)
+  for i = first, #ARGV, 2 do redis.call("HINCRBY", hash, ARGV[i], ARGV[i + 1]) end
+  redis.call("PERSIST", hash)
+  redis.call("ZADD", periods, now + keep, hash)
+  for _, old in ipairs(redis.call("ZRANGEBYSCORE", periods, "-inf", now, "LIMIT", 0, 16)) do
+    redis.call("DEL", old)
+    redis.call("ZREM", periods, old)
+  end
+end
+`;
+
+const SETTLE = `${ADD_TO_HASH}
 local applied = 0
 if redis.call("SET", KEYS[3], "1", "NX", "EX", tonumber(ARGV[2])) then
   applied = 1
   for _, member in ipairs(redis.call("ZRANGE", KEYS[2], 0, -1)) do
     if string.sub(member, 1, #ARGV[1] + 1) == ARGV[1] .. ":" then redis.call("ZREM", KEYS[2], member) end
   end
-  for i = 4, #ARGV, 2 do redis.call("HINCRBY", KEYS[1], ARGV[i], ARGV[i + 1]) end
-  redis.call("EXPIRE", KEYS[1], tonumber(ARGV[3]))
+  addToHash(KEYS[1], KEYS[4], tonumber(ARGV[3]), tonumber(ARGV[4]), 5)
 end
 return {applied, redis.call("HGETALL", KEYS[1])}
+`;
+
+/** {@link SETTLE} without the once-per-id marker and the reservation (the store's `add`). */
+const ADD = `${ADD_TO_HASH}
+addToHash(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2]), 3)
+return redis.call("HGETALL", KEYS[1])
 `;
 
 const RENEW = `
@@ -65,6 +91,7 @@ interface ScriptedRedis {
   cursorBridgeReserve(...args: Array<string | number>): Promise<unknown>;
   cursorBridgeSpendSettle(...args: Array<string | number>): Promise<unknown>;
   cursorBridgeSpendRenew(...args: Array<string | number>): Promise<unknown>;
+  cursorBridgeSpendAdd(...args: Array<string | number>): Promise<unknown>;
 }
 
 /** A flat HGETALL reply as totals. */
@@ -76,31 +103,27 @@ function totalsOf(flat: unknown): SpendTotals {
 }
 
 /** Spend shared by every instance on the store. */
-export function createRedisSpendStore(client: StoreClient): SpendStore {
+export function createRedisSpendStore(client: StoreClient, options: { now?: () => number } = {}): SpendStore {
   const redis = client.redis as unknown as ScriptedRedis & typeof client.redis;
   if (typeof redis.cursorBridgeReserve !== "function") {
     client.redis.defineCommand("cursorBridgeReserve", { numberOfKeys: 2, lua: RESERVE });
-    client.redis.defineCommand("cursorBridgeSpendSettle", { numberOfKeys: 3, lua: SETTLE });
+    client.redis.defineCommand("cursorBridgeSpendSettle", { numberOfKeys: 4, lua: SETTLE });
+    client.redis.defineCommand("cursorBridgeSpendAdd", { numberOfKeys: 2, lua: ADD });
     client.redis.defineCommand("cursorBridgeSpendRenew", { numberOfKeys: 1, lua: RENEW });
   }
   const keyOf = (keyId: string, period: string) => `${client.prefix}spend:${period}:${keyId}`;
   const keepOf = (period: string) => KEEP_S[period.split(":")[0] ?? ""] ?? 400 * DAY_S;
+  const periodsKey = `${client.prefix}spend:periods`;
+  const clock = options.now ?? Date.now;
+  const nowS = () => Math.floor(clock() / 1000);
   return {
     async add(keyId, period, entry) {
       const key = keyOf(keyId, period);
-      const after = await storeCall(client, async () => {
-        const multi = client.redis.multi();
-        for (const field of SPEND_FIELDS) multi.hincrby(key, field, Math.round(entry[field]));
-        multi.expire(key, keepOf(period));
-        const replies = (await multi.exec()) ?? [];
-        const totals: Record<string, number> = {};
-        SPEND_FIELDS.forEach((field, index) => {
-          const [error, value] = replies[index] ?? [new Error("the transaction was not run"), 0];
-          if (error) throw error;
-          totals[field] = Number(value);
-        });
-        return spendFrom(totals);
-      });
+      const fields = SPEND_FIELDS.flatMap((field) => [field, Math.round(entry[field])]);
+      const flat = await storeCall(client, () =>
+        redis.cursorBridgeSpendAdd(key, periodsKey, keepOf(period), nowS(), ...fields),
+      );
+      const after = totalsOf(flat);
       const before = { ...after };
       for (const field of SPEND_FIELDS) before[field] = after[field] - Math.round(entry[field]);
       return { before, after };
@@ -132,9 +155,11 @@ export function createRedisSpendStore(client: StoreClient): SpendStore {
           key,
           `${key}:resv`,
           `${client.prefix}settled:${id}`,
+          periodsKey,
           id,
           SETTLED_KEEP_S,
           keepOf(period),
+          nowS(),
           ...fields,
         ),
       )) as [number, unknown];
