@@ -101,6 +101,34 @@ describe("openai SDK responses client against /v1/responses", () => {
     await expect(client.responses.retrieve(response.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   });
 
+  it("lists a stored response's input items, the previous_response_id chain's included, in the SDK's pages", async () => {
+    const first = await client.responses.create({ model: "auto", input: "First question", instructions: "Be brief." });
+    const second = await client.responses.create({
+      model: "auto",
+      previous_response_id: first.id,
+      input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "Second question" }] }],
+    });
+    const all: OpenAI.Responses.ResponseItem[] = [];
+    for await (const item of client.responses.inputItems.list(second.id, { order: "asc", limit: 1 })) all.push(item);
+    // The first request's input, its answer, then the second input: each with an id and text parts.
+    expect(all.map((item) => item.type)).toEqual(["message", "message", "message"]);
+    expect(all.map((item) => (item.type === "message" ? item.role : ""))).toEqual(["user", "assistant", "user"]);
+    expect(all[0]).toMatchObject({ content: [{ type: "input_text", text: "First question" }] });
+    expect(all[1]?.id).toBe(first.output[0]?.id);
+    expect(new Set(all.map((item) => item.id)).size).toBe(3);
+    const newest = await client.responses.inputItems.list(second.id);
+    expect(newest.data.map((item) => item.id)).toEqual(all.map((item) => item.id).reverse());
+    expect(newest.has_more).toBe(false);
+    const page = await client.responses.inputItems.list(second.id, { order: "asc", limit: 2 });
+    expect(page.data.map((item) => item.id)).toEqual(all.slice(0, 2).map((item) => item.id));
+    expect(page.has_more).toBe(true);
+    await expect(client.responses.inputItems.list("resp_unknown")).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(client.responses.inputItems.list(second.id, { limit: 500 })).rejects.toMatchObject({
+      status: 400,
+      param: "limit",
+    });
+  });
+
   it("streaming: the SDK's stream helper accumulates the deltas into the final response", async () => {
     const stream = client.responses.stream({ model: "auto", input: "Stream me" });
     const types: string[] = [];

@@ -1,5 +1,6 @@
 /**
- * The Responses door: `POST /v1/responses` (streaming and not), `GET` and `DELETE /v1/responses/{id}`, its own
+ * The Responses door: `POST /v1/responses` (streaming and not), `GET` and `DELETE /v1/responses/{id}`, `GET
+ * /v1/responses/{id}/input_items` (input-items.ts), its own
  * sub-app with OpenAI-shaped errors; a thin surface on the conversation engine. It validates, expands `previous_response_id` from the response store into the full item history, hands
  * the neutral request to the engine, and writes the events out. Routing, parking and checkpoints are the engine's.
  * The sub-app (its guards, its error shape, its 404, the stored responses' GET and DELETE) exists from the start; what
@@ -11,6 +12,7 @@ import type { AppEnv } from "../kit/access-log.js";
 import { openAIErrorResponse } from "../kit/openai-error.js";
 import { closeSurfaceApp, createSurfaceApp, loadedOnFirstUse } from "../kit/surface-app.js";
 import type { ResponsesDeps, ResponsesOptions } from "./handlers.js";
+import { listInputItems } from "./input-items.js";
 import { storedFor } from "./stored.js";
 
 export type { ResponsesDeps, ResponsesOptions } from "./handlers.js";
@@ -29,6 +31,13 @@ export function createResponsesApp(deps: ResponsesDeps, options: ResponsesOption
     const stored = await storedFor(deps.store, id, c);
     if (stored === undefined) throw notFound(id);
     return c.json(stored.response);
+  });
+  app.get("/responses/:id/input_items", async (c) => {
+    const id = c.req.param("id");
+    const stored = await storedFor(deps.store, id, c);
+    if (stored === undefined) throw notFound(id);
+    const { limit, order, after, before } = c.req.query();
+    return c.json(listInputItems(id, stored.input, { limit, order, after, before }));
   });
   app.delete("/responses/:id", async (c) => {
     const id = c.req.param("id");
