@@ -23,6 +23,7 @@ import type {
   AgentClient,
   AgentTurn,
   BackendEvent,
+  HistoryMessage,
   ModelChoice,
   ModelInfo,
   ModelSelection,
@@ -367,6 +368,17 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           }
         }
       }
+      // No results at the end, yet the history holds calls a turn is parked on: the conversation moved past them
+      // (the user interrupted the tools, or answered them before a new message). That Run waits for results that will
+      // never come: closed now, not at its TTL (its checkpoint continues the conversation below).
+      if (input.trailingResults.length === 0 && parked.size() > 0) {
+        const ids = historyCallIds(input.messages);
+        const mine = (entry: ParkedEntry) => entry.origin.owner === request.owner;
+        for (let moved = parked.release(ids, mine); moved !== undefined; moved = parked.release(ids, mine)) {
+          logger.info("closing a parked turn: the conversation moved on without its results");
+          await moved.turn.close("superseded");
+        }
+      }
       routed ??= await startFresh(input, keys, model.id, signal, how.trace, undefined, extras);
       if (recording === undefined) routed = { ...routed, events: await primeFirst(routed.events) };
       const watched = watch(routed, requestKey, model.id, {
@@ -393,6 +405,16 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       await index.close();
     },
   };
+}
+
+/** The ids of every tool call the history's assistant messages made, latest first. */
+function historyCallIds(messages: readonly HistoryMessage[]): string[] {
+  const ids: string[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i] as HistoryMessage;
+    if (message.role === "assistant") for (const call of message.toolCalls) ids.push(call.id);
+  }
+  return ids;
 }
 
 /**

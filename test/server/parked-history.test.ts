@@ -225,6 +225,31 @@ describe("resuming a parked turn requires the history it parked with", () => {
     expect(routes("responses")).toEqual(["new", "resumed"]);
   });
 
+  it("is closed at once when the conversation moves on without its results, and the turn continues from its checkpoint", async () => {
+    // The results answered before a new user message (a client that batches them), then the user interrupting the
+    // calls (the call echoed, no result: Claude Code's and Codex's history after an interrupt, as each door accepts).
+    for (const next of [
+      (assistant: ChatMessage, id: string): ChatMessage[] => [
+        assistant,
+        { role: "tool", tool_call_id: id, content: "sunny" },
+        { role: "user", content: "And now? [[emu:recall]]" },
+      ],
+      (assistant: ChatMessage): ChatMessage[] => [assistant, { role: "user", content: "Never mind. [[emu:recall]]" }],
+    ]) {
+      lines.length = 0;
+      const { assistant, call } = await park();
+      const reply = await client.chat.completions.create({
+        model: "auto",
+        tools: [weather],
+        messages: [{ role: "user", content: ALPHA }, ...next(assistant, call.id)],
+      });
+      // Continued from the checkpoint the parked turn stored (Cursor's state holds ALPHA), not rebuilt, not resumed.
+      expect(reply.choices[0]?.message.content).toContain("ALPHA");
+      expect(routes()).toEqual(["new", "continued"]);
+      expect(stack.parked.size()).toBe(0);
+    }
+  });
+
   it("is neither resumed nor closed by a request of another virtual key, however alike", async () => {
     await withTwoKeys(async ({ as, team, turns }) => {
       const messages = await parkAs(as("key-a"));
