@@ -166,7 +166,26 @@ export async function bind(options: ListenOptions): Promise<PendingServer> {
       resolve();
     });
   });
-  const { port } = server.address() as AddressInfo;
+  const { port, address } = server.address() as AddressInfo;
+  if (address !== options.host) {
+    // A name that passed as loopback (`localhost`, `*.localhost`) is resolved by the system (/etc/hosts, DNS): what
+    // counts is the address it gave, which anyone who can reach it may connect to (sending `Host: localhost`).
+    try {
+      assertSafeBinding({ host: address, apiKey: options.apiKey });
+    } catch (error) {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      throw new ProxyError(
+        "invalid_request",
+        `--host ${options.host} resolves to ${address} on this machine, not to a loopback address. ${
+          ProxyError.from(error).message
+        }`,
+        { param: "host", detail: "unsafe_binding" },
+      );
+    }
+  }
   const hostForUrl = options.host.includes(":") ? `[${options.host}]` : options.host;
   const close = () =>
     new Promise<void>((resolve) => {
