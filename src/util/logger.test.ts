@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clampForMessage, createLogger, MAX_LOG_FIELD_CHARS, redact, redactText } from "./logger.js";
+import { clampForMessage, createLogger, MAX_LOG_FIELD_CHARS, redact, redactText, TOO_DEEP } from "./logger.js";
 
 const JWT =
   "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhdXRoMHx1c2VyXzEyMyIsImV4cCI6MTc2NzIyNTYwMH0.c2lnbmF0dXJlLWJ5dGVzLWhlcmU";
@@ -72,6 +72,27 @@ describe("logger redaction", () => {
       tokens: 42,
       max_tokens: 10,
     });
+  });
+
+  it("never writes a secret nested deeper than it copies, nor throws on a cycle there", () => {
+    const lines: string[] = [];
+    const deep = {
+      a: { b: { c: { d: { e: { f: { g: { accessToken: "plain-secret-value", note: `Bearer ${JWT}` } } } } } } },
+    };
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    for (const format of ["text", "json"] as const) {
+      const logger = createLogger({ format, sink: (line) => lines.push(line) });
+      logger.info("deep", { deep });
+      logger.info("cyclic", { cyclic });
+    }
+    expect(lines).toHaveLength(4);
+    for (const line of lines) {
+      expect(line).not.toContain("plain-secret-value");
+      expect(line).not.toContain(JWT);
+    }
+    expect(lines[0]).toContain(TOO_DEEP);
+    expect(lines[2]).toContain(TOO_DEEP);
   });
 
   it("never writes a token to a log line, whatever field or message carries it", () => {

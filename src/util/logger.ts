@@ -83,10 +83,20 @@ export function clampForMessage(text: string, max: number): string {
   return cut.replace(CONTROL, escapeControl);
 }
 
-/** Deep-copies a value with secrets removed (keys that look secret, and token-shaped strings anywhere). */
+/** Levels of nested objects a log field keeps; anything deeper is written as {@link TOO_DEEP}. */
+export const MAX_REDACT_DEPTH = 6;
+/** What stands for an object nested deeper than {@link MAX_REDACT_DEPTH} (never the object itself, unredacted). */
+export const TOO_DEEP = "[nested too deep]";
+
+/**
+ * Deep-copies a value with secrets removed (keys that look secret, and token-shaped strings anywhere). An object
+ * nested deeper than {@link MAX_REDACT_DEPTH} becomes {@link TOO_DEEP}: returned as it was, its secrets would reach
+ * the line unredacted, and a cycle in it would make the line's JSON throw.
+ */
 export function redact(value: unknown, depth = 0): unknown {
   if (typeof value === "string") return redactText(value);
-  if (depth > 6 || value === null || typeof value !== "object") return value;
+  if (value === null || typeof value !== "object") return value;
+  if (depth > MAX_REDACT_DEPTH) return TOO_DEEP;
   if (value instanceof Error) return redactText(`${value.name}: ${value.message}`);
   if (Array.isArray(value)) return value.map((item) => redact(item, depth + 1));
   const out: Record<string, unknown> = {};
