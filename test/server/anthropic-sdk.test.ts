@@ -190,6 +190,25 @@ describe("Anthropic SDK against cursor-bridge + emulator", () => {
     await expect(client.models.list({ after_id: "no-such-model" })).rejects.toBeInstanceOf(Anthropic.BadRequestError);
   });
 
+  it("gives the SDK its request id (request-id), on answers and on errors", async () => {
+    const { response, request_id } = await client.messages
+      .create({ model: MODEL, max_tokens: 64, messages: [{ role: "user", content: "Which request?" }] })
+      .withResponse();
+    expect(request_id).toBe(response.headers.get("x-request-id"));
+    expect(request_id).toMatch(/\S/);
+    const stream = client.messages.stream({ model: MODEL, max_tokens: 64, messages: [{ role: "user", content: "x" }] });
+    const streamed = await stream.withResponse();
+    await stream.finalMessage();
+    expect(streamed.request_id).toBe(streamed.response.headers.get("x-request-id"));
+    const failed = await client.messages
+      .create({ model: "no-such-model", max_tokens: 64, messages: [{ role: "user", content: "x" }] })
+      .catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(Anthropic.NotFoundError);
+    expect((failed as InstanceType<typeof Anthropic.APIError>).requestID).toMatch(/\S/);
+    const page = await client.models.list().withResponse();
+    expect(page.request_id).toBe(page.response.headers.get("x-request-id"));
+  });
+
   it("maps each error to the SDK's error class", async () => {
     const ask = (content: string, model = MODEL) =>
       client.messages.create({ model, max_tokens: 64, messages: [{ role: "user", content }] }).catch((e: unknown) => e);

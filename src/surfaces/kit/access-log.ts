@@ -105,7 +105,8 @@ function setResponseHeader(c: Context, name: string, value: string): void {
 }
 
 /**
- * Creates the access-log middleware; it also sets `x-request-id` on every response. `onRecord` receives every
+ * Creates the access-log middleware; it also sets `x-request-id` on every response (and Anthropic's `request-id` on
+ * Anthropic-shaped ones). `onRecord` receives every
  * `/v1/` request once it is done (the status page's recent requests); `onRequestDone` listeners receive every request
  * once it is done (the gateway's metrics).
  */
@@ -121,6 +122,10 @@ export function accessLog(
     c.set("log", log);
     await next();
     setResponseHeader(c, "x-request-id", log.requestId);
+    // Anthropic names it `request-id` (its SDK's `_request_id` and `APIError.requestID` read that header).
+    if (c.req.path.startsWith("/v1/messages") || c.req.header("anthropic-version") !== undefined) {
+      setResponseHeader(c, "request-id", log.requestId);
+    }
     const headersAt = now();
     // The error a surface's handler answered with (hono keeps it on the context), else one after the headers.
     const failure = c.error;
