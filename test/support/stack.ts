@@ -16,7 +16,7 @@ import { type AccountUpstream, wireBridge } from "../../src/server/wiring.js";
 import { createMemoryConversationIndex } from "../../src/stores/memory/conversation-index.js";
 import { createMemoryConversationStore } from "../../src/stores/memory/conversation-store.js";
 import { createMemoryResponseStore } from "../../src/stores/memory/response-store.js";
-import type { ConversationIndex } from "../../src/stores/types.js";
+import type { ConversationIndex, ResponseStore } from "../../src/stores/types.js";
 import type { AppEnv } from "../../src/surfaces/kit/access-log.js";
 import type { AppDeps, AppOptions } from "../../src/surfaces/kit/deps.js";
 import { createLogger, type Logger, silentLogger } from "../../src/util/logger.js";
@@ -41,6 +41,8 @@ export interface StackOptions {
   logLines?: string[];
   /** The engine's conversation index. @default in memory */
   conversationIndex?: ConversationIndex;
+  /** The stored responses (shared with `acp`'s sessions in `serve`). @default in memory */
+  responseStore?: ResponseStore;
   /**
    * Named Cursor accounts (issue #29): each gets its own emulator tokens for the identity given, and a request's
    * `x-test-account` header stands for a virtual key bound to that account (a principal set by a test middleware,
@@ -139,7 +141,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     stores: {
       conversations: createMemoryConversationStore(),
       index: options.conversationIndex ?? createMemoryConversationIndex(),
-      responses: createMemoryResponseStore(),
+      responses: options.responseStore ?? createMemoryResponseStore(),
     },
     logger,
     agent: { stallTimeoutMs: options.stallTimeoutMs ?? 15_000 },

@@ -16,7 +16,7 @@ import type { SurfaceDeps } from "../kit/surface-app.js";
 import { RESPONSES_WIRE, type ResponseEventsOptions, responseTranslation } from "./events.js";
 import { createBaseResponse } from "./object.js";
 import { parseResponsesRequest, parseStoredItems } from "./parse.js";
-import { ownerOf, storedFor } from "./stored.js";
+import { ownerOf, RESPONSE_ID_PREFIX, storedFor } from "./stored.js";
 import { toEngineRequest } from "./translate.js";
 import type { ResponseObject } from "./wire.js";
 
@@ -64,7 +64,7 @@ export async function createResponse(
   const images = new ImageBudget(options.maxImageBytes);
   const input = toEngineRequest(request, items, parsed.tools, images, storedItems.length);
 
-  const id = `resp_${deps.newId()}`;
+  const id = `${RESPONSE_ID_PREFIX}${deps.newId()}`;
   const store = request.store !== false;
   const eventOptions = (model: string): ResponseEventsOptions => ({
     base: { ...createBaseResponse(request, { id, createdAt: Math.floor(deps.now() / 1000) }), model },

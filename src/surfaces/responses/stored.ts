@@ -13,12 +13,20 @@ export function ownerOf(c: Context<AppEnv>): string | undefined {
   return c.get("principal")?.keyId;
 }
 
-/** The stored response `id`, when the request's caller may see it; undefined when unknown or another key's. */
+/** What every id this surface gives a response starts with (handlers.ts). */
+export const RESPONSE_ID_PREFIX = "resp_";
+
+/**
+ * The stored response `id`, when the request's caller may see it; undefined when unknown or another key's. Only ids
+ * this surface issues are looked up: the store also holds other surfaces' records (`acp`'s editor sessions, under
+ * `acp-session:…`, and their index), which no HTTP client may read, continue or delete.
+ */
 export async function storedFor(
   store: ResponseStore,
   id: string,
   c: Context<AppEnv>,
 ): Promise<StoredResponse | undefined> {
+  if (!id.startsWith(RESPONSE_ID_PREFIX)) return undefined;
   const stored = await store.get(id);
   return stored !== undefined && stored.owner === ownerOf(c) ? stored : undefined;
 }
