@@ -61,7 +61,8 @@ const TABLE: Record<keyof typeof E, Expected> = {
   SLASH_EDIT_FILE_TOO_LONG: INVALID,
   FILE_UNSUPPORTED: INVALID,
   GPT_4_VISION_PREVIEW_RATE_LIMIT: RATE,
-  CUSTOM_MESSAGE: BY_CODE,
+  // Final unless Cursor says is_retryable: true (cursor-protocol-addendum-3.md E6), whatever the Connect code.
+  CUSTOM_MESSAGE: [503, "upstream_unavailable", false],
   OUTDATED_CLIENT: OUTDATED,
   CLAUDE_IMAGE_TOO_LARGE: [400, "image_too_large", false],
   GITGRAPH_NOT_FOUND: NOT_FOUND,

@@ -71,7 +71,9 @@ const rows: Row[] = [
   row("pro only", withDetails(Code.PermissionDenied, E.PRO_USER_ONLY), "permission_denied", "permission_denied"),
   row("upstream timeout", withDetails(Code.Unknown, E.TIMEOUT), "timeout", "upstream_timeout", true),
   // Unmapped ErrorDetails values fall through to the Code.
-  row("custom message", withDetails(Code.Unavailable, E.CUSTOM_MESSAGE), "backend_unavailable", "unavailable", true),
+  // CUSTOM_MESSAGE is final unless Cursor says otherwise (addendum 3 E6); its code still decides the kind.
+  row("custom message", withDetails(Code.Unavailable, E.CUSTOM_MESSAGE), "backend_unavailable", "unavailable", false),
+  row("custom, by code", withDetails(Code.Unavailable, E.CUSTOM), "backend_unavailable", "unavailable", true),
   row("internal, unspecified", withDetails(Code.Internal, E.UNSPECIFIED), "backend_unavailable", "internal", false),
   // By Code alone.
   // Bare (no ErrorDetails): a usage limit, a context overflow or a gated model; the backend decides (turn-errors.ts).

@@ -362,6 +362,9 @@ function fromConnectError(error: ConnectError, original: unknown, ctx: ErrorMapp
     BY_CODE[error.code] ?? { code: "backend_protocol", detail: "unknown_code" };
   const options: ProxyErrorOptions = { cause: original, detail: mapping.detail };
   if (mapping.retryable !== undefined) options.retryable = mapping.retryable;
+  // Cursor's SDK treats CUSTOM_MESSAGE as final unless it says `is_retryable: true` (cursor-protocol-addendum-3.md
+  // E6), whatever the Connect code: its text is Cursor's own verdict on this request, not a transport blip.
+  if (details?.error === E.CUSTOM_MESSAGE) options.retryable = false;
   // Current clients trust `is_retryable` when Cursor sends it (addendum 2 §8); so does `x-should-retry`.
   const isRetryable = details?.details?.isRetryable;
   if (isRetryable !== undefined) options.retryable = isRetryable;
