@@ -94,6 +94,30 @@ export function execHeartbeat(execId: number): AgentClientMessage {
   return execControl({ case: "heartbeat", value: { $typeName: "agent.v1.ExecHeartbeat", id: execId } });
 }
 
+/**
+ * `exec_client_control_message.throw{id, error}`: how current clients fail an exec (cursor-protocol-addendum-2.md
+ * §6; no `stream_close` follows a throw).
+ */
+export function execThrow(execId: number, error: string): AgentClientMessage {
+  return create(AgentClientMessageSchema, {
+    message: {
+      case: "execClientControlMessage",
+      value: { message: { case: "throw", value: { id: execId, error } } },
+    },
+  });
+}
+
+/**
+ * The answer to an exec of a kind this schema does not know (a newer Cursor's: its args arrive as an unknown field).
+ * Every exec must be answered or the server waits for it (docs/protocol.md §5.1), and no typed result of an unknown
+ * kind can be written, so the exec is failed with a `throw` naming the field.
+ */
+function unknownExec(message: ExecServerMessage): ExecOutcome {
+  const fields = (message.$unknown ?? []).map((field) => field.no).join(", ");
+  const kind = fields === "" ? "an empty exec" : `an exec of unknown kind (field ${fields})`;
+  return { kind: "answered", replies: [execThrow(message.id, `cursor-bridge cannot run ${kind}.`)] };
+}
+
 function answered(message: ExecServerMessage, results: ExecResultInit[]): ExecOutcome {
   const replies = results.map((result) => execReply(message.id, message.execId, result));
   replies.push(streamClose(message.id));
@@ -133,6 +157,7 @@ function mcpCall(message: ExecServerMessage, args: McpArgs, ctx: ExecContext, st
 /** Decides how to answer one exec; `streamed` names the calls whose arguments already streamed. */
 export function handleExec(message: ExecServerMessage, ctx: ExecContext, streamed?: StreamedCallIds): ExecOutcome {
   const exec = message.message;
+  if (exec.case === undefined) return unknownExec(message);
   if (exec.case === "requestContextArgs") {
     const requestContext = buildRequestContext(ctx);
     return answered(message, [

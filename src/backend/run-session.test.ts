@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { create, fromBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import {
   type AgentClientMessage,
@@ -11,6 +11,7 @@ import { silentLogger } from "../util/logger.js";
 import { RunSession } from "./run-session.js";
 import { createToolNameMap } from "./tool-names.js";
 import { TurnChannel } from "./turn-channel.js";
+import type { SurfaceExecutor } from "./types.js";
 import { defaultWorkspaceEnvironment } from "./workspace-environment.js";
 
 /** A stream whose sends stay pending until the test lets them through, as when connect's writer is busy. */
@@ -39,7 +40,49 @@ const getBlob = (id: number, blobId: Uint8Array) =>
     message: { case: "kvServerMessage", value: { id, message: { case: "getBlobArgs", value: { blobId } } } },
   });
 
+function session(incoming: AgentServerMessage[], executor?: SurfaceExecutor) {
+  const { stream, sent } = stalledWriterStream(incoming);
+  const run = new RunSession({
+    stream,
+    channel: new TurnChannel(),
+    blobs: createBlobStore(),
+    logger: silentLogger,
+    timings: { heartbeatIntervalMs: 60_000, stallTimeoutMs: 60_000, toolBatchWindowMs: 30 },
+    exec: {
+      environment: defaultWorkspaceEnvironment(),
+      tools: [],
+      toolNames: createToolNameMap([]),
+      systemPrompt: "",
+      takenToolCallIds: new Set(),
+      newHex: () => "00",
+      executor,
+    },
+    onCheckpoint: () => {},
+  });
+  return { run, sent };
+}
+
 describe("RunSession", () => {
+  it.each([
+    ["without an executor", undefined],
+    ["with a surface executor (ACP)", { workspacePath: "/w", run: () => new Promise<never>(() => {}) }],
+  ])(
+    "fails an exec of a kind the schema does not know with a throw, %s (every exec is answered)",
+    async (_, executor) => {
+      // exec_server_message{id: 7, <field 99: an exec kind newer than this schema>}
+      const unknownExec = fromBinary(AgentServerMessageSchema, new Uint8Array([0x12, 5, 0x08, 7, 0x9a, 0x06, 0]));
+      const { run, sent } = session([unknownExec], executor as SurfaceExecutor | undefined);
+      await expect.poll(() => sent.length).toBe(1);
+      const control = sent[0]?.message;
+      expect(control?.case).toBe("execClientControlMessage");
+      const thrown = control?.case === "execClientControlMessage" ? control.value.message : undefined;
+      expect(thrown?.case).toBe("throw");
+      expect(thrown?.value?.id).toBe(7);
+      expect(thrown?.case === "throw" ? thrown.value.error : "").toContain("field 99");
+      run.close();
+    },
+  );
+
   it("answers the server's blob requests back to back, without waiting for the writer to take each answer", async () => {
     const blobs = createBlobStore();
     const ids = [blobs.put(new Uint8Array([1])), blobs.put(new Uint8Array([2])), blobs.put(new Uint8Array([3]))];
