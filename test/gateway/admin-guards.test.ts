@@ -66,6 +66,16 @@ describe("the admin API's guards", () => {
     const unknown = await post({ name: "x", colour: "red" });
     expect(unknown.status).toBe(400);
     expect(((await unknown.json()) as { error: { param: string } }).error.param).toBe("colour");
+    // Names every object has by inheritance are unknown fields too (the table of fields is a plain object).
+    for (const field of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
+      const inherited = await app.request("/admin/keys", {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: `{"name":"x-${field.replaceAll("_", "")}","${field}":"y"}`,
+      });
+      expect(inherited.status, field).toBe(400);
+      expect(((await inherited.json()) as { error: { param: string } }).error.param).toBe(field);
+    }
     const wrongType = await post({ name: "x", models: "not-a-list-but-ok", rpm: "ten" });
     expect(wrongType.status).toBe(400);
     expect((await post(["x"])).status).toBe(400);

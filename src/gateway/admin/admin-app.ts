@@ -96,7 +96,8 @@ async function bodyFields(c: Context, update: boolean): Promise<Record<string, u
   }
   const input: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(body)) {
-    const name = FIELDS[field];
+    // Own entries only: `constructor`, `toString` and `__proto__` are found on every object by inheritance.
+    const name = Object.hasOwn(FIELDS, field) ? FIELDS[field] : undefined;
     if (name === undefined || (update && name === "name")) {
       throw new ProxyError("invalid_request", `Unknown field \`${clampForMessage(field, 60)}\`.`, {
         param: clampForMessage(field, 60),
