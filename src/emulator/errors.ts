@@ -203,7 +203,7 @@ const CODE_OF: Partial<Record<keyof typeof ErrorDetails_Error, Code>> = {
   BAD_USER_API_KEY: Code.Unauthenticated,
   NOT_FOUND: Code.NotFound,
   FILE_NOT_FOUND: Code.NotFound,
-  BAD_MODEL_NAME: Code.InvalidArgument,
+  BAD_MODEL_NAME: Code.NotFound,
   BAD_REQUEST: Code.InvalidArgument,
   CONVERSATION_TOO_LONG: Code.InvalidArgument,
   MAX_TOKENS: Code.InvalidArgument,
@@ -263,4 +263,12 @@ export function scriptedError(code: ScriptedErrorCode, clientVersion: string): C
  */
 export function modelNotFound(message: string): ConnectError {
   return withDetails(message, Code.NotFound, ErrorDetails_Error.NOT_FOUND, "Model not found", false);
+}
+
+/**
+ * A model id the server does not know: Connect `not_found` with ERROR_BAD_MODEL_NAME (cursor-protocol-addendum-3.md
+ * E4, seen live; the bare id of a model that needs a variant suffix gets the same value, P8).
+ */
+export function badModelName(message: string): ConnectError {
+  return withDetails(message, Code.NotFound, ErrorDetails_Error.BAD_MODEL_NAME, "Bad model name", false);
 }

@@ -10,11 +10,10 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { AgentRunRequest, AgentServerMessage } from "../gen/agent/v1/agent_pb.js";
 import { type ConversationStep, ConversationStepSchema } from "../gen/agent/v1/conversation_state_pb.js";
 import type { TurnEndedUpdateSchema } from "../gen/agent/v1/interaction_pb.js";
-import { ErrorDetails_Error } from "../gen/aiserver/v1/error_pb.js";
 import type { Logger } from "../util/logger.js";
 import type { BlobCache } from "./blobs.js";
 import { parseDirectives } from "./directives.js";
-import { badRequest, bareResourceExhausted, modelNotFound, scriptedError } from "./errors.js";
+import { badModelName, badRequest, bareResourceExhausted, modelNotFound, scriptedError } from "./errors.js";
 import { describeToolCall } from "./exec-results.js";
 import { checkSelectedImages } from "./images.js";
 import type { ModelCatalogue } from "./models.js";
@@ -148,10 +147,8 @@ function acceptRequest(request: AgentRunRequest, record: TurnStats, models: Mode
   const selection = models.select(request.modelDetails?.modelId, request.requestedModel);
   if (!selection.ok) {
     if (selection.kind === "not_found") throw modelNotFound(selection.message);
-    throw badRequest(
-      selection.message,
-      selection.kind === "bad_model_name" ? ErrorDetails_Error.BAD_MODEL_NAME : ErrorDetails_Error.BAD_REQUEST,
-    );
+    if (selection.kind === "bad_model_name") throw badModelName(selection.message);
+    throw badRequest(selection.message);
   }
   const model = selection.model;
   const userMessage = action.case === "userMessageAction" ? action.value.userMessage : undefined;

@@ -145,9 +145,9 @@ describe("a Run's model selection", () => {
     expect(detailOf(result.error)?.error).toBe(ErrorDetails_Error.NOT_FOUND);
   });
 
-  it("an unknown id is ERROR_BAD_MODEL_NAME", async () => {
+  it("an unknown id is not_found with ERROR_BAD_MODEL_NAME (E4)", async () => {
     const result = await run("hi", { model: "gpt-9-ultra", requested: {} });
-    expect(result.error?.code).toBe(3);
+    expect(result.error?.code).toBe(5);
     expect(detailOf(result.error)?.error).toBe(ErrorDetails_Error.BAD_MODEL_NAME);
   });
 

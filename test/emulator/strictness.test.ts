@@ -169,19 +169,22 @@ describe("malformed protobuf", () => {
       { ...cursorHeaders(token), "content-type": "application/connect+proto", "connect-protocol-version": "1" },
       body,
     );
-    expect(connectErrorOf(response)?.code).toMatch(/invalid_argument|internal/);
+    // The live service answers malformed protobuf `internal` "parse binary: …" (addendum 3 E4).
+    expect(connectErrorOf(response)?.code).toBe("internal");
+    expect(connectErrorOf(response)?.message).toMatch(/^parse binary: /);
     const run = await driveRun(agentClient(emulator.url, token), runRequest("still alive"), new BlobStore());
     expect(run.text).toBe("You said: still alive");
   });
 
-  it("a first message that is not a run_request is invalid_argument; an unknown model is BAD_MODEL_NAME", async () => {
+  it("a first message that is not a run_request is invalid_argument; an unknown model is not_found BAD_MODEL_NAME", async () => {
     const client = agentClient(emulator.url, token);
     const cancel = create(AgentClientMessageSchema, {
       message: { case: "conversationAction", value: { action: { case: "cancelAction", value: {} } } },
     });
     expect((await driveRun(client, cancel, new BlobStore())).error?.code).toBe(Code.InvalidArgument);
+    // An unknown model is `not_found` + ERROR_BAD_MODEL_NAME, as the live service answers (addendum 3 E4).
     const unknown = await driveRun(client, runRequest("hi", { model: "gpt-2" }), new BlobStore());
-    expect(unknown.error?.code).toBe(Code.InvalidArgument);
+    expect(unknown.error?.code).toBe(Code.NotFound);
     expect(detailOf(unknown.error)).toBe(ErrorDetails_Error.BAD_MODEL_NAME);
   });
 });
