@@ -93,6 +93,23 @@ describe("local search inside the session's folder", () => {
     }
   });
 
+  it("takes absolute paths under a folder the editor names through a link (macOS /tmp), and refuses ../ from it", async () => {
+    const links = mkdtempSync(join(tmpdir(), "cursor-bridge-linked-cwd-"));
+    try {
+      const linked = join(links, "project");
+      symlinkSync(cwd, linked);
+      const real = realpathSync(cwd);
+      expect(await insideCwd(linked, join(linked, "src", "a.ts"))).toBe(join(real, "src", "a.ts"));
+      expect(await insideCwd(linked, join(real, "src", "a.ts"))).toBe(join(real, "src", "a.ts"));
+      expect(await listDirectory(linked, join(linked, "src", "deep"))).toBe(`${join(real, "src", "deep", "b.md")}`);
+      for (const path of [join(linked, "..", "x"), join(linked, "escape"), join(links, "project-x", "a")]) {
+        await expect(insideCwd(linked, path), path).rejects.toBeInstanceOf(OutsideCwdError);
+      }
+    } finally {
+      rmSync(links, { recursive: true, force: true });
+    }
+  });
+
   it("refuses paths outside cwd, symbolic links included", async () => {
     await expect(insideCwd(cwd, "../")).rejects.toBeInstanceOf(OutsideCwdError);
     await expect(insideCwd(cwd, "/etc")).rejects.toBeInstanceOf(OutsideCwdError);

@@ -17,10 +17,17 @@ const SKIPPED = new Set([".git", "node_modules", ".hg", ".svn"]);
 /** A path refused because it leaves the session's folder. */
 export class OutsideCwdError extends Error {}
 
-/** `path` (absolute, or relative to `cwd`) resolved, refusing anything outside `cwd` (symbolic links followed). */
+/**
+ * `path` (absolute, or relative to `cwd`) resolved, refusing anything outside `cwd` (symbolic links followed). An
+ * absolute path under `cwd` as the editor names it is taken under the folder's real path: an editor whose folder is
+ * reached through a link (macOS's /tmp is /private/tmp) names its files through that link.
+ */
 export async function insideCwd(cwd: string, path: string | undefined): Promise<string> {
   const root = await realpath(cwd);
-  const target = resolve(root, path === undefined || path === "" ? "." : path);
+  const named = resolve(cwd);
+  const wanted = resolve(named, path === undefined || path === "" ? "." : path);
+  const underNamed = relative(named, wanted);
+  const target = underNamed.startsWith("..") || isAbsolute(underNamed) ? wanted : join(root, underNamed);
   const real = await realpathOfNew(target);
   for (const candidate of [target, real]) {
     const rel = relative(root, candidate);
