@@ -127,6 +127,13 @@ export async function* runTurn(transport: TurnTransport, deps: TurnDeps): AsyncG
   }
 }
 
+/**
+ * The longest user message text a Run takes: Cursor refuses a single user message above about 1 MiB (somewhere
+ * between 850 KB and 1.06 MB) with `invalid_argument`, whatever the max mode (cursor-protocol-addendum-3.md P14).
+ * The emulator takes the top of that range, so it refuses nothing the service was seen to take.
+ */
+export const MAX_USER_MESSAGE_BYTES = 1024 * 1024;
+
 /** Validates the run request (§4.5) and records what the turn is. */
 function acceptRequest(request: AgentRunRequest, record: TurnStats, models: ModelCatalogue) {
   const action = request.action?.action;
@@ -152,6 +159,12 @@ function acceptRequest(request: AgentRunRequest, record: TurnStats, models: Mode
   }
   const model = selection.model;
   const userMessage = action.case === "userMessageAction" ? action.value.userMessage : undefined;
+  const textBytes = Buffer.byteLength(userMessage?.text ?? "", "utf8");
+  if (textBytes > MAX_USER_MESSAGE_BYTES) {
+    throw badRequest(
+      `The user message is too long (${textBytes} bytes; at most ${MAX_USER_MESSAGE_BYTES} bytes in one message).`,
+    );
+  }
   return { resume: action.case === "resumeAction", model, userMessage };
 }
 

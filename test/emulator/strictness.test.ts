@@ -6,6 +6,7 @@ import { create, fromBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
+import { MAX_USER_MESSAGE_BYTES } from "../../src/emulator/turn.js";
 import { AgentClientMessageSchema } from "../../src/gen/agent/v1/agent_pb.js";
 import { GetUsableModelsResponseSchema } from "../../src/gen/agent/v1/models_pb.js";
 import { ErrorDetails_Error, ErrorDetailsSchema } from "../../src/gen/aiserver/v1/error_pb.js";
@@ -186,6 +187,17 @@ describe("malformed protobuf", () => {
     const unknown = await driveRun(client, runRequest("hi", { model: "gpt-2" }), new BlobStore());
     expect(unknown.error?.code).toBe(Code.NotFound);
     expect(detailOf(unknown.error)).toBe(ErrorDetails_Error.BAD_MODEL_NAME);
+  });
+});
+
+describe("user message size (cursor-protocol-addendum-3.md P14)", () => {
+  it("one message of up to 1 MiB of text is taken; one byte more is invalid_argument", async () => {
+    const client = agentClient(emulator.url, token);
+    const at = await driveRun(client, runRequest("é".repeat(MAX_USER_MESSAGE_BYTES / 2)), new BlobStore());
+    expect(at.error).toBeUndefined();
+    const over = await driveRun(client, runRequest(`${"é".repeat(MAX_USER_MESSAGE_BYTES / 2)}x`), new BlobStore());
+    expect(over.error?.code).toBe(Code.InvalidArgument);
+    expect(over.error?.rawMessage).toContain(`${MAX_USER_MESSAGE_BYTES + 1} bytes`);
   });
 });
 

@@ -197,3 +197,16 @@ describe("a stream that ends without turn_ended ([[emu:truncate]])", () => {
     });
   }
 });
+
+describe("a single user message over Cursor's ~1 MiB limit (cursor-protocol-addendum-3.md P14)", () => {
+  /** 1.1 MB of text in one message: the service refuses it with `invalid_argument`, whatever the max mode. */
+  const HUGE = "x".repeat(1_100_000);
+
+  it.each(DOORS)("%s: Cursor's invalid_argument is a 400 saying so, never a success, a 5xx or a hang", async (door) => {
+    const response = await post(door, HUGE);
+    const body = (await response.json()) as { error?: { message?: string; type?: string } };
+    expect(response.status).toBe(400);
+    expect(body.error?.type).toBe("invalid_request_error");
+    expect(body.error?.message).toContain("user message is too long");
+  });
+});
