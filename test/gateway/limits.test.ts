@@ -10,6 +10,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { costMicroUsd, formatUsd, priceOf, priceRules } from "../../src/gateway/limits/index.js";
+import { periodAt } from "../../src/gateway/limits/periods.js";
 import { createMemoryLimitCounters } from "../../src/stores/memory/limit-counters.js";
 import { createMemorySpendStore } from "../../src/stores/memory/spend-store.js";
 import type { KeyLimits } from "../../src/surfaces/kit/principal.js";
@@ -73,10 +74,11 @@ function key(limits: KeyLimits): string {
   return name;
 }
 
+const spend = createMemorySpendStore();
 beforeAll(async () => {
   const limits = testLimits(keys, {
     counters: createMemoryLimitCounters(),
-    spend: createMemorySpendStore(),
+    spend,
     logger: createLogger({ level: "warn", sink: (line) => logLines.push(line) }),
   });
   stack = await startStack({ limits: limits.middleware });
@@ -264,6 +266,36 @@ describe.each(["chat", "responses", "messages"] as const)("%s", (door) => {
       expect(next.status).toBe(200);
       await next.text();
     }
+  });
+
+  it("a streamed answer the client leaves mid-way is billed: its input and the output it received", async () => {
+    const name = key({});
+    const abort = new AbortController();
+    const running = await post(door, name, true, SLOW, abort.signal);
+    expect(running.status).toBe(200);
+    const reader = running.body?.getReader();
+    const decoder = new TextDecoder();
+    let received = "";
+    // A few pieces of text in the door's shape (chat's content, responses' delta, messages' text).
+    while ((received.match(/"(content|delta|text)":"[^"]/g) ?? []).length < 3) {
+      const chunk = await reader?.read();
+      if (chunk === undefined || chunk.done) break;
+      received += decoder.decode(chunk.value);
+    }
+    abort.abort();
+    await reader?.cancel().catch(() => undefined);
+    const period = periodAt("month", Date.now()).id;
+    let totals = await spend.get(`id-${name}`, period);
+    for (let attempt = 0; attempt < 100 && totals.requests === 0; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      totals = await spend.get(`id-${name}`, period);
+    }
+    expect(totals.requests).toBe(1);
+    // Cut short: some output, not the 200 tokens the whole answer has, and the prompt's estimate as input.
+    expect(totals.outputTokens).toBeGreaterThan(0);
+    expect(totals.outputTokens).toBeLessThan(200);
+    expect(totals.inputTokens).toBeGreaterThan(0);
+    expect(totals.microUsd).toBeGreaterThan(0);
   });
 });
 

@@ -29,7 +29,7 @@ import type {
   SpendTotals,
   WindowState,
 } from "../../stores/types.js";
-import type { AppEnv } from "../../surfaces/kit/access-log.js";
+import type { AppEnv, RequestLog } from "../../surfaces/kit/access-log.js";
 import type { Principal } from "../../surfaces/kit/principal.js";
 import type { TurnToAdmit } from "../../surfaces/kit/turn-admission.js";
 import { humanDuration } from "../../util/duration.js";
@@ -42,7 +42,7 @@ import { type RateSnapshot, rateHeaders, rateSnapshot } from "./rate-headers.js"
 import { createSettler } from "./settle-retry.js";
 import { sendCostAsTrailers } from "./streamed-cost.js";
 import { WINDOW_MS } from "./window.js";
-import { worstCaseMicroUsd, worstCasePrice } from "./worst-case.js";
+import { CHARS_PER_TOKEN, estimatedInputTokens, worstCaseMicroUsd, worstCasePrice } from "./worst-case.js";
 
 export { WINDOW_MS };
 
@@ -193,6 +193,7 @@ export function createLimits(options: LimitsOptions): Limits {
   /** A turn let in: what its settle and its headers need. */
   interface Admitted {
     id: string;
+    turn: TurnToAdmit;
     period: BudgetPeriod;
     spentBefore: SpendTotals;
     budgetMicro: number | undefined;
@@ -246,7 +247,7 @@ export function createLimits(options: LimitsOptions): Limits {
       throw rateLimited(key, state, snapshot, headers);
     }
     leases.hold(id, key.keyId, period.id);
-    return { id, period, spentBefore: reserved.spent, budgetMicro, headers };
+    return { id, turn, period, spentBefore: reserved.spent, budgetMicro, headers };
   };
 
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -266,7 +267,8 @@ export function createLimits(options: LimitsOptions): Limits {
     const settle = (turn: Admitted) => {
       settled ??= (async () => {
         leases.release(turn.id);
-        const usage = log.usage;
+        // A streamed answer cut short was partly received; a JSON one that failed was not received at all.
+        const usage = log.usage ?? (log.streaming === undefined ? undefined : cutTurnUsage(turn.turn, log.outputChars));
         const cost = costMicroUsd(usage, priceOf(log.model, rules));
         const item: PendingSettle = {
           keyId: key.keyId,
@@ -365,6 +367,20 @@ export function createLimits(options: LimitsOptions): Limits {
       settler.close();
     },
   };
+}
+
+/**
+ * What a streamed turn cut before Cursor reported its usage is billed: a client that went away mid-answer (or whose
+ * upstream dropped) received that much output, and Cursor ran the turn. Estimated as the worst case estimates its input, and the
+ * output handed out at {@link CHARS_PER_TOKEN} characters a token; nothing when nothing was handed out (a turn refused
+ * or failed before its first token). Such a turn used to cost nothing: a client could stop every answer just before
+ * its end and never use up its budget.
+ */
+function cutTurnUsage(turn: TurnToAdmit, outputChars: number | undefined): RequestLog["usage"] {
+  if (outputChars === undefined || outputChars === 0) return undefined;
+  const inputTokens = estimatedInputTokens(turn);
+  const outputTokens = Math.ceil(outputChars / CHARS_PER_TOKEN);
+  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, source: "estimate" };
 }
 
 const zeroEntry = (): SpendTotals => ({

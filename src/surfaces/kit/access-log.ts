@@ -45,6 +45,11 @@ export interface RequestLog {
   tokens?: number;
   /** The turn's token usage (the last `usage` event): what budgets, spend and metrics count. */
   usage?: Extract<BackendEvent, { type: "usage" }>["usage"];
+  /**
+   * Characters of text, reasoning and tool arguments the turn handed out: what a turn cut before its usage arrived
+   * (the client went away, the upstream dropped) is billed by (gateway/limits).
+   */
+  outputChars?: number;
   /** Web searches / fetches Cursor ran for this request (issue #27). */
   webSearches?: number;
   webFetches?: number;

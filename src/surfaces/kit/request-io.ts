@@ -42,7 +42,7 @@ export function watchClientGone(c: Context, onGone: () => void): () => void {
 
 /**
  * The watch that teaches the access log time-to-first-token (the first text, reasoning or tool argument), token
- * counts, the web searches and fetches Cursor ran, and those it asked for that the request offered no tool for. Passed to the kit's drivers (translate.ts).
+ * counts, the characters of output handed out, the web searches and fetches Cursor ran, and those it asked for that the request offered no tool for. Passed to the kit's drivers (translate.ts).
  */
 export function watchTurn(log: RequestLog, now: () => number): (event: BackendEvent) => void {
   return (event) => {
@@ -52,7 +52,10 @@ export function watchTurn(log: RequestLog, now: () => number): (event: BackendEv
     ) {
       log.firstTokenAt = now();
     }
-    if ((event.type === "web-search" || event.type === "web-fetch") && event.offered === false) {
+    if (event.type === "text-delta" || event.type === "reasoning-delta") {
+      log.outputChars = (log.outputChars ?? 0) + event.text.length;
+    } else if (event.type === "tool-call") log.outputChars = (log.outputChars ?? 0) + event.arguments.length;
+    else if ((event.type === "web-search" || event.type === "web-fetch") && event.offered === false) {
       log.webRefused = (log.webRefused ?? 0) + 1;
     } else if (event.type === "usage") {
       log.tokens = event.usage.totalTokens;
