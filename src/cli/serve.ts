@@ -216,6 +216,12 @@ export async function startBridge(
     level: config.logLevel,
     format: config.logFormat,
     sink: (line) => io.err(`${line}\n`),
+    // No pattern knows these: a client that sends its key as the model, or a key pasted into a path, is logged.
+    secrets: [
+      config.apiKey,
+      config.adminKey?.startsWith("sha256:") === true ? undefined : config.adminKey,
+      config.clusterSecret,
+    ],
   });
   warnSecretFlags(flags.config, logger);
   // The file stores' directory must be usable: checked before the port is bound, so a bad --data-dir is said before

@@ -74,6 +74,29 @@ describe("logger redaction", () => {
     });
   });
 
+  it("never writes the server's own keys, which no pattern recognises, in text or JSON lines", () => {
+    const lines: string[] = [];
+    const secrets = ["operator-key-0123456789", 'admin"key\\0123456789'];
+    for (const format of ["text", "json"] as const) {
+      const root = createLogger({ format, secrets, sink: (line) => lines.push(line) });
+      const logger = root.child({ component: "http" });
+      logger.info("GET /v1/models/operator-key-0123456789 404", { asked: "operator-key-0123456789", n: 1 });
+      logger.info("x", { model: secrets[1], nested: { path: `/${secrets[1]}` } });
+      logger.info("short values stay", { model: "gpt-5" });
+    }
+    expect(lines).toHaveLength(6);
+    for (const line of lines) {
+      expect(line).not.toContain("operator-key");
+      expect(line).not.toContain("0123456789");
+    }
+    expect(lines[0]).toContain("GET /v1/models/[redacted] 404");
+    expect(lines.filter((line) => line.includes("gpt-5"))).toHaveLength(2);
+    // Too short to tell from ordinary words: not registered (it would blank every line that says it).
+    const short: string[] = [];
+    createLogger({ secrets: ["local"], sink: (line) => short.push(line) }).info("local key", { key: "local" });
+    expect(short[0]).toContain("local key");
+  });
+
   it("never writes a secret nested deeper than it copies, nor throws on a cycle there", () => {
     const lines: string[] = [];
     const deep = {

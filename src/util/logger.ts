@@ -122,6 +122,34 @@ export interface LoggerOptions {
   sink?: LogSink;
   /** @default Date.now */
   now?: () => number;
+  /**
+   * The server's own secrets (`--api-key`, `--admin-key`, `--cluster-secret`): written as `[redacted]` wherever a
+   * line would hold them (a client that sends its key as the model, a key pasted into a path), since no pattern
+   * recognises an operator's key. Values shorter than {@link MIN_HIDDEN_SECRET_CHARS} are not looked for.
+   */
+  secrets?: readonly (string | undefined)[];
+}
+
+/** Shortest secret {@link LoggerOptions.secrets} looks for: a shorter one could blank ordinary words of every line. */
+export const MIN_HIDDEN_SECRET_CHARS = 8;
+
+/** The forms a secret takes in a line: as it is, and escaped inside a JSON string (text values quote the same way). */
+function hiddenForms(secrets: readonly (string | undefined)[] | undefined): string[] {
+  const forms = new Set<string>();
+  for (const secret of secrets ?? []) {
+    if (secret === undefined || secret.length < MIN_HIDDEN_SECRET_CHARS) continue;
+    forms.add(secret);
+    forms.add(JSON.stringify(secret).slice(1, -1));
+  }
+  // Longest first, so a secret holding another is replaced whole.
+  return [...forms].sort((a, b) => b.length - a.length);
+}
+
+/** `line` with every form of the hidden secrets replaced. */
+function hide(line: string, forms: readonly string[]): string {
+  let out = line;
+  for (const form of forms) if (out.includes(form)) out = out.replaceAll(form, "[redacted]");
+  return out;
 }
 
 /** A text-format field value: bare when it is one safe word, JSON-quoted (so escaped and unforgeable) otherwise. */
@@ -217,6 +245,7 @@ class BoundLogger implements Logger {
     private readonly bound: LogFields,
     private readonly threshold: number,
     private readonly sink: LogSink,
+    private readonly hidden: readonly string[] = [],
   ) {
     const keys = Object.keys(bound);
     this.boundFields = { fields: bound, keys, indexLike: keys.some(indexLike) };
@@ -239,7 +268,7 @@ class BoundLogger implements Logger {
   }
 
   child(fields: LogFields): Logger {
-    return new BoundLogger(this.options, { ...this.bound, ...fields }, this.threshold, this.sink);
+    return new BoundLogger(this.options, { ...this.bound, ...fields }, this.threshold, this.sink, this.hidden);
   }
 
   private log(level: LogLevel, message: string, fields: LogFields = NO_FIELDS): void {
@@ -247,22 +276,26 @@ class BoundLogger implements Logger {
     const safeMessage = clampForMessage(redactText(message), 4 * MAX_LOG_FIELD_CHARS);
     const time = (this.options.now ?? Date.now)();
     if ((this.options.format ?? "text") === "text") {
-      this.sink(formatText(level, safeMessage, this.boundFields, fields, time));
+      this.write(formatText(level, safeMessage, this.boundFields, fields, time));
       return;
     }
     // A logger without bound fields needs no merged copy of them.
     const all = this.boundFields.keys.length > 0 ? { ...this.bound, ...fields } : fields;
     const safeFields = redact(all) as LogFields;
-    this.sink(
+    this.write(
       JSON.stringify({ time: new Date(time).toISOString(), level, msg: safeMessage, ...clampFields(safeFields) }),
     );
+  }
+
+  private write(line: string): void {
+    this.sink(this.hidden.length === 0 ? line : hide(line, this.hidden));
   }
 }
 
 /** Creates a logger that redacts every line. */
 export function createLogger(options: LoggerOptions = {}, bound: LogFields = {}): Logger {
   const sink = options.sink ?? ((line: string) => process.stderr.write(`${line}\n`));
-  return new BoundLogger(options, bound, LEVEL_ORDER[options.level ?? "info"], sink);
+  return new BoundLogger(options, bound, LEVEL_ORDER[options.level ?? "info"], sink, hiddenForms(options.secrets));
 }
 
 /** A logger that drops everything (tests, library use). */

@@ -72,3 +72,33 @@ describe("serve --allowed-hosts / --allowed-origins", () => {
     expect((await get(server.port, { host: "127.0.0.1", origin: "https://app.example" })).status).toBe(200);
   });
 });
+
+describe("serve's own keys in its log", () => {
+  it("a client sending the API key as its model, or a key pasted into a path, never puts a key in the log", async () => {
+    const harness = await createCliHarness();
+    open.push({ harness });
+    const lines: string[] = [];
+    const apiKey = "the-operators-key-0123456789";
+    const adminKey = "the-admins-key-9876543210";
+    const env = { ...harness.env, CURSOR_BRIDGE_API_KEY: apiKey, CURSOR_BRIDGE_ADMIN_KEY: adminKey };
+    const io: CliIo = { out: () => {}, err: (text) => lines.push(text), isTty: false, env };
+    const { bridge } = await startBridge(io, ["--port", "0", "--log-level", "info", "--upstream", "emulator"]);
+    open.push({ bridge });
+    const url = `http://127.0.0.1:${bridge.server.port}`;
+    const authorization = `Bearer ${apiKey}`;
+    const chat = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization, "content-type": "application/json" },
+      body: JSON.stringify({ model: apiKey, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(chat.status).toBe(404);
+    expect((await fetch(`${url}/v1/models/${adminKey}`, { headers: { authorization } })).status).toBe(404);
+    expect((await fetch(`${url}/${apiKey}`)).status).toBe(404);
+    const log = lines.join("");
+    // The three requests were logged, keys replaced.
+    expect(log).toContain("asked=[redacted]");
+    expect(log).toContain("GET /v1/models/[redacted] 404");
+    expect(log).not.toContain(apiKey);
+    expect(log).not.toContain(adminKey);
+  });
+});
