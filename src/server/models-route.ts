@@ -76,20 +76,21 @@ export function createModelsApp(
     const aliased = aliasModels(aliases, models, ownedBy, created).filter((model) =>
       mayUse(model.id, model.resolves_to),
     );
-    return { models, all: [...own, ...aliased] };
+    return { models, aliased, all: [...own, ...aliased] };
   };
   app.get("/models", async (c) => {
     const created = Math.floor(deps.now() / 1000);
-    const { models, all } = await list(c, created);
+    const { models, aliased, all } = await list(c, created);
     if (!wantsAnthropic(c)) return c.json({ object: "list", data: all });
     const createdAt = new Date(deps.now()).toISOString();
     const data = [
       ...toAnthropicModelList(models, createdAt).data,
-      ...aliases.map((alias) => ({
+      ...aliased.map((alias) => ({
         type: "model" as const,
-        id: alias.name,
-        display_name: `${alias.name} → ${alias.target}`,
+        id: alias.id,
+        display_name: `${alias.id} → ${alias.resolves_to}`,
         created_at: createdAt,
+        max_input_tokens: alias.context_window,
       })),
     ];
     const { limit, after_id, before_id } = c.req.query();
@@ -112,7 +113,8 @@ export function createModelsApp(
     }
     if (wantsAnthropic(c)) {
       const createdAt = new Date(deps.now()).toISOString();
-      return c.json({ type: "model", id: model.id, display_name: model.display_name, created_at: createdAt });
+      const { id, display_name, context_window } = model;
+      return c.json({ type: "model", id, display_name, created_at: createdAt, max_input_tokens: context_window });
     }
     return c.json(model);
   });

@@ -165,6 +165,9 @@ describe("Anthropic SDK against cursor-bridge + emulator", () => {
     const models = await client.models.list();
     expect(models.data.map((model) => model.id)).toContain(MODEL);
     expect(models.data[0]?.type).toBe("model");
+    // The context window, where Anthropic's models list gives it.
+    expect(models.data.find((model) => model.id === MODEL)?.max_input_tokens).toBe(200_000);
+    expect((await client.models.retrieve(MODEL)).max_input_tokens).toBe(200_000);
   });
 
   it("pages the model list by limit, after_id and before_id, as the SDK's auto-pagination walks it", async () => {

@@ -3,9 +3,14 @@
  * `--model-alias`) is resolved the same way on chat, messages and responses, each answer names the Cursor model that
  * served, and /v1/models lists the aliases with what they resolve to (in both of its shapes).
  */
+
+import type { MiddlewareHandler } from "hono";
 import { describe, expect, it } from "vitest";
 import { parseCommandLine } from "../../src/cli/args.js";
 import { loadConfig } from "../../src/config/index.js";
+import type { AppEnv } from "../../src/surfaces/kit/access-log.js";
+import type { Principal } from "../../src/surfaces/kit/principal.js";
+import { ProxyError } from "../../src/util/errors.js";
 import { appWithRecorder, HTTP_DOORS, post } from "./doors.js";
 
 const paths = { env: {}, platform: "linux" as const, homedir: "/home/ana" };
@@ -98,7 +103,39 @@ describe("/v1/models", () => {
       id: "sonnet",
       display_name: "sonnet → claude-4.5-sonnet",
       created_at: expect.any(String),
+      max_input_tokens: 200_000,
     });
+  });
+
+  it("lists to a virtual key limited to some models only the aliases it may use, in both shapes", async () => {
+    const principal: Principal = {
+      keyId: "k1",
+      keyName: "kit",
+      limits: {},
+      checkModel: (_requested, resolved) => {
+        if (!resolved.startsWith("composer-")) throw new ProxyError("permission_denied", `not ${resolved}`);
+      },
+    };
+    const auth: MiddlewareHandler<AppEnv> = async (c, next) => {
+      c.set("principal", principal);
+      await next();
+    };
+    const { app } = appWithRecorder(
+      { modelAliases: ["fast=composer-1", "smart=claude-4.5-sonnet"] },
+      undefined,
+      undefined,
+      {
+        auth,
+      },
+    );
+    const openai = (await (await app.request("/v1/models")).json()) as { data: Array<{ id: string }> };
+    const headers = { "anthropic-version": "2023-06-01" };
+    const anthropic = (await (await app.request("/v1/models", { headers })).json()) as { data: Array<{ id: string }> };
+    for (const list of [openai, anthropic]) {
+      const ids = list.data.map((model) => model.id);
+      expect(ids).toContain("fast");
+      expect(ids).not.toContain("smart");
+    }
   });
 
   it("keeps --anthropic-models working on every door, folded into the same resolution", async () => {

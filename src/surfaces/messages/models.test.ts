@@ -12,11 +12,24 @@ const model = (id: string): ModelInfo => ({
 });
 
 describe("toAnthropicModelList", () => {
-  it("lists every model with first and last ids", () => {
-    expect(toAnthropicModelList([model("a"), model("b")], "2026-01-01T00:00:00.000Z")).toEqual({
+  it("lists every model with its context window, and first and last ids", () => {
+    const big = { ...model("b"), contextWindow: 1_000_000 };
+    expect(toAnthropicModelList([model("a"), big], "2026-01-01T00:00:00.000Z")).toEqual({
       data: [
-        { type: "model", id: "a", display_name: "a", created_at: "2026-01-01T00:00:00.000Z" },
-        { type: "model", id: "b", display_name: "b", created_at: "2026-01-01T00:00:00.000Z" },
+        {
+          type: "model",
+          id: "a",
+          display_name: "a",
+          created_at: "2026-01-01T00:00:00.000Z",
+          max_input_tokens: 200_000,
+        },
+        {
+          type: "model",
+          id: "b",
+          display_name: "b",
+          created_at: "2026-01-01T00:00:00.000Z",
+          max_input_tokens: 1_000_000,
+        },
       ],
       has_more: false,
       first_id: "a",

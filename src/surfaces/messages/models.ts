@@ -1,5 +1,6 @@
 /** Cursor model metadata → Anthropic's `GET /v1/models` list shape (served when the request has `anthropic-version`). */
 import type { ModelInfo } from "../../backend/types.js";
+import { contextWindowFor } from "../../util/context-window.js";
 import { ProxyError } from "../../util/errors.js";
 import type { AnthropicModel, AnthropicModelList } from "./wire.js";
 
@@ -10,6 +11,7 @@ export function toAnthropicModelList(models: readonly ModelInfo[], createdAt: st
     id: model.id,
     display_name: model.displayName,
     created_at: createdAt,
+    max_input_tokens: model.contextWindow ?? contextWindowFor(model.id),
   }));
   return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
 }

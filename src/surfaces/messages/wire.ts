@@ -67,6 +67,8 @@ export interface AnthropicModel {
   display_name: string;
   /** RFC 3339. */
   created_at: string;
+  /** The model's context window in tokens (the `context_window` of the OpenAI-shaped list). */
+  max_input_tokens: number;
 }
 
 export interface AnthropicModelList {
