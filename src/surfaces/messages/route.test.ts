@@ -307,7 +307,13 @@ describe("GET /v1/models", () => {
     const anthropic = await app.request("/v1/models", { headers: { "anthropic-version": "2023-06-01" } });
     expect(await anthropic.json()).toEqual({
       data: [
-        { type: "model", id: "claude-4.5-sonnet", display_name: "Sonnet 4.5", created_at: "2023-11-14T22:13:20.000Z" },
+        {
+          type: "model",
+          id: "claude-4.5-sonnet",
+          display_name: "Sonnet 4.5",
+          created_at: "2023-11-14T22:13:20.000Z",
+          max_input_tokens: 200_000,
+        },
       ],
       has_more: false,
       first_id: "claude-4.5-sonnet",
