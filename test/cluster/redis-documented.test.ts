@@ -1,29 +1,43 @@
 /**
- * Redis at its `maxmemory`, run with the eviction policy docs/team.md gives in its compose example: conversations go
- * to make room, never what bills and limits requests. A running request's budget reservation and parallel slot (short
- * expiries, renewed while it runs) and a key's spend (no expiry: it must outlive any conversation) stay, so a
- * second request is still refused while the first holds the budget, and an idle key keeps its spend.
+ * Redis run as docs/team.md's compose example runs it (its `redis-server` command line, read from the page).
  *
- * With `volatile-ttl` (what the docs said before) Redis evicted the keys closest to their expiry first: the
+ * At its `maxmemory`, conversations go to make room, never what bills and limits requests. A running request's budget
+ * reservation and parallel slot (short expiries, renewed while it runs) and a key's spend (no expiry: it must outlive
+ * any conversation) stay, so a second request is still refused while the first holds the budget, and an idle key keeps
+ * its spend. With `volatile-ttl` (what the docs said before) Redis evicted the keys closest to their expiry first: the
  * reservations and slots of running requests, so a full Redis let keys spend past their budgets.
+ *
+ * Killed (a crash, an OOM kill, a host reboot) and started again, it still has the spend, the keys and the settle
+ * markers written before: without the append-only file (what the example ran before) Redis kept only its last
+ * snapshot, minutes old, and the spend since was gone.
  */
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectStore, type StoreClient } from "../../src/stores/redis/client.js";
 import { createRedisConversationStore } from "../../src/stores/redis/conversation-store.js";
+import { createRedisKeyStore } from "../../src/stores/redis/key-store.js";
 import { createRedisLimitCounters } from "../../src/stores/redis/limit-counters.js";
 import { createRedisSpendStore } from "../../src/stores/redis/spend-store.js";
+import type { VirtualKeyRecord } from "../../src/stores/types.js";
 import { sampleRecord } from "../support/conversation-record.js";
 import { missingBinaries, type RedisServer, startRedisServer } from "./support/redis-server.js";
 
 const skip = missingBinaries("redis-server", "redis-cli");
 
-/** The `--maxmemory-policy` of the compose example in docs/team.md. */
-function documentedPolicy(): string {
+/** The options of the `redis-server` command of the compose example in docs/team.md. */
+function documentedArgs(): string[] {
   const team = readFileSync(new URL("../../docs/team.md", import.meta.url), "utf8");
-  const policy = /"--maxmemory-policy",\s*"([a-z-]+)"/.exec(team)?.[1];
-  if (policy === undefined) throw new Error("docs/team.md gives no --maxmemory-policy in its compose example");
-  return policy;
+  const command = /command: \["redis-server",(.*)\]/.exec(team)?.[1];
+  if (command === undefined) throw new Error("docs/team.md has no redis-server command in its compose example");
+  return JSON.parse(`[${command}]`) as string[];
+}
+
+/** The documented options with `--maxmemory` replaced by `bytes` (a test-sized Redis). */
+function documentedWith(bytes: string): string[] {
+  const args = documentedArgs();
+  const at = args.indexOf("--maxmemory");
+  if (at >= 0) args.splice(at, 2);
+  return [...args, "--maxmemory", bytes];
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -41,10 +55,7 @@ describe.skipIf(skip !== undefined)("Redis at its maxmemory with the documented 
   let client: StoreClient;
   beforeAll(async () => {
     server = await startRedisServer([
-      "--maxmemory",
-      "8mb",
-      "--maxmemory-policy",
-      documentedPolicy(),
+      ...documentedWith("8mb"),
       // Redis samples keys to find the least recently used: more samples make it pick what true LRU would.
       "--maxmemory-samples",
       "64",
@@ -108,5 +119,46 @@ describe.skipIf(skip !== undefined)("Redis at its maxmemory with the documented 
     // What went were conversations (the oldest records among them); the newest is there.
     expect((await client.redis.keys(`${client.prefix}conv:*`)).length).toBeLessThan(saved);
     expect(await conversations.load(`conv-${saved}`)).toBeDefined();
+  }, 60_000);
+});
+
+describe.skipIf(skip !== undefined)("Redis killed and started again with the documented options", () => {
+  let server: RedisServer;
+  afterAll(async () => server?.close());
+
+  it("keeps the spend, the keys and the settle markers written before the kill", async () => {
+    server = await startRedisServer(documentedWith("64mb"));
+    const open = () => connectStore({ url: server.url, namespace: "durable", timeoutMs: 5000 });
+    let client = await open();
+    const record: VirtualKeyRecord = {
+      id: "vk_durable",
+      name: "durable",
+      hash: "0".repeat(64),
+      prefix: "cbk-durabl",
+      createdAt: new Date().toISOString(),
+      limits: {},
+    };
+    await createRedisKeyStore(client).create(record);
+    const spend = createRedisSpendStore(client);
+    await spend.settle({ keyId: "vk_durable", period: "month:2026-11", id: "r1", entry: spendEntry(1234) });
+    await client.close();
+    await server.stop("hard");
+    await server.start();
+    client = await open();
+    try {
+      const back = createRedisSpendStore(client);
+      expect((await back.get("vk_durable", "month:2026-11")).microUsd).toBe(1234);
+      // The settle marker too: a settle retried after the crash still counts once.
+      const retried = await back.settle({
+        keyId: "vk_durable",
+        period: "month:2026-11",
+        id: "r1",
+        entry: spendEntry(1234),
+      });
+      expect(retried.applied).toBe(false);
+      expect((await createRedisKeyStore(client).list()).map((key) => key.id)).toEqual(["vk_durable"]);
+    } finally {
+      await client.close();
+    }
   }, 60_000);
 });
