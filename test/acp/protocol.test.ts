@@ -4,7 +4,16 @@
  * updates, the replay of session/load) and the error paths (unknown session, mode, model, auth method, audio,
  * a missing editor capability, a refused permission, paths outside cwd).
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -564,13 +573,46 @@ describe("Cursor's execs through the editor", () => {
       const escaped = join(link, "escaped.txt");
       const write = await prompt(`[[emu:native write {"path":"${escaped}","fileText":"out\\n"}]]`);
       expect(asks()).toHaveLength(2);
+      // Named by where it lands, not by the name it has in the folder.
+      const lands = join(realpathSync(elsewhere), "escaped.txt");
       expect(asks()[1]?.params).toMatchObject({
         options: expect.arrayContaining([
-          { optionId: "allow-always", name: `Always allow writes to ${escaped}`, kind: "allow_always" },
+          { optionId: "allow-always", name: `Always allow writes to ${lands}`, kind: "allow_always" },
         ]),
       });
       expect(script.files.has(escaped)).toBe(false);
       expect(textOf(write.updates)).toContain("rejected");
+    } finally {
+      rmSync(link, { force: true });
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  it("names where a write through a link in the folder lands, and remembers 'always' for that place only", async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), "cursor-bridge-acp-target-"));
+    const first = join(elsewhere, "first.txt");
+    const second = join(elsewhere, "second.txt");
+    const link = join(cwd, "notes.txt");
+    symlinkSync(first, link);
+    try {
+      const { prompt, script } = await editor();
+      const asks = () => script.calls.filter((c) => c.method === "session/request_permission");
+      script.permission = "allow-always";
+      await prompt(`[[emu:native write {"path":"${link}","fileText":"one\\n"}]]`);
+      expect(asks()).toHaveLength(1);
+      // The prompt says the file in the folder is a link and where the write goes.
+      const shown = JSON.stringify(asks()[0]?.params);
+      expect(shown).toContain(`Always allow writes to ${first}`);
+      expect(shown).toContain(`${link} is a link: this writes ${first}, outside the session's folder`);
+      await prompt(`[[emu:native write {"path":"${link}","fileText":"two\\n"}]]`);
+      expect(asks()).toHaveLength(1);
+      // The link now leads somewhere else: what was allowed was the first place, so it asks again.
+      rmSync(link);
+      symlinkSync(second, link);
+      script.permission = "reject-once";
+      await prompt(`[[emu:native write {"path":"${link}","fileText":"three\\n"}]]`);
+      expect(asks()).toHaveLength(2);
+      expect(JSON.stringify(asks()[1]?.params)).toContain(`this writes ${second}`);
     } finally {
       rmSync(link, { force: true });
       rmSync(elsewhere, { recursive: true, force: true });

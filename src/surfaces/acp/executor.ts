@@ -19,7 +19,7 @@ import type {
 } from "@agentclientprotocol/sdk";
 import type { SurfaceExec, SurfaceExecResult, SurfaceExecutor } from "../../backend/types.js";
 import { isJsonObject } from "../../util/json-value.js";
-import { globFiles, grepFiles, insideCwd, listDirectory, OutsideCwdError } from "./local-search.js";
+import { globFiles, grepFiles, insideCwd, landingPath, listDirectory, OutsideCwdError } from "./local-search.js";
 import type { McpHub } from "./mcp-hub.js";
 import type { StreamedCalls } from "./streamed-calls.js";
 import { absolutePath, displayOf, type ToolDisplay } from "./tool-display.js";
@@ -105,6 +105,23 @@ async function isInside(cwd: string, path: string): Promise<boolean> {
     const rel = relative(resolve(cwd), resolve(cwd, path));
     return !rel.startsWith("..") && !isAbsolute(rel);
   }
+}
+
+/**
+ * Where a path outside the session's folder lands once symbolic links are followed (the name itself when it cannot be
+ * resolved here): what a permission names and what "always allow" remembers, so a link in the folder cannot pass for
+ * a file inside it, and one moved to point elsewhere asks again.
+ */
+async function landing(path: string): Promise<string> {
+  return landingPath(path).catch(() => path);
+}
+
+/** What a permission prompt says of an access outside the session's folder. */
+function outsideNote(verb: "reads" | "writes", path: string, target: string, cwd: string): string {
+  const where = `outside the session's folder ${cwd}`;
+  return target === path
+    ? `${verb === "reads" ? "Read" : "Write"} ${path}, ${where}`
+    : `${path} is a link: this ${verb} ${target}, ${where}`;
 }
 
 function messageOf(error: unknown): string {
@@ -256,22 +273,24 @@ export function createSessionExecutor(session: ExecutorSession): SessionExecutor
       case "read": {
         if (fs?.readTextFile !== true) return rejected("The editor does not offer fs/read_text_file.");
         const path = absolutePath(cwd, exec.path);
+        let source = path;
         if (!(await isInside(cwd, path))) {
           // Inside the folder the user opened, reads need no permission; a file anywhere else (keys, other projects)
-          // is read only once the user allows it.
+          // is read only once the user allows it, and what is read is the file the user allowed.
+          source = await landing(path);
           const permission = await ask(
             {
               toolCallId,
-              scope: `read:${path}`,
-              always: `Always allow reading ${path}`,
+              scope: `read:${source}`,
+              always: `Always allow reading ${source}`,
               display,
-              content: [textContent(`Read ${path}, outside the session's folder ${cwd}`)],
+              content: [textContent(outsideNote("reads", path, source, cwd))],
             },
             signal,
           );
-          if (permission !== "allowed") return rejected(`The user ${permission} reading ${path}.`);
+          if (permission !== "allowed") return rejected(`The user ${permission} reading ${source}.`);
         }
-        const text = await readText(path, signal);
+        const text = await readText(source, signal);
         return { result: { kind: "output", content: text, isError: false } };
       }
       case "write": {
@@ -284,22 +303,30 @@ export function createSessionExecutor(session: ExecutorSession): SessionExecutor
         const diff: ToolCallContent[] = [{ type: "diff", path, oldText, newText: exec.text }];
         await emit({ sessionUpdate: "tool_call_update", toolCallId, content: diff });
         const inside = await isInside(cwd, path);
+        // Outside the folder, the file the user allows is the one written (a link is not followed again later).
+        const target = inside ? path : await landing(path);
         const permission = await ask(
           inside
             ? { toolCallId, scope: "write", always: "Allow all writes in this session", display, content: diff }
-            : { toolCallId, scope: `write:${path}`, always: `Always allow writes to ${path}`, display, content: diff },
+            : {
+                toolCallId,
+                scope: `write:${target}`,
+                always: `Always allow writes to ${target}`,
+                display,
+                content: [textContent(outsideNote("writes", path, target, cwd)), ...diff],
+              },
           signal,
         );
         if (permission !== "allowed")
-          return { ...rejected(`The user ${permission} the write of ${path}.`), content: diff };
+          return { ...rejected(`The user ${permission} the write of ${target}.`), content: diff };
         const written: unknown = await client.request(
           "fs/write_text_file",
-          { sessionId: session.id, path, content: exec.text },
+          { sessionId: session.id, path: target, content: exec.text },
           { cancellationSignal: signal },
         );
         if (written != null && !isJsonObject(written))
           throw new MalformedEditorAnswer("fs/write_text_file", "not an object");
-        return { result: { kind: "output", content: `Wrote ${path}`, isError: false }, content: diff };
+        return { result: { kind: "output", content: `Wrote ${target}`, isError: false }, content: diff };
       }
       case "shell": {
         if (session.capabilities.terminal !== true) return rejected("The editor does not offer terminals.");

@@ -38,6 +38,11 @@ export async function insideCwd(cwd: string, path: string | undefined): Promise<
   return real;
 }
 
+/** Where `path` (absolute) is, or would be once created, symbolic links followed; see {@link realpathOfNew}. */
+export function landingPath(path: string): Promise<string> {
+  return realpathOfNew(path);
+}
+
 /** Most symbolic links followed while resolving one path (as the system's own limit, ELOOP). */
 const MAX_LINK_HOPS = 40;
 
