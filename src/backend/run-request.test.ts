@@ -92,6 +92,8 @@ describe("buildRunRequest", () => {
     expect(run.runId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     // requested_model alone: a bare base id inside model_details is not_found (docs/protocol.md §6.1).
     expect(run.modelDetails).toBeUndefined();
+    // Client tools go in RequestContext.tools (docs/protocol.md §5.2), never in the run request.
+    expect(run.mcpTools).toBeUndefined();
     expect(run.requestedModel?.modelId).toBe("default");
     expect(run.requestedModel?.parameters).toEqual([]);
     // Cursor then names the model `auto` picked (routed_model, cursor-protocol-addendum-2.md §4).
