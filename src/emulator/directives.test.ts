@@ -149,6 +149,7 @@ describe("parseDirectives", () => {
       todos: true,
       "web-search": true,
       "web-fetch": true,
+      "switch-mode": true,
     };
     expect(new Set(DIRECTIVES.map((directive) => directive.keyword))).toEqual(new Set(Object.keys(kinds)));
   });
@@ -162,6 +163,17 @@ describe("parseDirectives", () => {
       expect(parsed.directives.map((d) => d.kind)).toEqual([keyword]);
     }
     expect(parseDirectives("[[emu:frobnicate]]").problems[0]).toContain("known: tool, native, echo-model, think");
+  });
+
+  it("parses switch-mode with a lower-case mode id and an optional explanation", () => {
+    expect(parseDirectives("[[emu:switch-mode plan Needs a plan first.]]").directives).toEqual([
+      { kind: "switch-mode", mode: "plan", explanation: "Needs a plan first." },
+    ]);
+    expect(parseDirectives("[[emu:switch-mode agent]]").directives).toEqual([
+      { kind: "switch-mode", mode: "agent", explanation: "" },
+    ]);
+    expect(parseDirectives("[[emu:switch-mode]]").problems[0]).toContain("needs a mode id");
+    expect(parseDirectives("[[emu:switch-mode Plan now]]").problems[0]).toContain("needs a mode id");
   });
 
   it("parses tool-cut with a call number from 1", () => {

@@ -54,7 +54,8 @@ export type Directive =
   | { kind: "todos"; todos: ScriptedTodo[] }
   | { kind: "task"; task: ScriptedTask }
   | { kind: "web-search"; query: string }
-  | { kind: "web-fetch"; url: string };
+  | { kind: "web-fetch"; url: string }
+  | { kind: "switch-mode"; mode: string; explanation: string };
 
 /**
  * Every directive keyword with the shape of its arguments and one example that parses: the table `emulator --help`,
@@ -92,6 +93,11 @@ export const DIRECTIVES: ReadonlyArray<{ keyword: string; syntax: string; exampl
   },
   { keyword: "web-search", syntax: "web-search QUERY", example: "[[emu:web-search node 22 release]]" },
   { keyword: "web-fetch", syntax: "web-fetch URL", example: "[[emu:web-fetch https://example.com/a]]" },
+  {
+    keyword: "switch-mode",
+    syntax: "switch-mode MODE EXPLANATION",
+    example: "[[emu:switch-mode plan The change needs a plan first.]]",
+  },
 ];
 
 /** One nested tool call of a `[[emu:task …]]` subagent. */
@@ -237,6 +243,12 @@ function parseBody(body: string): Directive | string {
       return /^https?:\/\/\S+$/.test(rest)
         ? { kind: "web-fetch", url: rest }
         : `[[emu:web-fetch]] needs one http(s) URL, got "${rest}".`;
+    case "switch-mode": {
+      const mode = /^([a-z][a-z_]*)(?:\s+([\s\S]*))?$/.exec(rest);
+      return mode === null
+        ? `[[emu:switch-mode]] needs a mode id (lower case, such as agent, ask or plan), got "${rest}".`
+        : { kind: "switch-mode", mode: mode[1] ?? "", explanation: (mode[2] ?? "").trim() };
+    }
     default:
       return `Unknown directive [[emu:${keyword}]] (known: ${[...new Set(DIRECTIVES.map((d) => d.keyword))].join(", ")}).`;
   }
@@ -428,6 +440,14 @@ export function describeEmulatorDirectives(): string {
     "                                  rejected: <reason>`",
     "  [[emu:web-fetch URL]]           the same for web_fetch_request_query: markdown derived from URL, reply",
     "                                  `Fetched URL: <first line>` (webFetches +1), or the rejection",
+    "  [[emu:switch-mode MODE EXPLANATION]]",
+    "                                  the model asks to switch the agent mode to MODE (before any web or",
+    "                                  tool call): tool_call_started (switch_mode_tool_call), then",
+    "                                  switch_mode_request_query {target_mode_id: MODE, explanation,",
+    "                                  tool_call_id}; approved: tool_call_completed with success",
+    "                                  {from_mode_id: the message's mode, to_mode_id: MODE} and the reply",
+    "                                  `Mode switch to MODE: approved`; rejected: the call ends rejected and",
+    "                                  the reply says `Mode switch to MODE was rejected: <reason>`",
     "",
     "Usage in turn_ended (deterministic; a token is a run of non-blanks, U = tokens of the user message",
     "with its directives removed):",

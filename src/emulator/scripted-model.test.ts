@@ -16,6 +16,7 @@ describe("planTurn", () => {
       calls: [],
       textParts: ["You said: hi there"],
       webCalls: [],
+      modeSwitches: [],
     });
   });
 
@@ -61,6 +62,7 @@ describe("planTurn", () => {
       thinkingTokens: 0,
       calls: [],
       webCalls: [],
+      modeSwitches: [],
       textParts: [fillerText(4)],
       tokensPerSecond: 9,
       fault: { kind: "drop", afterTokens: 2 },

@@ -122,6 +122,14 @@ export interface TurnPlan {
   task?: ScriptedTask;
   /** `[[emu:web-search]]` / `[[emu:web-fetch]]`: Cursor-side web tool calls, run before the client tools. */
   webCalls: PlannedWebCall[];
+  /** `[[emu:switch-mode]]`: mode switches the model asks for, before the web and client tool calls. */
+  modeSwitches: PlannedModeSwitch[];
+}
+
+/** A mode switch the model asks the client for (`switch_mode_request_query`, docs/protocol.md §4.9). */
+export interface PlannedModeSwitch {
+  mode: string;
+  explanation: string;
 }
 
 /** A server-side web tool call the model makes (cursor-protocol-addendum-2.md §7). */
@@ -138,7 +146,7 @@ const FILLER = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
 /** Builds the plan of a turn. */
 export function planTurn(input: ModelInput): TurnPlan {
   const parsed = parseDirectives(input.userText);
-  const plan: TurnPlan = { thinkingTokens: 0, calls: [], textParts: [], webCalls: [] };
+  const plan: TurnPlan = { thinkingTokens: 0, calls: [], textParts: [], webCalls: [], modeSwitches: [] };
   if (parsed.problems.length > 0) plan.textParts.push(`Directive error: ${parsed.problems.join(" ")}`);
   const resumedResults = input.resume ? resultsAfterLastUser(input.history) : [];
   // EPH-style recovery: the results came back as assistant text after the call, not as tool results.
@@ -243,6 +251,9 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
       return true;
     case "web-fetch":
       if (!answeredFromState) plan.webCalls.push({ kind: "fetch", url: directive.url });
+      return true;
+    case "switch-mode":
+      if (!answeredFromState) plan.modeSwitches.push({ mode: directive.mode, explanation: directive.explanation });
       return true;
   }
 }

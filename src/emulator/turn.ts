@@ -30,6 +30,7 @@ import {
 import { buildNextState, readConversation } from "./state.js";
 import type { StatsRecorder, TurnStats } from "./stats.js";
 import { ClientGone, type InboundMessage, TurnChannel } from "./turn-channel.js";
+import { modeId, runModeSwitches } from "./turn-mode.js";
 import { ConnectionDropped, countTokens, TokenOutput, TurnTruncated } from "./turn-output.js";
 import { sendTask } from "./turn-task.js";
 import { sendTodos } from "./turn-todos.js";
@@ -234,6 +235,8 @@ async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnD
   if (plan.thinkingTokens > 0) steps.push(await think(channel, output, plan.thinkingTokens));
   if (plan.todos !== undefined) steps.push(sendTodos(channel, plan.todos));
   if (plan.task !== undefined) steps.push(sendTask(channel, plan.task));
+  const modeLines = await runModeSwitches(channel, plan.modeSwitches, modeId(userMessage?.mode), steps);
+  plan.textParts.push(...modeLines);
   const webLines = await runWebCalls(channel, plan.webCalls, steps, deps.stats);
   plan.textParts.push(...webLines);
   const outcomes = await runCalls(channel, plan, tools, output, steps, deps.toolCallCount);
