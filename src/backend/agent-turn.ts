@@ -232,12 +232,21 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
   /** The caller's executor, noting that the caller's client was reached (see {@link reachedClient}). */
   private watchedExecutor(executor: SurfaceExecutor): SurfaceExecutor {
     const onTodos = executor.onTodos?.bind(executor);
+    const switchMode = executor.switchMode?.bind(executor);
     return {
       workspacePath: executor.workspacePath,
       run: (exec, signal) => {
         this.reachedClient = true;
         return executor.run(exec, signal);
       },
+      ...(switchMode === undefined
+        ? {}
+        : {
+            switchMode: (request, signal) => {
+              this.reachedClient = true;
+              return switchMode(request, signal);
+            },
+          }),
       ...(onTodos === undefined
         ? {}
         : {

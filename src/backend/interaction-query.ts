@@ -1,7 +1,8 @@
 /**
  * Answers to `interaction_query` (docs/protocol.md §4.9): every query is answered with the same `id` (the server
  * waits otherwise), as current clients answer (cursor-protocol-addendum-2.md §7) where the bridge can: a mode switch
- * is approved and `create_plan` succeeds (empty `plan_uri`). Questions for the user are rejected with a reason
+ * is approved (unless the turn's surface executor decides it, {@link modeSwitchRequestOf}) and `create_plan`
+ * succeeds (empty `plan_uri`). Questions for the user are rejected with a reason
  * (cursor-bridge has no UI to ask one). Web search and fetch are approved only when the request offered the tool,
  * within its limits ({@link WebToolPolicy}); Cursor then runs them on its servers.
  */
@@ -10,12 +11,34 @@ import type {
   ApprovalResponseSchema,
   InteractionQuery,
   InteractionResponseSchema,
+  SwitchModeRequestQuery,
 } from "../gen/agent/v1/interaction_query_pb.js";
+import type { ModeSwitchRequest, ModeSwitchVerdict } from "./types.js";
 import type { WebToolPolicy, WebVerdict } from "./web-tools.js";
 
 /** Reason given for every rejected interaction. */
 export const INTERACTION_REJECTION_REASON =
   "Not supported by cursor-bridge: there is no interactive user; continue with the declared tools.";
+
+/** A mode switch query as plain data, for the surface executor that decides it. */
+export function modeSwitchRequestOf(query: SwitchModeRequestQuery): ModeSwitchRequest {
+  return {
+    targetModeId: query.args?.targetModeId ?? "",
+    explanation: query.args?.explanation ?? "",
+    toolCallId: query.args?.toolCallId ?? "",
+  };
+}
+
+/** The answer to mode switch query `id` once decided. */
+export function modeSwitchAnswer(
+  id: number,
+  verdict: ModeSwitchVerdict,
+): MessageInitShape<typeof InteractionResponseSchema> {
+  const value: MessageInitShape<typeof ApprovalResponseSchema> = verdict.approved
+    ? { result: { case: "approved", value: {} } }
+    : { result: { case: "rejected", value: { reason: verdict.reason } } };
+  return { id, result: { case: "switchModeRequestResponse", value } };
+}
 
 /** The answer to `query`. */
 export function answerInteractionQuery(
@@ -35,7 +58,7 @@ export function answerInteractionQuery(
       return { id, result: { case: "webSearchRequestResponse", value } };
     }
     case "switchModeRequestQuery":
-      return { id, result: { case: "switchModeRequestResponse", value: { result: { case: "approved", value: {} } } } };
+      return modeSwitchAnswer(id, { approved: true });
     case "exaSearchRequestQuery":
       return { id, result: { case: "exaSearchRequestResponse", value: rejected } };
     case "exaFetchRequestQuery":

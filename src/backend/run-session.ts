@@ -23,7 +23,7 @@ import type { Logger } from "../util/logger.js";
 import { ArgumentStreams, type DropListener, type DropReason } from "./argument-streams.js";
 import { argsToolCallId, completedToolOutcome } from "./completed-tool-call.js";
 import { type ExecContext, execHeartbeat, handleExec, type PendingCall, resultReplies } from "./exec-handler.js";
-import { answerInteractionQuery, INTERACTION_REJECTION_REASON } from "./interaction-query.js";
+import { answerInteractionQuery, INTERACTION_REJECTION_REASON, modeSwitchRequestOf } from "./interaction-query.js";
 import { getBlobAnswer, setBlobAnswer } from "./kv-answer.js";
 import type { ToolOutput } from "./native-results.js";
 import { subagentSteps, taskOf } from "./subagent-steps.js";
@@ -329,7 +329,15 @@ export class RunSession implements DropListener {
         this.options.logger.debug("Cursor aborted an exec", { execId });
         return;
       }
-      case "interactionQuery":
+      case "interactionQuery": {
+        const query = m.value.query;
+        // A surface that decides mode switches (ACP asks its user) answers when it has decided; Cursor waits.
+        if (
+          query.case === "switchModeRequestQuery" &&
+          this.surfaceExecs?.switchMode(m.value.id, modeSwitchRequestOf(query.value)) === true
+        ) {
+          return;
+        }
         return this.send([
           message({
             message: {
@@ -338,6 +346,7 @@ export class RunSession implements DropListener {
             },
           }),
         ]);
+      }
       case undefined:
         return;
     }

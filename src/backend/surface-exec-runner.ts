@@ -1,12 +1,15 @@
 /**
  * Runs a turn's surface execs ({@link SurfaceExecutor}) while the Run stays open: exec heartbeats go out for every
- * exec in flight, an exec `abort` aborts its signal, and closing the Run aborts them all.
+ * exec in flight, an exec `abort` aborts its signal, and closing the Run aborts them all. The mode switches the
+ * surface decides (its user may take a while) are waited for the same way.
  */
-import type { AgentClientMessage } from "../gen/agent/v1/agent_pb.js";
+import { create } from "@bufbuild/protobuf";
+import { type AgentClientMessage, AgentClientMessageSchema } from "../gen/agent/v1/agent_pb.js";
 import type { ExecServerMessage } from "../gen/agent/v1/exec_pb.js";
 import { execHeartbeat, execReply, streamClose } from "./exec-handler.js";
+import { modeSwitchAnswer } from "./interaction-query.js";
 import { surfaceResults } from "./surface-exec.js";
-import type { SurfaceExec, SurfaceExecResult, SurfaceExecutor } from "./types.js";
+import type { ModeSwitchRequest, ModeSwitchVerdict, SurfaceExec, SurfaceExecResult, SurfaceExecutor } from "./types.js";
 
 /**
  * The exec's replies and its stream's close. A result the conversion cannot take (a surface bug: content that is not
@@ -31,6 +34,8 @@ function answerOf(message: ExecServerMessage, result: SurfaceExecResult): AgentC
 /** Runs surface execs for one Run and sends their answers. */
 export class SurfaceExecRunner {
   private readonly running = new Map<number, AbortController>();
+  /** Mode switches the surface is deciding. */
+  private readonly deciding = new Set<AbortController>();
   private closed = false;
 
   constructor(
@@ -39,9 +44,37 @@ export class SurfaceExecRunner {
     private readonly onError: (error: unknown) => void,
   ) {}
 
-  /** Execs in flight (the stall watchdog waits while any is: the editor may be asking its user). */
+  /** Execs and mode switches in flight (the stall watchdog waits while any is: the editor may be asking its user). */
   get active(): number {
-    return this.running.size;
+    return this.running.size + this.deciding.size;
+  }
+
+  /**
+   * Hands mode switch query `queryId` to the surface, whose verdict is sent when it decides (never after the Run
+   * closed); false when the surface does not decide mode switches.
+   */
+  switchMode(queryId: number, request: ModeSwitchRequest): boolean {
+    const decide = this.executor.switchMode?.bind(this.executor);
+    if (decide === undefined) return false;
+    const controller = new AbortController();
+    this.deciding.add(controller);
+    const answer = async (): Promise<void> => {
+      let verdict: ModeSwitchVerdict;
+      try {
+        verdict = await decide(request, controller.signal);
+      } catch (error) {
+        const reason = `The mode switch could not be decided (${error instanceof Error ? error.message : String(error)}).`;
+        verdict = { approved: false, reason };
+      }
+      this.deciding.delete(controller);
+      if (controller.signal.aborted || this.closed) return;
+      const response = modeSwitchAnswer(queryId, verdict);
+      await this.send([
+        create(AgentClientMessageSchema, { message: { case: "interactionResponse", value: response } }),
+      ]);
+    };
+    answer().catch(this.onError);
+    return true;
   }
 
   /** Starts one exec; its answer is sent when the surface resolves (never for an exec aborted meanwhile). */
@@ -77,7 +110,9 @@ export class SurfaceExecRunner {
   /** The Run ended: abort every exec still running. */
   close(): void {
     this.closed = true;
-    for (const controller of this.running.values()) controller.abort(new Error("The turn ended."));
+    for (const controller of [...this.running.values(), ...this.deciding])
+      controller.abort(new Error("The turn ended."));
     this.running.clear();
+    this.deciding.clear();
   }
 }

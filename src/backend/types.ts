@@ -150,7 +150,25 @@ export interface SurfaceExecutor {
   run(exec: SurfaceExec & { toolCallId: string }, signal: AbortSignal): Promise<SurfaceExecResult>;
   /** Cursor's agent updated its todo list (an `update_todos` tool call it runs itself). */
   onTodos?(todos: SurfaceTodo[]): void;
+  /**
+   * Cursor's model asks to switch the agent mode (`switch_mode_request_query`, docs/protocol.md §4.9): the surface
+   * decides (ACP asks its user). Without it the switch is approved, as current clients do. `signal` aborts when the
+   * turn ends. Never rejects: a failure is a rejection with its reason.
+   */
+  switchMode?(request: ModeSwitchRequest, signal: AbortSignal): Promise<ModeSwitchVerdict>;
 }
+
+/** What Cursor's model asks in a mode switch (`SwitchModeArgs`). */
+export interface ModeSwitchRequest {
+  /** Cursor's id of the mode it asks for (`agent`, `ask`, `plan`…), as sent. */
+  targetModeId: string;
+  explanation: string;
+  /** The switch's tool call id (empty when Cursor sent none). */
+  toolCallId: string;
+}
+
+/** The surface's answer to a mode switch. */
+export type ModeSwitchVerdict = { approved: true } | { approved: false; reason: string };
 
 /** One entry of Cursor's todo list. */
 export interface SurfaceTodo {
