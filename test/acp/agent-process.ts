@@ -7,7 +7,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { type ClientConnection, client, ndJsonStream, type SessionNotification } from "@agentclientprotocol/sdk";
+import {
+  type ClientApp,
+  type ClientConnection,
+  client,
+  ndJsonStream,
+  type SessionNotification,
+} from "@agentclientprotocol/sdk";
 
 const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
 
@@ -92,15 +98,20 @@ export function spawnAcp(args: readonly string[], options: AcpProcessOptions): A
   };
 }
 
-/** An editor on the agent's stdio through the SDK's client; every `session/update` is collected. */
+/**
+ * An editor on the agent's stdio through the SDK's client; every `session/update` is collected. `answer` registers
+ * the editor's own request handlers (permission, fs, terminal) before it connects.
+ */
 export function connectEditor(
   agent: AcpProcess,
   name: string,
+  answer?: (editor: ClientApp) => void,
 ): { connection: ClientConnection; updates: SessionNotification[] } {
   const updates: SessionNotification[] = [];
   const editor = client({ name }).onNotification("session/update", ({ params }) => {
     updates.push(params);
   });
+  answer?.(editor);
   const { stdin, stdout } = agent.child;
   if (stdin === null || stdout === null) throw new Error("the agent's stdio is not piped");
   const connection = editor.connect(

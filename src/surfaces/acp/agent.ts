@@ -467,6 +467,8 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
         session.notice = undefined;
       }
       const streamedCalls = new StreamedCalls();
+      /** The record the turn runs on: the session's, or `/compact`'s draft in Ask mode. */
+      let turnRecord = session.record;
       const executor = createSessionExecutor({
         streamedCalls,
         id: session.record.id,
@@ -477,8 +479,15 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
         alwaysAllowed: session.alwaysAllowed,
         emit,
         cancelled: controller.signal,
+        mode: () => turnRecord.mode,
+        setMode: async (mode) => {
+          // The session's record first (setOption confirms a change it sees), then /compact's draft, if it runs.
+          await setOption(client, session, "mode", mode);
+          turnRecord.mode = mode;
+        },
       });
       const prompt = async (record: AcpSessionRecord, content: MessagePart[]) => {
+        turnRecord = record;
         const onSubagent = createSubagentView(emit);
         const response = await runPrompt(
           engine,

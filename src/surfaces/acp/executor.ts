@@ -4,9 +4,11 @@
  * `session/request_permission`, shell commands in the editor's terminal after permission, ls/grep/glob by the bridge
  * read-only inside `cwd`, MCP calls to the session's MCP servers after permission (a tool the server annotates
  * read-only needs none). Without the editor capability an exec is rejected (a typed rejection Cursor understands),
- * never run some other way; a refused permission is a rejected result.
+ * never run some other way; a refused permission is a rejected result. What the session's mode forbids (Ask, Plan)
+ * is refused before anything is asked or run, and a mode switch Cursor asks for goes to the user (modes.ts).
  * Every exec is shown as a `tool_call` and settled with a `tool_call_update`.
  */
+import { randomUUID } from "node:crypto";
 import { stat } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
 import type {
@@ -21,6 +23,8 @@ import type { SurfaceExec, SurfaceExecResult, SurfaceExecutor } from "../../back
 import { isJsonObject } from "../../util/json-value.js";
 import { globFiles, grepFiles, insideCwd, landingPath, listDirectory, OutsideCwdError } from "./local-search.js";
 import type { McpHub } from "./mcp-hub.js";
+import { decideModeSwitch, modeRefusal } from "./modes.js";
+import type { AcpModeId } from "./session-store.js";
 import type { StreamedCalls } from "./streamed-calls.js";
 import { absolutePath, displayOf, type ToolDisplay } from "./tool-display.js";
 
@@ -48,6 +52,10 @@ export interface ExecutorSession {
   emit(update: SessionUpdate, replay?: SessionUpdate): Promise<void>;
   /** The prompt's `session/cancel`: every exec of the turn stops with it, even before the engine closes the Run. */
   cancelled?: AbortSignal;
+  /** The mode the turn runs in now (it may change during the turn); an exec it forbids is refused (modes.ts). */
+  mode(): AcpModeId;
+  /** Switches the session's mode once the user allowed it: saved, and told to the editor. */
+  setMode(mode: AcpModeId): Promise<void>;
 }
 
 /** A session's executor; {@link SessionExecutor.settle} closes its tool calls before the prompt is answered. */
@@ -76,7 +84,15 @@ interface PermissionSubject {
   content: ToolCallContent[];
 }
 
-function optionsFor(subject: PermissionSubject): Array<{ optionId: string; name: string; kind: PermissionOptionKind }> {
+type PermissionOptions = Array<{ optionId: string; name: string; kind: PermissionOptionKind }>;
+
+/** Allow or Reject, nothing remembered: a mode switch is asked each time (it changes what the agent may do). */
+const ALLOW_OR_REJECT: PermissionOptions = [
+  { optionId: "allow-once", name: "Allow", kind: "allow_once" },
+  { optionId: "reject-once", name: "Reject", kind: "reject_once" },
+];
+
+function optionsFor(subject: PermissionSubject): PermissionOptions {
   return [
     { optionId: "allow-once", name: "Allow", kind: "allow_once" },
     { optionId: "allow-always", name: subject.always, kind: "allow_always" },
@@ -170,9 +186,12 @@ export function createSessionExecutor(session: ExecutorSession): SessionExecutor
   /** The shell calls whose output the editor shows in a terminal. */
   const inTerminal = new Set<string>();
 
-  const ask = async (subject: PermissionSubject, signal: AbortSignal): Promise<Permission> => {
+  const ask = async (
+    subject: PermissionSubject,
+    signal: AbortSignal,
+    options: PermissionOptions = optionsFor(subject),
+  ): Promise<Permission> => {
     if (session.alwaysAllowed.has(subject.scope)) return "allowed";
-    const options = optionsFor(subject);
     const { title, kind, locations } = subject.display;
     const response: RequestPermissionResponse = await client.request(
       "session/request_permission",
@@ -269,6 +288,10 @@ export function createSessionExecutor(session: ExecutorSession): SessionExecutor
     display: ToolDisplay,
     signal: AbortSignal,
   ): Promise<{ result: SurfaceExecResult; content?: ToolCallContent[] }> => {
+    // Before anything is asked, read or run: what the session's mode forbids is refused as it stands.
+    const readOnlyTool = exec.kind === "mcp" && session.mcp.info(exec.toolName)?.readOnly === true;
+    const refusal = modeRefusal(session.mode(), exec, readOnlyTool);
+    if (refusal !== undefined) return rejected(refusal);
     switch (exec.kind) {
       case "read": {
         if (fs?.readTextFile !== true) return rejected("The editor does not offer fs/read_text_file.");
@@ -402,6 +425,34 @@ export function createSessionExecutor(session: ExecutorSession): SessionExecutor
       const running = runCall(exec, both);
       open.set(exec.toolCallId, running);
       return running.finally(() => open.delete(exec.toolCallId));
+    },
+    switchMode(request, signal) {
+      const cancelled = session.cancelled;
+      const both = cancelled === undefined ? signal : AbortSignal.any([signal, cancelled]);
+      const toolCallId = request.toolCallId === "" ? `switch-mode-${randomUUID()}` : request.toolCallId;
+      const deciding = decideModeSwitch(
+        {
+          mode: () => session.mode(),
+          setMode: (mode) => session.setMode(mode),
+          emit: (update) => emit(update),
+          ask: ({ toolCallId: id, title, content }, askSignal) =>
+            ask(
+              {
+                toolCallId: id,
+                scope: "",
+                always: "",
+                display: { title, kind: "switch_mode", locations: [] },
+                content,
+              },
+              askSignal,
+              ALLOW_OR_REJECT,
+            ),
+        },
+        { ...request, toolCallId },
+        both,
+      );
+      open.set(toolCallId, deciding);
+      return deciding.finally(() => open.delete(toolCallId));
     },
     async settle(timeoutMs) {
       if (open.size === 0) return;
