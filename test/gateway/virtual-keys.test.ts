@@ -63,6 +63,8 @@ const OPERATOR_KEY = "operator-key-0123456789";
 const logLines: string[] = [];
 let stack: Stack;
 let gateway: Gateway;
+let service: ReturnType<typeof createKeyService>;
+const by = { actor: "cli:test", from: "cli" };
 const keys: Record<"allowed" | "revoked" | "expired" | "rotatedOld" | "rotatedNew", string> = {
   allowed: "",
   revoked: "",
@@ -74,8 +76,7 @@ const keys: Record<"allowed" | "revoked" | "expired" | "rotatedOld" | "rotatedNe
 beforeAll(async () => {
   const store = createMemoryKeyStore();
   const audit = createMemoryAuditLog();
-  const by = { actor: "cli:test", from: "cli" };
-  const service = createKeyService({ store, audit });
+  service = createKeyService({ store, audit });
   keys.allowed = (await service.create({ name: "alice", models: "composer-*,claude-4.5-sonnet" }, by)).key;
   keys.revoked = (await service.create({ name: "bob" }, by)).key;
   await service.revoke("bob", by);
@@ -248,5 +249,47 @@ describe("conversations under virtual keys", () => {
     // Each key's second turn continued its own first turn's conversation.
     expect(turns[2]?.conversationId).toBe(turns[0]?.conversationId);
     expect(turns[3]?.conversationId).toBe(turns[1]?.conversationId);
+  });
+});
+
+/** About 5 s of streaming (docs/emulator.md): still running when its key stops working. */
+const SLOW = "slowly [[emu:tokens 200]] [[emu:rate 40]]";
+const STREAMED: Record<string, { path: string; body: Json }> = {
+  chat: {
+    path: "/v1/chat/completions",
+    body: { model: "gpt-4o", stream: true, messages: [{ role: "user", content: SLOW }] },
+  },
+  responses: { path: "/v1/responses", body: { model: "gpt-4o", stream: true, input: SLOW } },
+  messages: {
+    path: "/v1/messages",
+    body: { model: "gpt-4o", stream: true, max_tokens: 500, messages: [{ role: "user", content: SLOW }] },
+  },
+};
+
+describe.each(Object.keys(STREAMED))("a key that stops working while its answer streams (%s)", (door) => {
+  it.each(["revoke", "rotate"] as const)("%s: the stream ends with an error saying so", async (change) => {
+    const name = `streamer-${door}-${change}`;
+    const key = (await service.create({ name }, by)).key;
+    await gateway.index.refresh();
+    const { path, body } = STREAMED[door] as { path: string; body: Json };
+    const response = await fetch(`${stack.server.url}${path}`, {
+      method: "POST",
+      headers: headers(key, { "anthropic-version": "2023-06-01" }),
+      body: JSON.stringify(body),
+    });
+    expect(response.status).toBe(200);
+    const reader = response.body?.getReader();
+    const decoder = new TextDecoder();
+    let text = decoder.decode((await reader?.read())?.value);
+    if (change === "revoke") await service.revoke(name, by);
+    else await service.rotate(name, by);
+    for (;;) {
+      const chunk = await reader?.read();
+      if (chunk === undefined || chunk.done) break;
+      text += decoder.decode(chunk.value);
+    }
+    expect(text).toContain(change === "revoke" ? "was revoked while this request ran" : "rotated");
+    // Cut, not run to its end: the emulator's whole answer is 200 tokens.
+    expect((text.match(/lorem|ipsum|alpha|bravo|golf|hotel/g) ?? []).length).toBeLessThan(190);
   });
 });

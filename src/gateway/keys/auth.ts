@@ -50,7 +50,7 @@ export function keyAuth(options: KeyAuthOptions): MiddlewareHandler<AppEnv> {
     if (apiKey !== undefined && apiKeyMatches(key, apiKey)) return next();
     const found = await index.lookup(key);
     if (found.status === "valid") {
-      c.set("principal", principalOf(found.record));
+      c.set("principal", principalOf(found.record, index));
       return next();
     }
     if (found.status === "revoked") {

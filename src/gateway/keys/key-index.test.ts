@@ -33,6 +33,29 @@ describe("the server's key index", () => {
     index.close();
   });
 
+  it("tells a request watching its key when it expires, is revoked or rotated; a stopped watch hears nothing", async () => {
+    vi.useFakeTimers();
+    let now = Date.parse("2026-01-01T00:00:00.000Z");
+    const other = `cbk-${"y".repeat(43)}`;
+    const expiring = { ...record("key_2", "bob", other), expiresAt: "2026-01-01T00:00:01.000Z" };
+    const store = createMemoryKeyStore([record("key_1", "alice", KEY), expiring]);
+    const index = await createKeyIndex({ store, logger: silentLogger, pollMs: 200, now: () => now });
+    const heard: string[] = [];
+    index.watch(expiring, (why) => heard.push(`bob ${why}`));
+    const stop = index.watch(record("key_1", "alice", KEY), (why) => heard.push(`stopped ${why}`));
+    index.watch(record("key_1", "alice", KEY), (why) => heard.push(`alice ${why}`));
+    await vi.advanceTimersByTimeAsync(200);
+    expect(heard).toEqual([]);
+    now += 1000;
+    stop();
+    await vi.advanceTimersByTimeAsync(200);
+    expect(heard).toEqual(["bob expired"]);
+    await store.update("key_1", { revokedAt: "2026-01-01T00:00:02.000Z" });
+    await vi.advanceTimersByTimeAsync(200);
+    expect(heard).toEqual(["bob expired", "alice revoked"]);
+    index.close();
+  });
+
   it("an unknown key checks the store at once (a key just created works on first use)", async () => {
     const store = createMemoryKeyStore();
     const index = await createKeyIndex({ store, logger: silentLogger, pollMs: 60_000, minRecheckMs: 0 });

@@ -3,7 +3,9 @@
  * map lookup. A timer polls the store's `version()` (a stat for the file store, a GET for Redis) every `pollMs` and
  * reloads on a change, so a key created, rotated or revoked anywhere (the CLI, another instance, the admin API) takes
  * effect within one poll; a key not found also checks at once (at most once per `minRecheckMs`), so a key that was
- * just created works on its first use.
+ * just created works on its first use. A request running on a key can {@link KeyIndex.watch} it: the poll tells it
+ * when its key is revoked, rotated (the key it presented no longer works) or has expired, so it is cut then, not
+ * left to run to its end.
  */
 import type { KeyStore, VirtualKeyRecord } from "../../stores/types.js";
 import type { Logger } from "../../util/logger.js";
@@ -36,8 +38,16 @@ export interface KeyIndex {
   refresh(): Promise<void>;
   /** Every key record as last loaded (revoked and expired ones included), without reading the store. */
   records(): VirtualKeyRecord[];
+  /**
+   * Calls `onGone` once, at the poll that sees it, when the key of `record` stops working: revoked, rotated or expired.
+   * Returns what stops watching (the request ended).
+   */
+  watch(record: VirtualKeyRecord, onGone: (why: KeyGone) => void): () => void;
   close(): void;
 }
+
+/** Why a key stopped working while a request ran on it. */
+export type KeyGone = "revoked" | "rotated" | "expired";
 
 /** Loads the keys and starts polling; resolves once the first load is done. */
 export async function createKeyIndex(options: KeyIndexOptions): Promise<KeyIndex> {
@@ -69,12 +79,32 @@ export async function createKeyIndex(options: KeyIndexOptions): Promise<KeyIndex
     return running;
   };
 
+  /** The requests running on a key, by the key's hash, and what each does when it stops working. */
+  const watchers = new Map<string, Set<(why: KeyGone) => void>>();
+  const checkWatched = () => {
+    for (const [hash, callbacks] of watchers) {
+      const record = byHash.get(hash);
+      const why: KeyGone | undefined =
+        record === undefined
+          ? "rotated"
+          : record.revokedAt !== undefined
+            ? "revoked"
+            : record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now()
+              ? "expired"
+              : undefined;
+      if (why === undefined) continue;
+      watchers.delete(hash);
+      for (const callback of callbacks) callback(why);
+    }
+  };
+
   await refresh();
   const timer = setInterval(() => {
     refresh().then(
       () => {
         if (failing) logger.info("the key store is readable again");
         failing = false;
+        if (watchers.size > 0) checkWatched();
       },
       (error: unknown) => {
         // Keep serving the last keys read; say so once, not every poll.
@@ -107,6 +137,20 @@ export async function createKeyIndex(options: KeyIndexOptions): Promise<KeyIndex
     },
     refresh,
     records: () => [...byHash.values()],
+    watch(record, onGone) {
+      let callbacks = watchers.get(record.hash);
+      if (callbacks === undefined) {
+        callbacks = new Set();
+        watchers.set(record.hash, callbacks);
+      }
+      const callback = (why: KeyGone) => onGone(why);
+      callbacks.add(callback);
+      return () => {
+        const current = watchers.get(record.hash);
+        current?.delete(callback);
+        if (current?.size === 0) watchers.delete(record.hash);
+      };
+    },
     close: () => clearInterval(timer),
   };
 }

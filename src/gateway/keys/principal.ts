@@ -4,15 +4,31 @@
  * key's globs (so a key for `gpt-5*` may use an alias resolving to it, and a key for `my-alias` the alias itself).
  */
 import type { VirtualKeyRecord } from "../../stores/types.js";
+import { LOCAL_API_KEY_DETAIL } from "../../surfaces/kit/openai-error.js";
 import type { Principal } from "../../surfaces/kit/principal.js";
 import { ProxyError } from "../../util/errors.js";
 import { clampForMessage } from "../../util/logger.js";
+import type { KeyGone, KeyIndex } from "./key-index.js";
 import { matchesAnyGlob } from "./model-globs.js";
 
-/** The principal of a key record. */
-export function principalOf(record: VirtualKeyRecord): Principal {
+/** Why a running request's key stopped working, as the error that ends the request. */
+function keyGoneError(name: string, why: KeyGone): ProxyError {
+  const what =
+    why === "rotated" ? "was replaced by a new key (rotated)" : why === "revoked" ? "was revoked" : "expired";
+  return new ProxyError(
+    "unauthenticated",
+    `The API key "${name}" ${what} while this request ran; ask the person who runs this server for a new one.`,
+    { detail: LOCAL_API_KEY_DETAIL },
+  );
+}
+
+/** The principal of a key record; `index` lets a running request watch its key (cut when it stops working). */
+export function principalOf(record: VirtualKeyRecord, index?: Pick<KeyIndex, "watch">): Principal {
   const globs = record.models;
   return {
+    ...(index === undefined
+      ? {}
+      : { watchKey: (onGone) => index.watch(record, (why) => onGone(keyGoneError(record.name, why))) }),
     keyId: record.id,
     keyName: record.name,
     account: record.account,

@@ -37,4 +37,9 @@ export interface Principal {
    * after model-name resolution with the id the client sent and the Cursor model it resolved to.
    */
   checkModel(requested: string, resolved: string): void;
+  /**
+   * Calls `onGone` with the error to end the request with when the key stops working while the request runs
+   * (revoked, rotated, expired); returns what stops watching. Absent: nothing is watched.
+   */
+  watchKey?(onGone: (error: Error) => void): () => void;
 }

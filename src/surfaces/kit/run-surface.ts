@@ -133,12 +133,15 @@ export async function runSurface<F, R>(
   const onClientGone = () => abort.abort(new ProxyError("canceled", "The client disconnected."));
   const stopWatching = watchClientGone(c, onClientGone);
   const stopWatchingShutdown = kit.shutdown?.watch((reason) => abort.abort(reason));
+  // A key revoked, rotated or expired while its request runs ends the request (gateway/keys/key-index.ts).
+  const stopWatchingKey = principal?.watchKey?.((reason) => abort.abort(reason));
   let released = false;
   const release = () => {
     if (released) return;
     released = true;
     stopWatching();
     stopWatchingShutdown?.();
+    stopWatchingKey?.();
   };
 
   // A stream's response (its web stream, body state, Response and headers) does not depend on the turn: it is made in
