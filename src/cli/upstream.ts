@@ -158,6 +158,8 @@ async function startEmbeddedEmulator(
     ...(listener === undefined ? {} : { listener }),
     bootstrapLatencyMs: config.emulator.bootstrapLatencyMs,
     tokensPerSecond: config.emulator.tokensPerSecond,
+    // Only this server calls it, by its 127.0.0.1 URL: no web page drives it under a name of its own.
+    loopbackHostsOnly: true,
     logger: logger.child({ component: "emulator" }),
   });
   const tokenSource = emulatorTokenSource(emulator, ctx.now);

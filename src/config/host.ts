@@ -3,21 +3,10 @@
  * name) must require a local API key fit to guard it. Refusing at startup is better than serving a subscription to
  * the whole network, or to any web page.
  */
-import { isIP } from "node:net";
 import { ProxyError } from "../util/errors.js";
+import { isLoopbackHost } from "../util/loopback-host.js";
 
-/** True for `localhost`, 127.0.0.0/8, `::1` and IPv4-mapped loopback (brackets allowed). */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host
-    .trim()
-    .toLowerCase()
-    .replace(/^\[(.*)\]$/, "$1");
-  if (bare === "localhost" || bare.endsWith(".localhost")) return true;
-  const mapped = bare.startsWith("::ffff:") ? bare.slice("::ffff:".length) : bare;
-  if (isIP(mapped) === 4) return mapped.split(".")[0] === "127";
-  if (isIP(bare) === 6) return /^(0{0,4}:){7}0{0,3}1$|^::1$/.test(bare);
-  return false;
-}
+export { isLoopbackHost };
 
 /** The shortest local API key accepted where the bridge is exposed: other machines, or any `Host` name, reach it. */
 export const EXPOSED_API_KEY_MIN_LENGTH = 16;

@@ -8,6 +8,7 @@ import { setMaxListeners } from "node:events";
 import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { type Logger, silentLogger } from "../util/logger.js";
+import { hostnameOf, isLoopbackHost } from "../util/loopback-host.js";
 import type { ReservedListener } from "../util/reserved-listener.js";
 import { nodeRequestKey, registerServices } from "./agent-service.js";
 import { createAuthority, type NodeRequest, type NodeResponse, type RefreshRefusal, sendJson } from "./auth.js";
@@ -84,6 +85,13 @@ export interface EmulatorOptions {
    * (`emulator --record DIR`, record.ts). @default no recording
    */
   recordDir?: string;
+  /**
+   * Answer only requests whose `Host` (HTTP/2: `:authority`) names loopback (`localhost`, 127.0.0.0/8, `::1`): the
+   * emulator `serve` embeds, which only serve itself calls, by its 127.0.0.1 URL. A web page that points a name of its
+   * own at 127.0.0.1 (DNS rebinding) sends that name and gets a 421. The standalone `emulator` command answers any
+   * name (clients in containers and on other machines reach it by theirs). @default false
+   */
+  loopbackHostsOnly?: boolean;
   /** @default silent */
   logger?: Logger;
   /**
@@ -185,7 +193,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       if (!authority.handle(req, res)) sendJson(res, 404, { error: "Not found" });
     },
   });
+  const loopbackHostsOnly = options.loopbackHostsOnly === true;
   const handler = (req: NodeRequest, res: NodeResponse): void => {
+    if (loopbackHostsOnly && !namesLoopback(req)) {
+      sendJson(res, 421, { error: "This emulator answers loopback host names only (localhost, 127.0.0.1, ::1)." });
+      return;
+    }
     const started = Date.now();
     res.once("finish", () =>
       logger.info("request", {
@@ -220,6 +233,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       await server.close();
     },
   };
+}
+
+/** Whether the request's `Host` (HTTP/2: `:authority`) names loopback; a missing or empty one does not. */
+function namesLoopback(req: NodeRequest): boolean {
+  const authority = req.headers[":authority"] ?? req.headers.host;
+  return typeof authority === "string" && authority !== "" && isLoopbackHost(hostnameOf(authority));
 }
 
 /**

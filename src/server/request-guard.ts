@@ -13,9 +13,9 @@
  * read as it came it would only fail as JSON that does not parse.
  */
 import type { MiddlewareHandler } from "hono";
-import { isLoopbackHost } from "../config/host.js";
 import { ProxyError } from "../util/errors.js";
 import { clampForMessage } from "../util/logger.js";
+import { hostnameOf, isLoopbackHost } from "../util/loopback-host.js";
 
 /** Options of the guards (already validated by config/). */
 export interface GuardOptions {
@@ -25,15 +25,7 @@ export interface GuardOptions {
   allowedOrigins: readonly string[];
 }
 
-/** `example.com:8765` → `example.com`; `[::1]:8765` → `::1`; lower-cased. */
-export function hostnameOf(host: string): string {
-  const trimmed = host.trim().toLowerCase();
-  const bracketed = trimmed.match(/^\[([^\]]*)\](?::\d*)?$/);
-  if (bracketed) return bracketed[1] ?? "";
-  // A bare IPv6 address has several colons and no port.
-  if ((trimmed.match(/:/g) ?? []).length > 1) return trimmed;
-  return trimmed.replace(/:\d*$/, "");
-}
+export { hostnameOf };
 
 /** True when the `Host` value names this server: loopback, or an allowed host. */
 export function hostAllowed(host: string, allowedHosts: readonly string[]): boolean {
