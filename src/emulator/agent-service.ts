@@ -37,6 +37,8 @@ const SERVER_CONFIG_VERSION = "00000000-0000-4000-8000-000000000001";
 
 /** Which of Cursor's tools the model may use: comma-separated ToolCall case names (cursor-protocol-addendum-3.md X1). */
 const ALLOWED_TOOLS_HEADER = "x-cursor-agent-allowed-tools";
+/** Which of Cursor's tools the model may not use, in the same form (X1). */
+const EXCLUDE_TOOLS_HEADER = "x-cursor-agent-exclude-tools";
 
 /**
  * The headers a Run's record keeps (TurnStats.headers): the client's identity and what Cursor's SDK adds
@@ -49,7 +51,7 @@ export const RECORDED_HEADERS = [
   "x-cursor-client-version",
   "x-ghost-mode",
   ALLOWED_TOOLS_HEADER,
-  "x-cursor-agent-exclude-tools",
+  EXCLUDE_TOOLS_HEADER,
   "x-blob-encryption-key",
   "x-original-request-id",
   "x-parent-request-id",
@@ -148,6 +150,7 @@ function transportOf(context: HandlerContext, runId: string, inbound: AsyncItera
     clientSignal: context.signal,
     clientVersion: header.get("x-cursor-client-version") ?? "",
     allowedTools: header.get(ALLOWED_TOOLS_HEADER),
+    excludedTools: header.get(EXCLUDE_TOOLS_HEADER),
     drop: dropperOf(context),
     runId,
     recordedHeaders: recordedHeaders(header),

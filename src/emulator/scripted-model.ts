@@ -45,6 +45,8 @@ export interface RequestFacts {
   modelDetails: string | undefined;
   /** The header's value; null when absent (every tool allowed). */
   allowedTools: string | null;
+  /** The `x-cursor-agent-exclude-tools` header; null when absent. */
+  excludedTools?: string | null;
 }
 
 /** The ToolCall case (cursor-protocol-addendum-3.md X1) each native kind shows up as. */
@@ -57,11 +59,37 @@ const NATIVE_TOOL_CALL: Record<NativeKind, string> = {
   fetch: "fetch_tool_call",
 };
 
-/** Whether the header allows a ToolCall case (an absent header allows every tool; the `shell` group, X1). */
-export function toolAllowed(allowedTools: string | null | undefined, toolCall: string): boolean {
-  if (allowedTools === null || allowedTools === undefined) return true;
-  const allowed = allowedTools.split(",").map((name) => name.trim());
-  return allowed.includes(toolCall) || (toolCall === "shell_tool_call" && allowed.includes("shell"));
+/** The groups the tool headers may name, by the ToolCall cases each stands for (cursor-protocol-addendum-3.md X1). */
+const TOOL_GROUPS: Readonly<Record<string, readonly string[]>> = {
+  shell: ["shell_tool_call", "write_shell_stdin_tool_call"],
+  mcp: [
+    "mcp_tool_call",
+    "get_mcp_tools_tool_call",
+    "list_mcp_resources_tool_call",
+    "read_mcp_resource_tool_call",
+    "mcp_auth_tool_call",
+  ],
+};
+
+/** Whether a tool header's comma-separated list names a ToolCall case, itself or through its group. */
+function listed(header: string, toolCall: string): boolean {
+  return header
+    .split(",")
+    .map((name) => name.trim())
+    .some((name) => name === toolCall || TOOL_GROUPS[name]?.includes(toolCall) === true);
+}
+
+/**
+ * Whether the Run's tool headers let the model use a ToolCall case (X1): `x-cursor-agent-allowed-tools` absent allows
+ * every tool, present (empty included) only those it lists; `x-cursor-agent-exclude-tools` takes away those it lists.
+ */
+export function toolAllowed(
+  allowedTools: string | null | undefined,
+  toolCall: string,
+  excludedTools?: string | null,
+): boolean {
+  if (excludedTools !== null && excludedTools !== undefined && listed(excludedTools, toolCall)) return false;
+  return allowedTools === null || allowedTools === undefined || listed(allowedTools, toolCall);
 }
 
 /** The one line `[[emu:echo-model]]` replies with. */
@@ -181,7 +209,7 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
       } else plan.textParts.push(`Tool ${directive.name} is not available.`);
       return true;
     case "native":
-      if (!toolAllowed(input.request?.allowedTools, NATIVE_TOOL_CALL[directive.native])) {
+      if (!toolAllowed(input.request?.allowedTools, NATIVE_TOOL_CALL[directive.native], input.request?.excludedTools)) {
         plan.textParts.push(`Directive refused: ${directive.native} is not an allowed tool`);
       } else if (!answeredFromState) {
         plan.calls.push({ kind: "native", native: directive.native, args: directive.args });

@@ -63,6 +63,8 @@ export interface TurnTransport {
   clientVersion: string;
   /** The `x-cursor-agent-allowed-tools` header; null when absent (every tool allowed). */
   allowedTools?: string | null;
+  /** The `x-cursor-agent-exclude-tools` header; null when absent (nothing excluded). */
+  excludedTools?: string | null;
   /** Destroys the connection (`[[emu:drop N]]`). */
   drop(): void;
   /** The Run's id (TurnStats.runId). */
@@ -170,7 +172,11 @@ function acceptRequest(request: AgentRunRequest, record: TurnStats, models: Mode
 }
 
 /** What `[[emu:echo-model]]` reports about the run_request and its headers. */
-function requestFacts(request: AgentRunRequest, allowedTools: string | null): RequestFacts {
+function requestFacts(
+  request: AgentRunRequest,
+  allowedTools: string | null,
+  excludedTools: string | null,
+): RequestFacts {
   const requested = request.requestedModel;
   return {
     modelId: requested?.modelId ?? "",
@@ -178,6 +184,7 @@ function requestFacts(request: AgentRunRequest, allowedTools: string | null): Re
     maxMode: requested?.maxMode ?? false,
     modelDetails: request.modelDetails?.modelId,
     allowedTools,
+    excludedTools,
   };
 }
 
@@ -207,7 +214,7 @@ async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnD
     history: conversation.history,
     declaredTools: [...tools.keys()],
     images: [...conversation.images, ...newImages],
-    request: requestFacts(request, transport.allowedTools ?? null),
+    request: requestFacts(request, transport.allowedTools ?? null, transport.excludedTools ?? null),
   });
   if (deps.bootstrapLatencyMs > 0) await sleep(deps.bootstrapLatencyMs, channel.signal);
   if (plan.fault?.kind === "error") throw scriptedError(plan.fault.code, transport.clientVersion);

@@ -202,4 +202,28 @@ describe("x-cursor-agent-allowed-tools", () => {
     expect(allowed.text).not.toContain("Directive refused");
     expect(allowed.text).toContain("hi");
   });
+
+  it("x-cursor-agent-exclude-tools takes tools away, by name or group; the group mcp does not allow shell (X1)", async () => {
+    const refusedWith = async (overrides: Record<string, string>, directive: string, kind: string) => {
+      const result = await driveRun(
+        agentClient(emulator.url, token, { overrides }),
+        runRequest(directive),
+        new BlobStore(),
+      );
+      expect(result.error).toBeUndefined();
+      return result.text === `Directive refused: ${kind} is not an allowed tool`;
+    };
+    const shell = '[[emu:native shell {"command":"echo hi"}]]';
+    const read = '[[emu:native read {"path":"/tmp/a"}]]';
+    expect(await refusedWith({ "x-cursor-agent-exclude-tools": "shell" }, shell, "shell")).toBe(true);
+    expect(await refusedWith({ "x-cursor-agent-exclude-tools": "read_tool_call" }, read, "read")).toBe(true);
+    expect(await refusedWith({ "x-cursor-agent-allowed-tools": "mcp" }, shell, "shell")).toBe(true);
+    expect(
+      await refusedWith(
+        { "x-cursor-agent-allowed-tools": "read_tool_call", "x-cursor-agent-exclude-tools": "read_tool_call" },
+        read,
+        "read",
+      ),
+    ).toBe(true);
+  });
 });
