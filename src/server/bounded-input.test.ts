@@ -104,7 +104,7 @@ describe("bounded x-cursor-bridge-* headers", () => {
 });
 
 describe("parameters that change the output but cannot be honoured", () => {
-  it("answer with x-cursor-bridge-warnings for response_format and stop", async () => {
+  it("answer with x-cursor-bridge-warnings for response_format, not for stop (the bridge honours it)", async () => {
     const { app } = appWithCounter();
     const body = JSON.stringify({
       model: "auto",
@@ -116,7 +116,7 @@ describe("parameters that change the output but cannot be honoured", () => {
     expect(res.status).toBe(200);
     const warnings = res.headers.get("x-cursor-bridge-warnings") ?? "";
     expect(warnings).toContain("response_format json_schema is approximated with an instruction");
-    expect(warnings).toContain("stop sequences are not supported");
+    expect(warnings).not.toContain("stop");
     expect(res.headers.get("x-cursor-bridge-ignored-params")).toBeNull();
   });
 });

@@ -36,6 +36,7 @@ export async function createCompletion(c: Context<AppEnv>, deps: SurfaceDeps, op
       warnings: input.warnings,
       stream: input.stream,
       maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
+      stopSequences: input.stopSequences,
     },
     {
       translation: (turn) =>

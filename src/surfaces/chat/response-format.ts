@@ -1,12 +1,12 @@
 /**
- * `response_format` and `stop` cannot be enforced: Cursor's agent API has no structured-output mode and no stop
- * sequences. JSON output is approximated with the kit's instruction (kit/json-output.ts) and both are reported in
- * `x-cursor-bridge-warnings`; nothing validates or trims the model's output.
+ * `response_format` cannot be enforced: Cursor's agent API has no structured-output mode. JSON output is approximated
+ * with the kit's instruction (kit/json-output.ts) and reported in `x-cursor-bridge-warnings`; nothing validates the
+ * model's output. (`stop` is honoured by the kit: stop-sequences.ts.)
  */
 import { type JsonOutputFormat, jsonOutputInstruction, jsonOutputWarning } from "../kit/json-output.js";
 import type { ResponseFormat } from "./request.js";
 
-/** The instruction and warnings for a request's `response_format` and `stop`. */
+/** The instruction and warnings for a request's `response_format`. */
 export interface OutputConstraints {
   instruction: string | undefined;
   warnings: string[];
@@ -19,11 +19,8 @@ function toJsonOutput(format: ResponseFormat | null | undefined): JsonOutputForm
   return { type: "json_schema", name, description, schema };
 }
 
-/** Builds the instruction that approximates `response_format`, and the warnings for what stays unenforced. */
-export function outputConstraints(
-  format: ResponseFormat | null | undefined,
-  stop: string | readonly string[] | null | undefined,
-): OutputConstraints {
+/** Builds the instruction that approximates `response_format`, and the warning that says so. */
+export function outputConstraints(format: ResponseFormat | null | undefined): OutputConstraints {
   const warnings: string[] = [];
   let instruction: string | undefined;
   const json = toJsonOutput(format);
@@ -31,7 +28,5 @@ export function outputConstraints(
     instruction = jsonOutputInstruction(json);
     warnings.push(jsonOutputWarning("response_format", json));
   }
-  const stops = stop == null ? [] : typeof stop === "string" ? [stop] : stop;
-  if (stops.length > 0) warnings.push("stop sequences are not supported by the Cursor backend; the output is not cut.");
   return { instruction, warnings };
 }

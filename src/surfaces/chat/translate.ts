@@ -20,6 +20,8 @@ export interface TurnInput {
   includeUsage: boolean;
   /** Human-readable notes about requested behaviour that is not (or only approximately) honoured. */
   warnings: string[];
+  /** `stop`, as a list (the kit cuts the answer at the first). */
+  stopSequences: string[];
 }
 
 const DEFAULT_INPUT_SCHEMA: { [key: string]: JsonValue } = { type: "object", properties: {} };
@@ -127,7 +129,7 @@ export function toTurnInput(request: ChatCompletionRequest, options: TurnInputOp
   for (const key of ["max_tokens", "max_completion_tokens"] as const) {
     if (request[key] != null) warnings.push(`${key} is not enforced by the Cursor backend.`);
   }
-  const constraints = outputConstraints(request.response_format, request.stop);
+  const constraints = outputConstraints(request.response_format);
   warnings.push(...constraints.warnings);
   const reasoningEffort = toReasoningEffort(request.reasoning_effort);
   // The optional fields assigned, not spread in: each conditional spread cost an object and a fresh hidden class.
@@ -151,5 +153,6 @@ export function toTurnInput(request: ChatCompletionRequest, options: TurnInputOp
     stream: request.stream === true,
     includeUsage: request.stream_options?.include_usage === true,
     warnings,
+    stopSequences: request.stop == null ? [] : typeof request.stop === "string" ? [request.stop] : [...request.stop],
   };
 }

@@ -16,6 +16,7 @@ import type { AppEnv } from "./access-log.js";
 import { headerList } from "./header-list.js";
 import type { ModelNames } from "./model-names.js";
 import { watchClientGone, watchTurn } from "./request-io.js";
+import { cutAtStopSequences } from "./stop-sequences.js";
 import { foldTurn, type StreamWire, type Translation, turnSource } from "./translate.js";
 
 /** A translated request, ready to run. */
@@ -30,6 +31,8 @@ export interface SurfaceRequest {
   stream: boolean;
   /** The client's output cap (`max_tokens`, `max_output_tokens`), when it sent one: the gateway's budget estimate. */
   maxOutputTokens?: number | undefined;
+  /** Stop sequences (chat `stop`, Messages `stop_sequences`): the kit cuts the answer at the first (stop-sequences.ts). */
+  stopSequences?: readonly string[] | undefined;
 }
 
 /** What a renderer knows about the running turn. */
@@ -39,6 +42,8 @@ export interface ServedTurn {
   route: TurnRoute;
   /** True once the turn ended parked on tool calls (read it after the events are consumed). */
   readonly parked: boolean;
+  /** The stop sequence that ended the answer, once one did (read it when the turn ends). */
+  readonly stopSequence: string | undefined;
 }
 
 /**
@@ -48,6 +53,7 @@ export interface ServedTurn {
 class StartedServedTurn implements ServedTurn {
   readonly model: string;
   readonly route: TurnRoute;
+  stopSequence: string | undefined = undefined;
 
   constructor(private readonly started: EngineTurn) {
     this.model = started.servedModel ?? started.model.id;
@@ -206,10 +212,17 @@ export async function runSurface<F, R>(
       .join(",");
   }
   const watch = watchTurn(log, kit.now);
+  const stops = input.stopSequences ?? [];
+  const events =
+    stops.length === 0
+      ? started.events
+      : cutAtStopSequences(started.events, stops, (sequence) => {
+          turn.stopSequence = sequence;
+        });
 
   if (!input.stream) {
     try {
-      const body = await foldTurn(started.events, renderer.translation(turn), { watch });
+      const body = await foldTurn(events, renderer.translation(turn), { watch });
       noteParked();
       return c.json(body, 200, noteHeaders(input));
     } finally {
@@ -220,7 +233,7 @@ export async function runSurface<F, R>(
   const answer = prepared ?? prepare();
   try {
     answer.attach(
-      turnSource(started.events, renderer.translation(turn), renderer.wire, {
+      turnSource(events, renderer.translation(turn), renderer.wire, {
         watch,
         errorContext: { requestId: log.requestId },
       }),

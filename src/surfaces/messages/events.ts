@@ -27,6 +27,8 @@ export interface AnthropicEventOptions {
   reasoning: boolean;
   /** Signs a finished thinking block's text; the result is the block's opaque `signature`. */
   sign: (thinking: string) => string;
+  /** The stop sequence that ended the answer, if one did (read when the turn ends). */
+  stopSequence?: (() => string | undefined) | undefined;
 }
 
 /** Every event is `event: <type>\ndata: <json>`; while the turn is silent for `pingIntervalMs`, a `ping` (as
@@ -215,7 +217,12 @@ class MessagesTranslation implements Translation<MessagesFrame, AnthropicMessage
     this.close(emit);
     const usage = this.usage;
     if (this.web.web_search_requests + this.web.web_fetch_requests > 0) usage.server_tool_use = this.web;
-    emit({ type: "message_delta", delta: { stop_reason: this.stop ?? "end_turn", stop_sequence: null }, usage });
+    const sequence = this.options.stopSequence?.();
+    const delta =
+      sequence === undefined
+        ? { stop_reason: this.stop ?? "end_turn", stop_sequence: null }
+        : { stop_reason: "stop_sequence" as const, stop_sequence: sequence };
+    emit({ type: "message_delta", delta, usage });
     emit({ type: "message_stop" });
   }
 
@@ -240,6 +247,7 @@ class MessagesTranslation implements Translation<MessagesFrame, AnthropicMessage
         json.set(event.index, (json.get(event.index) ?? "") + delta.partial_json);
     } else if (event.type === "message_delta" && this.message !== undefined) {
       this.message.stop_reason = event.delta.stop_reason;
+      this.message.stop_sequence = event.delta.stop_sequence;
       this.message.usage = { ...event.usage };
     }
   }

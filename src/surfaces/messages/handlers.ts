@@ -9,7 +9,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../kit/access-log.js";
 import { ImageBudget } from "../kit/image-input.js";
 import { readJson } from "../kit/json-body.js";
-import { runSurface } from "../kit/run-surface.js";
+import { runSurface, type ServedTurn } from "../kit/run-surface.js";
 import type { SurfaceDeps } from "../kit/surface-app.js";
 import { countInputTokens } from "./count-tokens.js";
 import { messagesTranslation, messagesWire } from "./events.js";
@@ -52,18 +52,25 @@ export function messagesHandlers(deps: SurfaceDeps, options: MessagesOptions): M
         beta: c.req.header("anthropic-beta"),
       });
       const { request, warnings } = toEngineRequest(body, images());
-      const translation = (model: string) => ({
+      const translation = (turn: ServedTurn) => ({
         id: `msg_${deps.newId()}`,
-        model,
+        model: turn.model,
         reasoning: request.options.reasoning,
         sign,
+        stopSequence: () => turn.stopSequence,
       });
-      return runSurface(
-        c,
-        deps,
-        { request, ignoredParams, warnings, stream: body.stream === true, maxOutputTokens: body.max_tokens },
-        { translation: (turn) => messagesTranslation(translation(turn.model)), wire },
-      );
+      const surfaceRequest = {
+        request,
+        ignoredParams,
+        warnings,
+        stream: body.stream === true,
+        maxOutputTokens: body.max_tokens,
+        stopSequences: body.stop_sequences ?? [],
+      };
+      return runSurface(c, deps, surfaceRequest, {
+        translation: (turn) => messagesTranslation(translation(turn)),
+        wire,
+      });
     },
     async countTokens(c) {
       const { request: body } = parseCountTokensRequest(await readJson(c));

@@ -159,7 +159,7 @@ describe("parameters Cursor has no equivalent of: accepted, ignored, held to Ant
     });
     // Every checked key is exercised here (one added to the schema without a case fails this).
     expect(ignoredParams).toEqual(["max_tokens", ...CHECKED_IGNORED_KEYS]);
-    const nulls = { temperature: null, top_p: null, top_k: null, stop_sequences: null, metadata: null };
+    const nulls = { temperature: null, top_p: null, top_k: null, metadata: null };
     expect(parseMessagesRequest({ ...big, ...nulls }).ignoredParams).toEqual(["max_tokens"]);
     expect(() => parseMessagesRequest({ ...big, metadata: { user_id: null }, container: { id: "c" } })).not.toThrow();
   });

@@ -183,6 +183,8 @@ const requestFields = {
   thinking: thinking.nullish(),
   output_config: z.looseObject({ effort: z.enum(EFFORTS).nullish(), format: outputFormat.nullish() }).nullish(),
   output_format: outputFormat.nullish(),
+  /** The kit cuts the answer at the first (kit/stop-sequences.ts). */
+  stop_sequences: z.array(z.string()).nullish(),
 };
 
 /**
@@ -194,7 +196,6 @@ const ignoredFields = {
   temperature: z.number().min(0).max(1).nullish(),
   top_p: z.number().min(0).max(1).nullish(),
   top_k: z.number().int().min(0).nullish(),
-  stop_sequences: z.array(z.string()).nullish(),
   metadata: z.looseObject({ user_id: z.string().nullish() }).nullish(),
   service_tier: z.string().nullish(),
   container: z.union([z.string(), z.looseObject({})]).nullish(),
@@ -235,5 +236,6 @@ export const HANDLED_REQUEST_KEYS: ReadonlySet<string> = new Set([
   "thinking",
   "output_config",
   "output_format",
+  "stop_sequences",
   "stream",
 ]);

@@ -32,7 +32,8 @@ export interface AnthropicMessage {
   model: string;
   content: ResponseContentBlock[];
   stop_reason: StopReason | null;
-  stop_sequence: null;
+  /** The stop sequence that ended the answer (`stop_reason` `stop_sequence`), else null. */
+  stop_sequence: string | null;
   usage: AnthropicUsage;
 }
 
@@ -56,7 +57,11 @@ export type StreamEvent =
   | { type: "content_block_start"; index: number; content_block: StartedBlock }
   | { type: "content_block_delta"; index: number; delta: BlockDelta }
   | { type: "content_block_stop"; index: number }
-  | { type: "message_delta"; delta: { stop_reason: StopReason; stop_sequence: null }; usage: AnthropicUsage }
+  | {
+      type: "message_delta";
+      delta: { stop_reason: StopReason; stop_sequence: string | null };
+      usage: AnthropicUsage;
+    }
   | { type: "message_stop" }
   | { type: "ping" };
 

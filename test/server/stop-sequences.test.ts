@@ -1,0 +1,82 @@
+/**
+ * Stop sequences through the real SDKs, on the emulator (its `[[emu:tokens N]]` answer is "alpha bravo charlie …",
+ * one word a delta): chat `stop` and Messages `stop_sequences` cut the answer before the first sequence found, split
+ * across deltas or not, streamed and not, with OpenAI's `finish_reason: "stop"` and Anthropic's `stop_reason:
+ * "stop_sequence"` naming it; the upstream turn is released there, and the conversation goes on from the cut answer.
+ */
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Stack, startStack } from "../support/stack.js";
+
+const TWENTY = "Count [[emu:tokens 20]]";
+
+describe("stop sequences against cursor-bridge + emulator", () => {
+  let stack: Stack;
+  let openai: OpenAI;
+  let anthropic: Anthropic;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    openai = new OpenAI({ baseURL: stack.baseURL, apiKey: "local", maxRetries: 0 });
+    anthropic = new Anthropic({ baseURL: stack.baseURL.replace(/\/v1$/, ""), apiKey: "local", maxRetries: 0 });
+  });
+  afterAll(async () => stack.close());
+
+  it("chat: cuts a streamed answer before a sequence split across deltas", async () => {
+    const { data, response } = await openai.chat.completions
+      .create({ model: "auto", stream: true, stop: ["zulu", "pha bra"], messages: [{ role: "user", content: TWENTY }] })
+      .withResponse();
+    let text = "";
+    let finish: string | null | undefined;
+    for await (const chunk of data) {
+      text += chunk.choices[0]?.delta.content ?? "";
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(text).toBe("al");
+    expect(finish).toBe("stop");
+    expect(response.headers.get("x-cursor-bridge-warnings") ?? "").not.toContain("stop");
+  });
+
+  it("chat: cuts a non-streamed answer and continues the conversation from the cut answer", async () => {
+    const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: "user", content: TWENTY }];
+    const cut = await openai.chat.completions.create({ model: "auto", stop: "delta", messages });
+    expect(cut.choices[0]?.message.content).toBe("alpha bravo charlie ");
+    expect(cut.choices[0]?.finish_reason).toBe("stop");
+    const stream = openai.chat.completions.stream({ model: "auto", stop: "delta", messages });
+    expect((await stream.finalChatCompletion()).choices[0]?.message.content).toBe("alpha bravo charlie ");
+    messages.push(cut.choices[0]!.message, { role: "user", content: "Again [[emu:recall]]" });
+    const next = await openai.chat.completions.create({ model: "auto", messages });
+    expect(next.choices[0]?.message.content).toBe(`First message: Count`);
+    // A sequence the answer never holds changes nothing.
+    const whole = await openai.chat.completions.create({ model: "auto", stop: ["zulu"], messages: [messages[0]!] });
+    expect(whole.choices[0]?.message.content?.split(" ")).toHaveLength(20);
+  });
+
+  it("messages: stop_reason stop_sequence and the sequence, streamed and not", async () => {
+    const ask = { model: "auto", max_tokens: 100, messages: [{ role: "user" as const, content: TWENTY }] };
+    const streamed = await anthropic.messages.stream({ ...ask, stop_sequences: ["echo", "charlie"] }).finalMessage();
+    expect(streamed.content).toEqual([{ type: "text", text: "alpha bravo " }]);
+    expect(streamed).toMatchObject({ stop_reason: "stop_sequence", stop_sequence: "charlie" });
+    const { data, response } = await anthropic.messages.create({ ...ask, stop_sequences: ["golf"] }).withResponse();
+    expect(data.content).toEqual([{ type: "text", text: "alpha bravo charlie delta echo foxtrot " }]);
+    expect(data).toMatchObject({ stop_reason: "stop_sequence", stop_sequence: "golf" });
+    expect(response.headers.get("x-cursor-bridge-ignored-params") ?? "").not.toContain("stop_sequences");
+    const whole = await anthropic.messages.create({ ...ask, stop_sequences: ["zulu"] });
+    expect(whole).toMatchObject({ stop_reason: "end_turn", stop_sequence: null });
+  });
+
+  it("messages: a tool call is not cut, and reasoning is not searched", async () => {
+    const message = await anthropic.messages.create({
+      model: "auto",
+      max_tokens: 2000,
+      thinking: { type: "enabled", budget_tokens: 1024 },
+      stop_sequences: ["thought1", "lookup"],
+      tools: [{ name: "lookup", input_schema: { type: "object" } }],
+      messages: [{ role: "user", content: 'Go [[emu:think 2]] [[emu:tool lookup {"k":"lookup"}]]' }],
+    });
+    expect(message.stop_reason).toBe("tool_use");
+    expect(message.content.map((block) => block.type)).toEqual(["thinking", "tool_use"]);
+    expect(message.content[0]).toMatchObject({ thinking: "thought1 thought2" });
+  });
+});
