@@ -160,6 +160,9 @@ function acceptRequest(request: AgentRunRequest, record: TurnStats, models: Mode
     if (selection.kind === "bad_model_name") throw badModelName(selection.message);
     throw badRequest(selection.message);
   }
+  // Cursor refuses `custom_system_prompt` for ordinary accounts; the field is access-gated and replaces the whole
+  // harness prompt where it is allowed (cursor-protocol-addendum-3.md S1). The emulator's account is an ordinary one.
+  if ((request.customSystemPrompt ?? "") !== "") throw badRequest("unknown option '--system-prompt'");
   const model = selection.model;
   const userMessage = action.case === "userMessageAction" ? action.value.userMessage : undefined;
   const textBytes = Buffer.byteLength(userMessage?.text ?? "", "utf8");
@@ -255,7 +258,6 @@ async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnD
   const promptText = [
     ...conversation.history.map((entry) => entry.text),
     context?.cloudRule ?? "",
-    request.customSystemPrompt ?? "",
     userMessage?.text ?? "",
   ].join("\n");
   const next = buildNextState({

@@ -190,6 +190,23 @@ describe("malformed protobuf", () => {
   });
 });
 
+describe("custom_system_prompt (cursor-protocol-addendum-3.md S1)", () => {
+  it("is refused as for an ordinary account, invalid_argument \"unknown option '--system-prompt'\"; empty is taken", async () => {
+    const client = agentClient(emulator.url, token);
+    const withPrompt = (prompt: string) => {
+      const message = runRequest("hi");
+      if (message.message.case === "runRequest") message.message.value.customSystemPrompt = prompt;
+      return message;
+    };
+    const refused = await driveRun(client, withPrompt("You are terse."), new BlobStore());
+    expect(refused.error?.code).toBe(Code.InvalidArgument);
+    expect(refused.error?.rawMessage).toBe("unknown option '--system-prompt'");
+    const empty = await driveRun(client, withPrompt(""), new BlobStore());
+    expect(empty.error).toBeUndefined();
+    expect(empty.text).toBe("You said: hi");
+  });
+});
+
 describe("user message size (cursor-protocol-addendum-3.md P14)", () => {
   it("one message of up to 1 MiB of text is taken; one byte more is invalid_argument", async () => {
     const client = agentClient(emulator.url, token);
