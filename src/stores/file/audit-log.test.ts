@@ -57,6 +57,24 @@ describe("file audit log bounds", () => {
     }
   });
 
+  it("an append a full disk cut short loses no later entry: the next starts a line of its own", async () => {
+    const dir = await freshDir();
+    const audit = createFileAuditLog({ dir });
+    await audit.append(entry(1));
+    // What a write cut short by a full disk leaves: the start of a line, no newline.
+    await appendFile(join(dir, AUDIT_FILE_NAME), JSON.stringify(entry(2)).slice(0, 40));
+    await audit.append(entry(3));
+    expect(numbers(await audit.read())).toEqual([1, 3]);
+    expect(numbers(await audit.read({ limit: 1 }))).toEqual([3]);
+    // Another writer (an older version, another process) that appended after the tear on the same line: still read.
+    await appendFile(
+      join(dir, AUDIT_FILE_NAME),
+      `${JSON.stringify(entry(4)).slice(0, 30)}${JSON.stringify(entry(5))}\n`,
+    );
+    expect(numbers(await audit.read())).toEqual([1, 3, 5]);
+    expect(numbers(await audit.read({ limit: 1 }))).toEqual([5]);
+  });
+
   it("reading the newest entries never reads the whole file (a 1 GiB head before them)", async () => {
     const dir = await freshDir();
     const path = join(dir, AUDIT_FILE_NAME);

@@ -124,7 +124,7 @@ export function createFileAuditLog(options: {
   };
 
   const openForAppend = async () => {
-    const handle = await open(path, "a", 0o600);
+    const handle = await open(path, "a+", 0o600);
     // A file made by hand or by an older umask gets the mode it should have, once per process.
     if (!tightened && process.platform !== "win32") await handle.chmod(0o600).catch(() => undefined);
     tightened = true;
@@ -151,7 +151,11 @@ export function createFileAuditLog(options: {
           tightened = false;
           handle = await openForAppend();
         }
-        await handle.write(line);
+        // After an append a full disk cut short, this line starts on a line of its own.
+        const size = (await handle.stat()).size;
+        const last = Buffer.alloc(1);
+        if (size > 0) await handle.read(last, 0, 1, size - 1);
+        await handle.write(size > 0 && last[0] !== NEWLINE ? `\n${line}` : line);
       } finally {
         await handle.close().catch(() => undefined);
       }

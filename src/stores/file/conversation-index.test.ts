@@ -26,6 +26,24 @@ describe("file conversation index", () => {
     expect(await reopened.lookup("k1")).toBe("c1");
   });
 
+  it("an append a full disk cut short loses no later entry (the next starts a line; one glued on is still read)", async () => {
+    const dir = tempDir();
+    const index = await createFileConversationIndex({ dir });
+    await index.remember("a", "1");
+    // What a write cut short by a full disk leaves: the start of a line, no newline; then another process's whole line.
+    appendFileSync(
+      join(dir, "index.jsonl"),
+      `{"k":"torn","c":"x${JSON.stringify({ k: "b", c: "2", t: Date.now() })}\n`,
+    );
+    appendFileSync(join(dir, "index.jsonl"), '{"k":"torn again');
+    const reopened = await createFileConversationIndex({ dir });
+    expect(await reopened.lookup("b")).toBe("2");
+    await reopened.remember("c", "3");
+    const third = await createFileConversationIndex({ dir });
+    expect([await third.lookup("a"), await third.lookup("b"), await third.lookup("c")]).toEqual(["1", "2", "3"]);
+    expect(await third.lookup("torn")).toBeUndefined();
+  });
+
   it("batches the remembers of one tick into one append and writes nothing for an unchanged entry", async () => {
     const dir = tempDir();
     const index = await createFileConversationIndex({ dir });

@@ -11,13 +11,16 @@
  * this process's or another's sharing the directory (`serve` and `acp`): after each append the open file's link count
  * says whether it is still the one at `index.jsonl` (0: replaced, or the directory was removed), and if not the
  * batch is appended again to the file there now. That leaves the same window as an open per append had (a line
- * appended just before another process's rename is not in its rewrite).
+ * appended just before another process's rename is not in its rewrite). An append a full disk cut short leaves a torn
+ * line: the next append of this process starts with a newline, and a line read back is the entry it ends with when it
+ * does not parse whole (json-lines.ts), so the entry after a tear is kept.
  */
 import { closeSync, fstatSync, openSync } from "node:fs";
 import { appendFile, chmod, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Logger, silentLogger } from "../../util/logger.js";
 import { makeDir } from "../../util/make-dir.js";
+import { parseJsonLine } from "../json-lines.js";
 import { LruMap } from "../memory/lru-map.js";
 import type { ConversationIndex } from "../types.js";
 import { writeAllSync, writeDirectOrPooled, writeFileAtomic } from "./atomic-write.js";
@@ -43,14 +46,11 @@ interface Line {
   t: number;
 }
 
+/** A line of the log (an entry appended after a torn one, on its line, included: json-lines.ts), or undefined. */
 function parseLine(text: string): Line | undefined {
-  try {
-    const value = JSON.parse(text) as Partial<Line>;
-    if (typeof value.k === "string" && typeof value.c === "string" && typeof value.t === "number") {
-      return { k: value.k, c: value.c, t: value.t };
-    }
-  } catch {
-    // reported by the caller
+  const value = parseJsonLine(text) as Partial<Line> | undefined;
+  if (typeof value?.k === "string" && typeof value.c === "string" && typeof value.t === "number") {
+    return { k: value.k, c: value.c, t: value.t };
   }
   return undefined;
 }
@@ -74,6 +74,8 @@ export async function createFileConversationIndex(options: FileConversationIndex
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
+  /** The log ends inside a line (an append cut short): the next append starts with a newline of its own. */
+  let torn = text.length > 0 && !text.endsWith("\n");
   let corrupt = 0;
   for (const raw of text.split("\n")) {
     if (raw === "") continue;
@@ -129,11 +131,18 @@ export async function createFileConversationIndex(options: FileConversationIndex
     if (batch.length === 0) return;
     const mine = (async () => {
       // A direct system call (one batch of lines is small) unless direct writes are slow here: see atomic-write.ts.
-      const text = `${batch.join("\n")}\n`;
-      await writeDirectOrPooled(
-        () => appendDirect(text),
-        () => appendFile(path, text, { mode: 0o600 }),
-      );
+      const text = `${torn ? "\n" : ""}${batch.join("\n")}\n`;
+      try {
+        await writeDirectOrPooled(
+          () => appendDirect(text),
+          () => appendFile(path, text, { mode: 0o600 }),
+        );
+      } catch (error) {
+        // Part of it may be out (a full disk): the next append must not continue that line.
+        torn = true;
+        throw error;
+      }
+      torn = false;
       lines += batch.length;
       if (lines > 2 * Math.max(entries.size, 1000)) await compact();
     })();
