@@ -11,6 +11,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseCatalogueFile } from "../../src/emulator/catalogue.js";
 import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
 import { clientBin, ensureTestClients } from "./support/test-clients.js";
 
@@ -118,6 +119,37 @@ describe.skipIf(reason !== undefined)("Claude Code → cursor-bridge serve → e
       "Model: claude-sonnet-5; params: context=300k,effort=high,thinking=true; max_mode: false; " +
         "model_details: none; allowed tools: mcp_tool_call",
     );
+  });
+
+  it("a model picked with [1m] (the context-1m beta) reaches Cursor as the 1m context in Max mode", async () => {
+    // Claude Code sends `claude-sonnet-4-6[1m]` as `claude-sonnet-4-6` plus `anthropic-beta: context-1m-…`; a Cursor
+    // Sonnet 4.6 with a 1m context tier (the built-in catalogue has none) shows where that choice lands.
+    const sonnet = {
+      id: "claude-sonnet-4-6",
+      parameters: [
+        { id: "thinking", values: ["false", "true"] },
+        { id: "context", values: ["200k", "1m"] },
+        { id: "effort", values: ["low", "medium", "high"] },
+      ],
+      defaults: { thinking: "true", context: "200k", effort: "medium" },
+    };
+    const long = await startServedBridge({
+      extraBaseModels: parseCatalogueFile(JSON.stringify({ models: [sonnet] })).bases,
+    });
+    try {
+      const run = await runClaude(
+        home,
+        project,
+        long.baseURL.replace(/\/v1$/, ""),
+        ["-p", "Which model? [[emu:echo-model]]"],
+        "Bash",
+        { model: "claude-sonnet-4-6[1m]" },
+      );
+      const result = String(finalResult(run).result);
+      expect(result).toMatch(/^Model: [\w.-]+; params: context=1m,[^;]*; max_mode: true;/m);
+    } finally {
+      await long.close();
+    }
   });
 
   it("runs `echo <nonce>` through Bash on one Run, then continues the session with --continue", async () => {

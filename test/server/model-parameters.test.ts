@@ -155,6 +155,29 @@ describe("messages: thinking", () => {
   });
 });
 
+describe("messages: Claude Code's 1M context", () => {
+  // Claude Code sends a model picked as `claude-sonnet-4-6[1m]` without the suffix and asks for 1M in the header.
+  const send = (beta: string) =>
+    fetch(`${stack.baseURL}/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "anthropic-version": "2023-06-01", "anthropic-beta": beta },
+      body: JSON.stringify({ model: "claude-opus-4-8", max_tokens: 1024, messages: [{ role: "user", content: ECHO }] }),
+    });
+
+  it("anthropic-beta context-1m-* selects the 1m context tier in Max mode", async () => {
+    const response = await send("claude-code-20250219,context-1m-2025-08-07,interleaved-thinking-2025-05-14");
+    expect(response.status).toBe(200);
+    const { text, models } = await answer(response);
+    expect(text).toContain(line("claude-opus-4-8", "context=1m,effort=high,thinking=true", true));
+    expect(models).toContain("claude-opus-4-8-thinking-high-1m");
+  });
+
+  it("without it the model's default context is sent", async () => {
+    const { text } = await answer(await send("claude-code-20250219"));
+    expect(text).toContain(line("claude-opus-4-8", "context=300k,effort=high,thinking=true", false));
+  });
+});
+
 describe("allowed tools", () => {
   it("adds web search when the request offers it", async () => {
     const body = {

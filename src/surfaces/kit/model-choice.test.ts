@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { choiceFromAnthropic, choiceFromEffort, effortFromBudget, MODEL_CHOICE_TABLE } from "./model-choice.js";
+import {
+  choiceFromAnthropic,
+  choiceFromEffort,
+  effortFromBudget,
+  MODEL_CHOICE_TABLE,
+  wantsLongContext,
+} from "./model-choice.js";
 
 describe("the model-choice mapping table", () => {
   it("OpenAI efforts are tiers; unknown values choose nothing", () => {
@@ -23,6 +29,20 @@ describe("the model-choice mapping table", () => {
     });
     expect(choiceFromAnthropic({ type: "disabled" }, undefined)).toEqual({ thinking: false });
     expect(choiceFromAnthropic(undefined, "max")).toEqual({ effort: "max" });
+  });
+
+  it("an anthropic-beta context-1m entry asks for the 1m context; other betas do not", () => {
+    const beta = "claude-code-20250219,context-1m-2025-08-07,interleaved-thinking-2025-05-14";
+    expect(choiceFromAnthropic({ type: "adaptive" }, "high", beta)).toEqual({
+      context: "1m",
+      thinking: true,
+      effort: "high",
+    });
+    expect(choiceFromAnthropic(undefined, undefined, " Context-1M-2026-01-01 ")).toEqual({ context: "1m" });
+    expect(choiceFromAnthropic(undefined, undefined, "claude-code-20250219,interleaved-thinking-2025-05-14")).toEqual(
+      {},
+    );
+    expect(wantsLongContext(undefined)).toBe(false);
   });
 
   it("names every door's controls", () => {

@@ -26,6 +26,11 @@ export const MODEL_CHOICE_TABLE: readonly ModelChoiceRow[] = [
     becomes: "effort tier when no output_config.effort: ≤ 4096 low, ≤ 16384 medium, above that high",
   },
   { door: "messages", control: "thinking.type", becomes: "thinking: enabled/adaptive → true, disabled → false" },
+  {
+    door: "messages",
+    control: "anthropic-beta context-1m-*",
+    becomes: "the 1m context tier, in Max mode (Claude Code's `[1m]` models)",
+  },
   { door: "acp", control: "effort / context / fast options", becomes: "the tier, the context tier, fast" },
   { door: "any", control: "model id `<base>-<suffix>`", becomes: "that variant (thinking, tier, context, fast)" },
 ];
@@ -51,12 +56,22 @@ export function effortFromBudget(budget: number): EffortTier {
   return budget <= 16_384 ? "medium" : "high";
 }
 
-/** Anthropic `thinking` and `output_config.effort`. */
+/**
+ * Whether an `anthropic-beta` header asks for the 1M-token context window (`context-1m-2025-08-07`): Claude Code sends
+ * it for a model picked with a `[1m]` suffix (`claude-sonnet-4-6[1m]`), and the model id then carries no suffix.
+ */
+export function wantsLongContext(beta: string | null | undefined): boolean {
+  return beta?.split(",").some((name) => name.trim().toLowerCase().startsWith("context-1m-")) === true;
+}
+
+/** Anthropic `thinking`, `output_config.effort` and the `anthropic-beta` header (its 1M context). */
 export function choiceFromAnthropic(
   thinking: { type: string; budget_tokens?: number | undefined } | null | undefined,
   effort: string | null | undefined,
+  beta?: string | null | undefined,
 ): ModelChoice {
   const choice: ModelChoice = {};
+  if (wantsLongContext(beta)) choice.context = "1m";
   if (thinking?.type === "enabled" || thinking?.type === "adaptive") choice.thinking = true;
   else if (thinking?.type === "disabled") choice.thinking = false;
   const tier = effortTier(effort);

@@ -48,10 +48,9 @@ export function messagesHandlers(deps: SurfaceDeps, options: MessagesOptions): M
   const images = () => new ImageBudget(options.maxImageBytes);
   return {
     async messages(c) {
-      const { request: body, ignoredParams } = parseMessagesRequest(await readJson(c), {
-        beta: c.req.header("anthropic-beta"),
-      });
-      const { request, warnings } = toEngineRequest(body, images());
+      const beta = c.req.header("anthropic-beta");
+      const { request: body, ignoredParams } = parseMessagesRequest(await readJson(c), { beta });
+      const { request, warnings } = toEngineRequest(body, images(), beta);
       const translation = (turn: ServedTurn) => ({
         id: `msg_${deps.newId()}`,
         model: turn.model,

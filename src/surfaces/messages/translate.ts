@@ -179,10 +179,15 @@ function serverTools(tools: CountTokensRequest["tools"]): Pick<EngineRequest, "s
 }
 
 /**
- * Translates a validated Messages (or count_tokens) request; `images` is the request's image budget.
+ * Translates a validated Messages (or count_tokens) request; `images` is the request's image budget, `beta` its
+ * `anthropic-beta` header (a `context-1m-*` entry asks for the 1M context).
  * @throws ProxyError 400 for bytes that are no image, 413 past the image budget (both naming the part).
  */
-export function toEngineRequest(body: CountTokensRequest, images: ImageBudget = new ImageBudget()): AnthropicTurnInput {
+export function toEngineRequest(
+  body: CountTokensRequest,
+  images: ImageBudget = new ImageBudget(),
+  beta?: string | undefined,
+): AnthropicTurnInput {
   const warnings: string[] = [];
   const messages = toConversation(body.messages, warnings, images);
   const tools = toClientTools(body.tools, warnings);
@@ -204,7 +209,7 @@ export function toEngineRequest(body: CountTokensRequest, images: ImageBudget = 
         reasoning,
         reasoningEffort,
         toolChoice: toToolChoice(body.tool_choice, warnings),
-        ...withChoice(choiceFromAnthropic(body.thinking, requested)),
+        ...withChoice(choiceFromAnthropic(body.thinking, requested, beta)),
       },
     },
     warnings: [...new Set(warnings)],
