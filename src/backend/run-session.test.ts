@@ -1,5 +1,5 @@
 import { create, fromBinary } from "@bufbuild/protobuf";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   type AgentClientMessage,
   type AgentServerMessage,
@@ -115,5 +115,58 @@ describe("RunSession", () => {
       [3, [3]],
     ]);
     session.close();
+  });
+
+  describe("heartbeats (docs/protocol.md §4.2, §5.1)", () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it("a running exec is heartbeaten every 3 s, as current clients do; the client heartbeat stays at 5 s", async () => {
+      vi.useFakeTimers();
+      const mcpArgs = create(AgentServerMessageSchema, {
+        message: {
+          case: "execServerMessage",
+          value: {
+            id: 4,
+            execId: "e4",
+            message: { case: "mcpArgs", value: { name: "lookup", toolName: "lookup", toolCallId: "call_1", args: {} } },
+          },
+        },
+      });
+      const tools = [{ name: "lookup", description: "Looks up.", inputSchema: { type: "object" } }];
+      const { stream, sent } = stalledWriterStream([mcpArgs]);
+      const run = new RunSession({
+        stream,
+        channel: new TurnChannel(),
+        blobs: createBlobStore(),
+        logger: silentLogger,
+        timings: { heartbeatIntervalMs: 5000, stallTimeoutMs: 600_000, toolBatchWindowMs: 30 },
+        exec: {
+          environment: defaultWorkspaceEnvironment(),
+          tools,
+          toolNames: createToolNameMap(["lookup"]),
+          systemPrompt: "",
+          takenToolCallIds: new Set(),
+          newHex: () => "00",
+        },
+        onCheckpoint: () => {},
+      });
+      const beats = () =>
+        sent.flatMap((m) => {
+          if (m.message.case === "clientHeartbeat") return ["client"];
+          if (m.message.case === "execClientControlMessage" && m.message.value.message.case === "heartbeat") {
+            return [`exec ${m.message.value.message.value.id}`];
+          }
+          return [];
+        });
+      await vi.advanceTimersByTimeAsync(3000);
+      expect(beats()).toEqual(["exec 4"]);
+      await vi.advanceTimersByTimeAsync(2000);
+      expect(beats()).toEqual(["exec 4", "client"]);
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(beats()).toEqual(["exec 4", "client", "exec 4"]);
+      run.close();
+    });
   });
 });

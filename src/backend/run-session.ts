@@ -34,9 +34,18 @@ import { unexpectedCancelAsConnectionLoss } from "./turn-setup.js";
 import { type TurnEndedUsage, turnEndedUsage } from "./turn-usage.js";
 import { WebToolPolicy, webFetchEvent, webSearchEvent } from "./web-tools.js";
 
+/** How often current clients heartbeat a running exec (cursor-protocol-addendum-2.md §6). */
+const EXEC_HEARTBEAT_INTERVAL_MS = 3000;
+
 /** Timing knobs of a session. */
 export interface SessionTimings {
+  /** `client_heartbeat` interval (docs/protocol.md §4.2: 5 s). */
   heartbeatIntervalMs: number;
+  /**
+   * Exec heartbeat interval for every exec still running (§5.1: current clients send one every 3 s). Default: 3 s,
+   * or the client heartbeat's interval when that is shorter.
+   */
+  execHeartbeatIntervalMs?: number;
   stallTimeoutMs: number;
   toolBatchWindowMs: number;
 }
@@ -83,6 +92,7 @@ export class RunSession implements DropListener {
   /** `routed_model.display_name` (addendum 2 §4), when Cursor named the model a router picked. */
   routedModel: string | undefined;
   private readonly heartbeat: ReturnType<typeof setInterval>;
+  private readonly execHeartbeat: ReturnType<typeof setInterval>;
   private stallTimer: ReturnType<typeof setTimeout> | undefined;
   /** `performance.now()` of the last real progress; the watchdog compares against it instead of re-arming. */
   private lastProgressAt = 0;
@@ -123,6 +133,11 @@ export class RunSession implements DropListener {
           );
     this.heartbeat = setInterval(() => this.sendHeartbeats(), options.timings.heartbeatIntervalMs);
     this.heartbeat.unref?.();
+    const execInterval =
+      options.timings.execHeartbeatIntervalMs ??
+      Math.min(EXEC_HEARTBEAT_INTERVAL_MS, options.timings.heartbeatIntervalMs);
+    this.execHeartbeat = setInterval(() => this.sendExecHeartbeats(), execInterval);
+    this.execHeartbeat.unref?.();
     this.done = this.pump();
   }
 
@@ -198,6 +213,7 @@ export class RunSession implements DropListener {
     this.closed = true;
     this.surfaceExecs?.close();
     clearInterval(this.heartbeat);
+    clearInterval(this.execHeartbeat);
     this.clearStallCheck();
     this.cancelBatchWindow();
     this.options.stream.abort(reason);
@@ -268,7 +284,12 @@ export class RunSession implements DropListener {
   }
 
   private sendHeartbeats(): void {
-    const beats = [message({ message: { case: "clientHeartbeat", value: {} } })];
+    this.options.stream.send(message({ message: { case: "clientHeartbeat", value: {} } })).catch(() => undefined);
+  }
+
+  /** One heartbeat for every exec still running: calls held by the caller, and the surface's execs. */
+  private sendExecHeartbeats(): void {
+    const beats: AgentClientMessage[] = [];
     for (const call of this.pending.values()) beats.push(execHeartbeat(call.execId));
     if (this.surfaceExecs !== undefined) beats.push(...this.surfaceExecs.heartbeats());
     for (const beat of beats) this.options.stream.send(beat).catch(() => undefined);
@@ -462,6 +483,7 @@ export class RunSession implements DropListener {
         this.argumentStreams.dropAll("the turn ended");
         this.turnUsage = turnEndedUsage(u.value);
         clearInterval(this.heartbeat);
+        clearInterval(this.execHeartbeat);
         channel.push({ type: "turn-ended" });
         return;
       default:
