@@ -177,6 +177,43 @@ describe("openai SDK against cursor-bridge + emulator", () => {
     });
   });
 
+  it("offers only the tools an allowed_tools tool_choice lists, and refuses one it does not declare", async () => {
+    const other: OpenAI.Chat.Completions.ChatCompletionTool = {
+      type: "function",
+      function: { name: "other", parameters: { type: "object", properties: {} } },
+    };
+    const allowed: OpenAI.Chat.Completions.ChatCompletionAllowedToolChoice = {
+      type: "allowed_tools",
+      allowed_tools: { mode: "auto", tools: [{ type: "function", function: { name: "lookup" } }] },
+    };
+    const ask = (content: string) =>
+      client.chat.completions.create({
+        model: "auto",
+        tools: [echoTool, other],
+        tool_choice: allowed,
+        messages: [{ role: "user", content }],
+      });
+    const called = await ask('Find [[emu:tool lookup {"q":"x"}]]');
+    expect(called.choices[0]?.message.tool_calls?.[0]).toMatchObject({ function: { name: "lookup" } });
+    // The other tool was not offered to Cursor, so the model cannot call it.
+    const refused = await ask('Find [[emu:tool other {"q":"x"}]]');
+    expect(refused.choices[0]?.finish_reason).toBe("stop");
+    expect(refused.choices[0]?.message.content).toBe("Tool other is not available.");
+    const unknown = client.chat.completions.create({
+      model: "auto",
+      tools: [echoTool],
+      tool_choice: {
+        type: "allowed_tools",
+        allowed_tools: { mode: "required", tools: [{ type: "function", function: { name: "nope" } }] },
+      },
+      messages: [{ role: "user", content: "x" }],
+    });
+    await expect(unknown).rejects.toMatchObject({
+      status: 400,
+      param: "tool_choice.allowed_tools.tools[0].function.name",
+    });
+  });
+
   it("lists models with owned_by naming the emulator and the auto alias", async () => {
     const page = await client.models.list();
     const ids = page.data.map((m) => m.id);

@@ -129,6 +129,32 @@ describe("openai SDK responses client against /v1/responses", () => {
     });
   });
 
+  it("offers only the tools an allowed_tools tool_choice lists", async () => {
+    const tools: OpenAI.Responses.Tool[] = [
+      { type: "function", name: "lookup", strict: false, parameters: { type: "object", properties: {} } },
+      { type: "function", name: "other", strict: false, parameters: { type: "object", properties: {} } },
+      { type: "custom", name: "patch" },
+    ];
+    const { response } = await client.responses
+      .create({
+        model: "auto",
+        tools,
+        tool_choice: { type: "allowed_tools", mode: "required", tools: [{ type: "function", name: "lookup" }] },
+        input: "Which tools?",
+      })
+      .withResponse();
+    expect(requests.at(-1)?.tools.map((tool) => tool.name)).toEqual(["lookup"]);
+    expect(requests.at(-1)?.options.toolChoice).toBe("required");
+    expect(response.headers.get("x-cursor-bridge-warnings") ?? "").not.toContain("allowed_tools");
+    const unknown = client.responses.create({
+      model: "auto",
+      tools,
+      tool_choice: { type: "allowed_tools", mode: "auto", tools: [{ type: "function", name: "nope" }] },
+      input: "x",
+    });
+    await expect(unknown).rejects.toMatchObject({ status: 400, param: "tool_choice.tools[0].name" });
+  });
+
   it("streaming: the SDK's stream helper accumulates the deltas into the final response", async () => {
     const stream = client.responses.stream({ model: "auto", input: "Stream me" });
     const types: string[] = [];

@@ -73,6 +73,17 @@ function checkSemantics(request: ChatCompletionRequest): void {
   if (tools.length === 0) {
     throw invalid("tool_choice", "Invalid value for 'tool_choice': it requires 'tools' to be specified.");
   }
+  if (typeof choice === "object" && choice.type === "allowed_tools") {
+    choice.allowed_tools.tools.forEach((tool, index) => {
+      if (seen.has(tool.function.name)) return;
+      const param = `tool_choice.allowed_tools.tools[${index}].function.name`;
+      throw invalid(
+        param,
+        `Invalid value for '${param}': no tool named '${clampForMessage(tool.function.name, 100)}' in 'tools'.`,
+      );
+    });
+    return;
+  }
   if (typeof choice === "object" && !seen.has(choice.function.name)) {
     throw invalid(
       "tool_choice.function.name",

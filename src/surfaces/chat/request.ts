@@ -102,10 +102,17 @@ export const chatToolSchema = z.looseObject({
   }),
 });
 
-/** `tool_choice`: a mode string or a named function. */
+/** `tool_choice`: a mode string, a named function, or a subset of the tools (`allowed_tools`, with a mode). */
 export const toolChoiceSchema = z.union([
   z.enum(["auto", "none", "required"]),
   z.looseObject({ type: z.literal("function"), function: z.looseObject({ name: z.string() }) }),
+  z.looseObject({
+    type: z.literal("allowed_tools"),
+    allowed_tools: z.looseObject({
+      mode: z.enum(["auto", "required"]),
+      tools: z.array(z.looseObject({ type: z.literal("function"), function: z.looseObject({ name: z.string() }) })),
+    }),
+  }),
 ]);
 
 const positiveInt = z.number().int().positive().nullish();

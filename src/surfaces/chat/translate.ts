@@ -101,7 +101,15 @@ function toReasoningEffort(effort: ChatCompletionRequest["reasoning_effort"]): R
 function toToolChoice(choice: ChatCompletionRequest["tool_choice"]): ToolChoice {
   if (choice == null || choice === "auto") return "auto";
   if (choice === "none" || choice === "required") return choice;
+  if (choice.type === "allowed_tools") return choice.allowed_tools.mode;
   return { name: choice.function.name };
+}
+
+/** `allowed_tools`: only the tools it lists are offered (the parser checked that each is declared). */
+function allowedTools(choice: ChatCompletionRequest["tool_choice"], tools: ClientTool[]): ClientTool[] {
+  if (choice == null || typeof choice !== "object" || choice.type !== "allowed_tools") return tools;
+  const names = new Set(choice.allowed_tools.tools.map((tool) => tool.function.name));
+  return tools.filter((tool) => names.has(tool.name));
 }
 
 /** What Cursor cannot enforce about `tool_choice` (the engine turns the constraint into an instruction). */
@@ -123,7 +131,7 @@ export interface TurnInputOptions {
 /** Translates a validated chat completion request into an engine request plus warnings. */
 export function toTurnInput(request: ChatCompletionRequest, options: TurnInputOptions = {}): TurnInput {
   const images = new ImageBudget(options.maxImageBytes);
-  const tools = (request.tools ?? []).map(toClientTool);
+  const tools = allowedTools(request.tool_choice, (request.tools ?? []).map(toClientTool));
   const toolChoice = toToolChoice(request.tool_choice);
   const warnings = toolChoiceWarnings(toolChoice, tools);
   for (const key of ["max_tokens", "max_completion_tokens"] as const) {

@@ -91,6 +91,24 @@ function parseTool(raw: { type: string }, index: number, body: unknown): Tool {
 }
 
 /**
+ * The function and custom tools an `allowed_tools` tool choice lists (with their place in its `tools`), or undefined
+ * for any other choice. Built-in tools it lists (web search…) are not client tools and are left out.
+ */
+export function allowedToolNames(
+  choice: ResponsesRequest["tool_choice"],
+): { name: string; namespace: string | undefined; index: number }[] | undefined {
+  if (choice == null || typeof choice !== "object" || choice.type !== "allowed_tools") return undefined;
+  const listed = (choice as { tools?: unknown }).tools;
+  if (!Array.isArray(listed)) return [];
+  return listed.flatMap((tool: unknown, index) => {
+    if (typeof tool !== "object" || tool === null) return [];
+    const { type, name, namespace } = tool as { type?: unknown; name?: unknown; namespace?: unknown };
+    if ((type !== "function" && type !== "custom") || typeof name !== "string") return [];
+    return [{ name, namespace: typeof namespace === "string" ? namespace : undefined, index }];
+  });
+}
+
+/**
  * Parses and validates a Responses request body.
  * @throws ProxyError with code `invalid_request`, status 400 and `param` set to the offending field.
  */
@@ -139,6 +157,11 @@ function checkTools(tools: readonly Tool[], choice: ResponsesRequest["tool_choic
   if (tools.length === 0) {
     throw invalid("tool_choice", "Invalid value for 'tool_choice': it requires 'tools' to be specified.");
   }
+  allowedToolNames(choice)?.forEach(({ name, index }) => {
+    if (named.has(name)) return;
+    const param = `tool_choice.tools[${index}].name`;
+    throw invalid(param, `Invalid value for '${param}': no tool named '${clampForMessage(name, 100)}' in 'tools'.`);
+  });
   if (typeof choice === "object" && (choice.type === "function" || choice.type === "custom")) {
     if (choice.name === undefined || !named.has(choice.name)) {
       throw invalid(

@@ -142,6 +142,7 @@ export function toToolChoice(choice: ResponsesRequest["tool_choice"], warnings: 
     const namespace = typeof choice.namespace === "string" ? choice.namespace : undefined;
     return { name: flatToolName(namespace, choice.name) };
   }
+  if (choice.type === "allowed_tools") return (choice as { mode?: unknown }).mode === "required" ? "required" : "auto";
   warnings.push(`tool_choice of type '${choice.type}' is not supported; using 'auto'`);
   return "auto";
 }

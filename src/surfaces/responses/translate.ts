@@ -10,6 +10,7 @@ import { ProxyError } from "../../util/errors.js";
 import { ImageBudget } from "../kit/image-input.js";
 import { type JsonOutputFormat, jsonOutputInstruction, jsonOutputWarning } from "../kit/json-output.js";
 import { choiceFromEffort, withChoice } from "../kit/model-choice.js";
+import { allowedToolNames } from "./parse.js";
 import { decodeReasoningToken } from "./reasoning-token.js";
 import type { ContentPart, InputItem, ResponsesRequest, Tool } from "./request.js";
 import { customHistoryCall, flatToolName, type ToolMap, toClientTools, toToolChoice } from "./tools.js";
@@ -189,6 +190,16 @@ export function toEngineRequest(
     throw invalid("input", "Invalid value for 'input': the request has no input items the bridge can use.");
   }
   const clientTools = toClientTools(tools, warnings);
+  // `allowed_tools`: only the tools it lists are offered (the parser checked that each is declared).
+  const allowed = allowedToolNames(request.tool_choice);
+  if (allowed !== undefined) {
+    const names = new Set(allowed.map(({ name, namespace }) => flatToolName(namespace, name)));
+    // A namespace's function listed by its own name alone counts too.
+    const bare = new Set(allowed.flatMap(({ name, namespace }) => (namespace === undefined ? [name] : [])));
+    clientTools.tools = clientTools.tools.filter(
+      (tool) => names.has(tool.name) || bare.has(clientTools.map.get(tool.name)?.name ?? ""),
+    );
+  }
   const toolChoice = toToolChoice(request.tool_choice, warnings);
   const effort = request.reasoning?.effort;
   if (request.max_output_tokens != null) warnings.push("max_output_tokens is not enforced by Cursor");
