@@ -93,6 +93,34 @@ describe.skipIf(skip !== undefined)("Redis stores", () => {
     }
   });
 
+  it("Redis connected but not answering (stopped, a partition): 503 and /health say so; back when it answers", async () => {
+    const own = await connectStore({ url: server.url, namespace: "test", timeoutMs: 500 });
+    const pid = Number(/process_id:(\d+)/.exec(await own.redis.info("server"))?.[1]);
+    expect(pid).toBeGreaterThan(0);
+    const index = createRedisConversationIndex({ client: own });
+    const failure = () =>
+      index.lookup("k").then(
+        () => undefined,
+        (e: unknown) => e as ProxyError,
+      );
+    try {
+      await index.remember("k", "c");
+      process.kill(pid, "SIGSTOP");
+      // The connection stays open: the first call waits its timeout, then the store is pinged and found silent.
+      expect((await failure())?.detail).toBe("store_unavailable");
+      await expect.poll(() => own.health(), { timeout: 10_000 }).toMatch(/does not answer/);
+      const fast = await failure();
+      expect(fast?.status).toBe(503);
+      expect(fast?.message).toContain("does not answer");
+      process.kill(pid, "SIGCONT");
+      await expect.poll(() => own.health(), { timeout: 10_000 }).toBeUndefined();
+      expect(await index.lookup("k")).toBe("c");
+    } finally {
+      process.kill(pid, "SIGCONT");
+      await own.close();
+    }
+  });
+
   it("doctor checks the store: reachable and writable, or a failure with a fix", async () => {
     const harness = await createCliHarness();
     try {

@@ -3,6 +3,12 @@
  * With the offline queue off, a command issued while Redis is unreachable fails at once instead of waiting for a
  * reconnect, and every failure becomes a 503 `store_unavailable` naming the store. The client reconnects by itself
  * in the background (capped backoff), so the instance recovers without a restart when Redis returns.
+ *
+ * A Redis that keeps its connection but stops answering (a partition that drops packets, a process stopped or stuck)
+ * is no closed connection: each command waited its full timeout, and `/health` said ok. A command that fails on a
+ * ready connection therefore has the store pinged; when the ping fails too, the store counts as not answering: every
+ * call fails at once with the 503 and `/health` says so, while a ping every {@link STALL_PROBE_MS} looks for it to
+ * answer again.
  */
 import { connect, isIP } from "node:net";
 import { connect as tlsConnect } from "node:tls";
@@ -21,6 +27,8 @@ export interface StoreClient {
   assertReady(): void;
   /** Undefined while the store answers; else why it does not (for `/health`). */
   health(): string | undefined;
+  /** A store call failed: checks whether the store still answers (see the module comment). */
+  noteFailure?(): void;
   close(): Promise<void>;
 }
 
@@ -64,6 +72,7 @@ export async function storeCall<T>(client: StoreClient, operation: () => Promise
     return await operation();
   } catch (error) {
     if (error instanceof ProxyError) throw error;
+    client.noteFailure?.();
     throw storeUnavailable(client.label, error);
   }
 }
@@ -72,6 +81,9 @@ export async function storeCall<T>(client: StoreClient, operation: () => Promise
 export function namespaced(client: StoreClient, namespace: string): StoreClient {
   return { ...client, prefix: `${client.prefix}${namespace}:` };
 }
+
+/** How often a store that keeps its connection but does not answer is pinged again. */
+export const STALL_PROBE_MS = 1000;
 
 /** How often, at most, a store that stays down is mentioned again after the first warning. */
 const DOWN_REMINDER_MS = 60_000;
@@ -221,7 +233,33 @@ export async function connectStore(options: StoreClientOptions): Promise<StoreCl
   // Since when the store is unreachable (after it once was reachable), and when that was last said.
   let downSince: number | undefined;
   let remindedAt = 0;
+  // Why the store, connected, does not answer (see the module comment); undefined while it does.
+  let stalled: string | undefined;
+  let probing = false;
+  const probe = (): void => {
+    if (probing || redis.status !== "ready") return;
+    probing = true;
+    redis.ping().then(
+      () => {
+        probing = false;
+        if (stalled !== undefined) logger.info("the shared store answers again", { store: label });
+        stalled = undefined;
+      },
+      (error: unknown) => {
+        probing = false;
+        if (stalled === undefined) {
+          logger.warn("the shared store does not answer; requests get 503 until it does", {
+            store: label,
+            error: describe(error),
+          });
+        }
+        stalled = describe(error);
+        setTimeout(probe, STALL_PROBE_MS).unref();
+      },
+    );
+  };
   redis.on("ready", () => {
+    stalled = undefined;
     if (downSince !== undefined) {
       const seconds = Math.max(0, Math.round((now() - downSince) / 1000));
       logger.info("the shared store is reachable again", { store: label, down_s: seconds });
@@ -305,11 +343,13 @@ export async function connectStore(options: StoreClientOptions): Promise<StoreCl
       if (redis.status !== "ready") {
         throw storeUnavailable(label, lastError ?? new Error(`connection ${redis.status}`));
       }
+      if (stalled !== undefined) throw storeUnavailable(label, new Error(`it does not answer: ${stalled}`));
     },
     health() {
-      if (redis.status === "ready") return undefined;
+      if (redis.status === "ready") return stalled === undefined ? undefined : `${label} does not answer (${stalled})`;
       return `${label} is unreachable (${lastError === undefined ? `connection ${redis.status}` : describe(lastError)})`;
     },
+    noteFailure: probe,
     async close() {
       connected = false;
       try {
