@@ -83,6 +83,9 @@ describe("selectModel", () => {
     ]);
     expect(chosen.maxMode).toBe(true);
     expect(() => selectModel(MODELS, find("gpt-5.5"), { context: "1m" })).toThrow(/context=1m/);
+    // A flat id takes no parameters: the asked-for window is refused, not silently run at the model's own.
+    expect(() => selectModel(MODELS, find("composer-1"), { context: "1m" })).toThrow(/composer-1.*context=1m/);
+    expect(selectModel(MODELS, find("composer-1"), { effort: "high" })).toMatchObject({ modelId: "composer-1" });
   });
 
   it("a listed variant keeps its own values and names itself; a flat id goes alone", () => {

@@ -171,6 +171,9 @@ export function selectModel(models: readonly ModelInfo[], model: ModelInfo, choi
       ranAs: model.id,
     };
   }
+  // A flat id takes no parameters; an asked-for context tier (a 1m window) cannot be sent, so it is refused rather
+  // than run at the model's own window. Effort controls are left to the id: clients send them with every request.
+  if (choice.context !== undefined) throw notOffered(model.id, "context", choice.context, undefined);
   const id = model.id === AUTO_MODEL_ALIAS ? AUTO_MODEL_ID : model.id;
   return { modelId: id, parameters: [], maxMode: false, ranAs: model.id };
 }

@@ -247,7 +247,7 @@ const claudeCode: SetupClient = {
         `export ANTHROPIC_AUTH_TOKEN=${keyShell(target)}`,
         "export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
         target.model === "auto"
-          ? "# Claude model ids map to the newest Cursor model of their family; to pin one: export ANTHROPIC_MODEL=<id>"
+          ? "# Claude model ids map to Cursor's model of that family and version, else the family's newest; to pin one: export ANTHROPIC_MODEL=<id>"
           : `export ANTHROPIC_MODEL=${target.model}`,
       ],
     ),

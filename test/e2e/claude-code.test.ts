@@ -146,10 +146,21 @@ describe.skipIf(reason !== undefined)("Claude Code → cursor-bridge serve → e
         { model: "claude-sonnet-4-6[1m]" },
       );
       const result = String(finalResult(run).result);
-      expect(result).toMatch(/^Model: [\w.-]+; params: context=1m,[^;]*; max_mode: true;/m);
+      // Sonnet 4.6 itself (not the newest Sonnet), at 1m in Max mode.
+      expect(result).toContain(
+        "Model: claude-sonnet-4-6; params: context=1m,effort=high,thinking=true; max_mode: true;",
+      );
     } finally {
       await long.close();
     }
+  });
+
+  it("--model claude-sonnet-4-5 reaches Cursor as its Sonnet 4.5, not the newest Sonnet", async () => {
+    const run = await runClaude(home, project, baseURL, ["-p", "Which model? [[emu:echo-model]]"], "Bash", {
+      model: "claude-sonnet-4-5",
+    });
+    // Claude Code asks for thinking on this model, so its thinking model runs.
+    expect(String(finalResult(run).result)).toContain("Model: claude-4.5-sonnet-thinking; params: none;");
   });
 
   it("runs `echo <nonce>` through Bash on one Run, then continues the session with --continue", async () => {

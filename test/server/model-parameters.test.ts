@@ -176,6 +176,51 @@ describe("messages: Claude Code's 1M context", () => {
     const { text } = await answer(await send("claude-code-20250219"));
     expect(text).toContain(line("claude-opus-4-8", "context=300k,effort=high,thinking=true", false));
   });
+
+  it("on a model Cursor lists without parameters it is a 400 naming the model, and no Run is sent", async () => {
+    const before = stack.emulator.stats().turns.length;
+    const response = await fetch(`${stack.baseURL}/messages`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "anthropic-version": "2023-06-01",
+        "anthropic-beta": "context-1m-2025-08-07",
+      },
+      body: JSON.stringify({ model: "claude-4.5-sonnet", max_tokens: 64, messages: [{ role: "user", content: ECHO }] }),
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { type: string; error: { type: string; message: string } };
+    expect(body.type).toBe("error");
+    expect(body.error.type).toBe("invalid_request_error");
+    expect(body.error.message).toContain("`claude-4.5-sonnet` does not offer context=1m");
+    expect(stack.emulator.stats().turns.length).toBe(before);
+  });
+});
+
+describe("Claude ids name a version", () => {
+  // Cursor lists claude-4.5-sonnet and claude-4.5-sonnet-thinking beside the newer claude-sonnet-5.
+  it.each(DOORS)("$name: a version Cursor lists is that model; another one is the family's newest", async (door) => {
+    const model = async (id: string, extra: Json = {}) => {
+      const response = await post(stack, door.path, door.body(id, ECHO, extra, false));
+      expect(response.status).toBe(200);
+      return (await answer(response)).text;
+    };
+    // (The OpenAI doors ask for reasoning unless reasoning_effort is none, so they take the thinking model.)
+    expect(await model("claude-sonnet-4-5-20250929")).toMatch(/Model: claude-4\.5-sonnet(-thinking)?; params: none;/);
+    expect(await model("claude-opus-4-6")).toContain("Model: claude-4.6-opus-high; params: none;");
+    expect(await model("claude-sonnet-4-7")).toContain("Model: claude-sonnet-5; params: context=300k,");
+  });
+
+  it("thinking picks the thinking model of that version (Claude Code's claude-sonnet-4-5)", async () => {
+    const body = {
+      model: "claude-sonnet-4-5",
+      max_tokens: 32_000,
+      thinking: { type: "enabled", budget_tokens: 31_999 },
+      messages: [{ role: "user", content: ECHO }],
+    };
+    const { text } = await answer(await post(stack, "/messages", body));
+    expect(text).toContain("Model: claude-4.5-sonnet-thinking; params: none;");
+  });
 });
 
 describe("allowed tools", () => {

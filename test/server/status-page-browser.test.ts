@@ -117,7 +117,7 @@ describe.skipIf(CHROMIUM === undefined)("status page in headless Chromium", () =
     const anthropic = await fetch(`${base}/messages`, {
       method: "POST",
       headers: { "content-type": "application/json", "user-agent": "claude-cli/2.1.330 (external, cli)" },
-      body: JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 50, messages: [{ role: "user", content: "hi" }] }),
+      body: JSON.stringify({ model: "claude-sonnet-5-5", max_tokens: 50, messages: [{ role: "user", content: "hi" }] }),
     });
     expect(anthropic.status).toBe(200);
     await anthropic.text();
@@ -151,8 +151,8 @@ describe.skipIf(CHROMIUM === undefined)("status page in headless Chromium", () =
     expect(dom).toMatch(/<div class="bar[^"]*"><div style="width: \d+(\.\d)?%;"><\/div><\/div>/);
     expect(textOf(dom, "parked", "table")).toMatch(/composer-1 \d+ s 1$/);
     const requests = textOf(dom, "requests", "table");
-    // A Claude id resolves to the newest Sonnet Cursor lists, a parameterised base: the row names the variant that
-    // ran and the parameters sent.
+    // A Claude id of a version Cursor does not list resolves to the newest Sonnet Cursor lists, a parameterised base:
+    // the row names the variant that ran and the parameters sent.
     expect(requests).toMatch(
       /messages · claude-cli\/2\.1\.330 claude-sonnet-5-thinking-medium · context=300k,effort=medium,thinking=true new \d+ ms \d+ 200/,
     );

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { ModelInfo } from "../../backend/types.js";
-import { createModelNames, parseFamilyOverrides, parseModelAliases, resolveAnthropicModel } from "./model-names.js";
+import {
+  claudeVersion,
+  createModelNames,
+  parseFamilyOverrides,
+  parseModelAliases,
+  resolveAnthropicModel,
+} from "./model-names.js";
 
 const model = (id: string, reasoning = false, maxMode = false): ModelInfo => ({
   id,
@@ -61,16 +67,47 @@ describe("resolveAnthropicModel", () => {
       variant("claude-opus-4-8-low", false),
       { ...model("claude-opus-4-8", true), parameters: [{ id: "effort", values: ["low", "high"] }] },
     ];
-    expect(resolveAnthropicModel("claude-opus-4-5", listed, true)).toBe("claude-opus-4-8");
-    expect(resolveAnthropicModel("claude-opus-4-5", listed, false)).toBe("claude-opus-4-8");
+    expect(resolveAnthropicModel("claude-opus-5-5", listed, true)).toBe("claude-opus-4-8");
+    expect(resolveAnthropicModel("claude-opus-5-5", listed, false)).toBe("claude-opus-4-8");
+    expect(resolveAnthropicModel("claude-opus-4-8-20260101", listed, false)).toBe("claude-opus-4-8");
   });
 
   it("takes a max-mode model when Cursor lists the family only in max mode", () => {
     const maxOnly = [model("default"), model("claude-4.5-sonnet", false, true), model("claude-4.6-sonnet", true, true)];
-    expect(resolveAnthropicModel("claude-sonnet-4-5", maxOnly, true)).toBe("claude-4.6-sonnet");
-    expect(resolveAnthropicModel("claude-sonnet-4-5", [...maxOnly, model("claude-4-sonnet")], true)).toBe(
+    expect(resolveAnthropicModel("claude-sonnet-5-5", maxOnly, true)).toBe("claude-4.6-sonnet");
+    expect(resolveAnthropicModel("claude-sonnet-5-5", [...maxOnly, model("claude-4-sonnet")], true)).toBe(
       "claude-4-sonnet",
     );
+  });
+
+  it("takes the family's model of the version the id names when Cursor lists one, however either spells it", () => {
+    const listed = [...CURSOR, model("claude-sonnet-5"), model("claude-opus-4-8"), model("claude-haiku-4-5")];
+    // Without the version, each of these would be the family's newest (claude-sonnet-5, claude-opus-4-8).
+    expect(resolveAnthropicModel("claude-sonnet-4-5-20250929", listed, false)).toBe("claude-4.5-sonnet");
+    expect(resolveAnthropicModel("claude-sonnet-4-5", listed, true)).toBe("claude-4.5-sonnet-thinking");
+    expect(resolveAnthropicModel("claude-3-5-sonnet-latest", [...listed, model("claude-3.5-sonnet")], false)).toBe(
+      "claude-3.5-sonnet",
+    );
+    expect(resolveAnthropicModel("claude-sonnet-4", listed, false)).toBe("claude-4-sonnet");
+    expect(resolveAnthropicModel("claude-opus-4-1-20250805", listed, false)).toBe("claude-4.1-opus");
+    expect(resolveAnthropicModel("claude-opus-4-5[1m]", listed, true)).toBe("claude-4.5-opus-high-thinking");
+    expect(resolveAnthropicModel("claude-haiku-4-5-20251001", listed, false)).toBe("claude-haiku-4-5");
+    // A max-mode model of that version is still that version.
+    expect(resolveAnthropicModel("claude-opus-4-6", listed, false)).toBe("claude-4.6-opus");
+    // A version Cursor does not list: the newest of the family.
+    expect(resolveAnthropicModel("claude-sonnet-4-7", listed, false)).toBe("claude-sonnet-5");
+    expect(resolveAnthropicModel("claude-opus-4-7", listed, false)).toBe("claude-opus-4-8");
+  });
+
+  it("reads the version out of either spelling", () => {
+    expect(claudeVersion("claude-sonnet-4-5-20250929", "sonnet")).toBe("4.5");
+    expect(claudeVersion("claude-4.5-sonnet-thinking", "sonnet")).toBe("4.5");
+    expect(claudeVersion("claude-3-5-haiku-latest", "haiku")).toBe("3.5");
+    expect(claudeVersion("claude-opus-4-8-thinking-high-1m", "opus")).toBe("4.8");
+    expect(claudeVersion("claude-opus-4-6[1m]", "opus")).toBe("4.6");
+    expect(claudeVersion("claude-sonnet-5", "sonnet")).toBe("5");
+    expect(claudeVersion("claude-4-sonnet", "sonnet")).toBe("4");
+    expect(claudeVersion("claude-opus-latest", "opus")).toBe("");
   });
 
   it("falls back from opus to the newest sonnet, and leaves a family Cursor lacks to the engine's 404", () => {

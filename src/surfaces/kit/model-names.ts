@@ -3,7 +3,7 @@
  * 1. a user alias (`--model-alias NAME=ID`, env `CURSOR_BRIDGE_MODEL_ALIASES`, config `modelAliases`; names match
  *    case-insensitively) names its Cursor model;
  * 2. an Anthropic id Cursor does not list (`claude-sonnet-4-5-20250929`) resolves by family (`--anthropic-models`
- *    fixes a family's model, else the newest of the family Cursor lists);
+ *    fixes a family's model, else the family's model of that version, else the newest of the family Cursor lists);
  * 3. anything else passes unchanged (the engine answers 404 `model_not_found` for an id Cursor does not know).
  * The same resolution serves every door, and `/v1/models` lists the aliases with what they resolve to.
  */
@@ -38,10 +38,42 @@ function compareVersions(a: number[], b: number[]): number {
   return 0;
 }
 
-/** The newest non-max model whose id contains `word`, preferring the variant whose thinking matches. */
-function newest(models: readonly ModelInfo[], word: string, reasoning: boolean): ModelInfo | undefined {
+/**
+ * The version a Claude id names, whichever way round it is spelled: `claude-sonnet-4-5-20250929`,
+ * `claude-3-5-sonnet-latest`, `claude-4.5-sonnet-thinking` and `claude-opus-4-8` give "4.5", "3.5", "4.5" and "4.8"
+ * (the numbers after the family word is dropped, up to the first other word; a date and `[1m]` are no part of it).
+ */
+export function claudeVersion(id: string, family: Family): string {
+  const words = id
+    .toLowerCase()
+    .replace(/\[1m\]$/, "")
+    .split("-")
+    .filter((word) => word !== "claude" && word !== family);
+  const numbers: string[] = [];
+  for (const word of words) {
+    if (!/^\d+(?:\.\d+)*$/.test(word)) break;
+    if (!/^\d{8}$/.test(word)) numbers.push(...word.split("."));
+  }
+  return numbers.map(Number).join(".");
+}
+
+/**
+ * The newest non-max model whose id contains `word`, preferring the variant whose thinking matches; with `version`,
+ * a model of exactly that version when Cursor lists one.
+ */
+function newest(
+  models: readonly ModelInfo[],
+  word: string,
+  reasoning: boolean,
+  version?: string,
+): ModelInfo | undefined {
   // Base models and flat ids only: a variant id would fix the effort the request's own controls choose.
-  const family = models.filter((m) => m.variant === undefined && m.id.toLowerCase().includes(word));
+  const listed = models.filter((m) => m.variant === undefined && m.id.toLowerCase().includes(word));
+  const same =
+    version === undefined || version === ""
+      ? []
+      : listed.filter((m) => claudeVersion(m.id, word as Family) === version);
+  const family = same.length > 0 ? same : listed;
   // Prefer models without max mode; where Cursor marks every model of the family as max mode, take those.
   const plain = family.filter((m) => !m.maxMode);
   const candidates = plain.length > 0 ? plain : family;
@@ -58,10 +90,12 @@ const FALLBACK: Record<Family, readonly string[]> = { opus: ["sonnet"], sonnet: 
 /**
  * Resolves the model id an Anthropic client sent. Ids Cursor knows (id or alias, case-insensitive, and `auto`) pass
  * unchanged. Anthropic ids (`claude-opus-5-5`, `claude-sonnet-4-5-20250929`, `claude-3-5-haiku-latest`,
- * `claude-opus-4-6[1m]`) resolve by family against the upstream's current list: opus → the newest Claude Opus Cursor
- * lists (else the newest Sonnet), sonnet → the newest Sonnet, haiku → the newest Haiku (else the newest Composer, a
- * fast model); "newest" compares the numbers in the ids, and a thinking variant is preferred when the request asks
- * for thinking. Anything else passes unchanged (the engine answers 404 for an unknown id).
+ * `claude-opus-4-6[1m]`) resolve by family against the upstream's current list: the model of the family and version
+ * the id names when Cursor lists one (`claude-sonnet-4-5` → `claude-4.5-sonnet`), else opus → the newest Claude Opus
+ * Cursor lists (else the newest Sonnet), sonnet → the newest Sonnet, haiku → the newest Haiku (else the newest
+ * Composer, a fast model); "newest" compares the numbers in the ids, non-max models are preferred, and a thinking
+ * variant is preferred when the request asks for thinking. Anything else passes unchanged (the engine answers 404
+ * for an unknown id).
  */
 export function resolveAnthropicModel(
   requested: string,
@@ -78,8 +112,9 @@ export function resolveAnthropicModel(
   if (family === undefined) return requested;
   const chosen = overrides[family];
   if (chosen !== undefined) return chosen;
+  const version = claudeVersion(wanted, family);
   for (const word of [family, ...FALLBACK[family]]) {
-    const match = newest(models, word, reasoning);
+    const match = newest(models, word, reasoning, word === family ? version : undefined);
     if (match !== undefined) return match.id;
   }
   return requested;
