@@ -101,9 +101,10 @@ export async function runCalls(
     const cut = client && ++clientCalls === plan.toolCut;
     const argsText = cut ? firstHalf(call.argsText) : call.argsText;
     // args_text_delta is the whole text so far (cursor-protocol-addendum-3 T1): a client tool's arguments grow in
-    // pieces; a native call's come at once.
+    // pieces. A native call streams none (T2: the captured CLI traffic's native partials carry only the call id, the
+    // empty ToolCall case and the model call id), so it gets one partial without text.
     const size = client ? (plan.toolChunkSize ?? DEFAULT_TOOL_CHUNK) : undefined;
-    for (const argsTextDelta of snapshots(argsText, size)) {
+    for (const argsTextDelta of client ? snapshots(argsText, size) : [""]) {
       channel.send({
         message: {
           case: "interactionUpdate",

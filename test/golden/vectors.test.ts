@@ -6,14 +6,20 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { type DescMessage, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { describe, expect, it } from "vitest";
+import { create, type DescMessage, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { type Emulator, startEmulator } from "../../src/emulator/index.js";
 import { AgentServerMessageSchema } from "../../src/gen/agent/v1/agent_pb.js";
-import { file_agent_v1_interaction } from "../../src/gen/agent/v1/interaction_pb.js";
+import { file_agent_v1_interaction, PartialToolCallUpdateSchema } from "../../src/gen/agent/v1/interaction_pb.js";
 import { ToolCallSchema } from "../../src/gen/agent/v1/tool_calls_pb.js";
 import { createEnvelopeReader } from "../../src/protocol/connect/envelope.js";
+import { agentClient, BlobStore, driveRun, runRequest } from "../emulator/support/raw-client.js";
 import { compareWithOlderDecoding, findUnknownFields } from "./proto-walk.js";
+
+/** The captured id forms (cursor-protocol.md §4.6). */
+const CALL_ID = /^call_\d{8}$/;
+const MODEL_CALL_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-\d+-[a-z0-9]{4}$/;
 
 const vectorsDir = fileURLToPath(new URL("../../../shared/vectors/", import.meta.url));
 const vectorsFile = `${vectorsDir}agent-toolcall-interaction-updates.captured-2026-01-26.json`;
@@ -110,6 +116,69 @@ describe.skipIf(!available)("captured tool-call interaction updates (2026-01-26)
       expect(update.case).toBe(EVENT_CASE[vector.event_type]);
       expect(Buffer.from(toBinary(schema, update.value as never)).toString("hex")).toBe(vector.captured_raw_hex);
     });
+  });
+});
+
+/**
+ * The emulator's native tool calls against the captured ones (addendum 3 T2): the capture's native partials carry only
+ * the call id, the ToolCall case with an empty body and the model call id, never argument text, and arrive before
+ * `tool_call_started`; the ids have the captured forms (`call_` and 8 digits; `<uuid>-<n>-<4 lower-case alnum>`).
+ */
+describe.skipIf(!available)("the emulator's native tool-call updates have the captured shape", () => {
+  let emulator: Emulator;
+  beforeAll(async () => {
+    emulator = await startEmulator({ heartbeatIntervalMs: 50 });
+  });
+  afterAll(async () => {
+    await emulator.close();
+  });
+
+  it("partials without argument text, before tool_call_started, with ids in the captured forms", async () => {
+    const captured = loadVectors()
+      .filter((v) => v.event_type === "partial_tool_call")
+      .map((v) => fromBinary(PartialToolCallUpdateSchema, Buffer.from(v.captured_raw_hex, "hex")));
+    const nativeCaptured = captured.filter((p) => p.toolCall?.tool.case !== "mcpToolCall");
+    expect(nativeCaptured.length).toBeGreaterThan(0);
+    for (const partial of nativeCaptured) {
+      expect(partial.argsTextDelta).toBe("");
+      expect(partial.callId).toMatch(CALL_ID);
+      expect(partial.modelCallId).toMatch(MODEL_CALL_ID);
+    }
+
+    const token = emulator.issueTokens().accessToken;
+    const result = await driveRun(
+      agentClient(emulator.url, token),
+      runRequest('[[emu:native read {"path":"a.txt"}]]'),
+      new BlobStore(),
+      {
+        onExec: (exec) => ({
+          case: "execClientMessage",
+          value: {
+            id: exec.id,
+            execId: exec.execId,
+            message: {
+              case: "readResult",
+              value: { result: { case: "success", value: { output: { case: "content", value: "body" } } } },
+            },
+          },
+        }),
+      },
+    );
+    expect(result.error).toBeUndefined();
+    const updates = result.messages.flatMap((m) =>
+      m.message.case === "interactionUpdate" ? [m.message.value.message] : [],
+    );
+    const partials = updates.flatMap((u) => (u.case === "partialToolCall" ? [u.value] : []));
+    const started = updates.findIndex((u) => u.case === "toolCallStarted");
+    expect(partials.length).toBeGreaterThan(0);
+    expect(updates.findIndex((u) => u.case === "partialToolCall")).toBeLessThan(started);
+    for (const partial of partials) {
+      expect(partial.argsTextDelta).toBe("");
+      expect(partial.callId).toMatch(CALL_ID);
+      expect(partial.modelCallId).toMatch(MODEL_CALL_ID);
+      expect(partial.toolCall?.tool.case).toBe("readToolCall");
+      expect(toBinary(ToolCallSchema, partial.toolCall ?? create(ToolCallSchema))).toEqual(new Uint8Array([0x42, 0]));
+    }
   });
 });
 
