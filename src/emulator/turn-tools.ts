@@ -65,10 +65,13 @@ export async function runCalls(
 ): Promise<CallOutcome[]> {
   const prepared: PreparedCall[] = [];
   let clientIndex = 0;
+  // The step's calls come from one model response: their model_call_ids share its id and count up (cursor-protocol.md
+  // §4.6, the captured `<uuid>-<n>-<4 alnum>`; addendum 3 T1: the id groups the calls of one model call).
+  const modelCall = randomUUID();
   for (const [index, planned] of plan.calls.entries()) {
     const ids = {
       callId: `call_${randomInt(10_000_000, 100_000_000)}`,
-      modelCallId: `${randomUUID()}-${index}-${randomSuffix()}`,
+      modelCallId: `${modelCall}-${index}-${randomSuffix()}`,
       argsToolCallId: planned.kind === "mcp" ? ownArgsId(plan, clientIndex + 1) : undefined,
     };
     try {

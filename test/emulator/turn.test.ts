@@ -116,6 +116,26 @@ describe("client tools", () => {
     expect(update?.case === "toolCallStarted" && update.value.toolCall?.tool.case).toBe("mcpToolCall");
   });
 
+  it("the calls of one step share their model call's id in model_call_id, numbered from 0 (§4.6)", async () => {
+    const result = await driveRun(
+      client,
+      runRequest('[[emu:tool lookup {"q":"a"}]] [[emu:tool weather {"q":"b"}]]'),
+      new BlobStore(),
+      { tools, onExec: (exec) => mcpReply(exec, "ok") },
+    );
+    expect(result.error).toBeUndefined();
+    const modelCallIds = new Set(
+      result.messages.flatMap((m) =>
+        m.message.case === "interactionUpdate" && m.message.value.message.case === "toolCallStarted"
+          ? [m.message.value.message.value.modelCallId]
+          : [],
+      ),
+    );
+    const parts = [...modelCallIds].map((id) => /^([0-9a-f-]{36})-(\d+)-[a-z0-9]{4}$/.exec(id));
+    expect(parts.map((p) => p?.[2])).toEqual(["0", "1"]);
+    expect(new Set(parts.map((p) => p?.[1])).size).toBe(1);
+  });
+
   it("[[emu:tool-args-id N]] gives the Nth call's McpArgs its own tool_call_id in every message of it (T5)", async () => {
     const seen: ExecServerMessage[] = [];
     const result = await driveRun(
