@@ -4,10 +4,10 @@ import { TurnEndedUpdateSchema } from "../gen/agent/v1/interaction_pb.js";
 import { segmentUsage, turnEndedUsage } from "./turn-usage.js";
 
 describe("usage of a segment (docs/protocol.md §4.6)", () => {
-  it("takes Cursor's turn_ended counts: prompt = input + cache read + cache write, reasoning inside output", () => {
+  it("takes Cursor's turn_ended counts: prompt = input (cache reads and writes are part of it), reasoning inside output", () => {
     const counts = turnEndedUsage(
       create(TurnEndedUpdateSchema, {
-        inputTokens: 3n,
+        inputTokens: 46n,
         outputTokens: 12n,
         cacheReadTokens: 40n,
         cacheWriteTokens: 3n,
@@ -23,6 +23,11 @@ describe("usage of a segment (docs/protocol.md §4.6)", () => {
       reasoningTokens: 7,
       source: "cursor",
     });
+    // A server whose input leaves the cache out would otherwise report less prompt than it cached.
+    const low = turnEndedUsage(
+      create(TurnEndedUpdateSchema, { inputTokens: 1n, cacheReadTokens: 40n, cacheWriteTokens: 3n }),
+    );
+    expect(segmentUsage({ turnUsage: low, outputTokens: 0, usedTokens: undefined }).inputTokens).toBe(43);
   });
 
   it("an empty turn_ended (older servers) and a segment that ends on tool calls fall back to the estimate", () => {

@@ -5,7 +5,10 @@
 import type { TurnEndedUpdate } from "../gen/agent/v1/interaction_pb.js";
 import type { Usage } from "./types.js";
 
-/** The counts of a `TurnEndedUpdate`, as Cursor sends them (input excludes cache reads and writes). */
+/**
+ * The counts of a `TurnEndedUpdate`, as Cursor sends them. `input` is the whole prompt: the cache reads and writes are
+ * parts of it, so the uncached input is input − cacheRead − cacheWrite (cursor-protocol-addendum-3.md U6).
+ */
 export interface TurnEndedUsage {
   input: number;
   output: number;
@@ -42,7 +45,8 @@ export interface UsageCounters {
 export function segmentUsage(session: UsageCounters | undefined): Usage {
   const cursor = session?.turnUsage;
   if (cursor !== undefined) {
-    const input = cursor.input + cursor.cacheRead + cursor.cacheWrite;
+    // input_tokens already holds the cache reads and writes (U6); never less than they are.
+    const input = Math.max(cursor.input, cursor.cacheRead + cursor.cacheWrite);
     return {
       inputTokens: input,
       outputTokens: cursor.output,

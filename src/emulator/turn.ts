@@ -289,8 +289,9 @@ async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnD
 
 /**
  * The deterministic counts `turn_ended` carries (cursor-protocol-addendum-2.md §3; the formulas are in
- * docs/emulator.md and `emulator --help`): U = tokens of the user message without its directives; input = U,
- * cache write = U, cache read = `[[emu:cached N]]` or the tokens of the conversation read from the state,
+ * docs/emulator.md and `emulator --help`): U = tokens of the user message without its directives; cache write = U,
+ * cache read = `[[emu:cached N]]` or the tokens of the conversation read from the state, input = U + cache read +
+ * cache write (Cursor's input holds the cache reads and writes, cursor-protocol-addendum-3.md U6; U is uncached),
  * reasoning = the `[[emu:think N]]` tokens, output = every token_delta of the turn.
  */
 function turnUsage(
@@ -302,7 +303,7 @@ function turnUsage(
   const user = BigInt(countTokens(parseDirectives(userText).text));
   const cacheRead = plan.cachedTokens ?? countTokens(history.map((entry) => entry.text).join("\n"));
   return {
-    inputTokens: user,
+    inputTokens: user + BigInt(cacheRead) + user,
     outputTokens: BigInt(outputTokens),
     cacheReadTokens: BigInt(cacheRead),
     cacheWriteTokens: user,

@@ -135,9 +135,9 @@ it("turn_ended carries the documented counts, and GET /v1/agents/{id}/usage sums
       ? [m.message.value.message.value]
       : [],
   );
-  // U = 2 ("hi there"); output = 4 reply tokens + 2 reasoning tokens.
+  // U = 2 ("hi there"); input = U + cache read + cache write (addendum 3 U6); output = 4 reply + 2 reasoning tokens.
   expect(ended[0]).toMatchObject({
-    inputTokens: 2n,
+    inputTokens: 9n,
     outputTokens: 6n,
     cacheReadTokens: 5n,
     cacheWriteTokens: 2n,
@@ -148,7 +148,7 @@ it("turn_ended carries the documented counts, and GET /v1/agents/{id}/usage sums
   });
   expect(usage.status).toBe(200);
   const body = (await usage.json()) as { usage: unknown; runs: unknown[] };
-  const counts = { inputTokens: 2, outputTokens: 6, cacheReadTokens: 5, cacheWriteTokens: 2, reasoningTokens: 2 };
+  const counts = { inputTokens: 9, outputTokens: 6, cacheReadTokens: 5, cacheWriteTokens: 2, reasoningTokens: 2 };
   expect(body.usage).toEqual(counts);
   expect(body.runs).toEqual([expect.objectContaining({ usage: counts })]);
 });
