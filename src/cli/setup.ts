@@ -122,8 +122,8 @@ async function fetchModels(origin: string, apiKey: string | undefined): Promise<
   }
 }
 
-/** OpenAI's `reasoning_effort` values; the catalogue's `extra-high` is its `xhigh`. */
-const OPENAI_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"];
+/** The `reasoning_effort` values the bridge takes (OpenAI's and `max`); the catalogue's `extra-high` is `xhigh`. */
+const OPENAI_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /** The effort tiers of a base model's `cursor_bridge` object, in OpenAI's names (absent when it has none). */
 function effortsOf(extension: unknown): { efforts?: string[] } {

@@ -9,6 +9,8 @@ import { clientBin, ensureTestClients } from "./support/test-clients.js";
 const MODEL = "composer-1";
 /** A parameterised model of the emulator's catalogue (reasoning none…extra-high, fast). */
 const REASONING_MODEL = "gpt-5.5";
+/** A model of the emulator's catalogue whose effort tops at `max`. */
+const MAX_MODEL = "claude-opus-4-8";
 const RUN_TIMEOUT_MS = 90_000;
 const INSTALL_TIMEOUT_MS = 16 * 60_000;
 
@@ -69,7 +71,12 @@ async function writeCatalog(home: TempHome): Promise<string> {
   if (entry === undefined) throw new Error(`no freeform apply_patch model in Codex's catalog: ${listed.stderr}`);
   const file = join(home.dir, "catalog.json");
   // tool_mode null: the plain tool set (a `code_mode_only` entry would hide exec_command behind code mode).
-  const models = [MODEL, REASONING_MODEL].map((slug) => ({ ...entry, slug, display_name: slug, tool_mode: null }));
+  const models = [MODEL, REASONING_MODEL, MAX_MODEL].map((slug) => ({
+    ...entry,
+    slug,
+    display_name: slug,
+    tool_mode: null,
+  }));
   writeFileSync(file, JSON.stringify({ models }));
   return file;
 }
@@ -149,6 +156,24 @@ describe("Codex CLI → cursor-bridge serve (/v1/responses) → emulator", () =>
       expect(messages.at(-1)?.item?.text, diagnostics).toContain(
         "Model: gpt-5.5; params: fast=false,reasoning=high; max_mode: false; model_details: none; " +
           "allowed tools: mcp_tool_call",
+      );
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+
+  it(
+    "-c model_reasoning_effort=max reaches Cursor as the top tier of a model that has one",
+    async (context) => {
+      if (skip !== undefined) context.skip();
+      const cwd = join(home.dir, "effort-max");
+      mkdirSync(cwd, { recursive: true });
+      const args = execArgs(served.baseURL, catalog, "Which model? [[emu:echo-model]]", MAX_MODEL);
+      const result = await run(home, ["-c", "model_reasoning_effort=max", ...args], cwd);
+      const diagnostics = `exit ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr.slice(-4000)}`;
+      expect(result.code, diagnostics).toBe(0);
+      const messages = events(result.stdout).filter((e) => e.item?.type === "agent_message");
+      expect(messages.at(-1)?.item?.text, diagnostics).toContain(
+        "Model: claude-opus-4-8; params: context=300k,effort=max,thinking=true; max_mode: false; model_details: none",
       );
     },
     RUN_TIMEOUT_MS + 30_000,

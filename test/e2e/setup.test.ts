@@ -139,6 +139,24 @@ describe.skipIf(reason !== undefined)("setup → real clients → cursor-bridge 
       expect(variant.stdout, diagnostics(variant)).toContain(
         "Model: gpt-5.5; params: fast=false,reasoning=high; max_mode: false; model_details: none",
       );
+
+      // Cursor's top tier `max` is a variant too where the model has it, and reaches Cursor as written.
+      expect(provider?.models["claude-opus-4-8"]?.variants).toMatchObject({ max: { reasoningEffort: "max" } });
+      expect(provider?.models["gpt-5.5"]?.variants).not.toHaveProperty("max");
+      const max = await run(
+        OPENCODE,
+        ["run", "--format", "json", "-m", "cursor-bridge/claude-opus-4-8", "--variant", "max", "[[emu:echo-model]]"],
+        {
+          ...env,
+          ...OPENCODE_OFFLINE_ENV,
+          npm_config_registry: `http://127.0.0.1:${await closedPort()}`,
+        },
+        cwd,
+      );
+      expect(max.code, diagnostics(max)).toBe(0);
+      expect(max.stdout, diagnostics(max)).toContain(
+        "Model: claude-opus-4-8; params: context=300k,effort=max,thinking=true; max_mode: false; model_details: none",
+      );
     },
     RUN_TIMEOUT_MS + 30_000,
   );

@@ -141,6 +141,26 @@ describe.each(DOORS)("$name", (door) => {
   });
 });
 
+describe("effort max on the OpenAI doors", () => {
+  // OpenAI has no `max`, Cursor's Claude Opus, GPT-5.6 and Kimi do: Codex and OpenCode pass it as written.
+  const MAX: Record<string, Json> = { chat: { reasoning_effort: "max" }, responses: { reasoning: { effort: "max" } } };
+  it.each(DOORS.filter((door) => door.name !== "messages"))(
+    "$name: reaches Cursor as the model's max",
+    async (door) => {
+      const echo = async (model: string) => {
+        const response = await post(stack, door.path, door.body(model, ECHO, MAX[door.name] ?? {}, false));
+        expect(response.status).toBe(200);
+        return answer(response);
+      };
+      const opus = await echo("claude-opus-4-8");
+      expect(opus.text).toContain(line("claude-opus-4-8", "context=300k,effort=max,thinking=true", false));
+      expect(opus.models).toContain("claude-opus-4-8-thinking-max");
+      // A model topping at extra-high runs that.
+      expect((await echo("gpt-5.5")).text).toContain(line("gpt-5.5", "fast=false,reasoning=extra-high", false));
+    },
+  );
+});
+
 describe("messages: thinking", () => {
   it("a budget of 20000 tokens on a claude model is thinking=true, effort=high", async () => {
     const body = {

@@ -230,7 +230,7 @@ describe("parseChatCompletionRequest: every 400 names the field", () => {
       "tool_choice.function.name",
       /no tool named 'b'/,
     ],
-    ["bad reasoning_effort", { model: "m", messages: [user], reasoning_effort: "max" }, "reasoning_effort", /"high"/],
+    ["bad reasoning_effort", { model: "m", messages: [user], reasoning_effort: "ultra" }, "reasoning_effort", /"max"/],
     ["negative max_tokens", { model: "m", messages: [user], max_tokens: -1 }, "max_tokens", /expected a number > 0/],
   ];
 

@@ -10,8 +10,11 @@ import * as z from "zod";
 /** Roles a message may have; anything else is a 400 naming `messages[i].role`. */
 export const MESSAGE_ROLES = ["system", "developer", "user", "assistant", "tool"] as const;
 
-/** Values accepted for `reasoning_effort` (OpenAI's set, including `minimal` and `xhigh`). */
-export const REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
+/**
+ * Values accepted for `reasoning_effort`: OpenAI's set (`minimal`, `xhigh` included) and `max`, the top tier of
+ * Cursor's models that have one (Claude Opus, GPT-5.6, Kimi); elsewhere it runs the model's highest tier.
+ */
+export const REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
 
 /**
  * A content part of a given set of types; other types fail at `…content[j].type` with a clear message. The branches

@@ -94,7 +94,7 @@ function toClientTool(tool: ChatTool): ClientTool {
 function toReasoningEffort(effort: ChatCompletionRequest["reasoning_effort"]): ReasoningEffort | undefined {
   if (effort == null) return undefined;
   if (effort === "minimal") return "low";
-  if (effort === "xhigh") return "high";
+  if (effort === "xhigh" || effort === "max") return "high";
   return effort;
 }
 

@@ -5,8 +5,8 @@
  */
 import * as z from "zod";
 
-/** Values accepted for `reasoning.effort`. */
-export const RESPONSES_REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
+/** Values accepted for `reasoning.effort`: OpenAI's, and `max` as on chat (chat/request.ts `REASONING_EFFORTS`). */
+export const RESPONSES_REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
 
 const jsonObject = z.record(z.string(), z.unknown());
 

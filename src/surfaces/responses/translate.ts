@@ -157,7 +157,7 @@ export function toConversation(
 function toEffort(effort: NonNullable<ResponsesRequest["reasoning"]>["effort"]): ReasoningEffort | undefined {
   if (effort == null) return undefined;
   if (effort === "minimal") return "low";
-  if (effort === "xhigh") return "high";
+  if (effort === "xhigh" || effort === "max") return "high";
   return effort;
 }
 
