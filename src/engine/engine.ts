@@ -373,7 +373,10 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       // never come: closed now, not at its TTL (its checkpoint continues the conversation below).
       if (input.trailingResults.length === 0 && parked.size() > 0) {
         const ids = historyCallIds(input.messages);
-        const mine = (entry: ParkedEntry) => entry.origin.owner === request.owner;
+        // The closure captures the owner, not the request (a captured request would live as long as the turn's
+        // other closures, parked ones included).
+        const owner = request.owner;
+        const mine = (entry: ParkedEntry) => entry.origin.owner === owner;
         for (let moved = parked.release(ids, mine); moved !== undefined; moved = parked.release(ids, mine)) {
           logger.info("closing a parked turn: the conversation moved on without its results");
           await moved.turn.close("superseded");
