@@ -2,7 +2,15 @@ import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { type ModelDetails, ModelDetailsSchema } from "../gen/agent/v1/models_pb.js";
 import { AvailableModelSchema } from "../gen/aiserver/v1/ai_service_pb.js";
-import { createModelCatalog, resolveModelId, servedModelId, toModelInfo, toModelList, visionFor } from "./models.js";
+import {
+  contextTier,
+  createModelCatalog,
+  resolveModelId,
+  servedModelId,
+  toModelInfo,
+  toModelList,
+  visionFor,
+} from "./models.js";
 import type { ModelInfo } from "./types.js";
 
 const model = (init: Parameters<typeof create<typeof ModelDetailsSchema>>[1]) => create(ModelDetailsSchema, init);
@@ -247,6 +255,46 @@ describe("the parameterised catalogue joined with the flat list (docs/protocol.m
     });
     expect(list.filter((m) => m.id === "gpt-5.5-high-fast")).toHaveLength(1);
     expect(list.find((m) => m.id === "gpt-5.5-low")?.variant?.base).toBe("gpt-5.5");
+  });
+
+  it("takes each variant's window from its context tier, which Cursor sends where the limit fields are empty (P15)", async () => {
+    const opus = create(AvailableModelSchema, {
+      name: "claude-opus-4-8",
+      parameterDefinitions: [
+        {
+          id: "context",
+          parameterType: { type: { case: "enumParameter", value: { values: [{ value: "300k" }, { value: "1m" }] } } },
+        },
+      ],
+      variants: [
+        {
+          parameterValues: [{ id: "context", value: "300k" }],
+          isDefaultNonMaxConfig: true,
+          legacySlug: "claude-opus-4-8-high",
+        },
+        {
+          parameterValues: [{ id: "context", value: "1m" }],
+          isMaxMode: true,
+          isDefaultMaxConfig: true,
+          legacySlug: "claude-opus-4-8-high-1m",
+        },
+      ],
+    });
+    const list = await createModelCatalog({
+      fetch: async () => [],
+      fetchAvailable: async () => [opus],
+      ttlMs: 60_000,
+      now: () => 0,
+    }).list();
+    expect(list.find((m) => m.id === "claude-opus-4-8")?.contextWindow).toBe(300_000);
+    expect(list.find((m) => m.id === "claude-opus-4-8-high")?.contextWindow).toBe(300_000);
+    expect(list.find((m) => m.id === "claude-opus-4-8-high-1m")?.contextWindow).toBe(1_000_000);
+    expect([contextTier("272k"), contextTier("1M"), contextTier("max"), contextTier(undefined)]).toEqual([
+      272_000,
+      1_000_000,
+      undefined,
+      undefined,
+    ]);
   });
 
   it("falls back to the flat list when AvailableModels fails", async () => {

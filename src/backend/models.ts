@@ -135,6 +135,18 @@ function parameterValues(model: AvailableModelRow): ModelParameterInfo[] {
 }
 
 /**
+ * The window a `context` parameter value names (`200k`, `272k`, `300k`, `1m`): a variant's own context tier is the
+ * surest source of its window, since `context_token_limit` (15) and `context_token_limit_for_max_mode` (16) often
+ * arrive empty (cursor-protocol-addendum-3.md P15). Undefined for anything else.
+ */
+export function contextTier(value: string | undefined): number | undefined {
+  const match = /^(\d+(?:\.\d+)?)([km])$/i.exec(value?.trim() ?? "");
+  if (match === null) return undefined;
+  const tokens = Math.round(Number(match[1]) * (match[2]?.toLowerCase() === "m" ? 1_000_000 : 1_000));
+  return tokens > 0 ? tokens : undefined;
+}
+
+/**
  * The parameterised catalogue (docs/protocol.md §6.1) joined with the flat list: every base model of `available`
  * that has parameters or variants becomes an entry with its parameters and default variant, and each variant an
  * entry with its base and values (the flat row of the same id, when GetUsableModels lists it, gains them).
@@ -182,7 +194,7 @@ export function joinCatalogue(
       params: Object.fromEntries((defaultVariant?.parameterValues ?? []).map((p) => [p.id, p.value])),
       variant: defaultVariant === undefined ? undefined : idOf(defaultVariant),
     };
-    base.contextWindow = model.contextTokenLimit ?? null;
+    base.contextWindow = contextTier(base.defaults.params.context) ?? model.contextTokenLimit ?? null;
     for (const variant of model.variants) {
       const id = idOf(variant);
       if (id === undefined) continue;
@@ -200,7 +212,9 @@ export function joinCatalogue(
       entry.variant = { base: model.name, params, maxMode: variant.isMaxMode === true };
       entry.maxMode = variant.isMaxMode === true;
       const maxContext = model.contextTokenLimitForMaxMode;
-      entry.contextWindow = variant.isMaxMode === true ? (maxContext ?? null) : (model.contextTokenLimit ?? null);
+      entry.contextWindow =
+        contextTier(params.context) ??
+        (variant.isMaxMode === true ? (maxContext ?? null) : (model.contextTokenLimit ?? null));
     }
   }
   return list;
