@@ -1,8 +1,8 @@
 /**
  * Header rules every RPC must pass (docs/protocol.md §2.2, cursor-protocol-addendum-2.md §1): a `Bearer` access token
- * that is ours and unexpired, `x-cursor-client-type` `cli` or `sdk` (Cursor's own TypeScript SDK), and an
- * `x-cursor-client-version` of the form `cli-YYYY.MM.DD-<7 hex>` (not older than the configured minimum) or
- * `sdk-<semver>`, with either client type. A unary call outside a turn sent without a client type needs only the
+ * that is ours and unexpired, `x-cursor-client-type` `cli`, `sdk` (Cursor's own TypeScript SDK) or `ide`, and an
+ * `x-cursor-client-version` of the form `cli-YYYY.MM.DD-<7 hex>[-lab]` (not older than the configured minimum) or
+ * one of the SDK's forms, with any of those client types, or the IDE's `X.Y.Z` with type `ide`. A unary call outside a turn sent without a client type needs only the
  * token (the real service answers such calls); a turn (`Run`, `RunSSE`, `BidiAppend`) always needs both headers.
  * `connect-protocol-version` may be absent (index.ts).
  */
@@ -17,11 +17,18 @@ export const identityKey = createContextKey<TokenIdentity | undefined>(undefined
 /** The agent RPCs a usage limit refuses (a turn); unary calls such as the model list still answer. */
 const TURN_METHODS = new Set(["Run", "RunSSE"]);
 
-const VERSION = /^cli-(\d{4})\.(\d{2})\.(\d{2})-[0-9a-f]{7}$/;
-/** The SDK's form, e.g. `sdk-1.0.32` (a semver, pre-release and build parts allowed). */
-const SDK_VERSION = /^sdk-\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?$/;
-/** Client types Cursor's own clients send. */
-const CLIENT_TYPES = new Set(["cli", "sdk"]);
+/** The CLI's build id; a build of a non-production channel ends in `-lab` (cursor-protocol-addendum-3.md E8). */
+const VERSION = /^cli-(\d{4})\.(\d{2})\.(\d{2})-[0-9a-f]{7}(?:-lab)?$/;
+/**
+ * The SDK's forms (E12): `sdk-1.0.32` (a semver, pre-release and build parts allowed), `sdk-python-<semver>` from the
+ * Python SDK, `agentkit-<version>`, and `sdk-unknown` when it knows none.
+ */
+const SDK_VERSION =
+  /^(?:sdk-(?:python-)?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?|agentkit-[0-9A-Za-z][0-9A-Za-z.+-]*|sdk-unknown)$/;
+/** The IDE's version (`3.18.9`, E11), sent with client type `ide`. */
+const IDE_VERSION = /^\d+\.\d+\.\d+$/;
+/** Client types Cursor's own clients send: the CLI, the SDK and the IDE (E11). */
+const CLIENT_TYPES = new Set(["cli", "sdk", "ide"]);
 
 /** The default minimum: the official CLI build the reference was read from (§0, RAPH@restored). */
 export const DEFAULT_MIN_CLIENT_VERSION = "cli-2025.11.25-d5b3271";
@@ -59,8 +66,9 @@ export function checkHeaders(header: Headers, options: StrictnessOptions, turn =
   if (!CLIENT_TYPES.has(clientType)) throw badRequest(`Unsupported x-cursor-client-type "${clientType}".`);
   const version = header.get("x-cursor-client-version");
   if (version === null || version === "") throw badRequest("Missing x-cursor-client-version header.");
-  // No minimum SDK version is known: any well-formed one passes.
+  // No minimum SDK or IDE version is known: any well-formed one passes.
   if (SDK_VERSION.test(version)) return version;
+  if (clientType === "ide" && IDE_VERSION.test(version)) return version;
   const date = clientVersionDate(version);
   if (date === undefined) throw badRequest(`Malformed x-cursor-client-version "${version}".`);
   const minimum = clientVersionDate(options.minClientVersion);

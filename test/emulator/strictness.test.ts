@@ -76,14 +76,42 @@ describe("authorization", () => {
 });
 
 describe("client headers", () => {
-  it("x-cursor-client-type missing on a Run, or not `cli`/`sdk` → invalid_argument", async () => {
+  it("x-cursor-client-type missing on a Run, or not `cli`/`sdk`/`ide` → invalid_argument", async () => {
     const run = await driveRun(
       agentClient(emulator.url, token, { overrides: { "x-cursor-client-type": null } }),
       runRequest("hi"),
       new BlobStore(),
     );
     expect(run.error?.code).toBe(Code.InvalidArgument);
-    expect((await unaryError({ "x-cursor-client-type": "ide" }))?.code).toBe(Code.InvalidArgument);
+    expect((await unaryError({ "x-cursor-client-type": "vscode" }))?.code).toBe(Code.InvalidArgument);
+  });
+
+  it("takes every version form Cursor's own clients send (addendum 3 E8, E11, E12)", async () => {
+    const accepted = [
+      ["cli", "cli-2026.09.02-fa0c06e-lab"],
+      ["sdk", "sdk-python-1.4.2"],
+      ["sdk", "agentkit-0.3.1"],
+      ["sdk", "sdk-unknown"],
+      ["ide", "3.18.9"],
+      ["ide", CLIENT_VERSION],
+    ];
+    for (const [type, version] of accepted) {
+      const headers = { "x-cursor-client-type": type ?? "", "x-cursor-client-version": version ?? "" };
+      expect(await unaryError(headers), `${type} ${version}`).toBeUndefined();
+    }
+    const run = await driveRun(
+      agentClient(emulator.url, token, {
+        overrides: { "x-cursor-client-type": "ide", "x-cursor-client-version": "3.18.9" },
+      }),
+      runRequest("hello ide"),
+      new BlobStore(),
+    );
+    expect(run.text).toBe("You said: hello ide");
+    // The IDE's form only with the IDE's type; a build id must still be one.
+    expect((await unaryError({ "x-cursor-client-version": "3.18.9" }))?.code).toBe(Code.InvalidArgument);
+    expect((await unaryError({ "x-cursor-client-version": "cli-2026.09.02-fa0c06e-beta" }))?.code).toBe(
+      Code.InvalidArgument,
+    );
   });
 
   it("a unary call without a client type is answered when its token is valid, and refused when it is not", async () => {
