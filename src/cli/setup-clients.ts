@@ -4,7 +4,9 @@
  * without a local API key any value works (`local`); with one, every snippet reads it from CURSOR_BRIDGE_API_KEY, the
  * variable the server itself reads it from.
  */
+
 import { join } from "node:path";
+import { effortVariants } from "../util/model-efforts.js";
 import { parseJsonObject } from "./setup-write.js";
 import { mergeToml, rootStringValue, tomlString } from "./toml-merge.js";
 
@@ -127,9 +129,7 @@ function openCodeProvider(target: SetupTarget): Record<string, unknown> {
       ...(model.vision ? { attachment: true } : {}),
       // OpenCode's variants (`opencode run --variant high`, its variant picker): one per effort tier, each sent as
       // reasoning_effort, which the bridge maps onto the model's own effort parameter.
-      ...(model.efforts === undefined || model.efforts.length === 0
-        ? {}
-        : { variants: Object.fromEntries(model.efforts.map((effort) => [effort, { reasoningEffort: effort }])) }),
+      ...(model.efforts === undefined || model.efforts.length === 0 ? {} : { variants: effortVariants(model.efforts) }),
     };
   }
   return {

@@ -4,9 +4,11 @@
  * the server lists (asked from the running server when it answers). `--write` merges it into the client's config
  * file, keeping a backup and showing the diff.
  */
+
 import { readFile } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
 import { ProxyError } from "../util/errors.js";
+import { effortTiersOf } from "../util/model-efforts.js";
 import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
 import { createCliContext } from "./context.js";
@@ -122,22 +124,10 @@ async function fetchModels(origin: string, apiKey: string | undefined): Promise<
   }
 }
 
-/** The `reasoning_effort` values the bridge takes (OpenAI's and `max`); the catalogue's `extra-high` is `xhigh`. */
-const OPENAI_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
-
-/** The effort tiers of a base model's `cursor_bridge` object, in OpenAI's names (absent when it has none). */
+/** The effort tiers of a base model's `cursor_bridge` object (absent when it has none). */
 function effortsOf(extension: unknown): { efforts?: string[] } {
-  if (typeof extension !== "object" || extension === null) return {};
-  const parameters = (extension as { parameters?: unknown }).parameters;
-  if (!Array.isArray(parameters)) return {};
-  const effort = parameters.find(
-    (p): p is { id: string; values: unknown[] } =>
-      typeof p === "object" && p !== null && (p.id === "effort" || p.id === "reasoning") && Array.isArray(p.values),
-  );
-  const efforts = (effort?.values ?? [])
-    .map((value) => (value === "extra-high" ? "xhigh" : value))
-    .filter((value): value is string => typeof value === "string" && OPENAI_EFFORTS.includes(value));
-  return efforts.length === 0 ? {} : { efforts: [...new Set(efforts)] };
+  const efforts = effortTiersOf(extension);
+  return efforts.length === 0 ? {} : { efforts };
 }
 
 const AUTO: SetupModel = { id: "auto", name: "Auto", reasoning: false, vision: true, aliases: [] };

@@ -2,7 +2,14 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type BridgeModel, configModels, createModelCache, parseModelList, toConfigModel } from "./models.js";
+import {
+  type BridgeModel,
+  configModels,
+  createModelCache,
+  parseModelList,
+  toCatalogModel,
+  toConfigModel,
+} from "./models.js";
 
 const sonnet: BridgeModel = {
   id: "claude-4.5-sonnet",
@@ -36,6 +43,35 @@ describe("plugin model list", () => {
     });
     expect(entries["claude-4.5-sonnet"]).toEqual({ name: "Mine" });
     expect(entries["composer-1"]).toMatchObject({ attachment: false, modalities: { input: ["text"] } });
+  });
+
+  it("gives a parameterised model one OpenCode variant per effort tier, in both lists and through the cache", async () => {
+    const opus = {
+      ...sonnet,
+      id: "gpt-5.5",
+      cursor_bridge: {
+        base: "gpt-5.5",
+        parameters: [
+          { id: "reasoning", values: ["none", "low", "extra-high"] },
+          { id: "fast", values: ["false", "true"] },
+        ],
+      },
+    };
+    const [parsed] = parseModelList({ data: [opus] });
+    expect(parsed?.efforts).toEqual(["none", "low", "xhigh"]);
+    const variants = {
+      none: { reasoningEffort: "none" },
+      low: { reasoningEffort: "low" },
+      xhigh: { reasoningEffort: "xhigh" },
+    };
+    expect(toConfigModel(parsed as BridgeModel).variants).toEqual(variants);
+    expect(toCatalogModel(parsed as BridgeModel, "cursor", "@ai-sdk/openai-compatible").variants).toEqual(variants);
+    expect(toConfigModel(sonnet)).not.toHaveProperty("variants");
+    const dir = mkdtempSync(join(tmpdir(), "cursor-bridge-models-"));
+    dirs.push(dir);
+    const cache = createModelCache(join(dir, "models.json"));
+    await cache.write("http://a", [parsed as BridgeModel], 1000);
+    expect((await cache.read("http://a"))?.models[0]?.efforts).toEqual(["none", "low", "xhigh"]);
   });
 
   it("caches per Cursor API URL in a 0600 file and treats a broken file as empty", async () => {

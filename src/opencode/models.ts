@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { readFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { makeDir } from "../util/make-dir.js";
+import { effortTiersOf, effortVariants } from "../util/model-efforts.js";
 import type { CatalogModel, ConfigModel } from "./types.js";
 
 /** The fields of a bridge `/v1/models` entry the plugin uses. */
@@ -17,6 +18,8 @@ export interface BridgeModel {
   reasoning: boolean;
   tool_calls: boolean;
   vision: boolean;
+  /** The effort tiers of a parameterised base model (`reasoning_effort` values), each an OpenCode variant. */
+  efforts?: string[];
 }
 
 /** OpenCode needs an output limit; Cursor reports none and the bridge ignores `max_tokens`. */
@@ -40,14 +43,16 @@ function isBridgeModel(value: unknown): value is BridgeModel {
 export function parseModelList(body: unknown): BridgeModel[] {
   const data = typeof body === "object" && body !== null ? (body as { data?: unknown }).data : undefined;
   if (!Array.isArray(data)) return [];
-  return data.filter(isBridgeModel).map(({ id, display_name, context_window, reasoning, tool_calls, vision }) => ({
-    id,
-    display_name,
-    context_window,
-    reasoning,
-    tool_calls,
-    vision,
-  }));
+  return data.filter(isBridgeModel).map((entry) => {
+    const { id, display_name, context_window, reasoning, tool_calls, vision } = entry;
+    // A fresh list carries the tiers in `cursor_bridge`; the cache holds them as `efforts`.
+    const cached = (entry as { efforts?: unknown }).efforts;
+    const efforts = Array.isArray(cached) ? effortTiersOf({ parameters: [{ id: "effort", values: cached }] }) : [];
+    const tiers = efforts.length > 0 ? efforts : effortTiersOf((entry as { cursor_bridge?: unknown }).cursor_bridge);
+    const model: BridgeModel = { id, display_name, context_window, reasoning, tool_calls, vision };
+    if (tiers.length > 0) model.efforts = tiers;
+    return model;
+  });
 }
 
 /** Reads the list from a running bridge. @throws on a non-200 answer, a bad body or the timeout. */
@@ -75,7 +80,15 @@ export function toConfigModel(model: BridgeModel): ConfigModel {
     temperature: false,
     limit: { context: model.context_window, output: OUTPUT_LIMIT },
     modalities: { input: model.vision ? ["text", "image"] : ["text"], output: ["text"] },
+    // OpenCode's variant picker and `--variant`: one per Cursor effort tier (without them OpenCode offers its own
+    // low/medium/high, or nothing, and may send a default effort of its own).
+    ...variantsOf(model),
   };
+}
+
+function variantsOf(model: BridgeModel): { variants?: Record<string, Record<string, unknown>> } {
+  const variants = effortVariants(model.efforts);
+  return variants === undefined ? {} : { variants };
 }
 
 /** Config entries for a list; `existing` (the user's own entries) win over generated ones. */
@@ -110,6 +123,7 @@ export function toCatalogModel(model: BridgeModel, providerID: string, npm: stri
     options: {},
     headers: {},
     release_date: "",
+    ...variantsOf(model),
   };
 }
 

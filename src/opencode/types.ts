@@ -35,6 +35,8 @@ export interface ConfigModel {
   tool_call?: boolean;
   limit?: { context: number; output: number };
   modalities?: { input: Array<"text" | "image">; output: Array<"text"> };
+  /** Named option sets (`opencode run --variant NAME`, the variant picker), merged into the request's options. */
+  variants?: Record<string, Record<string, unknown>>;
 }
 
 /** A provider block of OpenCode's config. */

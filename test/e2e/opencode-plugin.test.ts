@@ -133,6 +133,33 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
   );
 
   it(
+    "--variant picks a Cursor effort tier of a parameterised model, max included",
+    async () => {
+      for (const [model, variant, expected] of [
+        // Without the plugin's variants OpenCode sends its own default effort (medium) for a gpt-5 id.
+        ["gpt-5.5", "high", "Model: gpt-5.5; params: fast=false,reasoning=high;"],
+        ["claude-opus-4-8", "max", "Model: claude-opus-4-8; params: context=300k,effort=max,thinking=true;"],
+      ]) {
+        const args = [
+          "run",
+          "-m",
+          `cursor/${model}`,
+          "--variant",
+          `${variant}`,
+          "--format",
+          "json",
+          "[[emu:echo-model]]",
+        ];
+        const echo = await startOpenCode(args).done;
+        const diagnostics = `exit ${echo.code}\nstdout:\n${echo.stdout}\nstderr:\n${echo.stderr.slice(-4000)}`;
+        expect(echo.code, diagnostics).toBe(0);
+        expect(echo.stdout, diagnostics).toContain(expected);
+      }
+    },
+    2 * RUN_TIMEOUT_MS + 30_000,
+  );
+
+  it(
     "runs bash through OpenCode on one Cursor Run, answers with its output, and the bridge exits with OpenCode",
     async () => {
       const nonce = `nonce-${randomBytes(6).toString("hex")}`;
