@@ -1,6 +1,7 @@
 /**
  * Scenario 7 (memory budget): `cursor-bridge serve --upstream emulator` in its own process (the embedded
- * emulator echoes the text), 30 concurrent non-streaming requests each carrying one 3.9 MB user message. Samples the
+ * emulator echoes the text), 30 concurrent non-streaming requests each carrying 3.9 MB of text (a conversation of user
+ * messages of at most 0.9 MB: Cursor refuses a single user message above 1 MiB). Samples the
  * RSS of the server's whole process tree while they run and afterwards while it idles. Targets: every request
  * answered 200, peak RSS ≤ 600 MB, and back under 250 MB within 60 s of idle. Before the load, the same process
  * answers 5 small requests and idles 2 s: its RSS then is the "idle server after 5 requests" of issue 17 (≤ 80 MB).
@@ -83,10 +84,30 @@ function post(url: string, body: string): Promise<number> {
   });
 }
 
-/** One user message of about `bytes` bytes of plain text, different per request. */
-function bigMessage(i: number, bytes: number): string {
-  const line = `Request ${i}: the quick brown fox jumps over the lazy dog while the parser reads section ${i}.\n`;
-  return line.repeat(Math.ceil(bytes / line.length)).slice(0, bytes);
+/** Cursor refuses one user message above about 1 MiB (docs/protocol.md): a large request spreads its text over several. */
+export const LARGE_REQUEST_MESSAGE_BYTES = 900_000;
+
+/**
+ * About `bytes` bytes of plain text (`line` repeated) as a conversation: user messages of at most
+ * {@link LARGE_REQUEST_MESSAGE_BYTES}, each answered by a short assistant message, ending with a user message (a
+ * long session whose pasted files went in over several turns).
+ */
+export function largeConversation(line: string, bytes: number): Array<{ role: "user" | "assistant"; content: string }> {
+  const text = line.repeat(Math.ceil(bytes / line.length)).slice(0, bytes);
+  const messages: Array<{ role: "user" | "assistant"; content: string }> = [];
+  for (let at = 0; at < text.length; at += LARGE_REQUEST_MESSAGE_BYTES) {
+    if (at > 0) messages.push({ role: "assistant", content: "Noted." });
+    messages.push({ role: "user", content: text.slice(at, at + LARGE_REQUEST_MESSAGE_BYTES) });
+  }
+  return messages;
+}
+
+/** About `bytes` bytes of plain text over several user messages, different per request. */
+function bigConversation(i: number, bytes: number) {
+  return largeConversation(
+    `Request ${i}: the quick brown fox jumps over the lazy dog while the parser reads section ${i}.\n`,
+    bytes,
+  );
 }
 
 export async function startServer(dir: string): Promise<{ pid: number; url: string; stop: () => Promise<void> }> {
@@ -144,7 +165,7 @@ export async function runMemoryBudget(
     await new Promise((resolve) => setTimeout(resolve, IDLE_SERVER.settleMs));
     const baseline = await treeRss(server.pid);
     const bodies = Array.from({ length: concurrency }, (_, i) =>
-      JSON.stringify({ model: "auto", messages: [{ role: "user", content: bigMessage(i, messageBytes) }] }),
+      JSON.stringify({ model: "auto", messages: bigConversation(i, messageBytes) }),
     );
     let peak = baseline;
     let sampling = true;
