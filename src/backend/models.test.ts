@@ -257,6 +257,41 @@ describe("the parameterised catalogue joined with the flat list (docs/protocol.m
     expect(list.find((m) => m.id === "gpt-5.5-low")?.variant?.base).toBe("gpt-5.5");
   });
 
+  it("a variant takes images as its base does, also a flat row listed under another prefix (cursor-grok-…)", async () => {
+    const grok = create(AvailableModelSchema, {
+      name: "grok-4.6",
+      supportsImages: true,
+      variants: [
+        {
+          parameterValues: [{ id: "effort", value: "low" }],
+          legacySlug: "cursor-grok-4.6-low",
+          isDefaultNonMaxConfig: true,
+        },
+        { parameterValues: [{ id: "effort", value: "high" }], legacySlug: "cursor-grok-4.6-high" },
+      ],
+    });
+    const rows = [model({ modelId: "cursor-grok-4.6-low" }), model({ modelId: "cursor-grok-4.6-high" })];
+    const list = (visionOverrides: string[] = []) =>
+      createModelCatalog({
+        fetch: async () => rows,
+        fetchAvailable: async () => [grok],
+        visionOverrides,
+        ttlMs: 60_000,
+        now: () => 0,
+      }).list();
+    // The family table knows `grok-` ids, not `cursor-grok-` ones: without the base's answer these said no images.
+    const vision = (models: ModelInfo[]) => Object.fromEntries(models.map((m) => [m.id, m.vision]));
+    expect(vision(await list())).toMatchObject({
+      "grok-4.6": true,
+      "cursor-grok-4.6-low": true,
+      "cursor-grok-4.6-high": true,
+    });
+    expect(vision(await list(["-cursor-grok-4.6-high"]))).toMatchObject({
+      "cursor-grok-4.6-low": true,
+      "cursor-grok-4.6-high": false,
+    });
+  });
+
   it("takes each variant's window from its context tier, which Cursor sends where the limit fields are empty (P15)", async () => {
     const opus = create(AvailableModelSchema, {
       name: "claude-opus-4-8",

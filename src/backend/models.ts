@@ -209,6 +209,9 @@ export function joinCatalogue(
         vision: base.vision,
       });
       if (entry === base) continue;
+      // A variant takes images as its base does (Cursor answers per base model), whatever the family table says of a
+      // flat id listed before the join (`cursor-grok-4.6-high` for base `grok-4.6`); `--vision-models` still wins.
+      entry.vision = visionFor(id, { ...vision, upstream: new Map([[id, base.vision]]) });
       entry.variant = { base: model.name, params, maxMode: variant.isMaxMode === true };
       entry.maxMode = variant.isMaxMode === true;
       const maxContext = model.contextTokenLimitForMaxMode;

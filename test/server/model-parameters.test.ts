@@ -5,6 +5,7 @@
  * 400 before any Run; the response names the variant that ran.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pngImage } from "../support/images.js";
 import { type Stack, startStack } from "../support/stack.js";
 
 let stack: Stack;
@@ -241,6 +242,43 @@ describe("Claude ids name a version", () => {
     const { text } = await answer(await post(stack, "/messages", body));
     expect(text).toContain("Model: claude-4.5-sonnet-thinking; params: none;");
   });
+});
+
+describe("GET /v1/models round trip", () => {
+  it("every listed variant id selects exactly its listed values, and takes images where its base does", async () => {
+    type Entry = {
+      id: string;
+      vision: boolean;
+      cursor_bridge?: { base: string; params?: Record<string, string>; max_mode?: boolean };
+    };
+    const list = (await (await fetch(`${stack.baseURL}/models`)).json()) as { data: Entry[] };
+    const bases = new Map(list.data.filter((m) => m.cursor_bridge?.params === undefined).map((m) => [m.id, m]));
+    const variants = list.data.filter((m) => m.cursor_bridge?.params !== undefined);
+    expect(variants.length).toBeGreaterThan(50);
+    const image = pngImage(2, 2).toString("base64");
+    for (const variant of variants) {
+      const { base, params = {}, max_mode: maxMode = false } = variant.cursor_bridge ?? { base: "" };
+      // `cursor-grok-4.6-high` and its alias `grok-4.6-high`: the family table alone says no images for the first.
+      expect(variant.vision, variant.id).toBe(bases.get(base)?.vision);
+      const content = variant.vision
+        ? [
+            { type: "text", text: ECHO },
+            { type: "image_url", image_url: { url: `data:image/png;base64,${image}` } },
+          ]
+        : ECHO;
+      const response = await post(stack, "/chat/completions", {
+        model: variant.id,
+        messages: [{ role: "user", content }],
+      });
+      expect(response.status, variant.id).toBe(200);
+      const { text } = await answer(response);
+      const sorted = Object.entries(params)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([id, value]) => `${id}=${value}`)
+        .join(",");
+      expect(text, variant.id).toContain(line(base, sorted, maxMode));
+    }
+  }, 120_000);
 });
 
 describe("allowed tools", () => {
