@@ -104,6 +104,17 @@ function post(
 /** The cost of MESSAGE's turn on the model that served it, computed here from the price table. */
 const expectedCost = (model: string) => costMicroUsd(USAGE, priceOf(model, priceRules()));
 
+/** A key's spend this month once its request has settled (a streamed one settles after its body ends). */
+async function settledSpend(name: string) {
+  const period = periodAt("month", Date.now()).id;
+  let totals = await spend.get(`id-${name}`, period);
+  for (let attempt = 0; attempt < 100 && totals.requests === 0; attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    totals = await spend.get(`id-${name}`, period);
+  }
+  return totals;
+}
+
 /** The error body's type and code in the door's shape. */
 async function errorOf(door: DoorName, response: Response): Promise<{ type: string; code?: string; message: string }> {
   const body = (await response.json()) as {
@@ -284,18 +295,43 @@ describe.each(["chat", "responses", "messages"] as const)("%s", (door) => {
     }
     abort.abort();
     await reader?.cancel().catch(() => undefined);
-    const period = periodAt("month", Date.now()).id;
-    let totals = await spend.get(`id-${name}`, period);
-    for (let attempt = 0; attempt < 100 && totals.requests === 0; attempt += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      totals = await spend.get(`id-${name}`, period);
-    }
+    const totals = await settledSpend(name);
     expect(totals.requests).toBe(1);
     // Cut short: some output, not the 200 tokens the whole answer has, and the prompt's estimate as input.
     expect(totals.outputTokens).toBeGreaterThan(0);
     expect(totals.outputTokens).toBeLessThan(200);
     expect(totals.inputTokens).toBeGreaterThan(0);
     expect(totals.microUsd).toBeGreaterThan(0);
+  });
+});
+
+describe.each([
+  ["chat", { stop: "delta" }],
+  ["messages", { stop_sequences: ["delta"] }],
+] as const)("%s: an answer cut at a stop sequence", (door, stop) => {
+  it.each([false, true])("is billed by estimate, as received (stream %s)", async (stream) => {
+    // Cursor's usage comes at the turn's end, which a cut answer never reaches: without the estimate a JSON answer
+    // cut at a sequence the model was told to write cost nothing, however long it was.
+    const name = key({});
+    const response = await fetch(`${stack.baseURL}${DOORS[door].path}`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${name}`,
+        "anthropic-version": "2023-06-01",
+      },
+      body: JSON.stringify({ ...DOORS[door].body(stream, "Count [[emu:tokens 20]]"), ...stop }),
+    });
+    expect(response.status).toBe(200);
+    const body = await response.text();
+    if (!stream) expect(body).toContain('alpha bravo charlie "');
+    const totals = await settledSpend(name);
+    expect(totals.requests).toBe(1);
+    // "alpha bravo charlie " at 4 characters a token.
+    expect(totals.outputTokens).toBe(5);
+    expect(totals.inputTokens).toBeGreaterThan(0);
+    expect(totals.microUsd).toBeGreaterThan(0);
+    if (!stream) expect(response.headers.get("x-cursor-bridge-cost")).toBe(formatUsd(totals.microUsd));
   });
 });
 

@@ -264,11 +264,15 @@ export function createLimits(options: LimitsOptions): Limits {
 
     const log = c.get("log");
     let settled: Promise<{ cost: number; after: SpendTotals }> | undefined;
-    const settle = (turn: Admitted) => {
+    /**
+     * `received`: the client got the answer's output, so a turn cut before Cursor's usage is billed by estimate: a
+     * streamed answer (cut short, it was partly received) or a JSON one that was sent (cut at a stop sequence); a JSON
+     * one that failed was not received at all.
+     */
+    const settle = (turn: Admitted, received: boolean) => {
       settled ??= (async () => {
         leases.release(turn.id);
-        // A streamed answer cut short was partly received; a JSON one that failed was not received at all.
-        const usage = log.usage ?? (log.streaming === undefined ? undefined : cutTurnUsage(turn.turn, log.outputChars));
+        const usage = log.usage ?? (received ? cutTurnUsage(turn.turn, log.outputChars) : undefined);
         const cost = costMicroUsd(usage, priceOf(log.model, rules));
         const item: PendingSettle = {
           keyId: key.keyId,
@@ -312,7 +316,7 @@ export function createLimits(options: LimitsOptions): Limits {
     try {
       await next();
     } catch (error) {
-      if (admitted !== undefined) await settle(admitted).catch(() => undefined);
+      if (admitted !== undefined) await settle(admitted, false).catch(() => undefined);
       throw error;
     }
     // Refused, or ended before its turn was let in (a bad request): nothing to settle.
@@ -330,7 +334,7 @@ export function createLimits(options: LimitsOptions): Limits {
 
     if (log.streaming === undefined) {
       try {
-        const { cost, after } = await settle(turn);
+        const { cost, after } = await settle(turn, res.ok);
         setHeader(res, "x-cursor-bridge-cost", formatUsd(cost));
         setHeader(res, "x-cursor-bridge-spend", formatUsd(after.microUsd));
         warning(after.microUsd);
@@ -347,11 +351,11 @@ export function createLimits(options: LimitsOptions): Limits {
     const streaming = log.streaming;
     sendCostAsTrailers(c, async () => {
       await streaming;
-      const { cost, after } = await settle(turn);
+      const { cost, after } = await settle(turn, true);
       return { "x-cursor-bridge-cost": formatUsd(cost), "x-cursor-bridge-spend-after": formatUsd(after.microUsd) };
     });
     void streaming.finally(() => {
-      settle(turn).catch(() => undefined);
+      settle(turn, true).catch(() => undefined);
     });
   };
 
@@ -370,11 +374,11 @@ export function createLimits(options: LimitsOptions): Limits {
 }
 
 /**
- * What a streamed turn cut before Cursor reported its usage is billed: a client that went away mid-answer (or whose
- * upstream dropped) received that much output, and Cursor ran the turn. Estimated as the worst case estimates its input, and the
- * output handed out at {@link CHARS_PER_TOKEN} characters a token; nothing when nothing was handed out (a turn refused
- * or failed before its first token). Such a turn used to cost nothing: a client could stop every answer just before
- * its end and never use up its budget.
+ * What a turn cut before Cursor reported its usage is billed: a client that went away mid-answer (or whose upstream
+ * dropped), or whose answer a stop sequence ended, received that much output, and Cursor ran the turn. Estimated as
+ * the worst case estimates its input, and the output handed out at {@link CHARS_PER_TOKEN} characters a token;
+ * nothing when nothing was handed out (a turn refused or failed before its first token). Such a turn used to cost
+ * nothing: a client could stop every answer just before its end and never use up its budget.
  */
 function cutTurnUsage(turn: TurnToAdmit, outputChars: number | undefined): RequestLog["usage"] {
   if (outputChars === undefined || outputChars === 0) return undefined;
