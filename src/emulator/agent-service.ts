@@ -2,7 +2,7 @@
  * Registers the emulated services on a connect-es router (docs/protocol.md §1.2, §1.3, §4.2, §4.3, §6):
  * agent.v1.AgentService (Run, RunSSE, GetUsableModels, GetDefaultModelForCli, NameAgent, GetPromptContextUsage,
  * UpdateConversationMetadata; RunPoll `unimplemented`), aiserver.v1.AnalyticsService,
- * aiserver.v1.AiService (the CLI's model calls and NameAgent), aiserver.v1.BidiService/BidiAppend and
+ * aiserver.v1.AiService (the CLI's model calls and NameAgent), BidiAppend (on BidiService and AgentService) and
  * aiserver.v1.DashboardService (GetCurrentPeriodUsage, GetPlanInfo, GetHardLimit,
  * GetUsageLimitStatusAndActiveGrants and the team/privacy RPCs current clients call) and
  * aiserver.v1.ServerConfigService/GetServerConfig.
@@ -20,7 +20,7 @@ import { AgentService } from "../gen/agent/v1/agent_service_pb.js";
 import type { GetUsableModelsResponse, NameAgentRequest } from "../gen/agent/v1/models_pb.js";
 import { AiService, type AvailableModelsResponse } from "../gen/aiserver/v1/ai_service_pb.js";
 import { AnalyticsService } from "../gen/aiserver/v1/analytics_pb.js";
-import { BidiService } from "../gen/aiserver/v1/bidi_pb.js";
+import { type BidiAppendRequest, BidiService } from "../gen/aiserver/v1/bidi_pb.js";
 import { DashboardService, LimitHitStage } from "../gen/aiserver/v1/dashboard_pb.js";
 import { ClientUpdateLevel, ServerConfigService } from "../gen/aiserver/v1/server_config_pb.js";
 import type { NodeRequest } from "./auth.js";
@@ -192,6 +192,14 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
   let available: AvailableModelsResponse | undefined;
   let parameterised: AvailableModelsResponse | undefined;
   let parameterisedBinary: AvailableModelsResponse | undefined;
+  // One client message of a RunSSE turn; Cursor's SDK lists the call on AgentService as well as on BidiService
+  // (cursor-protocol-addendum-3.md X4), so both paths take it.
+  const bidiAppend = (request: BidiAppendRequest, context: HandlerContext) => {
+    turn.stats.countAppend();
+    const requestId = requestIdOf(request.requestId?.requestId, context.requestHeader);
+    bidi.append(requestId, Number(request.appendSeqno), decodeAppend(request));
+    return {};
+  };
   router.service(AgentService, {
     async *run(requests, context) {
       turn.stats.countRun("Run");
@@ -225,6 +233,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
     // X4 names these without numbered fields: the emulator accepts any request and answers the empty message.
     getPromptContextUsage: () => ({}),
     updateConversationMetadata: () => ({}),
+    bidiAppend,
   });
   router.service(AiService, {
     getUsableModels,
@@ -246,14 +255,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
       return available;
     },
   });
-  router.service(BidiService, {
-    bidiAppend(request, context) {
-      turn.stats.countAppend();
-      const requestId = requestIdOf(request.requestId?.requestId, context.requestHeader);
-      bidi.append(requestId, Number(request.appendSeqno), decodeAppend(request));
-      return {};
-    },
-  });
+  router.service(BidiService, { bidiAppend });
   // Answered as the real service answers a user who is not in a team (cursor-protocol-addendum-2.md §9).
   const atLimit = (context: HandlerContext): boolean => {
     const identity = context.values.get(identityKey);

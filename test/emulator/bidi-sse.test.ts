@@ -39,6 +39,38 @@ describe("RunSSE + BidiAppend", () => {
     expect(stats.turns[0]?.requestBytes).toBeGreaterThan(0);
   });
 
+  it("takes the appends on AgentService's BidiAppend too, as Cursor's SDK lists it there (addendum 3 X4)", async () => {
+    const result = await driveSse(
+      emulator.url,
+      token,
+      runRequest('[[emu:tool lookup {"q":1}]]'),
+      new BlobStore(),
+      {
+        tools: [toolDefinition("lookup")],
+        onExec: (exec) => ({
+          case: "execClientMessage",
+          value: {
+            id: exec.id,
+            execId: exec.execId,
+            message: {
+              case: "mcpResult",
+              value: {
+                result: {
+                  case: "success",
+                  value: { content: [{ content: { case: "text", value: { text: "one" } } }] },
+                },
+              },
+            },
+          },
+        }),
+      },
+      "/agent.v1.AgentService/BidiAppend",
+    );
+    expect(result.error).toBeUndefined();
+    expect(result.appendErrors).toEqual([]);
+    expect(result.text).toBe("lookup returned: one");
+  });
+
   it("carries a client tool round trip", async () => {
     const result = await driveSse(emulator.url, token, runRequest('[[emu:tool lookup {"q":1}]]'), new BlobStore(), {
       tools: [toolDefinition("lookup")],

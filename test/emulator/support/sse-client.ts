@@ -40,6 +40,7 @@ export async function bidiAppend(
   requestId: string,
   seqno: number,
   message: AgentClientMessage,
+  path = "/aiserver.v1.BidiService/BidiAppend",
 ): Promise<AppendResult> {
   const body = toBinary(
     BidiAppendRequestSchema,
@@ -49,7 +50,7 @@ export async function bidiAppend(
       appendSeqno: BigInt(seqno),
     }),
   );
-  const response = await fetch(`${baseUrl}/aiserver.v1.BidiService/BidiAppend`, {
+  const response = await fetch(`${baseUrl}${path}`, {
     method: "POST",
     headers: {
       ...cursorHeaders(token),
@@ -112,6 +113,8 @@ export async function driveSse(
   first: AgentClientMessage,
   store: BlobStore,
   script: ClientScript = {},
+  /** Where the appends go: BidiService's path, or AgentService's (cursor-protocol-addendum-3.md X4). */
+  appendPath?: string,
 ): Promise<TurnResult & { requestId: string; appendErrors: AppendResult[] }> {
   const requestId = randomUUID();
   const result = {
@@ -131,7 +134,7 @@ export async function driveSse(
   const send = (message: AgentClientMessage): void => {
     const n = seqno++;
     chain = chain.then(async () => {
-      const answer = await bidiAppend(baseUrl, token, requestId, n, message);
+      const answer = await bidiAppend(baseUrl, token, requestId, n, message, appendPath);
       if (answer.status !== 200) result.appendErrors.push(answer);
     });
   };
