@@ -36,6 +36,15 @@ describe("cutAtStopSequences", () => {
     expect(result.released).toBe(true);
   });
 
+  it("takes more sequences than a call's arguments can hold (a large body's list is no crash)", async () => {
+    // Math.max(...lengths) threw RangeError past some 120k sequences: a failed answer, its upstream turn not released.
+    const many = Array.from({ length: 200_000 }, (_, i) => `zz${i}`);
+    const result = await run([text("one zz199999 two"), END], many);
+    expect(result.text).toBe("one ");
+    expect(result.seen).toEqual(["zz199999"]);
+    expect(result.released).toBe(true);
+  });
+
   it("picks the earliest sequence, the longest of those starting there", async () => {
     expect((await run([text("abcdef"), END], ["de", "bc", "bcd"])).seen).toEqual(["bcd"]);
   });

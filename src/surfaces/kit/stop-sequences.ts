@@ -46,7 +46,9 @@ export async function* cutAtStopSequences(
     yield* events;
     return;
   }
-  const keep = Math.max(...sequences.map((sequence) => sequence.length)) - 1;
+  // A loop, not Math.max(...lengths): a body may list more sequences than a call's arguments can hold.
+  let keep = 0;
+  for (const sequence of sequences) if (sequence.length - 1 > keep) keep = sequence.length - 1;
   let held = "";
   // Leaving this loop early (a sequence found) returns the source: the engine releases the upstream turn.
   for await (const event of events) {
