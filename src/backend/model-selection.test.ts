@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { clampEffort, selectByVariantId, selectModel } from "./model-selection.js";
-import type { ModelInfo } from "./types.js";
+import { clampEffort, effortSibling, selectByVariantId, selectModel } from "./model-selection.js";
+import type { EffortTier, ModelInfo } from "./types.js";
 
 const base = (
   id: string,
@@ -48,6 +48,36 @@ const MODELS: ModelInfo[] = [
   { id: "composer-1", displayName: "Composer 1", aliases: [], reasoning: false, maxMode: false, vision: true },
 ];
 const find = (id: string) => MODELS.find((m) => m.id === id) as ModelInfo;
+
+describe("effortSibling", () => {
+  const flat = (id: string): ModelInfo => ({
+    id,
+    displayName: id,
+    aliases: [],
+    reasoning: true,
+    maxMode: false,
+    vision: true,
+  });
+  const listed = ["gpt-5.3-codex", "gpt-5.3-codex-high", "gpt-5.3-codex-fast", "gpt-5.3-codex-xhigh-fast", "gpt-5.2"]
+    .map(flat)
+    .concat(MODELS);
+  const sibling = (id: string, effort?: EffortTier) =>
+    effortSibling(listed, listed.find((m) => m.id === id) as ModelInfo, effort === undefined ? {} : { effort })?.id;
+
+  it("runs a flat id's listed tier sibling, keeping -fast last", () => {
+    expect(sibling("gpt-5.3-codex", "high")).toBe("gpt-5.3-codex-high");
+    expect(sibling("gpt-5.3-codex-fast", "xhigh")).toBe("gpt-5.3-codex-xhigh-fast");
+  });
+
+  it("leaves the id when no sibling is listed, it names a tier already, it has parameters, or no tier was chosen", () => {
+    expect(sibling("gpt-5.3-codex", "low")).toBeUndefined();
+    expect(sibling("gpt-5.2", "high")).toBeUndefined();
+    expect(sibling("gpt-5.3-codex-high", "xhigh")).toBeUndefined();
+    expect(sibling("gpt-5.3-codex")).toBeUndefined();
+    expect(sibling("gpt-5.5", "high")).toBeUndefined();
+    expect(sibling("claude-opus-4-8-thinking-low", "high")).toBeUndefined();
+  });
+});
 
 describe("clampEffort", () => {
   it("takes the model's own spelling and the nearest tier, a tie going up", () => {

@@ -179,6 +179,32 @@ export function selectModel(models: readonly ModelInfo[], model: ModelInfo, choi
 }
 
 /**
+ * The listed flat id that runs a flat model at the effort tier the person chose, when Cursor lists one
+ * (`gpt-5.3-codex` with `high` → `gpt-5.3-codex-high`, `gpt-5.3-codex-fast` with `xhigh` →
+ * `gpt-5.3-codex-xhigh-fast`): a flat id takes no parameters, so without it the tier would be dropped and the model
+ * run at its default. Undefined for a parameterised model or variant, an id that already names a tier (the id the
+ * person picked wins), or when no such id is listed.
+ */
+export function effortSibling(
+  models: readonly ModelInfo[],
+  model: ModelInfo,
+  choice: ModelChoice = {},
+): ModelInfo | undefined {
+  if (choice.effort === undefined || model.parameters !== undefined || model.variant !== undefined) return undefined;
+  const fast = model.id.toLowerCase().endsWith("-fast");
+  const stem = fast ? model.id.slice(0, -"-fast".length) : model.id;
+  const last = stem.slice(stem.lastIndexOf("-") + 1).toLowerCase();
+  if (rankOf(last) !== undefined || stem.toLowerCase().endsWith("-extra-high")) return undefined;
+  const spellings = choice.effort === "xhigh" ? ["xhigh", "extra-high"] : [choice.effort];
+  for (const tier of spellings) {
+    const wanted = `${stem}-${tier}${fast ? "-fast" : ""}`.toLowerCase();
+    const sibling = models.find((m) => m.id.toLowerCase() === wanted && m.parameters === undefined);
+    if (sibling !== undefined) return sibling;
+  }
+  return undefined;
+}
+
+/**
  * Resolves an id the model list does not hold as a variant suffix on a base model (see {@link parseVariantId});
  * the `ModelInfo` it stands for is its base.
  */

@@ -17,7 +17,7 @@ import {
   echoedAnswer,
   historyKeyPrefixes,
 } from "../backend/history-fingerprint.js";
-import { selectByVariantId, selectModel } from "../backend/model-selection.js";
+import { effortSibling, selectByVariantId, selectModel } from "../backend/model-selection.js";
 import { findModel, servedModelId } from "../backend/models.js";
 import type {
   AgentClient,
@@ -176,7 +176,9 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     signal: AbortSignal,
   ): Promise<{ model: ModelInfo; selection: ModelSelection }> => {
     catalogue = await agentClient.listModels(signal);
-    const model = findModel(catalogue, requested);
+    const found = findModel(catalogue, requested);
+    // A flat id runs the chosen tier through its listed sibling (`gpt-5.3-codex-high`) where Cursor has one.
+    const model = found === undefined ? undefined : (effortSibling(catalogue, found, choice) ?? found);
     if (model !== undefined) return { model, selection: selectModel(catalogue, model, choice) };
     const variant = selectByVariantId(catalogue, requested);
     if (variant !== undefined) return variant;

@@ -11,6 +11,8 @@ const MODEL = "composer-1";
 const REASONING_MODEL = "gpt-5.5";
 /** A model of the emulator's catalogue whose effort tops at `max`. */
 const MAX_MODEL = "claude-opus-4-8";
+/** A flat id (no parameters) listed beside its tier ids (`gpt-5.3-codex-high`…). */
+const FLAT_MODEL = "gpt-5.3-codex";
 const RUN_TIMEOUT_MS = 90_000;
 const INSTALL_TIMEOUT_MS = 16 * 60_000;
 
@@ -71,7 +73,7 @@ async function writeCatalog(home: TempHome): Promise<string> {
   if (entry === undefined) throw new Error(`no freeform apply_patch model in Codex's catalog: ${listed.stderr}`);
   const file = join(home.dir, "catalog.json");
   // tool_mode null: the plain tool set (a `code_mode_only` entry would hide exec_command behind code mode).
-  const models = [MODEL, REASONING_MODEL, MAX_MODEL].map((slug) => ({
+  const models = [MODEL, REASONING_MODEL, MAX_MODEL, FLAT_MODEL].map((slug) => ({
     ...entry,
     slug,
     display_name: slug,
@@ -174,6 +176,24 @@ describe("Codex CLI → cursor-bridge serve (/v1/responses) → emulator", () =>
       const messages = events(result.stdout).filter((e) => e.item?.type === "agent_message");
       expect(messages.at(-1)?.item?.text, diagnostics).toContain(
         "Model: claude-opus-4-8; params: context=300k,effort=max,thinking=true; max_mode: false; model_details: none",
+      );
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+
+  it(
+    "-c model_reasoning_effort=high on a flat id runs its listed tier id",
+    async (context) => {
+      if (skip !== undefined) context.skip();
+      const cwd = join(home.dir, "effort-flat");
+      mkdirSync(cwd, { recursive: true });
+      const args = execArgs(served.baseURL, catalog, "Which model? [[emu:echo-model]]", FLAT_MODEL);
+      const result = await run(home, ["-c", "model_reasoning_effort=high", ...args], cwd);
+      const diagnostics = `exit ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr.slice(-4000)}`;
+      expect(result.code, diagnostics).toBe(0);
+      const messages = events(result.stdout).filter((e) => e.item?.type === "agent_message");
+      expect(messages.at(-1)?.item?.text, diagnostics).toContain(
+        "Model: gpt-5.3-codex-high; params: none; max_mode: false; model_details: none",
       );
     },
     RUN_TIMEOUT_MS + 30_000,

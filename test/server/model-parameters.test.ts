@@ -244,6 +244,31 @@ describe("Claude ids name a version", () => {
   });
 });
 
+describe("a flat id with an effort tier", () => {
+  // gpt-5.3-codex is listed flat (no parameters) beside its tier ids gpt-5.3-codex-high, -xhigh-fast…
+  it.each(DOORS.filter((door) => door.name !== "messages"))(
+    "$name: runs the listed sibling of that tier",
+    async (door) => {
+      const effort = (tier: string): Json =>
+        door.name === "chat" ? { reasoning_effort: tier } : { reasoning: { effort: tier } };
+      const echo = async (model: string, tier: string) => {
+        const response = await post(stack, door.path, door.body(model, ECHO, effort(tier), false));
+        expect(response.status).toBe(200);
+        return answer(response);
+      };
+      const high = await echo("gpt-5.3-codex", "high");
+      expect(high.text).toContain(line("gpt-5.3-codex-high", "none", false));
+      expect(high.models).toContain("gpt-5.3-codex-high");
+      expect((await echo("gpt-5.3-codex-fast", "xhigh")).text).toContain(
+        line("gpt-5.3-codex-xhigh-fast", "none", false),
+      );
+      // An id that names its tier wins; a tier without a listed sibling leaves the id as it is.
+      expect((await echo("gpt-5.3-codex-high", "low")).text).toContain(line("gpt-5.3-codex-high", "none", false));
+      expect((await echo("gpt-5.2", "low")).text).toContain(line("gpt-5.2", "none", false));
+    },
+  );
+});
+
 describe("GET /v1/models round trip", () => {
   it("every listed variant id selects exactly its listed values, and takes images where its base does", async () => {
     type Entry = {
