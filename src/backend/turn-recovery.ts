@@ -65,9 +65,12 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 
 /**
  * The agent API reports a rejected state as `internal` ("Blob not found", §4.4): with ErrorDetails that is
- * `blob_not_found`, without them a bare `internal`; a plain not-found may be the same.
+ * `blob_not_found`, without them a bare `internal`; a plain not-found may be the same. A model Cursor does not know
+ * or no longer serves is a not-found too (`ERROR_BAD_MODEL_NAME`, cursor-protocol-addendum-3.md E4, P8), but no
+ * rebuilt state brings the model back.
  */
 function isStateRejection(error: ProxyError): boolean {
+  if (error.detail === "model_not_found") return false;
   return error.detail === "blob_not_found" || error.detail === "internal" || error.code === "not_found";
 }
 

@@ -10,7 +10,17 @@ import type { ClientTool, HistoryMessage } from "../../src/backend/types.js";
 import { ConversationStateStructureSchema } from "../../src/gen/agent/v1/conversation_state_pb.js";
 import { toHex } from "../../src/stores/blob-id.js";
 import { ProxyError } from "../../src/util/errors.js";
-import { collect, endOf, type Fixture, queryTool, startFixture, textOf, toolCallsOf, userTurn } from "./harness.js";
+import {
+  collect,
+  collectUntilFailure,
+  endOf,
+  type Fixture,
+  queryTool,
+  startFixture,
+  textOf,
+  toolCallsOf,
+  userTurn,
+} from "./harness.js";
 
 const lookupTool = queryTool();
 const readTool: ClientTool = {
@@ -177,6 +187,27 @@ describe.each(["http2", "http1"] as const)("agent client over %s", (transport) =
       fx.client.startTurn({ model: "auto", conversationId, messages: [...history], tools: [] }).stream(),
     );
     expect(textOf(second)).toBe("First message: the very first message");
+  });
+
+  it("a model Cursor does not know or no longer serves fails a continued turn at once, with no rebuild", async () => {
+    for (const name of ["BAD_MODEL_NAME", "MODEL_NO_LONGER_SUPPORTED"]) {
+      const conversationId = `${transport}-model-gone-${name}`;
+      const history: HistoryMessage[] = [{ role: "user", content: "a first message" }];
+      const first = await collect(
+        fx.client.startTurn({ model: "auto", conversationId, messages: [...history], tools: [] }).stream(),
+      );
+      history.push(
+        { role: "assistant", content: textOf(first), toolCalls: [] },
+        { role: "user", content: `[[emu:error ${name}]]` },
+      );
+      fx.emulator.resetStats();
+      const failed = await collectUntilFailure(
+        fx.client.startTurn({ model: "auto", conversationId, messages: [...history], tools: [] }).stream(),
+      );
+      expect(failed.failure).toMatchObject({ code: "not_found", detail: "model_not_found" });
+      // Not a rejected state: rebuilding the conversation cannot bring the model back.
+      expect(fx.emulator.stats().turns).toHaveLength(1);
+    }
   });
 
   it("rebuilds once when Cursor reports a missing nested blob", async () => {
