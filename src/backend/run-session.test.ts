@@ -40,18 +40,23 @@ const getBlob = (id: number, blobId: Uint8Array) =>
     message: { case: "kvServerMessage", value: { id, message: { case: "getBlobArgs", value: { blobId } } } },
   });
 
-function session(incoming: AgentServerMessage[], executor?: SurfaceExecutor) {
+/** A Run session over `incoming`, offering `tools` (by name, each taking any object), with these heartbeat timings. */
+function session(
+  incoming: AgentServerMessage[],
+  executor?: SurfaceExecutor,
+  { tools = [] as string[], heartbeatIntervalMs = 60_000, stallTimeoutMs = 60_000 } = {},
+) {
   const { stream, sent } = stalledWriterStream(incoming);
   const run = new RunSession({
     stream,
     channel: new TurnChannel(),
     blobs: createBlobStore(),
     logger: silentLogger,
-    timings: { heartbeatIntervalMs: 60_000, stallTimeoutMs: 60_000, toolBatchWindowMs: 30 },
+    timings: { heartbeatIntervalMs, stallTimeoutMs, toolBatchWindowMs: 30 },
     exec: {
       environment: defaultWorkspaceEnvironment(),
-      tools: [],
-      toolNames: createToolNameMap([]),
+      tools: tools.map((name) => ({ name, description: "Looks up.", inputSchema: { type: "object" } })),
+      toolNames: createToolNameMap(tools),
       systemPrompt: "",
       takenToolCallIds: new Set(),
       newHex: () => "00",
@@ -134,23 +139,10 @@ describe("RunSession", () => {
           },
         },
       });
-      const tools = [{ name: "lookup", description: "Looks up.", inputSchema: { type: "object" } }];
-      const { stream, sent } = stalledWriterStream([mcpArgs]);
-      const run = new RunSession({
-        stream,
-        channel: new TurnChannel(),
-        blobs: createBlobStore(),
-        logger: silentLogger,
-        timings: { heartbeatIntervalMs: 5000, stallTimeoutMs: 600_000, toolBatchWindowMs: 30 },
-        exec: {
-          environment: defaultWorkspaceEnvironment(),
-          tools,
-          toolNames: createToolNameMap(["lookup"]),
-          systemPrompt: "",
-          takenToolCallIds: new Set(),
-          newHex: () => "00",
-        },
-        onCheckpoint: () => {},
+      const { run, sent } = session([mcpArgs], undefined, {
+        tools: ["lookup"],
+        heartbeatIntervalMs: 5000,
+        stallTimeoutMs: 600_000,
       });
       const beats = () =>
         sent.flatMap((m) => {
