@@ -131,6 +131,16 @@ describe.each(DOORS)("$name", (door) => {
       expect(text).toContain(line("claude-opus-4-8", "context=1m,effort=high,thinking=true", true));
     });
 
+    it("a mistyped variant id of a Claude base is a 404 naming it, not the base's defaults", async () => {
+      const before = stack.emulator.stats().turns.length;
+      const response = await post(stack, door.path, door.body("claude-opus-4-8-thinking-hihg", ECHO, {}, stream));
+      expect(response.status).toBe(404);
+      const body = (await response.json()) as { error: { type: string; message: string } };
+      expect(body.error.type).toBe("not_found_error");
+      expect(body.error.message).toContain("`claude-opus-4-8-thinking-hihg` does not exist");
+      expect(stack.emulator.stats().turns.length).toBe(before);
+    });
+
     it("a value the model lacks is a 400 naming the allowed values, and no Run is sent", async () => {
       const before = stack.emulator.stats().turns.length;
       const response = await post(stack, door.path, door.body("gpt-5.5-max", ECHO, {}, stream));

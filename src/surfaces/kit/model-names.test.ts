@@ -70,6 +70,14 @@ describe("resolveAnthropicModel", () => {
     expect(resolveAnthropicModel("claude-opus-5-5", listed, true)).toBe("claude-opus-4-8");
     expect(resolveAnthropicModel("claude-opus-5-5", listed, false)).toBe("claude-opus-4-8");
     expect(resolveAnthropicModel("claude-opus-4-8-20260101", listed, false)).toBe("claude-opus-4-8");
+    expect(resolveAnthropicModel("claude-opus-4-8-latest[1m]", listed, false)).toBe("claude-opus-4-8");
+    // A variant suffix (listed or not, or mistyped) is the engine's to read, never the base's defaults.
+    expect(resolveAnthropicModel("claude-opus-4-8-thinking-xhigh-1m", listed, false)).toBe(
+      "claude-opus-4-8-thinking-xhigh-1m",
+    );
+    expect(resolveAnthropicModel("claude-opus-4-8-thinking-bogus", listed, false)).toBe(
+      "claude-opus-4-8-thinking-bogus",
+    );
   });
 
   it("takes a max-mode model when Cursor lists the family only in max mode", () => {

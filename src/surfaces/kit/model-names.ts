@@ -108,6 +108,13 @@ export function resolveAnthropicModel(
     (m) => m.id.toLowerCase() === wanted || m.aliases.some((alias) => alias.toLowerCase() === wanted),
   );
   if (known || wanted === "auto" || !wanted.startsWith("claude-")) return requested;
+  // A variant id of a base Cursor lists (`claude-opus-4-8-thinking-xhigh`, or a mistyped one) is the engine's to read:
+  // as a family it would run the base's default values. Only a date or `-latest` after the base is Anthropic's.
+  const base = models.find((m) => m.parameters !== undefined && wanted.startsWith(`${m.id.toLowerCase()}-`));
+  if (base !== undefined) {
+    const rest = wanted.slice(base.id.length + 1).replace(/\[1m\]$/, "");
+    if (!rest.split("-").every((word) => /^\d{8}$/.test(word) || word === "latest")) return requested;
+  }
   const family = FAMILIES.find((name) => wanted.includes(name));
   if (family === undefined) return requested;
   const chosen = overrides[family];
