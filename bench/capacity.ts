@@ -9,8 +9,9 @@
  * request's fixed cost dominated "CPU per chunk". Throughput (chunks/s) is that of the long streams.
  *
  * Targets, each against a floor of the same run: throughput ≥ the HTTP/2 relay's ratio − 0.03 on every repetition (the
- * direct client through the relay of bench/hop-floor.ts, run in the same repetitions, paired); serve's CPU per request ≤ 1.2 × the direct client's CPU for the same whole turn (the short
- * stream's CPU ÷ its requests, both sides, paired per repetition); CPU per chunk ≤ the direct client's.
+ * direct client through the relay of bench/hop-floor.ts, run in the same repetitions, paired); serve's CPU per
+ * request ≤ 1.2 × the direct client's CPU for the same whole turn (the short stream's CPU ÷ its requests, both sides,
+ * paired per repetition); CPU per chunk ≤ the direct client's.
  */
 import type { BenchStack } from "./bench-stack.js";
 import { type HopFloorResult, type RunningRelay, relayCpuPerTurn, relayFigure, relayThroughput } from "./hop-floor.js";

@@ -84,7 +84,10 @@ function post(url: string, body: string): Promise<number> {
   });
 }
 
-/** Cursor refuses one user message above about 1 MiB (docs/protocol.md): a large request spreads its text over several. */
+/**
+ * Cursor refuses one user message above about 1 MiB (docs/protocol.md): a large request spreads its text over
+ * several.
+ */
 export const LARGE_REQUEST_MESSAGE_BYTES = 900_000;
 
 /**

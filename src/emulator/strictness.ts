@@ -2,8 +2,9 @@
  * Header rules every RPC must pass (docs/protocol.md §2.2, cursor-protocol-addendum-2.md §1): a `Bearer` access token
  * that is ours and unexpired, `x-cursor-client-type` `cli`, `sdk` (Cursor's own TypeScript SDK) or `ide`, and an
  * `x-cursor-client-version` of the form `cli-YYYY.MM.DD-<7 hex>[-lab]` (not older than the configured minimum) or
- * one of the SDK's forms, with any of those client types, or the IDE's `X.Y.Z` with type `ide`. A unary call outside a turn sent without a client type needs only the
- * token (the real service answers such calls); a turn (`Run`, `RunSSE`, `BidiAppend`) always needs both headers.
+ * one of the SDK's forms, with any of those client types, or the IDE's `X.Y.Z` with type `ide`. A unary call outside
+ * a turn sent without a client type needs only the token (the real service answers such calls); a turn (`Run`,
+ * `RunSSE`, `BidiAppend`) always needs both headers.
  * `connect-protocol-version` may be absent (index.ts).
  */
 import { createContextKey, type Interceptor } from "@connectrpc/connect";

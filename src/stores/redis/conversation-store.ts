@@ -4,7 +4,8 @@
  * A save writes the blobs first and the record last, in one command each batch, so a reader never sees a record whose
  * blobs were not written; a failure half-way leaves only blobs, which expire with the TTL (every key carries one).
  * The entry cap is kept with a sorted set of records by save time (`conv-times`), oldest removed first; the byte cap
- * is Redis's own `maxmemory` (with `volatile-lru`, docs/team.md), since Redis, not this process, knows the memory in use.
+ * is Redis's own `maxmemory` (with `volatile-lru`, docs/team.md), since Redis, not this process, knows the memory in
+ * use.
  */
 
 import { type Logger, silentLogger } from "../../util/logger.js";

@@ -42,7 +42,8 @@ export function watchClientGone(c: Context, onGone: () => void): () => void {
 
 /**
  * The watch that teaches the access log time-to-first-token (the first text, reasoning or tool argument), token
- * counts, the characters of output handed out, the web searches and fetches Cursor ran, and those it asked for that the request offered no tool for. Passed to the kit's drivers (translate.ts).
+ * counts, the characters of output handed out, the web searches and fetches Cursor ran, and those it asked for that
+ * the request offered no tool for. Passed to the kit's drivers (translate.ts).
  */
 export function watchTurn(log: RequestLog, now: () => number): (event: BackendEvent) => void {
   return (event) => {

@@ -31,7 +31,9 @@ export interface SurfaceRequest {
   stream: boolean;
   /** The client's output cap (`max_tokens`, `max_output_tokens`), when it sent one: the gateway's budget estimate. */
   maxOutputTokens?: number | undefined;
-  /** Stop sequences (chat `stop`, Messages `stop_sequences`): the kit cuts the answer at the first (stop-sequences.ts). */
+  /**
+   * Stop sequences (chat `stop`, Messages `stop_sequences`): the kit cuts the answer at the first (stop-sequences.ts).
+   */
   stopSequences?: readonly string[] | undefined;
 }
 

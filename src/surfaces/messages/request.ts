@@ -1,9 +1,9 @@
 /**
  * zod schemas for the body of `POST /v1/messages` (and `/v1/messages/count_tokens`), following Anthropic's Messages
- * reference and what Claude Code 2.1.330 sends (observed by driving the real client offline): `role:"system"` messages inside
- * `messages[]`, `cache_control` on any block, `defer_loading` on tools, `thinking:{type:"adaptive"}`,
- * `output_config.effort` and `.format`, `context_management`. Objects are loose: unknown keys pass and are reported as ignored.
- * Block types the bridge cannot carry fail with a `custom` issue that names the exact field.
+ * reference and what Claude Code 2.1.330 sends (observed by driving the real client offline): `role:"system"`
+ * messages inside `messages[]`, `cache_control` on any block, `defer_loading` on tools, `thinking:{type:"adaptive"}`,
+ * `output_config.effort` and `.format`, `context_management`. Objects are loose: unknown keys pass and are reported
+ * as ignored. Block types the bridge cannot carry fail with a `custom` issue that names the exact field.
  */
 import * as z from "zod";
 
