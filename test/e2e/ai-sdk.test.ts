@@ -3,7 +3,7 @@
  * `streamText` with a tool that executes, over several steps, resuming the parked Cursor turn for the tool result.
  */
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { stepCountIs, streamText, tool } from "ai";
+import { generateText, stepCountIs, streamText, tool } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type ServedBridge, startServedBridge } from "./support/served-bridge.js";
@@ -53,5 +53,28 @@ describe("AI SDK streamText → cursor-bridge serve → emulator", () => {
     expect((await result.totalUsage).outputTokens).toBeGreaterThan(0);
     const stats = served.emulator.stats();
     expect(stats.runStreams + stats.runSseStreams).toBe(1);
+  });
+
+  it("providerOptions reasoningEffort reaches Cursor as the model's tier, max and flat ids included", async () => {
+    const provider = createOpenAICompatible({ name: "bridge", baseURL: served.baseURL, apiKey: "e2e" });
+    const cases = [
+      ["gpt-5.5", "high", "Model: gpt-5.5; params: fast=false,reasoning=high;", "gpt-5.5-high"],
+      [
+        "claude-opus-4-8",
+        "max",
+        "Model: claude-opus-4-8; params: context=300k,effort=max,thinking=true;",
+        "claude-opus-4-8-thinking-max",
+      ],
+      ["gpt-5.3-codex", "xhigh", "Model: gpt-5.3-codex-xhigh; params: none;", "gpt-5.3-codex-xhigh"],
+    ] as const;
+    for (const [model, reasoningEffort, sent, ranAs] of cases) {
+      const result = await generateText({
+        model: provider(model),
+        prompt: "Which model? [[emu:echo-model]]",
+        providerOptions: { bridge: { reasoningEffort } },
+      });
+      expect(result.text, model).toContain(sent);
+      expect(result.response.modelId, model).toBe(ranAs);
+    }
   });
 });
