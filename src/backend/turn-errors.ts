@@ -9,10 +9,9 @@
  */
 import { contextWindowFor } from "../util/context-window.js";
 import { type ContextLength, ProxyError } from "../util/errors.js";
+import { CHARS_PER_TOKEN } from "../util/token-estimate.js";
 import type { ClientTool, HistoryMessage } from "./types.js";
 
-/** Characters per token of the estimate (the same rule of thumb the usage estimate uses). */
-const CHARS_PER_TOKEN = 4;
 /** Tokens counted for an attached image. */
 const IMAGE_TOKENS = 1_600;
 

@@ -45,7 +45,7 @@ function dumpDom(url: string): Promise<string> {
 
 describe.skipIf(CHROMIUM === undefined)("key table in headless Chromium", () => {
   let stack: Stack;
-  const keys: KeyTable = new Map([["carol", { budget: { usd: 0.0003, period: "month" as const } }]]);
+  const keys: KeyTable = new Map([["carol", { budget: { usd: 0.001, period: "month" as const } }]]);
   beforeAll(async () => {
     const limits = testLimits(keys, {
       counters: createMemoryLimitCounters(),
@@ -65,8 +65,9 @@ describe.skipIf(CHROMIUM === undefined)("key table in headless Chromium", () => 
       headers: { "content-type": "application/json", authorization: "Bearer carol" },
       body: JSON.stringify({
         model: "auto",
-        // A small cap keeps the budget's worst case (reserved before the turn) under the key's tiny budget.
-        max_tokens: 1,
+        // A cap with room for the whole answer (the kit cuts at the cap, 4 characters a token) that keeps the
+        // budget's worst case (reserved before the turn, some 865 µ$) under the key's small budget.
+        max_tokens: 30,
         messages: [{ role: "user", content: "how many tokens [[emu:think 7]] [[emu:cached 40]] [[emu:tokens 5]]" }],
       }),
     });
@@ -81,7 +82,7 @@ describe.skipIf(CHROMIUM === undefined)("key table in headless Chromium", () => 
     const text = section.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ");
     expect(text).toContain("Keys (1)");
     expect(text).toMatch(
-      /carol 1 46 in \(40 cached\) · 12 out \(7 reasoning\) \$0\.0002 of \$0\.0003 \(82%\) month, resets \d{4}-\d\d-01 00:00 UTC \(in /,
+      /carol 1 46 in \(40 cached\) · 12 out \(7 reasoning\) \$0\.0002 of \$0\.0010 \(25%\) month, resets \d{4}-\d\d-01 00:00 UTC \(in /,
     );
   });
 });

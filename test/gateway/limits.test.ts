@@ -26,10 +26,17 @@ const SLOW = "slowly [[emu:tokens 200]] [[emu:rate 40]]";
 type DoorName = "chat" | "responses" | "messages";
 /**
  * A budget's worst case (gateway/limits/worst-case.ts) for MESSAGE with an output cap of 1 token, `auto` priced at
- * the table's highest prices (5 / 25 USD per million): about 30 input tokens × 5 + 1 × 25, some 175 µ$, while the
- * turn really costs 245 µ$ on composer-1.5. So a budget of 200 µ$ admits one turn, whose cost then uses it up.
+ * the table's highest prices (5 / 25 USD per million): about 30 input tokens × 5 + 1 × 25, some 175 µ$. The kit cuts
+ * MESSAGE's answer at that cap, and the cut turn is billed by the same estimate, so it costs no more than that.
  */
 const CAP = 1;
+/**
+ * A turn whose real cost passes its worst case, as one with context Cursor adds of its own: its one-word answer fits
+ * a cap of 2 tokens (8 characters), so it ends on its own and is billed Cursor's usage, whose 2,000 cache reads the
+ * worst case (the request's own characters, some 110 µ$) cannot see: 500 µ$ and more. A budget of 200 µ$ admits one.
+ */
+const SPENDS = "how many tokens [[emu:cached 2000]] [[emu:tokens 1]]";
+const SPENDS_CAP = 2;
 type Body = (stream: boolean, content?: string, maxTokens?: number) => Record<string, unknown>;
 const DOORS: Record<DoorName, { path: string; body: Body }> = {
   chat: {
@@ -200,10 +207,10 @@ describe.each(["chat", "responses", "messages"] as const)("%s", (door) => {
     async (stream) => {
       // The worst case fits the budget, the real cost uses it up: the first request runs, the second is refused.
       const name = key({ budget: { usd: 0.0002, period: "day" } });
-      const first = await post(door, name, stream, undefined, undefined, CAP);
+      const first = await post(door, name, stream, SPENDS, undefined, SPENDS_CAP);
       expect(first.status).toBe(200);
       await first.text();
-      const refused = await post(door, name, stream, undefined, undefined, CAP);
+      const refused = await post(door, name, stream, SPENDS, undefined, SPENDS_CAP);
       expect(refused.status).toBe(429);
       expect(refused.headers.get("x-should-retry")).toBe("false");
       const tomorrow = new Date(
@@ -233,6 +240,34 @@ describe.each(["chat", "responses", "messages"] as const)("%s", (door) => {
     const capped = await post(door, name, false, undefined, undefined, CAP);
     expect(capped.status).toBe(200);
     expect(capped.headers.get("x-cursor-bridge-spend")).toBe(capped.headers.get("x-cursor-bridge-cost"));
+  });
+
+  it("budget: max_tokens 1 on 10 parallel requests spends no more than the budget (the cap holds)", async () => {
+    // Each long answer would cost about 200 output tokens (some 3,500 µ$ at 17.5 USD per million) while its worst
+    // case reserves 1: all ten fit a 10,000 µ$ budget. The kit cuts each at its cap (4 characters), and a cut turn is
+    // billed by that estimate, so the ten together stay within the budget (they spent 5.6 times it before).
+    const name = key({ budget: { usd: 0.01, period: "day" } });
+    const long = "Write at length [[emu:tokens 200]]";
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, async (_, index) => {
+        const response = await post(door, name, index % 2 === 0, long, undefined, 1);
+        return { status: response.status, body: await response.text() };
+      }),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(200));
+    const period = periodAt("day", Date.now()).id;
+    let totals = await spend.get(`id-${name}`, period);
+    for (let attempt = 0; attempt < 100 && totals.requests < 10; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      totals = await spend.get(`id-${name}`, period);
+    }
+    expect(totals.requests).toBe(10);
+    expect(totals.microUsd).toBeGreaterThan(0);
+    expect(totals.microUsd).toBeLessThanOrEqual(10_000);
+    expect(totals.outputTokens).toBeLessThanOrEqual(10);
+    // Each ended with its door's "length" ending.
+    const ending = { chat: '"finish_reason":"length"', responses: '"max_output_tokens"', messages: '"max_tokens"' };
+    for (const answer of answers) expect(answer.body).toContain(ending[door]);
   });
 
   it("tpm: a finished turn's tokens count; past the limit the next request is refused", async () => {
@@ -355,10 +390,14 @@ describe("real SDK clients", () => {
   it("anthropic: a key_budget_exceeded arrives as a RateLimitError the SDK does not retry", async () => {
     const name = key({ budget: { usd: 0.0002, period: "month" } });
     const client = new Anthropic({ baseURL: stack.server.url, apiKey: name, maxRetries: 3 });
-    await client.messages.create({ model: "auto", max_tokens: CAP, messages: [{ role: "user", content: MESSAGE }] });
+    await client.messages.create({
+      model: "auto",
+      max_tokens: SPENDS_CAP,
+      messages: [{ role: "user", content: SPENDS }],
+    });
     const started = Date.now();
     const error = await client.messages
-      .create({ model: "auto", max_tokens: CAP, messages: [{ role: "user", content: MESSAGE }] })
+      .create({ model: "auto", max_tokens: SPENDS_CAP, messages: [{ role: "user", content: SPENDS }] })
       .catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(Anthropic.RateLimitError);
     expect((error as Error).message).toContain("budget");
@@ -369,9 +408,9 @@ describe("real SDK clients", () => {
 
 describe("budget warning", () => {
   it("past the soft threshold answers carry a warning, logged once when a request crosses it", async () => {
-    // The turn costs 245 µ$ on composer-1.5 (81.7 % of a 300 µ$ budget): the first request crosses 80 %.
+    // The turn costs more than 240 µ$ (80 % of a 300 µ$ budget): the first request crosses 80 %.
     const name = key({ budget: { usd: 0.0003, period: "week" } });
-    const first = await post("messages", name, false, undefined, undefined, CAP);
+    const first = await post("messages", name, false, SPENDS, undefined, SPENDS_CAP);
     await first.text();
     expect(first.headers.get("x-cursor-bridge-warnings")).toMatch(/^budget \d+% used \(/);
     const crossings = logLines.filter((line) => line.includes(`key "${name}"`) && line.includes("of its budget"));
@@ -380,11 +419,11 @@ describe("budget warning", () => {
 
   it("OpenCode gets a spent budget in the form it shows at once (402, the reset in words), like a usage limit", async () => {
     const name = key({ budget: { usd: 0.0002, period: "month" } });
-    await (await post("chat", name, false, undefined, undefined, CAP)).text();
+    await (await post("chat", name, false, SPENDS, undefined, SPENDS_CAP)).text();
     const refused = await fetch(`${stack.baseURL}/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${name}`, "user-agent": "opencode/1.0.0" },
-      body: JSON.stringify(DOORS.chat.body(false, MESSAGE, CAP)),
+      body: JSON.stringify(DOORS.chat.body(false, SPENDS, SPENDS_CAP)),
     });
     expect(refused.status).toBe(402);
     expect(refused.headers.get("x-should-retry")).toBe("false");

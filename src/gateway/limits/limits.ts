@@ -266,8 +266,8 @@ export function createLimits(options: LimitsOptions): Limits {
     let settled: Promise<{ cost: number; after: SpendTotals }> | undefined;
     /**
      * `received`: the client got the answer's output, so a turn cut before Cursor's usage is billed by estimate: a
-     * streamed answer (cut short, it was partly received) or a JSON one that was sent (cut at a stop sequence); a JSON
-     * one that failed was not received at all.
+     * streamed answer (cut short, it was partly received) or a JSON one that was sent (cut at a stop sequence or the
+     * output cap); a JSON one that failed was not received at all.
      */
     const settle = (turn: Admitted, received: boolean) => {
       settled ??= (async () => {
@@ -375,7 +375,7 @@ export function createLimits(options: LimitsOptions): Limits {
 
 /**
  * What a turn cut before Cursor reported its usage is billed: a client that went away mid-answer (or whose upstream
- * dropped), or whose answer a stop sequence ended, received that much output, and Cursor ran the turn. Estimated as
+ * dropped), or whose answer the kit cut (a stop sequence, the output cap), received that much output, and Cursor ran the turn. Estimated as
  * the worst case estimates its input, and the output handed out at {@link CHARS_PER_TOKEN} characters a token;
  * nothing when nothing was handed out (a turn refused or failed before its first token). Such a turn used to cost
  * nothing: a client could stop every answer just before its end and never use up its budget.

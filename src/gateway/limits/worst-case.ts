@@ -4,15 +4,17 @@
  * {@link CHARS_PER_TOKEN} a token, plus {@link IMAGE_TOKENS} per image, all priced as uncached input. Output: the
  * client's `max_tokens` / `max_completion_tokens` / `max_output_tokens`, else {@link DEFAULT_OUTPUT_TOKENS}, at
  * the output price. `auto` / `default` (Cursor picks the model) are priced at the highest input and output prices of
- * the table ({@link worstCasePrice}). Cursor does not enforce an output cap and adds its own context, so a turn can cost more than
- * this estimate; the budget then ends a little past its amount, by at most that difference for the requests running
- * at the time.
+ * the table ({@link worstCasePrice}). The kit holds the output to that cap by the same estimate (kit/stop-sequences.ts)
+ * and a turn it cuts is billed by it, but a turn that ends on its own is billed Cursor's usage, which counts Cursor's
+ * own context, so it can cost more than this estimate; the budget then ends a little past its amount, by at most that
+ * difference for the requests running at the time.
  */
 import type { TurnToAdmit } from "../../surfaces/kit/turn-admission.js";
+import { CHARS_PER_TOKEN } from "../../util/token-estimate.js";
 import { type ModelPrice, type PriceRule, priceOf } from "./prices.js";
 
-/** Characters per token of the estimate (English text averages about 4). */
-export const CHARS_PER_TOKEN = 4;
+/** Characters per token of the estimate (util/token-estimate.ts: the kit's output cap counts at the same rate). */
+export { CHARS_PER_TOKEN };
 /** Output tokens assumed when the client sets no cap. */
 export const DEFAULT_OUTPUT_TOKENS = 4096;
 /** Tokens assumed per image (a large image, as the providers count it). */

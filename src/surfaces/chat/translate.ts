@@ -134,9 +134,6 @@ export function toTurnInput(request: ChatCompletionRequest, options: TurnInputOp
   const tools = allowedTools(request.tool_choice, (request.tools ?? []).map(toClientTool));
   const toolChoice = toToolChoice(request.tool_choice);
   const warnings = toolChoiceWarnings(toolChoice, tools);
-  for (const key of ["max_tokens", "max_completion_tokens"] as const) {
-    if (request[key] != null) warnings.push(`${key} is not enforced by the Cursor backend.`);
-  }
   const constraints = outputConstraints(request.response_format);
   warnings.push(...constraints.warnings);
   const reasoningEffort = toReasoningEffort(request.reasoning_effort);

@@ -16,7 +16,7 @@ import type { AppEnv } from "./access-log.js";
 import { headerList } from "./header-list.js";
 import type { ModelNames } from "./model-names.js";
 import { watchClientGone, watchTurn } from "./request-io.js";
-import { cutAtStopSequences } from "./stop-sequences.js";
+import { cutAnswer } from "./stop-sequences.js";
 import { foldTurn, type StreamWire, type Translation, turnSource } from "./translate.js";
 
 /** A translated request, ready to run. */
@@ -29,7 +29,10 @@ export interface SurfaceRequest {
   warnings: readonly string[];
   /** Answer as a stream (else one JSON body). */
   stream: boolean;
-  /** The client's output cap (`max_tokens`, `max_output_tokens`), when it sent one: the gateway's budget estimate. */
+  /**
+   * The client's output cap (`max_tokens`, `max_output_tokens`), when it sent one: the kit cuts the answer there by
+   * estimate (stop-sequences.ts, `capOutput`), and the gateway reserves the turn's budget by it.
+   */
   maxOutputTokens?: number | undefined;
   /**
    * Stop sequences (chat `stop`, Messages `stop_sequences`): the kit cuts the answer at the first (stop-sequences.ts).
@@ -214,13 +217,16 @@ export async function runSurface<F, R>(
       .join(",");
   }
   const watch = watchTurn(log, kit.now);
-  const stops = input.stopSequences ?? [];
-  const events =
-    stops.length === 0
-      ? started.events
-      : cutAtStopSequences(started.events, stops, (sequence) => {
-          turn.stopSequence = sequence;
-        });
+  const events = cutAnswer(
+    started.events,
+    { stopSequences: input.stopSequences, maxOutputTokens: input.maxOutputTokens },
+    {
+      onStop: (sequence) => {
+        turn.stopSequence = sequence;
+      },
+      onLength: () => {},
+    },
+  );
 
   if (!input.stream) {
     try {

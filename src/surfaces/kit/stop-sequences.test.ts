@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { BackendEvent } from "../../backend/types.js";
-import { cutAtStopSequences } from "./stop-sequences.js";
+import { capOutput, cutAnswer, cutAtStopSequences } from "./stop-sequences.js";
 
 const text = (t: string): BackendEvent => ({ type: "text-delta", text: t });
 const END: BackendEvent = { type: "turn-end", reason: "stop" };
@@ -58,5 +58,86 @@ describe("cutAtStopSequences", () => {
     // No piece starts with a low surrogate or ends with a high one.
     for (const piece of texts) expect(/^[\udc00-\udfff]|[\ud800-\udbff]$/.test(piece)).toBe(false);
     expect((await run([text("tail")], ["zz"])).text).toBe("tail");
+  });
+});
+
+describe("capOutput", () => {
+  const think = (t: string): BackendEvent => ({ type: "reasoning-delta", text: t });
+  const call = (args: string): BackendEvent => ({ type: "tool-call", toolCallId: "c", toolName: "t", arguments: args });
+  const forming: BackendEvent = { type: "tool-call-delta", toolCallId: "c", toolName: "t", argumentsText: '{"a' };
+  const LENGTH: BackendEvent = { type: "turn-end", reason: "length" };
+
+  async function capped(events: BackendEvent[], maxTokens: number) {
+    let released = false;
+    async function* source() {
+      try {
+        yield* events;
+      } finally {
+        released = true;
+      }
+    }
+    let capHit = 0;
+    const out: BackendEvent[] = [];
+    for await (const event of capOutput(source(), maxTokens, () => (capHit += 1))) out.push(event);
+    return { out, capHit, released };
+  }
+
+  it("cuts the delta that passes the cap (4 characters a token), ends with length and releases the source", async () => {
+    const result = await capped([text("abc"), text("defghij"), text("klm"), END], 2);
+    expect(result.out).toEqual([text("abc"), text("defgh"), LENGTH]);
+    expect(result.capHit).toBe(1);
+    expect(result.released).toBe(true);
+  });
+
+  it("changes nothing when the answer fits, exactly or with room", async () => {
+    const usage: BackendEvent = { type: "usage", usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 } };
+    const events = [text("abcd"), text("efgh"), END, usage];
+    expect(await capped(events, 2)).toEqual({ out: events, capHit: 0, released: true });
+    expect((await capped(events, 100)).out).toEqual(events);
+  });
+
+  it("counts reasoning and never splits a surrogate pair", async () => {
+    expect((await capped([think("abcdef"), text("xyz"), END], 2)).out).toEqual([think("abcdef"), text("xy"), LENGTH]);
+    expect((await capped([think("abcdefghij"), END], 1)).out).toEqual([think("abcd"), LENGTH]);
+    // The cap falls between the emoji's two code units: the emoji waits out.
+    expect((await capped([text("abc😀d"), END], 1)).out).toEqual([text("abc"), LENGTH]);
+  });
+
+  it("sends a tool call whole (its forming arguments with it) or ends the answer before it", async () => {
+    expect((await capped([text("ab"), forming, call('{"a":1}'), END], 3)).out).toEqual([
+      text("ab"),
+      forming,
+      call('{"a":1}'),
+      END,
+    ]);
+    expect((await capped([text("ab"), forming, call('{"a":1}'), END], 2)).out).toEqual([text("ab"), LENGTH]);
+  });
+
+  it("a reader that leaves releases the source at once, even while a read is pending", async () => {
+    let released = false;
+    let started!: () => void;
+    const reading = new Promise<void>((resolve) => (started = resolve));
+    async function* hanging(): AsyncGenerator<BackendEvent> {
+      yield text("a");
+      started();
+      await new Promise(() => {});
+    }
+    const inner = hanging();
+    const source: AsyncIterable<BackendEvent> = {
+      [Symbol.asyncIterator]: () => ({
+        next: () => inner.next(),
+        return: async () => {
+          released = true;
+          return { done: true, value: undefined };
+        },
+      }),
+    };
+    const events = cutAnswer(source, { stopSequences: ["zz"], maxOutputTokens: 10 }, { onStop() {}, onLength() {} });
+    const reader = events[Symbol.asyncIterator]();
+    void reader.next();
+    await reading;
+    // An async generator would queue this return behind the pending read, and the source would never hear of it.
+    await reader.return?.();
+    expect(released).toBe(true);
   });
 });

@@ -1,11 +1,69 @@
 /**
- * Stop sequences (chat `stop`, Messages `stop_sequences`): Cursor's agent API has none, so the bridge cuts the answer
- * itself. The answer's text passes through with the last few characters held back (one fewer than the longest
- * sequence), so a sequence split across deltas is still found; at the first one found, the text before it goes out,
- * the turn ends there (`turn-end` `stop`) and the upstream turn is released, as when a client stops reading. Only the
- * answer's text is searched (not reasoning, not tool arguments), as OpenAI and Anthropic do.
+ * Where the bridge cuts an answer itself, since Cursor's agent API has neither stop sequences nor an output cap. Both
+ * cuts end the turn the same way: the answer ends (`turn-end` `stop` or `length`), the source is returned, which
+ * releases the upstream turn as when a client stops reading, and the conversation goes on from the cut answer.
+ *
+ * Stop sequences (chat `stop`, Messages `stop_sequences`): the answer's text passes through with the last few
+ * characters held back (one fewer than the longest sequence), so a sequence split across deltas is still found; at
+ * the first one found, the text before it goes out and the turn ends there (`stop`). Only the answer's text is
+ * searched (not reasoning, not tool arguments), as OpenAI and Anthropic do.
+ *
+ * The output cap (chat `max_completion_tokens` / `max_tokens`, Responses `max_output_tokens`, Messages `max_tokens`),
+ * by estimate: see {@link capOutput}.
+ *
+ * Each cut is a synchronous filter run by {@link filtered}, an iterator that hands the reader's `return()` straight to
+ * the source: an async generator would queue it behind the read it is waiting on, and a client that goes away would
+ * not release the turn until Cursor's next event.
  */
 import type { BackendEvent } from "../../backend/types.js";
+import { CHARS_PER_TOKEN } from "../../util/token-estimate.js";
+
+/** A cut, one event at a time: what goes out for each event, and at the source's end. */
+interface EventFilter {
+  /** The events that go out for `event`. */
+  push(event: BackendEvent): BackendEvent[];
+  /** What is still held when the source ends. */
+  flush(): BackendEvent[];
+  /** True once the filter ended the answer: the source is released and read no more. */
+  readonly cut: boolean;
+}
+
+/** `source` through `filter`; the reader's `return()` reaches the source at once, even while a read is pending. */
+function filtered(source: AsyncIterable<BackendEvent>, filter: EventFilter): AsyncIterable<BackendEvent> {
+  return {
+    [Symbol.asyncIterator]: () => {
+      const events = source[Symbol.asyncIterator]();
+      const queue: BackendEvent[] = [];
+      let over = false;
+      const release = async () => {
+        over = true;
+        await events.return?.();
+      };
+      return {
+        async next(): Promise<IteratorResult<BackendEvent>> {
+          while (queue.length === 0 && !over) {
+            const result = await events.next();
+            if (over) break;
+            if (result.done === true) {
+              over = true;
+              queue.push(...filter.flush());
+            } else {
+              queue.push(...filter.push(result.value));
+              if (filter.cut) await release();
+            }
+          }
+          const event = queue.shift();
+          return event === undefined ? { done: true, value: undefined } : { done: false, value: event };
+        },
+        async return(): Promise<IteratorResult<BackendEvent>> {
+          queue.length = 0;
+          if (!over) await release();
+          return { done: true, value: undefined };
+        },
+      };
+    },
+  };
+}
 
 /** The earliest sequence in `text` (the longest of those starting there), or undefined. */
 function firstStop(text: string, sequences: readonly string[]): { index: number; sequence: string } | undefined {
@@ -24,51 +82,160 @@ function firstStop(text: string, sequences: readonly string[]): { index: number;
   return found;
 }
 
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+
 /** Where to split `text` so that the last `keep` characters stay held, never inside a surrogate pair. */
 function splitPoint(text: string, keep: number): number {
   let cut = Math.max(0, text.length - keep);
-  const before = text.charCodeAt(cut - 1);
-  if (cut > 0 && before >= 0xd800 && before <= 0xdbff) cut--;
+  if (cut > 0 && isHighSurrogate(text.charCodeAt(cut - 1))) cut--;
   return cut;
+}
+
+/** Cuts the answer's text at the first of `sequences` (none empty). */
+class StopFilter implements EventFilter {
+  cut = false;
+  private held = "";
+  private readonly keep: number;
+
+  constructor(
+    private readonly sequences: readonly string[],
+    private readonly onStop: (sequence: string) => void,
+  ) {
+    // A loop, not Math.max(...lengths): a body may list more sequences than a call's arguments can hold.
+    let keep = 0;
+    for (const sequence of sequences) if (sequence.length - 1 > keep) keep = sequence.length - 1;
+    this.keep = keep;
+  }
+
+  push(event: BackendEvent): BackendEvent[] {
+    if (event.type !== "text-delta") return [...this.flush(), event];
+    const text = this.held + event.text;
+    this.held = "";
+    const stop = firstStop(text, this.sequences);
+    if (stop !== undefined) {
+      this.cut = true;
+      this.onStop(stop.sequence);
+      const end: BackendEvent = { type: "turn-end", reason: "stop" };
+      return stop.index > 0 ? [{ type: "text-delta", text: text.slice(0, stop.index) }, end] : [end];
+    }
+    const cut = splitPoint(text, this.keep);
+    this.held = text.slice(cut);
+    return cut > 0 ? [{ type: "text-delta", text: text.slice(0, cut) }] : [];
+  }
+
+  flush(): BackendEvent[] {
+    const held = this.held;
+    this.held = "";
+    return held === "" ? [] : [{ type: "text-delta", text: held }];
+  }
 }
 
 /**
  * The turn's events with the answer cut at the first stop sequence; `onStop` is told which one ended it. Without
  * sequences the events pass unchanged.
  */
-export async function* cutAtStopSequences(
+export function cutAtStopSequences(
   events: AsyncIterable<BackendEvent>,
   stops: readonly string[],
   onStop: (sequence: string) => void,
-): AsyncGenerator<BackendEvent> {
+): AsyncIterable<BackendEvent> {
   const sequences = stops.filter((stop) => stop !== "");
-  if (sequences.length === 0) {
-    yield* events;
-    return;
-  }
-  // A loop, not Math.max(...lengths): a body may list more sequences than a call's arguments can hold.
-  let keep = 0;
-  for (const sequence of sequences) if (sequence.length - 1 > keep) keep = sequence.length - 1;
-  let held = "";
-  // Leaving this loop early (a sequence found) returns the source: the engine releases the upstream turn.
-  for await (const event of events) {
-    if (event.type !== "text-delta") {
-      if (held !== "") yield { type: "text-delta", text: held };
-      held = "";
-      yield event;
-      continue;
+  return sequences.length === 0 ? events : filtered(events, new StopFilter(sequences, onStop));
+}
+
+/** How many of `text`'s first characters fit in `room`, never ending inside a surrogate pair. */
+function fitting(text: string, room: number): number {
+  let cut = Math.min(room, text.length);
+  if (cut > 0 && cut < text.length && isHighSurrogate(text.charCodeAt(cut - 1))) cut--;
+  return cut;
+}
+
+/** Ends the answer where its output passes `maxChars` (see {@link capOutput}). */
+class CapFilter implements EventFilter {
+  cut = false;
+  private used = 0;
+  /** Each forming call's argument snapshots, held until the call completes (or is dropped with the turn). */
+  private readonly forming = new Map<string, BackendEvent[]>();
+
+  constructor(
+    private readonly maxChars: number,
+    private readonly onCap: () => void,
+  ) {}
+
+  push(event: BackendEvent): BackendEvent[] {
+    // Under a cap a call goes out whole or not at all: its forming arguments wait for the call.
+    if (event.type === "tool-call-delta") {
+      const held = this.forming.get(event.toolCallId);
+      if (held === undefined) this.forming.set(event.toolCallId, [event]);
+      else held.push(event);
+      return [];
     }
-    const text = held + event.text;
-    const stop = firstStop(text, sequences);
-    if (stop !== undefined) {
-      if (stop.index > 0) yield { type: "text-delta", text: text.slice(0, stop.index) };
-      onStop(stop.sequence);
-      yield { type: "turn-end", reason: "stop" };
-      return;
+    const size =
+      event.type === "text-delta" || event.type === "reasoning-delta"
+        ? event.text.length
+        : event.type === "tool-call"
+          ? event.arguments.length
+          : 0;
+    if (this.used + size <= this.maxChars) {
+      this.used += size;
+      if (event.type !== "tool-call") return [event];
+      const held = this.forming.get(event.toolCallId) ?? [];
+      this.forming.delete(event.toolCallId);
+      return [...held, event];
     }
-    const cut = splitPoint(text, keep);
-    if (cut > 0) yield { type: "text-delta", text: text.slice(0, cut) };
-    held = text.slice(cut);
+    this.cut = true;
+    this.onCap();
+    const end: BackendEvent = { type: "turn-end", reason: "length" };
+    if (event.type !== "text-delta" && event.type !== "reasoning-delta") return [end];
+    const room = fitting(event.text, this.maxChars - this.used);
+    return room > 0 ? [{ type: event.type, text: event.text.slice(0, room) }, end] : [end];
   }
-  if (held !== "") yield { type: "text-delta", text: held };
+
+  flush(): BackendEvent[] {
+    return [];
+  }
+}
+
+/**
+ * The turn's events with the output capped at `maxTokens`, by estimate: the answer's text, reasoning and tool-call
+ * arguments count at {@link CHARS_PER_TOKEN} characters a token (the rate the gateway reserves and bills by),
+ * reasoning included as OpenAI and Anthropic count it, shown to the client or not. The delta that would pass the cap
+ * is cut where the cap falls (never inside a surrogate pair) and the turn ends with `length`; `onCap` is told. A
+ * tool call goes out whole or not at all: under a cap its forming arguments (`tool-call-delta`) are held until the
+ * call completes and then handed out with it, piece by piece as they formed, and a call whose arguments would pass
+ * the cap ends the answer before it, so no client receives a call it cannot parse (the price: under a cap a call's
+ * arguments no longer stream while the model writes them).
+ */
+export function capOutput(
+  events: AsyncIterable<BackendEvent>,
+  maxTokens: number,
+  onCap: () => void,
+): AsyncIterable<BackendEvent> {
+  return filtered(events, new CapFilter(maxTokens * CHARS_PER_TOKEN, onCap));
+}
+
+/** How the kit cuts a turn's answer: stop sequences, an output cap in tokens. */
+export interface AnswerLimits {
+  stopSequences?: readonly string[] | undefined;
+  maxOutputTokens?: number | undefined;
+}
+
+/** Told which cut ended the answer (at most one does). */
+export interface AnswerCuts {
+  onStop(sequence: string): void;
+  onLength(): void;
+}
+
+/**
+ * The turn's events with the answer cut at the first stop sequence or at the output cap, whichever comes first (the
+ * cap counts the text the stop sequences let out). Without either, the events themselves.
+ */
+export function cutAnswer(
+  events: AsyncIterable<BackendEvent>,
+  limits: AnswerLimits,
+  cuts: AnswerCuts,
+): AsyncIterable<BackendEvent> {
+  let out = cutAtStopSequences(events, limits.stopSequences ?? [], (sequence) => cuts.onStop(sequence));
+  if (limits.maxOutputTokens !== undefined) out = capOutput(out, limits.maxOutputTokens, () => cuts.onLength());
+  return out;
 }

@@ -44,7 +44,7 @@ describe("parseMessagesRequest", () => {
       stream: true,
     });
     expect(request.messages).toHaveLength(2);
-    expect(ignoredParams).toEqual(["max_tokens", "metadata", "context_management", "temperature"]);
+    expect(ignoredParams).toEqual(["metadata", "context_management", "temperature"]);
   });
 
   it("requires max_tokens like Anthropic", () => {
@@ -158,9 +158,10 @@ describe("parameters Cursor has no equivalent of: accepted, ignored, held to Ant
       inference_geo: "us",
     });
     // Every checked key is exercised here (one added to the schema without a case fails this).
-    expect(ignoredParams).toEqual(["max_tokens", ...CHECKED_IGNORED_KEYS]);
+    // max_tokens is enforced by the kit (kit/stop-sequences.ts), so it is not listed.
+    expect(ignoredParams).toEqual([...CHECKED_IGNORED_KEYS]);
     const nulls = { temperature: null, top_p: null, top_k: null, metadata: null };
-    expect(parseMessagesRequest({ ...big, ...nulls }).ignoredParams).toEqual(["max_tokens"]);
+    expect(parseMessagesRequest({ ...big, ...nulls }).ignoredParams).toEqual([]);
     expect(() => parseMessagesRequest({ ...big, metadata: { user_id: null }, container: { id: "c" } })).not.toThrow();
   });
 

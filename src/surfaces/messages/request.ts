@@ -224,8 +224,8 @@ export type AnthropicMessageParam = MessagesRequest["messages"][number];
 export type AnthropicToolParam = NonNullable<MessagesRequest["tools"]>[number];
 
 /**
- * Top-level keys the bridge acts on; every other key present (including `max_tokens`, which is validated but cannot
- * be enforced on Cursor) is reported in `x-cursor-bridge-ignored-params`.
+ * Top-level keys the bridge acts on (`max_tokens`: the kit caps the answer there, kit/stop-sequences.ts); every other
+ * key present is reported in `x-cursor-bridge-ignored-params`.
  */
 export const HANDLED_REQUEST_KEYS: ReadonlySet<string> = new Set([
   "model",
@@ -237,5 +237,6 @@ export const HANDLED_REQUEST_KEYS: ReadonlySet<string> = new Set([
   "output_config",
   "output_format",
   "stop_sequences",
+  "max_tokens",
   "stream",
 ]);

@@ -106,7 +106,7 @@ describe("POST /v1/messages", () => {
     );
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
-    expect(res.headers.get("x-cursor-bridge-ignored-params")).toBe("max_tokens,temperature");
+    expect(res.headers.get("x-cursor-bridge-ignored-params")).toBe("temperature");
     const text = await res.text();
     expect([...text.matchAll(/^event: (\w+)$/gm)].map((m) => m[1])).toEqual([
       "message_start",

@@ -38,7 +38,6 @@ describe("parameters Cursor has no equivalent of: accepted, ignored, held to Ope
       "temperature",
       "top_p",
       "top_logprobs",
-      "max_output_tokens",
       "max_tool_calls",
       "truncation",
       "service_tier",

@@ -33,7 +33,7 @@ export interface ParsedResponsesRequest {
   /** The `input` as items (a string input becomes one user message). */
   items: InputItem[];
   tools: Tool[];
-  /** Top-level keys accepted without effect (temperature, max_output_tokens, text…), in body order. */
+  /** Top-level keys accepted without effect (temperature, text…), in body order. */
   ignoredParams: string[];
 }
 

@@ -82,6 +82,7 @@ export const HANDLED_RESPONSES_KEYS: ReadonlySet<string> = new Set([
   "include",
   "metadata",
   "background",
+  "max_output_tokens",
 ]);
 
 const inputText = z.looseObject({ type: z.literal("input_text"), text: z.string() });

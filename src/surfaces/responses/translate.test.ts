@@ -144,12 +144,12 @@ describe("Responses request → EngineRequest", () => {
       prompt_cache_key: "k",
     });
     expect(request.options.reasoningEffort).toBe("high");
+    // max_output_tokens is enforced by the kit (kit/stop-sequences.ts): neither a warning nor an ignored param.
     expect(warnings).toEqual([
-      "max_output_tokens is not enforced by Cursor",
       "text.format json_schema is approximated with an instruction; the output is not validated against the schema.",
     ]);
     expect(request.instructions).toEqual([expect.stringContaining('JSON value named "answer"')]);
-    expect(ignoredParams).toEqual(["max_output_tokens", "text", "temperature", "prompt_cache_key"]);
+    expect(ignoredParams).toEqual(["text", "temperature", "prompt_cache_key"]);
     expect(translate({ input: "x", reasoning: { effort: "none" } }).request.options.reasoning).toBe(false);
   });
 

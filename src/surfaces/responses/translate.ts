@@ -202,7 +202,6 @@ export function toEngineRequest(
   }
   const toolChoice = toToolChoice(request.tool_choice, warnings);
   const effort = request.reasoning?.effort;
-  if (request.max_output_tokens != null) warnings.push("max_output_tokens is not enforced by Cursor");
   const instructions = request.instructions ? [request.instructions] : [];
   const format = request.text?.format;
   const json = format == null ? undefined : toJsonOutput(format);

@@ -1,0 +1,154 @@
+/**
+ * The output cap through the real SDKs, on the emulator (its `[[emu:tokens N]]` answer is "alpha bravo charlie …",
+ * one word a delta; `[[emu:think N]]` reasons first): chat `max_tokens` / `max_completion_tokens`, Responses
+ * `max_output_tokens` and Messages `max_tokens` end the answer at the cap, counted at 4 characters a token over the
+ * text, the reasoning and the tool arguments, with each API's "length" ending (finish_reason "length"; status
+ * "incomplete" with incomplete_details.reason "max_output_tokens"; stop_reason "max_tokens"), streamed and not; a cap
+ * larger than the answer changes nothing, and a tool call that would pass the cap is not sent at all.
+ */
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Stack, startStack } from "../support/stack.js";
+
+const TWENTY = "Count [[emu:tokens 20]]";
+/** Two tokens of the estimate: 8 characters. */
+const CUT = "alpha br";
+
+describe("the output cap against cursor-bridge + emulator", () => {
+  let stack: Stack;
+  let openai: OpenAI;
+  let anthropic: Anthropic;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    openai = new OpenAI({ baseURL: stack.baseURL, apiKey: "local", maxRetries: 0 });
+    anthropic = new Anthropic({ baseURL: stack.baseURL.replace(/\/v1$/, ""), apiKey: "local", maxRetries: 0 });
+  });
+  afterAll(async () => stack.close());
+
+  it("chat: max_tokens cuts a streamed answer with finish_reason length, and warns no more", async () => {
+    const { data, response } = await openai.chat.completions
+      .create({ model: "auto", stream: true, max_tokens: 2, messages: [{ role: "user", content: TWENTY }] })
+      .withResponse();
+    let text = "";
+    let finish: string | null | undefined;
+    for await (const chunk of data) {
+      text += chunk.choices[0]?.delta.content ?? "";
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(text).toBe(CUT);
+    expect(finish).toBe("length");
+    expect(response.headers.get("x-cursor-bridge-warnings") ?? "").not.toContain("max_tokens");
+  });
+
+  it("chat: max_completion_tokens cuts a JSON answer; the conversation goes on from the cut answer", async () => {
+    const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: "user", content: TWENTY }];
+    const cut = await openai.chat.completions.create({ model: "auto", max_completion_tokens: 2, messages });
+    expect(cut.choices[0]?.message.content).toBe(CUT);
+    expect(cut.choices[0]?.finish_reason).toBe("length");
+    messages.push(cut.choices[0]!.message, { role: "user", content: "Again [[emu:recall]]" });
+    const next = await openai.chat.completions.create({ model: "auto", max_tokens: 100, messages });
+    expect(next.choices[0]?.message.content).toBe("First message: Count");
+    expect(next.choices[0]?.finish_reason).toBe("stop");
+  });
+
+  it("chat: a cap larger than the answer changes nothing (and is no longer reported as unenforced)", async () => {
+    const { data: whole, response } = await openai.chat.completions
+      .create({ model: "auto", max_tokens: 1000, messages: [{ role: "user", content: TWENTY }] })
+      .withResponse();
+    expect(response.headers.get("x-cursor-bridge-warnings")).toBeNull();
+    expect(whole.choices[0]?.message.content?.trim().split(" ")).toHaveLength(20);
+    expect(whole.choices[0]?.finish_reason).toBe("stop");
+    expect(whole.usage?.completion_tokens).toBeGreaterThan(0);
+  });
+
+  it("responses: max_output_tokens ends the response incomplete (max_output_tokens), streamed and not", async () => {
+    const ask = { model: "auto", store: false, input: TWENTY, max_output_tokens: 2 };
+    const { data, response } = await openai.responses.create(ask).withResponse();
+    expect(data.output_text).toBe(CUT);
+    expect(data.status).toBe("incomplete");
+    expect(data.incomplete_details).toEqual({ reason: "max_output_tokens" });
+    expect(response.headers.get("x-cursor-bridge-warnings") ?? "").not.toContain("max_output_tokens");
+    expect(response.headers.get("x-cursor-bridge-ignored-params") ?? "").not.toContain("max_output_tokens");
+    const kinds: string[] = [];
+    let text = "";
+    for await (const event of await openai.responses.create({ ...ask, stream: true })) {
+      kinds.push(event.type);
+      if (event.type === "response.output_text.delta") text += event.delta;
+      if (event.type === "response.incomplete") {
+        expect(event.response.incomplete_details).toEqual({ reason: "max_output_tokens" });
+      }
+    }
+    expect(text).toBe(CUT);
+    expect(kinds.at(-1)).toBe("response.incomplete");
+    const whole = await openai.responses.create({ ...ask, max_output_tokens: 1000 });
+    expect(whole.status).toBe("completed");
+    expect(whole.output_text.trim().split(" ")).toHaveLength(20);
+  });
+
+  it("messages: max_tokens ends the message with stop_reason max_tokens, streamed and not", async () => {
+    const ask = { model: "auto", max_tokens: 2, messages: [{ role: "user" as const, content: TWENTY }] };
+    const streamed = await anthropic.messages.stream(ask).finalMessage();
+    expect(streamed.content).toEqual([{ type: "text", text: CUT }]);
+    expect(streamed).toMatchObject({ stop_reason: "max_tokens", stop_sequence: null });
+    const { data, response } = await anthropic.messages.create(ask).withResponse();
+    expect(data.content).toEqual([{ type: "text", text: CUT }]);
+    expect(data.stop_reason).toBe("max_tokens");
+    expect(response.headers.get("x-cursor-bridge-ignored-params") ?? "").not.toContain("max_tokens");
+    const whole = await anthropic.messages.create({ ...ask, max_tokens: 1000 });
+    expect(whole.stop_reason).toBe("end_turn");
+    expect(whole.content[0]?.type === "text" && whole.content[0].text.trim().split(" ")).toHaveLength(20);
+  });
+
+  it("messages: reasoning counts toward the cap, shown or not", async () => {
+    // "thought1 … thought7" is far more than 3 tokens' 12 characters; the answer's one word alone would fit.
+    const content = "Think [[emu:think 7]] [[emu:tokens 1]]";
+    const hidden = await anthropic.messages.create({
+      model: "auto",
+      max_tokens: 3,
+      messages: [{ role: "user", content }],
+    });
+    expect(hidden.stop_reason).toBe("max_tokens");
+    expect(hidden.content).toEqual([]);
+    const shown = await anthropic.messages
+      .stream({ model: "auto", max_tokens: 3, thinking: { type: "adaptive" }, messages: [{ role: "user", content }] })
+      .finalMessage();
+    expect(shown.stop_reason).toBe("max_tokens");
+    expect(shown.content).toEqual([expect.objectContaining({ type: "thinking", thinking: "thought1 tho" })]);
+    const roomy = await anthropic.messages.create({
+      model: "auto",
+      max_tokens: 100,
+      messages: [{ role: "user", content }],
+    });
+    expect(roomy.stop_reason).toBe("end_turn");
+  });
+
+  it("a tool call that would pass the cap is not sent: the answer ends before it, streamed and not", async () => {
+    const tools = [{ name: "lookup", input_schema: { type: "object" as const } }];
+    const content = `Look [[emu:tool lookup {"query":"${"x".repeat(60)}"}]]`;
+    const ask = { model: "auto", max_tokens: 10, tools, messages: [{ role: "user" as const, content }] };
+    const events: string[] = [];
+    const stream = anthropic.messages.stream(ask);
+    stream.on("streamEvent", (event) => events.push(event.type === "content_block_delta" ? event.delta.type : ""));
+    const streamed = await stream.finalMessage();
+    expect(streamed.stop_reason).toBe("max_tokens");
+    expect(streamed.content.map((block) => block.type)).not.toContain("tool_use");
+    expect(events).not.toContain("input_json_delta");
+    const json = await anthropic.messages.create(ask);
+    expect(json.stop_reason).toBe("max_tokens");
+    expect(json.content.map((block) => block.type)).not.toContain("tool_use");
+    // With room for it, the call goes out whole.
+    const fits = await anthropic.messages.create({ ...ask, max_tokens: 100 });
+    expect(fits.stop_reason).toBe("tool_use");
+    expect(fits.content.at(-1)).toMatchObject({ type: "tool_use", input: { query: "x".repeat(60) } });
+    const chat = await openai.chat.completions.create({
+      model: "auto",
+      max_tokens: 10,
+      tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }],
+      messages: [{ role: "user", content }],
+    });
+    expect(chat.choices[0]?.finish_reason).toBe("length");
+    expect(chat.choices[0]?.message.tool_calls ?? []).toEqual([]);
+  });
+});
