@@ -375,10 +375,10 @@ export function createLimits(options: LimitsOptions): Limits {
 
 /**
  * What a turn cut before Cursor reported its usage is billed: a client that went away mid-answer (or whose upstream
- * dropped), or whose answer the kit cut (a stop sequence, the output cap), received that much output, and Cursor ran the turn. Estimated as
- * the worst case estimates its input, and the output handed out at {@link CHARS_PER_TOKEN} characters a token;
- * nothing when nothing was handed out (a turn refused or failed before its first token). Such a turn used to cost
- * nothing: a client could stop every answer just before its end and never use up its budget.
+ * dropped), or whose answer the kit cut (a stop sequence, the output cap), received that much output, and Cursor ran
+ * the turn. Estimated as the worst case estimates its input, and the output handed out at {@link CHARS_PER_TOKEN}
+ * characters a token; nothing when nothing was handed out (a turn refused or failed before its first token). Such a
+ * turn used to cost nothing: a client could stop every answer just before its end and never use up its budget.
  */
 function cutTurnUsage(turn: TurnToAdmit, outputChars: number | undefined): RequestLog["usage"] {
   if (outputChars === undefined || outputChars === 0) return undefined;
