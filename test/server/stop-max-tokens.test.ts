@@ -4,7 +4,8 @@
  * `max_output_tokens` and Messages `max_tokens` end the answer at the cap, counted at 4 characters a token over the
  * text, the reasoning and the tool arguments, with each API's "length" ending (finish_reason "length"; status
  * "incomplete" with incomplete_details.reason "max_output_tokens"; stop_reason "max_tokens"), streamed and not; a cap
- * larger than the answer changes nothing, and a tool call that would pass the cap is not sent at all.
+ * larger than the answer changes nothing; a tool call that starts within the cap streams and goes out whole, one that
+ * would start past it is not sent at all.
  */
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
@@ -124,10 +125,11 @@ describe("the output cap against cursor-bridge + emulator", () => {
     expect(roomy.stop_reason).toBe("end_turn");
   });
 
-  it("a tool call that would pass the cap is not sent: the answer ends before it, streamed and not", async () => {
+  it("a tool call that would start past the cap is not sent: the answer ends before it, streamed and not", async () => {
     const tools = [{ name: "lookup", input_schema: { type: "object" as const } }];
-    const content = `Look [[emu:tool lookup {"query":"${"x".repeat(60)}"}]]`;
-    const ask = { model: "auto", max_tokens: 10, tools, messages: [{ role: "user" as const, content }] };
+    const content = `[[emu:think 3]] [[emu:tool lookup {"query":"${"x".repeat(60)}"}]]`;
+    // The reasoning ("alpha bravo charlie") fills the 1-token cap (4 characters) before the call starts.
+    const ask = { model: "auto", max_tokens: 1, tools, messages: [{ role: "user" as const, content }] };
     const events: string[] = [];
     const stream = anthropic.messages.stream(ask);
     stream.on("streamEvent", (event) => events.push(event.type === "content_block_delta" ? event.delta.type : ""));
@@ -138,13 +140,24 @@ describe("the output cap against cursor-bridge + emulator", () => {
     const json = await anthropic.messages.create(ask);
     expect(json.stop_reason).toBe("max_tokens");
     expect(json.content.map((block) => block.type)).not.toContain("tool_use");
+    // A call that starts within the cap goes out whole, streamed, though its arguments pass the cap (5 tokens).
+    const started = anthropic.messages.stream({
+      ...ask,
+      max_tokens: 5,
+      messages: [{ role: "user", content: `[[emu:tool lookup {"query":"${"x".repeat(60)}"}]]` }],
+    });
+    const deltas: string[] = [];
+    started.on("streamEvent", (event) => event.type === "content_block_delta" && deltas.push(event.delta.type));
+    const whole = await started.finalMessage();
+    expect(whole.content.at(-1)).toMatchObject({ type: "tool_use", input: { query: "x".repeat(60) } });
+    expect(deltas).toContain("input_json_delta");
     // With room for it, the call goes out whole.
     const fits = await anthropic.messages.create({ ...ask, max_tokens: 100 });
     expect(fits.stop_reason).toBe("tool_use");
     expect(fits.content.at(-1)).toMatchObject({ type: "tool_use", input: { query: "x".repeat(60) } });
     const chat = await openai.chat.completions.create({
       model: "auto",
-      max_tokens: 10,
+      max_tokens: 1,
       tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }],
       messages: [{ role: "user", content }],
     });

@@ -103,14 +103,26 @@ describe("capOutput", () => {
     expect((await capped([text("abc😀d"), END], 1)).out).toEqual([text("abc"), LENGTH]);
   });
 
-  it("sends a tool call whole (its forming arguments with it) or ends the answer before it", async () => {
-    expect((await capped([text("ab"), forming, call('{"a":1}'), END], 3)).out).toEqual([
-      text("ab"),
-      forming,
-      call('{"a":1}'),
-      END,
+  it("streams a call that starts within the cap and sends it whole; one that would start past it ends the answer", async () => {
+    // Within the cap: its arguments stream as they form (the delta comes out before the call completes) and the call
+    // goes out whole though it passes the cap (2 + 7 > 8 characters); the answer then ends at its next output.
+    const events = [text("ab"), forming, call('{"a":1}'), text("more"), END];
+    expect((await capped(events, 2)).out).toEqual([text("ab"), forming, call('{"a":1}'), LENGTH]);
+    const order: string[] = [];
+    async function* source(): AsyncGenerator<BackendEvent> {
+      for (const event of [text("ab"), forming, call('{"a":1}'), END]) {
+        order.push(`in:${event.type}`);
+        yield event;
+      }
+    }
+    for await (const event of capOutput(source(), 2, () => {})) order.push(`out:${event.type}`);
+    expect(order.slice(0, 4)).toEqual(["in:text-delta", "out:text-delta", "in:tool-call-delta", "out:tool-call-delta"]);
+    // The cap is reached before the call starts: nothing of it goes out, streamed or whole.
+    expect((await capped([text("abcdefgh"), forming, call('{"a":1}'), END], 2)).out).toEqual([
+      text("abcdefgh"),
+      LENGTH,
     ]);
-    expect((await capped([text("ab"), forming, call('{"a":1}'), END], 2)).out).toEqual([text("ab"), LENGTH]);
+    expect((await capped([text("abcdefgh"), call('{"a":1}'), END], 2)).out).toEqual([text("abcdefgh"), LENGTH]);
   });
 
   it("a reader that leaves releases the source at once, even while a read is pending", async () => {

@@ -154,8 +154,8 @@ function fitting(text: string, room: number): number {
 class CapFilter implements EventFilter {
   cut = false;
   private used = 0;
-  /** Each forming call's argument snapshots, held until the call completes (or is dropped with the turn). */
-  private readonly forming = new Map<string, BackendEvent[]>();
+  /** The calls that started within the cap: they stream as they form and go out whole, whatever their size. */
+  private readonly started = new Set<string>();
 
   constructor(
     private readonly maxChars: number,
@@ -163,36 +163,37 @@ class CapFilter implements EventFilter {
   ) {}
 
   push(event: BackendEvent): BackendEvent[] {
-    // Under a cap a call goes out whole or not at all: its forming arguments wait for the call.
     if (event.type === "tool-call-delta") {
-      const held = this.forming.get(event.toolCallId);
-      if (held === undefined) this.forming.set(event.toolCallId, [event]);
-      else held.push(event);
-      return [];
+      if (this.started.has(event.toolCallId)) return [event];
+      if (this.used >= this.maxChars) return this.end();
+      this.started.add(event.toolCallId);
+      return [event];
     }
-    const size =
-      event.type === "text-delta" || event.type === "reasoning-delta"
-        ? event.text.length
-        : event.type === "tool-call"
-          ? event.arguments.length
-          : 0;
+    if (event.type === "tool-call") {
+      // Started within the cap (streamed, or whole now): it goes out whole, and counts.
+      if (!this.started.delete(event.toolCallId) && this.used >= this.maxChars) return this.end();
+      this.used += event.arguments.length;
+      return [event];
+    }
+    const size = event.type === "text-delta" || event.type === "reasoning-delta" ? event.text.length : 0;
     if (this.used + size <= this.maxChars) {
       this.used += size;
-      if (event.type !== "tool-call") return [event];
-      const held = this.forming.get(event.toolCallId) ?? [];
-      this.forming.delete(event.toolCallId);
-      return [...held, event];
+      return [event];
     }
-    this.cut = true;
-    this.onCap();
-    const end: BackendEvent = { type: "turn-end", reason: "length" };
-    if (event.type !== "text-delta" && event.type !== "reasoning-delta") return [end];
+    const end = this.end();
+    if (event.type !== "text-delta" && event.type !== "reasoning-delta") return end;
     const room = fitting(event.text, this.maxChars - this.used);
-    return room > 0 ? [{ type: event.type, text: event.text.slice(0, room) }, end] : [end];
+    return room > 0 ? [{ type: event.type, text: event.text.slice(0, room) }, ...end] : end;
   }
 
   flush(): BackendEvent[] {
     return [];
+  }
+
+  private end(): BackendEvent[] {
+    this.cut = true;
+    this.onCap();
+    return [{ type: "turn-end", reason: "length" }];
   }
 }
 
@@ -201,10 +202,11 @@ class CapFilter implements EventFilter {
  * arguments count at {@link CHARS_PER_TOKEN} characters a token (the rate the gateway reserves and bills by),
  * reasoning included as OpenAI and Anthropic count it, shown to the client or not. The delta that would pass the cap
  * is cut where the cap falls (never inside a surrogate pair) and the turn ends with `length`; `onCap` is told. A
- * tool call goes out whole or not at all: under a cap its forming arguments (`tool-call-delta`) are held until the
- * call completes and then handed out with it, piece by piece as they formed, and a call whose arguments would pass
- * the cap ends the answer before it, so no client receives a call it cannot parse (the price: under a cap a call's
- * arguments no longer stream while the model writes them).
+ * tool call goes out whole or not at all, so no client receives a call it cannot parse: one that starts within the
+ * cap streams its arguments as they form and goes out whole even where they pass the cap (the answer then ends at its
+ * next output), and one that would start past it ends the answer before it. The cap is thus exceeded by at most the
+ * arguments of the calls in progress when it is reached; holding every call's arguments back until it completes
+ * would have kept them from streaming on every Anthropic request (`max_tokens` is required there).
  */
 export function capOutput(
   events: AsyncIterable<BackendEvent>,
