@@ -116,6 +116,15 @@ describe("selectModel", () => {
     // A flat id takes no parameters: the asked-for window is refused, not silently run at the model's own.
     expect(() => selectModel(MODELS, find("composer-1"), { context: "1m" })).toThrow(/composer-1.*context=1m/);
     expect(selectModel(MODELS, find("composer-1"), { effort: "high" })).toMatchObject({ modelId: "composer-1" });
+    // A context asked for only where offered (Anthropic's 1M beta): taken where the model has it, left out elsewhere.
+    expect(selectModel(MODELS, find("claude-opus-4-8"), { contextIfOffered: "1m" })).toMatchObject({ maxMode: true });
+    expect(selectModel(MODELS, find("gpt-5.5"), { contextIfOffered: "1m" }).parameters).toEqual([
+      { id: "reasoning", value: "medium" },
+      { id: "fast", value: "false" },
+    ]);
+    expect(selectModel(MODELS, find("composer-1"), { contextIfOffered: "1m" })).toMatchObject({
+      modelId: "composer-1",
+    });
   });
 
   it("a listed variant keeps its own values and names itself; a flat id goes alone", () => {

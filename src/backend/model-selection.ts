@@ -63,6 +63,9 @@ function applyChoice(base: ModelInfo, params: Record<string, string>, choice: Mo
     if (!fast.values.includes(value)) throw notOffered(base.id, "fast", value, fast.values);
     params.fast = value;
   } else if (choice.fast === true) throw notOffered(base.id, "fast", "true", undefined);
+  if (choice.context === undefined && choice.contextIfOffered !== undefined) {
+    if (find("context")?.values.includes(choice.contextIfOffered) === true) params.context = choice.contextIfOffered;
+  }
   if (choice.context !== undefined) {
     const context = find("context");
     if (context?.values.includes(choice.context) !== true) {

@@ -309,6 +309,11 @@ export interface ModelChoice {
   fast?: boolean;
   /** A context tier (`1m`): must be one the model offers. */
   context?: string;
+  /**
+   * A context tier to run where the model offers it and to leave out elsewhere, as Anthropic treats its
+   * `context-1m-*` beta (Claude Code sends it for every request of a `[1m]` model, background ones included).
+   */
+  contextIfOffered?: string;
 }
 
 /** Effort tiers, lowest first (`xhigh` is spelled `extra-high` by some models). */

@@ -208,23 +208,24 @@ describe("messages: Claude Code's 1M context", () => {
     expect(text).toContain(line("claude-opus-4-8", "context=300k,effort=high,thinking=true", false));
   });
 
-  it("on a model Cursor lists without parameters it is a 400 naming the model, and no Run is sent", async () => {
-    const before = stack.emulator.stats().turns.length;
-    const response = await fetch(`${stack.baseURL}/messages`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "anthropic-version": "2023-06-01",
-        "anthropic-beta": "context-1m-2025-08-07",
-      },
-      body: JSON.stringify({ model: "claude-4.5-sonnet", max_tokens: 64, messages: [{ role: "user", content: ECHO }] }),
-    });
-    expect(response.status).toBe(400);
-    const body = (await response.json()) as { type: string; error: { type: string; message: string } };
-    expect(body.type).toBe("error");
-    expect(body.error.type).toBe("invalid_request_error");
-    expect(body.error.message).toContain("`claude-4.5-sonnet` does not offer context=1m");
-    expect(stack.emulator.stats().turns.length).toBe(before);
+  it("is left out where the model has no 1m tier, as Anthropic does (Claude Code sends it on every request)", async () => {
+    const long = {
+      "content-type": "application/json",
+      "anthropic-version": "2023-06-01",
+      "anthropic-beta": "context-1m-2025-08-07",
+    };
+    for (const [model, sent] of [
+      ["claude-4.5-sonnet", line("claude-4.5-sonnet", "none", false)],
+      ["claude-haiku-4-5", line("claude-haiku-4-5", "thinking=false", false)],
+    ] as const) {
+      const response = await fetch(`${stack.baseURL}/messages`, {
+        method: "POST",
+        headers: long,
+        body: JSON.stringify({ model, max_tokens: 64, messages: [{ role: "user", content: ECHO }] }),
+      });
+      expect(response.status, model).toBe(200);
+      expect((await answer(response)).text, model).toContain(sent);
+    }
   });
 });
 

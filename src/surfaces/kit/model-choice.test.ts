@@ -34,11 +34,11 @@ describe("the model-choice mapping table", () => {
   it("an anthropic-beta context-1m entry asks for the 1m context; other betas do not", () => {
     const beta = "claude-code-20250219,context-1m-2025-08-07,interleaved-thinking-2025-05-14";
     expect(choiceFromAnthropic({ type: "adaptive" }, "high", beta)).toEqual({
-      context: "1m",
+      contextIfOffered: "1m",
       thinking: true,
       effort: "high",
     });
-    expect(choiceFromAnthropic(undefined, undefined, " Context-1M-2026-01-01 ")).toEqual({ context: "1m" });
+    expect(choiceFromAnthropic(undefined, undefined, " Context-1M-2026-01-01 ")).toEqual({ contextIfOffered: "1m" });
     expect(choiceFromAnthropic(undefined, undefined, "claude-code-20250219,interleaved-thinking-2025-05-14")).toEqual(
       {},
     );

@@ -29,7 +29,7 @@ export const MODEL_CHOICE_TABLE: readonly ModelChoiceRow[] = [
   {
     door: "messages",
     control: "anthropic-beta context-1m-*",
-    becomes: "the 1m context tier, in Max mode (Claude Code's `[1m]` models)",
+    becomes: "the 1m context tier, in Max mode, where the model has it (Claude Code's `[1m]` models)",
   },
   { door: "acp", control: "effort / context / fast options", becomes: "the tier, the context tier, fast" },
   { door: "any", control: "model id `<base>-<suffix>`", becomes: "that variant (thinking, tier, context, fast)" },
@@ -71,7 +71,7 @@ export function choiceFromAnthropic(
   beta?: string | null | undefined,
 ): ModelChoice {
   const choice: ModelChoice = {};
-  if (wantsLongContext(beta)) choice.context = "1m";
+  if (wantsLongContext(beta)) choice.contextIfOffered = "1m";
   if (thinking?.type === "enabled" || thinking?.type === "adaptive") choice.thinking = true;
   else if (thinking?.type === "disabled") choice.thinking = false;
   const tier = effortTier(effort);
