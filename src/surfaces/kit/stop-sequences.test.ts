@@ -125,6 +125,41 @@ describe("capOutput", () => {
     expect((await capped([text("abcdefgh"), call('{"a":1}'), END], 2)).out).toEqual([text("abcdefgh"), LENGTH]);
   });
 
+  it("never ends the answer while a call that started within the cap is forming", async () => {
+    const other: BackendEvent = { type: "tool-call-delta", toolCallId: "d", toolName: "t", argumentsText: "{" };
+    const events = [forming, text("a long text beside the call"), other, call('{"a":1}'), text("more"), END];
+    // The text and the second call's start pass the cap while "c" forms: they go out, and the answer ends after.
+    expect((await capped(events, 1)).out).toEqual([
+      forming,
+      text("a long text beside the call"),
+      other,
+      call('{"a":1}'),
+      text("more"),
+      END,
+    ]);
+  });
+
+  it("sends the answer's end before the source has finished closing", async () => {
+    let closing!: () => void;
+    const closed = new Promise<void>((resolve) => (closing = resolve));
+    const inner = (async function* (): AsyncGenerator<BackendEvent> {
+      yield text("abcdefgh");
+    })();
+    const source: AsyncIterable<BackendEvent> = {
+      [Symbol.asyncIterator]: () => ({
+        next: () => inner.next(),
+        return: async () => {
+          await closed;
+          return { done: true, value: undefined };
+        },
+      }),
+    };
+    const out: BackendEvent[] = [];
+    for await (const event of capOutput(source, 1, () => {})) out.push(event);
+    expect(out).toEqual([text("abcd"), LENGTH]);
+    closing();
+  });
+
   it("a reader that leaves releases the source at once, even while a read is pending", async () => {
     let released = false;
     let started!: () => void;

@@ -49,7 +49,9 @@ function filtered(source: AsyncIterable<BackendEvent>, filter: EventFilter): Asy
               queue.push(...filter.flush());
             } else {
               queue.push(...filter.push(result.value));
-              if (filter.cut) await release();
+              // The answer's end goes out at once; the upstream turn is released meanwhile (its close may wait on
+              // Cursor for a while: the client's last frame does not).
+              if (filter.cut) release().catch(() => {});
             }
           }
           const event = queue.shift();
@@ -165,18 +167,21 @@ class CapFilter implements EventFilter {
   push(event: BackendEvent): BackendEvent[] {
     if (event.type === "tool-call-delta") {
       if (this.started.has(event.toolCallId)) return [event];
-      if (this.used >= this.maxChars) return this.end();
+      if (this.used >= this.maxChars && this.started.size === 0) return this.end();
       this.started.add(event.toolCallId);
       return [event];
     }
     if (event.type === "tool-call") {
       // Started within the cap (streamed, or whole now): it goes out whole, and counts.
-      if (!this.started.delete(event.toolCallId) && this.used >= this.maxChars) return this.end();
+      if (!this.started.delete(event.toolCallId) && this.used >= this.maxChars && this.started.size === 0) {
+        return this.end();
+      }
       this.used += event.arguments.length;
       return [event];
     }
     const size = event.type === "text-delta" || event.type === "reasoning-delta" ? event.text.length : 0;
-    if (this.used + size <= this.maxChars) {
+    // While a call that started within the cap is still forming, nothing ends the answer: the call would be cut off.
+    if (this.used + size <= this.maxChars || this.started.size > 0) {
       this.used += size;
       return [event];
     }
