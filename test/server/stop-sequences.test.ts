@@ -23,6 +23,32 @@ describe("stop sequences against cursor-bridge + emulator", () => {
   });
   afterAll(async () => stack.close());
 
+  it("a list longer than 128 sequences or one over 1,000 characters is a 400 naming the field, in each door's shape", async () => {
+    const many = Array.from({ length: 129 }, (_, i) => `s${i}`);
+    const long = "x".repeat(1001);
+    for (const stop of [many, long, [long]]) {
+      const error = await openai.chat.completions
+        .create({ model: "auto", stop, messages: [{ role: "user", content: TWENTY }] })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toMatch(/^stop/);
+    }
+    for (const stop_sequences of [many, [long]]) {
+      const error = await anthropic.messages
+        .create({ model: "auto", max_tokens: 100, stop_sequences, messages: [{ role: "user", content: TWENTY }] })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+      expect(String((error as Error).message)).toContain("stop_sequences");
+    }
+    // At the bounds, served.
+    const edge = await openai.chat.completions.create({
+      model: "auto",
+      stop: [...many.slice(0, 127), "x".repeat(1000)],
+      messages: [{ role: "user", content: TWENTY }],
+    });
+    expect(edge.choices[0]?.finish_reason).toBe("stop");
+  });
+
   it("chat: cuts a streamed answer before a sequence split across deltas", async () => {
     const { data, response } = await openai.chat.completions
       .create({ model: "auto", stream: true, stop: ["zulu", "pha bra"], messages: [{ role: "user", content: TWENTY }] })

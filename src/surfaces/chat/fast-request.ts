@@ -6,6 +6,8 @@
  * through the schema, so every rejection and its message stay zod's. `fast-request.test.ts` holds both paths to the
  * same result over valid and invalid bodies.
  */
+
+import { STOP_SEQUENCE_LIMITS } from "../kit/stop-sequences.js";
 import { type ChatCompletionRequest, chatCompletionRequestSchema, REASONING_EFFORTS } from "./request.js";
 
 type Json = Record<string, unknown>;
@@ -154,6 +156,9 @@ function message(value: unknown): Checked {
   }
 }
 
+const isStopSequence = (value: unknown): value is string =>
+  isString(value) && value.length <= STOP_SEQUENCE_LIMITS.chars;
+
 const TOOL_KEYS = ["type", "function"] as const;
 const FUNCTION_KEYS = ["name", "description", "parameters", "strict"] as const;
 
@@ -216,8 +221,11 @@ function requestField(key: string, value: unknown): Checked {
     case "user":
       return nullishString(value);
     case "stop":
-      if (value === undefined || value === null || isString(value)) return value;
-      return Array.isArray(value) && value.every(isString) ? [...value] : NO;
+      if (value === undefined || value === null) return value;
+      if (isString(value)) return isStopSequence(value) ? value : NO;
+      return Array.isArray(value) && value.length <= STOP_SEQUENCE_LIMITS.count && value.every(isStopSequence)
+        ? [...value]
+        : NO;
     // The parameters checked but ignored (request.ts `ignoredFields`): one typeof each, so a client that sends them
     // stays on this path; a wrong type or range goes to the schema, which words the 400.
     case "temperature":

@@ -6,6 +6,10 @@
  * `custom` issue carrying `params.kind = "unsupported_content_part"` so the parser can name the exact field.
  */
 import * as z from "zod";
+import { STOP_SEQUENCE_LIMITS } from "../kit/stop-sequences.js";
+
+/** One stop sequence, at most {@link STOP_SEQUENCE_LIMITS}.chars long. */
+const stopSequence = z.string().max(STOP_SEQUENCE_LIMITS.chars);
 
 /** Roles a message may have; anything else is a 400 naming `messages[i].role`. */
 export const MESSAGE_ROLES = ["system", "developer", "user", "assistant", "tool"] as const;
@@ -151,7 +155,7 @@ const handledFields = {
   user: z.string().nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
   response_format: responseFormatSchema.nullish(),
-  stop: z.union([z.string(), z.array(z.string())]).nullish(),
+  stop: z.union([stopSequence, z.array(stopSequence).max(STOP_SEQUENCE_LIMITS.count)]).nullish(),
   /** Search-enabled chat (issue #27): Cursor's web searches are approved; the results come back as annotations. */
   web_search_options: z.looseObject({}).nullish(),
 };

@@ -18,6 +18,13 @@
 import type { BackendEvent } from "../../backend/types.js";
 import { CHARS_PER_TOKEN } from "../../util/token-estimate.js";
 
+/**
+ * The most stop sequences a request may list, and the longest one (characters): every text delta is searched for
+ * each, so a list without bound (a 1 MB body of short sequences) would cost seconds of the event loop per answer, and
+ * one very long sequence would hold the whole answer back. OpenAI's chat takes 4; these leave room for any client.
+ */
+export const STOP_SEQUENCE_LIMITS = { count: 128, chars: 1000 };
+
 /** A cut, one event at a time: what goes out for each event, and at the source's end. */
 interface EventFilter {
   /** The events that go out for `event`. */

@@ -6,6 +6,7 @@
  * as ignored. Block types the bridge cannot carry fail with a `custom` issue that names the exact field.
  */
 import * as z from "zod";
+import { STOP_SEQUENCE_LIMITS } from "../kit/stop-sequences.js";
 
 const cacheControl = z.looseObject({ type: z.string() }).nullish();
 
@@ -184,7 +185,7 @@ const requestFields = {
   output_config: z.looseObject({ effort: z.enum(EFFORTS).nullish(), format: outputFormat.nullish() }).nullish(),
   output_format: outputFormat.nullish(),
   /** The kit cuts the answer at the first (kit/stop-sequences.ts). */
-  stop_sequences: z.array(z.string()).nullish(),
+  stop_sequences: z.array(z.string().max(STOP_SEQUENCE_LIMITS.chars)).max(STOP_SEQUENCE_LIMITS.count).nullish(),
 };
 
 /**
