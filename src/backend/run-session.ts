@@ -92,7 +92,8 @@ export class RunSession implements DropListener {
   /** `routed_model.display_name` (addendum 2 §4), when Cursor named the model a router picked. */
   routedModel: string | undefined;
   private readonly heartbeat: ReturnType<typeof setInterval>;
-  private readonly execHeartbeat: ReturnType<typeof setInterval>;
+  /** Started by the first exec that runs (most turns run none: no timer per turn for them). */
+  private execHeartbeat: ReturnType<typeof setInterval> | undefined;
   private stallTimer: ReturnType<typeof setTimeout> | undefined;
   /** `performance.now()` of the last real progress; the watchdog compares against it instead of re-arming. */
   private lastProgressAt = 0;
@@ -133,11 +134,6 @@ export class RunSession implements DropListener {
           );
     this.heartbeat = setInterval(() => this.sendHeartbeats(), options.timings.heartbeatIntervalMs);
     this.heartbeat.unref?.();
-    const execInterval =
-      options.timings.execHeartbeatIntervalMs ??
-      Math.min(EXEC_HEARTBEAT_INTERVAL_MS, options.timings.heartbeatIntervalMs);
-    this.execHeartbeat = setInterval(() => this.sendExecHeartbeats(), execInterval);
-    this.execHeartbeat.unref?.();
     this.done = this.pump();
   }
 
@@ -287,6 +283,16 @@ export class RunSession implements DropListener {
     this.options.stream.send(message({ message: { case: "clientHeartbeat", value: {} } })).catch(() => undefined);
   }
 
+  /** Heartbeats the running execs from now on, every 3 s (or the configured interval); once per session. */
+  private startExecHeartbeats(): void {
+    if (this.execHeartbeat !== undefined || this.closed) return;
+    const timings = this.options.timings;
+    const interval =
+      timings.execHeartbeatIntervalMs ?? Math.min(EXEC_HEARTBEAT_INTERVAL_MS, timings.heartbeatIntervalMs);
+    this.execHeartbeat = setInterval(() => this.sendExecHeartbeats(), interval);
+    this.execHeartbeat.unref?.();
+  }
+
   /** One heartbeat for every exec still running: calls held by the caller, and the surface's execs. */
   private sendExecHeartbeats(): void {
     const beats: AgentClientMessage[] = [];
@@ -312,6 +318,7 @@ export class RunSession implements DropListener {
       case "execServerMessage": {
         const outcome = handleExec(m.value, this.options.exec, this.argumentStreams);
         if (outcome.kind === "answered") return this.send(outcome.replies);
+        this.startExecHeartbeats();
         if (outcome.kind === "run") {
           this.options.exec.takenToolCallIds.add(outcome.toolCallId);
           const start = () => this.surfaceExecs?.start(m.value, outcome.exec, outcome.toolCallId);
