@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ModelInfo } from "../../backend/types.js";
-import { toAnthropicModelList } from "./models.js";
+import { pageAnthropicModels, toAnthropicModelList } from "./models.js";
 
 const model = (id: string): ModelInfo => ({
   id,
@@ -36,5 +36,17 @@ describe("toAnthropicModelList", () => {
       last_id: "b",
     });
     expect(toAnthropicModelList([], "x")).toMatchObject({ first_id: null, last_id: null });
+  });
+});
+
+describe("pageAnthropicModels", () => {
+  it("a cursor id not listed is named in the 400 clamped, however long", () => {
+    const id = "m".repeat(100_000);
+    expect(() => pageAnthropicModels([], { after_id: id })).toThrow(/no model with id 'mmm/);
+    try {
+      pageAnthropicModels([], { after_id: id });
+    } catch (error) {
+      expect((error as Error).message.length).toBeLessThan(400);
+    }
   });
 });

@@ -2,6 +2,7 @@
 import type { ModelInfo } from "../../backend/types.js";
 import { contextWindowFor } from "../../util/context-window.js";
 import { ProxyError } from "../../util/errors.js";
+import { clampForMessage } from "../../util/logger.js";
 import type { AnthropicModel, AnthropicModelList } from "./wire.js";
 
 /** `createdAt`: RFC 3339 time stamped on every entry (Cursor reports no release dates). */
@@ -32,7 +33,7 @@ function invalid(param: string, message: string): ProxyError {
 /** The position of a cursor id in the list, or a 400 naming the parameter. */
 function cursorIndex(data: readonly AnthropicModel[], param: string, id: string): number {
   const index = data.findIndex((model) => model.id === id);
-  if (index < 0) throw invalid(param, `no model with id '${id}' is listed`);
+  if (index < 0) throw invalid(param, `no model with id '${clampForMessage(id, 200)}' is listed`);
   return index;
 }
 

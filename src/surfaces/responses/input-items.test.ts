@@ -23,6 +23,19 @@ describe("listInputItems", () => {
     expect(list).toMatchObject({ object: "list", first_id: "fco_abc_3", last_id: "msg_abc_0", has_more: false });
   });
 
+  it("a cursor id not found is named in the 400 clamped, however long", () => {
+    const id = "x".repeat(100_000);
+    const error = (() => {
+      try {
+        listInputItems("resp_1", [{ role: "user", content: "hi" }], { after: id });
+      } catch (e) {
+        return e as Error;
+      }
+    })();
+    expect(error?.message).toContain("no input item with id 'xxx");
+    expect(error?.message.length).toBeLessThan(400);
+  });
+
   it("pages after and before an item id, in either order", () => {
     const after = listInputItems("resp_abc", input, { order: "asc", limit: "2", after: "msg_abc_0" });
     expect(ids(after)).toEqual(["msg_abc_1", "msg_given"]);

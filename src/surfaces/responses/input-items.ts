@@ -6,6 +6,7 @@
  */
 import type { JsonValue } from "../../backend/types.js";
 import { ProxyError } from "../../util/errors.js";
+import { clampForMessage } from "../../util/logger.js";
 
 /** The list's query parameters as OpenAI names them (raw strings, undefined when absent). */
 export interface InputItemsQuery {
@@ -59,7 +60,7 @@ function listed(item: JsonValue, index: number, responseId: string): { [key: str
 
 function cursorIndex(items: readonly { id?: JsonValue }[], param: string, id: string): number {
   const index = items.findIndex((item) => item.id === id);
-  if (index < 0) throw invalid(param, `no input item with id '${id}' in this response.`);
+  if (index < 0) throw invalid(param, `no input item with id '${clampForMessage(id, 200)}' in this response.`);
   return index;
 }
 
