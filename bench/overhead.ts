@@ -189,6 +189,10 @@ export async function compareSides(
   ];
   if (floor !== undefined) sides.push(["floor", floor]);
   const { result, loadAverage } = await withLoadAverage(async () => {
+    // Concurrent cases start with one unmeasured round per side at their concurrency: the cases before ran one
+    // request at a time, and a process's first rounds at 200 or 1,000 streams pay for growing its heap and young
+    // generation (serve's first two repetitions at 200 streams were its slowest in the record of 2026-11-28 12:06).
+    if (c.concurrency > 1) for (const [key, side] of sides) await batch(side, key);
     const reps: Record<Key, Percentiles[]> = { baseline: [], candidate: [], floor: [] };
     let round = 0;
     for (let rep = 0; rep < c.repetitions; rep++) {

@@ -308,6 +308,14 @@ describe("compareSides with a floor side", () => {
     expect(r.floor?.ratio.ttftP50.values).toEqual([1.5, 1.5]);
     const without = await compareSides(fixed("direct", 2, []), fixed("bridge", 3.5, []), c);
     expect(without.floor).toBeUndefined();
+    // A concurrent case first runs one unmeasured round per side at its concurrency.
+    const calls: string[] = [];
+    const two = { ...c, concurrency: 2, rounds: 1, repetitions: 1 };
+    await compareSides(fixed("direct", 2, calls), fixed("bridge", 3.5, calls), two, fixed("relay", 3, calls));
+    expect(calls).toEqual([
+      ...["direct", "direct", "bridge", "bridge", "relay", "relay"],
+      ...["direct", "direct", "bridge", "bridge", "relay", "relay"],
+    ]);
   });
 });
 
