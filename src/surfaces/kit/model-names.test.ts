@@ -71,6 +71,10 @@ describe("resolveAnthropicModel", () => {
     expect(resolveAnthropicModel("claude-opus-5-5", listed, false)).toBe("claude-opus-4-8");
     expect(resolveAnthropicModel("claude-opus-4-8-20260101", listed, false)).toBe("claude-opus-4-8");
     expect(resolveAnthropicModel("claude-opus-4-8-latest[1m]", listed, false)).toBe("claude-opus-4-8");
+    // A minor version after a listed base is another Claude version (not listed: the family's newest), not a variant.
+    const base5 = { ...model("claude-opus-5", true), parameters: [{ id: "effort", values: ["low", "high"] }] };
+    expect(resolveAnthropicModel("claude-opus-5-5", [...listed, base5], false)).toBe("claude-opus-5");
+    expect(resolveAnthropicModel("claude-opus-5-5-20270101", [...listed, base5], false)).toBe("claude-opus-5");
     // A variant suffix (listed or not, or mistyped) is the engine's to read, never the base's defaults.
     expect(resolveAnthropicModel("claude-opus-4-8-thinking-xhigh-1m", listed, false)).toBe(
       "claude-opus-4-8-thinking-xhigh-1m",

@@ -109,11 +109,17 @@ export function resolveAnthropicModel(
   );
   if (known || wanted === "auto" || !wanted.startsWith("claude-")) return requested;
   // A variant id of a base Cursor lists (`claude-opus-4-8-thinking-xhigh`, or a mistyped one) is the engine's to read:
-  // as a family it would run the base's default values. Only a date or `-latest` after the base is Anthropic's.
+  // as a family it would run the base's default values. A date or `-latest` after the base is Anthropic's, and so is
+  // a minor version (`claude-sonnet-5-5` after `claude-sonnet-5`: another version, resolved as a family below).
   const base = models.find((m) => m.parameters !== undefined && wanted.startsWith(`${m.id.toLowerCase()}-`));
   if (base !== undefined) {
-    const rest = wanted.slice(base.id.length + 1).replace(/\[1m\]$/, "");
-    if (!rest.split("-").every((word) => /^\d{8}$/.test(word) || word === "latest")) return requested;
+    const words = wanted
+      .slice(base.id.length + 1)
+      .replace(/\[1m\]$/, "")
+      .split("-");
+    const anthropic =
+      /^\d{1,2}$/.test(words[0] ?? "") || words.every((word) => /^\d{8}$/.test(word) || word === "latest");
+    if (!anthropic) return requested;
   }
   const family = FAMILIES.find((name) => wanted.includes(name));
   if (family === undefined) return requested;
