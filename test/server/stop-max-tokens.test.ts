@@ -7,9 +7,10 @@
  * larger than the answer changes nothing; a tool call that starts within the cap streams and goes out whole, one that
  * would start past it is not sent at all.
  */
-import Anthropic from "@anthropic-ai/sdk";
-import OpenAI from "openai";
+import type Anthropic from "@anthropic-ai/sdk";
+import type OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sdkClients } from "../support/sdk-clients.js";
 import { type Stack, startStack } from "../support/stack.js";
 
 const TWENTY = "Count [[emu:tokens 20]]";
@@ -23,8 +24,7 @@ describe("the output cap against cursor-bridge + emulator", () => {
 
   beforeAll(async () => {
     stack = await startStack();
-    openai = new OpenAI({ baseURL: stack.baseURL, apiKey: "local", maxRetries: 0 });
-    anthropic = new Anthropic({ baseURL: stack.baseURL.replace(/\/v1$/, ""), apiKey: "local", maxRetries: 0 });
+    ({ openai, anthropic } = sdkClients(stack.baseURL));
   });
   afterAll(async () => stack.close());
 

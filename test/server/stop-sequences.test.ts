@@ -7,6 +7,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sdkClients } from "../support/sdk-clients.js";
 import { type Stack, startStack } from "../support/stack.js";
 
 const TWENTY = "Count [[emu:tokens 20]]";
@@ -18,8 +19,7 @@ describe("stop sequences against cursor-bridge + emulator", () => {
 
   beforeAll(async () => {
     stack = await startStack();
-    openai = new OpenAI({ baseURL: stack.baseURL, apiKey: "local", maxRetries: 0 });
-    anthropic = new Anthropic({ baseURL: stack.baseURL.replace(/\/v1$/, ""), apiKey: "local", maxRetries: 0 });
+    ({ openai, anthropic } = sdkClients(stack.baseURL));
   });
   afterAll(async () => stack.close());
 

@@ -4,9 +4,10 @@
  * by the real SDKs: openai (chat and responses), Anthropic (`inputJson` events). The pieces add up to the final
  * arguments byte for byte.
  */
-import Anthropic from "@anthropic-ai/sdk";
-import OpenAI from "openai";
+import type Anthropic from "@anthropic-ai/sdk";
+import type OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sdkClients } from "../support/sdk-clients.js";
 import { type Stack, startStack } from "../support/stack.js";
 
 const lines = Array.from({ length: 50 }, (_, i) => `${i + 1}. grüße — the quick brown fox "${i}"`).join("\n");
@@ -26,8 +27,7 @@ describe("tool arguments streamed as they form, through the real SDKs", () => {
 
   beforeAll(async () => {
     stack = await startStack();
-    openai = new OpenAI({ baseURL: stack.baseURL, apiKey: "local", maxRetries: 0 });
-    anthropic = new Anthropic({ baseURL: stack.baseURL.replace(/\/v1$/, ""), apiKey: "local", maxRetries: 0 });
+    ({ openai, anthropic } = sdkClients(stack.baseURL));
   });
   afterAll(async () => stack.close());
 

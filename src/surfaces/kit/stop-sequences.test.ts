@@ -5,7 +5,11 @@ import { capOutput, cutAnswer, cutAtStopSequences } from "./stop-sequences.js";
 const text = (t: string): BackendEvent => ({ type: "text-delta", text: t });
 const END: BackendEvent = { type: "turn-end", reason: "stop" };
 
-async function run(events: BackendEvent[], stops: string[]) {
+/** `events` through `cut`, from a source that notes its release: what came out, and whether the source was released. */
+async function through(
+  events: BackendEvent[],
+  cut: (source: AsyncIterable<BackendEvent>) => AsyncIterable<BackendEvent>,
+): Promise<{ out: BackendEvent[]; released: boolean }> {
   let released = false;
   async function* source() {
     try {
@@ -14,9 +18,14 @@ async function run(events: BackendEvent[], stops: string[]) {
       released = true;
     }
   }
-  const seen: string[] = [];
   const out: BackendEvent[] = [];
-  for await (const event of cutAtStopSequences(source(), stops, (s) => seen.push(s))) out.push(event);
+  for await (const event of cut(source())) out.push(event);
+  return { out, released };
+}
+
+async function run(events: BackendEvent[], stops: string[]) {
+  const seen: string[] = [];
+  const { out, released } = await through(events, (source) => cutAtStopSequences(source, stops, (s) => seen.push(s)));
   const texts = out.filter((e) => e.type === "text-delta").map((e) => (e.type === "text-delta" ? e.text : ""));
   return { out, text: texts.join(""), seen, released };
 }
@@ -68,17 +77,8 @@ describe("capOutput", () => {
   const LENGTH: BackendEvent = { type: "turn-end", reason: "length" };
 
   async function capped(events: BackendEvent[], maxTokens: number) {
-    let released = false;
-    async function* source() {
-      try {
-        yield* events;
-      } finally {
-        released = true;
-      }
-    }
     let capHit = 0;
-    const out: BackendEvent[] = [];
-    for await (const event of capOutput(source(), maxTokens, () => (capHit += 1))) out.push(event);
+    const { out, released } = await through(events, (source) => capOutput(source, maxTokens, () => (capHit += 1)));
     return { out, capHit, released };
   }
 
