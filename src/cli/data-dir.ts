@@ -19,11 +19,11 @@
  * start about 4 ms of waiting before its banner on the benchmark machine; the calls themselves take microseconds).
  */
 import { randomUUID } from "node:crypto";
-import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { writeFileAtomicSync } from "../stores/file/atomic-write.js";
-import { withFileLock } from "../stores/file/file-lock.js";
+import { withFileLockNow } from "../stores/file/file-lock.js";
 import { ProxyError } from "../util/errors.js";
 import { type Logger, silentLogger } from "../util/logger.js";
 import { makeDirSync } from "../util/make-dir.js";
@@ -154,31 +154,6 @@ function refusal(dataDir: string, owner: LockRecord): ProxyError {
   );
 }
 
-/** Creates the guard file `path` (O_EXCL) when no one holds it; false when it exists. */
-function takeGuardNow(path: string): boolean {
-  let fd: number;
-  try {
-    fd = openSync(path, "wx", 0o600);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
-    throw error;
-  }
-  try {
-    writeSync(fd, String(process.pid));
-  } finally {
-    closeSync(fd);
-  }
-  return true;
-}
-
-function releaseGuard(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-  }
-}
-
 /**
  * Takes the data directory's lock for this `serve`, bound to `address`; throws a usage error naming the other server
  * when a live process, or one of another machine, holds it. A lock of this machine whose process is gone is taken over.
@@ -197,21 +172,12 @@ export async function lockDataDir(
     startedAt: new Date(now()).toISOString(),
   };
   // The check and the write happen under a short-lived guard, so two servers starting together cannot both see a
-  // stale lock and both take it. The guard is taken at once when free (the usual case); a guard another start holds
-  // is waited for (and a stale one taken over) by withFileLock.
-  const claim = async () => {
+  // stale lock and both take it.
+  await withFileLockNow(`${path}.guard`, async () => {
     const owner = liveOwner(dataDir, readLock(path));
     if (owner !== undefined) throw refusal(dataDir, owner);
     writeFileAtomicSync(path, `${JSON.stringify(record)}\n`);
-  };
-  const guard = `${path}.guard`;
-  if (takeGuardNow(guard)) {
-    try {
-      await claim();
-    } finally {
-      releaseGuard(guard);
-    }
-  } else await withFileLock(guard, claim);
+  });
   held.add(dataDir);
   let released = false;
   const release = () => {

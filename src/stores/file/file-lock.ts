@@ -3,6 +3,7 @@
  * file created with O_EXCL, removed when the work settles. A lock file older than `staleMs` belongs to a process that
  * died holding it and is taken over; waiting longer than `timeoutMs` fails.
  */
+import { closeSync, openSync, unlinkSync, writeSync } from "node:fs";
 import { open, stat, unlink } from "node:fs/promises";
 import { ProxyError } from "../../util/errors.js";
 
@@ -59,5 +60,49 @@ export async function withFileLock<T>(path: string, work: () => Promise<T>, opti
     return await work();
   } finally {
     await removeLock(path);
+  }
+}
+
+/** Creates the lock file `path` (O_EXCL, holding our pid) with direct system calls when it is free; false when held. */
+function tryLockSync(path: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, "wx", 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
+  }
+  try {
+    writeSync(fd, String(process.pid));
+  } finally {
+    closeSync(fd);
+  }
+  return true;
+}
+
+/** {@link removeLock} with a direct system call. */
+function removeLockSync(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+}
+
+/**
+ * {@link withFileLock} for start-up paths, where nothing else waits on the event loop: a free lock is taken and
+ * removed with direct system calls (each `fs/promises` call is a thread-pool round trip); a held one is waited for,
+ * and a stale one taken over, as {@link withFileLock} does.
+ */
+export async function withFileLockNow<T>(
+  path: string,
+  work: () => Promise<T>,
+  options: FileLockOptions = {},
+): Promise<T> {
+  if (!tryLockSync(path)) return withFileLock(path, work, options);
+  try {
+    return await work();
+  } finally {
+    removeLockSync(path);
   }
 }
