@@ -57,6 +57,44 @@ describe("Anthropic SDK against cursor-bridge + emulator", () => {
     expect(types.filter((type) => type === "content_block_delta").length).toBeGreaterThan(1);
   });
 
+  it("reports an input estimate in message_start and Cursor's counts in message_delta", async () => {
+    // 60 emulator tokens (runs of non-blank characters) in 349 characters: the estimate (4 characters a token) and
+    // Cursor's count differ, so each event's figure is recognisable.
+    const text = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
+    const stream = client.messages.stream({
+      model: MODEL,
+      max_tokens: 1024,
+      messages: [{ role: "user", content: text }],
+    });
+    let start: Anthropic.Usage | undefined;
+    stream.on("streamEvent", (event) => {
+      if (event.type === "message_start") start = { ...event.message.usage };
+    });
+    const message = await stream.finalMessage();
+    expect(start?.input_tokens).toBeGreaterThanOrEqual(Math.ceil(text.length / 4));
+    expect(start?.input_tokens).toBeLessThan(Math.ceil(text.length / 4) + 20);
+    expect(start?.cache_read_input_tokens ?? undefined).toBeUndefined();
+    // The emulator counts U = 60 uncached and writes them to the cache (docs/emulator.md, token counts).
+    expect(message.usage).toMatchObject({
+      input_tokens: 60,
+      cache_creation_input_tokens: 60,
+      cache_read_input_tokens: 0,
+    });
+  });
+
+  it("keeps the input estimate of a response that ends on tool_use before Cursor counted the turn", async () => {
+    const content = `Please run the command for me now [[emu:tool Bash {"command":"echo hi"}]]`;
+    const messages: Anthropic.MessageParam[] = [{ role: "user", content }];
+    const streamed = await client.messages
+      .stream({ model: MODEL, max_tokens: 1024, messages, tools: [bash] })
+      .finalMessage();
+    expect(streamed.stop_reason).toBe("tool_use");
+    expect(streamed.usage.input_tokens).toBeGreaterThan(0);
+    const whole = await client.messages.create({ model: MODEL, max_tokens: 1024, messages, tools: [bash] });
+    expect(whole.stop_reason).toBe("tool_use");
+    expect(whole.usage.input_tokens).toBe(streamed.usage.input_tokens);
+  });
+
   it("answers a non-streaming request with one message", async () => {
     const message = await client.messages.create({
       model: MODEL,

@@ -29,6 +29,11 @@ export interface AnthropicEventOptions {
   sign: (thinking: string) => string;
   /** The stop sequence that ended the answer, if one did (read when the turn ends). */
   stopSequence?: (() => string | undefined) | undefined;
+  /**
+   * The request's input tokens by estimate, read once when the stream starts: `message_start` reports it (Cursor
+   * counts the input only when the turn ends), and it stays until Cursor's count replaces it in `message_delta`.
+   */
+  inputEstimate?: (() => number) | undefined;
 }
 
 /** Every event is `event: <type>\ndata: <json>`; while the turn is silent for `pingIntervalMs`, a `ping` (as
@@ -97,7 +102,8 @@ class MessagesTranslation implements Translation<MessagesFrame, AnthropicMessage
   constructor(private readonly options: AnthropicEventOptions) {}
 
   start(emit: Frame): void {
-    const { id, model } = this.options;
+    const { id, model, inputEstimate } = this.options;
+    if (inputEstimate !== undefined) this.usage.input_tokens = inputEstimate();
     const message = { id, type: "message" as const, role: "assistant" as const, model, content: [] };
     emit({
       type: "message_start",
@@ -192,7 +198,10 @@ class MessagesTranslation implements Translation<MessagesFrame, AnthropicMessage
     "web-search": (event, emit) => this.webCall(event, emit),
     "web-fetch": (event, emit) => this.webCall(event, emit),
     usage: (event) => {
-      Object.assign(this.usage, toAnthropicUsage(event.usage));
+      const usage = toAnthropicUsage(event.usage);
+      // An estimate without a prompt figure (no checkpoint yet) knows less than the request's own estimate.
+      if (event.usage.source !== "cursor" && usage.input_tokens === 0) usage.input_tokens = this.usage.input_tokens;
+      Object.assign(this.usage, usage);
     },
     "turn-end": (event) => {
       this.stop = STOP_REASON[event.reason];
