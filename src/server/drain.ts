@@ -6,12 +6,19 @@
  * drain time. When that is up, the caller ends the ones left (each turn ends with its door's final error event,
  * util/shutdown-notice.ts) and they get {@link FINAL_FRAMES_MS} to write it before every connection is cut.
  *
+ * A connection whose request was still arriving when the drain began (its headers, or its body before the app saw
+ * it) is not cut: the drain waits for it as for a request in flight, up to the same drain time. Once its headers are
+ * in, it is answered like any late request (the 503 above, with `Connection: close`); a request whose headers had
+ * arrived is in flight already and completes. Only the idle connections close at once (Node's `server.close()` closes
+ * those with no request under way); the drain is over when every connection is closed.
+ *
  * Why the listening socket closes instead of answering 503 to new connections: a refused connection is the one
  * failure every client and load balancer retries on its own for any request, a POST included, because nothing was
  * sent (HAProxy's default `retry-on conn-failure`, nginx's `proxy_next_upstream error`, the SDKs' connection
  * retries), and a health check sees it at once; a 503 to a POST reaches the client, and a balancer passes it on.
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { shuttingDown } from "../util/shutdown-notice.js";
 
 /**
@@ -37,11 +44,21 @@ export interface DrainOptions {
 /** The requests being served, for a graceful stop. */
 export class RequestsInFlight {
   private readonly open = new Set<ServerResponse>();
+  /** Every open connection: one whose request is still arriving holds the drain as a request in flight does. */
+  private readonly connections = new Set<Socket>();
   private emptied: (() => void) | undefined;
   /** True from the start of a drain: new requests are refused. */
   draining = false;
 
-  constructor(private readonly server: Server) {}
+  constructor(private readonly server: Server) {
+    server.on("connection", (socket: Socket) => {
+      this.connections.add(socket);
+      socket.once("close", () => {
+        this.connections.delete(socket);
+        if (this.draining && this.connections.size === 0) this.emptied?.();
+      });
+    });
+  }
 
   get size(): number {
     return this.open.size;
@@ -56,7 +73,6 @@ export class RequestsInFlight {
       if (!this.draining) return;
       // Its connection is idle once the response is written: close it (the client must not send it another request).
       setImmediate(() => this.server.closeIdleConnections());
-      if (this.open.size === 0) this.emptied?.();
     });
   }
 
@@ -75,7 +91,7 @@ export class RequestsInFlight {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const res of this.open) if (!res.headersSent) res.shouldKeepAlive = false;
     options.onDrain?.(this.open.size);
-    if (!(await this.settled(options.timeoutMs))) {
+    if (!(await this.settled(options.timeoutMs)) && this.open.size > 0) {
       options.onTimeout?.(this.open.size);
       await this.settled(FINAL_FRAMES_MS);
     }
@@ -83,9 +99,12 @@ export class RequestsInFlight {
     await closed;
   }
 
-  /** Resolves true once no request is in flight, false when `ms` passed first. */
+  /**
+   * Resolves true once every connection is closed (no request in flight, none still arriving), false when `ms`
+   * passed first.
+   */
   private settled(ms: number): Promise<boolean> {
-    if (this.open.size === 0) return Promise.resolve(true);
+    if (this.connections.size === 0) return Promise.resolve(true);
     return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => {
         this.emptied = undefined;

@@ -3,10 +3,13 @@
  * refused at once, a stream in flight finishes within the drain time, and when the drain time is up every stream
  * still open ends with its door's own shutting-down error event (a chat SSE error chunk, Anthropic's `event: error`
  * with `overloaded_error`, `response.failed`), a non-streaming request with its door's 503, and the process exits 0.
- * A second signal ends the process at once. No timing is asserted: each wait is for an event, with generous limits.
+ * A request whose headers or body were still arriving at the signal is answered, not cut: one mid-headers gets its
+ * door's 503 with `Connection: close`, one mid-body (already in flight) completes. A second signal ends the process at
+ * once. No timing is asserted: each wait is for an event, with generous limits.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
+import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -98,6 +101,24 @@ async function refusedCode(origin: string): Promise<string | undefined> {
     (response) => `answered ${response.status}`,
     (error: Error & { cause?: { code?: string } }) => error.cause?.code,
   );
+}
+
+/**
+ * A raw connection to `origin` that has had one `/health` answered and has sent `next` after it, in the same write:
+ * once the answer is read, serve has parsed `next` too (Node's parser reads the whole chunk), so a request half sent
+ * in `next` is known to be under way at the server.
+ */
+async function connectionWith(origin: string, next: string): Promise<{ socket: Socket; answer: Promise<string> }> {
+  const { hostname, port } = new URL(origin);
+  const socket = connect(Number(port), hostname);
+  let text = "";
+  socket.on("data", (chunk: Buffer) => (text += chunk.toString()));
+  socket.on("error", () => {});
+  const answer = new Promise<string>((resolve) => socket.once("close", () => resolve(text)));
+  socket.write(`GET /health HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n${next}`);
+  await until(() => /\r\n\r\n\{[\s\S]*\}/.test(text));
+  const health = text;
+  return { socket, answer: answer.then((all) => all.slice(health.length)) };
 }
 
 describe("serve on SIGTERM", () => {
@@ -195,6 +216,55 @@ describe("serve on SIGTERM", () => {
 
     expect(await serve.exit, serve.stderr()).toBe(0);
     expect(serve.stderr()).toContain("drain time (1 s) is up: ending 4 requests with a shutting-down error");
+  }, 120_000);
+
+  it("answers a request whose headers were still arriving (503, Connection: close) and lets one mid-body finish", async () => {
+    const serve = await startServe(120_000);
+    const { hostname, port } = new URL(serve.origin);
+    const head = (length: number) =>
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${length}\r\n`;
+    const body = JSON.stringify({ model: "auto", messages: [{ role: "user", content: "half sent" }] });
+    // Mid-headers: the request line and some headers, not the blank line that ends them.
+    const midHeaders = await connectionWith(serve.origin, head(body.length));
+    // Mid-body: the headers and half of the body.
+    const half = Math.floor(body.length / 2);
+    const midBody = await connectionWith(serve.origin, `${head(body.length)}\r\n${body.slice(0, half)}`);
+
+    serve.child.kill("SIGTERM");
+    await until(() => serve.stderr().includes("draining 1 request"));
+    // Both connections are still open: the rest arrives now.
+    midHeaders.socket.write(`\r\n${body}`);
+    midBody.socket.write(body.slice(half));
+
+    const refused = await midHeaders.answer;
+    expect(refused).toMatch(/^HTTP\/1\.1 503 /);
+    expect(refused.toLowerCase()).toContain("connection: close");
+    expect(refused).toContain('"code":"server_shutting_down"');
+    const finished = await midBody.answer;
+    expect(finished).toMatch(/^HTTP\/1\.1 200 /);
+    expect(finished).toContain("You said: half sent");
+    expect(await serve.exit, serve.stderr()).toBe(0);
+  }, 120_000);
+
+  it("answers a request whose headers were still arriving when nothing else was in flight", async () => {
+    const serve = await startServe(120_000);
+    const { hostname, port } = new URL(serve.origin);
+    const body = JSON.stringify({ model: "auto", messages: [{ role: "user", content: "late" }] });
+    const midHeaders = await connectionWith(
+      serve.origin,
+      `POST /v1/messages HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n`,
+    );
+    serve.child.kill("SIGTERM");
+    // The server has stopped listening (it drains); the connection stays open for the rest of the request.
+    while ((await refusedCode(serve.origin)) !== "ECONNREFUSED")
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    midHeaders.socket.write(`Content-Length: ${body.length}\r\n\r\n${body}`);
+    const refused = await midHeaders.answer;
+    expect(refused).toMatch(/^HTTP\/1\.1 503 /);
+    expect(refused.toLowerCase()).toContain("connection: close");
+    expect(refused).toContain('"type":"overloaded_error"');
+    expect(await serve.exit, serve.stderr()).toBe(0);
   }, 120_000);
 
   it("exits at once on a second signal", async () => {
