@@ -27,7 +27,8 @@ type DoorName = "chat" | "responses" | "messages";
 /**
  * A budget's worst case (gateway/limits/worst-case.ts) for MESSAGE with an output cap of 1 token, `auto` priced at
  * the table's highest prices (5 / 25 USD per million): about 30 input tokens × 5 + 1 × 25, some 175 µ$. The kit cuts
- * MESSAGE's answer at that cap, and the cut turn is billed by the same estimate, so it costs no more than that.
+ * MESSAGE's answer at that cap, and the cut turn is billed by the same estimate, its reasoning (not asked for, so not
+ * counted toward the cap) included: some 600 µ$.
  */
 const CAP = 1;
 /**

@@ -2,10 +2,10 @@
  * The output cap through the real SDKs, on the emulator (its `[[emu:tokens N]]` answer is "alpha bravo charlie …",
  * one word a delta; `[[emu:think N]]` reasons first): chat `max_tokens` / `max_completion_tokens`, Responses
  * `max_output_tokens` and Messages `max_tokens` end the answer at the cap, counted at 4 characters a token over the
- * text, the reasoning and the tool arguments, with each API's "length" ending (finish_reason "length"; status
- * "incomplete" with incomplete_details.reason "max_output_tokens"; stop_reason "max_tokens"), streamed and not; a cap
- * larger than the answer changes nothing; a tool call that starts within the cap streams and goes out whole, one that
- * would start past it is not sent at all.
+ * text, the tool arguments and the reasoning the client asked for (hidden reasoning leaves the cap to the answer),
+ * with each API's "length" ending (finish_reason "length"; status "incomplete" with incomplete_details.reason
+ * "max_output_tokens"; stop_reason "max_tokens"), streamed and not; a cap larger than the answer changes nothing; a
+ * tool call that starts within the cap streams and goes out whole, one that would start past it is not sent at all.
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import type OpenAI from "openai";
@@ -102,34 +102,90 @@ describe("the output cap against cursor-bridge + emulator", () => {
     expect(whole.content[0]?.type === "text" && whole.content[0].text.trim().split(" ")).toHaveLength(20);
   });
 
-  it("messages: reasoning counts toward the cap, shown or not", async () => {
+  it("reasoning the client did not ask for leaves the cap to the visible answer, on every door", async () => {
+    // A 20-token title from a thinking model: "thought1 … thought30" (~270 characters, ~68 tokens of the estimate)
+    // before a 5-word answer (~30 characters). Hidden reasoning does not count: the title comes whole.
+    const content = "Title [[emu:think 30]] [[emu:tokens 5]]";
+    const messages = [{ role: "user" as const, content }];
+    for (const cap of [{ max_tokens: 20 }, { max_completion_tokens: 20 }]) {
+      const chat = await openai.chat.completions.create({ model: "auto", ...cap, messages });
+      expect(chat.choices[0]?.finish_reason).toBe("stop");
+      expect(chat.choices[0]?.message.content?.trim().split(" ")).toHaveLength(5);
+      // The usage stays Cursor's: the reasoning is counted (and billed), only not against the cap.
+      expect(chat.usage?.completion_tokens_details?.reasoning_tokens).toBe(30);
+      expect(chat.usage?.completion_tokens).toBeGreaterThan(20);
+    }
+    let streamed = "";
+    let finish: string | null | undefined;
+    for await (const chunk of await openai.chat.completions.create({
+      model: "auto",
+      stream: true,
+      max_tokens: 20,
+      messages,
+    })) {
+      streamed += chunk.choices[0]?.delta.content ?? "";
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(finish).toBe("stop");
+    expect(streamed.trim().split(" ")).toHaveLength(5);
+    const response = await openai.responses.create({
+      model: "auto",
+      store: false,
+      input: content,
+      max_output_tokens: 20,
+    });
+    expect(response.status).toBe("completed");
+    expect(response.output_text.trim().split(" ")).toHaveLength(5);
+    expect(response.usage?.output_tokens_details.reasoning_tokens).toBe(30);
+    const message = await anthropic.messages.create({ model: "auto", max_tokens: 20, messages });
+    expect(message.stop_reason).toBe("end_turn");
+    expect(message.content).toEqual([{ type: "text", text: expect.stringMatching(/^(\S+ ){4}\S+\s*$/) }]);
+    expect(message.usage.output_tokens).toBeGreaterThan(20);
+  });
+
+  it("reasoning the client asked for counts toward the cap, as OpenAI's and Anthropic's caps count it", async () => {
     // "thought1 … thought7" is far more than 3 tokens' 12 characters; the answer's one word alone would fit.
     const content = "Think [[emu:think 7]] [[emu:tokens 1]]";
-    const hidden = await anthropic.messages.create({
-      model: "auto",
-      max_tokens: 3,
-      messages: [{ role: "user", content }],
-    });
-    expect(hidden.stop_reason).toBe("max_tokens");
-    expect(hidden.content).toEqual([]);
+    const messages = [{ role: "user" as const, content }];
     const shown = await anthropic.messages
-      .stream({ model: "auto", max_tokens: 3, thinking: { type: "adaptive" }, messages: [{ role: "user", content }] })
+      .stream({ model: "auto", max_tokens: 3, thinking: { type: "adaptive" }, messages })
       .finalMessage();
     expect(shown.stop_reason).toBe("max_tokens");
     expect(shown.content).toEqual([expect.objectContaining({ type: "thinking", thinking: "thought1 tho" })]);
     const roomy = await anthropic.messages.create({
       model: "auto",
       max_tokens: 100,
-      messages: [{ role: "user", content }],
+      thinking: { type: "adaptive" },
+      messages,
     });
     expect(roomy.stop_reason).toBe("end_turn");
+    const chat = await openai.chat.completions.create({
+      model: "auto",
+      max_tokens: 3,
+      reasoning_effort: "low",
+      messages,
+    });
+    expect(chat.choices[0]?.finish_reason).toBe("length");
+    expect(chat.choices[0]?.message.content ?? "").toBe("");
+    const response = await openai.responses.create({
+      model: "auto",
+      store: false,
+      input: content,
+      max_output_tokens: 3,
+      reasoning: { effort: "low", summary: "auto" },
+    });
+    expect(response.status).toBe("incomplete");
+    expect(response.incomplete_details).toEqual({ reason: "max_output_tokens" });
+    expect(response.output_text).toBe("");
   });
 
   it("a tool call that would start past the cap is not sent: the answer ends before it, streamed and not", async () => {
     const tools = [{ name: "lookup", input_schema: { type: "object" as const } }];
     const content = `[[emu:think 3]] [[emu:tool lookup {"query":"${"x".repeat(60)}"}]]`;
-    // The reasoning ("alpha bravo charlie") fills the 1-token cap (4 characters) before the call starts.
-    const ask = { model: "auto", max_tokens: 1, tools, messages: [{ role: "user" as const, content }] };
+    // The reasoning the client asked for ("thought1 thought2 thought3") fills the 1-token cap (4 characters) before
+    // the call starts.
+    const thinking = { type: "adaptive" as const };
+    const ask = { model: "auto", max_tokens: 1, thinking, tools, messages: [{ role: "user" as const, content }] };
     const events: string[] = [];
     const stream = anthropic.messages.stream(ask);
     stream.on("streamEvent", (event) => events.push(event.type === "content_block_delta" ? event.delta.type : ""));
@@ -158,6 +214,7 @@ describe("the output cap against cursor-bridge + emulator", () => {
     const chat = await openai.chat.completions.create({
       model: "auto",
       max_tokens: 1,
+      reasoning_effort: "low",
       tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }],
       messages: [{ role: "user", content }],
     });

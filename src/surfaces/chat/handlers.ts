@@ -36,6 +36,8 @@ export async function createCompletion(c: Context<AppEnv>, deps: SurfaceDeps, op
       warnings: input.warnings,
       stream: input.stream,
       maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
+      // Shown reasoning the client asked for (an effort), or reads in its content: the cap counts it.
+      reasoningRequested: reasoning === "think-tags" || (reasoning !== "none" && request.reasoning_effort != null),
       stopSequences: input.stopSequences,
     },
     {

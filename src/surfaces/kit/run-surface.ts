@@ -35,6 +35,12 @@ export interface SurfaceRequest {
    */
   maxOutputTokens?: number | undefined;
   /**
+   * Whether the client asked for reasoning (chat `reasoning_effort`, Responses `reasoning`, Messages `thinking`) or
+   * reads it inside its text (`<think>` tags): only then does reasoning count toward the output cap
+   * (stop-sequences.ts, `capOutput`). @default false
+   */
+  reasoningRequested?: boolean | undefined;
+  /**
    * Stop sequences (chat `stop`, Messages `stop_sequences`): the kit cuts the answer at the first (stop-sequences.ts).
    */
   stopSequences?: readonly string[] | undefined;
@@ -219,7 +225,11 @@ export async function runSurface<F, R>(
   const watch = watchTurn(log, kit.now);
   const events = cutAnswer(
     started.events,
-    { stopSequences: input.stopSequences, maxOutputTokens: input.maxOutputTokens },
+    {
+      stopSequences: input.stopSequences,
+      maxOutputTokens: input.maxOutputTokens,
+      reasoningRequested: input.reasoningRequested,
+    },
     {
       onStop: (sequence) => {
         turn.stopSequence = sequence;

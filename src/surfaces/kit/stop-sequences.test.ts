@@ -76,9 +76,11 @@ describe("capOutput", () => {
   const forming: BackendEvent = { type: "tool-call-delta", toolCallId: "c", toolName: "t", argumentsText: '{"a' };
   const LENGTH: BackendEvent = { type: "turn-end", reason: "length" };
 
-  async function capped(events: BackendEvent[], maxTokens: number) {
+  async function capped(events: BackendEvent[], maxTokens: number, countsReasoning = true) {
     let capHit = 0;
-    const { out, released } = await through(events, (source) => capOutput(source, maxTokens, () => (capHit += 1)));
+    const { out, released } = await through(events, (source) =>
+      capOutput(source, maxTokens, countsReasoning, () => (capHit += 1)),
+    );
     return { out, capHit, released };
   }
 
@@ -94,6 +96,17 @@ describe("capOutput", () => {
     const events = [text("abcd"), text("efgh"), END, usage];
     expect(await capped(events, 2)).toEqual({ out: events, capHit: 0, released: true });
     expect((await capped(events, 100)).out).toEqual(events);
+  });
+
+  it("counts reasoning the client asked for, and only that", async () => {
+    const events = [think("abcdefghij"), text("xyz"), END];
+    expect((await capped(events, 1, false)).out).toEqual([think("abcdefghij"), text("xyz"), END]);
+    expect((await capped([...events.slice(0, 2), text("uvw"), END], 1, false)).out).toEqual([
+      think("abcdefghij"),
+      text("xyz"),
+      text("u"),
+      LENGTH,
+    ]);
   });
 
   it("counts reasoning and never splits a surrogate pair", async () => {
@@ -115,7 +128,7 @@ describe("capOutput", () => {
         yield event;
       }
     }
-    for await (const event of capOutput(source(), 2, () => {})) order.push(`out:${event.type}`);
+    for await (const event of capOutput(source(), 2, true, () => {})) order.push(`out:${event.type}`);
     expect(order.slice(0, 4)).toEqual(["in:text-delta", "out:text-delta", "in:tool-call-delta", "out:tool-call-delta"]);
     // The cap is reached before the call starts: nothing of it goes out, streamed or whole.
     expect((await capped([text("abcdefgh"), forming, call('{"a":1}'), END], 2)).out).toEqual([
@@ -155,7 +168,7 @@ describe("capOutput", () => {
       }),
     };
     const out: BackendEvent[] = [];
-    for await (const event of capOutput(source, 1, () => {})) out.push(event);
+    for await (const event of capOutput(source, 1, true, () => {})) out.push(event);
     expect(out).toEqual([text("abcd"), LENGTH]);
     closing();
   });

@@ -168,10 +168,13 @@ class CapFilter implements EventFilter {
 
   constructor(
     private readonly maxChars: number,
+    private readonly countsReasoning: boolean,
     private readonly onCap: () => void,
   ) {}
 
   push(event: BackendEvent): BackendEvent[] {
+    // Reasoning the client did not ask for is not part of the answer it capped (see capOutput).
+    if (event.type === "reasoning-delta" && !this.countsReasoning) return [event];
     if (event.type === "tool-call-delta") {
       if (this.started.has(event.toolCallId)) return [event];
       if (this.used >= this.maxChars && this.started.size === 0) return this.end();
@@ -210,28 +213,34 @@ class CapFilter implements EventFilter {
 }
 
 /**
- * The turn's events with the output capped at `maxTokens`, by estimate: the answer's text, reasoning and tool-call
- * arguments count at {@link CHARS_PER_TOKEN} characters a token (the rate the gateway reserves and bills by),
- * reasoning included as OpenAI and Anthropic count it, shown to the client or not. The delta that would pass the cap
- * is cut where the cap falls (never inside a surrogate pair) and the turn ends with `length`; `onCap` is told. A
- * tool call goes out whole or not at all, so no client receives a call it cannot parse: one that starts within the
- * cap streams its arguments as they form and goes out whole even where they pass the cap (the answer then ends at its
- * next output), and one that would start past it ends the answer before it. The cap is thus exceeded by at most the
- * arguments of the calls in progress when it is reached; holding every call's arguments back until it completes
- * would have kept them from streaming on every Anthropic request (`max_tokens` is required there).
+ * The turn's events with the output capped at `maxTokens`, by estimate: the answer's text and tool-call arguments
+ * count at {@link CHARS_PER_TOKEN} characters a token (the rate the gateway reserves and bills by), and its reasoning
+ * too when `countsReasoning` (the client asked for reasoning: OpenAI's and Anthropic's caps then include it). Reasoning
+ * the client did not ask for is not counted: a thinking model asked for a 20-token title would otherwise think its
+ * whole cap away and answer nothing, while the client (an older one sending `max_tokens`, a title request) capped the
+ * text it reads. Such reasoning still goes through (the door shows or drops it) and is billed as usage. The delta that
+ * would pass the cap is cut where the cap falls (never inside a surrogate pair) and the turn ends with `length`;
+ * `onCap` is told. A tool call goes out whole or not at all, so no client receives a call it cannot parse: one that
+ * starts within the cap streams its arguments as they form and goes out whole even where they pass the cap (the
+ * answer then ends at its next output), and one that would start past it ends the answer before it. The cap is thus
+ * exceeded by at most the arguments of the calls in progress when it is reached; holding every call's arguments back
+ * until it completes would have kept them from streaming on every Anthropic request (`max_tokens` is required there).
  */
 export function capOutput(
   events: AsyncIterable<BackendEvent>,
   maxTokens: number,
+  countsReasoning: boolean,
   onCap: () => void,
 ): AsyncIterable<BackendEvent> {
-  return filtered(events, new CapFilter(maxTokens * CHARS_PER_TOKEN, onCap));
+  return filtered(events, new CapFilter(maxTokens * CHARS_PER_TOKEN, countsReasoning, onCap));
 }
 
 /** How the kit cuts a turn's answer: stop sequences, an output cap in tokens. */
 export interface AnswerLimits {
   stopSequences?: readonly string[] | undefined;
   maxOutputTokens?: number | undefined;
+  /** Whether the client asked for reasoning, so that it counts toward the cap (see {@link capOutput}). */
+  reasoningRequested?: boolean | undefined;
 }
 
 /** Told which cut ended the answer (at most one does). */
@@ -250,6 +259,7 @@ export function cutAnswer(
   cuts: AnswerCuts,
 ): AsyncIterable<BackendEvent> {
   let out = cutAtStopSequences(events, limits.stopSequences ?? [], (sequence) => cuts.onStop(sequence));
-  if (limits.maxOutputTokens !== undefined) out = capOutput(out, limits.maxOutputTokens, () => cuts.onLength());
+  if (limits.maxOutputTokens !== undefined)
+    out = capOutput(out, limits.maxOutputTokens, limits.reasoningRequested === true, () => cuts.onLength());
   return out;
 }

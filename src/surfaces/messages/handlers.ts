@@ -72,6 +72,8 @@ export function messagesHandlers(deps: SurfaceDeps, options: MessagesOptions): M
         warnings,
         stream: body.stream === true,
         maxOutputTokens: body.max_tokens,
+        // `thinking` enabled or adaptive: Anthropic's max_tokens includes the thinking.
+        reasoningRequested: request.options.reasoning,
         stopSequences: body.stop_sequences ?? [],
       };
       return runSurface(c, deps, surfaceRequest, {

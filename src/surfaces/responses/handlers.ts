@@ -96,6 +96,8 @@ export async function createResponse(
       warnings: input.warnings,
       stream: request.stream === true,
       maxOutputTokens: request.max_output_tokens ?? undefined,
+      // A `reasoning` object (effort other than none): OpenAI's max_output_tokens then includes the reasoning.
+      reasoningRequested: request.reasoning != null && input.request.options.reasoning,
     },
     { translation: (turn) => responseTranslation(eventOptions(turn.model)), wire: RESPONSES_WIRE },
   );
