@@ -249,6 +249,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
         auth: gateway.auth,
         admin: gateway.admin,
         adminKey: config.adminKey,
+        onOwnerGone: gateway.onOwnerGone,
         keySpend: {
           snapshot: async () =>
             (await keyUsage.keyUsage()).map((usage) => ({

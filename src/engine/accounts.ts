@@ -79,6 +79,10 @@ export function createAccountRouter(options: AccountRouterOptions): BridgeEngine
       all()
         .flatMap((engine) => engine.parkedTurns?.() ?? [])
         .sort((a, b) => a.parkedAt - b.parkedAt),
+    async releaseOwned(owner: string, reason: string): Promise<number> {
+      const counts = await Promise.all(all().map((engine) => engine.releaseOwned?.(owner, reason) ?? 0));
+      return counts.reduce((sum, count) => sum + count, 0);
+    },
     async closeAll() {
       await Promise.all(all().map((engine) => engine.closeAll()));
       await options.index?.close();

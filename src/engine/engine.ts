@@ -130,6 +130,12 @@ export interface BridgeEngine extends Engine {
   parkedCount(): number;
   /** The parked turns, oldest first (the status page). Optional so embedders' engines need not provide it. */
   parkedTurns?(): ParkedTurnInfo[];
+  /**
+   * Closes the parked turns of `owner` (EngineRequest.owner, opaque here): whoever owns them is gone (a virtual key
+   * revoked), so their tool results will never be taken and their open Runs are let go now, not at their TTL.
+   * Resolves to how many were parked once they are closed. Optional so embedders' engines need not provide it.
+   */
+  releaseOwned?(owner: string, reason: string): Promise<number>;
   /** Closes parked turns and flushes the index (shutdown). */
   closeAll(): Promise<void>;
 }
@@ -405,6 +411,13 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     listModels: (signal, _account, options) => agentClient.listModels(signal, options),
     parkedCount: () => parked.size(),
     parkedTurns: () => parked.list(),
+    async releaseOwned(owner, reason) {
+      const owned = parked.releaseOwned(owner);
+      if (owned.length > 0)
+        logger.info("closing the parked turns of an owner that is gone", { turns: owned.length, reason });
+      await Promise.allSettled(owned.map((entry) => entry.turn.close(reason)));
+      return owned.length;
+    },
     async closeAll() {
       await parked.closeAll();
       await index.close();

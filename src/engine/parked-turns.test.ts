@@ -57,6 +57,23 @@ function manualTimers() {
 }
 
 describe("parked turn registry", () => {
+  it("releaseOwned takes out every turn of one owner and leaves the others parked", () => {
+    const registry = createParkedTurnRegistry();
+    const a = fakeTurn(["a1", "a2"]);
+    const b = fakeTurn(["b1"]);
+    const c = fakeTurn(["c1"]);
+    registry.park({ turn: a.turn, conversationId: "ca", model: "m", origin: { ...origin, owner: "key-1" } });
+    registry.park({ turn: b.turn, conversationId: "cb", model: "m", origin: { ...origin, owner: "key-2" } });
+    registry.park({ turn: c.turn, conversationId: "cc", model: "m", origin: { ...origin, owner: "key-1" } });
+    const owned = registry.releaseOwned("key-1");
+    expect(owned.map((entry) => entry.conversationId)).toEqual(["ca", "cc"]);
+    expect(registry.size()).toBe(1);
+    expect(registry.take(["a1", "a2"])).toBeUndefined();
+    // The registry lets them go; closing them is the caller's (the engine's) part.
+    expect(a.closed).toEqual([]);
+    expect(registry.take(["b1"])?.conversationId).toBe("cb");
+  });
+
   it("hands a parked turn to exactly one request whose tool results answer every pending id", () => {
     const registry = createParkedTurnRegistry();
     const { turn } = fakeTurn(["call_1", "call_2"]);

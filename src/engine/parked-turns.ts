@@ -56,6 +56,8 @@ export interface ParkedTurnRegistry {
    * it only in part has moved past it (the caller closes it). Undefined when none of them is parked.
    */
   release(toolCallIds: readonly string[], mayTake?: (entry: ParkedEntry) => boolean): ParkedEntry | undefined;
+  /** Takes out every parked turn of `owner` (ParkedOrigin.owner): its owner is gone (the caller closes them). */
+  releaseOwned(owner: string): ParkedEntry[];
   /** Number of parked turns. */
   size(): number;
   /** What is parked right now, oldest first (for the status page). */
@@ -167,6 +169,17 @@ export function createParkedTurnRegistry(options: ParkedTurnRegistryOptions = {}
         return slot;
       }
       return undefined;
+    },
+    releaseOwned(owner) {
+      const owned: ParkedEntry[] = [];
+      for (const slot of slots) {
+        if (slot.origin.owner !== owner) continue;
+        remove(slot);
+        slot.turn.onEnd?.(undefined);
+        owned.push(slot);
+      }
+      if (owned.length > 0) arm();
+      return owned;
     },
     size: () => slots.size,
     list: () =>

@@ -49,6 +49,11 @@ export interface Gateway {
   /** Whether a request's `Authorization: Bearer` is the admin key (always false without one). */
   isAdmin(authorization: string | undefined): boolean;
   index: KeyIndex;
+  /**
+   * Calls `listener` with a key's id (the owner of its turns, EngineRequest.owner) when the key is revoked or
+   * expires, so what its turns hold (parked turns) is released at once, not at its TTL.
+   */
+  onOwnerGone(listener: (owner: string, reason: string) => void): () => void;
   /** Stops polling the keys and writes the refused admin calls still being counted to the audit log. */
   close(): Promise<void>;
 }
@@ -94,5 +99,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     index.close();
     await refusals.flush();
   };
-  return { auth: keyAuth({ index, apiKey: options.apiKey }), admin, isAdmin, index, close };
+  const onOwnerGone = (listener: (owner: string, reason: string) => void) =>
+    index.onRecordGone((record, why) =>
+      listener(record.id, `its API key was ${why === "revoked" ? "revoked" : "expired"}`),
+    );
+  return { auth: keyAuth({ index, apiKey: options.apiKey }), admin, isAdmin, index, onOwnerGone, close };
 }

@@ -99,6 +99,14 @@ export function wireApp(agentClients: AgentClient | AccountClients, wiring: AppW
 /** The app on an engine already built; expired stored responses are removed in the background. */
 export function wireAppOn(engine: BridgeEngine, wiring: AppWiring): WiredApp["app"] {
   const { logger, stores } = wiring;
+  // A revoked or expired key's parked turns hold open Runs nobody may resume any more: closed at once.
+  wiring.gateway?.onOwnerGone?.((owner, reason) => {
+    engine
+      .releaseOwned?.(owner, reason)
+      .catch((error: unknown) =>
+        logger.child({ component: "engine" }).warn("Could not close the parked turns of a gone key", { error }),
+      );
+  });
   stores.responses
     .deleteExpired()
     .catch((error: unknown) =>

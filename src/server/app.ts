@@ -75,6 +75,11 @@ export interface AppGateway {
   adminKey?: string | undefined;
   /** Every virtual key's spend and budget, for the spend gauges of /metrics. @default no spend gauges */
   keySpend?: KeySpendSource | undefined;
+  /**
+   * Tells the engine when the owner of turns (a virtual key's id, EngineRequest.owner) is gone for good (revoked,
+   * expired): its parked turns are closed then (server/app-wiring.ts). @default never
+   */
+  onOwnerGone?: ((listener: (owner: string, reason: string) => void) => unknown) | undefined;
   /** Count requests and serve /metrics; off only to measure what they cost (bench). @default true */
   metrics?: boolean;
 }

@@ -3,7 +3,8 @@
  * wireBridge) with the gateway serve builds: a revoked, unknown or expired key gets 401 in the door's shape, a model
  * outside the key's globs 403 naming the model, an allowed key 200; the `--api-key` stays the operator's key.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createGateway, createKeyService, type Gateway } from "../../src/gateway/index.js";
 import { createMemoryAuditLog } from "../../src/stores/memory/audit-log.js";
 import { createMemoryKeyStore } from "../../src/stores/memory/key-store.js";
@@ -94,7 +95,7 @@ beforeAll(async () => {
   });
   stack = await startStack({
     app: { apiKey: OPERATOR_KEY },
-    gateway: { auth: gateway.auth },
+    gateway: { auth: gateway.auth, onOwnerGone: gateway.onOwnerGone },
     logLines,
   });
 });
@@ -291,5 +292,66 @@ describe.each(Object.keys(STREAMED))("a key that stops working while its answer 
     expect(text).toContain(change === "revoke" ? "was revoked while this request ran" : "rotated");
     // Cut, not run to its end: the emulator's whole answer is 200 tokens.
     expect((text.match(/lorem|ipsum|alpha|bravo|golf|hotel/g) ?? []).length).toBeLessThan(190);
+  });
+});
+
+describe("a key revoked while a turn of it is parked on tool calls", () => {
+  const weather: OpenAI.Chat.Completions.ChatCompletionTool = {
+    type: "function",
+    function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } },
+  };
+  const ask = 'Weather? [[emu:tool get_weather {"city":"Paris"}]]';
+
+  it("its parked turn is closed at the revocation (its Run let go), and its tool result is refused", async () => {
+    const key = (await service.create({ name: "parker" }, by)).key;
+    const other = (await service.create({ name: "keeper" }, by)).key;
+    await gateway.index.refresh();
+    const before = stack.parked.size();
+    const park = async (apiKey: string) => {
+      const client = new OpenAI({ baseURL: stack.baseURL, apiKey, maxRetries: 0 });
+      const first = await client.chat.completions.create({
+        model: "composer-1",
+        tools: [weather],
+        messages: [{ role: "user", content: ask }],
+      });
+      const assistant = first.choices[0]?.message;
+      const call = assistant?.tool_calls?.[0];
+      if (assistant === undefined || call === undefined) throw new Error("expected a tool call");
+      return { client, assistant, call, runs: stack.emulator.stats().turns.length };
+    };
+    const revoked = await park(key);
+    const kept = await park(other);
+    expect(stack.parked.size()).toBe(before + 2);
+    const outcome = (runs: number) => stack.emulator.stats().turns[runs - 1]?.outcome;
+    expect(outcome(revoked.runs)).toBeUndefined();
+
+    await service.revoke("parker", by);
+    // Within a poll of the key store (200 ms), not the parked-turn TTL (a minute here).
+    await vi.waitFor(() => expect(stack.parked.size()).toBe(before + 1), { timeout: 20_000, interval: 50 });
+    await vi.waitFor(() => expect(outcome(revoked.runs)).toBe("cancelled"), { timeout: 20_000, interval: 50 });
+    // The other key's parked turn stays parked.
+    expect(outcome(kept.runs)).toBeUndefined();
+
+    const result = revoked.client.chat.completions.create({
+      model: "composer-1",
+      tools: [weather],
+      messages: [
+        { role: "user", content: ask },
+        revoked.assistant,
+        { role: "tool", tool_call_id: revoked.call.id, content: "sunny" },
+      ],
+    });
+    await expect(result).rejects.toMatchObject({ status: 401, code: "invalid_api_key" });
+    const resumed = await kept.client.chat.completions.create({
+      model: "composer-1",
+      tools: [weather],
+      messages: [
+        { role: "user", content: ask },
+        kept.assistant,
+        { role: "tool", tool_call_id: kept.call.id, content: "sunny" },
+      ],
+    });
+    expect(resumed.choices[0]?.message.content).toContain("get_weather returned: sunny");
+    expect(stack.parked.size()).toBe(before);
   });
 });

@@ -43,6 +43,12 @@ export interface KeyIndex {
    * Returns what stops watching (the request ended).
    */
   watch(record: VirtualKeyRecord, onGone: (why: KeyGone) => void): () => void;
+  /**
+   * Calls `listener` once per key record, at the poll that sees it, when the record stops working for good: revoked
+   * or expired (a rotation keeps the record, whose new key goes on). What the key left behind besides its running
+   * requests (its parked turns) is let go then. Returns what stops listening.
+   */
+  onRecordGone(listener: (record: VirtualKeyRecord, why: "revoked" | "expired") => void): () => void;
   close(): void;
 }
 
@@ -98,13 +104,35 @@ export async function createKeyIndex(options: KeyIndexOptions): Promise<KeyIndex
     }
   };
 
+  /** Listeners of {@link KeyIndex.onRecordGone}, and the ids of the records already reported (or gone at start). */
+  const goneListeners = new Set<(record: VirtualKeyRecord, why: "revoked" | "expired") => void>();
+  const reported = new Set<string>();
+  const goneWhy = (record: VirtualKeyRecord): "revoked" | "expired" | undefined =>
+    record.revokedAt !== undefined
+      ? "revoked"
+      : record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now()
+        ? "expired"
+        : undefined;
+  const checkGone = () => {
+    for (const record of byHash.values()) {
+      if (reported.has(record.id)) continue;
+      const why = goneWhy(record);
+      if (why === undefined) continue;
+      reported.add(record.id);
+      for (const listener of goneListeners) listener(record, why);
+    }
+  };
+
   await refresh();
+  // Nothing of a key already gone at start is left in this process.
+  for (const record of byHash.values()) if (goneWhy(record) !== undefined) reported.add(record.id);
   const timer = setInterval(() => {
     refresh().then(
       () => {
         if (failing) logger.info("the key store is readable again");
         failing = false;
         if (watchers.size > 0) checkWatched();
+        if (goneListeners.size > 0) checkGone();
       },
       (error: unknown) => {
         // Keep serving the last keys read; say so once, not every poll.
@@ -150,6 +178,10 @@ export async function createKeyIndex(options: KeyIndexOptions): Promise<KeyIndex
         current?.delete(callback);
         if (current?.size === 0) watchers.delete(record.hash);
       };
+    },
+    onRecordGone(listener) {
+      goneListeners.add(listener);
+      return () => goneListeners.delete(listener);
     },
     close: () => clearInterval(timer),
   };
