@@ -8,9 +8,12 @@
  *   changed and written whole by the server that owns them, so two servers on one directory lose each other's
  *   writes. `serve.lock` names the owner (machine, pid, a random id of the process, address); a second `serve`
  *   refuses to start while that process lives, and takes the lock over only when it names this machine and its
- *   process is gone (killed, crashed), or names our own pid with another process's id (a restarted container, whose
- *   server runs as pid 1 again). A lock from another machine (two containers sharing a volume both run as pid 1, and
- *   a pid of another machine means nothing here) is never taken over: it is removed by hand once that server is gone.
+ *   process is gone (killed, crashed) or is not a cursor-bridge (its pid reused), or names our own pid with another
+ *   process's id (a restarted container, whose server runs as pid 1 again). A lock of an older version names no
+ *   machine: it is taken as this machine's, the only one it could be checked on (the lock's process gone, or not a
+ *   cursor-bridge, here: taken over; a cursor-bridge alive here: refused). A lock from another machine (two
+ *   containers sharing a volume both run as pid 1, and a pid of another machine means nothing here) is never taken
+ *   over: it is removed by hand once that server is gone.
  *   The conversation records are built for several processes (`acp` processes an editor starts share them with a
  *   `serve`), so `acp` takes no lock.
  *
@@ -28,7 +31,7 @@ import { ProxyError } from "../util/errors.js";
 import { type Logger, silentLogger } from "../util/logger.js";
 import { makeDirSync } from "../util/make-dir.js";
 import { ensurePrivateDirSync } from "../util/private-dir.js";
-import { processAlive } from "./runtime-file.js";
+import { processAlive, runsCursorBridge } from "./runtime-file.js";
 
 /** What an errno means for a data directory, in words. */
 function causeOf(error: unknown): string {
@@ -118,15 +121,18 @@ function readLock(path: string): LockRecord | undefined {
 }
 
 /**
- * The owner of a lock, or undefined when the lock may be taken over: unreadable, or naming this machine and a process
- * that is gone (or our own pid with another process's id: an earlier process that had this pid, a container restarted).
+ * The owner of a lock, or undefined when the lock may be taken over: unreadable, or naming this machine (or no machine:
+ * an older version's) and a process that is gone or is not a cursor-bridge (or our own pid with another process's id:
+ * an earlier process that had this pid, a container restarted).
  */
 function liveOwner(dataDir: string, record: LockRecord | undefined): LockRecord | undefined {
   if (record === undefined) return undefined;
-  // Another machine's (or an older version's, which did not say): its pid cannot be checked from here.
-  if (record.hostname !== hostname()) return record;
+  // Another machine's: its pid cannot be checked from here.
+  if (record.hostname !== undefined && record.hostname !== hostname()) return record;
   if (record.pid === process.pid) return record.instance === INSTANCE && held.has(dataDir) ? record : undefined;
-  return processAlive(record.pid) ? record : undefined;
+  if (!processAlive(record.pid)) return undefined;
+  // A process that cannot be told apart (not visible to this user) counts as the owner.
+  return runsCursorBridge(record.pid) === false ? undefined : record;
 }
 
 function refusal(dataDir: string, owner: LockRecord): ProxyError {
@@ -135,12 +141,9 @@ function refusal(dataDir: string, owner: LockRecord): ProxyError {
       ? "still starting"
       : `port ${owner.port}${owner.host === undefined ? "" : ` on ${owner.host}`}`;
   const path = dataDirLockPath(dataDir);
-  const here = owner.hostname === hostname();
-  const machine = here
-    ? ""
-    : owner.hostname === undefined
-      ? ", on a machine its lock does not name"
-      : `, on host ${owner.hostname}`;
+  // A lock naming no machine (an older version's) was checked as this machine's.
+  const here = owner.hostname === undefined || owner.hostname === hostname();
+  const machine = here ? "" : `, on host ${owner.hostname}`;
   return new ProxyError(
     "invalid_request",
     `Another cursor-bridge serve (pid ${owner.pid}${machine}, ${where}) already uses the data directory ${dataDir}: ` +
@@ -156,7 +159,8 @@ function refusal(dataDir: string, owner: LockRecord): ProxyError {
 
 /**
  * Takes the data directory's lock for this `serve`, bound to `address`; throws a usage error naming the other server
- * when a live process, or one of another machine, holds it. A lock of this machine whose process is gone is taken over.
+ * when a live cursor-bridge, or a process of another machine, holds it. A lock of this machine (or of no machine named)
+ * whose process is gone or is not a cursor-bridge is taken over.
  */
 export async function lockDataDir(
   dataDir: string,

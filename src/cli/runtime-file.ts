@@ -3,7 +3,8 @@
  * it exits, so `setup` and `doctor` find the server without being told its port. A record is believed only while its
  * process is alive and a cursor-bridge answers `/health` at its address; anything else is stale and ignored.
  */
-import { readFileSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomicSync } from "../stores/file/atomic-write.js";
 import { makeDirSync } from "../util/make-dir.js";
@@ -72,6 +73,35 @@ export function processAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
+}
+
+/**
+ * Whether process `pid` of this machine runs cursor-bridge, told by its command line (`node …/bin/cursor-bridge.js
+ * serve`, a global install's `cursor-bridge`): read from /proc where there is one, else from `ps`. Undefined when it
+ * cannot be told (the process is not visible to this user, or neither is available); false for a process that is
+ * gone.
+ */
+export function runsCursorBridge(pid: number): boolean | undefined {
+  let commandLine: string;
+  if (existsSync("/proc/self/cmdline")) {
+    try {
+      commandLine = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    } catch {
+      return processAlive(pid) ? undefined : false;
+    }
+  } else {
+    try {
+      commandLine = execFileSync("ps", ["-o", "command=", "-p", String(pid)], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "ignore"],
+        timeout: 5_000,
+      });
+    } catch {
+      // `ps -p` exits 1 when no such process runs.
+      return processAlive(pid) ? undefined : false;
+    }
+  }
+  return commandLine.includes("cursor-bridge");
 }
 
 /** The loopback URL that reaches a server bound to `host` (a wildcard bind is reached on this machine's loopback). */

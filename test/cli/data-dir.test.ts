@@ -177,9 +177,30 @@ describe("a lock written by another process", { timeout: 120_000 }, () => {
     expect(ownerOf(dataDir)).toEqual(lock);
   });
 
-  it("of an older version (no host named) is refused", async () => {
-    const dataDir = lockIn("no-host", { pid: deadPid(), port: 8765 });
-    await expect(lockDataDir(dataDir, address)).rejects.toThrow(/on a machine its lock does not name/);
+  it("of an older version (no host named) whose process is gone or is not a cursor-bridge is taken over", async () => {
+    const other = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+    children.push(other);
+    for (const pid of [deadPid(), other.pid]) {
+      const dataDir = lockIn(`no-host-${pid}`, { pid, port: 8765, startedAt: "2026-01-01T00:00:00.000Z" });
+      const lock = await lockDataDir(dataDir, address);
+      expect(ownerOf(dataDir)).toMatchObject({ pid: process.pid, hostname: hostname(), port: 4321 });
+      lock.release();
+    }
+    // Through the CLI: serve starts on it and holds the lock.
+    const dataDir = lockIn("no-host-cli", { pid: deadPid(), port: 8765, startedAt: "2026-01-01T00:00:00.000Z" });
+    const serve = await startServe(dataDir);
+    expect(ownerOf(dataDir)).toMatchObject({ pid: serve.child.pid, hostname: hostname() });
+    serve.child.kill("SIGTERM");
+    expect(await serve.exit).toBe(0);
+  });
+
+  it("of this host whose process lives but is not a cursor-bridge (its pid reused) is taken over", async () => {
+    const other = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+    children.push(other);
+    const dataDir = lockIn("reused-here", { pid: other.pid, hostname: hostname(), instance: "x", port: 8765 });
+    const lock = await lockDataDir(dataDir, address);
+    expect(ownerOf(dataDir)).toMatchObject({ pid: process.pid, port: 4321 });
+    lock.release();
   });
 
   it("of this host whose process is gone is taken over", async () => {
@@ -226,11 +247,21 @@ describe("a lock written by another process", { timeout: 120_000 }, () => {
     again.release();
   });
 
-  it("of this host whose process lives is refused", async () => {
-    const live = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
-    children.push(live);
-    const dataDir = lockIn("alive-here", { pid: live.pid, hostname: hostname(), instance: "x", port: 8765 });
-    await expect(lockDataDir(dataDir, address)).rejects.toThrow(`pid ${live.pid}, port 8765`);
+  it("of a cursor-bridge alive on this host is refused, whether it names this host or (an older version) none", async () => {
+    const live = await startServe(join(home, "alive-elsewhere"));
+    const pid = live.child.pid;
+    const named = lockIn("alive-here", { pid, hostname: hostname(), instance: "x", port: 8765 });
+    await expect(lockDataDir(named, address)).rejects.toThrow(`pid ${pid}, port 8765`);
+    const unnamed = { pid, port: 8765, startedAt: "2026-01-01T00:00:00.000Z" };
+    const older = lockIn("alive-no-host", unnamed);
+    await expect(lockDataDir(older, address)).rejects.toThrow(`pid ${pid}, port 8765`);
+    // Through the CLI: exit 2 naming it, the lock untouched.
+    const serve = run(serveArgs(older));
+    expect(await serve.exit).toBe(2);
+    expect(serve.err()).toContain(`pid ${pid}, port 8765`);
+    expect(ownerOf(older)).toEqual(unnamed);
+    live.child.kill("SIGTERM");
+    expect(await live.exit).toBe(0);
   });
 });
 
