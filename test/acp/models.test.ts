@@ -80,6 +80,48 @@ describe("the session's model", () => {
   });
 });
 
+describe("ACP's older session/set_model (Zed's model picker)", () => {
+  /** The unstable method the SDK's schema no longer lists: sent as editors that use it send it. */
+  type SetModel = (method: string, params: unknown) => Promise<unknown>;
+
+  it("advertises the models, switches the model like the model option, and refuses an unknown one", async () => {
+    const { agent, script } = await editor({ defaultModel: "sonnet-4.5" });
+    const session = (await agent.request("session/new", { cwd: acp.dir, mcpServers: [] })) as {
+      sessionId: string;
+      models?: { currentModelId: string; availableModels: { modelId: string; name: string }[] };
+    };
+    expect(session.models?.currentModelId).toBe("claude-4.5-sonnet");
+    expect(session.models?.availableModels.map((m) => m.modelId)).toContain("claude-4.6-opus-high");
+    const request = agent.request.bind(agent) as unknown as SetModel;
+    script.updates.length = 0;
+    // An alias, kept as the id it names, as session/set_config_option keeps it.
+    expect(await request("session/set_model", { sessionId: session.sessionId, modelId: "opus-4.6" })).toEqual({});
+    const update = script.updates.map((n) => n.update).find((u) => u.sessionUpdate === "config_option_update");
+    const model = update?.sessionUpdate === "config_option_update" ? update.configOptions : [];
+    expect(model.find((o) => o.id === "model")).toMatchObject({ currentValue: "claude-4.6-opus-high" });
+    const loaded = (await agent.request("session/load", {
+      sessionId: session.sessionId,
+      cwd: acp.dir,
+      mcpServers: [],
+    })) as {
+      models?: { currentModelId: string };
+    };
+    expect(loaded.models?.currentModelId).toBe("claude-4.6-opus-high");
+
+    const unknown = request("session/set_model", { sessionId: session.sessionId, modelId: "no-such-model" });
+    await expect(unknown).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("no-such-model") });
+    await expect(request("session/set_model", { sessionId: session.sessionId })).rejects.toMatchObject({
+      code: -32602,
+    });
+    await expect(request("session/set_model", { sessionId: "gone", modelId: "composer-1" })).rejects.toMatchObject({
+      code: -32002,
+    });
+    await expect(
+      request("session/set_model", { sessionId: session.sessionId, modelId: "x".repeat(300) }),
+    ).rejects.toMatchObject({ code: -32602 });
+  });
+});
+
 describe("session/new's cwd", () => {
   it("is refused with invalid params naming it when it is not a folder", async () => {
     const { agent } = await editor();

@@ -2,8 +2,8 @@
  * Seeded fuzzer over the ACP agent (`cursor-bridge acp`): the real agent, served in-process over a pair of streams
  * through the same line limit and ndjson transport the command uses, on the real engine and the emulator. Each case
  * is one JSON-RPC line built from a valid message of a method the agent implements (initialize, authenticate,
- * session/new, load, resume, list, close, delete, fork, set_title, set_mode, set_config_option, prompt, cancel) and
- * then broken field by field (random JSON, wrong types, unknown fields, huge strings, deep nesting, hostile paths,
+ * session/new, load, resume, list, close, delete, fork, set_title, set_mode, set_config_option, set_model, prompt,
+ * cancel) and then broken field by field (random JSON, wrong types, unknown fields, huge strings, deep nesting, hostile paths,
  * prompt content blocks of every kind with bad fields and bad image data), or a non-JSON line, a truncated line, a
  * batch, a notification instead of a request, an unknown method. Every request with an id must get exactly one
  * well-formed JSON-RPC response (a result, or an error with an integer code and a string message without a stack
@@ -135,6 +135,8 @@ function baseMessage(g: Gen, method: string): Record<string, unknown> {
         configId: g.pick(["mode", "model", "thinking", "nope", ""]),
         value: g.pick(["agent", "ask", "composer-1", "default", "no-such-model", true, 3, ""]),
       };
+    case "session/set_model":
+      return { sessionId: sessionRef(g), modelId: g.pick(["composer-1", "sonnet-4.5", "no-such-model", "", 3]) };
     case "session/prompt":
       return { sessionId: sessionRef(g), prompt: Array.from({ length: 1 + g.int(3) }, () => contentBlock(g)) };
     case "session/cancel":
@@ -183,6 +185,7 @@ const METHODS = [
   "session/set_title",
   "session/set_mode",
   "session/set_config_option",
+  "session/set_model",
   "session/prompt",
   "session/cancel",
 ];

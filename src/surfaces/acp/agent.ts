@@ -41,18 +41,27 @@ import {
   contextSizeOf,
   findModel,
   MODES,
+  modelStateOf,
 } from "./config-options.js";
 import { toRequestError } from "./errors.js";
 import { createSessionExecutor } from "./executor.js";
 import { TOO_LARGE_METHOD } from "./line-limit.js";
 import { listPage } from "./list.js";
 import { type McpHub, openMcpHub } from "./mcp-hub.js";
-import { checkPromptDepth, parseFork, parseSetTitle, parseTooLarge, promptParts, titleOf } from "./parse.js";
+import {
+  checkPromptDepth,
+  parseFork,
+  parseSetModel,
+  parseSetTitle,
+  parseTooLarge,
+  promptParts,
+  titleOf,
+} from "./parse.js";
 import { type AcpSessionRecord, type AcpSessionStore, rememberUpdate } from "./session-store.js";
 import { StreamedCalls } from "./streamed-calls.js";
 import { createSubagentView } from "./subagents.js";
 import { runPrompt } from "./turn.js";
-import { ACP_ERROR_CODES, type TurnTokens } from "./wire.js";
+import { ACP_ERROR_CODES, type SessionModelState, type TurnTokens } from "./wire.js";
 
 /** The engine and the session store, built on first use (after `authenticate` when the login changed). */
 export interface AcpStack {
@@ -144,8 +153,16 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
 
   const configContext = async () => ({ models: await (await stack()).engine.listModels() });
 
-  const configOptions = async (record: AcpSessionRecord): Promise<SessionConfigOption[]> =>
-    buildConfigOptions(record, await configContext());
+  /**
+   * A session's options as a response carries them: the config options, and the model choice again in ACP's older
+   * `models` shape for editors that switch models with session/set_model.
+   */
+  const sessionOptions = async (
+    record: AcpSessionRecord,
+  ): Promise<{ configOptions: SessionConfigOption[]; models: SessionModelState }> => {
+    const context = await configContext();
+    return { configOptions: buildConfigOptions(record, context), models: modelStateOf(record, context) };
+  };
 
   /** Sets one option, saves the session and confirms with `config_option_update` (and `current_mode_update`). */
   const setOption = async (client: AgentContext, session: LiveSession, id: string, value: ConfigValue) => {
@@ -367,7 +384,13 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       await save(record);
       const session = await attach(record, params.mcpServers);
       announceCommands(client, record.id);
-      return { sessionId: record.id, modes: modes(record), configOptions: options, ...mcpMeta(session) };
+      return {
+        sessionId: record.id,
+        modes: modes(record),
+        configOptions: options,
+        models: modelStateOf(record, context),
+        ...mcpMeta(session),
+      };
     })
     .onRequest("session/load", async ({ params, client }) => {
       const record = await storedOrLive(params.sessionId);
@@ -377,14 +400,14 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
         await client.notify("session/update", { sessionId: record.id, update: update as unknown as SessionUpdate });
       }
       announceCommands(client, record.id);
-      return { modes: modes(record), configOptions: await configOptions(record), ...mcpMeta(session) };
+      return { modes: modes(record), ...(await sessionOptions(record)), ...mcpMeta(session) };
     })
     .onRequest("session/resume", async ({ params, client }) => {
       const record = await storedOrLive(params.sessionId);
       if (isAbsolute(params.cwd)) record.cwd = params.cwd;
       const session = await attach(record, params.mcpServers ?? []);
       announceCommands(client, record.id);
-      return { modes: modes(record), configOptions: await configOptions(record), ...mcpMeta(session) };
+      return { modes: modes(record), ...(await sessionOptions(record)), ...mcpMeta(session) };
     })
     .onRequest("session/fork", parseFork, async ({ params, client }) => {
       const source = await storedOrLive(params.sessionId);
@@ -402,7 +425,7 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
       return {
         sessionId: record.id,
         modes: modes(record),
-        configOptions: await configOptions(record),
+        ...(await sessionOptions(record)),
         ...mcpMeta(session),
       };
     })
@@ -522,6 +545,11 @@ export function createAcpAgent(deps: AcpAgentDeps): AcpAgent {
     })
     .onRequest("session/set_mode", async ({ params, client }) => {
       await setOption(client, sessionOf(params.sessionId), "mode", params.modeId);
+      return {};
+    })
+    // ACP's older model switch (before models were a config option): the model option, under its own method.
+    .onRequest("session/set_model", parseSetModel, async ({ params, client }) => {
+      await setOption(client, sessionOf(params.sessionId), "model", params.modelId);
       return {};
     })
     .onRequest("session/set_config_option", async ({ params, client }) => {

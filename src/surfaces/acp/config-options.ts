@@ -12,6 +12,7 @@ import { modelTooLong } from "../kit/json-body.js";
 import { effortTier } from "../kit/model-choice.js";
 import { toRequestError } from "./errors.js";
 import type { AcpModeId, AcpSessionRecord } from "./session-store.js";
+import type { SessionModelState } from "./wire.js";
 
 /** What option builders may read besides the session. */
 export interface ConfigContext {
@@ -132,6 +133,17 @@ const modelOption: ConfigOptionDefinition = {
     record.model = model.id;
   },
 };
+
+/**
+ * The model option in ACP's older shape (`models`, for editors that switch with session/set_model): the same
+ * models and current value as the `model` option.
+ */
+export function modelStateOf(record: AcpSessionRecord, { models }: ConfigContext): SessionModelState {
+  return {
+    currentModelId: record.model,
+    availableModels: models.map((m) => ({ modelId: m.id, name: m.displayName })),
+  };
+}
 
 /** The session's model as a parameterised base model (docs/protocol.md §6.1), or undefined. */
 function baseModel(record: AcpSessionRecord, { models }: ConfigContext): ModelInfo | undefined {

@@ -12,7 +12,7 @@ import { ImageBudget } from "../kit/image-input.js";
 import { assertJsonDepth } from "../kit/json-limits.js";
 import { toRequestError } from "./errors.js";
 import { TOO_LARGE_METHOD, type TooLargeParams } from "./line-limit.js";
-import type { ForkParams, SetTitleParams } from "./wire.js";
+import type { ForkParams, SetModelParams, SetTitleParams } from "./wire.js";
 
 /**
  * Refuses `session/prompt` params nested more than the kit's 64 levels anywhere (the params are level 1, as an HTTP
@@ -139,4 +139,13 @@ export function parseSetTitle(raw: unknown): SetTitleParams {
     throw RequestError.invalidParams(undefined, "session/set_title needs sessionId and title.");
   }
   return { sessionId: value.sessionId, title: value.title.slice(0, 200) };
+}
+
+/** `session/set_model` params (ACP's older unstable schema): the model is checked as the model option checks it. */
+export function parseSetModel(raw: unknown): SetModelParams {
+  const value = (raw ?? {}) as { sessionId?: unknown; modelId?: unknown };
+  if (typeof value.sessionId !== "string" || typeof value.modelId !== "string") {
+    throw RequestError.invalidParams(undefined, "session/set_model needs sessionId and modelId.");
+  }
+  return { sessionId: value.sessionId, modelId: value.modelId };
 }

@@ -47,6 +47,21 @@ export interface ForkParams {
   mcpServers?: McpServer[];
 }
 
+/** `session/set_model` params (ACP's older unstable schema, before models became a config option). */
+export interface SetModelParams {
+  sessionId: string;
+  modelId: string;
+}
+
+/**
+ * `models` of session/new, load, resume and fork in that schema (SessionModelState): what editors that switch models
+ * with session/set_model show in their picker.
+ */
+export interface SessionModelState {
+  currentModelId: string;
+  availableModels: Array<{ modelId: string; name: string }>;
+}
+
 /** `session/set_title` params (ACP's unstable schema). */
 export interface SetTitleParams {
   sessionId: string;
