@@ -357,6 +357,8 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
       (upstream) => upstream.close(),
       () => {},
     );
+    // After the turns: what their settles add, and what the disk refused earlier, is written before the exit.
+    await limits.close();
   };
   try {
     if (cluster !== undefined) {

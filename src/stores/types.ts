@@ -314,6 +314,11 @@ export interface SpendStore {
   settle(input: SettleInput): Promise<{ before: SpendTotals; after: SpendTotals; applied: boolean }>;
   /** Extends the leases of reservations still held to `now + leaseMs` (a reservation that ran out stays out). */
   renew(keyId: string, period: string, ids: readonly string[], now: number, leaseMs: number): Promise<void>;
+  /**
+   * Shutdown: waits for the writes under way and writes once more what the store still holds only in memory (what
+   * the disk refused earlier). Absent: every change is durable once its call resolves (Redis, memory).
+   */
+  close?(): Promise<void>;
 }
 
 /** What {@link SpendStore.reserve} is asked. */

@@ -88,9 +88,15 @@ export interface Limits {
   now: () => number;
   /** Retries the settles that failed now (else every 2 s while some wait). */
   drainPending(): Promise<number>;
-  /** Stops the lease and retry timers. */
-  close(): void;
+  /**
+   * Shutdown: stops the lease and retry timers, waits for the settles under way (at most {@link CLOSE_WAIT_MS}) and
+   * closes the spend store (its last write).
+   */
+  close(): Promise<void>;
 }
+
+/** The longest a shutdown waits for the settles under way before the spend store's last write. */
+export const CLOSE_WAIT_MS = 2_000;
 
 const TURN_PATHS = new Set(["/v1/chat/completions", "/v1/responses", "/v1/messages"]);
 
@@ -189,6 +195,8 @@ export function createLimits(options: LimitsOptions): Limits {
   const { counters, spend, logger } = options;
   const leases = createLeaseRenewer({ counters, spend, logger, now, leaseMs });
   const settler = createSettler({ counters, spend, queue: options.queue ?? createMemorySettleQueue(), logger });
+  /** Settles under way, which a shutdown waits for. */
+  const settling = new Set<Promise<unknown>>();
 
   /** A turn let in: what its settle and its headers need. */
   interface Admitted {
@@ -310,6 +318,12 @@ export function createLimits(options: LimitsOptions): Limits {
         }
         return { cost, after };
       })();
+      const running = settled;
+      settling.add(running);
+      running.then(
+        () => settling.delete(running),
+        () => settling.delete(running),
+      );
       return settled;
     };
 
@@ -366,9 +380,16 @@ export function createLimits(options: LimitsOptions): Limits {
     periodOf,
     now,
     drainPending: settler.drain,
-    close() {
+    async close() {
       leases.close();
       settler.close();
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, CLOSE_WAIT_MS);
+      });
+      await Promise.race([Promise.allSettled([...settling]), bound]);
+      clearTimeout(timer);
+      await spend.close?.();
     },
   };
 }

@@ -66,6 +66,22 @@ describe("file spend store", () => {
   });
 });
 
+describe("file spend store at shutdown", () => {
+  it("close writes what the disk refused before the rewrite timer came round", async () => {
+    const dir = join(await freshDir(), "data");
+    await mkdir(dir);
+    // A rewrite timer that never comes round in the test: only close() can write it.
+    const store = createFileSpendStore({ dataDir: dir, rewriteMs: 3_600_000 });
+    await store.add("k", "day:2026-11-01", entry);
+    await rm(dir, { recursive: true });
+    await store.settle({ keyId: "k", period: "day:2026-11-01", id: "r1", entry });
+    await mkdir(dir);
+    await store.close?.();
+    const written = JSON.parse(await readFile(join(dir, SPEND_FILE_NAME), "utf8")) as unknown;
+    expect(written).toMatchObject({ periods: { "day:2026-11-01": { k: { microUsd: 10, requests: 2 } } } });
+  });
+});
+
 describe("file settle queue", () => {
   it("keeps in memory what it could not write, so it is still retried", async () => {
     const dir = join(await freshDir(), "data");

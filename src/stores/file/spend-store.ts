@@ -3,8 +3,8 @@
  * finished request), read once at start and kept in memory; writes are serialized. Only the three newest periods of
  * each kind (day, week, month) are kept. A write the disk refuses (full, read-only, the directory gone) does not undo
  * the spend: it stays in memory, so budgets hold and answers say what was spent, and the file is written again every
- * {@link REWRITE_MS} and at the next settle until the disk takes it (logged when it fails and when it is written
- * again). It used to be dropped and handed to the settle queue, whose file is on the same full disk: the cost of
+ * {@link REWRITE_MS}, at the next settle and once more when the server stops ({@link SpendStore.close}) until the
+ * disk takes it (logged when it fails and when it is written again). It used to be dropped and handed to the settle queue, whose file is on the same full disk: the cost of
  * every request served while the disk was full was lost. Reservations of running requests stay in memory (one
  * instance holds them; spend-reservations.ts): a reservation is checked and taken in one synchronous step against
  * the totals in memory, which every settle updates before it resolves.
@@ -98,6 +98,8 @@ export function createFileSpendStore(options: { dataDir: string; logger?: Logger
   /** Changes in memory that the file does not hold yet (its write failed), and the timer writing them again. */
   let unwritten = 0;
   let rewrite: NodeJS.Timeout | undefined;
+  /** Set by close(): a write that fails then is not retried (the process is stopping). */
+  let closed = false;
   /** Writes the periods in memory; on failure keeps them there, to be written again (see the module comment). */
   const persist = async (all: Periods, changes: number) => {
     try {
@@ -113,7 +115,7 @@ export function createFileSpendStore(options: { dataDir: string; logger?: Logger
         );
       }
       unwritten += changes;
-      if (rewrite === undefined) {
+      if (rewrite === undefined && !closed) {
         const again = () => void serialized(() => persist(all, 0)).catch(() => undefined);
         rewrite = setInterval(again, options.rewriteMs ?? REWRITE_MS);
         rewrite.unref();
@@ -161,6 +163,18 @@ export function createFileSpendStore(options: { dataDir: string; logger?: Logger
     },
     async renew(keyId, period, ids, now, leaseMs) {
       reservations.renew(keyId, period, ids, now, leaseMs);
+    },
+    close() {
+      closed = true;
+      if (rewrite !== undefined) clearInterval(rewrite);
+      rewrite = undefined;
+      return serialized(async () => {
+        if (unwritten === 0 || loaded === undefined) return;
+        const held = unwritten;
+        await persist(await loaded, 0);
+        if (unwritten > 0)
+          logger.error("stopping with spend the disk refused: it is lost", { path, changes_held: held });
+      });
     },
   };
 }
