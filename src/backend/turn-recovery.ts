@@ -120,7 +120,14 @@ export async function recoverFirstSegment(error: ProxyError, ctx: RecoveryContex
     ctx.rebuild();
     return true;
   }
-  if (error.code === "backend_unavailable" && error.retryable && state.connectionRetries < ctx.retry.attempts) {
+  // A lost connection is retried here; a server fault Cursor reported (`internal`) is not: a fresh connection does
+  // not mend it, and the client, told it may retry (x-should-retry), does so itself, as Cursor's own clients do.
+  if (
+    error.code === "backend_unavailable" &&
+    error.retryable &&
+    error.detail !== "internal" &&
+    state.connectionRetries < ctx.retry.attempts
+  ) {
     const delay = ctx.retry.baseDelayMs * 2 ** state.connectionRetries;
     state.connectionRetries += 1;
     // On a connection of its own: the connection that dropped may have carried other turns, whose retries (and

@@ -92,7 +92,7 @@ const TABLE: Record<keyof typeof E, Expected> = {
   NETWORK_ERROR: [503, "upstream_unavailable", true],
   PROVIDER_ERROR: [503, "upstream_unavailable", true],
   MODEL_BLOCKED: DENIED,
-  INTERNAL: [503, "upstream_unavailable", false],
+  INTERNAL: [503, "upstream_unavailable", true],
   MAX_MODE_REQUIRED: [403, "model_not_available", false],
   MODEL_NO_LONGER_SUPPORTED: MODEL_GONE,
   PRICING_WARNING: QUOTA,

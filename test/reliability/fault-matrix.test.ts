@@ -23,7 +23,7 @@ const ERRORS: Array<[string, Expected]> = [
   ["[[emu:error usage_limit]]", { status: 429, code: "insufficient_quota", retry: "false" }],
   ["[[emu:error unauthenticated]]", { status: 401, code: "cursor_auth_failed", retry: "false" }],
   ["[[emu:error outdated_client]]", { status: 502, code: "outdated_client", retry: "false" }],
-  ["[[emu:error internal]]", { status: 503, code: "upstream_unavailable", retry: "false" }],
+  ["[[emu:error internal]]", { status: 503, code: "upstream_unavailable", retry: "true" }],
   ["[[emu:error blob_not_found]]", { status: 502, code: "blob_not_found", retry: "false" }],
   ["[[emu:stall 0]]", { status: 504, code: "upstream_timeout", retry: "true" }],
   ["[[emu:drop 0]]", { status: 503, code: "upstream_unavailable", retry: "true" }],

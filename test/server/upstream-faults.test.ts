@@ -35,7 +35,7 @@ const FAULTS: Array<[directive: string, expected: Expected]> = [
   ],
   [
     "[[emu:error internal]]",
-    { status: 503, acp: { code: -32014, data: { code: "backend_unavailable", retryable: false } } },
+    { status: 503, acp: { code: -32014, data: { code: "backend_unavailable", retryable: true } } },
   ],
   [
     "[[emu:error blob_not_found]]",

@@ -74,7 +74,9 @@ const rows: Row[] = [
   // CUSTOM_MESSAGE is final unless Cursor says otherwise (addendum 3 E6); its code still decides the kind.
   row("custom message", withDetails(Code.Unavailable, E.CUSTOM_MESSAGE), "backend_unavailable", "unavailable", false),
   row("custom, by code", withDetails(Code.Unavailable, E.CUSTOM), "backend_unavailable", "unavailable", true),
-  row("internal, unspecified", withDetails(Code.Internal, E.UNSPECIFIED), "backend_unavailable", "internal", false),
+  // `internal` is transient (addendum 2 §8): clients retry it, unless Cursor says `is_retryable: false`.
+  row("internal, unspecified", withDetails(Code.Internal, E.UNSPECIFIED), "backend_unavailable", "internal", true),
+  row("ERROR_INTERNAL", withDetails(Code.Internal, E.INTERNAL), "backend_unavailable", "internal", true),
   // By Code alone.
   // Bare (no ErrorDetails): a usage limit, a context overflow or a gated model; the backend decides (turn-errors.ts).
   row("resource_exhausted", new ConnectError("Error", Code.ResourceExhausted), "quota_exceeded", "resource_exhausted"),
@@ -83,7 +85,7 @@ const rows: Row[] = [
   row("deadline_exceeded", new ConnectError("x", Code.DeadlineExceeded), "timeout", "deadline_exceeded", true),
   row("canceled", new ConnectError("x", Code.Canceled), "canceled", "canceled"),
   row("unavailable", new ConnectError("x", Code.Unavailable), "backend_unavailable", "unavailable", true),
-  row("internal", new ConnectError("x", Code.Internal), "backend_unavailable", "internal", false),
+  row("internal", new ConnectError("x", Code.Internal), "backend_unavailable", "internal", true),
   row("unknown", new ConnectError("x", Code.Unknown), "backend_unavailable", "unknown", true),
   row("aborted", new ConnectError("x", Code.Aborted), "backend_unavailable", "aborted", true),
   row("invalid_argument", new ConnectError("x", Code.InvalidArgument), "invalid_request", "invalid_argument"),
@@ -158,6 +160,17 @@ describe("toProxyError — the inbound mapping table", () => {
       status,
     });
     expect(mapped.cause).toBe(error);
+  });
+
+  it("keeps an internal error final when Cursor says is_retryable false, or names a final kind", () => {
+    const final = (isRetryable: boolean) =>
+      new ConnectError("x", Code.Internal, undefined, [
+        { desc: ErrorDetailsSchema, value: { error: E.INTERNAL, details: { title: "T", detail: "d", isRetryable } } },
+      ]);
+    expect(toProxyError(final(false)).retryable).toBe(false);
+    expect(toProxyError(final(true)).retryable).toBe(true);
+    const typed = new ConnectError("x", Code.Internal, { "x-cursor-inference-request-error-type": "MAX_TOKENS" });
+    expect(toProxyError(typed)).toMatchObject({ code: "context_length_exceeded", retryable: false });
   });
 
   it("passes a ProxyError (including EnvelopeError) through unchanged", () => {

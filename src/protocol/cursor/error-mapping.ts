@@ -133,8 +133,8 @@ export const BY_ERROR_DETAILS: ReadonlyMap<E, Mapping | typeof BY_CODE_ONLY> = n
   [E.NETWORK_ERROR, UNAVAILABLE],
   [E.PROVIDER_ERROR, { code: "backend_unavailable", detail: "provider_error", retryable: true }],
   [E.MODEL_BLOCKED, { code: "permission_denied", detail: "model_blocked", param: "model" }],
-  // Same as a bare `internal` (the backend may rebuild a missing state once, as for Code.Internal).
-  [E.INTERNAL, { code: "backend_unavailable", detail: "internal", retryable: false }],
+  // Same as a bare `internal`: transient unless `is_retryable: false` (the backend may rebuild a missing state once).
+  [E.INTERNAL, { code: "backend_unavailable", detail: "internal", retryable: true }],
   [E.MAX_MODE_REQUIRED, MODEL_NOT_AVAILABLE],
   [E.MODEL_NO_LONGER_SUPPORTED, MODEL_GONE],
   // Continuing would be billed beyond the plan: the user must accept usage-based pricing first.
@@ -220,8 +220,9 @@ const BY_CODE: Record<Code, Mapping> = {
   [Code.OutOfRange]: { code: "invalid_request", detail: "out_of_range" },
   [Code.Unimplemented]: { code: "backend_protocol", detail: "unimplemented", retryable: false },
   // `internal` covers "Blob not found" (§4.4) as well as real server faults; the text is not classified here.
-  // detail "internal" tells the backend to treat it as a possibly-missing-state failure and rebuild once.
-  [Code.Internal]: { code: "backend_unavailable", detail: "internal", retryable: false },
+  // detail "internal" tells the backend to treat it as a possibly-missing-state failure and rebuild once. Cursor's
+  // clients retry it (addendum 2 §8: without details, `internal` is retryable), so the client is told it may.
+  [Code.Internal]: { code: "backend_unavailable", detail: "internal", retryable: true },
   [Code.Unavailable]: { code: "backend_unavailable", detail: "unavailable", retryable: true },
   [Code.DataLoss]: { code: "backend_protocol", detail: "data_loss" },
   [Code.Unauthenticated]: AUTH,
