@@ -25,7 +25,7 @@ import type { CliContext } from "./context.js";
 import { loginOf } from "./format.js";
 import { openLimits } from "./limits-setup.js";
 import { engineSettings, openGatewayStores, openStores, type ServeStores } from "./store-setup.js";
-import { createUpstream, storedLoginWatch, type Upstream, upstreamDataDir } from "./upstream.js";
+import { createUpstream, storedLoginIdentity, storedLoginWatch, type Upstream, upstreamDataDir } from "./upstream.js";
 import type { UpstreamChoice } from "./upstream-choice.js";
 import { planUsageOf } from "./usage.js";
 import { packageVersion } from "./version.js";
@@ -93,12 +93,18 @@ export interface ServedUpstream {
   kind: UpstreamKind;
   /** Cursor credentials are present (false once `logout` removes the stored login). */
   readonly loggedIn: boolean;
+  /** Who was logged in at the start (the banner's). */
   account: string | undefined;
+  /** Who is logged in now: a new `login` while the server runs shows here (the status page's). */
+  currentAccount: () => Promise<string | undefined>;
   agentUrl: string;
   /** The account requests without one run on (named accounts, issue #29). */
   defaultAccount: string;
-  /** The other named accounts served beside the default one; empty for one login. */
-  named: ReadonlyArray<{ name: string; who: string | undefined }>;
+  /**
+   * The other named accounts served beside the default one: who was logged in to each at the start, and who is now;
+   * empty for one login.
+   */
+  named: ReadonlyArray<{ name: string; who: string | undefined; current: () => Promise<string | undefined> }>;
 }
 
 /** The upstream as the app names it, from the choice alone (the emulator's URL is that of its bound port). */
@@ -113,11 +119,13 @@ function servedUpstream(input: RuntimeInput): ServedUpstream {
         return loggedIn();
       },
       account: loginOf(credentials.status),
+      currentAccount: storedLoginIdentity(ctx.store, credentials),
       agentUrl: ctx.config.cursorAgentUrl,
       defaultAccount: ctx.account,
       named: (choice.named ?? []).map((login) => ({
         name: login.name,
         who: loginOf(login.credentials.status),
+        current: storedLoginIdentity(ctx.accounts.credentials(login.name), login.credentials),
       })),
     };
   }
@@ -125,6 +133,7 @@ function servedUpstream(input: RuntimeInput): ServedUpstream {
     kind: "emulator",
     loggedIn: false,
     account: undefined,
+    currentAccount: async () => undefined,
     agentUrl: `http://127.0.0.1:${choice.listener?.port}`,
     defaultAccount: ctx.account,
     named: [],
@@ -285,7 +294,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
         newId: () => randomUUID().replaceAll("-", ""),
         shutdown,
         status: {
-          account: served.account,
+          account: served.currentAccount,
           upstreamUrl: served.agentUrl,
           usage: defaultUsage,
           // With named accounts, each one's usage (one login's is the usage above).
@@ -296,13 +305,13 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
                   {
                     name: ctx.account,
                     default: true,
-                    who: served.account,
+                    who: served.currentAccount,
                     usage: defaultUsage,
                   },
                   ...named.map((login) => ({
                     name: login.name,
                     default: false,
-                    who: login.who,
+                    who: login.current,
                     usage: async (signal: AbortSignal) => {
                       const edge = (await upstreamReady).named.find((each) => each.name === login.name);
                       return edge === undefined ? undefined : planUsageOf(await edge.api.getCurrentPeriodUsage(signal));

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { BridgeConfig } from "../config/index.js";
 import type { Emulator } from "../emulator/index.js";
 import type { CursorApi } from "../protocol/cursor/cursor-api.js";
+import type { CredentialStore } from "../stores/types.js";
 import type { UpstreamKind } from "../surfaces/kit/deps.js";
 import { ProxyError } from "../util/errors.js";
 import { readJwtClaims } from "../util/jwt.js";
@@ -63,6 +64,42 @@ export function storedLoginWatch(ctx: CliContext, credentials: { origin: string 
     if (!present && still) logger.info("A Cursor login is stored again; the next request uses it.");
     present = still;
     return present;
+  };
+}
+
+/**
+ * Who the stored login of an account is now (email or user id), for the status page: a new `login` (or `import`)
+ * while the server runs is shown as the token source uses it, from its next request on. Read through the store at
+ * most once a second; the file store answers an unchanged file with one `stat` and reads it only when it changed.
+ * Credentials from the environment or from a parent process are not in the store: their identity is the one of the
+ * start.
+ */
+export function storedLoginIdentity(
+  store: CredentialStore,
+  credentials: Pick<ResolvedCredentials, "origin" | "status">,
+  now: () => number = Date.now,
+): () => Promise<string | undefined> {
+  let who = loginOf(credentials.status);
+  if (credentials.origin !== "store") return async () => who;
+  let checkedAt = now();
+  let reading: Promise<string | undefined> | undefined;
+  return () => {
+    if (reading !== undefined) return reading;
+    if (now() - checkedAt < 1_000) return Promise.resolve(who);
+    checkedAt = now();
+    reading = store
+      .load()
+      .then(
+        (stored) => {
+          who = stored?.email ?? stored?.userId;
+          return who;
+        },
+        () => who,
+      )
+      .finally(() => {
+        reading = undefined;
+      });
+    return reading;
   };
 }
 

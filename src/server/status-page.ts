@@ -55,11 +55,19 @@ function withoutCredentials(url: string | undefined): string | null {
   }
 }
 
-/** Reuses a usage answer (or failure) for {@link USAGE_TTL_MS}. */
+/** Who is logged in now, from a value or a function of it (a failed read shows none). */
+async function loginNow(who: StatusSources["account"]): Promise<string | undefined> {
+  return typeof who === "function" ? who().catch(() => undefined) : who;
+}
+
+/**
+ * Reuses a usage answer (or failure) for {@link USAGE_TTL_MS}, for one login: another login (a new `login` while the
+ * server runs) is asked again.
+ */
 function usageCache(sources: Pick<StatusSources, "usage"> | undefined, now: () => number) {
-  let cached: { at: number; value: UsageSnapshot } | undefined;
-  return async (): Promise<UsageSnapshot> => {
-    if (cached !== undefined && now() - cached.at < USAGE_TTL_MS) return cached.value;
+  let cached: { at: number; who: string | undefined; value: UsageSnapshot } | undefined;
+  return async (who: string | undefined): Promise<UsageSnapshot> => {
+    if (cached !== undefined && cached.who === who && now() - cached.at < USAGE_TTL_MS) return cached.value;
     let value: UsageSnapshot;
     if (sources?.usage === undefined) value = { available: false, reason: "not reported by this upstream" };
     else {
@@ -70,7 +78,7 @@ function usageCache(sources: Pick<StatusSources, "usage"> | undefined, now: () =
         value = { available: false, reason: messageOf(error) };
       }
     }
-    cached = { at: now(), value };
+    cached = { at: now(), who, value };
     return value;
   };
 }
@@ -168,6 +176,7 @@ export function registerStatusRoutes(app: Hono<AppEnv>, deps: StatusDeps): void 
       modelsError = messageOf(error);
     }
     const now = deps.now();
+    const account = await loginNow(deps.status?.account);
     return {
       version: deps.options.version,
       now,
@@ -175,16 +184,14 @@ export function registerStatusRoutes(app: Hono<AppEnv>, deps: StatusDeps): void 
         kind: deps.options.upstream,
         url: withoutCredentials(deps.status?.upstreamUrl),
         loggedIn: deps.options.loggedIn,
-        account: deps.status?.account ?? null,
+        account: account ?? null,
       },
-      usage: await usage(),
+      usage: await usage(account),
       accounts: await Promise.all(
-        accounts.map(async ({ account, usage: accountUsage }) => ({
-          name: account.name,
-          default: account.default,
-          who: account.who ?? null,
-          usage: await accountUsage(),
-        })),
+        accounts.map(async ({ account, usage: accountUsage }) => {
+          const who = await loginNow(account.who);
+          return { name: account.name, default: account.default, who: who ?? null, usage: await accountUsage(who) };
+        }),
       ),
       models,
       modelsError,

@@ -67,8 +67,12 @@ export interface PlanUsage {
 
 /** What the status page (`GET /`) shows besides the engine's state; serve passes it. */
 export interface StatusSources {
-  /** Who is logged in (email or user id). */
-  account?: string | undefined;
+  /**
+   * Who is logged in (email or user id); a function when the login may change while the server runs (a new `login`
+   * or `import`), read again for each snapshot (it is expected to be cheap: serve's reads the store only when the
+   * stored login changed).
+   */
+  account?: string | (() => Promise<string | undefined>) | undefined;
   /** The upstream's URL (Cursor's API, or the embedded emulator's loopback URL). */
   upstreamUrl?: string | undefined;
   /** Fetches the plan usage; undefined when the upstream does not report it. */
@@ -88,8 +92,8 @@ export interface AccountStatusSource {
   name: string;
   /** Requests that name no account run on it. */
   default: boolean;
-  /** Who is logged in (email or user id), when known. */
-  who: string | undefined;
+  /** Who is logged in (email or user id), when known; a function as {@link StatusSources.account}. */
+  who: string | (() => Promise<string | undefined>) | undefined;
   /** Fetches the account's plan usage with its own tokens; undefined when not reported. */
   usage: (signal: AbortSignal) => Promise<PlanUsage | undefined>;
 }
