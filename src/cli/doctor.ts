@@ -27,13 +27,17 @@ import { servePlanOf } from "./upstream-choice.js";
 
 const HELP = `Usage: cursor-bridge doctor [options]
 
-Check the setup and print what to fix: Node.js version, stored credentials (and their file permissions, and the
-Cursor URL the login was made against), whether Cursor accepts the token, whether the Cursor API answers over HTTP/2
-and over HTTP/1.1 (not contacted while \`serve\` answers with the built-in emulator: no login), the data and config
-directories, the store (--store: the data directory, or a shared Redis: reachable, writable, instances running),
-the version string sent to Cursor, the OpenCode plugin entries of opencode.json (when one names cursor-bridge),
-and whether a cursor-bridge serves its port (without --port: the port a running
-\`serve\` recorded in its runtime file, else the configured one), or else whether \`serve\` could listen there.
+Check the setup and print what to fix:
+  - the Node.js version
+  - the stored credentials, their file permissions and the Cursor URL the login was made against
+  - whether Cursor accepts the token, and whether the Cursor API answers over HTTP/2 and over HTTP/1.1 (not
+    contacted while \`serve\` answers with the built-in emulator, i.e. without a login)
+  - the data and config directories
+  - the store (--store): the data directory, or a shared Redis (reachable, writable, instances running)
+  - the version string sent to Cursor
+  - the OpenCode plugin entries of opencode.json, when one names cursor-bridge
+  - whether a cursor-bridge serves its port (without --port, the port a running \`serve\` recorded in its runtime
+    file, else the configured one), or else whether \`serve\` could listen there
 
 Exit codes: 0 nothing failed (warnings allowed), 1 at least one check failed, 2 bad options or config.
 

@@ -16,8 +16,8 @@ const HELP = `Usage: cursor-bridge status [options]
 
 Show who is logged in, when the session token expires, where the credentials come from, whether the Cursor API
 answers (and over which HTTP version; not asked while \`serve\` answers with the built-in emulator, i.e. without a
-login), and the client version sent to Cursor. Then every stored Cursor account
-(the default one and those of \`login --account NAME\`): who, this billing cycle's plan usage and when it resets.
+login), and the client version sent to Cursor. Then, for every stored Cursor account (the default one and those of
+\`login --account NAME\`), who it is, this billing cycle's plan usage and when it resets.
 
 Exit codes: 0 logged in and reachable, 3 not logged in, 4 upstream not reachable, 2 bad options or config.
 

@@ -1,7 +1,8 @@
 /**
  * Wraps help text to a terminal width. Lines that fit stay as written; a longer line breaks at spaces, and its
  * continuation lines are indented to where the line's text starts, or to its description column when the line is a
- * two-column entry ("  --port <n>   Port to listen on"), so options and their descriptions stay aligned.
+ * two-column entry ("  --port <n>   Port to listen on"), so options and their descriptions stay aligned, or to
+ * the text of a list item ("  - the Cursor IDE: …").
  * Command lines under "Examples:" break with a shell backslash, so a pasted example still runs.
  */
 
@@ -34,11 +35,17 @@ function breakLine(line: string, width: number, pad: number): string[] {
   return out;
 }
 
+/** Where the text of a list item ("  - text") starts; undefined for any other line. */
+function itemColumn(line: string): number | undefined {
+  const item = /^(\s*)- \S/.exec(line);
+  return item?.[1] === undefined ? undefined : item[1].length + 2;
+}
+
 function wrapLine(line: string, width: number): string[] {
   if (line.length <= width) return [line];
   const lead = line.length - line.trimStart().length;
   const column = descriptionColumn(line);
-  if (column === undefined) return breakLine(line, width, lead);
+  if (column === undefined) return breakLine(line, width, itemColumn(line) ?? lead);
   if (column <= width / 2) return breakLine(line, width, column);
   // A wide first column: the description moves below it, indented.
   const pad = lead + 6;
@@ -61,15 +68,18 @@ function wrapCommand(line: string, width: number): string[] {
 
 const indentOf = (line: string) => line.length - line.trimStart().length;
 
-/** Where the lines continuing `line` start: its description column for a two-column entry, else its own indent. */
+/**
+ * Where the lines continuing `line` start: its description column for a two-column entry, the text of a list item,
+ * else its own indent.
+ */
 export function continuationIndent(line: string): number {
-  return descriptionColumn(line) ?? indentOf(line);
+  return descriptionColumn(line) ?? itemColumn(line) ?? indentOf(line);
 }
 
 /**
  * The help text with hard line breaks inside a paragraph removed: a line continuing the one before (same indent as
- * that line's continuation, neither blank, the first not a heading ending in ":") is joined to it, so a paragraph
- * written for one width rewraps cleanly at another. Examples keep their lines.
+ * that line's continuation, neither blank, the first not a heading ending in ":", the second not a list item) is
+ * joined to it, so a paragraph written for one width rewraps cleanly at another. Examples keep their lines.
  */
 function joinParagraphs(text: string): string[] {
   const out: string[] = [];
@@ -85,6 +95,7 @@ function joinParagraphs(text: string): string[] {
       !previous.endsWith(":") &&
       !/^Usage:/.test(line) &&
       descriptionColumn(line) === undefined &&
+      itemColumn(line) === undefined &&
       indentOf(line) === continuationIndent(previous) &&
       (indentOf(line) > 0 || !/^\S[^.]*:\s/.test(line));
     if (joinable) out[out.length - 1] = `${previous.trimEnd()} ${line.trimStart()}`;

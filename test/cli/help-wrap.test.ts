@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { loadCommands } from "../../src/cli/commands.js";
 import type { CliIo } from "../../src/cli/io.js";
 import { main } from "../../src/cli/main.js";
-import { continuationIndent } from "../../src/cli/wrap.js";
+import { continuationIndent, wrapText } from "../../src/cli/wrap.js";
 
 async function help(args: string[], columns: number): Promise<string> {
   let out = "";
@@ -49,6 +49,22 @@ describe("help wrapping", () => {
       expect(tooWide, text).toEqual([]);
       expect(raggedBreaks(text, width), text).toEqual([]);
     }
+  });
+
+  it("keeps each list item on its own line and continues it under the item's text", () => {
+    const text = [
+      "Looks in:",
+      "  - the first place, whose description is long enough to need a second line at this width",
+      "    (continued here in the source)",
+      "  - the second place",
+    ].join("\n");
+    expect(wrapText(text, 60).split("\n")).toEqual([
+      "Looks in:",
+      "  - the first place, whose description is long enough to",
+      "    need a second line at this width (continued here in the",
+      "    source)",
+      "  - the second place",
+    ]);
   });
 
   it("the top-level help lists every setup client, opencode-plugin included", async () => {
