@@ -131,5 +131,6 @@ export const accountsCommand: Command = {
   name: "accounts",
   summary: "List the named Cursor accounts; choose the default one",
   help: HELP,
+  options: {},
   run,
 };

@@ -16,7 +16,7 @@ import { limitLines, MAX_LINE_BYTES } from "../surfaces/acp/line-limit.js";
 import { acpSessionStoreOver } from "../surfaces/acp/session-store.js";
 import { ProxyError } from "../util/errors.js";
 import { createLogger, type Logger } from "../util/logger.js";
-import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
+import { COMMON_OPTIONS_HELP, type OptionSpec, parseCommandLine } from "./args.js";
 import { openInBrowser } from "./browser.js";
 import { type Command, EXIT } from "./command.js";
 import { type CliContext, createCliContext } from "./context.js";
@@ -27,26 +27,31 @@ import { chooseAcpUpstream } from "./upstream-choice.js";
 import { planUsageOf } from "./usage.js";
 import { packageVersion } from "./version.js";
 
+const OPTIONS: OptionSpec = { model: { type: "string" } };
+
 const HELP = `Usage: cursor-bridge acp [options]
 
-Speaks the Agent Client Protocol (ACP) on stdin/stdout, for editors that host
-agents: Zed, JetBrains IDEs, Neovim (CodeCompanion, avante.nvim). The editor
-starts it: \`cursor-bridge setup zed|jetbrains|neovim\` prints the entry for its
-settings. Upstream: Cursor. Without a login, session/new answers ACP's
-auth-required error and the editor offers the agent's logins (the stored
-one, the browser's, CURSOR_API_KEY); --upstream emulator runs on the
-built-in Cursor emulator instead (scripted replies, no Cursor account).
-Logs go to stderr only.
+Speaks the Agent Client Protocol (ACP) on stdin/stdout, for editors that host agents: Zed, JetBrains IDEs, Neovim
+(CodeCompanion, avante.nvim). The editor starts it: \`cursor-bridge setup zed|jetbrains|neovim\` prints the entry for
+its settings. Upstream: Cursor. Without a login, session/new answers ACP's auth-required error and the editor offers
+the agent's logins (the stored one, the browser's, CURSOR_API_KEY); --upstream emulator runs on the built-in Cursor
+emulator instead (scripted replies, no Cursor account). Logs go to stderr only.
 
 Options:
-  --model <id>     The model new sessions start on (default: default; an
-                   alias is kept as the id it names, a model Cursor does
-                   not serve makes session/new fail naming the ones it
-                   does); the editor can switch to any model Cursor lists
-  Every setting of \`cursor-bridge serve --help\` (--upstream, --store,
-  --log-level, --data-dir, ...) applies as there.
+  --model <id>     The model new sessions start on (default: default; an alias is kept as the id it names, a model
+                   Cursor does not serve makes session/new fail naming the ones it does); the editor can switch to
+                   any model Cursor lists
+  Every setting of \`cursor-bridge serve --help\` (--upstream, --store, --log-level, --data-dir, ...) applies as there.
 
-${COMMON_OPTIONS_HELP}`;
+${COMMON_OPTIONS_HELP.split("\n")
+  .filter((line) => !line.trimStart().startsWith("--json"))
+  .join("\n")}
+
+Examples:
+  cursor-bridge setup zed --write     # Zed starts \`cursor-bridge acp\` from then on
+  # a headless ACP client (acpx) on the built-in emulator, without a login
+  acpx --agent "cursor-bridge acp --upstream emulator" --cwd . sessions new
+`;
 
 const AUTH_METHODS: AuthMethod[] = [
   { id: "cursor-login", name: "Stored cursor-bridge login", description: "The login `cursor-bridge login` saved" },
@@ -147,7 +152,7 @@ function settingsArgv(argv: readonly string[]): string[] {
 }
 
 async function run(argv: string[], io: CliIo): Promise<number> {
-  const { flags, values } = parseCommandLine("acp", argv, { model: { type: "string" } });
+  const { flags, values } = parseCommandLine("acp", argv, OPTIONS);
   // Human text of the context (and of a login) goes to stderr: stdout carries ACP.
   const errIo: CliIo = { ...io, out: io.err };
   const ctx = await createCliContext(errIo, flags);
@@ -210,5 +215,6 @@ export const acpCommand: Command = {
   name: "acp",
   summary: "Run as an Agent Client Protocol agent on stdio (Zed, JetBrains, Neovim)",
   help: HELP,
+  options: OPTIONS,
   run,
 };

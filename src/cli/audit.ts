@@ -3,11 +3,13 @@
  * calls), from the store `serve` uses: `audit.log` in the data directory, or the Redis stream.
  */
 import { ProxyError } from "../util/errors.js";
-import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
+import { COMMON_OPTIONS_HELP, type OptionSpec, parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
 import { createCliContext } from "./context.js";
 import { openGatewayCli } from "./gateway-context.js";
 import { type CliIo, formatTable } from "./io.js";
+
+const OPTIONS: OptionSpec = { limit: { type: "string" } };
 
 const HELP = `Usage: cursor-bridge audit [--limit N] [--json] [options]
 
@@ -28,7 +30,7 @@ Examples:
 `;
 
 async function run(argv: string[], io: CliIo): Promise<number> {
-  const { flags, values } = parseCommandLine("audit", argv, { limit: { type: "string" } });
+  const { flags, values } = parseCommandLine("audit", argv, OPTIONS);
   const text = typeof values.limit === "string" ? values.limit : "50";
   if (!/^\d+$/.test(text.trim())) {
     throw new ProxyError("invalid_request", "Invalid --limit: expected a whole number (0 = all entries).", {
@@ -66,5 +68,6 @@ export const auditCommand: Command = {
   name: "audit",
   summary: "Show the team gateway's audit log",
   help: HELP,
+  options: OPTIONS,
   run,
 };

@@ -1,3 +1,4 @@
+import type { OptionSpec } from "./args.js";
 import type { CliIo } from "./io.js";
 
 /** Exit codes shared by every command. */
@@ -15,5 +16,10 @@ export interface Command {
   summary: string;
   /** Full help text printed by `cursor-bridge <name> --help`. */
   help: string;
+  /**
+   * The command's own options as it parses them, beyond those every command shares (`--json`, `--config` and each
+   * setting's flag): each one is shown in `help` and documented (test/docs/cli-help.test.ts).
+   */
+  options: OptionSpec;
   run(argv: string[], io: CliIo): Promise<number>;
 }

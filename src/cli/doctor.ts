@@ -178,5 +178,6 @@ export const doctorCommand: Command = {
   name: "doctor",
   summary: "Check the setup and print what to fix",
   help: HELP,
+  options: {},
   run,
 };

@@ -133,6 +133,7 @@ export const emulatorCommand: Command = {
   name: "emulator",
   summary: "Run the Cursor backend emulator alone (the upstream of every test and benchmark)",
   help: HELP,
+  options: EMULATOR_OPTIONS,
   async run(argv, io) {
     let values: Record<string, string | boolean | string[] | undefined>;
     try {
@@ -153,9 +154,12 @@ export const emulatorCommand: Command = {
         "The emulator only binds loopback addresses (127.0.0.1, ::1, localhost).",
       );
     }
-    const level = values["log-level"];
+    const level = values["log-level"] ?? "info";
+    if (level !== "debug" && level !== "info" && level !== "warn" && level !== "error") {
+      throw new ProxyError("invalid_request", "--log-level must be debug, info, warn or error.");
+    }
     const logger = createLogger({
-      level: level === "debug" || level === "warn" || level === "error" ? level : "info",
+      level,
       sink: (line) => io.err(`${line}\n`),
     });
     // Loaded on use: the emulator is code that only this command and a server without Cursor credentials run.

@@ -115,5 +115,6 @@ export const importCommand: Command = {
   name: "import",
   summary: "Reuse the login of the Cursor CLI or IDE",
   help: HELP,
+  options: ACCOUNT_OPTION,
   run: (argv, io) => runImport(argv, io),
 };

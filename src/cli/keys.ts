@@ -248,5 +248,6 @@ export const keysCommand: Command = {
   name: "keys",
   summary: "Manage the team gateway's virtual keys (create, list, show, update, revoke, rotate)",
   help: HELP,
+  options: CREATE_OPTIONS,
   run,
 };

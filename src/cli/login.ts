@@ -243,5 +243,6 @@ export const loginCommand: Command = {
   name: "login",
   summary: "Log in to Cursor (browser, or --api-key)",
   help: HELP,
+  options: OPTIONS,
   run: (argv, io) => runLogin(argv, io),
 };

@@ -67,5 +67,6 @@ export const logoutCommand: Command = {
   name: "logout",
   summary: "Remove the stored Cursor credentials",
   help: HELP,
+  options: ACCOUNT_OPTION,
   run: (argv, io) => runLogout(argv, io),
 };

@@ -87,5 +87,6 @@ export const modelsCommand: Command = {
   name: "models",
   summary: "List the Cursor models your account can use",
   help: HELP,
+  options: {},
   run,
 };

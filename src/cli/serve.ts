@@ -341,6 +341,7 @@ export const serveCommand: Command = {
   name: "serve",
   summary: "Run the OpenAI-compatible server (Cursor upstream, or the emulator until you log in)",
   help: HELP,
+  options: {},
   async run(argv, io) {
     // Started by the OpenCode plugin: tokens come from it over stdio, and its exit ends this process.
     const parent =

@@ -8,7 +8,7 @@
 import { realpathSync } from "node:fs";
 import { basename, join } from "node:path";
 import { ProxyError } from "../util/errors.js";
-import { parseCommandLine } from "./args.js";
+import { type OptionSpec, parseCommandLine } from "./args.js";
 import { EXIT } from "./command.js";
 import { createCliContext } from "./context.js";
 import type { CliIo } from "./io.js";
@@ -126,15 +126,18 @@ export function namesEditor(argv: readonly string[]): boolean {
   return argv.some((arg) => (EDITOR_NAMES as readonly string[]).includes(arg));
 }
 
+/** The options of `cursor-bridge setup`, for a client and an editor alike. */
+export const SETUP_OPTIONS: OptionSpec = {
+  write: { type: "boolean" },
+  file: { type: "string" },
+  model: { type: "string" },
+};
+
 /** `cursor-bridge setup zed|jetbrains|neovim [--write] [--file <path>] [--model <id>]`. */
 export async function runEditorSetup(argv: string[], io: CliIo): Promise<number> {
   const editor = argv.find((arg) => (EDITOR_NAMES as readonly string[]).includes(arg)) as EditorName;
   const rest = argv.filter((arg) => arg !== editor);
-  const { flags, values } = parseCommandLine("setup", rest, {
-    write: { type: "boolean" },
-    file: { type: "string" },
-    model: { type: "string" },
-  });
+  const { flags, values } = parseCommandLine("setup", rest, SETUP_OPTIONS);
   const ctx = await createCliContext(io, flags);
   const model = typeof values.model === "string" ? values.model : undefined;
   if (model !== undefined && !/^[\w.:/@[\]-]{1,256}$/.test(model)) {

@@ -22,7 +22,7 @@ import {
   type SetupModel,
   type SetupTarget,
 } from "./setup-clients.js";
-import { EDITOR_NAMES, EDITORS_HELP, namesEditor, runEditorSetup } from "./setup-editors.js";
+import { EDITOR_NAMES, EDITORS_HELP, namesEditor, runEditorSetup, SETUP_OPTIONS } from "./setup-editors.js";
 import { writeMergedFile } from "./setup-write.js";
 import { MergeRefused } from "./toml-merge.js";
 import { packageRoot } from "./version.js";
@@ -185,11 +185,7 @@ function splitClient(argv: string[]): { client: SetupClient; rest: string[] } {
 async function run(argv: string[], io: CliIo): Promise<number> {
   if (namesEditor(argv)) return runEditorSetup(argv, io);
   const { client, rest } = splitClient(argv);
-  const { flags, values } = parseCommandLine("setup", rest, {
-    write: { type: "boolean" },
-    file: { type: "string" },
-    model: { type: "string" },
-  });
+  const { flags, values } = parseCommandLine("setup", rest, SETUP_OPTIONS);
   const ctx = await createCliContext(io, flags);
   // Without a port, the server `serve` recorded as running (its runtime file) wins over the configured default.
   const running = portGiven(flags.config, io.env, ctx.config.port)
@@ -274,5 +270,6 @@ export const setupCommand: Command = {
   name: "setup",
   summary: `Print (or --write) a client's configuration: ${allNames.join(", ")}`,
   help: HELP,
+  options: SETUP_OPTIONS,
   run,
 };

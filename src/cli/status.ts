@@ -157,5 +157,6 @@ export const statusCommand: Command = {
   name: "status",
   summary: "Show the login, token expiry, upstream and client version",
   help: HELP,
+  options: {},
   run,
 };

@@ -263,5 +263,6 @@ export const usageCommand: Command = {
   name: "usage",
   summary: "Show this billing cycle's Cursor plan usage",
   help: HELP,
+  options: {},
   run,
 };

@@ -28,6 +28,7 @@ const noisy = (lines: number) => ({
   name: "noisy",
   summary: "writes and fails",
   help: "noisy",
+  options: {},
   run: async (_argv: string[], commandIo: CliIo) => {
     for (let i = 0; i < lines; i++) commandIo.err(`line ${i} of what a long-running command logs\n`);
     commandIo.err("the reason it failed\n");
