@@ -125,6 +125,12 @@ describe("cursor-bridge emulator --max-concurrent-streams", () => {
     expect(result.code).not.toBe(0);
     expect(result.err).toContain("--max-concurrent-streams must be a whole number ≥ 1.");
   });
+
+  it("refuses a log level it does not know in one line, without a stack", async () => {
+    const result = await run(["emulator", "--port", "0", "--log-level", "verbose"], isolatedEnv());
+    expect(result.code).toBe(2);
+    expect(result.err.trim()).toBe("cursor-bridge emulator: --log-level must be debug, info, warn or error.");
+  });
 });
 
 describe("GET /emulator/stats", () => {
