@@ -140,6 +140,8 @@ describe("parseDirectives", () => {
       drop: true,
       overflow: true,
       truncate: true,
+      // biome-ignore lint/suspicious/noThenProperty: a record keyed by directive kind, never awaited.
+      then: true,
       task: true,
       "abort-exec": true,
       "tool-chunks": true,

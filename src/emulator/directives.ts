@@ -46,6 +46,7 @@ export type Directive =
   | { kind: "drop"; afterTokens: number }
   | { kind: "overflow"; once?: true }
   | { kind: "truncate" }
+  | { kind: "then" }
   | { kind: "abort-exec"; afterMs: number }
   | { kind: "tool-chunks"; size: number }
   | { kind: "tool-gap"; gapMs: number }
@@ -79,6 +80,7 @@ export const DIRECTIVES: ReadonlyArray<{ keyword: string; syntax: string; exampl
   { keyword: "overflow", syntax: "overflow", example: "[[emu:overflow]]" },
   { keyword: "overflow", syntax: "overflow once", example: "[[emu:overflow once]]" },
   { keyword: "truncate", syntax: "truncate", example: "[[emu:truncate]]" },
+  { keyword: "then", syntax: "then", example: "[[emu:then]]" },
   { keyword: "abort-exec", syntax: "abort-exec MS", example: "[[emu:abort-exec 500]]" },
   { keyword: "tool-chunks", syntax: "tool-chunks N", example: "[[emu:tool-chunks 64]]" },
   { keyword: "tool-gap", syntax: "tool-gap MS", example: "[[emu:tool-gap 250]]" },
@@ -227,6 +229,8 @@ function parseBody(body: string): Directive | string {
         : `[[emu:overflow]] takes no argument or "once", got "${rest}".`;
     case "truncate":
       return rest === "" ? { kind: "truncate" } : "[[emu:truncate]] takes no arguments.";
+    case "then":
+      return rest === "" ? { kind: "then" } : "[[emu:then]] takes no arguments.";
     case "todos":
       return parseTodos(rest);
     case "task":
@@ -414,6 +418,9 @@ export function describeEmulatorDirectives(): string {
     "  [[emu:truncate]]                end the stream cleanly without turn_ended right after the first",
     "                                  tool_call_started, or after the first output token when the turn",
     "                                  calls no tool",
+    "  [[emu:then]]                    the tool calls after it are the model's next step: made once every",
+    "                                  result of the calls before it arrived (a multi-step tool task); the",
+    "                                  reply then reports every call of every step",
     "  [[emu:abort-exec MS]]           abort (exec_server_control_message.abort) every tool call of the turn",
     "                                  still unanswered after MS ms; the reply then says",
     "                                  `NAME returned: error: aborted by the server after MS ms`",

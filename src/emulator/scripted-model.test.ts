@@ -23,8 +23,8 @@ describe("planTurn", () => {
   it("plans declared tool calls in order and refuses undeclared ones", () => {
     const plan = planTurn(input('[[emu:tool a {"x":1}]] [[emu:tool b]] [[emu:tool c]]', { declaredTools: ["a", "c"] }));
     expect(plan.calls).toEqual([
-      { kind: "mcp", name: "a", args: { x: 1 } },
-      { kind: "mcp", name: "c", args: {} },
+      { kind: "mcp", name: "a", args: { x: 1 }, step: 0 },
+      { kind: "mcp", name: "c", args: {}, step: 0 },
     ]);
     expect(
       composeReply(plan, [
@@ -54,6 +54,31 @@ describe("planTurn", () => {
     expect(plan.calls).toEqual([]);
     expect(plan.thinkingTokens).toBe(3);
     expect(composeReply(plan, [])).toBe("w returned: sunny");
+  });
+
+  it("splits the calls into steps at [[emu:then]]", () => {
+    const text = "[[emu:tool a]] [[emu:tool b]] [[emu:then]] [[emu:tool c]] [[emu:then]] [[emu:tool a]]";
+    const plan = planTurn(input(text, { declaredTools: ["a", "b", "c"] }));
+    expect(plan.calls.map((call) => [call.kind === "mcp" ? call.name : "", call.step])).toEqual([
+      ["a", 0],
+      ["b", 0],
+      ["c", 1],
+      ["a", 2],
+    ]);
+  });
+
+  it("on a rebuilt resume, goes on with the steps whose results the state does not hold yet", () => {
+    const text = "[[emu:tool a]] [[emu:tool b]] [[emu:then]] [[emu:tool c]]";
+    const history = [
+      { role: "user" as const, text },
+      { role: "tool-result" as const, name: "a", text: "1" },
+      { role: "tool-result" as const, name: "b", text: "2" },
+    ];
+    const plan = planTurn(input(text, { resume: true, history, declaredTools: ["a", "b", "c"] }));
+    expect(plan.calls).toEqual([{ kind: "mcp", name: "c", args: {}, step: 1 }]);
+    expect(composeReply(plan, [{ name: "c", text: "3" }])).toBe("a returned: 1\nb returned: 2\nc returned: 3");
+    const done = [...history, { role: "tool-result" as const, name: "c", text: "3" }];
+    expect(planTurn(input(text, { resume: true, history: done, declaredTools: ["a", "b", "c"] })).calls).toEqual([]);
   });
 
   it("carries faults, rate and tokens", () => {

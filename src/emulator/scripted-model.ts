@@ -107,10 +107,13 @@ export function echoModelLine(facts: RequestFacts | undefined): string {
   ].join("; ");
 }
 
-/** A tool call the model makes; every call of a plan is issued before any result is awaited. */
+/**
+ * A tool call the model makes. Every call of a step is issued before any result is awaited; a step (from 0, counted
+ * by `[[emu:then]]`) starts once every result of the step before it arrived.
+ */
 export type PlannedCall =
-  | { kind: "mcp"; name: string; args: JsonObject }
-  | { kind: "native"; native: NativeKind; args: JsonObject };
+  | { kind: "mcp"; name: string; args: JsonObject; step: number }
+  | { kind: "native"; native: NativeKind; args: JsonObject; step: number };
 
 /** A scripted failure. */
 export type PlannedFault =
@@ -181,9 +184,14 @@ export function planTurn(input: ModelInput): TurnPlan {
   const textResults = input.resume && resumedResults.length === 0 ? assistantTextAfterLastUser(input.history) : [];
   const answered = resumedResults.length > 0 || textResults.length > 0;
   let content = false;
+  let step = 0;
   for (const directive of parsed.directives) {
-    content = applyDirective(plan, directive, input, answered) || content;
+    if (directive.kind === "then") step++;
+    else content = applyDirective(plan, directive, input, answered, step) || content;
   }
+  // A resume after tool results (a rebuilt turn: the results are in the state) goes on after the answered steps.
+  if (textResults.length > 0) plan.calls = [];
+  else if (resumedResults.length > 0) plan.calls = unansweredSteps(plan.calls, resumedResults.length);
   if (resumedResults.length > 0) {
     // A resume after tool results answers from the results in the state instead of calling the tools again.
     plan.textParts.push(replyFromOutcomes(resumedResults));
@@ -197,12 +205,17 @@ export function planTurn(input: ModelInput): TurnPlan {
 }
 
 /** Applies one directive to the plan; true when it produces reply content. */
-function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput, answeredFromState: boolean): boolean {
+function applyDirective(
+  plan: TurnPlan,
+  directive: Exclude<Directive, { kind: "then" }>,
+  input: ModelInput,
+  answeredFromState: boolean,
+  step: number,
+): boolean {
   switch (directive.kind) {
     case "tool":
-      if (answeredFromState) return true;
       if (input.declaredTools.includes(directive.name)) {
-        plan.calls.push({ kind: "mcp", name: directive.name, args: directive.args });
+        plan.calls.push({ kind: "mcp", name: directive.name, args: directive.args, step });
       } else if (input.declaredTools.length === 0) {
         // A request without tools (a client's title request, say) gets a short plain text, not a tool error.
         plan.textParts.push(`Tool call: ${directive.name}`);
@@ -211,9 +224,7 @@ function applyDirective(plan: TurnPlan, directive: Directive, input: ModelInput,
     case "native":
       if (!toolAllowed(input.request?.allowedTools, NATIVE_TOOL_CALL[directive.native], input.request?.excludedTools)) {
         plan.textParts.push(`Directive refused: ${directive.native} is not an allowed tool`);
-      } else if (!answeredFromState) {
-        plan.calls.push({ kind: "native", native: directive.native, args: directive.args });
-      }
+      } else plan.calls.push({ kind: "native", native: directive.native, args: directive.args, step });
       return true;
     case "echo-model":
       plan.textParts.push(echoModelLine(input.request));
@@ -295,6 +306,17 @@ function firstUserMessage(input: ModelInput): string {
   const raw = first?.text ?? (input.resume ? "" : input.userText);
   const text = parseDirectives(raw).text;
   return text === "" ? raw.trim() : text;
+}
+
+/** The calls of the steps not yet answered, when the state holds `answered` results of the earliest calls. */
+function unansweredSteps(calls: readonly PlannedCall[], answered: number): PlannedCall[] {
+  let done = 0;
+  for (const step of new Set(calls.map((call) => call.step))) {
+    const size = calls.filter((call) => call.step === step).length;
+    if (done + size > answered) return calls.filter((call) => call.step >= step);
+    done += size;
+  }
+  return [];
 }
 
 function resultsAfterLastUser(history: readonly HistoryEntry[]): CallOutcome[] {

@@ -9,7 +9,7 @@ import { type ConversationStep, ConversationStepSchema } from "../gen/agent/v1/c
 import { type RequestContext, RequestContextArgsSchema } from "../gen/agent/v1/request_context_pb.js";
 import { type DeclaredTool, type PreparedCall, prepareCall } from "./exec.js";
 import { sleep } from "./queue.js";
-import { type CallOutcome, estimateTokens, type TurnPlan } from "./scripted-model.js";
+import { type CallOutcome, estimateTokens, type PlannedCall, type TurnPlan } from "./scripted-model.js";
 import type { TurnChannel } from "./turn-channel.js";
 import { type TokenOutput, TurnTruncated } from "./turn-output.js";
 
@@ -51,9 +51,8 @@ export function declaredTools(
 }
 
 /**
- * Issues every planned call before waiting for any answer, then reports each completion (§5.1, §5.2). With
- * `announceCount`, the step's calls are first announced by `tool_requests_listed.call_count` (addendum 2 §4);
- * `[[emu:tool-gap MS]]` spaces the calls out; `[[emu:tool-args-id]]` gives calls their own `McpArgs.tool_call_id`.
+ * Runs the plan's steps in order (`[[emu:then]]` separates them): each step's calls as {@link runStep} does, the next
+ * step once every result of the one before arrived. Returns the outcomes of every step, in order.
  */
 export async function runCalls(
   channel: TurnChannel,
@@ -63,12 +62,34 @@ export async function runCalls(
   steps: ConversationStep[],
   announceCount = true,
 ): Promise<CallOutcome[]> {
+  const outcomes: CallOutcome[] = [];
+  for (const step of new Set(plan.calls.map((call) => call.step))) {
+    const calls = plan.calls.filter((call) => call.step === step);
+    outcomes.push(...(await runStep(channel, plan, calls, tools, output, steps, announceCount)));
+  }
+  return outcomes;
+}
+
+/**
+ * Issues every call of one step before waiting for any answer, then reports each completion (§5.1, §5.2). With
+ * `announceCount`, the step's calls are first announced by `tool_requests_listed.call_count` (addendum 2 §4);
+ * `[[emu:tool-gap MS]]` spaces the calls out; `[[emu:tool-args-id]]` gives calls their own `McpArgs.tool_call_id`.
+ */
+async function runStep(
+  channel: TurnChannel,
+  plan: TurnPlan,
+  calls: readonly PlannedCall[],
+  tools: Map<string, DeclaredTool>,
+  output: TokenOutput,
+  steps: ConversationStep[],
+  announceCount: boolean,
+): Promise<CallOutcome[]> {
   const prepared: PreparedCall[] = [];
   let clientIndex = 0;
   // The step's calls come from one model response: their model_call_ids share its id and count up (cursor-protocol.md
   // §4.6, the captured `<uuid>-<n>-<4 alnum>`; addendum 3 T1: the id groups the calls of one model call).
   const modelCall = randomUUID();
-  for (const [index, planned] of plan.calls.entries()) {
+  for (const [index, planned] of calls.entries()) {
     const ids = {
       callId: `call_${randomInt(10_000_000, 100_000_000)}`,
       modelCallId: `${modelCall}-${index}-${randomSuffix()}`,
