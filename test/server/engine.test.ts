@@ -155,4 +155,37 @@ describe("conversation engine over chat completions", () => {
     expect(turns[1]?.conversationId).toBe(turns[0]?.conversationId);
     expect(turns[2]?.conversationId).not.toBe(turns[0]?.conversationId);
   });
+  it("rebuilds the turn after a cut answer (output cap, stop sequence): Cursor's state never held the cut text", async () => {
+    // The cut ends the answer in the bridge, and Cursor's turn is canceled: it records no answer the client saw, and
+    // a checkpoint it sends while canceling holds what it wrote, not the cut text. So the next turn sends the history
+    // again (docs/architecture.md, "Keyed by the answer too"); an answer that was not cut continues as usual.
+    const run = async (cut: Partial<OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming>) => {
+      stack.emulator.resetStats();
+      lines.length = 0;
+      const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: "user", content: "Hello" }];
+      const first = await client.chat.completions.create({ model: "auto", messages });
+      messages.push(first.choices[0]!.message, { role: "user", content: "Count [[emu:tokens 20]]" });
+      const second = await client.chat.completions.create({ model: "auto", messages, ...cut });
+      messages.push(second.choices[0]!.message, { role: "user", content: "Again [[emu:recall]]" });
+      const third = await client.chat.completions.create({ model: "auto", messages });
+      expect(third.choices[0]?.message.content).toBe("First message: Hello");
+      const turns = stack.emulator.stats().turns;
+      return {
+        finish: second.choices[0]?.finish_reason,
+        routes: routes(),
+        sameState: turns[2]?.conversationId === turns[0]?.conversationId,
+      };
+    };
+    expect(await run({})).toEqual({ finish: "stop", routes: ["new", "continued", "continued"], sameState: true });
+    expect(await run({ max_tokens: 2 })).toEqual({
+      finish: "length",
+      routes: ["new", "continued", "new"],
+      sameState: false,
+    });
+    expect(await run({ stop: ["charlie"] })).toEqual({
+      finish: "stop",
+      routes: ["new", "continued", "new"],
+      sameState: false,
+    });
+  });
 });
