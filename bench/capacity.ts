@@ -13,6 +13,8 @@
  * request ≤ 1.2 × the direct client's CPU for the same whole turn (the short stream's CPU ÷ its requests, both sides,
  * paired per repetition); CPU per chunk ≤ the direct client's.
  */
+
+import { IDLE_MS } from "../src/server/idle-memory.js";
 import type { BenchStack } from "./bench-stack.js";
 import { type HopFloorResult, type RunningRelay, relayCpuPerTurn, relayFigure, relayThroughput } from "./hop-floor.js";
 import { runConcurrentPromptTurns } from "./raw-driver.js";
@@ -74,6 +76,8 @@ export interface ThroughputResult {
   cpuPerRequestRatio: Spread;
   /** bridge ÷ direct CPU per 1,000 chunks of the long streams, both costs together (the former single figure). */
   cpuLongRatio: Spread;
+  /** Readings preceded by a warm-up again, their side having idled past serve's idle-memory delay (see runThroughput). */
+  rewarmed?: number;
   /**
    * The HTTP/2 relay (bench/hop-floor.ts) in the same repetitions, the side that starts rotating with the other two:
    * the direct client through it, the floor the throughput target is held against, paired per repetition.
@@ -166,9 +170,35 @@ export async function runThroughput(
     (n: number, count = 1) =>
     () =>
       inBursts(count, () => runConcurrentPromptTurns((relay as RunningRelay).client, streams, throughputPrompt(n), n));
-  await direct(tokens.short, SHORT_TURN_BURSTS)();
-  await bridge(tokens.short, SHORT_TURN_BURSTS)();
-  if (relay !== undefined) await relayBurst(tokens.short, SHORT_TURN_BURSTS)();
+  const warmUps = {
+    direct: direct(tokens.short, SHORT_TURN_BURSTS),
+    bridge: bridge(tokens.short, SHORT_TURN_BURSTS),
+    relay: relayBurst(tokens.short, SHORT_TURN_BURSTS),
+  };
+  /** When each side last ran (performance.now()): a side idle for longer than {@link REWARM_AFTER_MS} is warmed again. */
+  const lastRan = new Map<keyof typeof warmUps, number>();
+  let rewarmed = 0;
+  const warm = async (side: keyof typeof warmUps) => {
+    await warmUps[side]();
+    lastRan.set(side, performance.now());
+  };
+  /**
+   * A reading starts on a warm process. Between two readings of one side the other sides run theirs; when that took
+   * serve past its idle-memory delay (src/server/idle-memory.ts), serve collected and shrank its heap, and its next
+   * 1,000 turns paid for growing it back (200-stream bursts right after a collection: 2,950, 2,300, 1,700, 1,650,
+   * 1,400, 1,350 µs per turn; after 3 s idle: 1,050–1,350), which made one repetition of five decide the CPU target
+   * (2.79× in the record of 2026-11-28, the repetition where serve went first, then last). Every side is warmed again
+   * alike, so neither is measured cold.
+   */
+  const rewarmIfIdle = async (side: keyof typeof warmUps) => {
+    const last = lastRan.get(side);
+    if (last === undefined || performance.now() - last < REWARM_AFTER_MS) return;
+    rewarmed += 1;
+    await warm(side);
+  };
+  await warm("direct");
+  await warm("bridge");
+  if (relay !== undefined) await warm("relay");
   const directReps: ThroughputRep[] = [];
   const bridgeReps: ThroughputRep[] = [];
   const relayed = { chunksPerSecond: [] as number[], cpuUsPerTurn: [] as number[] };
@@ -176,6 +206,7 @@ export async function runThroughput(
   for (let rep = 0; rep < repetitions; rep++) {
     for (let i = 0; i < sides.length; i++) {
       const side = sides[(rep + i) % sides.length] as (typeof sides)[number];
+      await rewarmIfIdle(side);
       if (side === "relay") {
         // The relay's own CPU per whole short turn (as serve's is counted), then its throughput from one long burst.
         const cpuUs = await (relay as RunningRelay).cpuUs(relayBurst(tokens.short, SHORT_TURN_BURSTS));
@@ -183,6 +214,7 @@ export async function runThroughput(
         const started = performance.now();
         const chunks = await relayBurst(tokens.long)();
         relayed.chunksPerSecond.push((chunks * 1000) / (performance.now() - started));
+        lastRan.set(side, performance.now());
         continue;
       }
       const run = side === "direct" ? direct : bridge;
@@ -190,6 +222,7 @@ export async function runThroughput(
       const short = await measure(stack, side, run(tokens.short, SHORT_TURN_BURSTS), streams * SHORT_TURN_BURSTS);
       const long = await measure(stack, side, run(tokens.long), streams);
       (side === "direct" ? directReps : bridgeReps).push(derive(streams, tokens, short, long));
+      lastRan.set(side, performance.now());
     }
   }
   const paired = directReps.map((d, i) => ({ d, b: bridgeReps[i] as ThroughputRep }));
@@ -204,6 +237,7 @@ export async function runThroughput(
     cpuPerChunkRatio: ratio((r) => r.cpuUsPerChunk),
     cpuPerRequestRatio: ratio((r) => r.cpuUsPerRequest),
     cpuLongRatio: ratio((r) => r.long.cpuMs / r.long.chunks),
+    rewarmed,
     ...(relay === undefined
       ? {}
       : {
@@ -216,6 +250,9 @@ export async function runThroughput(
         }),
   };
 }
+
+/** A side idle this long before a reading is warmed again: serve's idle-memory delay, less a second's margin. */
+const REWARM_AFTER_MS = IDLE_MS - 1_000;
 
 /** The targets' margins over their floors. */
 export const THROUGHPUT_TARGET = {
@@ -316,6 +353,7 @@ export function throughputReport(
       digits: 0,
       detail:
         `fixed part without the chunks ${requestUs(t.bridge)} vs ${requestUs(t.direct)} µs` +
+        (t.rewarmed === undefined ? "" : `; readings warmed again after an idle gap: ${t.rewarmed}`) +
         (relayCpu === undefined
           ? ""
           : `; beside it: the HTTP/2 relay process's own CPU per turn ${fmtSpread(relayCpu, 0)} µs (a process that only ends HTTP/2 on both sides)`),
