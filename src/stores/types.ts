@@ -319,6 +319,23 @@ export interface SpendStore {
    * the disk refused earlier). Absent: every change is durable once its call resolves (Redis, memory).
    */
   close?(): Promise<void>;
+  /**
+   * The requests running now with what each has cost so far by estimate (the whole set each time: one not listed has
+   * ended). A store that records it durably (the file store, at its next write) charges what it recorded when a
+   * restart finds it, so a crash does not lose the cost of the turns running then; a settle replaces a request's
+   * record by its real cost. Absent: running requests are not recorded (Redis: a crashed instance's running requests
+   * go unbilled, their reservations lapse with their lease).
+   */
+  noteRunning?(running: readonly RunningCost[]): void;
+}
+
+/** A running request's cost so far by estimate ({@link SpendStore.noteRunning}). */
+export interface RunningCost {
+  keyId: string;
+  period: string;
+  /** Its reservation id. */
+  id: string;
+  entry: SpendTotals;
 }
 
 /** What {@link SpendStore.reserve} is asked. */

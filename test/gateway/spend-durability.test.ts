@@ -1,11 +1,12 @@
 /**
  * A virtual key's spend as a real `cursor-bridge serve` process (bin/cursor-bridge.js, the embedded emulator, the
  * file store) keeps it across a stop: what was spent just before a clean stop (SIGTERM) is there after a restart on
- * the same data directory, requests cut at the stop included. Read back through the admin API (`usage` of
+ * the same data directory, requests cut at the stop included; and a crash (SIGKILL) mid-answer still bills that answer
+ * at least what spend.json recorded of it while it ran. Read back through the admin API (`usage` of
  * GET /admin/keys/NAME). No timing is asserted: each wait is for an event, with generous limits.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -110,7 +111,9 @@ async function readThenLeave(client: OpenAI, content: string, enough: number): P
 }
 
 describe("a key's spend across a stop of serve (file store)", () => {
-  it("what was spent just before SIGTERM, a cut stream included, is there after a restart", async () => {
+  it("what was spent just before SIGTERM, a cut stream included, is there after a restart", {
+    timeout: 120_000,
+  }, async () => {
     const home = mkdtempSync(join(tmpdir(), "cursor-bridge-spend-"));
     const first = await startServe(home);
     const key = await createKey(first.origin, "ada");
@@ -133,7 +136,9 @@ describe("a key's spend across a stop of serve (file store)", () => {
     await second.exit;
   });
 
-  it("a stream still running at SIGTERM, ended by the drain's end, is billed after a restart", async () => {
+  it("a stream still running at SIGTERM, ended by the drain's end, is billed after a restart", {
+    timeout: 120_000,
+  }, async () => {
     const home = mkdtempSync(join(tmpdir(), "cursor-bridge-spend-"));
     const first = await startServe(home, 0);
     const key = await createKey(first.origin, "bo");
@@ -158,6 +163,55 @@ describe("a key's spend across a stop of serve (file store)", () => {
     const usage = await usageOf(second.origin, "bo");
     expect(usage.requests, second.stderr()).toBe(1);
     expect(usage.spendUsd).toBeGreaterThan(0);
+    second.child.kill("SIGTERM");
+    await second.exit;
+  });
+
+  it("a crash (SIGKILL) mid-answer: the restart charges at least the running cost spend.json recorded", {
+    timeout: 120_000,
+  }, async () => {
+    const home = mkdtempSync(join(tmpdir(), "cursor-bridge-spend-"));
+    const first = await startServe(home);
+    const key = await createKey(first.origin, "cy");
+    const client = new OpenAI({ baseURL: `${first.origin}/v1`, apiKey: key, maxRetries: 0 });
+    // About 25 s of answer at 40 tokens a second (docs/emulator.md): still running when the process is killed.
+    const stream = await client.chat.completions.create({
+      model: "gpt-4o",
+      stream: true,
+      messages: [{ role: "user", content: "slowly [[emu:tokens 1000]] [[emu:rate 40]]" }],
+    });
+    let text = "";
+    const reading = (async () => {
+      try {
+        for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
+      } catch {}
+    })();
+    // The running request's cost as recorded in the spend file while it runs (written every 2 s while some run).
+    const spendFile = join(home, "d", "cursor-bridge", "emulator", "spend.json");
+    const recorded = (): number => {
+      try {
+        const file = JSON.parse(readFileSync(spendFile, "utf8")) as { running?: Record<string, { microUsd: number }> };
+        return Object.values(file.running ?? {}).reduce((sum, each) => sum + each.microUsd, 0);
+      } catch {
+        return 0;
+      }
+    };
+    const deadline = Date.now() + 60_000;
+    while (recorded() === 0) {
+      if (Date.now() > deadline)
+        throw new Error(`no running cost recorded in ${spendFile}; read: ${text.length} chars`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const before = recorded();
+    first.child.kill("SIGKILL");
+    expect((await first.exit).signal).toBe("SIGKILL");
+    await reading;
+
+    const second = await startServe(home);
+    const usage = await usageOf(second.origin, "cy");
+    expect(usage.requests, second.stderr()).toBe(1);
+    expect(Math.round(usage.spendUsd * 1_000_000)).toBeGreaterThanOrEqual(before);
+    expect(second.stderr()).toContain("charged the requests that were running");
     second.child.kill("SIGTERM");
     await second.exit;
   });

@@ -9,7 +9,8 @@
  *    store, or refuses with 429 `key_budget_exceeded` (`x-should-retry: false`, the reset time);
  * 2. admits the request against the key's rpm, tpm and max-parallel (atomically in the counters' store) or refuses
  *    with 429 `rate_limit_exceeded` and `Retry-After` (and gives the reservation back);
- * 3. while it runs, renews the lease of its slot and reservation (leases.ts); when the answer is over (a streamed one
+ * 3. while it runs, renews the lease of its slot and reservation (leases.ts) and hands the spend store its cost so far
+ *    (running-costs.ts: the file store records it, so a crash still bills it); when the answer is over (a streamed one
  *    when its body ended or the client went away), settles it: releases the parallel slot, counts its tokens for tpm
  *    and replaces the reservation by the real cost, once per request, from a durable queue when the store is down
  *    (settle-retry.ts);
@@ -39,6 +40,7 @@ import { createLeaseRenewer, LEASE_MS } from "./leases.js";
 import { type BudgetPeriod, periodAt } from "./periods.js";
 import { costMicroUsd, formatUsd, type PriceRule, priceOf, priceRules } from "./prices.js";
 import { type RateSnapshot, rateHeaders, rateSnapshot } from "./rate-headers.js";
+import { createRunningCosts } from "./running-costs.js";
 import { createSettler } from "./settle-retry.js";
 import { sendCostAsTrailers } from "./streamed-cost.js";
 import { WINDOW_MS } from "./window.js";
@@ -197,6 +199,19 @@ export function createLimits(options: LimitsOptions): Limits {
   const settler = createSettler({ counters, spend, queue: options.queue ?? createMemorySettleQueue(), logger });
   /** Settles under way, which a shutdown waits for. */
   const settling = new Set<Promise<unknown>>();
+  // The running requests' cost so far, recorded by the spend store that keeps it (a crash then still bills them).
+  const runningCosts = createRunningCosts(spend);
+  /**
+   * What a running request has cost so far, as if it were cut now (see cutTurnUsage); its input is counted once
+   * (`input` keeps it), not at every round.
+   */
+  const costSoFar = (turn: Admitted, log: RequestLog, input: { tokens?: number }): SpendTotals | undefined => {
+    if (log.usage === undefined && (log.outputChars === undefined || log.outputChars === 0)) return undefined;
+    input.tokens ??= estimatedInputTokens(turn.turn);
+    const usage = log.usage ?? cutTurnUsage(turn.turn, log.outputChars, input.tokens);
+    if (usage === undefined) return undefined;
+    return usageEntry(costMicroUsd(usage, priceOf(log.model, rules)), usage);
+  };
 
   /** A turn let in: what its settle and its headers need. */
   interface Admitted {
@@ -266,11 +281,14 @@ export function createLimits(options: LimitsOptions): Limits {
     const { limits } = key;
     const anthropic = c.req.path.startsWith("/v1/messages");
     let admitted: Admitted | undefined;
+    const log = c.get("log");
     c.set("admitTurn", async (turn) => {
-      admitted = await admit(key, turn, anthropic);
+      const held = await admit(key, turn, anthropic);
+      admitted = held;
+      const input = {};
+      runningCosts.hold(held.id, key.keyId, held.period.id, () => costSoFar(held, log, input));
     });
 
-    const log = c.get("log");
     let settled: Promise<{ cost: number; after: SpendTotals }> | undefined;
     /**
      * `received`: the client got the answer's output, so a turn cut before Cursor's usage is billed by estimate: a
@@ -280,20 +298,14 @@ export function createLimits(options: LimitsOptions): Limits {
     const settle = (turn: Admitted, received: boolean) => {
       settled ??= (async () => {
         leases.release(turn.id);
+        runningCosts.release(turn.id);
         const usage = log.usage ?? (received ? cutTurnUsage(turn.turn, log.outputChars) : undefined);
         const cost = costMicroUsd(usage, priceOf(log.model, rules));
         const item: PendingSettle = {
           keyId: key.keyId,
           id: turn.id,
           period: turn.period.id,
-          entry: {
-            microUsd: cost,
-            requests: 1,
-            inputTokens: usage?.inputTokens ?? 0,
-            outputTokens: usage?.outputTokens ?? 0,
-            cachedTokens: usage?.cacheReadTokens ?? 0,
-            reasoningTokens: usage?.reasoningTokens ?? 0,
-          },
+          entry: usageEntry(cost, usage),
           tokens: usage === undefined ? 0 : usage.inputTokens + usage.outputTokens,
           finishedAt: now(),
           countersDone: false,
@@ -383,12 +395,15 @@ export function createLimits(options: LimitsOptions): Limits {
     async close() {
       leases.close();
       settler.close();
+      runningCosts.close();
       let timer: NodeJS.Timeout | undefined;
       const bound = new Promise<void>((resolve) => {
         timer = setTimeout(resolve, CLOSE_WAIT_MS);
       });
       await Promise.race([Promise.allSettled([...settling]), bound]);
       clearTimeout(timer);
+      // Requests still unsettled are recorded with what they cost so far: a restart charges them.
+      runningCosts.noteNow();
       await spend.close?.();
     },
   };
@@ -401,11 +416,27 @@ export function createLimits(options: LimitsOptions): Limits {
  * characters a token; nothing when nothing was handed out (a turn refused or failed before its first token). Such a
  * turn used to cost nothing: a client could stop every answer just before its end and never use up its budget.
  */
-function cutTurnUsage(turn: TurnToAdmit, outputChars: number | undefined): RequestLog["usage"] {
+function cutTurnUsage(
+  turn: TurnToAdmit,
+  outputChars: number | undefined,
+  known?: number,
+): RequestLog["usage"] {
   if (outputChars === undefined || outputChars === 0) return undefined;
-  const inputTokens = estimatedInputTokens(turn);
+  const inputTokens = known ?? estimatedInputTokens(turn);
   const outputTokens = Math.ceil(outputChars / CHARS_PER_TOKEN);
   return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, source: "estimate" };
+}
+
+/** The spend entry of one request of `microUsd` with `usage`. */
+function usageEntry(microUsd: number, usage: RequestLog["usage"]): SpendTotals {
+  return {
+    microUsd,
+    requests: 1,
+    inputTokens: usage?.inputTokens ?? 0,
+    outputTokens: usage?.outputTokens ?? 0,
+    cachedTokens: usage?.cacheReadTokens ?? 0,
+    reasoningTokens: usage?.reasoningTokens ?? 0,
+  };
 }
 
 const zeroEntry = (): SpendTotals => ({

@@ -82,6 +82,36 @@ describe("file spend store at shutdown", () => {
   });
 });
 
+describe("file spend store: running requests", () => {
+  const day = "day:2026-11-01";
+  const soFar = { ...entry, microUsd: 7 };
+
+  it("records them at its next write; a store opened on the file after a crash charges them", async () => {
+    const dir = await freshDir();
+    const store = createFileSpendStore({ dataDir: dir });
+    store.noteRunning?.([{ keyId: "k", period: day, id: "r1", entry: soFar }]);
+    await store.close?.();
+    const written = JSON.parse(await readFile(join(dir, SPEND_FILE_NAME), "utf8")) as unknown;
+    expect(written).toMatchObject({ running: { r1: { keyId: "k", period: day, microUsd: 7 } } });
+    // The process died there: the next one charges what it recorded, once, whatever it writes afterwards.
+    const next = createFileSpendStore({ dataDir: dir });
+    expect((await next.get("k", day)).microUsd).toBe(7);
+    await next.add("k", day, entry);
+    const again = createFileSpendStore({ dataDir: dir });
+    expect(await again.get("k", day)).toMatchObject({ microUsd: 12, requests: 2 });
+  });
+
+  it("a settle replaces the record by the real cost in the same write", async () => {
+    const dir = await freshDir();
+    const store = createFileSpendStore({ dataDir: dir });
+    store.noteRunning?.([{ keyId: "k", period: day, id: "r1", entry: soFar }]);
+    await store.settle({ keyId: "k", period: day, id: "r1", entry });
+    const written = JSON.parse(await readFile(join(dir, SPEND_FILE_NAME), "utf8")) as Record<string, unknown>;
+    expect(written.running).toBeUndefined();
+    expect(await createFileSpendStore({ dataDir: dir }).get("k", day)).toMatchObject({ microUsd: 5, requests: 1 });
+  });
+});
+
 describe("file settle queue", () => {
   it("keeps in memory what it could not write, so it is still retried", async () => {
     const dir = join(await freshDir(), "data");

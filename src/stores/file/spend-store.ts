@@ -15,7 +15,7 @@ import { ProxyError } from "../../util/errors.js";
 import { type Logger, silentLogger } from "../../util/logger.js";
 import { SpendReservations } from "../spend-reservations.js";
 import { addSpend, spendFrom, zeroSpend } from "../spend-totals.js";
-import type { SpendStore, SpendTotals } from "../types.js";
+import type { RunningCost, SpendStore, SpendTotals } from "../types.js";
 import { writeFileAtomic } from "./atomic-write.js";
 
 /** File name inside the data directory. */
@@ -29,12 +29,18 @@ const KEPT_PER_KIND = 3;
 
 type Periods = Map<string, Map<string, SpendTotals>>;
 
-async function load(path: string): Promise<Periods> {
+/** What the file holds: the periods, and the requests that were running at its last write. */
+interface Loaded {
+  periods: Periods;
+  running: RunningCost[];
+}
+
+async function load(path: string): Promise<Loaded> {
   let text: string;
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    if ((error as { code?: unknown }).code === "ENOENT") return new Map();
+    if ((error as { code?: unknown }).code === "ENOENT") return { periods: new Map(), running: [] };
     throw error;
   }
   let parsed: unknown;
@@ -50,14 +56,34 @@ async function load(path: string): Promise<Periods> {
   }
   const periods: Periods = new Map();
   const stored = (parsed as { periods?: unknown }).periods;
-  if (typeof stored !== "object" || stored === null) return periods;
-  for (const [period, keys] of Object.entries(stored)) {
-    if (typeof keys !== "object" || keys === null) continue;
-    const totals = new Map<string, SpendTotals>();
-    for (const [keyId, record] of Object.entries(keys)) totals.set(keyId, spendFrom(record as Record<string, unknown>));
-    periods.set(period, totals);
+  if (typeof stored === "object" && stored !== null) {
+    for (const [period, keys] of Object.entries(stored)) {
+      if (typeof keys !== "object" || keys === null) continue;
+      const totals = new Map<string, SpendTotals>();
+      for (const [keyId, record] of Object.entries(keys))
+        totals.set(keyId, spendFrom(record as Record<string, unknown>));
+      periods.set(period, totals);
+    }
   }
-  return periods;
+  const running: RunningCost[] = [];
+  const runningStored = (parsed as { running?: unknown }).running;
+  if (typeof runningStored === "object" && runningStored !== null) {
+    for (const [id, record] of Object.entries(runningStored)) {
+      const { keyId, period } = (record ?? {}) as { keyId?: unknown; period?: unknown };
+      if (typeof keyId !== "string" || typeof period !== "string") continue;
+      running.push({ id, keyId, period, entry: spendFrom(record as Record<string, unknown>) });
+    }
+  }
+  return { periods, running };
+}
+
+/** Charges the requests a process that stopped without settling them recorded as running (a crash). */
+function foldRunning(periods: Periods, running: readonly RunningCost[]): void {
+  for (const { keyId, period, entry } of running) {
+    const keys = periods.get(period) ?? new Map<string, SpendTotals>();
+    periods.set(period, keys);
+    keys.set(keyId, addSpend(keys.get(keyId) ?? zeroSpend(), entry));
+  }
 }
 
 /** Drops all but the newest {@link KEPT_PER_KIND} periods of each kind (period ids sort by date within a kind). */
@@ -72,10 +98,13 @@ function prune(periods: Periods): void {
   }
 }
 
-function serialize(periods: Periods): string {
+function serialize(periods: Periods, running: ReadonlyMap<string, RunningCost>): string {
   const out: Record<string, Record<string, SpendTotals>> = {};
   for (const [period, keys] of periods) out[period] = Object.fromEntries(keys);
-  return `${JSON.stringify({ version: 1, periods: out })}\n`;
+  if (running.size === 0) return `${JSON.stringify({ version: 1, periods: out })}\n`;
+  const open: Record<string, SpendTotals & { keyId: string; period: string }> = {};
+  for (const [id, { keyId, period, entry }] of running) open[id] = { keyId, period, ...entry };
+  return `${JSON.stringify({ version: 1, periods: out, running: open })}\n`;
 }
 
 /** Spend in `<dataDir>/spend.json`. */
@@ -84,9 +113,22 @@ export function createFileSpendStore(options: { dataDir: string; logger?: Logger
   const logger = options.logger ?? silentLogger;
   let loaded: Promise<Periods> | undefined;
   const periods = () => {
-    loaded ??= load(path);
+    loaded ??= load(path).then(({ periods: all, running: left }) => {
+      if (left.length > 0) {
+        foldRunning(all, left);
+        logger.warn("charged the requests that were running when the server last stopped without settling them", {
+          path,
+          requests: left.length,
+        });
+      }
+      return all;
+    });
     return loaded;
   };
+  /** The running requests' costs as last noted (noteRunning), written with the periods. */
+  let running = new Map<string, RunningCost>();
+  /** A write of a new running set is queued and has not started yet. */
+  let runningWriteQueued = false;
   const reservations = new SpendReservations();
   let queue: Promise<unknown> = Promise.resolve();
   /** Runs `work` after the writes before it (one at a time). */
@@ -103,7 +145,7 @@ export function createFileSpendStore(options: { dataDir: string; logger?: Logger
   /** Writes the periods in memory; on failure keeps them there, to be written again (see the module comment). */
   const persist = async (all: Periods, changes: number) => {
     try {
-      await writeFileAtomic(path, serialize(all));
+      await writeFileAtomic(path, serialize(all, running));
     } catch (error) {
       if (unwritten === 0) {
         logger.error(
@@ -153,9 +195,12 @@ export function createFileSpendStore(options: { dataDir: string; logger?: Logger
     settle({ keyId, period, id, entry }) {
       return serialized(async () => {
         if (reservations.wasSettled(id)) {
+          running.delete(id);
           const now = (await periods()).get(period)?.get(keyId) ?? zeroSpend();
           return { before: { ...now }, after: { ...now }, applied: false };
         }
+        // Its real cost replaces what was recorded while it ran, in the same write.
+        running.delete(id);
         const result = await add(keyId, period, entry);
         reservations.settle(keyId, period, id);
         return { ...result, applied: true };
@@ -164,12 +209,23 @@ export function createFileSpendStore(options: { dataDir: string; logger?: Logger
     async renew(keyId, period, ids, now, leaseMs) {
       reservations.renew(keyId, period, ids, now, leaseMs);
     },
+    noteRunning(list) {
+      if (list.length === 0 && running.size === 0) return;
+      running = new Map(list.map((cost) => [cost.id, cost]));
+      if (runningWriteQueued || closed) return;
+      runningWriteQueued = true;
+      void serialized(async () => {
+        runningWriteQueued = false;
+        await persist(await periods(), 0);
+      }).catch(() => undefined);
+    },
     close() {
       closed = true;
       if (rewrite !== undefined) clearInterval(rewrite);
       rewrite = undefined;
       return serialized(async () => {
-        if (unwritten === 0 || loaded === undefined) return;
+        // What the disk refused, and the requests still running (charged by a restart unless their settles follow).
+        if ((unwritten === 0 && running.size === 0) || loaded === undefined) return;
         const held = unwritten;
         await persist(await loaded, 0);
         if (unwritten > 0)
