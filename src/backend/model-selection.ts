@@ -5,6 +5,7 @@
  * model does not offer is refused here, before any Run.
  */
 import { ProxyError } from "../util/errors.js";
+import { effortSiblingIds } from "../util/model-efforts.js";
 import { AUTO_MODEL_ALIAS, AUTO_MODEL_ID } from "./models.js";
 import { EFFORT_TIERS, type EffortTier, type ModelChoice, type ModelInfo, type ModelSelection } from "./types.js";
 
@@ -194,13 +195,7 @@ export function effortSibling(
   choice: ModelChoice = {},
 ): ModelInfo | undefined {
   if (choice.effort === undefined || model.parameters !== undefined || model.variant !== undefined) return undefined;
-  const fast = model.id.toLowerCase().endsWith("-fast");
-  const stem = fast ? model.id.slice(0, -"-fast".length) : model.id;
-  const last = stem.slice(stem.lastIndexOf("-") + 1).toLowerCase();
-  if (rankOf(last) !== undefined || stem.toLowerCase().endsWith("-extra-high")) return undefined;
-  const spellings = choice.effort === "xhigh" ? ["xhigh", "extra-high"] : [choice.effort];
-  for (const tier of spellings) {
-    const wanted = `${stem}-${tier}${fast ? "-fast" : ""}`.toLowerCase();
+  for (const wanted of effortSiblingIds(model.id, choice.effort)) {
     const sibling = models.find((m) => m.id.toLowerCase() === wanted && m.parameters === undefined);
     if (sibling !== undefined) return sibling;
   }

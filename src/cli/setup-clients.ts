@@ -119,6 +119,11 @@ export function fastModel(models: readonly SetupModel[]): string | undefined {
   return undefined;
 }
 
+function variantsOf(model: SetupModel): { variants?: Record<string, Record<string, unknown>> } {
+  const variants = effortVariants(model.efforts, { disableOwn: model.reasoning });
+  return Object.keys(variants).length === 0 ? {} : { variants };
+}
+
 function openCodeProvider(target: SetupTarget): Record<string, unknown> {
   const models: Record<string, Record<string, unknown>> = {};
   for (const model of distinctModels(target.models, target.model)) {
@@ -128,8 +133,9 @@ function openCodeProvider(target: SetupTarget): Record<string, unknown> {
       ...(model.reasoning ? { reasoning: true } : {}),
       ...(model.vision ? { attachment: true } : {}),
       // OpenCode's variants (`opencode run --variant high`, its variant picker): one per effort tier, each sent as
-      // reasoning_effort, which the bridge maps onto the model's own effort parameter.
-      ...(model.efforts === undefined || model.efforts.length === 0 ? {} : { variants: effortVariants(model.efforts) }),
+      // reasoning_effort, which the bridge maps onto the model's own effort parameter; OpenCode's own others
+      // (low/medium/high on any reasoning model, where they change nothing) disabled.
+      ...variantsOf(model),
     };
   }
   return {

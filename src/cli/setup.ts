@@ -8,7 +8,7 @@
 import { readFile } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
 import { ProxyError } from "../util/errors.js";
-import { effortTiersOf } from "../util/model-efforts.js";
+import { effortTiersOf, siblingTiers } from "../util/model-efforts.js";
 import { COMMON_OPTIONS_HELP, parseCommandLine } from "./args.js";
 import { type Command, EXIT } from "./command.js";
 import { createCliContext } from "./context.js";
@@ -95,33 +95,54 @@ async function fetchModels(origin: string, apiKey: string | undefined): Promise<
     }
     const body = (await response.json()) as { data?: unknown };
     if (!Array.isArray(body.data)) return undefined;
-    return body.data.flatMap(
-      (entry: {
-        id?: unknown;
-        display_name?: unknown;
-        reasoning?: unknown;
-        vision?: unknown;
-        aliases?: unknown;
-        cursor_bridge?: unknown;
-      }) =>
-        typeof entry.id === "string"
-          ? [
-              {
-                ...effortsOf(entry.cursor_bridge),
-                id: entry.id,
-                name: typeof entry.display_name === "string" ? entry.display_name : entry.id,
-                reasoning: entry.reasoning === true,
-                vision: entry.vision === true,
-                aliases: Array.isArray(entry.aliases)
-                  ? entry.aliases.filter((alias): alias is string => typeof alias === "string")
-                  : [],
-              },
-            ]
-          : [],
+    return withSiblingTiers(
+      body.data.flatMap(
+        (entry: {
+          id?: unknown;
+          display_name?: unknown;
+          reasoning?: unknown;
+          vision?: unknown;
+          aliases?: unknown;
+          cursor_bridge?: unknown;
+        }) =>
+          typeof entry.id === "string"
+            ? [
+                {
+                  ...effortsOf(entry.cursor_bridge),
+                  id: entry.id,
+                  name: typeof entry.display_name === "string" ? entry.display_name : entry.id,
+                  reasoning: entry.reasoning === true,
+                  vision: entry.vision === true,
+                  aliases: Array.isArray(entry.aliases)
+                    ? entry.aliases.filter((alias): alias is string => typeof alias === "string")
+                    : [],
+                  ...(isVariant(entry.cursor_bridge) ? { variant: true } : {}),
+                },
+              ]
+            : [],
+      ),
     );
   } catch {
     return undefined;
   }
+}
+
+/** A variant id's `cursor_bridge` object (`{base, params}`): the id fixes its tier. */
+function isVariant(extension: unknown): boolean {
+  return typeof extension === "object" && extension !== null && "params" in extension;
+}
+
+/**
+ * A flat id's tiers: those it has a listed sibling id for (`gpt-5.3-codex` → `gpt-5.3-codex-high`), which
+ * `reasoning_effort` runs it as; a base keeps its own, a variant id has none.
+ */
+function withSiblingTiers(models: Array<SetupModel & { variant?: boolean }>): SetupModel[] {
+  const listed = new Set(models.map((model) => model.id.toLowerCase()));
+  return models.map(({ variant, ...model }) => {
+    if (model.efforts !== undefined || variant === true) return model;
+    const efforts = siblingTiers(model.id, listed);
+    return efforts.length === 0 ? model : { ...model, efforts };
+  });
 }
 
 /** The effort tiers of a base model's `cursor_bridge` object (absent when it has none). */

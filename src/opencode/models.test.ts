@@ -64,14 +64,54 @@ describe("plugin model list", () => {
       low: { reasoningEffort: "low" },
       xhigh: { reasoningEffort: "xhigh" },
     };
-    expect(toConfigModel(parsed as BridgeModel).variants).toEqual(variants);
+    // OpenCode's own tier names the model lacks are disabled in the config entry (it merges its own in there).
+    const disabled = { disabled: true };
+    expect(toConfigModel({ ...(parsed as BridgeModel), reasoning: true }).variants).toEqual({
+      ...variants,
+      medium: disabled,
+      high: disabled,
+    });
     expect(toCatalogModel(parsed as BridgeModel, "cursor", "@ai-sdk/openai-compatible").variants).toEqual(variants);
-    expect(toConfigModel(sonnet)).not.toHaveProperty("variants");
+    expect(toConfigModel({ ...sonnet, reasoning: true }).variants).toEqual({
+      low: disabled,
+      medium: disabled,
+      high: disabled,
+    });
+    expect(toConfigModel({ ...sonnet, reasoning: false })).not.toHaveProperty("variants");
+    expect(toCatalogModel(sonnet, "cursor", "@ai-sdk/openai-compatible").variants).toEqual({});
     const dir = mkdtempSync(join(tmpdir(), "cursor-bridge-models-"));
     dirs.push(dir);
     const cache = createModelCache(join(dir, "models.json"));
     await cache.write("http://a", [parsed as BridgeModel], 1000);
     expect((await cache.read("http://a"))?.models[0]?.efforts).toEqual(["none", "low", "xhigh"]);
+  });
+
+  it("gives a flat id the tiers it has a listed sibling id for, and an id naming its tier none", () => {
+    const flat = (id: string, extra: object = {}) => ({ ...sonnet, id, ...extra });
+    const models = parseModelList({
+      data: [
+        flat("gpt-5.3-codex"),
+        flat("gpt-5.3-codex-low"),
+        flat("gpt-5.3-codex-extra-high"),
+        flat("gpt-5.3-codex-fast"),
+        flat("gpt-5.3-codex-high-fast"),
+        flat("claude-opus-4-8-thinking-low-1m", {
+          cursor_bridge: { base: "claude-opus-4-8", params: { effort: "low" } },
+        }),
+        flat("claude-opus-4-8-thinking-low-1m-high"),
+      ],
+    });
+    const efforts = Object.fromEntries(models.map((m) => [m.id, m.efforts]));
+    expect(efforts).toEqual({
+      "gpt-5.3-codex": ["low", "xhigh"],
+      "gpt-5.3-codex-low": undefined,
+      "gpt-5.3-codex-extra-high": undefined,
+      "gpt-5.3-codex-fast": ["high"],
+      "gpt-5.3-codex-high-fast": undefined,
+      // A variant id's tier is fixed by the id, whatever else is listed.
+      "claude-opus-4-8-thinking-low-1m": undefined,
+      "claude-opus-4-8-thinking-low-1m-high": undefined,
+    });
   });
 
   it("caches per Cursor API URL in a 0600 file and treats a broken file as empty", async () => {

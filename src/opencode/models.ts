@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { readFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { makeDir } from "../util/make-dir.js";
-import { effortTiersOf, effortVariants } from "../util/model-efforts.js";
+import { effortTiersOf, effortVariants, siblingTiers } from "../util/model-efforts.js";
 import type { CatalogModel, ConfigModel } from "./types.js";
 
 /** The fields of a bridge `/v1/models` entry the plugin uses. */
@@ -18,7 +18,10 @@ export interface BridgeModel {
   reasoning: boolean;
   tool_calls: boolean;
   vision: boolean;
-  /** The effort tiers of a parameterised base model (`reasoning_effort` values), each an OpenCode variant. */
+  /**
+   * The effort tiers `reasoning_effort` chooses between on this model, each an OpenCode variant: a parameterised
+   * base model's, or the tiers a flat id has a listed sibling id for (`gpt-5.3-codex` → `gpt-5.3-codex-high`…).
+   */
   efforts?: string[];
 }
 
@@ -39,16 +42,26 @@ function isBridgeModel(value: unknown): value is BridgeModel {
   );
 }
 
+/** A `cursor_bridge` object of a variant id (`{base, params}`): its tier is fixed by the id. */
+function isVariantEntry(entry: unknown): boolean {
+  const extension = (entry as { cursor_bridge?: unknown }).cursor_bridge;
+  return typeof extension === "object" && extension !== null && "params" in extension;
+}
+
 /** The well-formed entries of a `/v1/models` body (anything else is dropped). */
 export function parseModelList(body: unknown): BridgeModel[] {
   const data = typeof body === "object" && body !== null ? (body as { data?: unknown }).data : undefined;
   if (!Array.isArray(data)) return [];
-  return data.filter(isBridgeModel).map((entry) => {
+  const entries = data.filter(isBridgeModel);
+  const listed = new Set(entries.map((entry) => entry.id.toLowerCase()));
+  return entries.map((entry) => {
     const { id, display_name, context_window, reasoning, tool_calls, vision } = entry;
-    // A fresh list carries the tiers in `cursor_bridge`; the cache holds them as `efforts`.
+    // A fresh list carries a base's tiers in `cursor_bridge`; the cache holds them as `efforts`.
     const cached = (entry as { efforts?: unknown }).efforts;
     const efforts = Array.isArray(cached) ? effortTiersOf({ parameters: [{ id: "effort", values: cached }] }) : [];
-    const tiers = efforts.length > 0 ? efforts : effortTiersOf((entry as { cursor_bridge?: unknown }).cursor_bridge);
+    const own = efforts.length > 0 ? efforts : effortTiersOf((entry as { cursor_bridge?: unknown }).cursor_bridge);
+    // A flat id: the tiers the bridge runs it at through a sibling id (model-selection.ts `effortSibling`).
+    const tiers = own.length > 0 || isVariantEntry(entry) ? own : siblingTiers(id, listed);
     const model: BridgeModel = { id, display_name, context_window, reasoning, tool_calls, vision };
     if (tiers.length > 0) model.efforts = tiers;
     return model;
@@ -80,15 +93,15 @@ export function toConfigModel(model: BridgeModel): ConfigModel {
     temperature: false,
     limit: { context: model.context_window, output: OUTPUT_LIMIT },
     modalities: { input: model.vision ? ["text", "image"] : ["text"], output: ["text"] },
-    // OpenCode's variant picker and `--variant`: one per Cursor effort tier (without them OpenCode offers its own
-    // low/medium/high, or nothing, and may send a default effort of its own).
+    // OpenCode's variant picker and `--variant`: one per effort tier that chooses something, OpenCode's own others
+    // (low/medium/high on any reasoning model, an id with the tier in it too, where they change nothing) disabled.
     ...variantsOf(model),
   };
 }
 
 function variantsOf(model: BridgeModel): { variants?: Record<string, Record<string, unknown>> } {
-  const variants = effortVariants(model.efforts);
-  return variants === undefined ? {} : { variants };
+  const variants = effortVariants(model.efforts, { disableOwn: model.reasoning });
+  return Object.keys(variants).length === 0 ? {} : { variants };
 }
 
 /** Config entries for a list; `existing` (the user's own entries) win over generated ones. */
@@ -123,7 +136,8 @@ export function toCatalogModel(model: BridgeModel, providerID: string, npm: stri
     options: {},
     headers: {},
     release_date: "",
-    ...variantsOf(model),
+    // Given (empty too), so OpenCode adds none of its own (see toConfigModel).
+    variants: effortVariants(model.efforts, { disableOwn: false }),
   };
 }
 

@@ -133,6 +133,38 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
   );
 
   it(
+    "offers OpenCode variants only where they choose something: a base's tiers, a flat id's listed tier siblings",
+    async () => {
+      const result = await startOpenCode(["models", "cursor", "--verbose"]).done;
+      const diagnostics = `exit ${result.code}\nstderr:\n${result.stderr.slice(-4000)}`;
+      expect(result.code, diagnostics).toBe(0);
+      // `cursor/<id>` then the model as pretty JSON, for each model.
+      const variants = new Map<string, string[]>();
+      for (const block of result.stdout.split(/^(?=cursor\/)/m)) {
+        const newline = block.indexOf("\n");
+        if (!block.startsWith("cursor/") || newline < 0) continue;
+        const model = JSON.parse(block.slice(newline + 1)) as { variants?: Record<string, unknown> };
+        variants.set(block.slice("cursor/".length, newline).trim(), Object.keys(model.variants ?? {}).sort());
+      }
+      const expected: Record<string, string[]> = {
+        // A parameterised base: one variant per Cursor effort tier.
+        "claude-opus-4-8": ["high", "low", "max", "medium", "xhigh"],
+        // Ids with the tier in them: OpenCode's own low/medium/high would change nothing.
+        "claude-opus-4-8-thinking-high": [],
+        "gpt-5.3-codex-high": [],
+        "claude-4.6-opus-high": [],
+        // A flat id: exactly the tiers Cursor lists a sibling id for (gpt-5.3-codex-low, -high, -xhigh).
+        "gpt-5.3-codex": ["high", "low", "xhigh"],
+        // Reasoning, but no tier to choose.
+        "composer-2": [],
+      };
+      for (const [id, names] of Object.entries(expected))
+        expect(variants.get(id), `${id}\n${diagnostics}`).toEqual(names);
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  );
+
+  it(
     "--variant picks a Cursor effort tier of a parameterised model, max included",
     async () => {
       for (const [model, variant, expected] of [
