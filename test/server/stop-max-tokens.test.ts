@@ -177,6 +177,40 @@ describe("the output cap against cursor-bridge + emulator", () => {
     expect(response.status).toBe("incomplete");
     expect(response.incomplete_details).toEqual({ reason: "max_output_tokens" });
     expect(response.output_text).toBe("");
+    // Anthropic's extended thinking with a budget: max_tokens (above the budget, as Anthropic requires) includes it.
+    const long = "Think long [[emu:think 600]] [[emu:tokens 5]]";
+    const budgeted = await anthropic.messages.create({
+      model: "auto",
+      max_tokens: 1100,
+      thinking: { type: "enabled", budget_tokens: 1024 },
+      messages: [{ role: "user", content: long }],
+    });
+    expect(budgeted.stop_reason).toBe("max_tokens");
+    expect(budgeted.content.map((block) => block.type)).toEqual(["thinking"]);
+    const unasked = await anthropic.messages.create({
+      model: "auto",
+      max_tokens: 1100,
+      messages: [{ role: "user", content: long }],
+    });
+    expect(unasked.stop_reason).toBe("end_turn");
+    expect(unasked.content.map((block) => block.type)).toEqual(["text"]);
+  });
+
+  it("chat: reasoning in content (--reasoning-output think-tags) is visible text, so it counts", async () => {
+    const tagged = await startStack({ app: { reasoningOutput: "think-tags" } });
+    try {
+      const { openai: client } = sdkClients(tagged.baseURL);
+      const chat = await client.chat.completions.create({
+        model: "auto",
+        max_tokens: 3,
+        messages: [{ role: "user", content: "Think [[emu:think 7]] [[emu:tokens 1]]" }],
+      });
+      expect(chat.choices[0]?.finish_reason).toBe("length");
+      // The reasoning filled the cap: the tag is closed, no answer text follows.
+      expect(chat.choices[0]?.message.content).toMatch(/^<think>thought1 tho<\/think>\s*$/);
+    } finally {
+      await tagged.close();
+    }
   });
 
   it("a tool call that would start past the cap is not sent: the answer ends before it, streamed and not", async () => {
