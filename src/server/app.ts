@@ -214,7 +214,7 @@ export function createApp(deps: AppDeps, gateway: AppGateway = {}): Hono<AppEnv>
   const cluster = deps.cluster;
   if (cluster !== undefined) {
     app.use("/internal/*", tooLarge);
-    app.post(FORWARD_PATH, (c) => handleForwardedTurn(c, deps.engine, cluster.auth));
+    app.post(FORWARD_PATH, (c) => handleForwardedTurn(c, deps.engine, cluster.auth, deps.shutdown));
   }
 
   // Thrown rather than answered, so the request log names its code like every other failure. A body sent along is

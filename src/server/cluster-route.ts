@@ -3,6 +3,10 @@
  * sharing the cluster secret may call it (signed body, see cluster/cluster-auth.ts); the Host and Origin rules apply
  * as to every request. The turn runs through this instance's engine (never forwarded again) and goes back as
  * newline-delimited JSON frames that the calling instance turns into its own surface's answer.
+ *
+ * It ends as a turn of this instance's own doors does when the server stops (util/shutdown-notice.ts): when the drain
+ * time is up, the turn is aborted with the shutting-down error, which goes back as the last frame, so the client of
+ * the calling instance gets its door's `server_shutting_down` error instead of a cut stream.
  */
 import type { Context } from "hono";
 import { CLUSTER_HEADER, type ClusterAuth } from "../cluster/cluster-auth.js";
@@ -11,6 +15,7 @@ import type { BridgeEngine } from "../engine/index.js";
 import type { AppEnv } from "../surfaces/kit/access-log.js";
 import { ProxyError } from "../util/errors.js";
 import { pullBody, streamedResponse } from "../util/pull-body.js";
+import type { ShutdownNotice } from "../util/shutdown-notice.js";
 
 const line = (frame: TurnFrame) => `${JSON.stringify(frame)}\n`;
 
@@ -21,6 +26,7 @@ export async function handleForwardedTurn(
   c: Context<AppEnv>,
   engine: BridgeEngine,
   auth: ClusterAuth,
+  shutdown?: ShutdownNotice,
 ): Promise<Response> {
   const body = await c.req.text();
   if (!(await auth.accept(body, c.req.header(CLUSTER_HEADER)))) {
@@ -33,11 +39,23 @@ export async function handleForwardedTurn(
     );
   }
   const log = c.get("log");
+  // Aborted when the calling instance goes away, or with the shutting-down error when this server's drain time is up.
+  const abort = new AbortController();
+  const gone = c.req.raw.signal;
+  const onGone = () => abort.abort(gone.reason);
+  if (gone.aborted) onGone();
+  else gone.addEventListener("abort", onGone, { once: true });
+  const stopWatchingShutdown = shutdown?.watch((reason) => abort.abort(reason));
+  const stopWatching = () => {
+    gone.removeEventListener("abort", onGone);
+    stopWatchingShutdown?.();
+  };
   let turn: Awaited<ReturnType<BridgeEngine["startTurn"]>>;
   try {
-    turn = await engine.startTurn(decodeEngineRequest(body), c.req.raw.signal, { forwarded: true });
+    turn = await engine.startTurn(decodeEngineRequest(body), abort.signal, { forwarded: true });
   } catch (error) {
-    const wire = toWireError(error);
+    stopWatching();
+    const wire = toWireError(abort.signal.aborted && !gone.aborted ? abort.signal.reason : error);
     return new Response(line({ type: "error", error: wire }), { status: wire.status, headers: NDJSON });
   }
   log.route = turn.route;
@@ -69,7 +87,10 @@ export async function handleForwardedTurn(
       onError: (error) => {
         log.streamError = error;
       },
-      onEnd: () => resolveDone(),
+      onEnd: () => {
+        stopWatching();
+        resolveDone();
+      },
     },
   );
   return streamedResponse(stream, { status: 200, headers: NDJSON });

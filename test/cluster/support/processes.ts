@@ -81,12 +81,15 @@ export async function startInstance(options: {
   secret: string;
   /** @default "info" (the test reads the access log) */
   logLevel?: string;
+  /** More `serve` arguments (`--drain-timeout-ms 1000`). */
+  args?: readonly string[];
 }): Promise<Proc & { url: string; port: number }> {
   const port = await freePort();
   const home = createTempHome("cluster-instance");
   const args = [
     ...["serve", "--upstream", "cursor", "--cursor-api-url", options.emulatorUrl, "--port", String(port)],
     ...["--store", options.store, "--log-level", options.logLevel ?? "info"],
+    ...(options.args ?? []),
   ];
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: home.dir,

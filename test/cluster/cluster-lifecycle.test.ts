@@ -1,0 +1,117 @@
+/**
+ * The lifecycle of turns that live on another instance, with real processes: one redis-server, the standalone
+ * emulator and two `cursor-bridge serve` instances on the shared store. A tool result sent to instance B for a turn
+ * parked on A is forwarded to A; when A stops (SIGTERM) while that turn runs, the client of B gets the shutting-down
+ * error a turn of B's own gets at its drain (the chat door's `server_shutting_down` error chunk), not a dropped stream.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Proc, startInstance, startStandaloneEmulator } from "./support/processes.js";
+import { missingBinaries, type RedisServer, startRedisServer } from "./support/redis-server.js";
+
+const skip = missingBinaries("redis-server", "redis-cli");
+const API_KEY = "cluster-lifecycle-key";
+const SECRET = "a-cluster-secret-of-some-length";
+const lookup = {
+  type: "function",
+  function: { name: "lookup", parameters: { type: "object", properties: { key: { type: "string" } } } },
+};
+
+type Instance = Proc & { url: string; port: number };
+
+/** Resolves when `check` holds (checked every 50 ms; the test's own timeout bounds the wait). */
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
+async function chat(url: string, body: Record<string, unknown>): Promise<Response> {
+  return fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "auto", tools: [lookup], ...body }),
+  });
+}
+
+/** A streamed answer: its text so far, and the whole text once it is over ("<cut>" when it broke). */
+function stream(response: Promise<Response>) {
+  let text = "";
+  const done = (async () => {
+    const answer = await response;
+    expect(answer.status).toBe(200);
+    try {
+      const reader = (answer.body as ReadableStream<Uint8Array>).getReader();
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        text += Buffer.from(read.value).toString();
+      }
+    } catch {
+      text += "<cut>";
+    }
+    return text;
+  })();
+  return { done, text: () => text };
+}
+
+/** The `data:` payloads of an SSE text, parsed (`[DONE]` left out). */
+function payloads(text: string): Array<Record<string, unknown>> {
+  return text
+    .split("\n")
+    .filter((line) => line.startsWith("data: ") && line !== "data: [DONE]")
+    .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
+}
+
+/** Parks a turn on `owner`: the first message and the assistant message holding its call. */
+async function park(owner: Instance, content: string) {
+  const first = { role: "user", content };
+  const answer = await chat(owner.url, { messages: [first] });
+  expect(answer.status).toBe(200);
+  const body = (await answer.json()) as {
+    choices: Array<{ finish_reason: string; message: { tool_calls: Array<{ id: string }> } }>;
+  };
+  const choice = body.choices[0];
+  expect(choice?.finish_reason).toBe("tool_calls");
+  const call = choice?.message.tool_calls[0];
+  if (call === undefined) throw new Error("expected a tool call");
+  return { first, assistant: choice?.message, call };
+}
+
+describe.skipIf(skip !== undefined)("turns on another instance", () => {
+  let redis: RedisServer;
+  let emulator: Proc & { url: string };
+  let a: Instance;
+  let b: Instance;
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    emulator = await startStandaloneEmulator(API_KEY);
+    const options = { emulatorUrl: emulator.url, apiKey: API_KEY, store: redis.url, secret: SECRET };
+    [a, b] = await Promise.all([
+      startInstance({ ...options, args: ["--drain-timeout-ms", "1000"] }),
+      startInstance(options),
+    ]);
+  }, 90_000);
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await emulator?.stop();
+    await redis?.close();
+  });
+
+  it("a forwarded turn still running when its instance stops ends with the shutting-down error", async () => {
+    // The answer to the result stalls before its end: it is still running when A's drain time is up.
+    const { first, assistant, call } = await park(a, 'Look it up [[emu:tool lookup {"key":"k"}]] [[emu:stall 40]]');
+    const answer = stream(
+      chat(b.url, {
+        stream: true,
+        messages: [first, assistant, { role: "tool", tool_call_id: call.id, content: "value" }],
+      }),
+    );
+    await until(() => answer.text().includes('"content"'));
+    a.child.kill("SIGTERM");
+    const text = await answer.done;
+    expect(text).not.toContain("<cut>");
+    expect(payloads(text).at(-1)).toMatchObject({
+      error: { type: "server_error", code: "server_shutting_down", message: expect.stringMatching(/shutting down/) },
+    });
+    await until(() => a.child.exitCode !== null);
+    expect(a.child.exitCode, a.output()).toBe(0);
+  }, 120_000);
+});
