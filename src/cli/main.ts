@@ -102,7 +102,12 @@ async function dispatch(argv: string[], io: CliIo, commands: CommandSource): Pro
   };
   const command = await commands.find(first);
   if (!command) {
-    const message = `Unknown command "${first}". Run \`cursor-bridge --help\` for the list of commands.`;
+    // Echoed only when it looks like a command word: a misplaced argument may be a pasted secret (`--api-key=…`).
+    const message = first.startsWith("-")
+      ? "Options come after the command: `cursor-bridge <command> [options]`. Run `cursor-bridge --help` for the list of commands."
+      : /^[a-z][a-z0-9-]{0,30}$/.test(first)
+        ? `Unknown command "${first}". Run \`cursor-bridge --help\` for the list of commands.`
+        : "Unknown command (not shown: it does not look like a command name). Run `cursor-bridge --help` for the list of commands.";
     io.err(`${message}\n`);
     return jsonError("usage", withLauncher(message), EXIT.usage);
   }

@@ -1,8 +1,11 @@
 /**
  * A secret given as a flag stands in the command line every local user can read (`ps`): serve warns, names the
- * variable to use instead, and never prints the secret.
+ * variable to use instead, and never prints the secret. Nor does the CLI echo an argument given where a command name
+ * belongs (`cursor-bridge --api-key=… serve`).
  */
 import { describe, expect, it } from "vitest";
+import type { CliIo } from "../../src/cli/io.js";
+import { main } from "../../src/cli/main.js";
 import { warnSecretFlags } from "../../src/cli/serve.js";
 import { createLogger } from "../../src/util/logger.js";
 
@@ -24,5 +27,32 @@ describe("secrets given as flags", () => {
 
   it("says nothing when no secret came as a flag", () => {
     expect(warnings({ port: "1", host: "127.0.0.1" })).toEqual([]);
+  });
+});
+
+describe("an argument where the command belongs", () => {
+  async function run(args: string[]): Promise<{ code: number; text: string }> {
+    let text = "";
+    const io: CliIo = { out: (t) => (text += t), err: (t) => (text += t), isTty: false, env: {} };
+    return { code: await main(args, io), text };
+  }
+
+  it("is not echoed when it is an option, which may carry a secret", async () => {
+    const { code, text } = await run(["--api-key=crsr_0123456789abcdef", "serve"]);
+    expect(code).toBe(2);
+    expect(text).not.toContain("0123456789");
+    expect(text).toContain("Options come after the command");
+  });
+
+  it("is not echoed when it does not look like a command name", async () => {
+    const { code, text } = await run(["crsr_0123456789abcdef"]);
+    expect(code).toBe(2);
+    expect(text).not.toContain("0123456789");
+  });
+
+  it("names an unknown command word", async () => {
+    const { code, text } = await run(["frobnicate"]);
+    expect(code).toBe(2);
+    expect(text).toContain('Unknown command "frobnicate"');
   });
 });
