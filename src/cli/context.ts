@@ -320,7 +320,7 @@ export async function createCliContext(
       io,
       config,
       json: flags.json,
-      style: createStyle(io.isTty && !flags.json),
+      style: createStyle(io.isTty && !flags.json && !io.env.NO_COLOR),
       paths,
       store,
       account,

@@ -17,7 +17,7 @@ export interface CliInput {
 export interface CliIo {
   out(text: string): void;
   err(text: string): void;
-  /** True when stdout is a terminal (colour, spinners). */
+  /** True when stdout is a terminal (colour unless NO_COLOR is set, spinners, opening the browser to log in). */
   isTty: boolean;
   /** The terminal's width when stdout is a terminal (help wraps to it; 80 otherwise). */
   columns?: number | undefined;
@@ -31,7 +31,7 @@ export function processIo(): CliIo {
   return {
     out: (text) => process.stdout.write(text),
     err: (text) => process.stderr.write(text),
-    isTty: process.stdout.isTTY === true && process.env.NO_COLOR === undefined,
+    isTty: process.stdout.isTTY === true,
     columns: process.stdout.isTTY === true ? process.stdout.columns : undefined,
     env: process.env,
     input: {

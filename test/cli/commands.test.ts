@@ -68,6 +68,13 @@ describe("status", () => {
     const result = await harness.run(["status"], { isTty: true });
     expect(result.out).toContain("\u001b[1m");
   });
+
+  it("uses no colour on a terminal when NO_COLOR is set", async () => {
+    logIn();
+    const result = await harness.run(["status"], { isTty: true, env: { NO_COLOR: "1" } });
+    expect(result.code).toBe(0);
+    expect(result.out).not.toContain("\u001b[");
+  });
 });
 
 describe("models", () => {
