@@ -1,8 +1,8 @@
 /**
  * Journeys a Claude Code user makes every day, with the real client (2.1.330, test/clients) against `cursor-bridge
  * serve` and the emulator: a multi-step task whose steps make several tool calls at once and one of which fails,
- * a session resumed by id (and forked) after the process exited, a very long answer, and the effort chosen with
- * `--effort`. Each checks what the user sees (the
+ * a session resumed by id (and forked) after the process exited, a very long answer, a turn interrupted with
+ * Ctrl-C and a new prompt after it, and the effort chosen with `--effort`. Each checks what the user sees (the
  * final answer, the files the tools changed, no error) and, from the emulator's per-Run statistics, that a tool
  * round trip stayed on its Cursor Run and a later prompt continued the same Cursor conversation.
  */
@@ -10,7 +10,15 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLAUDE_TIMEOUT_MS, type ClaudeOptions, finalResult, runClaude, toolResults } from "./support/claude-code.js";
+import {
+  CLAUDE_TIMEOUT_MS,
+  type ClaudeOptions,
+  finalResult,
+  jsonLines,
+  runClaude,
+  startClaude,
+  toolResults,
+} from "./support/claude-code.js";
 import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
 import { ensureTestClients } from "./support/test-clients.js";
 
@@ -146,6 +154,51 @@ describe.skipIf(reason !== undefined)("Claude Code journeys → cursor-bridge se
     TEST_TIMEOUT_MS,
   );
 
+  it(
+    "a turn interrupted with Ctrl-C mid-answer, then new prompts with --continue",
+    async () => {
+      const options = project("interrupt");
+      served.emulator.resetStats();
+      const opening = finalResult(await runClaude(["-p", "Hello there."], options));
+      expect(opening.subtype).toBe("success");
+      const slow = startClaude(
+        ["--continue", "-p", "Tell me a long story. [[emu:rate 20]] [[emu:tokens 2000]]", "--include-partial-messages"],
+        options,
+      );
+      let output = "";
+      slow.child.stdout?.on("data", (part: Buffer | string) => (output += part.toString()));
+      // Interrupt once the answer is streaming.
+      await waitFor(() => output.includes("text_delta"), "the answer to start streaming");
+      slow.child.kill("SIGINT");
+      const interrupted = await slow.done;
+      expect(jsonLines(interrupted.stdout).some((line) => line.type === "result" && line.subtype === "success")).toBe(
+        false,
+      );
+      // The bridge let the Cursor Run go when Claude Code went away.
+      await waitFor(() => mainTurns()[1]?.outcome !== undefined, "the interrupted Run to end");
+      expect(mainTurns()[1]?.outcome).not.toBe("completed");
+
+      // Claude Code sends the partial answer back with "[Request interrupted by user]" and "No response requested.".
+      const next = await runClaude(["--continue", "-p", "[[emu:recall]] Shorter, please."], options);
+      const result = finalResult(next);
+      expect(result.subtype, `${next.stderr}\n${next.stdout}`).toBe("success");
+      expect(result.is_error).toBe(false);
+      expect(String(result.result)).toMatch(firstMessage("Hello there."));
+      const after = finalResult(await runClaude(["--continue", "-p", "[[emu:recall]] And now?"], options));
+      expect(after.subtype).toBe("success");
+      expect(String(after.result)).toMatch(firstMessage("Hello there."));
+
+      const turns = mainTurns();
+      expect(turns, JSON.stringify(turns)).toHaveLength(4);
+      expect(turns.slice(2).map((turn) => turn.outcome)).toEqual(["completed", "completed"]);
+      // Cursor's state never held the answer as the client kept it (cut by the interruption), so the prompt after it
+      // is rebuilt from the history, once, as after a cut answer (docs/architecture.md); the next one continues that.
+      expect(turns[2]?.conversationId).not.toBe(turns[0]?.conversationId);
+      expect(turns[3]?.conversationId, JSON.stringify(turns)).toBe(turns[2]?.conversationId);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
   it.each([
     ["low", "effort=low"],
     ["max", "effort=max"],
@@ -161,6 +214,14 @@ describe.skipIf(reason !== undefined)("Claude Code journeys → cursor-bridge se
     TEST_TIMEOUT_MS,
   );
 });
+
+async function waitFor(check: () => boolean, what: string, timeoutMs = CLAUDE_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 
 /** `First message: …` holding `text` (Claude Code puts its own <system-reminder> block before the prompt). */
 function firstMessage(text: string): RegExp {
