@@ -6,6 +6,7 @@ import { readFile } from "node:fs/promises";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { isLoopbackHost } from "../config/host.js";
 import { describeEmulatorDirectives } from "../emulator/directives.js";
+import { EMULATOR_HTTP2_CONFIGS, type EmulatorHttp2Config } from "../emulator/http2-config.js";
 import { DEFAULT_EMULATOR_PORT } from "../emulator/port.js";
 import { ProxyError } from "../util/errors.js";
 import { createLogger } from "../util/logger.js";
@@ -33,6 +34,9 @@ Options:
   --min-client-version <v>       Oldest x-cursor-client-version served (cli-YYYY.MM.DD-sha; default
                                  cli-2025.11.25-d5b3271): older Runs fail with Cursor's "Update Required";
                                  GetServerConfig names it as the minimum, GET /install a build a day newer
+  --http2-config <value>         GetServerConfig's http2_config hint (force-all-disabled, force-all-enabled,
+                                 force-bidi-disabled, force-bidi-enabled; default unset): only sent, both
+                                 transports keep being served
   --models <file>                Also serve these model ids (one per line, # comments), besides the built-in
                                  catalogue (Auto routed to composer-1.5, composer-1/1.5/2, claude-4.5/4.6, gpt-5.x
                                  with their -low/-high/-xhigh[-fast] and -codex variants, gemini-3, grok…)
@@ -77,6 +81,16 @@ function minClientVersionOf(value: string | undefined): { minClientVersion?: str
     throw new ProxyError("invalid_request", "--min-client-version must look like cli-2026.10.01-e373342.");
   }
   return { minClientVersion: value };
+}
+
+/** `--http2-config`: one of the hint values the emulator can send. */
+function http2ConfigOf(value: string | undefined): { http2Config?: EmulatorHttp2Config } {
+  if (value === undefined) return {};
+  const known = EMULATOR_HTTP2_CONFIGS.find((name) => name === value);
+  if (known === undefined) {
+    throw new ProxyError("invalid_request", `--http2-config must be one of ${EMULATOR_HTTP2_CONFIGS.join(", ")}.`);
+  }
+  return { http2Config: known };
 }
 
 /** `--max-concurrent-streams`: a whole number ≥ 1, absent = unlimited. */
@@ -126,6 +140,7 @@ const EMULATOR_OPTIONS = {
   "no-tool-call-count": { type: "boolean" },
   "max-concurrent-streams": { type: "string" },
   "min-client-version": { type: "string" },
+  "http2-config": { type: "string" },
 } satisfies NonNullable<ParseArgsConfig["options"]>;
 
 /** `cursor-bridge emulator`. */
@@ -199,6 +214,7 @@ export const emulatorCommand: Command = {
       tokensPerSecond: intOption(values["tokens-per-second"] as string | undefined, "tokens-per-second", 0),
       toolCallCount: values["no-tool-call-count"] !== true,
       ...minClientVersionOf(values["min-client-version"] as string | undefined),
+      ...http2ConfigOf(values["http2-config"] as string | undefined),
       ...maxStreamsOf(values["max-concurrent-streams"] as string | undefined),
       apiKeys: apiKeysOf(values["api-key"] as string[] | undefined, io.env.CURSOR_BRIDGE_EMULATOR_API_KEYS),
       logger,

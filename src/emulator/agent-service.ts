@@ -22,10 +22,11 @@ import { AiService, type AvailableModelsResponse } from "../gen/aiserver/v1/ai_s
 import { AnalyticsService } from "../gen/aiserver/v1/analytics_pb.js";
 import { type BidiAppendRequest, BidiService } from "../gen/aiserver/v1/bidi_pb.js";
 import { DashboardService, LimitHitStage } from "../gen/aiserver/v1/dashboard_pb.js";
-import { ClientUpdateLevel, ServerConfigService } from "../gen/aiserver/v1/server_config_pb.js";
+import { ClientUpdateLevel, Http2Config, ServerConfigService } from "../gen/aiserver/v1/server_config_pb.js";
 import type { NodeRequest } from "./auth.js";
 import { type BidiSessions, decodeAppend, requestIdOf } from "./bidi.js";
 import { parseDirectives } from "./directives.js";
+import type { EmulatorHttp2Config } from "./http2-config.js";
 import type { RunRecorder, RunRecording } from "./record.js";
 import { CENTS_PER_RUN } from "./rest.js";
 import { clientVersionDate, identityKey } from "./strictness.js";
@@ -82,7 +83,17 @@ export interface ServiceDeps {
   clientVersions?: { minimum: string; current: string };
   /** Writes every Run's messages (`emulator --record DIR`). */
   recorder?: RunRecorder;
+  /** `GetServerConfig.http2_config` (`emulator --http2-config`); unset when undefined. */
+  http2Config?: EmulatorHttp2Config | undefined;
 }
+
+/** The `http2_config` value of each hint name. */
+const HTTP2_CONFIG_VALUES: Record<EmulatorHttp2Config, Http2Config> = {
+  "force-all-disabled": Http2Config.FORCE_ALL_DISABLED,
+  "force-all-enabled": Http2Config.FORCE_ALL_ENABLED,
+  "force-bidi-disabled": Http2Config.FORCE_BIDI_DISABLED,
+  "force-bidi-enabled": Http2Config.FORCE_BIDI_ENABLED,
+};
 
 function httpVersionOf(context: HandlerContext): "http2" | "http1" {
   const req = context.values.get(nodeRequestKey);
@@ -292,6 +303,7 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
     getServerConfig: (_request, context) => ({
       configVersion: SERVER_CONFIG_VERSION,
       useNlbForNal: false,
+      ...(deps.http2Config === undefined ? {} : { http2Config: HTTP2_CONFIG_VALUES[deps.http2Config] }),
       ...(deps.clientVersions === undefined
         ? {}
         : {

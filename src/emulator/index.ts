@@ -15,6 +15,7 @@ import { createAuthority, type NodeRequest, type NodeResponse, type RefreshRefus
 import { BidiSessions } from "./bidi.js";
 import { createBlobCache } from "./blobs.js";
 import type { CatalogueModel } from "./catalogue.js";
+import type { EmulatorHttp2Config } from "./http2-config.js";
 import { createJwtSigner } from "./jwt.js";
 import { createModelCatalogue } from "./models.js";
 import { createRunRecorder } from "./record.js";
@@ -26,6 +27,7 @@ import { clientVersionDate, createStrictnessInterceptor, DEFAULT_MIN_CLIENT_VERS
 export type { RefreshRefusal } from "./auth.js";
 export { type CatalogueModel, parseCatalogueFile } from "./catalogue.js";
 export { describeEmulatorDirectives } from "./directives.js";
+export { EMULATOR_HTTP2_CONFIGS, type EmulatorHttp2Config } from "./http2-config.js";
 export { parseModelsFile } from "./models.js";
 export { DEFAULT_EMULATOR_PORT } from "./port.js";
 export type { EmulatorStats, TurnStats } from "./stats.js";
@@ -47,6 +49,11 @@ export interface EmulatorOptions {
    * @default "cli-2025.11.25-d5b3271"
    */
   minClientVersion?: string;
+  /**
+   * `GetServerConfig.http2_config`, the hint whether clients may use HTTP/2 (docs/protocol.md §4.3); only sent, the
+   * emulator keeps serving both transports. @default unset
+   */
+  http2Config?: EmulatorHttp2Config;
   /** Interval of server `interaction_update.heartbeat` while nothing else is sent. @default 1000 */
   heartbeatIntervalMs?: number;
   /** HS256 secret of issued tokens. @default random per instance */
@@ -160,6 +167,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         bidi,
         usageLimited,
         clientVersions,
+        http2Config: options.http2Config,
         ...(recorder === undefined ? {} : { recorder }),
         turn: {
           bootstrapLatencyMs: options.bootstrapLatencyMs ?? 0,

@@ -10,7 +10,11 @@ import type { AgentClientMessage } from "../../gen/agent/v1/agent_pb.js";
 import { AgentService } from "../../gen/agent/v1/agent_service_pb.js";
 import type { ModelDetails } from "../../gen/agent/v1/models_pb.js";
 import { DashboardService, type GetCurrentPeriodUsageResponse } from "../../gen/aiserver/v1/dashboard_pb.js";
-import { type GetServerConfigResponse, ServerConfigService } from "../../gen/aiserver/v1/server_config_pb.js";
+import {
+  type GetServerConfigResponse,
+  Http2Config,
+  ServerConfigService,
+} from "../../gen/aiserver/v1/server_config_pb.js";
 import { type Logger, silentLogger } from "../../util/logger.js";
 import { DEFAULT_HTTP2_BACKOFF, type Http2BackoffOptions, Http2Health } from "../connect/http2-health.js";
 import { createTransportPool } from "../connect/transports.js";
@@ -160,7 +164,25 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
     }
     return known;
   };
-  const tryHttp2 = (baseUrl: string): boolean => (mode === "auto" ? healthOf(baseUrl).shouldTry() : mode === "http2");
+  /**
+   * `GetServerConfig.http2_config` as last answered (docs/protocol.md §4.3): with `auto`, HTTP/2 disabled for
+   * everything, or for the bidi Run stream, sends those calls over HTTP/1.1; the enabled values change nothing.
+   */
+  let serverHttp2 = Http2Config.UNSPECIFIED;
+  const http2Disabled = (bidi: boolean): boolean =>
+    serverHttp2 === Http2Config.FORCE_ALL_DISABLED || (bidi && serverHttp2 === Http2Config.FORCE_BIDI_DISABLED);
+  const noteServerConfig = (config: GetServerConfigResponse): GetServerConfigResponse => {
+    if (config.http2Config !== serverHttp2) {
+      serverHttp2 = config.http2Config;
+      const hint = Http2Config[serverHttp2] ?? String(serverHttp2);
+      if (mode !== "auto") logger.info("Cursor's server config sets HTTP/2 use; --transport decides", { hint, mode });
+      else if (http2Disabled(true)) logger.info("Cursor's server config disables HTTP/2; using HTTP/1.1", { hint });
+      else logger.info("Cursor's server config allows HTTP/2", { hint });
+    }
+    return config;
+  };
+  const tryHttp2 = (baseUrl: string, bidi: boolean): boolean =>
+    mode === "auto" ? !http2Disabled(bidi) && healthOf(baseUrl).shouldTry() : mode === "http2";
 
   const headersFor = async (
     requestId: string,
@@ -218,7 +240,7 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
     try {
       if (isAborted(signal)) throw abortedError(signal?.reason);
       let failedAttempt: number | undefined;
-      if (tryHttp2(options.agentUrl)) {
+      if (tryHttp2(options.agentUrl, true)) {
         const attempt = healthOf(options.agentUrl).begin();
         const headers = await headersFor(requestId, false, signal, runOptions.headers);
         // A getter: the headers are copied and redacted only when debug lines are written (this runs every turn).
@@ -272,7 +294,7 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
     const requestId = newRequestId();
     try {
       let failedAttempt: number | undefined;
-      if (tryHttp2(baseUrl)) {
+      if (tryHttp2(baseUrl, false)) {
         const attempt = healthOf(baseUrl).begin();
         let responded = false;
         const call = pool.http2(baseUrl, () => {
@@ -318,7 +340,8 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
       unary(RawAvailableModelsService, signal, async (c, o) =>
         decodeAvailableModels(await c.availableModels({ useModelParameters: true }, o)),
       ),
-    getServerConfig: (signal) => unary(ServerConfigService, signal, (c, o) => c.getServerConfig({}, o)),
+    getServerConfig: async (signal) =>
+      noteServerConfig(await unary(ServerConfigService, signal, (c, o) => c.getServerConfig({}, o))),
     http2Loads: () => pool.loads(),
     close: () => pool.close(),
   };
