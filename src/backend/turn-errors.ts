@@ -9,11 +9,8 @@
  */
 import { contextWindowFor } from "../util/context-window.js";
 import { type ContextLength, ProxyError } from "../util/errors.js";
-import { CHARS_PER_TOKEN } from "../util/token-estimate.js";
+import { CHARS_PER_TOKEN, IMAGE_TOKENS } from "../util/token-estimate.js";
 import type { ClientTool, HistoryMessage } from "./types.js";
-
-/** Tokens counted for an attached image. */
-const IMAGE_TOKENS = 1_600;
 
 /** What the history adds to {@link estimateWithTools}: a turn keeps it, since it releases its history. */
 export interface HistorySize {

@@ -102,6 +102,42 @@ describe("the output cap against cursor-bridge + emulator", () => {
     expect(whole.content[0]?.type === "text" && whole.content[0].text.trim().split(" ")).toHaveLength(20);
   });
 
+  it("a cut answer reports its usage by estimate on every door (Cursor counts a turn only when it ends)", async () => {
+    // The 8 characters handed out are 2 tokens; the input is the request's estimate, never 0.
+    const stream = await openai.chat.completions.create({
+      model: "auto",
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: 2,
+      messages: [{ role: "user", content: TWENTY }],
+    });
+    let usage: OpenAI.CompletionUsage | undefined | null;
+    for await (const chunk of stream) usage = chunk.usage ?? usage;
+    expect(usage?.completion_tokens).toBe(2);
+    expect(usage?.prompt_tokens).toBeGreaterThan(0);
+    expect(usage?.total_tokens).toBe((usage?.prompt_tokens ?? 0) + 2);
+    const json = await openai.chat.completions.create({
+      model: "auto",
+      max_tokens: 2,
+      messages: [{ role: "user", content: TWENTY }],
+    });
+    expect(json.usage).toMatchObject({ completion_tokens: 2, prompt_tokens: usage?.prompt_tokens });
+    const stopped = await openai.chat.completions.create({
+      model: "auto",
+      stop: ["charlie"],
+      messages: [{ role: "user", content: TWENTY }],
+    });
+    // "alpha bravo " is 12 characters: 3 tokens.
+    expect(stopped.usage).toMatchObject({ completion_tokens: 3, prompt_tokens: usage?.prompt_tokens });
+    const response = await openai.responses.create({ model: "auto", input: TWENTY, max_output_tokens: 2 });
+    expect(response.usage?.output_tokens).toBe(2);
+    expect(response.usage?.input_tokens).toBeGreaterThan(0);
+    const ask = { model: "auto", max_tokens: 2, messages: [{ role: "user" as const, content: TWENTY }] };
+    const message = await anthropic.messages.stream(ask).finalMessage();
+    expect(message.usage.output_tokens).toBe(2);
+    expect(message.usage.input_tokens).toBeGreaterThan(0);
+  });
+
   it("reasoning the client did not ask for leaves the cap to the visible answer, on every door", async () => {
     // A 20-token title from a thinking model: "thought1 … thought30" (~270 characters, ~68 tokens of the estimate)
     // before a 5-word answer (~30 characters). Hidden reasoning does not count: the title comes whole.

@@ -416,11 +416,7 @@ export function createLimits(options: LimitsOptions): Limits {
  * characters a token; nothing when nothing was handed out (a turn refused or failed before its first token). Such a
  * turn used to cost nothing: a client could stop every answer just before its end and never use up its budget.
  */
-function cutTurnUsage(
-  turn: TurnToAdmit,
-  outputChars: number | undefined,
-  known?: number,
-): RequestLog["usage"] {
+function cutTurnUsage(turn: TurnToAdmit, outputChars: number | undefined, known?: number): RequestLog["usage"] {
   if (outputChars === undefined || outputChars === 0) return undefined;
   const inputTokens = known ?? estimatedInputTokens(turn);
   const outputTokens = Math.ceil(outputChars / CHARS_PER_TOKEN);

@@ -10,35 +10,17 @@
  * difference for the requests running at the time.
  */
 import type { TurnToAdmit } from "../../surfaces/kit/turn-admission.js";
-import { CHARS_PER_TOKEN } from "../../util/token-estimate.js";
+import { CHARS_PER_TOKEN, estimateTokensOf, IMAGE_TOKENS } from "../../util/token-estimate.js";
 import { type ModelPrice, type PriceRule, priceOf } from "./prices.js";
 
-/** Characters per token of the estimate (util/token-estimate.ts: the kit's output cap counts at the same rate). */
-export { CHARS_PER_TOKEN };
+/** The estimate's rates (util/token-estimate.ts: the kit's output cap counts at the same). */
+export { CHARS_PER_TOKEN, IMAGE_TOKENS };
 /** Output tokens assumed when the client sets no cap. */
 export const DEFAULT_OUTPUT_TOKENS = 4096;
-/** Tokens assumed per image (a large image, as the providers count it). */
-export const IMAGE_TOKENS = 1600;
-
-/** Characters of text and the number of images in a value (binary data counts as an image). */
-function measure(value: unknown, into: { chars: number; images: number }, depth = 0): void {
-  if (typeof value === "string") into.chars += value.length;
-  else if (typeof value === "number" || typeof value === "boolean") into.chars += 4;
-  else if (value instanceof Uint8Array) into.images += 1;
-  else if (Array.isArray(value)) for (const item of value) measure(item, into, depth + 1);
-  else if (typeof value === "object" && value !== null && depth < 64) {
-    for (const [name, item] of Object.entries(value)) {
-      into.chars += name.length;
-      measure(item, into, depth + 1);
-    }
-  }
-}
 
 /** Estimated input tokens of a turn's request. */
 export function estimatedInputTokens(turn: TurnToAdmit): number {
-  const sizes = { chars: 0, images: 0 };
-  measure([turn.request.instructions, turn.request.messages, turn.request.tools], sizes);
-  return Math.ceil(sizes.chars / CHARS_PER_TOKEN) + sizes.images * IMAGE_TOKENS;
+  return estimateTokensOf([turn.request.instructions, turn.request.messages, turn.request.tools]);
 }
 
 /** The price a worst case is computed at: the model's, or for `auto` / `default` the table's highest. */

@@ -12,6 +12,7 @@ import { ProxyError } from "../../util/errors.js";
 import { clampForMessage, redactText } from "../../util/logger.js";
 import { type PendingStreamedResponse, pendingStreamedResponse } from "../../util/pull-body.js";
 import type { ShutdownNotice } from "../../util/shutdown-notice.js";
+import { estimateTokensOf } from "../../util/token-estimate.js";
 import type { AppEnv } from "./access-log.js";
 import { headerList } from "./header-list.js";
 import type { ModelNames } from "./model-names.js";
@@ -229,6 +230,7 @@ export async function runSurface<F, R>(
       stopSequences: input.stopSequences,
       maxOutputTokens: input.maxOutputTokens,
       reasoningRequested: input.reasoningRequested,
+      inputTokens: () => estimateTokensOf([input.request.instructions, input.request.messages, input.request.tools]),
     },
     {
       onStop: (sequence) => {

@@ -201,3 +201,63 @@ describe("capOutput", () => {
     expect(released).toBe(true);
   });
 });
+
+describe("cutAnswer: the usage of a cut answer", () => {
+  const cutWith = (events: BackendEvent[], limits: Parameters<typeof cutAnswer>[1]) =>
+    through(events, (source) => cutAnswer(source, limits, { onStop() {}, onLength() {} }));
+  const inputTokens = () => 123;
+
+  it("follows the cap's turn-end: the input by the request's estimate, the output handed out at 4 characters a token", async () => {
+    const thought: BackendEvent = { type: "reasoning-delta", text: "hmm " };
+    const { out } = await cutWith([thought, text("alpha "), text("bravo "), text("charlie"), END], {
+      maxOutputTokens: 3,
+      inputTokens,
+    });
+    // Hidden reasoning is not capped but was handed out: 4 + 12 characters, 4 tokens, one of them reasoning.
+    expect(out.map((e) => e.type)).toEqual(["reasoning-delta", "text-delta", "text-delta", "turn-end", "usage"]);
+    expect(out.at(-1)).toEqual({
+      type: "usage",
+      usage: {
+        inputTokens: 123,
+        outputTokens: 4,
+        totalTokens: 127,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        reasoningTokens: 1,
+        source: "estimate",
+      },
+    });
+  });
+
+  it("follows a stop sequence's turn-end, counting only what went out before it", async () => {
+    const { out } = await cutWith([text("one two"), text(" STOP three"), END], {
+      stopSequences: ["STOP"],
+      inputTokens,
+    });
+    expect(out.at(-2)).toEqual({ type: "turn-end", reason: "stop" });
+    // "one two " is 8 characters: 2 tokens.
+    expect(out.at(-1)).toMatchObject({ type: "usage", usage: { inputTokens: 123, outputTokens: 2, totalTokens: 125 } });
+  });
+
+  it("is not added to an answer that ends on its own (Cursor's usage follows it), nor to a cut with nothing handed out", async () => {
+    const cursorUsage: BackendEvent = {
+      type: "usage",
+      usage: { inputTokens: 50, outputTokens: 2, totalTokens: 52, source: "cursor" },
+    };
+    const whole = await cutWith([text("short"), END, cursorUsage], { maxOutputTokens: 100, inputTokens });
+    expect(whole.out).toEqual([text("short"), END, cursorUsage]);
+    const empty = await cutWith([text("STOP now"), END], { stopSequences: ["STOP"], inputTokens });
+    expect(empty.out).toEqual([{ type: "turn-end", reason: "stop" }]);
+  });
+
+  it("runs the stop sequences before the cap as one filter: the cap counts what the sequences let out", async () => {
+    const { out } = await cutWith([text("abcdefgh"), text("ijklmnop"), END], {
+      stopSequences: ["zz"],
+      maxOutputTokens: 3,
+      inputTokens,
+    });
+    const texts = out.flatMap((e) => (e.type === "text-delta" ? [e.text] : []));
+    expect(texts.join("")).toBe("abcdefghijkl");
+    expect(out.slice(-2).map((e) => e.type)).toEqual(["turn-end", "usage"]);
+  });
+});

@@ -235,12 +235,96 @@ export function capOutput(
   return filtered(events, new CapFilter(maxTokens * CHARS_PER_TOKEN, countsReasoning, onCap));
 }
 
+/** Filters one after the other: what one lets out goes into the next; cut once any of them cut. */
+class FilterChain implements EventFilter {
+  constructor(private readonly filters: readonly EventFilter[]) {}
+
+  get cut(): boolean {
+    return this.filters.some((filter) => filter.cut);
+  }
+
+  push(event: BackendEvent): BackendEvent[] {
+    return this.from(0, [event]);
+  }
+
+  flush(): BackendEvent[] {
+    // What each filter still held goes through the filters after it, which then flush in turn.
+    const out: BackendEvent[] = [];
+    for (let i = 0; i < this.filters.length; i++)
+      out.push(...this.from(i + 1, (this.filters[i] as EventFilter).flush()));
+    return out;
+  }
+
+  /** `events` through filters `start`.. in order. */
+  private from(start: number, events: BackendEvent[]): BackendEvent[] {
+    let out = events;
+    for (let i = start; i < this.filters.length; i++) {
+      const filter = this.filters[i] as EventFilter;
+      const next: BackendEvent[] = [];
+      for (const event of out) next.push(...filter.push(event));
+      out = next;
+    }
+    return out;
+  }
+}
+
+/**
+ * The usage of an answer the kit cut: Cursor counts a turn only when it ends, and a cut turn is released before it
+ * does, so its usage is estimated as the gateway bills it (gateway/limits): the request's input by
+ * `estimateTokensOf`, the output handed out (text, reasoning, tool-call arguments) at {@link CHARS_PER_TOKEN}
+ * characters a token. It follows the cut's `turn-end`, as Cursor's usage follows a turn's end; none when nothing was
+ * handed out (what the gateway bills then too).
+ */
+class CutUsage implements EventFilter {
+  readonly cut = false;
+  private chars = 0;
+  private reasoningChars = 0;
+
+  constructor(
+    private readonly wasCut: () => boolean,
+    private readonly inputTokens: () => number,
+  ) {}
+
+  push(event: BackendEvent): BackendEvent[] {
+    if (event.type === "text-delta") this.chars += event.text.length;
+    else if (event.type === "reasoning-delta") {
+      this.chars += event.text.length;
+      this.reasoningChars += event.text.length;
+    } else if (event.type === "tool-call") this.chars += event.arguments.length;
+    else if (event.type === "turn-end" && this.wasCut() && this.chars > 0) return [event, this.usage()];
+    return [event];
+  }
+
+  flush(): BackendEvent[] {
+    return [];
+  }
+
+  private usage(): BackendEvent {
+    const inputTokens = this.inputTokens();
+    const outputTokens = Math.ceil(this.chars / CHARS_PER_TOKEN);
+    return {
+      type: "usage",
+      usage: {
+        inputTokens,
+        outputTokens,
+        totalTokens: inputTokens + outputTokens,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        reasoningTokens: Math.ceil(this.reasoningChars / CHARS_PER_TOKEN),
+        source: "estimate",
+      },
+    };
+  }
+}
+
 /** How the kit cuts a turn's answer: stop sequences, an output cap in tokens. */
 export interface AnswerLimits {
   stopSequences?: readonly string[] | undefined;
   maxOutputTokens?: number | undefined;
   /** Whether the client asked for reasoning, so that it counts toward the cap (see {@link capOutput}). */
   reasoningRequested?: boolean | undefined;
+  /** The request's input tokens by estimate, asked only when an answer is cut (its usage, see {@link CutUsage}). */
+  inputTokens?: (() => number) | undefined;
 }
 
 /** Told which cut ended the answer (at most one does). */
@@ -258,8 +342,18 @@ export function cutAnswer(
   limits: AnswerLimits,
   cuts: AnswerCuts,
 ): AsyncIterable<BackendEvent> {
-  let out = cutAtStopSequences(events, limits.stopSequences ?? [], (sequence) => cuts.onStop(sequence));
-  if (limits.maxOutputTokens !== undefined)
-    out = capOutput(out, limits.maxOutputTokens, limits.reasoningRequested === true, () => cuts.onLength());
-  return out;
+  const stops = limits.stopSequences ?? [];
+  if (stops.length === 0 && limits.maxOutputTokens === undefined) return events;
+  const chain: EventFilter[] = [];
+  const sequences = stops.filter((stop) => stop !== "");
+  if (sequences.length > 0) chain.push(new StopFilter(sequences, (sequence) => cuts.onStop(sequence)));
+  if (limits.maxOutputTokens !== undefined) {
+    const maxChars = limits.maxOutputTokens * CHARS_PER_TOKEN;
+    chain.push(new CapFilter(maxChars, limits.reasoningRequested === true, () => cuts.onLength()));
+  }
+  if (chain.length === 0) return events;
+  const inputTokens = limits.inputTokens;
+  if (inputTokens !== undefined) chain.push(new CutUsage(() => chain.some((filter) => filter.cut), inputTokens));
+  // One filter of them all: one promise per event, not one per cut.
+  return filtered(events, chain.length === 1 ? (chain[0] as EventFilter) : new FilterChain(chain));
 }

@@ -8,9 +8,11 @@
  */
 import type { EngineRequest } from "../../engine/types.js";
 import { loadTokenCounter, type TokenCounter } from "../../util/token-count.js";
+import { IMAGE_TOKENS } from "../../util/token-estimate.js";
 
-/** Flat estimate per image. */
-export const IMAGE_TOKENS = 1600;
+/** Flat estimate per image (the bridge's one figure, util/token-estimate.ts). */
+export { IMAGE_TOKENS };
+
 /** Per-message framing overhead (role markers), as chat tokenizers add. */
 const MESSAGE_OVERHEAD = 3;
 
