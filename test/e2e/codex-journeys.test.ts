@@ -108,7 +108,9 @@ describe("Codex CLI journeys → cursor-bridge serve (/v1/responses) → emulato
       expect(ran[0]?.aggregated_output).toContain("300000");
       // Codex sends the model the head and the tail of the output (about 40 KB here); all of it came back.
       const last = agentMessages(run).at(-1) ?? "";
-      expect(last, run.diagnostics).toMatch(/^exec_command returned: [^]*Process exited with code 0[^]*\n1\n2\n3\n/);
+      expect(last, run.diagnostics).toMatch(
+        /^exec_command returned: [\s\S]*Process exited with code 0[\s\S]*\n1\n2\n3\n/,
+      );
       expect(last.endsWith("\n299999\n300000\n")).toBe(true);
       expect(last.length).toBeGreaterThan(20_000);
       const turns = served.emulator.stats().turns;
