@@ -121,7 +121,8 @@ function banner(url: string, upstream: AnnouncedUpstream, adminKey = false): str
     const bar = "!".repeat(78);
     lines.push(
       bar,
-      "!! UPSTREAM: CURSOR EMULATOR — not your Cursor account. Answers are scripted (see docs/emulator.md).",
+      // Not docs/emulator.md: an installed package ships no docs/, and the help lists the directives too.
+      "!! UPSTREAM: CURSOR EMULATOR — not your Cursor account. Answers are scripted (`cursor-bridge emulator --help`).",
       upstream.chosen
         ? "!! Chosen by --upstream emulator: start without it (after `cursor-bridge login`) for Cursor's real models."
         : "!! Run `cursor-bridge login`, then restart, to use Cursor's real models.",

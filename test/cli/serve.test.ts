@@ -24,6 +24,8 @@ describe("cursor-bridge serve", () => {
     open.push({ bridge });
     expect(bridge.upstream.kind).toBe("emulator");
     expect(out.join("")).toMatch(/UPSTREAM: CURSOR EMULATOR/);
+    // Points to what every install has (the package ships no docs/).
+    expect(out.join("")).toContain("Answers are scripted (`cursor-bridge emulator --help`).");
     expect(out.join("")).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+\/v1/);
     const client = new OpenAI({ baseURL: `${bridge.server.url}/v1`, apiKey: "x", maxRetries: 0 });
     const reply = await client.chat.completions.create({
