@@ -25,7 +25,7 @@ export function parseErrorMessage(
       const flag = argv[i] ?? "";
       const next = argv[i + 1] ?? "";
       if (!flag.startsWith("--") || options[flag.slice(2)]?.type !== "string" || !/^-\d/.test(next)) continue;
-      return `${flag} ${redactText(next)}: the value must be positive. ${hint}`;
+      return `${flag} ${redactText(next)}: the value cannot be negative. ${hint}`;
     }
   }
   if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {

@@ -19,7 +19,7 @@ afterEach(async () => {
 });
 
 describe("option errors", () => {
-  it("a negative number says the value must be positive, naming the option", async () => {
+  it("a negative number says the value cannot be negative, naming the option", async () => {
     for (const [argv, flag] of [
       [["keys", "create", "--name", "k", "--rpm", "-5"], "--rpm -5"],
       [["keys", "create", "--name", "k", "--budget", "-1/day"], "--budget -1/day"],
@@ -27,7 +27,7 @@ describe("option errors", () => {
     ] as const) {
       const result = await harness.run([...argv]);
       expect(result.code, flag).toBe(2);
-      expect(result.err, flag).toContain(`${flag}: the value must be positive.`);
+      expect(result.err, flag).toContain(`${flag}: the value cannot be negative.`);
       expect(result.err, flag).not.toContain("ambiguous");
     }
   });
