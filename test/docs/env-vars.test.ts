@@ -1,7 +1,7 @@
 /**
  * Every environment variable cursor-bridge reads is in docs/commands.md: each setting's (the settings table that
- * `serve --help` prints) as a row of the "Environment variables" table with its flag and config-file key, and every
- * other `CURSOR_BRIDGE_*` name the code or bin/ reads.
+ * `serve --help` prints) as a row of the "Environment variables" table with its flag, config-file key, default and
+ * description, and every other `CURSOR_BRIDGE_*` name the code or bin/ reads.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -46,6 +46,10 @@ describe("the environment variables in docs/commands.md", () => {
       const key = row?.[2] ?? "";
       if (setting.secret && setting.name !== "adminKey") expect(key, `${setting.env} has no config key`).toBe("—");
       else expect(key.startsWith(`\`${setting.name}\``), `${setting.env}'s config key ${setting.name}`).toBe(true);
+      // The default and the description as `serve --help` prints them.
+      const shown = setting.defaultText === "none" ? "none" : `\`${setting.defaultText}\``;
+      expect(row?.[3], `${setting.env}'s default`).toBe(shown);
+      expect(row?.[4]?.replaceAll("`", "").replaceAll("\\|", "|"), `${setting.env}'s description`).toBe(setting.description);
     }
   });
 
