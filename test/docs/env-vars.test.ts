@@ -49,7 +49,9 @@ describe("the environment variables in docs/commands.md", () => {
       // The default and the description as `serve --help` prints them.
       const shown = setting.defaultText === "none" ? "none" : `\`${setting.defaultText}\``;
       expect(row?.[3], `${setting.env}'s default`).toBe(shown);
-      expect(row?.[4]?.replaceAll("`", "").replaceAll("\\|", "|"), `${setting.env}'s description`).toBe(setting.description);
+      expect(row?.[4]?.replaceAll("`", "").replaceAll("\\|", "|"), `${setting.env}'s description`).toBe(
+        setting.description,
+      );
     }
   });
 
