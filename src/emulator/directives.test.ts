@@ -140,6 +140,7 @@ describe("parseDirectives", () => {
       drop: true,
       overflow: true,
       truncate: true,
+      "slow-cancel": true,
       // biome-ignore lint/suspicious/noThenProperty: a record keyed by directive kind, never awaited.
       then: true,
       task: true,

@@ -48,6 +48,7 @@ export type Directive =
   | { kind: "truncate" }
   | { kind: "then" }
   | { kind: "abort-exec"; afterMs: number }
+  | { kind: "slow-cancel"; afterMs: number }
   | { kind: "tool-chunks"; size: number }
   | { kind: "tool-gap"; gapMs: number }
   | { kind: "tool-cut"; call: number }
@@ -82,6 +83,7 @@ export const DIRECTIVES: ReadonlyArray<{ keyword: string; syntax: string; exampl
   { keyword: "truncate", syntax: "truncate", example: "[[emu:truncate]]" },
   { keyword: "then", syntax: "then", example: "[[emu:then]]" },
   { keyword: "abort-exec", syntax: "abort-exec MS", example: "[[emu:abort-exec 500]]" },
+  { keyword: "slow-cancel", syntax: "slow-cancel MS", example: "[[emu:slow-cancel 1000]]" },
   { keyword: "tool-chunks", syntax: "tool-chunks N", example: "[[emu:tool-chunks 64]]" },
   { keyword: "tool-gap", syntax: "tool-gap MS", example: "[[emu:tool-gap 250]]" },
   { keyword: "tool-cut", syntax: "tool-cut N", example: "[[emu:tool-cut 1]]" },
@@ -205,6 +207,7 @@ function parseBody(body: string): Directive | string {
     case "stall":
     case "drop":
     case "abort-exec":
+    case "slow-cancel":
     case "tool-chunks":
     case "tool-gap":
     case "tool-cut":
@@ -275,7 +278,17 @@ function parseError(rest: string): Directive | string {
 }
 
 function parseCount(
-  keyword: "think" | "tokens" | "cached" | "stall" | "drop" | "abort-exec" | "tool-chunks" | "tool-gap" | "tool-cut",
+  keyword:
+    | "think"
+    | "tokens"
+    | "cached"
+    | "stall"
+    | "drop"
+    | "abort-exec"
+    | "slow-cancel"
+    | "tool-chunks"
+    | "tool-gap"
+    | "tool-cut",
   rest: string,
 ): Directive | string {
   if (!/^\d{1,7}$/.test(rest)) return `[[emu:${keyword}]] needs a whole number, got "${rest}".`;
@@ -285,6 +298,7 @@ function parseCount(
   if (keyword === "cached") return { kind: "cached", tokens: n };
   if (keyword === "stall") return { kind: "stall", afterTokens: n };
   if (keyword === "abort-exec") return { kind: "abort-exec", afterMs: n };
+  if (keyword === "slow-cancel") return { kind: "slow-cancel", afterMs: n };
   if (keyword === "tool-gap") return { kind: "tool-gap", gapMs: n };
   if (keyword === "tool-cut")
     return n > 0 ? { kind: "tool-cut", call: n } : "[[emu:tool-cut]] needs a call number of at least 1.";
@@ -424,6 +438,8 @@ export function describeEmulatorDirectives(): string {
     "  [[emu:abort-exec MS]]           abort (exec_server_control_message.abort) every tool call of the turn",
     "                                  still unanswered after MS ms; the reply then says",
     "                                  `NAME returned: error: aborted by the server after MS ms`",
+    "  [[emu:slow-cancel MS]]          after the client's cancel_action the turn ends (turn_ended, end of",
+    "                                  stream) MS ms later instead of at once: a Run slow to close",
     "  [[emu:tool-gap MS]]             wait MS ms before each later call of the step (its first",
     "                                  partial_tool_call), as a model that takes time between parallel calls",
     "  [[emu:tool-cut N]]              the step's Nth client tool call (from 1) stops forming halfway: only",

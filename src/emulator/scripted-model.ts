@@ -132,6 +132,8 @@ export interface TurnPlan {
   /** Token rate from `[[emu:rate]]`; undefined = the emulator default. */
   tokensPerSecond?: number;
   fault?: PlannedFault;
+  /** `[[emu:slow-cancel MS]]`: after the client's cancel_action the turn ends this many ms later. */
+  cancelDelayMs?: number;
   /** `[[emu:abort-exec MS]]`: the server aborts tool calls still unanswered after this many ms. */
   abortExecAfterMs?: number;
   /** `[[emu:tool-chunks N]]`: a client tool's argument snapshots grow by at most N characters (default 16). */
@@ -264,6 +266,9 @@ function applyDirective(
       return false;
     case "abort-exec":
       plan.abortExecAfterMs = directive.afterMs;
+      return false;
+    case "slow-cancel":
+      plan.cancelDelayMs = directive.afterMs;
       return false;
     case "tool-chunks":
       plan.toolChunkSize = directive.size;

@@ -94,17 +94,26 @@ export async function* runTurn(transport: TurnTransport, deps: TurnDeps): AsyncG
     },
   });
   const close = (outcome: string): void => deps.stats.closeTurn(record, outcome, Date.now());
-  void drive(channel, transport, deps, record).then(
+  /** `[[emu:slow-cancel MS]]`: how long after a cancel_action the turn ends. */
+  const cancel = { delayMs: 0 };
+  void drive(channel, transport, deps, record, cancel).then(
     () => {
       close("completed");
       channel.outbox.close();
     },
     (error: unknown) => {
       if (channel.cancelled) {
-        // §4.5 cancel_action: stop generating and end the turn cleanly.
-        channel.send({ message: { case: "interactionUpdate", value: { message: { case: "turnEnded", value: {} } } } });
-        close("cancelled");
-        channel.outbox.close();
+        // §4.5 cancel_action: stop generating and end the turn cleanly (later under [[emu:slow-cancel MS]], unless
+        // the client goes away first).
+        const end = () => {
+          channel.send({
+            message: { case: "interactionUpdate", value: { message: { case: "turnEnded", value: {} } } },
+          });
+          close("cancelled");
+          channel.outbox.close();
+        };
+        if (cancel.delayMs > 0) sleep(cancel.delayMs, transport.clientSignal).then(end, () => {});
+        else end();
       } else if (error instanceof ConnectionDropped) {
         close("dropped");
         channel.outbox.close();
@@ -191,7 +200,13 @@ function requestFacts(
   };
 }
 
-async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnDeps, record: TurnStats): Promise<void> {
+async function drive(
+  channel: TurnChannel,
+  transport: TurnTransport,
+  deps: TurnDeps,
+  record: TurnStats,
+  cancel: { delayMs: number },
+): Promise<void> {
   const request = await channel.runRequest;
   const { resume, model, userMessage } = acceptRequest(request, record, deps.models);
   const fetchBlobs = (ids: readonly Uint8Array[]): Promise<Uint8Array[]> =>
@@ -219,6 +234,7 @@ async function drive(channel: TurnChannel, transport: TurnTransport, deps: TurnD
     images: [...conversation.images, ...newImages],
     request: requestFacts(request, transport.allowedTools ?? null, transport.excludedTools ?? null),
   });
+  cancel.delayMs = plan.cancelDelayMs ?? 0;
   if (deps.bootstrapLatencyMs > 0) await sleep(deps.bootstrapLatencyMs, channel.signal);
   if (plan.fault?.kind === "error") throw scriptedError(plan.fault.code, transport.clientVersion);
   if (plan.fault?.kind === "overflow" && (plan.fault.once !== true || !deps.overflowOnce.fired)) {

@@ -359,9 +359,9 @@ export function createEngine(options: EngineOptions): BridgeEngine {
         if (mismatch !== undefined) [stale, why, entry] = [entry, mismatch, undefined];
         if (stale !== undefined) {
           // The open Run only knows the history it parked with: close it (its state stays in the checkpoint) and
-          // route the request as any other, before a new Run may continue the same conversation.
+          // route the request as any other, without waiting for Cursor to end it (see closeSuperseded).
           logger.info("not resuming a parked turn: the request does not continue it", { reason: why });
-          await stale.turn.close("superseded");
+          closeSuperseded(stale.turn, logger);
         }
         if (entry !== undefined) {
           resumedFrom = entry;
@@ -387,7 +387,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
         const mine = (entry: ParkedEntry) => entry.origin.owner === owner;
         for (let moved = parked.release(ids, mine); moved !== undefined; moved = parked.release(ids, mine)) {
           logger.info("closing a parked turn: the conversation moved on without its results");
-          await moved.turn.close("superseded");
+          closeSuperseded(moved.turn, logger);
         }
       }
       routed ??= await startFresh(input, keys, model.id, signal, how.trace, undefined, extras);
@@ -423,6 +423,21 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       await index.close();
     },
   };
+}
+
+/**
+ * Closes a parked turn the conversation moved past, without waiting for Cursor to end its Run (up to the cancel
+ * grace): the next Run does not depend on that. It continues from the checkpoint saved before the parked turn's
+ * answer ended (the turn waits for that save before its turn-end), the old turn stops saving anything as soon as its
+ * close begins (synchronously: what Cursor sends after a parked turn is closed is never saved, docs/protocol.md
+ * §4.6), and the wire reference has the next message sent as a new Run with the last checkpoint as its state (§4.7),
+ * with no rule that an earlier Run of the conversation must have ended first (cursor-protocol.md §4.5 records the IDE's
+ * cancel reason `new_message_submitted`: it cancels a turn because a new message goes out).
+ */
+function closeSuperseded(turn: AgentTurn, logger: Logger): void {
+  turn
+    .close("superseded")
+    .catch((error: unknown) => logger.debug("closing a superseded parked turn failed", { error }));
 }
 
 /** The ids of every tool call the history's assistant messages made, latest first. */

@@ -305,3 +305,37 @@ async function parkAs(client: OpenAI): Promise<ChatMessage[]> {
   messages.push(first.choices[0]!.message, { role: "tool", tool_call_id: call.id, content: "sunny" });
   return messages;
 }
+
+describe("moving on from a parked turn does not wait for its Run to close", () => {
+  let stack: Stack;
+  let client: OpenAI;
+  beforeAll(async () => {
+    // Closing a Run waits up to a minute for Cursor to end it, and the parked Run below takes that long.
+    stack = await startStack({ cancelGraceMs: 60_000 });
+    client = new OpenAI({ baseURL: stack.baseURL, apiKey: "local", maxRetries: 0 });
+  });
+  afterAll(async () => stack.close());
+
+  it("the new message's Run starts while the parked one is still closing, from the checkpoint it parked with", async () => {
+    const SLOW = 'GAMMA [[emu:tool get_weather {"city":"Oslo"}]] [[emu:slow-cancel 60000]]';
+    const first = await client.chat.completions.create({
+      model: "auto",
+      tools: [weather],
+      messages: [{ role: "user", content: SLOW }],
+    });
+    const assistant = first.choices[0]!.message;
+    expect(stack.parked.size()).toBe(1);
+    const parkedRun = stack.emulator.stats().turns.length - 1;
+    const reply = await client.chat.completions.create({
+      model: "auto",
+      tools: [weather],
+      messages: [{ role: "user", content: SLOW }, assistant, { role: "user", content: "Never mind. [[emu:recall]]" }],
+    });
+    // Continued from the checkpoint the turn parked with, answered while the parked Run has not ended yet.
+    expect(reply.choices[0]?.message.content).toContain("GAMMA");
+    const turns = stack.emulator.stats().turns;
+    expect(turns[parkedRun]?.outcome).toBeUndefined();
+    expect(turns.at(-1)?.outcome).toBe("completed");
+    expect(stack.parked.size()).toBe(0);
+  }, 120_000);
+});

@@ -34,6 +34,8 @@ export interface StackOptions {
   gateway?: AppGateway;
   transport?: "auto" | "http2" | "http1";
   stallTimeoutMs?: number;
+  /** How long closing a turn waits for Cursor to end its Run after the cancel (AgentClientOptions). @default 250 */
+  cancelGraceMs?: number;
   parkedTurnTtlMs?: number;
   /** Body timeout of the HTTP listener (ms). */
   bodyTimeoutMs?: number;
@@ -144,7 +146,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       responses: options.responseStore ?? createMemoryResponseStore(),
     },
     logger,
-    agent: { stallTimeoutMs: options.stallTimeoutMs ?? 15_000 },
+    agent: {
+      stallTimeoutMs: options.stallTimeoutMs ?? 15_000,
+      ...(options.cancelGraceMs === undefined ? {} : { cancelGraceMs: options.cancelGraceMs }),
+    },
     engine: {
       parkedTurnTtlMs: options.parkedTurnTtlMs ?? 60_000,
       ...(options.cursorTools === undefined ? {} : { cursorTools: options.cursorTools }),
