@@ -1,0 +1,235 @@
+/**
+ * Journeys an OpenCode user makes every day, with the real client (1.18.33, test/clients) configured with a provider
+ * block against `cursor-bridge serve` and the emulator: a multi-step tool task (two commands at once, then a read and
+ * a failing command), switching the model variant in the middle of a session, and a run stopped while its tool ran,
+ * then continued. Each checks what the user sees (exit 0, the tool states, the final text) and, from the emulator's
+ * per-Run statistics, that the tool round trips stayed on one Cursor Run and a continued session stayed on its Cursor
+ * conversation.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { closedPort, runClient, startClient } from "./support/client-process.js";
+import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
+import { OPENCODE_BINARY, OPENCODE_OFFLINE_ENV, openCodeSkipReason } from "./support/test-clients.js";
+
+const MAIN_MODEL = "composer-1";
+/** A parameterised model of the emulator's catalogue (reasoning none…extra-high). */
+const VARIANT_MODEL = "gpt-5.5";
+const TITLE_MODEL = "claude-4.5-sonnet";
+const RUN_TIMEOUT_MS = 150_000;
+const TEST_TIMEOUT_MS = 3 * RUN_TIMEOUT_MS;
+
+const reason = await openCodeSkipReason();
+if (reason !== undefined) console.log(`skipping the OpenCode journey tests: ${reason}`);
+
+function openCodeConfig(baseURL: string): string {
+  const model = (name: string) => ({ name, tool_call: true });
+  const variants = Object.fromEntries(["low", "high"].map((effort) => [effort, { reasoningEffort: effort }]));
+  return JSON.stringify({
+    provider: {
+      bridge: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "cursor-bridge",
+        options: { baseURL, apiKey: "e2e" },
+        models: {
+          [MAIN_MODEL]: model(MAIN_MODEL),
+          [TITLE_MODEL]: model(TITLE_MODEL),
+          [VARIANT_MODEL]: { ...model(VARIANT_MODEL), reasoning: true, variants },
+        },
+      },
+    },
+    model: `bridge/${MAIN_MODEL}`,
+    small_model: `bridge/${TITLE_MODEL}`,
+    autoupdate: false,
+    share: "disabled",
+    permission: { bash: "allow", read: "allow", edit: "deny", webfetch: "deny" },
+  });
+}
+
+interface OpenCodeEvent {
+  type: string;
+  sessionID?: string;
+  part?: {
+    type?: string;
+    text?: string;
+    tool?: string;
+    reason?: string;
+    state?: { status?: string; output?: string; error?: string; input?: Record<string, unknown> };
+  };
+}
+
+interface OpenCodeRun {
+  code: number;
+  events: OpenCodeEvent[];
+  diagnostics: string;
+}
+
+function parse(stdout: string): OpenCodeEvent[] {
+  return stdout
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as OpenCodeEvent];
+      } catch {
+        return [];
+      }
+    });
+}
+
+const texts = (run: OpenCodeRun) =>
+  run.events
+    .filter((e) => e.type === "text")
+    .map((e) => e.part?.text ?? "")
+    .join("\n");
+const toolUses = (run: OpenCodeRun) => run.events.filter((e) => e.type === "tool_use");
+
+describe.skipIf(reason !== undefined)("OpenCode journeys → cursor-bridge serve → emulator", () => {
+  let served: ServedBridge;
+  let home: TempHome;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    served = await startServedBridge();
+    home = createTempHome("opencode-journeys");
+    env = {
+      ...home.env,
+      OPENCODE_CONFIG_CONTENT: openCodeConfig(served.baseURL),
+      ...OPENCODE_OFFLINE_ENV,
+      npm_config_registry: `http://127.0.0.1:${await closedPort()}`,
+    };
+  });
+  afterAll(async () => {
+    await served?.close();
+    home?.remove();
+  });
+
+  const folder = (name: string) => {
+    const cwd = join(home.dir, name);
+    mkdirSync(cwd, { recursive: true });
+    return cwd;
+  };
+  const args = (model: string, words: string[]) => ["run", "-m", `bridge/${model}`, "--format", "json", ...words];
+  async function runOpenCode(cwd: string, model: string, words: string[]): Promise<OpenCodeRun> {
+    const result = await runClient(OPENCODE_BINARY, args(model, words), { cwd, env, timeoutMs: RUN_TIMEOUT_MS });
+    const code = result.code ?? 1;
+    const diagnostics = `exit ${code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr.slice(-4000)}`;
+    return { code, events: parse(result.stdout), diagnostics };
+  }
+  const turnsOf = (model: string) => served.emulator.stats().turns.filter((turn) => turn.model === model);
+
+  it(
+    "a multi-step tool task: two commands at once, then a read and a failing command, on one Run",
+    async () => {
+      const nonce = randomBytes(5).toString("hex");
+      const cwd = folder("multi-step");
+      served.emulator.resetStats();
+      const bash = (command: string) => `[[emu:tool bash ${JSON.stringify({ command, description: "Run it" })}]]`;
+      const prompt = [
+        "Write and check the notes.",
+        bash(`echo alpha-${nonce} > a.txt`),
+        bash(`echo bravo-${nonce} > b.txt`),
+        "[[emu:then]]",
+        `[[emu:tool read ${JSON.stringify({ filePath: join(cwd, "a.txt") })}]]`,
+        bash("cat no-such-file"),
+      ].join(" ");
+      const run = await runOpenCode(cwd, MAIN_MODEL, [prompt]);
+      expect(run.code, run.diagnostics).toBe(0);
+      expect(readFileSync(join(cwd, "a.txt"), "utf8")).toBe(`alpha-${nonce}\n`);
+      expect(readFileSync(join(cwd, "b.txt"), "utf8")).toBe(`bravo-${nonce}\n`);
+      // OpenCode reports each call when it completes, in whatever order the parallel ones finish.
+      const tools = toolUses(run);
+      expect(tools.map((e) => e.part?.tool).sort(), run.diagnostics).toEqual(["bash", "bash", "bash", "read"]);
+      expect(tools.every((e) => e.part?.state?.status === "completed")).toBe(true);
+      const read = tools.find((e) => e.part?.tool === "read");
+      expect(read?.part?.state?.output).toContain(`alpha-${nonce}`);
+      const failing = tools.find((e) => e.part?.state?.input?.command === "cat no-such-file");
+      expect(failing?.part?.state?.output).toContain("No such file");
+      const answer = texts(run);
+      expect(answer.match(/bash returned:/g), run.diagnostics).toHaveLength(3);
+      expect(answer).toMatch(new RegExp(`read returned: [^]*alpha-${nonce}`));
+      expect(answer).toContain("No such file");
+      const finishes = run.events.filter((e) => e.type === "step_finish").map((e) => e.part?.reason);
+      expect(finishes).toEqual(["tool-calls", "tool-calls", "stop"]);
+      const turns = turnsOf(MAIN_MODEL);
+      expect(turns, JSON.stringify(turns)).toHaveLength(1);
+      expect(turns[0]?.outcome).toBe("completed");
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "switching the model variant mid-session reaches Cursor and stays on the session's conversation",
+    async () => {
+      const cwd = folder("variant");
+      served.emulator.resetStats();
+      const first = await runOpenCode(cwd, VARIANT_MODEL, ["--variant", "high", "Which model? [[emu:echo-model]]"]);
+      expect(first.code, first.diagnostics).toBe(0);
+      expect(texts(first)).toMatch(/Model: gpt-5\.5; params: [^;]*reasoning=high[,;]/);
+      const second = await runOpenCode(cwd, VARIANT_MODEL, [
+        "--continue",
+        "--variant",
+        "low",
+        "And now? [[emu:echo-model]]",
+      ]);
+      expect(second.code, second.diagnostics).toBe(0);
+      expect(texts(second)).toMatch(/Model: gpt-5\.5; params: [^;]*reasoning=low[,;]/);
+      const turns = turnsOf(VARIANT_MODEL);
+      expect(turns, JSON.stringify(turns)).toHaveLength(2);
+      expect(turns[1]?.conversationId, JSON.stringify(turns)).toBe(turns[0]?.conversationId);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "a run stopped while its tool runs, then continued with a new prompt",
+    async () => {
+      const cwd = folder("abort");
+      served.emulator.resetStats();
+      const opening = await runOpenCode(cwd, MAIN_MODEL, ["Hello there."]);
+      expect(opening.code, opening.diagnostics).toBe(0);
+      const marker = join(cwd, "started");
+      const slow = startClient(
+        OPENCODE_BINARY,
+        args(MAIN_MODEL, ["--continue", `Wait. [[emu:tool bash {"command":"touch ${marker}; sleep 60"}]]`]),
+        { cwd, env, timeoutMs: RUN_TIMEOUT_MS },
+      );
+      await waitFor(() => {
+        try {
+          readFileSync(marker);
+          return true;
+        } catch {
+          return false;
+        }
+      }, "the tool to start");
+      slow.child.kill("SIGINT");
+      await slow.done;
+
+      const next = await runOpenCode(cwd, MAIN_MODEL, ["--continue", "[[emu:recall]] Never mind."]);
+      expect(next.code, next.diagnostics).toBe(0);
+      // OpenCode quotes a prompt that holds a space.
+      expect(texts(next), next.diagnostics).toMatch(/First message: "?Hello there\."?/);
+      expect(
+        next.events.some((e) => e.type === "error"),
+        next.diagnostics,
+      ).toBe(false);
+      const turns = turnsOf(MAIN_MODEL);
+      expect(turns, JSON.stringify(turns)).toHaveLength(3);
+      // The stopped turn's Run (parked on the bash call) was let go once the next request answered that call (as
+      // aborted) and went on, and the new prompt stayed on the session's conversation.
+      expect(turns.map((turn) => turn.outcome)).toEqual(["completed", "cancelled", "completed"]);
+      expect(new Set(turns.map((turn) => turn.conversationId)).size, JSON.stringify(turns)).toBe(1);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+async function waitFor(check: () => boolean, what: string, timeoutMs = RUN_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
