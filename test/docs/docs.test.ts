@@ -1,7 +1,7 @@
 /**
  * The documentation's shape: a README that is a short front door, one page of docs/ per reader's question, no prose
- * line over 120 characters, links that lead somewhere, the emulator's directive table as the emulator has it, and
- * the performance record as the bench's generator writes it.
+ * line over 120 characters, links that lead somewhere, source files named that exist, the emulator's directive table
+ * as the emulator has it, and the performance record as the bench's generator writes it.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -42,6 +42,15 @@ function proseLines(text: string): Array<{ n: number; line: string }> {
     else if (!fenced) out.push({ n: index + 1, line });
   });
   return out;
+}
+
+/** The files under `dir` (relative to the root), node_modules folders aside. */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return entry.name === "node_modules" ? [] : sourceFiles(path);
+    return entry.isFile() ? [path] : [];
+  });
 }
 
 /** GitHub's anchor of a heading. */
@@ -103,6 +112,26 @@ describe("the documentation", () => {
       }
     }
     expect(broken).toEqual([]);
+  });
+
+  it("names only source files that exist", () => {
+    const files = ["src", "test", "tools", "bench", "bin", "proto"].flatMap((dir) => sourceFiles(dir));
+    expect(files.length).toBeGreaterThan(500);
+    const missing: string[] = [];
+    for (const page of [...pages(), "CONTRIBUTING.md"]) {
+      for (const { n, line } of proseLines(read(page))) {
+        for (const match of line.matchAll(/`([\w./-]+\.(?:ts|mjs|cjs|js|proto))`/g)) {
+          const name = match[1] ?? "";
+          // A path from the root (src/…, test/…), or a name relative to a folder the sentence names (kit/translate.ts).
+          if (name.startsWith("dist/")) continue; // the build's output
+          const found = /^(src|test|tools|bench|bin|proto)\/|^\.[^/]+$/.test(name)
+            ? existsSync(join(ROOT, name))
+            : files.some((file) => file === name || file.endsWith(`/${name}`));
+          if (!found) missing.push(`${page}:${n} ${name}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
   });
 
   it("lists every directive of the emulator's table with its arguments, and nothing else", () => {
