@@ -9,9 +9,9 @@ import { ProxyError } from "../util/errors.js";
 import { type Logger, silentLogger } from "../util/logger.js";
 import { CLUSTER_HEADER, type ClusterAuth } from "./cluster-auth.js";
 import { type InstanceDirectory, instanceOfToolCallId } from "./instance.js";
-import { encodeEngineRequest, FORWARD_PATH, fromWireError, readFrames, type TurnFrame } from "./wire.js";
+import { encodeEngineRequest, FORWARD_PATH, fromWireError, RELEASE_PATH, readFrames, type TurnFrame } from "./wire.js";
 
-export { FORWARD_PATH };
+export { FORWARD_PATH, RELEASE_PATH };
 
 /** Options of {@link createTurnForwarder}. */
 export interface TurnForwarderOptions {
@@ -50,6 +50,34 @@ export function createTurnForwarder(options: TurnForwarderOptions): TurnForwarde
       const first = toolCallIds[0];
       const tag = first === undefined ? undefined : instanceOfToolCallId(first);
       return tag === undefined || tag === options.selfTag ? undefined : tag;
+    },
+    async release(owner, release, signal) {
+      try {
+        const url = await options.directory.urlOf(owner);
+        if (url === undefined) return undefined;
+        const body = JSON.stringify(release);
+        const response = await doFetch(new URL(RELEASE_PATH, url), {
+          method: "POST",
+          headers: { "content-type": "application/json", [CLUSTER_HEADER]: options.auth.sign(body) },
+          body,
+          signal: AbortSignal.any([signal, AbortSignal.timeout(connectTimeoutMs)]),
+        });
+        const answer = (await response.json().catch(() => undefined)) as { released?: unknown } | undefined;
+        if (!response.ok || typeof answer?.released !== "number") {
+          logger.info("the instance holding a parked turn did not take its release", {
+            owner,
+            status: response.status,
+          });
+          return undefined;
+        }
+        if (answer.released > 0) logger.debug("the instance holding a parked turn closed it", { owner });
+        return answer.released;
+      } catch (error) {
+        // Its parked turn then waits for its TTL, as it did before instances told each other.
+        if (!signal.aborted)
+          logger.info("could not tell the instance holding a parked turn to close it", { owner, error });
+        return undefined;
+      }
     },
     async forward(owner: string, request: EngineRequest, signal: AbortSignal): Promise<EngineTurn | undefined> {
       const url = await options.directory.urlOf(owner);

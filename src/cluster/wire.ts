@@ -4,11 +4,43 @@
  * event, then `end` or `error`). Surface-neutral on purpose: every API surface forwards the same way.
  */
 import type { BackendEvent, ModelInfo } from "../backend/types.js";
-import type { EngineRequest, TurnRoute } from "../engine/index.js";
+import type { EngineRequest, ParkedRelease, TurnRoute } from "../engine/index.js";
 import { ProxyError, type ProxyErrorCode } from "../util/errors.js";
 
 /** The path instances accept forwarded turns on. */
 export const FORWARD_PATH = "/internal/cluster/turn";
+
+/**
+ * The path instances are told on that a conversation moved on past tool calls they handed out (a new message instead
+ * of the results): a JSON {@link ParkedRelease}, answered `{"released": n}`.
+ */
+export const RELEASE_PATH = "/internal/cluster/release";
+
+/** The {@link ParkedRelease} of a release body; a malformed one is a 400. */
+export function decodeParkedRelease(text: string): ParkedRelease {
+  let value: Partial<Record<keyof ParkedRelease, unknown>> | undefined;
+  try {
+    value = JSON.parse(text) as typeof value;
+  } catch {
+    value = undefined;
+  }
+  const ids = value?.toolCallIds;
+  const optional = (field: unknown) => field === undefined || typeof field === "string";
+  if (
+    !Array.isArray(ids) ||
+    ids.length > 1_000 ||
+    !ids.every((id) => typeof id === "string") ||
+    !optional(value?.owner) ||
+    !optional(value?.account)
+  ) {
+    throw new ProxyError("invalid_request", "The release request is not valid.", { detail: "bad_request" });
+  }
+  return {
+    toolCallIds: ids as string[],
+    owner: value?.owner as string | undefined,
+    account: value?.account as string | undefined,
+  };
+}
 
 /** One line of a forwarded turn. */
 export type TurnFrame =

@@ -83,6 +83,11 @@ export function createAccountRouter(options: AccountRouterOptions): BridgeEngine
       const counts = await Promise.all(all().map((engine) => engine.releaseOwned?.(owner, reason) ?? 0));
       return counts.reduce((sum, count) => sum + count, 0);
     },
+    async releaseParked(release) {
+      // The engine of the account the request ran on holds the turn (an account without one here has none).
+      const engine = engines.get(release.account ?? defaultAccount);
+      return (await engine?.releaseParked?.(release)) ?? 0;
+    },
     async closeAll() {
       await Promise.all(all().map((engine) => engine.closeAll()));
       await options.index?.close();

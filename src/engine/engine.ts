@@ -49,6 +49,7 @@ import type {
   Engine,
   EngineRequest,
   EngineTurn,
+  ParkedRelease,
   StartTurnOptions,
   TurnForwarder,
   TurnRoute,
@@ -136,6 +137,11 @@ export interface BridgeEngine extends Engine {
    * Resolves to how many were parked once they are closed. Optional so embedders' engines need not provide it.
    */
   releaseOwned?(owner: string, reason: string): Promise<number>;
+  /**
+   * Closes the turns parked on these tool calls (of `release.owner` only): the conversation moved on past them on
+   * another instance (TurnForwarder.release). Resolves to how many were closed. Optional as {@link releaseOwned}.
+   */
+  releaseParked?(release: ParkedRelease): Promise<number>;
   /** Closes parked turns and flushes the index (shutdown). */
   closeAll(): Promise<void>;
 }
@@ -290,6 +296,23 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     }
   };
 
+  /**
+   * Closes the turns of `owner` parked on any of `ids`: the conversation moved past them without their results (the
+   * user interrupted the tools, or answered them before a new message), so their Runs wait for results that will
+   * never come. Takes the owner, not the request (a captured request would live as long as the turn's other closures,
+   * parked ones included).
+   */
+  const releaseMovedOn = (ids: readonly string[], owner: string | undefined): number => {
+    const mine = (entry: ParkedEntry) => entry.origin.owner === owner;
+    let closed = 0;
+    for (let moved = parked.release(ids, mine); moved !== undefined; moved = parked.release(ids, mine)) {
+      logger.info("closing a parked turn: the conversation moved on without its results");
+      closeSuperseded(moved.turn, logger);
+      closed++;
+    }
+    return closed;
+  };
+
   return {
     async startTurn(request: EngineRequest, signal: AbortSignal, how: StartTurnOptions = {}): Promise<EngineTurn> {
       options.storeReady?.();
@@ -380,15 +403,12 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       // (the user interrupted the tools, or answered them before a new message). That Run waits for results that will
       // never come: closed now, not at its TTL (its checkpoint continues the conversation below).
       if (input.trailingResults.length === 0 && parked.size() > 0) {
-        const ids = historyCallIds(input.messages);
-        // The closure captures the owner, not the request (a captured request would live as long as the turn's
-        // other closures, parked ones included).
-        const owner = request.owner;
-        const mine = (entry: ParkedEntry) => entry.origin.owner === owner;
-        for (let moved = parked.release(ids, mine); moved !== undefined; moved = parked.release(ids, mine)) {
-          logger.info("closing a parked turn: the conversation moved on without its results");
-          closeSuperseded(moved.turn, logger);
-        }
+        releaseMovedOn(historyCallIds(input.messages), request.owner);
+      }
+      // The same for a turn another instance holds (its calls carry that instance's tag): that instance is told to
+      // close it, and neither is waited for (see closeSuperseded; the release never fails the request).
+      if (input.trailingResults.length === 0 && forwarder?.release !== undefined && how.forwarded !== true) {
+        void releaseElsewhere(forwarder, latestCallIds(input.messages), request);
       }
       routed ??= await startFresh(input, keys, model.id, signal, how.trace, undefined, extras);
       if (recording === undefined) routed = { ...routed, events: await primeFirst(routed.events) };
@@ -411,6 +431,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     listModels: (signal, _account, options) => agentClient.listModels(signal, options),
     parkedCount: () => parked.size(),
     parkedTurns: () => parked.list(),
+    releaseParked: async (release) => releaseMovedOn(release.toolCallIds, release.owner),
     async releaseOwned(owner, reason) {
       const owned = parked.releaseOwned(owner);
       if (owned.length > 0)
@@ -438,6 +459,47 @@ function closeSuperseded(turn: AgentTurn, logger: Logger): void {
   turn
     .close("superseded")
     .catch((error: unknown) => logger.debug("closing a superseded parked turn failed", { error }));
+}
+
+/**
+ * The calls a turn may still be parked on when a request ends in a new message instead of their results: those of
+ * the assistant message(s) right before it (with any results between them), or none when an answer without calls
+ * came after them (that turn was resumed and ended).
+ */
+function latestCallIds(messages: readonly HistoryMessage[]): string[] {
+  const ids: string[] = [];
+  let i = messages.length - 1;
+  while (i >= 0 && (messages[i] as HistoryMessage).role === "user") i--;
+  for (; i >= 0; i--) {
+    const message = messages[i] as HistoryMessage;
+    if (message.role === "tool") continue;
+    if (message.role !== "assistant" || message.toolCalls.length === 0) break;
+    for (const call of message.toolCalls) ids.push(call.id);
+  }
+  return ids;
+}
+
+/**
+ * Tells each other instance that handed out some of `ids` to close the turn it holds parked on them (best effort:
+ * one that cannot be told lets it wait for its TTL, as before). Not tied to the request: a client that goes away
+ * meanwhile still moved on.
+ */
+async function releaseElsewhere(
+  forwarder: TurnForwarder,
+  ids: readonly string[],
+  request: EngineRequest,
+): Promise<void> {
+  const signal = new AbortController().signal;
+  const byOwner = new Map<string, string[]>();
+  for (const id of ids) {
+    const owner = forwarder.ownerOf([id]);
+    if (owner !== undefined) byOwner.set(owner, [...(byOwner.get(owner) ?? []), id]);
+  }
+  await Promise.all(
+    [...byOwner].map(([owner, toolCallIds]) =>
+      forwarder.release?.(owner, { toolCallIds, owner: request.owner, account: request.account }, signal),
+    ),
+  );
 }
 
 /** The ids of every tool call the history's assistant messages made, latest first. */

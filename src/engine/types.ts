@@ -178,6 +178,21 @@ export interface TurnForwarder {
   ownerOf(toolCallIds: readonly string[]): string | undefined;
   /** Runs the request on `owner` and relays its turn; undefined when the owner is gone (run it here instead). */
   forward(owner: string, request: EngineRequest, signal: AbortSignal): Promise<EngineTurn | undefined>;
+  /**
+   * Tells `owner` that the conversation moved on past these tool calls without their results: a turn it holds parked
+   * on them (for the same virtual key and account) is closed there, as a local one is here. Best effort: it resolves
+   * (to how many were closed, undefined when the owner could not be told) and never rejects.
+   */
+  release?(owner: string, release: ParkedRelease, signal: AbortSignal): Promise<number | undefined>;
+}
+
+/** Which parked turns a {@link TurnForwarder.release} closes: those parked on these calls, of this key and account. */
+export interface ParkedRelease {
+  toolCallIds: string[];
+  /** EngineRequest.owner of the request that moved on (only that key's turns are closed). */
+  owner?: string | undefined;
+  /** EngineRequest.account of that request (the engine of that account holds the turn). */
+  account?: string | undefined;
 }
 
 /** The one conversation engine behind every surface. */

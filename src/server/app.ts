@@ -7,7 +7,7 @@
  */
 import { Hono, type MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
-import { FORWARD_PATH } from "../cluster/wire.js";
+import { FORWARD_PATH, RELEASE_PATH } from "../cluster/wire.js";
 import { createGatewayMetrics } from "../gateway/metrics/gateway-metrics.js";
 import type { KeySpendSource } from "../gateway/metrics/key-spend-source.js";
 import { metricsHandler } from "../gateway/metrics/metrics-route.js";
@@ -28,7 +28,7 @@ import { clampForMessage } from "../util/logger.js";
 import { requireApiKey } from "./api-key.js";
 import { admitLargeBodies, createLanedBodyGate, LARGE_BODY_BUDGET_BYTES } from "./body-gate.js";
 import { discardBody, limitBody } from "./body-limit.js";
-import { handleForwardedTurn } from "./cluster-route.js";
+import { handleForwardedTurn, handleParkedRelease } from "./cluster-route.js";
 import { createModelsApp } from "./models-route.js";
 import { guardHost, guardOrigin, requireJson } from "./request-guard.js";
 import { registerStatusRoutes } from "./status-page.js";
@@ -215,6 +215,7 @@ export function createApp(deps: AppDeps, gateway: AppGateway = {}): Hono<AppEnv>
   if (cluster !== undefined) {
     app.use("/internal/*", tooLarge);
     app.post(FORWARD_PATH, (c) => handleForwardedTurn(c, deps.engine, cluster.auth, deps.shutdown));
+    app.post(RELEASE_PATH, (c) => handleParkedRelease(c, deps.engine, cluster.auth));
   }
 
   // Thrown rather than answered, so the request log names its code like every other failure. A body sent along is

@@ -10,7 +10,7 @@
  */
 import type { Context } from "hono";
 import { CLUSTER_HEADER, type ClusterAuth } from "../cluster/cluster-auth.js";
-import { decodeEngineRequest, type TurnFrame, toWireError } from "../cluster/wire.js";
+import { decodeEngineRequest, decodeParkedRelease, type TurnFrame, toWireError } from "../cluster/wire.js";
 import type { BridgeEngine } from "../engine/index.js";
 import type { AppEnv } from "../surfaces/kit/access-log.js";
 import { ProxyError } from "../util/errors.js";
@@ -21,6 +21,33 @@ const line = (frame: TurnFrame) => `${JSON.stringify(frame)}\n`;
 
 const NDJSON = { "content-type": "application/x-ndjson; charset=utf-8", "cache-control": "no-store" };
 
+/** Refuses a request that is not signed with the cluster secret (or was seen before). */
+async function checkSigned(c: Context<AppEnv>, auth: ClusterAuth, body: string): Promise<void> {
+  if (!(await auth.accept(body, c.req.header(CLUSTER_HEADER)))) {
+    throw new ProxyError(
+      "permission_denied",
+      "This route is for instances sharing the cluster secret (each signed request is accepted once).",
+      { detail: "permission_denied" },
+    );
+  }
+}
+
+/**
+ * `POST /internal/cluster/release`: another instance's request moved on past tool calls this instance handed out (a
+ * new message instead of their results); the turn parked on them, of the same key and account, is closed here as a
+ * local move-on closes it (engine.ts). Answers `{"released": n}`.
+ */
+export async function handleParkedRelease(
+  c: Context<AppEnv>,
+  engine: BridgeEngine,
+  auth: ClusterAuth,
+): Promise<Response> {
+  const body = await c.req.text();
+  await checkSigned(c, auth, body);
+  const released = (await engine.releaseParked?.(decodeParkedRelease(body))) ?? 0;
+  return c.json({ released });
+}
+
 /** Handles one forwarded turn. */
 export async function handleForwardedTurn(
   c: Context<AppEnv>,
@@ -29,15 +56,7 @@ export async function handleForwardedTurn(
   shutdown?: ShutdownNotice,
 ): Promise<Response> {
   const body = await c.req.text();
-  if (!(await auth.accept(body, c.req.header(CLUSTER_HEADER)))) {
-    throw new ProxyError(
-      "permission_denied",
-      "This route is for instances sharing the cluster secret (each signed request is accepted once).",
-      {
-        detail: "permission_denied",
-      },
-    );
-  }
+  await checkSigned(c, auth, body);
   const log = c.get("log");
   // Aborted when the calling instance goes away, or with the shutting-down error when this server's drain time is up.
   const abort = new AbortController();

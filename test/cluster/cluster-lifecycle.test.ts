@@ -3,6 +3,8 @@
  * emulator and two `cursor-bridge serve` instances on the shared store. A tool result sent to instance B for a turn
  * parked on A is forwarded to A; when A stops (SIGTERM) while that turn runs, the client of B gets the shutting-down
  * error a turn of B's own gets at its drain (the chat door's `server_shutting_down` error chunk), not a dropped stream.
+ * A request to B that moves on past a turn parked on A (a new user message instead of the results) has A close that
+ * turn at once, as a local move-on does, and continues the conversation from its checkpoint.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Proc, startInstance, startStandaloneEmulator } from "./support/processes.js";
@@ -94,6 +96,30 @@ describe.skipIf(skip !== undefined)("turns on another instance", () => {
     await emulator?.stop();
     await redis?.close();
   });
+
+  it("a turn parked on another instance is closed there when the conversation moves on without its results", async () => {
+    const parkedOn = async (instance: Instance) =>
+      ((await (await fetch(`${instance.url}/health`)).json()) as { parked_turns: number }).parked_turns;
+    // The user interrupting the calls (no result), then a client that answered them before its next message.
+    for (const next of [
+      (_call: { id: string }) => [{ role: "user", content: "Never mind. [[emu:recall]]" }],
+      (call: { id: string }) => [
+        { role: "tool", tool_call_id: call.id, content: "value" },
+        { role: "user", content: "And now? [[emu:recall]]" },
+      ],
+    ]) {
+      const { first, assistant, call } = await park(a, 'MOVED-ON Look it up [[emu:tool lookup {"key":"k"}]]');
+      expect(await parkedOn(a)).toBe(1);
+      const reply = await chat(b.url, { messages: [first, assistant, ...next(call)] });
+      expect(reply.status).toBe(200);
+      const body = (await reply.json()) as { choices: Array<{ message: { content: string } }> };
+      // Continued from the checkpoint of the conversation (Cursor's state holds the first message), on B.
+      expect(body.choices[0]?.message.content).toContain("MOVED-ON");
+      // A closes it once told (B does not wait for that before its own Run).
+      await expect.poll(() => parkedOn(a), { timeout: 20_000, interval: 100 }).toBe(0);
+      expect(a.output()).toContain("closing a parked turn: the conversation moved on without its results");
+    }
+  }, 120_000);
 
   it("a forwarded turn still running when its instance stops ends with the shutting-down error", async () => {
     // The answer to the result stalls before its end: it is still running when A's drain time is up.
