@@ -138,7 +138,8 @@ describe("GET /emulator/stats", () => {
     const response = await fetch(`${url}/emulator/stats`);
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/application\/json/);
-    expect(await response.json()).toEqual({
+    const stats = (await response.json()) as Record<string, unknown>;
+    expect(stats).toEqual({
       runs: 0,
       runStreams: 0,
       runSseStreams: 0,
@@ -153,6 +154,10 @@ describe("GET /emulator/stats", () => {
       turns: [],
     });
     expect((await fetch(`${url}/emulator/stats`, { method: "POST" })).status).toBe(405);
+    // docs/emulator.md names every field.
+    const page = readFileSync(fileURLToPath(new URL("../../docs/emulator.md", import.meta.url)), "utf8");
+    const undocumented = Object.keys(stats).filter((key) => key !== "turns" && !page.includes(`\`${key}\``));
+    expect(undocumented).toEqual([]);
   });
 });
 
