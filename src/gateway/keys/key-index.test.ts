@@ -20,6 +20,27 @@ afterEach(() => {
 });
 
 describe("the server's key index", () => {
+  it("reports a record gone for good once, at the poll that sees it revoked or expired (not a rotation)", async () => {
+    vi.useFakeTimers();
+    let now = Date.parse("2026-01-01T00:00:00.000Z");
+    const other = `cbk-${"y".repeat(43)}`;
+    const third = `cbk-${"z".repeat(43)}`;
+    const expiring = { ...record("key_2", "bob", other), expiresAt: "2026-01-01T00:00:01.000Z" };
+    const store = createMemoryKeyStore([record("key_1", "alice", KEY), expiring, record("key_3", "carol", third)]);
+    const index = await createKeyIndex({ store, logger: silentLogger, pollMs: 200, now: () => now });
+    const gone: string[] = [];
+    index.onRecordGone((gone_, why) => gone.push(`${gone_.id} ${why}`));
+    await store.update("key_3", { hash: hashKey(`cbk-${"w".repeat(43)}`) });
+    await vi.advanceTimersByTimeAsync(400);
+    expect(gone).toEqual([]);
+    now += 1000;
+    await vi.advanceTimersByTimeAsync(200);
+    await store.update("key_1", { revokedAt: "2026-01-01T00:00:01.000Z" });
+    await vi.advanceTimersByTimeAsync(600);
+    expect(gone).toEqual(["key_2 expired", "key_1 revoked"]);
+    index.close();
+  });
+
   it("sees a revocation at the next poll (pollMs), without any request asking", async () => {
     vi.useFakeTimers();
     const store = createMemoryKeyStore([record("key_1", "alice", KEY)]);

@@ -113,11 +113,20 @@ export async function createKeyIndex(options: KeyIndexOptions): Promise<KeyIndex
       : record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now()
         ? "expired"
         : undefined;
+  /** The records seen by the last walk, and the earliest expiry of one not reported: no walk before then. */
+  let walked: Map<string, VirtualKeyRecord> | undefined;
+  let nextExpiry = Number.POSITIVE_INFINITY;
   const checkGone = () => {
+    if (walked === byHash && now() < nextExpiry) return;
+    walked = byHash;
+    nextExpiry = Number.POSITIVE_INFINITY;
     for (const record of byHash.values()) {
       if (reported.has(record.id)) continue;
       const why = goneWhy(record);
-      if (why === undefined) continue;
+      if (why === undefined) {
+        if (record.expiresAt !== undefined) nextExpiry = Math.min(nextExpiry, Date.parse(record.expiresAt));
+        continue;
+      }
       reported.add(record.id);
       for (const listener of goneListeners) listener(record, why);
     }
