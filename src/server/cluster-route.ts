@@ -9,6 +9,7 @@
  * the calling instance gets its door's `server_shutting_down` error instead of a cut stream.
  */
 import type { Context } from "hono";
+import type { BackendEvent } from "../backend/types.js";
 import { CLUSTER_HEADER, type ClusterAuth } from "../cluster/cluster-auth.js";
 import { decodeEngineRequest, decodeParkedRelease, type TurnFrame, toWireError } from "../cluster/wire.js";
 import type { BridgeEngine } from "../engine/index.js";
@@ -69,18 +70,14 @@ export async function handleForwardedTurn(
     gone.removeEventListener("abort", onGone);
     stopWatchingShutdown?.();
   };
-  let turn: Awaited<ReturnType<BridgeEngine["startTurn"]>>;
-  try {
-    turn = await engine.startTurn(decodeEngineRequest(body), abort.signal, { forwarded: true });
-  } catch (error) {
-    stopWatching();
-    const wire = toWireError(abort.signal.aborted && !gone.aborted ? abort.signal.reason : error);
-    return new Response(line({ type: "error", error: wire }), { status: wire.status, headers: NDJSON });
-  }
-  log.route = turn.route;
-  log.model = turn.model.id;
-  const iterator = turn.events[Symbol.asyncIterator]();
-  let started = false;
+  // The answer's headers go out now, before the turn's first event: the calling instance gives a connection a few
+  // seconds to answer before it counts this instance as gone and runs the turn itself, and a resumed turn's first
+  // event may take longer than that (a model thinking over the results). The turn's start, or its error, is the
+  // first frame.
+  const starting = engine.startTurn(decodeEngineRequest(body), abort.signal, { forwarded: true });
+  starting.catch(() => {});
+  let turn: Awaited<typeof starting> | undefined;
+  let iterator: AsyncIterator<BackendEvent> | undefined;
   let resolveDone: () => void = () => {};
   log.streaming = new Promise<void>((resolve) => {
     resolveDone = resolve;
@@ -88,11 +85,19 @@ export async function handleForwardedTurn(
   const stream = pullBody(
     {
       async read() {
-        if (!started) {
-          started = true;
+        if (turn === undefined) {
+          try {
+            turn = await starting;
+          } catch (error) {
+            // Ended by this server's shutdown: its error, not the abort's echo.
+            throw abort.signal.aborted && !gone.aborted ? abort.signal.reason : error;
+          }
+          log.route = turn.route;
+          log.model = turn.model.id;
+          iterator = turn.events[Symbol.asyncIterator]();
           return { frame: line({ type: "start", route: turn.route, model: turn.model }), last: false };
         }
-        const next = await iterator.next();
+        const next = await (iterator as AsyncIterator<BackendEvent>).next();
         if (next.done === true) {
           log.parked = turn.parked === true;
           return { frame: line({ type: "end", parked: turn.parked === true }), last: true };
@@ -100,7 +105,13 @@ export async function handleForwardedTurn(
         return { frame: line({ type: "event", event: next.value }), last: false };
       },
       errorFrame: (error) => line({ type: "error", error: toWireError(error) }),
-      release: async () => iterator.return?.(),
+      release: async () => {
+        abort.abort(gone.reason);
+        if (iterator !== undefined) return iterator.return?.();
+        // Started after the caller left: its events are never read, so they are let go here.
+        const late = await starting.catch(() => undefined);
+        return late?.events[Symbol.asyncIterator]().return?.();
+      },
     },
     {
       onError: (error) => {

@@ -4,7 +4,8 @@
  * parked on A is forwarded to A; when A stops (SIGTERM) while that turn runs, the client of B gets the shutting-down
  * error a turn of B's own gets at its drain (the chat door's `server_shutting_down` error chunk), not a dropped stream.
  * A request to B that moves on past a turn parked on A (a new user message instead of the results) has A close that
- * turn at once, as a local move-on does, and continues the conversation from its checkpoint.
+ * turn at once, as a local move-on does, and continues the conversation from its checkpoint. A forwarded turn whose
+ * first event is slow to come stays with the instance holding it (no second Run on B).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Proc, startInstance, startStandaloneEmulator } from "./support/processes.js";
@@ -119,6 +120,36 @@ describe.skipIf(skip !== undefined)("turns on another instance", () => {
       await expect.poll(() => parkedOn(a), { timeout: 20_000, interval: 100 }).toBe(0);
       expect(a.output()).toContain("closing a parked turn: the conversation moved on without its results");
     }
+  }, 120_000);
+
+  it("a forwarded turn whose first event is slow stays with the instance holding it", async () => {
+    const runs = async () => ((await (await fetch(`${emulator.url}/emulator/stats`)).json()) as { runs: number }).runs;
+    // The answer to the result makes no progress at all: its first event never comes.
+    const { first, assistant, call } = await park(a, 'Slow [[emu:tool lookup {"key":"k"}]] [[emu:stall 3]]');
+    const before = await runs();
+    const client = new AbortController();
+    const answer = fetch(`${b.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "auto",
+        tools: [lookup],
+        stream: true,
+        messages: [first, assistant, { role: "tool", tool_call_id: call.id, content: "value" }],
+      }),
+      signal: client.signal,
+    }).then(
+      (response) => response.arrayBuffer(),
+      () => undefined,
+    );
+    // Twice the time B gives a connection to answer before it counts the instance holding the turn as gone: B must
+    // still be waiting for A's turn, not running it again from the checkpoint.
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    expect(b.output()).not.toContain("the instance holding this parked turn is gone");
+    expect(b.output()).not.toContain("could not reach the instance holding the turn");
+    expect(await runs()).toBe(before);
+    client.abort();
+    await answer;
   }, 120_000);
 
   it("a forwarded turn still running when its instance stops ends with the shutting-down error", async () => {
