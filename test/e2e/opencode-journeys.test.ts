@@ -7,7 +7,7 @@
  * conversation.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedPort, runClient, startClient } from "./support/client-process.js";
@@ -221,6 +221,48 @@ describe.skipIf(reason !== undefined)("OpenCode journeys → cursor-bridge serve
       // aborted) and went on, and the new prompt stayed on the session's conversation.
       expect(turns.map((turn) => turn.outcome)).toEqual(["completed", "cancelled", "completed"]);
       expect(new Set(turns.map((turn) => turn.conversationId)).size, JSON.stringify(turns)).toBe(1);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "a run stopped in the middle of a streamed answer with tool calls, then continued with a new prompt",
+    async () => {
+      const cwd = folder("abort-streaming");
+      served.emulator.resetStats();
+      const opening = await runOpenCode(cwd, MAIN_MODEL, ["Hello there."]);
+      expect(opening.code, opening.diagnostics).toBe(0);
+      const marker = join(cwd, "first-call-ran");
+      // The model streams a first call, then a second whose arguments stop forming halfway (`tool-cut`): the answer
+      // stays open on the half-written call. OpenCode runs the first call as soon as its arguments are complete, while
+      // the answer is still streaming, and is stopped there.
+      const calls = `[[emu:tool bash {"command":"touch ${marker}"}]] [[emu:tool bash {"command":"echo second-call"}]]`;
+      const slow = startClient(
+        OPENCODE_BINARY,
+        args(MAIN_MODEL, ["--continue", `Two things. [[emu:tool-cut 2]] ${calls}`]),
+        {
+          cwd,
+          env,
+          timeoutMs: RUN_TIMEOUT_MS,
+        },
+      );
+      await waitFor(() => existsSync(marker), "the first tool call to run");
+      slow.child.kill("SIGINT");
+      await slow.done;
+      // The bridge let the Cursor Run go when OpenCode went away in the middle of the answer.
+      await waitFor(() => turnsOf(MAIN_MODEL)[1]?.outcome !== undefined, "the stopped Run to end");
+
+      const next = await runOpenCode(cwd, MAIN_MODEL, ["--continue", "[[emu:recall]] Never mind."]);
+      expect(next.code, next.diagnostics).toBe(0);
+      expect(texts(next), next.diagnostics).toMatch(/First message: "?Hello there\."?/);
+      expect(
+        next.events.some((e) => e.type === "error"),
+        next.diagnostics,
+      ).toBe(false);
+      const turns = turnsOf(MAIN_MODEL);
+      expect(turns, JSON.stringify(turns)).toHaveLength(3);
+      // The stopped answer's Run was canceled upstream, not left open; the next prompt answered.
+      expect(turns.map((turn) => turn.outcome)).toEqual(["completed", "cancelled", "completed"]);
     },
     TEST_TIMEOUT_MS,
   );
