@@ -371,6 +371,59 @@ describe.each([
   });
 });
 
+describe("a response that ends on tool calls before any checkpoint", () => {
+  // Cursor has counted nothing and no checkpoint told the context size: the input reported is the request's estimate
+  // (docs/api.md), and the key is billed that same figure, on every door, streamed and not.
+  const prompt = 'look it up [[emu:tool lookup {"q":"x"}]]';
+  const parameters = { type: "object" as const, properties: { q: { type: "string" } } };
+
+  it.each([false, true])("is billed the input it reports (stream %s)", async (stream) => {
+    const chatKey = key({});
+    const chat = new OpenAI({ baseURL: stack.baseURL, apiKey: chatKey, maxRetries: 0 });
+    const ask = {
+      model: "auto",
+      messages: [{ role: "user" as const, content: prompt }],
+      tools: [{ type: "function" as const, function: { name: "lookup", parameters } }],
+    };
+    let chatInput: number | undefined;
+    if (stream) {
+      const chunks = await chat.chat.completions.create({ ...ask, stream, stream_options: { include_usage: true } });
+      for await (const chunk of chunks) chatInput = chunk.usage?.prompt_tokens ?? chatInput;
+    } else chatInput = (await chat.chat.completions.create(ask)).usage?.prompt_tokens;
+    expect(chatInput).toBeGreaterThan(0);
+    expect((await settledSpend(chatKey)).inputTokens).toBe(chatInput);
+
+    const responsesKey = key({});
+    const responses = new OpenAI({ baseURL: stack.baseURL, apiKey: responsesKey, maxRetries: 0 });
+    const responseAsk = {
+      model: "auto",
+      input: prompt,
+      store: false,
+      tools: [{ type: "function" as const, name: "lookup", parameters, strict: false }],
+    };
+    const response = stream
+      ? await responses.responses.stream(responseAsk).finalResponse()
+      : await responses.responses.create(responseAsk);
+    expect(response.usage?.input_tokens).toBeGreaterThan(0);
+    expect((await settledSpend(responsesKey)).inputTokens).toBe(response.usage?.input_tokens);
+
+    const messagesKey = key({});
+    const anthropic = new Anthropic({ baseURL: stack.server.url, apiKey: messagesKey, maxRetries: 0 });
+    const messageAsk = {
+      model: "auto",
+      max_tokens: 100,
+      messages: [{ role: "user" as const, content: prompt }],
+      tools: [{ name: "lookup", input_schema: parameters }],
+    };
+    const message = stream
+      ? await anthropic.messages.stream(messageAsk).finalMessage()
+      : await anthropic.messages.create(messageAsk);
+    expect(message.stop_reason).toBe("tool_use");
+    expect(message.usage.input_tokens).toBeGreaterThan(0);
+    expect((await settledSpend(messagesKey)).inputTokens).toBe(message.usage.input_tokens);
+  });
+});
+
 describe("real SDK clients", () => {
   it("openai: a 429 rate_limit_exceeded with its headers, and the cost header on a success", async () => {
     const name = key({ rpm: 1 });

@@ -8,6 +8,7 @@
 import type { PromptResponse, StopReason } from "@agentclientprotocol/sdk";
 import type { ClientTool, SubagentStep, SurfaceExecutor } from "../../backend/types.js";
 import type { ConversationMessage, Engine, MessagePart } from "../../engine/index.js";
+import { inputEstimate } from "../kit/input-estimate.js";
 import { driveTurn } from "../kit/translate.js";
 import { toRequestError } from "./errors.js";
 import { AcpTranslation } from "./events.js";
@@ -38,14 +39,21 @@ export async function runPrompt(
   const messages: ConversationMessage[] = [...record.messages, { role: "user", parts }];
   const answer = new AcpTranslation();
   try {
-    const turn = await engine.startTurn(toEngineRequest(record, messages, session.tools, session.executor), signal);
-    await driveTurn(turn.events, answer, (frame) => {
-      if (frame.kind === "update") return session.emit(frame.update);
-      if (frame.kind === "subagent") return session.onSubagent?.(frame.taskCallId, frame.step) ?? Promise.resolve();
-      // Decided when sent, not when queued: the executor may have taken the call over meanwhile.
-      const update = session.streamedCalls?.show(frame.toolCallId, frame.toolName, frame.text);
-      return update === undefined ? Promise.resolve() : session.emit(update);
-    });
+    const request = toEngineRequest(record, messages, session.tools, session.executor);
+    const turn = await engine.startTurn(request, signal);
+    const drive = { inputTokens: inputEstimate(request) };
+    await driveTurn(
+      turn.events,
+      answer,
+      (frame) => {
+        if (frame.kind === "update") return session.emit(frame.update);
+        if (frame.kind === "subagent") return session.onSubagent?.(frame.taskCallId, frame.step) ?? Promise.resolve();
+        // Decided when sent, not when queued: the executor may have taken the call over meanwhile.
+        const update = session.streamedCalls?.show(frame.toolCallId, frame.toolName, frame.text);
+        return update === undefined ? Promise.resolve() : session.emit(update);
+      },
+      drive,
+    );
   } catch (error) {
     if (!signal.aborted) {
       // What Cursor said before failing stays in the conversation; a prompt that failed before any answer leaves none.

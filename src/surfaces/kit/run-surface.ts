@@ -12,9 +12,9 @@ import { ProxyError } from "../../util/errors.js";
 import { clampForMessage, redactText } from "../../util/logger.js";
 import { type PendingStreamedResponse, pendingStreamedResponse } from "../../util/pull-body.js";
 import type { ShutdownNotice } from "../../util/shutdown-notice.js";
-import { estimateTokensOf } from "../../util/token-estimate.js";
 import type { AppEnv } from "./access-log.js";
 import { headerList } from "./header-list.js";
+import { inputEstimate } from "./input-estimate.js";
 import type { ModelNames } from "./model-names.js";
 import { watchClientGone, watchTurn } from "./request-io.js";
 import { cutAnswer } from "./stop-sequences.js";
@@ -56,6 +56,12 @@ export interface ServedTurn {
   readonly parked: boolean;
   /** The stop sequence that ended the answer, once one did (read it when the turn ends). */
   readonly stopSequence: string | undefined;
+  /**
+   * The request's input tokens by the kit's estimate (input-estimate.ts): what an estimated usage without an input
+   * figure reports, on every door; a door that reports usage before Cursor counts it (Messages' `message_start`)
+   * reports this.
+   */
+  inputTokens(): number;
 }
 
 /**
@@ -67,7 +73,10 @@ class StartedServedTurn implements ServedTurn {
   readonly route: TurnRoute;
   stopSequence: string | undefined = undefined;
 
-  constructor(private readonly started: EngineTurn) {
+  constructor(
+    private readonly started: EngineTurn,
+    readonly inputTokens: () => number,
+  ) {
     this.model = started.servedModel ?? started.model.id;
     this.route = started.route;
   }
@@ -212,7 +221,8 @@ export async function runSurface<F, R>(
     throw error;
   }
   clearImmediate(early);
-  const turn = new StartedServedTurn(started);
+  const inputTokens = inputEstimate(input.request);
+  const turn = new StartedServedTurn(started, inputTokens);
   served = turn;
   log.model = served.model;
   log.route = served.route;
@@ -230,7 +240,7 @@ export async function runSurface<F, R>(
       stopSequences: input.stopSequences,
       maxOutputTokens: input.maxOutputTokens,
       reasoningRequested: input.reasoningRequested,
-      inputTokens: () => estimateTokensOf([input.request.instructions, input.request.messages, input.request.tools]),
+      inputTokens,
     },
     {
       onStop: (sequence) => {
@@ -242,7 +252,7 @@ export async function runSurface<F, R>(
 
   if (!input.stream) {
     try {
-      const body = await foldTurn(events, renderer.translation(turn), { watch });
+      const body = await foldTurn(events, renderer.translation(turn), { watch, inputTokens });
       noteParked();
       return c.json(body, 200, noteHeaders(input));
     } finally {
@@ -255,6 +265,7 @@ export async function runSurface<F, R>(
     answer.attach(
       turnSource(events, renderer.translation(turn), renderer.wire, {
         watch,
+        inputTokens,
         errorContext: { requestId: log.requestId },
       }),
     );

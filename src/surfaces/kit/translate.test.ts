@@ -238,3 +238,32 @@ describe("driveTurn", () => {
     expect(state.released).toBe(true);
   });
 });
+
+describe("an estimated usage without an input figure", () => {
+  const usage = (inputTokens: number, source: "cursor" | "estimate"): BackendEvent => ({
+    type: "usage",
+    usage: { inputTokens, outputTokens: 2, totalTokens: inputTokens + 2, source },
+  });
+  const END: BackendEvent = { type: "turn-end", reason: "tool-calls" };
+
+  it("reports the request's input estimate, to the door and the watch alike, asked once", async () => {
+    const watched: BackendEvent[] = [];
+    const inputTokens = vi.fn(() => 40);
+    const seen = await foldTurn(from([END, usage(0, "estimate")]), recorder(), {
+      watch: (event) => watched.push(event),
+      inputTokens,
+    });
+    const estimated = { inputTokens: 40, outputTokens: 2, totalTokens: 42, source: "estimate" };
+    expect(seen.at(-1)).toEqual({ type: "usage", usage: estimated });
+    expect(watched.at(-1)).toEqual({ type: "usage", usage: estimated });
+    expect(inputTokens).toHaveBeenCalledTimes(1);
+  });
+
+  it("leaves Cursor's counts and an estimate with an input figure as they are", async () => {
+    const inputTokens = vi.fn(() => 40);
+    const events = [END, usage(0, "cursor"), usage(7, "estimate")];
+    const seen = await foldTurn(from(events), recorder(), { inputTokens });
+    expect(seen.slice(1)).toEqual(events.slice(1));
+    expect(inputTokens).not.toHaveBeenCalled();
+  });
+});

@@ -9,6 +9,8 @@
  *   handler throws;
  * - "the turn never ended": the events stopped without a `turn-end`, also while a tool call was still open;
  * - first-token timing and counts for the log and metrics (the `watch` hook, see request-io.ts);
+ * - an estimated usage without an input figure reports the request's input estimate (input-estimate.ts), seen so by
+ *   the door and the `watch` hook (the log, and the gateway's bill) alike;
  * - a failure after the first frame goes through the door's `fail` handler, which renders the kit's error decision
  *   (error-policy.ts) in the door's shape;
  * - server tools only where the client offered them: a web search or fetch the request offered no tool for (the
@@ -22,6 +24,7 @@ import { ProxyError, upstreamTruncated } from "../../util/errors.js";
 import type { PullBodyOptions, PulledFrame, PullSource } from "../../util/pull-body.js";
 import { pullBody } from "../../util/pull-body.js";
 import type { ErrorContext } from "./error-policy.js";
+import { withInputEstimate } from "./input-estimate.js";
 
 /** Queues one frame of the door's wire. */
 export type Emit<F> = (frame: F) => void;
@@ -136,6 +139,7 @@ class TurnReader<F> {
     events: AsyncIterable<BackendEvent>,
     private readonly translation: Translation<F>,
     private readonly watch: ((event: BackendEvent) => void) | undefined,
+    private readonly inputTokens: (() => number) | undefined,
   ) {
     this.source = events[Symbol.asyncIterator]();
     translation.start?.(this.emit);
@@ -193,7 +197,8 @@ class TurnReader<F> {
     return this.queue.shift();
   }
 
-  private handle(event: BackendEvent): void {
+  private handle(received: BackendEvent): void {
+    const event = received.type === "usage" ? this.usage(received) : received;
     this.watch?.(event);
     if (this.ended && event.type !== "usage" && event.type !== "checkpoint") return;
     // A web tool the request did not offer was refused between the bridge and Cursor: no door shows it.
@@ -203,6 +208,13 @@ class TurnReader<F> {
     else if (event.type === "tool-call") this.onToolCall(event, on["tool-call"]);
     else on[event.type]?.(event, this.emit);
     if (event.type === "turn-end") this.ended = true;
+  }
+
+  /** A usage event as the door and the log see it: with the request's input estimate when it has no input figure. */
+  private usage(event: Extract<BackendEvent, { type: "usage" }>): BackendEvent {
+    if (this.inputTokens === undefined) return event;
+    const usage = withInputEstimate(event.usage, this.inputTokens);
+    return usage === event.usage ? event : { type: "usage", usage };
   }
 
   private onArguments(event: Extract<BackendEvent, { type: "tool-call-delta" }>, handler?: AnyHandler<F>): void {
@@ -245,6 +257,11 @@ class TurnReader<F> {
 export interface DriveOptions {
   /** Sees every engine event first (the access log's first token and counts). */
   watch?: ((event: BackendEvent) => void) | undefined;
+  /**
+   * The request's input tokens by estimate (input-estimate.ts): what an estimated usage without an input figure
+   * reports. @default none (such a usage keeps its 0)
+   */
+  inputTokens?: (() => number) | undefined;
 }
 
 /** Runs a translation to its end and returns its non-streaming body. A failure is thrown (the source released). */
@@ -253,7 +270,7 @@ export async function foldTurn<F, R>(
   translation: Translation<F, R> & { result(): R },
   options: DriveOptions = {},
 ): Promise<R> {
-  const reader = new TurnReader(events, translation, options.watch);
+  const reader = new TurnReader(events, translation, options.watch, options.inputTokens);
   try {
     for (let frame = await reader.next(); frame !== undefined; frame = await reader.next()) {
       translation.collect?.(frame);
@@ -274,7 +291,7 @@ export async function driveTurn<F>(
   sink: (frame: F) => Promise<void>,
   options: DriveOptions = {},
 ): Promise<void> {
-  const reader = new TurnReader(events, translation, options.watch);
+  const reader = new TurnReader(events, translation, options.watch, options.inputTokens);
   try {
     for (let frame = await reader.next(); frame !== undefined; frame = await reader.next()) await sink(frame);
   } finally {
@@ -325,7 +342,7 @@ export function turnSource<F>(
   wire: StreamWire<F>,
   options: Omit<StreamOptions, "callbacks"> = {},
 ): PullSource {
-  const reader = new TurnReader(events, translation, options.watch);
+  const reader = new TurnReader(events, translation, options.watch, options.inputTokens);
   const toFrame = (frame: F | undefined): PulledFrame =>
     frame === undefined ? { frame: wire.end, last: true } : { frame: wire.encode(frame), last: false };
   const interval = wire.ping?.intervalMs ?? 0;

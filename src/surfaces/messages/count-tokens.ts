@@ -42,13 +42,10 @@ function framing(request: EngineRequest, images: number): number {
   return images * IMAGE_TOKENS + messages * MESSAGE_OVERHEAD;
 }
 
-/** The estimate: tokens of every counted text, plus images and per-message overhead. */
-export function estimateInputTokens(request: EngineRequest, countText: (text: string) => number): number {
-  const { texts, images } = countedTexts(request);
-  return texts.reduce((sum, text) => sum + countText(text), 0) + framing(request, images);
-}
-
-/** The same estimate with the o200k_base counter, yielding to other requests while it counts. */
+/**
+ * The estimate: tokens of every counted text by the o200k_base counter (yielding to other requests while it counts),
+ * plus images and per-message overhead.
+ */
 export async function countInputTokens(
   request: EngineRequest,
   counter: Promise<TokenCounter> = loadTokenCounter(),

@@ -30,8 +30,9 @@ export interface AnthropicEventOptions {
   /** The stop sequence that ended the answer, if one did (read when the turn ends). */
   stopSequence?: (() => string | undefined) | undefined;
   /**
-   * The request's input tokens by estimate, read once when the stream starts: `message_start` reports it (Cursor
-   * counts the input only when the turn ends), and it stays until Cursor's count replaces it in `message_delta`.
+   * The request's input tokens by the kit's estimate (`ServedTurn.inputTokens`), read once when the stream starts:
+   * `message_start` reports it (Cursor counts the input only when the turn ends), and `message_delta` reports the
+   * usage that follows: Cursor's count, or an estimate, which has this same input when it has no figure of its own.
    */
   inputEstimate?: (() => number) | undefined;
 }
@@ -198,10 +199,7 @@ class MessagesTranslation implements Translation<MessagesFrame, AnthropicMessage
     "web-search": (event, emit) => this.webCall(event, emit),
     "web-fetch": (event, emit) => this.webCall(event, emit),
     usage: (event) => {
-      const usage = toAnthropicUsage(event.usage);
-      // An estimate without a prompt figure (no checkpoint yet) knows less than the request's own estimate.
-      if (event.usage.source !== "cursor" && usage.input_tokens === 0) usage.input_tokens = this.usage.input_tokens;
-      Object.assign(this.usage, usage);
+      Object.assign(this.usage, toAnthropicUsage(event.usage));
     },
     "turn-end": (event) => {
       this.stop = STOP_REASON[event.reason];

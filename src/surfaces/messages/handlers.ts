@@ -6,13 +6,12 @@
  */
 import { createHmac, randomBytes } from "node:crypto";
 import type { Context } from "hono";
-import { CHARS_PER_TOKEN } from "../../util/token-estimate.js";
 import type { AppEnv } from "../kit/access-log.js";
 import { ImageBudget } from "../kit/image-input.js";
 import { readJson } from "../kit/json-body.js";
 import { runSurface, type ServedTurn } from "../kit/run-surface.js";
 import type { SurfaceDeps } from "../kit/surface-app.js";
-import { countInputTokens, estimateInputTokens } from "./count-tokens.js";
+import { countInputTokens } from "./count-tokens.js";
 import { messagesTranslation, messagesWire } from "./events.js";
 import { parseCountTokensRequest, parseMessagesRequest } from "./parse.js";
 import { toEngineRequest } from "./translate.js";
@@ -36,12 +35,6 @@ function thinkingSigner(key: Buffer): (text: string) => string {
   return (text) => `cb1.${createHmac("sha256", key).update(text).digest("base64url")}`;
 }
 
-/**
- * Tokens of a text at the bridge's rule of thumb (util/token-estimate.ts): the input estimate of `message_start`
- * costs no time before the first token, where the exact o200k count of count_tokens would (docs/api.md).
- */
-const charEstimate = (text: string): number => Math.ceil(text.length / CHARS_PER_TOKEN);
-
 /** The Messages door's two handlers. */
 export interface MessagesHandlers {
   messages(c: Context<AppEnv>): Promise<Response>;
@@ -64,7 +57,8 @@ export function messagesHandlers(deps: SurfaceDeps, options: MessagesOptions): M
         reasoning: request.options.reasoning,
         sign,
         stopSequence: () => turn.stopSequence,
-        inputEstimate: () => estimateInputTokens(request, charEstimate),
+        // The kit's estimate, which costs no time before the first token (the exact o200k count of count_tokens would).
+        inputEstimate: () => turn.inputTokens(),
       });
       const surfaceRequest = {
         request,

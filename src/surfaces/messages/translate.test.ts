@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ProxyError } from "../../util/errors.js";
-import { estimateInputTokens, IMAGE_TOKENS } from "./count-tokens.js";
+import { countInputTokens, IMAGE_TOKENS } from "./count-tokens.js";
 import { parseMessagesRequest } from "./parse.js";
 import { toEngineRequest } from "./translate.js";
 
@@ -180,7 +180,7 @@ describe("toEngineRequest", () => {
     expect(withBlocks.request.messages).toEqual(plain.request.messages);
   });
 
-  it("estimates tokens over the same text it sends, plus a flat cost per image", () => {
+  it("estimates tokens over the same text it sends, plus a flat cost per image", async () => {
     const { request } = translate({
       system: "sys",
       messages: [
@@ -194,8 +194,12 @@ describe("toEngineRequest", () => {
       ],
     });
     const words = (text: string) => text.split(/\s+/).length;
+    const counter = {
+      countSync: words,
+      count: async (texts: readonly string[]) => texts.reduce((sum, text) => sum + words(text), 0),
+    };
     // "sys" (1) + "one two" (2) + one image + 2 framed messages (instructions, user) × 3.
-    expect(estimateInputTokens(request, words)).toBe(1 + 2 + IMAGE_TOKENS + 6);
+    expect(await countInputTokens(request, Promise.resolve(counter))).toBe(1 + 2 + IMAGE_TOKENS + 6);
   });
 
   it("asks for one tool call per message on tool_choice.disable_parallel_tool_use, and only then", () => {
