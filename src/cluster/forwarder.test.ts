@@ -1,6 +1,8 @@
-import { createServer } from "node:net";
+import { createServer as createHttpServer } from "node:http";
+import { type AddressInfo, createServer } from "node:net";
 import { describe, expect, it } from "vitest";
 import type { EngineRequest } from "../engine/index.js";
+import { answerShuttingDown } from "../server/drain.js";
 import { ProxyError } from "../util/errors.js";
 import { CLUSTER_HEADER, createClusterAuth, createMemoryNonceStore, deriveKey } from "./cluster-auth.js";
 import { createTurnForwarder, FORWARD_PATH } from "./forwarder.js";
@@ -117,6 +119,24 @@ describe("turn forwarder", () => {
       auth,
     });
     expect(await refused.forward("otherone", request, signal)).toBeUndefined();
+  });
+
+  it("reports an owner that refuses the request because it is shutting down as gone", async () => {
+    // A real stopping server's answer (server/drain.ts), on a connection it still had open.
+    const server = createHttpServer((req, res) => answerShuttingDown(req, res));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const forwarder = createTurnForwarder({
+        selfTag: "selfself",
+        directory: directory({ otherone: `http://127.0.0.1:${port}` }),
+        auth,
+      });
+      expect(await forwarder.forward("otherone", request, new AbortController().signal)).toBeUndefined();
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it("signs the request and relays the owner's turn frame by frame", async () => {

@@ -39,6 +39,16 @@ function isUnreachable(error: unknown): boolean {
   ].includes(code);
 }
 
+/**
+ * True when the owner answered as a stopping server answers a request that reaches it during its drain (503
+ * `server_shutting_down`, JSON rather than the turn's frames); the body is read only then.
+ */
+async function refusedAsStopping(response: Response): Promise<boolean> {
+  if (response.status !== 503 || (response.headers.get("content-type") ?? "").includes("ndjson")) return false;
+  const body = (await response.json().catch(() => undefined)) as { error?: { code?: unknown } } | undefined;
+  return body?.error?.code === "server_shutting_down";
+}
+
 /** Creates the forwarder. */
 export function createTurnForwarder(options: TurnForwarderOptions): TurnForwarder {
   const logger = options.logger ?? silentLogger;
@@ -110,6 +120,13 @@ export function createTurnForwarder(options: TurnForwarderOptions): TurnForwarde
       }
       // Connected: from here on only the caller's signal cancels the relay.
       const release = () => signal.removeEventListener("abort", abort);
+      if (await refusedAsStopping(response)) {
+        // The owner is stopping (server/drain.ts): it will close the parked turn without running it, so the turn
+        // continues here from its checkpoint, as when the owner is gone.
+        release();
+        logger.info("the instance holding the turn is shutting down", { owner, url });
+        return undefined;
+      }
       const frames =
         response.body === null ? undefined : readFrames(response.body as unknown as AsyncIterable<Uint8Array>);
       const first = await frames?.next();
