@@ -321,10 +321,10 @@ export interface SpendStore {
   close?(): Promise<void>;
   /**
    * The requests running now with what each has cost so far by estimate (the whole set each time: one not listed has
-   * ended). A store that records it durably (the file store, at its next write) charges what it recorded when a
-   * restart finds it, so a crash does not lose the cost of the turns running then; a settle replaces a request's
-   * record by its real cost. Absent: running requests are not recorded (Redis: a crashed instance's running requests
-   * go unbilled, their reservations lapse with their lease).
+   * ended). A store that records it durably charges what it recorded once the request's process is gone (the file
+   * store when a restart finds it; Redis once the note's lease ran out, at the key's next reservation), so a crash
+   * does not lose the cost of the turns running then; a settle replaces a request's record by its real cost.
+   * Absent: running requests are not recorded (the memory store: nothing of it outlives the process).
    */
   noteRunning?(running: readonly RunningCost[]): void;
 }

@@ -10,7 +10,7 @@
  * 2. admits the request against the key's rpm, tpm and max-parallel (atomically in the counters' store) or refuses
  *    with 429 `rate_limit_exceeded` and `Retry-After` (and gives the reservation back);
  * 3. while it runs, renews the lease of its slot and reservation (leases.ts) and hands the spend store its cost so far
- *    (running-costs.ts: the file store records it, so a crash still bills it); when the answer is over (a streamed one
+ *    (running-costs.ts: the file and Redis stores record it, so a crash still bills it); when the answer is over (a streamed one
  *    when its body ended or the client went away), settles it: releases the parallel slot, counts its tokens for tpm
  *    and replaces the reservation by the real cost, once per request, from a durable queue when the store is down
  *    (settle-retry.ts);

@@ -1,9 +1,9 @@
 /**
  * The cost so far of the requests this instance is running, handed to the spend store every
- * {@link RUNNING_NOTE_MS} while some run (SpendStore.noteRunning), so a store that records it (the file store, in
- * its next write of spend.json) still charges them after a crash. Each request is estimated as a turn cut at that
+ * {@link RUNNING_NOTE_MS} while some run (SpendStore.noteRunning), so a store that records it (the file store in
+ * its next write of spend.json, Redis in a hash beside the spend) still charges them after a crash. Each request is estimated as a turn cut at that
  * moment would be billed (limits.ts, cutTurnUsage): its input as the worst case counts it and the output handed out so
- * far. No disk work per request: holding and releasing a request are a map entry; the store writes once per round.
+ * far. No store work per request: holding and releasing a request are a map entry; the store writes once per round.
  */
 import type { RunningCost, SpendStore, SpendTotals } from "../../stores/types.js";
 

@@ -14,6 +14,12 @@
  * reserves, so instances sharing the store never admit past the budget together. Settling is a second script that
  * marks the id settled (`<prefix>settled:<id>`, kept two days), drops the reservation and adds the spend — once per
  * id, so a settle retried after an outage never counts twice.
+ *
+ * Running requests' cost so far (SpendStore.noteRunning): a hash per key and period (`…:run`), field the request id,
+ * value its lease expiry (epoch ms, {@link RUN_LEASE_MS} ahead, renewed at each note) and its totals. A settle removes
+ * the request's field. A field whose lease ran out belongs to a request whose instance died (it notes every 2 s):
+ * the next reservation of that key and period charges it, once per id (the same `settled:<id>` marker a settle
+ * sets, so a settle that still comes adds nothing), and removes it. The hash has no expiry, like the spend's.
  */
 import { SPEND_FIELDS, spendFrom } from "../spend-totals.js";
 import type { SpendStore, SpendTotals } from "../types.js";
@@ -22,9 +28,32 @@ import { type StoreClient, storeCall } from "./client.js";
 const DAY_S = 86_400;
 const KEEP_S: Record<string, number> = { day: 8 * DAY_S, week: 35 * DAY_S, month: 400 * DAY_S };
 const SETTLED_KEEP_S = 2 * DAY_S;
+/** How long a running request's noted cost stays unclaimed after its last note before it is charged. */
+export const RUN_LEASE_MS = 30_000;
 
-const RESERVE = `
+/** Charges the lapsed fields of the run hash KEYS[3] to the spend hash KEYS[1] (see the module comment). */
+const CHARGE_LAPSED = `
+local FIELDS = {${SPEND_FIELDS.map((field) => `"${field}"`).join(", ")}}
+local function chargeLapsed(hash, run, periods, nowMs, nowS, keep, settledPrefix, settledKeep)
+  local entries = redis.call("HGETALL", run)
+  for i = 1, #entries, 2 do
+    local id, parts = entries[i], {}
+    for part in string.gmatch(entries[i + 1], "[^,]+") do parts[#parts + 1] = part end
+    if tonumber(parts[1]) <= nowMs then
+      redis.call("HDEL", run, id)
+      if redis.call("SET", settledPrefix .. id, "1", "NX", "EX", settledKeep) then
+        for j, name in ipairs(FIELDS) do redis.call("HINCRBY", hash, name, parts[j + 1] or "0") end
+        redis.call("PERSIST", hash)
+        redis.call("ZADD", periods, nowS + keep, hash)
+      end
+    end
+  end
+end
+`;
+
+const RESERVE = `${CHARGE_LAPSED}
 local now, id, amount, budget, lease = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+chargeLapsed(KEYS[1], KEYS[3], KEYS[4], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9], tonumber(ARGV[10]))
 redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", now)
 local held = 0
 for _, member in ipairs(redis.call("ZRANGE", KEYS[2], 0, -1)) do
@@ -58,6 +87,7 @@ end
 `;
 
 const SETTLE = `${ADD_TO_HASH}
+redis.call("HDEL", KEYS[5], ARGV[1])
 local applied = 0
 if redis.call("SET", KEYS[3], "1", "NX", "EX", tonumber(ARGV[2])) then
   applied = 1
@@ -106,8 +136,8 @@ function totalsOf(flat: unknown): SpendTotals {
 export function createRedisSpendStore(client: StoreClient, options: { now?: () => number } = {}): SpendStore {
   const redis = client.redis as unknown as ScriptedRedis & typeof client.redis;
   if (typeof redis.cursorBridgeReserve !== "function") {
-    client.redis.defineCommand("cursorBridgeReserve", { numberOfKeys: 2, lua: RESERVE });
-    client.redis.defineCommand("cursorBridgeSpendSettle", { numberOfKeys: 4, lua: SETTLE });
+    client.redis.defineCommand("cursorBridgeReserve", { numberOfKeys: 4, lua: RESERVE });
+    client.redis.defineCommand("cursorBridgeSpendSettle", { numberOfKeys: 5, lua: SETTLE });
     client.redis.defineCommand("cursorBridgeSpendAdd", { numberOfKeys: 2, lua: ADD });
     client.redis.defineCommand("cursorBridgeSpendRenew", { numberOfKeys: 1, lua: RENEW });
   }
@@ -138,11 +168,18 @@ export function createRedisSpendStore(client: StoreClient, options: { now?: () =
         redis.cursorBridgeReserve(
           key,
           `${key}:resv`,
+          `${key}:run`,
+          periodsKey,
           input.now,
           input.id,
           Math.max(0, Math.round(input.microUsd)),
           input.budgetMicroUsd === undefined ? -1 : Math.round(input.budgetMicroUsd),
           input.leaseMs,
+          clock(),
+          nowS(),
+          keepOf(input.period),
+          `${client.prefix}settled:`,
+          SETTLED_KEEP_S,
         ),
       )) as [number, number, unknown];
       return { admitted: Number(admitted) === 1, reservedMicroUsd: Number(held), spent: totalsOf(flat) };
@@ -156,6 +193,7 @@ export function createRedisSpendStore(client: StoreClient, options: { now?: () =
           `${key}:resv`,
           `${client.prefix}settled:${id}`,
           periodsKey,
+          `${key}:run`,
           id,
           SETTLED_KEEP_S,
           keepOf(period),
@@ -173,6 +211,18 @@ export function createRedisSpendStore(client: StoreClient, options: { now?: () =
       if (ids.length === 0) return;
       const key = keyOf(keyId, period);
       await storeCall(client, () => redis.cursorBridgeSpendRenew(`${key}:resv`, now, leaseMs, ...ids));
+    },
+    noteRunning(running) {
+      const groups = new Map<string, Record<string, string>>();
+      const until = clock() + RUN_LEASE_MS;
+      for (const { keyId, period, id, entry } of running) {
+        const run = `${keyOf(keyId, period)}:run`;
+        const fields = groups.get(run) ?? {};
+        fields[id] = [until, ...SPEND_FIELDS.map((field) => Math.round(entry[field]))].join(",");
+        groups.set(run, fields);
+      }
+      // Best effort: a note lost while the store is unreachable is made again at the next round.
+      for (const [run, fields] of groups) void storeCall(client, () => client.redis.hset(run, fields)).catch(() => {});
     },
   };
 }

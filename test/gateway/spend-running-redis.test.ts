@@ -1,0 +1,81 @@
+/**
+ * The Redis spend store's record of running requests (SpendStore.noteRunning), on Debian's redis-server: an
+ * instance that dies mid-request stops noting it, and once its note's lease has run out the key's next reservation,
+ * on any instance, charges what was noted, once; a request that settles is charged its real cost only. Two store
+ * connections stand for two instances. Without redis-server this file is skipped with a printed reason, unless
+ * CI=true (then it fails).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectStore, type StoreClient } from "../../src/stores/redis/client.js";
+import { createRedisSpendStore, RUN_LEASE_MS } from "../../src/stores/redis/spend-store.js";
+import { missingBinaries, type RedisServer, startRedisServer } from "../cluster/support/redis-server.js";
+
+const skip = missingBinaries("redis-server", "redis-cli");
+
+const PERIOD = "month:2026-11";
+const soFar = { microUsd: 7000, requests: 1, inputTokens: 100, outputTokens: 20, cachedTokens: 0, reasoningTokens: 0 };
+const real = { ...soFar, microUsd: 9000, outputTokens: 30 };
+
+describe.skipIf(skip !== undefined)("running requests on the Redis spend store", () => {
+  let redis: RedisServer;
+  const clients: StoreClient[] = [];
+  let clock = Date.parse("2026-11-28T12:00:00Z");
+  const instance = async () => {
+    const client = await connectStore({ url: redis.url, namespace: "running-test", timeoutMs: 2000 });
+    clients.push(client);
+    return createRedisSpendStore(client, { now: () => clock });
+  };
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterAll(async () => {
+    for (const client of clients) await client.close();
+    await redis?.close();
+  });
+  const reserve = (store: Awaited<ReturnType<typeof instance>>, keyId: string, id: string) =>
+    store.reserve({
+      keyId,
+      period: PERIOD,
+      id,
+      microUsd: 1000,
+      budgetMicroUsd: 1_000_000,
+      now: clock,
+      leaseMs: 30_000,
+    });
+  /** Waits until the best-effort note has reached Redis. */
+  const noted = async (keyId: string) => {
+    const client = clients[0] as StoreClient;
+    const run = `${client.prefix}spend:${PERIOD}:${keyId}:run`;
+    for (let i = 0; i < 200 && (await client.redis.hlen(run)) === 0; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(await client.redis.hlen(run)).toBe(1);
+  };
+
+  it("a request whose instance died is charged what it noted, once, at the key's next reservation", async () => {
+    const [dead, alive] = [await instance(), await instance()];
+    expect((await reserve(dead, "k1", "r1")).admitted).toBe(true);
+    dead.noteRunning?.([{ keyId: "k1", period: PERIOD, id: "r1", entry: soFar }]);
+    await noted("k1");
+    // Within the note's lease it is still running: nothing is charged.
+    clock += RUN_LEASE_MS - 1000;
+    expect((await reserve(alive, "k1", "r2")).spent.microUsd).toBe(0);
+    clock += 2000;
+    const after = await reserve(alive, "k1", "r3");
+    expect(after.spent).toMatchObject({ microUsd: 7000, requests: 1, outputTokens: 20 });
+    expect((await reserve(alive, "k1", "r4")).spent.microUsd).toBe(7000);
+    // A settle that still comes (the instance was only cut off) adds nothing the second time.
+    expect((await dead.settle({ keyId: "k1", period: PERIOD, id: "r1", entry: real })).applied).toBe(false);
+    expect((await alive.get("k1", PERIOD)).microUsd).toBe(7000);
+  });
+
+  it("a request that settles is charged its real cost only, however late the next reservation", async () => {
+    const store = await instance();
+    expect((await reserve(store, "k2", "s1")).admitted).toBe(true);
+    store.noteRunning?.([{ keyId: "k2", period: PERIOD, id: "s1", entry: soFar }]);
+    await noted("k2");
+    await store.settle({ keyId: "k2", period: PERIOD, id: "s1", entry: real });
+    clock += 10 * RUN_LEASE_MS;
+    expect((await reserve(store, "k2", "s2")).spent).toMatchObject({ microUsd: 9000, requests: 1 });
+  });
+});
