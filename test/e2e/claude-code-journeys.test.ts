@@ -2,7 +2,8 @@
  * Journeys a Claude Code user makes every day, with the real client (2.1.330, test/clients) against `cursor-bridge
  * serve` and the emulator: a multi-step task whose steps make several tool calls at once and one of which fails,
  * a session resumed by id (and forked) after the process exited, a very long answer, a turn interrupted with
- * Ctrl-C and a new prompt after it, and the effort chosen with `--effort`. Each checks what the user sees (the
+ * Ctrl-C (mid-answer, or while its Bash command runs) and a new prompt after it, and the effort chosen with
+ * `--effort`. Each checks what the user sees (the
  * final answer, the files the tools changed, no error) and, from the emulator's per-Run statistics, that a tool
  * round trip stayed on its Cursor Run and a later prompt continued the same Cursor conversation.
  */
@@ -195,6 +196,37 @@ describe.skipIf(reason !== undefined)("Claude Code journeys → cursor-bridge se
       // is rebuilt from the history, once, as after a cut answer (docs/architecture.md); the next one continues that.
       expect(turns[2]?.conversationId).not.toBe(turns[0]?.conversationId);
       expect(turns[3]?.conversationId, JSON.stringify(turns)).toBe(turns[2]?.conversationId);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "a turn interrupted with Ctrl-C while its Bash command runs, then a new prompt with --continue",
+    async () => {
+      const options = project("interrupt-tool");
+      served.emulator.resetStats();
+      const opening = finalResult(await runClaude(["-p", "Hello there."], options));
+      expect(opening.subtype).toBe("success");
+      const marker = join(options.cwd, "started");
+      const command = `touch ${marker}; sleep 60`;
+      const slow = startClaude(
+        ["--continue", "-p", `Wait a minute. [[emu:tool Bash ${JSON.stringify({ command, description: "Wait" })}]]`],
+        options,
+      );
+      await waitFor(() => existsSync(marker), "the Bash command to start");
+      slow.child.kill("SIGINT");
+      await slow.done;
+
+      const next = await runClaude(["--continue", "-p", "[[emu:recall]] Never mind."], options);
+      const result = finalResult(next);
+      expect(result.subtype, `${next.stderr}\n${next.stdout}`).toBe("success");
+      expect(result.is_error).toBe(false);
+      expect(String(result.result)).toMatch(firstMessage("Hello there."));
+      const turns = mainTurns();
+      expect(turns, JSON.stringify(turns)).toHaveLength(3);
+      // The interrupted turn's Run (parked on the Bash call) was let go, not left open for its 15 minutes.
+      await waitFor(() => mainTurns()[1]?.outcome !== undefined, "the Run to end");
+      expect(mainTurns().map((turn) => turn.outcome)).toEqual(["completed", "cancelled", "completed"]);
     },
     TEST_TIMEOUT_MS,
   );
