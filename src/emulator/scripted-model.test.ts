@@ -81,6 +81,24 @@ describe("planTurn", () => {
     expect(planTurn(input(text, { resume: true, history: done, declaredTools: ["a", "b", "c"] })).calls).toEqual([]);
   });
 
+  it("on a rebuilt resume, a step the state holds only some results of is answered, not called again", () => {
+    const one = "[[emu:tool a]] [[emu:tool b]]";
+    const partial = [
+      { role: "user" as const, text: one },
+      { role: "tool-result" as const, name: "a", text: "1" },
+    ];
+    expect(planTurn(input(one, { resume: true, history: partial, declaredTools: ["a", "b"] })).calls).toEqual([]);
+    const two = `${one} [[emu:then]] [[emu:tool c]]`;
+    const plan = planTurn(
+      input(two, {
+        resume: true,
+        history: [{ ...partial[0]!, text: two }, partial[1]!],
+        declaredTools: ["a", "b", "c"],
+      }),
+    );
+    expect(plan.calls).toEqual([{ kind: "mcp", name: "c", args: {}, step: 1 }]);
+  });
+
   it("carries faults, rate and tokens", () => {
     const plan = planTurn(input("[[emu:tokens 4]] [[emu:rate 9]] [[emu:drop 2]]"));
     expect(plan).toEqual({

@@ -313,13 +313,16 @@ function firstUserMessage(input: ModelInput): string {
   return text === "" ? raw.trim() : text;
 }
 
-/** The calls of the steps not yet answered, when the state holds `answered` results of the earliest calls. */
+/**
+ * The calls of the steps not yet answered, when the state holds `answered` results of the earliest calls. A step with
+ * some of its results is answered (the model goes on from what it has, as a one-step turn always did); the first
+ * step with none of them is where the turn goes on.
+ */
 function unansweredSteps(calls: readonly PlannedCall[], answered: number): PlannedCall[] {
   let done = 0;
   for (const step of new Set(calls.map((call) => call.step))) {
-    const size = calls.filter((call) => call.step === step).length;
-    if (done + size > answered) return calls.filter((call) => call.step >= step);
-    done += size;
+    if (answered <= done) return calls.filter((call) => call.step >= step);
+    done += calls.filter((call) => call.step === step).length;
   }
   return [];
 }
