@@ -119,7 +119,8 @@ function servedUpstream(input: RuntimeInput): ServedUpstream {
         return loggedIn();
       },
       account: loginOf(credentials.status),
-      currentAccount: storedLoginIdentity(ctx.store, credentials),
+      // Through the account store: on a shared Redis store that is the shared login, not this instance's file.
+      currentAccount: storedLoginIdentity(ctx.accounts.credentials(ctx.account), credentials),
       agentUrl: ctx.config.cursorAgentUrl,
       defaultAccount: ctx.account,
       named: (choice.named ?? []).map((login) => ({

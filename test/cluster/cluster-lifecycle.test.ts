@@ -98,6 +98,17 @@ describe.skipIf(skip !== undefined)("turns on another instance", () => {
     await redis?.close();
   });
 
+  it("names the shared login on every instance's /status.json (B's config directory holds none)", async () => {
+    const account = async (instance: Instance) =>
+      ((await (await fetch(`${instance.url}/status.json`)).json()) as { upstream: { account: unknown } }).upstream
+        .account;
+    // Read again after the once-a-second check of the stored login (cli/upstream.ts storedLoginIdentity) has run.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const seen = await account(a);
+    expect(typeof seen).toBe("string");
+    expect(await account(b)).toBe(seen);
+  });
+
   it("a turn parked on another instance is closed there when the conversation moves on without its results", async () => {
     const parkedOn = async (instance: Instance) =>
       ((await (await fetch(`${instance.url}/health`)).json()) as { parked_turns: number }).parked_turns;
