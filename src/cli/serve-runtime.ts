@@ -78,6 +78,11 @@ export interface Runtime {
    * be, and the server must then stop.
    */
   ready: Promise<void>;
+  /**
+   * Reads Cursor's server config with every account's login now, as serve does 10 s after the start and once a day
+   * (the client version policy, each account's HTTP/2 hint); resolves when every read has ended. Never rejects.
+   */
+  readServerConfig(): Promise<void>;
   /** Virtual keys existed at start: every API request then needs one (or the configured API key). */
   virtualKeys: boolean;
   /**
@@ -332,25 +337,40 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
       },
     },
   );
-  // Cursor's client version policy, read shortly after the start and once a day (protocol/cursor/client-version-heal.ts).
+  // Cursor's server config, read shortly after the start and once a day: the client version policy
+  // (protocol/cursor/client-version-heal.ts), and its HTTP/2 hint, which each account's API client follows as read with
+  // that account's login (protocol/cursor/cursor-api.ts; docs/commands.md, `--transport`).
   ctx.clientVersion.useLogger(logger.child({ component: "cursor" }));
   let versionTimer: ReturnType<typeof setTimeout> | undefined;
+  const readServerConfig = async (): Promise<void> => {
+    if (choice.kind !== "cursor") return;
+    await upstreamReady.then(
+      async (upstream) => {
+        const signal = () => AbortSignal.timeout(30_000);
+        const policy = ctx.clientVersion.check(async () => {
+          const { policyOf } = await import("../protocol/cursor/client-version-policy.js");
+          const config = await upstream.api.getServerConfig?.(signal());
+          return config === undefined ? undefined : policyOf(config);
+        });
+        // The named accounts' answers set only their own client's transport; their version policy is Cursor's one.
+        const hints = upstream.named.map((account) =>
+          account.api.getServerConfig?.(signal()).then(
+            () => undefined,
+            (error: unknown) =>
+              logger.debug("Cursor's server config not read", { component: "cursor", account: account.name, error }),
+          ),
+        );
+        await Promise.all([policy, ...hints]);
+      },
+      () => {},
+    );
+  };
   if (choice.kind === "cursor") {
-    const checkVersion = () =>
-      upstreamReady.then(
-        (upstream) =>
-          ctx.clientVersion.check(async () => {
-            const { policyOf } = await import("../protocol/cursor/client-version-policy.js");
-            const config = await upstream.api.getServerConfig?.(AbortSignal.timeout(30_000));
-            return config === undefined ? undefined : policyOf(config);
-          }),
-        () => {},
-      );
     // Not during the start: the call (a GetServerConfig answer decoded, the policy code loaded) came before the first
     // turn's model list and Run, while a turn refused as outdated heals and is retried at once anyway.
     versionTimer = setTimeout(() => {
-      void checkVersion();
-      versionTimer = setInterval(() => void checkVersion(), VERSION_CHECK_INTERVAL_MS);
+      void readServerConfig();
+      versionTimer = setInterval(() => void readServerConfig(), VERSION_CHECK_INTERVAL_MS);
       versionTimer.unref();
     }, FIRST_VERSION_CHECK_DELAY_MS);
     versionTimer.unref();
@@ -406,6 +426,7 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
   return {
     upstream: served,
     ready,
+    readServerConfig,
     virtualKeys: gateway.index.hasKeys(),
     close: async (drainMs) => {
       if (drainMs === undefined) await server.close();

@@ -99,6 +99,8 @@ export interface RunningBridge {
    * (the server must then stop).
    */
   ready: Promise<void>;
+  /** Reads Cursor's server config now, as the timer does (serve-runtime.ts's `readServerConfig`). */
+  readServerConfig(): Promise<void>;
   /** Stops the bridge; with `drainMs`, gracefully (see serve-runtime.ts's `close`). */
   close(drainMs?: number): Promise<void>;
 }
@@ -322,7 +324,13 @@ export async function startBridge(
       lock?.release();
     };
     return {
-      bridge: { server, upstream: runtime.upstream, ready: runtime.ready, close },
+      bridge: {
+        server,
+        upstream: runtime.upstream,
+        ready: runtime.ready,
+        readServerConfig: runtime.readServerConfig,
+        close,
+      },
       json: flags.json,
       logger,
       drainMs: config.drainTimeoutMs,

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { expect } from "vitest";
 import type { CliInput, CliIo } from "../../src/cli/io.js";
 import { main } from "../../src/cli/main.js";
-import { type Emulator, startEmulator } from "../../src/emulator/index.js";
+import { type Emulator, type EmulatorOptions, startEmulator } from "../../src/emulator/index.js";
 
 /** Result of one CLI run. */
 export interface RunResult {
@@ -42,9 +42,9 @@ export interface RunOptions {
   onOutput?: (text: string) => void;
 }
 
-/** Starts an emulator and a temp home. */
-export async function createCliHarness(): Promise<CliHarness> {
-  const emulator = await startEmulator({ port: 0 });
+/** Starts an emulator (with `emulatorOptions`, on port 0) and a temp home. */
+export async function createCliHarness(emulatorOptions: Omit<EmulatorOptions, "port"> = {}): Promise<CliHarness> {
+  const emulator = await startEmulator({ ...emulatorOptions, port: 0 });
   const home = mkdtempSync(join(tmpdir(), "cursor-bridge-cli-"));
   const env: Record<string, string | undefined> = {
     HOME: home,

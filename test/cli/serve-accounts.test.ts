@@ -215,3 +215,43 @@ describe("serve with virtual keys bound to named accounts", () => {
     expect(err.join("")).toContain("The Cursor account `carol` is logged in again");
   });
 });
+
+describe("serve with named accounts and Cursor's HTTP/2 hint", () => {
+  it("each account's client follows GetServerConfig's http2_config as read with its own login", async () => {
+    // The emulator answers GetServerConfig with FORCE_ALL_DISABLED (docs/emulator.md, `--http2-config`): with
+    // `--transport auto`, every call of a client that read it goes over HTTP/1.1, its Runs as RunSSE + BidiAppend.
+    const harness = await createCliHarness({ http2Config: "force-all-disabled" });
+    open.push({ harness });
+    await loginWithKey(harness, "cur_main_key_123456", { email: "main@example.com", userId: "user_main" });
+    await loginWithKey(harness, "cur_alice_key_123456", { email: "alice@example.com", userId: "user_alice" }, "alice");
+    const create = async (name: string, account?: string) => {
+      const argv = ["keys", "create", "--name", name, ...(account === undefined ? [] : ["--account", account])];
+      const result = await harness.run([...argv, "--json"]);
+      expect(result.code, result.err).toBe(0);
+      const key = (JSON.parse(result.out) as { key: string }).key;
+      harness.secrets.add(key);
+      return key;
+    };
+    const aliceKey = await create("alice-laptop", "alice");
+    const teamKey = await create("shared");
+    const { bridge } = await startBridge(captureIo(harness.env).io, ["--port", "0", "--log-level", "silent"]);
+    open.push({ bridge });
+    /** One turn with `key` (on its account); the transport its Run reached the emulator over. */
+    const turnWith = async (key: string): Promise<string | undefined> => {
+      const response = await fetch(`${bridge.server.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+        body: JSON.stringify({ model: "auto", messages: [{ role: "user", content: "hello" }] }),
+      });
+      expect(response.status).toBe(200);
+      await response.text();
+      return harness.emulator.stats().turns.at(-1)?.transport;
+    };
+    expect(await turnWith(aliceKey)).toBe("http2");
+    expect(await turnWith(teamKey)).toBe("http2");
+    // What serve's timer does 10 s after the start (and once a day), now.
+    await bridge.readServerConfig();
+    expect(await turnWith(aliceKey)).toBe("http1");
+    expect(await turnWith(teamKey)).toBe("http1");
+  });
+});
