@@ -59,6 +59,8 @@ export async function handleForwardedTurn(
   const body = await c.req.text();
   await checkSigned(c, auth, body);
   const log = c.get("log");
+  // A malformed request is a 400 before anything watches the request or the shutdown.
+  const request = decodeEngineRequest(body);
   // Aborted when the calling instance goes away, or with the shutting-down error when this server's drain time is up.
   const abort = new AbortController();
   const gone = c.req.raw.signal;
@@ -74,7 +76,7 @@ export async function handleForwardedTurn(
   // seconds to answer before it counts this instance as gone and runs the turn itself, and a resumed turn's first
   // event may take longer than that (a model thinking over the results). The turn's start, or its error, is the
   // first frame.
-  const starting = engine.startTurn(decodeEngineRequest(body), abort.signal, { forwarded: true });
+  const starting = engine.startTurn(request, abort.signal, { forwarded: true });
   starting.catch(() => {});
   let turn: Awaited<typeof starting> | undefined;
   let iterator: AsyncIterator<BackendEvent> | undefined;
