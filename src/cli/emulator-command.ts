@@ -53,9 +53,10 @@ Options:
                                  waits for)
 
 GET /emulator/stats (loopback only) answers JSON: runs (Run + RunSSE calls started), runStreams, runSseStreams,
-bidiAppends and one entry per turn (runId, headers, conversationId, transport, model, requestBytes,
-getBlobRequests, outcome, …); GET /emulator/runs/<run id> answers one of them (the Run's x-request-id, for RunSSE
-the bidi request id).
+bidiAppends, webSearches, webFetches, exchangeCalls, oauthTokenCalls, usableModelsCalls, availableModelsCalls and
+turns, one entry per turn (runId, headers, conversationId, transport, model, requestBytes, getBlobRequests,
+outcome, …); GET /emulator/runs/<run id> answers one of them (the Run's x-request-id, for RunSSE the bidi
+request id).
 
 ${describeEmulatorDirectives()}
 Examples:

@@ -154,10 +154,12 @@ describe("GET /emulator/stats", () => {
       turns: [],
     });
     expect((await fetch(`${url}/emulator/stats`, { method: "POST" })).status).toBe(405);
-    // docs/emulator.md names every field.
+    // docs/emulator.md and `emulator --help` name every field.
     const page = readFileSync(fileURLToPath(new URL("../../docs/emulator.md", import.meta.url)), "utf8");
     const undocumented = Object.keys(stats).filter((key) => key !== "turns" && !page.includes(`\`${key}\``));
     expect(undocumented).toEqual([]);
+    const help = (await run(["emulator", "--help"], isolatedEnv())).out;
+    expect(Object.keys(stats).filter((key) => !new RegExp(`\\b${key}\\b`).test(help))).toEqual([]);
   });
 });
 
