@@ -136,6 +136,8 @@ describe.skipIf(reason !== undefined)("Claude Code journeys → cursor-bridge se
       const [firstTurn, otherTurn, resumedTurn] = turns;
       expect(otherTurn?.conversationId).not.toBe(firstTurn?.conversationId);
       expect(resumedTurn?.conversationId).toBe(firstTurn?.conversationId);
+      // From the checkpoint: Cursor fetched nothing of the history again (a rebuild uploads it as new blobs).
+      expect(resumedTurn?.getBlobRequests, JSON.stringify(turns)).toBe(0);
     },
     4 * CLAUDE_TIMEOUT_MS,
   );

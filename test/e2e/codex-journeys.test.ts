@@ -121,16 +121,18 @@ describe("Codex CLI journeys → cursor-bridge serve (/v1/responses) → emulato
   );
 
   it(
-    "codex exec resume --last after the process exited continues the session's Cursor conversation",
+    "codex exec resume --last after a session that ran a tool continues that session's Cursor conversation",
     async (context) => {
       if (skip !== undefined) context.skip();
       const nonce = randomBytes(5).toString("hex");
       const cwd = folder("resume");
       served.emulator.resetStats();
       const options = execOptions(served.baseURL, catalog, MODEL, false);
-      const first = await runCodex(home, ["exec", ...options, `Remember ${nonce}.`], cwd);
+      // A first session that used a tool: its history holds the call and its output when Codex sends it again.
+      const prompt = `Remember ${nonce}. ${tool("exec_command", { cmd: `echo ${nonce}` })}`;
+      const first = await runCodex(home, ["exec", ...options, prompt], cwd);
       expect(first.code, first.diagnostics).toBe(0);
-      expect(agentMessages(first).at(-1)).toContain(`Remember ${nonce}.`);
+      expect(agentMessages(first).at(-1)).toMatch(new RegExp(`exec_command returned: [^]*${nonce}`));
       const thread = first.events.find((e) => e.type === "thread.started")?.thread_id;
       expect(thread, first.diagnostics).toBeDefined();
 
@@ -150,6 +152,8 @@ describe("Codex CLI journeys → cursor-bridge serve (/v1/responses) → emulato
       expect(turns, JSON.stringify(turns)).toHaveLength(2);
       // The whole history came again, and the bridge continued from its checkpoint instead of rebuilding it.
       expect(turns[1]?.conversationId, JSON.stringify(turns)).toBe(turns[0]?.conversationId);
+      // From the checkpoint: Cursor fetched nothing of the history again (a rebuild uploads it as new blobs).
+      expect(turns[1]?.getBlobRequests, JSON.stringify(turns)).toBe(0);
     },
     TEST_TIMEOUT_MS,
   );
