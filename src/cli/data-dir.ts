@@ -149,7 +149,7 @@ function refusal(dataDir: string, owner: LockRecord): ProxyError {
     `Another cursor-bridge serve (pid ${owner.pid}${machine}, ${where}) already uses the data directory ${dataDir}: ` +
       "two servers on one data directory overwrite each other's spend and state. Use that server, stop it, or give " +
       "this one another --data-dir; to run several instances, share a Redis store (--store redis://…, see " +
-      "docs/team.md). " +
+      "`cursor-bridge serve --help`). " +
       (here
         ? `If process ${owner.pid} is not a cursor-bridge, remove ${path}.`
         : `A process of another host cannot be checked from here: if that server is gone, remove ${path}.`),
