@@ -101,6 +101,20 @@ describe("file spend store: running requests", () => {
     expect(await again.get("k", day)).toMatchObject({ microUsd: 12, requests: 2 });
   });
 
+  it("charges them once even when the next process stops or dies before any request settles", async () => {
+    const dir = await freshDir();
+    const crashed = createFileSpendStore({ dataDir: dir });
+    crashed.noteRunning?.([{ keyId: "k", period: day, id: "r1", entry: soFar }]);
+    await crashed.close?.();
+    // The next process only reads the spend, then stops (or dies) with nothing of its own to write.
+    const next = createFileSpendStore({ dataDir: dir });
+    expect((await next.get("k", day)).microUsd).toBe(7);
+    await next.close?.();
+    const written = JSON.parse(await readFile(join(dir, SPEND_FILE_NAME), "utf8")) as Record<string, unknown>;
+    expect(written.running).toBeUndefined();
+    expect((await createFileSpendStore({ dataDir: dir }).get("k", day)).microUsd).toBe(7);
+  });
+
   it("a settle replaces the record by the real cost in the same write", async () => {
     const dir = await freshDir();
     const store = createFileSpendStore({ dataDir: dir });

@@ -120,6 +120,9 @@ export function createFileSpendStore(options: { dataDir: string; logger?: Logger
           path,
           requests: left.length,
         });
+        // Written at once without them: a file still holding them would charge them again at the next start (a
+        // second crash, or a clean stop before any request settles).
+        void serialized(() => persist(all, left.length)).catch(() => undefined);
       }
       return all;
     });
