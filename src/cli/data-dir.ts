@@ -8,7 +8,8 @@
  *   changed and written whole by the server that owns them, so two servers on one directory lose each other's
  *   writes. `serve.lock` names the owner (machine, pid, a random id of the process, address); a second `serve`
  *   refuses to start while that process lives, and takes the lock over only when it names this machine and its
- *   process is gone (killed, crashed) or is not a cursor-bridge (its pid reused), or names our own pid with another
+ *   process is gone (killed, crashed) or is not a cursor-bridge (its pid reused: its command line names no
+ *   cursor-bridge and no cursor-bridge answers `/health` at the lock's address), or names our own pid with another
  *   process's id (a restarted container, whose server runs as pid 1 again). A lock of an older version names no
  *   machine: it is taken as this machine's, the only one it could be checked on (the lock's process gone, or not a
  *   cursor-bridge, here: taken over; a cursor-bridge alive here: refused). A lock from another machine (two
@@ -31,7 +32,7 @@ import { ProxyError } from "../util/errors.js";
 import { type Logger, silentLogger } from "../util/logger.js";
 import { makeDirSync } from "../util/make-dir.js";
 import { ensurePrivateDirSync } from "../util/private-dir.js";
-import { processAlive, runsCursorBridge } from "./runtime-file.js";
+import { processAlive, runsCursorBridge, servingBridgeVersion } from "./runtime-file.js";
 
 /** What an errno means for a data directory, in words. */
 function causeOf(error: unknown): string {
@@ -125,14 +126,18 @@ function readLock(path: string): LockRecord | undefined {
  * an older version's) and a process that is gone or is not a cursor-bridge (or our own pid with another process's id:
  * an earlier process that had this pid, a container restarted).
  */
-function liveOwner(dataDir: string, record: LockRecord | undefined): LockRecord | undefined {
+async function liveOwner(dataDir: string, record: LockRecord | undefined): Promise<LockRecord | undefined> {
   if (record === undefined) return undefined;
   // Another machine's: its pid cannot be checked from here.
   if (record.hostname !== undefined && record.hostname !== hostname()) return record;
   if (record.pid === process.pid) return record.instance === INSTANCE && held.has(dataDir) ? record : undefined;
   if (!processAlive(record.pid)) return undefined;
   // A process that cannot be told apart (not visible to this user) counts as the owner.
-  return runsCursorBridge(record.pid) === false ? undefined : record;
+  if (runsCursorBridge(record.pid) !== false) return record;
+  // Its command line does not name cursor-bridge, which a live server's need not either (started through a link or
+  // a wrapper of another name): a cursor-bridge still answering at the lock's address keeps it.
+  if (record.port === undefined) return undefined;
+  return (await servingBridgeVersion(record.host ?? "127.0.0.1", record.port)) === undefined ? undefined : record;
 }
 
 function refusal(dataDir: string, owner: LockRecord): ProxyError {
@@ -178,7 +183,7 @@ export async function lockDataDir(
   // The check and the write happen under a short-lived guard, so two servers starting together cannot both see a
   // stale lock and both take it.
   await withFileLockNow(`${path}.guard`, async () => {
-    const owner = liveOwner(dataDir, readLock(path));
+    const owner = await liveOwner(dataDir, readLock(path));
     if (owner !== undefined) throw refusal(dataDir, owner);
     writeFileAtomicSync(path, `${JSON.stringify(record)}\n`);
   });

@@ -181,7 +181,8 @@ describe("a lock written by another process", { timeout: 120_000 }, () => {
     const other = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
     children.push(other);
     for (const pid of [deadPid(), other.pid]) {
-      const dataDir = lockIn(`no-host-${pid}`, { pid, port: 8765, startedAt: "2026-01-01T00:00:00.000Z" });
+      // Port 1: nothing answers there (a cursor-bridge answering at the lock's address would keep it).
+      const dataDir = lockIn(`no-host-${pid}`, { pid, port: 1, startedAt: "2026-01-01T00:00:00.000Z" });
       const lock = await lockDataDir(dataDir, address);
       expect(ownerOf(dataDir)).toMatchObject({ pid: process.pid, hostname: hostname(), port: 4321 });
       lock.release();
@@ -197,10 +198,32 @@ describe("a lock written by another process", { timeout: 120_000 }, () => {
   it("of this host whose process lives but is not a cursor-bridge (its pid reused) is taken over", async () => {
     const other = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
     children.push(other);
-    const dataDir = lockIn("reused-here", { pid: other.pid, hostname: hostname(), instance: "x", port: 8765 });
+    const dataDir = lockIn("reused-here", { pid: other.pid, hostname: hostname(), instance: "x", port: 1 });
     const lock = await lockDataDir(dataDir, address);
     expect(ownerOf(dataDir)).toMatchObject({ pid: process.pid, port: 4321 });
     lock.release();
+  });
+
+  it("of this host whose process lives under another name but still answers as a cursor-bridge is refused", async () => {
+    // A live server whose command line names no cursor-bridge (started through a link of another name): it answers
+    // /health at the lock's address as a server does.
+    const script = [
+      "const s = require('node:http').createServer((q, r) => {",
+      "  r.setHeader('content-type', 'application/json');",
+      "  r.end(JSON.stringify({ status: 'ok', version: '9.9.9', upstream: 'emulator' }));",
+      "});",
+      "s.listen(0, '127.0.0.1', () => console.log(s.address().port));",
+    ].join("\n");
+    const live = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "ignore"] });
+    children.push(live);
+    const port = await new Promise<number>((resolve, reject) => {
+      live.stdout?.once("data", (chunk: Buffer) => resolve(Number(String(chunk).trim())));
+      live.once("exit", () => reject(new Error("the stand-in server exited")));
+    });
+    const lock = { pid: live.pid, hostname: hostname(), instance: "x", host: "127.0.0.1", port };
+    const dataDir = lockIn("renamed-here", lock);
+    await expect(lockDataDir(dataDir, address)).rejects.toThrow(`pid ${live.pid}, port ${port}`);
+    expect(ownerOf(dataDir)).toEqual(lock);
   });
 
   it("of this host whose process is gone is taken over", async () => {
