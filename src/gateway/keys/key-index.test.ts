@@ -41,6 +41,24 @@ describe("the server's key index", () => {
     index.close();
   });
 
+  it("reports an expired key given a later expiry again when it is revoked afterwards", async () => {
+    vi.useFakeTimers();
+    let now = Date.parse("2026-01-01T00:00:00.000Z");
+    const store = createMemoryKeyStore([{ ...record("key_1", "alice", KEY), expiresAt: "2026-01-01T00:00:01.000Z" }]);
+    const index = await createKeyIndex({ store, logger: silentLogger, pollMs: 200, now: () => now });
+    const gone: string[] = [];
+    index.onRecordGone((record_, why) => gone.push(`${record_.id} ${why}`));
+    now += 1000;
+    await vi.advanceTimersByTimeAsync(200);
+    expect(gone).toEqual(["key_1 expired"]);
+    await store.update("key_1", { expiresAt: "2026-02-01T00:00:00.000Z" });
+    await vi.advanceTimersByTimeAsync(400);
+    await store.update("key_1", { revokedAt: "2026-01-01T00:00:02.000Z" });
+    await vi.advanceTimersByTimeAsync(400);
+    expect(gone).toEqual(["key_1 expired", "key_1 revoked"]);
+    index.close();
+  });
+
   it("sees a revocation at the next poll (pollMs), without any request asking", async () => {
     vi.useFakeTimers();
     const store = createMemoryKeyStore([record("key_1", "alice", KEY)]);

@@ -121,8 +121,12 @@ export async function createKeyIndex(options: KeyIndexOptions): Promise<KeyIndex
     walked = byHash;
     nextExpiry = Number.POSITIVE_INFINITY;
     for (const record of byHash.values()) {
-      if (reported.has(record.id)) continue;
       const why = goneWhy(record);
+      if (reported.has(record.id)) {
+        if (why !== undefined) continue;
+        // Working again (an expired key given a later expiry): it is reported when it stops again.
+        reported.delete(record.id);
+      }
       if (why === undefined) {
         if (record.expiresAt !== undefined) nextExpiry = Math.min(nextExpiry, Date.parse(record.expiresAt));
         continue;
