@@ -26,7 +26,7 @@ import { loadTurnPlan, matchResults, openRunWithDeadline } from "./turn-setup.js
 /** Which of Cursor's tools the model may use (docs/protocol.md §2.1). */
 const ALLOWED_TOOLS_HEADER = "x-cursor-agent-allowed-tools";
 
-import { segmentUsage } from "./turn-usage.js";
+import { nothingReported, segmentUsage } from "./turn-usage.js";
 import type {
   AgentModeName,
   AgentTurn,
@@ -112,6 +112,13 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
   private blobs: BlobStore = createBlobStore();
   private plan: TurnPlan | undefined;
   private session: RunSession | undefined;
+  /**
+   * What the responses of this turn reported on the current Run (turn-usage.ts): the segment that ends the turn
+   * reports Cursor's counts for the Run minus it. A new Run starts it over: its `turn_ended` counts only that Run.
+   */
+  private reported = nothingReported();
+  /** The current segment's estimate of its request's input (SegmentOptions.inputEstimate). */
+  private inputEstimate: (() => number) | undefined;
   private channel = new TurnChannel();
   /** Tool calls yielded to the caller in the current segment and not yet answered. */
   private announced: string[] = [];
@@ -301,6 +308,7 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
   ): AsyncGenerator<BackendEvent> {
     this.enterSegment(results === undefined);
     this.held = options?.holdEvents === true ? [] : undefined;
+    this.inputEstimate = options?.inputEstimate;
     const oneCall = options?.oneToolCall === true;
     /** With `oneCall`: calls whose arguments this segment showed and whose `tool-call` it has not yielded yet. */
     const forming = new Set<string>();
@@ -469,6 +477,7 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
     this.internTools();
     this.channel.release();
     this.channel = new TurnChannel();
+    this.reported = nothingReported();
     this.session = new RunSession({
       stream,
       channel: this.channel,
@@ -598,7 +607,7 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
     this.held = undefined;
     if (held !== undefined) yield* held;
     const session = this.session;
-    const usage = segmentUsage(session);
+    const usage = segmentUsage(session, this.reported, this.inputEstimate);
     if (session !== undefined) session.outputTokens = 0;
     await this.saving;
     yield { type: "usage", usage };

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { TurnEndedUpdateSchema } from "../gen/agent/v1/interaction_pb.js";
-import { segmentUsage, turnEndedUsage } from "./turn-usage.js";
+import { nothingReported, segmentUsage, turnEndedUsage } from "./turn-usage.js";
 
 describe("usage of a segment (docs/protocol.md §4.6)", () => {
   it("takes Cursor's turn_ended counts: prompt = input (cache reads and writes are part of it), reasoning inside output", () => {
@@ -52,5 +52,42 @@ describe("usage of a segment (docs/protocol.md §4.6)", () => {
   it("missing counts are 0 and negative ones are not trusted", () => {
     const counts = turnEndedUsage(create(TurnEndedUpdateSchema, { outputTokens: 5n, reasoningTokens: -2n }));
     expect(counts).toEqual({ input: 0, output: 5, cacheRead: 0, cacheWrite: 0, reasoning: 0 });
+  });
+
+  it("the segment that ends a turn reports Cursor's counts minus what the Run's earlier segments reported", () => {
+    const reported = nothingReported();
+    // Segment 1 ends on tool calls before any checkpoint: the request's estimate is its input.
+    const first = segmentUsage({ turnUsage: undefined, outputTokens: 30, usedTokens: undefined }, reported, () => 100);
+    expect(first).toMatchObject({ inputTokens: 100, outputTokens: 30, totalTokens: 130, source: "estimate" });
+    const second = segmentUsage({ turnUsage: undefined, outputTokens: 20, usedTokens: undefined }, reported, () => 150);
+    expect(reported).toEqual({ input: 250, output: 50, cacheRead: 0, cacheWrite: 0, reasoning: 0 });
+    const turn = { input: 1000, output: 80, cacheRead: 600, cacheWrite: 40, reasoning: 10 };
+    const last = segmentUsage({ turnUsage: turn, outputTokens: 30, usedTokens: 5000 }, reported, () => 200);
+    expect(last).toEqual({
+      inputTokens: 750,
+      outputTokens: 30,
+      totalTokens: 780,
+      cacheReadTokens: 600,
+      cacheWriteTokens: 40,
+      reasoningTokens: 10,
+      source: "cursor",
+    });
+    const sum = (key: "inputTokens" | "outputTokens" | "totalTokens") => first[key] + second[key] + last[key];
+    expect([sum("inputTokens"), sum("outputTokens"), sum("totalTokens")]).toEqual([1000, 80, 1080]);
+  });
+
+  it("a difference is never below 0; the cache parts fit in the input (reads first), the reasoning in the output", () => {
+    const reported = { input: 900, output: 70, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
+    const turn = { input: 1000, output: 60, cacheRead: 60, cacheWrite: 50, reasoning: 10 };
+    expect(segmentUsage({ turnUsage: turn, outputTokens: 0, usedTokens: undefined }, reported)).toEqual({
+      inputTokens: 100,
+      outputTokens: 0,
+      totalTokens: 100,
+      cacheReadTokens: 60,
+      cacheWriteTokens: 40,
+      reasoningTokens: 0,
+      source: "cursor",
+    });
+    expect(reported).toEqual({ input: 1000, output: 70, cacheRead: 60, cacheWrite: 40, reasoning: 0 });
   });
 });

@@ -348,6 +348,12 @@ export interface SegmentOptions {
    * (docs/protocol.md §4.6). @default false (a step's calls come together)
    */
   oneToolCall?: boolean;
+  /**
+   * The caller's request's input tokens by estimate (surfaces/kit/input-estimate.ts): what a segment's estimated usage
+   * reports as its input when it has no figure of its own (before the turn's first checkpoint), so that the turn
+   * tallies what its responses reported (turn-usage.ts). @default none (such a usage keeps its 0)
+   */
+  inputEstimate?: (() => number) | undefined;
 }
 
 /** Lifecycle of one Cursor turn as seen by callers. */

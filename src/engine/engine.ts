@@ -87,7 +87,8 @@ export interface EngineOptions {
 }
 
 /** What a turn sends besides its messages: the surface's settings, the model selection, the allowed tools. */
-interface RunExtras extends Pick<EngineRequest, "executor" | "mode" | "wholeAnswer" | "oneToolCallPerAnswer"> {
+interface RunExtras
+  extends Pick<EngineRequest, "executor" | "mode" | "wholeAnswer" | "oneToolCallPerAnswer" | "inputEstimate"> {
   selection?: ModelSelection;
   allowedTools?: readonly string[];
   /** The index the turn's conversations are found in and recorded to ({@link ownIndex}). */
@@ -334,6 +335,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       if (request.mode !== undefined) extras.mode = request.mode;
       if (request.wholeAnswer !== undefined) extras.wholeAnswer = request.wholeAnswer;
       if (request.oneToolCallPerAnswer === true) extras.oneToolCallPerAnswer = true;
+      if (request.inputEstimate !== undefined) extras.inputEstimate = request.inputEstimate;
       extras.selection = selection;
       if (allowedTools !== undefined) extras.allowedTools = allowedTools;
       const turnIndex = ownIndex(index, request.owner);
@@ -561,10 +563,13 @@ class ReplayedTurn implements EngineTurn {
 }
 
 /** How the backend should hand out a segment's events for this request. */
-function segmentOptions(surface: Pick<EngineRequest, "wholeAnswer" | "oneToolCallPerAnswer">): SegmentOptions {
+function segmentOptions(
+  surface: Pick<EngineRequest, "wholeAnswer" | "oneToolCallPerAnswer" | "inputEstimate">,
+): SegmentOptions {
   const options: SegmentOptions = {};
   if (surface.wholeAnswer === true) options.holdEvents = true;
   if (surface.oneToolCallPerAnswer === true) options.oneToolCall = true;
+  if (surface.inputEstimate !== undefined) options.inputEstimate = surface.inputEstimate;
   return options;
 }
 

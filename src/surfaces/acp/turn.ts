@@ -40,8 +40,9 @@ export async function runPrompt(
   const answer = new AcpTranslation();
   try {
     const request = toEngineRequest(record, messages, session.tools, session.executor);
-    const turn = await engine.startTurn(request, signal);
     const drive = { inputTokens: inputEstimate(request) };
+    request.inputEstimate = drive.inputTokens;
+    const turn = await engine.startTurn(request, signal);
     await driveTurn(
       turn.events,
       answer,

@@ -204,9 +204,11 @@ export async function runSurface<F, R>(
     : undefined;
 
   let started: Awaited<ReturnType<Engine["startTurn"]>>;
+  // One estimate for the engine (the input of a segment's estimated usage, which the turn tallies) and the door.
+  const inputTokens = inputEstimate(input.request);
   try {
     // One copy, its other fields assigned: spreading in a conditional `{}` costs an object per request.
-    const request: EngineRequest = { ...input.request, model };
+    const request: EngineRequest = { ...input.request, model, inputEstimate: inputTokens };
     if (principal !== undefined) {
       if (principal.account !== undefined) request.account = principal.account;
       request.owner = principal.keyId;
@@ -221,7 +223,6 @@ export async function runSurface<F, R>(
     throw error;
   }
   clearImmediate(early);
-  const inputTokens = inputEstimate(input.request);
   const turn = new StartedServedTurn(started, inputTokens);
   served = turn;
   log.model = served.model;
