@@ -1,9 +1,9 @@
 /**
  * The Redis spend store's record of running requests (SpendStore.noteRunning), on Debian's redis-server: an
  * instance that dies mid-request stops noting it, and once its note's lease has run out the key's next reservation,
- * on any instance, charges what was noted, once; a request that settles is charged its real cost only. Two store
- * connections stand for two instances. Without redis-server this file is skipped with a printed reason, unless
- * CI=true (then it fails).
+ * on any instance, charges what was noted, once, until a settle that still comes replaces it by the real cost; a
+ * request that settles is charged its real cost only. Two store connections stand for two instances. Without
+ * redis-server this file is skipped with a printed reason, unless CI=true (then it fails).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectStore, type StoreClient } from "../../src/stores/redis/client.js";
@@ -64,9 +64,12 @@ describe.skipIf(skip !== undefined)("running requests on the Redis spend store",
     const after = await reserve(alive, "k1", "r3");
     expect(after.spent).toMatchObject({ microUsd: 7000, requests: 1, outputTokens: 20 });
     expect((await reserve(alive, "k1", "r4")).spent.microUsd).toBe(7000);
-    // A settle that still comes (the instance was only cut off) adds nothing the second time.
+    // A settle that still comes (the instance was only cut off) replaces the estimate by the real cost, once.
+    const late = await dead.settle({ keyId: "k1", period: PERIOD, id: "r1", entry: real });
+    expect(late).toMatchObject({ applied: true, before: { microUsd: 7000 }, after: { microUsd: 9000 } });
+    expect(await alive.get("k1", PERIOD)).toMatchObject({ microUsd: 9000, requests: 1, outputTokens: 30 });
     expect((await dead.settle({ keyId: "k1", period: PERIOD, id: "r1", entry: real })).applied).toBe(false);
-    expect((await alive.get("k1", PERIOD)).microUsd).toBe(7000);
+    expect((await alive.get("k1", PERIOD)).microUsd).toBe(9000);
   });
 
   it("a request that settles is charged its real cost only, however late the next reservation", async () => {

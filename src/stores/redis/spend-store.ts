@@ -19,7 +19,9 @@
  * value its lease expiry (epoch ms, {@link RUN_LEASE_MS} ahead, renewed at each note) and its totals. A settle removes
  * the request's field. A field whose lease ran out belongs to a request whose instance died (it notes every 2 s):
  * the next reservation of that key and period charges it, once per id (the same `settled:<id>` marker a settle
- * sets, so a settle that still comes adds nothing), and removes it. The hash has no expiry, like the spend's.
+ * sets, holding what it charged), and removes it. A settle that still comes (the instance was only cut off from the
+ * store for longer than the lease) replaces that estimate by the real cost, once. The hash has no expiry, like the
+ * spend's.
  */
 import { SPEND_FIELDS, spendFrom } from "../spend-totals.js";
 import type { SpendStore, SpendTotals } from "../types.js";
@@ -41,7 +43,7 @@ local function chargeLapsed(hash, run, periods, nowMs, nowS, keep, settledPrefix
     for part in string.gmatch(entries[i + 1], "[^,]+") do parts[#parts + 1] = part end
     if tonumber(parts[1]) <= nowMs then
       redis.call("HDEL", run, id)
-      if redis.call("SET", settledPrefix .. id, "1", "NX", "EX", settledKeep) then
+      if redis.call("SET", settledPrefix .. id, "lapsed:" .. entries[i + 1], "NX", "EX", settledKeep) then
         for j, name in ipairs(FIELDS) do redis.call("HINCRBY", hash, name, parts[j + 1] or "0") end
         redis.call("PERSIST", hash)
         redis.call("ZADD", periods, nowS + keep, hash)
@@ -87,16 +89,36 @@ end
 `;
 
 const SETTLE = `${ADD_TO_HASH}
+local FIELDS = {${SPEND_FIELDS.map((field) => `"${field}"`).join(", ")}}
 redis.call("HDEL", KEYS[5], ARGV[1])
-local applied = 0
+local applied, lapsed = 0, ""
 if redis.call("SET", KEYS[3], "1", "NX", "EX", tonumber(ARGV[2])) then
   applied = 1
+else
+  local marker = redis.call("GET", KEYS[3])
+  if marker and string.sub(marker, 1, 7) == "lapsed:" then
+    applied, lapsed = 1, string.sub(marker, 8)
+    redis.call("SET", KEYS[3], "1", "EX", tonumber(ARGV[2]))
+  end
+end
+if applied == 1 then
   for _, member in ipairs(redis.call("ZRANGE", KEYS[2], 0, -1)) do
     if string.sub(member, 1, #ARGV[1] + 1) == ARGV[1] .. ":" then redis.call("ZREM", KEYS[2], member) end
   end
-  addToHash(KEYS[1], KEYS[4], tonumber(ARGV[3]), tonumber(ARGV[4]), 5)
+  if lapsed == "" then
+    addToHash(KEYS[1], KEYS[4], tonumber(ARGV[3]), tonumber(ARGV[4]), 5)
+  else
+    -- Charged by estimate when its note lapsed (chargeLapsed): the real cost replaces that estimate.
+    local parts, charged = {}, {}
+    for part in string.gmatch(lapsed, "[^,]+") do parts[#parts + 1] = part end
+    for j, name in ipairs(FIELDS) do charged[name] = tonumber(parts[j + 1] or "0") end
+    for i = 5, #ARGV, 2 do
+      redis.call("HINCRBY", KEYS[1], ARGV[i], tonumber(ARGV[i + 1]) - (charged[ARGV[i]] or 0))
+    end
+    addToHash(KEYS[1], KEYS[4], tonumber(ARGV[3]), tonumber(ARGV[4]), #ARGV + 1)
+  end
 end
-return {applied, redis.call("HGETALL", KEYS[1])}
+return {applied, redis.call("HGETALL", KEYS[1]), lapsed}
 `;
 
 /** {@link SETTLE} without the once-per-id marker and the reservation (the store's `add`). */
@@ -187,7 +209,7 @@ export function createRedisSpendStore(client: StoreClient, options: { now?: () =
     async settle({ keyId, period, id, entry }) {
       const key = keyOf(keyId, period);
       const fields = SPEND_FIELDS.flatMap((field) => [field, Math.round(entry[field])]);
-      const [applied, flat] = (await storeCall(client, () =>
+      const [applied, flat, lapsed] = (await storeCall(client, () =>
         redis.cursorBridgeSpendSettle(
           key,
           `${key}:resv`,
@@ -200,11 +222,15 @@ export function createRedisSpendStore(client: StoreClient, options: { now?: () =
           nowS(),
           ...fields,
         ),
-      )) as [number, unknown];
+      )) as [number, unknown, string];
       const after = totalsOf(flat);
       if (Number(applied) !== 1) return { before: { ...after }, after, applied: false };
+      // What a lapsed note charged before (its lease expiry first, then the fields): only the difference was added.
+      const charged = typeof lapsed === "string" && lapsed !== "" ? lapsed.split(",").slice(1).map(Number) : [];
       const before = { ...after };
-      for (const field of SPEND_FIELDS) before[field] = after[field] - Math.round(entry[field]);
+      SPEND_FIELDS.forEach((field, i) => {
+        before[field] = after[field] - Math.round(entry[field]) + (charged[i] ?? 0);
+      });
       return { before, after, applied: true };
     },
     async renew(keyId, period, ids, now, leaseMs) {
