@@ -240,11 +240,20 @@ class FilterChain implements EventFilter {
   constructor(private readonly filters: readonly EventFilter[]) {}
 
   get cut(): boolean {
-    return this.filters.some((filter) => filter.cut);
+    for (const filter of this.filters) if (filter.cut) return true;
+    return false;
   }
 
   push(event: BackendEvent): BackendEvent[] {
-    return this.from(0, [event]);
+    // Per streamed event: while each filter lets out one event (nearly always), no array beyond the filters' own.
+    let out: BackendEvent[] | undefined;
+    let one: BackendEvent = event;
+    for (let i = 0; i < this.filters.length; i++) {
+      out = (this.filters[i] as EventFilter).push(one);
+      if (out.length !== 1) return i + 1 === this.filters.length ? out : this.from(i + 1, out);
+      one = out[0] as BackendEvent;
+    }
+    return out ?? [event];
   }
 
   flush(): BackendEvent[] {
