@@ -216,3 +216,45 @@ describe("the responses of one tool-loop turn add up to the turn's usage", () =>
     });
   });
 });
+
+describe("a turn whose parked Run died goes on on a new Run, which Cursor counts on its own", () => {
+  it("the responses on the new Run add up to that Run's counts; nothing of the dead Run is taken off", async () => {
+    const openai = new OpenAI({ baseURL: stack.baseURL, apiKey: key(), maxRetries: 0 });
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: PROMPT }];
+    const tools = [{ type: "function" as const, function: { name: "lookup", parameters } }];
+    const usages: OpenAI.CompletionUsage[] = [];
+    const finishes: string[] = [];
+    for (let response = 0; response < 5; response += 1) {
+      const completion = await openai.chat.completions.create({ model: "auto", messages, tools });
+      const choice = completion.choices[0];
+      if (completion.usage !== undefined) usages.push(completion.usage);
+      finishes.push(choice?.finish_reason ?? "");
+      if (choice?.finish_reason !== "tool_calls") break;
+      messages.push(choice.message);
+      for (const call of choice.message.tool_calls ?? []) {
+        messages.push({ role: "tool", tool_call_id: call.id, content: `found ${call.id}` });
+      }
+      // The first Run dies while parked: its turn goes on from the conversation on a new Run.
+      if (response === 0) await stack.parked.closeAll();
+    }
+    expect(finishes).toEqual(["tool_calls", "tool_calls", "stop"]);
+    const conversationId = stack.emulator.stats().turns.at(-1)?.conversationId;
+    const runs = stack.emulator.stats().turns.filter((run) => run.conversationId === conversationId);
+    expect(runs).toHaveLength(2);
+    const turn = await emulatorTurn();
+    // The dead Run never ended, so Cursor never counted it: the ledger holds the new Run alone.
+    expect(turn.runs).toBe(1);
+    const onNewRun = usages.slice(1);
+    const sum = (pick: (usage: OpenAI.CompletionUsage) => number | undefined) =>
+      onNewRun.reduce((total, usage) => total + (pick(usage) ?? 0), 0);
+    expect({
+      inputTokens: sum((usage) => usage.prompt_tokens),
+      outputTokens: sum((usage) => usage.completion_tokens),
+      cacheReadTokens: sum((usage) => usage.prompt_tokens_details?.cached_tokens),
+    }).toEqual({
+      inputTokens: turn.usage.inputTokens,
+      outputTokens: turn.usage.outputTokens,
+      cacheReadTokens: turn.usage.cacheReadTokens,
+    });
+  });
+});
