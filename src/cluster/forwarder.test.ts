@@ -4,7 +4,6 @@ import { describe, expect, it } from "vitest";
 import type { EngineRequest } from "../engine/index.js";
 import { answerShuttingDown } from "../server/drain.js";
 import { ProxyError } from "../util/errors.js";
-import { estimateTokensOf } from "../util/token-estimate.js";
 import { CLUSTER_HEADER, createClusterAuth, createMemoryNonceStore, deriveKey } from "./cluster-auth.js";
 import { createTurnForwarder, FORWARD_PATH } from "./forwarder.js";
 import { type InstanceDirectory, instanceOfToolCallId, newInstanceTag, toolCallIdSuffix } from "./instance.js";
@@ -81,12 +80,8 @@ describe("cluster auth", () => {
 
 describe("wire", () => {
   it("round-trips a request with image bytes", () => {
-    const { inputEstimate, ...back } = decodeEngineRequest(encodeEngineRequest(request));
+    const back = decodeEngineRequest(encodeEngineRequest(request));
     expect(back).toEqual(request);
-    // Not sent (a function), made again from the request: the estimate the calling door reports
-    // (surfaces/kit/input-estimate.ts), so the responses of a turn run on the owner add up to Cursor's counts.
-    expect(inputEstimate?.()).toBe(estimateTokensOf([request.instructions, request.messages, request.tools]));
-    expect(inputEstimate?.()).toBeGreaterThan(0);
   });
   it("carries the request's named account, so the owner runs it on the same account (issue #29)", () => {
     const back = decodeEngineRequest(encodeEngineRequest({ ...request, account: "alice" }));

@@ -6,7 +6,6 @@
 import type { BackendEvent, ModelInfo } from "../backend/types.js";
 import type { EngineRequest, ParkedRelease, TurnRoute } from "../engine/index.js";
 import { ProxyError, type ProxyErrorCode } from "../util/errors.js";
-import { estimateTokensOf } from "../util/token-estimate.js";
 
 /** The path instances accept forwarded turns on. */
 export const FORWARD_PATH = "/internal/cluster/turn";
@@ -80,15 +79,7 @@ export function decodeEngineRequest(text: string): EngineRequest {
     if (typeof value.model !== "string" || !Array.isArray(value.messages) || !Array.isArray(value.tools)) {
       throw new Error("not an engine request");
     }
-    const request = value as EngineRequest;
-    // Not sent (a function): the same estimate the calling instance's door reports (surfaces/kit/input-estimate.ts),
-    // so that the responses of a turn run here add up to Cursor's counts there too (backend/turn-usage.ts).
-    let tokens: number | undefined;
-    request.inputEstimate = () => {
-      tokens ??= estimateTokensOf([request.instructions, request.messages, request.tools]);
-      return tokens;
-    };
-    return request;
+    return value as EngineRequest;
   } catch (error) {
     throw new ProxyError("invalid_request", "The forwarded request is not a valid engine request.", {
       cause: error,
