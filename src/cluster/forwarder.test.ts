@@ -139,6 +139,37 @@ describe("turn forwarder", () => {
     }
   });
 
+  it("relays a turn that lasts longer than the connect timeout (which bounds only the wait for its headers)", async () => {
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/x-ndjson" });
+      const model = { id: "m", displayName: "M", aliases: [], reasoning: false, maxMode: false, vision: false };
+      res.write(`${JSON.stringify({ type: "start", route: "resumed", model })}\n`);
+      // An answer still streaming well after the connect timeout has passed.
+      setTimeout(() => {
+        res.write(`${JSON.stringify({ type: "event", event: { type: "text-delta", text: "late" } })}\n`);
+        res.end(`${JSON.stringify({ type: "end", parked: false })}\n`);
+      }, 2_500);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const forwarder = createTurnForwarder({
+        selfTag: "selfself",
+        directory: directory({ otherone: `http://127.0.0.1:${port}` }),
+        auth,
+        connectTimeoutMs: 1_000,
+      });
+      const turn = await forwarder.forward("otherone", request, new AbortController().signal);
+      const events = [];
+      for await (const event of turn?.events ?? []) events.push(event);
+      expect(events).toEqual([{ type: "text-delta", text: "late" }]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it("signs the request and relays the owner's turn frame by frame", async () => {
     let seen: { url: string; header: string | null; body: string } | undefined;
     const forwarder = createTurnForwarder({

@@ -97,7 +97,9 @@ export function createTurnForwarder(options: TurnForwarderOptions): TurnForwarde
       const controller = new AbortController();
       const abort = () => controller.abort(signal.reason);
       signal.addEventListener("abort", abort, { once: true });
-      connect.addEventListener("abort", () => controller.abort(connect.reason), { once: true });
+      // Bounds the wait for the owner's answer to begin (its headers), not the turn it relays.
+      const connectTimedOut = () => controller.abort(connect.reason);
+      connect.addEventListener("abort", connectTimedOut, { once: true });
       let response: Response;
       try {
         response = await doFetch(new URL(FORWARD_PATH, url), {
@@ -119,6 +121,7 @@ export function createTurnForwarder(options: TurnForwarderOptions): TurnForwarde
         });
       }
       // Connected: from here on only the caller's signal cancels the relay.
+      connect.removeEventListener("abort", connectTimedOut);
       const release = () => signal.removeEventListener("abort", abort);
       if (await refusedAsStopping(response)) {
         // The owner is stopping (server/drain.ts): it will close the parked turn without running it, so the turn
