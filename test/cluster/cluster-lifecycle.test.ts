@@ -139,6 +139,7 @@ describe.skipIf(skip !== undefined)("turns on another instance", () => {
     const { first, assistant, call } = await park(a, 'Slow [[emu:tool lookup {"key":"k"}]] [[emu:stall 3]]');
     const before = await runs();
     const client = new AbortController();
+    let ended = false;
     const answer = fetch(`${b.url}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -149,13 +150,18 @@ describe.skipIf(skip !== undefined)("turns on another instance", () => {
         messages: [first, assistant, { role: "tool", tool_call_id: call.id, content: "value" }],
       }),
       signal: client.signal,
-    }).then(
-      (response) => response.arrayBuffer(),
-      () => undefined,
-    );
+    })
+      .then(
+        (response) => response.arrayBuffer(),
+        () => undefined,
+      )
+      .finally(() => {
+        ended = true;
+      });
     // Twice the time B gives a connection to answer before it counts the instance holding the turn as gone: B must
-    // still be waiting for A's turn, not running it again from the checkpoint.
+    // still be waiting for A's turn, not running it again from the checkpoint, nor have given up on it.
     await new Promise((resolve) => setTimeout(resolve, 6_000));
+    expect(ended, b.output()).toBe(false);
     expect(b.output()).not.toContain("the instance holding this parked turn is gone");
     expect(b.output()).not.toContain("could not reach the instance holding the turn");
     expect(await runs()).toBe(before);
