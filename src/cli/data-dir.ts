@@ -10,11 +10,10 @@
  *   refuses to start while that process lives, and takes the lock over only when it names this machine and its
  *   process is gone (killed, crashed) or is not a cursor-bridge (its pid reused: its command line names no
  *   cursor-bridge and no cursor-bridge answers `/health` at the lock's address), or names our own pid with another
- *   process's id (a restarted container, whose server runs as pid 1 again). A lock of an older version names no
- *   machine: it is taken as this machine's, the only one it could be checked on (the lock's process gone, or not a
- *   cursor-bridge, here: taken over; a cursor-bridge alive here: refused). A lock from another machine (two
- *   containers sharing a volume both run as pid 1, and a pid of another machine means nothing here) is never taken
- *   over: it is removed by hand once that server is gone.
+ *   process's id (a restarted container, whose server runs as pid 1 again). A lock from another machine (two
+ *   containers sharing a volume both run as pid 1, and a pid of another machine means nothing here), or of an older
+ *   version (it names no machine, so it may be such a container's), is never taken over: it is removed by hand once
+ *   that server is gone.
  *   The conversation records are built for several processes (`acp` processes an editor starts share them with a
  *   `serve`), so `acp` takes no lock.
  *
@@ -122,14 +121,15 @@ function readLock(path: string): LockRecord | undefined {
 }
 
 /**
- * The owner of a lock, or undefined when the lock may be taken over: unreadable, or naming this machine (or no machine:
- * an older version's) and a process that is gone or is not a cursor-bridge (or our own pid with another process's id:
- * an earlier process that had this pid, a container restarted).
+ * The owner of a lock, or undefined when the lock may be taken over: unreadable, or naming this machine and a process
+ * that is gone or is not a cursor-bridge (or our own pid with another process's id: an earlier process that had this
+ * pid, a container restarted). A lock naming no machine (an older version's) is never taken over.
  */
 async function liveOwner(dataDir: string, record: LockRecord | undefined): Promise<LockRecord | undefined> {
   if (record === undefined) return undefined;
-  // Another machine's: its pid cannot be checked from here.
-  if (record.hostname !== undefined && record.hostname !== hostname()) return record;
+  // Another machine's, or an older version's (it names no machine: two containers sharing a volume both run `serve` as
+  // pid 1, and a server in the other one is neither visible nor reachable from here): its pid cannot be checked.
+  if (record.hostname === undefined || record.hostname !== hostname()) return record;
   if (record.pid === process.pid) return record.instance === INSTANCE && held.has(dataDir) ? record : undefined;
   if (!processAlive(record.pid)) return undefined;
   // A process that cannot be told apart (not visible to this user) counts as the owner.
@@ -146,9 +146,12 @@ function refusal(dataDir: string, owner: LockRecord): ProxyError {
       ? "still starting"
       : `port ${owner.port}${owner.host === undefined ? "" : ` on ${owner.host}`}`;
   const path = dataDirLockPath(dataDir);
-  // A lock naming no machine (an older version's) was checked as this machine's.
-  const here = owner.hostname === undefined || owner.hostname === hostname();
-  const machine = here ? "" : `, on host ${owner.hostname}`;
+  const here = owner.hostname === hostname();
+  const machine = here
+    ? ""
+    : owner.hostname === undefined
+      ? ", on a machine its lock (an older version's) does not name"
+      : `, on host ${owner.hostname}`;
   return new ProxyError(
     "invalid_request",
     `Another cursor-bridge serve (pid ${owner.pid}${machine}, ${where}) already uses the data directory ${dataDir}: ` +

@@ -177,22 +177,26 @@ describe("a lock written by another process", { timeout: 120_000 }, () => {
     expect(ownerOf(dataDir)).toEqual(lock);
   });
 
-  it("of an older version (no host named) whose process is gone or is not a cursor-bridge is taken over", async () => {
+  it("of an older version (no host named) is refused whatever its pid: another container's cannot be told apart", async () => {
+    // Two containers sharing the data volume both run serve as pid 1: an older version's lock may be the other
+    // container's live server, whose pid here is ours, or gone, or another process. Each is refused.
     const other = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
     children.push(other);
-    for (const pid of [deadPid(), other.pid]) {
-      // Port 1: nothing answers there (a cursor-bridge answering at the lock's address would keep it).
-      const dataDir = lockIn(`no-host-${pid}`, { pid, port: 1, startedAt: "2026-01-01T00:00:00.000Z" });
-      const lock = await lockDataDir(dataDir, address);
-      expect(ownerOf(dataDir)).toMatchObject({ pid: process.pid, hostname: hostname(), port: 4321 });
-      lock.release();
+    for (const pid of [deadPid(), other.pid as number, process.pid]) {
+      const unnamed = { pid, port: 1, startedAt: "2026-01-01T00:00:00.000Z" };
+      const dataDir = lockIn(`no-host-${pid}`, unnamed);
+      await expect(lockDataDir(dataDir, address)).rejects.toThrow(
+        `pid ${pid}, on a machine its lock (an older version's) does not name, port 1`,
+      );
+      expect(ownerOf(dataDir)).toEqual(unnamed);
     }
-    // Through the CLI: serve starts on it and holds the lock.
-    const dataDir = lockIn("no-host-cli", { pid: deadPid(), port: 8765, startedAt: "2026-01-01T00:00:00.000Z" });
-    const serve = await startServe(dataDir);
-    expect(ownerOf(dataDir)).toMatchObject({ pid: serve.child.pid, hostname: hostname() });
-    serve.child.kill("SIGTERM");
-    expect(await serve.exit).toBe(0);
+    // Through the CLI: exit 2, saying what to remove once that server is gone.
+    const unnamed = { pid: deadPid(), port: 8765, startedAt: "2026-01-01T00:00:00.000Z" };
+    const dataDir = lockIn("no-host-cli", unnamed);
+    const serve = run(serveArgs(dataDir));
+    expect(await serve.exit).toBe(2);
+    expect(serve.err()).toContain(`remove ${join(dataDir, "serve.lock")}`);
+    expect(ownerOf(dataDir)).toEqual(unnamed);
   });
 
   it("of this host whose process lives but is not a cursor-bridge (its pid reused) is taken over", async () => {
@@ -277,11 +281,11 @@ describe("a lock written by another process", { timeout: 120_000 }, () => {
     await expect(lockDataDir(named, address)).rejects.toThrow(`pid ${pid}, port 8765`);
     const unnamed = { pid, port: 8765, startedAt: "2026-01-01T00:00:00.000Z" };
     const older = lockIn("alive-no-host", unnamed);
-    await expect(lockDataDir(older, address)).rejects.toThrow(`pid ${pid}, port 8765`);
+    await expect(lockDataDir(older, address)).rejects.toThrow(`pid ${pid}, on a machine its lock`);
     // Through the CLI: exit 2 naming it, the lock untouched.
     const serve = run(serveArgs(older));
     expect(await serve.exit).toBe(2);
-    expect(serve.err()).toContain(`pid ${pid}, port 8765`);
+    expect(serve.err()).toContain(`pid ${pid}, on a machine its lock (an older version's) does not name, port 8765`);
     expect(ownerOf(older)).toEqual(unnamed);
     live.child.kill("SIGTERM");
     expect(await live.exit).toBe(0);
