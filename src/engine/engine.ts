@@ -35,6 +35,7 @@ import { createMemoryConversationIndex } from "../stores/memory/conversation-ind
 import type { ConversationIndex } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
 import { type Logger, silentLogger } from "../util/logger.js";
+import { estimateTokensOf } from "../util/token-estimate.js";
 import { primeFirst } from "./first-event.js";
 import { type BackendInput, toBackendInput } from "./history.js";
 import { callsKey, claimedOrigin, originMismatch, toolNamesOf } from "./parked-match.js";
@@ -87,8 +88,9 @@ export interface EngineOptions {
 }
 
 /** What a turn sends besides its messages: the surface's settings, the model selection, the allowed tools. */
-interface RunExtras
-  extends Pick<EngineRequest, "executor" | "mode" | "wholeAnswer" | "oneToolCallPerAnswer" | "inputEstimate"> {
+interface RunExtras extends Pick<EngineRequest, "executor" | "mode" | "wholeAnswer" | "oneToolCallPerAnswer"> {
+  /** The request's input tokens by estimate ({@link requestInputEstimate}). */
+  inputEstimate?: () => number;
   selection?: ModelSelection;
   allowedTools?: readonly string[];
   /** The index the turn's conversations are found in and recorded to ({@link ownIndex}). */
@@ -335,7 +337,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       if (request.mode !== undefined) extras.mode = request.mode;
       if (request.wholeAnswer !== undefined) extras.wholeAnswer = request.wholeAnswer;
       if (request.oneToolCallPerAnswer === true) extras.oneToolCallPerAnswer = true;
-      if (request.inputEstimate !== undefined) extras.inputEstimate = request.inputEstimate;
+      extras.inputEstimate = requestInputEstimate(request);
       extras.selection = selection;
       if (allowedTools !== undefined) extras.allowedTools = allowedTools;
       const turnIndex = ownIndex(index, request.owner);
@@ -562,9 +564,23 @@ class ReplayedTurn implements EngineTurn {
   }
 }
 
+/**
+ * The request's input tokens by estimate (util/token-estimate.ts over its instructions, messages and tools), counted
+ * once, when first asked: an estimated usage without an input figure reports it (backend/turn-usage.ts). The kit
+ * counts the same figure for the usage it reports itself (surfaces/kit/input-estimate.ts); the request stays plain
+ * data (it crosses between instances as JSON).
+ */
+function requestInputEstimate(request: Pick<EngineRequest, "instructions" | "messages" | "tools">): () => number {
+  let tokens: number | undefined;
+  return () => {
+    tokens ??= estimateTokensOf([request.instructions, request.messages, request.tools]);
+    return tokens;
+  };
+}
+
 /** How the backend should hand out a segment's events for this request. */
 function segmentOptions(
-  surface: Pick<EngineRequest, "wholeAnswer" | "oneToolCallPerAnswer" | "inputEstimate">,
+  surface: Pick<RunExtras, "wholeAnswer" | "oneToolCallPerAnswer" | "inputEstimate">,
 ): SegmentOptions {
   const options: SegmentOptions = {};
   if (surface.wholeAnswer === true) options.holdEvents = true;

@@ -105,11 +105,6 @@ export interface EngineRequest {
    */
   oneToolCallPerAnswer?: boolean;
   /**
-   * The request's input tokens by estimate (surfaces/kit/input-estimate.ts), set by the door: an estimated usage
-   * without an input figure reports it (SegmentOptions.inputEstimate). @default none
-   */
-  inputEstimate?: (() => number) | undefined;
-  /**
    * The named Cursor account the turn runs on (the team gateway binds each virtual key to one, issue #29); absent =
    * the default account. A turn never moves to another account.
    */

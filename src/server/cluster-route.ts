@@ -14,7 +14,6 @@ import { CLUSTER_HEADER, type ClusterAuth } from "../cluster/cluster-auth.js";
 import { decodeEngineRequest, decodeParkedRelease, type TurnFrame, toWireError } from "../cluster/wire.js";
 import type { BridgeEngine } from "../engine/index.js";
 import type { AppEnv } from "../surfaces/kit/access-log.js";
-import { inputEstimate } from "../surfaces/kit/input-estimate.js";
 import { ProxyError } from "../util/errors.js";
 import { pullBody, streamedResponse } from "../util/pull-body.js";
 import type { ShutdownNotice } from "../util/shutdown-notice.js";
@@ -62,9 +61,6 @@ export async function handleForwardedTurn(
   const log = c.get("log");
   // A malformed request is a 400 before anything watches the request or the shutdown.
   const request = decodeEngineRequest(body);
-  // The estimate does not cross the wire (a function); the same request gives the calling instance's figure, so the
-  // turn here tallies the input that instance's client is told (backend/turn-usage.ts).
-  request.inputEstimate = inputEstimate(request);
   // Aborted when the calling instance goes away, or with the shutting-down error when this server's drain time is up.
   const abort = new AbortController();
   const gone = c.req.raw.signal;

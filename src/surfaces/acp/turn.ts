@@ -41,7 +41,6 @@ export async function runPrompt(
   try {
     const request = toEngineRequest(record, messages, session.tools, session.executor);
     const drive = { inputTokens: inputEstimate(request) };
-    request.inputEstimate = drive.inputTokens;
     const turn = await engine.startTurn(request, signal);
     await driveTurn(
       turn.events,

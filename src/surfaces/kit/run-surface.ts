@@ -208,7 +208,7 @@ export async function runSurface<F, R>(
   const inputTokens = inputEstimate(input.request);
   try {
     // One copy, its other fields assigned: spreading in a conditional `{}` costs an object per request.
-    const request: EngineRequest = { ...input.request, model, inputEstimate: inputTokens };
+    const request: EngineRequest = { ...input.request, model };
     if (principal !== undefined) {
       if (principal.account !== undefined) request.account = principal.account;
       request.owner = principal.keyId;
