@@ -608,6 +608,8 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
     if (held !== undefined) yield* held;
     const session = this.session;
     const usage = segmentUsage(session, this.reported, this.inputEstimate);
+    // The estimate holds its request: a parked turn must keep none of it (the next segment brings its own).
+    this.inputEstimate = undefined;
     if (session !== undefined) session.outputTokens = 0;
     await this.saving;
     yield { type: "usage", usage };

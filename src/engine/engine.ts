@@ -337,7 +337,8 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       if (request.mode !== undefined) extras.mode = request.mode;
       if (request.wholeAnswer !== undefined) extras.wholeAnswer = request.wholeAnswer;
       if (request.oneToolCallPerAnswer === true) extras.oneToolCallPerAnswer = true;
-      extras.inputEstimate = requestInputEstimate(request);
+      const estimate = requestInputEstimate(request);
+      if (estimate !== undefined) extras.inputEstimate = estimate;
       extras.selection = selection;
       if (allowedTools !== undefined) extras.allowedTools = allowedTools;
       const turnIndex = ownIndex(index, request.owner);
@@ -565,17 +566,18 @@ class ReplayedTurn implements EngineTurn {
 }
 
 /**
- * The request's input tokens by estimate (util/token-estimate.ts over its instructions, messages and tools), counted
- * once, when first asked: an estimated usage without an input figure reports it (backend/turn-usage.ts). The kit
- * counts the same figure for the usage it reports itself (surfaces/kit/input-estimate.ts); the request stays plain
- * data (it crosses between instances as JSON).
+ * The request's input tokens by estimate (util/token-estimate.ts over its instructions, messages and tools): an
+ * estimated usage without an input figure reports it (backend/turn-usage.ts), the figure the kit counts for the usage
+ * it reports itself (surfaces/kit/input-estimate.ts). Only a request with tools gets one: its segments can end on tool
+ * calls before Cursor counts anything, and the turn tallies what they reported. Counted at once, so that nothing of
+ * the request stays held by a parked turn; the request stays plain data (it crosses between instances as JSON).
  */
-function requestInputEstimate(request: Pick<EngineRequest, "instructions" | "messages" | "tools">): () => number {
-  let tokens: number | undefined;
-  return () => {
-    tokens ??= estimateTokensOf([request.instructions, request.messages, request.tools]);
-    return tokens;
-  };
+function requestInputEstimate(
+  request: Pick<EngineRequest, "instructions" | "messages" | "tools">,
+): (() => number) | undefined {
+  if (request.tools.length === 0) return undefined;
+  const tokens = estimateTokensOf([request.instructions, request.messages, request.tools]);
+  return () => tokens;
 }
 
 /** How the backend should hand out a segment's events for this request. */
