@@ -135,12 +135,21 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
   it(
     "offers OpenCode variants only where they choose something: a base's tiers, a flat id's listed tier siblings",
     async () => {
-      const result = await startOpenCode(["models", "cursor", "--verbose"]).done;
+      // Into a file, not a pipe: OpenCode exits without flushing a pipe, and this listing (every model as pretty JSON)
+      // is larger than a pipe holds, so a pipe lost its end in some runs (a model missing, a JSON cut short).
+      const listing = join(home.dir, "models-verbose.txt");
+      const cwd = join(home.dir, "project");
+      mkdirSync(cwd, { recursive: true });
+      const result = await startClient("/bin/sh", ["-c", 'exec "$0" models cursor --verbose > "$1"', BINARY, listing], {
+        cwd,
+        env,
+        timeoutMs: RUN_TIMEOUT_MS,
+      }).done;
       const diagnostics = `exit ${result.code}\nstderr:\n${result.stderr.slice(-4000)}`;
       expect(result.code, diagnostics).toBe(0);
       // `cursor/<id>` then the model as pretty JSON, for each model.
       const variants = new Map<string, string[]>();
-      for (const block of result.stdout.split(/^(?=cursor\/)/m)) {
+      for (const block of readFileSync(listing, "utf8").split(/^(?=cursor\/)/m)) {
         const newline = block.indexOf("\n");
         if (!block.startsWith("cursor/") || newline < 0) continue;
         const model = JSON.parse(block.slice(newline + 1)) as { variants?: Record<string, unknown> };
