@@ -349,7 +349,7 @@ export interface SegmentOptions {
    */
   oneToolCall?: boolean;
   /**
-   * The caller's request's input tokens by estimate (surfaces/kit/input-estimate.ts): what a segment's estimated usage
+   * The caller's request's input tokens by estimate (engine/input-estimate.ts): what a segment's estimated usage
    * reports as its input when it has no figure of its own (before the turn's first checkpoint), so that the turn
    * tallies what its responses reported (turn-usage.ts). @default none (such a usage keeps its 0)
    */

@@ -35,9 +35,9 @@ import { createMemoryConversationIndex } from "../stores/memory/conversation-ind
 import type { ConversationIndex } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
 import { type Logger, silentLogger } from "../util/logger.js";
-import { estimateTokensOf } from "../util/token-estimate.js";
 import { primeFirst } from "./first-event.js";
 import { type BackendInput, toBackendInput } from "./history.js";
+import { requestInputEstimate } from "./input-estimate.js";
 import { callsKey, claimedOrigin, originMismatch, toolNamesOf } from "./parked-match.js";
 import {
   createParkedTurnRegistry,
@@ -89,7 +89,7 @@ export interface EngineOptions {
 
 /** What a turn sends besides its messages: the surface's settings, the model selection, the allowed tools. */
 interface RunExtras extends Pick<EngineRequest, "executor" | "mode" | "wholeAnswer" | "oneToolCallPerAnswer"> {
-  /** The request's input tokens by estimate ({@link requestInputEstimate}). */
+  /** The input of a segment's estimated usage ({@link segmentInputEstimate}). */
   inputEstimate?: () => number;
   selection?: ModelSelection;
   allowedTools?: readonly string[];
@@ -337,7 +337,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       if (request.mode !== undefined) extras.mode = request.mode;
       if (request.wholeAnswer !== undefined) extras.wholeAnswer = request.wholeAnswer;
       if (request.oneToolCallPerAnswer === true) extras.oneToolCallPerAnswer = true;
-      const estimate = requestInputEstimate(request);
+      const estimate = segmentInputEstimate(request, how.inputEstimate);
       if (estimate !== undefined) extras.inputEstimate = estimate;
       extras.selection = selection;
       if (allowedTools !== undefined) extras.allowedTools = allowedTools;
@@ -566,17 +566,18 @@ class ReplayedTurn implements EngineTurn {
 }
 
 /**
- * The request's input tokens by estimate (util/token-estimate.ts over its instructions, messages and tools): an
- * estimated usage without an input figure reports it (backend/turn-usage.ts), the figure the kit counts for the usage
- * it reports itself (surfaces/kit/input-estimate.ts). Only a request with tools gets one: its segments can end on tool
- * calls before Cursor counts anything, and the turn tallies what they reported. Counted at once, so that nothing of
- * the request stays held by a parked turn; the request stays plain data (it crosses between instances as JSON).
+ * The input of a segment's estimated usage when Cursor has not counted it (backend/turn-usage.ts): the request's
+ * estimate (input-estimate.ts), the caller's when it made one, so the kit, the gateway and the engine count the request
+ * once. Only a request with tools needs it: its segments can end on tool calls before Cursor counts anything, and the
+ * turn tallies what they reported. Counted at once, so that a parked turn holds a number, not the request (nor the
+ * caller's estimate, which holds it); the request stays plain data (it crosses between instances as JSON).
  */
-function requestInputEstimate(
+function segmentInputEstimate(
   request: Pick<EngineRequest, "instructions" | "messages" | "tools">,
+  given: (() => number) | undefined,
 ): (() => number) | undefined {
   if (request.tools.length === 0) return undefined;
-  const tokens = estimateTokensOf([request.instructions, request.messages, request.tools]);
+  const tokens = (given ?? requestInputEstimate(request))();
   return () => tokens;
 }
 

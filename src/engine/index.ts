@@ -9,5 +9,6 @@ export {
   unknownAccount,
 } from "./accounts.js";
 export { type BridgeEngine, createEngine, type EngineOptions } from "./engine.js";
+export { requestInputEstimate } from "./input-estimate.js";
 export type { ParkedTurnInfo } from "./parked-turns.js";
 export type * from "./types.js";

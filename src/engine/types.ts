@@ -167,6 +167,11 @@ export interface StartTurnOptions {
   forwarded?: boolean;
   /** Filled in with the conversation and Run as the engine learns them (the request log's `conv=` and `run=`). */
   trace?: TurnTrace;
+  /**
+   * The request's input estimate the caller made already (`requestInputEstimate`, input-estimate.ts): the engine
+   * counts through it, so a request is counted once. @default the engine makes its own when it needs one
+   */
+  inputEstimate?: () => number;
 }
 
 /**

@@ -7,8 +7,7 @@
  */
 import type { PromptResponse, StopReason } from "@agentclientprotocol/sdk";
 import type { ClientTool, SubagentStep, SurfaceExecutor } from "../../backend/types.js";
-import type { ConversationMessage, Engine, MessagePart } from "../../engine/index.js";
-import { inputEstimate } from "../kit/input-estimate.js";
+import { type ConversationMessage, type Engine, type MessagePart, requestInputEstimate } from "../../engine/index.js";
 import { driveTurn } from "../kit/translate.js";
 import { toRequestError } from "./errors.js";
 import { AcpTranslation } from "./events.js";
@@ -40,8 +39,9 @@ export async function runPrompt(
   const answer = new AcpTranslation();
   try {
     const request = toEngineRequest(record, messages, session.tools, session.executor);
-    const drive = { inputTokens: inputEstimate(request) };
-    const turn = await engine.startTurn(request, signal);
+    // The prompt's one input estimate: the engine's (a segment's estimated usage) and the answer's usage read it.
+    const drive = { inputTokens: requestInputEstimate(request) };
+    const turn = await engine.startTurn(request, signal, { inputEstimate: drive.inputTokens });
     await driveTurn(
       turn.events,
       answer,

@@ -7,14 +7,20 @@
  */
 import type { Context } from "hono";
 import type { ModelInfo } from "../../backend/types.js";
-import type { Engine, EngineRequest, EngineTurn, TurnRoute, TurnTrace } from "../../engine/index.js";
+import {
+  type Engine,
+  type EngineRequest,
+  type EngineTurn,
+  requestInputEstimate,
+  type TurnRoute,
+  type TurnTrace,
+} from "../../engine/index.js";
 import { ProxyError } from "../../util/errors.js";
 import { clampForMessage, redactText } from "../../util/logger.js";
 import { type PendingStreamedResponse, pendingStreamedResponse } from "../../util/pull-body.js";
 import type { ShutdownNotice } from "../../util/shutdown-notice.js";
 import type { AppEnv } from "./access-log.js";
 import { headerList } from "./header-list.js";
-import { inputEstimate } from "./input-estimate.js";
 import type { ModelNames } from "./model-names.js";
 import { watchClientGone, watchTurn } from "./request-io.js";
 import { cutAnswer } from "./stop-sequences.js";
@@ -57,9 +63,9 @@ export interface ServedTurn {
   /** The stop sequence that ended the answer, once one did (read it when the turn ends). */
   readonly stopSequence: string | undefined;
   /**
-   * The request's input tokens by the kit's estimate (input-estimate.ts): what an estimated usage without an input
-   * figure reports, on every door; a door that reports usage before Cursor counts it (Messages' `message_start`)
-   * reports this.
+   * The request's input tokens by estimate (the engine's `requestInputEstimate`, the one figure of the request): what
+   * an estimated usage without an input figure reports, on every door; a door that reports usage before Cursor counts
+   * it (Messages' `message_start`) reports this.
    */
   inputTokens(): number;
 }
@@ -152,7 +158,10 @@ export async function runSurface<F, R>(
   const model = await kit.models.resolve(input.request.model, input.request.options.reasoning, listModels);
   log.model = await knownModel(model, listModels);
   principal?.checkModel(input.request.model, model);
-  await c.get("admitTurn")?.({ model, request: input.request, maxOutputTokens: input.maxOutputTokens });
+  // The request's one input estimate, counted when first asked: the gateway's worst case and bill, the engine (the
+  // input of a segment's estimated usage), the door's usage and the cut answer's all read it.
+  const inputTokens = requestInputEstimate(input.request);
+  await c.get("admitTurn")?.({ model, request: input.request, maxOutputTokens: input.maxOutputTokens, inputTokens });
   const trace: TurnTrace = { requestId: log.requestId };
   log.trace = trace;
 
@@ -204,8 +213,6 @@ export async function runSurface<F, R>(
     : undefined;
 
   let started: Awaited<ReturnType<Engine["startTurn"]>>;
-  // One estimate for the engine (the input of a segment's estimated usage, which the turn tallies) and the door.
-  const inputTokens = inputEstimate(input.request);
   try {
     // One copy, its other fields assigned: spreading in a conditional `{}` costs an object per request.
     const request: EngineRequest = { ...input.request, model };
@@ -216,7 +223,7 @@ export async function runSurface<F, R>(
     // A JSON answer reaches the client only once the turn ends: the engine may hold the events back and retry a
     // dropped connection meanwhile.
     if (!input.stream) request.wholeAnswer = true;
-    started = await kit.engine.startTurn(request, abort.signal, { trace });
+    started = await kit.engine.startTurn(request, abort.signal, { trace, inputEstimate: inputTokens });
   } catch (error) {
     clearImmediate(early);
     release();

@@ -258,8 +258,8 @@ export interface DriveOptions {
   /** Sees every engine event first (the access log's first token and counts). */
   watch?: ((event: BackendEvent) => void) | undefined;
   /**
-   * The request's input tokens by estimate (input-estimate.ts): what an estimated usage without an input figure
-   * reports. @default none (such a usage keeps its 0)
+   * The request's input tokens by estimate (the engine's `requestInputEstimate`, input-estimate.ts): what an
+   * estimated usage without an input figure reports. @default none (such a usage keeps its 0)
    */
   inputTokens?: (() => number) | undefined;
 }

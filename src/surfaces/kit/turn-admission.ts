@@ -13,6 +13,11 @@ export interface TurnToAdmit {
   request: EngineRequest;
   /** The client's output cap (`max_tokens` and kin), when it sent one. */
   maxOutputTokens?: number | undefined;
+  /**
+   * The request's input tokens by estimate (the engine's `requestInputEstimate`), counted once per request however
+   * often it is asked: the worst case reserves by it and a cut turn is billed by it.
+   */
+  inputTokens: () => number;
 }
 
 /** The gate; resolves when the turn may start. */

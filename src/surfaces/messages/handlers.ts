@@ -57,7 +57,7 @@ export function messagesHandlers(deps: SurfaceDeps, options: MessagesOptions): M
         reasoning: request.options.reasoning,
         sign,
         stopSequence: () => turn.stopSequence,
-        // The kit's estimate, which costs no time before the first token (the exact o200k count of count_tokens would).
+        // The request's one estimate, which costs no time before the first token (the exact o200k count of count_tokens would).
         inputEstimate: () => turn.inputTokens(),
       });
       const surfaceRequest = {
