@@ -44,7 +44,7 @@ import { createRunningCosts } from "./running-costs.js";
 import { createSettler } from "./settle-retry.js";
 import { sendCostAsTrailers } from "./streamed-cost.js";
 import { WINDOW_MS } from "./window.js";
-import { CHARS_PER_TOKEN, estimatedInputTokens, worstCaseMicroUsd, worstCasePrice } from "./worst-case.js";
+import { CHARS_PER_TOKEN, worstCaseMicroUsd, worstCasePrice } from "./worst-case.js";
 
 export { WINDOW_MS };
 
@@ -201,14 +201,10 @@ export function createLimits(options: LimitsOptions): Limits {
   const settling = new Set<Promise<unknown>>();
   // The running requests' cost so far, recorded by the spend store that keeps it (a crash then still bills them).
   const runningCosts = createRunningCosts(spend);
-  /**
-   * What a running request has cost so far, as if it were cut now (see cutTurnUsage); its input is counted once
-   * (`input` keeps it), not at every round.
-   */
-  const costSoFar = (turn: Admitted, log: RequestLog, input: { tokens?: number }): SpendTotals | undefined => {
+  /** What a running request has cost so far, as if it were cut now (see cutTurnUsage). */
+  const costSoFar = (turn: Admitted, log: RequestLog): SpendTotals | undefined => {
     if (log.usage === undefined && (log.outputChars === undefined || log.outputChars === 0)) return undefined;
-    input.tokens ??= estimatedInputTokens(turn.turn);
-    const usage = log.usage ?? cutTurnUsage(turn.turn, log.outputChars, input.tokens);
+    const usage = log.usage ?? cutTurnUsage(turn.turn, log.outputChars);
     if (usage === undefined) return undefined;
     return usageEntry(costMicroUsd(usage, priceOf(log.model, rules)), usage);
   };
@@ -285,8 +281,7 @@ export function createLimits(options: LimitsOptions): Limits {
     c.set("admitTurn", async (turn) => {
       const held = await admit(key, turn, anthropic);
       admitted = held;
-      const input = {};
-      runningCosts.hold(held.id, key.keyId, held.period.id, () => costSoFar(held, log, input));
+      runningCosts.hold(held.id, key.keyId, held.period.id, () => costSoFar(held, log));
     });
 
     let settled: Promise<{ cost: number; after: SpendTotals }> | undefined;
@@ -412,13 +407,14 @@ export function createLimits(options: LimitsOptions): Limits {
 /**
  * What a turn cut before Cursor reported its usage is billed: a client that went away mid-answer (or whose upstream
  * dropped), or whose answer the kit cut (a stop sequence, the output cap), received that much output, and Cursor ran
- * the turn. Estimated as the worst case estimates its input, and the output handed out at {@link CHARS_PER_TOKEN}
- * characters a token; nothing when nothing was handed out (a turn refused or failed before its first token). Such a
- * turn used to cost nothing: a client could stop every answer just before its end and never use up its budget.
+ * the turn. Estimated by the request's input estimate (the worst case's input), and the output handed out at
+ * {@link CHARS_PER_TOKEN} characters a token; nothing when nothing was handed out (a turn refused or failed before its
+ * first token). Such a turn used to cost nothing: a client could stop every answer just before its end and never use
+ * up its budget.
  */
-function cutTurnUsage(turn: TurnToAdmit, outputChars: number | undefined, known?: number): RequestLog["usage"] {
+function cutTurnUsage(turn: TurnToAdmit, outputChars: number | undefined): RequestLog["usage"] {
   if (outputChars === undefined || outputChars === 0) return undefined;
-  const inputTokens = known ?? estimatedInputTokens(turn);
+  const inputTokens = turn.inputTokens();
   const outputTokens = Math.ceil(outputChars / CHARS_PER_TOKEN);
   return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, source: "estimate" };
 }
