@@ -148,6 +148,7 @@ describe("parseDirectives", () => {
       "tool-chunks": true,
       "tool-gap": true,
       "tool-cut": true,
+      "tool-count": true,
       "tool-args-id": true,
       todos: true,
       "web-search": true,
@@ -183,6 +184,13 @@ describe("parseDirectives", () => {
     expect(parseDirectives("[[emu:tool-cut 2]]").directives).toEqual([{ kind: "tool-cut", call: 2 }]);
     expect(parseDirectives("[[emu:tool-cut 0]]").problems).toEqual([
       "[[emu:tool-cut]] needs a call number of at least 1.",
+    ]);
+  });
+
+  it("parses tool-count with a count from 1", () => {
+    expect(parseDirectives("[[emu:tool-count 4]]").directives).toEqual([{ kind: "tool-count", count: 4 }]);
+    expect(parseDirectives("[[emu:tool-count 0]]").problems).toEqual([
+      "[[emu:tool-count]] needs a count of at least 1.",
     ]);
   });
 

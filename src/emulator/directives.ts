@@ -52,6 +52,7 @@ export type Directive =
   | { kind: "tool-chunks"; size: number }
   | { kind: "tool-gap"; gapMs: number }
   | { kind: "tool-cut"; call: number }
+  | { kind: "tool-count"; count: number }
   | { kind: "tool-args-id"; call?: number }
   | { kind: "todos"; todos: ScriptedTodo[] }
   | { kind: "task"; task: ScriptedTask }
@@ -87,6 +88,7 @@ export const DIRECTIVES: ReadonlyArray<{ keyword: string; syntax: string; exampl
   { keyword: "tool-chunks", syntax: "tool-chunks N", example: "[[emu:tool-chunks 64]]" },
   { keyword: "tool-gap", syntax: "tool-gap MS", example: "[[emu:tool-gap 250]]" },
   { keyword: "tool-cut", syntax: "tool-cut N", example: "[[emu:tool-cut 1]]" },
+  { keyword: "tool-count", syntax: "tool-count N", example: "[[emu:tool-count 3]]" },
   { keyword: "tool-args-id", syntax: "tool-args-id", example: "[[emu:tool-args-id]]" },
   { keyword: "tool-args-id", syntax: "tool-args-id N", example: "[[emu:tool-args-id 2]]" },
   { keyword: "todos", syntax: 'todos {"TODO":"STATUS",…}', example: '[[emu:todos {"write tests":"in_progress"}]]' },
@@ -211,6 +213,7 @@ function parseBody(body: string): Directive | string {
     case "tool-chunks":
     case "tool-gap":
     case "tool-cut":
+    case "tool-count":
       return parseCount(keyword, rest);
     case "tool-args-id":
       if (rest === "") return { kind: "tool-args-id" };
@@ -288,7 +291,8 @@ function parseCount(
     | "slow-cancel"
     | "tool-chunks"
     | "tool-gap"
-    | "tool-cut",
+    | "tool-cut"
+    | "tool-count",
   rest: string,
 ): Directive | string {
   if (!/^\d{1,7}$/.test(rest)) return `[[emu:${keyword}]] needs a whole number, got "${rest}".`;
@@ -302,6 +306,8 @@ function parseCount(
   if (keyword === "tool-gap") return { kind: "tool-gap", gapMs: n };
   if (keyword === "tool-cut")
     return n > 0 ? { kind: "tool-cut", call: n } : "[[emu:tool-cut]] needs a call number of at least 1.";
+  if (keyword === "tool-count")
+    return n > 0 ? { kind: "tool-count", count: n } : "[[emu:tool-count]] needs a count of at least 1.";
   if (keyword === "tool-chunks")
     return n > 0 ? { kind: "tool-chunks", size: n } : "[[emu:tool-chunks]] needs a size of at least 1.";
   return { kind: "drop", afterTokens: n };
@@ -445,6 +451,8 @@ export function describeEmulatorDirectives(): string {
     "  [[emu:tool-cut N]]              the step's Nth client tool call (from 1) stops forming halfway: only",
     "                                  the first half of its arguments streams, and no tool_call_started,",
     "                                  mcp_args or completion follows; the step's other calls go on as usual",
+    "  [[emu:tool-count N]]            tool_requests_listed says each step makes N calls, whatever it makes:",
+    "                                  a count its calls never reach (more than N) or pass (fewer)",
     "  [[emu:tool-args-id]]            every client tool call of the turn carries its own McpArgs.tool_call_id",
     "                                  (toolu_…) in partial_tool_call, tool_call_started, mcp_args and",
     "                                  tool_call_completed, unlike the envelopes' call_id (call_…)",

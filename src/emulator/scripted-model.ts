@@ -142,6 +142,8 @@ export interface TurnPlan {
   toolGapMs?: number;
   /** `[[emu:tool-cut N]]`: the step's Nth client tool call (from 1) stops forming halfway and is never completed. */
   toolCut?: number;
+  /** `[[emu:tool-count N]]`: the `call_count` every step's `tool_requests_listed` says, whatever the step's calls. */
+  toolCount?: number;
   /**
    * `[[emu:tool-args-id]]` / `[[emu:tool-args-id N]]`: these client tool calls (every one, or the step's Nth from 1)
    * carry their own `McpArgs.tool_call_id`, not their envelopes' `call_id` (cursor-protocol-addendum-3 T5).
@@ -278,6 +280,9 @@ function applyDirective(
       return false;
     case "tool-cut":
       plan.toolCut = directive.call;
+      return false;
+    case "tool-count":
+      plan.toolCount = directive.count;
       return false;
     case "tool-args-id":
       plan.toolArgsId = directive.call === undefined ? {} : { call: directive.call };

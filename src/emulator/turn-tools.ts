@@ -73,7 +73,7 @@ export async function runCalls(
 /**
  * Issues every call of one step before waiting for any answer, then reports each completion (§5.1, §5.2). With
  * `announceCount`, the step's calls are first announced by `tool_requests_listed.call_count` (addendum 2 §4);
- * `[[emu:tool-gap MS]]` spaces the calls out; `[[emu:tool-args-id]]` gives calls their own `McpArgs.tool_call_id`.
+ * `[[emu:tool-count N]]` announces N instead; `[[emu:tool-gap MS]]` spaces the calls out; `[[emu:tool-args-id]]` gives calls their own `McpArgs.tool_call_id`.
  */
 async function runStep(
   channel: TurnChannel,
@@ -109,7 +109,8 @@ async function runStep(
     channel.send({
       message: {
         case: "interactionUpdate",
-        value: { message: { case: "toolRequestsListed", value: { callCount: prepared.length } } },
+        // `[[emu:tool-count N]]`: a count that is not the step's, as a server that counts calls the client never sees.
+        value: { message: { case: "toolRequestsListed", value: { callCount: plan.toolCount ?? prepared.length } } },
       },
     });
   }
