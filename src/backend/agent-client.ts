@@ -45,9 +45,10 @@ export interface AgentClientOptions {
   /** No real progress (heartbeats do not count) for this long while output is awaited → timeout. @default 120000 */
   stallTimeoutMs?: number;
   /**
-   * How long to wait for more parallel tool calls before pausing the segment. The server sends the exec requests of
-   * one model response back to back, so a short quiet window catches all of them (FIN batches within 30 ms, §5.4)
-   * while adding almost no latency. @default 40
+   * How long to wait for more parallel tool calls before pausing the segment, when Cursor did not say how many the
+   * step makes (`call_count`: then no window runs). The server sends the exec requests of one model response back to
+   * back, so a short quiet window catches all of them (FIN batches within 30 ms, §5.4) while adding almost no
+   * latency. @default 40
    */
   toolBatchWindowMs?: number;
   /**

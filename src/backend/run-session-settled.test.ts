@@ -213,15 +213,73 @@ describe("RunSession: tool_requests_listed (cursor-protocol-addendum-2.md §4)",
     session.close();
   });
 
-  it("falls back to the batch window while fewer calls than listed have arrived", async () => {
-    const { script, session, next } = await startSession();
+  it("runs no batch window while fewer calls than listed have arrived: the step's calls stay together", async () => {
+    // A 1 ms window: it passes long before each later call, so only the listed count keeps the step together.
+    const { script, session, next } = await startSession(1);
     script.push(listed(3));
     script.push(mcpExec(1, "call_1"));
     await nextToolCallId(next);
-    const item = await Promise.race([next(), new Promise((resolve) => setTimeout(() => resolve("waiting"), 100))]);
-    expect(item).toBe("waiting");
+    expect(await nextOrNothing(next)).toBe("nothing");
+    script.push(mcpExec(2, "call_2"));
+    await nextToolCallId(next);
+    expect(await nextOrNothing(next)).toBe("nothing");
+    script.push(mcpExec(3, "call_3"));
+    await nextToolCallId(next);
+    expect(await next()).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(3);
     session.close();
   });
+
+  it("counts a tool exec it refuses (no equivalent among the caller's tools) as one of the listed calls", async () => {
+    const { script, session, next } = await startSession();
+    script.push(listed(2));
+    script.push({
+      message: {
+        case: "execServerMessage",
+        value: {
+          id: 1,
+          execId: "exec-1",
+          message: { case: "shellArgs", value: { command: "ls", toolCallId: "sh_1" } },
+        },
+      },
+    });
+    script.push(mcpExec(2, "call_2"));
+    await nextToolCallId(next);
+    // The batch window of this harness is far longer than the test: this pause is the listed count's.
+    expect(await nextOrNothing(next)).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(1);
+    session.close();
+  });
+
+  it("counts a call Cursor completes without an exec (its own tools), never one that came as an exec", async () => {
+    const { script, session, next } = await startSession();
+    script.push(listed(2));
+    script.push(mcpExec(1, "call_1"));
+    await nextToolCallId(next);
+    // A completion of the call that came as an exec (by its McpArgs id, T5) is not another call.
+    script.push(completed("call_9", undefined, "call_1"));
+    expect(await nextOrNothing(next)).toBe("nothing");
+    const todos = create(ToolCallSchema, { tool: { case: "updateTodosToolCall", value: {} } });
+    script.push(update({ case: "toolCallCompleted", value: { callId: "todo_1", toolCall: todos } }));
+    expect(await nextOrNothing(next)).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(1);
+    session.close();
+  });
+
+  it("on a stall, hands out the calls that came when fewer than listed arrive", async () => {
+    // Cursor may count a call the caller never sees and wait for the others' results: only the watchdog ends that
+    // (the window, far longer than the test, does not run at all while listed calls are to come).
+    const { script, session, next } = await startSession(60_000, 200);
+    session.setStallWatch(true);
+    script.push(listed(3));
+    script.push(mcpExec(1, "call_1"));
+    script.push(mcpExec(2, "call_2"));
+    await nextToolCallId(next);
+    await nextToolCallId(next);
+    expect(await next()).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(2);
+    session.close();
+  }, 20_000);
 });
 
 /** An update of the server's interaction stream. */

@@ -16,6 +16,7 @@ import {
 } from "../gen/agent/v1/conversation_state_pb.js";
 import type { InteractionUpdate } from "../gen/agent/v1/interaction_pb.js";
 import type { KvServerMessage } from "../gen/agent/v1/kv_pb.js";
+import type { ToolCall } from "../gen/agent/v1/tool_calls_pb.js";
 import { checkpointBytes, type RunStream } from "../protocol/cursor/cursor-api.js";
 import type { BlobStore } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
@@ -27,7 +28,7 @@ import { answerInteractionQuery, INTERACTION_REJECTION_REASON, modeSwitchRequest
 import { getBlobAnswer, setBlobAnswer } from "./kv-answer.js";
 import type { ToolOutput } from "./native-results.js";
 import { subagentSteps, taskOf } from "./subagent-steps.js";
-import { todosOf } from "./surface-exec.js";
+import { execToolCallId, todosOf } from "./surface-exec.js";
 import { SurfaceExecRunner } from "./surface-exec-runner.js";
 import type { TurnChannel } from "./turn-channel.js";
 import { unexpectedCancelAsConnectionLoss } from "./turn-setup.js";
@@ -101,12 +102,18 @@ export class RunSession implements DropListener {
   /** Counts windows armed and cancelled, so a window's deferred end that another call overtook does nothing. */
   private windowGeneration = 0;
   /**
-   * `tool_requests_listed.call_count` of the current step (cursor-protocol-addendum-2.md §4) and the calls handed
-   * to the caller since: once all have arrived the segment pauses without waiting out the batch window, which stays
-   * the fallback when Cursor does not say (or counts calls the caller never sees).
+   * `tool_requests_listed.call_count` of the current step (cursor-protocol-addendum-2.md §4) and the step's calls in
+   * since: handed to the caller, answered here (a native tool the caller has no equivalent of), or completed without
+   * an exec. While fewer are in, no batch window cuts the step short: the segment pauses once all are in (or the step
+   * completes, or the stall watchdog hands out what came). The window is the fallback only when Cursor does not say.
    */
   private listedCalls: number | undefined;
   private callsSinceListed = 0;
+  /**
+   * The ids of the tool calls that came as execs on this Run (their args' `tool_call_id`, and the call id of those
+   * handed to the caller): a completion naming none of them is a call Cursor ran without one (§4.6).
+   */
+  private readonly execCallIds = new Set<string>();
   /** Calls were handed to the caller since the last pause: the segment is to end once the step's calls are all in. */
   private awaitingPause = false;
   /** The last `step_started`'s id, and the step the calls awaiting a pause came in (addendum 2 §4). */
@@ -259,8 +266,18 @@ export class RunSession implements DropListener {
         this.armStallCheck(Math.ceil(remaining));
         return;
       }
-      // Only a call's arguments that stopped forming hold back calls that are complete: hand those out instead.
-      if (this.awaitingPause && this.argumentStreams.open > 0 && this.pending.size > 0) {
+      // Only a call's arguments that stopped forming, or calls Cursor listed that never came, hold back calls that are
+      // complete: hand those out instead (Cursor may be waiting for their results).
+      const listed = this.listedCalls;
+      if (this.awaitingPause && (this.argumentStreams.open > 0 || listed !== undefined) && this.pending.size > 0) {
+        if (listed !== undefined) {
+          this.options.logger.warn("Cursor listed more tool calls for the step than came; handing out those that did", {
+            listed,
+            came: this.callsSinceListed,
+            stallTimeoutMs: ms,
+          });
+        }
+        this.listedCalls = undefined;
         this.argumentStreams.dropAll("the stream stalled");
         this.pauseNow();
         this.progress();
@@ -317,7 +334,14 @@ export class RunSession implements DropListener {
         return;
       case "execServerMessage": {
         const outcome = handleExec(m.value, this.options.exec, this.argumentStreams);
-        if (outcome.kind === "answered") return this.send(outcome.replies);
+        // Only a tool's exec names a tool call (the request context and hooks do not).
+        const execCallId = execToolCallId(m.value.message);
+        if (execCallId !== "") this.execCallIds.add(execCallId);
+        if (outcome.kind === "answered") {
+          // A tool call refused here (no equivalent among the caller's tools) is one of the step's calls, in.
+          if (execCallId !== "") this.unseenCallIn();
+          return this.send(outcome.replies);
+        }
         this.startExecHeartbeats();
         if (outcome.kind === "run") {
           this.options.exec.takenToolCallIds.add(outcome.toolCallId);
@@ -328,16 +352,12 @@ export class RunSession implements DropListener {
           return;
         }
         this.options.exec.takenToolCallIds.add(outcome.call.toolCallId);
+        if (outcome.call.cursorCallId !== "") this.execCallIds.add(outcome.call.cursorCallId);
         this.pending.set(outcome.call.toolCallId, outcome.call);
         this.options.channel.push({ type: "event", event: outcome.event });
         if (!this.awaitingPause) this.callsStep = this.currentStep;
         this.awaitingPause = true;
-        this.callsSinceListed++;
-        if (this.listedCalls !== undefined && this.callsSinceListed >= this.listedCalls) {
-          // Every call Cursor listed for this step has arrived: pause now.
-          this.listedCalls = undefined;
-          this.pauseNow();
-        } else this.armBatchWindow();
+        this.stepCallIn();
         return;
       }
       case "conversationCheckpointUpdate": {
@@ -410,6 +430,8 @@ export class RunSession implements DropListener {
       case "toolCallCompleted": {
         this.openCalls.delete(u.value.callId);
         this.closeArguments(u.value.callId);
+        // A call that ran without an exec (Cursor's own tools, or one it gave up forming) is one of the step's calls.
+        if (!this.cameAsExec(u.value.callId, u.value.toolCall)) this.unseenCallIn();
         const task = taskOf(u.value.toolCall);
         if (task !== undefined) {
           const step = { kind: "ended" as const, failed: task.failed };
@@ -477,7 +499,10 @@ export class RunSession implements DropListener {
         // The step the waiting calls came in is over, so it makes no more calls: pause without the window. Where
         // Cursor sends this (before or after the results, before or after a forming call's `mcp_args`) is not known;
         // after them, nothing is waiting for it. A call still forming is not dropped here: its `mcp_args` may follow.
-        if (this.awaitingPause && this.callsStep !== undefined && u.value.stepId === this.callsStep) this.pauseNow();
+        if (this.awaitingPause && this.callsStep !== undefined && u.value.stepId === this.callsStep) {
+          this.listedCalls = undefined;
+          this.pauseNow();
+        }
         return;
       case "routedModel":
         if (u.value.displayName !== "") {
@@ -528,9 +553,45 @@ export class RunSession implements DropListener {
     return setBlobAnswer(kv.id);
   }
 
+  /** One of the step's calls is in: the segment ends once all are ({@link callsMayBeIn}). */
+  private stepCallIn(): void {
+    this.callsSinceListed++;
+    this.callsMayBeIn();
+  }
+
   /**
-   * The server batches a step's tool calls within 30 ms; the segment pauses once the window (40 ms) passes quietly.
-   * Its end is decided after the event loop's I/O: a loop that was busy past the window runs the due timer before it
+   * A call of the step that the caller will not get is in. It counts toward `call_count` only: without a count it
+   * leaves the batch window alone, as it always did.
+   */
+  private unseenCallIn(): void {
+    if (this.listedCalls !== undefined) this.stepCallIn();
+  }
+
+  /**
+   * Ends the segment on the calls handed out once the step's calls are all in: at once when Cursor listed them all
+   * (`call_count`), else after the batch window. While a listed call is still to come, no window runs: the step's
+   * calls reach the caller as one message however far apart they come.
+   */
+  private callsMayBeIn(): void {
+    if (this.listedCalls !== undefined && this.callsSinceListed >= this.listedCalls) {
+      this.listedCalls = undefined;
+      if (this.awaitingPause) this.pauseNow();
+    } else if (this.awaitingPause) {
+      if (this.listedCalls === undefined) this.armBatchWindow();
+      else this.cancelBatchWindow();
+    }
+  }
+
+  /** A completed call came as an exec on this Run: by its envelope id or by the id its args carry (§4.10). */
+  private cameAsExec(callId: string, toolCall: ToolCall | undefined): boolean {
+    if (this.execCallIds.has(callId)) return true;
+    const argsId = toolCall === undefined ? "" : argsToolCallId(toolCall);
+    return argsId !== "" && this.execCallIds.has(argsId);
+  }
+
+  /**
+   * Without `call_count`: the server batches a step's tool calls within 30 ms; the segment pauses once the window
+   * (40 ms) passes quietly. Its end is decided after the event loop's I/O: a loop that was busy past the window runs the due timer before it
    * reads the sockets, and a call Cursor sent within the window may still wait unread; it then joins the batch.
    */
   private armBatchWindow(): void {
@@ -580,6 +641,6 @@ export class RunSession implements DropListener {
 
   /** Calls stopped forming in front of the caller (`open` of them were before): the last one lets a held pause through. */
   private releaseHeldPause(open: number): void {
-    if (open > 0 && this.argumentStreams.open === 0 && this.awaitingPause) this.armBatchWindow();
+    if (open > 0 && this.argumentStreams.open === 0 && this.awaitingPause) this.callsMayBeIn();
   }
 }

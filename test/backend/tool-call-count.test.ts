@@ -1,9 +1,9 @@
 /**
  * `tool_requests_listed.call_count` (cursor-protocol-addendum-2.md §4) end to end: the emulator announces each step's
- * parallel calls, and the agent client ends its tool batch window as soon as the last announced call arrived. Without
- * the announcement (`toolCallCount: false`) the window still ends the segment. The window here is far longer than
- * the test's timeout, so a segment that waited it out could not pass. A caller that takes one call per answer gets
- * the step's calls one segment at a time.
+ * parallel calls, and the agent client ends the segment as soon as the last announced call arrived, running no batch
+ * window while announced calls are still to come. Without the announcement (`toolCallCount: false`) the window still
+ * ends the segment. Where the window here is far longer than the test's timeout, a segment that waited it out could
+ * not pass. A caller that takes one call per answer gets the step's calls one segment at a time.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collect, endOf, type Fixture, queryTool, startFixture, toolCallsOf, userTurn } from "./harness.js";
@@ -27,8 +27,17 @@ describe.each(["http2", "http1"] as const)("tool call count over %s", (transport
       expect(turn.status).toBe("parked");
       await turn.close();
     }, 10_000);
+  });
 
-    it("keeps a step's calls together however far apart they come", async () => {
+  describe("with the count and the default batch window", () => {
+    let fx: Fixture;
+    beforeAll(async () => {
+      fx = await startFixture({ transport });
+    });
+    afterAll(async () => fx.close());
+
+    it("keeps a step's calls together however far apart they come: no window runs while listed calls are to come", async () => {
+      // 300 ms between calls, far past the 40 ms window.
       const turn = fx.client.startTurn(
         userTurn(`${transport}-gap`, `[[emu:tool-gap 300]] ${PARALLEL}`, { tools: [lookupTool] }),
       );
