@@ -1,8 +1,9 @@
 /**
  * The `openai` npm client (real-clients.md) against `cursor-bridge serve`: streamed completions accumulated by
- * `chat.completions.stream(...).finalChatCompletion()`, a tool round trip that resumes the parked Cursor turn, and a
- * parallel call that comes after the response with the step's first call ended (no `call_count`, a long gap): the
- * client gets it as the next assistant tool call once it has answered the first (docs/protocol.md §4.6).
+ * `chat.completions.stream(...).finalChatCompletion()`, a tool round trip that resumes the parked Cursor turn, a step's
+ * parallel calls far apart that `call_count` keeps in one response, and a parallel call that comes after the response
+ * with the step's first call ended (no `call_count`, a long gap): the client gets it as the next assistant tool call
+ * once it has answered the first (docs/protocol.md §4.6).
  */
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -65,6 +66,36 @@ describe("openai SDK → cursor-bridge serve → emulator", () => {
     expect(stats.runStreams + stats.runSseStreams).toBe(1);
     expect(stats.turns.map((t) => t.outcome)).toEqual(["completed"]);
   });
+
+  it("hands a step's parallel calls out in one response however far apart they come (call_count)", async () => {
+    served.emulator.resetStats();
+    // 500 ms between the calls, far past the bridge's batch window: the count keeps them together.
+    const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
+      {
+        role: "user",
+        content: 'Keys? [[emu:tool-gap 500]] [[emu:tool lookup {"key":"a"}]] [[emu:tool lookup {"key":"b"}]]',
+      },
+    ];
+    const first = await client.chat.completions
+      .stream({ model: "auto", messages, tools: [lookup] })
+      .finalChatCompletion();
+    const choice = first.choices[0];
+    expect(choice?.finish_reason).toBe("tool_calls");
+    const calls = choice?.message.tool_calls ?? [];
+    expect(calls.map((call) => (call.type === "function" ? JSON.parse(call.function.arguments).key : "?"))).toEqual([
+      "a",
+      "b",
+    ]);
+    messages.push(choice!.message);
+    for (const call of calls) messages.push({ role: "tool", tool_call_id: call.id, content: `value-${call.id}` });
+    const last = await client.chat.completions
+      .stream({ model: "auto", messages, tools: [lookup] })
+      .finalChatCompletion();
+    expect(last.choices[0]?.finish_reason).toBe("stop");
+    const stats = served.emulator.stats();
+    expect(stats.runStreams + stats.runSseStreams).toBe(1);
+    expect(stats.turns.map((t) => t.outcome)).toEqual(["completed"]);
+  }, 30_000);
 });
 
 describe("openai SDK → cursor-bridge serve → emulator without call_count", () => {

@@ -1,0 +1,222 @@
+/**
+ * A step's parallel tool calls that Cursor announces with `tool_requests_listed.call_count` reach the client as one
+ * assistant message however far apart they come (docs/protocol.md §4.6): the batch window is only for a step whose
+ * count Cursor did not send. The emulator spaces the calls with `[[emu:tool-gap MS]]`, far past the bridge's 40 ms
+ * window; the real SDKs read each surface, streamed and whole.
+ */
+import type Anthropic from "@anthropic-ai/sdk";
+import type OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sdkClients } from "../support/sdk-clients.js";
+import { type Stack, startStack } from "../support/stack.js";
+
+const CALLS = '[[emu:tool lookup {"q":"a"}]] [[emu:tool lookup {"q":"b"}]] [[emu:tool lookup {"q":"c"}]]';
+const GAPPED = `Look these up. [[emu:tool-gap 300]] ${CALLS}`;
+const MODEL = "claude-4.5-sonnet";
+const schema = { type: "object" as const, properties: { q: { type: "string" } }, required: ["q"] };
+const chatTool: OpenAI.Chat.Completions.ChatCompletionTool = {
+  type: "function",
+  function: { name: "lookup", description: "Looks something up.", parameters: schema },
+};
+const messagesTool: Anthropic.Tool = { name: "lookup", description: "Looks something up.", input_schema: schema };
+const responsesTool: OpenAI.Responses.FunctionTool = {
+  type: "function",
+  name: "lookup",
+  description: "Looks something up.",
+  parameters: schema,
+  strict: false,
+};
+
+const chatQueries = (message: OpenAI.Chat.Completions.ChatCompletionMessage | undefined) =>
+  (message?.tool_calls ?? []).map((call) => (call.type === "function" ? JSON.parse(call.function.arguments).q : "?"));
+const toolUses = (message: Anthropic.Message) =>
+  message.content.filter((block): block is Anthropic.ToolUseBlock => block.type === "tool_use");
+const textOf = (message: Anthropic.Message) =>
+  message.content.map((block) => (block.type === "text" ? block.text : "")).join("");
+
+describe("parallel tool calls with call_count, further apart than the batch window", () => {
+  let stack: Stack;
+  let openai: OpenAI;
+  let anthropic: Anthropic;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    ({ openai, anthropic } = sdkClients(stack.baseURL));
+  });
+  afterAll(async () => stack.close());
+
+  /** The turn ran on one Run and completed: every result went to Cursor's one step. */
+  const expectOneCompletedRun = () => {
+    const stats = stack.emulator.stats();
+    expect(stats.runStreams + stats.runSseStreams).toBe(1);
+    expect(stats.turns.map((turn) => turn.outcome)).toEqual(["completed"]);
+  };
+
+  it.each([true, false])(
+    "chat completions (stream: %s): one assistant message with the three calls",
+    async (stream) => {
+      stack.emulator.resetStats();
+      const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: "user", content: GAPPED }];
+      const ask = () =>
+        stream
+          ? openai.chat.completions.stream({ model: "auto", messages, tools: [chatTool] }).finalChatCompletion()
+          : openai.chat.completions.create({ model: "auto", messages, tools: [chatTool] });
+      const first = await ask();
+      expect(first.choices[0]?.finish_reason).toBe("tool_calls");
+      expect(chatQueries(first.choices[0]?.message)).toEqual(["a", "b", "c"]);
+      messages.push(first.choices[0]!.message);
+      for (const call of first.choices[0]?.message.tool_calls ?? []) {
+        if (call.type === "function") {
+          messages.push({ role: "tool", tool_call_id: call.id, content: `v-${JSON.parse(call.function.arguments).q}` });
+        }
+      }
+      const last = await ask();
+      expect(last.choices[0]?.finish_reason).toBe("stop");
+      for (const value of ["v-a", "v-b", "v-c"]) expect(last.choices[0]?.message.content).toContain(value);
+      expectOneCompletedRun();
+    },
+  );
+
+  it.each([true, false])(
+    "messages (stream: %s): one assistant message with the three tool_use blocks",
+    async (stream) => {
+      stack.emulator.resetStats();
+      const messages: Anthropic.MessageParam[] = [{ role: "user", content: GAPPED }];
+      const ask = () => {
+        const body = { model: MODEL, max_tokens: 1024, messages, tools: [messagesTool] };
+        return stream ? anthropic.messages.stream(body).finalMessage() : anthropic.messages.create(body);
+      };
+      const first = await ask();
+      expect(first.stop_reason).toBe("tool_use");
+      expect(toolUses(first).map((use) => (use.input as { q: string }).q)).toEqual(["a", "b", "c"]);
+      messages.push(
+        { role: "assistant", content: first.content },
+        {
+          role: "user",
+          content: toolUses(first).map((use) => ({
+            type: "tool_result" as const,
+            tool_use_id: use.id,
+            content: `v-${(use.input as { q: string }).q}`,
+          })),
+        },
+      );
+      const last = await ask();
+      expect(last.stop_reason).toBe("end_turn");
+      for (const value of ["v-a", "v-b", "v-c"]) expect(textOf(last)).toContain(value);
+      expectOneCompletedRun();
+    },
+  );
+
+  it("responses: one response with the three function calls", async () => {
+    stack.emulator.resetStats();
+    const first = await openai.responses.create({ model: "auto", input: GAPPED, tools: [responsesTool] });
+    const calls = first.output.filter((item) => item.type === "function_call");
+    expect(calls.map((call) => JSON.parse(call.arguments).q)).toEqual(["a", "b", "c"]);
+    const last = await openai.responses.create({
+      model: "auto",
+      previous_response_id: first.id,
+      tools: [responsesTool],
+      input: calls.map((call) => ({
+        type: "function_call_output" as const,
+        call_id: call.call_id,
+        output: `v-${JSON.parse(call.arguments).q}`,
+      })),
+    });
+    for (const value of ["v-a", "v-b", "v-c"]) expect(last.output_text).toContain(value);
+    expectOneCompletedRun();
+  });
+
+  it("chat completions with parallel_tool_calls: false: one call per answer, in order, on the one Run", async () => {
+    stack.emulator.resetStats();
+    const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: "user", content: GAPPED }];
+    const ask = () =>
+      openai.chat.completions
+        .stream({ model: "auto", messages, tools: [chatTool], parallel_tool_calls: false })
+        .finalChatCompletion();
+    const seen: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      const answer = await ask();
+      expect(answer.choices[0]?.finish_reason).toBe("tool_calls");
+      const calls = answer.choices[0]?.message.tool_calls ?? [];
+      expect(calls).toHaveLength(1);
+      const call = calls[0];
+      if (call?.type !== "function") throw new Error("expected a function tool call");
+      const q = JSON.parse(call.function.arguments).q as string;
+      seen.push(q);
+      messages.push(answer.choices[0]!.message, { role: "tool", tool_call_id: call.id, content: `v-${q}` });
+    }
+    expect(seen).toEqual(["a", "b", "c"]);
+    const last = await ask();
+    expect(last.choices[0]?.finish_reason).toBe("stop");
+    for (const value of ["v-a", "v-b", "v-c"]) expect(last.choices[0]?.message.content).toContain(value);
+    expectOneCompletedRun();
+  });
+});
+
+describe("call_count that is not the number of calls the client gets", () => {
+  let stack: Stack;
+  let native: Stack;
+  let openai: OpenAI;
+  let anthropic: Anthropic;
+
+  beforeAll(async () => {
+    // A short stall timeout: the watchdog is what ends a wait for calls Cursor listed and never sent.
+    stack = await startStack({ stallTimeoutMs: 1000 });
+    ({ openai, anthropic } = sdkClients(stack.baseURL));
+    // Cursor's own tools allowed: a native exec the client has no equivalent of is refused by the bridge.
+    native = await startStack({ cursorTools: "native" });
+  });
+  afterAll(async () => {
+    await stack?.close();
+    await native?.close();
+  });
+
+  it("more listed than sent: the stall watchdog hands out the calls that came, and the turn goes on", async () => {
+    const messages: Anthropic.MessageParam[] = [{ role: "user", content: `[[emu:tool-count 4]] ${CALLS}` }];
+    const body = () => ({ model: MODEL, max_tokens: 1024, messages, tools: [messagesTool] });
+    const first = await anthropic.messages.stream(body()).finalMessage();
+    expect(first.stop_reason).toBe("tool_use");
+    expect(toolUses(first).map((use) => (use.input as { q: string }).q)).toEqual(["a", "b", "c"]);
+    messages.push(
+      { role: "assistant", content: first.content },
+      {
+        role: "user",
+        content: toolUses(first).map((use) => ({ type: "tool_result" as const, tool_use_id: use.id, content: "ok" })),
+      },
+    );
+    const last = await anthropic.messages.stream(body()).finalMessage();
+    expect(last.stop_reason).toBe("end_turn");
+    expect(textOf(last)).toContain("lookup returned: ok");
+  }, 20_000);
+
+  it("fewer listed than sent: the answer ends at the listed calls and the rest come as the next one", async () => {
+    const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
+      { role: "user", content: `[[emu:tool-count 2]] ${CALLS}` },
+    ];
+    const rounds: string[][] = [];
+    for (;;) {
+      const answer = await openai.chat.completions.create({ model: "auto", messages, tools: [chatTool] });
+      const message = answer.choices[0]?.message;
+      if (answer.choices[0]?.finish_reason !== "tool_calls" || message === undefined) break;
+      rounds.push(chatQueries(message));
+      messages.push(message);
+      for (const call of message.tool_calls ?? [])
+        messages.push({ role: "tool", tool_call_id: call.id, content: "ok" });
+    }
+    expect(rounds.flat()).toEqual(["a", "b", "c"]);
+    expect(rounds[0]).toEqual(["a", "b"]);
+  }, 20_000);
+
+  it("a native call the bridge refuses counts among the listed calls: the client's calls end the answer", async () => {
+    const { openai: client } = sdkClients(native.baseURL);
+    // The stall timeout (15 s) is longer than this test: an answer that waited for a fourth call could not pass.
+    const ask = `[[emu:tool-gap 300]] [[emu:native read {"path":"/nowhere"}]] ${CALLS}`;
+    const answer = await client.chat.completions.create({
+      model: "auto",
+      messages: [{ role: "user", content: ask }],
+      tools: [chatTool],
+    });
+    expect(answer.choices[0]?.finish_reason).toBe("tool_calls");
+    expect(chatQueries(answer.choices[0]?.message)).toEqual(["a", "b", "c"]);
+  }, 10_000);
+});
