@@ -8,6 +8,7 @@ import type { ConversationStore } from "../stores/types.js";
 import { type Logger, silentLogger } from "../util/logger.js";
 import { CursorAgentTurn, type TurnDependencies } from "./agent-turn.js";
 import { createModelCatalog, DEFAULT_MODELS_CACHE_TTL_MS } from "./models.js";
+import { DEFAULT_LISTED_CALLS_IDLE_MS } from "./run-session.js";
 import { createToolListCache, type ToolListCache } from "./tool-list-cache.js";
 import type { AgentClient, AgentTurn, TokenSource, TurnRequest } from "./types.js";
 import { defaultWorkspaceEnvironment, type WorkspaceEnvironment } from "./workspace-environment.js";
@@ -51,6 +52,13 @@ export interface AgentClientOptions {
    * latency. @default 40
    */
   toolBatchWindowMs?: number;
+  /**
+   * While fewer of a step's parallel calls than `call_count` said have come, how long Cursor may make no progress
+   * (heartbeats do not count) before the calls that came are handed out instead of waiting for the stall timeout.
+   * Cursor streams a call as it forms it (partial tool calls, argument deltas, tokens), so seconds of silence mean the
+   * count will not be met; any progress restarts the wait, so calls far apart still make one message. @default 3000
+   */
+  listedCallsIdleMs?: number;
   /**
    * Retries of connection loss before any output, each on a fresh connection of the turn's own: exponential backoff
    * from baseDelayMs. @default {attempts:1, baseDelayMs:250}
@@ -100,6 +108,7 @@ export function createAgentClient(options: AgentClientOptions): AgentClient {
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 5000,
       stallTimeoutMs: options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
       toolBatchWindowMs: options.toolBatchWindowMs ?? DEFAULT_TOOL_BATCH_WINDOW_MS,
+      listedCallsIdleMs: options.listedCallsIdleMs ?? DEFAULT_LISTED_CALLS_IDLE_MS,
       cancelGraceMs: options.cancelGraceMs ?? 250,
       drainTimeoutMs: options.drainTimeoutMs ?? 5000,
     },

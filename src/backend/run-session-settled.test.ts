@@ -2,8 +2,9 @@
  * RunSession against a scripted server stream: a call handed to the caller that Cursor closes on its own (an exec
  * abort, or a `tool_call_completed` reporting an error before our result, docs/protocol.md §4.6) is settled, ends the
  * segment, and gets no exec heartbeats or result from us. And where the segment ends on a step's calls: at the listed
- * count, at the step's `step_completed`, never while a client tool's arguments are still forming, and a call that
- * comes after the pause is handed out on its own with a pause of its own.
+ * count (or once Cursor is idle while listed calls are missing), at the step's `step_completed`, never while a client
+ * tool's arguments are still forming, and a call that comes after the pause is handed out on its own with a pause of
+ * its own.
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
@@ -117,8 +118,9 @@ async function nextToolCallId(next: () => Promise<ChannelItem>): Promise<string>
   return item.event.toolCallId;
 }
 
-async function startSession(toolBatchWindowMs = 60_000, stallTimeoutMs = 60_000) {
+async function startSession(toolBatchWindowMs = 60_000, stallTimeoutMs = 60_000, listedCallsIdleMs?: number) {
   const script = scriptedStream();
+  const warnings: Array<{ message: string; fields: unknown }> = [];
   const channel = new TurnChannel();
   let hex = 0;
   const session = new RunSession({
@@ -134,13 +136,24 @@ async function startSession(toolBatchWindowMs = 60_000, stallTimeoutMs = 60_000)
       newHex: () => (hex++).toString(16).padStart(16, "0"),
     },
     blobs: createBlobStore(),
-    logger: silentLogger,
+    logger: {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (message, fields) => warnings.push({ message, fields }),
+      error: () => undefined,
+      child: () => silentLogger,
+    },
     // A batch window far longer than the test: any pause the test sees comes from settling (or a listed count).
-    timings: { heartbeatIntervalMs: 60_000, stallTimeoutMs, toolBatchWindowMs },
+    timings: {
+      heartbeatIntervalMs: 60_000,
+      stallTimeoutMs,
+      toolBatchWindowMs,
+      ...(listedCallsIdleMs === undefined ? {} : { listedCallsIdleMs }),
+    },
     onCheckpoint: () => undefined,
   });
   const next = async (): Promise<ChannelItem> => channel.next();
-  return { script, session, next };
+  return { script, session, next, warnings };
 }
 
 describe("RunSession: calls Cursor closes on its own", () => {
@@ -280,6 +293,92 @@ describe("RunSession: tool_requests_listed (cursor-protocol-addendum-2.md §4)",
     expect(session.pending.size).toBe(2);
     session.close();
   }, 20_000);
+});
+
+/**
+ * Calls Cursor listed that never come must not hold the calls that did until the stall watchdog: once Cursor made no
+ * progress for the idle period, those go out. The stall timeout here is ten minutes and the watchdog is on, as in a
+ * segment; the test's own timeout is the safety net, so a segment that waited for the stall cannot pass.
+ */
+describe("RunSession: listed calls that do not come (docs/protocol.md §4.6)", () => {
+  const TEN_MINUTES = 600_000;
+  const listed = (callCount: number): ServerInit => update({ case: "toolRequestsListed", value: { callCount } });
+  const tokens = update({ case: "tokenDelta", value: { tokens: 1 } });
+  const heartbeat = update({ case: "heartbeat", value: {} });
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  async function idleSession(listedCallsIdleMs: number) {
+    const started = await startSession(TEN_MINUTES, TEN_MINUTES, listedCallsIdleMs);
+    started.session.setStallWatch(true);
+    return started;
+  }
+
+  it("hands out the calls that came once Cursor made no progress for the idle period, with the stall's warning", async () => {
+    const { script, session, next, warnings } = await idleSession(200);
+    script.push(listed(3));
+    script.push(mcpExec(1, "call_1"));
+    script.push(mcpExec(2, "call_2"));
+    await nextToolCallId(next);
+    await nextToolCallId(next);
+    // Heartbeats are not progress: they do not keep the wait going.
+    for (let i = 0; i < 3; i++) script.push(heartbeat);
+    expect(await next()).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(2);
+    expect(warnings).toEqual([
+      {
+        message: "Cursor listed more tool calls for the step than came; handing out those that did",
+        fields: { listed: 3, came: 2, idleMs: 200 },
+      },
+    ]);
+    // A call that still comes is not lost: it goes out as the next segment's (docs/protocol.md §4.6).
+    script.push(mcpExec(3, "call_3"));
+    await nextToolCallId(next);
+    expect(session.pending.size).toBe(3);
+    session.close();
+  }, 10_000);
+
+  it("keeps waiting while Cursor makes progress: calls further apart than the idle period stay one message", async () => {
+    // Each piece of progress comes well within the idle period, the calls far apart from each other: the idle period
+    // is counted from the last progress, not from the last call.
+    const { script, session, next, warnings } = await idleSession(1000);
+    script.push(listed(3));
+    script.push(mcpExec(1, "call_1"));
+    await nextToolCallId(next);
+    for (const id of [2, 3]) {
+      for (let i = 0; i < 8; i++) {
+        await sleep(100);
+        script.push(tokens);
+      }
+      script.push(mcpExec(id, `call_${id}`));
+      // A pause before this call would fail here: a pause is not a tool call.
+      await nextToolCallId(next);
+    }
+    expect(await next()).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(3);
+    expect(warnings).toEqual([]);
+    session.close();
+  }, 10_000);
+
+  it("leaves a call forming in front of the caller to hold the segment, and counts the idle period again after it", async () => {
+    const { script, session, next } = await idleSession(100);
+    script.push(listed(3));
+    script.push(mcpExec(1, "call_1"));
+    script.push(partial("call_2", '{"q":'));
+    await nextToolCallId(next);
+    const delta = await next();
+    expect(delta.type === "event" && delta.event.type).toBe("tool-call-delta");
+    // Far past the idle period: the forming call holds the segment (its mcp_args may still come, §4.6).
+    await sleep(300);
+    expect(await nextOrNothing(next)).toBe("nothing");
+    script.push(partial("call_2", '{"q":"b"}'));
+    script.push(mcpExec(2, "call_2"));
+    expect((await next()).type).toBe("event");
+    await nextToolCallId(next);
+    // The third listed call never comes: the idle period after the second call's exec ends the wait.
+    expect(await next()).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(2);
+    session.close();
+  }, 10_000);
 });
 
 /** An update of the server's interaction stream. */

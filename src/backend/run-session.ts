@@ -2,7 +2,8 @@
  * One open Run stream of a turn (docs/protocol.md §4.4): a pump reads every server message, answers KV, exec,
  * interaction queries and control messages at once, and hands caller-visible items to the turn through a
  * {@link TurnChannel}. It owns the stream's timers: client heartbeats every 5 s (§4.2) plus exec heartbeats for
- * pending calls (§5.1), the stall watchdog (server heartbeats are not progress, §4.2), and the tool-call batch window.
+ * pending calls (§5.1), the stall watchdog (server heartbeats are not progress, §4.2), the tool-call batch window,
+ * and the idle check of a step whose listed calls have not all come.
  */
 import { create, toBinary } from "@bufbuild/protobuf";
 import {
@@ -38,6 +39,9 @@ import { WebToolPolicy, webFetchEvent, webSearchEvent } from "./web-tools.js";
 /** How often current clients heartbeat a running exec (cursor-protocol-addendum-2.md §6). */
 const EXEC_HEARTBEAT_INTERVAL_MS = 3000;
 
+/** Default of {@link SessionTimings.listedCallsIdleMs}. */
+export const DEFAULT_LISTED_CALLS_IDLE_MS = 3000;
+
 /** Timing knobs of a session. */
 export interface SessionTimings {
   /** `client_heartbeat` interval (docs/protocol.md §4.2: 5 s). */
@@ -49,6 +53,12 @@ export interface SessionTimings {
   execHeartbeatIntervalMs?: number;
   stallTimeoutMs: number;
   toolBatchWindowMs: number;
+  /**
+   * While fewer of a step's calls than `tool_requests_listed.call_count` said are in, and calls are waiting for the
+   * caller: no real progress for this long hands those out (docs/protocol.md §4.6). Any progress (the next call
+   * forming, its argument deltas, tokens) restarts it. @default 3000 ({@link DEFAULT_LISTED_CALLS_IDLE_MS})
+   */
+  listedCallsIdleMs?: number;
 }
 
 /** Options of {@link RunSession}. */
@@ -105,10 +115,16 @@ export class RunSession implements DropListener {
    * `tool_requests_listed.call_count` of the current step (cursor-protocol-addendum-2.md §4) and the step's calls in
    * since: handed to the caller, answered here (a native tool the caller has no equivalent of), or completed without
    * an exec. While fewer are in, no batch window cuts the step short: the segment pauses once all are in (or the step
-   * completes, or the stall watchdog hands out what came). The window is the fallback only when Cursor does not say.
+   * completes, or Cursor makes no progress for a while, {@link armListedIdleCheck}). The window is the fallback only
+   * when Cursor does not say.
    */
   private listedCalls: number | undefined;
   private callsSinceListed = 0;
+  /**
+   * The idle check of a step whose listed calls have not all come ({@link armListedIdleCheck}): one timer, armed when
+   * the wait starts and re-armed from the last progress when it fires, as the stall watchdog is.
+   */
+  private listedIdleTimer: ReturnType<typeof setTimeout> | undefined;
   /**
    * The ids of the tool calls that came as execs on this Run (their args' `tool_call_id`, and the call id of those
    * handed to the caller): a completion naming none of them is a call Cursor ran without one (§4.6).
@@ -219,6 +235,7 @@ export class RunSession implements DropListener {
     clearInterval(this.execHeartbeat);
     this.clearStallCheck();
     this.cancelBatchWindow();
+    this.clearListedIdleCheck();
     this.options.stream.abort(reason);
   }
 
@@ -237,6 +254,7 @@ export class RunSession implements DropListener {
     } finally {
       this.clearStallCheck();
       this.cancelBatchWindow();
+      this.clearListedIdleCheck();
     }
   }
 
@@ -266,18 +284,15 @@ export class RunSession implements DropListener {
         this.armStallCheck(Math.ceil(remaining));
         return;
       }
-      // Only a call's arguments that stopped forming, or calls Cursor listed that never came, hold back calls that are
-      // complete: hand those out instead (Cursor may be waiting for their results).
-      const listed = this.listedCalls;
-      if (this.awaitingPause && (this.argumentStreams.open > 0 || listed !== undefined) && this.pending.size > 0) {
-        if (listed !== undefined) {
-          this.options.logger.warn("Cursor listed more tool calls for the step than came; handing out those that did", {
-            listed,
-            came: this.callsSinceListed,
-            stallTimeoutMs: ms,
-          });
-        }
-        this.listedCalls = undefined;
+      // Only a call's arguments that stopped forming, or calls Cursor listed that never came (when the idle check
+      // did not end that wait first), hold back calls that are complete: hand those out instead (Cursor may be
+      // waiting for their results).
+      if (
+        this.awaitingPause &&
+        (this.argumentStreams.open > 0 || this.listedCalls !== undefined) &&
+        this.pending.size > 0
+      ) {
+        this.listedCallsMissing({ stallTimeoutMs: ms });
         this.argumentStreams.dropAll("the stream stalled");
         this.pauseNow();
         this.progress();
@@ -294,6 +309,56 @@ export class RunSession implements DropListener {
   private clearStallCheck(): void {
     clearTimeout(this.stallTimer);
     this.stallTimer = undefined;
+  }
+
+  /** Calls are waiting for the caller while fewer of the step's calls than Cursor listed are in. */
+  private waitingForListedCalls(): boolean {
+    return this.awaitingPause && this.listedCalls !== undefined && this.pending.size > 0;
+  }
+
+  /**
+   * Listed calls that never come must not hold the calls that did until the stall watchdog: Cursor streams a call as
+   * it forms it (partial tool calls, argument deltas, tokens), so once it made no progress for the idle period while
+   * listed calls are missing, the count will not be met and the calls that came are handed out. Any progress before
+   * then keeps the wait going, so calls far apart still reach the caller as one message. One timer: armed when the
+   * wait starts, and when it fires re-armed for what is left after the last progress (the message loop only stamps
+   * {@link lastProgressAt}). The check runs after the event loop's I/O, as the batch window's end does, so a loop
+   * that was busy past the period first reads what Cursor sent in time. A call still forming in front of the caller
+   * holds the segment by itself (§4.6); its end calls {@link callsMayBeIn}, which arms this check again.
+   */
+  private armListedIdleCheck(delayMs: number): void {
+    this.listedIdleTimer = setTimeout(() => {
+      setImmediate(() => {
+        this.listedIdleTimer = undefined;
+        if (this.closed || !this.waitingForListedCalls() || this.argumentStreams.open > 0) return;
+        const ms = this.options.timings.listedCallsIdleMs ?? DEFAULT_LISTED_CALLS_IDLE_MS;
+        const remaining = this.lastProgressAt + ms - performance.now();
+        // Timers have millisecond resolution: under 1 ms left counts as elapsed.
+        if (remaining >= 1) {
+          this.armListedIdleCheck(Math.ceil(remaining));
+          return;
+        }
+        this.listedCallsMissing({ idleMs: ms });
+        this.pauseNow();
+      });
+    }, delayMs);
+  }
+
+  private clearListedIdleCheck(): void {
+    clearTimeout(this.listedIdleTimer);
+    this.listedIdleTimer = undefined;
+  }
+
+  /** The step's listed calls are given up on (the idle check, or the stall watchdog): the calls that came go out. */
+  private listedCallsMissing(after: { idleMs: number } | { stallTimeoutMs: number }): void {
+    const listed = this.listedCalls;
+    if (listed === undefined) return;
+    this.listedCalls = undefined;
+    this.options.logger.warn("Cursor listed more tool calls for the step than came; handing out those that did", {
+      listed,
+      came: this.callsSinceListed,
+      ...after,
+    });
   }
 
   private sendHeartbeats(): void {
@@ -570,7 +635,8 @@ export class RunSession implements DropListener {
   /**
    * Ends the segment on the calls handed out once the step's calls are all in: at once when Cursor listed them all
    * (`call_count`), else after the batch window. While a listed call is still to come, no window runs: the step's
-   * calls reach the caller as one message however far apart they come.
+   * calls reach the caller as one message however far apart they come, unless Cursor goes idle first
+   * ({@link armListedIdleCheck}).
    */
   private callsMayBeIn(): void {
     if (this.listedCalls !== undefined && this.callsSinceListed >= this.listedCalls) {
@@ -578,7 +644,12 @@ export class RunSession implements DropListener {
       if (this.awaitingPause) this.pauseNow();
     } else if (this.awaitingPause) {
       if (this.listedCalls === undefined) this.armBatchWindow();
-      else this.cancelBatchWindow();
+      else {
+        this.cancelBatchWindow();
+        if (this.listedIdleTimer === undefined && this.pending.size > 0) {
+          this.armListedIdleCheck(this.options.timings.listedCallsIdleMs ?? DEFAULT_LISTED_CALLS_IDLE_MS);
+        }
+      }
     }
   }
 
@@ -591,8 +662,9 @@ export class RunSession implements DropListener {
 
   /**
    * Without `call_count`: the server batches a step's tool calls within 30 ms; the segment pauses once the window
-   * (40 ms) passes quietly. Its end is decided after the event loop's I/O: a loop that was busy past the window runs the due timer before it
-   * reads the sockets, and a call Cursor sent within the window may still wait unread; it then joins the batch.
+   * (40 ms) passes quietly. Its end is decided after the event loop's I/O: a loop that was busy past the window runs
+   * the due timer before it reads the sockets, and a call Cursor sent within the window may still wait unread; it then
+   * joins the batch.
    */
   private armBatchWindow(): void {
     this.cancelBatchWindow();
