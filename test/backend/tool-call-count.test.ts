@@ -3,7 +3,9 @@
  * parallel calls, and the agent client ends the segment as soon as the last announced call arrived, running no batch
  * window while announced calls are still to come. Without the announcement (`toolCallCount: false`) the window still
  * ends the segment. Where the window here is far longer than the test's timeout, a segment that waited it out could
- * not pass. A caller that takes one call per answer gets the step's calls one segment at a time.
+ * not pass. A count the calls never reach ends once Cursor made no progress for the idle period (`listedCallsIdleMs`),
+ * not at the stall timeout, which here is far longer than the test's timeout; gaps below that period keep the step's
+ * calls together. A caller that takes one call per answer gets the step's calls one segment at a time.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collect, endOf, type Fixture, queryTool, startFixture, toolCallsOf, userTurn } from "./harness.js";
@@ -46,6 +48,57 @@ describe.each(["http2", "http1"] as const)("tool call count over %s", (transport
       expect(endOf(events)).toBe("tool-calls");
       await turn.close();
     }, 10_000);
+  });
+
+  describe("with a count the calls never reach, and a stall timeout far longer than the test", () => {
+    let fx: Fixture;
+    beforeAll(async () => {
+      fx = await startFixture({ transport, client: { stallTimeoutMs: 600_000 } });
+    });
+    afterAll(async () => fx.close());
+
+    it("hands out the calls that came once Cursor made no progress for the idle period, and the turn goes on", async () => {
+      // Four listed, three sent; the emulator's heartbeats (every 50 ms) are not progress. The default idle period.
+      const turn = fx.client.startTurn(
+        userTurn(`${transport}-short`, `[[emu:tool-count 4]] ${PARALLEL}`, { tools: [lookupTool] }),
+      );
+      const events = await collect(turn.stream());
+      expect(toolCallsOf(events).map((c) => JSON.parse(c.arguments))).toEqual([{ q: "a" }, { q: "b" }, { q: "c" }]);
+      expect(endOf(events)).toBe("tool-calls");
+      const results = toolCallsOf(events).map((c, i) => ({
+        toolCallId: c.toolCallId,
+        content: `r${i}`,
+        isError: false,
+      }));
+      const second = await collect(turn.resume(results));
+      expect(endOf(second)).toBe("stop");
+    }, 15_000);
+  });
+
+  describe("with the count and a short idle period", () => {
+    let fx: Fixture;
+    beforeAll(async () => {
+      fx = await startFixture({ transport, client: { stallTimeoutMs: 600_000, listedCallsIdleMs: 1500 } });
+    });
+    afterAll(async () => fx.close());
+
+    it("keeps calls together whose gaps are below the idle period though they span more than it", async () => {
+      // 600 ms of silence before each later call, far past the 40 ms window and within the 1.5 s idle period; the
+      // four calls span 1.8 s, so an idle period counted from anything but the latest progress would split them.
+      const FOUR = `${PARALLEL} [[emu:tool lookup {"q":"d"}]]`;
+      const turn = fx.client.startTurn(
+        userTurn(`${transport}-spread`, `[[emu:tool-gap 600]] ${FOUR}`, { tools: [lookupTool] }),
+      );
+      const events = await collect(turn.stream());
+      expect(toolCallsOf(events).map((c) => JSON.parse(c.arguments))).toEqual([
+        { q: "a" },
+        { q: "b" },
+        { q: "c" },
+        { q: "d" },
+      ]);
+      expect(endOf(events)).toBe("tool-calls");
+      await turn.close();
+    }, 15_000);
   });
 
   describe("without the count (--no-tool-call-count)", () => {

@@ -160,18 +160,20 @@ describe("call_count that is not the number of calls the client gets", () => {
   let anthropic: Anthropic;
 
   beforeAll(async () => {
-    // A short stall timeout: the watchdog is what ends a wait for calls Cursor listed and never sent.
-    stack = await startStack({ stallTimeoutMs: 1000 });
+    // A stall timeout far longer than the tests: what ends a wait for calls Cursor listed and never sent is the idle
+    // period (3 s without progress), not the watchdog.
+    stack = await startStack({ stallTimeoutMs: 600_000 });
     ({ openai, anthropic } = sdkClients(stack.baseURL));
-    // Cursor's own tools allowed: a native exec the client has no equivalent of is refused by the bridge.
-    native = await startStack({ cursorTools: "native" });
+    // Cursor's own tools allowed: a native exec the client has no equivalent of is refused by the bridge. No idle
+    // period ends a wait here: only the count can end the answer in time.
+    native = await startStack({ cursorTools: "native", listedCallsIdleMs: 600_000 });
   });
   afterAll(async () => {
     await stack?.close();
     await native?.close();
   });
 
-  it("more listed than sent: the stall watchdog hands out the calls that came, and the turn goes on", async () => {
+  it("more listed than sent: once Cursor is idle the calls that came go out, and the turn goes on", async () => {
     const messages: Anthropic.MessageParam[] = [{ role: "user", content: `[[emu:tool-count 4]] ${CALLS}` }];
     const body = () => ({ model: MODEL, max_tokens: 1024, messages, tools: [messagesTool] });
     const first = await anthropic.messages.stream(body()).finalMessage();
@@ -209,7 +211,8 @@ describe("call_count that is not the number of calls the client gets", () => {
 
   it("a native call the bridge refuses counts among the listed calls: the client's calls end the answer", async () => {
     const { openai: client } = sdkClients(native.baseURL);
-    // The stall timeout (15 s) is longer than this test: an answer that waited for a fourth call could not pass.
+    // The stall timeout (15 s) and idle period are longer than this test: an answer that waited for a fourth call
+    // could not pass.
     const ask = `[[emu:tool-gap 300]] [[emu:native read {"path":"/nowhere"}]] ${CALLS}`;
     const answer = await client.chat.completions.create({
       model: "auto",

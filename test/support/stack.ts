@@ -34,6 +34,8 @@ export interface StackOptions {
   gateway?: AppGateway;
   transport?: "auto" | "http2" | "http1";
   stallTimeoutMs?: number;
+  /** How long Cursor may be idle while a step's listed calls are missing (AgentClientOptions). @default 3000 */
+  listedCallsIdleMs?: number;
   /** How long closing a turn waits for Cursor to end its Run after the cancel (AgentClientOptions). @default 250 */
   cancelGraceMs?: number;
   parkedTurnTtlMs?: number;
@@ -149,6 +151,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     agent: {
       stallTimeoutMs: options.stallTimeoutMs ?? 15_000,
       ...(options.cancelGraceMs === undefined ? {} : { cancelGraceMs: options.cancelGraceMs }),
+      ...(options.listedCallsIdleMs === undefined ? {} : { listedCallsIdleMs: options.listedCallsIdleMs }),
     },
     engine: {
       parkedTurnTtlMs: options.parkedTurnTtlMs ?? 60_000,
