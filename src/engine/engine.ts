@@ -411,9 +411,11 @@ export function createEngine(options: EngineOptions): BridgeEngine {
         releaseMovedOn(historyCallIds(input.messages), request.owner);
       }
       // The same for a turn another instance holds (its calls carry that instance's tag): that instance is told to
-      // close it, and neither is waited for (see closeSuperseded; the release never fails the request).
+      // close it, by the same rule (any call of the history, not only the latest step's: a turn parked on an earlier
+      // step is left there when an earlier release did not get through), and neither is waited for (see
+      // closeSuperseded; the release never fails the request).
       if (input.trailingResults.length === 0 && forwarder?.release !== undefined && how.forwarded !== true) {
-        void releaseElsewhere(forwarder, latestCallIds(input.messages), request);
+        void releaseElsewhere(forwarder, historyCallIds(input.messages).slice(0, RELEASED_ELSEWHERE_MAX), request);
       }
       routed ??= await startFresh(input, keys, model.id, signal, how.trace, undefined, extras);
       if (recording === undefined) routed = { ...routed, events: await primeFirst(routed.events) };
@@ -467,22 +469,12 @@ function closeSuperseded(turn: AgentTurn, logger: Logger): void {
 }
 
 /**
- * The calls a turn may still be parked on when a request ends in a new message instead of their results: those of
- * the assistant message(s) right before it (with any results between them), or none when an answer without calls
- * came after them (that turn was resumed and ended).
+ * The most tool-call ids of one history (the latest) a move-on sends to the other instances
+ * ({@link TurnForwarder.release}): a parked turn waits for its results at most the parked-turn TTL (15 minutes by
+ * default), so one parked on a call further back in a long agent session than this is left to its TTL. It bounds the
+ * release's body (the receiving end refuses more than 1,000 ids, cluster/wire.ts) and the work of each new message.
  */
-function latestCallIds(messages: readonly HistoryMessage[]): string[] {
-  const ids: string[] = [];
-  let i = messages.length - 1;
-  while (i >= 0 && (messages[i] as HistoryMessage).role === "user") i--;
-  for (; i >= 0; i--) {
-    const message = messages[i] as HistoryMessage;
-    if (message.role === "tool") continue;
-    if (message.role !== "assistant" || message.toolCalls.length === 0) break;
-    for (const call of message.toolCalls) ids.push(call.id);
-  }
-  return ids;
-}
+const RELEASED_ELSEWHERE_MAX = 256;
 
 /**
  * Tells each other instance that handed out some of `ids` to close the turn it holds parked on them (best effort:

@@ -4,7 +4,8 @@
  * parked on A is forwarded to A; when A stops (SIGTERM) while that turn runs, the client of B gets the shutting-down
  * error a turn of B's own gets at its drain (the chat door's `server_shutting_down` error chunk), not a dropped stream.
  * A request to B that moves on past a turn parked on A (a new user message instead of the results) has A close that
- * turn at once, as a local move-on does, and continues the conversation from its checkpoint. A forwarded turn whose
+ * turn at once, as a local move-on does, and continues the conversation from its checkpoint; so does a later request
+ * whose history holds A's call further back. A forwarded turn whose
  * first event is slow to come stays with the instance holding it (no second Run on B).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -131,6 +132,27 @@ describe.skipIf(skip !== undefined)("turns on another instance", () => {
       await expect.poll(() => parkedOn(a), { timeout: 20_000, interval: 100 }).toBe(0);
       expect(a.output()).toContain("closing a parked turn: the conversation moved on without its results");
     }
+  }, 120_000);
+
+  it("a turn parked on another instance on an earlier step's calls is closed there at the next new message", async () => {
+    const parkedOn = async (instance: Instance) =>
+      ((await (await fetch(`${instance.url}/health`)).json()) as { parked_turns: number }).parked_turns;
+    const { first, assistant } = await park(a, 'EARLIER Look it up [[emu:tool lookup {"key":"k"}]]');
+    expect(await parkedOn(a)).toBe(1);
+    // The move-on past A's call was answered without A being told (a release that did not get through: A busy, a
+    // network blip), and an answer without calls came after it: the latest step holds no call of A's.
+    const reply = await chat(b.url, {
+      messages: [
+        first,
+        assistant,
+        { role: "user", content: "Never mind." },
+        { role: "assistant", content: "Fine." },
+        { role: "user", content: "And now? [[emu:recall]]" },
+      ],
+    });
+    expect(reply.status).toBe(200);
+    // A closes it when told, as a local move-on closes a turn parked on any call of the history.
+    await expect.poll(() => parkedOn(a), { timeout: 20_000, interval: 100 }).toBe(0);
   }, 120_000);
 
   it("a forwarded turn whose first event is slow stays with the instance holding it", async () => {
