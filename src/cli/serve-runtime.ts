@@ -382,13 +382,15 @@ export async function startRuntime(input: RuntimeInput): Promise<Runtime> {
     prefetch.abort();
     await gateway.close();
     await engine.closeAll();
-    await stores.close();
     await upstreamReady.then(
       (upstream) => upstream.close(),
       () => {},
     );
-    // After the turns: what their settles add, and what the disk refused earlier, is written before the exit.
+    // After the turns: what their settles add, and what the disk refused earlier, is written before the exit. Before
+    // the stores close: on Redis the limits share their connection, and the settles under way and the charge of the
+    // requests left unsettled need it.
     await limits.close();
+    await stores.close();
   };
   try {
     if (cluster !== undefined) {

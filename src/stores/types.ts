@@ -322,11 +322,23 @@ export interface SpendStore {
   /**
    * The requests running now with what each has cost so far by estimate (the whole set each time: one not listed has
    * ended). A store that records it durably charges what it recorded once the request's process is gone (the file
-   * store when a restart finds it; Redis once the note's lease ran out, at the key's next reservation), so a crash
-   * does not lose the cost of the turns running then; a settle replaces a request's record by its real cost.
-   * Absent: running requests are not recorded (the memory store: nothing of it outlives the process).
+   * store when a restart finds it; Redis once the note's lease ran out, by {@link chargeLapsed} or the key's next
+   * reservation), so a crash does not lose the cost of the turns running then; a settle replaces a request's record
+   * by its real cost. Absent: running requests are not recorded (the memory store: nothing of it outlives the process).
    */
   noteRunning?(running: readonly RunningCost[]): void;
+  /**
+   * Shutdown of a store shared with other instances: these requests end with this process unsettled; they are
+   * charged now, once per id (a settle that still comes replaces the estimate, as after a lapse). Absent: the
+   * store records them at its {@link close} (the file store: its next start charges them).
+   */
+  chargeStopped?(running: readonly RunningCost[]): Promise<void>;
+  /**
+   * Charges the noted costs of every key whose lease ran out (requests of an instance that died), once per id;
+   * resolves to how many it charged. Each instance calls it periodically, so a key's spend does not wait for its
+   * next request. Absent: the store charges them itself (the file store, at its next start).
+   */
+  chargeLapsed?(): Promise<number>;
 }
 
 /** A running request's cost so far by estimate ({@link SpendStore.noteRunning}). */

@@ -1,8 +1,9 @@
 /**
  * The Redis spend store's record of running requests (SpendStore.noteRunning), on Debian's redis-server: an
  * instance that dies mid-request stops noting it, and once its note's lease has run out the key's next reservation,
- * on any instance, charges what was noted, once, until a settle that still comes replaces it by the real cost; a
- * request that settles is charged its real cost only. Two store connections stand for two instances. Without
+ * on any instance, or the sweep every instance runs (without a request of that key) charges what was noted, once,
+ * until a settle that still comes replaces it by the real cost; a request that settles is charged its real cost
+ * only; an instance that stops charges its unsettled requests at once. Two store connections stand for two instances. Without
  * redis-server this file is skipped with a printed reason, unless CI=true (then it fails).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -70,6 +71,47 @@ describe.skipIf(skip !== undefined)("running requests on the Redis spend store",
     expect(await alive.get("k1", PERIOD)).toMatchObject({ microUsd: 9000, requests: 1, outputTokens: 30 });
     expect((await dead.settle({ keyId: "k1", period: PERIOD, id: "r1", entry: real })).applied).toBe(false);
     expect((await alive.get("k1", PERIOD)).microUsd).toBe(9000);
+  });
+
+  it("a request whose instance died is charged by any instance's sweep, without a request of its key", async () => {
+    const [dead, alive] = [await instance(), await instance()];
+    expect((await reserve(dead, "k3", "t1")).admitted).toBe(true);
+    dead.noteRunning?.([{ keyId: "k3", period: PERIOD, id: "t1", entry: soFar }]);
+    await noted("k3");
+    // A live instance's request of another key, noted since and renewed: not charged by the sweep.
+    expect((await reserve(alive, "k4", "u1")).admitted).toBe(true);
+    clock += RUN_LEASE_MS - 1000;
+    await alive.chargeLapsed?.();
+    expect((await alive.get("k3", PERIOD)).microUsd).toBe(0);
+    alive.noteRunning?.([{ keyId: "k4", period: PERIOD, id: "u1", entry: soFar }]);
+    await noted("k4");
+    clock += 2000;
+    expect(await alive.chargeLapsed?.()).toBe(1);
+    expect(await alive.get("k3", PERIOD)).toMatchObject({ microUsd: 7000, requests: 1, outputTokens: 20 });
+    expect((await alive.get("k4", PERIOD)).microUsd).toBe(0);
+    // Once: a second sweep, another instance's, and the key's next reservation add nothing.
+    expect(await dead.chargeLapsed?.()).toBe(0);
+    expect((await reserve(alive, "k3", "t2")).spent.microUsd).toBe(7000);
+    // A settle that still comes replaces the estimate by the real cost, once.
+    expect((await dead.settle({ keyId: "k3", period: PERIOD, id: "t1", entry: real })).applied).toBe(true);
+    expect((await dead.settle({ keyId: "k3", period: PERIOD, id: "t1", entry: real })).applied).toBe(false);
+    expect((await alive.get("k3", PERIOD)).microUsd).toBe(9000);
+    // The live request settles: it is charged its real cost only, however many sweeps come later.
+    await alive.settle({ keyId: "k4", period: PERIOD, id: "u1", entry: real });
+    clock += 10 * RUN_LEASE_MS;
+    expect(await alive.chargeLapsed?.()).toBe(0);
+    expect((await alive.get("k4", PERIOD)).microUsd).toBe(9000);
+  });
+
+  it("an instance that stops charges its unsettled requests at once; their settle still replaces the estimate", async () => {
+    const [stopping, other] = [await instance(), await instance()];
+    expect((await reserve(stopping, "k5", "v1")).admitted).toBe(true);
+    await stopping.chargeStopped?.([{ keyId: "k5", period: PERIOD, id: "v1", entry: soFar }]);
+    // Within what would have been its note's lease: charged already.
+    expect(await other.get("k5", PERIOD)).toMatchObject({ microUsd: 7000, requests: 1 });
+    expect(await other.chargeLapsed?.()).toBe(0);
+    expect((await stopping.settle({ keyId: "k5", period: PERIOD, id: "v1", entry: real })).applied).toBe(true);
+    expect((await other.get("k5", PERIOD)).microUsd).toBe(9000);
   });
 
   it("a request that settles is charged its real cost only, however late the next reservation", async () => {

@@ -91,8 +91,9 @@ export interface Limits {
   /** Retries the settles that failed now (else every 2 s while some wait). */
   drainPending(): Promise<number>;
   /**
-   * Shutdown: stops the lease and retry timers, waits for the settles under way (at most {@link CLOSE_WAIT_MS}) and
-   * closes the spend store (its last write).
+   * Shutdown: stops the lease, retry and sweep timers, waits for the settles under way (at most
+   * {@link CLOSE_WAIT_MS}), has the requests still unsettled charged (running-costs.ts) and closes the spend store
+   * (its last write). Called before the store's connection closes.
    */
   close(): Promise<void>;
 }
@@ -200,7 +201,7 @@ export function createLimits(options: LimitsOptions): Limits {
   /** Settles under way, which a shutdown waits for. */
   const settling = new Set<Promise<unknown>>();
   // The running requests' cost so far, recorded by the spend store that keeps it (a crash then still bills them).
-  const runningCosts = createRunningCosts(spend);
+  const runningCosts = createRunningCosts(spend, { logger });
   /** What a running request has cost so far, as if it were cut now (see cutTurnUsage). */
   const costSoFar = (turn: Admitted, log: RequestLog): SpendTotals | undefined => {
     if (log.usage === undefined && (log.outputChars === undefined || log.outputChars === 0)) return undefined;
@@ -397,8 +398,9 @@ export function createLimits(options: LimitsOptions): Limits {
       });
       await Promise.race([Promise.allSettled([...settling]), bound]);
       clearTimeout(timer);
-      // Requests still unsettled are recorded with what they cost so far: a restart charges them.
-      runningCosts.noteNow();
+      // Requests still unsettled end with this process: charged what they cost so far (a shared store), or recorded
+      // for the next start to charge (the file store, at its close).
+      await runningCosts.stopped();
       await spend.close?.();
     },
   };

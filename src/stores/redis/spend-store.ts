@@ -18,13 +18,18 @@
  * Running requests' cost so far (SpendStore.noteRunning): a hash per key and period (`…:run`), field the request id,
  * value its lease expiry (epoch ms, {@link RUN_LEASE_MS} ahead, renewed at each note) and its totals. A settle removes
  * the request's field. A field whose lease ran out belongs to a request whose instance died (it notes every 2 s):
- * the next reservation of that key and period charges it, once per id (the same `settled:<id>` marker a settle
- * sets, holding what it charged), and removes it. A settle that still comes (the instance was only cut off from the
- * store for longer than the lease) replaces that estimate by the real cost, once. The hash has no expiry, like the
- * spend's.
+ * it is charged, once per id (the same `settled:<id>` marker a settle sets, holding what it charged), and removed:
+ * by the next reservation of that key and period, and by the sweep every instance runs
+ * ({@link SpendStore.chargeLapsed}), so the key's spend (budgets, /admin, /metrics) is right without waiting for its
+ * next request. The sweep finds the run hashes in the sorted set `<prefix>spend:running` (member
+ * `<seconds kept>:<spend hash>`, scored by the earliest lease that may lapse there), so it reads nothing while no
+ * note has lapsed. A settle that still comes (the instance was only cut off from the store for longer than the lease)
+ * replaces that estimate by the real cost, once. An instance that stops with requests still unsettled
+ * ({@link SpendStore.chargeStopped}) notes them as lapsed already and sweeps at once. The hashes have no expiry, like
+ * the spend's.
  */
 import { SPEND_FIELDS, spendFrom } from "../spend-totals.js";
-import type { SpendStore, SpendTotals } from "../types.js";
+import type { RunningCost, SpendStore, SpendTotals } from "../types.js";
 import { type StoreClient, storeCall } from "./client.js";
 
 const DAY_S = 86_400;
@@ -37,19 +42,24 @@ export const RUN_LEASE_MS = 30_000;
 const CHARGE_LAPSED = `
 local FIELDS = {${SPEND_FIELDS.map((field) => `"${field}"`).join(", ")}}
 local function chargeLapsed(hash, run, periods, nowMs, nowS, keep, settledPrefix, settledKeep)
-  local entries = redis.call("HGETALL", run)
+  local entries, charged, earliest = redis.call("HGETALL", run), 0, nil
   for i = 1, #entries, 2 do
     local id, parts = entries[i], {}
     for part in string.gmatch(entries[i + 1], "[^,]+") do parts[#parts + 1] = part end
-    if tonumber(parts[1]) <= nowMs then
+    local lease = tonumber(parts[1])
+    if lease <= nowMs then
       redis.call("HDEL", run, id)
       if redis.call("SET", settledPrefix .. id, "lapsed:" .. entries[i + 1], "NX", "EX", settledKeep) then
         for j, name in ipairs(FIELDS) do redis.call("HINCRBY", hash, name, parts[j + 1] or "0") end
         redis.call("PERSIST", hash)
         redis.call("ZADD", periods, nowS + keep, hash)
+        charged = charged + 1
       end
+    elseif earliest == nil or lease < earliest then
+      earliest = lease
     end
   end
+  return charged, earliest
 end
 `;
 
@@ -71,6 +81,26 @@ if budget < 0 or spent + held + amount <= budget then
 end
 return {admitted, held, redis.call("HGETALL", KEYS[1])}
 `;
+
+/**
+ * Charges the lapsed notes of up to ARGV[5] run hashes listed in KEYS[1] (`spend:running`) whose earliest lease is
+ * past, and lists each again under the earliest lease it still holds (or drops it, empty). Answers how many requests
+ * it charged and how many hashes it looked at.
+ */
+const SWEEP = `${CHARGE_LAPSED}
+local nowMs, nowS, settledPrefix, settledKeep = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
+local charged, members = 0, redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", nowMs, "LIMIT", 0, tonumber(ARGV[5]))
+for _, member in ipairs(members) do
+  local keep, hash = string.match(member, "^(%d+):(.*)$")
+  local count, earliest = chargeLapsed(hash, hash .. ":run", KEYS[2], nowMs, nowS, tonumber(keep), settledPrefix, settledKeep)
+  charged = charged + count
+  if earliest == nil then redis.call("ZREM", KEYS[1], member) else redis.call("ZADD", KEYS[1], earliest, member) end
+end
+return {charged, #members}
+`;
+
+/** How many run hashes one script call looks at, at most (a sweep calls it again while a batch comes back full). */
+const SWEEP_BATCH = 100;
 
 /**
  * Adds the fields in ARGV[first…] to the spend hash `hash`, which keeps no expiry (see the module comment): it is
@@ -144,6 +174,7 @@ interface ScriptedRedis {
   cursorBridgeSpendSettle(...args: Array<string | number>): Promise<unknown>;
   cursorBridgeSpendRenew(...args: Array<string | number>): Promise<unknown>;
   cursorBridgeSpendAdd(...args: Array<string | number>): Promise<unknown>;
+  cursorBridgeSpendSweep(...args: Array<string | number>): Promise<unknown>;
 }
 
 /** A flat HGETALL reply as totals. */
@@ -162,10 +193,12 @@ export function createRedisSpendStore(client: StoreClient, options: { now?: () =
     client.redis.defineCommand("cursorBridgeSpendSettle", { numberOfKeys: 5, lua: SETTLE });
     client.redis.defineCommand("cursorBridgeSpendAdd", { numberOfKeys: 2, lua: ADD });
     client.redis.defineCommand("cursorBridgeSpendRenew", { numberOfKeys: 1, lua: RENEW });
+    client.redis.defineCommand("cursorBridgeSpendSweep", { numberOfKeys: 2, lua: SWEEP });
   }
   const keyOf = (keyId: string, period: string) => `${client.prefix}spend:${period}:${keyId}`;
   const keepOf = (period: string) => KEEP_S[period.split(":")[0] ?? ""] ?? 400 * DAY_S;
   const periodsKey = `${client.prefix}spend:periods`;
+  const runningKey = `${client.prefix}spend:running`;
   const clock = options.now ?? Date.now;
   const nowS = () => Math.floor(clock() / 1000);
   return {
@@ -239,16 +272,55 @@ export function createRedisSpendStore(client: StoreClient, options: { now?: () =
       await storeCall(client, () => redis.cursorBridgeSpendRenew(`${key}:resv`, now, leaseMs, ...ids));
     },
     noteRunning(running) {
-      const groups = new Map<string, Record<string, string>>();
-      const until = clock() + RUN_LEASE_MS;
-      for (const { keyId, period, id, entry } of running) {
-        const run = `${keyOf(keyId, period)}:run`;
-        const fields = groups.get(run) ?? {};
-        fields[id] = [until, ...SPEND_FIELDS.map((field) => Math.round(entry[field]))].join(",");
-        groups.set(run, fields);
-      }
       // Best effort: a note lost while the store is unreachable is made again at the next round.
-      for (const [run, fields] of groups) void storeCall(client, () => client.redis.hset(run, fields)).catch(() => {});
+      void note(running, clock() + RUN_LEASE_MS).catch(() => undefined);
     },
+    async chargeStopped(running) {
+      // Their process stops: noted as lapsed already, and charged now rather than when a sweep comes by.
+      const now = clock();
+      if (running.length > 0) await note(running, now);
+      await sweep(now);
+    },
+    chargeLapsed: () => sweep(clock()),
   };
+
+  /** Notes `running` with leases until `until`, each run hash listed in `spend:running` (atomically with it). */
+  async function note(running: readonly RunningCost[], until: number): Promise<void> {
+    const groups = new Map<string, { member: string; fields: Record<string, string> }>();
+    for (const { keyId, period, id, entry } of running) {
+      const hash = keyOf(keyId, period);
+      const group = groups.get(hash) ?? { member: `${keepOf(period)}:${hash}`, fields: {} };
+      group.fields[id] = [until, ...SPEND_FIELDS.map((field) => Math.round(entry[field]))].join(",");
+      groups.set(hash, group);
+    }
+    if (groups.size === 0) return;
+    const transaction = client.redis.multi();
+    for (const [hash, { member, fields }] of groups) {
+      transaction.hset(`${hash}:run`, fields);
+      // LT: a note that lapses sooner (another instance's, not renewed since) keeps its place.
+      transaction.zadd(runningKey, "LT", until, member);
+    }
+    await storeCall(client, () => transaction.exec());
+  }
+
+  /** Charges the notes whose lease ran out by `now`, every key's (see {@link SWEEP}); how many requests it charged. */
+  async function sweep(now: number): Promise<number> {
+    let charged = 0;
+    for (;;) {
+      const [count, looked] = (await storeCall(client, () =>
+        redis.cursorBridgeSpendSweep(
+          runningKey,
+          periodsKey,
+          now,
+          Math.floor(now / 1000),
+          `${client.prefix}settled:`,
+          SETTLED_KEEP_S,
+          SWEEP_BATCH,
+        ),
+      )) as [number, number];
+      charged += Number(count);
+      // A full batch may have left lapsed hashes behind: sweep on (each one swept is listed past `now` or dropped).
+      if (Number(looked) < SWEEP_BATCH) return charged;
+    }
+  }
 }
