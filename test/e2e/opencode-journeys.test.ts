@@ -7,125 +7,61 @@
  * conversation.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closedPort, runClient, startClient } from "./support/client-process.js";
-import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
-import { OPENCODE_BINARY, OPENCODE_OFFLINE_ENV, openCodeSkipReason } from "./support/test-clients.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "./support/client-process.js";
+import {
+  OPENCODE_PERMISSION,
+  OPENCODE_TIMEOUT_MS,
+  type OpenCodeRun,
+  openCodeRunArgs,
+  providerBlockConfig,
+  providerBlockEnv,
+  runOpenCode,
+  startOpenCode,
+  openCodeText as texts,
+  toolUses,
+} from "./support/opencode.js";
+import { useServedBridge } from "./support/served-bridge.js";
+import { openCodeSkipReason } from "./support/test-clients.js";
 
 const MAIN_MODEL = "composer-1";
 /** A parameterised model of the emulator's catalogue (reasoning none…extra-high). */
 const VARIANT_MODEL = "gpt-5.5";
 const TITLE_MODEL = "claude-4.5-sonnet";
-const RUN_TIMEOUT_MS = 150_000;
-const TEST_TIMEOUT_MS = 3 * RUN_TIMEOUT_MS;
+const TEST_TIMEOUT_MS = 3 * OPENCODE_TIMEOUT_MS;
 
 const reason = await openCodeSkipReason();
 if (reason !== undefined) console.log(`skipping the OpenCode journey tests: ${reason}`);
 
 function openCodeConfig(baseURL: string): string {
-  const model = (name: string) => ({ name, tool_call: true });
   const variants = Object.fromEntries(["low", "high"].map((effort) => [effort, { reasoningEffort: effort }]));
-  return JSON.stringify({
-    provider: {
-      bridge: {
-        npm: "@ai-sdk/openai-compatible",
-        name: "cursor-bridge",
-        options: { baseURL, apiKey: "e2e" },
-        models: {
-          [MAIN_MODEL]: model(MAIN_MODEL),
-          [TITLE_MODEL]: model(TITLE_MODEL),
-          [VARIANT_MODEL]: { ...model(VARIANT_MODEL), reasoning: true, variants },
-        },
-      },
-    },
-    model: `bridge/${MAIN_MODEL}`,
-    small_model: `bridge/${TITLE_MODEL}`,
-    autoupdate: false,
-    share: "disabled",
-    permission: { bash: "allow", read: "allow", edit: "deny", webfetch: "deny" },
-  });
+  const models = { [MAIN_MODEL]: {}, [TITLE_MODEL]: {}, [VARIANT_MODEL]: { reasoning: true, variants } };
+  const choice = { main: MAIN_MODEL, small: TITLE_MODEL };
+  return providerBlockConfig(baseURL, models, choice, { permission: OPENCODE_PERMISSION });
 }
-
-interface OpenCodeEvent {
-  type: string;
-  sessionID?: string;
-  part?: {
-    type?: string;
-    text?: string;
-    tool?: string;
-    reason?: string;
-    state?: { status?: string; output?: string; error?: string; input?: Record<string, unknown> };
-  };
-}
-
-interface OpenCodeRun {
-  code: number;
-  events: OpenCodeEvent[];
-  diagnostics: string;
-}
-
-function parse(stdout: string): OpenCodeEvent[] {
-  return stdout
-    .split("\n")
-    .filter((line) => line.startsWith("{"))
-    .flatMap((line) => {
-      try {
-        return [JSON.parse(line) as OpenCodeEvent];
-      } catch {
-        return [];
-      }
-    });
-}
-
-const texts = (run: OpenCodeRun) =>
-  run.events
-    .filter((e) => e.type === "text")
-    .map((e) => e.part?.text ?? "")
-    .join("\n");
-const toolUses = (run: OpenCodeRun) => run.events.filter((e) => e.type === "tool_use");
 
 describe.skipIf(reason !== undefined)("OpenCode journeys → cursor-bridge serve → emulator", () => {
-  let served: ServedBridge;
-  let home: TempHome;
+  const bridge = useServedBridge("opencode-journeys");
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    served = await startServedBridge();
-    home = createTempHome("opencode-journeys");
-    env = {
-      ...home.env,
-      OPENCODE_CONFIG_CONTENT: openCodeConfig(served.baseURL),
-      ...OPENCODE_OFFLINE_ENV,
-      npm_config_registry: `http://127.0.0.1:${await closedPort()}`,
-    };
-  });
-  afterAll(async () => {
-    await served?.close();
-    home?.remove();
+    env = await providerBlockEnv(bridge.home, openCodeConfig(bridge.baseURL));
   });
 
-  const folder = (name: string) => {
-    const cwd = join(home.dir, name);
-    mkdirSync(cwd, { recursive: true });
-    return cwd;
-  };
-  const args = (model: string, words: string[]) => ["run", "-m", `bridge/${model}`, "--format", "json", ...words];
-  async function runOpenCode(cwd: string, model: string, words: string[]): Promise<OpenCodeRun> {
-    const result = await runClient(OPENCODE_BINARY, args(model, words), { cwd, env, timeoutMs: RUN_TIMEOUT_MS });
-    const code = result.code ?? 1;
-    const diagnostics = `exit ${code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr.slice(-4000)}`;
-    return { code, events: parse(result.stdout), diagnostics };
-  }
-  const turnsOf = (model: string) => served.emulator.stats().turns.filter((turn) => turn.model === model);
+  const args = (model: string, words: string[]) => openCodeRunArgs(`bridge/${model}`, words);
+  const openCode = (cwd: string, model: string, words: string[]): Promise<OpenCodeRun> =>
+    runOpenCode(args(model, words), { cwd, env });
+  const turnsOf = (model: string) => bridge.emulator.stats().turns.filter((turn) => turn.model === model);
+  const until = (check: () => boolean, what: string) => waitFor(check, what, { timeoutMs: OPENCODE_TIMEOUT_MS });
 
   it(
     "a multi-step tool task: two commands at once, then a read and a failing command, on one Run",
     async () => {
       const nonce = randomBytes(5).toString("hex");
-      const cwd = folder("multi-step");
-      served.emulator.resetStats();
+      const cwd = bridge.home.folder("multi-step");
+      bridge.emulator.resetStats();
       const bash = (command: string) => `[[emu:tool bash ${JSON.stringify({ command, description: "Run it" })}]]`;
       const prompt = [
         "Write and check the notes.",
@@ -135,7 +71,7 @@ describe.skipIf(reason !== undefined)("OpenCode journeys → cursor-bridge serve
         `[[emu:tool read ${JSON.stringify({ filePath: join(cwd, "a.txt") })}]]`,
         bash("cat no-such-file"),
       ].join(" ");
-      const run = await runOpenCode(cwd, MAIN_MODEL, [prompt]);
+      const run = await openCode(cwd, MAIN_MODEL, [prompt]);
       expect(run.code, run.diagnostics).toBe(0);
       expect(readFileSync(join(cwd, "a.txt"), "utf8")).toBe(`alpha-${nonce}\n`);
       expect(readFileSync(join(cwd, "b.txt"), "utf8")).toBe(`bravo-${nonce}\n`);
@@ -163,12 +99,12 @@ describe.skipIf(reason !== undefined)("OpenCode journeys → cursor-bridge serve
   it(
     "switching the model variant mid-session reaches Cursor and stays on the session's conversation",
     async () => {
-      const cwd = folder("variant");
-      served.emulator.resetStats();
-      const first = await runOpenCode(cwd, VARIANT_MODEL, ["--variant", "high", "Which model? [[emu:echo-model]]"]);
+      const cwd = bridge.home.folder("variant");
+      bridge.emulator.resetStats();
+      const first = await openCode(cwd, VARIANT_MODEL, ["--variant", "high", "Which model? [[emu:echo-model]]"]);
       expect(first.code, first.diagnostics).toBe(0);
       expect(texts(first)).toMatch(/Model: gpt-5\.5; params: [^;]*reasoning=high[,;]/);
-      const second = await runOpenCode(cwd, VARIANT_MODEL, [
+      const second = await openCode(cwd, VARIANT_MODEL, [
         "--continue",
         "--variant",
         "low",
@@ -186,17 +122,16 @@ describe.skipIf(reason !== undefined)("OpenCode journeys → cursor-bridge serve
   it(
     "a run stopped while its tool runs, then continued with a new prompt",
     async () => {
-      const cwd = folder("abort");
-      served.emulator.resetStats();
-      const opening = await runOpenCode(cwd, MAIN_MODEL, ["Hello there."]);
+      const cwd = bridge.home.folder("abort");
+      bridge.emulator.resetStats();
+      const opening = await openCode(cwd, MAIN_MODEL, ["Hello there."]);
       expect(opening.code, opening.diagnostics).toBe(0);
       const marker = join(cwd, "started");
-      const slow = startClient(
-        OPENCODE_BINARY,
+      const slow = startOpenCode(
         args(MAIN_MODEL, ["--continue", `Wait. [[emu:tool bash {"command":"touch ${marker}; sleep 60"}]]`]),
-        { cwd, env, timeoutMs: RUN_TIMEOUT_MS },
+        { cwd, env },
       );
-      await waitFor(() => {
+      await until(() => {
         try {
           readFileSync(marker);
           return true;
@@ -207,7 +142,7 @@ describe.skipIf(reason !== undefined)("OpenCode journeys → cursor-bridge serve
       slow.child.kill("SIGINT");
       await slow.done;
 
-      const next = await runOpenCode(cwd, MAIN_MODEL, ["--continue", "[[emu:recall]] Never mind."]);
+      const next = await openCode(cwd, MAIN_MODEL, ["--continue", "[[emu:recall]] Never mind."]);
       expect(next.code, next.diagnostics).toBe(0);
       // OpenCode quotes a prompt that holds a space.
       expect(texts(next), next.diagnostics).toMatch(/First message: "?Hello there\."?/);
@@ -228,31 +163,26 @@ describe.skipIf(reason !== undefined)("OpenCode journeys → cursor-bridge serve
   it(
     "a run stopped in the middle of a streamed answer with tool calls, then continued with a new prompt",
     async () => {
-      const cwd = folder("abort-streaming");
-      served.emulator.resetStats();
-      const opening = await runOpenCode(cwd, MAIN_MODEL, ["Hello there."]);
+      const cwd = bridge.home.folder("abort-streaming");
+      bridge.emulator.resetStats();
+      const opening = await openCode(cwd, MAIN_MODEL, ["Hello there."]);
       expect(opening.code, opening.diagnostics).toBe(0);
       const marker = join(cwd, "first-call-ran");
       // The model streams a first call, then a second whose arguments stop forming halfway (`tool-cut`): the answer
       // stays open on the half-written call. OpenCode runs the first call as soon as its arguments are complete, while
       // the answer is still streaming, and is stopped there.
       const calls = `[[emu:tool bash {"command":"touch ${marker}"}]] [[emu:tool bash {"command":"echo second-call"}]]`;
-      const slow = startClient(
-        OPENCODE_BINARY,
-        args(MAIN_MODEL, ["--continue", `Two things. [[emu:tool-cut 2]] ${calls}`]),
-        {
-          cwd,
-          env,
-          timeoutMs: RUN_TIMEOUT_MS,
-        },
-      );
-      await waitFor(() => existsSync(marker), "the first tool call to run");
+      const slow = startOpenCode(args(MAIN_MODEL, ["--continue", `Two things. [[emu:tool-cut 2]] ${calls}`]), {
+        cwd,
+        env,
+      });
+      await until(() => existsSync(marker), "the first tool call to run");
       slow.child.kill("SIGINT");
       await slow.done;
       // The bridge let the Cursor Run go when OpenCode went away in the middle of the answer.
-      await waitFor(() => turnsOf(MAIN_MODEL)[1]?.outcome !== undefined, "the stopped Run to end");
+      await until(() => turnsOf(MAIN_MODEL)[1]?.outcome !== undefined, "the stopped Run to end");
 
-      const next = await runOpenCode(cwd, MAIN_MODEL, ["--continue", "[[emu:recall]] Never mind."]);
+      const next = await openCode(cwd, MAIN_MODEL, ["--continue", "[[emu:recall]] Never mind."]);
       expect(next.code, next.diagnostics).toBe(0);
       expect(texts(next), next.diagnostics).toMatch(/First message: "?Hello there\."?/);
       expect(
@@ -267,11 +197,3 @@ describe.skipIf(reason !== undefined)("OpenCode journeys → cursor-bridge serve
     TEST_TIMEOUT_MS,
   );
 });
-
-async function waitFor(check: () => boolean, what: string, timeoutMs = RUN_TIMEOUT_MS): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}

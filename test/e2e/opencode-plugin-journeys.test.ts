@@ -7,111 +7,66 @@
  * installs `@opencode-ai/plugin` before it loads a plugin; plugin-env.ts).
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runClient, startClient } from "./support/client-process.js";
-import { emulatorStats, pluginSkipReason, startStandaloneEmulator } from "./support/plugin-env.js";
-import { createTempHome, type TempHome } from "./support/served-bridge.js";
-import { OPENCODE_BINARY, OPENCODE_OFFLINE_ENV } from "./support/test-clients.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "./support/client-process.js";
+import {
+  OPENCODE_PERMISSION,
+  OPENCODE_TIMEOUT_MS,
+  type OpenCodeRun,
+  openCodeRunArgs,
+  openCodeSettings,
+  runOpenCode,
+  startOpenCode,
+  openCodeText as texts,
+  toolUses,
+} from "./support/opencode.js";
+import {
+  emulatorStats,
+  pluginEnv,
+  pluginSkipReason,
+  setupOpenCodePlugin,
+  useStandaloneEmulator,
+} from "./support/plugin-env.js";
 
-const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
 const API_KEY = `e2e-key-${randomBytes(6).toString("hex")}`;
 const MAIN_MODEL = "composer-1";
 const VARIANT_MODEL = "gpt-5.5";
 const TITLE_MODEL = "claude-4.5-sonnet";
-const RUN_TIMEOUT_MS = 150_000;
-const TEST_TIMEOUT_MS = 3 * RUN_TIMEOUT_MS;
+const TEST_TIMEOUT_MS = 3 * OPENCODE_TIMEOUT_MS;
 
 const reason = await pluginSkipReason();
 if (reason !== undefined) console.log(`skipping the OpenCode plugin journey tests: ${reason}`);
 
-interface OpenCodeEvent {
-  type: string;
-  part?: {
-    type?: string;
-    text?: string;
-    tool?: string;
-    reason?: string;
-    state?: { status?: string; output?: string; input?: Record<string, unknown> };
-  };
-}
-
-interface OpenCodeRun {
-  code: number;
-  events: OpenCodeEvent[];
-  diagnostics: string;
-}
-
-const texts = (run: OpenCodeRun) =>
-  run.events
-    .filter((e) => e.type === "text")
-    .map((e) => e.part?.text ?? "")
-    .join("\n");
-
 describe.skipIf(reason !== undefined)("OpenCode plugin journeys → standalone emulator", () => {
-  let emulator: Awaited<ReturnType<typeof startStandaloneEmulator>>;
-  let home: TempHome;
+  const emulator = useStandaloneEmulator(API_KEY, "opencode-plugin-journeys");
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    emulator = await startStandaloneEmulator(API_KEY);
-    home = createTempHome("opencode-plugin-journeys");
-    const setup = await runClient(process.execPath, [BIN, "setup", "opencode-plugin", "--write"], {
-      cwd: home.dir,
-      env: { ...home.env, NO_COLOR: "1" },
-      timeoutMs: 60_000,
-    });
+    const setup = await setupOpenCodePlugin(emulator.home);
     expect(setup.code, setup.stderr).toBe(0);
-    env = {
-      ...home.env,
-      CURSOR_API_URL: emulator.url,
-      OPENCODE_AUTH_CONTENT: JSON.stringify({ cursor: { type: "api", key: API_KEY } }),
-      OPENCODE_CONFIG_CONTENT: JSON.stringify({
-        model: `cursor/${MAIN_MODEL}`,
-        small_model: `cursor/${TITLE_MODEL}`,
-        autoupdate: false,
-        share: "disabled",
-        permission: { bash: "allow", read: "allow", edit: "deny", webfetch: "deny" },
-      }),
-      ...OPENCODE_OFFLINE_ENV,
-    };
+    const settings = openCodeSettings(`cursor/${MAIN_MODEL}`, `cursor/${TITLE_MODEL}`, {
+      permission: OPENCODE_PERMISSION,
+    });
+    env = pluginEnv(emulator.home, emulator.url, API_KEY, settings);
   }, 60_000);
-  afterAll(() => {
-    emulator?.process.kill("SIGTERM");
-    home?.remove();
-  });
 
-  const folder = (name: string) => {
-    const cwd = join(home.dir, name);
-    mkdirSync(cwd, { recursive: true });
-    return cwd;
-  };
-  const args = (model: string, words: string[]) => ["run", "-m", `cursor/${model}`, "--format", "json", ...words];
-  async function runOpenCode(cwd: string, model: string, words: string[]): Promise<OpenCodeRun> {
-    const result = await startClient(OPENCODE_BINARY, args(model, words), { cwd, env, timeoutMs: RUN_TIMEOUT_MS }).done;
-    const code = result.code ?? 1;
-    const events = result.stdout
-      .split("\n")
-      .filter((line) => line.startsWith("{"))
-      .map((line) => JSON.parse(line) as OpenCodeEvent);
-    return {
-      code,
-      events,
-      diagnostics: `exit ${code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr.slice(-4000)}`,
-    };
-  }
+  const args = (model: string, words: string[]) => openCodeRunArgs(`cursor/${model}`, words);
+  const openCode = (cwd: string, model: string, words: string[]): Promise<OpenCodeRun> =>
+    runOpenCode(args(model, words), { cwd, env });
   /** The emulator's turns of `model` started since `since` (a count of all turns taken before). */
   const turnsSince = async (since: number, model: string) =>
     (await emulatorStats(emulator.url)).turns.slice(since).filter((turn) => turn.model === model);
   const turnCount = async () => (await emulatorStats(emulator.url)).turns.length;
+  const until = (check: () => Promise<boolean>, what: string) =>
+    waitFor(check, what, { timeoutMs: OPENCODE_TIMEOUT_MS, intervalMs: 200 });
 
   it(
     "a multi-step tool task: two commands at once, then a read, on one Run",
     async () => {
       const nonce = randomBytes(5).toString("hex");
-      const cwd = folder("multi-step");
+      const cwd = emulator.home.folder("multi-step");
       const before = await turnCount();
       const bash = (command: string) => `[[emu:tool bash ${JSON.stringify({ command, description: "Run it" })}]]`;
       const prompt = [
@@ -121,10 +76,10 @@ describe.skipIf(reason !== undefined)("OpenCode plugin journeys → standalone e
         "[[emu:then]]",
         `[[emu:tool read ${JSON.stringify({ filePath: join(cwd, "b.txt") })}]]`,
       ].join(" ");
-      const run = await runOpenCode(cwd, MAIN_MODEL, [prompt]);
+      const run = await openCode(cwd, MAIN_MODEL, [prompt]);
       expect(run.code, run.diagnostics).toBe(0);
       expect(readFileSync(join(cwd, "a.txt"), "utf8")).toBe(`alpha-${nonce}\n`);
-      const tools = run.events.filter((e) => e.type === "tool_use");
+      const tools = toolUses(run);
       expect(tools.map((e) => e.part?.tool).sort(), run.diagnostics).toEqual(["bash", "bash", "read"]);
       expect(tools.every((e) => e.part?.state?.status === "completed")).toBe(true);
       expect(texts(run)).toMatch(new RegExp(`read returned: [^]*bravo-${nonce}`));
@@ -140,12 +95,12 @@ describe.skipIf(reason !== undefined)("OpenCode plugin journeys → standalone e
   it(
     "the model variant changed between prompts of one session reaches Cursor, on the session's conversation",
     async () => {
-      const cwd = folder("variant");
+      const cwd = emulator.home.folder("variant");
       const before = await turnCount();
-      const first = await runOpenCode(cwd, VARIANT_MODEL, ["--variant", "high", "Which model? [[emu:echo-model]]"]);
+      const first = await openCode(cwd, VARIANT_MODEL, ["--variant", "high", "Which model? [[emu:echo-model]]"]);
       expect(first.code, first.diagnostics).toBe(0);
       expect(texts(first)).toMatch(/Model: gpt-5\.5; params: [^;]*reasoning=high[,;]/);
-      const second = await runOpenCode(cwd, VARIANT_MODEL, [
+      const second = await openCode(cwd, VARIANT_MODEL, [
         "--continue",
         "--variant",
         "low",
@@ -164,22 +119,22 @@ describe.skipIf(reason !== undefined)("OpenCode plugin journeys → standalone e
   it(
     "a run stopped in the middle of a streamed answer with tool calls, then continued with a new prompt",
     async () => {
-      const cwd = folder("abort-streaming");
+      const cwd = emulator.home.folder("abort-streaming");
       const before = await turnCount();
-      const opening = await runOpenCode(cwd, MAIN_MODEL, ["Hello there."]);
+      const opening = await openCode(cwd, MAIN_MODEL, ["Hello there."]);
       expect(opening.code, opening.diagnostics).toBe(0);
       const marker = join(cwd, "first-call-ran");
       // The second call stops forming halfway (`tool-cut`): the answer stays open while OpenCode runs the first.
       const calls = `[[emu:tool bash {"command":"touch ${marker}"}]] [[emu:tool bash {"command":"echo second-call"}]]`;
       const words = ["--continue", `Two things. [[emu:tool-cut 2]] ${calls}`];
-      const slow = startClient(OPENCODE_BINARY, args(MAIN_MODEL, words), { cwd, env, timeoutMs: RUN_TIMEOUT_MS });
-      await waitFor(async () => existsSync(marker), "the first tool call to run");
+      const slow = startOpenCode(args(MAIN_MODEL, words), { cwd, env });
+      await until(async () => existsSync(marker), "the first tool call to run");
       slow.child.kill("SIGINT");
       await slow.done;
       // OpenCode's bridge child went with it, and the Cursor Run with the child.
-      await waitFor(async () => (await turnsSince(before, MAIN_MODEL))[1]?.outcome !== undefined, "the Run to end");
+      await until(async () => (await turnsSince(before, MAIN_MODEL))[1]?.outcome !== undefined, "the Run to end");
 
-      const next = await runOpenCode(cwd, MAIN_MODEL, ["--continue", "[[emu:recall]] Never mind."]);
+      const next = await openCode(cwd, MAIN_MODEL, ["--continue", "[[emu:recall]] Never mind."]);
       expect(next.code, next.diagnostics).toBe(0);
       expect(texts(next), next.diagnostics).toMatch(/First message: "?Hello there\.?"?/);
       expect(
@@ -194,11 +149,3 @@ describe.skipIf(reason !== undefined)("OpenCode plugin journeys → standalone e
     TEST_TIMEOUT_MS,
   );
 });
-
-async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = RUN_TIMEOUT_MS): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}

@@ -10,27 +10,37 @@
  * OpenCode installs `@opencode-ai/plugin` from the npm registry before it loads any plugin (its startup hangs when the
  * registry is unreachable), so unlike the provider-block test this one leaves `npm_config_registry` alone.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { CURSOR_OAUTH_CLIENT_ID } from "../../src/auth/exchange.js";
 import { isAlive } from "../support/processes.js";
-import { closedPort, runClient, startClient } from "./support/client-process.js";
-import { emulatorStats, pluginSkipReason, startStandaloneEmulator } from "./support/plugin-env.js";
-import { createTempHome, type TempHome } from "./support/served-bridge.js";
-import { OPENCODE_BINARY, OPENCODE_OFFLINE_ENV } from "./support/test-clients.js";
+import { clientDiagnostics, closedPort, startClient } from "./support/client-process.js";
+import {
+  OPENCODE_PERMISSION,
+  openCodeEvents,
+  openCodeRunArgs,
+  openCodeSettings,
+  openCodeText,
+  OPENCODE_TIMEOUT_MS as RUN_TIMEOUT_MS,
+  startOpenCode as startOpenCodeIn,
+} from "./support/opencode.js";
+import {
+  emulatorStats,
+  pluginEnv,
+  pluginSkipReason,
+  setupOpenCodePlugin,
+  useStandaloneEmulator,
+} from "./support/plugin-env.js";
+import { OPENCODE_BINARY as BINARY } from "./support/test-clients.js";
 
-const BINARY = OPENCODE_BINARY;
 /** The repository itself: OpenCode reads its package.json (`main`, `exports["./server"]`) as it would an installed package. */
 const PLUGIN = new URL("../..", import.meta.url).href.replace(/\/$/, "");
-const BIN = fileURLToPath(new URL("../../bin/cursor-bridge.js", import.meta.url));
 const API_KEY = `e2e-key-${randomBytes(6).toString("hex")}`;
 const MAIN_MODEL = "composer-1";
 const TITLE_MODEL = "claude-4.5-sonnet";
-const RUN_TIMEOUT_MS = 150_000;
 /** The child watches OpenCode and exits within a second of it; the poll allows for a loaded 2-core machine. */
 const CHILD_EXIT_POLL_MS = 2_000;
 
@@ -69,65 +79,39 @@ async function approveInBrowser(loginUrl: string): Promise<void> {
   await approved.text();
 }
 
-interface OpenCodeEvent {
-  type: string;
-  part?: { type?: string; text?: string; tool?: string; reason?: string; state?: { status?: string; output?: string } };
-}
-
 describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†’ standalone emulator", () => {
-  let emulator: { url: string; process: ChildProcess };
-  let home: TempHome;
+  const emulator = useStandaloneEmulator(API_KEY, "opencode-plugin");
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    emulator = await startStandaloneEmulator(API_KEY);
-    home = createTempHome("opencode-plugin");
+    const home = emulator.home;
     // The plugin entry comes from `setup opencode-plugin --write`, as docs/clients.md tells users: the global opencode.json.
-    const setup = await runClient(process.execPath, [BIN, "setup", "opencode-plugin", "--write"], {
-      cwd: home.dir,
-      env: { ...home.env, NO_COLOR: "1" },
-      timeoutMs: 60_000,
-    });
+    const setup = await setupOpenCodePlugin(home);
     expect(setup.code, setup.stderr).toBe(0);
     const written = JSON.parse(readFileSync(join(home.env.XDG_CONFIG_HOME ?? "", "opencode", "opencode.json"), "utf8"));
     expect(written).toMatchObject({ plugin: [PLUGIN] });
-    env = {
-      ...home.env,
-      CURSOR_API_URL: emulator.url,
-      OPENCODE_AUTH_CONTENT: JSON.stringify({ cursor: { type: "api", key: API_KEY } }),
-      OPENCODE_CONFIG_CONTENT: JSON.stringify({
-        model: `cursor/${MAIN_MODEL}`,
-        small_model: `cursor/${TITLE_MODEL}`,
-        autoupdate: false,
-        share: "disabled",
-        permission: { bash: "allow", read: "allow", edit: "deny", webfetch: "deny" },
-      }),
-      ...OPENCODE_OFFLINE_ENV,
-    };
+    const settings = openCodeSettings(`cursor/${MAIN_MODEL}`, `cursor/${TITLE_MODEL}`, {
+      permission: OPENCODE_PERMISSION,
+    });
+    env = pluginEnv(home, emulator.url, API_KEY, settings);
   }, 60_000);
-  afterAll(() => {
-    emulator?.process.kill("SIGTERM");
-    home?.remove();
-  });
 
-  /** Starts OpenCode (stdin closed: `opencode run` would read a piped stdin into the prompt). */
+  /** Starts OpenCode in the HOME's project folder. */
   function startOpenCode(args: string[]) {
-    const cwd = join(home.dir, "project");
-    mkdirSync(cwd, { recursive: true });
-    return startClient(BINARY, args, { cwd, env, timeoutMs: RUN_TIMEOUT_MS });
+    return startOpenCodeIn(args, { cwd: emulator.home.folder("project"), env });
   }
 
   it(
     "lists the emulator's models under provider cursor, and leaves no bridge running",
     async () => {
       const result = await startOpenCode(["models", "cursor"]).done;
-      const diagnostics = `exit ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr.slice(-4000)}`;
+      const diagnostics = clientDiagnostics(result);
       expect(result.code, diagnostics).toBe(0);
       const listed = result.stdout.split("\n").filter((line) => line.startsWith("cursor/"));
       for (const id of [MAIN_MODEL, TITLE_MODEL, "gpt-5.2", "gemini-3.1-pro", "auto"]) {
         expect(listed, diagnostics).toContain(`cursor/${id}`);
       }
-      await expect.poll(() => bridgeChildren(home.dir), { timeout: CHILD_EXIT_POLL_MS }).toEqual([]);
+      await expect.poll(() => bridgeChildren(emulator.home.dir), { timeout: CHILD_EXIT_POLL_MS }).toEqual([]);
     },
     RUN_TIMEOUT_MS + 30_000,
   );
@@ -137,9 +121,8 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
     async () => {
       // Into a file, not a pipe: OpenCode exits without flushing a pipe, and this listing (every model as pretty JSON)
       // is larger than a pipe holds, so a pipe lost its end in some runs (a model missing, a JSON cut short).
-      const listing = join(home.dir, "models-verbose.txt");
-      const cwd = join(home.dir, "project");
-      mkdirSync(cwd, { recursive: true });
+      const listing = join(emulator.home.dir, "models-verbose.txt");
+      const cwd = emulator.home.folder("project");
       const result = await startClient("/bin/sh", ["-c", 'exec "$0" models cursor --verbose > "$1"', BINARY, listing], {
         cwd,
         env,
@@ -192,7 +175,7 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
           "[[emu:echo-model]]",
         ];
         const echo = await startOpenCode(args).done;
-        const diagnostics = `exit ${echo.code}\nstdout:\n${echo.stdout}\nstderr:\n${echo.stderr.slice(-4000)}`;
+        const diagnostics = clientDiagnostics(echo);
         expect(echo.code, diagnostics).toBe(0);
         expect(echo.stdout, diagnostics).toContain(expected);
       }
@@ -210,22 +193,18 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
       const run = startOpenCode(["run", "-m", `cursor/${MAIN_MODEL}`, "--format", "json", ...prompt.split(" ")]);
       let seen: number[] = [];
       const watcher = setInterval(() => {
-        seen = [...new Set([...seen, ...bridgeChildren(home.dir)])];
+        seen = [...new Set([...seen, ...bridgeChildren(emulator.home.dir)])];
       }, 100);
       const result = await run.done;
       clearInterval(watcher);
-      const diagnostics = `exit ${result.code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr.slice(-4000)}`;
+      const diagnostics = clientDiagnostics(result);
       expect(result.code, diagnostics).toBe(0);
 
-      const events = result.stdout
-        .split("\n")
-        .filter((line) => line.startsWith("{"))
-        .map((line) => JSON.parse(line) as OpenCodeEvent);
+      const events = openCodeEvents(result.stdout);
       const bash = events.find((e) => e.type === "tool_use" && e.part?.tool === "bash");
       expect(bash?.part?.state?.status, diagnostics).toBe("completed");
       expect(bash?.part?.state?.output).toContain(nonce);
-      const texts = events.filter((e) => e.type === "text").map((e) => e.part?.text ?? "");
-      expect(texts.join("\n"), diagnostics).toContain(`bash returned: ${nonce}`);
+      expect(openCodeText({ events }), diagnostics).toContain(`bash returned: ${nonce}`);
       expect(events.filter((e) => e.type === "step_finish").map((e) => e.part?.reason)).toEqual(["tool-calls", "stop"]);
 
       const turns = (await emulatorStats(emulator.url)).turns.slice(before.turns.length);
@@ -247,15 +226,10 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
         "json",
         "[[emu:recall]]",
       ]).done;
-      const nextDiagnostics = `exit ${next.code}\nstdout:\n${next.stdout}\nstderr:\n${next.stderr.slice(-4000)}`;
+      const nextDiagnostics = clientDiagnostics(next);
       expect(next.code, nextDiagnostics).toBe(0);
-      const recalled = next.stdout
-        .split("\n")
-        .filter((line) => line.startsWith("{"))
-        .map((line) => JSON.parse(line) as OpenCodeEvent)
-        .filter((e) => e.type === "text")
-        .map((e) => e.part?.text ?? "");
-      expect(recalled.join("\n"), nextDiagnostics).toContain("First message: Print the nonce");
+      const recalled = openCodeText({ events: openCodeEvents(next.stdout) });
+      expect(recalled, nextDiagnostics).toContain("First message: Print the nonce");
       const continued = (await emulatorStats(emulator.url)).turns
         .slice(before.turns.length)
         .filter((t) => t.model === MAIN_MODEL);
@@ -268,14 +242,12 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
   it(
     "a wrong stored API key fails the run with Cursor's reason and what to do, not a bare 'Failed to authorize'",
     async () => {
-      const cwd = join(home.dir, "project");
-      mkdirSync(cwd, { recursive: true });
+      const cwd = emulator.home.folder("project");
       const wrong = JSON.stringify({ cursor: { type: "api", key: "e2e-not-a-registered-key" } });
       // Without a working key the plugin lists no models but `auto` (always there).
-      const result = await startClient(BINARY, ["run", "-m", "cursor/auto", "--format", "json", "Hello"], {
+      const result = await startOpenCodeIn(openCodeRunArgs("cursor/auto", ["Hello"]), {
         cwd,
         env: { ...env, OPENCODE_AUTH_CONTENT: wrong },
-        timeoutMs: RUN_TIMEOUT_MS,
       }).done;
       const output = `${result.stdout}\n${result.stderr}`;
       const diagnostics = `exit ${result.code}\n${output.slice(-4000)}`;
@@ -290,13 +262,11 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
   it(
     "without a login the run fails at once saying so and naming `opencode auth login`, and starts no bridge",
     async () => {
-      const cwd = join(home.dir, "project");
-      mkdirSync(cwd, { recursive: true });
+      const cwd = emulator.home.folder("project");
       const { OPENCODE_AUTH_CONTENT: _stored, ...withoutAuth } = env;
-      const result = await startClient(BINARY, ["run", "-m", "cursor/auto", "--format", "json", "Hello"], {
+      const result = await startOpenCodeIn(openCodeRunArgs("cursor/auto", ["Hello"]), {
         cwd,
         env: withoutAuth,
-        timeoutMs: RUN_TIMEOUT_MS,
       }).done;
       const output = `${result.stdout}\n${result.stderr}`;
       const diagnostics = `exit ${result.code}\n${output.slice(-4000)}`;
@@ -304,7 +274,7 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
       expect(output, diagnostics).toContain("Not logged in to Cursor");
       expect(output, diagnostics).toContain("opencode auth login");
       expect(output, diagnostics).not.toContain("Provider not found");
-      expect(bridgeChildren(home.dir)).toEqual([]);
+      expect(bridgeChildren(emulator.home.dir)).toEqual([]);
     },
     RUN_TIMEOUT_MS + 30_000,
   );
@@ -314,8 +284,8 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
     async () => {
       // A turn that streams for a long time keeps OpenCode (and the bridge child) busy until we kill it.
       const run = startOpenCode(["run", "-m", `cursor/${MAIN_MODEL}`, "--format", "json", "[[emu:stall", "1]]"]);
-      await expect.poll(() => bridgeChildren(home.dir).length, { timeout: 60_000, interval: 100 }).toBe(1);
-      const [childPid] = bridgeChildren(home.dir);
+      await expect.poll(() => bridgeChildren(emulator.home.dir).length, { timeout: 60_000, interval: 100 }).toBe(1);
+      const [childPid] = bridgeChildren(emulator.home.dir);
       expect(childPid).toBeDefined();
       // Wait until the turn is under way, so the child is mid-request when OpenCode dies.
       await expect
@@ -344,7 +314,7 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
       const port = await closedPort();
       const { OPENCODE_AUTH_CONTENT: _stored, ...withoutStoredAuth } = env;
       const serve = spawn(BINARY, ["serve", "--port", String(port), "--hostname", "127.0.0.1"], {
-        cwd: join(home.dir, "project"),
+        cwd: join(emulator.home.dir, "project"),
         env: { ...withoutStoredAuth, CURSOR_WEBSITE_URL: emulator.url },
         stdio: ["ignore", "pipe", "pipe"],
       });
@@ -380,7 +350,7 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
         expect(await callback.json()).toBe(true);
 
         const stored = JSON.parse(
-          readFileSync(join(home.env.XDG_DATA_HOME ?? "", "opencode", "auth.json"), "utf8"),
+          readFileSync(join(emulator.home.env.XDG_DATA_HOME ?? "", "opencode", "auth.json"), "utf8"),
         ) as {
           cursor?: { type: string; access: string; refresh: string; expires: number };
         };

@@ -59,5 +59,47 @@ export function runClient(
   return startClient(command, args, options).done;
 }
 
+/**
+ * Exit code, stdout and the end of stderr of a client run, for an assertion's message. `stdoutChars` keeps only the end
+ * of stdout (a long prompt's echo), `stderrChars` the end of stderr (4,000 characters unless told).
+ */
+export function clientDiagnostics(
+  run: { code: number | null; stdout: string; stderr: string },
+  { stdoutChars, stderrChars = 4000 }: { stdoutChars?: number; stderrChars?: number } = {},
+): string {
+  const stdout = stdoutChars === undefined ? run.stdout : run.stdout.slice(-stdoutChars);
+  return `exit ${run.code}\nstdout:\n${stdout}\nstderr:\n${run.stderr.slice(-stderrChars)}`;
+}
+
+/**
+ * The JSON lines a client printed (`--format json`, `--json`, stream-json), in order. An unfinished last line (a
+ * client stopped in the middle of writing it) is left out; any other line that starts with `{` and is not JSON throws.
+ */
+export function jsonLines<T = Record<string, unknown>>(stdout: string): T[] {
+  const lines = stdout.split("\n");
+  return lines.flatMap((line, index) => {
+    if (!line.trim().startsWith("{")) return [];
+    try {
+      return [JSON.parse(line) as T];
+    } catch (error) {
+      if (index === lines.length - 1) return [];
+      throw error;
+    }
+  });
+}
+
+/** Polls `check` every `intervalMs` until it holds; rejects naming `what` after `timeoutMs`. */
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  { timeoutMs, intervalMs = 100 }: { timeoutMs: number; intervalMs?: number },
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
 /** A loopback port nothing listens on (a client's background npm installs fail fast against it). */
 export { closedPort } from "../../support/processes.js";

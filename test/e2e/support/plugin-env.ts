@@ -5,7 +5,10 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { openCodeSkipReason } from "./test-clients.js";
+import { afterAll, beforeAll } from "vitest";
+import { type ClientRun, runClient } from "./client-process.js";
+import { createTempHome, type TempHome } from "./served-bridge.js";
+import { OPENCODE_OFFLINE_ENV, openCodeSkipReason } from "./test-clients.js";
 
 const BIN = fileURLToPath(new URL("../../../bin/cursor-bridge.js", import.meta.url));
 
@@ -51,6 +54,74 @@ export async function startStandaloneEmulator(apiKey: string): Promise<{ url: st
     });
   });
   return { url, process: child };
+}
+
+/** What the tests of a describe block read from {@link useStandaloneEmulator} once its `beforeAll` has run. */
+export interface StandaloneEmulatorFixture {
+  /** The emulator's origin. */
+  readonly url: string;
+  /** OpenCode's temporary HOME. */
+  readonly home: TempHome;
+}
+
+/**
+ * For the describe block it is called in: before its tests, a standalone emulator that takes `apiKey`
+ * ({@link startStandaloneEmulator}) and a temporary HOME for OpenCode (`prefix` names it); after them, both gone.
+ */
+export function useStandaloneEmulator(apiKey: string, prefix: string): StandaloneEmulatorFixture {
+  let emulator: { url: string; process: ChildProcess } | undefined;
+  let home: TempHome | undefined;
+  beforeAll(async () => {
+    emulator = await startStandaloneEmulator(apiKey);
+    home = createTempHome(prefix);
+  }, 60_000);
+  afterAll(() => {
+    emulator?.process.kill("SIGTERM");
+    home?.remove();
+  });
+  const started = () => {
+    if (emulator === undefined || home === undefined) throw new Error("the emulator is read before it started");
+    return { emulator, home };
+  };
+  return {
+    get url() {
+      return started().emulator.url;
+    },
+    get home() {
+      return started().home;
+    },
+  };
+}
+
+/**
+ * `cursor-bridge setup opencode-plugin --write` in `home`, as docs/clients.md tells users: the plugin entry in the
+ * global opencode.json.
+ */
+export function setupOpenCodePlugin(home: TempHome): Promise<ClientRun> {
+  return runClient(process.execPath, [BIN, "setup", "opencode-plugin", "--write"], {
+    cwd: home.dir,
+    env: { ...home.env, NO_COLOR: "1" },
+    timeoutMs: 60_000,
+  });
+}
+
+/**
+ * OpenCode's environment with the plugin: the temporary HOME, the plugin's Cursor at `emulatorUrl`, an API-key
+ * credential for provider cursor, `settings` as the config (openCodeSettings in opencode.ts), OpenCode offline.
+ */
+export function pluginEnv(
+  home: TempHome,
+  emulatorUrl: string,
+  apiKey: string,
+  settings: Record<string, unknown>,
+): Record<string, string> {
+  return {
+    ...home.env,
+    CURSOR_API_URL: emulatorUrl,
+    OPENCODE_AUTH_CONTENT: JSON.stringify({ cursor: { type: "api", key: apiKey } }),
+    OPENCODE_CONFIG_CONTENT: JSON.stringify(settings),
+    ...OPENCODE_OFFLINE_ENV,
+  };
 }
 
 /** The emulator's `GET /emulator/stats`. */

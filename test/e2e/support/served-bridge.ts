@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll } from "vitest";
 import { type Emulator, type EmulatorOptions, startEmulator } from "../../../src/emulator/index.js";
 
 const BIN = fileURLToPath(new URL("../../../bin/cursor-bridge.js", import.meta.url));
@@ -26,6 +27,8 @@ export interface TempHome {
   dir: string;
   /** HOME, XDG_* and a few harmless variables (PATH, LANG, TMPDIR); nothing else from this process. */
   env: Record<string, string>;
+  /** Makes (if need be) the folder `name` inside the HOME and returns its path: a project folder for a client. */
+  folder(name: string): string;
   remove(): void;
 }
 
@@ -42,7 +45,12 @@ export function createTempHome(prefix: string): TempHome {
     const value = process.env[name];
     if (value !== undefined) env[name] = value;
   }
-  return { dir, env, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  const folder = (name: string) => {
+    const path = join(dir, name);
+    mkdirSync(path, { recursive: true });
+    return path;
+  };
+  return { dir, env, folder, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 function waitForUrl(child: ChildProcess, stderr: () => string): Promise<string> {
@@ -116,4 +124,46 @@ export async function startServedBridge(
     await close();
     throw error;
   }
+}
+
+/** What the tests of a describe block read from {@link useServedBridge} once its `beforeAll` has run. */
+export interface ServedBridgeFixture {
+  readonly emulator: Emulator;
+  /** `http://127.0.0.1:PORT/v1` */
+  readonly baseURL: string;
+  /** The clients' own temporary HOME (not the one `serve` runs in). */
+  readonly home: TempHome;
+}
+
+/**
+ * For the describe block it is called in: before its tests, an emulator and `cursor-bridge serve` against it
+ * ({@link startServedBridge}) and a temporary HOME for the clients (`prefix` names it, {@link createTempHome}); after
+ * them, both stopped and removed.
+ */
+export function useServedBridge(prefix: string, emulatorOptions: EmulatorOptions = {}): ServedBridgeFixture {
+  let served: ServedBridge | undefined;
+  let home: TempHome | undefined;
+  beforeAll(async () => {
+    served = await startServedBridge(emulatorOptions);
+    home = createTempHome(prefix);
+  });
+  afterAll(async () => {
+    await served?.close();
+    home?.remove();
+  });
+  const started = () => {
+    if (served === undefined || home === undefined) throw new Error("the served bridge is read before it started");
+    return { served, home };
+  };
+  return {
+    get emulator() {
+      return started().served.emulator;
+    },
+    get baseURL() {
+      return started().served.baseURL;
+    },
+    get home() {
+      return started().home;
+    },
+  };
 }
