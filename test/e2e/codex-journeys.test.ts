@@ -7,11 +7,11 @@
  * conversation although Codex re-sends the whole history.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { agentMessages, CODEX_TIMEOUT_MS, commands, execOptions, runCodex, writeCatalog } from "./support/codex.js";
-import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
+import { useServedBridge } from "./support/served-bridge.js";
 import { ensureTestClients } from "./support/test-clients.js";
 
 const MODEL = "composer-1";
@@ -19,41 +19,23 @@ const TEST_TIMEOUT_MS = 3 * CODEX_TIMEOUT_MS;
 
 const tool = (name: string, args: Record<string, unknown>) => `[[emu:tool ${name} ${JSON.stringify(args)}]]`;
 
-let skip: string | undefined;
+const reason = await ensureTestClients();
+if (reason !== undefined) console.log(`skipping the Codex journey tests: ${reason}`);
 
-describe("Codex CLI journeys → cursor-bridge serve (/v1/responses) → emulator", () => {
-  let served: ServedBridge;
-  let home: TempHome;
+describe.skipIf(reason !== undefined)("Codex CLI journeys → cursor-bridge serve (/v1/responses) → emulator", () => {
+  const bridge = useServedBridge("codex-journeys");
   let catalog: string;
 
   beforeAll(async () => {
-    skip = await ensureTestClients();
-    if (skip !== undefined) {
-      console.log(`skipping the Codex journey tests: ${skip}`);
-      return;
-    }
-    served = await startServedBridge();
-    home = createTempHome("codex-journeys");
-    catalog = await writeCatalog(home, [MODEL]);
-  }, 16 * 60_000);
-  afterAll(async () => {
-    await served?.close();
-    home?.remove();
-  });
-
-  const folder = (name: string) => {
-    const cwd = join(home.dir, name);
-    mkdirSync(cwd, { recursive: true });
-    return cwd;
-  };
+    catalog = await writeCatalog(bridge.home, [MODEL]);
+  }, CODEX_TIMEOUT_MS);
 
   it(
     "a three-step task: two commands at once (one failing), then apply_patch, then a command reading the result",
-    async (context) => {
-      if (skip !== undefined) context.skip();
+    async () => {
       const nonce = randomBytes(5).toString("hex");
-      const cwd = folder("multi-step");
-      served.emulator.resetStats();
+      const cwd = bridge.home.folder("multi-step");
+      bridge.emulator.resetStats();
       const patch = `*** Begin Patch\n*** Update File: notes.txt\n@@\n one\n+two-${nonce}\n*** End Patch\n`;
       const prompt = [
         "Start the notes, patch them, show them.",
@@ -64,7 +46,7 @@ describe("Codex CLI journeys → cursor-bridge serve (/v1/responses) → emulato
         "[[emu:then]]",
         tool("exec_command", { cmd: "cat notes.txt" }),
       ].join(" ");
-      const run = await runCodex(home, ["exec", ...execOptions(served.baseURL, catalog, MODEL), prompt], cwd);
+      const run = await runCodex(bridge.home, ["exec", ...execOptions(bridge.baseURL, catalog, MODEL), prompt], cwd);
       expect(run.code, run.diagnostics).toBe(0);
       // What the tools did to the folder.
       expect(readFileSync(join(cwd, "notes.txt"), "utf8")).toBe(`one\ntwo-${nonce}\n`);
@@ -86,7 +68,7 @@ describe("Codex CLI journeys → cursor-bridge serve (/v1/responses) → emulato
       expect(run.events.some((e) => e.type === "turn.completed")).toBe(true);
       expect(run.events.some((e) => e.type === "error" || e.type === "turn.failed")).toBe(false);
       // Every step's results resumed the same parked Cursor turn.
-      const turns = served.emulator.stats().turns;
+      const turns = bridge.emulator.stats().turns;
       expect(turns, JSON.stringify(turns)).toHaveLength(1);
       expect(turns[0]?.outcome).toBe("completed");
     },
@@ -95,12 +77,11 @@ describe("Codex CLI journeys → cursor-bridge serve (/v1/responses) → emulato
 
   it(
     "a command with a large output (about 2 MB) is answered on the same Run",
-    async (context) => {
-      if (skip !== undefined) context.skip();
-      const cwd = folder("large-output");
-      served.emulator.resetStats();
+    async () => {
+      const cwd = bridge.home.folder("large-output");
+      bridge.emulator.resetStats();
       const prompt = `Count a lot. ${tool("exec_command", { cmd: "seq 1 300000" })}`;
-      const run = await runCodex(home, ["exec", ...execOptions(served.baseURL, catalog, MODEL), prompt], cwd);
+      const run = await runCodex(bridge.home, ["exec", ...execOptions(bridge.baseURL, catalog, MODEL), prompt], cwd);
       expect(run.code, run.diagnostics).toBe(0);
       const ran = commands(run);
       expect(ran).toHaveLength(1);
@@ -113,7 +94,7 @@ describe("Codex CLI journeys → cursor-bridge serve (/v1/responses) → emulato
       );
       expect(last.endsWith("\n299999\n300000\n")).toBe(true);
       expect(last.length).toBeGreaterThan(20_000);
-      const turns = served.emulator.stats().turns;
+      const turns = bridge.emulator.stats().turns;
       expect(turns, JSON.stringify(turns)).toHaveLength(1);
       expect(turns[0]?.outcome).toBe("completed");
     },
@@ -122,22 +103,21 @@ describe("Codex CLI journeys → cursor-bridge serve (/v1/responses) → emulato
 
   it(
     "codex exec resume --last after a session that ran a tool continues that session's Cursor conversation",
-    async (context) => {
-      if (skip !== undefined) context.skip();
+    async () => {
       const nonce = randomBytes(5).toString("hex");
-      const cwd = folder("resume");
-      served.emulator.resetStats();
-      const options = execOptions(served.baseURL, catalog, MODEL, false);
+      const cwd = bridge.home.folder("resume");
+      bridge.emulator.resetStats();
+      const options = execOptions(bridge.baseURL, catalog, MODEL, false);
       // A first session that used a tool: its history holds the call and its output when Codex sends it again.
       const prompt = `Remember ${nonce}. ${tool("exec_command", { cmd: `echo ${nonce}` })}`;
-      const first = await runCodex(home, ["exec", ...options, prompt], cwd);
+      const first = await runCodex(bridge.home, ["exec", ...options, prompt], cwd);
       expect(first.code, first.diagnostics).toBe(0);
       expect(agentMessages(first).at(-1)).toMatch(new RegExp(`exec_command returned: [^]*${nonce}`));
       const thread = first.events.find((e) => e.type === "thread.started")?.thread_id;
       expect(thread, first.diagnostics).toBeDefined();
 
       const resumed = await runCodex(
-        home,
+        bridge.home,
         ["exec", ...options, "resume", "--last", "[[emu:recall]] Still there?"],
         cwd,
       );
@@ -148,7 +128,7 @@ describe("Codex CLI journeys → cursor-bridge serve (/v1/responses) → emulato
       );
       expect(resumed.events.find((e) => e.type === "thread.started")?.thread_id).toBe(thread);
 
-      const turns = served.emulator.stats().turns.filter((turn) => turn.model === MODEL);
+      const turns = bridge.emulator.stats().turns.filter((turn) => turn.model === MODEL);
       expect(turns, JSON.stringify(turns)).toHaveLength(2);
       // The whole history came again, and the bridge continued from its checkpoint instead of rebuilding it.
       expect(turns[1]?.conversationId, JSON.stringify(turns)).toBe(turns[0]?.conversationId);

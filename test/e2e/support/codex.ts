@@ -4,7 +4,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runClient } from "./client-process.js";
+import { clientDiagnostics, jsonLines, runClient } from "./client-process.js";
 import type { TempHome } from "./served-bridge.js";
 import { clientBin } from "./test-clients.js";
 
@@ -42,11 +42,8 @@ export async function runCodex(home: TempHome, args: readonly string[], cwd: str
   mkdirSync(env.TMPDIR, { recursive: true });
   const result = await runClient(clientBin("codex"), args, { cwd, env, timeoutMs: CODEX_TIMEOUT_MS });
   const code = result.code ?? 1;
-  const events = result.stdout
-    .split("\n")
-    .filter((line) => line.startsWith("{"))
-    .map((line) => JSON.parse(line) as CodexEvent);
-  const diagnostics = `exit ${code}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr.slice(-4000)}`;
+  const events = jsonLines<CodexEvent>(result.stdout);
+  const diagnostics = clientDiagnostics({ ...result, code });
   return { code, stdout: result.stdout, stderr: result.stderr, events, diagnostics };
 }
 
