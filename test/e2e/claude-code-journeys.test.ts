@@ -8,9 +8,9 @@
  * round trip stayed on its Cursor Run and a later prompt continued the same Cursor conversation.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   CLAUDE_TIMEOUT_MS,
   type ClaudeOptions,
@@ -20,7 +20,8 @@ import {
   startClaude,
   toolResults,
 } from "./support/claude-code.js";
-import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
+import { waitFor } from "./support/client-process.js";
+import { useServedBridge } from "./support/served-bridge.js";
 import { ensureTestClients } from "./support/test-clients.js";
 
 const MAIN_MODEL = "claude-4.5-sonnet";
@@ -31,33 +32,23 @@ const reason = await ensureTestClients();
 if (reason !== undefined) console.log(`skipping the Claude Code journey tests: ${reason}`);
 
 describe.skipIf(reason !== undefined)("Claude Code journeys → cursor-bridge serve → emulator", () => {
-  let served: ServedBridge;
-  let home: TempHome;
-
-  beforeAll(async () => {
-    served = await startServedBridge();
-    home = createTempHome("claude-journeys");
-  });
-  afterAll(async () => {
-    await served?.close();
-    home?.remove();
-  });
+  const bridge = useServedBridge("claude-journeys");
 
   /** A fresh project folder and the options of a run in it. */
   function project(name: string, extra: Partial<ClaudeOptions> = {}): ClaudeOptions {
-    const cwd = join(home.dir, name);
-    mkdirSync(cwd, { recursive: true });
-    const baseURL = served.baseURL.replace(/\/v1$/, "");
-    return { home, cwd, baseURL, model: MAIN_MODEL, backgroundModel: BACKGROUND_MODEL, ...extra };
+    const { home } = bridge;
+    const baseURL = bridge.baseURL.replace(/\/v1$/, "");
+    return { home, cwd: home.folder(name), baseURL, model: MAIN_MODEL, backgroundModel: BACKGROUND_MODEL, ...extra };
   }
-  const mainTurns = () => served.emulator.stats().turns.filter((turn) => turn.model === MAIN_MODEL);
+  const mainTurns = () => bridge.emulator.stats().turns.filter((turn) => turn.model === MAIN_MODEL);
+  const until = (check: () => boolean, what: string) => waitFor(check, what, { timeoutMs: CLAUDE_TIMEOUT_MS });
 
   it(
     "a three-step task: two parallel writes, then a read and a failing command, then a last command, on one Run",
     async () => {
       const nonce = randomBytes(5).toString("hex");
       const options = project("multi-step");
-      served.emulator.resetStats();
+      bridge.emulator.resetStats();
       const bash = (command: string, description: string) =>
         `[[emu:tool Bash ${JSON.stringify({ command, description })}]]`;
       const prompt = [
@@ -102,7 +93,7 @@ describe.skipIf(reason !== undefined)("Claude Code journeys → cursor-bridge se
     async () => {
       const nonce = randomBytes(5).toString("hex");
       const options = project("resume");
-      served.emulator.resetStats();
+      bridge.emulator.resetStats();
       const first = finalResult(await runClaude(["-p", `Remember ${nonce}.`], options));
       const sessionId = String(first.session_id);
       expect(String(first.result)).toMatch(new RegExp(`You said: [^]*Remember ${nonce}\\.`));
@@ -161,7 +152,7 @@ describe.skipIf(reason !== undefined)("Claude Code journeys → cursor-bridge se
     "a turn interrupted with Ctrl-C mid-answer, then new prompts with --continue",
     async () => {
       const options = project("interrupt");
-      served.emulator.resetStats();
+      bridge.emulator.resetStats();
       const opening = finalResult(await runClaude(["-p", "Hello there."], options));
       expect(opening.subtype).toBe("success");
       const slow = startClaude(
@@ -171,14 +162,14 @@ describe.skipIf(reason !== undefined)("Claude Code journeys → cursor-bridge se
       let output = "";
       slow.child.stdout?.on("data", (part: Buffer | string) => (output += part.toString()));
       // Interrupt once the answer is streaming.
-      await waitFor(() => output.includes("text_delta"), "the answer to start streaming");
+      await until(() => output.includes("text_delta"), "the answer to start streaming");
       slow.child.kill("SIGINT");
       const interrupted = await slow.done;
       expect(jsonLines(interrupted.stdout).some((line) => line.type === "result" && line.subtype === "success")).toBe(
         false,
       );
       // The bridge let the Cursor Run go when Claude Code went away.
-      await waitFor(() => mainTurns()[1]?.outcome !== undefined, "the interrupted Run to end");
+      await until(() => mainTurns()[1]?.outcome !== undefined, "the interrupted Run to end");
       expect(mainTurns()[1]?.outcome).not.toBe("completed");
 
       // Claude Code sends the partial answer back with "[Request interrupted by user]" and "No response requested.".
@@ -206,7 +197,7 @@ describe.skipIf(reason !== undefined)("Claude Code journeys → cursor-bridge se
     "a turn interrupted with Ctrl-C while its Bash command runs, then a new prompt with --continue",
     async () => {
       const options = project("interrupt-tool");
-      served.emulator.resetStats();
+      bridge.emulator.resetStats();
       const opening = finalResult(await runClaude(["-p", "Hello there."], options));
       expect(opening.subtype).toBe("success");
       const marker = join(options.cwd, "started");
@@ -215,7 +206,7 @@ describe.skipIf(reason !== undefined)("Claude Code journeys → cursor-bridge se
         ["--continue", "-p", `Wait a minute. [[emu:tool Bash ${JSON.stringify({ command, description: "Wait" })}]]`],
         options,
       );
-      await waitFor(() => existsSync(marker), "the Bash command to start");
+      await until(() => existsSync(marker), "the Bash command to start");
       slow.child.kill("SIGINT");
       await slow.done;
 
@@ -227,7 +218,7 @@ describe.skipIf(reason !== undefined)("Claude Code journeys → cursor-bridge se
       const turns = mainTurns();
       expect(turns, JSON.stringify(turns)).toHaveLength(3);
       // The interrupted turn's Run (parked on the Bash call) was let go, not left open for its 15 minutes.
-      await waitFor(() => mainTurns()[1]?.outcome !== undefined, "the Run to end");
+      await until(() => mainTurns()[1]?.outcome !== undefined, "the Run to end");
       expect(mainTurns().map((turn) => turn.outcome)).toEqual(["completed", "cancelled", "completed"]);
     },
     TEST_TIMEOUT_MS,
@@ -248,14 +239,6 @@ describe.skipIf(reason !== undefined)("Claude Code journeys → cursor-bridge se
     TEST_TIMEOUT_MS,
   );
 });
-
-async function waitFor(check: () => boolean, what: string, timeoutMs = CLAUDE_TIMEOUT_MS): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 /** `First message: …` holding `text` (Claude Code puts its own <system-reminder> block before the prompt). */
 function firstMessage(text: string): RegExp {
