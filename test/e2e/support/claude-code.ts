@@ -60,6 +60,7 @@ function claudeEnv(options: ClaudeOptions): NodeJS.ProcessEnv {
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     CLAUDE_CODE_MAX_RETRIES: "0",
     DISABLE_AUTOUPDATER: "1",
+    // Without this Claude Code defers WebSearch/WebFetch behind its ToolSearch tool; declare every tool up front.
     ENABLE_TOOL_SEARCH: "false",
     ...options.env,
   };
