@@ -4,12 +4,10 @@
  * which Claude Code 2.1.330 recognises as its own "prompt is too long" case (not a usage limit, not a retry storm).
  * The prompt is piped on stdin: it is longer than one command-line argument may be.
  */
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClientRun, runClient } from "./support/client-process.js";
+import { describe, expect, it } from "vitest";
+import { type ClientRun, clientDiagnostics, runClient } from "./support/client-process.js";
 import { emulatorStats } from "./support/plugin-env.js";
-import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
+import { useServedBridge } from "./support/served-bridge.js";
 import { clientBin, ensureTestClients } from "./support/test-clients.js";
 
 const MODEL = "composer-1";
@@ -20,37 +18,23 @@ const LONG_PROMPT = `${"lorem ipsum dolor ".repeat(27_000)} [[emu:overflow]]`;
 const reason = await ensureTestClients();
 if (reason !== undefined) console.log(`skipping the context-overflow end-to-end test: ${reason}`);
 
-const diagnostics = (result: ClientRun) =>
-  `exit ${result.code}\nstdout:\n${result.stdout.slice(-4000)}\nstderr:\n${result.stderr.slice(-3000)}`;
+const diagnostics = (result: ClientRun) => clientDiagnostics(result, { stdoutChars: 4000, stderrChars: 3000 });
 
 describe.skipIf(reason !== undefined)("context overflow → Claude Code", () => {
-  let served: ServedBridge;
-  let home: TempHome;
-
-  beforeAll(async () => {
-    served = await startServedBridge();
-    home = createTempHome("context-overflow");
-  });
-  afterAll(async () => {
-    await served?.close();
-    home?.remove();
-  });
+  const bridge = useServedBridge("context-overflow");
 
   it(
     "Claude Code shows its 'prompt is too long' handling, not a usage limit",
     async () => {
-      const dir = join(home.dir, "claude");
-      mkdirSync(dir, { recursive: true });
-      const tmp = join(home.dir, "claude-tmp");
-      mkdirSync(tmp, { recursive: true });
+      const dir = bridge.home.folder("claude");
       const env = {
-        ...home.env,
-        TMPDIR: tmp,
-        ANTHROPIC_BASE_URL: served.baseURL.replace(/\/v1$/, ""),
+        ...bridge.home.env,
+        TMPDIR: bridge.home.folder("claude-tmp"),
+        ANTHROPIC_BASE_URL: bridge.baseURL.replace(/\/v1$/, ""),
         ANTHROPIC_API_KEY: "e2e",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
       };
-      const before = (await emulatorStats(served.emulator.url)).turns.length;
+      const before = (await emulatorStats(bridge.emulator.url)).turns.length;
       const args = ["-p", "--output-format", "stream-json", "--verbose", "--max-turns", "2", "--model", MODEL];
       const result = await runClient(clientBin("claude"), args, {
         cwd: dir,
@@ -66,7 +50,7 @@ describe.skipIf(reason !== undefined)("context overflow → Claude Code", () => 
       // Claude Code's own wording for it: "Prompt is too long · the request is ~N tokens (limit M) …".
       expect(last.result, diagnostics(result)).toMatch(/^Prompt is too long/);
       expect(last.result, diagnostics(result)).not.toMatch(/usage limit/i);
-      const turns = (await emulatorStats(served.emulator.url)).turns.slice(before) as Array<{ outcome?: string }>;
+      const turns = (await emulatorStats(bridge.emulator.url)).turns.slice(before) as Array<{ outcome?: string }>;
       expect(turns.length, diagnostics(result)).toBeGreaterThan(0);
     },
     RUN_TIMEOUT_MS + 30_000,

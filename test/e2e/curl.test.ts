@@ -7,8 +7,8 @@ import { execFile, execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
+import { describe, expect, it } from "vitest";
+import { useServedBridge } from "./support/served-bridge.js";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/", import.meta.url));
 
@@ -32,30 +32,20 @@ export function normaliseSse(raw: string): string {
 }
 
 describe.skipIf(version === undefined)("curl -sSN → cursor-bridge serve → emulator", () => {
-  let served: ServedBridge;
-  let home: TempHome;
-
-  beforeAll(async () => {
-    served = await startServedBridge();
-    home = createTempHome("curl");
-  });
-  afterAll(async () => {
-    await served?.close();
-    home?.remove();
-  });
+  const bridge = useServedBridge("curl");
 
   async function curl(body: unknown): Promise<string> {
     // -q: ignore any .curlrc (the temporary HOME has none anyway); -N: no buffering, as a user watching a stream.
     const args = [
       "-q",
       "-sSN",
-      `${served.baseURL}/chat/completions`,
+      `${bridge.baseURL}/chat/completions`,
       "-H",
       "content-type: application/json",
       "-d",
       JSON.stringify(body),
     ];
-    const { stdout } = await promisify(execFile)("curl", args, { env: home.env, encoding: "utf8" });
+    const { stdout } = await promisify(execFile)("curl", args, { env: bridge.home.env, encoding: "utf8" });
     return stdout;
   }
 
