@@ -130,6 +130,16 @@ async function runSubcommand(
     return ref;
   };
   const text = (name: string) => (typeof values[name] === "string" ? (values[name] as string) : undefined);
+  /** The key's settings given as options (create and update take the same ones). */
+  const settings = () => ({
+    budget: text("budget"),
+    rpm: text("rpm"),
+    tpm: text("tpm"),
+    maxParallel: text("max-parallel"),
+    models: text("models"),
+    account: text("account"),
+    expires: text("expires"),
+  });
   switch (sub) {
     case "create": {
       const name = text("name");
@@ -137,19 +147,7 @@ async function runSubcommand(
       // A key's turns run on its account and no other: bind it only to an account with a login (issue #29).
       const account = text("account");
       if (account !== undefined) await requireAccount(ctx, account.trim());
-      const issued = await service.create(
-        {
-          name,
-          budget: text("budget"),
-          rpm: text("rpm"),
-          tpm: text("tpm"),
-          maxParallel: text("max-parallel"),
-          models: text("models"),
-          account: text("account"),
-          expires: text("expires"),
-        },
-        actor,
-      );
+      const issued = await service.create({ name, ...settings() }, actor);
       printIssued(ctx, "Created", issued, gateway.keys.location);
       return;
     }
@@ -182,15 +180,7 @@ async function runSubcommand(
       return;
     }
     case "update": {
-      const changes = {
-        budget: text("budget"),
-        rpm: text("rpm"),
-        tpm: text("tpm"),
-        maxParallel: text("max-parallel"),
-        models: text("models"),
-        account: text("account"),
-        expires: text("expires"),
-      };
+      const changes = settings();
       if (Object.values(changes).every((value) => value === undefined)) {
         throw usage("`keys update` needs at least one setting, e.g. --rpm 60 or --budget 50/month.");
       }
