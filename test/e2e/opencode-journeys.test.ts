@@ -16,7 +16,6 @@ import {
   OPENCODE_TIMEOUT_MS,
   type OpenCodeRun,
   openCodeRunArgs,
-  providerBlockConfig,
   providerBlockEnv,
   runOpenCode,
   startOpenCode,
@@ -35,19 +34,16 @@ const TEST_TIMEOUT_MS = 3 * OPENCODE_TIMEOUT_MS;
 const reason = await openCodeSkipReason();
 if (reason !== undefined) console.log(`skipping the OpenCode journey tests: ${reason}`);
 
-function openCodeConfig(baseURL: string): string {
-  const variants = Object.fromEntries(["low", "high"].map((effort) => [effort, { reasoningEffort: effort }]));
-  const models = { [MAIN_MODEL]: {}, [TITLE_MODEL]: {}, [VARIANT_MODEL]: { reasoning: true, variants } };
-  const choice = { main: MAIN_MODEL, small: TITLE_MODEL };
-  return providerBlockConfig(baseURL, models, choice, { permission: OPENCODE_PERMISSION });
-}
+const variants = Object.fromEntries(["low", "high"].map((effort) => [effort, { reasoningEffort: effort }]));
+const MODELS = { [MAIN_MODEL]: {}, [TITLE_MODEL]: {}, [VARIANT_MODEL]: { reasoning: true, variants } };
 
 describe.skipIf(reason !== undefined)("OpenCode journeys → cursor-bridge serve → emulator", () => {
   const bridge = useServedBridge("opencode-journeys");
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    env = await providerBlockEnv(bridge.home, openCodeConfig(bridge.baseURL));
+    const choice = { main: MAIN_MODEL, small: TITLE_MODEL };
+    env = await providerBlockEnv(bridge.home, bridge.baseURL, MODELS, choice, { permission: OPENCODE_PERMISSION });
   });
 
   const args = (model: string, words: string[]) => openCodeRunArgs(`bridge/${model}`, words);

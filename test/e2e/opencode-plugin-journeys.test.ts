@@ -22,13 +22,7 @@ import {
   openCodeText as texts,
   toolUses,
 } from "./support/opencode.js";
-import {
-  emulatorStats,
-  pluginEnv,
-  pluginSkipReason,
-  setupOpenCodePlugin,
-  useStandaloneEmulator,
-} from "./support/plugin-env.js";
+import { pluginEnv, pluginSkipReason, setupPlugin, useStandaloneEmulator } from "./support/plugin-env.js";
 
 const API_KEY = `e2e-key-${randomBytes(6).toString("hex")}`;
 const MAIN_MODEL = "composer-1";
@@ -44,7 +38,7 @@ describe.skipIf(reason !== undefined)("OpenCode plugin journeys → standalone e
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    const setup = await setupOpenCodePlugin(emulator.home);
+    const setup = await setupPlugin(emulator.home);
     expect(setup.code, setup.stderr).toBe(0);
     const settings = openCodeSettings(`cursor/${MAIN_MODEL}`, `cursor/${TITLE_MODEL}`, {
       permission: OPENCODE_PERMISSION,
@@ -57,8 +51,8 @@ describe.skipIf(reason !== undefined)("OpenCode plugin journeys → standalone e
     runOpenCode(args(model, words), { cwd, env });
   /** The emulator's turns of `model` started since `since` (a count of all turns taken before). */
   const turnsSince = async (since: number, model: string) =>
-    (await emulatorStats(emulator.url)).turns.slice(since).filter((turn) => turn.model === model);
-  const turnCount = async () => (await emulatorStats(emulator.url)).turns.length;
+    (await emulator.stats()).turns.slice(since).filter((turn) => turn.model === model);
+  const turnCount = async () => (await emulator.stats()).turns.length;
   const until = (check: () => Promise<boolean>, what: string) =>
     waitFor(check, what, { timeoutMs: OPENCODE_TIMEOUT_MS, intervalMs: 200 });
 

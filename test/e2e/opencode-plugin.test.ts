@@ -27,13 +27,7 @@ import {
   OPENCODE_TIMEOUT_MS as RUN_TIMEOUT_MS,
   startOpenCode as startOpenCodeIn,
 } from "./support/opencode.js";
-import {
-  emulatorStats,
-  pluginEnv,
-  pluginSkipReason,
-  setupOpenCodePlugin,
-  useStandaloneEmulator,
-} from "./support/plugin-env.js";
+import { pluginEnv, pluginSkipReason, setupPlugin, useStandaloneEmulator } from "./support/plugin-env.js";
 import { OPENCODE_BINARY as BINARY } from "./support/test-clients.js";
 
 /** The repository itself: OpenCode reads its package.json (`main`, `exports["./server"]`) as it would an installed package. */
@@ -86,7 +80,7 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
   beforeAll(async () => {
     const home = emulator.home;
     // The plugin entry comes from `setup opencode-plugin --write`, as docs/clients.md tells users: the global opencode.json.
-    const setup = await setupOpenCodePlugin(home);
+    const setup = await setupPlugin(home);
     expect(setup.code, setup.stderr).toBe(0);
     const written = JSON.parse(readFileSync(join(home.env.XDG_CONFIG_HOME ?? "", "opencode", "opencode.json"), "utf8"));
     expect(written).toMatchObject({ plugin: [PLUGIN] });
@@ -189,7 +183,7 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
       const nonce = `nonce-${randomBytes(6).toString("hex")}`;
       // Space-free words: `opencode run` quotes arguments containing spaces, which would break the directive's JSON.
       const prompt = `Print the nonce [[emu:tool bash {"command":"echo ${nonce}"}]]`;
-      const before = await emulatorStats(emulator.url);
+      const before = await emulator.stats();
       const run = startOpenCode(["run", "-m", `cursor/${MAIN_MODEL}`, "--format", "json", ...prompt.split(" ")]);
       let seen: number[] = [];
       const watcher = setInterval(() => {
@@ -207,7 +201,7 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
       expect(openCodeText({ events }), diagnostics).toContain(`bash returned: ${nonce}`);
       expect(events.filter((e) => e.type === "step_finish").map((e) => e.part?.reason)).toEqual(["tool-calls", "stop"]);
 
-      const turns = (await emulatorStats(emulator.url)).turns.slice(before.turns.length);
+      const turns = (await emulator.stats()).turns.slice(before.turns.length);
       const mainRuns = turns.filter((t) => t.model === MAIN_MODEL);
       expect(mainRuns, JSON.stringify(turns)).toHaveLength(1);
       expect(mainRuns[0]?.outcome).toBe("completed");
@@ -230,9 +224,7 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
       expect(next.code, nextDiagnostics).toBe(0);
       const recalled = openCodeText({ events: openCodeEvents(next.stdout) });
       expect(recalled, nextDiagnostics).toContain("First message: Print the nonce");
-      const continued = (await emulatorStats(emulator.url)).turns
-        .slice(before.turns.length)
-        .filter((t) => t.model === MAIN_MODEL);
+      const continued = (await emulator.stats()).turns.slice(before.turns.length).filter((t) => t.model === MAIN_MODEL);
       expect(continued, JSON.stringify(continued)).toHaveLength(2);
       expect(continued[1]?.conversationId).toBe(continued[0]?.conversationId);
     },
@@ -290,8 +282,7 @@ describe.skipIf(reason !== undefined)("OpenCode with the cursor-bridge plugin â†
       // Wait until the turn is under way, so the child is mid-request when OpenCode dies.
       await expect
         .poll(
-          async () =>
-            (await emulatorStats(emulator.url)).turns.some((t) => t.model === MAIN_MODEL && t.outcome === undefined),
+          async () => (await emulator.stats()).turns.some((t) => t.model === MAIN_MODEL && t.outcome === undefined),
           {
             timeout: 60_000,
             interval: 100,

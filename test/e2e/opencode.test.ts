@@ -4,7 +4,6 @@ import {
   OPENCODE_PERMISSION,
   OPENCODE_TIMEOUT_MS,
   openCodeRunArgs,
-  providerBlockConfig,
   providerBlockEnv,
   runOpenCode,
 } from "./support/opencode.js";
@@ -17,13 +16,6 @@ const TITLE_MODEL = "claude-4.5-sonnet";
 const reason = await openCodeSkipReason();
 if (reason !== undefined) console.log(`skipping the OpenCode end-to-end test: ${reason}`);
 
-function openCodeConfig(baseURL: string): string {
-  const choice = { main: MAIN_MODEL, small: TITLE_MODEL };
-  return providerBlockConfig(baseURL, { [MAIN_MODEL]: {}, [TITLE_MODEL]: {} }, choice, {
-    permission: OPENCODE_PERMISSION,
-  });
-}
-
 describe.skipIf(reason !== undefined)("OpenCode → cursor-bridge serve → emulator", () => {
   const bridge = useServedBridge("opencode");
 
@@ -31,7 +23,11 @@ describe.skipIf(reason !== undefined)("OpenCode → cursor-bridge serve → emul
     "runs bash through OpenCode on one Cursor Run and answers with its output",
     async () => {
       const nonce = `nonce-${randomBytes(6).toString("hex")}`;
-      const env = await providerBlockEnv(bridge.home, openCodeConfig(bridge.baseURL));
+      const models = { [MAIN_MODEL]: {}, [TITLE_MODEL]: {} };
+      const choice = { main: MAIN_MODEL, small: TITLE_MODEL };
+      const env = await providerBlockEnv(bridge.home, bridge.baseURL, models, choice, {
+        permission: OPENCODE_PERMISSION,
+      });
       // One argument, as users type it: `opencode run` wraps an argument holding a space in quotes and writes each `"`
       // inside as `\"`; the emulator undoes that quoting. OpenCode 1.18's bash tool requires only `command`.
       const prompt = `Print the nonce [[emu:tool bash {"command":"echo ${nonce}"}]]`;

@@ -96,15 +96,18 @@ export function openCodeSettings(main: string, small: string, extra: Record<stri
 }
 
 /**
- * An OpenCode config (OPENCODE_CONFIG_CONTENT) with the provider block `bridge` for `cursor-bridge serve` at `baseURL`:
- * each of `models` with `tool_call: true` and its own settings; `main` and `small` are model ids of that block.
+ * OpenCode's environment with the provider block `bridge` for `cursor-bridge serve` at `baseURL` (each of `models`
+ * with `tool_call: true` and its own settings; `main` and `small` are model ids of that block; `extra` settings): the
+ * temporary HOME, that config, OpenCode offline, and an npm registry on a closed port (nothing is installed for a
+ * provider block; a refused connection fails any attempt at once).
  */
-export function providerBlockConfig(
+export async function providerBlockEnv(
+  home: TempHome,
   baseURL: string,
   models: Record<string, Record<string, unknown>>,
   choice: { main: string; small: string },
   extra: Record<string, unknown> = {},
-): string {
+): Promise<Record<string, string>> {
   const entries = Object.entries(models).map(([id, settings]) => [id, { name: id, tool_call: true, ...settings }]);
   const bridge = {
     npm: "@ai-sdk/openai-compatible",
@@ -112,20 +115,13 @@ export function providerBlockConfig(
     options: { baseURL, apiKey: "e2e" },
     models: Object.fromEntries(entries),
   };
-  return JSON.stringify({
+  const config = {
     provider: { bridge },
     ...openCodeSettings(`bridge/${choice.main}`, `bridge/${choice.small}`, extra),
-  });
-}
-
-/**
- * OpenCode's environment with a provider block: the temporary HOME, the config, OpenCode offline, and an npm registry
- * on a closed port (it never installs anything for a provider block; a refused connection fails its attempt at once).
- */
-export async function providerBlockEnv(home: TempHome, config: string): Promise<Record<string, string>> {
+  };
   return {
     ...home.env,
-    OPENCODE_CONFIG_CONTENT: config,
+    OPENCODE_CONFIG_CONTENT: JSON.stringify(config),
     ...OPENCODE_OFFLINE_ENV,
     npm_config_registry: `http://127.0.0.1:${await closedPort()}`,
   };

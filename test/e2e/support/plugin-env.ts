@@ -5,9 +5,8 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll } from "vitest";
 import { type ClientRun, runClient } from "./client-process.js";
-import { createTempHome, type TempHome } from "./served-bridge.js";
+import { createTempHome, type TempHome, useStarted } from "./served-bridge.js";
 import { OPENCODE_OFFLINE_ENV, openCodeSkipReason } from "./test-clients.js";
 
 const BIN = fileURLToPath(new URL("../../../bin/cursor-bridge.js", import.meta.url));
@@ -62,6 +61,8 @@ export interface StandaloneEmulatorFixture {
   readonly url: string;
   /** OpenCode's temporary HOME. */
   readonly home: TempHome;
+  /** The emulator's `GET /emulator/stats`. */
+  stats(): Promise<EmulatorStats>;
 }
 
 /**
@@ -69,20 +70,14 @@ export interface StandaloneEmulatorFixture {
  * ({@link startStandaloneEmulator}) and a temporary HOME for OpenCode (`prefix` names it); after them, both gone.
  */
 export function useStandaloneEmulator(apiKey: string, prefix: string): StandaloneEmulatorFixture {
-  let emulator: { url: string; process: ChildProcess } | undefined;
-  let home: TempHome | undefined;
-  beforeAll(async () => {
-    emulator = await startStandaloneEmulator(apiKey);
-    home = createTempHome(prefix);
-  }, 60_000);
-  afterAll(() => {
-    emulator?.process.kill("SIGTERM");
-    home?.remove();
-  });
-  const started = () => {
-    if (emulator === undefined || home === undefined) throw new Error("the emulator is read before it started");
-    return { emulator, home };
-  };
+  const started = useStarted(
+    async () => ({ emulator: await startStandaloneEmulator(apiKey), home: createTempHome(prefix) }),
+    ({ emulator, home }) => {
+      emulator.process.kill("SIGTERM");
+      home.remove();
+    },
+    60_000,
+  );
   return {
     get url() {
       return started().emulator.url;
@@ -90,6 +85,7 @@ export function useStandaloneEmulator(apiKey: string, prefix: string): Standalon
     get home() {
       return started().home;
     },
+    stats: () => emulatorStats(started().emulator.url),
   };
 }
 
@@ -97,7 +93,7 @@ export function useStandaloneEmulator(apiKey: string, prefix: string): Standalon
  * `cursor-bridge setup opencode-plugin --write` in `home`, as docs/clients.md tells users: the plugin entry in the
  * global opencode.json.
  */
-export function setupOpenCodePlugin(home: TempHome): Promise<ClientRun> {
+export function setupPlugin(home: TempHome): Promise<ClientRun> {
   return runClient(process.execPath, [BIN, "setup", "opencode-plugin", "--write"], {
     cwd: home.dir,
     env: { ...home.env, NO_COLOR: "1" },

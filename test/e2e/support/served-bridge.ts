@@ -126,6 +126,28 @@ export async function startServedBridge(
   }
 }
 
+/**
+ * For the describe block it is called in: `start` in a `beforeAll` (within `timeoutMs`, vitest's hook timeout unless
+ * told), `stop` on what it made in an `afterAll`. The function it returns reads what `start` made.
+ */
+export function useStarted<T>(
+  start: () => Promise<T>,
+  stop: (started: T) => Promise<void> | void,
+  timeoutMs?: number,
+): () => T {
+  let started: T | undefined;
+  beforeAll(async () => {
+    started = await start();
+  }, timeoutMs);
+  afterAll(async () => {
+    if (started !== undefined) await stop(started);
+  });
+  return () => {
+    if (started === undefined) throw new Error("a fixture is read before its beforeAll ran");
+    return started;
+  };
+}
+
 /** What the tests of a describe block read from {@link useServedBridge} once its `beforeAll` has run. */
 export interface ServedBridgeFixture {
   readonly emulator: Emulator;
@@ -141,20 +163,13 @@ export interface ServedBridgeFixture {
  * them, both stopped and removed.
  */
 export function useServedBridge(prefix: string, emulatorOptions: EmulatorOptions = {}): ServedBridgeFixture {
-  let served: ServedBridge | undefined;
-  let home: TempHome | undefined;
-  beforeAll(async () => {
-    served = await startServedBridge(emulatorOptions);
-    home = createTempHome(prefix);
-  });
-  afterAll(async () => {
-    await served?.close();
-    home?.remove();
-  });
-  const started = () => {
-    if (served === undefined || home === undefined) throw new Error("the served bridge is read before it started");
-    return { served, home };
-  };
+  const started = useStarted(
+    async () => ({ served: await startServedBridge(emulatorOptions), home: createTempHome(prefix) }),
+    async ({ served, home }) => {
+      await served.close();
+      home.remove();
+    },
+  );
   return {
     get emulator() {
       return started().served.emulator;
