@@ -7,16 +7,16 @@
  * by the overflow, the compaction agent's summary, then the same message sent again and answered (`[[emu:tokens 5]]`).
  */
 import { spawnSync } from "node:child_process";
-import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClientRun, closedPort, runClient } from "./support/client-process.js";
+import { describe, expect, it } from "vitest";
+import { type ClientRun, clientDiagnostics } from "./support/client-process.js";
+import { OPENCODE_TIMEOUT_MS, openCodeRunArgs, providerBlockEnv, runOpenCode } from "./support/opencode.js";
 import { emulatorStats } from "./support/plugin-env.js";
-import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
-import { ensureTestClients, OPENCODE_BINARY, OPENCODE_OFFLINE_ENV } from "./support/test-clients.js";
+import { useServedBridge } from "./support/served-bridge.js";
+import { ensureTestClients, OPENCODE_BINARY } from "./support/test-clients.js";
 
 const MODEL = "composer-1";
-const RUN_TIMEOUT_MS = 150_000;
 // `[[emu:tokens 5]]`: a short answer. The emulator's default echo of 486 KB would pass OpenCode's 8,000-token output
 // cap, which the bridge enforces: that answer would be cut (and its Run released) before its end.
 const ONCE_PROMPT = `${"lorem ipsum dolor ".repeat(27_000)} [[emu:overflow once]] [[emu:tokens 5]]`;
@@ -25,8 +25,7 @@ const LONG_PROMPT = `${"lorem ipsum dolor ".repeat(27_000)} [[emu:overflow]]`;
 const reason = await ensureTestClients();
 if (reason !== undefined) console.log(`skipping the OpenCode context-overflow test: ${reason}`);
 
-const diagnostics = (result: ClientRun) =>
-  `exit ${result.code}\nstdout:\n${result.stdout.slice(-6000)}\nstderr:\n${result.stderr.slice(-3000)}`;
+const diagnostics = (result: ClientRun) => clientDiagnostics(result, { stdoutChars: 6000, stderrChars: 3000 });
 
 /** One message of `opencode export`: its info and its parts. */
 interface ExportedMessage {
@@ -55,60 +54,23 @@ function exportSession(id: string, cwd: string, env: Record<string, string>): { 
   return JSON.parse(readFileSync(file, "utf8")) as { messages: ExportedMessage[] };
 }
 
-/** A provider block for the bridge with the model's window declared, so OpenCode knows when to compact. */
-function opencodeConfig(baseURL: string) {
-  return {
-    provider: {
-      bridge: {
-        npm: "@ai-sdk/openai-compatible",
-        name: "cursor-bridge",
-        options: { baseURL, apiKey: "e2e" },
-        models: { [MODEL]: { name: MODEL, tool_call: true, limit: { context: 200_000, output: 8_000 } } },
-      },
-    },
-    model: `bridge/${MODEL}`,
-    small_model: `bridge/${MODEL}`,
-    autoupdate: false,
-    share: "disabled",
-  };
-}
-
 describe.skipIf(reason !== undefined)("context overflow → OpenCode", () => {
-  let served: ServedBridge;
-  let home: TempHome;
-  const opencodeEnv = async () => ({
-    ...home.env,
-    OPENCODE_CONFIG_CONTENT: JSON.stringify(opencodeConfig(served.baseURL)),
-    ...OPENCODE_OFFLINE_ENV,
-    npm_config_registry: `http://127.0.0.1:${await closedPort()}`,
-  });
-  beforeAll(async () => {
-    served = await startServedBridge();
-    home = createTempHome("context-overflow-opencode");
-  });
-  afterAll(async () => {
-    await served?.close();
-    home?.remove();
-  });
+  const bridge = useServedBridge("context-overflow-opencode");
+  /** A provider block with the model's window declared, so OpenCode knows when to compact. */
+  const opencodeEnv = () => {
+    const models = { [MODEL]: { limit: { context: 200_000, output: 8_000 } } };
+    return providerBlockEnv(bridge.home, bridge.baseURL, models, { main: MODEL, small: MODEL });
+  };
+  const args = (words: string[]) => openCodeRunArgs(`bridge/${MODEL}`, words);
 
   it(
     "OpenCode classifies the bridge's answer as its ContextOverflowError, not a retried API error",
     async () => {
-      const dir = join(home.dir, "opencode");
-      mkdirSync(dir, { recursive: true });
+      const dir = bridge.home.folder("opencode");
       const env = await opencodeEnv();
-      const before = (await emulatorStats(served.emulator.url)).turns.length;
-      const result = await runClient(OPENCODE_BINARY, ["run", "-m", `bridge/${MODEL}`, "--format", "json"], {
-        cwd: dir,
-        env,
-        timeoutMs: RUN_TIMEOUT_MS,
-        stdin: LONG_PROMPT,
-      });
-      const errors = result.stdout
-        .split("\n")
-        .filter((line) => line.startsWith("{"))
-        .map((line) => JSON.parse(line) as { type: string; error?: { name?: string; data?: { message?: string } } })
-        .filter((event) => event.type === "error");
+      const before = (await emulatorStats(bridge.emulator.url)).turns.length;
+      const result = await runOpenCode(args([]), { cwd: dir, env, stdin: LONG_PROMPT });
+      const errors = result.events.filter((event) => event.type === "error");
       expect(errors.length, diagnostics(result)).toBeGreaterThan(0);
       for (const event of errors) {
         expect(event.error?.name, diagnostics(result)).toBe("ContextOverflowError");
@@ -117,39 +79,25 @@ describe.skipIf(reason !== undefined)("context overflow → OpenCode", () => {
         );
       }
       // It reached Cursor (the emulator), and OpenCode did not retry it as a transient API error (that would be 5+).
-      const turns = (await emulatorStats(served.emulator.url)).turns.slice(before);
+      const turns = (await emulatorStats(bridge.emulator.url)).turns.slice(before);
       expect(turns.length, diagnostics(result)).toBeGreaterThan(0);
       expect(turns.length, diagnostics(result)).toBeLessThan(5);
     },
-    RUN_TIMEOUT_MS + 30_000,
+    OPENCODE_TIMEOUT_MS + 30_000,
   );
 
   it(
     "OpenCode compacts on the overflow ([[emu:overflow once]]) and its retried request gets the emulator's answer",
     async () => {
-      const dir = join(home.dir, "opencode-once");
-      mkdirSync(dir, { recursive: true });
+      const dir = bridge.home.folder("opencode-once");
       const env = await opencodeEnv();
       // A first, small message makes the session and its title: OpenCode titles a session from its first message
       // only, so the long message's single overflow cannot be spent on a title request.
-      const first = await runClient(OPENCODE_BINARY, ["run", "-m", `bridge/${MODEL}`, "--format", "json", "hello"], {
-        cwd: dir,
-        env,
-        timeoutMs: RUN_TIMEOUT_MS,
-      });
+      const first = await runOpenCode(args(["hello"]), { cwd: dir, env });
       const sid = /"sessionID":"(ses_[A-Za-z0-9]+)"/.exec(first.stdout)?.[1];
       expect(sid, diagnostics(first)).toBeDefined();
-      const before = (await emulatorStats(served.emulator.url)).turns.length;
-      const result = await runClient(
-        OPENCODE_BINARY,
-        ["run", "-m", `bridge/${MODEL}`, "--format", "json", "-s", sid ?? ""],
-        {
-          cwd: dir,
-          env,
-          timeoutMs: RUN_TIMEOUT_MS,
-          stdin: ONCE_PROMPT,
-        },
-      );
+      const before = (await emulatorStats(bridge.emulator.url)).turns.length;
+      const result = await runOpenCode(args(["-s", sid ?? ""]), { cwd: dir, env, stdin: ONCE_PROMPT });
       // The run reports the overflow once, as its ContextOverflowError (and so exits 1 although it recovered; the
       // exit status is not asserted).
       const errors = result.stdout
@@ -158,7 +106,7 @@ describe.skipIf(reason !== undefined)("context overflow → OpenCode", () => {
         .map((line) => (JSON.parse(line) as { error?: { name?: string } }).error?.name);
       expect(errors, diagnostics(result)).toEqual(["ContextOverflowError"]);
       // The emulator refused exactly one Run (the overflow), and every later one was served.
-      const turns = (await emulatorStats(served.emulator.url)).turns.slice(before);
+      const turns = (await emulatorStats(bridge.emulator.url)).turns.slice(before);
       expect(
         turns.map((turn) => turn.outcome),
         diagnostics(result),
@@ -192,6 +140,6 @@ describe.skipIf(reason !== undefined)("context overflow → OpenCode", () => {
         outline,
       ).toBe(true);
     },
-    RUN_TIMEOUT_MS + 90_000,
+    OPENCODE_TIMEOUT_MS + 90_000,
   );
 });

@@ -6,13 +6,18 @@
  * test/server/actionable-errors.test.ts (openai, AI SDK) and test/server/anthropic-sdk.test.ts.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClientRun, closedPort, runClient } from "./support/client-process.js";
-import { emulatorStats, pluginSkipReason, startStandaloneEmulator } from "./support/plugin-env.js";
-import { createTempHome, type ServedBridge, startServedBridge, type TempHome } from "./support/served-bridge.js";
-import { clientBin, ensureTestClients, OPENCODE_BINARY, OPENCODE_OFFLINE_ENV } from "./support/test-clients.js";
+import { describe, expect, it } from "vitest";
+import { type ClientRun, clientDiagnostics, runClient } from "./support/client-process.js";
+import {
+  type OpenCodeRun,
+  openCodeRunArgs,
+  openCodeSettings,
+  providerBlockEnv,
+  runOpenCode,
+} from "./support/opencode.js";
+import { emulatorStats, pluginEnv, pluginSkipReason, useStandaloneEmulator } from "./support/plugin-env.js";
+import { useServedBridge } from "./support/served-bridge.js";
+import { clientBin, ensureTestClients } from "./support/test-clients.js";
 
 const MAIN_MODEL = "composer-1";
 const TITLE_MODEL = "claude-4.5-sonnet";
@@ -27,8 +32,7 @@ if (reason !== undefined) console.log(`skipping the usage-limit end-to-end tests
 const pluginReason = reason ?? (await pluginSkipReason());
 if (pluginReason !== undefined) console.log(`skipping the plugin usage-limit test: ${pluginReason}`);
 
-const diagnostics = (result: ClientRun) =>
-  `exit ${result.code}\nstdout:\n${result.stdout.slice(-6000)}\nstderr:\n${result.stderr.slice(-4000)}`;
+const diagnostics = (result: ClientRun) => clientDiagnostics(result, { stdoutChars: 6000 });
 
 /** How long after the first turn of `model` reached Cursor the client had exited (it printed the error before). */
 async function shownAfterMs(statsUrl: string, before: number, model: string, exitedAt: number): Promise<number> {
@@ -43,66 +47,25 @@ async function mainTurns(statsUrl: string, before: number, model: string): Promi
 }
 
 /** OpenCode's `--format json` error event text. */
-function openCodeError(result: ClientRun): string {
-  const errors = result.stdout
-    .split("\n")
-    .filter((line) => line.startsWith("{"))
-    .map((line) => JSON.parse(line) as { type: string; error?: { name?: string; data?: { message?: string } } })
-    .filter((event) => event.type === "error");
+function openCodeError(run: OpenCodeRun): string {
+  const errors = run.events.filter((event) => event.type === "error");
   return errors.map((event) => event.error?.data?.message ?? "").join("\n");
 }
 
 describe.skipIf(reason !== undefined)("usage limit → real clients (provider block, Codex, Claude Code)", () => {
-  let served: ServedBridge;
-  let home: TempHome;
-  let statsUrl: string;
-
-  beforeAll(async () => {
-    served = await startServedBridge();
-    home = createTempHome("usage-limit");
-    statsUrl = served.emulator.url;
-  });
-  afterAll(async () => {
-    await served?.close();
-    home?.remove();
-  });
-
-  const workDir = (name: string) => {
-    const dir = join(home.dir, name);
-    mkdirSync(dir, { recursive: true });
-    return dir;
-  };
+  const bridge = useServedBridge("usage-limit");
+  const workDir = (name: string) => bridge.home.folder(name);
 
   it(
     "OpenCode (provider block) shows the bridge's message after one request, within 10 s",
     async () => {
-      const model = (name: string) => ({ name, tool_call: true });
-      const config = {
-        provider: {
-          bridge: {
-            npm: "@ai-sdk/openai-compatible",
-            name: "cursor-bridge",
-            options: { baseURL: served.baseURL, apiKey: "e2e" },
-            models: { [MAIN_MODEL]: model(MAIN_MODEL), [TITLE_MODEL]: model(TITLE_MODEL) },
-          },
-        },
-        model: `bridge/${MAIN_MODEL}`,
-        small_model: `bridge/${TITLE_MODEL}`,
-        autoupdate: false,
-        share: "disabled",
-      };
-      const env = {
-        ...home.env,
-        OPENCODE_CONFIG_CONTENT: JSON.stringify(config),
-        ...OPENCODE_OFFLINE_ENV,
-        npm_config_registry: `http://127.0.0.1:${await closedPort()}`,
-      };
+      const statsUrl = bridge.emulator.url;
+      const models = { [MAIN_MODEL]: {}, [TITLE_MODEL]: {} };
+      const env = await providerBlockEnv(bridge.home, bridge.baseURL, models, { main: MAIN_MODEL, small: TITLE_MODEL });
       const before = (await emulatorStats(statsUrl)).turns.length;
-      const args = ["run", "-m", `bridge/${MAIN_MODEL}`, "--format", "json", ...LIMIT_WORDS];
-      const result = await runClient(OPENCODE_BINARY, args, {
+      const result = await runOpenCode(openCodeRunArgs(`bridge/${MAIN_MODEL}`, LIMIT_WORDS), {
         cwd: workDir("opencode"),
         env,
-        timeoutMs: RUN_TIMEOUT_MS,
       });
       const exitedAt = Date.now();
       expect(result.code, diagnostics(result)).not.toBe(0);
@@ -116,15 +79,16 @@ describe.skipIf(reason !== undefined)("usage limit → real clients (provider bl
   it(
     "Codex shows the bridge's message (not its own 'Quota exceeded') after one request",
     async () => {
+      const statsUrl = bridge.emulator.url;
       const codexHome = workDir("codex-home");
       const tmp = workDir("codex-tmp");
-      const provider = `model_providers.bridge={name="bridge",base_url="${served.baseURL}",env_key="E2E_KEY",wire_api="responses"}`;
+      const provider = `model_providers.bridge={name="bridge",base_url="${bridge.baseURL}",env_key="E2E_KEY",wire_api="responses"}`;
       const args = ["exec", "--skip-git-repo-check", "--ephemeral", "--json", "--disable", "plugins"];
       args.push("--disable", "unbounded_connection_retries", "-c", "check_for_update_on_startup=false");
       args.push("-c", "analytics.enabled=false", "-c", `model=${MAIN_MODEL}`, "-c", "model_provider=bridge");
       args.push("-c", provider, LIMIT_WORDS.join(" "));
       const before = (await emulatorStats(statsUrl)).turns.length;
-      const env = { ...home.env, CODEX_HOME: codexHome, TMPDIR: tmp, E2E_KEY: "e2e" };
+      const env = { ...bridge.home.env, CODEX_HOME: codexHome, TMPDIR: tmp, E2E_KEY: "e2e" };
       const result = await runClient(clientBin("codex"), args, {
         cwd: workDir("codex"),
         env,
@@ -148,10 +112,11 @@ describe.skipIf(reason !== undefined)("usage limit → real clients (provider bl
   it(
     "Claude Code (default retries) shows the bridge's message after one request",
     async () => {
+      const statsUrl = bridge.emulator.url;
       const env = {
-        ...home.env,
+        ...bridge.home.env,
         TMPDIR: workDir("claude-tmp"),
-        ANTHROPIC_BASE_URL: served.baseURL.replace(/\/v1$/, ""),
+        ANTHROPIC_BASE_URL: bridge.baseURL.replace(/\/v1$/, ""),
         ANTHROPIC_API_KEY: "e2e",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
       };
@@ -178,39 +143,17 @@ describe.skipIf(reason !== undefined)("usage limit → real clients (provider bl
 
 describe.skipIf(pluginReason !== undefined)("usage limit → OpenCode with the cursor-bridge plugin", () => {
   const apiKey = `e2e-key-${randomBytes(6).toString("hex")}`;
-  let emulator: Awaited<ReturnType<typeof startStandaloneEmulator>>;
-  let home: TempHome;
-
-  beforeAll(async () => {
-    emulator = await startStandaloneEmulator(apiKey);
-    home = createTempHome("usage-limit-plugin");
-  }, 60_000);
-  afterAll(() => {
-    emulator?.process.kill("SIGTERM");
-    home?.remove();
-  });
+  const emulator = useStandaloneEmulator(apiKey, "usage-limit-plugin");
 
   it(
     "shows the bridge's message after one request, within 10 s",
     async () => {
-      const env = {
-        ...home.env,
-        CURSOR_API_URL: emulator.url,
-        OPENCODE_AUTH_CONTENT: JSON.stringify({ cursor: { type: "api", key: apiKey } }),
-        OPENCODE_CONFIG_CONTENT: JSON.stringify({
-          plugin: [new URL("../..", import.meta.url).href.replace(/\/$/, "")],
-          model: `cursor/${MAIN_MODEL}`,
-          small_model: `cursor/${TITLE_MODEL}`,
-          autoupdate: false,
-          share: "disabled",
-        }),
-        ...OPENCODE_OFFLINE_ENV,
-      };
-      const cwd = join(home.dir, "project");
-      mkdirSync(cwd, { recursive: true });
-      const before = (await emulatorStats(emulator.url)).turns.length;
-      const args = ["run", "-m", `cursor/${MAIN_MODEL}`, "--format", "json", ...LIMIT_WORDS];
-      const result = await runClient(OPENCODE_BINARY, args, { cwd, env, timeoutMs: RUN_TIMEOUT_MS });
+      const plugin = [new URL("../..", import.meta.url).href.replace(/\/$/, "")];
+      const settings = openCodeSettings(`cursor/${MAIN_MODEL}`, `cursor/${TITLE_MODEL}`, { plugin });
+      const env = pluginEnv(emulator.home, emulator.url, apiKey, settings);
+      const cwd = emulator.home.folder("project");
+      const before = (await emulator.stats()).turns.length;
+      const result = await runOpenCode(openCodeRunArgs(`cursor/${MAIN_MODEL}`, LIMIT_WORDS), { cwd, env });
       const exitedAt = Date.now();
       expect(result.code, diagnostics(result)).not.toBe(0);
       expect(openCodeError(result), diagnostics(result)).toMatch(SHOWN);
