@@ -115,39 +115,41 @@ describe.skipIf(reason !== undefined)("OpenCode journeys → cursor-bridge serve
     TEST_TIMEOUT_MS,
   );
 
+  /** Opens a session with "Hello there.", then stops (SIGINT) a run of `prompt` in it once its tool made `marker`. */
+  async function stopAfterOpening(cwd: string, marker: string, prompt: string, what: string): Promise<void> {
+    bridge.emulator.resetStats();
+    const opening = await openCode(cwd, MAIN_MODEL, ["Hello there."]);
+    expect(opening.code, opening.diagnostics).toBe(0);
+    const slow = startOpenCode(args(MAIN_MODEL, ["--continue", prompt]), { cwd, env });
+    await until(() => existsSync(marker), what);
+    slow.child.kill("SIGINT");
+    await slow.done;
+  }
+
+  /** The prompt after the stopped run answers from the session's first message, with no error; its three turns. */
+  async function continueAfterStop(cwd: string) {
+    const next = await openCode(cwd, MAIN_MODEL, ["--continue", "[[emu:recall]] Never mind."]);
+    expect(next.code, next.diagnostics).toBe(0);
+    // OpenCode quotes a prompt that holds a space.
+    expect(texts(next), next.diagnostics).toMatch(/First message: "?Hello there\."?/);
+    expect(
+      next.events.some((e) => e.type === "error"),
+      next.diagnostics,
+    ).toBe(false);
+    const turns = turnsOf(MAIN_MODEL);
+    expect(turns, JSON.stringify(turns)).toHaveLength(3);
+    return turns;
+  }
+
   it(
     "a run stopped while its tool runs, then continued with a new prompt",
     async () => {
       const cwd = bridge.home.folder("abort");
-      bridge.emulator.resetStats();
-      const opening = await openCode(cwd, MAIN_MODEL, ["Hello there."]);
-      expect(opening.code, opening.diagnostics).toBe(0);
       const marker = join(cwd, "started");
-      const slow = startOpenCode(
-        args(MAIN_MODEL, ["--continue", `Wait. [[emu:tool bash {"command":"touch ${marker}; sleep 60"}]]`]),
-        { cwd, env },
-      );
-      await until(() => {
-        try {
-          readFileSync(marker);
-          return true;
-        } catch {
-          return false;
-        }
-      }, "the tool to start");
-      slow.child.kill("SIGINT");
-      await slow.done;
+      const prompt = `Wait. [[emu:tool bash {"command":"touch ${marker}; sleep 60"}]]`;
+      await stopAfterOpening(cwd, marker, prompt, "the tool to start");
 
-      const next = await openCode(cwd, MAIN_MODEL, ["--continue", "[[emu:recall]] Never mind."]);
-      expect(next.code, next.diagnostics).toBe(0);
-      // OpenCode quotes a prompt that holds a space.
-      expect(texts(next), next.diagnostics).toMatch(/First message: "?Hello there\."?/);
-      expect(
-        next.events.some((e) => e.type === "error"),
-        next.diagnostics,
-      ).toBe(false);
-      const turns = turnsOf(MAIN_MODEL);
-      expect(turns, JSON.stringify(turns)).toHaveLength(3);
+      const turns = await continueAfterStop(cwd);
       // The stopped turn's Run (parked on the bash call) was let go once the next request answered that call (as
       // aborted) and went on, and the new prompt stayed on the session's conversation.
       expect(turns.map((turn) => turn.outcome)).toEqual(["completed", "cancelled", "completed"]);
@@ -160,33 +162,16 @@ describe.skipIf(reason !== undefined)("OpenCode journeys → cursor-bridge serve
     "a run stopped in the middle of a streamed answer with tool calls, then continued with a new prompt",
     async () => {
       const cwd = bridge.home.folder("abort-streaming");
-      bridge.emulator.resetStats();
-      const opening = await openCode(cwd, MAIN_MODEL, ["Hello there."]);
-      expect(opening.code, opening.diagnostics).toBe(0);
       const marker = join(cwd, "first-call-ran");
       // The model streams a first call, then a second whose arguments stop forming halfway (`tool-cut`): the answer
       // stays open on the half-written call. OpenCode runs the first call as soon as its arguments are complete, while
       // the answer is still streaming, and is stopped there.
       const calls = `[[emu:tool bash {"command":"touch ${marker}"}]] [[emu:tool bash {"command":"echo second-call"}]]`;
-      const slow = startOpenCode(args(MAIN_MODEL, ["--continue", `Two things. [[emu:tool-cut 2]] ${calls}`]), {
-        cwd,
-        env,
-      });
-      await until(() => existsSync(marker), "the first tool call to run");
-      slow.child.kill("SIGINT");
-      await slow.done;
+      await stopAfterOpening(cwd, marker, `Two things. [[emu:tool-cut 2]] ${calls}`, "the first tool call to run");
       // The bridge let the Cursor Run go when OpenCode went away in the middle of the answer.
       await until(() => turnsOf(MAIN_MODEL)[1]?.outcome !== undefined, "the stopped Run to end");
 
-      const next = await openCode(cwd, MAIN_MODEL, ["--continue", "[[emu:recall]] Never mind."]);
-      expect(next.code, next.diagnostics).toBe(0);
-      expect(texts(next), next.diagnostics).toMatch(/First message: "?Hello there\."?/);
-      expect(
-        next.events.some((e) => e.type === "error"),
-        next.diagnostics,
-      ).toBe(false);
-      const turns = turnsOf(MAIN_MODEL);
-      expect(turns, JSON.stringify(turns)).toHaveLength(3);
+      const turns = await continueAfterStop(cwd);
       // The stopped answer's Run was canceled upstream, not left open; the next prompt answered.
       expect(turns.map((turn) => turn.outcome)).toEqual(["completed", "cancelled", "completed"]);
     },
