@@ -3,6 +3,7 @@
  * with its events parsed, and the configuration of its two ways to Cursor: a provider block for `cursor-bridge serve`
  * (offline: no npm registry), or the cursor-bridge plugin (plugin-env.ts).
  */
+import { expect } from "vitest";
 import {
   type ClientRun,
   clientDiagnostics,
@@ -80,6 +81,16 @@ export function openCodeText(run: { events: OpenCodeEvent[] }): string {
     .filter((e) => e.type === "text")
     .map((e) => e.part?.text ?? "")
     .join("\n");
+}
+
+/** Checks what the user sees of a run that answered: exit 0, a text matching `answer`, no error event. */
+export function expectAnswered(run: OpenCodeRun, answer: RegExp): void {
+  expect(run.code, run.diagnostics).toBe(0);
+  expect(openCodeText(run), run.diagnostics).toMatch(answer);
+  expect(
+    run.events.some((e) => e.type === "error"),
+    run.diagnostics,
+  ).toBe(false);
 }
 
 /** The run's `tool_use` events, as OpenCode reports each call when it completes. */
