@@ -25,6 +25,8 @@ const buildScripts = [
   "token-ranks.mjs",
   "precompiled-descriptors.mjs",
   "descriptor-json.mjs",
+  "descriptor-proto-schema.mjs",
+  "json-file-desc.mjs",
   "lazy-descriptors.mjs",
   "merge-chunks.mjs",
   "script-chunks.mjs",

@@ -3,13 +3,18 @@
  * as base64 protobuf, which `fileDesc()` of @bufbuild/protobuf decodes when the module loads: a base64 decoder and
  * the reflective binary reader, both cold, over about 100 KB for the whole tree, before a turn can start. In dist/,
  * the build decodes each descriptor once (JSON names restored, as `fileDesc()` does) and embeds it as JSON; at run
- * time {@link fileDescFromJson} parses it (native JSON.parse) and gives every object the prototype and default
- * fields of the message the binary reader would have made, then builds the registry exactly as `fileDesc()` does.
- * The build checks each file: the hydrated descriptor must encode to the very bytes it decoded, else that file keeps
- * its base64 (tools/precompiled-descriptors.mjs).
+ * time {@link fileDescriptorFromJson} parses it (native JSON.parse) and gives every object the prototype and default
+ * fields of the message the binary reader would have made (the lazy descriptors' `proto`, and tools/json-file-desc.mjs
+ * for a file they do not cover). The build checks each file: the hydrated descriptor must encode to the very bytes it
+ * decoded, else that file keeps its base64 (tools/precompiled-descriptors.mjs).
+ *
+ * Nothing imported here imports a generated module: in dist/, the packages' generated modules (google/protobuf's
+ * any and struct) are built by tools/lazy-descriptors.mjs, which imports this module, so an import of the library's
+ * main module here (its JSON code imports those) would run one of them before lazy-descriptors.mjs has defined what
+ * it builds them with. `reflect()` makes its message with `create()`.
  */
-import { create, createFileRegistry } from "@bufbuild/protobuf";
-import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import { reflect } from "@bufbuild/protobuf/reflect";
+import { fileDescriptorProtoSchema } from "./descriptor-proto-schema.mjs";
 
 /** Per message type: the prototype its zero message has (proto2 defaults live there) and its fields. */
 const plans = new Map();
@@ -18,7 +23,7 @@ function planOf(desc) {
   let plan = plans.get(desc);
   if (plan === undefined) {
     plan = {
-      prototype: Object.getPrototypeOf(create(desc)),
+      prototype: Object.getPrototypeOf(reflect(desc).message),
       typeName: desc.typeName,
       fields: desc.fields.map((field) => ({
         name: field.localName,
@@ -60,30 +65,5 @@ export function hydrate(desc, json) {
 
 /** A FileDescriptorProto from its precompiled JSON. */
 export function fileDescriptorFromJson(json) {
-  return hydrate(FileDescriptorProtoSchema, JSON.parse(json));
-}
-
-/**
- * `fileDesc()` of @bufbuild/protobuf/codegenv2 for a descriptor the build precompiled to JSON. `fileDesc()` builds
- * the file in a registry of every file it imports, directly or not: `createFileRegistry` adds each import with all of
- * its own imports, again for every path that reaches them (agent.proto's imports reach the shared ones dozens of
- * times), which was a fifth of the CPU the protocol code takes to build its ~570 messages. A file's fields can only
- * name types of the files it imports directly (none of ours uses `import public`; a file that does takes the general
- * path), so here the registry holds those alone: each import is handed over without its dependencies, and the file
- * gets the real ones back. The descriptors are the same objects either way.
- */
-export function fileDescFromJson(json, imports) {
-  const root = fileDescriptorFromJson(json);
-  const direct = imports ?? [];
-  root.dependency = direct.map((file) => file.proto.name);
-  if (direct.some((file) => file.proto.publicDependency.length > 0)) {
-    return createFileRegistry(root, (name) => direct.find((file) => file.proto.name === name)).getFile(root.name);
-  }
-  const registry = createFileRegistry(root, (name) => {
-    const file = direct.find((candidate) => candidate.proto.name === name);
-    return file === undefined ? undefined : { ...file, dependencies: [] };
-  });
-  const file = registry.getFile(root.name);
-  file.dependencies = [...direct];
-  return file;
+  return hydrate(fileDescriptorProtoSchema(), JSON.parse(json));
 }

@@ -3,22 +3,36 @@
  * `src/gen/**\/*_pb.ts`, `fileDesc("<base64>", [deps])` becomes `lazyFileDesc("<data>", "<json>", [deps])`, the
  * descriptors as the library's registry resolves them, built when first read (tools/lazy-descriptors.mjs), over the
  * FileDescriptorProto as JSON (tools/descriptor-json.mjs). A file the lazy descriptors do not cover (extensions,
- * explicit default values, public imports: none of ours) becomes `fileDescFromJson("<json>", [deps])`, and a
- * descriptor whose hydrated JSON does not encode to the same bytes (a field JSON cannot carry, such as unknown fields
+ * explicit default values, public imports: none of ours) becomes `fileDescFromJson("<json>", [deps])`
+ * (tools/json-file-desc.mjs), and a descriptor whose hydrated JSON does not encode to the same bytes (a field JSON cannot carry, such as unknown fields
  * or 64-bit integers) keeps its base64.
+ *
+ * The generated modules of the packages the bundle uses (google/protobuf's any, struct and empty of
+ * @bufbuild/protobuf, the gRPC status of @connectrpc/connect) are built lazily too, where the lazy descriptors cover
+ * them, from the descriptors the package's own module makes; and descriptor.proto, which the library boots when a
+ * module of it is imported, is booted in dist/ only when a `proto` is first hydrated
+ * (tools/descriptor-proto-schema.mjs). So loading the protocol code builds no registry at all: that was 6–9 ms of
+ * CPU on the way to a start's first answer (descriptor.proto's boot 4–6 ms, the four `fileDesc()` calls 2–2.5).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { create, createFileRegistry, fromBinary, isFieldSet, toBinary } from "@bufbuild/protobuf";
+import { createFileDescriptorProtoBoot } from "@bufbuild/protobuf/codegenv2";
 import { protoCamelCase } from "@bufbuild/protobuf/reflect";
 import { base64Decode } from "@bufbuild/protobuf/wire";
-import { FieldDescriptorProtoSchema, FileDescriptorProtoSchema, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
+import {
+  FieldDescriptorProtoSchema,
+  FileDescriptorProtoSchema,
+  FileDescriptorSetSchema,
+  file_google_protobuf_descriptor,
+} from "@bufbuild/protobuf/wkt";
 import { fileDescriptorFromJson } from "./descriptor-json.mjs";
 
-const helper = fileURLToPath(new URL("./descriptor-json.mjs", import.meta.url));
+const helper = fileURLToPath(new URL("./json-file-desc.mjs", import.meta.url));
 const lazyHelper = fileURLToPath(new URL("./lazy-descriptors.mjs", import.meta.url));
+const schemaHelper = fileURLToPath(new URL("./descriptor-proto-schema.mjs", import.meta.url));
 const genDir = fileURLToPath(new URL("../src/gen/", import.meta.url));
 const FILE_DESC = /\bfileDesc\("([A-Za-z0-9+/=]+)"/;
 
@@ -214,7 +228,61 @@ export function precompileDescriptors(source, dir = genDir) {
   )}`;
 }
 
-/** The plugin: generated modules under src/gen/ go through {@link precompileDescriptors}. */
+/**
+ * A generated module of a package (`<name>_pb.js` under node_modules) with its descriptor built lazily: the data
+ * comes from the file descriptor the module itself exports, as `fileDesc()` made it. Unchanged when it embeds no
+ * descriptor, or the lazy descriptors do not cover it (it then boots descriptor.proto when it loads, as before).
+ */
+export async function precompileLibraryModule(file) {
+  const source = await readFile(file, "utf8");
+  const match = FILE_DESC.exec(source);
+  const json = match === null ? undefined : descriptorJson(match[1]);
+  if (json === undefined) return source;
+  const name = decodeDescriptor(match[1]).name;
+  const exported = Object.values(await import(pathToFileURL(file).href)).find(
+    (value) => value?.kind === "file" && value.proto.name === name,
+  );
+  const data = exported === undefined ? undefined : lazyDescriptorData(exported);
+  if (data === undefined) return source;
+  return `import { lazyFileDesc } from ${JSON.stringify(lazyHelper)};\n${source.replace(
+    FILE_DESC,
+    () => `lazyFileDesc(${JSON.stringify(JSON.stringify(data))}, ${JSON.stringify(json)}`,
+  )}`;
+}
+
+/**
+ * What the library boots descriptor.proto from (protoc-gen-es writes it with `createFileDescriptorProtoBoot`, as
+ * here), and the index of FileDescriptorProto among its messages.
+ */
+export function descriptorProtoBoot() {
+  const index = file_google_protobuf_descriptor.messages.indexOf(FileDescriptorProtoSchema);
+  if (index < 0) throw new Error("FileDescriptorProto is not a message of descriptor.proto");
+  return { boot: createFileDescriptorProtoBoot(file_google_protobuf_descriptor.proto), index };
+}
+
+/**
+ * What dist/ has in place of tools/descriptor-proto-schema.mjs: the FileDescriptorProto schema, descriptor.proto
+ * booted on the first call from {@link descriptorProtoBoot}.
+ */
+export function lazyDescriptorProtoSchemaSource() {
+  const { boot, index } = descriptorProtoBoot();
+  return [
+    'import { boot, messageDesc } from "@bufbuild/protobuf/codegenv2";',
+    "let schema;",
+    "/** The FileDescriptorProto schema, descriptor.proto booted on the first call. */",
+    "export function fileDescriptorProtoSchema() {",
+    `  schema ??= messageDesc(boot(${JSON.stringify(boot)}), ${index});`,
+    "  return schema;",
+    "}",
+    "",
+  ].join("\n");
+}
+
+/**
+ * The plugin: generated modules under src/gen/ go through {@link precompileDescriptors}, the packages' ones through
+ * {@link precompileLibraryModule}, and tools/descriptor-proto-schema.mjs is replaced by
+ * {@link lazyDescriptorProtoSchemaSource}.
+ */
 export const precompiledDescriptors = {
   name: "precompiled-descriptors",
   setup(build) {
@@ -223,5 +291,15 @@ export const precompiledDescriptors = {
       loader: "ts",
       resolveDir: path.dirname(args.path),
     }));
+    build.onLoad({ filter: /[\\/]node_modules[\\/].*_pb\.js$/ }, async (args) => ({
+      contents: await precompileLibraryModule(args.path),
+      loader: "js",
+      resolveDir: path.dirname(args.path),
+    }));
+    build.onLoad({ filter: /[\\/]tools[\\/]descriptor-proto-schema\.mjs$/ }, (args) =>
+      path.resolve(args.path) === schemaHelper
+        ? { contents: lazyDescriptorProtoSchemaSource(), loader: "js", resolveDir: path.dirname(args.path) }
+        : undefined,
+    );
   },
 };

@@ -7,7 +7,8 @@
  * either; the captured vectors of ../shared/vectors/ decode alike too.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   create,
@@ -21,7 +22,8 @@ import {
   toBinary,
   toJson,
 } from "@bufbuild/protobuf";
-import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
+import { boot, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import { FileDescriptorProtoSchema, file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
 // @ts-expect-error: a plain .mjs build tool without type declarations
 import { lazyFileDesc as lazy } from "../../tools/lazy-descriptors.mjs";
@@ -29,11 +31,20 @@ import { lazyFileDesc as lazy } from "../../tools/lazy-descriptors.mjs";
 import * as precompiled from "../../tools/precompiled-descriptors.mjs";
 
 const lazyFileDesc = lazy as (data: string, json: string, imports: readonly DescFile[]) => DescFile;
-const { descriptorJson, generatedRegistry, lazyDescriptorData, precompileDescriptors } = precompiled as {
+const {
+  descriptorJson,
+  descriptorProtoBoot,
+  generatedRegistry,
+  lazyDescriptorData,
+  precompileDescriptors,
+  precompileLibraryModule,
+} = precompiled as {
   descriptorJson: (base64: string) => string | undefined;
+  descriptorProtoBoot: () => { boot: Parameters<typeof boot>[0]; index: number };
   generatedRegistry: () => Map<string, DescFile>;
   lazyDescriptorData: (file: DescFile) => unknown[] | undefined;
   precompileDescriptors: (source: string) => string;
+  precompileLibraryModule: (file: string) => Promise<string>;
 };
 
 const genDir = fileURLToPath(new URL("../../src/gen/", import.meta.url));
@@ -64,6 +75,46 @@ async function bothRegistries() {
     return twin;
   };
   return [...real.values()].map(({ file, source }) => ({ file, twin: twinOf(file), source }));
+}
+
+/** A package's ES module folder (dist/esm/), from where its CommonJS entry resolves. */
+const require = createRequire(import.meta.url);
+const esmDir = (name: string) => join(dirname(dirname(dirname(require.resolve(name)))), "dist", "esm");
+/**
+ * The packages' generated modules dist/ imports (google/protobuf's any, struct and empty, and connect's gRPC status,
+ * which imports any): the build makes each of them lazy too (`precompileLibraryModule`).
+ */
+const libraryModules = [
+  ...["any", "struct", "empty"].map((name) =>
+    join(esmDir("@bufbuild/protobuf"), "wkt", "gen", "google", "protobuf", `${name}_pb.js`),
+  ),
+  join(esmDir("@connectrpc/connect"), "protocol-grpc", "gen", "status_pb.js"),
+];
+
+/** Each of {@link libraryModules} as its package's module makes it, and its lazy twin, as dist/ builds it. */
+async function libraryTwins() {
+  const twins = new Map<DescFile, DescFile>();
+  const files = new Map<string, { file: DescFile; source: string }>();
+  for (const path of libraryModules) {
+    const source = readFileSync(path, "utf8");
+    const file = Object.values(await import(path)).find(
+      (value): value is DescFile => (value as DescFile | undefined)?.kind === "file",
+    ) as DescFile;
+    files.set(file.proto.name, { file, source });
+  }
+  const twinOf = (file: DescFile): DescFile => {
+    let twin = twins.get(file);
+    if (twin !== undefined) return twin;
+    const entry = files.get(file.proto.name);
+    expect(entry, `${file.name} is one of the modules built lazily`).toBeDefined();
+    const base64 = /\bfileDesc\("([A-Za-z0-9+/=]+)"/.exec(entry?.source ?? "")?.[1] as string;
+    const data = lazyDescriptorData(file);
+    expect(data, `${file.name} is built lazily`).toBeDefined();
+    twin = lazyFileDesc(JSON.stringify(data), descriptorJson(base64) as string, file.dependencies.map(twinOf));
+    twins.set(file, twin);
+    return twin;
+  };
+  return [...files.values()].map(({ file }) => ({ file, twin: twinOf(file) }));
 }
 
 /**
@@ -236,6 +287,80 @@ describe("lazy protobuf descriptors", () => {
       expect(toJson(twin, decoded), vector.message_type).toEqual(toJson(real, fromBinary(real, bytes)));
       expect(toBinary(twin, decoded), vector.message_type).toEqual(toBinary(real, fromBinary(real, bytes)));
     }
+  });
+
+  it("are, for the packages' generated modules dist/ imports, the descriptors their modules make", async () => {
+    const files = await libraryTwins();
+    expect(files.map(({ file }) => file.proto.name).sort()).toEqual([
+      "google/protobuf/any.proto",
+      "google/protobuf/empty.proto",
+      "google/protobuf/struct.proto",
+      "status.proto",
+    ]);
+    const pairs = new Map<object, unknown>();
+    for (const { file, twin } of files) compare(file, twin, file.name, pairs);
+    for (const { file, twin } of files) {
+      const twins = messagesOf(twin);
+      for (const [i, message] of messagesOf(file).entries()) {
+        expect(pairs.has(message), message.typeName).toBe(true);
+        const lazyMessage = twins[i] as DescMessage;
+        const init = sample(message, 2, 0);
+        const bytes = toBinary(message, create(message, init as never));
+        expect(toBinary(lazyMessage, create(lazyMessage, init as never)), message.typeName).toEqual(bytes);
+        expect(toBinary(lazyMessage, fromBinary(lazyMessage, bytes)), message.typeName).toEqual(bytes);
+        // An Any's JSON (a Status holds a list of them) names its packed type, which needs a registry holding it:
+        // their bytes are compared above.
+        if (message.typeName === "google.protobuf.Any" || message.typeName === "google.rpc.Status") continue;
+        expect(toJson(lazyMessage, fromBinary(lazyMessage, bytes)), message.typeName).toEqual(
+          toJson(message, fromBinary(message, bytes)),
+        );
+      }
+    }
+  });
+
+  it("are what the build writes into the packages' generated modules dist/ imports", async () => {
+    for (const path of libraryModules) {
+      const source = await precompileLibraryModule(path);
+      expect(source, path).toContain("lazyFileDesc(");
+      expect(source, path).not.toMatch(/\bfileDesc\("/);
+    }
+  });
+
+  it("boot descriptor.proto, in dist/, from what the library boots it from", () => {
+    // dist/ boots it only when a `proto` is first hydrated (tools/descriptor-proto-schema.mjs).
+    const { boot: init, index } = descriptorProtoBoot();
+    const schema = messageDesc(boot(init), index);
+    expect(schema.typeName).toBe(FileDescriptorProtoSchema.typeName);
+    expect(toBinary(FileDescriptorProtoSchema, schema.file.proto)).toEqual(
+      toBinary(FileDescriptorProtoSchema, file_google_protobuf_descriptor.proto),
+    );
+    const reference = createRegistry(file_google_protobuf_descriptor);
+    for (const message of messagesOf(schema.file)) {
+      const twin = reference.getMessage(message.typeName) as DescMessage;
+      expect(
+        message.fields.map((f) => [f.localName, f.number, f.fieldKind]),
+        message.typeName,
+      ).toEqual(twin.fields.map((f) => [f.localName, f.number, f.fieldKind]));
+    }
+  });
+
+  it("leave dist/ no descriptor to build when the protocol code loads", () => {
+    // Every descriptor of the current build is lazy: no `fileDesc()` call, and descriptor.proto booted only inside
+    // the function that hydrates a `proto`.
+    const dist = fileURLToPath(new URL("../../dist/", import.meta.url));
+    const builds = JSON.parse(readFileSync(join(dist, ".builds.json"), "utf8")) as { builds: string[][] };
+    const files = (builds.builds.at(-1) ?? []).filter((file) => file.startsWith("chunks/") && file.endsWith(".js"));
+    expect(files.length).toBeGreaterThan(10);
+    let boots = 0;
+    for (const file of ["main.js", ...files]) {
+      const text = readFileSync(join(dist, file), "utf8");
+      expect(text, file).not.toMatch(/\bfileDesc\)?\("/);
+      for (const line of text.split("\n").filter((each) => /\bboot\(\{/.test(each))) {
+        expect(line, file).toMatch(/^ {2}schema \?\?= messageDesc\(boot\(\{/);
+        boots += 1;
+      }
+    }
+    expect(boots).toBe(1);
   });
 
   it("are what the build writes into every generated module", () => {

@@ -1,6 +1,6 @@
 /**
  * dist/ embeds the generated protobuf descriptors as JSON instead of base64 protobuf (tools/precompiled-descriptors.mjs,
- * tools/descriptor-json.mjs), so a start skips the cold base64 and binary decoding (the lazy descriptors hydrate it
+ * tools/descriptor-json.mjs, tools/json-file-desc.mjs), so a start skips the cold base64 and binary decoding (the lazy descriptors hydrate it
  * when a `proto` is asked for; a file they do not cover is built from it at once). Here every generated module's
  * descriptor, precompiled and hydrated as dist/ does it, must be the descriptor `fileDesc()` makes from the base64:
  * the same bytes, the same JSON names, the same messages, enums and services, and messages that encode alike.
@@ -12,7 +12,7 @@ import { create, type DescFile, toBinary } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
 // @ts-expect-error: a plain .mjs build tool without type declarations
-import { fileDescFromJson as fromJson } from "../../tools/descriptor-json.mjs";
+import { fileDescFromJson as fromJson } from "../../tools/json-file-desc.mjs";
 // @ts-expect-error: a plain .mjs build tool without type declarations
 import { precompileDescriptors as precompile, descriptorJson as toJson } from "../../tools/precompiled-descriptors.mjs";
 
