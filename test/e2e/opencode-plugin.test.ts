@@ -35,8 +35,11 @@ const PLUGIN = new URL("../..", import.meta.url).href.replace(/\/$/, "");
 const API_KEY = `e2e-key-${randomBytes(6).toString("hex")}`;
 const MAIN_MODEL = "composer-1";
 const TITLE_MODEL = "claude-4.5-sonnet";
-/** The child watches OpenCode and exits within a second of it; the poll allows for a loaded 2-core machine. */
-const CHILD_EXIT_POLL_MS = 2_000;
+/**
+ * The child watches OpenCode and exits within a second of it. The poll proves it exits, not how fast: 2 s missed once
+ * at a load average of 10 on a 2-core machine, so it allows 10.
+ */
+const CHILD_EXIT_POLL_MS = 10_000;
 
 const reason = await pluginSkipReason();
 if (reason !== undefined) console.log(`skipping the OpenCode plugin end-to-end test: ${reason}`);
