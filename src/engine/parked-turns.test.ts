@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { hiddenClassCheck } from "../../test/support/hidden-class.js";
 import type { AgentTurn, AgentTurnStatus, BackendEvent } from "../backend/types.js";
 import { createParkedTurnRegistry } from "./parked-turns.js";
 
@@ -188,5 +189,18 @@ describe("parked turn registry", () => {
     expect(registry.release(["call_9", "call_2"])?.turn).toBe(turn);
     expect(listening()).toBe(false);
     expect(registry.size()).toBe(0);
+  });
+});
+
+describe("a parked slot", () => {
+  it("shares its hidden class with every other slot (no fresh map per parked turn)", () => {
+    const sameHiddenClass = hiddenClassCheck();
+    const registry = createParkedTurnRegistry();
+    // Many of them, as a server parks: V8 takes its fast path for a spread only once the site has run a few times.
+    const turns = Array.from({ length: 20 }, (_, i) => fakeTurn([`call-${i}`]).turn);
+    for (const [i, turn] of turns.entries()) registry.park({ turn, conversationId: `c${i}`, model: "m", origin });
+    const slots = turns.map((_, i) => registry.take([`call-${i}`]) as object);
+    expect(slots.map((slot) => (slot as { turn: unknown }).turn)).toEqual(turns);
+    for (const slot of slots.slice(1)) expect(sameHiddenClass(slots[0] as object, slot)).toBe(true);
   });
 });

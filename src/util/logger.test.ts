@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { hiddenClassCheck } from "../../test/support/hidden-class.js";
 import { clampForMessage, createLogger, MAX_LOG_FIELD_CHARS, redact, redactText, TOO_DEEP } from "./logger.js";
 
 const JWT =
@@ -201,4 +202,16 @@ describe("a child logger's text line", () => {
       expect(line(bound, fields)).toBe(line({}, fields === undefined ? bound : { ...bound, ...fields }));
     },
   );
+});
+
+describe("child loggers", () => {
+  it("with the same keys share their bound fields' hidden class (no fresh map per turn's logger)", () => {
+    const sameHiddenClass = hiddenClassCheck();
+    const root = createLogger({ sink: () => undefined }, { component: "agent" });
+    const boundOf = (logger: unknown) => (logger as { bound: object }).bound;
+    // Many of them, as a server makes: V8 takes its fast path for a spread only once the site has run a few times.
+    const children = Array.from({ length: 20 }, (_, i) => root.child({ conversationId: `c${i}`, requestId: `r${i}` }));
+    expect(boundOf(children[19])).toEqual({ component: "agent", conversationId: "c19", requestId: "r19" });
+    for (const child of children.slice(1)) expect(sameHiddenClass(boundOf(children[0]), boundOf(child))).toBe(true);
+  });
 });

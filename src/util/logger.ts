@@ -268,7 +268,9 @@ class BoundLogger implements Logger {
   }
 
   child(fields: LogFields): Logger {
-    return new BoundLogger(this.options, { ...this.bound, ...fields }, this.threshold, this.sink, this.hidden);
+    // Object.assign into a fresh literal, not `{ ...bound, ...fields }`: keys added to a spread copy cost every child
+    // (one per turn, kept by a parked turn) a hidden class of its own.
+    return new BoundLogger(this.options, Object.assign({}, this.bound, fields), this.threshold, this.sink, this.hidden);
   }
 
   private log(level: LogLevel, message: string, fields: LogFields = NO_FIELDS): void {
