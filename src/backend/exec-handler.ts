@@ -40,9 +40,19 @@ export interface PendingCall {
   execIdString: string;
   /** The args' `tool_call_id` as Cursor sent it: the `call_id` of its `tool_call_*` updates (§4.6). May be empty. */
   cursorCallId: string;
-  /** The exec's args; decides how the result is encoded. */
-  exec: ExecCase;
+  /** What the result is encoded from (see {@link PendingExec}). */
+  exec: PendingExec;
 }
+
+/**
+ * What a pending call's result is encoded from: a native exec's args (the result repeats some of them), and of a
+ * client tool call (`mcp_args`) only that it is one. Its args (every argument as bytes, already handed to the caller
+ * as the call's arguments) are not part of its result, and a parked turn would hold them until the result comes.
+ */
+export type PendingExec = Exclude<ExecCase, { case: "mcpArgs" }> | { case: "mcpArgs" };
+
+/** The {@link PendingExec} of every client tool call: one object, shared. */
+const MCP_EXEC: PendingExec = Object.freeze({ case: "mcpArgs" as const });
 
 /** What to do with one exec. */
 export type ExecOutcome =
@@ -143,7 +153,7 @@ function mcpCall(message: ExecServerMessage, args: McpArgs, ctx: ExecContext, st
     execId: message.id,
     execIdString: message.execId,
     cursorCallId: args.toolCallId,
-    exec: message.message,
+    exec: MCP_EXEC,
   };
   const event = {
     type: "tool-call",
