@@ -107,7 +107,6 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
   /** Made on first use ({@link toolNames}); from the interned list once the first Run was opened. */
   private toolNameMap: ToolNameMap | undefined;
   private readonly logger: Logger;
-  private controller: AbortController | undefined;
   private readonly takenToolCallIds = new Set<string>();
   private blobs: BlobStore = createBlobStore();
   private plan: TurnPlan | undefined;
@@ -464,7 +463,7 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
       modelToolName: (name) => this.toolNames.toModel(name) ?? sanitizeToolName(name),
       mode: this.mode,
     });
-    const { stream, controller } = await openRunWithDeadline(
+    const stream = await openRunWithDeadline(
       this.deps.api,
       first,
       signal,
@@ -472,7 +471,6 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
       this.recovery.freshConnection === true,
       this.allowedTools === undefined ? undefined : { [ALLOWED_TOOLS_HEADER]: this.allowedTools },
     );
-    this.controller = controller;
     // After the Run's request was written: interning serialises every tool's schema.
     this.internTools();
     this.channel.release();
@@ -658,8 +656,8 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
       this.logger.debug("Closing turn", { reason });
       await session.cancel(this.deps.timings.cancelGraceMs);
     }
+    // Closing the session aborts the Run: nothing else holds it (openRunWithDeadline).
     session?.close();
-    this.controller?.abort(new ProxyError("canceled", `The turn was closed (${reason}).`));
     await this.saving;
   }
 }

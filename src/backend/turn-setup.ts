@@ -60,15 +60,11 @@ export function unexpectedCancelAsConnectionLoss(error: unknown): unknown {
   });
 }
 
-/** An opened Run and the controller that owns its lifetime (aborted when the turn closes). */
-export interface OpenedRun {
-  stream: RunStream;
-  controller: AbortController;
-}
-
 /**
- * Opens a Run whose lifetime is its own controller, not the caller's signal: a parked turn outlives the request
- * that started it. The caller's signal and a deadline (no answer at all counts as a stall, §4.2) only bound the open.
+ * Opens a Run whose lifetime is its own, not the caller's signal: a parked turn outlives the request that started it.
+ * The caller's signal and a deadline (no answer at all counts as a stall, §4.2) only bound the open, through a
+ * controller of the open's own; once open, the Run is ended with its `abort()` (RunSession.close), and the stream
+ * keeps no signal (OpenRunOptions.signal): a parked turn holds no controller, signal or listener for its Run.
  */
 export async function openRunWithDeadline(
   api: CursorApi,
@@ -77,7 +73,7 @@ export async function openRunWithDeadline(
   deadlineMs: number,
   freshConnection = false,
   headers?: Readonly<Record<string, string>>,
-): Promise<OpenedRun> {
+): Promise<RunStream> {
   const controller = new AbortController();
   const onAbort = () => controller.abort(signal?.reason);
   signal?.addEventListener("abort", onAbort, { once: true });
@@ -91,7 +87,12 @@ export async function openRunWithDeadline(
   try {
     signal?.throwIfAborted();
     const stream = await api.openRun(first, { signal: controller.signal, freshConnection, headers });
-    return { stream, controller };
+    // The deadline or the caller's abort came with the answer: the stream no longer watches the signal.
+    if (controller.signal.aborted) {
+      stream.abort(controller.signal.reason);
+      controller.signal.throwIfAborted();
+    }
+    return stream;
   } catch (error) {
     controller.abort(error);
     if (controller.signal.reason instanceof ProxyError && controller.signal.reason.code === "timeout") {

@@ -2,7 +2,8 @@
  * What a parked turn lets go of (docs/architecture.md, parked turns; docs/performance.md, parked memory): once a turn
  * parks on a client tool call it keeps its open Run and what it needs to resume, not the caller's request. Its history
  * (every message object and the array) and its setup callback become garbage while the turn stays parked, and so does
- * the engine's request (what a door translated the HTTP body into) while the engine holds the parked turn. Observed
+ * the engine's request (what a door translated the HTTP body into) while the engine holds the parked turn, and the
+ * signal its Run was opened with (an AbortSignal and its listeners; its Run is ended by the session). Observed
  * with weak references and a full collection (V8's `gc`, obtained for this test only).
  */
 import { setFlagsFromString } from "node:v8";
@@ -83,6 +84,41 @@ describe.each(["http2", "http1"] as const)("a parked turn over %s", (transport) 
     );
     expect(textOf(second)).toBe("lookup returned: 42");
     expect(endOf(second)).toBe("stop");
+  });
+
+  it("keeps neither its Run's first message nor the signal it was opened with, and still resumes", async () => {
+    // What each Run was opened with, seen weakly (the api is the client's own object, so it calls this one): the
+    // first message is the whole run request; the signal comes with a controller and a listener.
+    const openRun = fx.api.openRun;
+    const signals: WeakRef<AbortSignal>[] = [];
+    const firsts: WeakRef<object>[] = [];
+    fx.api.openRun = (first, options) => {
+      firsts.push(new WeakRef(first));
+      if (options?.signal !== undefined) signals.push(new WeakRef(options.signal));
+      return openRun(first, options);
+    };
+    try {
+      const turn = fx.client.startTurn({
+        model: "auto",
+        conversationId: `${transport}-signal-release`,
+        messages: [{ role: "user", content: '[[emu:tool lookup {"q":"answer"}]]' }],
+        tools: [lookupTool],
+      });
+      const first = await collect(turn.stream());
+      expect(endOf(first)).toBe("tool-calls");
+      expect(signals).toHaveLength(1);
+      await collectGarbage(gc);
+      expect(firsts[0]?.deref()).toBeUndefined();
+      expect(signals[0]?.deref()).toBeUndefined();
+      const calls = toolCallsOf(first);
+      const second = await collect(
+        turn.resume([{ toolCallId: calls[0]?.toolCallId ?? "", content: "42", isError: false }]),
+      );
+      expect(textOf(second)).toBe("lookup returned: 42");
+      expect(endOf(second)).toBe("stop");
+    } finally {
+      fx.api.openRun = openRun;
+    }
   });
 
   it("held by the engine, keeps none of the engine request, and the answer resumes it", async () => {

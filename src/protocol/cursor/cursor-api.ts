@@ -91,6 +91,11 @@ export interface CursorApiOptions {
 
 /** Per-call options of {@link CursorApi.openRun}. */
 export interface OpenRunOptions {
+  /**
+   * Aborts the Run while it opens (until openRun settles). An open Run is ended with its `abort()`; the stream lets
+   * go of the signal once it is open, so a Run kept open for minutes (a parked turn's) keeps no signal, listener or
+   * controller of its opening alive.
+   */
   signal?: AbortSignal;
   /**
    * Open the Run on a connection of its own, shared with no other turn (HTTP/2; HTTP/1.1 runs share nothing that a

@@ -120,7 +120,8 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
   private settleReady: ((outcome: Awaited<StartedRun["ready"]>) => void) | undefined;
   private readonly sessions: Http2Sessions;
   private readonly ownsSessions: boolean;
-  private readonly signal: AbortSignal | undefined;
+  /** Aborts the run until it is open ({@link markResponded} lets go of it: OpenRunOptions.signal). */
+  private signal: AbortSignal | undefined;
   private readonly logger: Logger;
   private readonly errorContext: ErrorMappingContext;
   private readonly maxMessageBytes: number;
@@ -370,8 +371,15 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
 
   private markResponded(): void {
     this.phase = assertRunTransition(this.phase, "responded");
+    this.releaseSignal();
     this.settleReady?.({ ok: true });
     this.settleReady = undefined;
+  }
+
+  /** The opening's signal no longer aborts the run: a parked turn's Run would keep it and its listener alive. */
+  private releaseSignal(): void {
+    this.signal?.removeEventListener("abort", this);
+    this.signal = undefined;
   }
 
   /**
@@ -394,7 +402,7 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
     const responded = this.phase === "responded";
     this.phase = assertRunTransition(this.phase, error === undefined ? "ended" : to);
     this.endError = error;
-    this.signal?.removeEventListener("abort", this);
+    this.releaseSignal();
     this.reader = undefined;
     this.responseHeaders = undefined;
     if (!responded) {

@@ -49,6 +49,8 @@ export interface SseRunParams {
   maxMessageBytes: number;
 }
 
+const NO_SIGNAL = () => {};
+
 /** Bytes of a BidiAppend request besides its hex `data` (request id, seqno, framing), with room to spare. */
 const APPEND_OVERHEAD_BYTES = 4096;
 
@@ -101,9 +103,13 @@ async function* readServerMessages(response: Response, maxMessageBytes: number):
 
 /** Starts RunSSE and, concurrently (as RAPH does, §4.3 step 4), the first BidiAppend carrying `first`. */
 export function startSseRun(params: SseRunParams): StartedRun {
+  // What the run's closures use, taken out of `params` (no closure names it, so their shared context does not hold
+  // it): the run lives as long as its turn, minutes when parked, and `params` holds the first message (the whole run
+  // request) and the opening's signal.
+  const { fetch: fetchFn, baseUrl, headers: headersFor, requestId, logger, errorContext, maxMessageBytes } = params;
   const controller = new AbortController();
-  const maxPayloadBytes = appendPayloadLimit(params.maxMessageBytes);
-  const bidi = createClient(BidiService, params.pool.http1(params.baseUrl));
+  const maxPayloadBytes = appendPayloadLimit(maxMessageBytes);
+  const bidi = createClient(BidiService, params.pool.http1(baseUrl));
   let bytesSent = 0;
   let nextSeqno = 0;
   let chain: Promise<void> = Promise.resolve();
@@ -116,27 +122,32 @@ export function startSseRun(params: SseRunParams): StartedRun {
   const fail = (error: ProxyError) => {
     failure ??= error;
     finished = true;
-    unlink();
+    releaseSignal();
     controller.abort(failure);
   };
   const abort = (reason?: unknown) => {
     if (!finished) fail(abortedError(reason));
   };
-  const unlink = linkSignal(params.signal, abort);
+  let unlink = linkSignal(params.signal, abort);
+  /** Unlinks the caller's signal and drops the unlink function, which holds the signal. */
+  const releaseSignal = () => {
+    unlink();
+    unlink = NO_SIGNAL;
+  };
 
   const append = async (bytes: Uint8Array, seqno: number): Promise<void> => {
     if (endedCleanly) return;
     if (failure !== undefined) throw failure;
     try {
-      const headers = await params.headers(controller.signal);
-      const request = { data: toHex(bytes), requestId: { requestId: params.requestId }, appendSeqno: BigInt(seqno) };
+      const headers = await headersFor(controller.signal);
+      const request = { data: toHex(bytes), requestId: { requestId }, appendSeqno: BigInt(seqno) };
       await bidi.bidiAppend(request, { headers, signal: controller.signal });
       bytesSent += bytes.length;
     } catch (error) {
       // The server finished the turn while this append was on its way (e.g. the stream_close after the last tool
       // result, which it did not wait for): nothing is lost, so the send succeeds as far as the caller can tell.
       if (endedCleanly) return;
-      const mapped = failure ?? toProxyError(error, params.errorContext);
+      const mapped = failure ?? toProxyError(error, errorContext);
       // A lost append leaves a gap in the seqnos: the whole run is broken, so fail it (messages() throws too).
       fail(mapped);
       throw mapped;
@@ -159,11 +170,11 @@ export function startSseRun(params: SseRunParams): StartedRun {
   };
 
   const opening = (async () => {
-    const headers = { ...(await params.headers(controller.signal)), ...connectStreamHeaders() };
-    const request = create(BidiRequestIdSchema, { requestId: params.requestId });
+    const headers = { ...(await headersFor(controller.signal)), ...connectStreamHeaders() };
+    const request = create(BidiRequestIdSchema, { requestId });
     // encodeEnvelope allocates a fresh ArrayBuffer-backed array, which is what fetch's BodyInit wants.
     const body = encodeEnvelope(0, toBinary(BidiRequestIdSchema, request)) as Uint8Array<ArrayBuffer>;
-    return fetchOrUnavailable(params.fetch, new URL("agent.v1.AgentService/RunSSE", withSlash(params.baseUrl)), {
+    return fetchOrUnavailable(fetchFn, new URL("agent.v1.AgentService/RunSSE", withSlash(baseUrl)), {
       method: "POST",
       headers,
       body,
@@ -175,7 +186,7 @@ export function startSseRun(params: SseRunParams): StartedRun {
 
   const stream: RunStream = {
     transport: "http1",
-    requestId: params.requestId,
+    requestId,
     get bytesSent() {
       return bytesSent;
     },
@@ -186,18 +197,18 @@ export function startSseRun(params: SseRunParams): StartedRun {
       return (async function* () {
         let clean = false;
         try {
-          yield* readServerMessages(await opening, params.maxMessageBytes);
+          yield* readServerMessages(await opening, maxMessageBytes);
           clean = true;
         } catch (error) {
-          const mapped = failure ?? toProxyError(error, params.errorContext);
-          params.logger.debug("RunSSE stream failed", { requestId: params.requestId, code: mapped.code });
+          const mapped = failure ?? toProxyError(error, errorContext);
+          logger.debug("RunSSE stream failed", { requestId, code: mapped.code });
           fail(mapped);
           throw mapped;
         } finally {
           if (clean) {
             finished = true;
             endedCleanly = true;
-            unlink();
+            releaseSignal();
             // The turn is over: in-flight appends are moot; release their sockets.
             controller.abort(streamClosedError());
           } else abort();
@@ -209,7 +220,11 @@ export function startSseRun(params: SseRunParams): StartedRun {
   };
 
   const ready = opening.then(
-    () => ({ ok: true }) as const,
+    () => {
+      // Open: the caller's signal no longer aborts the run (OpenRunOptions.signal), which then keeps none of it.
+      releaseSignal();
+      return { ok: true } as const;
+    },
     (error: unknown) => ({ ok: false, error: failure ?? error }) as const,
   );
   return { stream, ready };
