@@ -237,7 +237,9 @@ export function createHttp2Sessions(origin: string, logger: Logger, options: Htt
           if (attempt > 0 || (!entry.session.closed && !entry.session.destroyed)) throw error;
           continue;
         }
-        stream.once("close", () => release(entry));
+        // \`on\`, not \`once\`: a stream closes once, and a once-wrapper (a bound function and its state) is kept with
+        // every open stream, for minutes with a parked turn's.
+        stream.on("close", () => release(entry));
         return stream;
       }
     },

@@ -68,12 +68,27 @@ function runPath(baseUrl: string): string {
 }
 
 function headersOf(node: IncomingHttpHeaders): Headers {
-  const headers = new Headers();
+  return headersOfPairs(headerPairs(node));
+}
+
+/**
+ * A response's headers (no pseudo-headers) as name, value, name, value…: what a Run keeps of them for an end-of-stream
+ * error's metadata (connect-es adds them to it). Node's headers object is a dictionary several times that size, and
+ * a parked turn keeps its Run's stream open for minutes.
+ */
+function headerPairs(node: IncomingHttpHeaders): string[] {
+  const pairs: string[] = [];
   for (const [key, value] of Object.entries(node)) {
     if (key.startsWith(":") || value === undefined) continue;
-    if (Array.isArray(value)) for (const v of value) headers.append(key, v);
-    else headers.append(key, String(value));
+    if (Array.isArray(value)) for (const v of value) pairs.push(key, v);
+    else pairs.push(key, String(value));
   }
+  return pairs;
+}
+
+function headersOfPairs(pairs: readonly string[]): Headers {
+  const headers = new Headers();
+  for (let i = 0; i + 1 < pairs.length; i += 2) headers.append(pairs[i] as string, pairs[i + 1] as string);
   return headers;
 }
 
@@ -107,7 +122,8 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
   private h2: ClientHttp2Stream | undefined;
   private session: Http2Session | undefined;
   private reader: EnvelopeReader | undefined;
-  private responseHeaders: IncomingHttpHeaders | undefined;
+  /** The response's headers as {@link headerPairs}: only an end-of-stream error reads them. */
+  private responseHeaders: string[] | undefined;
   /** Decoded server messages not yet read. */
   private inbox: AgentServerMessage[] = [];
   private waiter:
@@ -250,10 +266,9 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
   }
 
   private attach(h2: ClientHttp2Stream): void {
-    // A connection of the run's own goes with its stream.
-    h2.once("close", () => this.releaseOwnSessions());
     if (runIsOver(this.phase)) {
-      // Aborted while the stream was opening.
+      // Aborted while the stream was opening. A connection of the run's own goes with its stream.
+      h2.on("close", () => this.releaseOwnSessions());
       h2.on("error", () => {});
       h2.close(constants.NGHTTP2_CANCEL);
       return;
@@ -292,7 +307,7 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
       this.fail(new ConnectError(`unsupported response encoding "${encoding}"`, Code.Internal, headersOf(headers)));
       return;
     }
-    this.responseHeaders = headers;
+    this.responseHeaders = headerPairs(headers);
     this.reader = createEnvelopeReader({ maxMessageBytes: this.maxMessageBytes });
   }
 
@@ -331,7 +346,7 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
   private onEndStream(data: Uint8Array): void {
     const end = parseEndStream(data);
     if (end.error !== undefined) {
-      const headers = this.responseHeaders === undefined ? undefined : headersOf(this.responseHeaders);
+      const headers = this.responseHeaders === undefined ? undefined : headersOfPairs(this.responseHeaders);
       this.fail(endStreamToConnectError(end.error, end.metadata, headers));
       return;
     }
@@ -354,7 +369,9 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
     if (this.ownsSessions) this.sessions.close();
   }
 
+  /** The stream closed (once): a connection of the run's own goes with it (one listener, no once-wrapper kept). */
   private onClose(): void {
+    this.releaseOwnSessions();
     if (runIsOver(this.phase)) return;
     const h2 = this.h2 as ClientHttp2Stream;
     const reset = rstStreamError(h2.rstCode);
