@@ -48,77 +48,90 @@ export interface EnvelopeReader {
 
 /** Creates an envelope reader that buffers across chunks (1-byte chunks, split frames, many frames per chunk). */
 export function createEnvelopeReader(options: EnvelopeReaderOptions = {}): EnvelopeReader {
-  const max = options.maxMessageBytes ?? 16 * 1024 * 1024;
-  // Unread bytes: the chunks as they arrived, the first one read up to `offset`. Chunks are never concatenated, so a
-  // large frame arriving in many chunks costs one copy of its bytes (concatenating on every chunk was quadratic).
-  const chunks: Uint8Array[] = [];
-  let offset = 0;
-  let buffered = 0;
-  let ended = false;
+  return new ChunkedEnvelopeReader(options.maxMessageBytes ?? 16 * 1024 * 1024);
+}
 
-  const byteAt = (index: number): number => {
-    let position = offset + index;
+/**
+ * The reader of {@link createEnvelopeReader}. A class rather than closures: every open Run has one, a parked turn's
+ * for minutes, and one object with prototype methods holds less than a context and five closures.
+ */
+class ChunkedEnvelopeReader implements EnvelopeReader {
+  /**
+   * Unread bytes: the chunks as they arrived, the first one read up to `offset`. Chunks are never concatenated, so a
+   * large frame arriving in many chunks costs one copy of its bytes (concatenating on every chunk was quadratic).
+   */
+  private readonly chunks: Uint8Array[] = [];
+  private offset = 0;
+  private buffered = 0;
+  private ended = false;
+
+  constructor(private readonly max: number) {}
+
+  push(chunk: Uint8Array): Envelope[] {
+    if (this.ended) throw new EnvelopeError("Envelope reader received data after the end of the stream.");
+    if (chunk.length > 0) {
+      this.chunks.push(chunk);
+      this.buffered += chunk.length;
+    }
+    const out: Envelope[] = [];
+    for (let frame = this.take(); frame !== undefined; frame = this.take()) out.push(frame);
+    return out;
+  }
+
+  end(): void {
+    this.ended = true;
+    if (this.buffered > 0) {
+      throw new EnvelopeError(`Stream ended inside a frame (${this.buffered} trailing bytes): the frame is truncated.`);
+    }
+  }
+
+  private byteAt(index: number): number {
+    const chunks = this.chunks;
+    let position = this.offset + index;
     let k = 0;
     for (let chunk = chunks[k]; chunk !== undefined && position >= chunk.length; chunk = chunks[++k]) {
       position -= chunk.length;
     }
     return chunks[k]?.[position] ?? 0;
-  };
+  }
 
   /** Consumes `count` bytes; with `into`, copies them there. */
-  const consume = (count: number, into?: Uint8Array): void => {
+  private consume(count: number, into?: Uint8Array): void {
+    const chunks = this.chunks;
     let done = 0;
     while (done < count) {
       const chunk = chunks[0];
       if (chunk === undefined) break;
-      const step = Math.min(chunk.length - offset, count - done);
-      into?.set(chunk.subarray(offset, offset + step), done);
+      const step = Math.min(chunk.length - this.offset, count - done);
+      into?.set(chunk.subarray(this.offset, this.offset + step), done);
       done += step;
-      offset += step;
-      if (offset === chunk.length) {
+      this.offset += step;
+      if (this.offset === chunk.length) {
         chunks.shift();
-        offset = 0;
+        this.offset = 0;
       }
     }
-    buffered -= count;
-  };
+    this.buffered -= count;
+  }
 
-  const take = (): Envelope | undefined => {
-    if (buffered < HEADER_BYTES) return undefined;
-    const flags = byteAt(0);
+  private take(): Envelope | undefined {
+    if (this.buffered < HEADER_BYTES) return undefined;
+    const flags = this.byteAt(0);
     if ((flags & ~KNOWN_FLAGS) !== 0) {
       throw new EnvelopeError(`Invalid envelope flags 0x${flags.toString(16).padStart(2, "0")}: not a Connect frame.`);
     }
-    const length = ((byteAt(1) << 24) >>> 0) + (byteAt(2) << 16) + (byteAt(3) << 8) + byteAt(4);
+    const length = ((this.byteAt(1) << 24) >>> 0) + (this.byteAt(2) << 16) + (this.byteAt(3) << 8) + this.byteAt(4);
+    const max = this.max;
     if (length > max) {
       throw new EnvelopeError(`Envelope declares ${length} bytes, more than the ${max}-byte limit.`);
     }
-    if (buffered < HEADER_BYTES + length) return undefined;
-    consume(HEADER_BYTES);
+    if (this.buffered < HEADER_BYTES + length) return undefined;
+    this.consume(HEADER_BYTES);
     // Always a fresh copy (never a view of a chunk): decoded `bytes` fields must not pin the network chunks.
     const payload = new Uint8Array(length);
-    consume(length, payload);
+    this.consume(length, payload);
     return { flags, data: (flags & FLAG_COMPRESSED) !== 0 ? gunzip(payload, max) : payload };
-  };
-
-  return {
-    push(chunk) {
-      if (ended) throw new EnvelopeError("Envelope reader received data after the end of the stream.");
-      if (chunk.length > 0) {
-        chunks.push(chunk);
-        buffered += chunk.length;
-      }
-      const out: Envelope[] = [];
-      for (let frame = take(); frame !== undefined; frame = take()) out.push(frame);
-      return out;
-    },
-    end() {
-      ended = true;
-      if (buffered > 0) {
-        throw new EnvelopeError(`Stream ended inside a frame (${buffered} trailing bytes): the frame is truncated.`);
-      }
-    },
-  };
+  }
 }
 
 function gunzip(payload: Uint8Array, max: number): Uint8Array {
