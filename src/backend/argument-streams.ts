@@ -47,8 +47,11 @@ function isForming(call: StreamingCall | undefined): call is StreamingCall & { t
 export class ArgumentStreams {
   /** By the updates' envelope `call_id`. */
   private readonly calls = new Map<string, StreamingCall>();
-  /** The `McpArgs.tool_call_id`s of calls whose `mcp_args` came before any of their arguments reached the caller. */
-  private readonly completedFirst = new Set<string>();
+  /**
+   * The `McpArgs.tool_call_id`s of calls whose `mcp_args` came before any of their arguments reached the caller. Made
+   * by the first such call: most Runs have none, and a parked turn keeps its Run's streams for minutes.
+   */
+  private completedFirst: Set<string> | undefined;
   /**
    * Calls whose arguments reached the caller and whose `mcp_args` has not arrived yet (nor a completion that closes
    * them): the segment must not end while one is forming, or the caller would get it half-written.
@@ -72,7 +75,7 @@ export class ArgumentStreams {
     if (callId === "") return undefined;
     let call = this.calls.get(callId);
     if (call === undefined) {
-      const claimed = this.completedFirst.has(callId);
+      const claimed = this.completedFirst?.has(callId) === true;
       call = { callerName: undefined, toolCallId: undefined, argsIds: undefined, text: "", sent: "", claimed };
       this.calls.set(callId, call);
     }
@@ -86,7 +89,7 @@ export class ArgumentStreams {
       // Its `mcp_args` came first (T3), under the id only this update links to the envelope's: the call went out
       // complete then, so nothing of it streams, and pieces already shown (the updates before named no id) are
       // dropped.
-      if (this.completedFirst.has(args.toolCallId)) {
+      if (this.completedFirst?.has(args.toolCallId) === true) {
         if (call.toolCallId === undefined) call.claimed = true;
         else this.drop(call, "its mcp_args came before it streamed");
       }
@@ -143,6 +146,7 @@ export class ArgumentStreams {
    */
   private claimUnstreamed(argsToolCallId: string): void {
     if (argsToolCallId === "") return;
+    this.completedFirst ??= new Set();
     this.completedFirst.add(argsToolCallId);
     for (const call of this.calls.values()) {
       if (call.toolCallId === undefined && call.argsIds?.has(argsToolCallId) === true) call.claimed = true;
