@@ -14,6 +14,7 @@ import { EnvelopeError } from "../connect/envelope.js";
 import { toProxyError } from "./error-mapping.js";
 import { decodeStreamingMessage } from "./streaming-decode.js";
 import { encodeStreamingMessage } from "./streaming-encode.js";
+import { decodeToolMessage } from "./tool-decode.js";
 import { decodeTurnMessage } from "./turn-decode.js";
 
 /** One open Run, over HTTP/2 (`Run`) or HTTP/1.1 (`RunSSE` + `BidiAppend`). */
@@ -99,12 +100,17 @@ export function linkSignal(signal: AbortSignal | undefined, abort: (reason: unkn
 
 /**
  * Decodes one server frame's payload; `method` names the call in the error (`Run`, `RunSSE`). Text and token deltas
- * and heartbeats, and the other messages of a plain turn, take reflection-free paths with the same result
- * (streaming-decode.ts, turn-decode.ts).
+ * and heartbeats, the other messages of a plain turn, and those of a client tool call take reflection-free paths with
+ * the same result (streaming-decode.ts, turn-decode.ts, tool-decode.ts).
  */
 export function decodeServerMessage(data: Uint8Array, method: string): AgentServerMessage {
   try {
-    return decodeStreamingMessage(data) ?? decodeTurnMessage(data) ?? fromBinary(AgentServerMessageSchema, data);
+    return (
+      decodeStreamingMessage(data) ??
+      decodeTurnMessage(data) ??
+      decodeToolMessage(data) ??
+      fromBinary(AgentServerMessageSchema, data)
+    );
   } catch (error) {
     throw new EnvelopeError(`${method} frame is not a valid agent.v1.AgentServerMessage.`, error);
   }
