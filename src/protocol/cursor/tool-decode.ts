@@ -9,7 +9,11 @@
  * A parked tool request decoded about 50 KB of reflection objects for these messages.
  */
 import type { AgentServerMessage } from "../../gen/agent/v1/agent_pb.js";
-import type { InteractionUpdate } from "../../gen/agent/v1/interaction_pb.js";
+import type {
+  InteractionUpdate,
+  PartialToolCallUpdate,
+  ToolCallStartedUpdate,
+} from "../../gen/agent/v1/interaction_pb.js";
 import type { McpArgs } from "../../gen/agent/v1/mcp_pb.js";
 import type { McpToolCall, ToolCall } from "../../gen/agent/v1/tool_calls_pb.js";
 import { ProtoReader } from "./proto-reader.js";
@@ -90,16 +94,14 @@ function partialToolCall(r: ProtoReader, end: number): InteractionUpdate["messag
   if (argsTextDelta === undefined) return undefined;
   const modelCallId = stringField(r, 0x22, end);
   if (modelCallId === undefined || r.at !== end) return undefined;
-  return {
-    case: "partialToolCall",
-    value: {
-      $typeName: "agent.v1.PartialToolCallUpdate",
-      callId,
-      argsTextDelta,
-      modelCallId,
-      ...(call === null ? {} : { toolCall: call }),
-    },
+  const value: PartialToolCallUpdate = {
+    $typeName: "agent.v1.PartialToolCallUpdate",
+    callId,
+    argsTextDelta,
+    modelCallId,
   };
+  if (call !== null) value.toolCall = call;
+  return { case: "partialToolCall", value };
 }
 
 /** `ToolCallStartedUpdate` (2): call_id (1), tool_call (2), model_call_id (3). */
@@ -110,15 +112,9 @@ function toolCallStarted(r: ProtoReader, end: number): InteractionUpdate["messag
   if (call === undefined) return undefined;
   const modelCallId = stringField(r, 0x1a, end);
   if (modelCallId === undefined || r.at !== end) return undefined;
-  return {
-    case: "toolCallStarted",
-    value: {
-      $typeName: "agent.v1.ToolCallStartedUpdate",
-      callId,
-      modelCallId,
-      ...(call === null ? {} : { toolCall: call }),
-    },
-  };
+  const value: ToolCallStartedUpdate = { $typeName: "agent.v1.ToolCallStartedUpdate", callId, modelCallId };
+  if (call !== null) value.toolCall = call;
+  return { case: "toolCallStarted", value };
 }
 
 /** `ToolRequestsListedUpdate` (27): its call_count (1, a uint32). */
