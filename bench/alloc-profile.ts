@@ -4,7 +4,10 @@
  * collected since, so the sum is what was allocated, not what survived). Prints bytes per request and the largest
  * allocation sites (self bytes per request, function and source position in dist/).
  *
- * Usage: `npx tsx bench/alloc-profile.ts [--concurrency=1] [--n=2000] [--warmup=1500] [--top=30] [--bin=<checkout>/bin/cursor-bridge.js]`
+ * With `--tool`, each request is instead answered by one client tool call and parks on it (the `read` tool of
+ * bench/workload.ts, a new conversation each time; every request stays parked until serve exits).
+ *
+ * Usage: `npx tsx bench/alloc-profile.ts [--tool] [--concurrency=1] [--n=2000] [--warmup=1500] [--top=30] [--bin=<checkout>/bin/cursor-bridge.js]`
  */
 
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
@@ -13,6 +16,7 @@ import { join } from "node:path";
 import { startRemoteEmulator } from "./remote-emulator.js";
 import { startServe } from "./serve-process.js";
 import { streamCompletion } from "./sse-client.js";
+import { OPENAI_TOOLS } from "./workload.js";
 
 const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const concurrency = Number(option("concurrency") ?? 1);
@@ -20,6 +24,13 @@ const n = Number(option("n") ?? 2000);
 const warmup = Number(option("warmup") ?? 1500);
 const top = Number(option("top") ?? 30);
 const short = { model: "auto", messages: [{ role: "user", content: "[[emu:tokens 1]] [[emu:rate 5000]] probe" }] };
+const tool = process.argv.includes("--tool");
+let requests = 0;
+const body = () => {
+  if (!tool) return short;
+  const content = `Check file ${++requests} [[emu:tool read {"filePath":"/repo/file-${requests}.ts"}]]`;
+  return { model: "auto", messages: [{ role: "user", content }], tools: OPENAI_TOOLS };
+};
 
 interface Node {
   callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
@@ -40,7 +51,10 @@ const run = async (count: number) => {
   let left = count;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (left-- > 0) await streamCompletion(serve.baseURL, short);
+      while (left-- > 0) {
+        const r = await streamCompletion(serve.baseURL, body());
+        if (tool && r.finishReason !== "tool_calls") throw new Error(`did not park (finish_reason ${r.finishReason})`);
+      }
     }),
   );
 };
@@ -69,7 +83,7 @@ const walk = (node: Node, caller: string) => {
   for (const child of node.children) walk(child, url === "" ? caller : here);
 };
 walk(root, "(root)");
-console.log(`${option("bin") ?? "this checkout"}: ${concurrency} concurrent, ${n} requests`);
+console.log(`${option("bin") ?? "this checkout"}: ${concurrency} concurrent, ${n} ${tool ? "tool-call " : ""}requests`);
 console.log(`allocated per request: ${(total / n / 1024).toFixed(1)} KB`);
 for (const [key, bytes] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, top)) {
   console.log(`${(bytes / n / 1024).toFixed(2).padStart(8)} KB  ${key}`);
