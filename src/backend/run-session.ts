@@ -2,8 +2,9 @@
  * One open Run stream of a turn (docs/protocol.md §4.4): a pump reads every server message, answers KV, exec,
  * interaction queries and control messages at once, and hands caller-visible items to the turn through a
  * {@link TurnChannel}. It owns the stream's timers: client heartbeats every 5 s (§4.2) plus exec heartbeats for
- * pending calls (§5.1), the stall watchdog (server heartbeats are not progress, §4.2), the tool-call batch window,
- * and the idle check of a step whose listed calls have not all come.
+ * pending calls (§5.1) and the stall watchdog (server heartbeats are not progress, §4.2). When the segment pauses on a
+ * step's tool calls (the tool-call batch window, the idle check of a step whose listed calls have not all come) is its
+ * {@link StepPause}'s to decide.
  */
 import { create, toBinary } from "@bufbuild/protobuf";
 import {
@@ -17,7 +18,6 @@ import {
 } from "../gen/agent/v1/conversation_state_pb.js";
 import type { InteractionUpdate } from "../gen/agent/v1/interaction_pb.js";
 import type { KvServerMessage } from "../gen/agent/v1/kv_pb.js";
-import type { ToolCall } from "../gen/agent/v1/tool_calls_pb.js";
 import { checkpointBytes, type RunStream } from "../protocol/cursor/cursor-api.js";
 import type { BlobStore } from "../stores/types.js";
 import { ProxyError } from "../util/errors.js";
@@ -28,6 +28,7 @@ import { type ExecContext, execHeartbeat, handleExec, type PendingCall, resultRe
 import { answerInteractionQuery, INTERACTION_REJECTION_REASON, modeSwitchRequestOf } from "./interaction-query.js";
 import { getBlobAnswer, setBlobAnswer } from "./kv-answer.js";
 import type { ToolOutput } from "./native-results.js";
+import { StepPause, type StepPauseHost } from "./step-pause.js";
 import { subagentSteps, taskOf } from "./subagent-steps.js";
 import { execToolCallId, todosOf } from "./surface-exec.js";
 import { SurfaceExecRunner } from "./surface-exec-runner.js";
@@ -38,9 +39,6 @@ import { WebToolPolicy, webFetchEvent, webSearchEvent } from "./web-tools.js";
 
 /** How often current clients heartbeat a running exec (cursor-protocol-addendum-2.md §6). */
 const EXEC_HEARTBEAT_INTERVAL_MS = 3000;
-
-/** Default of {@link SessionTimings.listedCallsIdleMs}. */
-export const DEFAULT_LISTED_CALLS_IDLE_MS = 3000;
 
 /** Timing knobs of a session. */
 export interface SessionTimings {
@@ -56,7 +54,7 @@ export interface SessionTimings {
   /**
    * While fewer of a step's calls than `tool_requests_listed.call_count` said are in, and calls are waiting for the
    * caller: no real progress for this long hands those out (docs/protocol.md §4.6). Any progress (the next call
-   * forming, its argument deltas, tokens) restarts it. @default 3000 ({@link DEFAULT_LISTED_CALLS_IDLE_MS})
+   * forming, its argument deltas, tokens) restarts it. @default 3000 (`DEFAULT_LISTED_CALLS_IDLE_MS`, step-pause.ts)
    */
   listedCallsIdleMs?: number;
 }
@@ -81,7 +79,7 @@ const message = (init: Parameters<typeof create<typeof AgentClientMessageSchema>
   create(AgentClientMessageSchema, init);
 
 /** The pump, replies and timers of one Run stream. */
-export class RunSession implements DropListener {
+export class RunSession implements DropListener, StepPauseHost {
   /** Calls awaiting the caller's results, by tool-call id, in arrival order. */
   readonly pending = new Map<string, PendingCall>();
   /**
@@ -106,45 +104,21 @@ export class RunSession implements DropListener {
   /** Started by the first exec that runs (most turns run none: no timer per turn for them). */
   private execHeartbeat: ReturnType<typeof setInterval> | undefined;
   private stallTimer: ReturnType<typeof setTimeout> | undefined;
-  /** `performance.now()` of the last real progress; the watchdog compares against it instead of re-arming. */
-  private lastProgressAt = 0;
-  private batchTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Counts windows armed and cancelled, so a window's deferred end that another call overtook does nothing. */
-  private windowGeneration = 0;
-  /**
-   * `tool_requests_listed.call_count` of the current step (cursor-protocol-addendum-2.md §4) and the step's calls in
-   * since: handed to the caller, answered here (a native tool the caller has no equivalent of), or completed without
-   * an exec. While fewer are in, no batch window cuts the step short: the segment pauses once all are in (or the step
-   * completes, or Cursor makes no progress for a while, {@link armListedIdleCheck}). The window is the fallback only
-   * when Cursor does not say.
-   */
-  private listedCalls: number | undefined;
-  private callsSinceListed = 0;
-  /**
-   * The idle check of a step whose listed calls have not all come ({@link armListedIdleCheck}): one timer, armed when
-   * the wait starts and re-armed from the last progress when it fires, as the stall watchdog is.
-   */
-  private listedIdleTimer: ReturnType<typeof setTimeout> | undefined;
-  /**
-   * The ids of the tool calls that came as execs on this Run (their args' `tool_call_id`, and the call id of those
-   * handed to the caller): a completion naming none of them is a call Cursor ran without one (§4.6).
-   */
-  private readonly execCallIds = new Set<string>();
-  /** Calls were handed to the caller since the last pause: the segment is to end once the step's calls are all in. */
-  private awaitingPause = false;
-  /** The last `step_started`'s id, and the step the calls awaiting a pause came in (addendum 2 §4). */
-  private currentStep: bigint | undefined;
-  private callsStep: bigint | undefined;
+  /** `performance.now()` of the last real progress; the watchdogs compare against it instead of re-arming. */
+  lastProgressAt = 0;
   private stallActive = false;
   private closed = false;
   /** Execs the turn's surface executor runs (ACP); undefined without one. */
   private readonly surfaceExecs: SurfaceExecRunner | undefined;
   /** Client tool calls whose arguments stream before their exec. */
   private readonly argumentStreams: ArgumentStreams;
+  /** When the segment pauses on a step's tool calls. */
+  private readonly stepPause: StepPause;
   readonly done: Promise<void>;
 
   constructor(private readonly options: RunSessionOptions) {
     this.argumentStreams = new ArgumentStreams(options.exec, this);
+    this.stepPause = new StepPause(this, options.timings, options.logger);
     const executor = options.exec.executor;
     this.surfaceExecs =
       executor === undefined
@@ -162,6 +136,10 @@ export class RunSession implements DropListener {
 
   get stream(): RunStream {
     return this.options.stream;
+  }
+
+  get formingCalls(): number {
+    return this.argumentStreams.open;
   }
 
   /** Starts (or stops) the stall watchdog: on while the caller waits for output, off while parked. */
@@ -234,8 +212,7 @@ export class RunSession implements DropListener {
     clearInterval(this.heartbeat);
     clearInterval(this.execHeartbeat);
     this.clearStallCheck();
-    this.cancelBatchWindow();
-    this.clearListedIdleCheck();
+    this.stepPause.close();
     this.options.stream.abort(reason);
   }
 
@@ -253,8 +230,7 @@ export class RunSession implements DropListener {
       this.options.channel.fail(this.closed ? mapped : (unexpectedCancelAsConnectionLoss(mapped) as ProxyError));
     } finally {
       this.clearStallCheck();
-      this.cancelBatchWindow();
-      this.clearListedIdleCheck();
+      this.stepPause.stop();
     }
   }
 
@@ -287,14 +263,10 @@ export class RunSession implements DropListener {
       // Only a call's arguments that stopped forming, or calls Cursor listed that never came (when the idle check
       // did not end that wait first), hold back calls that are complete: hand those out instead (Cursor may be
       // waiting for their results).
-      if (
-        this.awaitingPause &&
-        (this.argumentStreams.open > 0 || this.listedCalls !== undefined) &&
-        this.pending.size > 0
-      ) {
-        this.listedCallsMissing({ stallTimeoutMs: ms });
+      if (this.stepPause.holdsCompleteCalls()) {
+        this.stepPause.listedCallsMissing({ stallTimeoutMs: ms });
         this.argumentStreams.dropAll("the stream stalled");
-        this.pauseNow();
+        this.stepPause.pauseNow();
         this.progress();
         this.armStallCheck(ms);
         return;
@@ -309,56 +281,6 @@ export class RunSession implements DropListener {
   private clearStallCheck(): void {
     clearTimeout(this.stallTimer);
     this.stallTimer = undefined;
-  }
-
-  /** Calls are waiting for the caller while fewer of the step's calls than Cursor listed are in. */
-  private waitingForListedCalls(): boolean {
-    return this.awaitingPause && this.listedCalls !== undefined && this.pending.size > 0;
-  }
-
-  /**
-   * Listed calls that never come must not hold the calls that did until the stall watchdog: Cursor streams a call as
-   * it forms it (partial tool calls, argument deltas, tokens), so once it made no progress for the idle period while
-   * listed calls are missing, the count will not be met and the calls that came are handed out. Any progress before
-   * then keeps the wait going, so calls far apart still reach the caller as one message. One timer: armed when the
-   * wait starts, and when it fires re-armed for what is left after the last progress (the message loop only stamps
-   * {@link lastProgressAt}). The check runs after the event loop's I/O, as the batch window's end does, so a loop
-   * that was busy past the period first reads what Cursor sent in time. A call still forming in front of the caller
-   * holds the segment by itself (§4.6); its end calls {@link callsMayBeIn}, which arms this check again.
-   */
-  private armListedIdleCheck(delayMs: number): void {
-    this.listedIdleTimer = setTimeout(() => {
-      setImmediate(() => {
-        this.listedIdleTimer = undefined;
-        if (this.closed || !this.waitingForListedCalls() || this.argumentStreams.open > 0) return;
-        const ms = this.options.timings.listedCallsIdleMs ?? DEFAULT_LISTED_CALLS_IDLE_MS;
-        const remaining = this.lastProgressAt + ms - performance.now();
-        // Timers have millisecond resolution: under 1 ms left counts as elapsed.
-        if (remaining >= 1) {
-          this.armListedIdleCheck(Math.ceil(remaining));
-          return;
-        }
-        this.listedCallsMissing({ idleMs: ms });
-        this.pauseNow();
-      });
-    }, delayMs);
-  }
-
-  private clearListedIdleCheck(): void {
-    clearTimeout(this.listedIdleTimer);
-    this.listedIdleTimer = undefined;
-  }
-
-  /** The step's listed calls are given up on (the idle check, or the stall watchdog): the calls that came go out. */
-  private listedCallsMissing(after: { idleMs: number } | { stallTimeoutMs: number }): void {
-    const listed = this.listedCalls;
-    if (listed === undefined) return;
-    this.listedCalls = undefined;
-    this.options.logger.warn("Cursor listed more tool calls for the step than came; handing out those that did", {
-      listed,
-      came: this.callsSinceListed,
-      ...after,
-    });
   }
 
   private sendHeartbeats(): void {
@@ -401,10 +323,10 @@ export class RunSession implements DropListener {
         const outcome = handleExec(m.value, this.options.exec, this.argumentStreams);
         // Only a tool's exec names a tool call (the request context and hooks do not).
         const execCallId = execToolCallId(m.value.message);
-        if (execCallId !== "") this.execCallIds.add(execCallId);
+        this.stepPause.execCame(execCallId);
         if (outcome.kind === "answered") {
           // A tool call refused here (no equivalent among the caller's tools) is one of the step's calls, in.
-          if (execCallId !== "") this.unseenCallIn();
+          if (execCallId !== "") this.stepPause.unseenCallIn();
           return this.send(outcome.replies);
         }
         this.startExecHeartbeats();
@@ -417,12 +339,9 @@ export class RunSession implements DropListener {
           return;
         }
         this.options.exec.takenToolCallIds.add(outcome.call.toolCallId);
-        if (outcome.call.cursorCallId !== "") this.execCallIds.add(outcome.call.cursorCallId);
         this.pending.set(outcome.call.toolCallId, outcome.call);
         this.options.channel.push({ type: "event", event: outcome.event });
-        if (!this.awaitingPause) this.callsStep = this.currentStep;
-        this.awaitingPause = true;
-        this.stepCallIn();
+        this.stepPause.callHandedOut(outcome.call.cursorCallId);
         return;
       }
       case "conversationCheckpointUpdate": {
@@ -495,8 +414,7 @@ export class RunSession implements DropListener {
       case "toolCallCompleted": {
         this.openCalls.delete(u.value.callId);
         this.closeArguments(u.value.callId);
-        // A call that ran without an exec (Cursor's own tools, or one it gave up forming) is one of the step's calls.
-        if (!this.cameAsExec(u.value.callId, u.value.toolCall)) this.unseenCallIn();
+        this.stepPause.callCompleted(u.value.callId, u.value.toolCall);
         const task = taskOf(u.value.toolCall);
         if (task !== undefined) {
           const step = { kind: "ended" as const, failed: task.failed };
@@ -550,24 +468,17 @@ export class RunSession implements DropListener {
         const event = this.argumentStreams.update(u.value.callId, tool.value, argsText);
         if (event !== undefined) channel.push({ type: "event", event });
         // The update may drop a call shown forming (its `mcp_args` came first).
-        this.releaseHeldPause(open);
+        this.stepPause.releaseHeldPause(open);
         return;
       }
       case "toolRequestsListed":
-        this.listedCalls = u.value.callCount > 0 ? u.value.callCount : undefined;
-        this.callsSinceListed = 0;
+        this.stepPause.listed(u.value.callCount);
         return;
       case "stepStarted":
-        this.currentStep = u.value.stepId;
+        this.stepPause.stepStarted(u.value.stepId);
         return;
       case "stepCompleted":
-        // The step the waiting calls came in is over, so it makes no more calls: pause without the window. Where
-        // Cursor sends this (before or after the results, before or after a forming call's `mcp_args`) is not known;
-        // after them, nothing is waiting for it. A call still forming is not dropped here: its `mcp_args` may follow.
-        if (this.awaitingPause && this.callsStep !== undefined && u.value.stepId === this.callsStep) {
-          this.listedCalls = undefined;
-          this.pauseNow();
-        }
+        this.stepPause.stepCompleted(u.value.stepId);
         return;
       case "routedModel":
         if (u.value.displayName !== "") {
@@ -595,9 +506,7 @@ export class RunSession implements DropListener {
   private settle(call: PendingCall, explanation: string): void {
     this.pending.delete(call.toolCallId);
     this.settled.set(call.toolCallId, explanation);
-    this.cancelBatchWindow();
-    this.awaitingPause = false;
-    this.options.channel.push({ type: "pause" });
+    this.stepPause.pauseAtOnce();
     this.options.logger.info("Cursor closed a tool call before its result arrived", {
       toolCallId: call.toolCallId,
       explanation,
@@ -618,80 +527,8 @@ export class RunSession implements DropListener {
     return setBlobAnswer(kv.id);
   }
 
-  /** One of the step's calls is in: the segment ends once all are ({@link callsMayBeIn}). */
-  private stepCallIn(): void {
-    this.callsSinceListed++;
-    this.callsMayBeIn();
-  }
-
-  /**
-   * A call of the step that the caller will not get is in. It counts toward `call_count` only: without a count it
-   * leaves the batch window alone, as it always did.
-   */
-  private unseenCallIn(): void {
-    if (this.listedCalls !== undefined) this.stepCallIn();
-  }
-
-  /**
-   * Ends the segment on the calls handed out once the step's calls are all in: at once when Cursor listed them all
-   * (`call_count`), else after the batch window. While a listed call is still to come, no window runs: the step's
-   * calls reach the caller as one message however far apart they come, unless Cursor goes idle first
-   * ({@link armListedIdleCheck}).
-   */
-  private callsMayBeIn(): void {
-    if (this.listedCalls !== undefined && this.callsSinceListed >= this.listedCalls) {
-      this.listedCalls = undefined;
-      if (this.awaitingPause) this.pauseNow();
-    } else if (this.awaitingPause) {
-      if (this.listedCalls === undefined) this.armBatchWindow();
-      else {
-        this.cancelBatchWindow();
-        if (this.listedIdleTimer === undefined && this.pending.size > 0) {
-          this.armListedIdleCheck(this.options.timings.listedCallsIdleMs ?? DEFAULT_LISTED_CALLS_IDLE_MS);
-        }
-      }
-    }
-  }
-
-  /** A completed call came as an exec on this Run: by its envelope id or by the id its args carry (§4.10). */
-  private cameAsExec(callId: string, toolCall: ToolCall | undefined): boolean {
-    if (this.execCallIds.has(callId)) return true;
-    const argsId = toolCall === undefined ? "" : argsToolCallId(toolCall);
-    return argsId !== "" && this.execCallIds.has(argsId);
-  }
-
-  /**
-   * Without `call_count`: the server batches a step's tool calls within 30 ms; the segment pauses once the window
-   * (40 ms) passes quietly. Its end is decided after the event loop's I/O: a loop that was busy past the window runs
-   * the due timer before it reads the sockets, and a call Cursor sent within the window may still wait unread; it then
-   * joins the batch.
-   */
-  private armBatchWindow(): void {
-    this.cancelBatchWindow();
-    const generation = this.windowGeneration;
-    this.batchTimer = setTimeout(() => {
-      // Drop the fired timer so a parked session does not keep it.
-      this.batchTimer = undefined;
-      setImmediate(() => {
-        if (generation === this.windowGeneration) this.pauseNow();
-      });
-    }, this.options.timings.toolBatchWindowMs);
-  }
-
-  private cancelBatchWindow(): void {
-    clearTimeout(this.batchTimer);
-    this.batchTimer = undefined;
-    this.windowGeneration++;
-  }
-
-  /**
-   * Ends the segment on the calls handed out, unless a client tool's arguments are still forming in front of the
-   * caller: that call's `mcp_args` (or a completion closing it) ends the wait instead (§4.6).
-   */
-  private pauseNow(): void {
-    this.cancelBatchWindow();
-    if (this.argumentStreams.open > 0) return;
-    this.awaitingPause = false;
+  /** Ends the segment on the calls handed out ({@link StepPause}). */
+  pushPause(): void {
     this.options.channel.push({ type: "pause" });
   }
 
@@ -708,11 +545,6 @@ export class RunSession implements DropListener {
   private closeArguments(callId: string): void {
     const open = this.argumentStreams.open;
     this.argumentStreams.complete(callId);
-    this.releaseHeldPause(open);
-  }
-
-  /** Calls stopped forming in front of the caller (`open` of them were before): the last one lets a held pause through. */
-  private releaseHeldPause(open: number): void {
-    if (open > 0 && this.argumentStreams.open === 0 && this.awaitingPause) this.callsMayBeIn();
+    this.stepPause.releaseHeldPause(open);
   }
 }
