@@ -1,8 +1,7 @@
 /**
  * One open Run stream of a turn (docs/protocol.md §4.4): a pump reads every server message, answers KV, exec,
  * interaction queries and control messages at once, and hands caller-visible items to the turn through a
- * {@link TurnChannel}. It owns the stream's timers: client heartbeats every 5 s (§4.2) plus exec heartbeats for
- * pending calls (§5.1) and the stall watchdog (server heartbeats are not progress, §4.2). When the segment pauses on a
+ * {@link TurnChannel}. Its heartbeats and stall watchdog are its {@link RunLiveness}'s; when the segment pauses on a
  * step's tool calls (the tool-call batch window, the idle check of a step whose listed calls have not all come) is its
  * {@link StepPause}'s to decide.
  */
@@ -24,10 +23,11 @@ import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import { ArgumentStreams, type DropListener, type DropReason } from "./argument-streams.js";
 import { argsToolCallId, completedToolOutcome } from "./completed-tool-call.js";
-import { type ExecContext, execHeartbeat, handleExec, type PendingCall, resultReplies } from "./exec-handler.js";
+import { type ExecContext, handleExec, type PendingCall, resultReplies } from "./exec-handler.js";
 import { answerInteractionQuery, INTERACTION_REJECTION_REASON, modeSwitchRequestOf } from "./interaction-query.js";
 import { getBlobAnswer, setBlobAnswer } from "./kv-answer.js";
 import type { ToolOutput } from "./native-results.js";
+import { RunLiveness, type RunLivenessHost } from "./run-liveness.js";
 import { StepPause, type StepPauseHost } from "./step-pause.js";
 import { subagentSteps, taskOf } from "./subagent-steps.js";
 import { execToolCallId, todosOf } from "./surface-exec.js";
@@ -36,9 +36,6 @@ import type { TurnChannel } from "./turn-channel.js";
 import { unexpectedCancelAsConnectionLoss } from "./turn-setup.js";
 import { type TurnEndedUsage, turnEndedUsage } from "./turn-usage.js";
 import { WebToolPolicy, webFetchEvent, webSearchEvent } from "./web-tools.js";
-
-/** How often current clients heartbeat a running exec (cursor-protocol-addendum-2.md §6). */
-const EXEC_HEARTBEAT_INTERVAL_MS = 3000;
 
 /** Timing knobs of a session. */
 export interface SessionTimings {
@@ -79,7 +76,7 @@ const message = (init: Parameters<typeof create<typeof AgentClientMessageSchema>
   create(AgentClientMessageSchema, init);
 
 /** The pump, replies and timers of one Run stream. */
-export class RunSession implements DropListener, StepPauseHost {
+export class RunSession implements DropListener, StepPauseHost, RunLivenessHost {
   /** Calls awaiting the caller's results, by tool-call id, in arrival order. */
   readonly pending = new Map<string, PendingCall>();
   /**
@@ -100,13 +97,10 @@ export class RunSession implements DropListener, StepPauseHost {
   turnUsage: TurnEndedUsage | undefined;
   /** `routed_model.display_name` (addendum 2 §4), when Cursor named the model a router picked. */
   routedModel: string | undefined;
-  private readonly heartbeat: ReturnType<typeof setInterval>;
-  /** Started by the first exec that runs (most turns run none: no timer per turn for them). */
-  private execHeartbeat: ReturnType<typeof setInterval> | undefined;
-  private stallTimer: ReturnType<typeof setTimeout> | undefined;
   /** `performance.now()` of the last real progress; the watchdogs compare against it instead of re-arming. */
   lastProgressAt = 0;
-  private stallActive = false;
+  /** Heartbeats and the stall watchdog. */
+  private readonly liveness: RunLiveness;
   private closed = false;
   /** Execs the turn's surface executor runs (ACP); undefined without one. */
   private readonly surfaceExecs: SurfaceExecRunner | undefined;
@@ -129,8 +123,7 @@ export class RunSession implements DropListener, StepPauseHost {
             // Only a failed send gets here (the Run's channel failed, which ends the turn by itself).
             (error) => this.options.logger.debug("An exec's answer could not be sent", { error }),
           );
-    this.heartbeat = setInterval(() => this.sendHeartbeats(), options.timings.heartbeatIntervalMs);
-    this.heartbeat.unref?.();
+    this.liveness = new RunLiveness(this, options.timings, this.surfaceExecs);
     this.done = this.pump();
   }
 
@@ -138,17 +131,14 @@ export class RunSession implements DropListener, StepPauseHost {
     return this.options.stream;
   }
 
+  /** Client tool calls whose arguments are forming in front of the caller ({@link StepPause}). */
   get formingCalls(): number {
     return this.argumentStreams.open;
   }
 
   /** Starts (or stops) the stall watchdog: on while the caller waits for output, off while parked. */
   setStallWatch(active: boolean): void {
-    this.stallActive = active;
-    if (active) {
-      this.lastProgressAt = performance.now();
-      if (this.stallTimer === undefined && !this.closed) this.armStallCheck(this.options.timings.stallTimeoutMs);
-    } else this.clearStallCheck();
+    this.liveness.setStallWatch(active);
   }
 
   /** Sends messages in order; a failed send fails the channel. */
@@ -209,9 +199,7 @@ export class RunSession implements DropListener, StepPauseHost {
     if (this.closed) return;
     this.closed = true;
     this.surfaceExecs?.close();
-    clearInterval(this.heartbeat);
-    clearInterval(this.execHeartbeat);
-    this.clearStallCheck();
+    this.liveness.close();
     this.stepPause.close();
     this.options.stream.abort(reason);
   }
@@ -229,80 +217,32 @@ export class RunSession implements DropListener, StepPauseHost {
       // A cancel we did not send is the server (or a proxy) resetting the stream: connection loss (turn-setup.ts).
       this.options.channel.fail(this.closed ? mapped : (unexpectedCancelAsConnectionLoss(mapped) as ProxyError));
     } finally {
-      this.clearStallCheck();
+      this.liveness.stop();
       this.stepPause.stop();
     }
   }
 
   /** Real progress (§4.2): only a timestamp, so a busy stream does not re-arm a timer per message. */
-  private progress(): void {
+  progress(): void {
     this.lastProgressAt = performance.now();
   }
 
-  /**
-   * One timer per stall period: when it fires, the watchdog fails the channel if nothing progressed for the whole
-   * timeout, and otherwise sleeps again until the timeout after the last progress.
-   */
-  private armStallCheck(delayMs: number): void {
-    this.stallTimer = setTimeout(() => {
-      this.stallTimer = undefined;
-      if (!this.stallActive || this.closed) return;
-      const ms = this.options.timings.stallTimeoutMs;
-      const remaining = this.lastProgressAt + ms - performance.now();
-      // An exec the surface runs (the editor asking its user, a long command) is the client's time, not a stall.
-      if ((this.surfaceExecs?.active ?? 0) > 0) {
-        this.progress();
-        this.armStallCheck(ms);
-        return;
-      }
-      // Timers have millisecond resolution: under 1 ms left counts as elapsed.
-      if (remaining >= 1) {
-        this.armStallCheck(Math.ceil(remaining));
-        return;
-      }
-      // Only a call's arguments that stopped forming, or calls Cursor listed that never came (when the idle check
-      // did not end that wait first), hold back calls that are complete: hand those out instead (Cursor may be
-      // waiting for their results).
-      if (this.stepPause.holdsCompleteCalls()) {
-        this.stepPause.listedCallsMissing({ stallTimeoutMs: ms });
-        this.argumentStreams.dropAll("the stream stalled");
-        this.stepPause.pauseNow();
-        this.progress();
-        this.armStallCheck(ms);
-        return;
-      }
-      this.options.logger.warn("Run stalled: no progress from Cursor", { stallTimeoutMs: ms });
-      this.options.channel.fail(
-        new ProxyError("timeout", `Cursor made no progress for ${ms} ms (heartbeats only).`, { detail: "stalled" }),
-      );
-    }, delayMs);
-  }
-
-  private clearStallCheck(): void {
-    clearTimeout(this.stallTimer);
-    this.stallTimer = undefined;
-  }
-
-  private sendHeartbeats(): void {
-    this.options.stream.send(message({ message: { case: "clientHeartbeat", value: {} } })).catch(() => undefined);
-  }
-
-  /** Heartbeats the running execs from now on, every 3 s (or the configured interval); once per session. */
-  private startExecHeartbeats(): void {
-    if (this.execHeartbeat !== undefined || this.closed) return;
-    const timings = this.options.timings;
-    const interval =
-      timings.execHeartbeatIntervalMs ?? Math.min(EXEC_HEARTBEAT_INTERVAL_MS, timings.heartbeatIntervalMs);
-    this.execHeartbeat = setInterval(() => this.sendExecHeartbeats(), interval);
-    this.execHeartbeat.unref?.();
-  }
-
-  /** One heartbeat for every exec still running: calls held by the caller, and the surface's execs. */
-  private sendExecHeartbeats(): void {
-    const beats: AgentClientMessage[] = [];
-    for (const call of this.pending.values()) beats.push(execHeartbeat(call.execId));
-    if (this.surfaceExecs !== undefined) beats.push(...this.surfaceExecs.heartbeats());
-    for (const beat of beats) this.options.stream.send(beat).catch(() => undefined);
+  /** No progress for `ms` while the caller waits ({@link RunLiveness}): true when held calls went out instead. */
+  stalled(ms: number): boolean {
+    // Only a call's arguments that stopped forming, or calls Cursor listed that never came (when the idle check
+    // did not end that wait first), hold back calls that are complete: hand those out instead (Cursor may be
+    // waiting for their results).
+    if (this.stepPause.holdsCompleteCalls()) {
+      this.stepPause.listedCallsMissing({ stallTimeoutMs: ms });
+      this.argumentStreams.dropAll("the stream stalled");
+      this.stepPause.pauseNow();
+      return true;
+    }
+    this.options.logger.warn("Run stalled: no progress from Cursor", { stallTimeoutMs: ms });
+    this.options.channel.fail(
+      new ProxyError("timeout", `Cursor made no progress for ${ms} ms (heartbeats only).`, { detail: "stalled" }),
+    );
+    return false;
   }
 
   private handle(item: AgentServerMessage): Promise<void> | undefined {
@@ -329,7 +269,7 @@ export class RunSession implements DropListener, StepPauseHost {
           if (execCallId !== "") this.stepPause.unseenCallIn();
           return this.send(outcome.replies);
         }
-        this.startExecHeartbeats();
+        this.liveness.startExecHeartbeats();
         if (outcome.kind === "run") {
           this.options.exec.takenToolCallIds.add(outcome.toolCallId);
           const start = () => this.surfaceExecs?.start(m.value, outcome.exec, outcome.toolCallId);
@@ -490,8 +430,7 @@ export class RunSession implements DropListener, StepPauseHost {
         // Nothing the turn still had forming will be completed.
         this.argumentStreams.dropAll("the turn ended");
         this.turnUsage = turnEndedUsage(u.value);
-        clearInterval(this.heartbeat);
-        clearInterval(this.execHeartbeat);
+        this.liveness.turnEnded();
         channel.push({ type: "turn-ended" });
         return;
       default:
