@@ -23,6 +23,7 @@ import { ProxyError } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
 import { ArgumentStreams, type DropListener, type DropReason } from "./argument-streams.js";
 import { argsToolCallId, completedToolOutcome } from "./completed-tool-call.js";
+import { completedCursorToolEvent } from "./cursor-tool-events.js";
 import { type ExecContext, handleExec, type PendingCall, resultReplies } from "./exec-handler.js";
 import { answerInteractionQuery, INTERACTION_REJECTION_REASON, modeSwitchRequestOf } from "./interaction-query.js";
 import { getBlobAnswer, setBlobAnswer } from "./kv-answer.js";
@@ -35,7 +36,7 @@ import { SurfaceExecRunner } from "./surface-exec-runner.js";
 import type { TurnChannel } from "./turn-channel.js";
 import { unexpectedCancelAsConnectionLoss } from "./turn-setup.js";
 import { type TurnEndedUsage, turnEndedUsage } from "./turn-usage.js";
-import { WebToolPolicy, webFetchEvent, webSearchEvent } from "./web-tools.js";
+import type { WebToolPolicy } from "./web-tools.js";
 
 /** Timing knobs of a session. */
 export interface SessionTimings {
@@ -355,30 +356,15 @@ export class RunSession implements DropListener, StepPauseHost, RunLivenessHost 
         this.openCalls.delete(u.value.callId);
         this.closeArguments(u.value.callId);
         this.stepPause.callCompleted(u.value.callId, u.value.toolCall);
-        const task = taskOf(u.value.toolCall);
-        if (task !== undefined) {
-          const step = { kind: "ended" as const, failed: task.failed };
-          channel.push({ type: "event", event: { type: "subagent", taskCallId: u.value.callId, step } });
+        // A subagent's end, a web search's or fetch's outcome (a todos call is not one of these).
+        const event = completedCursorToolEvent(u.value.callId, u.value.toolCall, this.options.web);
+        if (event !== undefined) {
+          channel.push({ type: "event", event });
           return;
         }
         const todos = this.options.exec.executor?.onTodos === undefined ? undefined : todosOf(u.value.toolCall);
         if (todos !== undefined) this.options.exec.executor?.onTodos?.(todos);
         // Server-side tool failures (read/edit errors, web search, task, todos, lints…) decode; say what failed.
-        const tool = u.value.toolCall?.tool;
-        if (tool?.case === "webSearchToolCall") {
-          channel.push({
-            type: "event",
-            event: webSearchEvent(u.value.callId, tool.value, this.options.web ?? new WebToolPolicy(undefined)),
-          });
-          return;
-        }
-        if (tool?.case === "webFetchToolCall") {
-          channel.push({
-            type: "event",
-            event: webFetchEvent(u.value.callId, tool.value, this.options.web ?? new WebToolPolicy(undefined)),
-          });
-          return;
-        }
         const outcome = u.value.toolCall === undefined ? undefined : completedToolOutcome(u.value.toolCall);
         if (outcome?.isError !== true) return;
         this.options.logger.debug("Cursor reports a failed tool call", { ...outcome });
