@@ -15,7 +15,8 @@ import {
   type ConversationStateStructure,
   ConversationStateStructureSchema,
 } from "../gen/agent/v1/conversation_state_pb.js";
-import type { InteractionUpdate } from "../gen/agent/v1/interaction_pb.js";
+import type { ExecServerMessage } from "../gen/agent/v1/exec_pb.js";
+import type { InteractionUpdate, ToolCallCompletedUpdate } from "../gen/agent/v1/interaction_pb.js";
 import type { KvServerMessage } from "../gen/agent/v1/kv_pb.js";
 import { checkpointBytes, type RunStream } from "../protocol/cursor/cursor-api.js";
 import type { BlobStore } from "../stores/types.js";
@@ -72,6 +73,9 @@ export interface RunSessionOptions {
   /** Called when Cursor names the model a router picked (`routed_model`, addendum 2 §4). */
   onRoutedModel?(displayName: string): void;
 }
+
+/** A `partial_tool_call` or `tool_call_started`. */
+type FormingUpdate = Extract<InteractionUpdate["message"], { case: "partialToolCall" | "toolCallStarted" }>;
 
 const message = (init: Parameters<typeof create<typeof AgentClientMessageSchema>>[1]) =>
   create(AgentClientMessageSchema, init);
@@ -260,31 +264,8 @@ export class RunSession implements DropListener, StepPauseHost, RunLivenessHost 
         // inside send()).
         this.send([this.answerKv(m.value)]).catch(() => undefined);
         return;
-      case "execServerMessage": {
-        const outcome = handleExec(m.value, this.options.exec, this.argumentStreams);
-        // Only a tool's exec names a tool call (the request context and hooks do not).
-        const execCallId = execToolCallId(m.value.message);
-        this.stepPause.execCame(execCallId);
-        if (outcome.kind === "answered") {
-          // A tool call refused here (no equivalent among the caller's tools) is one of the step's calls, in.
-          if (execCallId !== "") this.stepPause.unseenCallIn();
-          return this.send(outcome.replies);
-        }
-        this.liveness.startExecHeartbeats();
-        if (outcome.kind === "run") {
-          this.options.exec.takenToolCallIds.add(outcome.toolCallId);
-          const start = () => this.surfaceExecs?.start(m.value, outcome.exec, outcome.toolCallId);
-          // An MCP call starts after its streamed arguments reached the surface (which shows them in order).
-          if (outcome.exec.kind === "mcp") this.options.channel.push({ type: "run", start });
-          else start();
-          return;
-        }
-        this.options.exec.takenToolCallIds.add(outcome.call.toolCallId);
-        this.pending.set(outcome.call.toolCallId, outcome.call);
-        this.options.channel.push({ type: "event", event: outcome.event });
-        this.stepPause.callHandedOut(outcome.call.cursorCallId);
-        return;
-      }
+      case "execServerMessage":
+        return this.handleExecMessage(m.value);
       case "conversationCheckpointUpdate": {
         this.usedTokens = m.value.tokenDetails?.usedTokens ?? this.usedTokens;
         // The bytes as received when they are the ones toBinary writes for this value (turn-decode.ts), else encoded.
@@ -325,6 +306,32 @@ export class RunSession implements DropListener, StepPauseHost, RunLivenessHost 
     }
   }
 
+  /** An exec: answered here, run by the surface, or a call handed to the caller (exec-handler.ts). */
+  private handleExecMessage(exec: ExecServerMessage): Promise<void> | undefined {
+    const outcome = handleExec(exec, this.options.exec, this.argumentStreams);
+    // Only a tool's exec names a tool call (the request context and hooks do not).
+    const execCallId = execToolCallId(exec.message);
+    this.stepPause.execCame(execCallId);
+    if (outcome.kind === "answered") {
+      // A tool call refused here (no equivalent among the caller's tools) is one of the step's calls, in.
+      if (execCallId !== "") this.stepPause.unseenCallIn();
+      return this.send(outcome.replies);
+    }
+    this.liveness.startExecHeartbeats();
+    if (outcome.kind === "run") {
+      this.options.exec.takenToolCallIds.add(outcome.toolCallId);
+      const start = () => this.surfaceExecs?.start(exec, outcome.exec, outcome.toolCallId);
+      // An MCP call starts after its streamed arguments reached the surface (which shows them in order).
+      if (outcome.exec.kind === "mcp") this.options.channel.push({ type: "run", start });
+      else start();
+      return;
+    }
+    this.options.exec.takenToolCallIds.add(outcome.call.toolCallId);
+    this.pending.set(outcome.call.toolCallId, outcome.call);
+    this.options.channel.push({ type: "event", event: outcome.event });
+    this.stepPause.callHandedOut(outcome.call.cursorCallId);
+  }
+
   private handleUpdate(update: InteractionUpdate): void {
     const u = update.message;
     if (u.case === "heartbeat" || u.case === undefined) return;
@@ -352,51 +359,13 @@ export class RunSession implements DropListener, StepPauseHost, RunLivenessHost 
         }
         return;
       }
-      case "toolCallCompleted": {
-        this.openCalls.delete(u.value.callId);
-        this.closeArguments(u.value.callId);
-        this.stepPause.callCompleted(u.value.callId, u.value.toolCall);
-        // A subagent's end, a web search's or fetch's outcome (a todos call is not one of these).
-        const event = completedCursorToolEvent(u.value.callId, u.value.toolCall, this.options.web);
-        if (event !== undefined) {
-          channel.push({ type: "event", event });
-          return;
-        }
-        const todos = this.options.exec.executor?.onTodos === undefined ? undefined : todosOf(u.value.toolCall);
-        if (todos !== undefined) this.options.exec.executor?.onTodos?.(todos);
-        // Server-side tool failures (read/edit errors, web search, task, todos, lints…) decode; say what failed.
-        const outcome = u.value.toolCall === undefined ? undefined : completedToolOutcome(u.value.toolCall);
-        if (outcome?.isError !== true) return;
-        this.options.logger.debug("Cursor reports a failed tool call", { ...outcome });
-        // A failure of a call the caller still holds: Cursor settled it without our result. The call is named by the
-        // envelope's id or by the one its args carry, which need not be equal (§4.10).
-        const ids = new Set([u.value.callId, u.value.toolCall === undefined ? "" : argsToolCallId(u.value.toolCall)]);
-        ids.delete("");
-        for (const call of this.pending.values()) {
-          if (ids.has(call.cursorCallId)) this.settle(call, outcome.text);
-        }
+      case "toolCallCompleted":
+        this.toolCallCompleted(u.value);
         return;
-      }
       case "partialToolCall":
-      case "toolCallStarted": {
-        if (u.case === "toolCallStarted" && u.value.callId !== "") this.openCalls.add(u.value.callId);
-        const task = u.case === "toolCallStarted" ? taskOf(u.value.toolCall) : undefined;
-        if (task !== undefined) {
-          const step = { kind: "started" as const, description: task.description };
-          channel.push({ type: "event", event: { type: "subagent", taskCallId: u.value.callId, step } });
-          return;
-        }
-        const tool = u.value.toolCall?.tool;
-        // Only MCP calls carry argument text (native tools none, T2); a surface with an executor (ACP) shows them too.
-        if (tool?.case !== "mcpToolCall") return;
-        const argsText = u.case === "partialToolCall" ? u.value.argsTextDelta : "";
-        const open = this.argumentStreams.open;
-        const event = this.argumentStreams.update(u.value.callId, tool.value, argsText);
-        if (event !== undefined) channel.push({ type: "event", event });
-        // The update may drop a call shown forming (its `mcp_args` came first).
-        this.stepPause.releaseHeldPause(open);
+      case "toolCallStarted":
+        this.toolCallForming(u);
         return;
-      }
       case "toolRequestsListed":
         this.stepPause.listed(u.value.callCount);
         return;
@@ -422,6 +391,52 @@ export class RunSession implements DropListener, StepPauseHost, RunLivenessHost 
       default:
         return;
     }
+  }
+
+  /** `tool_call_completed`. */
+  private toolCallCompleted(update: ToolCallCompletedUpdate): void {
+    this.openCalls.delete(update.callId);
+    this.closeArguments(update.callId);
+    this.stepPause.callCompleted(update.callId, update.toolCall);
+    // A subagent's end, a web search's or fetch's outcome (a todos call is not one of these).
+    const event = completedCursorToolEvent(update.callId, update.toolCall, this.options.web);
+    if (event !== undefined) {
+      this.options.channel.push({ type: "event", event });
+      return;
+    }
+    const todos = this.options.exec.executor?.onTodos === undefined ? undefined : todosOf(update.toolCall);
+    if (todos !== undefined) this.options.exec.executor?.onTodos?.(todos);
+    // Server-side tool failures (read/edit errors, web search, task, todos, lints…) decode; say what failed.
+    const outcome = update.toolCall === undefined ? undefined : completedToolOutcome(update.toolCall);
+    if (outcome?.isError !== true) return;
+    this.options.logger.debug("Cursor reports a failed tool call", { ...outcome });
+    // A failure of a call the caller still holds: Cursor settled it without our result. The call is named by the
+    // envelope's id or by the one its args carry, which need not be equal (§4.10).
+    const ids = new Set([update.callId, update.toolCall === undefined ? "" : argsToolCallId(update.toolCall)]);
+    ids.delete("");
+    for (const call of this.pending.values()) {
+      if (ids.has(call.cursorCallId)) this.settle(call, outcome.text);
+    }
+  }
+
+  /** `partial_tool_call` and `tool_call_started`: a call forming. */
+  private toolCallForming(u: FormingUpdate): void {
+    if (u.case === "toolCallStarted" && u.value.callId !== "") this.openCalls.add(u.value.callId);
+    const task = u.case === "toolCallStarted" ? taskOf(u.value.toolCall) : undefined;
+    if (task !== undefined) {
+      const step = { kind: "started" as const, description: task.description };
+      this.options.channel.push({ type: "event", event: { type: "subagent", taskCallId: u.value.callId, step } });
+      return;
+    }
+    const tool = u.value.toolCall?.tool;
+    // Only MCP calls carry argument text (native tools none, T2); a surface with an executor (ACP) shows them too.
+    if (tool?.case !== "mcpToolCall") return;
+    const argsText = u.case === "partialToolCall" ? u.value.argsTextDelta : "";
+    const open = this.argumentStreams.open;
+    const event = this.argumentStreams.update(u.value.callId, tool.value, argsText);
+    if (event !== undefined) this.options.channel.push({ type: "event", event });
+    // The update may drop a call shown forming (its `mcp_args` came first).
+    this.stepPause.releaseHeldPause(open);
   }
 
   /**
