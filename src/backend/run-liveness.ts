@@ -12,11 +12,16 @@ import type { SurfaceExecRunner } from "./surface-exec-runner.js";
 /** How often current clients heartbeat a running exec (cursor-protocol-addendum-2.md §6). */
 const EXEC_HEARTBEAT_INTERVAL_MS = 3000;
 
-/** The session's timings a {@link RunLiveness} reads (`SessionTimings`, run-session.ts, documents them). */
+/** Timing knobs of a {@link RunLiveness} (part of `SessionTimings`, run-session.ts). */
 export interface RunLivenessTimings {
-  readonly heartbeatIntervalMs: number;
-  readonly execHeartbeatIntervalMs?: number;
-  readonly stallTimeoutMs: number;
+  /** `client_heartbeat` interval (docs/protocol.md §4.2: 5 s). */
+  heartbeatIntervalMs: number;
+  /**
+   * Exec heartbeat interval for every exec still running (§5.1: current clients send one every 3 s). Default: 3 s,
+   * or the client heartbeat's interval when that is shorter.
+   */
+  execHeartbeatIntervalMs?: number;
+  stallTimeoutMs: number;
 }
 
 /** What a {@link RunLiveness} needs of its session (RunSession implements it, so the timers hold no closures). */

@@ -29,8 +29,8 @@ import { type ExecContext, handleExec, type PendingCall, resultReplies } from ".
 import { answerInteractionQuery, INTERACTION_REJECTION_REASON, modeSwitchRequestOf } from "./interaction-query.js";
 import { getBlobAnswer, setBlobAnswer } from "./kv-answer.js";
 import type { ToolOutput } from "./native-results.js";
-import { RunLiveness, type RunLivenessHost } from "./run-liveness.js";
-import { StepPause, type StepPauseHost } from "./step-pause.js";
+import { RunLiveness, type RunLivenessHost, type RunLivenessTimings } from "./run-liveness.js";
+import { StepPause, type StepPauseHost, type StepPauseTimings } from "./step-pause.js";
 import { subagentSteps, taskOf } from "./subagent-steps.js";
 import { execToolCallId, todosOf } from "./surface-exec.js";
 import { SurfaceExecRunner } from "./surface-exec-runner.js";
@@ -39,24 +39,8 @@ import { unexpectedCancelAsConnectionLoss } from "./turn-setup.js";
 import { type TurnEndedUsage, turnEndedUsage } from "./turn-usage.js";
 import type { WebToolPolicy } from "./web-tools.js";
 
-/** Timing knobs of a session. */
-export interface SessionTimings {
-  /** `client_heartbeat` interval (docs/protocol.md §4.2: 5 s). */
-  heartbeatIntervalMs: number;
-  /**
-   * Exec heartbeat interval for every exec still running (§5.1: current clients send one every 3 s). Default: 3 s,
-   * or the client heartbeat's interval when that is shorter.
-   */
-  execHeartbeatIntervalMs?: number;
-  stallTimeoutMs: number;
-  toolBatchWindowMs: number;
-  /**
-   * While fewer of a step's calls than `tool_requests_listed.call_count` said are in, and calls are waiting for the
-   * caller: no real progress for this long hands those out (docs/protocol.md §4.6). Any progress (the next call
-   * forming, its argument deltas, tokens) restarts it. @default 3000 (`DEFAULT_LISTED_CALLS_IDLE_MS`, step-pause.ts)
-   */
-  listedCallsIdleMs?: number;
-}
+/** Timing knobs of a session: those of its heartbeats and stall watchdog, and those of its step pause. */
+export type SessionTimings = RunLivenessTimings & StepPauseTimings;
 
 /** Options of {@link RunSession}. */
 export interface RunSessionOptions {

@@ -8,13 +8,18 @@ import type { ToolCall } from "../gen/agent/v1/tool_calls_pb.js";
 import type { Logger } from "../util/logger.js";
 import { argsToolCallId } from "./completed-tool-call.js";
 
-/** Default of `SessionTimings.listedCallsIdleMs` (run-session.ts). */
+/** Default of {@link StepPauseTimings.listedCallsIdleMs}. */
 export const DEFAULT_LISTED_CALLS_IDLE_MS = 3000;
 
-/** The session's timings a {@link StepPause} reads (`SessionTimings`, run-session.ts, documents them). */
+/** Timing knobs of a {@link StepPause} (part of `SessionTimings`, run-session.ts). */
 export interface StepPauseTimings {
-  readonly toolBatchWindowMs: number;
-  readonly listedCallsIdleMs?: number;
+  toolBatchWindowMs: number;
+  /**
+   * While fewer of a step's calls than `tool_requests_listed.call_count` said are in, and calls are waiting for the
+   * caller: no real progress for this long hands those out (docs/protocol.md §4.6). Any progress (the next call
+   * forming, its argument deltas, tokens) restarts it. @default 3000 ({@link DEFAULT_LISTED_CALLS_IDLE_MS})
+   */
+  listedCallsIdleMs?: number;
 }
 
 /** What a {@link StepPause} needs of its session (RunSession implements it, so the pause holds no closures). */
