@@ -5,35 +5,27 @@
  * caller's client (docs/protocol.md §4.2), refreshes the token once on `unauthenticated`, and rebuilds the state once
  * when a checkpoint or blob is rejected (those two only before any output).
  */
-import type { CursorApi } from "../protocol/cursor/cursor-api.js";
+import type { CursorApi, RunStream } from "../protocol/cursor/cursor-api.js";
 import { createBlobStore } from "../stores/memory/blob-store.js";
 import type { BlobStore, ConversationStore } from "../stores/types.js";
 import { ProxyError, toolCallCut, upstreamTruncated } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
-import { historyFingerprint } from "./history-fingerprint.js";
 import type { ModelCatalog } from "./models.js";
 import { resolveModelId } from "./models.js";
-import { buildRunRequest, rebuildPlan, systemPromptOf, type TurnPlan } from "./run-request.js";
 import { RunSession, type SessionTimings } from "./run-session.js";
-import { createToolNameMap, sanitizeToolName, type ToolNameMap } from "./tool-names.js";
+import { createToolNameMap, type ToolNameMap } from "./tool-names.js";
 import { type ChannelItem, type ChannelWatcher, TurnChannel } from "./turn-channel.js";
 import { classifyTurnError, estimateWithTools, type HistorySize, historySize } from "./turn-errors.js";
+import { TurnOpening, type TurnOpeningHost } from "./turn-opening.js";
 import { assertTransition, inSegment, statusOf, type TurnPhase } from "./turn-phase.js";
 import { EXPIRED_REASON } from "./turn-reasons.js";
-import { type RecoveryState, recoverFirstSegment } from "./turn-recovery.js";
-import { loadTurnPlan, matchResults, openRunWithDeadline } from "./turn-setup.js";
-
-/** Which of Cursor's tools the model may use (docs/protocol.md §2.1). */
-const ALLOWED_TOOLS_HEADER = "x-cursor-agent-allowed-tools";
-
+import { matchResults } from "./turn-setup.js";
 import { nothingReported, segmentUsage } from "./turn-usage.js";
 import type {
-  AgentModeName,
   AgentTurn,
   AgentTurnStatus,
   BackendEvent,
   ClientTool,
-  HistoryMessage,
   ModelSelection,
   SegmentOptions,
   SurfaceExecutor,
@@ -96,20 +88,23 @@ function canceledBy(signal: AbortSignal, cause: unknown): ProxyError {
   return new ProxyError("canceled", "The turn was canceled.", { cause });
 }
 
-export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
+export class CursorAgentTurn implements AgentTurn, ChannelWatcher, TurnOpeningHost {
   readonly conversationId: string;
   /** The `x-request-id` of the Run opened last. */
   runId: string | undefined;
-  /** Only the first segment opens Runs; released with the setup so a parked turn keeps no caller closure. */
-  private onRunOpened: ((runId: string) => void) | undefined;
+  /**
+   * What only the first segment needs to open its Run (the caller's history, the plan, the recovery counters, the
+   * caller's `onRunOpened`): released when that segment parks, so a parked turn holds neither the whole conversation
+   * nor a caller closure. Checkpoints keep what they need in {@link checkpointKey}.
+   */
+  private opening: TurnOpening | undefined;
   /** See turn-phase.ts for the phases and the allowed transitions. */
   private phase: TurnPhase = "new";
   /** Made on first use ({@link toolNames}); from the interned list once the first Run was opened. */
   private toolNameMap: ToolNameMap | undefined;
   private readonly logger: Logger;
   private readonly takenToolCallIds = new Set<string>();
-  private blobs: BlobStore = createBlobStore();
-  private plan: TurnPlan | undefined;
+  blobs: BlobStore = createBlobStore();
   private session: RunSession | undefined;
   /**
    * What the responses of this turn reported on the current Run (turn-usage.ts): the segment that ends the turn
@@ -123,7 +118,6 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
   private announced: string[] = [];
   private saving: Promise<void> = Promise.resolve();
   private closing: Promise<void> | undefined;
-  private readonly recovery: RecoveryState = { refreshed: false, rebuilt: false, connectionRetries: 0 };
   /** Called once when the turn ends or expires ({@link onEnd}). */
   private endListener: (() => void) | undefined;
   /** How many calls Cursor had closed on its own when the turn parked (a new one while parked ends it). */
@@ -136,7 +130,7 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
   /** The current segment's events, held back until it ends (`holdEvents`); undefined when they are yielded at once. */
   private held: BackendEvent[] | undefined;
   /** Cursor's output of the first segment began (an event other than a checkpoint, yielded or held). */
-  private outputStarted = false;
+  outputStarted = false;
   /**
    * Something of this turn reached the caller's client outside the events: an exec or a todo list handed to its
    * executor. A dropped connection is then never retried (the exec would run twice).
@@ -144,26 +138,13 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
   private reachedClient = false;
 
   private readonly model: ModelSelection;
-  /** `x-cursor-agent-allowed-tools` of every Run of the turn; undefined = no header. */
-  private readonly allowedTools: string | undefined;
   /** The caller's tools; the interned list equal to them once the first Run was opened ({@link internTools}). */
   private tools: ClientTool[];
   private toolsInterned = false;
   /** Runs the turn's execs on the caller's side (ACP); undefined = redirect to caller tools or reject. */
   private readonly executor: SurfaceExecutor | undefined;
-  private readonly mode: AgentModeName | undefined;
-  /** The conversation id was minted for this turn: its first open reads nothing from the store. */
-  private readonly newConversation: boolean;
   /** Web search / fetch verdicts and counts for the whole turn (every Run and segment of it). */
   readonly web: WebToolPolicy;
-  /**
-   * The caller's history. Only the first segment needs it (planning, opening, rebuilding); it is released when that
-   * segment parks, so a parked turn does not hold the whole conversation. Checkpoints keep what they need
-   * in {@link checkpointKey}.
-   */
-  private history: readonly HistoryMessage[] | undefined;
-  /** The caller's `historyKeys` of {@link history}, when given; released with it. */
-  private historyKeys: readonly string[] | undefined;
   /** The history's part of the request's size estimate (turn-errors.ts), for a failure's classification. */
   private readonly historySize: HistorySize;
   /** What a saved checkpoint covers: computed once (checkpoints may arrive several times per turn). */
@@ -180,24 +161,19 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
       maxMode: false,
       ranAs: request.model,
     };
-    this.allowedTools = request.allowedTools === undefined ? undefined : request.allowedTools.join(",");
     this.tools = request.tools;
     this.executor = request.executor === undefined ? undefined : this.watchedExecutor(request.executor);
-    this.mode = request.mode;
-    this.newConversation = request.newConversation === true;
     this.web = new WebToolPolicy(request.serverTools);
-    this.history = request.messages;
-    this.historyKeys = request.historyKeys?.length === request.messages.length ? request.historyKeys : undefined;
     this.historySize = historySize(request.messages);
-    this.onRunOpened = request.onRunOpened;
     this.logger = deps.logger.child(
       request.requestId === undefined
         ? { conversationId: request.conversationId }
         : { conversationId: request.conversationId, requestId: request.requestId },
     );
+    this.opening = new TurnOpening(this, request, this.model, deps, this.logger);
   }
 
-  private get toolNames(): ToolNameMap {
+  get toolNames(): ToolNameMap {
     this.toolNameMap ??= toolNameMapFor(this.tools);
     return this.toolNameMap;
   }
@@ -312,7 +288,7 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
     /** With `oneCall`: calls whose arguments this segment showed and whose `tool-call` it has not yielded yet. */
     const forming = new Set<string>();
     try {
-      if (results === undefined) await this.openWithRecovery(signal);
+      if (results === undefined) await this.opener.open(signal);
       else await this.deliver(results);
       this.session?.setStallWatch(true);
       for (;;) {
@@ -397,80 +373,31 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
       return await this.channel.next(signal);
     } catch (error) {
       if (!first || this.phase !== "opening" || this.reachedClient || signal?.aborted === true) throw error;
-      if (!(await this.recover(error, signal))) throw error;
+      if (!(await this.opener.recover(error, signal))) throw error;
       // Start the segment over: what the failed Run produced never reached the caller.
       this.announced = [];
       if (this.held !== undefined) this.held = [];
       this.outputStarted = false;
       this.web.reset();
-      await this.openWithRecovery(signal);
+      await this.opener.open(signal);
       this.session?.setStallWatch(true);
       return undefined;
     }
   }
 
-  private async openWithRecovery(signal: AbortSignal | undefined): Promise<void> {
-    for (;;) {
-      try {
-        return await this.openAttempt(signal);
-      } catch (error) {
-        if (signal?.aborted === true || !(await this.recover(error, signal))) throw error;
-      }
-    }
+  /** The first segment's {@link opening}; only that segment asks for it. */
+  private get opener(): TurnOpening {
+    if (this.opening === undefined) throw new ProxyError("internal", "The turn's history was already released.");
+    return this.opening;
   }
 
-  private recover(error: unknown, signal: AbortSignal | undefined): Promise<boolean> {
+  takeSession(): RunSession | undefined {
     const session = this.session;
     this.session = undefined;
-    session?.close();
-    return recoverFirstSegment(ProxyError.from(error), {
-      state: this.recovery,
-      afterOutput: this.outputStarted,
-      missingBlob: session?.missingBlob ?? false,
-      continuing: this.plan !== undefined && this.plan.kind !== "rebuild",
-      rebuild: () => {
-        this.plan = rebuildPlan(this.messages);
-      },
-      tokenSource: this.deps.tokenSource,
-      renewClientVersion: this.deps.renewClientVersion,
-      retry: this.deps.retry,
-      logger: this.logger,
-      signal,
-    });
+    return session;
   }
 
-  private async openAttempt(signal: AbortSignal | undefined): Promise<void> {
-    let plan = this.plan;
-    if (plan === undefined) {
-      const loaded = await loadTurnPlan(
-        this.newConversation ? undefined : this.deps.store,
-        this.conversationId,
-        this.messages,
-        this.logger,
-        this.historyKeys,
-      );
-      plan = loaded.plan;
-      this.plan = plan;
-      this.blobs = loaded.blobs;
-    }
-    const modelId = this.model.modelId;
-    const first = buildRunRequest({
-      plan,
-      conversationId: this.conversationId,
-      model: this.model,
-      blobs: this.blobs,
-      messageId: this.deps.newId(),
-      modelToolName: (name) => this.toolNames.toModel(name) ?? sanitizeToolName(name),
-      mode: this.mode,
-    });
-    const stream = await openRunWithDeadline(
-      this.deps.api,
-      first,
-      signal,
-      this.deps.timings.stallTimeoutMs,
-      this.recovery.freshConnection === true,
-      this.allowedTools === undefined ? undefined : { [ALLOWED_TOOLS_HEADER]: this.allowedTools },
-    );
+  startSession(stream: RunStream, systemPrompt: string): void {
     // After the Run's request was written: interning serialises every tool's schema.
     this.internTools();
     this.channel.release();
@@ -489,7 +416,7 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
             : { ...this.deps.environment, workspacePath: this.executor.workspacePath },
         tools: this.tools,
         toolNames: this.toolNames,
-        systemPrompt: systemPromptOf(this.messages),
+        systemPrompt,
         takenToolCallIds: this.takenToolCallIds,
         // Bound methods, not arrow properties: tsx (esbuild keepNames) gives every named arrow its own `name`
         // property, hidden class and property store, which every parked turn would carry.
@@ -502,8 +429,6 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
       onRoutedModel: this.onRoutedModel.bind(this),
     });
     this.runId = stream.requestId;
-    this.onRunOpened?.(stream.requestId);
-    this.logger.debug("Run opened", { transport: stream.transport, plan: plan.kind, modelId, run: stream.requestId });
   }
 
   private onRoutedModel(displayName: string): void {
@@ -515,17 +440,8 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
     return this.deps.newId().replaceAll("-", "");
   }
 
-  /** The history; only the first segment asks for it (see {@link history}). */
-  private get messages(): readonly HistoryMessage[] {
-    if (this.history === undefined) throw new ProxyError("internal", "The turn's history was already released.");
-    return this.history;
-  }
-
   private checkpointKeyOf(): { coveredMessages: number; fingerprint: string } {
-    this.checkpointKey ??= {
-      coveredMessages: this.messages.length,
-      fingerprint: this.historyKeys?.at(-1) ?? historyFingerprint(this.messages),
-    };
+    this.checkpointKey ??= this.opener.checkpointKey();
     return this.checkpointKey;
   }
 
@@ -632,12 +548,9 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher {
    * only need the key.
    */
   private releaseSetup(): void {
-    if (this.history === undefined) return;
+    if (this.opening === undefined) return;
     this.checkpointKeyOf();
-    this.history = undefined;
-    this.historyKeys = undefined;
-    this.plan = undefined;
-    this.onRunOpened = undefined;
+    this.opening = undefined;
   }
 
   private async shutdown(reason: string): Promise<void> {
