@@ -13,9 +13,10 @@ import type { Logger } from "../util/logger.js";
 import type { ModelCatalog } from "./models.js";
 import { resolveModelId } from "./models.js";
 import { RunSession, type SessionTimings } from "./run-session.js";
-import { createToolNameMap, type ToolNameMap } from "./tool-names.js";
+import { type ClientReach, watchedExecutor } from "./surface-exec-runner.js";
+import { type ToolNameMap, toolNameMapFor } from "./tool-names.js";
 import { type ChannelItem, type ChannelWatcher, TurnChannel } from "./turn-channel.js";
-import { classifyTurnError, estimateWithTools, type HistorySize, historySize } from "./turn-errors.js";
+import { canceledBy, classifyTurnError, estimateWithTools, type HistorySize, historySize } from "./turn-errors.js";
 import { TurnOpening, type TurnOpeningHost } from "./turn-opening.js";
 import { assertTransition, inSegment, statusOf, type TurnPhase } from "./turn-phase.js";
 import { EXPIRED_REASON } from "./turn-reasons.js";
@@ -59,36 +60,11 @@ export interface TurnDependencies {
   internTools?: ((tools: ClientTool[]) => ClientTool[]) | undefined;
 }
 
-/**
- * Tool-name maps by tool list. The agent client interns tool lists (tool-list-cache.ts), so turns with the same tools
- * share one immutable map instead of holding two Maps each while parked (thousands of turns may be parked).
- */
-const toolNameMaps = new WeakMap<readonly ClientTool[], ToolNameMap>();
-
-function toolNameMapFor(tools: readonly ClientTool[]): ToolNameMap {
-  let map = toolNameMaps.get(tools);
-  if (map === undefined) {
-    map = createToolNameMap(tools.map((tool) => tool.name));
-    toolNameMaps.set(tools, map);
-  }
-  return map;
-}
-
 /** The close reason the parked-turn registry gives when a parked turn's TTL runs out. */
 export { EXPIRED_REASON };
 
 /** The AgentTurn implementation. */
-/**
- * The error of a turn its caller aborted: the caller's own reason when it gave one other than a cancel (a stopping
- * server's shutdown notice, util/shutdown-notice.ts, which the client must see as such), else a cancel.
- */
-function canceledBy(signal: AbortSignal, cause: unknown): ProxyError {
-  const reason: unknown = signal.reason;
-  if (reason instanceof ProxyError && reason.code !== "canceled") return reason;
-  return new ProxyError("canceled", "The turn was canceled.", { cause });
-}
-
-export class CursorAgentTurn implements AgentTurn, ChannelWatcher, TurnOpeningHost {
+export class CursorAgentTurn implements AgentTurn, ChannelWatcher, TurnOpeningHost, ClientReach {
   readonly conversationId: string;
   /** The `x-request-id` of the Run opened last. */
   runId: string | undefined;
@@ -135,7 +111,7 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher, TurnOpeningHo
    * Something of this turn reached the caller's client outside the events: an exec or a todo list handed to its
    * executor. A dropped connection is then never retried (the exec would run twice).
    */
-  private reachedClient = false;
+  reachedClient = false;
 
   private readonly model: ModelSelection;
   /** The caller's tools; the interned list equal to them once the first Run was opened ({@link internTools}). */
@@ -162,7 +138,7 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher, TurnOpeningHo
       ranAs: request.model,
     };
     this.tools = request.tools;
-    this.executor = request.executor === undefined ? undefined : this.watchedExecutor(request.executor);
+    this.executor = request.executor === undefined ? undefined : watchedExecutor(request.executor, this);
     this.web = new WebToolPolicy(request.serverTools);
     this.historySize = historySize(request.messages);
     this.logger = deps.logger.child(
@@ -209,35 +185,6 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher, TurnOpeningHo
 
   resume(results: ToolResult[], signal?: AbortSignal, options?: SegmentOptions): AsyncIterable<BackendEvent> {
     return this.segment(signal, results, options);
-  }
-
-  /** The caller's executor, noting that the caller's client was reached (see {@link reachedClient}). */
-  private watchedExecutor(executor: SurfaceExecutor): SurfaceExecutor {
-    const onTodos = executor.onTodos?.bind(executor);
-    const switchMode = executor.switchMode?.bind(executor);
-    return {
-      workspacePath: executor.workspacePath,
-      run: (exec, signal) => {
-        this.reachedClient = true;
-        return executor.run(exec, signal);
-      },
-      ...(switchMode === undefined
-        ? {}
-        : {
-            switchMode: (request, signal) => {
-              this.reachedClient = true;
-              return switchMode(request, signal);
-            },
-          }),
-      ...(onTodos === undefined
-        ? {}
-        : {
-            onTodos: (todos) => {
-              this.reachedClient = true;
-              onTodos(todos);
-            },
-          }),
-    };
   }
 
   close(reason = "closed"): Promise<void> {

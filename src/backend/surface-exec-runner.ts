@@ -116,3 +116,37 @@ export class SurfaceExecRunner {
     this.deciding.clear();
   }
 }
+
+/** What {@link watchedExecutor} notes: something of the turn reached the caller's client (CursorAgentTurn). */
+export interface ClientReach {
+  reachedClient: boolean;
+}
+
+/** The caller's executor, noting in `reach` that the caller's client was reached. */
+export function watchedExecutor(executor: SurfaceExecutor, reach: ClientReach): SurfaceExecutor {
+  const onTodos = executor.onTodos?.bind(executor);
+  const switchMode = executor.switchMode?.bind(executor);
+  return {
+    workspacePath: executor.workspacePath,
+    run: (exec, signal) => {
+      reach.reachedClient = true;
+      return executor.run(exec, signal);
+    },
+    ...(switchMode === undefined
+      ? {}
+      : {
+          switchMode: (request, signal) => {
+            reach.reachedClient = true;
+            return switchMode(request, signal);
+          },
+        }),
+    ...(onTodos === undefined
+      ? {}
+      : {
+          onTodos: (todos) => {
+            reach.reachedClient = true;
+            onTodos(todos);
+          },
+        }),
+  };
+}

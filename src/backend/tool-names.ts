@@ -4,6 +4,7 @@
  * when the model calls it (docs/protocol.md §5.2; §9 item 7 leaves the accepted name format open, so we stay
  * inside the strictest common subset).
  */
+import type { ClientTool } from "./types.js";
 
 /** Longest tool name accepted by the strictest model providers. */
 export const MAX_TOOL_NAME_LENGTH = 64;
@@ -88,4 +89,19 @@ export function sanitizeToolCallId(
   let candidate = `${base}_${randomHex().slice(0, 12)}${suffix}`;
   while (taken.has(candidate)) candidate = `${base}_${randomHex().slice(0, 12)}${suffix}`;
   return candidate;
+}
+
+/**
+ * Tool-name maps by tool list. The agent client interns tool lists (tool-list-cache.ts), so turns with the same tools
+ * share one immutable map instead of holding two Maps each while parked (thousands of turns may be parked).
+ */
+const toolNameMaps = new WeakMap<readonly ClientTool[], ToolNameMap>();
+
+export function toolNameMapFor(tools: readonly ClientTool[]): ToolNameMap {
+  let map = toolNameMaps.get(tools);
+  if (map === undefined) {
+    map = createToolNameMap(tools.map((tool) => tool.name));
+    toolNameMaps.set(tools, map);
+  }
+  return map;
 }

@@ -90,3 +90,13 @@ function modelNotAvailable(error: ProxyError, model: string): ProxyError<"permis
     { cause: error, retryable: false, param: "model", detail: "model_not_available" },
   );
 }
+
+/**
+ * The error of a turn its caller aborted: the caller's own reason when it gave one other than a cancel (a stopping
+ * server's shutdown notice, util/shutdown-notice.ts, which the client must see as such), else a cancel.
+ */
+export function canceledBy(signal: AbortSignal, cause: unknown): ProxyError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof ProxyError && reason.code !== "canceled") return reason;
+  return new ProxyError("canceled", "The turn was canceled.", { cause });
+}
