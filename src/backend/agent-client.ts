@@ -6,10 +6,11 @@ import { randomUUID } from "node:crypto";
 import type { CursorApi } from "../protocol/cursor/cursor-api.js";
 import type { ConversationStore } from "../stores/types.js";
 import { type Logger, silentLogger } from "../util/logger.js";
-import { CursorAgentTurn, type TurnDependencies } from "./agent-turn.js";
+import { CursorAgentTurn } from "./agent-turn.js";
 import { createModelCatalog, DEFAULT_MODELS_CACHE_TTL_MS } from "./models.js";
 import { DEFAULT_LISTED_CALLS_IDLE_MS } from "./step-pause.js";
 import { createToolListCache, type ToolListCache } from "./tool-list-cache.js";
+import type { TurnDependencies } from "./turn-dependencies.js";
 import type { AgentClient, AgentTurn, TokenSource, TurnRequest } from "./types.js";
 import { defaultWorkspaceEnvironment, type WorkspaceEnvironment } from "./workspace-environment.js";
 

@@ -5,17 +5,17 @@
  * caller's client (docs/protocol.md §4.2), refreshes the token once on `unauthenticated`, and rebuilds the state once
  * when a checkpoint or blob is rejected (those two only before any output).
  */
-import type { CursorApi, RunStream } from "../protocol/cursor/cursor-api.js";
+import type { RunStream } from "../protocol/cursor/cursor-api.js";
 import { createBlobStore } from "../stores/memory/blob-store.js";
-import type { BlobStore, ConversationStore } from "../stores/types.js";
+import type { BlobStore } from "../stores/types.js";
 import { ProxyError, toolCallCut, upstreamTruncated } from "../util/errors.js";
 import type { Logger } from "../util/logger.js";
-import type { ModelCatalog } from "./models.js";
 import { resolveModelId } from "./models.js";
-import { RunSession, type SessionTimings } from "./run-session.js";
+import { RunSession } from "./run-session.js";
 import { type ClientReach, watchedExecutor } from "./surface-exec-runner.js";
 import { type ToolNameMap, toolNameMapFor } from "./tool-names.js";
 import { type ChannelItem, type ChannelWatcher, TurnChannel } from "./turn-channel.js";
+import type { TurnDependencies } from "./turn-dependencies.js";
 import { canceledBy, classifyTurnError, estimateWithTools, type HistorySize, historySize } from "./turn-errors.js";
 import { TurnOpening, type TurnOpeningHost } from "./turn-opening.js";
 import { assertTransition, inSegment, statusOf, type TurnPhase } from "./turn-phase.js";
@@ -30,35 +30,10 @@ import type {
   ModelSelection,
   SegmentOptions,
   SurfaceExecutor,
-  TokenSource,
   ToolResult,
   TurnRequest,
 } from "./types.js";
 import { WebToolPolicy } from "./web-tools.js";
-import type { WorkspaceEnvironment } from "./workspace-environment.js";
-
-/** Everything a turn needs, injected by the agent client. */
-export interface TurnDependencies {
-  api: CursorApi;
-  tokenSource: TokenSource;
-  store: ConversationStore;
-  catalog: ModelCatalog;
-  environment: WorkspaceEnvironment;
-  logger: Logger;
-  now: () => number;
-  newId: () => string;
-  timings: SessionTimings & { cancelGraceMs: number; drainTimeoutMs: number };
-  retry: { attempts: number; baseDelayMs: number };
-  /** See AgentClientOptions.renewClientVersion. */
-  renewClientVersion?: (() => Promise<boolean>) | undefined;
-  /** Appended to every tool-call id (names this instance when several share a store). */
-  toolCallIdSuffix?: string | undefined;
-  /**
-   * The shared list equal to `tools` (tool-list-cache.ts), so parked turns with the same tools share one list, name
-   * map and request context; called once the first Run's request is written, since it serialises every schema.
-   */
-  internTools?: ((tools: ClientTool[]) => ClientTool[]) | undefined;
-}
 
 /** The close reason the parked-turn registry gives when a parked turn's TTL runs out. */
 export { EXPIRED_REASON };
@@ -429,19 +404,8 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher, TurnOpeningHo
   private async *drainAndFinish(signal: AbortSignal | undefined): AsyncGenerator<BackendEvent> {
     const deadline = performance.now() + this.deps.timings.drainTimeoutMs;
     for (;;) {
-      let item: Awaited<ReturnType<TurnChannel["nextBefore"]>>;
-      try {
-        item = await this.channel.nextBefore(deadline, signal);
-      } catch (error) {
-        if (signal?.aborted === true) throw error;
-        this.logger.debug("Run did not end cleanly after turn_ended", { error });
-        break;
-      }
-      if (item === "timeout") {
-        this.logger.debug("Run did not end cleanly after turn_ended", { error: "no end of stream in time" });
-        break;
-      }
-      if (item.type === "end") break;
+      const item = await this.channel.nextDraining(deadline, signal, this.logger);
+      if (item === undefined) break;
       if (item.type === "run") item.start();
       if (item.type === "dropped") this.dropUnfinishedCall(item.toolCallId);
       if (item.type !== "event") continue;

@@ -3,6 +3,7 @@
  * (agent-turn.ts). Items are delivered in order; a failure is delivered after the items already queued.
  */
 import type { ProxyError } from "../util/errors.js";
+import type { Logger } from "../util/logger.js";
 import type { BackendEvent } from "./types.js";
 
 /** What the pump tells the segment. */
@@ -115,6 +116,30 @@ export class TurnChannel {
     } finally {
       if (timer !== undefined) clearTimeout(timer);
     }
+  }
+
+  /**
+   * The next item while a Run is drained after `turn_ended`; undefined when the drain is over: the end of the stream,
+   * or a failure or no end by `deadline` (both logged). Throws when `signal` aborts.
+   */
+  async nextDraining(
+    deadline: number,
+    signal: AbortSignal | undefined,
+    logger: Logger,
+  ): Promise<ChannelItem | undefined> {
+    let item: ChannelItem | "timeout";
+    try {
+      item = await this.nextBefore(deadline, signal);
+    } catch (error) {
+      if (signal?.aborted === true) throw error;
+      logger.debug("Run did not end cleanly after turn_ended", { error });
+      return undefined;
+    }
+    if (item === "timeout") {
+      logger.debug("Run did not end cleanly after turn_ended", { error: "no end of stream in time" });
+      return undefined;
+    }
+    return item.type === "end" ? undefined : item;
   }
 
   /** Stops listening to the last signal (its segment is over; a parked turn must not keep the request's signal). */
