@@ -1,5 +1,5 @@
 /**
- * The protobuf reading the hand-written decoders share (streaming-decode.ts, turn-decode.ts): a read position over one
+ * The protobuf reading the hand-written decoders share (streaming-decode.ts, turn-decode.ts, tool-decode.ts): a read position over one
  * message's bytes, varints, lengths and strict UTF-8. Nothing here knows a message and nothing throws: a value this
  * does not read (a varint longer than the reader's limit or truncated, a length past its end, bytes that are not
  * UTF-8) is -1 or undefined, and the decoder leaves the message to `fromBinary`, so results and errors stay the
@@ -62,6 +62,14 @@ export class ProtoReader {
     return value > 0xffffffff ? -1 : value;
   }
 
+  /**
+   * A proto3 uint32 field with tag `tag` if it comes next: 0 when absent, -1 when it is not one `fromBinary` reads
+   * unchanged.
+   */
+  optionalUint32(tag: number, end: number): number {
+    return this.next(tag, end) ? this.uint32(end) : 0;
+  }
+
   /** The end of a length-delimited field's bytes starting at {@link at}; -1 when it runs past `end`. */
   lengthEnd(end: number): number {
     const length = this.varint(end);
@@ -88,5 +96,10 @@ export class ProtoReader {
     } catch {
       return undefined;
     }
+  }
+
+  /** A proto3 string field with tag `tag` if it comes next: "" when absent, undefined when it is not one read here. */
+  optionalString(tag: number, end: number): string | undefined {
+    return this.next(tag, end) ? this.string(end) : "";
   }
 }

@@ -23,23 +23,18 @@ const VARINT_BYTES = 5;
 
 const EMPTY: Uint8Array = new Uint8Array(0);
 
-/** A string field with tag `tag` if it comes next: "" when absent (proto3), undefined when not one read here. */
-function stringField(r: ProtoReader, tag: number, end: number): string | undefined {
-  return r.next(tag, end) ? r.string(end) : "";
-}
-
 /**
  * `McpArgs` from the reader's position to `end`: name (1), the argument map (2, each entry its key then its value),
  * tool_call_id (3), provider_identifier (4), tool_name (5), in that order; undefined for any other layout.
  */
 function mcpArgs(r: ProtoReader, end: number): McpArgs | undefined {
-  const name = stringField(r, 0x0a, end);
+  const name = r.optionalString(0x0a, end);
   if (name === undefined) return undefined;
   const args: Record<string, Uint8Array> = {};
   while (r.next(0x12, end)) {
     const entryEnd = r.lengthEnd(end);
     if (entryEnd < 0) return undefined;
-    const key = stringField(r, 0x0a, entryEnd);
+    const key = r.optionalString(0x0a, entryEnd);
     if (key === undefined) return undefined;
     let value: Uint8Array | undefined = EMPTY;
     if (r.next(0x12, entryEnd)) {
@@ -50,11 +45,11 @@ function mcpArgs(r: ProtoReader, end: number): McpArgs | undefined {
     if (r.at !== entryEnd || key === "__proto__" || Object.hasOwn(args, key)) return undefined;
     args[key] = value;
   }
-  const toolCallId = stringField(r, 0x1a, end);
+  const toolCallId = r.optionalString(0x1a, end);
   if (toolCallId === undefined) return undefined;
-  const providerIdentifier = stringField(r, 0x22, end);
+  const providerIdentifier = r.optionalString(0x22, end);
   if (providerIdentifier === undefined) return undefined;
-  const toolName = stringField(r, 0x2a, end);
+  const toolName = r.optionalString(0x2a, end);
   if (toolName === undefined || r.at !== end) return undefined;
   return { $typeName: "agent.v1.McpArgs", name, args, toolCallId, providerIdentifier, toolName };
 }
@@ -86,13 +81,13 @@ function toolCallField(r: ProtoReader, end: number): ToolCall | null | undefined
 
 /** `PartialToolCallUpdate` (7): call_id (1), tool_call (2), args_text_delta (3), model_call_id (4). */
 function partialToolCall(r: ProtoReader, end: number): InteractionUpdate["message"] | undefined {
-  const callId = stringField(r, 0x0a, end);
+  const callId = r.optionalString(0x0a, end);
   if (callId === undefined) return undefined;
   const call = toolCallField(r, end);
   if (call === undefined) return undefined;
-  const argsTextDelta = stringField(r, 0x1a, end);
+  const argsTextDelta = r.optionalString(0x1a, end);
   if (argsTextDelta === undefined) return undefined;
-  const modelCallId = stringField(r, 0x22, end);
+  const modelCallId = r.optionalString(0x22, end);
   if (modelCallId === undefined || r.at !== end) return undefined;
   const value: PartialToolCallUpdate = {
     $typeName: "agent.v1.PartialToolCallUpdate",
@@ -106,11 +101,11 @@ function partialToolCall(r: ProtoReader, end: number): InteractionUpdate["messag
 
 /** `ToolCallStartedUpdate` (2): call_id (1), tool_call (2), model_call_id (3). */
 function toolCallStarted(r: ProtoReader, end: number): InteractionUpdate["message"] | undefined {
-  const callId = stringField(r, 0x0a, end);
+  const callId = r.optionalString(0x0a, end);
   if (callId === undefined) return undefined;
   const call = toolCallField(r, end);
   if (call === undefined) return undefined;
-  const modelCallId = stringField(r, 0x1a, end);
+  const modelCallId = r.optionalString(0x1a, end);
   if (modelCallId === undefined || r.at !== end) return undefined;
   const value: ToolCallStartedUpdate = { $typeName: "agent.v1.ToolCallStartedUpdate", callId, modelCallId };
   if (call !== null) value.toolCall = call;
@@ -119,12 +114,8 @@ function toolCallStarted(r: ProtoReader, end: number): InteractionUpdate["messag
 
 /** `ToolRequestsListedUpdate` (27): its call_count (1, a uint32). */
 function toolRequestsListed(r: ProtoReader, end: number): InteractionUpdate["message"] | undefined {
-  let callCount = 0;
-  if (r.next(0x08, end)) {
-    callCount = r.uint32(end);
-    if (callCount < 0) return undefined;
-  }
-  if (r.at !== end) return undefined;
+  const callCount = r.optionalUint32(0x08, end);
+  if (callCount < 0 || r.at !== end) return undefined;
   return { case: "toolRequestsListed", value: { $typeName: "agent.v1.ToolRequestsListedUpdate", callCount } };
 }
 
@@ -147,17 +138,13 @@ function interactionUpdate(r: ProtoReader, end: number): AgentServerMessage | un
 
 /** `ExecServerMessage` (field 2): its id (1), `mcp_args` (11) and exec id (15). */
 function execMcpArgs(r: ProtoReader, end: number): AgentServerMessage | undefined {
-  let id = 0;
-  if (r.next(0x08, end)) {
-    id = r.uint32(end);
-    if (id < 0) return undefined;
-  }
-  if (!r.next(0x5a, end)) return undefined;
+  const id = r.optionalUint32(0x08, end);
+  if (id < 0 || !r.next(0x5a, end)) return undefined;
   const argsEnd = r.lengthEnd(end);
   if (argsEnd < 0) return undefined;
   const args = mcpArgs(r, argsEnd);
   if (args === undefined) return undefined;
-  const execId = stringField(r, 0x7a, end);
+  const execId = r.optionalString(0x7a, end);
   if (execId === undefined || r.at !== end) return undefined;
   return {
     $typeName: "agent.v1.AgentServerMessage",

@@ -27,7 +27,7 @@ const VARINT_BYTES = 7;
 
 /** A message's leading `id = 1` (uint32): 0 when absent (proto3), -1 when not one `fromBinary` reads. */
 function leadingId(r: ProtoReader, end: number): number {
-  return r.next(0x08, end) ? r.uint32(end) : 0;
+  return r.optionalUint32(0x08, end);
 }
 
 const EMPTY: Uint8Array = new Uint8Array(0);
@@ -65,12 +65,8 @@ function requestContextArgs(r: ProtoReader, end: number): AgentServerMessage | u
   const id = leadingId(r, end);
   if (id < 0) return undefined;
   if (r.byte() !== 0x52 || r.byte() !== 0) return undefined;
-  let execId: string | undefined = "";
-  if (r.next(0x7a, end)) {
-    execId = r.string(end);
-    if (execId === undefined) return undefined;
-  }
-  if (r.at !== end) return undefined;
+  const execId = r.optionalString(0x7a, end);
+  if (execId === undefined || r.at !== end) return undefined;
   return {
     $typeName: "agent.v1.AgentServerMessage",
     message: {
