@@ -110,6 +110,7 @@ export class StepPause {
   /** `tool_call_completed`. */
   callCompleted(callId: string, toolCall: ToolCall | undefined): void {
     // A call that ran without an exec (Cursor's own tools, or one it gave up forming) is one of the step's calls.
+    // Inferred, not in the reference: that `call_count` counts such calls too (docs/protocol.md §4.6).
     if (!this.cameAsExec(callId, toolCall)) this.unseenCallIn();
   }
 
