@@ -149,6 +149,7 @@ describe("parseDirectives", () => {
       "tool-gap": true,
       "tool-cut": true,
       "tool-count": true,
+      "tool-listed-after": true,
       "tool-args-id": true,
       todos: true,
       "web-search": true,
@@ -191,6 +192,13 @@ describe("parseDirectives", () => {
     expect(parseDirectives("[[emu:tool-count 4]]").directives).toEqual([{ kind: "tool-count", count: 4 }]);
     expect(parseDirectives("[[emu:tool-count 0]]").problems).toEqual([
       "[[emu:tool-count]] needs a count of at least 1.",
+    ]);
+  });
+
+  it("parses tool-listed-after with a call number from 1", () => {
+    expect(parseDirectives("[[emu:tool-listed-after 2]]").directives).toEqual([{ kind: "tool-listed-after", call: 2 }]);
+    expect(parseDirectives("[[emu:tool-listed-after 0]]").problems).toEqual([
+      "[[emu:tool-listed-after]] needs a call number of at least 1.",
     ]);
   });
 

@@ -53,6 +53,7 @@ export type Directive =
   | { kind: "tool-gap"; gapMs: number }
   | { kind: "tool-cut"; call: number }
   | { kind: "tool-count"; count: number }
+  | { kind: "tool-listed-after"; call: number }
   | { kind: "tool-args-id"; call?: number }
   | { kind: "todos"; todos: ScriptedTodo[] }
   | { kind: "task"; task: ScriptedTask }
@@ -89,6 +90,7 @@ export const DIRECTIVES: ReadonlyArray<{ keyword: string; syntax: string; exampl
   { keyword: "tool-gap", syntax: "tool-gap MS", example: "[[emu:tool-gap 250]]" },
   { keyword: "tool-cut", syntax: "tool-cut N", example: "[[emu:tool-cut 1]]" },
   { keyword: "tool-count", syntax: "tool-count N", example: "[[emu:tool-count 3]]" },
+  { keyword: "tool-listed-after", syntax: "tool-listed-after N", example: "[[emu:tool-listed-after 1]]" },
   { keyword: "tool-args-id", syntax: "tool-args-id", example: "[[emu:tool-args-id]]" },
   { keyword: "tool-args-id", syntax: "tool-args-id N", example: "[[emu:tool-args-id 2]]" },
   { keyword: "todos", syntax: 'todos {"TODO":"STATUS",…}', example: '[[emu:todos {"write tests":"in_progress"}]]' },
@@ -214,6 +216,7 @@ function parseBody(body: string): Directive | string {
     case "tool-gap":
     case "tool-cut":
     case "tool-count":
+    case "tool-listed-after":
       return parseCount(keyword, rest);
     case "tool-args-id":
       if (rest === "") return { kind: "tool-args-id" };
@@ -292,7 +295,8 @@ function parseCount(
     | "tool-chunks"
     | "tool-gap"
     | "tool-cut"
-    | "tool-count",
+    | "tool-count"
+    | "tool-listed-after",
   rest: string,
 ): Directive | string {
   if (!/^\d{1,7}$/.test(rest)) return `[[emu:${keyword}]] needs a whole number, got "${rest}".`;
@@ -308,6 +312,10 @@ function parseCount(
     return n > 0 ? { kind: "tool-cut", call: n } : "[[emu:tool-cut]] needs a call number of at least 1.";
   if (keyword === "tool-count")
     return n > 0 ? { kind: "tool-count", count: n } : "[[emu:tool-count]] needs a count of at least 1.";
+  if (keyword === "tool-listed-after")
+    return n > 0
+      ? { kind: "tool-listed-after", call: n }
+      : "[[emu:tool-listed-after]] needs a call number of at least 1.";
   if (keyword === "tool-chunks")
     return n > 0 ? { kind: "tool-chunks", size: n } : "[[emu:tool-chunks]] needs a size of at least 1.";
   return { kind: "drop", afterTokens: n };
@@ -453,6 +461,8 @@ export function describeEmulatorDirectives(): string {
     "                                  mcp_args or completion follows; the step's other calls go on as usual",
     "  [[emu:tool-count N]]            tool_requests_listed says each step makes N calls, whatever it makes:",
     "                                  a count its calls never reach (more than N) or pass (fewer)",
+    "  [[emu:tool-listed-after N]]     each step's tool_requests_listed comes after its Nth call (from 1; after",
+    "                                  the last when it makes fewer), not before its first",
     "  [[emu:tool-args-id]]            every client tool call of the turn carries its own McpArgs.tool_call_id",
     "                                  (toolu_…) in partial_tool_call, tool_call_started, mcp_args and",
     "                                  tool_call_completed, unlike the envelopes' call_id (call_…)",

@@ -145,6 +145,11 @@ export interface TurnPlan {
   /** `[[emu:tool-count N]]`: the `call_count` every step's `tool_requests_listed` says, whatever the step's calls. */
   toolCount?: number;
   /**
+   * `[[emu:tool-listed-after N]]`: every step's `tool_requests_listed` comes after its Nth call (from 1; after its last
+   * when it makes fewer), not before its first.
+   */
+  toolListedAfter?: number;
+  /**
    * `[[emu:tool-args-id]]` / `[[emu:tool-args-id N]]`: these client tool calls (every one, or the step's Nth from 1)
    * carry their own `McpArgs.tool_call_id`, not their envelopes' `call_id` (cursor-protocol-addendum-3 T5).
    */
@@ -283,6 +288,9 @@ function applyDirective(
       return false;
     case "tool-count":
       plan.toolCount = directive.count;
+      return false;
+    case "tool-listed-after":
+      plan.toolListedAfter = directive.call;
       return false;
     case "tool-args-id":
       plan.toolArgsId = directive.call === undefined ? {} : { call: directive.call };

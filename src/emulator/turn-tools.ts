@@ -73,7 +73,8 @@ export async function runCalls(
 /**
  * Issues every call of one step before waiting for any answer, then reports each completion (§5.1, §5.2). With
  * `announceCount`, the step's calls are first announced by `tool_requests_listed.call_count` (addendum 2 §4);
- * `[[emu:tool-count N]]` announces N instead; `[[emu:tool-gap MS]]` spaces the calls out; `[[emu:tool-args-id]]` gives calls their own `McpArgs.tool_call_id`.
+ * `[[emu:tool-count N]]` announces N instead, `[[emu:tool-listed-after N]]` after the Nth call; `[[emu:tool-gap MS]]`
+ * spaces the calls out; `[[emu:tool-args-id]]` gives calls their own `McpArgs.tool_call_id`.
  */
 async function runStep(
   channel: TurnChannel,
@@ -105,7 +106,7 @@ async function runStep(
       );
     }
   }
-  if (announceCount && prepared.length > 0) {
+  const announce = () =>
     channel.send({
       message: {
         case: "interactionUpdate",
@@ -113,7 +114,11 @@ async function runStep(
         value: { message: { case: "toolRequestsListed", value: { callCount: plan.toolCount ?? prepared.length } } },
       },
     });
-  }
+  // After how many of the step's calls the count goes out: before the first (0), or with `[[emu:tool-listed-after N]]`
+  // after the Nth (the last when the step makes fewer), as the wire reference does not fix the order.
+  const announceAfter =
+    announceCount && prepared.length > 0 ? Math.min(plan.toolListedAfter ?? 0, prepared.length) : undefined;
+  if (announceAfter === 0) announce();
   const answers: ReturnType<TurnChannel["exec"]>[] = [];
   const issued: PreparedCall[] = [];
   let clientCalls = 0;
@@ -139,7 +144,10 @@ async function runStep(
         },
       });
     }
-    if (cut) continue;
+    if (cut) {
+      if (index + 1 === announceAfter) announce();
+      continue;
+    }
     output.count(estimateTokens(call.argsText));
     channel.send({
       message: {
@@ -154,6 +162,7 @@ async function runStep(
     answer.catch(() => undefined);
     answers.push(answer);
     issued.push(call);
+    if (index + 1 === announceAfter) announce();
   }
   const settled = await Promise.all(answers);
   return issued.map((call, i) => {
