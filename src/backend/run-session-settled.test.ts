@@ -279,6 +279,93 @@ describe("RunSession: tool_requests_listed (cursor-protocol-addendum-2.md §4)",
     session.close();
   });
 
+  it("counts the step's calls that came before the count (the reference does not fix the order)", async () => {
+    const { script, session, next, warnings } = await startSession(60_000, 60_000, 600_000);
+    script.push(mcpExec(1, "call_1"));
+    await nextToolCallId(next);
+    script.push(listed(2));
+    expect(await nextOrNothing(next)).toBe("nothing");
+    script.push(mcpExec(2, "call_2"));
+    await nextToolCallId(next);
+    // The batch window and idle period are far longer than the test: this pause is the count's.
+    expect(await next()).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(2);
+    expect(warnings).toEqual([]);
+    session.close();
+  });
+
+  it("pauses at a count that comes after the step's last call", async () => {
+    const { script, session, next } = await startSession(60_000, 60_000, 600_000);
+    script.push(mcpExec(1, "call_1"));
+    script.push(mcpExec(2, "call_2"));
+    await nextToolCallId(next);
+    await nextToolCallId(next);
+    expect(await nextOrNothing(next)).toBe("nothing");
+    script.push(listed(2));
+    expect(await next()).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(2);
+    session.close();
+  });
+
+  it("does not count the calls of an earlier step (step_started) toward a count that comes late", async () => {
+    const { script, session, next } = await startSession(60_000, 60_000, 600_000);
+    script.push(update({ case: "stepStarted", value: { stepId: 1n } }));
+    // Refused here (the caller has no shell): no pause, but a call of step 1.
+    script.push({
+      message: {
+        case: "execServerMessage",
+        value: {
+          id: 1,
+          execId: "exec-1",
+          message: { case: "shellArgs", value: { command: "ls", toolCallId: "sh_1" } },
+        },
+      },
+    });
+    script.push(update({ case: "stepStarted", value: { stepId: 2n } }));
+    script.push(mcpExec(2, "call_2"));
+    await nextToolCallId(next);
+    script.push(listed(2));
+    expect(await nextOrNothing(next)).toBe("nothing");
+    script.push(mcpExec(3, "call_3"));
+    await nextToolCallId(next);
+    expect(await next()).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(2);
+    session.close();
+  });
+
+  it("keeps counting the step's calls past another step's step_completed", async () => {
+    const { script, session, next } = await startSession(60_000, 60_000, 600_000);
+    script.push(update({ case: "stepStarted", value: { stepId: 7n } }));
+    script.push(mcpExec(1, "call_1"));
+    await nextToolCallId(next);
+    script.push(update({ case: "stepCompleted", value: { stepId: 6n } }));
+    script.push(listed(2));
+    expect(await nextOrNothing(next)).toBe("nothing");
+    script.push(mcpExec(2, "call_2"));
+    await nextToolCallId(next);
+    expect(await next()).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(2);
+    session.close();
+  });
+
+  it("does not count the calls handed out before a pause toward a count that comes late", async () => {
+    const { script, session, next } = await startSession(60_000, 60_000, 600_000);
+    script.push(mcpExec(1, "call_1"));
+    await nextToolCallId(next);
+    // Cursor closes the call: the segment ends on it.
+    script.push(completed("call_1", "the server gave up"));
+    expect(await next()).toEqual({ type: "pause" });
+    script.push(mcpExec(2, "call_2"));
+    await nextToolCallId(next);
+    script.push(listed(2));
+    expect(await nextOrNothing(next)).toBe("nothing");
+    script.push(mcpExec(3, "call_3"));
+    await nextToolCallId(next);
+    expect(await next()).toEqual({ type: "pause" });
+    expect(session.pending.size).toBe(2);
+    session.close();
+  });
+
   it("on a stall, hands out the calls that came when fewer than listed arrive", async () => {
     // Cursor may count a call the caller never sees and wait for the others' results: only the watchdog ends that
     // (the window, far longer than the test, does not run at all while listed calls are to come).

@@ -298,7 +298,7 @@ export class RunSession implements DropListener, StepPauseHost, RunLivenessHost 
     this.stepPause.execCame(execCallId);
     if (outcome.kind === "answered") {
       // A tool call refused here (no equivalent among the caller's tools) is one of the step's calls, in.
-      if (execCallId !== "") this.stepPause.unseenCallIn();
+      if (execCallId !== "") this.stepPause.unseenCallIn(true);
       return this.send(outcome.replies);
     }
     this.liveness.startExecHeartbeats();

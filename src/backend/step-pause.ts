@@ -40,14 +40,24 @@ export class StepPause {
   /** Counts windows armed and cancelled, so a window's deferred end that another call overtook does nothing. */
   private windowGeneration = 0;
   /**
-   * `tool_requests_listed.call_count` of the current step (cursor-protocol-addendum-2.md §4) and the step's calls in
-   * since: handed to the caller, answered here (a native tool the caller has no equivalent of), or completed without
-   * an exec. While fewer are in, no batch window cuts the step short: the segment pauses once all are in (or the step
+   * `tool_requests_listed.call_count` of the current step (cursor-protocol-addendum-2.md §4) and the step's calls in:
+   * handed to the caller, answered here (a native tool the caller has no equivalent of), or completed without an
+   * exec. While fewer are in, no batch window cuts the step short: the segment pauses once all are in (or the step
    * completes, or Cursor makes no progress for a while, {@link armListedIdleCheck}). The window is the fallback only
    * when Cursor does not say.
    */
   private listedCalls: number | undefined;
-  private callsSinceListed = 0;
+  private listedCallsIn = 0;
+  /**
+   * The calls that came as execs (handed out or answered here) while no count was pending, since the last of the
+   * step's bounds: `step_started`, the current step's `step_completed`, a count met or given up, or a pause. The wire
+   * reference does not fix where `tool_requests_listed` comes among the step's calls, so a count that comes after some
+   * of them counts these (docs/protocol.md §4.6). A pause bounds them for a Cursor that sends no steps: a next step starts only once
+   * the caller answered the calls that went out. When the window ended the segment before a late count came, the
+   * step's calls that went out are not counted (the wait then ends as a wrong count's does). A call Cursor completes
+   * without an exec is not among these: where its completion comes relative to the count is not known either.
+   */
+  private unlistedCalls = 0;
   /**
    * The idle check of a step whose listed calls have not all come ({@link armListedIdleCheck}): one timer, armed when
    * the wait starts and re-armed from the last progress when it fires, as the stall watchdog is.
@@ -74,17 +84,27 @@ export class StepPause {
 
   /** `tool_requests_listed`: how many calls the step makes (none counted when Cursor says 0). */
   listed(callCount: number): void {
-    this.listedCalls = callCount > 0 ? callCount : undefined;
-    this.callsSinceListed = 0;
+    if (callCount <= 0) {
+      this.listedCalls = undefined;
+      return;
+    }
+    this.listedCalls = callCount;
+    // The step's calls that came before the count are among those it counts: it may end the step at once.
+    this.listedCallsIn = this.unlistedCalls;
+    this.unlistedCalls = 0;
+    this.callsMayBeIn();
   }
 
   /** `step_started`. */
   stepStarted(stepId: bigint): void {
     this.currentStep = stepId;
+    this.unlistedCalls = 0;
   }
 
   /** `step_completed`. */
   stepCompleted(stepId: bigint): void {
+    // Calls that come after it are a later step's (one that came before is the current one's, if another step ends).
+    if (stepId === this.currentStep) this.unlistedCalls = 0;
     // The step the waiting calls came in is over, so it makes no more calls: pause without the window. Where
     // Cursor sends this (before or after the results, before or after a forming call's `mcp_args`) is not known;
     // after them, nothing is waiting for it. A call still forming is not dropped here: its `mcp_args` may follow.
@@ -111,22 +131,22 @@ export class StepPause {
   callCompleted(callId: string, toolCall: ToolCall | undefined): void {
     // A call that ran without an exec (Cursor's own tools, or one it gave up forming) is one of the step's calls.
     // Inferred, not in the reference: that `call_count` counts such calls too (docs/protocol.md §4.6).
-    if (!this.cameAsExec(callId, toolCall)) this.unseenCallIn();
+    if (!this.cameAsExec(callId, toolCall)) this.unseenCallIn(false);
   }
 
   /**
-   * A call of the step that the caller will not get is in. It counts toward `call_count` only: without a count it
-   * leaves the batch window alone, as it always did.
+   * A call of the step that the caller will not get is in. It counts toward `call_count` only (one that comes later
+   * too, when it came as an exec: `asExec`): without a count it leaves the batch window alone, as it always did.
    */
-  unseenCallIn(): void {
+  unseenCallIn(asExec: boolean): void {
     if (this.listedCalls !== undefined) this.stepCallIn();
+    else if (asExec) this.unlistedCalls++;
   }
 
   /** Cursor closed a call the caller holds: the segment ends at once, whatever else the step makes. */
   pauseAtOnce(): void {
     this.cancelBatchWindow();
-    this.awaitingPause = false;
-    this.host.pushPause();
+    this.paused();
   }
 
   /** Calls handed out wait for a call still forming in front of the caller, or for listed calls still to come. */
@@ -143,8 +163,7 @@ export class StepPause {
   pauseNow(): void {
     this.cancelBatchWindow();
     if (this.host.formingCalls > 0) return;
-    this.awaitingPause = false;
-    this.host.pushPause();
+    this.paused();
   }
 
   /** Calls stopped forming in front of the caller (`open` of them were before): the last one lets a held pause through. */
@@ -159,7 +178,7 @@ export class StepPause {
     this.listedCalls = undefined;
     this.logger.warn("Cursor listed more tool calls for the step than came; handing out those that did", {
       listed,
-      came: this.callsSinceListed,
+      came: this.listedCallsIn,
       ...after,
     });
   }
@@ -176,9 +195,17 @@ export class StepPause {
     this.stop();
   }
 
+  /** Ends the segment on the calls handed out: the calls that came before it are no later step's. */
+  private paused(): void {
+    this.awaitingPause = false;
+    this.unlistedCalls = 0;
+    this.host.pushPause();
+  }
+
   /** One of the step's calls is in: the segment ends once all are ({@link callsMayBeIn}). */
   private stepCallIn(): void {
-    this.callsSinceListed++;
+    if (this.listedCalls === undefined) this.unlistedCalls++;
+    else this.listedCallsIn++;
     this.callsMayBeIn();
   }
 
@@ -189,7 +216,7 @@ export class StepPause {
    * ({@link armListedIdleCheck}).
    */
   private callsMayBeIn(): void {
-    if (this.listedCalls !== undefined && this.callsSinceListed >= this.listedCalls) {
+    if (this.listedCalls !== undefined && this.listedCallsIn >= this.listedCalls) {
       this.listedCalls = undefined;
       if (this.awaitingPause) this.pauseNow();
     } else if (this.awaitingPause) {

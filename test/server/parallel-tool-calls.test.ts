@@ -223,3 +223,69 @@ describe("call_count that is not the number of calls the client gets", () => {
     expect(chatQueries(answer.choices[0]?.message)).toEqual(["a", "b", "c"]);
   }, 10_000);
 });
+
+describe("call_count that comes after the step's first call", () => {
+  let stack: Stack;
+  let openai: OpenAI;
+  const logLines: string[] = [];
+
+  beforeAll(async () => {
+    // Neither the idle period nor the stall watchdog can end a wait within the test's timeout: only the count met can
+    // end the answer, so an answer that waited for the idle fallback cannot pass.
+    stack = await startStack({ stallTimeoutMs: 600_000, listedCallsIdleMs: 600_000, logLines });
+    ({ openai } = sdkClients(stack.baseURL));
+  });
+  afterAll(async () => stack?.close());
+
+  // Two steps of two calls each; every step's tool_requests_listed comes after its first call, with the second call
+  // at once or after a gap far past the batch window.
+  const TWO_STEPS =
+    '[[emu:tool-listed-after 1]] [[emu:tool lookup {"q":"a"}]] [[emu:tool lookup {"q":"b"}]] [[emu:then]] ' +
+    '[[emu:tool lookup {"q":"c"}]] [[emu:tool lookup {"q":"d"}]]';
+
+  it.each([
+    { gap: "no gap", stream: true },
+    { gap: "[[emu:tool-gap 300]]", stream: false },
+  ])(
+    "chat completions ($gap, stream: $stream): each step's two calls come as one assistant message",
+    async ({ gap, stream }) => {
+      stack.emulator.resetStats();
+      logLines.length = 0;
+      const content = gap === "no gap" ? TWO_STEPS : `${gap} ${TWO_STEPS}`;
+      const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: "user", content }];
+      const ask = () =>
+        stream
+          ? openai.chat.completions.stream({ model: "auto", messages, tools: [chatTool] }).finalChatCompletion()
+          : openai.chat.completions.create({ model: "auto", messages, tools: [chatTool] });
+      const rounds: string[][] = [];
+      for (;;) {
+        const answer = await ask();
+        const message = answer.choices[0]?.message;
+        if (answer.choices[0]?.finish_reason !== "tool_calls" || message === undefined) {
+          for (const value of ["v-a", "v-b", "v-c", "v-d"]) expect(message?.content).toContain(value);
+          break;
+        }
+        rounds.push(chatQueries(message));
+        messages.push(message);
+        for (const call of message.tool_calls ?? []) {
+          if (call.type === "function") {
+            messages.push({
+              role: "tool",
+              tool_call_id: call.id,
+              content: `v-${JSON.parse(call.function.arguments).q}`,
+            });
+          }
+        }
+      }
+      expect(rounds).toEqual([
+        ["a", "b"],
+        ["c", "d"],
+      ]);
+      expect(logLines.filter((line) => line.includes("listed more tool calls"))).toEqual([]);
+      const stats = stack.emulator.stats();
+      expect(stats.runStreams + stats.runSseStreams).toBe(1);
+      expect(stats.turns.map((turn) => turn.outcome)).toEqual(["completed"]);
+    },
+    10_000,
+  );
+});
