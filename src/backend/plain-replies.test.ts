@@ -1,8 +1,9 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { AgentClientMessageSchema } from "../gen/agent/v1/agent_pb.js";
+import { RequestContextSchema } from "../gen/agent/v1/request_context_pb.js";
 import { encodeClientMessage } from "../protocol/cursor/run-stream.js";
-import { execHeartbeat, streamClose } from "./exec-handler.js";
+import { execHeartbeat, requestContextReply, streamClose } from "./exec-handler.js";
 import { getBlobAnswer, setBlobAnswer } from "./kv-answer.js";
 
 describe("kv answers", () => {
@@ -42,4 +43,36 @@ describe("exec control replies", () => {
       }
     },
   );
+});
+
+describe("request context reply", () => {
+  const context = create(RequestContextSchema, {
+    env: { osVersion: "linux 6", workspacePaths: ["/w"], shell: "bash", timeZone: "UTC", projectFolder: "/w" },
+    tools: [{ name: "read", description: "reads", providerIdentifier: "cursor-bridge", toolName: "read" }],
+    cloudRule: "be brief",
+  });
+
+  it.each([
+    [0, ""],
+    [1, "exec-1"],
+    [300, "e"],
+    [2 ** 32 - 1, "x".repeat(200)],
+  ])("for exec %i (%s) is create()'s message and bytes", (id, execId) => {
+    const expected = create(AgentClientMessageSchema, {
+      message: {
+        case: "execClientMessage",
+        value: {
+          id,
+          execId,
+          message: {
+            case: "requestContextResult",
+            value: { result: { case: "success", value: { requestContext: context } } },
+          },
+        },
+      },
+    });
+    const made = requestContextReply(id, execId, context);
+    expect(made).toStrictEqual(expected);
+    expect(encodeClientMessage(made)).toStrictEqual(toBinary(AgentClientMessageSchema, expected));
+  });
 });
