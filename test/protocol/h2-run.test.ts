@@ -110,6 +110,43 @@ describe("hand-framed HTTP/2 Run", () => {
     expect(fromBinary(AgentClientMessageSchema, body.subarray(5, 5 + length)).message.case).toBe("clientHeartbeat");
   });
 
+  it("opens the Run under each agent URL's own path prefix, one API after another", async () => {
+    const paths: string[] = [];
+    server = createServer();
+    server.on("stream", (stream, headers) => {
+      paths.push(String(headers[":path"]));
+      stream.respond(connectResponse);
+      stream.end(Buffer.from(encodeEndStream()));
+    });
+    await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    for (const agentUrl of [
+      `http://127.0.0.1:${port}/edge/v2`,
+      `http://127.0.0.1:${port}`,
+      `http://127.0.0.1:${port}/edge/v2/`,
+    ]) {
+      api = createCursorApi({
+        agentUrl,
+        apiUrl: `http://127.0.0.1:${port}`,
+        getAccessToken: async () => "token-1",
+        clientVersion: "cli-2026.01.17-d239e66",
+        transport: "http2",
+        newRequestId: () => "req-1",
+      });
+      for (let i = 0; i < 2; i++) expect(await readAll(api)).toEqual({ texts: [], error: undefined });
+      api.close();
+      api = undefined;
+    }
+    expect(paths).toEqual([
+      "/edge/v2/agent.v1.AgentService/Run",
+      "/edge/v2/agent.v1.AgentService/Run",
+      "/agent.v1.AgentService/Run",
+      "/agent.v1.AgentService/Run",
+      "/edge/v2/agent.v1.AgentService/Run",
+      "/edge/v2/agent.v1.AgentService/Run",
+    ]);
+  });
+
   it("a first message over the message limit ends the run at once with a 413, instead of a server waiting for it", async () => {
     let streams = 0;
     // Like Cursor (and the emulator), the server answers nothing until the run request arrives.
