@@ -11,7 +11,8 @@ export { apiKeyMatches, presentedKey };
 
 /** Rejects requests without the configured key with an OpenAI-shaped 401. */
 export function requireApiKey(expected: string): MiddlewareHandler {
-  return async (c, next) => {
+  // Not async: nothing runs after `next()` (request-guard.ts, guardHost).
+  return (c, next) => {
     const key = presentedKey(c.req.header("authorization"), c.req.header("x-api-key"));
     if (key === undefined || !apiKeyMatches(key, expected)) {
       throw new ProxyError(
@@ -22,6 +23,6 @@ export function requireApiKey(expected: string): MiddlewareHandler {
         { detail: LOCAL_API_KEY_DETAIL },
       );
     }
-    await next();
+    return next();
   };
 }

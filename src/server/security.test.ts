@@ -93,6 +93,25 @@ describe("Host guard", () => {
     expect((await allowed.request("/v1/models", { headers: { host: "attacker.example" } })).status).toBe(200);
   });
 
+  it("judges every request's Host, whatever the host of the request before was", async () => {
+    const { app, agentClient } = appWith();
+    const sequence: [host: string, status: number][] = [
+      ["localhost:8765", 200],
+      ["attacker.example:8765", 403],
+      ["localhost:8765", 200],
+      ["", 400],
+      ["127.0.0.1:8765", 200],
+      ["127.0.0.1.attacker.example", 403],
+      ["127.0.0.1:8765", 200],
+    ];
+    for (const [host, status] of sequence) {
+      const res = await app.request("/v1/chat/completions", post({ ...json, host }));
+      expect(res.status, host).toBe(status);
+      await res.arrayBuffer();
+    }
+    expect(agentClient.runs).toBe(4);
+  });
+
   it("refuses an empty Host header with 400, even when every host is allowed", async () => {
     for (const allowedHosts of [[], ["*"]]) {
       const { app, agentClient } = appWith({ allowedHosts });
