@@ -92,6 +92,16 @@ function mcpExec(id: number, toolCallId: string, tool = "lookup"): ServerInit {
   };
 }
 
+/** A native shell exec: refused by the session, whose caller has no shell (a call the caller never gets). */
+function shellExec(id: number, toolCallId: string): ServerInit {
+  return {
+    message: {
+      case: "execServerMessage",
+      value: { id, execId: `exec-${id}`, message: { case: "shellArgs", value: { command: "ls", toolCallId } } },
+    },
+  };
+}
+
 /** `tool_call_completed` for the envelope's `callId`; `argsId` is the `tool_call_id` of the McpArgs it carries. */
 function completed(callId: string, error: string | undefined, argsId?: string): ServerInit {
   const args = argsId === undefined ? {} : { args: { name: "lookup", toolName: "lookup", toolCallId: argsId } };
@@ -246,16 +256,7 @@ describe("RunSession: tool_requests_listed (cursor-protocol-addendum-2.md §4)",
   it("counts a tool exec it refuses (no equivalent among the caller's tools) as one of the listed calls", async () => {
     const { script, session, next } = await startSession();
     script.push(listed(2));
-    script.push({
-      message: {
-        case: "execServerMessage",
-        value: {
-          id: 1,
-          execId: "exec-1",
-          message: { case: "shellArgs", value: { command: "ls", toolCallId: "sh_1" } },
-        },
-      },
-    });
+    script.push(shellExec(1, "sh_1"));
     script.push(mcpExec(2, "call_2"));
     await nextToolCallId(next);
     // The batch window of this harness is far longer than the test: this pause is the listed count's.
@@ -279,23 +280,34 @@ describe("RunSession: tool_requests_listed (cursor-protocol-addendum-2.md §4)",
     session.close();
   });
 
-  it("counts the step's calls that came before the count (the reference does not fix the order)", async () => {
-    const { script, session, next, warnings } = await startSession(60_000, 60_000, 600_000);
-    script.push(mcpExec(1, "call_1"));
-    await nextToolCallId(next);
+  /** A session whose batch window and idle period are far longer than the tests: a pause they see is the count's. */
+  const lateCountSession = () => startSession(60_000, 60_000, 600_000);
+
+  /**
+   * A count of 2 comes after one call of the step went out: the segment waits for the step's next call (`id`), and
+   * pauses on the two.
+   */
+  async function countMetByNextCall(started: Awaited<ReturnType<typeof startSession>>, id: number): Promise<void> {
+    const { script, session, next, warnings } = started;
     script.push(listed(2));
     expect(await nextOrNothing(next)).toBe("nothing");
-    script.push(mcpExec(2, "call_2"));
+    script.push(mcpExec(id, `call_${id}`));
     await nextToolCallId(next);
-    // The batch window and idle period are far longer than the test: this pause is the count's.
     expect(await next()).toEqual({ type: "pause" });
     expect(session.pending.size).toBe(2);
     expect(warnings).toEqual([]);
     session.close();
+  }
+
+  it("counts the step's calls that came before the count (the reference does not fix the order)", async () => {
+    const started = await lateCountSession();
+    started.script.push(mcpExec(1, "call_1"));
+    await nextToolCallId(started.next);
+    await countMetByNextCall(started, 2);
   });
 
   it("pauses at a count that comes after the step's last call", async () => {
-    const { script, session, next } = await startSession(60_000, 60_000, 600_000);
+    const { script, session, next } = await lateCountSession();
     script.push(mcpExec(1, "call_1"));
     script.push(mcpExec(2, "call_2"));
     await nextToolCallId(next);
@@ -308,62 +320,35 @@ describe("RunSession: tool_requests_listed (cursor-protocol-addendum-2.md §4)",
   });
 
   it("does not count the calls of an earlier step (step_started) toward a count that comes late", async () => {
-    const { script, session, next } = await startSession(60_000, 60_000, 600_000);
-    script.push(update({ case: "stepStarted", value: { stepId: 1n } }));
+    const started = await lateCountSession();
+    started.script.push(update({ case: "stepStarted", value: { stepId: 1n } }));
     // Refused here (the caller has no shell): no pause, but a call of step 1.
-    script.push({
-      message: {
-        case: "execServerMessage",
-        value: {
-          id: 1,
-          execId: "exec-1",
-          message: { case: "shellArgs", value: { command: "ls", toolCallId: "sh_1" } },
-        },
-      },
-    });
-    script.push(update({ case: "stepStarted", value: { stepId: 2n } }));
-    script.push(mcpExec(2, "call_2"));
-    await nextToolCallId(next);
-    script.push(listed(2));
-    expect(await nextOrNothing(next)).toBe("nothing");
-    script.push(mcpExec(3, "call_3"));
-    await nextToolCallId(next);
-    expect(await next()).toEqual({ type: "pause" });
-    expect(session.pending.size).toBe(2);
-    session.close();
+    started.script.push(shellExec(1, "sh_1"));
+    started.script.push(update({ case: "stepStarted", value: { stepId: 2n } }));
+    started.script.push(mcpExec(2, "call_2"));
+    await nextToolCallId(started.next);
+    await countMetByNextCall(started, 3);
   });
 
   it("keeps counting the step's calls past another step's step_completed", async () => {
-    const { script, session, next } = await startSession(60_000, 60_000, 600_000);
-    script.push(update({ case: "stepStarted", value: { stepId: 7n } }));
-    script.push(mcpExec(1, "call_1"));
-    await nextToolCallId(next);
-    script.push(update({ case: "stepCompleted", value: { stepId: 6n } }));
-    script.push(listed(2));
-    expect(await nextOrNothing(next)).toBe("nothing");
-    script.push(mcpExec(2, "call_2"));
-    await nextToolCallId(next);
-    expect(await next()).toEqual({ type: "pause" });
-    expect(session.pending.size).toBe(2);
-    session.close();
+    const started = await lateCountSession();
+    started.script.push(update({ case: "stepStarted", value: { stepId: 7n } }));
+    started.script.push(mcpExec(1, "call_1"));
+    await nextToolCallId(started.next);
+    started.script.push(update({ case: "stepCompleted", value: { stepId: 6n } }));
+    await countMetByNextCall(started, 2);
   });
 
   it("does not count the calls handed out before a pause toward a count that comes late", async () => {
-    const { script, session, next } = await startSession(60_000, 60_000, 600_000);
-    script.push(mcpExec(1, "call_1"));
-    await nextToolCallId(next);
+    const started = await lateCountSession();
+    started.script.push(mcpExec(1, "call_1"));
+    await nextToolCallId(started.next);
     // Cursor closes the call: the segment ends on it.
-    script.push(completed("call_1", "the server gave up"));
-    expect(await next()).toEqual({ type: "pause" });
-    script.push(mcpExec(2, "call_2"));
-    await nextToolCallId(next);
-    script.push(listed(2));
-    expect(await nextOrNothing(next)).toBe("nothing");
-    script.push(mcpExec(3, "call_3"));
-    await nextToolCallId(next);
-    expect(await next()).toEqual({ type: "pause" });
-    expect(session.pending.size).toBe(2);
-    session.close();
+    started.script.push(completed("call_1", "the server gave up"));
+    expect(await started.next()).toEqual({ type: "pause" });
+    started.script.push(mcpExec(2, "call_2"));
+    await nextToolCallId(started.next);
+    await countMetByNextCall(started, 3);
   });
 
   it("on a stall, hands out the calls that came when fewer than listed arrive", async () => {
