@@ -5,8 +5,8 @@
  * Anthropic model list and each error type the SDK maps to its own class.
  */
 import Anthropic from "@anthropic-ai/sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Stack, startStack } from "../support/stack.js";
+import { describe, expect, it } from "vitest";
+import { useSdkStack } from "../support/sdk-clients.js";
 
 const MODEL = "claude-4.5-sonnet";
 const PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
@@ -30,17 +30,10 @@ const textOf = (message: Anthropic.Message) =>
   message.content.map((block) => (block.type === "text" ? block.text : "")).join("");
 
 describe("Anthropic SDK against cursor-bridge + emulator", () => {
-  let stack: Stack;
-  let client: Anthropic;
-
-  beforeAll(async () => {
-    stack = await startStack();
-    client = new Anthropic({ baseURL: stack.baseURL.replace(/\/v1$/, ""), apiKey: "local", maxRetries: 0 });
-  });
-  afterAll(async () => stack.close());
+  const sdk = useSdkStack();
 
   it("streams a text answer the SDK accumulates, with message events in order", async () => {
-    const stream = client.messages.stream({
+    const stream = sdk.anthropic.messages.stream({
       model: MODEL,
       max_tokens: 1024,
       system: [{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } }],
@@ -61,7 +54,7 @@ describe("Anthropic SDK against cursor-bridge + emulator", () => {
     // 60 emulator tokens (runs of non-blank characters) in 349 characters: the estimate (4 characters a token) and
     // Cursor's count differ, so each event's figure is recognisable.
     const text = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
-    const stream = client.messages.stream({
+    const stream = sdk.anthropic.messages.stream({
       model: MODEL,
       max_tokens: 1024,
       messages: [{ role: "user", content: text }],
@@ -85,18 +78,18 @@ describe("Anthropic SDK against cursor-bridge + emulator", () => {
   it("keeps the input estimate of a response that ends on tool_use before Cursor counted the turn", async () => {
     const content = `Please run the command for me now [[emu:tool Bash {"command":"echo hi"}]]`;
     const messages: Anthropic.MessageParam[] = [{ role: "user", content }];
-    const streamed = await client.messages
+    const streamed = await sdk.anthropic.messages
       .stream({ model: MODEL, max_tokens: 1024, messages, tools: [bash] })
       .finalMessage();
     expect(streamed.stop_reason).toBe("tool_use");
     expect(streamed.usage.input_tokens).toBeGreaterThan(0);
-    const whole = await client.messages.create({ model: MODEL, max_tokens: 1024, messages, tools: [bash] });
+    const whole = await sdk.anthropic.messages.create({ model: MODEL, max_tokens: 1024, messages, tools: [bash] });
     expect(whole.stop_reason).toBe("tool_use");
     expect(whole.usage.input_tokens).toBe(streamed.usage.input_tokens);
   });
 
   it("answers a non-streaming request with one message", async () => {
-    const message = await client.messages.create({
+    const message = await sdk.anthropic.messages.create({
       model: MODEL,
       max_tokens: 1024,
       messages: [{ role: "user", content: "Non streaming please" }],
@@ -107,11 +100,11 @@ describe("Anthropic SDK against cursor-bridge + emulator", () => {
   });
 
   it("runs a tool round trip on one upstream Run, with a system message after the tool_result", async () => {
-    stack.emulator.resetStats();
+    sdk.stack.emulator.resetStats();
     const messages: Anthropic.MessageParam[] = [
       { role: "user", content: 'Run it [[emu:tool Bash {"command":"echo hi"}]]' },
     ];
-    const first = await client.messages
+    const first = await sdk.anthropic.messages
       .stream({ model: MODEL, max_tokens: 1024, messages, tools: [bash] })
       .finalMessage();
     expect(first.stop_reason).toBe("tool_use");
@@ -123,23 +116,23 @@ describe("Anthropic SDK against cursor-bridge + emulator", () => {
       { role: "user", content: [{ type: "tool_result", tool_use_id: call?.id ?? "", content: "hi" }] },
       systemMessage("<system-reminder>The todo list is empty.</system-reminder>"),
     );
-    const second = await client.messages
+    const second = await sdk.anthropic.messages
       .stream({ model: MODEL, max_tokens: 1024, messages, tools: [bash] })
       .finalMessage();
     expect(second.stop_reason).toBe("end_turn");
     expect(textOf(second)).toContain("Bash returned: hi");
-    const stats = stack.emulator.stats();
+    const stats = sdk.stack.emulator.stats();
     expect(stats.runStreams + stats.runSseStreams).toBe(1);
     expect(stats.turns.map((turn) => turn.outcome)).toEqual(["completed"]);
   });
 
   it("streams thinking with a signature and accepts it back in the tool round trip", async () => {
-    stack.emulator.resetStats();
+    sdk.stack.emulator.resetStats();
     const messages: Anthropic.MessageParam[] = [
       { role: "user", content: '[[emu:think 6]] [[emu:tool Bash {"command":"pwd"}]]' },
     ];
     const request = { model: MODEL, max_tokens: 4096, thinking: { type: "adaptive" } } as const;
-    const first = await client.messages.stream({ ...request, messages, tools: [bash] }).finalMessage();
+    const first = await sdk.anthropic.messages.stream({ ...request, messages, tools: [bash] }).finalMessage();
     const thinking = first.content[0];
     expect(thinking?.type).toBe("thinking");
     expect(thinking?.type === "thinking" && thinking.thinking.length).toBeGreaterThan(0);
@@ -152,13 +145,13 @@ describe("Anthropic SDK against cursor-bridge + emulator", () => {
         content: [{ type: "tool_result", tool_use_id: call?.id ?? "", content: "/work", is_error: false }],
       },
     );
-    const second = await client.messages.create({ ...request, messages, tools: [bash] });
+    const second = await sdk.anthropic.messages.create({ ...request, messages, tools: [bash] });
     expect(textOf(second)).toContain("Bash returned: /work");
-    expect(stack.emulator.stats().runStreams).toBe(1);
+    expect(sdk.stack.emulator.stats().runStreams).toBe(1);
   });
 
   it("accepts a base64 image", async () => {
-    const message = await client.messages.create({
+    const message = await sdk.anthropic.messages.create({
       model: MODEL,
       max_tokens: 256,
       messages: [
@@ -175,11 +168,16 @@ describe("Anthropic SDK against cursor-bridge + emulator", () => {
   });
 
   it("continues a multi-turn conversation from the checkpoint", async () => {
-    stack.emulator.resetStats();
+    sdk.stack.emulator.resetStats();
     const messages: Anthropic.MessageParam[] = [];
     const say = async (content: string) => {
       messages.push({ role: "user", content });
-      const reply = await client.messages.create({ model: MODEL, max_tokens: 512, system: "Be brief.", messages });
+      const reply = await sdk.anthropic.messages.create({
+        model: MODEL,
+        max_tokens: 512,
+        system: "Be brief.",
+        messages,
+      });
       messages.push({ role: "assistant", content: reply.content });
       // Claude Code rewrites its reminders on every request: the conversation must still be recognised.
       messages.push(systemMessage(`<system-reminder>turn ${messages.length}</system-reminder>`));
@@ -188,72 +186,80 @@ describe("Anthropic SDK against cursor-bridge + emulator", () => {
     await say("My first message is about otters");
     await say("A second message");
     expect(await say("[[emu:recall]]")).toContain("First message: My first message is about otters");
-    const turns = stack.emulator.stats().turns;
+    const turns = sdk.stack.emulator.stats().turns;
     expect(turns).toHaveLength(3);
     expect(new Set(turns.map((turn) => turn.conversationId)).size).toBe(1);
   });
 
   it("estimates tokens and lists models in Anthropic's shape", async () => {
-    const counted = await client.messages.countTokens({
+    const counted = await sdk.anthropic.messages.countTokens({
       model: MODEL,
       messages: [{ role: "user", content: "Count these words, please." }],
       tools: [bash],
     });
     expect(counted.input_tokens).toBeGreaterThan(10);
-    const models = await client.models.list();
+    const models = await sdk.anthropic.models.list();
     expect(models.data.map((model) => model.id)).toContain(MODEL);
     expect(models.data[0]?.type).toBe("model");
     // The context window, where Anthropic's models list gives it.
     expect(models.data.find((model) => model.id === MODEL)?.max_input_tokens).toBe(200_000);
-    expect((await client.models.retrieve(MODEL)).max_input_tokens).toBe(200_000);
+    expect((await sdk.anthropic.models.retrieve(MODEL)).max_input_tokens).toBe(200_000);
   });
 
   it("pages the model list by limit, after_id and before_id, as the SDK's auto-pagination walks it", async () => {
-    const all = (await client.models.list()).data.map((model) => model.id);
+    const all = (await sdk.anthropic.models.list()).data.map((model) => model.id);
     expect(all.length).toBeGreaterThan(7);
     const id = (index: number) => all.at(index) ?? "";
     const walked: string[] = [];
-    for await (const model of client.models.list({ limit: 3 })) walked.push(model.id);
+    for await (const model of sdk.anthropic.models.list({ limit: 3 })) walked.push(model.id);
     expect(walked).toEqual(all);
-    const first = await client.models.list({ limit: 3 });
+    const first = await sdk.anthropic.models.list({ limit: 3 });
     expect(first.data.map((model) => model.id)).toEqual(all.slice(0, 3));
     expect(first).toMatchObject({ has_more: true, first_id: all[0], last_id: all[2] });
     const second = await first.getNextPage();
     expect(second.data.map((model) => model.id)).toEqual(all.slice(3, 6));
-    const before = await client.models.list({ limit: 2, before_id: id(5) });
+    const before = await sdk.anthropic.models.list({ limit: 2, before_id: id(5) });
     expect(before.data.map((model) => model.id)).toEqual(all.slice(3, 5));
     expect(before.has_more).toBe(true);
-    const start = await client.models.list({ limit: 10, before_id: id(1) });
+    const start = await sdk.anthropic.models.list({ limit: 10, before_id: id(1) });
     expect(start).toMatchObject({ has_more: false, first_id: all[0], last_id: all[0] });
-    const last = await client.models.list({ after_id: id(-2) });
+    const last = await sdk.anthropic.models.list({ after_id: id(-2) });
     expect(last).toMatchObject({ has_more: false, data: [expect.objectContaining({ id: all.at(-1) })] });
-    await expect(client.models.list({ limit: 0 })).rejects.toBeInstanceOf(Anthropic.BadRequestError);
-    await expect(client.models.list({ after_id: "no-such-model" })).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+    await expect(sdk.anthropic.models.list({ limit: 0 })).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+    await expect(sdk.anthropic.models.list({ after_id: "no-such-model" })).rejects.toBeInstanceOf(
+      Anthropic.BadRequestError,
+    );
   });
 
   it("gives the SDK its request id (request-id), on answers and on errors", async () => {
-    const { response, request_id } = await client.messages
+    const { response, request_id } = await sdk.anthropic.messages
       .create({ model: MODEL, max_tokens: 64, messages: [{ role: "user", content: "Which request?" }] })
       .withResponse();
     expect(request_id).toBe(response.headers.get("x-request-id"));
     expect(request_id).toMatch(/\S/);
-    const stream = client.messages.stream({ model: MODEL, max_tokens: 64, messages: [{ role: "user", content: "x" }] });
+    const stream = sdk.anthropic.messages.stream({
+      model: MODEL,
+      max_tokens: 64,
+      messages: [{ role: "user", content: "x" }],
+    });
     const streamed = await stream.withResponse();
     await stream.finalMessage();
     expect(streamed.request_id).toBe(streamed.response.headers.get("x-request-id"));
-    const failed = await client.messages
+    const failed = await sdk.anthropic.messages
       .create({ model: "no-such-model", max_tokens: 64, messages: [{ role: "user", content: "x" }] })
       .catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(Anthropic.NotFoundError);
     expect((failed as InstanceType<typeof Anthropic.APIError>).requestID).toMatch(/\S/);
-    const page = await client.models.list().withResponse();
+    const page = await sdk.anthropic.models.list().withResponse();
     expect(page.request_id).toBe(page.response.headers.get("x-request-id"));
   });
 
   it("maps each error to the SDK's error class", async () => {
     const ask = (content: string, model = MODEL) =>
-      client.messages.create({ model, max_tokens: 64, messages: [{ role: "user", content }] }).catch((e: unknown) => e);
-    const missing = await client.messages
+      sdk.anthropic.messages
+        .create({ model, max_tokens: 64, messages: [{ role: "user", content }] })
+        .catch((e: unknown) => e);
+    const missing = await sdk.anthropic.messages
       .create({
         model: MODEL,
         messages: [{ role: "user", content: "x" }],

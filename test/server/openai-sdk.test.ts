@@ -1,9 +1,9 @@
 /**
  * Issue 5 against the real `openai` SDK: server + real agent client + emulator upstream (no hand-written client).
  */
-import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Stack, startStack } from "../support/stack.js";
+import type OpenAI from "openai";
+import { describe, expect, it } from "vitest";
+import { useSdkStack } from "../support/sdk-clients.js";
 
 const echoTool: OpenAI.Chat.Completions.ChatCompletionTool = {
   type: "function",
@@ -15,17 +15,10 @@ const echoTool: OpenAI.Chat.Completions.ChatCompletionTool = {
 };
 
 describe("openai SDK against cursor-bridge + emulator", () => {
-  let stack: Stack;
-  let client: OpenAI;
-
-  beforeAll(async () => {
-    stack = await startStack();
-    client = new OpenAI({ baseURL: stack.baseURL, apiKey: "local", maxRetries: 0 });
-  });
-  afterAll(async () => stack.close());
+  const sdk = useSdkStack();
 
   it("streams text with a role delta first, content deltas, finish_reason and a usage chunk", async () => {
-    const stream = await client.chat.completions.create({
+    const stream = await sdk.openai.chat.completions.create({
       model: "auto",
       stream: true,
       stream_options: { include_usage: true },
@@ -45,7 +38,7 @@ describe("openai SDK against cursor-bridge + emulator", () => {
   });
 
   it("answers non-streaming requests with the accumulated message and usage", async () => {
-    const completion = await client.chat.completions.create({
+    const completion = await sdk.openai.chat.completions.create({
       model: "claude-4.5-sonnet",
       messages: [
         { role: "system", content: "Be brief." },
@@ -59,7 +52,7 @@ describe("openai SDK against cursor-bridge + emulator", () => {
   });
 
   it("streams reasoning as reasoning_content before the text", async () => {
-    const stream = await client.chat.completions.create({
+    const stream = await sdk.openai.chat.completions.create({
       model: "claude-4.5-sonnet-thinking",
       stream: true,
       messages: [{ role: "user", content: "[[emu:think 6]] Think first" }],
@@ -81,11 +74,11 @@ describe("openai SDK against cursor-bridge + emulator", () => {
   });
 
   it("resumes the parked Cursor turn for the tool result: one Run for the whole round trip", async () => {
-    stack.emulator.resetStats();
+    sdk.stack.emulator.resetStats();
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
       { role: "user", content: 'Find it [[emu:tool lookup {"q":"needle"}]]' },
     ];
-    const first = await client.chat.completions
+    const first = await sdk.openai.chat.completions
       .stream({ model: "auto", messages, tools: [echoTool] })
       .finalChatCompletion();
     const choice = first.choices[0];
@@ -95,22 +88,22 @@ describe("openai SDK against cursor-bridge + emulator", () => {
     if (call?.type !== "function") throw new Error("expected a function call");
     expect(call.function.name).toBe("lookup");
     expect(JSON.parse(call.function.arguments)).toEqual({ q: "needle" });
-    expect(stack.parked.size()).toBe(1);
+    expect(sdk.stack.parked.size()).toBe(1);
 
     messages.push(choice!.message, { role: "tool", tool_call_id: call.id, content: "found 42" });
-    const second = await client.chat.completions.create({ model: "auto", messages, tools: [echoTool] });
+    const second = await sdk.openai.chat.completions.create({ model: "auto", messages, tools: [echoTool] });
     expect(second.choices[0]?.message.content).toContain("lookup returned: found 42");
     expect(second.choices[0]?.finish_reason).toBe("stop");
-    expect(stack.emulator.stats().runStreams).toBe(1);
-    expect(stack.parked.size()).toBe(0);
+    expect(sdk.stack.emulator.stats().runStreams).toBe(1);
+    expect(sdk.stack.parked.size()).toBe(0);
   });
 
   it("handles two parallel tool calls in one step and resumes with both results", async () => {
-    stack.emulator.resetStats();
+    sdk.stack.emulator.resetStats();
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
       { role: "user", content: '[[emu:tool lookup {"q":"a"}]] [[emu:tool lookup {"q":"b"}]]' },
     ];
-    const first = await client.chat.completions
+    const first = await sdk.openai.chat.completions
       .stream({ model: "auto", messages, tools: [echoTool] })
       .finalChatCompletion();
     const calls = first.choices[0]?.message.tool_calls ?? [];
@@ -118,18 +111,18 @@ describe("openai SDK against cursor-bridge + emulator", () => {
     expect(new Set(calls.map((c) => c.id)).size).toBe(2);
     messages.push(first.choices[0]!.message);
     for (const [i, call] of calls.entries()) messages.push({ role: "tool", tool_call_id: call.id, content: `r${i}` });
-    const second = await client.chat.completions.create({ model: "auto", messages, tools: [echoTool] });
+    const second = await sdk.openai.chat.completions.create({ model: "auto", messages, tools: [echoTool] });
     expect(second.choices[0]?.message.content).toContain("lookup returned: r0");
     expect(second.choices[0]?.message.content).toContain("lookup returned: r1");
-    expect(stack.emulator.stats().runStreams).toBe(1);
+    expect(sdk.stack.emulator.stats().runStreams).toBe(1);
   });
 
   it("continues a multi-turn chat from the checkpoint: flat upload and memory from state", async () => {
-    stack.emulator.resetStats();
+    sdk.stack.emulator.resetStats();
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [];
     const say = async (content: string) => {
       messages.push({ role: "user", content });
-      const reply = await client.chat.completions.create({ model: "auto", messages });
+      const reply = await sdk.openai.chat.completions.create({ model: "auto", messages });
       messages.push({ role: "assistant", content: reply.choices[0]?.message.content ?? "" });
       return reply.choices[0]?.message.content ?? "";
     };
@@ -137,7 +130,7 @@ describe("openai SDK against cursor-bridge + emulator", () => {
     for (let i = 2; i <= 8; i++) await say(`Turn number ${i} with some padding text to look like a real chat`);
     const recall = await say("[[emu:recall]] what did I say first?");
     expect(recall).toContain("First message: My first message is about otters");
-    const turns = stack.emulator.stats().turns;
+    const turns = sdk.stack.emulator.stats().turns;
     expect(turns).toHaveLength(9);
     expect(new Set(turns.map((t) => t.conversationId)).size).toBe(1);
     const second = turns[1]!.requestBytes;
@@ -152,7 +145,10 @@ describe("openai SDK against cursor-bridge + emulator", () => {
   it("keeps concurrent conversations apart", async () => {
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        client.chat.completions.create({ model: "auto", messages: [{ role: "user", content: `conversation ${i}` }] }),
+        sdk.openai.chat.completions.create({
+          model: "auto",
+          messages: [{ role: "user", content: `conversation ${i}` }],
+        }),
       ),
     );
     for (const [i, r] of results.entries()) expect(r.choices[0]?.message.content).toBe(`You said: conversation ${i}`);
@@ -160,7 +156,7 @@ describe("openai SDK against cursor-bridge + emulator", () => {
 
   it("maps upstream failures to OpenAI errors the SDK understands", async () => {
     const ask = (content: string) =>
-      client.chat.completions.create({ model: "auto", messages: [{ role: "user", content }] });
+      sdk.openai.chat.completions.create({ model: "auto", messages: [{ role: "user", content }] });
     const limited = (await ask("[[emu:error usage_limit]]").catch((e: unknown) => e)) as InstanceType<
       typeof OpenAI.APIError
     >;
@@ -170,9 +166,9 @@ describe("openai SDK against cursor-bridge + emulator", () => {
     expect(limited.headers?.get("x-should-retry")).toBe("false");
     await expect(ask("[[emu:error internal]]")).rejects.toMatchObject({ status: expect.any(Number) });
     await expect(
-      client.chat.completions.create({ model: "no-such-model", messages: [{ role: "user", content: "x" }] }),
+      sdk.openai.chat.completions.create({ model: "no-such-model", messages: [{ role: "user", content: "x" }] }),
     ).rejects.toMatchObject({ status: 404, code: "model_not_found" });
-    await expect(client.chat.completions.create({ model: "auto", messages: [] })).rejects.toMatchObject({
+    await expect(sdk.openai.chat.completions.create({ model: "auto", messages: [] })).rejects.toMatchObject({
       status: 400,
     });
   });
@@ -187,7 +183,7 @@ describe("openai SDK against cursor-bridge + emulator", () => {
       allowed_tools: { mode: "auto", tools: [{ type: "function", function: { name: "lookup" } }] },
     };
     const ask = (content: string) =>
-      client.chat.completions.create({
+      sdk.openai.chat.completions.create({
         model: "auto",
         tools: [echoTool, other],
         tool_choice: allowed,
@@ -199,7 +195,7 @@ describe("openai SDK against cursor-bridge + emulator", () => {
     const refused = await ask('Find [[emu:tool other {"q":"x"}]]');
     expect(refused.choices[0]?.finish_reason).toBe("stop");
     expect(refused.choices[0]?.message.content).toBe("Tool other is not available.");
-    const unknown = client.chat.completions.create({
+    const unknown = sdk.openai.chat.completions.create({
       model: "auto",
       tools: [echoTool],
       tool_choice: {
@@ -215,13 +211,13 @@ describe("openai SDK against cursor-bridge + emulator", () => {
   });
 
   it("lists models with owned_by naming the emulator and the auto alias", async () => {
-    const page = await client.models.list();
+    const page = await sdk.openai.models.list();
     const ids = page.data.map((m) => m.id);
     expect(ids).toContain("default");
     expect(ids).toContain("auto");
     expect(ids).toContain("claude-4.5-sonnet-thinking");
     expect(new Set(page.data.map((m) => m.owned_by))).toEqual(new Set(["cursor-emulator"]));
-    const one = await client.models.retrieve("claude-4.5-sonnet-thinking");
+    const one = await sdk.openai.models.retrieve("claude-4.5-sonnet-thinking");
     expect((one as unknown as { reasoning: boolean }).reasoning).toBe(true);
   });
 });

@@ -7,7 +7,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sdkClients } from "../support/sdk-clients.js";
+import { sdkClients, useSdkStack } from "../support/sdk-clients.js";
 import { type Stack, startStack } from "../support/stack.js";
 
 const CALLS = '[[emu:tool lookup {"q":"a"}]] [[emu:tool lookup {"q":"b"}]] [[emu:tool lookup {"q":"c"}]]';
@@ -35,19 +35,11 @@ const textOf = (message: Anthropic.Message) =>
   message.content.map((block) => (block.type === "text" ? block.text : "")).join("");
 
 describe("parallel tool calls with call_count, further apart than the batch window", () => {
-  let stack: Stack;
-  let openai: OpenAI;
-  let anthropic: Anthropic;
-
-  beforeAll(async () => {
-    stack = await startStack();
-    ({ openai, anthropic } = sdkClients(stack.baseURL));
-  });
-  afterAll(async () => stack.close());
+  const sdk = useSdkStack();
 
   /** The turn ran on one Run and completed: every result went to Cursor's one step. */
   const expectOneCompletedRun = () => {
-    const stats = stack.emulator.stats();
+    const stats = sdk.stack.emulator.stats();
     expect(stats.runStreams + stats.runSseStreams).toBe(1);
     expect(stats.turns.map((turn) => turn.outcome)).toEqual(["completed"]);
   };
@@ -55,12 +47,12 @@ describe("parallel tool calls with call_count, further apart than the batch wind
   it.each([true, false])(
     "chat completions (stream: %s): one assistant message with the three calls",
     async (stream) => {
-      stack.emulator.resetStats();
+      sdk.stack.emulator.resetStats();
       const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: "user", content: GAPPED }];
       const ask = () =>
         stream
-          ? openai.chat.completions.stream({ model: "auto", messages, tools: [chatTool] }).finalChatCompletion()
-          : openai.chat.completions.create({ model: "auto", messages, tools: [chatTool] });
+          ? sdk.openai.chat.completions.stream({ model: "auto", messages, tools: [chatTool] }).finalChatCompletion()
+          : sdk.openai.chat.completions.create({ model: "auto", messages, tools: [chatTool] });
       const first = await ask();
       expect(first.choices[0]?.finish_reason).toBe("tool_calls");
       expect(chatQueries(first.choices[0]?.message)).toEqual(["a", "b", "c"]);
@@ -80,11 +72,11 @@ describe("parallel tool calls with call_count, further apart than the batch wind
   it.each([true, false])(
     "messages (stream: %s): one assistant message with the three tool_use blocks",
     async (stream) => {
-      stack.emulator.resetStats();
+      sdk.stack.emulator.resetStats();
       const messages: Anthropic.MessageParam[] = [{ role: "user", content: GAPPED }];
       const ask = () => {
         const body = { model: MODEL, max_tokens: 1024, messages, tools: [messagesTool] };
-        return stream ? anthropic.messages.stream(body).finalMessage() : anthropic.messages.create(body);
+        return stream ? sdk.anthropic.messages.stream(body).finalMessage() : sdk.anthropic.messages.create(body);
       };
       const first = await ask();
       expect(first.stop_reason).toBe("tool_use");
@@ -108,11 +100,11 @@ describe("parallel tool calls with call_count, further apart than the batch wind
   );
 
   it("responses: one response with the three function calls", async () => {
-    stack.emulator.resetStats();
-    const first = await openai.responses.create({ model: "auto", input: GAPPED, tools: [responsesTool] });
+    sdk.stack.emulator.resetStats();
+    const first = await sdk.openai.responses.create({ model: "auto", input: GAPPED, tools: [responsesTool] });
     const calls = first.output.filter((item) => item.type === "function_call");
     expect(calls.map((call) => JSON.parse(call.arguments).q)).toEqual(["a", "b", "c"]);
-    const last = await openai.responses.create({
+    const last = await sdk.openai.responses.create({
       model: "auto",
       previous_response_id: first.id,
       tools: [responsesTool],
@@ -127,10 +119,10 @@ describe("parallel tool calls with call_count, further apart than the batch wind
   });
 
   it("chat completions with parallel_tool_calls: false: one call per answer, in order, on the one Run", async () => {
-    stack.emulator.resetStats();
+    sdk.stack.emulator.resetStats();
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: "user", content: GAPPED }];
     const ask = () =>
-      openai.chat.completions
+      sdk.openai.chat.completions
         .stream({ model: "auto", messages, tools: [chatTool], parallel_tool_calls: false })
         .finalChatCompletion();
     const seen: string[] = [];
@@ -154,29 +146,22 @@ describe("parallel tool calls with call_count, further apart than the batch wind
 });
 
 describe("call_count that is not the number of calls the client gets", () => {
-  let stack: Stack;
+  // A stall timeout far longer than the tests: what ends a wait for calls Cursor listed and never sent is the idle
+  // period (3 s without progress), not the watchdog.
+  const sdk = useSdkStack({ stallTimeoutMs: 600_000 });
   let native: Stack;
-  let openai: OpenAI;
-  let anthropic: Anthropic;
 
   beforeAll(async () => {
-    // A stall timeout far longer than the tests: what ends a wait for calls Cursor listed and never sent is the idle
-    // period (3 s without progress), not the watchdog.
-    stack = await startStack({ stallTimeoutMs: 600_000 });
-    ({ openai, anthropic } = sdkClients(stack.baseURL));
     // Cursor's own tools allowed: a native exec the client has no equivalent of is refused by the bridge. No idle
     // period ends a wait here: only the count can end the answer in time.
     native = await startStack({ cursorTools: "native", listedCallsIdleMs: 600_000 });
   });
-  afterAll(async () => {
-    await stack?.close();
-    await native?.close();
-  });
+  afterAll(async () => native?.close());
 
   it("more listed than sent: once Cursor is idle the calls that came go out, and the turn goes on", async () => {
     const messages: Anthropic.MessageParam[] = [{ role: "user", content: `[[emu:tool-count 4]] ${CALLS}` }];
     const body = () => ({ model: MODEL, max_tokens: 1024, messages, tools: [messagesTool] });
-    const first = await anthropic.messages.stream(body()).finalMessage();
+    const first = await sdk.anthropic.messages.stream(body()).finalMessage();
     expect(first.stop_reason).toBe("tool_use");
     expect(toolUses(first).map((use) => (use.input as { q: string }).q)).toEqual(["a", "b", "c"]);
     messages.push(
@@ -186,7 +171,7 @@ describe("call_count that is not the number of calls the client gets", () => {
         content: toolUses(first).map((use) => ({ type: "tool_result" as const, tool_use_id: use.id, content: "ok" })),
       },
     );
-    const last = await anthropic.messages.stream(body()).finalMessage();
+    const last = await sdk.anthropic.messages.stream(body()).finalMessage();
     expect(last.stop_reason).toBe("end_turn");
     expect(textOf(last)).toContain("lookup returned: ok");
   }, 20_000);
@@ -197,7 +182,7 @@ describe("call_count that is not the number of calls the client gets", () => {
     ];
     const rounds: string[][] = [];
     for (;;) {
-      const answer = await openai.chat.completions.create({ model: "auto", messages, tools: [chatTool] });
+      const answer = await sdk.openai.chat.completions.create({ model: "auto", messages, tools: [chatTool] });
       const message = answer.choices[0]?.message;
       if (answer.choices[0]?.finish_reason !== "tool_calls" || message === undefined) break;
       rounds.push(chatQueries(message));
@@ -225,17 +210,10 @@ describe("call_count that is not the number of calls the client gets", () => {
 });
 
 describe("call_count that comes after the step's first call", () => {
-  let stack: Stack;
-  let openai: OpenAI;
   const logLines: string[] = [];
-
-  beforeAll(async () => {
-    // Neither the idle period nor the stall watchdog can end a wait within the test's timeout: only the count met can
-    // end the answer, so an answer that waited for the idle fallback cannot pass.
-    stack = await startStack({ stallTimeoutMs: 600_000, listedCallsIdleMs: 600_000, logLines });
-    ({ openai } = sdkClients(stack.baseURL));
-  });
-  afterAll(async () => stack?.close());
+  // Neither the idle period nor the stall watchdog can end a wait within the test's timeout: only the count met can
+  // end the answer, so an answer that waited for the idle fallback cannot pass.
+  const sdk = useSdkStack({ stallTimeoutMs: 600_000, listedCallsIdleMs: 600_000, logLines });
 
   // Two steps of two calls each; every step's tool_requests_listed comes after its first call, with the second call
   // at once or after a gap far past the batch window.
@@ -249,14 +227,14 @@ describe("call_count that comes after the step's first call", () => {
   ])(
     "chat completions ($gap, stream: $stream): each step's two calls come as one assistant message",
     async ({ gap, stream }) => {
-      stack.emulator.resetStats();
+      sdk.stack.emulator.resetStats();
       logLines.length = 0;
       const content = gap === "no gap" ? TWO_STEPS : `${gap} ${TWO_STEPS}`;
       const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: "user", content }];
       const ask = () =>
         stream
-          ? openai.chat.completions.stream({ model: "auto", messages, tools: [chatTool] }).finalChatCompletion()
-          : openai.chat.completions.create({ model: "auto", messages, tools: [chatTool] });
+          ? sdk.openai.chat.completions.stream({ model: "auto", messages, tools: [chatTool] }).finalChatCompletion()
+          : sdk.openai.chat.completions.create({ model: "auto", messages, tools: [chatTool] });
       const rounds: string[][] = [];
       for (;;) {
         const answer = await ask();
@@ -282,7 +260,7 @@ describe("call_count that comes after the step's first call", () => {
         ["c", "d"],
       ]);
       expect(logLines.filter((line) => line.includes("listed more tool calls"))).toEqual([]);
-      const stats = stack.emulator.stats();
+      const stats = sdk.stack.emulator.stats();
       expect(stats.runStreams + stats.runSseStreams).toBe(1);
       expect(stats.turns.map((turn) => turn.outcome)).toEqual(["completed"]);
     },

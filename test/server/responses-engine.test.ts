@@ -4,8 +4,8 @@
  * checkpoint (flat upload); `previous_response_id` continues from the stored response.
  */
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Stack, startStack } from "../support/stack.js";
+import { describe, expect, it } from "vitest";
+import { useSdkStack } from "../support/sdk-clients.js";
 
 const lookup: OpenAI.Responses.FunctionTool = {
   type: "function",
@@ -16,20 +16,13 @@ const lookup: OpenAI.Responses.FunctionTool = {
 };
 
 describe("openai SDK responses client against cursor-bridge + engine + emulator", () => {
-  let stack: Stack;
-  let client: OpenAI;
-
-  beforeAll(async () => {
-    stack = await startStack();
-    client = new OpenAI({ baseURL: stack.baseURL, apiKey: "local", maxRetries: 0 });
-  });
-  afterAll(async () => stack.close());
+  const sdk = useSdkStack();
 
   it("answers non-streaming and streaming requests", async () => {
-    const response = await client.responses.create({ model: "auto", input: "Hello responses" });
+    const response = await sdk.openai.responses.create({ model: "auto", input: "Hello responses" });
     expect(response.output_text).toBe("You said: Hello responses");
     expect(response.usage?.output_tokens).toBeGreaterThan(0);
-    const stream = await client.responses.create({ model: "auto", input: "Hello stream", stream: true });
+    const stream = await sdk.openai.responses.create({ model: "auto", input: "Hello stream", stream: true });
     let text = "";
     const types: string[] = [];
     for await (const event of stream) {
@@ -42,8 +35,8 @@ describe("openai SDK responses client against cursor-bridge + engine + emulator"
   });
 
   it("a tool round trip with previous_response_id stays on one Cursor Run", async () => {
-    stack.emulator.resetStats();
-    const first = await client.responses.create({
+    sdk.stack.emulator.resetStats();
+    const first = await sdk.openai.responses.create({
       model: "auto",
       tools: [lookup],
       input: 'Look it up [[emu:tool lookup {"q":"otters"}]]',
@@ -51,42 +44,48 @@ describe("openai SDK responses client against cursor-bridge + engine + emulator"
     const call = first.output.find((item) => item.type === "function_call");
     if (call?.type !== "function_call") throw new Error(`no function call: ${JSON.stringify(first.output)}`);
     expect(JSON.parse(call.arguments)).toEqual({ q: "otters" });
-    const second = await client.responses.create({
+    const second = await sdk.openai.responses.create({
       model: "auto",
       tools: [lookup],
       previous_response_id: first.id,
       input: [{ type: "function_call_output", call_id: call.call_id, output: "otters hold hands" }],
     });
     expect(second.output_text).toContain("lookup returned: otters hold hands");
-    expect(stack.emulator.stats().runStreams).toBe(1);
+    expect(sdk.stack.emulator.stats().runStreams).toBe(1);
   });
 
   it("a store:false tool round trip with the whole history re-sent stays on one Cursor Run", async () => {
-    stack.emulator.resetStats();
+    sdk.stack.emulator.resetStats();
     const input: OpenAI.Responses.ResponseInput = [
       { type: "message", role: "developer", content: "You are terse." },
       { type: "message", role: "user", content: 'Find [[emu:tool lookup {"q":"x"}]]' },
     ];
-    const stream = await client.responses.create({ model: "auto", tools: [lookup], input, store: false, stream: true });
+    const stream = await sdk.openai.responses.create({
+      model: "auto",
+      tools: [lookup],
+      input,
+      store: false,
+      stream: true,
+    });
     const items: OpenAI.Responses.ResponseOutputItem[] = [];
     for await (const event of stream) if (event.type === "response.output_item.done") items.push(event.item);
     const call = items.find((item) => item.type === "function_call");
     if (call?.type !== "function_call") throw new Error("no function call streamed");
     input.push(...(items as OpenAI.Responses.ResponseInputItem[]));
     input.push({ type: "function_call_output", call_id: call.call_id, output: "42" });
-    const second = await client.responses.create({ model: "auto", tools: [lookup], input, store: false });
+    const second = await sdk.openai.responses.create({ model: "auto", tools: [lookup], input, store: false });
     expect(second.output_text).toContain("lookup returned: 42");
-    expect(stack.emulator.stats().runStreams).toBe(1);
-    await expect(client.responses.retrieve(second.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    expect(sdk.stack.emulator.stats().runStreams).toBe(1);
+    await expect(sdk.openai.responses.retrieve(second.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   });
 
   it("a store:false conversation re-sent in full continues from the checkpoint: flat upload, memory from state", async () => {
-    stack.emulator.resetStats();
+    sdk.stack.emulator.resetStats();
     const input: OpenAI.Responses.ResponseInputItem[] = [];
     const padding = "with padding to look like a real conversation ".repeat(4);
     const say = async (text: string) => {
       input.push({ type: "message", role: "user", content: text });
-      const reply = await client.responses.create({ model: "auto", input, store: false });
+      const reply = await sdk.openai.responses.create({ model: "auto", input, store: false });
       input.push(...(reply.output as OpenAI.Responses.ResponseInputItem[]));
       return reply.output_text;
     };
@@ -95,7 +94,7 @@ describe("openai SDK responses client against cursor-bridge + engine + emulator"
     expect(await say("[[emu:recall]] what did I say first?")).toContain(
       "First message: My first message is about otters",
     );
-    const turns = stack.emulator.stats().turns;
+    const turns = sdk.stack.emulator.stats().turns;
     expect(turns).toHaveLength(7);
     expect(new Set(turns.map((turn) => turn.conversationId)).size).toBe(1);
     const second = turns[1]?.requestBytes ?? 0;
@@ -106,7 +105,7 @@ describe("openai SDK responses client against cursor-bridge + engine + emulator"
   });
 
   it("a thinking model's reasoning comes back as the bridge's encrypted_content and continues the conversation", async () => {
-    stack.emulator.resetStats();
+    sdk.stack.emulator.resetStats();
     const input: OpenAI.Responses.ResponseInputItem[] = [{ role: "user", content: "Ponder [[emu:think 4]]" }];
     const request: Omit<OpenAI.Responses.ResponseCreateParamsNonStreaming, "input"> = {
       model: "claude-4.5-sonnet-thinking",
@@ -114,7 +113,7 @@ describe("openai SDK responses client against cursor-bridge + engine + emulator"
       reasoning: { effort: "medium", summary: "auto" },
       include: ["reasoning.encrypted_content"],
     };
-    const first = await client.responses.create({ ...request, input });
+    const first = await sdk.openai.responses.create({ ...request, input });
     const reasoning = first.output.find((item) => item.type === "reasoning");
     if (reasoning?.type !== "reasoning") throw new Error(`no reasoning item: ${JSON.stringify(first.output)}`);
     expect(reasoning.summary[0]?.text.length).toBeGreaterThan(0);
@@ -125,22 +124,22 @@ describe("openai SDK responses client against cursor-bridge + engine + emulator"
       id: `x_${Math.random()}`,
     }));
     input.push(...echoed, { role: "user", content: "[[emu:recall]] and now?" });
-    const second = await client.responses.create({ ...request, input });
+    const second = await sdk.openai.responses.create({ ...request, input });
     expect(second.output_text).toContain("First message: Ponder");
-    const turns = stack.emulator.stats().turns;
+    const turns = sdk.stack.emulator.stats().turns;
     expect(turns).toHaveLength(2);
     expect(turns[1]?.conversationId).toBe(turns[0]?.conversationId);
   });
 
   it("previous_response_id continues the stored conversation; an unknown one is a 400", async () => {
-    const first = await client.responses.create({ model: "auto", input: "Remember badgers" });
-    const second = await client.responses.create({
+    const first = await sdk.openai.responses.create({ model: "auto", input: "Remember badgers" });
+    const second = await sdk.openai.responses.create({
       model: "auto",
       previous_response_id: first.id,
       input: "[[emu:recall]] what was first?",
     });
     expect(second.output_text).toContain("First message: Remember badgers");
-    const missing = await client.responses
+    const missing = await sdk.openai.responses
       .create({ model: "auto", input: "x", previous_response_id: "resp_unknown" })
       .catch((error: unknown) => error);
     expect(missing).toBeInstanceOf(OpenAI.BadRequestError);
@@ -148,7 +147,7 @@ describe("openai SDK responses client against cursor-bridge + engine + emulator"
   });
 
   it("an unknown model is a 404 model_not_found", async () => {
-    const error = await client.responses.create({ model: "no-such-model", input: "x" }).catch((e: unknown) => e);
+    const error = await sdk.openai.responses.create({ model: "no-such-model", input: "x" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.NotFoundError);
     expect(error).toMatchObject({ code: "model_not_found" });
   });

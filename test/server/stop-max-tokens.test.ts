@@ -7,29 +7,20 @@
  * "max_output_tokens"; stop_reason "max_tokens"), streamed and not; a cap larger than the answer changes nothing; a
  * tool call that starts within the cap streams and goes out whole, one that would start past it is not sent at all.
  */
-import type Anthropic from "@anthropic-ai/sdk";
 import type OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sdkClients } from "../support/sdk-clients.js";
-import { type Stack, startStack } from "../support/stack.js";
+import { describe, expect, it } from "vitest";
+import { sdkClients, useSdkStack } from "../support/sdk-clients.js";
+import { startStack } from "../support/stack.js";
 
 const TWENTY = "Count [[emu:tokens 20]]";
 /** Two tokens of the estimate: 8 characters. */
 const CUT = "alpha br";
 
 describe("the output cap against cursor-bridge + emulator", () => {
-  let stack: Stack;
-  let openai: OpenAI;
-  let anthropic: Anthropic;
-
-  beforeAll(async () => {
-    stack = await startStack();
-    ({ openai, anthropic } = sdkClients(stack.baseURL));
-  });
-  afterAll(async () => stack.close());
+  const sdk = useSdkStack();
 
   it("chat: max_tokens cuts a streamed answer with finish_reason length, and warns no more", async () => {
-    const { data, response } = await openai.chat.completions
+    const { data, response } = await sdk.openai.chat.completions
       .create({ model: "auto", stream: true, max_tokens: 2, messages: [{ role: "user", content: TWENTY }] })
       .withResponse();
     let text = "";
@@ -45,17 +36,17 @@ describe("the output cap against cursor-bridge + emulator", () => {
 
   it("chat: max_completion_tokens cuts a JSON answer; the conversation goes on from the cut answer", async () => {
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: "user", content: TWENTY }];
-    const cut = await openai.chat.completions.create({ model: "auto", max_completion_tokens: 2, messages });
+    const cut = await sdk.openai.chat.completions.create({ model: "auto", max_completion_tokens: 2, messages });
     expect(cut.choices[0]?.message.content).toBe(CUT);
     expect(cut.choices[0]?.finish_reason).toBe("length");
     messages.push(cut.choices[0]!.message, { role: "user", content: "Again [[emu:recall]]" });
-    const next = await openai.chat.completions.create({ model: "auto", max_tokens: 100, messages });
+    const next = await sdk.openai.chat.completions.create({ model: "auto", max_tokens: 100, messages });
     expect(next.choices[0]?.message.content).toBe("First message: Count");
     expect(next.choices[0]?.finish_reason).toBe("stop");
   });
 
   it("chat: a cap larger than the answer changes nothing (and is no longer reported as unenforced)", async () => {
-    const { data: whole, response } = await openai.chat.completions
+    const { data: whole, response } = await sdk.openai.chat.completions
       .create({ model: "auto", max_tokens: 1000, messages: [{ role: "user", content: TWENTY }] })
       .withResponse();
     expect(response.headers.get("x-cursor-bridge-warnings")).toBeNull();
@@ -66,7 +57,7 @@ describe("the output cap against cursor-bridge + emulator", () => {
 
   it("responses: max_output_tokens ends the response incomplete (max_output_tokens), streamed and not", async () => {
     const ask = { model: "auto", store: false, input: TWENTY, max_output_tokens: 2 };
-    const { data, response } = await openai.responses.create(ask).withResponse();
+    const { data, response } = await sdk.openai.responses.create(ask).withResponse();
     expect(data.output_text).toBe(CUT);
     expect(data.status).toBe("incomplete");
     expect(data.incomplete_details).toEqual({ reason: "max_output_tokens" });
@@ -74,7 +65,7 @@ describe("the output cap against cursor-bridge + emulator", () => {
     expect(response.headers.get("x-cursor-bridge-ignored-params") ?? "").not.toContain("max_output_tokens");
     const kinds: string[] = [];
     let text = "";
-    for await (const event of await openai.responses.create({ ...ask, stream: true })) {
+    for await (const event of await sdk.openai.responses.create({ ...ask, stream: true })) {
       kinds.push(event.type);
       if (event.type === "response.output_text.delta") text += event.delta;
       if (event.type === "response.incomplete") {
@@ -83,28 +74,28 @@ describe("the output cap against cursor-bridge + emulator", () => {
     }
     expect(text).toBe(CUT);
     expect(kinds.at(-1)).toBe("response.incomplete");
-    const whole = await openai.responses.create({ ...ask, max_output_tokens: 1000 });
+    const whole = await sdk.openai.responses.create({ ...ask, max_output_tokens: 1000 });
     expect(whole.status).toBe("completed");
     expect(whole.output_text.trim().split(" ")).toHaveLength(20);
   });
 
   it("messages: max_tokens ends the message with stop_reason max_tokens, streamed and not", async () => {
     const ask = { model: "auto", max_tokens: 2, messages: [{ role: "user" as const, content: TWENTY }] };
-    const streamed = await anthropic.messages.stream(ask).finalMessage();
+    const streamed = await sdk.anthropic.messages.stream(ask).finalMessage();
     expect(streamed.content).toEqual([{ type: "text", text: CUT }]);
     expect(streamed).toMatchObject({ stop_reason: "max_tokens", stop_sequence: null });
-    const { data, response } = await anthropic.messages.create(ask).withResponse();
+    const { data, response } = await sdk.anthropic.messages.create(ask).withResponse();
     expect(data.content).toEqual([{ type: "text", text: CUT }]);
     expect(data.stop_reason).toBe("max_tokens");
     expect(response.headers.get("x-cursor-bridge-ignored-params") ?? "").not.toContain("max_tokens");
-    const whole = await anthropic.messages.create({ ...ask, max_tokens: 1000 });
+    const whole = await sdk.anthropic.messages.create({ ...ask, max_tokens: 1000 });
     expect(whole.stop_reason).toBe("end_turn");
     expect(whole.content[0]?.type === "text" && whole.content[0].text.trim().split(" ")).toHaveLength(20);
   });
 
   it("a cut answer reports its usage by estimate on every door (Cursor counts a turn only when it ends)", async () => {
     // The 8 characters handed out are 2 tokens; the input is the request's estimate, never 0.
-    const stream = await openai.chat.completions.create({
+    const stream = await sdk.openai.chat.completions.create({
       model: "auto",
       stream: true,
       stream_options: { include_usage: true },
@@ -116,24 +107,24 @@ describe("the output cap against cursor-bridge + emulator", () => {
     expect(usage?.completion_tokens).toBe(2);
     expect(usage?.prompt_tokens).toBeGreaterThan(0);
     expect(usage?.total_tokens).toBe((usage?.prompt_tokens ?? 0) + 2);
-    const json = await openai.chat.completions.create({
+    const json = await sdk.openai.chat.completions.create({
       model: "auto",
       max_tokens: 2,
       messages: [{ role: "user", content: TWENTY }],
     });
     expect(json.usage).toMatchObject({ completion_tokens: 2, prompt_tokens: usage?.prompt_tokens });
-    const stopped = await openai.chat.completions.create({
+    const stopped = await sdk.openai.chat.completions.create({
       model: "auto",
       stop: ["charlie"],
       messages: [{ role: "user", content: TWENTY }],
     });
     // "alpha bravo " is 12 characters: 3 tokens.
     expect(stopped.usage).toMatchObject({ completion_tokens: 3, prompt_tokens: usage?.prompt_tokens });
-    const response = await openai.responses.create({ model: "auto", input: TWENTY, max_output_tokens: 2 });
+    const response = await sdk.openai.responses.create({ model: "auto", input: TWENTY, max_output_tokens: 2 });
     expect(response.usage?.output_tokens).toBe(2);
     expect(response.usage?.input_tokens).toBeGreaterThan(0);
     const ask = { model: "auto", max_tokens: 2, messages: [{ role: "user" as const, content: TWENTY }] };
-    const message = await anthropic.messages.stream(ask).finalMessage();
+    const message = await sdk.anthropic.messages.stream(ask).finalMessage();
     expect(message.usage.output_tokens).toBe(2);
     expect(message.usage.input_tokens).toBeGreaterThan(0);
   });
@@ -144,7 +135,7 @@ describe("the output cap against cursor-bridge + emulator", () => {
     const content = "Title [[emu:think 30]] [[emu:tokens 5]]";
     const messages = [{ role: "user" as const, content }];
     for (const cap of [{ max_tokens: 20 }, { max_completion_tokens: 20 }]) {
-      const chat = await openai.chat.completions.create({ model: "auto", ...cap, messages });
+      const chat = await sdk.openai.chat.completions.create({ model: "auto", ...cap, messages });
       expect(chat.choices[0]?.finish_reason).toBe("stop");
       expect(chat.choices[0]?.message.content?.trim().split(" ")).toHaveLength(5);
       // The usage stays Cursor's: the reasoning is counted (and billed), only not against the cap.
@@ -153,7 +144,7 @@ describe("the output cap against cursor-bridge + emulator", () => {
     }
     let streamed = "";
     let finish: string | null | undefined;
-    for await (const chunk of await openai.chat.completions.create({
+    for await (const chunk of await sdk.openai.chat.completions.create({
       model: "auto",
       stream: true,
       max_tokens: 20,
@@ -164,7 +155,7 @@ describe("the output cap against cursor-bridge + emulator", () => {
     }
     expect(finish).toBe("stop");
     expect(streamed.trim().split(" ")).toHaveLength(5);
-    const response = await openai.responses.create({
+    const response = await sdk.openai.responses.create({
       model: "auto",
       store: false,
       input: content,
@@ -173,7 +164,7 @@ describe("the output cap against cursor-bridge + emulator", () => {
     expect(response.status).toBe("completed");
     expect(response.output_text.trim().split(" ")).toHaveLength(5);
     expect(response.usage?.output_tokens_details.reasoning_tokens).toBe(30);
-    const message = await anthropic.messages.create({ model: "auto", max_tokens: 20, messages });
+    const message = await sdk.anthropic.messages.create({ model: "auto", max_tokens: 20, messages });
     expect(message.stop_reason).toBe("end_turn");
     expect(message.content).toEqual([{ type: "text", text: expect.stringMatching(/^(\S+ ){4}\S+\s*$/) }]);
     expect(message.usage.output_tokens).toBeGreaterThan(20);
@@ -183,19 +174,19 @@ describe("the output cap against cursor-bridge + emulator", () => {
     // "thought1 … thought7" is far more than 3 tokens' 12 characters; the answer's one word alone would fit.
     const content = "Think [[emu:think 7]] [[emu:tokens 1]]";
     const messages = [{ role: "user" as const, content }];
-    const shown = await anthropic.messages
+    const shown = await sdk.anthropic.messages
       .stream({ model: "auto", max_tokens: 3, thinking: { type: "adaptive" }, messages })
       .finalMessage();
     expect(shown.stop_reason).toBe("max_tokens");
     expect(shown.content).toEqual([expect.objectContaining({ type: "thinking", thinking: "thought1 tho" })]);
-    const roomy = await anthropic.messages.create({
+    const roomy = await sdk.anthropic.messages.create({
       model: "auto",
       max_tokens: 100,
       thinking: { type: "adaptive" },
       messages,
     });
     expect(roomy.stop_reason).toBe("end_turn");
-    const chat = await openai.chat.completions.create({
+    const chat = await sdk.openai.chat.completions.create({
       model: "auto",
       max_tokens: 3,
       reasoning_effort: "low",
@@ -203,7 +194,7 @@ describe("the output cap against cursor-bridge + emulator", () => {
     });
     expect(chat.choices[0]?.finish_reason).toBe("length");
     expect(chat.choices[0]?.message.content ?? "").toBe("");
-    const response = await openai.responses.create({
+    const response = await sdk.openai.responses.create({
       model: "auto",
       store: false,
       input: content,
@@ -215,7 +206,7 @@ describe("the output cap against cursor-bridge + emulator", () => {
     expect(response.output_text).toBe("");
     // Anthropic's extended thinking with a budget: max_tokens (above the budget, as Anthropic requires) includes it.
     const long = "Think long [[emu:think 600]] [[emu:tokens 5]]";
-    const budgeted = await anthropic.messages.create({
+    const budgeted = await sdk.anthropic.messages.create({
       model: "auto",
       max_tokens: 1100,
       thinking: { type: "enabled", budget_tokens: 1024 },
@@ -223,7 +214,7 @@ describe("the output cap against cursor-bridge + emulator", () => {
     });
     expect(budgeted.stop_reason).toBe("max_tokens");
     expect(budgeted.content.map((block) => block.type)).toEqual(["thinking"]);
-    const unasked = await anthropic.messages.create({
+    const unasked = await sdk.anthropic.messages.create({
       model: "auto",
       max_tokens: 1100,
       messages: [{ role: "user", content: long }],
@@ -257,17 +248,17 @@ describe("the output cap against cursor-bridge + emulator", () => {
     const thinking = { type: "adaptive" as const };
     const ask = { model: "auto", max_tokens: 1, thinking, tools, messages: [{ role: "user" as const, content }] };
     const events: string[] = [];
-    const stream = anthropic.messages.stream(ask);
+    const stream = sdk.anthropic.messages.stream(ask);
     stream.on("streamEvent", (event) => events.push(event.type === "content_block_delta" ? event.delta.type : ""));
     const streamed = await stream.finalMessage();
     expect(streamed.stop_reason).toBe("max_tokens");
     expect(streamed.content.map((block) => block.type)).not.toContain("tool_use");
     expect(events).not.toContain("input_json_delta");
-    const json = await anthropic.messages.create(ask);
+    const json = await sdk.anthropic.messages.create(ask);
     expect(json.stop_reason).toBe("max_tokens");
     expect(json.content.map((block) => block.type)).not.toContain("tool_use");
     // A call that starts within the cap goes out whole, streamed, though its arguments pass the cap (5 tokens).
-    const started = anthropic.messages.stream({
+    const started = sdk.anthropic.messages.stream({
       ...ask,
       max_tokens: 5,
       messages: [{ role: "user", content: `[[emu:tool lookup {"query":"${"x".repeat(60)}"}]]` }],
@@ -278,10 +269,10 @@ describe("the output cap against cursor-bridge + emulator", () => {
     expect(whole.content.at(-1)).toMatchObject({ type: "tool_use", input: { query: "x".repeat(60) } });
     expect(deltas).toContain("input_json_delta");
     // With room for it, the call goes out whole.
-    const fits = await anthropic.messages.create({ ...ask, max_tokens: 100 });
+    const fits = await sdk.anthropic.messages.create({ ...ask, max_tokens: 100 });
     expect(fits.stop_reason).toBe("tool_use");
     expect(fits.content.at(-1)).toMatchObject({ type: "tool_use", input: { query: "x".repeat(60) } });
-    const chat = await openai.chat.completions.create({
+    const chat = await sdk.openai.chat.completions.create({
       model: "auto",
       max_tokens: 1,
       reasoning_effort: "low",

@@ -5,10 +5,8 @@
  * arguments byte for byte.
  */
 import type Anthropic from "@anthropic-ai/sdk";
-import type OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sdkClients } from "../support/sdk-clients.js";
-import { type Stack, startStack } from "../support/stack.js";
+import { describe, expect, it } from "vitest";
+import { useSdkStack } from "../support/sdk-clients.js";
 
 const lines = Array.from({ length: 50 }, (_, i) => `${i + 1}. grüße — the quick brown fox "${i}"`).join("\n");
 const ARGS = { path: "/tmp/notes.md", content: lines };
@@ -21,22 +19,14 @@ const SCHEMA = {
 };
 
 describe("tool arguments streamed as they form, through the real SDKs", () => {
-  let stack: Stack;
-  let openai: OpenAI;
-  let anthropic: Anthropic;
-
-  beforeAll(async () => {
-    stack = await startStack();
-    ({ openai, anthropic } = sdkClients(stack.baseURL));
-  });
-  afterAll(async () => stack.close());
+  const sdk = useSdkStack();
 
   it("the argument object is over 2 KB", () => {
     expect(Buffer.byteLength(FINAL)).toBeGreaterThan(2048);
   });
 
   it("chat: tool_calls[0].function.arguments deltas", async () => {
-    const stream = await openai.chat.completions.create({
+    const stream = await sdk.openai.chat.completions.create({
       model: "auto",
       stream: true,
       messages: [{ role: "user", content: PROMPT }],
@@ -57,7 +47,7 @@ describe("tool arguments streamed as they form, through the real SDKs", () => {
   });
 
   it("responses: response.function_call_arguments.delta, then .done with the same text", async () => {
-    const stream = await openai.responses.create({
+    const stream = await sdk.openai.responses.create({
       model: "auto",
       stream: true,
       input: PROMPT,
@@ -75,7 +65,7 @@ describe("tool arguments streamed as they form, through the real SDKs", () => {
   });
 
   it("messages: input_json_delta pieces after content_block_start (the SDK's inputJson events)", async () => {
-    const stream = anthropic.messages.stream({
+    const stream = sdk.anthropic.messages.stream({
       model: "claude-sonnet-4-5",
       max_tokens: 1024,
       messages: [{ role: "user", content: PROMPT }],
@@ -92,7 +82,7 @@ describe("tool arguments streamed as they form, through the real SDKs", () => {
   });
 
   it("non-streaming answers carry the same arguments", async () => {
-    const completion = await openai.chat.completions.create({
+    const completion = await sdk.openai.chat.completions.create({
       model: "auto",
       messages: [{ role: "user", content: PROMPT }],
       tools: [{ type: "function", function: { name: "write_notes", parameters: SCHEMA } }],
@@ -102,7 +92,7 @@ describe("tool arguments streamed as they form, through the real SDKs", () => {
   });
 
   it("[[emu:tool-chunks N]] sets the piece size", async () => {
-    const stream = await openai.chat.completions.create({
+    const stream = await sdk.openai.chat.completions.create({
       model: "auto",
       stream: true,
       messages: [{ role: "user", content: `[[emu:tool-chunks 1000]] ${PROMPT}` }],

@@ -4,11 +4,9 @@
  * kit reports the request's input estimate instead (src/surfaces/kit/input-estimate.ts), on every door, streamed and
  * not: the figure a cut answer reports and the gateway bills (docs/api.md).
  */
-import type Anthropic from "@anthropic-ai/sdk";
 import type OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sdkClients } from "../support/sdk-clients.js";
-import { type Stack, startStack } from "../support/stack.js";
+import { describe, expect, it } from "vitest";
+import { useSdkStack } from "../support/sdk-clients.js";
 
 /** 34 words ahead of the call, so that the estimate (4 characters a token) is well away from 0. */
 const WORDS = Array.from({ length: 34 }, (_, i) => `word${i}`).join(" ");
@@ -17,14 +15,7 @@ const PROMPT = `${WORDS} [[emu:tool lookup {"q":"x"}]]`;
 const CALL_TOKENS = 3;
 const parameters = { type: "object" as const, properties: { q: { type: "string" } }, required: ["q"] };
 
-let stack: Stack;
-let openai: OpenAI;
-let anthropic: Anthropic;
-beforeAll(async () => {
-  stack = await startStack();
-  ({ openai, anthropic } = sdkClients(stack.baseURL));
-});
-afterAll(async () => stack.close());
+const sdk = useSdkStack();
 
 /** The request's characters at 4 a token, at the least; its keys and the tool's schema add a few dozen tokens. */
 function expectEstimate(input: number | undefined): void {
@@ -39,13 +30,13 @@ describe("a response that ends on tool calls before any checkpoint reports the r
   const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: "user", content: PROMPT }];
 
   it("OpenAI chat, streamed with include_usage and not: prompt_tokens, the same figure both ways", async () => {
-    const whole = await openai.chat.completions.create({ model: "auto", messages, tools });
+    const whole = await sdk.openai.chat.completions.create({ model: "auto", messages, tools });
     expect(whole.choices[0]?.finish_reason).toBe("tool_calls");
     expectEstimate(whole.usage?.prompt_tokens);
     expect(whole.usage?.completion_tokens).toBe(CALL_TOKENS);
     expect(whole.usage?.total_tokens).toBe((whole.usage?.prompt_tokens ?? 0) + CALL_TOKENS);
 
-    const stream = await openai.chat.completions.create({
+    const stream = await sdk.openai.chat.completions.create({
       model: "auto",
       messages,
       tools,
@@ -67,13 +58,13 @@ describe("a response that ends on tool calls before any checkpoint reports the r
       { type: "function", name: "lookup", description: "Look something up", parameters, strict: false },
     ];
     const ask = { model: "auto", input: PROMPT, tools: responseTools, store: false };
-    const whole = await openai.responses.create(ask);
+    const whole = await sdk.openai.responses.create(ask);
     expect(whole.output.some((item) => item.type === "function_call")).toBe(true);
     expectEstimate(whole.usage?.input_tokens);
     expect(whole.usage?.output_tokens).toBe(CALL_TOKENS);
     expect(whole.usage?.total_tokens).toBe((whole.usage?.input_tokens ?? 0) + CALL_TOKENS);
 
-    const stream = openai.responses.stream(ask);
+    const stream = sdk.openai.responses.stream(ask);
     const streamed = await stream.finalResponse();
     expect(streamed.usage).toEqual(whole.usage);
   });
@@ -85,7 +76,7 @@ describe("a response that ends on tool calls before any checkpoint reports the r
       messages: [{ role: "user" as const, content: PROMPT }],
       tools: [{ name: "lookup", description: "Look something up", input_schema: parameters }],
     };
-    const stream = anthropic.messages.stream(ask);
+    const stream = sdk.anthropic.messages.stream(ask);
     let start: number | undefined;
     stream.on("streamEvent", (event) => {
       if (event.type === "message_start") start = event.message.usage.input_tokens;
@@ -94,7 +85,7 @@ describe("a response that ends on tool calls before any checkpoint reports the r
     expect(message.stop_reason).toBe("tool_use");
     expectEstimate(start);
     expect(message.usage.input_tokens).toBe(start);
-    const whole = await anthropic.messages.create(ask);
+    const whole = await sdk.anthropic.messages.create(ask);
     expect(whole.usage.input_tokens).toBe(start);
   });
 });

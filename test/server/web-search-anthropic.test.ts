@@ -3,9 +3,9 @@
  * bridge to the emulator, which "runs" approved searches offline. Stream and non-stream, max_uses, a blocked domain,
  * no tool offered, and the server blocks re-sent by the client in the next request.
  */
-import Anthropic from "@anthropic-ai/sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Stack, startStack } from "../support/stack.js";
+import type Anthropic from "@anthropic-ai/sdk";
+import { describe, expect, it } from "vitest";
+import { useSdkStack } from "../support/sdk-clients.js";
 
 const MODEL = "claude-4.5-sonnet";
 const URL_1 = "https://emulator.invalid/search/cursor-bridge-release/1";
@@ -17,18 +17,11 @@ const search = (extra: Partial<Anthropic.WebSearchTool20250305> = {}): Anthropic
 });
 
 describe("Anthropic SDK web search through cursor-bridge + emulator", () => {
-  let stack: Stack;
-  let client: Anthropic;
-
-  beforeAll(async () => {
-    stack = await startStack();
-    client = new Anthropic({ baseURL: stack.baseURL.replace(/\/v1$/, ""), apiKey: "local", maxRetries: 0 });
-  });
-  afterAll(async () => stack.close());
+  const sdk = useSdkStack();
 
   it("streams server_tool_use, web_search_tool_result and a cited text the SDK accumulates", async () => {
-    const before = stack.emulator.stats().webSearches;
-    const stream = client.messages.stream({
+    const before = sdk.stack.emulator.stats().webSearches;
+    const stream = sdk.anthropic.messages.stream({
       model: MODEL,
       max_tokens: 1024,
       tools: [search({ max_uses: 3 })],
@@ -56,10 +49,10 @@ describe("Anthropic SDK web search through cursor-bridge + emulator", () => {
     ]);
     expect(text.citations?.[0]).toMatchObject({ url: URL_1, title: "Result 1 for cursor bridge release" });
     expect(message.usage.server_tool_use?.web_search_requests).toBe(1);
-    expect(stack.emulator.stats().webSearches).toBe(before + 1);
+    expect(sdk.stack.emulator.stats().webSearches).toBe(before + 1);
 
     // Claude Code re-sends the server blocks: accepted, and the conversation goes on.
-    const next = await client.messages.create({
+    const next = await sdk.anthropic.messages.create({
       model: MODEL,
       max_tokens: 1024,
       tools: [search({ max_uses: 3 })],
@@ -75,8 +68,8 @@ describe("Anthropic SDK web search through cursor-bridge + emulator", () => {
   });
 
   it("answers non-streaming; the search past max_uses gets max_uses_exceeded and the model goes on", async () => {
-    const before = stack.emulator.stats().webSearches;
-    const message = await client.messages.create({
+    const before = sdk.stack.emulator.stats().webSearches;
+    const message = await sdk.anthropic.messages.create({
       model: MODEL,
       max_tokens: 1024,
       tools: [search({ max_uses: 1 })],
@@ -88,12 +81,12 @@ describe("Anthropic SDK web search through cursor-bridge + emulator", () => {
     expect(results[1]?.content).toEqual({ type: "web_search_tool_result_error", error_code: "max_uses_exceeded" });
     expect(message.stop_reason).toBe("end_turn");
     expect(message.usage.server_tool_use?.web_search_requests).toBe(1);
-    expect(stack.emulator.stats().webSearches).toBe(before + 1);
+    expect(sdk.stack.emulator.stats().webSearches).toBe(before + 1);
   });
 
   it("refuses a blocked domain and a search nobody offered; nothing runs", async () => {
-    const before = stack.emulator.stats();
-    const blocked = await client.messages.create({
+    const before = sdk.stack.emulator.stats();
+    const blocked = await sdk.anthropic.messages.create({
       model: MODEL,
       max_tokens: 1024,
       tools: [search({ blocked_domains: ["evil.test"] })],
@@ -101,7 +94,7 @@ describe("Anthropic SDK web search through cursor-bridge + emulator", () => {
     });
     const result = blocked.content.find((block) => block.type === "web_search_tool_result");
     expect(result?.content).toEqual({ type: "web_search_tool_result_error", error_code: "invalid_tool_input" });
-    const none = await client.messages.create({
+    const none = await sdk.anthropic.messages.create({
       model: MODEL,
       max_tokens: 1024,
       messages: [{ role: "user", content: "[[emu:web-search anything]]" }],
@@ -111,12 +104,12 @@ describe("Anthropic SDK web search through cursor-bridge + emulator", () => {
     const text = none.content.map((block) => (block.type === "text" ? block.text : "")).join("");
     expect(text).toMatch(/was rejected: The request offered no web search tool/);
     expect(none.usage.server_tool_use).toBeUndefined();
-    expect(stack.emulator.stats().webSearches).toBe(before.webSearches);
+    expect(sdk.stack.emulator.stats().webSearches).toBe(before.webSearches);
   });
 
   it("fetches with web_fetch_20250910 into a web_fetch_tool_result document", async () => {
-    const before = stack.emulator.stats().webFetches;
-    const message = await client.messages.create({
+    const before = sdk.stack.emulator.stats().webFetches;
+    const message = await sdk.anthropic.messages.create({
       model: MODEL,
       max_tokens: 1024,
       tools: [{ type: "web_fetch_20250910", name: "web_fetch", allowed_domains: ["docs.example.test"] }],
@@ -135,6 +128,6 @@ describe("Anthropic SDK web search through cursor-bridge + emulator", () => {
     });
     expect(results[1]?.content).toEqual({ type: "web_fetch_tool_result_error", error_code: "url_not_allowed" });
     expect(message.usage.server_tool_use?.web_fetch_requests).toBe(1);
-    expect(stack.emulator.stats().webFetches).toBe(before + 1);
+    expect(sdk.stack.emulator.stats().webFetches).toBe(before + 1);
   });
 });

@@ -2,26 +2,19 @@
  * Issue #27 against the real openai SDK: the Responses `web_search` tool and Chat Completions `web_search_options`
  * through the bridge to the emulator, stream and non-stream; without them the search is rejected and nothing runs.
  */
-import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Stack, startStack } from "../support/stack.js";
+import type OpenAI from "openai";
+import { describe, expect, it } from "vitest";
+import { useSdkStack } from "../support/sdk-clients.js";
 
 const URL_1 = "https://emulator.invalid/search/weather-in-lyon/1";
 const ASK = "[[emu:web-search weather in lyon]]";
 
 describe("openai SDK web search through cursor-bridge + emulator", () => {
-  let stack: Stack;
-  let client: OpenAI;
-
-  beforeAll(async () => {
-    stack = await startStack();
-    client = new OpenAI({ baseURL: stack.baseURL, apiKey: "local", maxRetries: 0 });
-  });
-  afterAll(async () => stack.close());
+  const sdk = useSdkStack();
 
   it("Responses, streamed: a web_search_call with sources, its events, and url_citation annotations", async () => {
-    const before = stack.emulator.stats().webSearches;
-    const stream = client.responses.stream({
+    const before = sdk.stack.emulator.stats().webSearches;
+    const stream = sdk.openai.responses.stream({
       model: "auto",
       input: ASK,
       tools: [{ type: "web_search" }],
@@ -52,11 +45,11 @@ describe("openai SDK web search through cursor-bridge + emulator", () => {
     expect(first).toMatchObject({ type: "url_citation", url: URL_1, title: "Result 1 for weather in lyon" });
     if (first?.type !== "url_citation") throw new Error("expected a url_citation");
     expect(part.text.slice(first.start_index, first.end_index)).toBe(URL_1);
-    expect(stack.emulator.stats().webSearches).toBe(before + 1);
+    expect(sdk.stack.emulator.stats().webSearches).toBe(before + 1);
   });
 
   it("Responses, non-streamed with web_search_preview: sources only when include asks", async () => {
-    const response = await client.responses.create({
+    const response = await sdk.openai.responses.create({
       model: "auto",
       input: ASK,
       tools: [{ type: "web_search_preview" }],
@@ -68,20 +61,20 @@ describe("openai SDK web search through cursor-bridge + emulator", () => {
   });
 
   it("Responses without a web_search tool: the search is rejected, no web_search_call item, nothing runs", async () => {
-    const before = stack.emulator.stats().webSearches;
-    const response = await client.responses.create({ model: "auto", input: ASK });
+    const before = sdk.stack.emulator.stats().webSearches;
+    const response = await sdk.openai.responses.create({ model: "auto", input: ASK });
     expect(response.output.map((item) => item.type)).toEqual(["message"]);
     expect(response.output.flatMap((item) => (item.type === "message" ? item.content : []))).toMatchObject([
       { annotations: [] },
     ]);
     expect(response.output_text).toMatch(/was rejected: The request offered no web search tool/);
-    expect(stack.emulator.stats().webSearches).toBe(before);
+    expect(sdk.stack.emulator.stats().webSearches).toBe(before);
   });
 
   it("Chat Completions, streamed: url_citation annotations arrive in the final delta", async () => {
-    const before = stack.emulator.stats().webSearches;
+    const before = sdk.stack.emulator.stats().webSearches;
     const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
-    const stream = await client.chat.completions.create({
+    const stream = await sdk.openai.chat.completions.create({
       model: "auto",
       messages: [{ role: "user", content: ASK }],
       web_search_options: {},
@@ -96,11 +89,11 @@ describe("openai SDK web search through cursor-bridge + emulator", () => {
     const content = chunks.map((chunk) => chunk.choices[0]?.delta.content ?? "").join("");
     const citation = delta.annotations?.[0]?.url_citation;
     expect(citation && content.slice(citation.start_index, citation.end_index)).toBe(URL_1);
-    expect(stack.emulator.stats().webSearches).toBe(before + 1);
+    expect(sdk.stack.emulator.stats().webSearches).toBe(before + 1);
   });
 
   it("Chat Completions, non-streamed: message.annotations; without web_search_options the search is refused", async () => {
-    const completion = await client.chat.completions.create({
+    const completion = await sdk.openai.chat.completions.create({
       model: "auto",
       messages: [{ role: "user", content: ASK }],
       web_search_options: { search_context_size: "low" },
@@ -111,10 +104,13 @@ describe("openai SDK web search through cursor-bridge + emulator", () => {
       URL_1.replace(/1$/, "2"),
       URL_1.replace(/1$/, "3"),
     ]);
-    const before = stack.emulator.stats().webSearches;
-    const refused = await client.chat.completions.create({ model: "auto", messages: [{ role: "user", content: ASK }] });
+    const before = sdk.stack.emulator.stats().webSearches;
+    const refused = await sdk.openai.chat.completions.create({
+      model: "auto",
+      messages: [{ role: "user", content: ASK }],
+    });
     expect(refused.choices[0]?.message.content).toMatch(/was rejected/);
     expect(refused.choices[0]?.message.annotations).toBeUndefined();
-    expect(stack.emulator.stats().webSearches).toBe(before);
+    expect(sdk.stack.emulator.stats().webSearches).toBe(before);
   });
 });
