@@ -16,7 +16,7 @@
  * waiter overdue) they go one over-budget request at a time, in order, so the wait is bounded by the turns ahead of
  * it rather than by the longest one.
  */
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import { ProxyError } from "../util/errors.js";
 import { countedBodyBytes } from "./body-limit.js";
 
@@ -147,14 +147,17 @@ export function createLanedBodyGate(budgetBytes: number, maxWaitMs = LARGE_BODY_
  * the parsed object are not both held for the turn).
  */
 export function admitLargeBodies(gate: BodyGate, thresholdBytes = LARGE_BODY_THRESHOLD_BYTES): MiddlewareHandler {
-  return async (c, next) => {
-    const bytes = countedBodyBytes(c);
-    if (bytes < thresholdBytes) return next();
+  const admitted = async (c: Context, next: Next, bytes: number): Promise<void> => {
     const release = await gate.acquire(bytes, c.req.raw.signal);
     try {
       await next();
     } finally {
       release();
     }
+  };
+  // A small body passes straight on: no frame of this guard to resume on the way back to the answer's first byte.
+  return (c, next) => {
+    const bytes = countedBodyBytes(c);
+    return bytes < thresholdBytes ? next() : admitted(c, next, bytes);
   };
 }

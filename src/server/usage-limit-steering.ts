@@ -12,7 +12,7 @@
  *   and retries any other status. A `response.failed` event whose error code it treats as final (`invalid_prompt`)
  *   is shown verbatim, after one request: on /v1/responses it gets that stream.
  */
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 
 /** The clients answered differently. */
 export type SteeredClient = "opencode" | "codex";
@@ -111,16 +111,22 @@ function codexAnswer(body: ErrorBody, requestId: string | null): Response {
 
 /** Rewrites a usage-limit answer for OpenCode and Codex (see the file comment); every other answer passes unchanged. */
 export function steerUsageLimits(): MiddlewareHandler {
-  return async (c: Context, next) => {
-    await next();
+  // The client is known from the request: any other passes straight on, with no frame of this guard to resume on the
+  // way back to its answer's first byte (request-guard.ts, guardHost).
+  return (c: Context, next) => {
     const client = steeredClient(c.req.header("user-agent"));
-    if (client === undefined || (client === "codex" && c.req.path !== "/v1/responses")) return;
-    const body = await usageLimitBody(c.res);
-    if (body === undefined) return;
-    const requestId = c.res.headers.get("x-request-id");
-    await c.res.body?.cancel();
-    // Cleared first: assigning over a response merges its headers (content-length, retry-after) into the new one.
-    c.res = undefined;
-    c.res = client === "opencode" ? openCodeAnswer(body, requestId) : codexAnswer(body, requestId);
+    if (client === undefined || (client === "codex" && c.req.path !== "/v1/responses")) return next();
+    return steer(c, next, client);
   };
+}
+
+async function steer(c: Context, next: Next, client: SteeredClient): Promise<void> {
+  await next();
+  const body = await usageLimitBody(c.res);
+  if (body === undefined) return;
+  const requestId = c.res.headers.get("x-request-id");
+  await c.res.body?.cancel();
+  // Cleared first: assigning over a response merges its headers (content-length, retry-after) into the new one.
+  c.res = undefined;
+  c.res = client === "opencode" ? openCodeAnswer(body, requestId) : codexAnswer(body, requestId);
 }
