@@ -10,12 +10,13 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/** How long {@link listeningOrigin} waits for the line. */
+/** How long {@link listeningOrigin} waits for the line unless told. */
 const LISTENING_TIMEOUT_MS = 60_000;
 
 /**
  * The origin (`http://127.0.0.1:PORT`) a `serve` or `emulator` child prints in its "listening on" line; rejects, with
- * what it wrote to stderr when `stderr` reads it, if the child exits first or prints none within a minute.
+ * what it wrote to stderr when `stderr` reads it, if the child exits first or prints none within `timeoutMs` (a
+ * minute).
  */
 export function listeningOrigin(
   child: {
@@ -24,12 +25,13 @@ export function listeningOrigin(
   },
   name: string,
   stderr: () => string = () => "",
+  timeoutMs = LISTENING_TIMEOUT_MS,
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     let buffer = "";
     const timer = setTimeout(
       () => reject(new Error(`${name} printed no "listening on" line in time; stderr:\n${stderr()}`)),
-      LISTENING_TIMEOUT_MS,
+      timeoutMs,
     );
     child.stdout?.on("data", (chunk: Buffer | string) => {
       buffer += chunk.toString();

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createTempHome } from "../../e2e/support/served-bridge.js";
+import { listeningOrigin } from "../../support/processes.js";
 import { freePort } from "./redis-server.js";
 
 const BIN = fileURLToPath(new URL("../../../bin/cursor-bridge.js", import.meta.url));
@@ -58,19 +59,21 @@ export async function waitForHttp(url: string, proc: Proc, timeoutMs = 30_000, o
   }
 }
 
-/** `cursor-bridge emulator` accepting one Cursor API key. */
+/** `cursor-bridge emulator` accepting one Cursor API key, on a port it picks (`--port 0`, read from its output). */
 export async function startStandaloneEmulator(apiKey: string): Promise<Proc & { url: string }> {
-  const port = await freePort();
   const home = createTempHome("cluster-emulator");
-  const child = spawn(process.execPath, [BIN, "emulator", "--port", String(port), "--api-key", apiKey], {
+  const child = spawn(process.execPath, [BIN, "emulator", "--port", "0", "--api-key", apiKey], {
     cwd: home.dir,
     env: home.env,
     stdio: ["ignore", "pipe", "pipe"],
   });
   const proc = track(child, home.remove);
-  const url = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${url}/emulator/stats`, proc);
-  return { ...proc, url };
+  try {
+    return { ...proc, url: await listeningOrigin(child, "emulator", proc.output, 30_000) };
+  } catch (error) {
+    await proc.crash();
+    throw error;
+  }
 }
 
 /** One bridge instance on the shared store. */

@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { listeningOrigin } from "../../support/processes.js";
 import { type ClientRun, runClient } from "./client-process.js";
 import { createTempHome, type TempHome, useStarted } from "./served-bridge.js";
 import { OPENCODE_OFFLINE_ENV, openCodeSkipReason } from "./test-clients.js";
@@ -37,22 +38,12 @@ export async function startStandaloneEmulator(apiKey: string): Promise<{ url: st
   });
   let stderr = "";
   child.stderr?.setEncoding("utf8").on("data", (part: string) => (stderr += part));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`emulator did not start; stderr:\n${stderr}`)), 30_000);
-    child.stdout?.setEncoding("utf8").on("data", (part: string) => {
-      out += part;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match?.[1] === undefined) return;
-      clearTimeout(timer);
-      resolve(match[1]);
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`emulator exited with ${code}; stderr:\n${stderr}`));
-    });
-  });
-  return { url, process: child };
+  try {
+    return { url: await listeningOrigin(child, "emulator", () => stderr, 30_000), process: child };
+  } catch (error) {
+    child.kill("SIGKILL");
+    throw error;
+  }
 }
 
 /** What the tests of a describe block read from {@link useStandaloneEmulator} once its `beforeAll` has run. */
