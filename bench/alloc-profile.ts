@@ -5,9 +5,11 @@
  * allocation sites (self bytes per request, function and source position in dist/).
  *
  * With `--tool`, each request is instead answered by one client tool call and parks on it (the `read` tool of
- * bench/workload.ts, a new conversation each time; every request stays parked until serve exits).
+ * bench/workload.ts, a new conversation each time; every request stays parked until serve exits). With `--native`,
+ * the call is instead one of Cursor's own tools (serve run with `--cursor-tools native`), redirected to the request's
+ * tool of that kind (docs/protocol.md §5.2): `read` by default, or `--native=ls|grep|shell`, parked the same way.
  *
- * Usage: `npx tsx bench/alloc-profile.ts [--tool] [--concurrency=1] [--n=2000] [--warmup=1500] [--top=30] [--bin=<checkout>/bin/cursor-bridge.js]`
+ * Usage: `npx tsx bench/alloc-profile.ts [--tool | --native[=KIND]] [--concurrency=1] [--n=2000] [--warmup=1500] [--top=30] [--bin=<checkout>/bin/cursor-bridge.js]`
  */
 
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
@@ -24,11 +26,19 @@ const n = Number(option("n") ?? 2000);
 const warmup = Number(option("warmup") ?? 1500);
 const top = Number(option("top") ?? 30);
 const short = { model: "auto", messages: [{ role: "user", content: "[[emu:tokens 1]] [[emu:rate 5000]] probe" }] };
-const tool = process.argv.includes("--tool");
+const native = process.argv.includes("--native") ? "read" : option("native");
+const tool = process.argv.includes("--tool") || native !== undefined;
+/** The directive of request `i`: a client tool call, or a native one of kind `native`. */
+const directive = (i: number) => {
+  const path = `/repo/file-${i}.ts`;
+  if (native === undefined) return `[[emu:tool read {"filePath":"${path}"}]]`;
+  const args = { read: { path }, ls: { path: "/repo/src" }, grep: { pattern: `TODO ${i}`, path: "/repo" } }[native];
+  return `[[emu:native ${native} ${JSON.stringify(args ?? { command: `wc -l ${path}` })}]]`;
+};
 let requests = 0;
 const body = () => {
   if (!tool) return short;
-  const content = `Check file ${++requests} [[emu:tool read {"filePath":"/repo/file-${requests}.ts"}]]`;
+  const content = `Check file ${++requests} ${directive(requests)}`;
   return { model: "auto", messages: [{ role: "user", content }], tools: OPENAI_TOOLS };
 };
 
@@ -45,7 +55,8 @@ const serve = await startServe({
   emulatorUrl: emulator.url,
   ...(option("bin") === undefined ? {} : { bin: option("bin") as string }),
   sourceMapped: true,
-  env: { BENCH_ALLOC_PROFILE: out },
+  // Cursor's model sees its own tools only when serve offers them.
+  env: { BENCH_ALLOC_PROFILE: out, ...(native === undefined ? {} : { CURSOR_BRIDGE_CURSOR_TOOLS: "native" }) },
 });
 const run = async (count: number) => {
   let left = count;
@@ -53,7 +64,8 @@ const run = async (count: number) => {
     Array.from({ length: concurrency }, async () => {
       while (left-- > 0) {
         const r = await streamCompletion(serve.baseURL, body());
-        if (tool && r.finishReason !== "tool_calls") throw new Error(`did not park (finish_reason ${r.finishReason})`);
+        if (tool && r.finishReason !== "tool_calls")
+          throw new Error(`did not park (finish_reason ${r.finishReason}): ${r.text}`);
       }
     }),
   );
@@ -83,7 +95,8 @@ const walk = (node: Node, caller: string) => {
   for (const child of node.children) walk(child, url === "" ? caller : here);
 };
 walk(root, "(root)");
-console.log(`${option("bin") ?? "this checkout"}: ${concurrency} concurrent, ${n} ${tool ? "tool-call " : ""}requests`);
+const kind = native !== undefined ? `native ${native} ` : tool ? "tool-call " : "";
+console.log(`${option("bin") ?? "this checkout"}: ${concurrency} concurrent, ${n} ${kind}requests`);
 console.log(`allocated per request: ${(total / n / 1024).toFixed(1)} KB`);
 for (const [key, bytes] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, top)) {
   console.log(`${(bytes / n / 1024).toFixed(2).padStart(8)} KB  ${key}`);
