@@ -12,6 +12,7 @@ import {
 import { ProxyError } from "../../util/errors.js";
 import { EnvelopeError } from "../connect/envelope.js";
 import { toProxyError } from "./error-mapping.js";
+import { decodeNativeToolMessage } from "./native-tool-decode.js";
 import { decodeStreamingMessage } from "./streaming-decode.js";
 import { encodeStreamingMessage } from "./streaming-encode.js";
 import { decodeToolMessage } from "./tool-decode.js";
@@ -100,8 +101,9 @@ export function linkSignal(signal: AbortSignal | undefined, abort: (reason: unkn
 
 /**
  * Decodes one server frame's payload; `method` names the call in the error (`Run`, `RunSSE`). Text and token deltas
- * and heartbeats, the other messages of a plain turn, and those of a client tool call take reflection-free paths with
- * the same result (streaming-decode.ts, turn-decode.ts, tool-decode.ts).
+ * and heartbeats, the other messages of a plain turn, those of a client tool call and those of Cursor's own tools take
+ * reflection-free paths with the same result (streaming-decode.ts, turn-decode.ts, tool-decode.ts,
+ * native-tool-decode.ts).
  */
 export function decodeServerMessage(data: Uint8Array, method: string): AgentServerMessage {
   try {
@@ -109,6 +111,7 @@ export function decodeServerMessage(data: Uint8Array, method: string): AgentServ
       decodeStreamingMessage(data) ??
       decodeTurnMessage(data) ??
       decodeToolMessage(data) ??
+      decodeNativeToolMessage(data) ??
       fromBinary(AgentServerMessageSchema, data)
     );
   } catch (error) {
