@@ -1,3 +1,4 @@
+import { EventEmitter } from "node:events";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { limitBody, MarkSniffer } from "./body-limit.js";
@@ -84,5 +85,51 @@ describe("MarkSniffer", () => {
     expect(found(['{"content":"an image of a cat"}', "x".repeat(100)])).toBe(false);
     expect(found(['{"type":"imag', "x", 'e"}'])).toBe(false);
     expect(found([])).toBe(false);
+  });
+});
+
+describe("limitBody over a Node request", () => {
+  /** A Node request body that sends `parts` once resumed and ends only when `end()` is called. */
+  function nodeBody(parts: string[]) {
+    const body = Object.assign(new EventEmitter(), {
+      readableEnded: false,
+      destroyed: false,
+      resume() {
+        setImmediate(() => {
+          for (const part of parts) body.emit("data", Buffer.from(part));
+        });
+        return body;
+      },
+      end() {
+        body.readableEnded = true;
+        body.emit("end");
+      },
+    });
+    return body;
+  }
+
+  async function run(headers: Record<string, string>, body: ReturnType<typeof nodeBody>) {
+    const app = new Hono<{ Bindings: { incoming: unknown } }>();
+    app.use(limitBody(64, (c) => c.text("too large", 413)));
+    app.post("/echo", async (c) => c.text(await c.req.text()));
+    return app.request("/echo", { method: "POST", headers }, { incoming: body });
+  }
+
+  it("has the body once its declared length came, without waiting for the stream's end", async () => {
+    const body = nodeBody(["hel", "lo"]);
+    const res = await run({ "content-length": "5" }, body);
+    expect(await res.text()).toBe("hello");
+    expect(body.readableEnded).toBe(false);
+  });
+
+  it("waits for the end when the length is not declared, or not all of it came", async () => {
+    for (const headers of [{ "transfer-encoding": "chunked" }, {}, { "content-length": "9" }]) {
+      const body = nodeBody(["hel", "lo"]);
+      const answered = run(headers, body);
+      const first = await Promise.race([answered, new Promise((resolve) => setTimeout(() => resolve("waiting"), 50))]);
+      expect(first, JSON.stringify(headers)).toBe("waiting");
+      body.end();
+      expect(await (await answered).text()).toBe("hello");
+    }
   });
 });

@@ -78,7 +78,8 @@ export class MarkSniffer {
 class Collector {
   chunks: Buffer[] | undefined = [];
   sniffer: MarkSniffer | undefined;
-  private bytes = 0;
+  /** Bytes added so far. */
+  bytes = 0;
 
   constructor(
     private readonly maxBytes: number,
@@ -105,10 +106,17 @@ class Collector {
   }
 }
 
-function collectNode(body: NodeBody, collector: Collector): Promise<Collected> {
+/**
+ * Reads a Node request's body. With a declared `content-length` (`declaredBytes`), the body is whole once that many
+ * bytes came: Node's parser never hands a message more, so it resolves then instead of waiting for the stream's
+ * `end`, which Node emits a tick after the parser's end of message (about 30 µs of every request under load, on the
+ * way to the first token).
+ */
+function collectNode(body: NodeBody, collector: Collector, declaredBytes: number | undefined): Promise<Collected> {
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer | string) => {
       collector.add(typeof chunk === "string" ? Buffer.from(chunk, "latin1") : chunk);
+      if (collector.bytes === declaredBytes) onEnd();
     };
     const cleanup = () => {
       body.off("data", onData);
@@ -186,12 +194,12 @@ export async function discardBody(c: Context): Promise<void> {
   }
 }
 
-function readBody(c: Context, collector: Collector): Promise<Collected> {
+function readBody(c: Context, collector: Collector, declaredBytes?: number): Promise<Collected> {
   const node = nodeBodyOf(c);
   if (node === undefined) return collectWeb(c.req.raw.body, collector);
   // Someone read it already (a reader of hono's cache): nothing left to read here.
   if (node.readableDidRead === true && node.readableEnded) return Promise.resolve([]);
-  return collectNode(node, collector);
+  return collectNode(node, collector, declaredBytes);
 }
 
 /** What {@link limitBody} tells its `onError` about the body it refused. */
@@ -217,11 +225,14 @@ export function limitBody(
     // A body read before (this middleware mounted twice on one path) is in hono's cache already.
     if (counted.has(c.req.raw)) return next();
     const declared = c.req.header("transfer-encoding") === undefined ? c.req.header("content-length") : undefined;
+    const declaredBytes = declared === undefined ? undefined : Number.parseInt(declared, 10);
     const collector = new Collector(
-      declared !== undefined && Number.parseInt(declared, 10) > maxBytes ? -1 : maxBytes,
+      declaredBytes !== undefined && declaredBytes > maxBytes ? -1 : maxBytes,
       encodedMarks,
     );
-    const chunks = await readBody(c, collector);
+    // Only a plain decimal count is trusted to say when the body is whole (Node refuses any other, but be exact).
+    const whole = declared !== undefined && /^\d+$/.test(declared.trim()) ? declaredBytes : undefined;
+    const chunks = await readBody(c, collector, whole);
     if (chunks === undefined) return onError(c, { marked: collector.sniffer?.found === true });
     const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
     counted.set(c.req.raw, bytes.length);
