@@ -72,17 +72,27 @@ async function waitForPing(port: number): Promise<void> {
   }
 }
 
+/** Options of {@link startRedisServer}. */
+export interface RedisServerOptions {
+  /** Starts it as a Redis Cluster node (`--cluster-enabled yes`, its nodes.conf in its directory; no slots). */
+  cluster?: boolean;
+}
+
 /** Starts redis-server on a free port; `extraArgs` are added to its command line (`--requirepass`, …). */
-export async function startRedisServer(extraArgs: readonly string[] = []): Promise<RedisServer> {
+export async function startRedisServer(
+  extraArgs: readonly string[] = [],
+  options: RedisServerOptions = {},
+): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), "cursor-bridge-redis-"));
   const port = await freePort();
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no"];
+  if (options.cluster === true) {
+    args.push("--cluster-enabled", "yes", "--cluster-config-file", join(dir, "nodes.conf"));
+  }
+  args.push(...extraArgs);
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn(
-      "redis-server",
-      ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", ...extraArgs],
-      { stdio: "ignore" },
-    );
+    child = spawn("redis-server", args, { stdio: "ignore" });
     await waitForPing(port);
   };
   const stop = async (how?: "hard" | "keep") => {
