@@ -1,9 +1,10 @@
 /**
  * What a shared Redis store that cannot be used says, against real redis-servers: a configuration error (wrong or
  * missing password, rediss:// to a plain server, an unknown host, a database index the server does not have, a URL
- * that is not one, redis:// to a TLS server, an untrusted certificate) names its real cause and what to fix, exit 2, in `keys`, `serve` and `doctor`; an outage says its
- * real cause and "Retry shortly", exit 4. During an outage the log says it once when lost (a reminder at most once a
- * minute), once when back with how long it was down, and `/health` is a 503 naming the store until it returns.
+ * that is not one, redis:// to a TLS server, an untrusted certificate, a Redis Cluster node) names its real cause and
+ * what to fix, exit 2, in `keys`, `serve` and `doctor`; an outage says its real cause and "Retry shortly", exit 4.
+ * During an outage the log says it once when lost (a reminder at most once a minute), once when back with how long it
+ * was down, and `/health` is a 503 naming the store until it returns.
  */
 import { execFileSync } from "node:child_process";
 import { lookup } from "node:dns/promises";
@@ -14,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CliIo } from "../../src/cli/io.js";
 import { type RunningBridge, startBridge } from "../../src/cli/serve.js";
 import { connectStore } from "../../src/stores/redis/client.js";
+import { ProxyError } from "../../src/util/errors.js";
 import type { Logger } from "../../src/util/logger.js";
 import { type CliHarness, createCliHarness } from "../cli/harness.js";
 import { freePort, missingBinaries, type RedisServer, startRedisServer } from "./support/redis-server.js";
@@ -137,6 +139,77 @@ describe.skipIf(skip !== undefined)("shared store faults", { timeout: 120_000 },
       detail: expect.stringMatching(/no database 99/),
       fix: expect.stringMatching(/Correct --store/),
     });
+  });
+
+  it("a Redis Cluster node is refused: keys, audit, serve and doctor say the store must be one server, exit 2", async () => {
+    const cluster = await startRedisServer([], { cluster: true });
+    try {
+      const refused = new RegExp(
+        "is a Redis Cluster node: the store must be one Redis server \\(a primary, replicas allowed; " +
+          "Redis Cluster is not supported\\), because .*hash slots",
+      );
+      const direct = await connectStore({ url: cluster.url }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(direct).toBeInstanceOf(ProxyError);
+      expect(direct).toMatchObject({
+        code: "invalid_request",
+        detail: "invalid_config",
+        message: expect.stringMatching(refused),
+      });
+      // Database 1 too: the cluster is said, not the SELECT a cluster node refuses.
+      for (const url of [cluster.url, `redis://127.0.0.1:${cluster.port}/1`]) {
+        for (const argv of [["keys", "list"], ["audit"]]) {
+          const result = await harness.run([...argv, "--store", url, "--json"]);
+          expect(result.code, `${argv.join(" ")} ${url}: ${result.err}`).toBe(2);
+          expect(result.err).toMatch(refused);
+          expect(result.err).not.toMatch(/Retry shortly|CROSSSLOT|MOVED|SELECT|\n\s+at /);
+        }
+      }
+      const env = { CURSOR_BRIDGE_CLUSTER_SECRET: SECRET };
+      const serve = await harness.run(["serve", "--port", "0", "--upstream", "emulator", "--store", cluster.url], {
+        env,
+      });
+      expect(serve.code, serve.err).toBe(2);
+      expect(serve.out).not.toContain("listening on");
+      expect(serve.err).toMatch(refused);
+      expect(serve.err).not.toMatch(/\n\s+at /);
+      const doctor = JSON.parse((await harness.run(["doctor", "--json", "--store", cluster.url], { env })).out) as {
+        checks: Array<{ id: string; status: string; detail: string; fix?: string }>;
+      };
+      expect(doctor.checks.find((check) => check.id === "store")).toMatchObject({
+        status: "fail",
+        detail: expect.stringMatching(refused),
+        fix: expect.stringMatching(/Correct --store/),
+      });
+    } finally {
+      await cluster.close();
+    }
+  });
+
+  it("one Redis server is accepted, also one that refuses INFO (as some managed Redis do)", async () => {
+    const client = await connectStore({ url: plain.url });
+    try {
+      expect(await client.redis.info("cluster")).toMatch(/^cluster_enabled:0\r?$/m);
+    } finally {
+      await client.close();
+    }
+    // INFO denied to the default user: only a server that says it is a cluster node is refused.
+    const restricted = await startRedisServer(["--user", "default", "on", "nopass", "~*", "&*", "+@all", "-info"]);
+    try {
+      const limited = await connectStore({ url: restricted.url });
+      try {
+        await expect(limited.redis.info("cluster")).rejects.toThrow(/NOPERM/);
+        expect(await limited.redis.set("probe", "ok")).toBe("OK");
+      } finally {
+        await limited.close();
+      }
+      const result = await keysList(restricted.url);
+      expect(result.code, result.err).toBe(0);
+    } finally {
+      await restricted.close();
+    }
   });
 
   it("an outage is logged once when lost, at most once a minute meanwhile, once when back", async () => {

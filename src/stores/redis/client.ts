@@ -202,10 +202,22 @@ function parseStoreUrl(url: string, label: string): { db: number } {
 }
 
 /**
+ * Whether the server says it runs in cluster mode (`cluster_enabled:1` in `INFO cluster`). A server that does not
+ * answer INFO (some managed Redis restrict it) is not taken for one: only a positive answer counts.
+ */
+async function isClusterNode(redis: Redis): Promise<boolean> {
+  try {
+    return /^cluster_enabled:1\r?$/m.test(await redis.info("cluster"));
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Connects to the store. Rejects with a usage error naming what to fix when retrying cannot help (bad URL, wrong
  * or missing password, TLS mismatch, unknown host, a database index the server does not have; see
- * {@link storeConfigError}), and with a 503-shaped error carrying the real cause when Redis does not answer within
- * the timeout.
+ * {@link storeConfigError}; a Redis Cluster node, see {@link isClusterNode}), and with a 503-shaped error carrying
+ * the real cause when Redis does not answer within the timeout.
  */
 export async function connectStore(options: StoreClientOptions): Promise<StoreClient> {
   const logger = options.logger ?? silentLogger;
@@ -325,6 +337,17 @@ export async function connectStore(options: StoreClientOptions): Promise<StoreCl
   // ioredis reports a refused AUTH during its handshake as an event and may still call the connection ready.
   if (lastError !== undefined && storeConfigError(label, options.url, lastError) !== undefined) {
     throw await fail(lastError);
+  }
+  // Before the database is selected: a cluster node refuses SELECT, which would hide the real reason.
+  if (await isClusterNode(redis)) {
+    redis.disconnect();
+    throw new ProxyError(
+      "invalid_request",
+      `The shared store ${label} is a Redis Cluster node: the store must be one Redis server (a primary, replicas ` +
+        "allowed; Redis Cluster is not supported), because its scripts and commands use keys that a cluster spreads " +
+        "over different hash slots. Point --store at a standalone Redis.",
+      { detail: "invalid_config" },
+    );
   }
   if (db !== 0) {
     try {
