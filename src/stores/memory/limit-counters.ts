@@ -13,8 +13,12 @@ interface KeyWindow {
   /** Finished requests: end times and tokens, oldest first (two arrays, so nothing is allocated per entry). */
   tokenTimes: number[];
   tokenCounts: number[];
-  /** The slot ids of those requests (a settle retried finds its own and counts nothing). */
+  /**
+   * The slot ids of those requests, in order and as a set: a settle retried finds its own in the set and counts
+   * nothing (a walk over the array cost a busy key's every settle O(requests in the window)).
+   */
   tokenIds: string[];
+  tokenIdSet: Set<string>;
   tokenSum: number;
   /** slot id → lease expiry (epoch ms). */
   slots: Map<string, number>;
@@ -26,7 +30,15 @@ export function createMemoryLimitCounters(): LimitCounters {
   const windowOf = (keyId: string): KeyWindow => {
     let window = keys.get(keyId);
     if (window === undefined) {
-      window = { requests: [], tokenTimes: [], tokenCounts: [], tokenIds: [], tokenSum: 0, slots: new Map() };
+      window = {
+        requests: [],
+        tokenTimes: [],
+        tokenCounts: [],
+        tokenIds: [],
+        tokenIdSet: new Set(),
+        tokenSum: 0,
+        slots: new Map(),
+      };
       keys.set(keyId, window);
     }
     return window;
@@ -36,7 +48,8 @@ export function createMemoryLimitCounters(): LimitCounters {
     while ((window.requests[0] ?? Number.POSITIVE_INFINITY) <= from) window.requests.shift();
     while ((window.tokenTimes[0] ?? Number.POSITIVE_INFINITY) <= from) {
       window.tokenTimes.shift();
-      window.tokenIds.shift();
+      const id = window.tokenIds.shift();
+      if (id !== undefined) window.tokenIdSet.delete(id);
       window.tokenSum -= window.tokenCounts.shift() ?? 0;
     }
     for (const [slot, expiry] of window.slots) if (expiry <= now) window.slots.delete(slot);
@@ -83,8 +96,9 @@ export function createMemoryLimitCounters(): LimitCounters {
     async settle(keyId, slotId, tokens, now, windowMs) {
       const window = windowOf(keyId);
       window.slots.delete(slotId);
-      if (tokens > 0 && !window.tokenIds.includes(slotId)) {
+      if (tokens > 0 && !window.tokenIdSet.has(slotId)) {
         window.tokenIds.push(slotId);
+        window.tokenIdSet.add(slotId);
         window.tokenTimes.push(now);
         window.tokenCounts.push(tokens);
         window.tokenSum += tokens;
