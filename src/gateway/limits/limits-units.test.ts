@@ -73,6 +73,23 @@ describe("periods (UTC)", () => {
     });
     expect(periodAt("week", Date.parse("2026-11-23T00:00:00Z")).id).toBe("week:2026-11-23");
   });
+  it("times asked in any order each get their own period, up to the last millisecond of each", () => {
+    const midnight = Date.parse("2026-11-27T00:00:00Z");
+    for (const [time, id] of [
+      [midnight - 1, "day:2026-11-26"],
+      [midnight, "day:2026-11-27"],
+      [midnight - 1, "day:2026-11-26"],
+      [midnight - 86_400_000, "day:2026-11-26"],
+      [midnight - 86_400_001, "day:2026-11-25"],
+      [midnight + 86_399_999, "day:2026-11-27"],
+    ] as const) {
+      expect(periodAt("day", time).id).toBe(id);
+    }
+    expect(periodAt("month", Date.parse("2026-11-30T23:59:59.999Z")).id).toBe("month:2026-11");
+    expect(periodAt("month", Date.parse("2026-12-01T00:00:00Z")).id).toBe("month:2026-12");
+    expect(periodAt("month", Date.parse("2026-11-01T00:00:00Z")).id).toBe("month:2026-11");
+    expect(periodAt("month", Date.parse("2026-10-31T23:59:59.999Z")).id).toBe("month:2026-10");
+  });
 });
 
 describe("prices", () => {

@@ -15,8 +15,19 @@ export interface BudgetPeriod {
 const DAY_MS = 86_400_000;
 const ymd = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
+/** The period of each kind found last: most calls fall in it (every request asks for its key's period). */
+const last: Partial<Record<KeyBudget["period"], Readonly<BudgetPeriod>>> = {};
+
 /** The period of `kind` that `now` falls in. */
 export function periodAt(kind: KeyBudget["period"], now: number): BudgetPeriod {
+  const known = last[kind];
+  if (known !== undefined && now >= known.start && now < known.end) return known;
+  const period = Object.freeze(computePeriod(kind, now));
+  last[kind] = period;
+  return period;
+}
+
+function computePeriod(kind: KeyBudget["period"], now: number): BudgetPeriod {
   const date = new Date(now);
   const midnight = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate());
   if (kind === "day") return { kind, id: `day:${ymd(midnight)}`, start: midnight, end: midnight + DAY_MS };
