@@ -217,7 +217,10 @@ export function createLimits(options: LimitsOptions): Limits {
     period: BudgetPeriod;
     spentBefore: SpendTotals;
     budgetMicro: number | undefined;
-    headers: Record<string, string>;
+    /** The rate-limit headers at its admission. */
+    rateHeaders: Record<string, string>;
+    /** `x-cursor-bridge-spend` at its admission. */
+    spentBeforeUsd: string;
   }
 
   const admit = async (key: SeenKey, turn: TurnToAdmit, anthropic: boolean): Promise<Admitted> => {
@@ -236,12 +239,10 @@ export function createLimits(options: LimitsOptions): Limits {
       now: startedAt,
       leaseMs,
     });
-    const spendHeaders = {
-      "x-cursor-bridge-spend": formatUsd(reserved.spent.microUsd),
-      "x-cursor-bridge-cost": formatUsd(0),
-    };
+    const spentBeforeUsd = formatUsd(reserved.spent.microUsd);
+    const spendHeaders = () => ({ "x-cursor-bridge-spend": spentBeforeUsd, "x-cursor-bridge-cost": formatUsd(0) });
     // Checked first: a request refused for its budget takes no place in the rpm window.
-    if (!reserved.admitted) throw budgetExceeded(key, reserved, worstCase, period, startedAt, spendHeaders);
+    if (!reserved.admitted) throw budgetExceeded(key, reserved, worstCase, period, startedAt, spendHeaders());
     const giveBack = () =>
       spend.settle({ keyId: key.keyId, period: period.id, id, entry: zeroEntry() }).catch(() => undefined);
     let state: WindowState;
@@ -261,13 +262,13 @@ export function createLimits(options: LimitsOptions): Limits {
       throw error;
     }
     const snapshot = rateSnapshot(limits, state, startedAt, WINDOW_MS);
-    const headers = { ...rateHeaders(snapshot, startedAt, anthropic), ...spendHeaders };
+    const rate = rateHeaders(snapshot, startedAt, anthropic);
     if (state.refused !== undefined) {
       await giveBack();
-      throw rateLimited(key, state, snapshot, headers);
+      throw rateLimited(key, state, snapshot, { ...rate, ...spendHeaders() });
     }
     leases.hold(id, key.keyId, period.id);
-    return { id, turn, period, spentBefore: reserved.spent, budgetMicro, headers };
+    return { id, turn, period, spentBefore: reserved.spent, budgetMicro, rateHeaders: rate, spentBeforeUsd };
   };
 
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -346,7 +347,7 @@ export function createLimits(options: LimitsOptions): Limits {
     const turn: Admitted = admitted;
     const { budgetMicro, period } = turn;
     const res = c.res;
-    for (const [name, value] of Object.entries(turn.headers)) setHeader(res, name, value);
+    for (const name in turn.rateHeaders) setHeader(res, name, turn.rateHeaders[name] ?? "");
     const warning = (spent: number) => {
       if (budgetMicro === undefined || spent < budgetMicro * warnAt) return;
       const text = `budget ${Math.floor((spent / budgetMicro) * 100)}% used ($${formatUsd(spent)} of ${usd(limits.budget?.usd ?? 0)} this ${period.kind}; resets ${rfc3339(period.end)})`;
@@ -367,8 +368,8 @@ export function createLimits(options: LimitsOptions): Limits {
       }
       return;
     }
-    // Streamed: the cost is not known yet (see streamed-cost.ts).
-    res.headers.delete("x-cursor-bridge-cost");
+    // Streamed: the spend so far; the cost is not known yet (see streamed-cost.ts).
+    setHeader(res, "x-cursor-bridge-spend", turn.spentBeforeUsd);
     warning(turn.spentBefore.microUsd);
     const streaming = log.streaming;
     sendCostAsTrailers(c, async () => {

@@ -61,23 +61,42 @@ export function rateSnapshot(limits: KeyLimits, state: WindowState, now: number,
   return snapshot;
 }
 
+/** The header names of each unit, spelled out once (built per answer, each name was a new string to look up). */
+const NAMES = {
+  requests: {
+    limit: "x-ratelimit-limit-requests",
+    remaining: "x-ratelimit-remaining-requests",
+    reset: "x-ratelimit-reset-requests",
+    anthropicLimit: "anthropic-ratelimit-requests-limit",
+    anthropicRemaining: "anthropic-ratelimit-requests-remaining",
+    anthropicReset: "anthropic-ratelimit-requests-reset",
+  },
+  tokens: {
+    limit: "x-ratelimit-limit-tokens",
+    remaining: "x-ratelimit-remaining-tokens",
+    reset: "x-ratelimit-reset-tokens",
+    anthropicLimit: "anthropic-ratelimit-tokens-limit",
+    anthropicRemaining: "anthropic-ratelimit-tokens-remaining",
+    anthropicReset: "anthropic-ratelimit-tokens-reset",
+  },
+} as const;
+
 /** The headers of a snapshot; `anthropic` adds Anthropic's (on /v1/messages). */
 export function rateHeaders(snapshot: RateSnapshot, now: number, anthropic: boolean): Record<string, string> {
   const headers: Record<string, string> = {};
-  const rfc3339 = (ms: number) => new Date(now + ms).toISOString().replace(/\.\d{3}Z$/, "Z");
-  for (const [unit, state] of [
-    ["requests", snapshot.requests],
-    ["tokens", snapshot.tokens],
-  ] as const) {
-    if (state === undefined) continue;
-    headers[`x-ratelimit-limit-${unit}`] = String(state.limit);
-    headers[`x-ratelimit-remaining-${unit}`] = String(state.remaining);
-    headers[`x-ratelimit-reset-${unit}`] = openAIDuration(state.resetMs);
+  const add = (names: (typeof NAMES)[keyof typeof NAMES], state: RateSnapshot["requests"]) => {
+    if (state === undefined) return;
+    headers[names.limit] = String(state.limit);
+    headers[names.remaining] = String(state.remaining);
+    headers[names.reset] = openAIDuration(state.resetMs);
     if (anthropic) {
-      headers[`anthropic-ratelimit-${unit}-limit`] = String(state.limit);
-      headers[`anthropic-ratelimit-${unit}-remaining`] = String(state.remaining);
-      headers[`anthropic-ratelimit-${unit}-reset`] = rfc3339(Math.ceil(state.resetMs / 1000) * 1000);
+      headers[names.anthropicLimit] = String(state.limit);
+      headers[names.anthropicRemaining] = String(state.remaining);
+      const resetAt = now + Math.ceil(state.resetMs / 1000) * 1000;
+      headers[names.anthropicReset] = new Date(resetAt).toISOString().replace(/\.\d{3}Z$/, "Z");
     }
-  }
+  };
+  add(NAMES.requests, snapshot.requests);
+  add(NAMES.tokens, snapshot.tokens);
   return headers;
 }
