@@ -25,10 +25,8 @@ function keyGoneError(name: string, why: KeyGone): ProxyError {
 /** The principal of a key record; `index` lets a running request watch its key (cut when it stops working). */
 export function principalOf(record: VirtualKeyRecord, index?: Pick<KeyIndex, "watch">): Principal {
   const globs = record.models;
-  return {
-    ...(index === undefined
-      ? {}
-      : { watchKey: (onGone) => index.watch(record, (why) => onGone(keyGoneError(record.name, why))) }),
+  // One literal, then watchKey: a conditional spread in front of the literal cost each keyed request microseconds.
+  const principal: Principal = {
     keyId: record.id,
     keyName: record.name,
     account: record.account,
@@ -44,4 +42,8 @@ export function principalOf(record: VirtualKeyRecord, index?: Pick<KeyIndex, "wa
       );
     },
   };
+  if (index !== undefined) {
+    principal.watchKey = (onGone) => index.watch(record, (why) => onGone(keyGoneError(record.name, why)));
+  }
+  return principal;
 }
