@@ -9,7 +9,7 @@
  */
 import type { KeyStore, VirtualKeyRecord } from "../../stores/types.js";
 import type { Logger } from "../../util/logger.js";
-import { digestsEqual, hashKey } from "./key-material.js";
+import { digestBytesEqual, keyDigest } from "./key-material.js";
 
 /** Options of {@link createKeyIndex}. */
 export interface KeyIndexOptions {
@@ -62,6 +62,8 @@ export async function createKeyIndex(options: KeyIndexOptions): Promise<KeyIndex
   const pollMs = options.pollMs ?? 200;
   const minRecheckMs = options.minRecheckMs ?? 50;
   let byHash = new Map<string, VirtualKeyRecord>();
+  /** The bytes of each hex digest loaded (a pure function of the hex, so never stale), for the comparison. */
+  let digestBytes = new Map<string, Buffer>();
   let count = 0;
   let version: string | undefined;
   let running: Promise<void> | undefined;
@@ -74,6 +76,7 @@ export async function createKeyIndex(options: KeyIndexOptions): Promise<KeyIndex
     if (current === version) return;
     const records = await store.list();
     byHash = new Map(records.map((record) => [record.hash, record]));
+    digestBytes = new Map(records.map((record) => [record.hash, Buffer.from(record.hash, "hex")]));
     count = records.length;
     if (version !== undefined) logger.info("virtual keys reloaded", { keys: count });
     version = current;
@@ -156,20 +159,24 @@ export async function createKeyIndex(options: KeyIndexOptions): Promise<KeyIndex
   }, pollMs);
   timer.unref();
 
-  const find = (hash: string): VirtualKeyRecord | undefined => {
+  const find = (hash: string, digest: Buffer): VirtualKeyRecord | undefined => {
     const record = byHash.get(hash);
-    // The map finds the record by a hash of the key; the comparison that admits it is constant-time.
-    return record !== undefined && digestsEqual(record.hash, hash) ? record : undefined;
+    if (record === undefined) return undefined;
+    // The map finds the record by a hash of the key; the comparison that admits it is constant-time, against the
+    // record's digest as it is now.
+    const stored = digestBytes.get(record.hash) ?? Buffer.from(record.hash, "hex");
+    return digestBytesEqual(stored, digest) ? record : undefined;
   };
 
   return {
     hasKeys: () => count > 0,
     async lookup(key) {
-      const hash = hashKey(key);
-      let record = find(hash);
+      const digest = keyDigest(key);
+      const hash = digest.toString("hex");
+      let record = find(hash, digest);
       if (record === undefined && now() - lastCheck >= minRecheckMs) {
         await refresh().catch(() => undefined);
-        record = find(hash);
+        record = find(hash, digest);
       }
       if (record === undefined) return { status: "unknown" };
       if (record.revokedAt !== undefined) return { status: "revoked", record };
