@@ -26,7 +26,10 @@ export interface LeaseRenewer {
   close(): void;
 }
 
-/** Renews the leases of the requests held, on a timer that runs only while some are. */
+/**
+ * Renews the leases of the requests held, on a timer that runs while some are: it stops at its first tick that finds
+ * none (stopping it at every release, then starting it again at the next hold, cost each request a timer).
+ */
 export function createLeaseRenewer(options: {
   counters: LimitCounters;
   spend: SpendStore;
@@ -65,13 +68,15 @@ export function createLeaseRenewer(options: {
     hold(id, keyId, period) {
       held.set(id, { keyId, period });
       if (timer === undefined) {
-        timer = setInterval(() => void renewNow(), options.renewMs ?? RENEW_MS);
+        timer = setInterval(() => {
+          if (held.size === 0) stop();
+          else void renewNow();
+        }, options.renewMs ?? RENEW_MS);
         timer.unref();
       }
     },
     release(id) {
       held.delete(id);
-      if (held.size === 0) stop();
     },
     renewNow,
     close: stop,
