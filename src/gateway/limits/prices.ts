@@ -64,11 +64,23 @@ function matches(pattern: string, model: string): boolean {
   return regex.test(model);
 }
 
+/** The prices found per rule list (rule lists are made once and never changed), by model; a few models each. */
+const found = new WeakMap<readonly PriceRule[], Map<string, ModelPrice>>();
+const FOUND_KEPT = 1000;
+
 /** The price of `model`: the first matching rule of `rules` (the config's, then the built-in ones), else the fallback. */
 export function priceOf(model: string | undefined, rules: readonly PriceRule[]): ModelPrice {
   if (model === undefined) return FALLBACK_PRICE;
-  for (const rule of rules) if (matches(rule.pattern, model)) return rule.price;
-  return FALLBACK_PRICE;
+  let prices = found.get(rules);
+  if (prices === undefined) {
+    prices = new Map();
+    found.set(rules, prices);
+  }
+  const known = prices.get(model);
+  if (known !== undefined) return known;
+  const price = rules.find((rule) => matches(rule.pattern, model))?.price ?? FALLBACK_PRICE;
+  if (prices.size < FOUND_KEPT) prices.set(model, price);
+  return price;
 }
 
 /** The config file's `prices` (an object of pattern → price) as rules in front of the built-in table. */
