@@ -351,6 +351,25 @@ describe("RunSession: tool_requests_listed (cursor-protocol-addendum-2.md §4)",
     await countMetByNextCall(started, 3);
   });
 
+  it("does not carry a count that came after its step's pause into the next step", async () => {
+    // A 20 ms window ends the step before its count comes; the next step's calls come together.
+    const { script, session, next, warnings } = await startSession(20, 600_000, 600_000);
+    script.push(update({ case: "stepStarted", value: { stepId: 1n } }));
+    script.push(mcpExec(1, "call_1"));
+    await nextToolCallId(next);
+    expect(await next()).toEqual({ type: "pause" });
+    script.push(listed(1));
+    script.push(update({ case: "stepCompleted", value: { stepId: 1n } }));
+    script.push(update({ case: "stepStarted", value: { stepId: 2n } }));
+    script.push(mcpExec(2, "call_2"));
+    script.push(mcpExec(3, "call_3"));
+    await nextToolCallId(next);
+    await nextToolCallId(next);
+    expect(await next()).toEqual({ type: "pause" });
+    expect(warnings).toEqual([]);
+    session.close();
+  });
+
   it("on a stall, hands out the calls that came when fewer than listed arrive", async () => {
     // Cursor may count a call the caller never sees and wait for the others' results: only the watchdog ends that
     // (the window, far longer than the test, does not run at all while listed calls are to come).

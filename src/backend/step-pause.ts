@@ -52,10 +52,11 @@ export class StepPause {
    * The calls that came as execs (handed out or answered here) while no count was pending, since the last of the
    * step's bounds: `step_started`, the current step's `step_completed`, a count met or given up, or a pause. The wire
    * reference does not fix where `tool_requests_listed` comes among the step's calls, so a count that comes after some
-   * of them counts these (docs/protocol.md §4.6). A pause bounds them for a Cursor that sends no steps: a next step starts only once
-   * the caller answered the calls that went out. When the window ended the segment before a late count came, the
-   * step's calls that went out are not counted (the wait then ends as a wrong count's does). A call Cursor completes
-   * without an exec is not among these: where its completion comes relative to the count is not known either.
+   * of them counts these (docs/protocol.md §4.6). A pause bounds them for a Cursor that sends no steps: a next step
+   * starts only once the caller answered the calls that went out. When the window ended the segment before a late
+   * count came, the step's calls that went out are not counted (the wait then ends as a wrong count's does, or the
+   * step's `step_completed` drops the count). A call Cursor completes without an exec is not among these: where its
+   * completion comes relative to the count is not known either.
    */
   private unlistedCalls = 0;
   /**
@@ -104,7 +105,12 @@ export class StepPause {
   /** `step_completed`. */
   stepCompleted(stepId: bigint): void {
     // Calls that come after it are a later step's (one that came before is the current one's, if another step ends).
-    if (stepId === this.currentStep) this.unlistedCalls = 0;
+    // With no calls waiting, a count still pending is moot: one that came after the window ended the step (none of
+    // its calls counted) would otherwise end the next step at its first calls.
+    if (stepId === this.currentStep) {
+      this.unlistedCalls = 0;
+      if (!this.awaitingPause) this.listedCalls = undefined;
+    }
     // The step the waiting calls came in is over, so it makes no more calls: pause without the window. Where
     // Cursor sends this (before or after the results, before or after a forming call's `mcp_args`) is not known;
     // after them, nothing is waiting for it. A call still forming is not dropped here: its `mcp_args` may follow.
