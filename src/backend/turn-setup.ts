@@ -62,9 +62,9 @@ export function unexpectedCancelAsConnectionLoss(error: unknown): unknown {
 
 /**
  * Opens a Run whose lifetime is its own, not the caller's signal: a parked turn outlives the request that started it.
- * The caller's signal and a deadline (no answer at all counts as a stall, §4.2) only bound the open, through a
- * controller of the open's own; once open, the Run is ended with its `abort()` (RunSession.close), and the stream
- * keeps no signal (OpenRunOptions.signal): a parked turn holds no controller, signal or listener for its Run.
+ * The caller's signal and a deadline (no answer at all counts as a stall, §4.2) only bound the open: openRun watches
+ * both (OpenRunOptions `signal`, `deadlineMs`) with no controller of its own; once open, the Run is ended with its
+ * `abort()` (RunSession.close), and neither the stream nor anything else keeps the signal, a timer or a listener.
  */
 export async function openRunWithDeadline(
   api: CursorApi,
@@ -74,34 +74,12 @@ export async function openRunWithDeadline(
   freshConnection = false,
   headers?: Readonly<Record<string, string>>,
 ): Promise<RunStream> {
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(signal?.reason);
-  signal?.addEventListener("abort", onAbort, { once: true });
-  const timer = setTimeout(
-    () =>
-      controller.abort(
-        new ProxyError("timeout", `Cursor did not answer the Run within ${deadlineMs} ms.`, { detail: "stalled" }),
-      ),
-    deadlineMs,
-  );
+  signal?.throwIfAborted();
   try {
-    signal?.throwIfAborted();
-    const stream = await api.openRun(first, { signal: controller.signal, freshConnection, headers });
-    // The deadline or the caller's abort came with the answer: the stream no longer watches the signal.
-    if (controller.signal.aborted) {
-      stream.abort(controller.signal.reason);
-      controller.signal.throwIfAborted();
-    }
-    return stream;
+    return await api.openRun(first, { signal, deadlineMs, freshConnection, headers });
   } catch (error) {
-    controller.abort(error);
-    if (controller.signal.reason instanceof ProxyError && controller.signal.reason.code === "timeout") {
-      throw controller.signal.reason;
-    }
+    // The deadline's `timeout` passes unchanged; a `canceled` the caller did not ask for is a reset stream.
     throw signal?.aborted === true ? error : unexpectedCancelAsConnectionLoss(error);
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener("abort", onAbort);
   }
 }
 

@@ -6,6 +6,7 @@
  * signal its Run was opened with (an AbortSignal and its listeners; its Run is ended by the session). Observed
  * with weak references and a full collection (V8's `gc`, obtained for this test only).
  */
+import { getEventListeners } from "node:events";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -88,7 +89,7 @@ describe.each(["http2", "http1"] as const)("a parked turn over %s", (transport) 
 
   it("keeps neither its Run's first message nor the signal it was opened with, and still resumes", async () => {
     // What each Run was opened with, seen weakly (the api is the client's own object, so it calls this one): the
-    // first message is the whole run request; the signal comes with a controller and a listener.
+    // first message is the whole run request; the signal is the caller's, which the open listens on.
     const openRun = fx.api.openRun;
     const signals: WeakRef<AbortSignal>[] = [];
     const firsts: WeakRef<object>[] = [];
@@ -104,9 +105,12 @@ describe.each(["http2", "http1"] as const)("a parked turn over %s", (transport) 
         messages: [{ role: "user", content: '[[emu:tool lookup {"q":"answer"}]]' }],
         tools: [lookupTool],
       });
-      const first = await collect(turn.stream());
+      // The caller's signal, held by nothing here (its controller is garbage at once).
+      const first = await collect(turn.stream(new AbortController().signal));
       expect(endOf(first)).toBe("tool-calls");
       expect(signals).toHaveLength(1);
+      // The open left no listener on it either (its Run lives on, parked).
+      expect(getEventListeners(signals[0]?.deref() as AbortSignal, "abort")).toEqual([]);
       await collectGarbage(gc);
       expect(firsts[0]?.deref()).toBeUndefined();
       expect(signals[0]?.deref()).toBeUndefined();

@@ -22,7 +22,8 @@ import { type AvailableModelRow, decodeAvailableModels, RawAvailableModelsServic
 import { type ErrorMappingContext, toProxyError } from "./error-mapping.js";
 import { startHttp2Run } from "./h2-run.js";
 import { buildCursorHeaders, headersForLog } from "./headers.js";
-import { abortedError, type RunStream, type StartedRun } from "./run-stream.js";
+import { RunOpening } from "./run-opening.js";
+import type { RunStream, StartedRun } from "./run-stream.js";
 import { startSseRun } from "./sse-run.js";
 
 export type { AvailableModelRow } from "./available-models.js";
@@ -92,11 +93,17 @@ export interface CursorApiOptions {
 /** Per-call options of {@link CursorApi.openRun}. */
 export interface OpenRunOptions {
   /**
-   * Aborts the Run while it opens (until openRun settles). An open Run is ended with its `abort()`; the stream lets
-   * go of the signal once it is open, so a Run kept open for minutes (a parked turn's) keeps no signal, listener or
-   * controller of its opening alive.
+   * Aborts the Run while it opens (until openRun settles), the wait for its token included. An open Run is ended
+   * with its `abort()`: the stream never sees the signal, and openRun removes its one listener when it settles, so a
+   * Run kept open for minutes (a parked turn's) keeps no signal, listener or controller of its opening alive.
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
+  /**
+   * Bounds the whole open (the token, the HTTP/2 attempt and an HTTP/1.1 fallback) to this many ms: past it the Run
+   * is aborted and openRun fails with a `timeout` ProxyError, detail `stalled` ("Cursor did not answer the Run
+   * within N ms."). Its timer ends with the open: an open Run keeps none. @default no deadline
+   */
+  deadlineMs?: number;
   /**
    * Open the Run on a connection of its own, shared with no other turn (HTTP/2; HTTP/1.1 runs share nothing that a
    * dropped connection takes down with them): a retry after a dropped connection.
@@ -223,7 +230,6 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
   const openHttp1 = (
     first: AgentClientMessage,
     requestId: string,
-    signal: AbortSignal | undefined,
     extra: Readonly<Record<string, string>> | undefined,
   ): StartedRun =>
     startSseRun({
@@ -233,21 +239,22 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
       headers: (s) => headersFor(requestId, true, s, extra),
       requestId,
       first,
-      signal,
       logger,
       errorContext,
       maxMessageBytes,
     });
 
   const openRun = async (first: AgentClientMessage, runOptions: OpenRunOptions = {}): Promise<RunStream> => {
-    const { signal } = runOptions;
     const requestId = newRequestId();
+    // The caller's abort and the deadline, for the whole open: the streams below never see a signal.
+    const opening = new RunOpening(runOptions.signal, runOptions.deadlineMs);
     try {
-      if (isAborted(signal)) throw abortedError(signal?.reason);
+      opening.check();
       let failedAttempt: number | undefined;
       if (tryHttp2(options.agentUrl, true)) {
         const attempt = healthOf(options.agentUrl).begin();
-        const headers = await headersFor(requestId, false, signal, runOptions.headers);
+        // No signal for the token: the opening stops waiting for it (the token source's work is shared anyway).
+        const headers = await opening.wait(headersFor(requestId, false, undefined, runOptions.headers));
         // A getter: the headers are copied and redacted only when debug lines are written (this runs every turn).
         logger.debug("Opening Run over HTTP/2", {
           baseUrl: options.agentUrl,
@@ -261,31 +268,38 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
           headers,
           requestId,
           first,
-          signal,
           logger,
           errorContext,
           maxMessageBytes,
           freshConnection: runOptions.freshConnection === true,
         });
+        opening.watch(started.stream);
         const outcome = await started.ready;
         if (outcome.ok) {
           if (mode === "auto") healthOf(options.agentUrl).succeeded();
+          // Stopped as the answer came: the stop aborted the stream.
+          opening.check();
           return started.stream;
         }
         started.stream.abort(outcome.error);
-        if (isAborted(signal)) throw abortedError(signal?.reason);
+        // A stop (the caller's abort, the deadline) is never a connection failure to fall back from.
+        opening.check();
         if (mode === "http2" || outcome.connectionFailed !== true) throw outcome.error;
         logFallback(options.agentUrl, "Run", outcome.error);
         failedAttempt = attempt;
       }
       logger.debug("Opening RunSSE over HTTP/1.1", { baseUrl: options.agentUrl, requestId });
-      const started = openHttp1(first, requestId, signal, runOptions.headers);
+      const started = openHttp1(first, requestId, runOptions.headers);
+      opening.watch(started.stream);
       const outcome = await started.ready;
+      opening.check();
       if (!outcome.ok) throw outcome.error;
       if (failedAttempt !== undefined) countFailure(options.agentUrl, failedAttempt);
       return started.stream;
     } catch (error) {
       throw toProxyError(error, errorContext);
+    } finally {
+      opening.release();
     }
   };
 

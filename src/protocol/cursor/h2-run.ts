@@ -44,7 +44,6 @@ export interface Http2RunParams {
   headers: Record<string, string>;
   requestId: string;
   first: AgentClientMessage;
-  signal: AbortSignal | undefined;
   logger: Logger;
   errorContext: ErrorMappingContext;
   maxMessageBytes: number;
@@ -142,15 +141,12 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
   private settleReady: ((outcome: Awaited<StartedRun["ready"]>) => void) | undefined;
   private readonly sessions: Http2Sessions;
   private readonly ownsSessions: boolean;
-  /** Aborts the run until it is open ({@link markResponded} lets go of it: OpenRunOptions.signal). */
-  private signal: AbortSignal | undefined;
   private readonly logger: Logger;
   private readonly errorContext: ErrorMappingContext;
   private readonly maxMessageBytes: number;
 
   constructor(params: Http2RunParams) {
     this.requestId = params.requestId;
-    this.signal = params.signal;
     this.logger = params.logger;
     this.errorContext = params.errorContext;
     this.maxMessageBytes = params.maxMessageBytes;
@@ -169,8 +165,6 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
         this.releaseOwnSessions();
       },
     );
-    if (this.signal?.aborted === true) this.abort(this.signal.reason);
-    else this.signal?.addEventListener("abort", this, { once: true });
   }
 
   get bytesSent(): number {
@@ -245,11 +239,6 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
     if (runIsOver(this.phase)) return;
     this.inbox = [];
     this.finish(abortedError(reason));
-  }
-
-  /** The caller's signal aborted (EventListener object: no closure per run). */
-  handleEvent(): void {
-    this.abort(this.signal?.reason);
   }
 
   private write(frame: Uint8Array, payloadBytes: number): Promise<void> {
@@ -394,15 +383,8 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
 
   private markResponded(): void {
     this.phase = assertRunTransition(this.phase, "responded");
-    this.releaseSignal();
     this.settleReady?.({ ok: true });
     this.settleReady = undefined;
-  }
-
-  /** The opening's signal no longer aborts the run: a parked turn's Run would keep it and its listener alive. */
-  private releaseSignal(): void {
-    this.signal?.removeEventListener("abort", this);
-    this.signal = undefined;
   }
 
   /**
@@ -425,7 +407,6 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
     const responded = this.phase === "responded";
     this.phase = assertRunTransition(this.phase, error === undefined ? "ended" : to);
     this.endError = error;
-    this.releaseSignal();
     this.reader = undefined;
     this.responseHeaders = undefined;
     if (!responded) {

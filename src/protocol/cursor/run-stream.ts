@@ -87,18 +87,6 @@ export function abortedError(reason?: unknown): ProxyError {
   });
 }
 
-/** Links a caller's AbortSignal to `abort`; returns the unlink function. */
-export function linkSignal(signal: AbortSignal | undefined, abort: (reason: unknown) => void): () => void {
-  if (signal === undefined) return () => {};
-  if (signal.aborted) {
-    abort(signal.reason);
-    return () => {};
-  }
-  const listener = () => abort(signal.reason);
-  signal.addEventListener("abort", listener, { once: true });
-  return () => signal.removeEventListener("abort", listener);
-}
-
 /**
  * Decodes one server frame's payload; `method` names the call in the error (`Run`, `RunSSE`). Text and token deltas
  * and heartbeats, the other messages of a plain turn, those of a client tool call and those of Cursor's own tools take

@@ -27,7 +27,6 @@ import {
   abortedError,
   decodeServerMessage,
   encodeClientMessage,
-  linkSignal,
   messageTooLargeError,
   type RunStream,
   type StartedRun,
@@ -43,13 +42,10 @@ export interface SseRunParams {
   headers: (signal: AbortSignal) => Promise<Record<string, string>>;
   requestId: string;
   first: AgentClientMessage;
-  signal: AbortSignal | undefined;
   logger: Logger;
   errorContext: ErrorMappingContext;
   maxMessageBytes: number;
 }
-
-const NO_SIGNAL = () => {};
 
 /** Bytes of a BidiAppend request besides its hex `data` (request id, seqno, framing), with room to spare. */
 const APPEND_OVERHEAD_BYTES = 4096;
@@ -105,7 +101,7 @@ async function* readServerMessages(response: Response, maxMessageBytes: number):
 export function startSseRun(params: SseRunParams): StartedRun {
   // What the run's closures use, taken out of `params` (no closure names it, so their shared context does not hold
   // it): the run lives as long as its turn, minutes when parked, and `params` holds the first message (the whole run
-  // request) and the opening's signal.
+  // request). The caller's signal and the open's deadline are openRun's (run-opening.ts): it aborts the run.
   const { fetch: fetchFn, baseUrl, headers: headersFor, requestId, logger, errorContext, maxMessageBytes } = params;
   const controller = new AbortController();
   const maxPayloadBytes = appendPayloadLimit(maxMessageBytes);
@@ -122,17 +118,10 @@ export function startSseRun(params: SseRunParams): StartedRun {
   const fail = (error: ProxyError) => {
     failure ??= error;
     finished = true;
-    releaseSignal();
     controller.abort(failure);
   };
   const abort = (reason?: unknown) => {
     if (!finished) fail(abortedError(reason));
-  };
-  let unlink = linkSignal(params.signal, abort);
-  /** Unlinks the caller's signal and drops the unlink function, which holds the signal. */
-  const releaseSignal = () => {
-    unlink();
-    unlink = NO_SIGNAL;
   };
 
   const append = async (bytes: Uint8Array, seqno: number): Promise<void> => {
@@ -208,7 +197,6 @@ export function startSseRun(params: SseRunParams): StartedRun {
           if (clean) {
             finished = true;
             endedCleanly = true;
-            releaseSignal();
             // The turn is over: in-flight appends are moot; release their sockets.
             controller.abort(streamClosedError());
           } else abort();
@@ -220,11 +208,7 @@ export function startSseRun(params: SseRunParams): StartedRun {
   };
 
   const ready = opening.then(
-    () => {
-      // Open: the caller's signal no longer aborts the run (OpenRunOptions.signal), which then keeps none of it.
-      releaseSignal();
-      return { ok: true } as const;
-    },
+    () => ({ ok: true }) as const,
     (error: unknown) => ({ ok: false, error: failure ?? error }) as const,
   );
   return { stream, ready };

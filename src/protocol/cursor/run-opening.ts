@@ -1,0 +1,105 @@
+/**
+ * What bounds one Run's open (OpenRunOptions `signal` and `deadlineMs`): the caller's abort and the open's deadline,
+ * watched with one listener and one timer for the whole open (the token, the HTTP/2 attempt, an HTTP/1.1 fallback),
+ * and no AbortController: this runs on every turn's way to its first token, where a controller costs about 20 µs and
+ * each listener added to and removed from a signal several. The Run stream itself never sees the caller's signal: a
+ * stop aborts the stream being opened, or fails the wait for the token; once the open settles, {@link release} drops
+ * the timer, the listener and the stream, so an open Run (a parked turn's, for minutes) keeps none of them.
+ */
+import { ProxyError } from "../../util/errors.js";
+import { abortedError } from "./run-stream.js";
+
+/** What a stop aborts while a Run opens. */
+interface Abortable {
+  abort(reason?: unknown): void;
+}
+
+/** The error of an open past its deadline: no answer at all counts as a stall (docs/protocol.md §4.2). */
+export function openDeadlineError(deadlineMs: number): ProxyError {
+  return new ProxyError("timeout", `Cursor did not answer the Run within ${deadlineMs} ms.`, { detail: "stalled" });
+}
+
+/** The open's deadline passed (a function, not a closure per open). */
+function expire(opening: RunOpening, deadlineMs: number): void {
+  opening.stop(openDeadlineError(deadlineMs));
+}
+
+/** One Run's open; {@link release} it when the open settles, whichever way. */
+export class RunOpening implements EventListenerObject {
+  /** Why the open stopped (the caller's abort, or the deadline); undefined while it goes on. */
+  stopped: ProxyError | undefined;
+  private signal: AbortSignal | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** The Run being opened: a stop aborts it. */
+  private run: Abortable | undefined;
+  /** Rejects the wait in progress (the token): a stop ends it. */
+  private rejectWait: ((error: ProxyError) => void) | undefined;
+
+  constructor(signal: AbortSignal | undefined, deadlineMs: number | undefined) {
+    if (signal?.aborted === true) {
+      this.stopped = abortedError(signal.reason);
+      return;
+    }
+    if (signal !== undefined) {
+      this.signal = signal;
+      signal.addEventListener("abort", this, { once: true });
+    }
+    if (deadlineMs !== undefined) this.timer = setTimeout(expire, deadlineMs, this, deadlineMs);
+  }
+
+  /** The caller's signal aborted (EventListener object: no closure per open). */
+  handleEvent(): void {
+    this.stop(abortedError(this.signal?.reason));
+  }
+
+  /** Throws why the open stopped, if it did. */
+  check(): void {
+    if (this.stopped !== undefined) throw this.stopped;
+  }
+
+  /** `promise`, unless the open stops first (what `promise` does goes on: the token source's work is shared). */
+  wait<T>(promise: Promise<T>): Promise<T> {
+    if (this.stopped !== undefined) return Promise.reject(this.stopped);
+    if (this.signal === undefined && this.timer === undefined) return promise;
+    return new Promise<T>((resolve, reject) => {
+      this.rejectWait = reject;
+      promise.then(
+        (value) => {
+          this.rejectWait = undefined;
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.rejectWait = undefined;
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** `run` is being opened: a stop aborts it (at once when the open has stopped already). */
+  watch(run: Abortable): void {
+    if (this.stopped !== undefined) run.abort(this.stopped);
+    else this.run = run;
+  }
+
+  /** Stops the open with `reason` (once): the Run being opened is aborted, the wait in progress rejected. */
+  stop(reason: ProxyError): void {
+    if (this.stopped !== undefined) return;
+    this.stopped = reason;
+    const run = this.run;
+    const reject = this.rejectWait;
+    this.release();
+    run?.abort(reason);
+    reject?.(reason);
+  }
+
+  /** The open settled: drops the timer, the listener, the Run and the wait, so that nothing of the open stays. */
+  release(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.signal?.removeEventListener("abort", this);
+    this.signal = undefined;
+    this.run = undefined;
+    this.rejectWait = undefined;
+  }
+}
