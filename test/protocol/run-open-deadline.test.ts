@@ -211,6 +211,16 @@ describe("the caller's abort while the Run opens", () => {
     expect(getEventListeners(caller.signal, "abort")).toEqual([]);
   });
 
+  it("in the event-loop turn the open starts in (before it watches the signal), still cancels it", async () => {
+    const server = await h2Server();
+    const api = apiFor({ agentUrl: server.url, transport: "http2" });
+    const caller = new AbortController();
+    const opening = api.openRun(first, { signal: caller.signal, deadlineMs: 60_000 });
+    caller.abort();
+    await expect(opening).rejects.toMatchObject({ code: "canceled" });
+    expect(getEventListeners(caller.signal, "abort")).toEqual([]);
+  });
+
   it("over HTTP/1.1 cancels the open and aborts its request", async () => {
     const fake = fakeHttp1(false);
     const api = apiFor({ agentUrl: "http://cursor.test", transport: "http1", fetch: fake.fetch });
