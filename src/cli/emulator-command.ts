@@ -5,7 +5,7 @@
 import { readFile } from "node:fs/promises";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { isLoopbackHost } from "../config/host.js";
-import { describeEmulatorDirectives } from "../emulator/directives.js";
+import { describeEmulatorDirectives } from "../emulator/directive-help.js";
 import { EMULATOR_HTTP2_CONFIGS, type EmulatorHttp2Config } from "../emulator/http2-config.js";
 import { DEFAULT_EMULATOR_PORT } from "../emulator/port.js";
 import { ProxyError } from "../util/errors.js";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DIRECTIVES, type Directive, describeEmulatorDirectives, parseDirectives } from "./directives.js";
+import { describeEmulatorDirectives } from "./directive-help.js";
+import { DIRECTIVES, type Directive, parseDirectives } from "./directives.js";
 
 describe("parseDirectives", () => {
   it("strips directives from the text and keeps their order", () => {

@@ -26,7 +26,7 @@ import { clientVersionDate, createStrictnessInterceptor, DEFAULT_MIN_CLIENT_VERS
 
 export type { RefreshRefusal } from "./auth.js";
 export { type CatalogueModel, parseCatalogueFile } from "./catalogue.js";
-export { describeEmulatorDirectives } from "./directives.js";
+export { describeEmulatorDirectives } from "./directive-help.js";
 export { EMULATOR_HTTP2_CONFIGS, type EmulatorHttp2Config } from "./http2-config.js";
 export { parseModelsFile } from "./models.js";
 export { DEFAULT_EMULATOR_PORT } from "./port.js";
