@@ -9,7 +9,8 @@
  * the call is instead one of Cursor's own tools (serve run with `--cursor-tools native`), redirected to the request's
  * tool of that kind (docs/protocol.md §5.2): `read` by default, or `--native=ls|grep|shell`, parked the same way.
  *
- * Usage: `npx tsx bench/alloc-profile.ts [--tool | --native[=KIND]] [--concurrency=1] [--n=2000] [--warmup=1500] [--top=30] [--bin=<checkout>/bin/cursor-bridge.js]`
+ * Usage: `npx tsx bench/alloc-profile.ts [--tool | --native[=KIND]] [--concurrency=1] [--n=2000] [--warmup=1500]
+ * [--top=30] [--bin=<checkout>/bin/cursor-bridge.js]`
  */
 
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
