@@ -221,6 +221,33 @@ describe("the caller's abort while the Run opens", () => {
     expect(getEventListeners(caller.signal, "abort")).toEqual([]);
   });
 
+  it("in the turn the open starts in, answered before it watches the signal, still cancels it", async () => {
+    // An in-process RunSSE answers within the open's first event-loop turn: the open settles before its watchers
+    // are armed, and must still see the abort rather than return an open Run.
+    const fake = fakeHttp1(true);
+    const api = apiFor({ agentUrl: "http://cursor.test", transport: "http1", fetch: fake.fetch });
+    const caller = new AbortController();
+    const opening = api.openRun(first, { signal: caller.signal, deadlineMs: 60_000 });
+    caller.abort();
+    await expect(opening).rejects.toMatchObject({ code: "canceled" });
+    expect(fake.runSse[0]?.aborted).toBe(true);
+    expect(getEventListeners(caller.signal, "abort")).toEqual([]);
+  });
+
+  it("in the turn the open starts in, while the token comes, sends no Run request", async () => {
+    const server = await h2Server(answerAndHold);
+    const api = apiFor({ agentUrl: server.url, transport: "http2" });
+    // A connected session, so that a request would be written at once.
+    (await api.openRun(first)).abort();
+    const caller = new AbortController();
+    const opening = api.openRun(first, { signal: caller.signal, deadlineMs: 60_000 });
+    caller.abort();
+    await expect(opening).rejects.toMatchObject({ code: "canceled" });
+    // A Run opened after it on the same connection: had the canceled one been sent, the server would have seen it first.
+    (await api.openRun(first)).abort();
+    expect(server.streams).toHaveLength(2);
+  });
+
   it("over HTTP/1.1 cancels the open and aborts its request", async () => {
     const fake = fakeHttp1(false);
     const api = apiFor({ agentUrl: "http://cursor.test", transport: "http1", fetch: fake.fetch });

@@ -255,6 +255,8 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
         const attempt = healthOf(options.agentUrl).begin();
         // No signal for the token: the opening stops waiting for it (the token source's work is shared anyway).
         const headers = await opening.wait(headersFor(requestId, false, undefined, runOptions.headers));
+        // Aborted while the token came (before the watchers were armed): send no request.
+        opening.check();
         // A getter: the headers are copied and redacted only when debug lines are written (this runs every turn).
         logger.debug("Opening Run over HTTP/2", {
           baseUrl: options.agentUrl,

@@ -9,7 +9,9 @@
  * The listener and the timer are armed in the check phase of the event-loop turn the open starts in (`setImmediate`),
  * after the Run's request has left (node's HTTP/2 sends it from a native immediate, which runs first), not before it:
  * they cost about 20 µs under load, and the wait for Cursor's answer is idle time. A caller's abort in between is
- * seen then, from `signal.aborted`, and the timer is armed for what is left of the deadline.
+ * seen then, from `signal.aborted`, and the timer is armed for what is left of the deadline. The open's decisions
+ * ({@link check}: after the token, before a fallback, before it returns the Run) read `signal.aborted` too, so an
+ * open that gets that far before the immediate runs (an answer or a failure within its first turn) still sees it.
  */
 import { ProxyError } from "../../util/errors.js";
 import { abortedError } from "./run-stream.js";
@@ -82,8 +84,13 @@ export class RunOpening implements EventListenerObject {
     this.stop(abortedError(this.signal?.reason));
   }
 
-  /** Throws why the open stopped, if it did. */
+  /**
+   * Throws why the open stopped, if it did. Before {@link arm} ran, a caller's abort is seen here, from
+   * `signal.aborted`: an open that settles (or fails toward a fallback) in the turn it started in still sees it.
+   */
   check(): void {
+    const signal = this.signal;
+    if (this.stopped === undefined && signal?.aborted === true) this.stop(abortedError(signal.reason));
     if (this.stopped !== undefined) throw this.stopped;
   }
 
