@@ -17,6 +17,7 @@ import type {
 import type { McpArgs } from "../../gen/agent/v1/mcp_pb.js";
 import type { McpToolCall, ToolCall } from "../../gen/agent/v1/tool_calls_pb.js";
 import { ProtoReader } from "./proto-reader.js";
+import { execServerMessage } from "./turn-decode.js";
 
 /** Varints read here are ids, counts and lengths: at most five bytes (a uint32); a longer one is left to `fromBinary`. */
 const VARINT_BYTES = 5;
@@ -146,13 +147,7 @@ function execMcpArgs(r: ProtoReader, end: number): AgentServerMessage | undefine
   if (args === undefined) return undefined;
   const execId = r.optionalString(0x7a, end);
   if (execId === undefined || r.at !== end) return undefined;
-  return {
-    $typeName: "agent.v1.AgentServerMessage",
-    message: {
-      case: "execServerMessage",
-      value: { $typeName: "agent.v1.ExecServerMessage", id, message: { case: "mcpArgs", value: args }, execId },
-    },
-  };
+  return execServerMessage(id, { case: "mcpArgs", value: args }, execId);
 }
 
 /**

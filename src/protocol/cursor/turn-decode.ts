@@ -15,6 +15,7 @@
  */
 import type { AgentServerMessage } from "../../gen/agent/v1/agent_pb.js";
 import type { ConversationStateStructure, ConversationTokenDetails } from "../../gen/agent/v1/conversation_state_pb.js";
+import type { ExecServerMessage } from "../../gen/agent/v1/exec_pb.js";
 import type { InteractionUpdate, TurnEndedUpdate } from "../../gen/agent/v1/interaction_pb.js";
 import { ProtoReader } from "./proto-reader.js";
 
@@ -25,16 +26,29 @@ import { ProtoReader } from "./proto-reader.js";
  */
 const VARINT_BYTES = 7;
 
-/** A message's leading `id = 1` (uint32): 0 when absent (proto3), -1 when not one `fromBinary` reads. */
-function leadingId(r: ProtoReader, end: number): number {
-  return r.optionalUint32(0x08, end);
+/**
+ * `AgentServerMessage{exec_server_message{id, <message>, exec_id}}` as `fromBinary` builds it: the shape of every exec
+ * the fast decoders read (the request context here, an MCP call's args in tool-decode.ts).
+ */
+export function execServerMessage(
+  id: number,
+  message: ExecServerMessage["message"],
+  execId: string,
+): AgentServerMessage {
+  return {
+    $typeName: "agent.v1.AgentServerMessage",
+    message: {
+      case: "execServerMessage",
+      value: { $typeName: "agent.v1.ExecServerMessage", id, message, execId },
+    },
+  };
 }
 
 const EMPTY: Uint8Array = new Uint8Array(0);
 
 /** `KvServerMessage` (field 4): id, then `get_blob_args` (2) or `set_blob_args` (3). */
 function kv(r: ProtoReader, end: number): AgentServerMessage | undefined {
-  const id = leadingId(r, end);
+  const id = r.optionalUint32(0x08, end);
   if (id < 0) return undefined;
   const tag = r.byte();
   if (tag !== 0x12 && tag !== 0x1a) return undefined;
@@ -62,23 +76,16 @@ function kv(r: ProtoReader, end: number): AgentServerMessage | undefined {
 
 /** `ExecServerMessage` (field 2) holding an empty `request_context_args` (10), with its id and exec id. */
 function requestContextArgs(r: ProtoReader, end: number): AgentServerMessage | undefined {
-  const id = leadingId(r, end);
+  const id = r.optionalUint32(0x08, end);
   if (id < 0) return undefined;
   if (r.byte() !== 0x52 || r.byte() !== 0) return undefined;
   const execId = r.optionalString(0x7a, end);
   if (execId === undefined || r.at !== end) return undefined;
-  return {
-    $typeName: "agent.v1.AgentServerMessage",
-    message: {
-      case: "execServerMessage",
-      value: {
-        $typeName: "agent.v1.ExecServerMessage",
-        id,
-        message: { case: "requestContextArgs", value: { $typeName: "agent.v1.RequestContextArgs" } },
-        execId,
-      },
-    },
-  };
+  return execServerMessage(
+    id,
+    { case: "requestContextArgs", value: { $typeName: "agent.v1.RequestContextArgs" } },
+    execId,
+  );
 }
 
 const TURN_ENDED_FIELDS = ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens"];
