@@ -4,7 +4,7 @@
  * 100 concurrent conversations, parked-turn expiry and refresh-on-unauthenticated.
  */
 import { fromBinary } from "@bufbuild/protobuf";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EXPIRED_REASON } from "../../src/backend/agent-turn.js";
 import type { ClientTool, HistoryMessage } from "../../src/backend/types.js";
 import { ConversationStateStructureSchema } from "../../src/gen/agent/v1/conversation_state_pb.js";
@@ -14,11 +14,12 @@ import {
   collect,
   collectUntilFailure,
   endOf,
-  type Fixture,
+  type FixtureParts,
   queryTool,
   startFixture,
   textOf,
   toolCallsOf,
+  useFixture,
   userTurn,
 } from "./harness.js";
 
@@ -35,17 +36,13 @@ async function waitFor(check: () => boolean): Promise<void> {
   expect(check()).toBe(true);
 }
 
-const runCount = (fx: Fixture) => {
+const runCount = (fx: FixtureParts) => {
   const stats = fx.emulator.stats();
   return stats.runStreams + stats.runSseStreams;
 };
 
 describe.each(["http2", "http1"] as const)("agent client over %s", (transport) => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await startFixture({ transport });
-  });
-  afterAll(async () => fx.close());
+  const fx = useFixture({ transport });
 
   it("streams an echo reply and ends with stop", async () => {
     const events = await collect(fx.client.startTurn(userTurn(`${transport}-echo`, "hello")).stream());

@@ -4,17 +4,13 @@
  * Cursor's output began, and yields one clean answer; a turn whose exec already reached the caller's executor is
  * never retried (the exec would run twice).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SurfaceExecResult, SurfaceExecutor } from "../../src/backend/types.js";
 import { ProxyError } from "../../src/util/errors.js";
-import { collect, endOf, type Fixture, startFixture, textOf, userTurn } from "./harness.js";
+import { collect, endOf, textOf, useFixture, userTurn } from "./harness.js";
 
 describe("a dropped connection and what reached the caller", () => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await startFixture({ transport: "http2" });
-  });
-  afterAll(async () => fx.close());
+  const fx = useFixture({ transport: "http2" });
 
   /** Runs Cursor opened for one conversation. */
   const runsOf = (conversationId: string) =>

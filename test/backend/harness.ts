@@ -2,6 +2,7 @@
  * Shared set-up of the agent-client integration tests: a port-0 emulator, a Cursor API client on the chosen
  * transport, a counting token source and an agent client over an in-memory (or given) conversation store.
  */
+import { afterAll, beforeAll } from "vitest";
 import { type AgentClientOptions, createAgentClient } from "../../src/backend/agent-client.js";
 import type { AgentClient, BackendEvent, ClientTool, TokenSource, TurnRequest } from "../../src/backend/types.js";
 import { type Emulator, startEmulator } from "../../src/emulator/index.js";
@@ -49,6 +50,9 @@ export interface Fixture {
   close(): Promise<void>;
 }
 
+/** A fixture's parts without its `close` ({@link useFixture} closes it). */
+export type FixtureParts = Omit<Fixture, "close">;
+
 /** Options of {@link startFixture}. */
 export interface FixtureOptions {
   transport: "http2" | "http1";
@@ -86,6 +90,40 @@ export async function startFixture(options: FixtureOptions): Promise<Fixture> {
     async close() {
       api.close();
       await emulator.close();
+    },
+  };
+}
+
+/**
+ * A fixture started in `beforeAll` and closed in `afterAll` of the enclosing `describe` (or file): its fields read the
+ * started fixture, so they are read in a test or hook, not while the suite is being collected.
+ */
+export function useFixture(options: FixtureOptions): FixtureParts {
+  let started: Fixture | undefined;
+  beforeAll(async () => {
+    started = await startFixture(options);
+  });
+  afterAll(async () => started?.close());
+  const get = (): Fixture => {
+    if (started === undefined)
+      throw new Error("useFixture: the fixture starts in beforeAll; read it in a test or hook");
+    return started;
+  };
+  return {
+    get emulator() {
+      return get().emulator;
+    },
+    get api() {
+      return get().api;
+    },
+    get client() {
+      return get().client;
+    },
+    get store() {
+      return get().store;
+    },
+    get tokens() {
+      return get().tokens;
     },
   };
 }

@@ -4,9 +4,9 @@
  * clients do; a surface executor's verdict is what Cursor gets, however long the executor takes (its user is
  * deciding: not a stall), and an executor that fails is a rejection naming why.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ModeSwitchRequest, SurfaceExecutor } from "../../src/backend/types.js";
-import { collect, endOf, type Fixture, startFixture, textOf, userTurn } from "./harness.js";
+import { collect, endOf, textOf, useFixture, userTurn } from "./harness.js";
 
 const ASK = "[[emu:switch-mode plan The change needs a plan first.]]";
 
@@ -19,11 +19,7 @@ function executor(switchMode?: SurfaceExecutor["switchMode"]): SurfaceExecutor {
 }
 
 describe("mode switch queries", () => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await startFixture({ transport: "http2", client: { stallTimeoutMs: 400 } });
-  });
-  afterAll(async () => fx.close());
+  const fx = useFixture({ transport: "http2", client: { stallTimeoutMs: 400 } });
 
   it("approves the switch when no surface decides it (the HTTP doors)", async () => {
     const events = await collect(fx.client.startTurn(userTurn("mode-none", ASK)).stream());

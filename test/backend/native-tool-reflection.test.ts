@@ -5,10 +5,10 @@
  * `fromBinary` for the whole module graph of this file.
  */
 import type * as protobuf from "@bufbuild/protobuf";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { ClientTool } from "../../src/backend/types.js";
 import type { AgentServerMessage } from "../../src/gen/agent/v1/agent_pb.js";
-import { collect, endOf, type Fixture, startFixture, toolCallsOf, userTurn } from "./harness.js";
+import { collect, endOf, toolCallsOf, useFixture, userTurn } from "./harness.js";
 
 const decoded = vi.hoisted(() => [] as string[]);
 
@@ -54,11 +54,7 @@ const TOOLS = [
 ];
 
 describe.each(["http2", "http1"] as const)("a native tool turn over %s", (transport) => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await startFixture({ transport });
-  });
-  afterAll(async () => fx.close());
+  const fx = useFixture({ transport });
 
   it.each([
     ["read", '{"path":"/work/project/ünï.ts"}'],

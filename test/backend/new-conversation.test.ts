@@ -2,10 +2,10 @@
  * A turn of a conversation whose id the caller just minted (`newConversation`) reads nothing from the conversation
  * store: with the file store every new conversation cost a failed file open on the request's path (#30).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createMemoryConversationStore } from "../../src/stores/memory/conversation-store.js";
 import type { ConversationStore } from "../../src/stores/types.js";
-import { collect, endOf, type Fixture, startFixture, textOf, userTurn } from "./harness.js";
+import { collect, endOf, textOf, useFixture, userTurn } from "./harness.js";
 
 describe("a new conversation's turn", () => {
   const inner = createMemoryConversationStore();
@@ -18,11 +18,7 @@ describe("a new conversation's turn", () => {
     },
     save: (record) => inner.save(record),
   };
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await startFixture({ transport: "http2", store });
-  });
-  afterAll(async () => fx.close());
+  const fx = useFixture({ transport: "http2", store });
 
   it("skips the store read when the id was minted for it, and still saves its checkpoint", async () => {
     const events = await collect(

@@ -9,11 +9,11 @@
 import { getEventListeners } from "node:events";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentTurn, BackendEvent, HistoryMessage, TurnRequest } from "../../src/backend/types.js";
 import { createEngine } from "../../src/engine/engine.js";
 import type { ConversationMessage, EngineRequest } from "../../src/engine/types.js";
-import { collect, endOf, type Fixture, queryTool, startFixture, textOf, toolCallsOf } from "./harness.js";
+import { collect, endOf, type FixtureParts, queryTool, textOf, toolCallsOf, useFixture } from "./harness.js";
 
 const lookupTool = queryTool();
 
@@ -39,7 +39,7 @@ async function collectGarbage(gc: () => void): Promise<void> {
  * request's parts (the request itself is not returned, so nothing but the turn can hold it).
  */
 function startWithHistory(
-  fx: Fixture,
+  fx: FixtureParts,
   conversationId: string,
 ): {
   turn: AgentTurn;
@@ -61,13 +61,11 @@ function startWithHistory(
 }
 
 describe.each(["http2", "http1"] as const)("a parked turn over %s", (transport) => {
-  let fx: Fixture;
+  const fx = useFixture({ transport });
   let gc: () => void;
-  beforeAll(async () => {
-    fx = await startFixture({ transport });
+  beforeAll(() => {
     gc = fullCollection();
   });
-  afterAll(async () => fx.close());
 
   it("keeps none of the caller's history or setup callback, and still resumes on the same Run", async () => {
     const { turn, refs } = startWithHistory(fx, `${transport}-release`);

@@ -8,18 +8,17 @@
  * step (both started before either completes); and a call cut off while forming beside a complete one of the same
  * tool, whose `mcp_args` must not complete the cut call.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { BackendEvent, SegmentOptions } from "../../src/backend/types.js";
 import {
   collect,
   collectUntilFailure,
   endOf,
-  type Fixture,
   formingIds,
   queryTool,
-  startFixture,
   textOf,
   toolCallsOf,
+  useFixture,
   userTurn,
 } from "./harness.js";
 
@@ -73,17 +72,9 @@ const cases = [
 ] as const;
 
 describe.each(["http2", "http1"] as const)("client tool calls with their own McpArgs id, over %s", (transport) => {
-  let fx: Fixture;
-  let stalling: Fixture;
-  beforeAll(async () => {
-    fx = await startFixture({ transport });
-    // The cut call is over only when the stall watchdog says so (unfinished-tool-call.test.ts).
-    stalling = await startFixture({ transport, client: { stallTimeoutMs: 3_000 } });
-  });
-  afterAll(async () => {
-    await fx.close();
-    await stalling.close();
-  });
+  const fx = useFixture({ transport });
+  // The cut call is over only when the stall watchdog says so (unfinished-tool-call.test.ts).
+  const stalling = useFixture({ transport, client: { stallTimeoutMs: 3_000 } });
 
   describe.each([
     ["streamed", {}],

@@ -7,19 +7,15 @@
  * not at the stall timeout, which here is far longer than the test's timeout; gaps below that period keep the step's
  * calls together. A caller that takes one call per answer gets the step's calls one segment at a time.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collect, endOf, type Fixture, queryTool, startFixture, toolCallsOf, userTurn } from "./harness.js";
+import { describe, expect, it } from "vitest";
+import { collect, endOf, queryTool, toolCallsOf, useFixture, userTurn } from "./harness.js";
 
 const lookupTool = queryTool();
 const PARALLEL = '[[emu:tool lookup {"q":"a"}]] [[emu:tool lookup {"q":"b"}]] [[emu:tool lookup {"q":"c"}]]';
 
 describe.each(["http2", "http1"] as const)("tool call count over %s", (transport) => {
   describe("with the count (the emulator's default)", () => {
-    let fx: Fixture;
-    beforeAll(async () => {
-      fx = await startFixture({ transport, client: { toolBatchWindowMs: 120_000 } });
-    });
-    afterAll(async () => fx.close());
+    const fx = useFixture({ transport, client: { toolBatchWindowMs: 120_000 } });
 
     it("parks on all three parallel calls without waiting out the batch window", async () => {
       const turn = fx.client.startTurn(userTurn(`${transport}-count`, PARALLEL, { tools: [lookupTool] }));
@@ -32,11 +28,7 @@ describe.each(["http2", "http1"] as const)("tool call count over %s", (transport
   });
 
   describe("with the count and the default batch window", () => {
-    let fx: Fixture;
-    beforeAll(async () => {
-      fx = await startFixture({ transport });
-    });
-    afterAll(async () => fx.close());
+    const fx = useFixture({ transport });
 
     it("keeps a step's calls together however far apart they come: no window runs while listed calls are to come", async () => {
       // 300 ms between calls, far past the 40 ms window.
@@ -51,11 +43,7 @@ describe.each(["http2", "http1"] as const)("tool call count over %s", (transport
   });
 
   describe("with a count the calls never reach, and a stall timeout far longer than the test", () => {
-    let fx: Fixture;
-    beforeAll(async () => {
-      fx = await startFixture({ transport, client: { stallTimeoutMs: 600_000 } });
-    });
-    afterAll(async () => fx.close());
+    const fx = useFixture({ transport, client: { stallTimeoutMs: 600_000 } });
 
     it("hands out the calls that came once Cursor made no progress for the idle period, and the turn goes on", async () => {
       // Four listed, three sent; the emulator's heartbeats (every 50 ms) are not progress. The default idle period.
@@ -76,11 +64,7 @@ describe.each(["http2", "http1"] as const)("tool call count over %s", (transport
   });
 
   describe("with the count and a short idle period", () => {
-    let fx: Fixture;
-    beforeAll(async () => {
-      fx = await startFixture({ transport, client: { stallTimeoutMs: 600_000, listedCallsIdleMs: 1500 } });
-    });
-    afterAll(async () => fx.close());
+    const fx = useFixture({ transport, client: { stallTimeoutMs: 600_000, listedCallsIdleMs: 1500 } });
 
     it("keeps calls together whose gaps are below the idle period though they span more than it", async () => {
       // 600 ms of silence before each later call, far past the 40 ms window and within the 1.5 s idle period; the
@@ -102,11 +86,7 @@ describe.each(["http2", "http1"] as const)("tool call count over %s", (transport
   });
 
   describe("without the count (--no-tool-call-count)", () => {
-    let fx: Fixture;
-    beforeAll(async () => {
-      fx = await startFixture({ transport, emulator: { toolCallCount: false } });
-    });
-    afterAll(async () => fx.close());
+    const fx = useFixture({ transport, emulator: { toolCallCount: false } });
 
     it("still parks on all three parallel calls once the batch window passes", async () => {
       const turn = fx.client.startTurn(userTurn(`${transport}-window`, PARALLEL, { tools: [lookupTool] }));
@@ -125,16 +105,12 @@ describe.each(["http2", "http1"] as const)("tool call count over %s", (transport
 });
 
 describe("one tool call per segment (SegmentOptions.oneToolCall)", () => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    // No count, and a window far longer than the test: only the one-call rule can end these segments.
-    fx = await startFixture({
-      transport: "http2",
-      emulator: { toolCallCount: false },
-      client: { toolBatchWindowMs: 120_000 },
-    });
+  // No count, and a window far longer than the test: only the one-call rule can end these segments.
+  const fx = useFixture({
+    transport: "http2",
+    emulator: { toolCallCount: false },
+    client: { toolBatchWindowMs: 120_000 },
   });
-  afterAll(async () => fx.close());
 
   it("ends each segment at its call, the step's calls following one per segment, and the turn completes", async () => {
     const turn = fx.client.startTurn(userTurn("one-call", PARALLEL, { tools: [lookupTool] }));

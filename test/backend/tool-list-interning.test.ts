@@ -3,19 +3,15 @@
  * context) only after its first Run's request was written, since interning serialises every tool's schema; the turn
  * then works with the shared list.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createAgentClient } from "../../src/backend/agent-client.js";
 import { createToolListCache } from "../../src/backend/tool-list-cache.js";
 import type { ClientTool } from "../../src/backend/types.js";
 import type { CursorApi } from "../../src/protocol/cursor/cursor-api.js";
-import { collect, endOf, type Fixture, queryTool, startFixture, toolCallsOf } from "./harness.js";
+import { collect, endOf, queryTool, toolCallsOf, useFixture } from "./harness.js";
 
 describe("tool list interning", () => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await startFixture({ transport: "http2" });
-  });
-  afterAll(async () => fx.close());
+  const fx = useFixture({ transport: "http2" });
 
   it("interns after the first Run opened, and equal lists of two turns become one", async () => {
     const events: string[] = [];

@@ -4,9 +4,9 @@
  * Counted by wrapping `fromBinary` for the whole module graph of this file.
  */
 import type * as protobuf from "@bufbuild/protobuf";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { AgentServerMessage } from "../../src/gen/agent/v1/agent_pb.js";
-import { collect, endOf, type Fixture, queryTool, startFixture, toolCallsOf, userTurn } from "./harness.js";
+import { collect, endOf, queryTool, toolCallsOf, useFixture, userTurn } from "./harness.js";
 
 const decoded = vi.hoisted(() => [] as string[]);
 
@@ -28,11 +28,7 @@ vi.mock("@bufbuild/protobuf", async (original) => {
 });
 
 describe.each(["http2", "http1"] as const)("a client tool turn over %s", (transport) => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await startFixture({ transport });
-  });
-  afterAll(async () => fx.close());
+  const fx = useFixture({ transport });
 
   it("decodes no server message with reflection", async () => {
     decoded.length = 0;

@@ -3,11 +3,11 @@
  * client sharing the conversation store continues the turn from the stored checkpoint plus that one turn, so the
  * emulator answers from the results with one extra Run and receives only the new turn's blobs, not the history.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createAgentClient } from "../../src/backend/agent-client.js";
 import type { AgentClient, HistoryMessage } from "../../src/backend/types.js";
 import type { LogFields, Logger } from "../../src/util/logger.js";
-import { collect, endOf, type Fixture, queryTool, startFixture, textOf, toolCallsOf } from "./harness.js";
+import { collect, endOf, queryTool, textOf, toolCallsOf, useFixture } from "./harness.js";
 
 const lookupTool = queryTool();
 
@@ -18,11 +18,10 @@ function capturingLogger(lines: string[]): Logger {
 }
 
 describe.each(["http2", "http1"] as const)("tool results for a turn that is gone, over %s", (transport) => {
-  let fx: Fixture;
+  const fx = useFixture({ transport });
   let other: AgentClient;
   const otherLog: string[] = [];
-  beforeAll(async () => {
-    fx = await startFixture({ transport });
+  beforeAll(() => {
     // Another instance: its own agent client (no parked turns), the same conversation store.
     other = createAgentClient({
       api: fx.api,
@@ -33,7 +32,6 @@ describe.each(["http2", "http1"] as const)("tool results for a turn that is gone
       logger: capturingLogger(otherLog),
     });
   });
-  afterAll(async () => fx.close());
 
   /** A long first turn, then a turn parked on a tool call whose Run is closed; returns the history with the call. */
   async function parkedAndClosed(conversationId: string): Promise<HistoryMessage[]> {

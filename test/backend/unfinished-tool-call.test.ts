@@ -9,16 +9,15 @@
  * call's `mcp_args` does not: calls can interleave), so the stall watchdog ends the wait: those cases run with a stall
  * timeout of 3 s.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   collect,
   collectUntilFailure,
   endOf,
-  type Fixture,
   formingIds,
   queryTool,
-  startFixture,
   toolCallsOf,
+  useFixture,
   userTurn,
 } from "./harness.js";
 
@@ -26,16 +25,8 @@ const lookupTool = queryTool();
 const TWO_CALLS = '[[emu:tool-chunks 4]] [[emu:tool lookup {"q":"alpha"}]] [[emu:tool lookup {"q":"bravo"}]]';
 
 describe.each(["http2", "http1"] as const)("a tool call whose arguments never complete, over %s", (transport) => {
-  let fx: Fixture;
-  let stalling: Fixture;
-  beforeAll(async () => {
-    fx = await startFixture({ transport, client: { stallTimeoutMs: 600_000 } });
-    stalling = await startFixture({ transport, client: { stallTimeoutMs: 3_000 } });
-  });
-  afterAll(async () => {
-    await fx.close();
-    await stalling.close();
-  });
+  const fx = useFixture({ transport, client: { stallTimeoutMs: 600_000 } });
+  const stalling = useFixture({ transport, client: { stallTimeoutMs: 3_000 } });
 
   it("(d) streamed: the turn fails as cut off at the stall, never ending with the half-written call", async () => {
     const turn = stalling.client.startTurn(

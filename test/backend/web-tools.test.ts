@@ -3,18 +3,14 @@
  * client approves only offered tools within their limits, the emulator "runs" approved ones offline and counts them,
  * and the completed calls arrive as `web-search` / `web-fetch` events.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { BackendEvent } from "../../src/backend/types.js";
-import { collect, endOf, type Fixture, startFixture, textOf, userTurn } from "./harness.js";
+import { collect, endOf, textOf, useFixture, userTurn } from "./harness.js";
 
 const webEvents = (events: BackendEvent[]) => events.filter((e) => e.type === "web-search" || e.type === "web-fetch");
 
 describe.each(["http2", "http1"] as const)("web tools over %s", (transport) => {
-  let fx: Fixture;
-  beforeAll(async () => {
-    fx = await startFixture({ transport });
-  });
-  afterAll(async () => fx.close());
+  const fx = useFixture({ transport });
 
   it("approves an offered search, reports the emulator's 3 references and counts one search", async () => {
     const before = fx.emulator.stats().webSearches;
