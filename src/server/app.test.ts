@@ -135,6 +135,20 @@ describe("HTTP edge", () => {
     expect(missing.headers.get("x-request-id")).toBe("id1");
   });
 
+  it("gives a streamed chat answer its request ids once, Anthropic's too when the client speaks Anthropic", async () => {
+    const { app } = appWith();
+    const body = { model: "auto", stream: true, messages: [{ role: "user", content: "x" }] };
+    const plain = await app.request("/v1/chat/completions", post(body, { "x-request-id": "client-8" }));
+    expect(plain.headers.get("x-request-id")).toBe("client-8");
+    expect(plain.headers.get("request-id")).toBeNull();
+    await plain.text();
+    const anthropic = { "x-request-id": "client-9", "anthropic-version": "2023-06-01" };
+    const streamed = await app.request("/v1/chat/completions", post(body, anthropic));
+    expect(streamed.headers.get("x-request-id")).toBe("client-9");
+    expect(streamed.headers.get("request-id")).toBe("client-9");
+    expect(await streamed.text()).toMatch(/data: \[DONE\]/);
+  });
+
   it("lists ignored parameters in a response header", async () => {
     const { app } = appWith();
     const res = await app.request(

@@ -191,7 +191,7 @@ const UNATTACHED: PullSource = {
 export function pendingStreamedResponse(init: ResponseInit, options: PullBodyOptions = {}): PendingStreamedResponse {
   const state = new PullBodyState(UNATTACHED, options);
   const response = streamedResponse(webStreamOf(state), init);
-  // The headers object is made on first use (the access log sets `x-request-id` on it): made now, not after the turn.
+  // The headers object is made on first use (the listener reads it to write the head): made now, not after the turn.
   void response.headers;
   return {
     response,

@@ -110,6 +110,28 @@ function setResponseHeader(c: Context, name: string, value: string): void {
 }
 
 /**
+ * The id headers the access log gives a request's response: `x-request-id`, and Anthropic's `request-id` on
+ * Anthropic-shaped ones (its SDK's `_request_id` and `APIError.requestID` read that header).
+ */
+export function requestIdHeaders(c: Context, requestId: string): Record<string, string> {
+  return c.req.path.startsWith("/v1/messages") || c.req.header("anthropic-version") !== undefined
+    ? { "x-request-id": requestId, "request-id": requestId }
+    : { "x-request-id": requestId };
+}
+
+/**
+ * Responses made with their {@link requestIdHeaders} already in their headers (a streamed answer made ahead of its
+ * first event, kit/run-surface.ts): the access log leaves their headers alone, so the way back from the first event
+ * to the head written skips setting them (a web `Headers.set`, about 20 µs there in one-stream marks, docs/performance.md).
+ */
+const carriesRequestId = new WeakSet<Response>();
+
+/** Notes that `response` was made with {@link requestIdHeaders} of its request (the access log then sets none). */
+export function madeWithRequestId(response: Response): void {
+  carriesRequestId.add(response);
+}
+
+/**
  * Creates the access-log middleware; it also sets `x-request-id` on every response (and Anthropic's `request-id` on
  * Anthropic-shaped ones). `onRecord` receives every
  * `/v1/` request once it is done (the status page's recent requests); `onRequestDone` listeners receive every request
@@ -126,10 +148,8 @@ export function accessLog(
     const log: RequestLog = { requestId: acceptedRequestId(c.req.header("x-request-id")) ?? newId(), startedAt: now() };
     c.set("log", log);
     await next();
-    setResponseHeader(c, "x-request-id", log.requestId);
-    // Anthropic names it `request-id` (its SDK's `_request_id` and `APIError.requestID` read that header).
-    if (c.req.path.startsWith("/v1/messages") || c.req.header("anthropic-version") !== undefined) {
-      setResponseHeader(c, "request-id", log.requestId);
+    if (!carriesRequestId.has(c.res)) {
+      for (const [name, value] of Object.entries(requestIdHeaders(c, log.requestId))) setResponseHeader(c, name, value);
     }
     const headersAt = now();
     // The error a surface's handler answered with (hono keeps it on the context), else one after the headers.

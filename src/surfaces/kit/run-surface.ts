@@ -19,7 +19,7 @@ import { ProxyError } from "../../util/errors.js";
 import { clampForMessage, redactText } from "../../util/logger.js";
 import { type PendingStreamedResponse, pendingStreamedResponse } from "../../util/pull-body.js";
 import type { ShutdownNotice } from "../../util/shutdown-notice.js";
-import type { AppEnv } from "./access-log.js";
+import { type AppEnv, madeWithRequestId, requestIdHeaders } from "./access-log.js";
 import { headerList } from "./header-list.js";
 import type { ModelNames } from "./model-names.js";
 import { watchClientGone, watchTurn } from "./request-io.js";
@@ -188,9 +188,9 @@ export async function runSurface<F, R>(
   const noteParked = () => {
     if (served !== undefined) log.parked = served.parked;
   };
-  const prepare = () =>
-    pendingStreamedResponse(
-      { status: 200, headers: Object.assign(noteHeaders(input), SSE_HEADERS) },
+  const prepare = () => {
+    const pending = pendingStreamedResponse(
+      { status: 200, headers: Object.assign(noteHeaders(input), SSE_HEADERS, requestIdHeaders(c, log.requestId)) },
       {
         onError: (error) => (log.streamError = error),
         onCancel: onClientGone,
@@ -201,6 +201,10 @@ export async function runSurface<F, R>(
         },
       },
     );
+    // The access log would set the same headers on the way back to the first event's frames (access-log.ts).
+    madeWithRequestId(pending.response);
+    return pending;
+  };
   let prepared: PendingStreamedResponse | undefined;
   const early = input.stream
     ? setImmediate(() => {
