@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type Server, ServerResponse } from 
 import type { AddressInfo, Socket } from "node:net";
 import { assertSafeBinding } from "../config/host.js";
 import { ProxyError } from "../util/errors.js";
-import { directBodyOf } from "../util/pull-body.js";
+import { directBodyOf, unchangedHeadersOf } from "../util/pull-body.js";
 import { afterBody, type DrainOptions, RequestsInFlight } from "./drain.js";
 import type { IdleMemory } from "./idle-memory.js";
 import { coalesceWritesPerTurn, flushHeadersCoalesced } from "./write-coalescing.js";
@@ -274,10 +274,14 @@ let alreadySent: Response | undefined;
 function writeDirect(response: Response, res: ServerResponse): Response {
   const write = directBodyOf(response);
   if (write === undefined) return response;
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, key) => {
-    headers[key] = value;
-  });
+  let headers = unchangedHeadersOf(response);
+  if (headers === undefined) {
+    const all: Record<string, string> = {};
+    response.headers.forEach((value, key) => {
+      all[key] = value;
+    });
+    headers = all;
+  }
   res.writeHead(response.status, headers);
   flushHeadersCoalesced(res);
   // A write that throws (it should not) drops the connection rather than leaving the client waiting.
