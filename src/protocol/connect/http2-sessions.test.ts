@@ -164,6 +164,22 @@ describe("HTTP/2 session pool", () => {
     expect(sessions.loads()).toEqual([1]);
   });
 
+  it("a session used again while its idle timer runs stays open, and closes once idle for the whole period", async () => {
+    const { sessions } = await start({}, { idleTimeoutMs: 200 });
+    const first = await open(sessions);
+    const session = first.session;
+    first.close();
+    await until(() => sessions.loads()[0] === 0, "the first stream to close");
+    // Busy again before the idle timer armed at that close fires: the timer, when it fires, finds it busy.
+    const second = await open(sessions);
+    expect(second.session).toBe(session);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(sessions.loads()).toEqual([1]);
+    expect(second.session?.closed).toBe(false);
+    second.close();
+    await until(() => sessions.loads().length === 0, "the idle session to close");
+  });
+
   it("a dropped session fails only the streams it carried", async () => {
     const { server, sessions } = await start({ maxConcurrentStreams: 2 });
     const streams = await Promise.all(Array.from({ length: 6 }, () => open(sessions)));
