@@ -4,6 +4,7 @@ import {
   canonicalJson,
   EMPTY_HISTORY_KEY,
   echoedAnswer,
+  HistoryKeyPrefixes,
   historyKey,
   historyKeyPrefixes,
 } from "./history-fingerprint.js";
@@ -109,6 +110,17 @@ describe("historyKeyPrefixes", () => {
     });
     const nextRequest = [...history, { role: "user" as const, content: "And hidden ones?" }];
     expect(historyKeyPrefixes(nextRequest)[history.length - 1]).toBe(historyKey(history));
+  });
+
+  it("computed on demand, in any order, gives the same keys", () => {
+    const keys = new HistoryKeyPrefixes(history);
+    expect(keys.at(3)).toBe(historyKey(history.slice(0, 4)));
+    expect(keys.at(0)).toBe(EMPTY_HISTORY_KEY);
+    expect(keys.at(-1)).toBeUndefined();
+    expect(keys.at(history.length)).toBeUndefined();
+    expect(keys.last()).toBe(historyKey(history));
+    expect(keys.all()).toEqual(historyKeyPrefixes(history));
+    expect(new HistoryKeyPrefixes([]).last()).toBe(EMPTY_HISTORY_KEY);
   });
 });
 

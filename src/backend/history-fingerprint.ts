@@ -100,14 +100,42 @@ function chain(previous: string, json: string): string {
 
 /** Keys of every prefix: element i covers `messages[0..i]` (a skipped message repeats the previous key). */
 export function historyKeyPrefixes(messages: readonly HistoryMessage[]): string[] {
-  const out: string[] = [];
-  let previous = EMPTY_HISTORY_KEY;
-  for (const message of messages) {
-    const form = canonical(message);
-    if (form !== undefined) previous = chain(previous, JSON.stringify(form));
-    out.push(previous);
+  return new HistoryKeyPrefixes(messages).all();
+}
+
+/**
+ * The keys of {@link historyKeyPrefixes}, each computed when first asked for (and every shorter prefix's with it).
+ * The engine needs them before a Run only to look up a conversation the request continues; a request that starts
+ * one (a first message) has them hashed after its Run's request has left, in the wait for Cursor's answer.
+ */
+export class HistoryKeyPrefixes {
+  private readonly keys: string[] = [];
+  private previous = EMPTY_HISTORY_KEY;
+
+  constructor(private readonly messages: readonly HistoryMessage[]) {}
+
+  /** The key of `messages[0..index]`; undefined outside the messages. */
+  at(index: number): string | undefined {
+    if (index < 0 || index >= this.messages.length) return undefined;
+    const keys = this.keys;
+    while (keys.length <= index) {
+      const form = canonical(this.messages[keys.length] as HistoryMessage);
+      if (form !== undefined) this.previous = chain(this.previous, JSON.stringify(form));
+      keys.push(this.previous);
+    }
+    return keys[index];
   }
-  return out;
+
+  /** Every prefix's key. */
+  all(): string[] {
+    this.at(this.messages.length - 1);
+    return this.keys;
+  }
+
+  /** The key of all the messages ({@link EMPTY_HISTORY_KEY} for none). */
+  last(): string {
+    return this.at(this.messages.length - 1) ?? EMPTY_HISTORY_KEY;
+  }
 }
 
 /** What {@link answerKey} reads of an answer: its text, as shown or echoed back, and its tool calls. */

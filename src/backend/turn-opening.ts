@@ -39,8 +39,11 @@ export interface TurnOpeningHost {
 export class TurnOpening {
   /** The caller's history (planning, opening, rebuilding). */
   private readonly history: readonly HistoryMessage[];
-  /** The caller's `historyKeys` of {@link history}, when given. */
-  private readonly historyKeys: readonly string[] | undefined;
+  /**
+   * Where the caller's `historyKeys` of {@link history} are read, when first needed ({@link keys}): the engine's
+   * request hashes them on demand.
+   */
+  private readonly keySource: Pick<TurnRequest, "historyKeys">;
   /** Called with each Run's `x-request-id` as it opens. */
   private readonly onRunOpened: ((runId: string) => void) | undefined;
   /** `x-cursor-agent-allowed-tools` of every Run of the turn; undefined = no header. */
@@ -59,18 +62,24 @@ export class TurnOpening {
     private readonly logger: Logger,
   ) {
     this.history = request.messages;
-    this.historyKeys = request.historyKeys?.length === request.messages.length ? request.historyKeys : undefined;
+    this.keySource = request;
     this.onRunOpened = request.onRunOpened;
     this.allowedTools = request.allowedTools === undefined ? undefined : request.allowedTools.join(",");
     this.mode = request.mode;
     this.newConversation = request.newConversation === true;
   }
 
+  /** The caller's keys of {@link history}, when it gave them for these messages. */
+  private keys(): readonly string[] | undefined {
+    const keys = this.keySource.historyKeys;
+    return keys?.length === this.history.length ? keys : undefined;
+  }
+
   /** What a saved checkpoint covers (the history's length and the fingerprint of its end). */
   checkpointKey(): { coveredMessages: number; fingerprint: string } {
     return {
       coveredMessages: this.history.length,
-      fingerprint: this.historyKeys?.at(-1) ?? historyFingerprint(this.history),
+      fingerprint: this.keys()?.at(-1) ?? historyFingerprint(this.history),
     };
   }
 
@@ -109,12 +118,13 @@ export class TurnOpening {
     const host = this.host;
     let plan = this.plan;
     if (plan === undefined) {
+      // A new conversation reads no record, so its plan needs no keys.
       const loaded = await loadTurnPlan(
         this.newConversation ? undefined : this.deps.store,
         host.conversationId,
         this.history,
         this.logger,
-        this.historyKeys,
+        this.newConversation ? undefined : this.keys(),
       );
       plan = loaded.plan;
       this.plan = plan;

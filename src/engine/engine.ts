@@ -15,7 +15,7 @@ import {
   continuationPrefixes,
   EMPTY_HISTORY_KEY,
   echoedAnswer,
-  historyKeyPrefixes,
+  HistoryKeyPrefixes,
 } from "../backend/history-fingerprint.js";
 import { effortSibling, selectByVariantId, selectModel } from "../backend/model-selection.js";
 import { findModel, servedModelId } from "../backend/models.js";
@@ -226,7 +226,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
   /** `keys`: the history keys of every prefix of `input.messages`, computed once per request. */
   const startFresh = async (
     input: BackendInput,
-    keys: readonly string[],
+    keys: HistoryKeyPrefixes,
     model: string,
     signal: AbortSignal,
     trace: TurnTrace | undefined,
@@ -238,7 +238,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       // The turn that a cut's prefix was the input of, if the request echoes back the answer it gave.
       const end = answerEnd(input.messages);
       for (const length of continuationPrefixes(input.messages)) {
-        const key = keys[length - 1];
+        const key = keys.at(length - 1);
         if (key === undefined || key === EMPTY_HISTORY_KEY) continue;
         conversationId = await (surface.index ?? index).lookup(
           answerKey(key, echoedAnswer(input.messages, length, end)),
@@ -252,10 +252,18 @@ export function createEngine(options: EngineOptions): BridgeEngine {
     if (trace !== undefined) trace.conversationId = conversationId;
     // Optional fields assigned, not spread in: a literal with conditional spreads allocated about 0.3 KB more per
     // turn (docs/performance.md, "Where serve's CPU per request goes").
-    const request: TurnRequest = { model, conversationId, messages: input.messages, tools: input.tools };
+    // The keys as a getter: the turn reads them when it needs them (a new conversation's after its Run's request left).
+    const request: TurnRequest = {
+      model,
+      conversationId,
+      messages: input.messages,
+      tools: input.tools,
+      get historyKeys() {
+        return keys.all();
+      },
+    };
     if (minted) request.newConversation = true;
     if (input.serverTools !== undefined) request.serverTools = input.serverTools;
-    request.historyKeys = keys;
     if (trace !== undefined) {
       if (trace.requestId !== undefined) request.requestId = trace.requestId;
       request.onRunOpened = (runId: string) => {
@@ -277,7 +285,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
   const resume = async (
     entry: { turn: AgentTurn; conversationId: string },
     input: BackendInput,
-    keys: readonly string[],
+    keys: HistoryKeyPrefixes,
     model: string,
     signal: AbortSignal,
     trace: TurnTrace | undefined,
@@ -348,14 +356,17 @@ export function createEngine(options: EngineOptions): BridgeEngine {
           param: "model",
         });
       }
-      // Every prefix's key, computed once: routing, the replay claim and the index all use them.
-      const keys = historyKeyPrefixes(input.messages);
-      const requestKey = keys.at(-1) ?? EMPTY_HISTORY_KEY;
+      // Every prefix's key, computed once: routing, the replay claim and the index all use them. Each is hashed when
+      // first needed; what a new conversation's Run does not need is hashed once its request has left (node's HTTP/2
+      // sends it from a native immediate, which runs before this one), in the wait for Cursor's answer.
+      const keys = new HistoryKeyPrefixes(input.messages);
+      setImmediate(hashAll, keys);
       let routed: Routed;
       let recording: TurnRecording | undefined;
       let claim = "";
       let resumedFrom: ParkedEntry | undefined;
       if (input.trailingResults.length > 0) {
+        const requestKey = keys.last();
         // Per owner: another virtual key's identical request is neither replayed this answer nor told (409) of it.
         claim =
           request.owner === undefined
@@ -383,7 +394,8 @@ export function createEngine(options: EngineOptions): BridgeEngine {
         let stale = entry === undefined ? parked.release(ids, mayTake) : undefined;
         let why = stale && "the request answers only some of its calls";
         const mismatch =
-          entry && originMismatch(entry.origin, claimedOrigin(input.messages, keys, selection.ranAs, input.tools));
+          entry &&
+          originMismatch(entry.origin, claimedOrigin(input.messages, keys.all(), selection.ranAs, input.tools));
         if (mismatch !== undefined) [stale, why, entry] = [entry, mismatch, undefined];
         if (stale !== undefined) {
           // The open Run only knows the history it parked with: close it (its state stays in the checkpoint) and
@@ -419,7 +431,7 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       }
       routed ??= await startFresh(input, keys, model.id, signal, how.trace, undefined, extras);
       if (recording === undefined) routed = { ...routed, events: await primeFirst(routed.events) };
-      const watched = watch(routed, requestKey, model.id, {
+      const watched = watch(routed, keys.last(), model.id, {
         ranAs: selection.ranAs,
         // A resumed turn's Run still offers the tools it was opened with, whatever this request declares.
         runTools: resumedFrom?.origin.toolNames ?? input.tools,
@@ -451,6 +463,11 @@ export function createEngine(options: EngineOptions): BridgeEngine {
       await index.close();
     },
   };
+}
+
+/** Hashes every prefix's key (a function, not a closure per request). */
+function hashAll(keys: HistoryKeyPrefixes): void {
+  keys.last();
 }
 
 /**
