@@ -124,6 +124,10 @@ export class CursorAgentTurn implements AgentTurn, ChannelWatcher, TurnOpeningHo
     this.opening = new TurnOpening(this, request, this.model, deps, this.logger);
   }
 
+  get sessionStream(): RunStream | undefined {
+    return this.session?.stream;
+  }
+
   get toolNames(): ToolNameMap {
     this.toolNameMap ??= toolNameMapFor(this.tools);
     return this.toolNameMap;

@@ -29,9 +29,11 @@ export interface TurnOpeningHost {
   readonly toolNames: ToolNameMap;
   /** The blobs of the turn's Runs and checkpoints: the stored conversation's once its plan was loaded. */
   blobs: BlobStore;
+  /** The Run the turn's current session reads (undefined without one). */
+  readonly sessionStream: RunStream | undefined;
   /** Takes the turn's current session away (undefined when it has none), to be closed by the opening. */
   takeSession(): RunSession | undefined;
-  /** Starts the turn's session on the Run just opened. */
+  /** Starts the turn's session on the Run being opened. */
   startSession(stream: RunStream, systemPrompt: string): void;
 }
 
@@ -114,6 +116,12 @@ export class TurnOpening {
     });
   }
 
+  /** Starts the turn's session on `stream`, closing one started on a Run that did not open. */
+  private startOn(stream: RunStream, systemPrompt: string): void {
+    this.host.takeSession()?.close();
+    this.host.startSession(stream, systemPrompt);
+  }
+
   private async openAttempt(signal: AbortSignal | undefined): Promise<void> {
     const host = this.host;
     let plan = this.plan;
@@ -140,6 +148,10 @@ export class TurnOpening {
       modelToolName: (name) => host.toolNames.toModel(name) ?? sanitizeToolName(name),
       mode: this.mode,
     });
+    const systemPrompt = systemPromptOf(this.history);
+    // The session starts on an HTTP/2 Run as soon as its request has left, in the wait for Cursor's answer: its
+    // answer and the first messages (request_context_args, which Cursor waits on before the first token) often come
+    // together, and are then read at once instead of after the session was set up.
     const stream = await openRunWithDeadline(
       this.deps.api,
       first,
@@ -147,8 +159,10 @@ export class TurnOpening {
       this.deps.timings.stallTimeoutMs,
       this.recovery.freshConnection === true,
       this.allowedTools === undefined ? undefined : { [ALLOWED_TOOLS_HEADER]: this.allowedTools },
+      (sent) => this.startOn(sent, systemPrompt),
     );
-    host.startSession(stream, systemPromptOf(this.history));
+    // An HTTP/1.1 Run (a fallback included), or a caller's API that does not say when the request left.
+    if (host.sessionStream !== stream) this.startOn(stream, systemPrompt);
     this.onRunOpened?.(stream.requestId);
     this.logger.debug("Run opened", { transport: stream.transport, plan: plan.kind, modelId, run: stream.requestId });
   }

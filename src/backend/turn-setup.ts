@@ -73,10 +73,11 @@ export async function openRunWithDeadline(
   deadlineMs: number,
   freshConnection = false,
   headers?: Readonly<Record<string, string>>,
+  onRequestSent?: (stream: RunStream) => void,
 ): Promise<RunStream> {
   signal?.throwIfAborted();
   try {
-    return await api.openRun(first, { signal, deadlineMs, freshConnection, headers });
+    return await api.openRun(first, { signal, deadlineMs, freshConnection, headers, onRequestSent });
   } catch (error) {
     // The deadline's `timeout` passes unchanged; a `canceled` the caller did not ask for is a reset stream.
     throw signal?.aborted === true ? error : unexpectedCancelAsConnectionLoss(error);

@@ -111,6 +111,13 @@ export interface OpenRunOptions {
   freshConnection?: boolean;
   /** Headers of this Run besides the usual ones (`x-cursor-agent-allowed-tools`, docs/protocol.md §2.1). */
   headers?: Readonly<Record<string, string>> | undefined;
+  /**
+   * Called with an HTTP/2 Run once its request has left, before Cursor answers, so the caller can be ready to read
+   * it when the answer comes instead of after (its answer and its first messages often arrive together). Such a Run
+   * may still fail to open: openRun then rejects, or falls back to HTTP/1.1 and resolves with another stream. Not
+   * called for an HTTP/1.1 Run, nor once the open has stopped.
+   */
+  onRequestSent?: ((stream: RunStream) => void) | undefined;
 }
 
 /** The Cursor API, as the backend sees it. */
@@ -275,7 +282,8 @@ export function createCursorApi(options: CursorApiOptions): CursorApi {
           maxMessageBytes,
           freshConnection: runOptions.freshConnection === true,
         });
-        opening.watch(started.stream);
+        const onSent = runOptions.onRequestSent;
+        opening.watch(started.stream, onSent === undefined ? undefined : () => onSent(started.stream));
         const outcome = await started.ready;
         if (outcome.ok) {
           if (mode === "auto") healthOf(options.agentUrl).succeeded();

@@ -36,6 +36,11 @@ function arm(opening: RunOpening): void {
   opening.arm();
 }
 
+/** Tells the watcher that the Run's request has left, when the watchers were armed already. */
+function tellSent(opening: RunOpening): void {
+  opening.sentLate();
+}
+
 /** One Run's open; {@link release} it when the open settles, whichever way. */
 export class RunOpening implements EventListenerObject {
   /** Why the open stopped (the caller's abort, or the deadline); undefined while it goes on. */
@@ -51,6 +56,10 @@ export class RunOpening implements EventListenerObject {
   private run: Abortable | undefined;
   /** Rejects the wait in progress (the token): a stop ends it. */
   private rejectWait: ((error: ProxyError) => void) | undefined;
+  /** Told that the Run's request has left ({@link watch}); called once, by {@link arm} or {@link sentLate}. */
+  private sent: (() => void) | undefined;
+  /** Calls {@link sentLate}: `sent` came after the watchers were armed (or with none to arm). */
+  private telling: ReturnType<typeof setImmediate> | undefined;
 
   constructor(signal: AbortSignal | undefined, deadlineMs: number | undefined) {
     this.deadlineMs = deadlineMs;
@@ -77,6 +86,20 @@ export class RunOpening implements EventListenerObject {
     const left = deadlineMs - (performance.now() - this.startedAt);
     if (left <= 0) this.stop(openDeadlineError(deadlineMs));
     else this.timer = setTimeout(expire, left, this, deadlineMs);
+    this.tellSent();
+  }
+
+  /** Calls the {@link watch}er's `sent` once, unless the open stopped. */
+  private tellSent(): void {
+    const sent = this.sent;
+    this.sent = undefined;
+    if (this.stopped === undefined) sent?.();
+  }
+
+  /** See {@link watch}: the watchers were armed before the Run was being opened. */
+  sentLate(): void {
+    this.telling = undefined;
+    this.tellSent();
   }
 
   /** The caller's signal aborted (EventListener object: no closure per open). */
@@ -113,10 +136,20 @@ export class RunOpening implements EventListenerObject {
     });
   }
 
-  /** `run` is being opened: a stop aborts it (at once when the open has stopped already). */
-  watch(run: Abortable): void {
-    if (this.stopped !== undefined) run.abort(this.stopped);
-    else this.run = run;
+  /**
+   * `run` is being opened: a stop aborts it (at once when the open has stopped already). `sent` is called once its
+   * request has left: in the check phase of the turn it was written in (with the watchers, {@link arm}), or of the
+   * next one when they were armed before the Run was (its token took a turn of the event loop or more).
+   */
+  watch(run: Abortable, sent?: () => void): void {
+    if (this.stopped !== undefined) {
+      run.abort(this.stopped);
+      return;
+    }
+    this.run = run;
+    if (sent === undefined) return;
+    this.sent = sent;
+    if (this.arming === undefined) this.telling = setImmediate(tellSent, this);
   }
 
   /** Stops the open with `reason` (once): the Run being opened is aborted, the wait in progress rejected. */
@@ -141,8 +174,11 @@ export class RunOpening implements EventListenerObject {
       this.timer = undefined;
       this.signal?.removeEventListener("abort", this);
     }
+    if (this.telling !== undefined) clearImmediate(this.telling);
+    this.telling = undefined;
     this.signal = undefined;
     this.run = undefined;
     this.rejectWait = undefined;
+    this.sent = undefined;
   }
 }
