@@ -371,6 +371,10 @@ export const serveCommand: Command = {
     let stopListening = () => {};
     let stopped: Promise<boolean> = new Promise(() => {});
     const onListening = () => {
+      // What the start allocates from here on (the API's code, the upstream's) no longer waits for the first answer
+      // with the young generation held: with it held, its scavenges and the mark-compact they bring on came before
+      // the answer (docs/performance.md, the start).
+      releaseYoungGeneration();
       stopped = new Promise<boolean>((resolve) => {
         const stop = (signal: NodeJS.Signals) => {
           signalled = signal;
@@ -400,10 +404,7 @@ export const serveCommand: Command = {
     // Stops the server when the upstream cannot be built after all (it serves before, turns wait for it).
     let failure: unknown;
     const failed = bridge.ready.then(
-      () => {
-        releaseYoungGeneration();
-        return new Promise<boolean>(() => {});
-      },
+      () => new Promise<boolean>(() => {}),
       (error: unknown) => {
         failure = error;
         return false;
