@@ -1,6 +1,6 @@
 /**
  * The esbuild plugin of tools/build.mjs that precompiles the generated protobuf descriptors: in each
- * `src/gen/**\/*_pb.ts`, `fileDesc("<base64>", [deps])` becomes `lazyFileDesc("<data>", "<json>", [deps])`, the
+ * `src/gen/**\/*_pb.ts`, `fileDesc("<base64>", [deps])` becomes `lazyFileDesc("<data>", () => "<json>", [deps])`, the
  * descriptors as the library's registry resolves them, built when first read (tools/lazy-descriptors.mjs), over the
  * FileDescriptorProto as JSON (tools/descriptor-json.mjs). A file the lazy descriptors do not cover (extensions,
  * explicit default values, public imports: none of ours) becomes `fileDescFromJson("<json>", [deps])`
@@ -224,7 +224,7 @@ export function precompileDescriptors(source, dir = genDir) {
   }
   return `import { lazyFileDesc } from ${JSON.stringify(lazyHelper)};\n${source.replace(
     FILE_DESC,
-    () => `lazyFileDesc(${JSON.stringify(JSON.stringify(data))}, ${JSON.stringify(json)}`,
+    () => `lazyFileDesc(${JSON.stringify(JSON.stringify(data))}, () => ${JSON.stringify(json)}`,
   )}`;
 }
 
@@ -246,7 +246,7 @@ export async function precompileLibraryModule(file) {
   if (data === undefined) return source;
   return `import { lazyFileDesc } from ${JSON.stringify(lazyHelper)};\n${source.replace(
     FILE_DESC,
-    () => `lazyFileDesc(${JSON.stringify(JSON.stringify(data))}, ${JSON.stringify(json)}`,
+    () => `lazyFileDesc(${JSON.stringify(JSON.stringify(data))}, () => ${JSON.stringify(json)}`,
   )}`;
 }
 

@@ -30,7 +30,7 @@ import { lazyFileDesc as lazy } from "../../tools/lazy-descriptors.mjs";
 // @ts-expect-error: a plain .mjs build tool without type declarations
 import * as precompiled from "../../tools/precompiled-descriptors.mjs";
 
-const lazyFileDesc = lazy as (data: string, json: string, imports: readonly DescFile[]) => DescFile;
+const lazyFileDesc = lazy as (data: string, json: () => string, imports: readonly DescFile[]) => DescFile;
 const {
   descriptorJson,
   descriptorProtoBoot,
@@ -51,6 +51,11 @@ const genDir = fileURLToPath(new URL("../../src/gen/", import.meta.url));
 const vectorsDir = fileURLToPath(new URL("../../../shared/vectors/", import.meta.url));
 const modules = readdirSync(genDir, { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith("_pb.ts"));
 const descriptorSchemas = createRegistry(file_google_protobuf_descriptor);
+/**
+ * How the build passes a file's FileDescriptorProto JSON: inside a function, so that a start compiles the string (and
+ * holds it in its code cache and heap) only when a `proto` is hydrated, which no turn does.
+ */
+const JSON_IN_A_FUNCTION = /\blazyFileDesc\("(?:[^"\\]|\\.)*", \(\) => "\{/;
 
 /** Every generated file as `fileDesc()` makes it, and its lazy twin (built as dist/ builds it), by proto name. */
 async function bothRegistries() {
@@ -70,7 +75,7 @@ async function bothRegistries() {
     const base64 = /\bfileDesc\("([A-Za-z0-9+/=]+)"/.exec(entry?.source ?? "")?.[1] as string;
     const data = lazyDescriptorData(generatedRegistry().get(file.proto.name) as DescFile);
     expect(data, `${file.name} is built lazily`).toBeDefined();
-    twin = lazyFileDesc(JSON.stringify(data), descriptorJson(base64) as string, file.dependencies.map(twinOf));
+    twin = lazyFileDesc(JSON.stringify(data), () => descriptorJson(base64) as string, file.dependencies.map(twinOf));
     twins.set(file, twin);
     return twin;
   };
@@ -110,7 +115,7 @@ async function libraryTwins() {
     const base64 = /\bfileDesc\("([A-Za-z0-9+/=]+)"/.exec(entry?.source ?? "")?.[1] as string;
     const data = lazyDescriptorData(file);
     expect(data, `${file.name} is built lazily`).toBeDefined();
-    twin = lazyFileDesc(JSON.stringify(data), descriptorJson(base64) as string, file.dependencies.map(twinOf));
+    twin = lazyFileDesc(JSON.stringify(data), () => descriptorJson(base64) as string, file.dependencies.map(twinOf));
     twins.set(file, twin);
     return twin;
   };
@@ -242,6 +247,30 @@ describe("lazy protobuf descriptors", () => {
     for (const message of messages) expect(pairs.has(message), message.typeName).toBe(true);
   });
 
+  it("read a file's FileDescriptorProto JSON only when its proto is first hydrated", async () => {
+    const { file, source } = (await bothRegistries()).find(({ file }) => file.messages.length > 0) as {
+      file: DescFile;
+      source: string;
+    };
+    const base64 = /\bfileDesc\("([A-Za-z0-9+/=]+)"/.exec(source)?.[1] as string;
+    const data = lazyDescriptorData(generatedRegistry().get(file.proto.name) as DescFile);
+    let reads = 0;
+    const twin = lazyFileDesc(
+      JSON.stringify(data),
+      () => {
+        reads += 1;
+        return descriptorJson(base64) as string;
+      },
+      file.dependencies,
+    );
+    // What a turn reads of a descriptor: its messages, their fields, a field's type.
+    for (const message of messagesOf(twin)) for (const field of message.fields) void field.fieldKind;
+    expect(reads).toBe(0);
+    expect(toBinary(FileDescriptorProtoSchema, twin.proto).length).toBeGreaterThan(0);
+    void twin.proto;
+    expect(reads).toBe(1);
+  });
+
   it("encode and decode every message type alike, with every field set", async () => {
     const files = await bothRegistries();
     let checked = 0;
@@ -321,7 +350,7 @@ describe("lazy protobuf descriptors", () => {
   it("are what the build writes into the packages' generated modules dist/ imports", async () => {
     for (const path of libraryModules) {
       const source = await precompileLibraryModule(path);
-      expect(source, path).toContain("lazyFileDesc(");
+      expect(source, path).toMatch(JSON_IN_A_FUNCTION);
       expect(source, path).not.toMatch(/\bfileDesc\("/);
     }
   });
@@ -366,7 +395,7 @@ describe("lazy protobuf descriptors", () => {
   it("are what the build writes into every generated module", () => {
     for (const path of modules) {
       const precompiledSource = precompileDescriptors(readFileSync(join(genDir, path), "utf8"));
-      expect(precompiledSource, path).toContain("lazyFileDesc(");
+      expect(precompiledSource, path).toMatch(JSON_IN_A_FUNCTION);
       expect(precompiledSource, path).not.toMatch(/\bfileDesc\("/);
     }
   });
