@@ -76,6 +76,20 @@ describe("openRun's onRequestSent", () => {
     expect(await opening).toBe(sent[0]);
   });
 
+  it("with a caller's signal and no deadline too", async () => {
+    const server = await silentServer();
+    const caller = new AbortController();
+    const sent: RunStream[] = [];
+    const opening = apiFor(server.url).openRun(first, {
+      signal: caller.signal,
+      onRequestSent: (stream) => sent.push(stream),
+    });
+    await vi.waitFor(() => expect(server.streams).toHaveLength(1));
+    await vi.waitFor(() => expect(sent).toHaveLength(1));
+    server.streams[0]?.respond({ ":status": 200, "content-type": "application/connect+proto" });
+    expect(await opening).toBe(sent[0]);
+  });
+
   it("never hands out a Run whose open the caller stopped before its request left", async () => {
     const server = await silentServer();
     const caller = new AbortController();

@@ -82,10 +82,12 @@ export class RunOpening implements EventListenerObject {
     }
     signal?.addEventListener("abort", this, { once: true });
     const deadlineMs = this.deadlineMs;
-    if (deadlineMs === undefined) return;
-    const left = deadlineMs - (performance.now() - this.startedAt);
-    if (left <= 0) this.stop(openDeadlineError(deadlineMs));
-    else this.timer = setTimeout(expire, left, this, deadlineMs);
+    if (deadlineMs !== undefined) {
+      const left = deadlineMs - (performance.now() - this.startedAt);
+      if (left <= 0) this.stop(openDeadlineError(deadlineMs));
+      else this.timer = setTimeout(expire, left, this, deadlineMs);
+    }
+    // With a signal and no deadline too: `sent` came before the watchers were armed, and nothing else tells it.
     this.tellSent();
   }
 
