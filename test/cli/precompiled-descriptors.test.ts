@@ -80,7 +80,7 @@ describe("precompiled protobuf descriptors", () => {
       // the rest of the module as generated.
       const precompiled = precompileDescriptors(source);
       expect(precompiled).not.toContain(`fileDesc("${base64}"`);
-      expect(precompiled).toContain(`, ${JSON.stringify(json)}`);
+      expect(precompiled).toContain(`, () => ${JSON.stringify(json)}`);
     }
   });
 });
