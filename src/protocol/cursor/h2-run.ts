@@ -59,6 +59,7 @@ const HIGH_WATER = 64;
  */
 const USER_AGENT = "connect-es/2.1.2";
 const DONE: IteratorResult<AgentServerMessage> = { done: true, value: undefined };
+const RESPONDED = { ok: true } as const;
 
 /** The last base URL's Run path: a server talks to one agent URL, and parsing it took about 10 µs of every Run. */
 let lastRunPath: { baseUrl: string; path: string } | undefined;
@@ -381,10 +382,18 @@ class Http2RunStream implements RunStream, AsyncIterator<AgentServerMessage>, As
     this.fail(transportError(premature));
   }
 
+  /**
+   * The answer came: `ready` settles in the check phase, not as a promise job of the `response` event. Node runs an
+   * event's promise jobs before its next read callback, and Cursor's first message (request_context_args, which it
+   * waits on before the first token) mostly comes in the same read as its answer: a reader already waiting (the
+   * turn's session starts once the request has left, OpenRunOptions `onRequestSent`) then answers it before the open
+   * settles through its callers' frames (about 75 µs), not after.
+   */
   private markResponded(): void {
     this.phase = assertRunTransition(this.phase, "responded");
-    this.settleReady?.({ ok: true });
+    const settle = this.settleReady;
     this.settleReady = undefined;
+    if (settle !== undefined) setImmediate(settle, RESPONDED);
   }
 
   /**
