@@ -50,7 +50,10 @@ export function createTempHome(prefix: string): TempHome {
     mkdirSync(path, { recursive: true });
     return path;
   };
-  return { dir, env, folder, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  // A client's own processes may outlive its run by a moment (acpx's queue owner keeps its agent for `--ttl`) and
+  // still write into the HOME: a file they add mid-removal fails it with ENOTEMPTY, which rmSync retries.
+  const remove = () => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  return { dir, env, folder, remove };
 }
 
 function waitForUrl(child: ChildProcess, stderr: () => string): Promise<string> {
