@@ -90,6 +90,20 @@ describe("openRun's onRequestSent", () => {
     expect(await opening).toBe(sent[0]);
   });
 
+  it.each([
+    ["a deadline", { deadlineMs: 60_000 }],
+    ["neither a deadline nor a signal", {}],
+  ])("fails the open with what the callback throws, with %s, instead of throwing it uncaught", async (_, extra) => {
+    const server = await silentServer();
+    const opening = apiFor(server.url).openRun(first, {
+      ...extra,
+      onRequestSent: () => {
+        throw new Error("the caller's start failed");
+      },
+    });
+    await expect(opening).rejects.toMatchObject({ code: "internal", message: "the caller's start failed" });
+  });
+
   it("never hands out a Run whose open the caller stopped before its request left", async () => {
     const server = await silentServer();
     const caller = new AbortController();

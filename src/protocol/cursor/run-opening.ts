@@ -91,11 +91,19 @@ export class RunOpening implements EventListenerObject {
     this.tellSent();
   }
 
-  /** Calls the {@link watch}er's `sent` once, unless the open stopped. */
+  /**
+   * Calls the {@link watch}er's `sent` once, unless the open stopped. It runs from an immediate: what it throws would
+   * be uncaught there, so it stops the open instead, which then fails with it.
+   */
   private tellSent(): void {
     const sent = this.sent;
     this.sent = undefined;
-    if (this.stopped === undefined) sent?.();
+    if (this.stopped !== undefined || sent === undefined) return;
+    try {
+      sent();
+    } catch (error) {
+      this.stop(ProxyError.from(error));
+    }
   }
 
   /** See {@link watch}: the watchers were armed before the Run was being opened. */
